@@ -1,0 +1,58 @@
+/**
+ * Budgets of a call and of each dialog, and where they come from.
+ * Precedence: the call's `timeoutMs` parameter, then the environment, then the defaults below.
+ */
+
+/** Budget of one `ask_user_via_host` call, queue wait included. @default 300_000 (5 min) */
+export const DEFAULT_CALL_TIMEOUT_MS = 300_000;
+/** Longest a single dialog stays open, never beyond what is left of the call's budget. @default 180_000 (3 min) */
+export const DEFAULT_DIALOG_TIMEOUT_MS = 180_000;
+/** Lower clamp for any budget: shorter would close dialogs before a human can read them. */
+export const MIN_TIMEOUT_MS = 1_000;
+/** Upper clamp for any budget: a workflow must not block for longer than an hour. */
+export const MAX_TIMEOUT_MS = 3_600_000;
+
+/** Environment variable that sets the default call budget in milliseconds. */
+export const ENV_CALL_TIMEOUT = "CHECKPOINT_BRIDGE_TIMEOUT_MS";
+/** Environment variable that sets the default per-dialog budget in milliseconds. */
+export const ENV_DIALOG_TIMEOUT = "CHECKPOINT_BRIDGE_DIALOG_TIMEOUT_MS";
+
+export interface BridgeConfig {
+	/** Default budget of a call when the call sets none. @default DEFAULT_CALL_TIMEOUT_MS */
+	callTimeoutMs: number;
+	/** Budget of each dialog. @default DEFAULT_DIALOG_TIMEOUT_MS */
+	dialogTimeoutMs: number;
+	/** What was wrong with the environment, if anything: ignored values fall back to the defaults. */
+	warnings: string[];
+}
+
+/** Clamps a budget to [MIN_TIMEOUT_MS, MAX_TIMEOUT_MS]. */
+export function clampTimeout(ms: number): number {
+	return Math.min(MAX_TIMEOUT_MS, Math.max(MIN_TIMEOUT_MS, Math.round(ms)));
+}
+
+function fromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number, warnings: string[]): number {
+	const raw = env[name];
+	if (raw === undefined || raw.trim() === "") return fallback;
+	const value = Number(raw);
+	if (!Number.isFinite(value) || value <= 0) {
+		warnings.push(`${name}=${JSON.stringify(raw)} is not a positive number of milliseconds; using ${fallback}.`);
+		return fallback;
+	}
+	return clampTimeout(value);
+}
+
+/** Reads the budgets from the environment; read per call so a changed variable takes effect at once. */
+export function readConfig(env: NodeJS.ProcessEnv = process.env): BridgeConfig {
+	const warnings: string[] = [];
+	return {
+		callTimeoutMs: fromEnv(env, ENV_CALL_TIMEOUT, DEFAULT_CALL_TIMEOUT_MS, warnings),
+		dialogTimeoutMs: fromEnv(env, ENV_DIALOG_TIMEOUT, DEFAULT_DIALOG_TIMEOUT_MS, warnings),
+		warnings,
+	};
+}
+
+/** The budget of one call: its own `timeoutMs` (clamped) when given, else the configured default. */
+export function callBudget(requested: number | undefined, config: BridgeConfig): number {
+	return requested === undefined ? config.callTimeoutMs : clampTimeout(requested);
+}

@@ -1,0 +1,95 @@
+/**
+ * checkpoint-bridge: every session gets `ask_user_via_host`; the one session with a UI (the host)
+ * shows the questions, one dialog at a time for the whole process, and the answers come back as
+ * the tool result. Imports nothing from pi at run time, so any pi with this extension API loads it.
+ */
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { nanoid } from "nanoid";
+import { askViaHost } from "./asker.ts";
+import { callBudget, readConfig } from "./config.ts";
+import { DialogHost } from "./dialog-host.ts";
+import { makeEnvelope, toToolResult } from "./envelope.ts";
+import { askerIdentity } from "./identity.ts";
+import { PROTOCOL_VERSION, replyChannel, type RelayCancel, type RelayRequest } from "./protocol.ts";
+import { AskParamsSchema } from "./schema.ts";
+import { sharedHandle } from "./shared-handle.ts";
+import { validateAskParams } from "./validate.ts";
+
+export const TOOL_NAME = "ask_user_via_host";
+
+const DESCRIPTION = [
+	"Ask the human a question and wait for the answer. Works from any session, sub-agents included: the question is shown in the main session's UI.",
+	"Batch every related question into one call; ask only what changes the outcome.",
+	'Returns JSON {status, answers:[{question, answer}], note}. Proceed only on status "ok"; on any other status do not guess: return a structured needs_input result listing the open questions.',
+].join(" ");
+
+const PROMPT_GUIDELINES = [
+	`Use ${TOOL_NAME} when a decision belongs to the human and you cannot infer it; never guess instead.`,
+	`Batch related questions into a single ${TOOL_NAME} call, give options when the choices are known, and ask only what changes the outcome.`,
+	`If ${TOOL_NAME} returns any status other than "ok", stop and return a structured needs_input result with the open questions instead of guessing.`,
+];
+
+export default function checkpointBridge(pi: ExtensionAPI): void {
+	const handle = sharedHandle();
+	let hosting: { host: DialogHost; claimId: string; detach: () => void } | undefined;
+
+	const claim = (ctx: ExtensionContext) => {
+		if (hosting || !ctx.hasUI) return;
+		const sessionId = ctx.sessionManager.getSessionId();
+		const claimId = nanoid();
+		if (!handle.claimHost({ claimId, sessionId, protocol: PROTOCOL_VERSION })) return;
+		const host = new DialogHost({ ui: ctx.ui, sessionId, reply: (reply) => handle.bus.emit(replyChannel(reply.id), reply) });
+		const onRequest = (request: RelayRequest) => host.serve(request);
+		const onCancel = (cancel: RelayCancel) => host.cancel(cancel);
+		handle.bus.on("request", onRequest);
+		handle.bus.on("cancel", onCancel);
+		const detach = () => {
+			handle.bus.off("request", onRequest);
+			handle.bus.off("cancel", onCancel);
+			handle.releaseHost(claimId);
+		};
+		hosting = { host, claimId, detach };
+	};
+
+	pi.on("session_start", (_event, ctx) => claim(ctx));
+
+	pi.on("session_shutdown", (event) => {
+		if (!hosting) return;
+		const { host, detach } = hosting;
+		hosting = undefined;
+		detach();
+		host.shutdown(`The host session ended (${event.reason}) before the questions were answered.`);
+	});
+
+	pi.registerTool({
+		name: TOOL_NAME,
+		label: "Ask user via host",
+		description: DESCRIPTION,
+		promptSnippet: `${TOOL_NAME}: ask the human (shown in the main session's UI), even from a sub-agent`,
+		promptGuidelines: PROMPT_GUIDELINES,
+		parameters: AskParamsSchema,
+		async execute(_toolCallId, params, signal, _onUpdate, ctx) {
+			const startedAt = Date.now();
+			try {
+				const asker = askerIdentity(pi.getSessionName(), ctx.sessionManager.getSessionId());
+				const checked = validateAskParams(params);
+				if (!checked.ok)
+					return toToolResult(makeEnvelope("error", [], `Invalid parameters: ${checked.problems.join("; ")}.`, { asker: asker.label, waitedMs: 0 }));
+				const config = readConfig();
+				const envelope = await askViaHost({
+					handle,
+					asker,
+					questions: checked.questions,
+					budgetMs: callBudget(checked.timeoutMs, config),
+					dialogTimeoutMs: config.dialogTimeoutMs,
+					...(signal ? { signal } : {}),
+				});
+				return toToolResult(envelope);
+			} catch (error) {
+				// Environmental failures become a status, never an exception into pi.
+				const reason = error instanceof Error ? error.message : String(error);
+				return toToolResult(makeEnvelope("error", [], `checkpoint-bridge failed: ${reason}`, { waitedMs: Date.now() - startedAt }));
+			}
+		},
+	});
+}
