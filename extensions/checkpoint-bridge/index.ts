@@ -3,14 +3,12 @@
  * shows the questions, one dialog at a time for the whole process, and the answers come back as
  * the tool result. Imports nothing from pi at run time, so any pi with this extension API loads it.
  */
-import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { nanoid } from "nanoid";
+import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { askViaHost } from "./asker.ts";
 import { callBudget, readConfig } from "./config.ts";
-import { DialogHost } from "./dialog-host.ts";
 import { makeEnvelope, toToolResult } from "./envelope.ts";
 import { askerIdentity } from "./identity.ts";
-import { PROTOCOL_VERSION, replyChannel, type RelayCancel, type RelayRequest } from "./protocol.ts";
+import { claimHostRole, type HostRole } from "./host-role.ts";
 import { AskParamsSchema } from "./schema.ts";
 import { sharedHandle } from "./shared-handle.ts";
 import { validateAskParams } from "./validate.ts";
@@ -31,34 +29,16 @@ const PROMPT_GUIDELINES = [
 
 export default function checkpointBridge(pi: ExtensionAPI): void {
 	const handle = sharedHandle();
-	let hosting: { host: DialogHost; claimId: string; detach: () => void } | undefined;
+	let role: HostRole | undefined;
 
-	const claim = (ctx: ExtensionContext) => {
-		if (hosting || !ctx.hasUI) return;
-		const sessionId = ctx.sessionManager.getSessionId();
-		const claimId = nanoid();
-		if (!handle.claimHost({ claimId, sessionId, protocol: PROTOCOL_VERSION })) return;
-		const host = new DialogHost({ ui: ctx.ui, sessionId, reply: (reply) => handle.bus.emit(replyChannel(reply.id), reply) });
-		const onRequest = (request: RelayRequest) => host.serve(request);
-		const onCancel = (cancel: RelayCancel) => host.cancel(cancel);
-		handle.bus.on("request", onRequest);
-		handle.bus.on("cancel", onCancel);
-		const detach = () => {
-			handle.bus.off("request", onRequest);
-			handle.bus.off("cancel", onCancel);
-			handle.releaseHost(claimId);
-		};
-		hosting = { host, claimId, detach };
-	};
-
-	pi.on("session_start", (_event, ctx) => claim(ctx));
+	// A session with a UI claims the role at start; the next one claims it after /new, /resume, /fork, /reload.
+	pi.on("session_start", (_event, ctx) => {
+		if (!role && ctx.hasUI) role = claimHostRole(handle, ctx.ui, ctx.sessionManager.getSessionId());
+	});
 
 	pi.on("session_shutdown", (event) => {
-		if (!hosting) return;
-		const { host, detach } = hosting;
-		hosting = undefined;
-		detach();
-		host.shutdown(`The host session ended (${event.reason}) before the questions were answered.`);
+		role?.release(`The host session ended (${event.reason}) before the questions were answered.`);
+		role = undefined;
 	});
 
 	pi.registerTool({
