@@ -1,0 +1,146 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { HANDLE_KEY, type SharedHandle } from "../../extensions/checkpoint-bridge/shared-handle.ts";
+import { fakeUI } from "./support/fake-ui.ts";
+import { loadExtensionCopy, playSession } from "./support/fake-pi.ts";
+
+const question = { question: "Ship it?", options: ["yes", "no"] };
+const shared = () => (globalThis as Record<symbol, SharedHandle | undefined>)[HANDLE_KEY];
+const sessions: ReturnType<typeof playSession>[] = [];
+const session = (...args: Parameters<typeof playSession>) => {
+	const s = playSession(...args);
+	sessions.push(s);
+	return s;
+};
+
+beforeEach(() => vi.useFakeTimers());
+afterEach(async () => {
+	// The handle is process-global: every test leaves the host role free.
+	for (const s of sessions.splice(0)) await s.shutdown();
+	vi.useRealTimers();
+	vi.unstubAllEnvs();
+});
+
+describe("shared state across module copies", () => {
+	it("relays from one copy of the extension to the host in another copy through globalThis", async () => {
+		const hostCopy = await loadExtensionCopy();
+		const childCopy = await loadExtensionCopy();
+		expect(childCopy).not.toBe(hostCopy);
+		const ui = fakeUI({ respond: (d) => d.answer("yes") });
+		const host = session(hostCopy, { sessionId: "host-0000-1111", ui: ui.ui });
+		const child = session(childCopy, { sessionId: "child-2222-3333", name: "subagent-planner" });
+		await host.start();
+		await child.start();
+		const envelope = await child.call({ questions: [question] });
+		expect(envelope).toMatchObject({ status: "ok", answers: [{ question: "Ship it?", answer: "yes" }], asker: "subagent-planner" });
+		expect(ui.dialogs[0]?.title).toBe("[subagent-planner] Ship it?");
+		expect(Object.getOwnPropertyDescriptor(globalThis, HANDLE_KEY)).toMatchObject({ writable: false, configurable: false });
+	});
+
+	it("names an unnamed asker by the first 8 characters of its session id", async () => {
+		const copy = await loadExtensionCopy();
+		const ui = fakeUI({ respond: (d) => d.answer("no") });
+		const host = session(copy, { sessionId: "abcdef0123456789", ui: ui.ui });
+		await host.start();
+		await host.call({ questions: [question] });
+		expect(ui.dialogs[0]?.title).toBe("[abcdef01] Ship it?");
+	});
+});
+
+describe("host claim", () => {
+	it("goes to the first session with a UI; sessions without a UI never claim", async () => {
+		const copy = await loadExtensionCopy();
+		const headless = session(copy, { sessionId: "headless" });
+		await headless.start();
+		expect(shared()?.host()).toBeUndefined();
+		expect((await headless.call({ questions: [question] })).status).toBe("no-host");
+
+		const first = session(copy, { sessionId: "first", ui: fakeUI().ui });
+		const second = session(copy, { sessionId: "second", ui: fakeUI().ui });
+		await first.start();
+		await second.start();
+		expect(shared()?.host()?.sessionId).toBe("first");
+	});
+
+	it("is released at shutdown and claimed by the next session with a UI that starts", async () => {
+		const copy = await loadExtensionCopy();
+		const first = session(copy, { sessionId: "first", ui: fakeUI().ui });
+		await first.start();
+		await first.shutdown("new");
+		expect(shared()?.host()).toBeUndefined();
+		const replacement = session(copy, { sessionId: "replacement", ui: fakeUI().ui });
+		await replacement.start();
+		expect(shared()?.host()?.sessionId).toBe("replacement");
+	});
+
+	it("settles what the host held with no-host and a note when the host session ends", async () => {
+		const copy = await loadExtensionCopy();
+		const host = session(copy, { sessionId: "host", ui: fakeUI().ui });
+		const child = session(copy, { sessionId: "child" });
+		await host.start();
+		const pending = child.call({ questions: [question] });
+		await vi.advanceTimersByTimeAsync(0);
+		await host.shutdown("quit");
+		const envelope = await pending;
+		expect(envelope.status).toBe("no-host");
+		expect(envelope.note).toContain("host session ended (quit)");
+	});
+});
+
+describe("the tool", () => {
+	it("returns error naming every problem for bad parameters, without showing anything", async () => {
+		const copy = await loadExtensionCopy();
+		const ui = fakeUI();
+		const host = session(copy, { sessionId: "host", ui: ui.ui });
+		await host.start();
+		const envelope = await host.call({ questions: [{ question: "" }, { question: "A", options: ["x", "x"] }] });
+		expect(envelope.status).toBe("error");
+		expect(envelope.note).toContain("questions[0].question: is empty");
+		expect(envelope.note).toContain('questions[1].options[1]: duplicates "x"');
+		expect(ui.dialogs).toHaveLength(0);
+	});
+
+	it("clamps timeoutMs to at least 1 s", async () => {
+		const copy = await loadExtensionCopy();
+		const host = session(copy, { sessionId: "host", ui: fakeUI().ui });
+		await host.start();
+		let settled = false;
+		const pending = host.call({ questions: [question], timeoutMs: 10 }).finally(() => (settled = true));
+		await vi.advanceTimersByTimeAsync(999);
+		expect(settled).toBe(false);
+		await vi.advanceTimersByTimeAsync(1);
+		expect((await pending).status).toBe("timeout");
+	});
+
+	it("takes its default budget from CHECKPOINT_BRIDGE_TIMEOUT_MS", async () => {
+		vi.stubEnv("CHECKPOINT_BRIDGE_TIMEOUT_MS", "2000");
+		const copy = await loadExtensionCopy();
+		const host = session(copy, { sessionId: "host", ui: fakeUI().ui });
+		await host.start();
+		const pending = host.call({ questions: [question] });
+		await vi.advanceTimersByTimeAsync(2_000);
+		expect((await pending).status).toBe("timeout");
+	});
+
+	it("never throws for environmental failures: they become an error envelope", async () => {
+		const copy = await loadExtensionCopy();
+		const broken = session(copy, { sessionId: "x" });
+		broken.ctx.sessionManager.getSessionId = () => {
+			throw new Error("session manager is gone");
+		};
+		const envelope = await broken.call({ questions: [question] });
+		expect(envelope).toMatchObject({ status: "error", note: expect.stringContaining("session manager is gone") });
+	});
+
+	it("settles as cancelled when pi aborts the tool call", async () => {
+		const copy = await loadExtensionCopy();
+		const ui = fakeUI();
+		const host = session(copy, { sessionId: "host", ui: ui.ui });
+		await host.start();
+		const abort = new AbortController();
+		const pending = host.call({ questions: [question] }, abort.signal);
+		await vi.advanceTimersByTimeAsync(0);
+		abort.abort();
+		expect((await pending).status).toBe("cancelled");
+		expect(ui.dialogs[0]?.closedBy).toBe("signal");
+	});
+});

@@ -1,0 +1,59 @@
+/**
+ * Just enough of pi's ExtensionAPI to load the extension in a unit test and play a session:
+ * start it, call the tool, shut it down.
+ */
+import { vi } from "vitest";
+import type { DialogUI } from "../../../extensions/checkpoint-bridge/dialog-host.ts";
+import type { Envelope } from "../../../extensions/checkpoint-bridge/envelope.ts";
+
+type Factory = (pi: never) => void;
+type Handler = (event: unknown, ctx: unknown) => unknown;
+interface Tool {
+	name: string;
+	execute(id: string, params: unknown, signal: AbortSignal | undefined, onUpdate: unknown, ctx: unknown): Promise<{ content: { text: string }[]; details: Envelope }>;
+}
+
+/** A fresh copy of the extension module graph, as pi gives each session its own copy. */
+export async function loadExtensionCopy(): Promise<Factory> {
+	vi.resetModules();
+	return (await import("../../../extensions/checkpoint-bridge/index.ts")).default as Factory;
+}
+
+export interface SessionOptions {
+	sessionId: string;
+	ui?: DialogUI;
+	name?: string;
+}
+
+export function playSession(factory: Factory, options: SessionOptions) {
+	const handlers = new Map<string, Handler[]>();
+	let tool: Tool | undefined;
+	const pi = {
+		on: (event: string, handler: Handler) => void handlers.set(event, [...(handlers.get(event) ?? []), handler]),
+		registerTool: (definition: Tool) => void (tool = definition),
+		registerCommand: () => {},
+		getSessionName: () => options.name,
+	};
+	factory(pi as never);
+	const ctx = {
+		hasUI: options.ui !== undefined,
+		mode: options.ui ? "rpc" : "print",
+		ui: options.ui,
+		sessionManager: { getSessionId: () => options.sessionId },
+	};
+	const emit = async (event: { type: string; reason?: string }) => {
+		for (const handler of handlers.get(event.type) ?? []) await handler(event, ctx);
+	};
+	return {
+		tool: () => tool!,
+		start: () => emit({ type: "session_start", reason: "startup" }),
+		shutdown: (reason = "quit") => emit({ type: "session_shutdown", reason }),
+		/** Calls the tool as pi would and returns the envelope, checking text and details agree. */
+		async call(params: unknown, signal?: AbortSignal): Promise<Envelope> {
+			const result = await tool!.execute("call-1", params, signal, undefined, ctx);
+			if (result.content[0]?.text !== JSON.stringify(result.details)) throw new Error("content text and details disagree");
+			return result.details;
+		},
+		ctx,
+	};
+}

@@ -1,0 +1,27 @@
+/** A host role on a private handle, and an asker bound to it: the relay without pi. */
+import { askViaHost, type AskOptions } from "../../../extensions/checkpoint-bridge/asker.ts";
+import { claimHostRole } from "../../../extensions/checkpoint-bridge/host-role.ts";
+import { createHandle } from "../../../extensions/checkpoint-bridge/shared-handle.ts";
+import type { Question } from "../../../extensions/checkpoint-bridge/validate.ts";
+import { fakeUI, type FakeDialog } from "./fake-ui.ts";
+
+export const HOST_SESSION = "host-session-id";
+
+export type AskArgs = Partial<Omit<AskOptions, "handle" | "questions" | "asker">> & { label?: string; sessionId?: string };
+
+export function relay(uiOptions: { respond?: (dialog: FakeDialog) => void; ignoreSignal?: boolean } = {}) {
+	const handle = createHandle();
+	const fake = fakeUI(uiOptions);
+	const role = claimHostRole(handle, fake.ui, HOST_SESSION);
+	if (!role) throw new Error("a fresh handle must accept the claim");
+	const ask = (questions: Question[], args: AskArgs = {}) => {
+		const { label = "child", sessionId = `${label}-session`, budgetMs = 300_000, dialogTimeoutMs = 180_000, ...rest } = args;
+		return askViaHost({ handle, asker: { label, sessionId }, questions, budgetMs, dialogTimeoutMs, ...rest });
+	};
+	return { handle, fake, role, ask };
+}
+
+/** Lets queued microtasks and zero-delay timers run under fake timers. */
+export const flush = async (vi: { advanceTimersByTimeAsync(ms: number): Promise<unknown> }) => {
+	await vi.advanceTimersByTimeAsync(0);
+};
