@@ -6,9 +6,10 @@
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { askViaHost } from "./asker.ts";
 import { callBudget, readConfig } from "./config.ts";
-import { makeEnvelope, toToolResult } from "./envelope.ts";
+import { makeEnvelope, toToolResult, type Envelope } from "./envelope.ts";
 import { askerIdentity } from "./identity.ts";
 import { claimHostRole, type HostRole } from "./host-role.ts";
+import { renderCallView, renderResultView } from "./render.ts";
 import { AskParamsSchema } from "./schema.ts";
 import { sharedHandle } from "./shared-handle.ts";
 import { validateAskParams } from "./validate.ts";
@@ -30,9 +31,12 @@ const PROMPT_GUIDELINES = [
 export default function checkpointBridge(pi: ExtensionAPI): void {
 	const handle = sharedHandle();
 	let role: HostRole | undefined;
+	/** This session's id, known from session_start on; names the asker in the transcript. */
+	let sessionId: string | undefined;
 
 	// A session with a UI claims the role at start; the next one claims it after /new, /resume, /fork, /reload.
 	pi.on("session_start", (_event, ctx) => {
+		sessionId = ctx.sessionManager.getSessionId();
 		if (!role && ctx.hasUI) role = claimHostRole(handle, ctx.ui, ctx.sessionManager.getSessionId());
 	});
 
@@ -41,13 +45,15 @@ export default function checkpointBridge(pi: ExtensionAPI): void {
 		role = undefined;
 	});
 
-	pi.registerTool({
+	pi.registerTool<typeof AskParamsSchema, Envelope>({
 		name: TOOL_NAME,
 		label: "Ask user via host",
 		description: DESCRIPTION,
 		promptSnippet: `${TOOL_NAME}: ask the human (shown in the main session's UI), even from a sub-agent`,
 		promptGuidelines: PROMPT_GUIDELINES,
 		parameters: AskParamsSchema,
+		renderCall: (args, theme) => renderCallView(args, askerIdentity(pi.getSessionName(), sessionId ?? "this session").label, theme),
+		renderResult: (result, options, theme) => renderResultView(result, options, theme),
 		async execute(_toolCallId, params, signal, _onUpdate, ctx) {
 			const startedAt = Date.now();
 			try {

@@ -1,0 +1,128 @@
+/**
+ * How a call and its result look in a transcript (the child's and the host's). Lines are built as
+ * plain text, fitted to the width, then coloured, so no pi-tui import is needed at run time.
+ */
+import type { Envelope, Status } from "./envelope.ts";
+
+/** The slice of pi's Theme the renderers use. */
+export interface RenderTheme {
+	fg(color: "accent" | "muted" | "dim" | "success" | "warning" | "error" | "toolTitle", text: string): string;
+	bold(text: string): string;
+}
+
+/** pi-tui's Component contract: lines for a width. */
+export interface LinesComponent {
+	render(width: number): string[];
+	invalidate(): void;
+}
+
+/** Answers shown before "expand" in the compact result view. @default 3 */
+export const COMPACT_ANSWERS = 3;
+
+interface Line {
+	text: string;
+	color?: Parameters<RenderTheme["fg"]>[0];
+	bold?: boolean;
+}
+
+const oneLine = (text: string) => text.replace(/\s+/g, " ").trim();
+
+/** Cuts plain text to `width` code points, marking the cut. */
+export function fit(text: string, width: number): string {
+	const chars = [...text];
+	if (chars.length <= width) return text;
+	return width <= 1 ? chars.slice(0, width).join("") : `${chars.slice(0, width - 1).join("")}…`;
+}
+
+/** Splits plain text into rows of at most `width` code points, keeping an indent on continuation rows. */
+function wrap(text: string, width: number, indent = "    "): string[] {
+	const rows: string[] = [];
+	let rest = [...text];
+	let prefix = "";
+	while (rest.length > 0) {
+		const room = Math.max(1, width - prefix.length);
+		rows.push(prefix + rest.slice(0, room).join(""));
+		rest = rest.slice(room);
+		prefix = indent;
+	}
+	return rows.length ? rows : [""];
+}
+
+function component(build: (width: number) => Line[], theme: RenderTheme, wrapLines: boolean): LinesComponent {
+	return {
+		render(width: number) {
+			const w = Math.max(1, width);
+			return build(w).flatMap((line) =>
+				(wrapLines ? wrap(line.text, w) : [fit(line.text, w)]).map((row) => {
+					const coloured = line.color ? theme.fg(line.color, row) : row;
+					return line.bold ? theme.bold(coloured) : coloured;
+				}),
+			);
+		},
+		invalidate() {},
+	};
+}
+
+const STATUS_COLOR: Record<Status, Line["color"]> = {
+	ok: "success",
+	"timeout-or-cancelled": "warning",
+	timeout: "warning",
+	cancelled: "muted",
+	"no-host": "warning",
+	error: "error",
+};
+
+interface CallArgs {
+	questions?: { question?: unknown; options?: unknown }[];
+	timeoutMs?: unknown;
+}
+
+/** The call: who asks and the questions, one line each. */
+export function renderCallView(args: CallArgs, asker: string, theme: RenderTheme): LinesComponent {
+	const questions = Array.isArray(args?.questions) ? args.questions : [];
+	return component(
+		() => [
+			{ text: `ask the human · from ${asker} · ${questions.length} question${questions.length === 1 ? "" : "s"}`, color: "toolTitle", bold: true },
+			...questions.map((q, i) => {
+				const options = Array.isArray(q?.options) ? ` [${q.options.map(String).join(" | ")}]` : "";
+				return { text: `  ${i + 1}. ${oneLine(String(q?.question ?? ""))}${options}`, color: "muted" as const };
+			}),
+		],
+		theme,
+		false,
+	);
+}
+
+/** Text of a partial (progress) result, as the tool streams it while it waits. */
+const partialText = (result: { content?: { type: string; text?: string }[] }) =>
+	oneLine(result.content?.find((c) => c.type === "text")?.text ?? "waiting for the human…");
+
+/** The result: status and answers; compact (first answers, one line each) unless expanded. */
+export function renderResultView(
+	result: { details?: Envelope; content?: { type: string; text?: string }[] },
+	options: { expanded: boolean; isPartial: boolean },
+	theme: RenderTheme,
+): LinesComponent {
+	const envelope = result.details;
+	if (options.isPartial || !envelope?.status)
+		return component(() => [{ text: partialText(result), color: "dim" }], theme, false);
+	const { expanded } = options;
+	return component(
+		() => {
+			const seconds = envelope.waitedMs === undefined ? "" : ` · ${(envelope.waitedMs / 1000).toFixed(1)} s`;
+			const lines: Line[] = [
+				{ text: `${envelope.status} · ${envelope.answers.length} answered${envelope.asker ? ` · ${envelope.asker}` : ""}${seconds}`, color: STATUS_COLOR[envelope.status] ?? "muted", bold: true },
+			];
+			const shown = expanded ? envelope.answers : envelope.answers.slice(0, COMPACT_ANSWERS);
+			for (const { question, answer } of shown)
+				lines.push(expanded ? { text: `  ${question} → ${answer}` } : { text: `  ${oneLine(question)} → ${oneLine(answer)}` });
+			const hidden = envelope.answers.length - shown.length;
+			if (hidden > 0) lines.push({ text: `  … ${hidden} more (expand to see all)`, color: "dim" });
+			if (envelope.note && (expanded || envelope.status !== "ok"))
+				lines.push({ text: `  ${expanded ? envelope.note : oneLine(envelope.note)}`, color: "dim" });
+			return lines;
+		},
+		theme,
+		expanded,
+	);
+}
