@@ -1,0 +1,460 @@
+/**
+ * Runs the real pi CLI for integration tests: an isolated environment per run, `--mode rpc` driven as a
+ * client (prompts, frames, extension UI answers), and one-shot runs (`-p`, `--mode json`).
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { ScriptConfig } from "../fixtures/scripted-model.ts";
+
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
+/** pi refuses Node < 22; the repository pins Node 22 as a dev dependency. */
+export const NODE_BIN = join(REPO_ROOT, "node_modules/.bin/node");
+export const PI_CLI = join(REPO_ROOT, "node_modules/@earendil-works/pi-coding-agent/dist/cli.js");
+export const SUBAGENTS_EXT = join(REPO_ROOT, "node_modules/pi-subagents/index.ts");
+/** The extension under test; CHECKPOINT_BRIDGE_EXTENSION points the suite at another build of it. */
+export const BRIDGE_EXT = process.env.CHECKPOINT_BRIDGE_EXTENSION ?? join(REPO_ROOT, "extensions/checkpoint-bridge/index.ts");
+export const SCRIPTED_MODEL_EXT = join(REPO_ROOT, "test/integration/fixtures/scripted-model.ts");
+export const EXAMPLE_AGENTS_DIR = join(REPO_ROOT, "examples/agents");
+/**
+ * pi compiles extensions with jiti into `$TMPDIR/jiti`. pi-subagents is large: compiling it costs
+ * 10-20 s per process, reusing the compiled files about 1 s. Every run keeps its own TMPDIR but links
+ * its `jiti` folder here. Entries are keyed by source hash, and jiti treats a half-written entry as a
+ * miss, so concurrent runs are safe.
+ */
+export const COMPILE_CACHE_DIR = join(REPO_ROOT, "node_modules/.cache/checkpoint-bridge-integration/jiti");
+/** Token in the example agent files that stands for the path of checkpoint-bridge. */
+export const EXTENSION_PLACEHOLDER = "CHECKPOINT_BRIDGE_PATH";
+export const ASK_TOOL = "ask_user_via_host";
+export const DIALOG_METHODS = new Set(["select", "input", "confirm", "editor"]);
+
+/** One JSON record of pi's stdout (RPC or `--mode json`). Loosely typed: tests read what they assert on. */
+export type Frame = { type: string; [key: string]: any };
+
+export interface PiEnv {
+	root: string;
+	agentDir: string;
+	cwd: string;
+	/** Where pi-subagents keeps child artifacts (transcripts). */
+	subagentsTmp: string;
+	env: NodeJS.ProcessEnv;
+	/** Replaces the scripted model's script (read by the model on every reply). */
+	writeScript(script: ScriptConfig): void;
+	cleanup(): void;
+}
+
+/**
+ * A fresh temp tree for one pi process: agent dir, cwd, HOME, TMPDIR and pi-subagents' temp root all
+ * inside it, so nothing reaches ~/.pi. The environment is built from scratch (PATH only is inherited)
+ * so the caller's PI_* or CHECKPOINT_BRIDGE_* settings cannot leak in.
+ */
+export function createPiEnv(options: { script?: ScriptConfig; agents?: string[]; env?: Record<string, string> } = {}): PiEnv {
+	const root = mkdtempSync(join(tmpdir(), "cb-it-"));
+	const agentDir = join(root, "agent");
+	const cwd = join(root, "work");
+	const subagentsTmp = join(root, "subagents-tmp");
+	const tmp = join(root, "tmp");
+	for (const dir of [join(agentDir, "agents"), cwd, subagentsTmp, tmp, COMPILE_CACHE_DIR]) mkdirSync(dir, { recursive: true });
+	symlinkSync(COMPILE_CACHE_DIR, join(tmp, "jiti"));
+	const scriptFile = join(root, "script.json");
+	const writeScript = (script: ScriptConfig) => writeFileSync(scriptFile, JSON.stringify(script, null, 2));
+	writeScript(options.script ?? {});
+	for (const name of options.agents ?? []) installExampleAgent(agentDir, name);
+	const env: NodeJS.ProcessEnv = {
+		PATH: `${dirname(NODE_BIN)}:${process.env.PATH ?? ""}`,
+		HOME: root,
+		TMPDIR: tmp,
+		PI_CODING_AGENT_DIR: agentDir,
+		PI_SUBAGENTS_TEMP_ROOT: subagentsTmp,
+		PI_OFFLINE: "1",
+		PI_SKIP_VERSION_CHECK: "1",
+		PI_TELEMETRY: "0",
+		SCRIPTED_MODEL_CONFIG: scriptFile,
+		...options.env,
+	};
+	return { root, agentDir, cwd, subagentsTmp, env, writeScript, cleanup: () => rmSync(root, { recursive: true, force: true }) };
+}
+
+/**
+ * Copies examples/agents/<name>.md into the agent dir, the placeholder replaced by the extension under
+ * test plus the scripted model (a child only sees model providers loaded into the child).
+ */
+export function installExampleAgent(agentDir: string, name: string): string {
+	const source = readFileSync(join(EXAMPLE_AGENTS_DIR, `${name}.md`), "utf8");
+	if (!source.includes(EXTENSION_PLACEHOLDER)) throw new Error(`examples/agents/${name}.md has no ${EXTENSION_PLACEHOLDER}`);
+	const target = join(agentDir, "agents", `${name}.md`);
+	writeFileSync(target, source.replaceAll(EXTENSION_PLACEHOLDER, `${BRIDGE_EXT}, ${SCRIPTED_MODEL_EXT}`));
+	return target;
+}
+
+/** CLI arguments shared by every run: scripted model, no skills/templates from the machine. */
+export function baseArgs(options: { subagents?: boolean; bridge?: boolean } = {}): string[] {
+	const extensions = [
+		...(options.subagents ? [SUBAGENTS_EXT] : []),
+		...(options.bridge === false ? [] : [BRIDGE_EXT]),
+		SCRIPTED_MODEL_EXT,
+	];
+	return [
+		"--no-session",
+		"--no-skills",
+		"--no-prompt-templates",
+		"--no-context-files",
+		...extensions.flatMap((file) => ["--extension", file]),
+		"--model",
+		"faux/faux-1",
+	];
+}
+
+function spawnPi(piEnv: PiEnv, args: string[]): ChildProcessWithoutNullStreams {
+	return spawn(NODE_BIN, [PI_CLI, ...args], { cwd: piEnv.cwd, env: piEnv.env, stdio: ["pipe", "pipe", "pipe"] });
+}
+
+/** Splits a byte stream into JSON records on "\n" only (Node's readline would also split on U+2028). */
+function lineSplitter(onLine: (line: string) => void): (chunk: Buffer) => void {
+	let buffer = "";
+	return (chunk) => {
+		buffer += chunk.toString("utf8");
+		let index: number;
+		while ((index = buffer.indexOf("\n")) >= 0) {
+			const line = buffer.slice(0, index).replace(/\r$/, "");
+			buffer = buffer.slice(index + 1);
+			if (line.trim()) onLine(line);
+		}
+	};
+}
+
+interface Waiter {
+	predicate: (frame: Frame) => boolean;
+	failOn?: (frame: Frame) => string | undefined;
+	resolve: (frame: Frame) => void;
+	reject: (error: Error) => void;
+}
+
+export interface WaitOptions {
+	/** Deadline in ms. */
+	timeoutMs?: number;
+	/** Index in `frames` to start looking at (see `mark()`); earlier frames are ignored. */
+	from?: number;
+	/** Named in the error when the deadline passes. */
+	what?: string;
+	/** Give up early when a frame matching this arrives first (e.g. the run settled). */
+	failOn?: (frame: Frame) => boolean;
+}
+
+/** A `pi --mode rpc` process seen from its client. */
+export class PiRpc {
+	readonly frames: Frame[] = [];
+	/** Each frame's arrival time (ms since epoch), same index as `frames`. */
+	readonly arrivals: number[] = [];
+	stderr = "";
+	readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+	private readonly process: ChildProcessWithoutNullStreams;
+	private readonly waiters = new Set<Waiter>();
+	private exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+	private nextId = 0;
+
+	constructor(piEnv: PiEnv, args: string[]) {
+		this.process = spawnPi(piEnv, ["--mode", "rpc", ...args]);
+		this.process.stdout.on("data", lineSplitter((line) => this.onLine(line)));
+		this.process.stderr.on("data", (chunk: Buffer) => {
+			this.stderr += chunk.toString("utf8");
+		});
+		this.exited = new Promise((resolveExit) => {
+			this.process.on("exit", (code, signal) => {
+				this.exitInfo = { code, signal };
+				for (const waiter of this.waiters) waiter.reject(new Error(`pi exited (code ${code}, signal ${signal}) while a frame was awaited\n${this.diagnostics()}`));
+				this.waiters.clear();
+				resolveExit({ code, signal });
+			});
+		});
+	}
+
+	static start(piEnv: PiEnv, options: { subagents?: boolean; bridge?: boolean; args?: string[] } = {}): PiRpc {
+		return new PiRpc(piEnv, [...baseArgs(options), ...(options.args ?? [])]);
+	}
+
+	private onLine(line: string): void {
+		let frame: Frame;
+		try {
+			frame = JSON.parse(line) as Frame;
+		} catch {
+			frame = { type: "non-json", line };
+		}
+		this.frames.push(frame);
+		this.arrivals.push(Date.now());
+		for (const waiter of [...this.waiters]) {
+			if (waiter.predicate(frame)) {
+				this.waiters.delete(waiter);
+				waiter.resolve(frame);
+				continue;
+			}
+			const failure = waiter.failOn?.(frame);
+			if (failure) {
+				this.waiters.delete(waiter);
+				waiter.reject(new Error(`${failure}\n${this.diagnostics()}`));
+			}
+		}
+	}
+
+	/** The current end of `frames`: pass it as `from` to wait only for frames that arrive later. */
+	mark(): number {
+		return this.frames.length;
+	}
+
+	/** Resolves with the first frame (at or after `from`) that matches, or rejects at the deadline. */
+	waitFor(predicate: (frame: Frame) => boolean, options: WaitOptions = {}): Promise<Frame> {
+		const { timeoutMs = 30_000, from = 0, what = "a matching frame", failOn } = options;
+		for (const frame of this.frames.slice(from)) {
+			if (predicate(frame)) return Promise.resolve(frame);
+			if (failOn?.(frame)) return Promise.reject(new Error(`${frame.type} came before ${what}\n${this.diagnostics()}`));
+		}
+		if (this.exitInfo) return Promise.reject(new Error(`pi already exited; never saw ${what}\n${this.diagnostics()}`));
+		return new Promise<Frame>((resolveFrame, rejectFrame) => {
+			const timer = setTimeout(() => {
+				this.waiters.delete(waiter);
+				rejectFrame(new Error(`no ${what} within ${timeoutMs} ms\n${this.diagnostics()}`));
+			}, timeoutMs);
+			const waiter: Waiter = {
+				predicate,
+				failOn: failOn && ((frame) => (failOn(frame) ? `${frame.type} came before ${what}` : undefined)),
+				resolve: (frame) => {
+					clearTimeout(timer);
+					resolveFrame(frame);
+				},
+				reject: (error) => {
+					clearTimeout(timer);
+					rejectFrame(error);
+				},
+			};
+			this.waiters.add(waiter);
+		});
+	}
+
+	/** Next dialog request (select/input/confirm/editor) at or after `from`; fails early if the run settles first. */
+	waitForDialog(options: WaitOptions = {}): Promise<Frame> {
+		return this.waitFor(isDialog, { what: "dialog request", failOn: isSettled, ...options });
+	}
+
+	/** `tool_execution_end` of the given tool at or after `from`. */
+	waitForToolEnd(toolName: string, options: WaitOptions = {}): Promise<Frame> {
+		return this.waitFor((f) => f.type === "tool_execution_end" && f.toolName === toolName, { what: `tool_execution_end of ${toolName}`, ...options });
+	}
+
+	/** Waits for pi to settle after a run (no more automatic work). */
+	waitForSettled(options: WaitOptions = {}): Promise<Frame> {
+		return this.waitFor(isSettled, { what: "agent_settled", ...options });
+	}
+
+	send(record: Record<string, unknown>): void {
+		this.process.stdin.write(`${JSON.stringify(record)}\n`);
+	}
+
+	/** Sends a command and resolves with its `response` frame. */
+	async command(type: string, fields: Record<string, unknown> = {}, timeoutMs = 30_000): Promise<Frame> {
+		const id = `c${++this.nextId}`;
+		const from = this.mark();
+		this.send({ id, type, ...fields });
+		const response = await this.waitFor((f) => f.type === "response" && f.id === id, { from, timeoutMs, what: `response to ${type}` });
+		if (!response.success) throw new Error(`${type} failed: ${JSON.stringify(response.error ?? response)}`);
+		return response;
+	}
+
+	/** Sends a prompt; resolves once pi accepted it (the run goes on in the background). */
+	prompt(message: string): Promise<Frame> {
+		return this.command("prompt", { message });
+	}
+
+	answer(request: Frame, value: string): void {
+		this.send({ type: "extension_ui_response", id: request.id, value });
+	}
+
+	cancel(request: Frame): void {
+		this.send({ type: "extension_ui_response", id: request.id, cancelled: true });
+	}
+
+	/** Closes stdin (pi shuts down on EOF); kills the process if it has not exited by the deadline. */
+	async close(timeoutMs = 10_000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+		if (!this.exitInfo) {
+			this.process.stdin.end();
+			const timer = setTimeout(() => this.process.kill("SIGKILL"), timeoutMs);
+			await this.exited;
+			clearTimeout(timer);
+		}
+		return this.exitInfo!;
+	}
+
+	/** What happened so far (frame types, tool results, assistant texts, stderr), for failure messages. */
+	diagnostics(): string {
+		const lines = this.frames
+			.filter((f) => f.type !== "message_update" && f.type !== "tool_execution_update" && f.type !== "message_start")
+			.slice(-40)
+			.map((f) => {
+				if (f.type === "extension_ui_request") return `ui:${f.method} ${f.title ?? f.message ?? ""}`;
+				if (f.type === "tool_execution_end") return `end:${f.toolName} ${resultText(f.result).slice(0, 600)}`;
+				if (f.type === "message_end" && f.message?.role === "assistant") {
+					return `assistant: ${resultText(f.message).slice(0, 600)}${f.message.errorMessage ? ` error: ${f.message.errorMessage}` : ""}`;
+				}
+				return f.type;
+			});
+		return `frames:\n  ${lines.join("\n  ")}\nstderr: ${this.stderr.slice(-2_000)}`;
+	}
+}
+
+export function isDialog(frame: Frame): boolean {
+	return frame.type === "extension_ui_request" && DIALOG_METHODS.has(frame.method);
+}
+
+export function isSettled(frame: Frame): boolean {
+	return frame.type === "agent_settled";
+}
+
+export function isNotify(frame: Frame): boolean {
+	return frame.type === "extension_ui_request" && frame.method === "notify";
+}
+
+export interface RunResult {
+	code: number | null;
+	signal: NodeJS.Signals | null;
+	stdout: string;
+	stderr: string;
+	durationMs: number;
+}
+
+/** One-shot run (`-p`, `--mode json`): stdin closed, killed at the deadline. */
+export function runPi(piEnv: PiEnv, args: string[], timeoutMs = 90_000): Promise<RunResult> {
+	const started = Date.now();
+	const child = spawnPi(piEnv, args);
+	child.stdin.end();
+	let stdout = "";
+	let stderr = "";
+	child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
+	child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+	const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+	return new Promise((resolveRun) => {
+		child.on("exit", (code, signal) => {
+			clearTimeout(timer);
+			// Let the pipes drain: 'exit' can fire before the last stdout chunk.
+			child.stdout.once("close", () => resolveRun({ code, signal, stdout, stderr, durationMs: Date.now() - started }));
+			if (child.stdout.closed) resolveRun({ code, signal, stdout, stderr, durationMs: Date.now() - started });
+		});
+	});
+}
+
+/** Parses `--mode json` output (JSON lines, split on "\n" only). */
+export function parseJsonLines(text: string): Frame[] {
+	const frames: Frame[] = [];
+	lineSplitter((line) => {
+		try {
+			frames.push(JSON.parse(line) as Frame);
+		} catch {
+			frames.push({ type: "non-json", line });
+		}
+	})(Buffer.from(`${text}\n`));
+	return frames;
+}
+
+/** The text of a tool result (`tool_execution_end.result`, a toolResult message, …). */
+export function resultText(result: { content?: unknown } | undefined): string {
+	const content = result?.content;
+	if (typeof content === "string") return content;
+	if (!Array.isArray(content)) return "";
+	return content.map((part: { type?: string; text?: string }) => (part?.type === "text" ? (part.text ?? "") : "")).join("");
+}
+
+export interface Envelope {
+	status: string;
+	answers: { question: string; answer: string }[];
+	note?: string;
+	requestId?: string;
+	asker?: string;
+	waitedMs?: number;
+}
+
+/**
+ * Every checkpoint-bridge envelope embedded in a text. Tool results travel as raw JSON inside the texts
+ * that carry them up (child result -> child's final text -> `subagent` result -> main's text).
+ */
+export function envelopesIn(text: string): Envelope[] {
+	const found: Envelope[] = [];
+	let i = text.indexOf("{");
+	while (i >= 0) {
+		const end = matchingBrace(text, i);
+		let next = i + 1;
+		if (end > 0) {
+			try {
+				const value = JSON.parse(text.slice(i, end + 1)) as unknown;
+				if (isEnvelope(value)) {
+					found.push(value);
+					next = end + 1;
+				}
+			} catch {
+				// not JSON here: keep scanning
+			}
+		}
+		i = text.indexOf("{", next);
+	}
+	return found;
+}
+
+/** The (question, answer) pairs of an envelope, without any further per-answer fields. */
+export function answerPairs(envelope: Envelope | undefined): { question: string; answer: string }[] {
+	return (envelope?.answers ?? []).map(({ question, answer }) => ({ question, answer }));
+}
+
+/** The first `count` entries of a select: the offered options (the bridge may add entries of its own after them). */
+export function offeredOptions(dialog: Frame, count: number): string[] {
+	return (dialog.options as string[] | undefined)?.slice(0, count) ?? [];
+}
+
+function isEnvelope(value: unknown): value is Envelope {
+	const v = value as Partial<Envelope> | null;
+	return typeof v === "object" && v !== null && typeof v.status === "string" && Array.isArray(v.answers);
+}
+
+/** Index of the brace closing the object that opens at `start`, skipping braces inside strings; -1 if none. */
+function matchingBrace(text: string, start: number): number {
+	let depth = 0;
+	let inString = false;
+	for (let i = start; i < text.length; i++) {
+		const c = text[i];
+		if (inString) {
+			if (c === "\\") i++;
+			else if (c === '"') inString = false;
+		} else if (c === '"') inString = true;
+		else if (c === "{") depth++;
+		else if (c === "}" && --depth === 0) return i;
+	}
+	return -1;
+}
+
+export interface TranscriptRecord {
+	recordType: string;
+	agent?: string;
+	role?: string;
+	toolName?: string;
+	text?: string;
+	message?: any;
+}
+
+/** A pi-subagents child transcript (JSON lines). */
+export function readTranscript(path: string): TranscriptRecord[] {
+	return parseJsonLines(readFileSync(path, "utf8")) as unknown as TranscriptRecord[];
+}
+
+/** Every child transcript pi-subagents wrote under this environment. */
+export function childTranscripts(piEnv: PiEnv): { path: string; records: TranscriptRecord[] }[] {
+	const dir = join(piEnv.subagentsTmp, "artifacts");
+	if (!existsSync(dir)) return [];
+	return readdirSync(dir)
+		.filter((name) => name.endsWith("_transcript.jsonl"))
+		.map((name) => ({ path: join(dir, name), records: readTranscript(join(dir, name)) }));
+}
+
+/** The tool-result messages of `toolName` in a child transcript, as full texts. */
+export function toolResultsIn(records: TranscriptRecord[], toolName: string): string[] {
+	return records
+		.filter((r) => r.recordType === "message" && r.role === "toolResult" && r.toolName === toolName)
+		.map((r) => (r.message ? resultText(r.message) : (r.text ?? "")));
+}

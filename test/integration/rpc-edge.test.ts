@@ -1,0 +1,145 @@
+/**
+ * Edge cases of the RPC client's side of a dialog, on the real `pi --mode rpc`: a dismissed dialog, an
+ * answer that is not one of the options, and a dialog nobody answers before the call's budget ends.
+ * The main session asks its own questions here (no pi-subagents): the dialog path is the same for any
+ * asker, and a pi process without pi-subagents starts in about a second.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { answerPairs, ASK_TOOL, createPiEnv, envelopesIn, isDialog, isNotify, PiRpc, resultText, type Envelope, type Frame, type PiEnv } from "./harness/pi-cli.ts";
+import type { ScriptConfig } from "./fixtures/scripted-model.ts";
+
+const CALL_BUDGET_MS = 2_000;
+
+function envelopeOf(toolEnd: Frame): Envelope {
+	const fromText = envelopesIn(resultText(toolEnd.result));
+	expect(fromText).toHaveLength(1);
+	expect(toolEnd.result.details).toEqual(fromText[0]);
+	return fromText[0]!;
+}
+
+describe("RPC client edge cases", () => {
+	let piEnv: PiEnv | undefined;
+	let pi: PiRpc | undefined;
+
+	afterEach(async () => {
+		await pi?.close();
+		piEnv?.cleanup();
+		pi = undefined;
+		piEnv = undefined;
+	});
+
+	async function startWith(script: ScriptConfig): Promise<PiRpc> {
+		piEnv = createPiEnv({ script });
+		pi = PiRpc.start(piEnv, { args: ["--name", "host"] });
+		return pi;
+	}
+
+	it("a dialog the client cancels ends the batch as timeout-or-cancelled, keeping the answers given so far", async () => {
+		const rpc = await startWith({
+			prompts: {
+				"migrate": {
+					ask: {
+						questions: [
+							{ question: "Which database?", options: ["staging", "production"] },
+							{ question: "Proceed with the migration?", options: ["yes", "no"] },
+						],
+					},
+				},
+			},
+		});
+		const start = rpc.mark();
+		await rpc.prompt("migrate");
+		const first = await rpc.waitForDialog({ from: start });
+		expect(first.title).toBe("[host] (1/2) Which database?");
+		let mark = rpc.mark();
+		rpc.answer(first, "staging");
+		const second = await rpc.waitForDialog({ from: mark });
+		expect(second.title).toBe("[host] (2/2) Proceed with the migration?");
+		mark = rpc.mark();
+		rpc.cancel(second);
+
+		const envelope = envelopeOf(await rpc.waitForToolEnd(ASK_TOOL, { from: mark }));
+		expect(envelope.status).toBe("timeout-or-cancelled");
+		expect(answerPairs(envelope)).toEqual([{ question: "Which database?", answer: "staging" }]);
+		expect(envelope.note).toBeTruthy();
+		await rpc.waitForSettled({ from: mark });
+		expect(rpc.frames.slice(mark).filter(isDialog), "a cancelled dialog is not asked again").toEqual([]);
+	});
+
+	it("a select answer that was not offered is refused with a notice and the same select is asked again", async () => {
+		const rpc = await startWith({
+			prompts: { "region": { ask: { questions: [{ question: "Which region?", options: ["eu-west", "us-east"] }] } } },
+		});
+		const start = rpc.mark();
+		await rpc.prompt("region");
+		const first = await rpc.waitForDialog({ from: start });
+		expect(first.method).toBe("select");
+
+		// pi passes any string through for a select; the bridge must check it.
+		let mark = rpc.mark();
+		rpc.answer(first, "mars");
+		const again = await rpc.waitForDialog({ from: mark });
+		const refusal = rpc.frames.slice(mark, rpc.frames.indexOf(again)).filter(isNotify);
+		expect(refusal, "a notice before the select is shown again").toHaveLength(1);
+		expect(refusal[0]!.message).toContain("mars");
+		expect(again.id).not.toBe(first.id);
+		expect(again.method).toBe("select");
+		expect(again.title).toBe(first.title);
+		expect(again.options).toEqual(first.options);
+
+		mark = rpc.mark();
+		rpc.answer(again, "us-east");
+		const envelope = envelopeOf(await rpc.waitForToolEnd(ASK_TOOL, { from: mark }));
+		expect(envelope.status).toBe("ok");
+		expect(answerPairs(envelope)).toEqual([{ question: "Which region?", answer: "us-east" }]);
+		await rpc.waitForSettled({ from: mark });
+		expect(rpc.frames.slice(start).filter(isDialog)).toHaveLength(2);
+	});
+
+	it("a dialog nobody answers ends with the call's budget as timeout, and pi does not keep holding it", async () => {
+		const rpc = await startWith({
+			prompts: {
+				"name it": { ask: { questions: [{ question: "Name of the release?", placeholder: "e.g. 1.4" }], timeoutMs: CALL_BUDGET_MS } },
+				"still there": { ask: { questions: [{ question: "Tag it now?", options: ["yes", "no"] }] } },
+			},
+		});
+		const start = rpc.mark();
+		await rpc.prompt("name it");
+		const ignored = await rpc.waitForDialog({ from: start });
+		expect(ignored.method).toBe("input");
+		// pi resolves a dialog itself at its `timeout`: the dialog must not outlive the call's budget.
+		expect(ignored.timeout).toBeGreaterThan(0);
+		expect(ignored.timeout).toBeLessThanOrEqual(CALL_BUDGET_MS);
+
+		const end = await rpc.waitForToolEnd(ASK_TOOL, { from: start, timeoutMs: CALL_BUDGET_MS + 10_000 });
+		const envelope = envelopeOf(end);
+		expect(envelope.status, `${JSON.stringify(envelope)}; dialog timeout ${ignored.timeout}`).toBe("timeout");
+		expect(answerPairs(envelope)).toEqual([]);
+		expect(envelope.waitedMs).toBeGreaterThanOrEqual(CALL_BUDGET_MS - 100);
+		expect(envelope.waitedMs).toBeLessThan(CALL_BUDGET_MS + 3_000);
+		await rpc.waitForSettled({ from: start });
+
+		// The RPC protocol has no "dialog closed" event, so "pi is not left holding the dialog" is
+		// observed as: (1) its request carried a timeout within the budget (above); (2) pi never asks
+		// it again; (3) a late answer to it goes nowhere; (4) the next question is shown at once and
+		// its answer is its own: nothing is queued behind, or answered by, the dead dialog.
+		const afterTimeout = rpc.mark();
+		rpc.answer(ignored, "too late");
+		await rpc.prompt("still there");
+		const askStart = await rpc.waitFor((f) => f.type === "tool_execution_start" && f.toolName === ASK_TOOL, { from: afterTimeout, what: "second ask started" });
+		const next = await rpc.waitForDialog({ from: afterTimeout, timeoutMs: 5_000 });
+		const shownAfterMs = rpc.arrivals[rpc.frames.indexOf(next)]! - rpc.arrivals[rpc.frames.indexOf(askStart)]!;
+		expect(shownAfterMs, "next dialog shown promptly").toBeLessThan(1_000);
+		expect(next.title).toBe("[host] Tag it now?");
+		const mark = rpc.mark();
+		rpc.answer(next, "yes");
+		const nextEnvelope = envelopeOf(await rpc.waitForToolEnd(ASK_TOOL, { from: mark }));
+		expect(nextEnvelope.status).toBe("ok");
+		expect(answerPairs(nextEnvelope)).toEqual([{ question: "Tag it now?", answer: "yes" }]);
+		await rpc.waitForSettled({ from: mark });
+
+		const dialogs = rpc.frames.slice(start).filter(isDialog);
+		expect(dialogs.map((d) => d.title)).toEqual(["[host] Name of the release?", "[host] Tag it now?"]);
+		expect(rpc.frames.slice(afterTimeout).some((f) => f.type === "extension_ui_request" && f.id === ignored.id)).toBe(false);
+	});
+});

@@ -1,0 +1,173 @@
+/**
+ * The real `pi --mode rpc` as host, the real pi-subagents, and foreground children defined by the
+ * example agent files: a child's questions reach the RPC client, and the answers travel back to the
+ * child's tool result and on into the main agent's `subagent` result.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import {
+	answerPairs,
+	ASK_TOOL,
+	createPiEnv,
+	envelopesIn,
+	isDialog,
+	isNotify,
+	offeredOptions,
+	PiRpc,
+	readTranscript,
+	resultText,
+	toolResultsIn,
+	type Envelope,
+	type Frame,
+	type PiEnv,
+} from "./harness/pi-cli.ts";
+
+/** pi-subagents names a child session `subagent-<agent>-<runId>-<n>`; the bridge shows that name. */
+const childTitle = (agent: string, rest: string) =>
+	new RegExp(`^\\[subagent-${agent}-[^\\]]+\\] ${rest.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`);
+
+/** pi-subagents loads slowly (it compiles its TypeScript on start): allow for it on a busy machine. */
+const FIRST_DIALOG_MS = 90_000;
+
+/** The child's own `ask_user_via_host` results, from the transcript the `subagent` result points to. */
+function childAskResults(subagentEnd: Frame): string[] {
+	const transcriptPath = subagentEnd.result?.details?.results?.[0]?.transcriptPath as string | undefined;
+	expect(transcriptPath, "subagent result names the child transcript").toBeTypeOf("string");
+	return toolResultsIn(readTranscript(transcriptPath!), ASK_TOOL);
+}
+
+function onlyEnvelope(text: string): Envelope {
+	const found = envelopesIn(text);
+	expect(found, `one envelope in: ${text.slice(0, 500)}`).toHaveLength(1);
+	return found[0]!;
+}
+
+describe("RPC host with pi-subagents children", () => {
+	let piEnv: PiEnv | undefined;
+	let pi: PiRpc | undefined;
+
+	afterEach(async () => {
+		await pi?.close();
+		piEnv?.cleanup();
+		pi = undefined;
+		piEnv = undefined;
+	});
+
+	it("a foreground child's batch is shown to the RPC client and the answers reach the child and the main agent", async () => {
+		piEnv = createPiEnv({
+			agents: ["checkpoint-planner"],
+			script: {
+				main: { subagent: { agent: "checkpoint-planner", task: "Plan the storage layer." } },
+				children: {
+					"checkpoint-planner": {
+						questions: [
+							{ question: "Which storage backend?", options: ["sqlite", "postgres"] },
+							{ question: "Name of the new table?", placeholder: "snake_case" },
+						],
+					},
+				},
+			},
+		});
+		pi = PiRpc.start(piEnv, { subagents: true });
+		const start = pi.mark();
+		await pi.prompt("Plan the storage layer with the planner.");
+
+		const first = await pi.waitForDialog({ from: start, timeoutMs: FIRST_DIALOG_MS });
+		expect(first.method).toBe("select");
+		expect(first.title).toMatch(childTitle("checkpoint-planner", "(1/2) Which storage backend?"));
+		expect(offeredOptions(first, 2)).toEqual(["sqlite", "postgres"]);
+		// The host was told that a batch from another session arrived, before its first dialog.
+		const receipt = pi.frames.slice(start, pi.frames.indexOf(first)).find(isNotify);
+		expect(receipt?.message, "notify receipt for the child's batch").toContain("checkpoint-planner");
+
+		const afterFirst = pi.mark();
+		pi.answer(first, "postgres");
+		const second = await pi.waitForDialog({ from: afterFirst });
+		expect(second.method).toBe("input");
+		expect(second.title).toMatch(childTitle("checkpoint-planner", "(2/2) Name of the new table?"));
+		expect(second.placeholder).toBe("snake_case");
+		pi.answer(second, "storage_items");
+
+		const subagentEnd = await pi.waitForToolEnd("subagent", { from: start });
+		expect(subagentEnd.isError).toBe(false);
+		const expectedAnswers = [
+			{ question: "Which storage backend?", answer: "postgres" },
+			{ question: "Name of the new table?", answer: "storage_items" },
+		];
+
+		// 1. The child's own tool result.
+		const childResults = childAskResults(subagentEnd);
+		expect(childResults).toHaveLength(1);
+		const childEnvelope = onlyEnvelope(childResults[0]!);
+		expect(childEnvelope.status).toBe("ok");
+		expect(answerPairs(childEnvelope)).toEqual(expectedAnswers);
+		expect(childEnvelope.asker).toMatch(/^subagent-checkpoint-planner-/);
+		expect(first.title.startsWith(`[${childEnvelope.asker}]`)).toBe(true);
+
+		// 2. The main agent's `subagent` result carries the same envelope (the child's final text embeds it).
+		expect(onlyEnvelope(resultText(subagentEnd.result))).toEqual(childEnvelope);
+
+		await pi.waitForSettled({ from: start });
+		expect(pi.frames.slice(start).filter(isDialog)).toHaveLength(2);
+	});
+
+	it("while a child waits on its question the main model asks too: dialogs reach the client one at a time, each answer reaches its asker", async () => {
+		piEnv = createPiEnv({
+			agents: ["checkpoint-reviewer"],
+			script: {
+				// One assistant message with both calls: pi runs them side by side.
+				main: {
+					subagent: { agent: "checkpoint-reviewer", task: "Review the pending change." },
+					ask: { questions: [{ question: "Release today?", options: ["yes", "no"] }] },
+				},
+				children: {
+					"checkpoint-reviewer": {
+						questions: [{ question: "Does the missing test block the merge?", options: ["blocks the merge", "follow-up issue"] }],
+					},
+				},
+			},
+		});
+		pi = PiRpc.start(piEnv, { subagents: true });
+		const state = await pi.command("get_state", {}, FIRST_DIALOG_MS);
+		// An unnamed session is shown by the first 8 characters of its id.
+		const mainAsker = String(state.data.sessionId).slice(0, 8);
+		const mainTitle = `[${mainAsker}] Release today?`;
+		const childPattern = childTitle("checkpoint-reviewer", "Does the missing test block the merge?");
+		const start = pi.mark();
+		await pi.prompt("Review the change and tell me whether to release.");
+
+		const first = await pi.waitForDialog({ from: start, timeoutMs: FIRST_DIALOG_MS });
+		// Both batches must be with the host while the first dialog is open. The child's batch is
+		// announced by the host's receipt; the main model's call was started next to the `subagent` call.
+		await pi.waitFor((f) => isNotify(f) && String(f.message).includes("checkpoint-reviewer"), { from: start, what: "receipt of the child's batch" });
+		await pi.waitFor((f) => f.type === "tool_execution_start" && f.toolName === ASK_TOOL, { from: start, what: "main ask started" });
+		// No event says "not shown"; give a wrongly concurrent host a generous moment to show the other dialog.
+		await new Promise((r) => setTimeout(r, 1_000));
+		const answeredAt = pi.mark();
+		expect(pi.frames.slice(start, answeredAt).filter(isDialog), "only one dialog before the first answer").toEqual([first]);
+
+		const answerFor = (dialog: Frame) => (dialog.title === mainTitle ? "no" : "follow-up issue");
+		pi.answer(first, answerFor(first));
+		const second = await pi.waitForDialog({ from: answeredAt });
+		const titles = [first, second].map((d) => d.title as string);
+		expect(titles.filter((t) => t === mainTitle)).toHaveLength(1);
+		expect(titles.filter((t) => childPattern.test(t))).toHaveLength(1);
+		pi.answer(second, answerFor(second));
+
+		const mainEnd = await pi.waitForToolEnd(ASK_TOOL, { from: start });
+		const subagentEnd = await pi.waitForToolEnd("subagent", { from: start });
+
+		const mainEnvelope = mainEnd.result.details as Envelope;
+		expect(onlyEnvelope(resultText(mainEnd.result))).toEqual(mainEnvelope);
+		expect(mainEnvelope.status).toBe("ok");
+		expect(mainEnvelope.asker).toBe(mainAsker);
+		expect(answerPairs(mainEnvelope)).toEqual([{ question: "Release today?", answer: "no" }]);
+
+		const childEnvelope = onlyEnvelope(childAskResults(subagentEnd)[0] ?? "");
+		expect(childEnvelope.status).toBe("ok");
+		expect(answerPairs(childEnvelope)).toEqual([{ question: "Does the missing test block the merge?", answer: "follow-up issue" }]);
+		expect(onlyEnvelope(resultText(subagentEnd.result))).toEqual(childEnvelope);
+
+		await pi.waitForSettled({ from: start });
+		expect(pi.frames.slice(start).filter(isDialog)).toHaveLength(2);
+	});
+});
