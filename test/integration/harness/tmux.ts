@@ -1,0 +1,78 @@
+/**
+ * A terminal program driven through tmux: start it in a detached session of a fixed size, send
+ * keys, read the screen, and poll the screen with a deadline instead of sleeping.
+ *
+ * Each instance runs its own tmux server (`-L <socket>`), so it never touches a user's sessions
+ * and `dispose()` can stop everything it started with one `kill-server`.
+ */
+import { execFile, spawnSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+
+export function tmuxAvailable(): boolean {
+	const probe = spawnSync("tmux", ["-V"], { encoding: "utf8" });
+	return probe.status === 0;
+}
+
+export interface TmuxStartOptions {
+	/** Shell command line run in the session's only pane. */
+	command: string;
+	cwd: string;
+	width?: number;
+	height?: number;
+}
+
+export class TmuxSession {
+	private readonly socket = `cb-test-${randomUUID().slice(0, 8)}`;
+	private readonly target = "main";
+	/** The last screen read, for failure messages. */
+	lastScreen = "";
+
+	private tmux(...args: string[]) {
+		return run("tmux", ["-L", this.socket, ...args], { encoding: "utf8" });
+	}
+
+	async start({ command, cwd, width = 120, height = 40 }: TmuxStartOptions): Promise<void> {
+		await this.tmux("-f", "/dev/null", "new-session", "-d", "-s", this.target, "-x", String(width), "-y", String(height), "-c", cwd, command);
+	}
+
+	/** The visible screen; `-J` joins lines the terminal wrapped, so long titles stay on one line. */
+	async screen(): Promise<string> {
+		const { stdout } = await this.tmux("capture-pane", "-p", "-J", "-t", this.target);
+		this.lastScreen = stdout;
+		return stdout;
+	}
+
+	/** Named keys as tmux spells them: "Enter", "Down", "Up", "Escape", "C-c", "C-d". */
+	async keys(...names: string[]): Promise<void> {
+		await this.tmux("send-keys", "-t", this.target, ...names);
+	}
+
+	/** Literal text, typed as is (no key-name lookup). */
+	async type(text: string): Promise<void> {
+		await this.tmux("send-keys", "-t", this.target, "-l", text);
+	}
+
+	/**
+	 * Poll the screen until `match` is found; returns the screen. Stops early when `failOn` shows
+	 * up (a state from which `match` can no longer come). Either error carries the last screen,
+	 * which is usually all one needs to see what went wrong.
+	 */
+	async waitFor(match: string | RegExp, timeoutMs: number, what = String(match), failOn?: RegExp): Promise<string> {
+		const found = (screen: string, pattern: string | RegExp) => (typeof pattern === "string" ? screen.includes(pattern) : pattern.test(screen));
+		const deadline = Date.now() + timeoutMs;
+		for (;;) {
+			const screen = await this.screen().catch((error: unknown) => `(capture failed: ${String(error)})`);
+			if (found(screen, match)) return screen;
+			if (failOn && found(screen, failOn)) throw new Error(`gave up waiting for ${what}: the screen shows ${failOn}:\n${screen}`);
+			if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; screen:\n${screen}`);
+			await new Promise((resolve) => setTimeout(resolve, 100));
+		}
+	}
+
+	async dispose(): Promise<void> {
+		await this.tmux("kill-server").catch(() => {});
+	}
+}
