@@ -1,0 +1,223 @@
+/**
+ * The relay on the real pi runtime, in one process: child sessions (built like pi-subagents children,
+ * no UI) ask through `ask_user_via_host`; the host session's programmatic UI shows and answers.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { FINAL_PREFIX, PiWorld, ProgrammaticUI, type Dialog, type Envelope, type SessionHandle } from "./harness/sdk-sessions.ts";
+
+let world: PiWorld;
+beforeEach(() => {
+	world = new PiWorld();
+});
+afterEach(async () => {
+	await world.close();
+});
+
+/** The session's tool result, checked for what every result must carry. */
+function resultOf(session: SessionHandle): Envelope {
+	const envelope = session.envelope();
+	expect(session.details()).toEqual(envelope);
+	// The scripted model ends its turn by quoting the tool result: the result reached the model.
+	expect(session.finalText()).toBe(FINAL_PREFIX + JSON.stringify(envelope));
+	return envelope;
+}
+
+/** Question and answer of each entry, in order (entries may carry more fields). */
+function answersOf(envelope: Envelope): Array<{ question: string; answer: string }> {
+	return envelope.answers.map(({ question, answer }) => ({ question, answer }));
+}
+
+/** Waits `ms` for something that must not happen, and fails if it does. */
+async function expectNothingFor(ui: ProgrammaticUI, ms: number, what: string, happened: () => boolean): Promise<void> {
+	const seen = await ui.waitFor(happened, ms).then(
+		() => true,
+		() => false,
+	);
+	expect(seen, what).toBe(false);
+}
+
+describe("relay through the host session's UI (in-process SDK sessions)", () => {
+	it("shows a child's two-question batch on the host UI and returns both answers in order", async () => {
+		const { ui } = await world.createHost({ name: "main" });
+		const child = await world.createChild({
+			name: "scout",
+			ask: {
+				questions: [
+					{ question: "Which plan?", options: ["plan A", "plan B"] },
+					{ question: "Anything to add?", placeholder: "a short note" },
+				],
+			},
+		});
+		const receiptsBefore = ui.notifications.length;
+		child.start();
+
+		const first = await ui.waitForDialog((d) => d.seq === 1, 10_000, "the first question");
+		expect(first.method).toBe("select");
+		expect(first.title).toBe("[scout] (1/2) Which plan?");
+		// The offered options come first, in order (the UI may add its own after them).
+		expect(first.options?.slice(0, 2)).toEqual(["plan A", "plan B"]);
+		expect(first.signal).toBeInstanceOf(AbortSignal);
+		expect(first.timeout).toBeGreaterThan(0);
+		first.answer("plan B");
+
+		const second = await ui.waitForDialog((d) => d.seq === 2, 10_000, "the second question");
+		expect(second.method).toBe("input");
+		expect(second.title).toBe("[scout] (2/2) Anything to add?");
+		expect(second.placeholder).toBe("a short note");
+		expect(second.signal).toBeInstanceOf(AbortSignal);
+		second.answer("ship it on Friday");
+
+		await child.done();
+		const envelope = resultOf(child);
+		expect(envelope.status).toBe("ok");
+		expect(envelope.asker).toBe("scout");
+		expect(answersOf(envelope)).toEqual([
+			{ question: "Which plan?", answer: "plan B" },
+			{ question: "Anything to add?", answer: "ship it on Friday" },
+		]);
+		expect(envelope.requestId).toMatch(/\S/);
+		expect(ui.dialogs).toHaveLength(2);
+		expect(ui.maxOpen).toBe(1);
+		// The host was told that a batch arrived, and from whom.
+		const receipts = ui.notifications.slice(receiptsBefore);
+		expect(receipts.some((n) => n.message.includes("scout")), JSON.stringify(receipts)).toBe(true);
+	});
+
+	it("shows three concurrent children one dialog at a time and gives each exactly its own answers", async () => {
+		const { host, ui } = await world.createHost({ name: "main" });
+		const colourOf: Record<string, string> = { "scout-a": "red", "scout-b": "green", "scout-c": "blue" };
+		const children: SessionHandle[] = [];
+		for (const name of Object.keys(colourOf)) {
+			const questions = [{ question: `Pick a colour, ${name}`, options: ["red", "green", "blue"] }, { question: `Why that one, ${name}?` }];
+			children.push(await world.createChild({ name, ask: { questions } }));
+		}
+		// Every session runs its own copy of its extension modules, as pi-subagents children do.
+		const copies = [host, ...children].map((session) => world.moduleCopyOf(session));
+		expect(copies.every((copy) => typeof copy === "string")).toBe(true);
+		expect(new Set(copies).size).toBe(copies.length);
+
+		// Answers come from the title alone: the asker's colour, or an echo of the title.
+		const answer = (dialog: Dialog): void => {
+			const asker = /^\[([^\]]+)\]/.exec(dialog.title)?.[1] ?? "?";
+			const value = dialog.method === "select" ? (colourOf[asker] ?? "not a child") : `because ${dialog.title}`;
+			setTimeout(() => dialog.answer(value), 20);
+		};
+
+		for (const child of children) child.start();
+		// Hold the first dialog until all three calls are in flight, so two of them have to wait.
+		await Promise.all(children.map((child) => child.waitForToolStart()));
+		await ui.waitForDialog(() => true);
+		ui.respond = answer;
+		for (const dialog of ui.openDialogs()) answer(dialog);
+		await Promise.all(children.map((child) => child.done()));
+
+		expect(ui.maxOpen).toBe(1);
+		expect(ui.dialogs).toHaveLength(6);
+		for (const child of children) {
+			const name = child.name!;
+			const envelope = resultOf(child);
+			expect(envelope.status).toBe("ok");
+			expect(envelope.asker).toBe(name);
+			expect(answersOf(envelope)).toEqual([
+				{ question: `Pick a colour, ${name}`, answer: colourOf[name] },
+				{ question: `Why that one, ${name}?`, answer: `because [${name}] (2/2) Why that one, ${name}?` },
+			]);
+			const titles = ui.dialogs.filter((d) => d.title.startsWith(`[${name}]`)).map((d) => d.title);
+			expect(titles).toEqual([`[${name}] (1/2) Pick a colour, ${name}`, `[${name}] (2/2) Why that one, ${name}?`]);
+		}
+	});
+
+	it("ends a call at its budget with status timeout and dismisses its open dialog through the signal", async () => {
+		// This UI never closes a dialog by itself, so only the extension can end it.
+		const { ui } = await world.createHost({ name: "main", ui: new ProgrammaticUI({ honourTimeouts: false }) });
+		const child = await world.createChild({
+			name: "waiter",
+			ask: { questions: [{ question: "Proceed?", options: ["yes", "no"] }], timeoutMs: 1500 },
+		});
+		child.start();
+		const dialog = await ui.waitForDialog(() => true);
+		await child.done();
+
+		const run = child.toolRuns[0]!;
+		const envelope = resultOf(child);
+		expect(envelope.status).toBe("timeout");
+		expect(envelope.answers).toEqual([]);
+		expect(run.endedAt! - run.startedAt).toBeGreaterThanOrEqual(1400);
+		expect(run.endedAt! - run.startedAt).toBeLessThan(1500 + 1000);
+		// No dialog may be offered more time than is left of the call.
+		expect(dialog.timeout).toBeLessThanOrEqual(1500);
+		expect(dialog.signal?.aborted).toBe(true);
+		expect(dialog.outcome).toEqual({ how: "signal" });
+	});
+
+	it("settles the open and the queued request with no-host when the host session shuts down", async () => {
+		const { host, ui } = await world.createHost({ name: "main" });
+		const first = await world.createChild({ name: "first", ask: { questions: [{ question: "Go on?", options: ["yes", "no"] }] } });
+		const second = await world.createChild({ name: "second", ask: { questions: [{ question: "And me?" }] } });
+
+		first.start();
+		const dialog = await ui.waitForDialog((d) => d.title.startsWith("[first]"));
+		second.start();
+		await second.waitForToolStart();
+		await expectNothingFor(ui, 300, "a second dialog while the first is open", () => ui.dialogs.length > 1);
+
+		const shutdownAt = Date.now();
+		await host.shutdown();
+		await Promise.all([first.done(), second.done()]);
+
+		for (const child of [first, second]) {
+			const envelope = resultOf(child);
+			expect(envelope.status).toBe("no-host");
+			expect(envelope.note ?? "").toMatch(/host session/i);
+			expect(envelope.note ?? "").toMatch(/ended|shut ?down|quit|closed/i);
+			expect(child.toolRuns[0]!.endedAt! - shutdownAt).toBeLessThan(1000);
+		}
+		expect(ui.dialogs.map((d) => d.title)).toEqual(["[first] Go on?"]);
+		expect(dialog.outcome).toEqual({ how: "signal" });
+	});
+
+	it("answers no-host at once when no session has a UI", async () => {
+		const child = await world.createChild({ name: "alone", ask: { questions: [{ question: "Anyone there?" }] } });
+		child.start();
+		await child.done(5_000);
+
+		const run = child.toolRuns[0]!;
+		const envelope = resultOf(child);
+		expect(envelope.status).toBe("no-host");
+		expect(envelope.answers).toEqual([]);
+		expect(envelope.asker).toBe("alone");
+		expect(run.endedAt! - run.startedAt).toBeLessThan(500);
+		expect(envelope.waitedMs).toBeLessThan(500);
+	});
+
+	it("shows the host's own question only after a child's open dialog is answered", async () => {
+		const { host, ui } = await world.createHost({
+			name: "main",
+			ask: { questions: [{ question: "Deploy now?", options: ["deploy", "wait"] }] },
+		});
+		const child = await world.createChild({ name: "scout", ask: { questions: [{ question: "Skip tests?", options: ["skip", "run"] }] } });
+
+		child.start();
+		const childDialog = await ui.waitForDialog(() => true);
+		expect(childDialog.title).toBe("[scout] Skip tests?");
+		host.start();
+		await host.waitForToolStart();
+		await expectNothingFor(ui, 500, "the host's dialog while the child's is open", () => ui.dialogs.length > 1);
+
+		const answeredAt = Date.now();
+		childDialog.answer("run");
+		const hostDialog = await ui.waitForDialog((d) => d.seq === 2);
+		expect(hostDialog.title).toBe("[main] Deploy now?");
+		expect(hostDialog.openedAt).toBeGreaterThanOrEqual(answeredAt);
+		hostDialog.answer("wait");
+		await Promise.all([child.done(), host.done()]);
+
+		expect(ui.maxOpen).toBe(1);
+		const childResult = resultOf(child);
+		expect(childResult).toMatchObject({ status: "ok", asker: "scout" });
+		expect(answersOf(childResult)).toEqual([{ question: "Skip tests?", answer: "run" }]);
+		const hostResult = resultOf(host);
+		expect(hostResult).toMatchObject({ status: "ok", asker: "main" });
+		expect(answersOf(hostResult)).toEqual([{ question: "Deploy now?", answer: "wait" }]);
+	});
+});
