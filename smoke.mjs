@@ -41,7 +41,7 @@ async function session({ copy, sessionId, name, ui }) {
 
 const shown = [];
 const ui = {
-	select: async (title, options) => (shown.push(title), options.at(-1)),
+	select: async (title, options) => (shown.push(title), options[1]),
 	input: async (title) => (shown.push(title), "typed answer"),
 	notify: (message) => shown.push(`notify: ${message}`),
 };

@@ -3,15 +3,15 @@
  * budget, or its abort, whichever comes first. The call settles exactly once.
  */
 import { nanoid } from "nanoid";
-import { makeEnvelope, type Answer, type Envelope, type Status } from "./envelope.ts";
-import { PROTOCOL_VERSION, replyChannel, type AskerIdentity, type RelayProgress, type RelayReply } from "./protocol.ts";
+import { makeEnvelope, STATUSES, type Answer, type Envelope, type Status } from "./envelope.ts";
+import { PROTOCOL_VERSION, replyChannel, type AskerIdentity, type RelayProgress, type RelayReply, type RelayResult } from "./protocol.ts";
 import type { SharedHandle } from "./shared-handle.ts";
-import type { Question } from "./validate.ts";
+import type { QuestionInput } from "./validate.ts";
 
 export interface AskOptions {
 	handle: SharedHandle;
 	asker: AskerIdentity;
-	questions: Question[];
+	questions: QuestionInput[];
 	/** The call's whole budget in ms, queue wait included. */
 	budgetMs: number;
 	/** Longest one dialog may stay open, in ms. */
@@ -20,6 +20,15 @@ export interface AskOptions {
 	signal?: AbortSignal;
 	/** Called for every progress reply: queued, shown, answered. */
 	onProgress?: (progress: RelayProgress) => void;
+}
+
+/** Whether a message on a reply channel is a well-formed reply to request `id`. */
+function isReplyFor(reply: unknown, id: string): reply is RelayReply {
+	if (typeof reply !== "object" || reply === null) return false;
+	const r = reply as Omit<Partial<RelayResult>, "kind"> & { kind?: string; stage?: string };
+	if (r.v !== PROTOCOL_VERSION || r.id !== id || !Array.isArray(r.answers)) return false;
+	if (r.kind === "progress") return r.stage === "queued" || r.stage === "shown" || r.stage === "answered";
+	return r.kind === "result" && STATUSES.includes(r.status as Status);
 }
 
 /** Asks the host and resolves with the call's envelope. Never rejects. */
@@ -54,7 +63,8 @@ export function askViaHost(options: AskOptions): Promise<Envelope> {
 			resolve(envelopeFor(status, answers, note));
 		};
 		const onReply = (reply: RelayReply) => {
-			if (reply.id !== id) return;
+			// Anything else on this channel (junk, another version, a forged status) is ignored.
+			if (!isReplyFor(reply, id)) return;
 			answers = reply.answers;
 			if (reply.kind === "result") finish(reply.status, reply.note, false);
 			else onProgress?.(reply);

@@ -19,12 +19,25 @@ export type Status =
 
 export const STATUSES: readonly Status[] = ["ok", "timeout-or-cancelled", "timeout", "cancelled", "no-host", "error"];
 
+/** What an answer is: a listed option, a typed "Other", free text, or a yes/no. */
+export type AnswerKind = "option" | "other" | "text" | "confirm";
+
 /** One answered question, in the order asked. */
 export interface Answer {
 	/** The question's text as asked. */
 	question: string;
-	/** The chosen option or the typed text. */
+	/** The chosen option, the typed text, "yes"/"no" for a confirm; for a multi-select the values joined with ", ". */
 	answer: string;
+	/** What the answer is; "other" when any value was typed instead of picked. */
+	kind: AnswerKind;
+	/** The question's `id`, echoed when it had one. */
+	id?: string;
+	/** Every picked value of a multi-select, in option order, typed ones last. */
+	values?: string[];
+	/** Other askers who asked the same question at the same time and got this same answer. */
+	sharedWith?: string[];
+	/** Where the answer came from: a dialog here, another asker's dialog, or an outside answer. */
+	source?: "dialog" | "shared" | "outside";
 }
 
 /** What the tool returns. */

@@ -5,10 +5,12 @@
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { askViaHost } from "./asker.ts";
+import { checkpointsReport, AUDIT_ENTRY_TYPE } from "./audit.ts";
 import { callBudget, readConfig } from "./config.ts";
 import { makeEnvelope, toToolResult, type Envelope } from "./envelope.ts";
-import { askerIdentity } from "./identity.ts";
 import { claimHostRole, type HostRole } from "./host-role.ts";
+import { askerIdentity } from "./identity.ts";
+import { progressText } from "./progress.ts";
 import { renderCallView, renderResultView } from "./render.ts";
 import { AskParamsSchema } from "./schema.ts";
 import { sharedHandle } from "./shared-handle.ts";
@@ -19,7 +21,8 @@ export const TOOL_NAME = "ask_user_via_host";
 const DESCRIPTION = [
 	"Ask the human a question and wait for the answer. Works from any session, sub-agents included: the question is shown in the main session's UI.",
 	"Batch every related question into one call; ask only what changes the outcome.",
-	'Returns JSON {status, answers:[{question, answer}], note}. Proceed only on status "ok"; on any other status do not guess: return a structured needs_input result listing the open questions.',
+	"Questions can offer options (with descriptions, a recommended one, multiSelect, and an 'Other' free-text entry), be free text, or be a yes/no confirm.",
+	'Returns JSON {status, answers:[{question, answer, kind, values?, id?}], note}. Proceed only on status "ok"; on any other status do not guess: return a structured needs_input result listing the open questions.',
 ].join(" ");
 
 const PROMPT_GUIDELINES = [
@@ -27,6 +30,11 @@ const PROMPT_GUIDELINES = [
 	`Batch related questions into a single ${TOOL_NAME} call, give options when the choices are known, and ask only what changes the outcome.`,
 	`If ${TOOL_NAME} returns any status other than "ok", stop and return a structured needs_input result with the open questions instead of guessing.`,
 ];
+
+/** One terminal bell, only where stdout is a terminal (in RPC mode stdout is the protocol). */
+const bell = () => {
+	if (process.stdout.isTTY) process.stdout.write("\x07");
+};
 
 export default function checkpointBridge(pi: ExtensionAPI): void {
 	const handle = sharedHandle();
@@ -37,12 +45,25 @@ export default function checkpointBridge(pi: ExtensionAPI): void {
 	// A session with a UI claims the role at start; the next one claims it after /new, /resume, /fork, /reload.
 	pi.on("session_start", (_event, ctx) => {
 		sessionId = ctx.sessionManager.getSessionId();
-		if (!role && ctx.hasUI) role = claimHostRole(handle, ctx.ui, ctx.sessionManager.getSessionId());
+		if (role || !ctx.hasUI) return;
+		role = claimHostRole(handle, {
+			ui: ctx.ui,
+			sessionId,
+			bell,
+			onSettled: (record) => pi.appendEntry(AUDIT_ENTRY_TYPE, record),
+		});
 	});
 
 	pi.on("session_shutdown", (event) => {
-		role?.release(`The host session ended (${event.reason}) before the questions were answered.`);
+		role?.release(event.reason, `The host session ended (${event.reason}) before the questions were answered.`);
 		role = undefined;
+	});
+
+	pi.registerCommand("checkpoints", {
+		description: "checkpoint-bridge: questions open now and the recent history",
+		handler: async (_args, ctx) => {
+			ctx.ui.notify(checkpointsReport(handle.snapshot(), ctx.sessionManager.getEntries(), role?.host.stats), "info");
+		},
 	});
 
 	pi.registerTool<typeof AskParamsSchema, Envelope>({
@@ -54,7 +75,7 @@ export default function checkpointBridge(pi: ExtensionAPI): void {
 		parameters: AskParamsSchema,
 		renderCall: (args, theme) => renderCallView(args, askerIdentity(pi.getSessionName(), sessionId ?? "this session").label, theme),
 		renderResult: (result, options, theme) => renderResultView(result, options, theme),
-		async execute(_toolCallId, params, signal, _onUpdate, ctx) {
+		async execute(_toolCallId, params, signal, onUpdate, ctx) {
 			const startedAt = Date.now();
 			try {
 				const asker = askerIdentity(pi.getSessionName(), ctx.sessionManager.getSessionId());
@@ -62,6 +83,7 @@ export default function checkpointBridge(pi: ExtensionAPI): void {
 				if (!checked.ok)
 					return toToolResult(makeEnvelope("error", [], `Invalid parameters: ${checked.problems.join("; ")}.`, { asker: asker.label, waitedMs: 0 }));
 				const config = readConfig();
+				const total = checked.questions.length;
 				const envelope = await askViaHost({
 					handle,
 					asker,
@@ -69,6 +91,8 @@ export default function checkpointBridge(pi: ExtensionAPI): void {
 					budgetMs: callBudget(checked.timeoutMs, config),
 					dialogTimeoutMs: config.dialogTimeoutMs,
 					...(signal ? { signal } : {}),
+					// Streams why the call waits, into the asker's transcript and pi-subagents' progress.
+					onProgress: (progress) => onUpdate?.({ content: [{ type: "text", text: progressText(progress, total) }], details: undefined as unknown as Envelope }),
 				});
 				return toToolResult(envelope);
 			} catch (error) {

@@ -3,7 +3,9 @@
  * these, so every message carries the protocol version it was written in.
  */
 import type { Answer, Status } from "./envelope.ts";
-import type { Question } from "./validate.ts";
+import type { InboundReply } from "./inbound.ts";
+import type { QueuedEvent, SettledEvent, ShownEvent } from "./observers.ts";
+import type { QuestionInput } from "./validate.ts";
 
 /** Bumped on any incompatible change to a message below. */
 export const PROTOCOL_VERSION = 1;
@@ -22,7 +24,7 @@ export interface RelayRequest {
 	/** Unguessable, unique per call: the only address a reply is sent to. */
 	id: string;
 	asker: AskerIdentity;
-	questions: Question[];
+	questions: QuestionInput[];
 	/** Epoch ms at which the call's budget runs out; queue time counts against it. */
 	deadline: number;
 	/** Longest one dialog may stay open. */
@@ -69,6 +71,11 @@ export interface BusEvents {
 	request: [RelayRequest];
 	cancel: [RelayCancel];
 	[reply: `reply:${string}`]: [RelayReply];
+	/** An answer from outside the terminal; the host calls `respond` exactly once. See inbound.ts. */
+	answer: [payload: unknown, respond?: (reply: InboundReply) => void];
+	"observe:queued": [QueuedEvent];
+	"observe:shown": [ShownEvent];
+	"observe:settled": [SettledEvent];
 }
 
 /** The one channel a request's replies travel on: nobody else's listener sees them. */

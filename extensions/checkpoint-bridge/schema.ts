@@ -1,21 +1,34 @@
 /**
- * The tool's parameter schema as the model sees it. Deliberately lenient (no minItems, no minLength):
- * pi rejects schema violations before the tool runs, and the tool's own validator gives a better
- * envelope, naming every problem at once (see validate.ts).
+ * The tool's parameter schema as the model sees it. Deliberately lenient about bounds (no
+ * minItems, no maxLength): pi rejects schema violations before the tool runs, and the tool's own
+ * validator gives a better envelope that names every problem at once (see validate.ts, LIMITS).
  */
 import { Type, type Static } from "typebox";
 
+export const OptionSchema = Type.Union([
+	Type.String(),
+	Type.Object({
+		label: Type.String({ description: "What the human picks; returned as the answer." }),
+		description: Type.Optional(Type.String({ description: "One line on what this choice means." })),
+	}),
+]);
+
 export const QuestionSchema = Type.Object({
 	question: Type.String({ description: "The question, one decision, phrased for a human who has not seen your work." }),
-	options: Type.Optional(
-		Type.Array(Type.String(), { description: "Choices to pick from. Omit for a free-text answer." }),
-	),
-	placeholder: Type.Optional(Type.String({ description: "Hint shown in the empty text field (free-text questions only)." })),
+	id: Type.Optional(Type.String({ description: "Your id for the question; echoed in its answer." })),
+	header: Type.Optional(Type.String({ description: "A short label shown before the question (max 40 chars)." })),
+	details: Type.Optional(Type.String({ description: "Context the human needs to decide, shown with the question." })),
+	options: Type.Optional(Type.Array(OptionSchema, { description: "2 to 12 choices. Omit for a free-text answer." })),
+	multiSelect: Type.Optional(Type.Boolean({ description: "Let the human pick several options. Default false." })),
+	allowOther: Type.Optional(Type.Boolean({ description: 'Offer "Other (type your own)" with the options. Default true.' })),
+	recommended: Type.Optional(Type.String({ description: "The label of the option you recommend; shown first and marked." })),
+	kind: Type.Optional(Type.Literal("confirm", { description: 'Set "confirm" for a yes/no question (no options).' })),
+	placeholder: Type.Optional(Type.String({ description: "Hint shown in the empty text field." })),
 });
 
 export const AskParamsSchema = Type.Object({
 	questions: Type.Array(QuestionSchema, {
-		description: "Every question you need answered now, batched in one call. They are shown one after another.",
+		description: "1 to 10 questions you need answered now, batched in one call. They are shown one after another.",
 	}),
 	timeoutMs: Type.Optional(
 		Type.Number({ description: "How long to wait for the human in total, in ms (1000 to 3600000). Default 300000." }),

@@ -1,10 +1,13 @@
 /**
  * The state every copy of the extension in a process shares. pi gives each session (and each
  * pi-subagents child) its own copy of this module and its own `pi.events`, so the only thing they
- * have in common is `globalThis`: the handle lives there under a registry symbol.
+ * have in common is `globalThis`: the handle lives there under a registry symbol, defined
+ * read-only, and its bus's methods are pinned so other code cannot swap them.
  */
 import { EventEmitter } from "eventemitter3";
-import { PROTOCOL_VERSION, type BusEvents } from "./protocol.ts";
+import type { ParkedRequest } from "./dialog-host.ts";
+import type { Snapshot } from "./observers.ts";
+import { PROTOCOL_VERSION, type BusEvents, type RelayCancel } from "./protocol.ts";
 
 /** Registry key of the shared handle; `Symbol.for` makes it the same in every module copy. */
 export const HANDLE_KEY = Symbol.for("checkpoint-bridge.handle");
@@ -17,6 +20,8 @@ export interface HostClaim {
 	sessionId: string;
 	/** The protocol version the host speaks. */
 	protocol: number;
+	/** What is open right now, oldest first. */
+	snapshot?: () => Snapshot;
 }
 
 export interface SharedHandle {
@@ -24,20 +29,47 @@ export interface SharedHandle {
 	readonly protocol: number;
 	/** The process-global bus. */
 	readonly bus: EventEmitter<BusEvents>;
-	/** Read the current host claim, if any. */
+	/** The current host claim, if any. */
 	host(): HostClaim | undefined;
 	/** Claim the host role; false when another session holds it. */
 	claimHost(claim: HostClaim): boolean;
 	/** Release the host role; only the holder of `claimId` can. */
 	releaseHost(claimId: string): boolean;
+	/** What the host has open, oldest first; undefined without a host. */
+	snapshot(): Snapshot | undefined;
+	/** Keeps requests of a host being replaced for `graceMs`; `expire` gets them if no new host takes them. */
+	park(requests: ParkedRequest[], graceMs: number, expire: (requests: ParkedRequest[]) => void): void;
+	/** Takes the parked requests, oldest first (the new host adopts them). */
+	takeParked(): ParkedRequest[];
 }
+
+/** The bus methods every copy relies on: pinned as own, read-only properties. */
+const PINNED = ["emit", "on", "once", "off", "removeListener", "addListener", "removeAllListeners", "listeners", "listenerCount", "eventNames"] as const;
 
 /** A fresh handle, not registered anywhere (tests make their own). */
 export function createHandle(): SharedHandle {
 	let current: HostClaim | undefined;
+	let parked: { requests: ParkedRequest[]; timer: ReturnType<typeof setTimeout> } | undefined;
+	const bus = new EventEmitter<BusEvents>();
+	for (const name of PINNED) {
+		const method = (EventEmitter.prototype as unknown as Record<string, unknown>)[name];
+		Object.defineProperty(bus, name, { value: method, writable: false, configurable: false, enumerable: false });
+	}
+	const unpark = (): ParkedRequest[] => {
+		if (!parked) return [];
+		clearTimeout(parked.timer);
+		bus.off("cancel", dropParked);
+		const { requests } = parked;
+		parked = undefined;
+		return requests;
+	};
+	// An asker that gives up while its request waits for the next host must not be shown to it.
+	const dropParked = (cancel: RelayCancel) => {
+		if (parked) parked.requests = parked.requests.filter((p) => p.request.id !== cancel?.id);
+	};
 	return Object.freeze({
 		protocol: PROTOCOL_VERSION,
-		bus: new EventEmitter<BusEvents>(),
+		bus,
 		host: () => current,
 		claimHost(claim: HostClaim) {
 			if (current) return false;
@@ -49,6 +81,16 @@ export function createHandle(): SharedHandle {
 			current = undefined;
 			return true;
 		},
+		snapshot: () => current?.snapshot?.(),
+		park(requests: ParkedRequest[], graceMs: number, expire: (requests: ParkedRequest[]) => void) {
+			if (requests.length === 0) return;
+			const previous = unpark();
+			const all = [...previous, ...requests];
+			const timer = setTimeout(() => expire(unpark()), graceMs);
+			parked = { requests: all, timer };
+			bus.on("cancel", dropParked);
+		},
+		takeParked: () => unpark(),
 	});
 }
 

@@ -1,14 +1,74 @@
 /**
  * Checks a call's parameters before anything is shown, and names every problem at once.
- * The input is `unknown`: pi validates against the schema, but the tool is also reachable
- * from code that does not.
+ * Accepts the v1 form (options as strings) and the v2 form (options as `{label, description}`,
+ * header, details, multiSelect, allowOther, recommended, kind "confirm"). The input is `unknown`:
+ * pi validates against the schema, but the relay is also reachable from code that does not.
  */
 
-/** A question the host can show. */
+/** Bounds checked before anything is shown. */
+export const LIMITS = {
+	/** Questions in one call. */
+	questions: { min: 1, max: 10 },
+	/** Options of a choice. */
+	options: { min: 2, max: 12 },
+	/** Characters of a question's text. */
+	question: 500,
+	/** Characters of a short header label. */
+	header: 40,
+	/** Characters of an option label. */
+	label: 80,
+	/** Characters of an option description. */
+	description: 200,
+	/** Characters of a question's context details. */
+	details: 2_000,
+	/** Characters of a placeholder. */
+	placeholder: 200,
+	/** Characters of a question id. */
+	id: 64,
+} as const;
+
+/** One option of a choice. */
+export interface Option {
+	label: string;
+	description?: string;
+}
+
+/** What kind of dialog a question needs. */
+export type QuestionKind = "choice" | "text" | "confirm";
+
+/** A question the host can show, normalised. */
 export interface Question {
+	/** The caller's id for the question, echoed in its answer. */
+	id?: string;
 	question: string;
-	/** Present and non-empty for a choice; absent for free text. */
-	options?: string[];
+	kind: QuestionKind;
+	/** A short label shown before the question. */
+	header?: string;
+	/** Context shown with the question. */
+	details?: string;
+	/** Present for a choice. */
+	options?: Option[];
+	/** Several options may be picked (choice only). */
+	multiSelect?: boolean;
+	/** Offer "Other (type your own)" (choice only). @default true */
+	allowOther?: boolean;
+	/** An option label shown first and marked (choice only). */
+	recommended?: string;
+	/** Hint in an empty text field. */
+	placeholder?: string;
+}
+
+/** A question as a caller writes it: v1 (options as strings) or v2; `kind` is inferred when left out. */
+export interface QuestionInput {
+	id?: string;
+	question: string;
+	kind?: QuestionKind;
+	header?: string;
+	details?: string;
+	options?: (string | Option)[];
+	multiSelect?: boolean;
+	allowOther?: boolean;
+	recommended?: string;
 	placeholder?: string;
 }
 
@@ -18,52 +78,112 @@ export type ValidationResult =
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
+/** Checks an optional string field with a length bound; returns it when valid. */
+function optionalText(raw: Record<string, unknown>, key: string, max: number, at: string, problems: string[]): string | undefined {
+	const value = raw[key];
+	if (value === undefined) return undefined;
+	if (typeof value !== "string") problems.push(`${at}.${key}: must be a string`);
+	else if (value.length > max) problems.push(`${at}.${key}: is ${value.length} characters, at most ${max}`);
+	else return value;
+	return undefined;
+}
+
+function optionalBoolean(raw: Record<string, unknown>, key: string, at: string, problems: string[]): boolean | undefined {
+	const value = raw[key];
+	if (value === undefined || typeof value === "boolean") return value;
+	problems.push(`${at}.${key}: must be true or false`);
+	return undefined;
+}
+
+function checkOptions(options: unknown, at: string, problems: string[]): Option[] | undefined {
+	if (!Array.isArray(options)) {
+		problems.push(`${at}.options: must be an array of strings or {label, description} objects`);
+		return undefined;
+	}
+	if (options.length < LIMITS.options.min || options.length > LIMITS.options.max)
+		problems.push(`${at}.options: has ${options.length}, needs ${LIMITS.options.min} to ${LIMITS.options.max} (omit it for a free-text question)`);
+	const seen = new Set<string>();
+	const checked: Option[] = [];
+	// Array.from turns holes into undefined, so a sparse array is reported, not skipped.
+	Array.from(options as unknown[]).forEach((raw, j) => {
+		const where = `${at}.options[${j}]`;
+		const option = typeof raw === "string" ? { label: raw } : isRecord(raw) ? raw : undefined;
+		if (!option) return void problems.push(`${where}: must be a string or a {label, description} object`);
+		const { label } = option;
+		if (typeof label !== "string") return void problems.push(`${where}.label: must be a string`);
+		if (label.trim() === "") return void problems.push(`${where}: is empty`);
+		if (label.length > LIMITS.label) return void problems.push(`${where}: label is ${label.length} characters, at most ${LIMITS.label}`);
+		if (seen.has(label)) return void problems.push(`${where}: duplicates ${JSON.stringify(label)}`);
+		seen.add(label);
+		const description = isRecord(raw) ? optionalText(raw, "description", LIMITS.description, where, problems) : undefined;
+		checked.push({ label, ...(description !== undefined ? { description } : {}) });
+	});
+	return checked;
+}
+
 function checkQuestion(raw: unknown, at: string, problems: string[]): Question | undefined {
 	if (!isRecord(raw)) {
 		problems.push(`${at}: must be an object with a "question" text`);
 		return undefined;
 	}
 	const before = problems.length;
-	const { question, options, placeholder } = raw;
+	const { question, options, kind } = raw;
 	if (typeof question !== "string") problems.push(`${at}.question: must be a string`);
 	else if (question.trim() === "") problems.push(`${at}.question: is empty`);
-	if (placeholder !== undefined && typeof placeholder !== "string") problems.push(`${at}.placeholder: must be a string`);
-	let checkedOptions: string[] | undefined;
-	if (options !== undefined) {
-		if (!Array.isArray(options)) problems.push(`${at}.options: must be an array of strings`);
-		else if (options.length === 0) problems.push(`${at}.options: is empty (omit it for a free-text question)`);
-		else {
-			const seen = new Set<string>();
-			options.forEach((option, j) => {
-				if (typeof option !== "string") problems.push(`${at}.options[${j}]: must be a string`);
-				else if (option.trim() === "") problems.push(`${at}.options[${j}]: is empty`);
-				else if (seen.has(option)) problems.push(`${at}.options[${j}]: duplicates ${JSON.stringify(option)}`);
-				else seen.add(option);
-			});
-			checkedOptions = options as string[];
-		}
+	else if (question.length > LIMITS.question) problems.push(`${at}.question: is ${question.length} characters, at most ${LIMITS.question}`);
+	const id = optionalText(raw, "id", LIMITS.id, at, problems);
+	if (id !== undefined && id.trim() === "") problems.push(`${at}.id: is empty`);
+	const header = optionalText(raw, "header", LIMITS.header, at, problems);
+	const details = optionalText(raw, "details", LIMITS.details, at, problems);
+	const placeholder = optionalText(raw, "placeholder", LIMITS.placeholder, at, problems);
+	const multiSelect = optionalBoolean(raw, "multiSelect", at, problems);
+	const allowOther = optionalBoolean(raw, "allowOther", at, problems);
+	const recommended = optionalText(raw, "recommended", LIMITS.label, at, problems);
+	if (kind !== undefined && kind !== "confirm" && kind !== "choice" && kind !== "text")
+		problems.push(`${at}.kind: must be "confirm" (or "choice" / "text", which the options imply) or left out`);
+	const checkedOptions = options === undefined ? undefined : checkOptions(options, at, problems);
+	const resolvedKind: QuestionKind = kind === "confirm" ? "confirm" : options !== undefined ? "choice" : "text";
+	if (resolvedKind === "confirm" && options !== undefined) problems.push(`${at}.options: a confirm question has its own yes/no options`);
+	if (kind === "choice" && options === undefined) problems.push(`${at}.options: a choice needs options`);
+	if (kind === "text" && options !== undefined) problems.push(`${at}.options: a text question has no options`);
+	if (resolvedKind !== "choice") {
+		for (const key of ["multiSelect", "allowOther", "recommended"] as const)
+			if (raw[key] !== undefined) problems.push(`${at}.${key}: only applies to a question with options`);
 	}
+	if (recommended !== undefined && checkedOptions && !checkedOptions.some((o) => o.label === recommended))
+		problems.push(`${at}.recommended: ${JSON.stringify(recommended)} is not one of the options`);
 	if (problems.length > before) return undefined;
 	return {
 		question: question as string,
-		...(checkedOptions ? { options: [...checkedOptions] } : {}),
-		...(typeof placeholder === "string" ? { placeholder } : {}),
+		kind: resolvedKind,
+		...(id !== undefined ? { id } : {}),
+		...(header !== undefined ? { header } : {}),
+		...(details !== undefined ? { details } : {}),
+		...(checkedOptions ? { options: checkedOptions } : {}),
+		...(resolvedKind === "choice" ? { multiSelect: multiSelect ?? false, allowOther: allowOther ?? true } : {}),
+		...(recommended !== undefined ? { recommended } : {}),
+		...(placeholder !== undefined ? { placeholder } : {}),
 	};
 }
 
 /** Validates the tool's parameters; on failure lists every problem, each naming where it is. */
 export function validateAskParams(raw: unknown): ValidationResult {
 	const problems: string[] = [];
-	if (!isRecord(raw)) return { ok: false, problems: ["parameters: must be an object with a \"questions\" array"] };
+	if (!isRecord(raw)) return { ok: false, problems: ['parameters: must be an object with a "questions" array'] };
 	const { questions, timeoutMs } = raw;
 	const checked: Question[] = [];
 	if (!Array.isArray(questions)) problems.push("questions: must be an array");
-	else if (questions.length === 0) problems.push("questions: at least one question is required");
-	else
-		questions.forEach((q, i) => {
+	else if (questions.length < LIMITS.questions.min) problems.push("questions: at least one question is required");
+	else if (questions.length > LIMITS.questions.max)
+		problems.push(`questions: has ${questions.length}, at most ${LIMITS.questions.max} in one call`);
+	else {
+		Array.from(questions as unknown[]).forEach((q, i) => {
 			const question = checkQuestion(q, `questions[${i}]`, problems);
 			if (question) checked.push(question);
 		});
+		const ids = checked.flatMap((q) => (q.id === undefined ? [] : [q.id]));
+		for (const id of new Set(ids.filter((id, i) => ids.indexOf(id) !== i))) problems.push(`questions: id ${JSON.stringify(id)} is used more than once`);
+	}
 	if (timeoutMs !== undefined && (typeof timeoutMs !== "number" || !Number.isFinite(timeoutMs)))
 		problems.push("timeoutMs: must be a finite number of milliseconds");
 	if (problems.length > 0) return { ok: false, problems };

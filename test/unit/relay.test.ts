@@ -27,8 +27,8 @@ describe("ok: the user answers every question", () => {
 		const envelope = await ask([choice, text], { label: "subagent-planner" });
 		expect(envelope.status).toBe("ok");
 		expect(envelope.answers).toEqual([
-			{ question: choice.question, answer: "snake_case" },
-			{ question: text.question, answer: "atlas" },
+			{ question: choice.question, answer: "snake_case", kind: "option", source: "dialog" },
+			{ question: text.question, answer: "atlas", kind: "text", source: "dialog" },
 		]);
 		expect(envelope.note).toBeUndefined();
 		expect(envelope.asker).toBe("subagent-planner");
@@ -37,7 +37,7 @@ describe("ok: the user answers every question", () => {
 			["select", "[subagent-planner] (1/2) Which naming convention?"],
 			["input", "[subagent-planner] (2/2) Project name?"],
 		]);
-		expect(fake.dialogs[0]?.options).toEqual(choice.options);
+		expect(fake.dialogs[0]?.options).toEqual([...choice.options, "Other (type your own)"]);
 		expect(fake.dialogs[1]?.placeholder).toBe("e.g. atlas");
 		expect(fake.maxOpen).toBe(1);
 	});
@@ -66,7 +66,8 @@ describe("ok: the user answers every question", () => {
 describe("one dialog at a time", () => {
 	it("serves concurrent askers in arrival order, never two dialogs open, each answer to its asker", async () => {
 		const { fake, ask } = relay();
-		const calls = ["a", "b", "c"].map((label) => ask([text, choice], { label }));
+		// Distinct questions per asker: identical ones would be shown once (see dedupe.test.ts).
+		const calls = ["a", "b", "c"].map((label) => ask([{ question: `${label}: name?` }, { ...choice, question: `${label}: naming?` }], { label }));
 		for (let served = 0; served < 6; served++) {
 			await flush(vi);
 			expect(fake.open).toHaveLength(1);
@@ -89,12 +90,12 @@ describe("one dialog at a time", () => {
 	it("sends the host's own model through the same queue", async () => {
 		const { fake, ask } = relay();
 		const child = track(ask([text], { label: "child" }));
-		const own = track(ask([text], { label: "main", sessionId: HOST_SESSION }));
+		const own = track(ask([{ question: "Release now?" }], { label: "main", sessionId: HOST_SESSION }));
 		await flush(vi);
 		expect(fake.dialogs.map((d) => d.title)).toEqual(["[child] Project name?"]);
 		fake.current()!.answer("one");
 		await flush(vi);
-		expect(fake.dialogs.map((d) => d.title)).toEqual(["[child] Project name?", "[main] Project name?"]);
+		expect(fake.dialogs.map((d) => d.title)).toEqual(["[child] Project name?", "[main] Release now?"]);
 		fake.current()!.answer("two");
 		await flush(vi);
 		expect([child.envelope?.answers[0]?.answer, own.envelope?.answers[0]?.answer]).toEqual(["one", "two"]);
@@ -106,7 +107,7 @@ describe("timeout-or-cancelled: a dialog dismissed or timed out", () => {
 		const { fake, ask } = relay({ respond: (d) => d.answer(d.method === "select" ? "camelCase" : undefined) });
 		const envelope = await ask([choice, text, text]);
 		expect(envelope.status).toBe("timeout-or-cancelled");
-		expect(envelope.answers).toEqual([{ question: choice.question, answer: "camelCase" }]);
+		expect(envelope.answers).toMatchObject([{ question: choice.question, answer: "camelCase" }]);
 		expect(envelope.note).toContain(NEEDS_INPUT_ADVICE);
 		expect(fake.dialogs).toHaveLength(2);
 	});
@@ -125,7 +126,7 @@ describe("timeout-or-cancelled: a dialog dismissed or timed out", () => {
 
 	it("never gives a dialog more than what is left of the call's budget, queue wait included", async () => {
 		const { fake, ask } = relay();
-		void ask([text], { label: "first" });
+		void ask([{ question: "First?" }], { label: "first" });
 		const second = track(ask([text], { label: "second", budgetMs: 60_000 }));
 		await vi.advanceTimersByTimeAsync(40_000);
 		fake.current()!.answer("done");
@@ -169,7 +170,7 @@ describe("timeout: the call's budget expires", () => {
 		fake.current()!.answer("first");
 		await vi.advanceTimersByTimeAsync(5_000);
 		expect(call.envelope?.status).toBe("timeout");
-		expect(call.envelope?.answers).toEqual([{ question: text.question, answer: "first" }]);
+		expect(call.envelope?.answers).toMatchObject([{ question: text.question, answer: "first" }]);
 	});
 
 	it("moves on when the UI ignores the signal: the queue is not held by a dialog that never resolves", async () => {
@@ -208,15 +209,15 @@ describe("cancelled: the tool call is aborted", () => {
 	it("drops an aborted call's queued questions and serves the next asker", async () => {
 		const { fake, ask } = relay();
 		const abort = new AbortController();
-		void ask([text], { label: "first" });
-		const dropped = track(ask([text], { label: "dropped", signal: abort.signal }));
-		void ask([text], { label: "third" });
+		void ask([{ question: "One?" }], { label: "first" });
+		const dropped = track(ask([{ question: "Two?" }], { label: "dropped", signal: abort.signal }));
+		void ask([{ question: "Three?" }], { label: "third" });
 		await flush(vi);
 		abort.abort();
 		fake.current()!.answer("x");
 		await flush(vi);
 		expect(dropped.envelope?.status).toBe("cancelled");
-		expect(fake.dialogs.map((d) => d.title)).toEqual(["[first] Project name?", "[third] Project name?"]);
+		expect(fake.dialogs.map((d) => d.title)).toEqual(["[first] One?", "[third] Three?"]);
 	});
 });
 
@@ -235,7 +236,7 @@ describe("no-host", () => {
 		const open = track(ask([text], { label: "open" }));
 		const queued = track(ask([text], { label: "queued" }));
 		await flush(vi);
-		role.release("The host session ended (quit).");
+		role.release("quit", "The host session ended (quit).");
 		await flush(vi);
 		for (const call of [open, queued]) {
 			expect(call.envelope?.status).toBe("no-host");
@@ -318,12 +319,9 @@ describe("every call settles exactly once and leaves nothing behind", () => {
 		const { handle, fake, ask, role } = relay();
 		const baseline = { events: handle.bus.eventNames().length, timers: vi.getTimerCount() };
 		const abort = new AbortController();
-		const calls = [
-			track(ask([text], { label: "ok" })),
-			track(ask([text], { label: "dismissed" })),
-			track(ask([text], { label: "aborted", signal: abort.signal })),
-			track(ask([text], { label: "budget", budgetMs: 10_000 })),
-		];
+		const calls = ["ok", "dismissed", "aborted", "budget"].map((label) =>
+			track(ask([{ question: `${label}?` }], { label, ...(label === "aborted" ? { signal: abort.signal } : {}), ...(label === "budget" ? { budgetMs: 10_000 } : {}) })),
+		);
 		await flush(vi);
 		fake.current()!.answer("yes");
 		await flush(vi);

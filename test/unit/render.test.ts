@@ -4,7 +4,7 @@ import { renderCallView, renderResultView, type RenderTheme } from "../../extens
 
 const plain: RenderTheme = { fg: (_c, t) => t, bold: (t) => t };
 const tagged: RenderTheme = { fg: (c, t) => `<${c}>${t}</${c}>`, bold: (t) => `*${t}*` };
-const answers = ["one", "two", "three", "four"].map((a, i) => ({ question: `Question ${i + 1}?`, answer: a }));
+const answers = ["one", "two", "three", "four"].map((a, i) => ({ question: `Question ${i + 1}?`, answer: a, kind: "text" as const }));
 
 describe("transcript rendering", () => {
 	it("shows who asks and each question with its options", () => {
@@ -24,7 +24,7 @@ describe("transcript rendering", () => {
 	});
 
 	it("colours the status line and keeps every line within the width", () => {
-		const result = { details: makeEnvelope("ok", [{ question: "A very long question ".repeat(10), answer: "x".repeat(300) }]) };
+		const result = { details: makeEnvelope("ok", [{ question: "A very long question ".repeat(10), answer: "x".repeat(300), kind: "text" }]) };
 		expect(renderResultView(result, { expanded: false, isPartial: false }, tagged).render(40)[0]).toBe("*<success>ok · 1 answered</success>*");
 		for (const expanded of [false, true])
 			for (const line of renderResultView(result, { expanded, isPartial: false }, plain).render(40)) expect([...line].length).toBeLessThanOrEqual(40);

@@ -28,10 +28,13 @@ export interface SessionOptions {
 export function playSession(factory: Factory, options: SessionOptions) {
 	const handlers = new Map<string, Handler[]>();
 	let tool: Tool | undefined;
+	const commands = new Map<string, unknown>();
+	const entries: { type: string; customType: string; data: unknown }[] = [];
 	const pi = {
 		on: (event: string, handler: Handler) => void handlers.set(event, [...(handlers.get(event) ?? []), handler]),
 		registerTool: (definition: Tool) => void (tool = definition),
-		registerCommand: () => {},
+		registerCommand: (name: string, command: unknown) => void commands.set(name, command),
+		appendEntry: (customType: string, data: unknown) => void entries.push({ type: "custom", customType, data }),
 		getSessionName: () => options.name,
 	};
 	factory(pi as never);
@@ -39,13 +42,21 @@ export function playSession(factory: Factory, options: SessionOptions) {
 		hasUI: options.ui !== undefined,
 		mode: options.ui ? "rpc" : "print",
 		ui: options.ui,
-		sessionManager: { getSessionId: () => options.sessionId },
+		sessionManager: { getSessionId: () => options.sessionId, getEntries: () => entries },
 	};
 	const emit = async (event: { type: string; reason?: string }) => {
 		for (const handler of handlers.get(event.type) ?? []) await handler(event, ctx);
 	};
 	return {
 		tool: () => tool!,
+		/** Entries the extension appended to this session. */
+		entries,
+		/** Runs a registered command as pi would. */
+		async command(name: string, args = "") {
+			const command = commands.get(name) as { handler(args: string, ctx: unknown): Promise<void> } | undefined;
+			if (!command) throw new Error(`no command /${name}`);
+			await command.handler(args, ctx);
+		},
 		start: () => emit({ type: "session_start", reason: "startup" }),
 		shutdown: (reason = "quit") => emit({ type: "session_shutdown", reason }),
 		/** Calls the tool as pi would and returns the envelope, checking text and details agree. */

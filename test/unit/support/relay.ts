@@ -1,20 +1,23 @@
 /** A host role on a private handle, and an asker bound to it: the relay without pi. */
 import { askViaHost, type AskOptions } from "../../../extensions/checkpoint-bridge/asker.ts";
-import { claimHostRole } from "../../../extensions/checkpoint-bridge/host-role.ts";
+import { claimHostRole, type HostRoleOptions } from "../../../extensions/checkpoint-bridge/host-role.ts";
 import { createHandle } from "../../../extensions/checkpoint-bridge/shared-handle.ts";
-import type { Question } from "../../../extensions/checkpoint-bridge/validate.ts";
+import type { QuestionInput } from "../../../extensions/checkpoint-bridge/validate.ts";
 import { fakeUI, type FakeDialog } from "./fake-ui.ts";
 
 export const HOST_SESSION = "host-session-id";
 
 export type AskArgs = Partial<Omit<AskOptions, "handle" | "questions" | "asker">> & { label?: string; sessionId?: string };
 
-export function relay(uiOptions: { respond?: (dialog: FakeDialog) => void; ignoreSignal?: boolean } = {}) {
+export function relay(
+	uiOptions: { respond?: (dialog: FakeDialog) => void; ignoreSignal?: boolean } = {},
+	roleOptions: Partial<Omit<HostRoleOptions, "ui" | "sessionId">> = {},
+) {
 	const handle = createHandle();
 	const fake = fakeUI(uiOptions);
-	const role = claimHostRole(handle, fake.ui, HOST_SESSION);
+	const role = claimHostRole(handle, { ui: fake.ui, sessionId: HOST_SESSION, ...roleOptions });
 	if (!role) throw new Error("a fresh handle must accept the claim");
-	const ask = (questions: Question[], args: AskArgs = {}) => {
+	const ask = (questions: QuestionInput[], args: AskArgs = {}) => {
 		const { label = "child", sessionId = `${label}-session`, budgetMs = 300_000, dialogTimeoutMs = 180_000, ...rest } = args;
 		return askViaHost({ handle, asker: { label, sessionId }, questions, budgetMs, dialogTimeoutMs, ...rest });
 	};

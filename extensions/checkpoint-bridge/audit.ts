@@ -1,0 +1,44 @@
+/**
+ * The audit trail: every settled request is appended to the host session as a custom entry, so it
+ * survives in the session file; `/checkpoints` reads it back with what is open now.
+ */
+import type { HostStats } from "./dialog-host.ts";
+import type { SettledRecord } from "./host-role.ts";
+import type { Snapshot } from "./observers.ts";
+
+/** `customType` of the audit entries in the host's session. */
+export const AUDIT_ENTRY_TYPE = "checkpoint-bridge";
+/** Settled requests `/checkpoints` lists. @default 10 */
+export const HISTORY_SHOWN = 10;
+
+interface EntryLike {
+	type: string;
+	customType?: string;
+	data?: unknown;
+}
+
+/** The audit records in a session's entries, oldest first. */
+export function auditRecords(entries: readonly EntryLike[]): SettledRecord[] {
+	return entries.filter((e) => e.type === "custom" && e.customType === AUDIT_ENTRY_TYPE && e.data).map((e) => e.data as SettledRecord);
+}
+
+const clock = (ms: number) => new Date(ms).toISOString().slice(11, 19);
+
+/** The text `/checkpoints` shows. */
+export function checkpointsReport(snapshot: Snapshot | undefined, entries: readonly EntryLike[], stats?: Readonly<HostStats>): string {
+	const lines: string[] = [];
+	if (!snapshot) lines.push("checkpoint-bridge: this process has no host session; questions get no-host.");
+	else if (snapshot.open.length === 0) lines.push("checkpoint-bridge: no questions open.");
+	else {
+		lines.push(`checkpoint-bridge: ${snapshot.open.length} open, oldest first:`);
+		for (const open of snapshot.open)
+			lines.push(`  [${open.asker.label}] ${open.state}${open.question !== undefined ? ` (question ${open.question + 1} of ${open.questions.length})` : ""} since ${clock(open.queuedAt)}: ${open.questions.map((q) => q.question).join(" | ")}`);
+	}
+	if (stats && stats.questionsAsked > 0)
+		lines.push(`Dialogs shown: ${stats.dialogsShown} for ${stats.questionsAsked} questions asked (${stats.sharedAnswers} answered once for several askers).`);
+	const history = auditRecords(entries).slice(-HISTORY_SHOWN);
+	lines.push(history.length ? `Recent (${history.length}):` : "No settled questions in this session yet.");
+	for (const record of history)
+		lines.push(`  ${clock(record.settledAt)} [${record.asker}] ${record.status}, ${record.answers.length}/${record.questions.length} answered, waited ${(record.waitedMs / 1000).toFixed(1)} s`);
+	return lines.join("\n");
+}

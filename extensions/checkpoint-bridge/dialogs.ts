@@ -1,0 +1,140 @@
+/**
+ * Asks one question through the host's UI and returns its answer, or undefined when the human
+ * dismissed it or its time ran out. Each dialog is opened with the signal; a dialog that ignores
+ * the signal is abandoned when it aborts. A pick that was not offered is refused and asked again.
+ */
+import type { Answer } from "./envelope.ts";
+import { answerOf, choiceEntries, DONE, entryValue, multiAnswer, multiSelectEntries, NO, OTHER_ENTRY, YES } from "./present.ts";
+import type { Question } from "./validate.ts";
+
+/** The dialog primitives the host needs; pi's `ctx.ui` has them in the TUI and in RPC mode. */
+export interface DialogUI {
+	select(title: string, options: string[], opts?: { signal?: AbortSignal; timeout?: number }): Promise<string | undefined>;
+	input(title: string, placeholder?: string, opts?: { signal?: AbortSignal; timeout?: number }): Promise<string | undefined>;
+	notify(message: string, type?: "info" | "warning" | "error"): void;
+	/** Footer status; optional because not every UI has one. */
+	setStatus?(key: string, text: string | undefined): void;
+}
+
+/** Resolves with the dialog's value, or with undefined as soon as `signal` aborts: a UI that ignores the signal cannot hold the queue. */
+export function untilAborted<T>(dialog: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
+	if (signal.aborted) return Promise.resolve(undefined);
+	return new Promise((resolve, reject) => {
+		const onAbort = () => resolve(undefined);
+		signal.addEventListener("abort", onAbort, { once: true });
+		dialog.then(
+			(value) => {
+				signal.removeEventListener("abort", onAbort);
+				resolve(value);
+			},
+			(error: unknown) => {
+				signal.removeEventListener("abort", onAbort);
+				reject(error);
+			},
+		);
+	});
+}
+
+export interface AskContext {
+	ui: DialogUI;
+	title: string;
+	/** Aborts when the question's time is up or its call ended. */
+	signal: AbortSignal;
+	/** Epoch ms by which the question must be answered. */
+	deadline: number;
+	/** Called each time a dialog opens, to count what the human saw. */
+	onDialog?: () => void;
+}
+
+/** Tells the human why an answer was refused; a failing notify must not turn a refusal into an error. */
+function warn(ctx: AskContext, message: string): void {
+	try {
+		ctx.ui.notify(message, "warning");
+	} catch {
+		// The dialog is asked again either way.
+	}
+}
+
+function checkText(value: unknown): string | undefined {
+	if (value === undefined) return undefined;
+	if (typeof value !== "string") throw new TypeError(`the host UI returned ${typeof value} instead of text`);
+	return value;
+}
+
+const options = (ctx: AskContext) => ({ signal: ctx.signal, timeout: Math.max(1, ctx.deadline - Date.now()) });
+
+async function select(ctx: AskContext, entries: string[]): Promise<string | undefined> {
+	ctx.onDialog?.();
+	return checkText(await untilAborted(ctx.ui.select(ctx.title, entries, options(ctx)), ctx.signal));
+}
+
+async function input(ctx: AskContext, title: string, placeholder?: string): Promise<string | undefined> {
+	ctx.onDialog?.();
+	return checkText(await untilAborted(ctx.ui.input(title, placeholder, options(ctx)), ctx.signal));
+}
+
+/** Selects until the pick is one of `entries` (mapped to its value), or the dialog closes. */
+async function pick(ctx: AskContext, entries: Map<string, string>): Promise<string | undefined> {
+	for (;;) {
+		const value = await select(ctx, [...entries.keys()]);
+		if (value === undefined || ctx.signal.aborted) return undefined;
+		const picked = entryValue(entries, value);
+		if (picked !== undefined) return picked;
+		// An RPC client can send any string; an answer that was not offered is never passed on.
+		warn(ctx, `checkpoint-bridge: "${value}" is not one of the offered options; please choose again.`);
+	}
+}
+
+async function typeOther(ctx: AskContext, question: Question): Promise<string | undefined> {
+	for (;;) {
+		const value = await input(ctx, `${ctx.title} — type your own answer`, question.placeholder);
+		if (value === undefined || ctx.signal.aborted) return undefined;
+		if (value.trim() !== "") return value.trim();
+		warn(ctx, "checkpoint-bridge: an empty answer is not an answer; type one or dismiss the dialog.");
+	}
+}
+
+async function askChoice(ctx: AskContext, question: Question): Promise<Answer | undefined> {
+	const entries = choiceEntries(question);
+	if (question.allowOther) entries.set(OTHER_ENTRY, OTHER_ENTRY);
+	const label = await pick(ctx, entries);
+	if (label === undefined) return undefined;
+	if (label !== OTHER_ENTRY) return answerOf(question, "option", label);
+	const typed = await typeOther(ctx, question);
+	return typed === undefined ? undefined : answerOf(question, "other", typed);
+}
+
+async function askMulti(ctx: AskContext, question: Question): Promise<Answer | undefined> {
+	const picked = new Set<string>();
+	const typed: string[] = [];
+	for (;;) {
+		const value = await pick(ctx, multiSelectEntries(question, picked, typed));
+		if (value === undefined) return undefined;
+		if (value === DONE) {
+			if (picked.size + typed.length > 0) return multiAnswer(question, picked, typed);
+			warn(ctx, "checkpoint-bridge: pick at least one option, then Done.");
+		} else if (value === OTHER_ENTRY) {
+			const own = await typeOther(ctx, question);
+			if (own === undefined) return undefined;
+			if (!typed.includes(own)) typed.push(own);
+		} else if (typed.includes(value)) typed.splice(typed.indexOf(value), 1);
+		else if (picked.has(value)) picked.delete(value);
+		else picked.add(value);
+	}
+}
+
+/** One question, answered or not. Throws when the UI fails. */
+export async function askQuestion(ctx: AskContext, question: Question): Promise<Answer | undefined> {
+	switch (question.kind) {
+		case "text": {
+			const value = await input(ctx, ctx.title, question.placeholder);
+			return value === undefined || ctx.signal.aborted ? undefined : answerOf(question, "text", value);
+		}
+		case "confirm": {
+			const value = await pick(ctx, new Map([[YES, YES], [NO, NO]]));
+			return value === undefined ? undefined : answerOf(question, "confirm", value === YES ? "yes" : "no");
+		}
+		case "choice":
+			return question.multiSelect ? askMulti(ctx, question) : askChoice(ctx, question);
+	}
+}
