@@ -11,6 +11,8 @@ import { makeEnvelope, toToolResult, type Envelope } from "./envelope.ts";
 import { claimHostRole, type HostRole } from "./host-role.ts";
 import { askerIdentity } from "./identity.ts";
 import { progressText } from "./progress.ts";
+import type { RelayProgress } from "./protocol.ts";
+import { askRemote, closeProcessEndpoint, endpointFromEnv, ensureProcessEndpoint } from "./remote/index.ts";
 import { renderCallView, renderResultView } from "./render.ts";
 import { AskParamsSchema } from "./schema.ts";
 import { sharedHandle } from "./shared-handle.ts";
@@ -52,11 +54,20 @@ export default function checkpointBridge(pi: ExtensionAPI): void {
 			bell,
 			onSettled: (record) => pi.appendEntry(AUDIT_ENTRY_TYPE, record),
 		});
+		// Processes this host spawns (background sub-agents, pi -p runs) reach it through a local socket.
+		if (role)
+			ensureProcessEndpoint(handle).catch((error: unknown) =>
+				ctx.ui.notify(`checkpoint-bridge: cannot serve other processes: ${error instanceof Error ? error.message : String(error)}`, "warning"),
+			);
 	});
 
-	pi.on("session_shutdown", (event) => {
-		role?.release(event.reason, `The host session ended (${event.reason}) before the questions were answered.`);
+	pi.on("session_shutdown", async (event) => {
+		if (!role) return;
+		const note = `The host session ended (${event.reason}) before the questions were answered.`;
+		role.release(event.reason, note);
 		role = undefined;
+		// On replacement the endpoint stays, so remote askers carry over to the next host.
+		if (event.reason === "quit") await closeProcessEndpoint(note);
 	});
 
 	pi.registerCommand("checkpoints", {
@@ -84,16 +95,19 @@ export default function checkpointBridge(pi: ExtensionAPI): void {
 					return toToolResult(makeEnvelope("error", [], `Invalid parameters: ${checked.problems.join("; ")}.`, { asker: asker.label, waitedMs: 0 }));
 				const config = readConfig();
 				const total = checked.questions.length;
-				const envelope = await askViaHost({
-					handle,
+				const options = {
 					asker,
 					questions: checked.questions,
 					budgetMs: callBudget(checked.timeoutMs, config),
 					dialogTimeoutMs: config.dialogTimeoutMs,
 					...(signal ? { signal } : {}),
 					// Streams why the call waits, into the asker's transcript and pi-subagents' progress.
-					onProgress: (progress) => onUpdate?.({ content: [{ type: "text", text: progressText(progress, total) }], details: undefined as unknown as Envelope }),
-				});
+					onProgress: (progress: RelayProgress) =>
+						onUpdate?.({ content: [{ type: "text", text: progressText(progress, total) }], details: undefined as unknown as Envelope }),
+				};
+				// A host in this process always wins; without one, a host that spawned this process may be reachable.
+				const remote = handle.host() ? undefined : endpointFromEnv(process.env);
+				const envelope = remote ? await askRemote(remote, options) : await askViaHost({ handle, ...options });
 				return toToolResult(envelope);
 			} catch (error) {
 				// Environmental failures become a status, never an exception into pi.
