@@ -200,7 +200,7 @@ export class DialogHost {
 	/** The asker gave up (its budget or its abort): dismiss the dialog or drop the queued request. */
 	cancel(message: RelayCancel): void {
 		const held = typeof message?.id === "string" ? this.#held.get(message.id) : undefined;
-		if (held) this.#stop(held, "cancelled");
+		if (held) this.#stop(held, message.reason === "timeout" ? "timeout" : "cancelled");
 	}
 
 	/** An answer from outside the terminal: applied whole or not at all; the first answer wins. */
@@ -341,8 +341,9 @@ export class DialogHost {
 		held.stop.abort(reason);
 		if (reason === "timeout") this.#settle(held, "timeout", "The call's budget ran out before every question was answered.");
 		else if (reason === "host-ended") this.#settle(held, "no-host", held.hostEndedNote);
-		else if (reason === "cancelled" || reason === "handed-over") {
-			// Silent: the asker already settled, or the request lives on with the next host.
+		else if (reason === "cancelled") this.#settle(held, "cancelled");
+		else if (reason === "handed-over") {
+			// Silent: the request lives on with the next host.
 			held.settled = true;
 			clearTimeout(held.deadlineTimer);
 			this.#held.delete(held.request.id);
