@@ -1,0 +1,153 @@
+/**
+ * Figures 1 and 2: what relaying one question costs, in process, when the host's UI answers at
+ * once, so everything measured is the relay itself. N askers call askViaHost at the same moment;
+ * the same rounds run through the extension's per-request reply channels ("channel") and through
+ * the broadcast baseline ("broadcast"), interleaved; then the two buses' reply traffic alone, to
+ * tell routing from the host's own work. Prints one JSON document on stdout.
+ * Run with --expose-gc (run.mjs does): a full GC between rounds keeps one round's garbage out of the next.
+ */
+import { performance } from "node:perf_hooks";
+import { askViaHost } from "../extensions/checkpoint-bridge/asker.ts";
+import { claimHostRole } from "../extensions/checkpoint-bridge/host-role.ts";
+import { PROTOCOL_VERSION, replyChannel } from "../extensions/checkpoint-bridge/protocol.ts";
+import { createHandle } from "../extensions/checkpoint-bridge/shared-handle.ts";
+import { broadcastHandle } from "./broadcast-bus.mjs";
+import { median, summary } from "./stats.mjs";
+
+const gc = globalThis.gc ?? (() => {});
+const VARIANTS = { channel: createHandle, broadcast: broadcastHandle };
+const OPTIONS = ["even", "odd"];
+// Rounds per load: warm-up (not recorded) and measured, sized to keep this file near 20 s on 2 idle cores.
+const PLAN = [
+	{ n: 1, warmup: 300, rounds: 3000, gcEvery: 200 },
+	{ n: 100, warmup: 10, rounds: 200, gcEvery: 10 },
+	{ n: 1000, warmup: 2, rounds: 12, gcEvery: 1 },
+];
+
+/** One round: n askers ask one question each, all at once; resolves when every call has settled. */
+async function round(variant, n) {
+	const handle = VARIANTS[variant]();
+	const issuedAt = new Float64Array(n);
+	const shownAt = new Float64Array(n);
+	const settledAt = new Float64Array(n);
+	// Answers at once; the answer depends on the asker, so a reply delivered to the wrong asker shows.
+	// Has every method the host calls on pi's ctx.ui, setStatus included (the waiting-count footer).
+	const ui = {
+		select(title, options) {
+			const i = Number(title.slice(1, title.indexOf("]")));
+			shownAt[i] = performance.now();
+			return Promise.resolve(options[i & 1]);
+		},
+		input: () => Promise.resolve(undefined),
+		notify() {},
+		setStatus() {},
+	};
+	const role = claimHostRole(handle, { ui, sessionId: "host-session" });
+	if (!role) throw new Error("could not claim the host role");
+	let wrong = 0;
+	const calls = new Array(n);
+	const startedAt = performance.now();
+	for (let i = 0; i < n; i++) {
+		issuedAt[i] = performance.now();
+		calls[i] = askViaHost({
+			handle,
+			asker: { label: String(i), sessionId: `asker-${i}` },
+			// Distinct per asker: the host shows identical concurrent questions only once.
+			questions: [{ question: `Proceed with step ${i}?`, options: OPTIONS }],
+			budgetMs: 300_000,
+			dialogTimeoutMs: 180_000,
+		}).then((envelope) => {
+			settledAt[i] = performance.now();
+			if (envelope.status !== "ok" || envelope.answers[0]?.answer !== OPTIONS[i & 1]) wrong++;
+		});
+	}
+	await Promise.all(calls);
+	const totalMs = performance.now() - startedAt;
+	role.release("quit", "round over");
+	if (wrong > 0) throw new Error(`${variant}, ${n} askers: ${wrong} calls did not get their own answer`);
+	return { totalMs, issuedAt, shownAt, settledAt };
+}
+
+async function measure({ n, warmup, rounds, gcEvery }) {
+	const names = Object.keys(VARIANTS);
+	for (let r = 0; r < warmup; r++) for (const name of names) await round(name, n);
+	const acc = Object.fromEntries(names.map((name) => [name, { totals: [], e2e: [], service: [] }]));
+	for (let r = 0; r < rounds; r++) {
+		// Alternate which variant goes first, so neither always runs right after a GC.
+		const order = r % 2 === 0 ? names : [...names].reverse();
+		for (const name of order) {
+			if (r % gcEvery === 0) gc();
+			const { totalMs, issuedAt, shownAt, settledAt } = await round(name, n);
+			const a = acc[name];
+			a.totals.push(totalMs);
+			for (let i = 0; i < n; i++) {
+				a.e2e.push((settledAt[i] - issuedAt[i]) * 1000);
+				a.service.push((settledAt[i] - shownAt[i]) * 1000);
+			}
+		}
+	}
+	const result = { n, rounds };
+	for (const name of names) {
+		const { totals, e2e, service } = acc[name];
+		const totalMs = median(totals);
+		result[name] = {
+			totalMs,
+			bestTotalMs: Math.min(...totals),
+			perQuestionUs: (totalMs * 1000) / n,
+			e2eUs: summary(e2e),
+			serviceUs: summary(service),
+		};
+	}
+	return result;
+}
+
+const STAGES = ["queued", "shown", "answered"];
+
+/**
+ * The bus traffic of a round without the host, to tell routing from the host's own work: n askers
+ * listen the way askViaHost does, then each request gets the replies a host sends it (three
+ * progress replies, then its result, after which its asker stops listening). Returns ms.
+ */
+function busRound(variant, n) {
+	const { bus } = VARIANTS[variant]();
+	const ids = Array.from({ length: n }, (_, i) => `request-${i}`);
+	let delivered = 0;
+	for (const id of ids) {
+		const channel = replyChannel(id);
+		const onReply = (reply) => {
+			if (reply.id !== id) return;
+			delivered++;
+			if (reply.kind === "result") bus.off(channel, onReply);
+		};
+		bus.on(channel, onReply);
+	}
+	const started = performance.now();
+	for (const id of ids) {
+		for (const stage of STAGES) bus.emit(replyChannel(id), { v: PROTOCOL_VERSION, id, kind: "progress", stage, answers: [] });
+		bus.emit(replyChannel(id), { v: PROTOCOL_VERSION, id, kind: "result", status: "ok", answers: [] });
+	}
+	const ms = performance.now() - started;
+	if (delivered !== n * (STAGES.length + 1)) throw new Error(`${variant}: ${delivered} replies delivered, expected ${n * (STAGES.length + 1)}`);
+	return ms;
+}
+
+function measureBus(n, rounds, warmup = 3) {
+	const names = Object.keys(VARIANTS);
+	const totals = Object.fromEntries(names.map((name) => [name, []]));
+	for (let r = 0; r < warmup + rounds; r++)
+		for (const name of names) {
+			const ms = busRound(name, n);
+			if (r >= warmup) totals[name].push(ms);
+		}
+	return { n, ...Object.fromEntries(names.map((name) => [name, { totalMs: median(totals[name]) }])) };
+}
+
+const rounds = [];
+for (const step of PLAN) {
+	const started = performance.now();
+	rounds.push(await measure(step));
+	process.stderr.write(`  relay: ${step.n} asker(s) done in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+}
+gc();
+const bus = [measureBus(100, 200), measureBus(1000, 20)];
+process.stdout.write(`${JSON.stringify({ rounds, bus })}\n`);

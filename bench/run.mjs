@@ -1,0 +1,189 @@
+/**
+ * `npm run bench`: runs every figure in its own fresh process, prints them as tables and writes
+ * them to bench/results/latest.json. See bench/README.md for what each figure means.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { availableParallelism, cpus, loadavg, tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+import { median } from "./stats.mjs";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repo = join(here, "..");
+const RESULTS = join(here, "results/latest.json");
+const LOAD_SAMPLES = 5;
+const LOAD_WARM_RELOADS = 5;
+const NO_DISK_CACHE_SAMPLES = 3;
+const MEMORY_N = 10_000;
+
+if (Number(process.versions.node.split(".")[0]) < 22)
+	throw new Error(`Node ${process.versions.node}: the bench needs Node 22 (run it as \`npm run bench\`, which uses node_modules/.bin/node)`);
+
+const agentDir = mkdtempSync(join(tmpdir(), "cb-bench-agent-"));
+process.on("exit", () => rmSync(agentDir, { recursive: true, force: true }));
+// Keeps pi away from ~/.pi/agent and the network.
+const piEnv = { ...process.env, PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1", PI_TELEMETRY: "0" };
+
+/** Runs a bench script in a fresh Node process and returns the JSON it prints last. */
+function child(script, args = [], { nodeFlags = [], env = piEnv } = {}) {
+	const out = execFileSync(process.execPath, [...nodeFlags, join(here, script), ...args.map(String)], {
+		cwd: repo,
+		env,
+		encoding: "utf8",
+		stdio: ["ignore", "pipe", "inherit"],
+		maxBuffer: 64 * 1024 * 1024,
+	});
+	return JSON.parse(out.trim().split("\n").at(-1));
+}
+
+const git = (...args) => {
+	try {
+		return execFileSync("git", args, { cwd: repo, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+	} catch {
+		return undefined;
+	}
+};
+
+const started = performance.now();
+const loadBefore = loadavg()[0];
+// Read before the runs: what was measured is the tree as it was when they started.
+const commit = git("rev-parse", "HEAD");
+const extensionDirty = (git("status", "--porcelain", "--", "extensions") ?? "") !== "";
+const log = (line) => process.stderr.write(`${line}\n`);
+
+log("bench: relay (figures 1, 2)...");
+const relay = child("relay.mjs", [], { nodeFlags: ["--expose-gc"] });
+
+log("bench: extension load (figure 3)...");
+// One unrecorded load fills jiti's transpile cache, so every recorded sample starts from the same disk state.
+child("load.mjs", ["bridge", 0]);
+child("load.mjs", ["empty", 0]);
+const KINDS = ["none", "empty", "bridge"];
+const loadSamples = Object.fromEntries(KINDS.map((kind) => [kind, []]));
+for (let s = 0; s < LOAD_SAMPLES; s++) {
+	// Rotated order, so no kind always runs first after a pause.
+	for (const kind of KINDS.map((_, i) => KINDS[(i + s) % KINDS.length])) loadSamples[kind].push(child("load.mjs", [kind, LOAD_WARM_RELOADS]));
+}
+const noCacheEnv = { ...piEnv, JITI_FS_CACHE: "false" };
+const noCacheSamples = [];
+for (let s = 0; s < NO_DISK_CACHE_SAMPLES; s++) noCacheSamples.push(child("load.mjs", ["bridge", 2], { env: noCacheEnv }));
+
+log("bench: memory (figure 4)...");
+const memory = child("memory.mjs", [MEMORY_N], { nodeFlags: ["--expose-gc"] });
+
+// ---- figures ----
+const loadFigure = (samples) => ({
+	samples: samples.length,
+	coldMs: median(samples.map((s) => s.coldMs)),
+	warmMs: median(samples.flatMap((s) => s.warmMs)),
+});
+const load = Object.fromEntries(KINDS.map((kind) => [kind, loadFigure(loadSamples[kind])]));
+load.bridgeNoDiskCache = loadFigure(noCacheSamples);
+load.bridgeMinusNone = { coldMs: load.bridge.coldMs - load.none.coldMs, warmMs: load.bridge.warmMs - load.none.warmMs };
+load.bridgeMinusEmpty = { coldMs: load.bridge.coldMs - load.empty.coldMs, warmMs: load.bridge.warmMs - load.empty.warmMs };
+
+const byN = Object.fromEntries(relay.rounds.map((r) => [r.n, r]));
+const busByN = Object.fromEntries(relay.bus.map((r) => [r.n, r]));
+const growth = (figures, variant) => {
+	const ratio = figures[1000][variant].totalMs / figures[100][variant].totalMs;
+	return { totalRatio: ratio, exponent: Math.log(ratio) / Math.log(10) };
+};
+const VARIANTS = ["channel", "broadcast"];
+const scaling = {
+	relay: Object.fromEntries(VARIANTS.map((v) => [v, growth(byN, v)])),
+	busOnly: Object.fromEntries(VARIANTS.map((v) => [v, growth(busByN, v)])),
+};
+
+const results = {
+	date: new Date().toISOString(),
+	node: process.version,
+	cpus: availableParallelism(),
+	cpuModel: cpus()[0]?.model,
+	loadAverage1m: { before: loadBefore, after: loadavg()[0] },
+	commit,
+	extensionDirty,
+	durationS: (performance.now() - started) / 1000,
+	relay,
+	scaling,
+	load,
+	memory,
+};
+const tmp = `${RESULTS}.tmp`;
+writeFileSync(tmp, `${JSON.stringify(results, null, "\t")}\n`);
+renameSync(tmp, RESULTS);
+
+// ---- tables ----
+const f = (value, digits = 1) => (Number.isFinite(value) ? value.toFixed(digits) : "-");
+const ratio = (a, b) => `${f(b / a, 2)}x`;
+const table = (head, rows) => {
+	const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
+	const line = (cells) => cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join("  ");
+	return [line(head), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n");
+};
+
+const out = [];
+out.push(`checkpoint-bridge bench: ${results.date}, Node ${results.node}, ${results.cpus} CPUs, load average ${f(loadBefore, 2)} -> ${f(results.loadAverage1m.after, 2)}`);
+out.push(`commit ${results.commit?.slice(0, 7) ?? "?"}${results.extensionDirty ? " + uncommitted changes in extensions/" : ""}; took ${f(results.durationS, 0)} s`);
+if (loadBefore > results.cpus) out.push(`note: the machine was busy (load average above the CPU count): absolute times are inflated; the ratios hold better.`);
+
+out.push("", "1. Relay overhead per question (µs), host UI answers at once. channel = the extension (reply:<id> per request); broadcast = baseline (one shared event)");
+const rows = [];
+for (const r of relay.rounds) {
+	const c = r.channel;
+	const b = r.broadcast;
+	rows.push([r.n, "end-to-end per call", f(c.e2eUs.p50), f(c.e2eUs.p99), f(b.e2eUs.p50), f(b.e2eUs.p99), ratio(c.e2eUs.p50, b.e2eUs.p50), ratio(c.e2eUs.p99, b.e2eUs.p99)]);
+	rows.push(["", "service (shown -> settled)", f(c.serviceUs.p50, 2), f(c.serviceUs.p99, 2), f(b.serviceUs.p50, 2), f(b.serviceUs.p99, 2), ratio(c.serviceUs.p50, b.serviceUs.p50), ratio(c.serviceUs.p99, b.serviceUs.p99)]);
+	rows.push(["", "amortized (round / askers)", f(c.perQuestionUs, 2), "", f(b.perQuestionUs, 2), "", ratio(c.perQuestionUs, b.perQuestionUs), ""]);
+}
+out.push(table(["askers", "figure", "channel p50", "p99", "broadcast p50", "p99", "broadcast/channel p50", "p99"], rows));
+
+out.push("", "2. Growth from 100 to 1,000 concurrent askers (10x the load; exponent 1 = linear, 2 = quadratic)");
+const growthRow = (label, figures, grown, v, digits) => [
+	label,
+	f(figures[100][v].totalMs, digits),
+	f(figures[1000][v].totalMs, digits),
+	f((figures[100][v].totalMs * 1000) / 100, 2),
+	f((figures[1000][v].totalMs * 1000) / 1000, 2),
+	`${f(grown[v].totalRatio, 1)}x`,
+	f(grown[v].exponent, 2),
+];
+out.push(
+	table(
+		["variant", "ms @100", "ms @1000", "µs/question @100", "µs/question @1000", "ratio", "exponent"],
+		[
+			...VARIANTS.map((v) => growthRow(`relay, ${v}`, byN, scaling.relay, v, 2)),
+			...VARIANTS.map((v) => growthRow(`bus traffic only, ${v}`, busByN, scaling.busOnly, v, 3)),
+		],
+	),
+);
+
+out.push("", `3. Extension load through pi's DefaultResourceLoader (ms, median; fresh process per sample, ${LOAD_SAMPLES} samples, ${LOAD_WARM_RELOADS} later reloads each)`);
+out.push(
+	table(
+		["extensions", "first reload (cold)", "later reload"],
+		[
+			["none", f(load.none.coldMs), f(load.none.warmMs, 2)],
+			["empty .ts extension", f(load.empty.coldMs), f(load.empty.warmMs, 2)],
+			["checkpoint-bridge", f(load.bridge.coldMs), f(load.bridge.warmMs, 2)],
+			["checkpoint-bridge - none", f(load.bridgeMinusNone.coldMs), f(load.bridgeMinusNone.warmMs, 2)],
+			["checkpoint-bridge - empty", f(load.bridgeMinusEmpty.coldMs), f(load.bridgeMinusEmpty.warmMs, 2)],
+			[`checkpoint-bridge, no jiti disk cache (${NO_DISK_CACHE_SAMPLES} samples)`, f(load.bridgeNoDiskCache.coldMs), f(load.bridgeNoDiskCache.warmMs, 2)],
+		],
+	),
+);
+
+out.push("", `4. Memory per pending request (${memory.n.toLocaleString("en")} pending at a host that never answers; heap after full GC)`);
+out.push(
+	table(
+		["figure", "value"],
+		[
+			["heap per pending request", `${f(memory.bytesPerPendingRequest / 1024, 2)} KiB`],
+			["heap before / pending", `${f(memory.heapBeforeBytes / 2 ** 20)} / ${f(memory.heapPendingBytes / 2 ** 20)} MiB`],
+			["heap left after release (all requests)", `${f((memory.heapAfterReleaseBytes - memory.heapBeforeBytes) / 1024, 0)} KiB`],
+		],
+	),
+);
+out.push("", `written to ${RESULTS}`);
+console.log(out.join("\n"));
