@@ -73,6 +73,10 @@ interface Held {
 	sharedWith: Set<string>[];
 	/** Per question: the held request of another session this one waits on for the same question. */
 	joined: (Held | undefined)[];
+	/** Per question: its dedupe key, computed once. */
+	keys: string[];
+	/** Held requests that joined one of this one's questions: they may complete when it answers. */
+	dependents: Set<Held>;
 	deadlineTimer: ReturnType<typeof setTimeout>;
 	queuedAt: number;
 	shownAt?: number;
@@ -109,6 +113,10 @@ export class DialogHost {
 	readonly #bell: (() => void) | undefined;
 	readonly #queue = new PQueue({ concurrency: 1 });
 	readonly #held = new Map<string, Held>();
+	/** Held requests by question key, oldest first: finding an identical question costs O(1), not a scan. */
+	readonly #byKey = new Map<string, Set<Held>>();
+	/** Held requests per asker label, oldest asker first, for the status line. */
+	readonly #askers = new Map<string, number>();
 	readonly #stats: HostStats = { questionsAsked: 0, dialogsShown: 0, sharedAnswers: 0 };
 
 	constructor(options: DialogHostOptions) {
@@ -134,9 +142,19 @@ export class DialogHost {
 		return { ...this.#stats };
 	}
 
-	/** Askers of the requests held, oldest first, each once. */
-	waitingAskers(): string[] {
-		return [...new Set([...this.#held.values()].map((h) => h.request.asker.label))];
+	/** Askers of the requests held, oldest first, each once; at most `limit` of them. */
+	waitingAskers(limit = Number.POSITIVE_INFINITY): string[] {
+		const labels: string[] = [];
+		for (const label of this.#askers.keys()) {
+			if (labels.length >= limit) break;
+			labels.push(label);
+		}
+		return labels;
+	}
+
+	/** How many different askers are waiting. */
+	get waitingAskerCount(): number {
+		return this.#askers.size;
 	}
 
 	/** What is open, oldest first. */
@@ -161,6 +179,7 @@ export class DialogHost {
 		const remaining = request.deadline - Date.now();
 		if (remaining <= 0) return this.#replyResult(request.id, "timeout", carried?.answers ?? [], "The call's budget had run out before it reached the host.");
 		const answers: (Answer | undefined)[] = questions.map((q) => carried?.answers.find((a) => a.question === q.question && a.id === q.id));
+		const keys = questions.map(questionKey);
 		const held: Held = {
 			request,
 			questions,
@@ -170,15 +189,20 @@ export class DialogHost {
 			settled: false,
 			answers,
 			sharedWith: questions.map(() => new Set()),
-			joined: questions.map((q) => this.#findSameQuestion(request, questionKey(q))),
+			joined: keys.map((key) => this.#findSameQuestion(request, key)),
+			keys,
+			dependents: new Set(),
 			deadlineTimer: setTimeout(() => this.#stop(held, "timeout"), remaining),
 			queuedAt: carried?.queuedAt ?? Date.now(),
 		};
 		held.joined.forEach((owner, i) => {
-			const index = owner?.questions.findIndex((q) => questionKey(q) === questionKey(questions[i]!));
-			if (owner && index !== undefined && index >= 0) owner.sharedWith[index]!.add(request.asker.label);
+			if (!owner) return;
+			owner.sharedWith[owner.keys.indexOf(keys[i]!)]!.add(request.asker.label);
+			owner.dependents.add(held);
 		});
 		this.#held.set(request.id, held);
+		for (const key of keys) this.#byKey.set(key, (this.#byKey.get(key) ?? new Set()).add(held));
+		this.#askers.set(request.asker.label, (this.#askers.get(request.asker.label) ?? 0) + 1);
 		if (!carried) this.#stats.questionsAsked += questions.length;
 		const position = this.#held.size;
 		this.#progress(held, "queued", { position });
@@ -249,6 +273,21 @@ export class DialogHost {
 		}
 	}
 
+	/** Drops every trace of a settled request from the host's indexes. */
+	#forget(held: Held): void {
+		clearTimeout(held.deadlineTimer);
+		this.#held.delete(held.request.id);
+		for (const key of held.keys) {
+			const same = this.#byKey.get(key);
+			same?.delete(held);
+			if (same?.size === 0) this.#byKey.delete(key);
+		}
+		const label = held.request.asker.label;
+		const left = (this.#askers.get(label) ?? 1) - 1;
+		if (left > 0) this.#askers.set(label, left);
+		else this.#askers.delete(label);
+	}
+
 	#isRelayed(held: Held): boolean {
 		return held.request.asker.sessionId !== this.#sessionId;
 	}
@@ -267,8 +306,7 @@ export class DialogHost {
 
 	/** The oldest held request of another session with the same question, if any. */
 	#findSameQuestion(request: RelayRequest, key: string): Held | undefined {
-		for (const other of this.#held.values())
-			if (other.request.asker.sessionId !== request.asker.sessionId && other.questions.some((q) => questionKey(q) === key)) return other;
+		for (const other of this.#byKey.get(key) ?? []) if (other.request.asker.sessionId !== request.asker.sessionId) return other;
 		return undefined;
 	}
 
@@ -277,8 +315,7 @@ export class DialogHost {
 		const owner = held.joined[index];
 		if (!owner) return undefined;
 		const question = held.questions[index]!;
-		const key = questionKey(question);
-		const answer = owner.answers[owner.questions.findIndex((q) => questionKey(q) === key)];
+		const answer = owner.answers[owner.keys.indexOf(held.keys[index]!)];
 		if (!answer) return undefined;
 		const { id: _ownerId, ...rest } = answer;
 		return { ...rest, question: question.question, ...(question.id !== undefined ? { id: question.id } : {}), source: "shared", sharedWith: [owner.request.asker.label] };
@@ -319,8 +356,7 @@ export class DialogHost {
 		if (held.settled) return;
 		held.settled = true;
 		held.showing = undefined;
-		clearTimeout(held.deadlineTimer);
-		this.#held.delete(held.request.id);
+		this.#forget(held);
 		const answers = held.answers.flatMap((answer, i) => {
 			if (!answer) return [];
 			const others = [...held.sharedWith[i]!].filter((label) => !answer.sharedWith?.includes(label));
@@ -332,7 +368,7 @@ export class DialogHost {
 		// Nobody listens any more for a cancelled or handed-over request.
 		if (status !== "cancelled") this.#replyResult(held.request.id, status, answers, note);
 		// Askers that joined this request's questions may now have everything they need.
-		for (const other of [...this.#held.values()]) if (other.joined.includes(held)) this.#completeFromShared(other);
+		for (const other of held.dependents) this.#completeFromShared(other);
 	}
 
 	#stop(held: Held, reason: StopReason): void {
@@ -345,8 +381,7 @@ export class DialogHost {
 		else if (reason === "handed-over") {
 			// Silent: the request lives on with the next host.
 			held.settled = true;
-			clearTimeout(held.deadlineTimer);
-			this.#held.delete(held.request.id);
+			this.#forget(held);
 			this.#events.changed?.();
 		}
 	}
@@ -385,7 +420,7 @@ export class DialogHost {
 			held.answers[index] = { ...answer, source: "dialog" };
 			this.#progress(held, "answered", { question: index });
 			// Other askers waiting on this very question may be complete now.
-			for (const other of [...this.#held.values()]) if (other.joined.includes(held)) this.#completeFromShared(other);
+			for (const other of held.dependents) this.#completeFromShared(other);
 		}
 		this.#settle(held, "ok");
 	}

@@ -53,10 +53,15 @@ export interface HostRole {
 	release(reason: string, note: string): void;
 }
 
+/** Askers named in the status line; the rest are counted. @default 3 */
+export const STATUS_ASKERS_SHOWN = 3;
+
 /** The status line while questions wait, e.g. `checkpoint-bridge: 2 waiting (planner, reviewer)`. */
 export function statusText(host: DialogHost): string | undefined {
 	const waiting = host.heldCount;
-	return waiting === 0 ? undefined : `checkpoint-bridge: ${waiting} waiting (${host.waitingAskers().join(", ")})`;
+	if (waiting === 0) return undefined;
+	const more = host.waitingAskerCount - STATUS_ASKERS_SHOWN;
+	return `checkpoint-bridge: ${waiting} waiting (${host.waitingAskers(STATUS_ASKERS_SHOWN).join(", ")}${more > 0 ? ` +${more} more` : ""})`;
 }
 
 const settledRecord = (request: ObservedRequest, outcome: { status: Status; answers: Answer[]; note?: string }, settledAt: number): SettledRecord => ({

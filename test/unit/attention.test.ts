@@ -30,6 +30,15 @@ describe("attention and visibility", () => {
 		expect(status.statuses.at(-1)).toBeUndefined();
 	});
 
+	it("names the first three askers and counts the rest", async () => {
+		const status = withStatus();
+		const { fake, ask } = relay();
+		fake.ui.setStatus = status.setStatus;
+		for (const label of ["a", "b", "c", "d", "e"]) void ask([{ question: `${label}?` }], { label });
+		await flush(vi);
+		expect(status.statuses.at(-1)).toBe("checkpoint-bridge: 5 waiting (a, b, c +2 more)");
+	});
+
 	it("rings once when a relayed question is first shown, never for the host's own", async () => {
 		const bell = vi.fn();
 		const { fake, ask } = relay({ respond: (d) => queueMicrotask(() => d.answer("x")) }, { bell });

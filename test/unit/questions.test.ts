@@ -106,7 +106,7 @@ describe("ask the human once", () => {
 			ask([same, { question: "Planner only?" }], { label: "planner" }),
 			ask([same], { label: "reviewer" }),
 			ask([{ question: "Writer only?" }, same], { label: "writer" }),
-		].map((p) => p.then((e) => results.push(e) && e));
+		].map((p) => p.then((e) => (results.push(e), e)));
 		for (let i = 0; i < 4; i++) {
 			await flush(vi);
 			const dialog = fake.current();
