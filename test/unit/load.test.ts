@@ -65,8 +65,9 @@ function fakeSession(options: { name?: string; sessionId: string; ui?: PropertyU
 		ui: options.ui,
 		sessionManager: { getSessionId: () => options.sessionId, getEntries: () => [] },
 	};
-	const fire = (type: string) => {
-		for (const handler of handlers.get(type) ?? []) handler({ type, reason: type === "session_shutdown" ? "quit" : "startup" }, ctx);
+	/** Runs the handlers as pi does, awaiting each. */
+	const fire = async (type: string) => {
+		for (const handler of handlers.get(type) ?? []) await handler({ type, reason: type === "session_shutdown" ? "quit" : "startup" }, ctx);
 	};
 	return {
 		start: () => fire("session_start"),
@@ -95,9 +96,9 @@ describe(`${SESSIONS} asking sessions × ${QUESTIONS_PER_SESSION} questions each
 		const timersBefore = vi.getTimerCount();
 		const ui = new PropertyUI({ respond: (dialog, self) => queueMicrotask(() => self.answer(dialog, answerFor(dialog))) });
 		const host = fakeSession({ name: "main", sessionId: "host-session-0000", ui });
-		host.start();
+		await host.start();
 		const workers = Array.from({ length: SESSIONS }, (_, s) => fakeSession({ name: `worker-${String(s).padStart(2, "0")}`, sessionId: `worker-session-${s}` }));
-		for (const worker of workers) worker.start();
+		for (const worker of workers) await worker.start();
 		const arrivals: RelayRequest[] = [];
 		const recordArrival = (request: RelayRequest) => void arrivals.push(request);
 		handle.bus.on("request", recordArrival);
@@ -151,8 +152,8 @@ describe(`${SESSIONS} asking sessions × ${QUESTIONS_PER_SESSION} questions each
 		expect(listeners(handle)).toEqual(hostListeners);
 		expect(vi.getTimerCount()).toBe(timersBefore);
 		handle.bus.off("request", recordArrival);
-		for (const worker of workers) worker.shutdown();
-		host.shutdown();
+		for (const worker of workers) await worker.shutdown();
+		await host.shutdown();
 		expect(handle.host()).toBeUndefined();
 		expect(handle.bus.eventNames()).toEqual([]);
 	});

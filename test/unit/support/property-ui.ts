@@ -46,6 +46,8 @@ interface Live {
 export class PropertyUI implements DialogUI {
 	readonly dialogs: Dialog[] = [];
 	readonly notices: { message: string; type?: string }[] = [];
+	/** The footer status, by key, as last set. */
+	readonly status = new Map<string, string>();
 	/** One entry per opening that found another dialog still open. */
 	readonly overlaps: string[] = [];
 	opened = 0;
@@ -82,6 +84,11 @@ export class PropertyUI implements DialogUI {
 	notify(message: string, type?: "info" | "warning" | "error"): void {
 		if (this.#options.keepHistory !== false) this.notices.push({ message, ...(type ? { type } : {}) });
 		if (this.notifyThrows !== undefined) throw this.notifyThrows;
+	}
+
+	setStatus(key: string, text: string | undefined): void {
+		if (text === undefined) this.status.delete(key);
+		else this.status.set(key, text);
 	}
 
 	/** Closes an open dialog with a value (any value: the host must cope with what a client sends). */
