@@ -22,7 +22,7 @@ export function auditRecords(entries: readonly EntryLike[]): SettledRecord[] {
 	return entries.filter((e) => e.type === "custom" && e.customType === AUDIT_ENTRY_TYPE && e.data).map((e) => e.data as SettledRecord);
 }
 
-const clock = (ms: number) => new Date(ms).toISOString().slice(11, 19);
+const clock = (ms: number) => `${new Date(ms).toISOString().slice(11, 19)} UTC`;
 
 /** The text `/checkpoints` shows. */
 export function checkpointsReport(snapshot: Snapshot | undefined, entries: readonly EntryLike[], stats?: Readonly<HostStats>): string {

@@ -87,12 +87,15 @@ async function pick(ctx: AskContext, entries: Map<string, string>): Promise<stri
 
 async function typeOther(ctx: AskContext, question: Question): Promise<string | undefined> {
 	for (;;) {
-		const value = await input(ctx, `${ctx.title} — type your own answer`, question.placeholder);
+		const [first, ...details] = ctx.title.split("\n");
+		const value = await input(ctx, [`${first} — type your own answer`, ...details].join("\n"), question.placeholder);
 		if (value === undefined || ctx.signal.aborted) return undefined;
 		if (value.trim() !== "") return value.trim();
 		warn(ctx, "checkpoint-bridge: an empty answer is not an answer; type one or dismiss the dialog.");
 	}
 }
+
+const isOffered = (question: Question, value: string) => question.options?.some((o) => o.label === value) ?? false;
 
 async function askChoice(ctx: AskContext, question: Question): Promise<Answer | undefined> {
 	const entries = choiceEntries(question);
@@ -101,7 +104,9 @@ async function askChoice(ctx: AskContext, question: Question): Promise<Answer | 
 	if (label === undefined) return undefined;
 	if (label !== OTHER_ENTRY) return answerOf(question, "option", label);
 	const typed = await typeOther(ctx, question);
-	return typed === undefined ? undefined : answerOf(question, "other", typed);
+	if (typed === undefined) return undefined;
+	// Typing an offered label is picking that option.
+	return isOffered(question, typed) ? answerOf(question, "option", typed) : answerOf(question, "other", typed);
 }
 
 async function askMulti(ctx: AskContext, question: Question): Promise<Answer | undefined> {
@@ -116,7 +121,9 @@ async function askMulti(ctx: AskContext, question: Question): Promise<Answer | u
 		} else if (value === OTHER_ENTRY) {
 			const own = await typeOther(ctx, question);
 			if (own === undefined) return undefined;
-			if (!typed.includes(own)) typed.push(own);
+			// Typing an offered label picks that option; a value typed twice counts once.
+			if (isOffered(question, own)) picked.add(own);
+			else if (!typed.includes(own)) typed.push(own);
 		} else if (typed.includes(value)) typed.splice(typed.indexOf(value), 1);
 		else if (picked.has(value)) picked.delete(value);
 		else picked.add(value);

@@ -83,6 +83,14 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 	const { ui, sessionId, bell, onSettled } = options;
 	const claimId = nanoid();
 	let host: DialogHost | undefined;
+	// The footer is a courtesy: a UI that fails to draw it must not fail a request or a shutdown.
+	const showStatus = (text: string | undefined) => {
+		try {
+			ui.setStatus?.(STATUS_KEY, text);
+		} catch {
+			// Nothing to fall back to; the dialogs still work.
+		}
+	};
 	if (!handle.claimHost({ claimId, sessionId, protocol: PROTOCOL_VERSION, snapshot: () => host!.snapshot() })) return undefined;
 	const { bus } = handle;
 	host = new DialogHost({
@@ -97,7 +105,7 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 				bus.emit(OBSERVER_EVENTS.settled, { ...request, settledAt, outcome });
 				onSettled?.(settledRecord(request, outcome, settledAt));
 			},
-			changed: () => ui.setStatus?.(STATUS_KEY, statusText(host!)),
+			changed: () => showStatus(statusText(host!)),
 		},
 	});
 	const served = host;
@@ -139,7 +147,7 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 						});
 				});
 			}
-			ui.setStatus?.(STATUS_KEY, undefined);
+			showStatus(undefined);
 		},
 	};
 }

@@ -72,6 +72,10 @@ const STATUS_COLOR: Record<Status, Line["color"]> = {
 	error: "error",
 };
 
+/** An option as the model wrote it: a string (v1) or `{ label }` (v2). */
+const optionLabel = (option: unknown) =>
+	typeof option === "object" && option !== null && "label" in option ? String((option as { label: unknown }).label) : String(option);
+
 interface CallArgs {
 	questions?: { question?: unknown; options?: unknown }[];
 	timeoutMs?: unknown;
@@ -84,7 +88,7 @@ export function renderCallView(args: CallArgs, asker: string, theme: RenderTheme
 		() => [
 			{ text: `ask the human · from ${asker} · ${questions.length} question${questions.length === 1 ? "" : "s"}`, color: "toolTitle", bold: true },
 			...questions.map((q, i) => {
-				const options = Array.isArray(q?.options) ? ` [${q.options.map(String).join(" | ")}]` : "";
+				const options = Array.isArray(q?.options) ? ` [${q.options.map(optionLabel).join(" | ")}]` : "";
 				return { text: `  ${i + 1}. ${oneLine(String(q?.question ?? ""))}${options}`, color: "muted" as const };
 			}),
 		],

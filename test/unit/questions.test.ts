@@ -146,3 +146,20 @@ describe("ask the human once", () => {
 		expect(fake.dialogs).toHaveLength(3);
 	});
 });
+
+describe("typed answers that match an offered option", () => {
+	it("records a typed offered label as that option, in a single choice and in a multi-select", async () => {
+		const single = scripted(pickEntry("Other"), () => "SQLite");
+		const one = await relay({ respond: single.respond }).ask([{ question: "Which database?", options: ["Postgres", "SQLite"] }]);
+		expect(one.answers[0]).toMatchObject({ answer: "SQLite", kind: "option" });
+		const multi = scripted(pickEntry("☐ linux"), pickEntry("Other"), () => "linux", pickEntry("Other"), () => "mac", pickEntry("Done"));
+		const many = await relay({ respond: multi.respond }).ask([{ question: "Targets?", options: ["linux", "mac", "bsd"], multiSelect: true }]);
+		expect(many.answers[0]).toMatchObject({ answer: "linux, mac", values: ["linux", "mac"], kind: "option" });
+	});
+
+	it("keeps the details below the Other input's title", async () => {
+		const script = scripted(pickEntry("Other"), () => "Redis");
+		await relay({ respond: script.respond }).ask([{ question: "Which database?", details: "Pick one.", options: ["Postgres", "SQLite"] }]);
+		expect(script.seen[1]?.title).toBe("[child] Which database? — type your own answer\nPick one.");
+	});
+});

@@ -12,6 +12,11 @@ describe("transcript rendering", () => {
 		expect(view.render(80)).toEqual(["ask the human · from planner · 2 questions", "  1. Which naming? [camel | snake]", "  2. Name?"]);
 	});
 
+	it("shows v2 option objects by their labels", () => {
+		const view = renderCallView({ questions: [{ question: "Areas?", options: [{ label: "api" }, "cli", { label: "docs", description: "d" }] }] }, "p", plain);
+		expect(view.render(80)[1]).toBe("  1. Areas? [api | cli | docs]");
+	});
+
 	it("shows the status and the first answers when compact, all of them and the note when expanded", () => {
 		const result = { details: makeEnvelope("timeout", answers, "Budget ran out.", { asker: "planner", waitedMs: 1500 }) };
 		const compact = renderResultView(result, { expanded: false, isPartial: false }, plain).render(200);
