@@ -277,7 +277,7 @@ describe(`${CALLS.toLocaleString("en")} calls one after another`, () => {
 
 		console.log(
 			`${(CALLS - WARM_UP).toLocaleString("en")} calls in ${(elapsed / 1000).toFixed(2)} s (${Math.round(((CALLS - WARM_UP) / elapsed) * 1000).toLocaleString("en")}/s); ` +
-				`heap growth after GC ${(heapGrowth / 1024 / 1024).toFixed(2)} MB; ${ui.opened.toLocaleString("en")} dialogs; statuses ${JSON.stringify(Object.fromEntries(tally))}`,
+				`heap growth after GC ${(heapGrowth / 1024 / 1024).toFixed(2)} MB; ${ui.opened.toLocaleString("en")} dialogs; statuses of all ${CALLS.toLocaleString("en")} ${JSON.stringify(Object.fromEntries(tally))}`,
 		);
 		expect(wrong).toEqual([]);
 		expect(ui.overlaps).toEqual([]);
