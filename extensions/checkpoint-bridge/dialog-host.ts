@@ -86,7 +86,7 @@ interface Held {
 }
 
 /** Timers may fire a millisecond early by the wall clock: a capped dialog closing this close to the call's deadline timed out with it. */
-const DEADLINE_TOLERANCE_MS = 2;
+export const DEADLINE_TOLERANCE_MS = 2;
 
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
 /** Hooks run inside the relay's own flow: one that throws must not stall or settle anything. */

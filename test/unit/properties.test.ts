@@ -16,6 +16,7 @@
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { askViaHost } from "../../extensions/checkpoint-bridge/asker.ts";
+import { DEADLINE_TOLERANCE_MS } from "../../extensions/checkpoint-bridge/dialog-host.ts";
 import { NEEDS_INPUT_ADVICE, STATUSES, type Envelope, type Status } from "../../extensions/checkpoint-bridge/envelope.ts";
 import { claimHostRole, HANDOVER_GRACE_MS, STATUS_KEY, type HostRole } from "../../extensions/checkpoint-bridge/host-role.ts";
 import checkpointBridge, { TOOL_NAME } from "../../extensions/checkpoint-bridge/index.ts";
@@ -219,9 +220,8 @@ interface Call {
 
 const isPending = (call: Call) => call.settlements === 0;
 
-/** dialog-host.ts: a dialog capped by the call's budget that closes this close to the deadline counts as the call's timeout. */
-const DEADLINE_SLACK_MS = 2;
-const nearDeadline = (call: Call, at = Date.now()) => at >= call.askedAt + call.budgetMs - DEADLINE_SLACK_MS;
+/** A dialog capped by the call's budget that closes this close to the deadline counts as the call's timeout. */
+const nearDeadline = (call: Call, at = Date.now()) => at >= call.askedAt + call.budgetMs - DEADLINE_TOLERANCE_MS;
 type Reply = { ok: boolean; code?: string };
 
 class Relay {
