@@ -12,9 +12,21 @@ import { claimHostRole } from "../extensions/checkpoint-bridge/host-role.ts";
 import { PROTOCOL_VERSION, replyChannel } from "../extensions/checkpoint-bridge/protocol.ts";
 import { createHandle } from "../extensions/checkpoint-bridge/shared-handle.ts";
 import { broadcastHandle } from "./broadcast-bus.mjs";
-import { median, summary } from "./stats.mjs";
+import { mean, median, summary } from "./stats.mjs";
 
 const gc = globalThis.gc ?? (() => {});
+/**
+ * CPU time of this thread, where the whole relay runs, in ms. Unlike wall time it leaves out the
+ * time the process waits for a core, which a busy machine adds to short rounds far more, in
+ * proportion, than to long ones. The kernel counts it in ticks, so only a mean over rounds means anything.
+ */
+const threadCpuMs =
+	typeof process.threadCpuUsage === "function"
+		? () => {
+				const { user, system } = process.threadCpuUsage();
+				return (user + system) / 1000;
+			}
+		: () => Number.NaN;
 const VARIANTS = { channel: createHandle, broadcast: broadcastHandle };
 const OPTIONS = ["even", "odd"];
 // Rounds per load: warm-up (not recorded) and measured, sized to keep this file near 20 s on 2 idle cores.
@@ -46,6 +58,7 @@ async function round(variant, n) {
 	if (!role) throw new Error("could not claim the host role");
 	let wrong = 0;
 	const calls = new Array(n);
+	const cpuStartedAt = threadCpuMs();
 	const startedAt = performance.now();
 	for (let i = 0; i < n; i++) {
 		issuedAt[i] = performance.now();
@@ -63,23 +76,25 @@ async function round(variant, n) {
 	}
 	await Promise.all(calls);
 	const totalMs = performance.now() - startedAt;
+	const cpuMs = threadCpuMs() - cpuStartedAt;
 	role.release("quit", "round over");
 	if (wrong > 0) throw new Error(`${variant}, ${n} askers: ${wrong} calls did not get their own answer`);
-	return { totalMs, issuedAt, shownAt, settledAt };
+	return { totalMs, cpuMs, issuedAt, shownAt, settledAt };
 }
 
 async function measure({ n, warmup, rounds, gcEvery }) {
 	const names = Object.keys(VARIANTS);
 	for (let r = 0; r < warmup; r++) for (const name of names) await round(name, n);
-	const acc = Object.fromEntries(names.map((name) => [name, { totals: [], e2e: [], service: [] }]));
+	const acc = Object.fromEntries(names.map((name) => [name, { totals: [], cpus: [], e2e: [], service: [] }]));
 	for (let r = 0; r < rounds; r++) {
 		// Alternate which variant goes first, so neither always runs right after a GC.
 		const order = r % 2 === 0 ? names : [...names].reverse();
 		for (const name of order) {
 			if (r % gcEvery === 0) gc();
-			const { totalMs, issuedAt, shownAt, settledAt } = await round(name, n);
+			const { totalMs, cpuMs, issuedAt, shownAt, settledAt } = await round(name, n);
 			const a = acc[name];
 			a.totals.push(totalMs);
+			a.cpus.push(cpuMs);
 			for (let i = 0; i < n; i++) {
 				a.e2e.push((settledAt[i] - issuedAt[i]) * 1000);
 				a.service.push((settledAt[i] - shownAt[i]) * 1000);
@@ -88,11 +103,12 @@ async function measure({ n, warmup, rounds, gcEvery }) {
 	}
 	const result = { n, rounds };
 	for (const name of names) {
-		const { totals, e2e, service } = acc[name];
+		const { totals, cpus, e2e, service } = acc[name];
 		const totalMs = median(totals);
 		result[name] = {
 			totalMs,
 			bestTotalMs: Math.min(...totals),
+			cpuMeanMs: mean(cpus),
 			perQuestionUs: (totalMs * 1000) / n,
 			e2eUs: summary(e2e),
 			serviceUs: summary(service),

@@ -73,6 +73,9 @@ for (let s = 0; s < NO_DISK_CACHE_SAMPLES; s++) noCacheSamples.push(child("load.
 log("bench: memory (figure 4)...");
 const memory = child("memory.mjs", [MEMORY_N], { nodeFlags: ["--expose-gc"] });
 
+log("bench: remote relay (figure 5)...");
+const remote = child("remote.mjs", [], { nodeFlags: ["--expose-gc"] });
+
 // ---- figures ----
 const loadFigure = (samples) => ({
 	samples: samples.length,
@@ -88,7 +91,12 @@ const byN = Object.fromEntries(relay.rounds.map((r) => [r.n, r]));
 const busByN = Object.fromEntries(relay.bus.map((r) => [r.n, r]));
 const growth = (figures, variant) => {
 	const ratio = figures[1000][variant].totalMs / figures[100][variant].totalMs;
-	return { totalRatio: ratio, exponent: Math.log(ratio) / Math.log(10) };
+	const grown = { totalRatio: ratio, exponent: Math.log10(ratio) };
+	// CPU time too: a busy machine lengthens the short rounds at 100 askers most, which bends the wall-time ratio.
+	const cpu = figures[100][variant].cpuMeanMs;
+	if (cpu === undefined) return grown;
+	const cpuRatio = figures[1000][variant].cpuMeanMs / cpu;
+	return { ...grown, cpuRatio, cpuExponent: Math.log10(cpuRatio) };
 };
 const VARIANTS = ["channel", "broadcast"];
 const scaling = {
@@ -109,6 +117,7 @@ const results = {
 	scaling,
 	load,
 	memory,
+	remote,
 };
 const tmp = `${RESULTS}.tmp`;
 writeFileSync(tmp, `${JSON.stringify(results, null, "\t")}\n`);
@@ -139,7 +148,7 @@ for (const r of relay.rounds) {
 }
 out.push(table(["askers", "figure", "channel p50", "p99", "broadcast p50", "p99", "broadcast/channel p50", "p99"], rows));
 
-out.push("", "2. Growth from 100 to 1,000 concurrent askers (10x the load; exponent 1 = linear, 2 = quadratic)");
+out.push("", "2. Growth from 100 to 1,000 concurrent askers (10x the load; exponent 1 = linear, 2 = quadratic). Wall time: median round; CPU: this thread's, mean per round");
 const growthRow = (label, figures, grown, v, digits) => [
 	label,
 	f(figures[100][v].totalMs, digits),
@@ -148,10 +157,13 @@ const growthRow = (label, figures, grown, v, digits) => [
 	f((figures[1000][v].totalMs * 1000) / 1000, 2),
 	`${f(grown[v].totalRatio, 1)}x`,
 	f(grown[v].exponent, 2),
+	f((figures[100][v].cpuMeanMs * 1000) / 100, 2),
+	f((figures[1000][v].cpuMeanMs * 1000) / 1000, 2),
+	f(grown[v].cpuExponent, 2),
 ];
 out.push(
 	table(
-		["variant", "ms @100", "ms @1000", "µs/question @100", "µs/question @1000", "ratio", "exponent"],
+		["variant", "ms @100", "ms @1000", "µs/question @100", "µs/question @1000", "ratio", "exponent", "CPU µs/question @100", "@1000", "CPU exponent"],
 		[
 			...VARIANTS.map((v) => growthRow(`relay, ${v}`, byN, scaling.relay, v, 2)),
 			...VARIANTS.map((v) => growthRow(`bus traffic only, ${v}`, busByN, scaling.busOnly, v, 3)),
@@ -182,6 +194,42 @@ out.push(
 			["heap per pending request", `${f(memory.bytesPerPendingRequest / 1024, 2)} KiB`],
 			["heap before / pending", `${f(memory.heapBeforeBytes / 2 ** 20)} / ${f(memory.heapPendingBytes / 2 ** 20)} MiB`],
 			["heap left after release (all requests)", `${f((memory.heapAfterReleaseBytes - memory.heapBeforeBytes) / 1024, 0)} KiB`],
+		],
+	),
+);
+out.push(
+	"",
+	"5. Remote relay against in-process (µs per call), host UI answers at once. remote = askRemote from another process through the host's socket endpoint; in-process = askViaHost",
+);
+const remoteRow = (label, figure, local, far) => [
+	label,
+	figure,
+	f(local.p50),
+	f(local.p99),
+	f(far.p50),
+	f(far.p99),
+	f(far.p50 - local.p50),
+	ratio(local.p50, far.p50),
+	ratio(local.p99, far.p99),
+];
+const { sequential: seq, concurrent: conc } = remote;
+out.push(
+	table(
+		["load", "figure", "in-process p50", "p99", "remote p50", "p99", "remote - in-process p50", "remote/in-process p50", "p99"],
+		[
+			remoteRow(`1 at a time (${seq.calls} calls)`, "per call", seq.inProcess.e2eUs, seq.remote.e2eUs),
+			remoteRow(`${conc.askers} at once (${conc.rounds} rounds)`, "per call", conc.inProcess.e2eUs, conc.remote.e2eUs),
+			[
+				"",
+				"amortized (round / askers)",
+				f(conc.inProcess.perQuestionUs),
+				"",
+				f(conc.remote.perQuestionUs),
+				"",
+				f(conc.remote.perQuestionUs - conc.inProcess.perQuestionUs),
+				ratio(conc.inProcess.perQuestionUs, conc.remote.perQuestionUs),
+				"",
+			],
 		],
 	),
 );

@@ -9,6 +9,8 @@ export function percentile(sorted, p) {
 
 export const median = (values) => percentile([...values].sort((a, b) => a - b), 50);
 
+export const mean = (values) => (values.length === 0 ? Number.NaN : values.reduce((sum, v) => sum + v, 0) / values.length);
+
 /** p50 and p99 of a list of samples. */
 export function summary(values) {
 	const sorted = Float64Array.from(values).sort();
