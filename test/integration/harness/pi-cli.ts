@@ -3,7 +3,7 @@
  * client (prompts, frames, extension UI answers), and one-shot runs (`-p`, `--mode json`).
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -12,8 +12,48 @@ import type { ScriptConfig } from "../fixtures/scripted-model.ts";
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 /** pi refuses Node < 22; the repository pins Node 22 as a dev dependency. */
 export const NODE_BIN = join(REPO_ROOT, "node_modules/.bin/node");
-export const PI_CLI = join(REPO_ROOT, "node_modules/@earendil-works/pi-coding-agent/dist/cli.js");
-export const SUBAGENTS_EXT = join(REPO_ROOT, "node_modules/pi-subagents/index.ts");
+
+/**
+ * The supported pi versions the suite can run against, each an install holding pi and pi-subagents:
+ * the dev dependency (newest) and the oldest supported one, installed apart by `npm run setup:compat`.
+ */
+export const PI_INSTALLS = {
+	"1.6": REPO_ROOT,
+	"0.85": join(REPO_ROOT, "test/compat/pi-0.85"),
+} as const;
+export type PiVersion = keyof typeof PI_INSTALLS;
+/** Env var naming the pi version under test (a key of PI_INSTALLS); unset means the dev dependency. */
+export const PI_VERSION_ENV = "PI_VERSION_UNDER_TEST";
+
+function piVersionUnderTest(): PiVersion {
+	const wanted = process.env[PI_VERSION_ENV] || "1.6";
+	if (!(wanted in PI_INSTALLS)) throw new Error(`${PI_VERSION_ENV}=${wanted}: known versions are ${Object.keys(PI_INSTALLS).join(", ")}`);
+	const version = wanted as PiVersion;
+	const cli = join(PI_INSTALLS[version], "node_modules/@earendil-works/pi-coding-agent/dist/cli.js");
+	if (!existsSync(cli)) throw new Error(`pi ${version} is not installed (${cli} is missing): run npm run setup:compat`);
+	return version;
+}
+
+export const PI_VERSION: PiVersion = piVersionUnderTest();
+const PI_ROOT = PI_INSTALLS[PI_VERSION];
+/** The installed version string of the pi under test (e.g. "0.85.1"). */
+export const PI_PACKAGE_VERSION = (JSON.parse(readFileSync(join(PI_ROOT, "node_modules/@earendil-works/pi-coding-agent/package.json"), "utf8")) as { version: string }).version;
+export const PI_CLI = join(PI_ROOT, "node_modules/@earendil-works/pi-coding-agent/dist/cli.js");
+export const SUBAGENTS_EXT = join(PI_ROOT, "node_modules/pi-subagents/index.ts");
+/**
+ * pi-subagents runs background children (`async: true`, workflow `runs.all`) in a detached runner that
+ * needs `@earendil-works/pi-agent-core/node`: pi 0.85 has it, pi 1.6 does not (the runner refuses to start).
+ */
+export const BACKGROUND_CHILDREN = hasNodeExport(PI_ROOT);
+
+function hasNodeExport(root: string): boolean {
+	try {
+		const manifest = JSON.parse(readFileSync(join(root, "node_modules/@earendil-works/pi-agent-core/package.json"), "utf8")) as { exports?: Record<string, unknown> };
+		return manifest.exports?.["./node"] !== undefined;
+	} catch {
+		return false;
+	}
+}
 /** The extension under test; CHECKPOINT_BRIDGE_EXTENSION points the suite at another build of it. */
 export const BRIDGE_EXT = process.env.CHECKPOINT_BRIDGE_EXTENSION ?? join(REPO_ROOT, "extensions/checkpoint-bridge/index.ts");
 export const SCRIPTED_MODEL_EXT = join(REPO_ROOT, "test/integration/fixtures/scripted-model.ts");
@@ -81,11 +121,15 @@ export function createPiEnv(options: { script?: ScriptConfig; agents?: string[];
  * Copies examples/agents/<name>.md into the agent dir, the placeholder replaced by the extension under
  * test plus the scripted model (a child only sees model providers loaded into the child).
  */
-export function installExampleAgent(agentDir: string, name: string): string {
+export function installExampleAgent(agentDir: string, name: string, options: { as?: string } = {}): string {
 	const source = readFileSync(join(EXAMPLE_AGENTS_DIR, `${name}.md`), "utf8");
 	if (!source.includes(EXTENSION_PLACEHOLDER)) throw new Error(`examples/agents/${name}.md has no ${EXTENSION_PLACEHOLDER}`);
-	const target = join(agentDir, "agents", `${name}.md`);
-	writeFileSync(target, source.replaceAll(EXTENSION_PLACEHOLDER, `${BRIDGE_EXT}, ${SCRIPTED_MODEL_EXT}`));
+	// `as` installs the same agent under another name (a third distinct child, say).
+	const installed = options.as ?? name;
+	const renamed = options.as ? source.replace(new RegExp(`^name: ${name}$`, "m"), `name: ${options.as}`) : source;
+	if (!renamed.includes(`name: ${installed}\n`)) throw new Error(`examples/agents/${name}.md has no "name: ${name}" line`);
+	const target = join(agentDir, "agents", `${installed}.md`);
+	writeFileSync(target, renamed.replaceAll(EXTENSION_PLACEHOLDER, `${BRIDGE_EXT}, ${SCRIPTED_MODEL_EXT}`));
 	return target;
 }
 
@@ -105,6 +149,32 @@ export function baseArgs(options: { subagents?: boolean; bridge?: boolean } = {}
 		"--model",
 		"faux/faux-1",
 	];
+}
+
+/** Prefix of the private directory a host's local endpoint lives in, under the host's TMPDIR (ADR-0002). */
+const ENDPOINT_DIR_PREFIX = "checkpoint-bridge-";
+
+/**
+ * The socket path a host pi process running in `piEnv` serves to other processes, once it is ready:
+ * the host makes its socket 0600 as the last step before it sets CHECKPOINT_BRIDGE_ENDPOINT in its
+ * environment. A process the host spawns before then does not inherit the variable, so wait for this
+ * before prompting a host whose model spawns askers.
+ */
+export async function hostEndpoint(piEnv: PiEnv, timeoutMs = 90_000): Promise<string> {
+	const tmp = piEnv.env.TMPDIR!;
+	const deadline = Date.now() + timeoutMs;
+	for (;;) {
+		for (const name of readdirSync(tmp).filter((entry) => entry.startsWith(ENDPOINT_DIR_PREFIX))) {
+			const socket = join(tmp, name, "socket");
+			try {
+				if (statSync(socket).isSocket() && (statSync(socket).mode & 0o777) === 0o600) return socket;
+			} catch {
+				// not there yet
+			}
+		}
+		if (Date.now() > deadline) throw new Error(`no checkpoint-bridge endpoint under ${tmp} within ${timeoutMs} ms`);
+		await new Promise((resolveLater) => setTimeout(resolveLater, 25));
+	}
 }
 
 function spawnPi(piEnv: PiEnv, args: string[]): ChildProcessWithoutNullStreams {
@@ -169,6 +239,16 @@ export class PiRpc {
 				resolveExit({ code, signal });
 			});
 		});
+	}
+
+	/** The pi process's id. */
+	get pid(): number | undefined {
+		return this.process.pid;
+	}
+
+	/** Signals the pi process (SIGKILL: the host vanishes without any clean-up of its own). */
+	kill(signal: NodeJS.Signals): void {
+		this.process.kill(signal);
 	}
 
 	static start(piEnv: PiEnv, options: { subagents?: boolean; bridge?: boolean; args?: string[] } = {}): PiRpc {
@@ -315,6 +395,8 @@ export function isNotify(frame: Frame): boolean {
 }
 
 export interface RunResult {
+	/** The pi process's id. */
+	pid: number | undefined;
 	code: number | null;
 	signal: NodeJS.Signals | null;
 	stdout: string;
@@ -336,8 +418,8 @@ export function runPi(piEnv: PiEnv, args: string[], timeoutMs = 90_000): Promise
 		child.on("exit", (code, signal) => {
 			clearTimeout(timer);
 			// Let the pipes drain: 'exit' can fire before the last stdout chunk.
-			child.stdout.once("close", () => resolveRun({ code, signal, stdout, stderr, durationMs: Date.now() - started }));
-			if (child.stdout.closed) resolveRun({ code, signal, stdout, stderr, durationMs: Date.now() - started });
+			child.stdout.once("close", () => resolveRun({ pid: child.pid, code, signal, stdout, stderr, durationMs: Date.now() - started }));
+			if (child.stdout.closed) resolveRun({ pid: child.pid, code, signal, stdout, stderr, durationMs: Date.now() - started });
 		});
 	});
 }
