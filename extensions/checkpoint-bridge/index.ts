@@ -45,7 +45,7 @@ export default function checkpointBridge(pi: ExtensionAPI): void {
 	let sessionId: string | undefined;
 
 	// A session with a UI claims the role at start; the next one claims it after /new, /resume, /fork, /reload.
-	pi.on("session_start", (_event, ctx) => {
+	pi.on("session_start", async (_event, ctx) => {
 		sessionId = ctx.sessionManager.getSessionId();
 		if (role || !ctx.hasUI) return;
 		role = claimHostRole(handle, {
@@ -55,8 +55,9 @@ export default function checkpointBridge(pi: ExtensionAPI): void {
 			onSettled: (record) => pi.appendEntry(AUDIT_ENTRY_TYPE, record),
 		});
 		// Processes this host spawns (background sub-agents, pi -p runs) reach it through a local socket.
+		// Awaited: pi waits for session_start, so nothing the session spawns can miss the variable.
 		if (role)
-			ensureProcessEndpoint(handle).catch((error: unknown) =>
+			await ensureProcessEndpoint(handle).catch((error: unknown) =>
 				ctx.ui.notify(`checkpoint-bridge: cannot serve other processes: ${error instanceof Error ? error.message : String(error)}`, "warning"),
 			);
 	});

@@ -129,7 +129,7 @@ describe("audit trail in the host's session file", () => {
 		// While it is open, /checkpoints lists it (an extension command runs even during a run).
 		const openReport = await checkpointsReport(rpc);
 		expect(openReport.split("\n")[0]).toBe("checkpoint-bridge: 1 open, oldest first:");
-		expect(openReport).toMatch(new RegExp(`^  \\[host\\] shown \\(question 1 of 1\\) since \\d\\d:\\d\\d:\\d\\d: ${RELEASE_QUESTION.replace("?", "\\?")}$`, "m"));
+		expect(openReport).toMatch(new RegExp(`^  \\[host\\] shown \\(question 1 of 1\\) since \\d\\d:\\d\\d:\\d\\d UTC: ${RELEASE_QUESTION.replace("?", "\\?")}$`, "m"));
 		const mainEnd = await rpc.waitForToolEnd(ASK_TOOL, { from: start, timeoutMs: CALL_BUDGET_MS + 10_000 });
 		const mainEnvelope = envelopesIn(resultText(mainEnd.result))[0];
 		expect(mainEnvelope?.status).toBe("timeout");
@@ -181,7 +181,7 @@ describe("audit trail in the host's session file", () => {
 		expect(report).toContain("Dialogs shown: 3 for 3 questions asked (0 answered once for several askers).");
 		expect(lines).toContain("Recent (2):");
 		const history = lines.slice(lines.indexOf("Recent (2):") + 1);
-		const clock = (ms: number) => new Date(ms).toISOString().slice(11, 19);
+		const clock = (ms: number) => `${new Date(ms).toISOString().slice(11, 19)} UTC`;
 		const seconds = (ms: number) => (ms / 1000).toFixed(1);
 		expect(history).toEqual([
 			`  ${clock(answered.settledAt)} [${answered.asker}] ok, 2/2 answered, waited ${seconds(answered.waitedMs)} s`,

@@ -109,9 +109,10 @@ export function askRemote(endpoint: EndpointAddress | string, options: RemoteAsk
 					onFrame(checked.frame);
 				}
 			});
-			// Written at once; the socket holds them until it connects.
-			open.write(encodeFrame({ type: "hello", v: PROTOCOL_VERSION, token, pid: options.pid ?? process.pid }));
+			// Hello and request in one write, held until the socket connects: a host that refuses the hello
+			// then has nothing left to reject with a reset, and its error frame is read.
 			open.write(
+				encodeFrame({ type: "hello", v: PROTOCOL_VERSION, token, pid: options.pid ?? process.pid }) +
 				encodeFrame({
 					type: "request",
 					v: PROTOCOL_VERSION,

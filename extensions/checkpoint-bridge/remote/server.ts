@@ -52,6 +52,9 @@ export interface LocalEndpoint {
 
 const DEFAULT_CLOSE_NOTE = "The host stopped serving other processes before the questions were answered.";
 
+
+/** How long a refused connection is drained before it is destroyed, if the client does not close it first. @default 1000 */
+export const REFUSAL_LINGER_MS = 1_000;
 /** How a remote asker is shown: its own label, marked with the process it asks from. */
 export function remoteAsker(asker: AskerIdentity, pid: number): AskerIdentity {
 	const own = askerIdentity(asker.label, asker.sessionId);
@@ -152,7 +155,12 @@ class Connection {
 		this.#state = "closed";
 		clearTimeout(this.#helloTimer);
 		this.#cancelAll();
-		this.socket.end(encodeFrame(errorFrame(code, message)), () => this.socket.destroy());
+		// Half-close and keep draining what the client already sent: destroying at once would answer
+		// its in-flight frames with a reset, and the client could lose the error frame that says why.
+		this.socket.end(encodeFrame(errorFrame(code, message)));
+		const linger = setTimeout(() => this.socket.destroy(), REFUSAL_LINGER_MS);
+		linger.unref();
+		this.socket.once("close", () => clearTimeout(linger));
 	}
 
 	/** The endpoint is closing: every open request settles with no-host, then the connection ends. */
