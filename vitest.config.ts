@@ -20,7 +20,6 @@ const cliFiles = readdirSync(integrationDir)
 /** CLI files that assert on something pi 0.85 does differently; each runs on pi 0.85 once it allows for that. */
 const notYetOnPi085: Record<string, string> = {
 	"audit.test.ts": "expects `data.disposition` in the response to a prompt that runs an extension command; pi 0.85 does not send it",
-	"faults-rpc.test.ts": "expects a turn that new_session aborts to end with stopReason 'aborted'; pi 0.85 ends it with 'error'",
 	"questions-tui.test.ts": "presses Enter once the footer shows; pi 0.85's TUI ignores it while 'Startup is still in progress'",
 };
 

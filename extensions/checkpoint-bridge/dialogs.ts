@@ -46,6 +46,9 @@ export interface AskContext {
 	onDialog?: () => void;
 }
 
+/** Answers not offered, in a row, after which a question fails with `error` instead of being asked again. @default 10 */
+export const MAX_REFUSALS = 10;
+
 /** Tells the human why an answer was refused; a failing notify must not turn a refusal into an error. */
 function warn(ctx: AskContext, message: string): void {
 	try {
@@ -75,6 +78,7 @@ async function input(ctx: AskContext, title: string, placeholder?: string): Prom
 
 /** Selects until the pick is one of `entries` (mapped to its value), or the dialog closes. */
 async function pick(ctx: AskContext, entries: Map<string, string>): Promise<string | undefined> {
+	let refusals = 0;
 	for (;;) {
 		const value = await select(ctx, [...entries.keys()]);
 		if (value === undefined || ctx.signal.aborted) return undefined;
@@ -82,6 +86,8 @@ async function pick(ctx: AskContext, entries: Map<string, string>): Promise<stri
 		if (picked !== undefined) return picked;
 		// An RPC client can send any string; an answer that was not offered is never passed on.
 		warn(ctx, `checkpoint-bridge: "${value}" is not one of the offered options; please choose again.`);
+		// A UI that answers instantly and wrongly forever would spin without end and starve the process.
+		if (++refusals >= MAX_REFUSALS) throw new Error(`the host UI returned ${MAX_REFUSALS} answers in a row that were not offered`);
 	}
 }
 

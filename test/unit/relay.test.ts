@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { askViaHost } from "../../extensions/checkpoint-bridge/asker.ts";
+import { MAX_REFUSALS } from "../../extensions/checkpoint-bridge/dialogs.ts";
 import { NEEDS_INPUT_ADVICE, type Envelope } from "../../extensions/checkpoint-bridge/envelope.ts";
 import { PROTOCOL_VERSION, replyChannel, type RelayReply } from "../../extensions/checkpoint-bridge/protocol.ts";
 import { createHandle } from "../../extensions/checkpoint-bridge/shared-handle.ts";
@@ -302,6 +303,14 @@ describe("answer integrity", () => {
 		fake.current()!.answer("snake_case");
 		await flush(vi);
 		expect(call.envelope).toMatchObject({ status: "ok", answers: [{ answer: "snake_case" }] });
+	});
+
+	it("gives error, not an endless loop, when the UI keeps answering instantly with values not offered", async () => {
+		const { fake, ask } = relay({ respond: (d) => d.answer("never offered") });
+		const envelope = await ask([choice]);
+		expect(envelope.status).toBe("error");
+		expect(envelope.note).toContain(`${MAX_REFUSALS} answers in a row that were not offered`);
+		expect(fake.dialogs).toHaveLength(MAX_REFUSALS);
 	});
 
 	it("asks again only within the remaining budget", async () => {
