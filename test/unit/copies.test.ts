@@ -73,7 +73,7 @@ describe("copies of the extension from different paths", () => {
 });
 
 describe("the shared handle resists tampering", () => {
-	const handle = () => (globalThis as Record<symbol, SharedHandle>)[HANDLE_KEY];
+	const handle = () => (globalThis as Record<symbol, SharedHandle>)[HANDLE_KEY]!;
 
 	it("cannot be replaced, and its bus methods cannot be swapped", async () => {
 		await copyAt("tamper").then((f) => play(f, { sessionId: "s" }).start());
