@@ -12,9 +12,9 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { askViaHost } from "../../extensions/checkpoint-bridge/asker.ts";
 import type { Envelope, Status } from "../../extensions/checkpoint-bridge/envelope.ts";
 import { claimHostRole } from "../../extensions/checkpoint-bridge/host-role.ts";
-import checkpointBridge, { TOOL_NAME } from "../../extensions/checkpoint-bridge/index.ts";
 import type { RelayRequest } from "../../extensions/checkpoint-bridge/protocol.ts";
 import { createHandle, sharedHandle, type SharedHandle } from "../../extensions/checkpoint-bridge/shared-handle.ts";
+import { loadedSession } from "./support/loaded-session.ts";
 import { PropertyUI, type Dialog } from "./support/property-ui.ts";
 
 // Taken before fake timers replace it: the run's duration is real time.
@@ -40,42 +40,6 @@ function collector(): () => void {
 // ---------------------------------------------------------------------------------------------
 // Fifty sessions through the real tool
 
-type ToolResult = { content: { type: string; text: string }[]; details: Envelope };
-interface ToolLike {
-	name: string;
-	execute(id: string, params: unknown, signal: AbortSignal | undefined, onUpdate: unknown, ctx: unknown): Promise<ToolResult>;
-}
-
-/** Just what index.ts uses of pi, for one session. */
-function fakeSession(options: { name?: string; sessionId: string; ui?: PropertyUI }) {
-	const handlers = new Map<string, ((event: unknown, ctx: unknown) => unknown)[]>();
-	let tool: ToolLike | undefined;
-	const pi = {
-		on: (event: string, handler: (event: unknown, ctx: unknown) => unknown) => void handlers.set(event, [...(handlers.get(event) ?? []), handler]),
-		registerTool: (definition: ToolLike) => void (tool = definition),
-		registerCommand: () => {},
-		appendEntry: () => {},
-		getSessionName: () => options.name,
-	};
-	checkpointBridge(pi as never);
-	if (tool?.name !== TOOL_NAME) throw new Error("the extension did not register its tool");
-	const ctx = {
-		hasUI: options.ui !== undefined,
-		mode: options.ui ? "rpc" : "print",
-		ui: options.ui,
-		sessionManager: { getSessionId: () => options.sessionId, getEntries: () => [] },
-	};
-	/** Runs the handlers as pi does, awaiting each. */
-	const fire = async (type: string) => {
-		for (const handler of handlers.get(type) ?? []) await handler({ type, reason: type === "session_shutdown" ? "quit" : "startup" }, ctx);
-	};
-	return {
-		start: () => fire("session_start"),
-		shutdown: () => fire("session_shutdown"),
-		execute: (params: unknown) => tool!.execute(`call-${options.sessionId}`, params, undefined, undefined, ctx),
-	};
-}
-
 const SESSIONS = 50;
 const QUESTIONS_PER_SESSION = 20;
 const OPTIONS = ["red", "green", "blue"];
@@ -95,9 +59,9 @@ describe(`${SESSIONS} asking sessions × ${QUESTIONS_PER_SESSION} questions each
 		const handle = sharedHandle();
 		const timersBefore = vi.getTimerCount();
 		const ui = new PropertyUI({ respond: (dialog, self) => queueMicrotask(() => self.answer(dialog, answerFor(dialog))) });
-		const host = fakeSession({ name: "main", sessionId: "host-session-0000", ui });
+		const host = loadedSession({ name: "main", sessionId: "host-session-0000", ui });
 		await host.start();
-		const workers = Array.from({ length: SESSIONS }, (_, s) => fakeSession({ name: `worker-${String(s).padStart(2, "0")}`, sessionId: `worker-session-${s}` }));
+		const workers = Array.from({ length: SESSIONS }, (_, s) => loadedSession({ name: `worker-${String(s).padStart(2, "0")}`, sessionId: `worker-session-${s}` }));
 		for (const worker of workers) await worker.start();
 		const arrivals: RelayRequest[] = [];
 		const recordArrival = (request: RelayRequest) => void arrivals.push(request);

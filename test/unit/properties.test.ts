@@ -19,12 +19,12 @@ import { askViaHost } from "../../extensions/checkpoint-bridge/asker.ts";
 import { DEADLINE_TOLERANCE_MS } from "../../extensions/checkpoint-bridge/dialog-host.ts";
 import { NEEDS_INPUT_ADVICE, STATUSES, type Envelope, type Status } from "../../extensions/checkpoint-bridge/envelope.ts";
 import { claimHostRole, HANDOVER_GRACE_MS, STATUS_KEY, type HostRole } from "../../extensions/checkpoint-bridge/host-role.ts";
-import checkpointBridge, { TOOL_NAME } from "../../extensions/checkpoint-bridge/index.ts";
 import { OBSERVER_EVENTS, type SettledEvent } from "../../extensions/checkpoint-bridge/observers.ts";
 import { PROTOCOL_VERSION, replyChannel, type RelayRequest } from "../../extensions/checkpoint-bridge/protocol.ts";
 import { closeProcessEndpoint } from "../../extensions/checkpoint-bridge/remote/index.ts";
 import { createHandle, sharedHandle, type SharedHandle } from "../../extensions/checkpoint-bridge/shared-handle.ts";
 import { validateAskParams } from "../../extensions/checkpoint-bridge/validate.ts";
+import { loadedSession } from "./support/loaded-session.ts";
 import { PropertyUI, type Dialog } from "./support/property-ui.ts";
 
 // Captured before any fake timers: a real macrotask boundary drains every pending microtask.
@@ -988,8 +988,8 @@ describe("parameters", () => {
 					const ui = new PropertyUI({
 						respond: (d, self) => queueMicrotask(() => self.answer(d, d.kind === "select" ? d.options![0] : `typed ${d.title}`)),
 					});
-					const host = fakePi({ name: "main", sessionId: "host-9f2c-0000", ui });
-					const asker = fakePi({ name: sessionName, sessionId: "child-7a1b-0000" });
+					const host = loadedSession({ name: "main", sessionId: "host-9f2c-0000", ui });
+					const asker = loadedSession({ name: sessionName, sessionId: "child-7a1b-0000" });
 					if (who !== "no-host") await host.start();
 					await asker.start();
 					try {
@@ -1100,7 +1100,7 @@ describe("regressions found by the interleaving property", () => {
 		ui.setStatus = () => {
 			throw new Error("status line gone");
 		};
-		const host = fakePi({ name: "main", sessionId: "host-5e1f-0000", ui });
+		const host = loadedSession({ name: "main", sessionId: "host-5e1f-0000", ui });
 		await host.start();
 		// As with notify and the observer hooks, a failing status line is the UI's problem. Once release() ended with
 		// an unguarded ui.setStatus(STATUS_KEY, undefined) whose error escaped it and the session_shutdown handler.
@@ -1146,36 +1146,3 @@ describe("regressions found by the interleaving property", () => {
 		relay.role?.release("quit", "end");
 	});
 });
-
-// ---------------------------------------------------------------------------------------------
-// A fake pi: just what index.ts uses.
-
-type ToolResult = { content: { type: string; text: string }[]; details: Envelope };
-interface ToolLike {
-	name: string;
-	execute(id: string, params: unknown, signal: AbortSignal | undefined, onUpdate: unknown, ctx: unknown): Promise<ToolResult>;
-}
-
-function fakePi(options: { name: string | undefined; sessionId: string; ui?: PropertyUI }) {
-	const handlers = new Map<string, ((event: unknown, ctx: unknown) => unknown)[]>();
-	let tool: ToolLike | undefined;
-	const pi = {
-		on: (event: string, handler: (event: unknown, ctx: unknown) => unknown) => void handlers.set(event, [...(handlers.get(event) ?? []), handler]),
-		registerTool: (definition: ToolLike) => void (tool = definition),
-		registerCommand: () => {},
-		appendEntry: () => {},
-		getSessionName: () => options.name,
-	};
-	checkpointBridge(pi as never);
-	if (tool?.name !== TOOL_NAME) throw new Error("the extension did not register its tool");
-	const ctx = { hasUI: options.ui !== undefined, mode: options.ui ? "rpc" : "print", ui: options.ui, sessionManager: { getSessionId: () => options.sessionId, getEntries: () => [] } };
-	/** Runs the handlers as pi does, awaiting each: an async handler's failure is the caller's to see. */
-	const fire = async (type: string, event: object) => {
-		for (const handler of handlers.get(type) ?? []) await handler({ type, ...event }, ctx);
-	};
-	return {
-		start: () => fire("session_start", { reason: "startup" }),
-		shutdown: () => fire("session_shutdown", { reason: "quit" }),
-		execute: (params: unknown, signal?: AbortSignal) => tool!.execute("call-1", params, signal, undefined, ctx),
-	};
-}

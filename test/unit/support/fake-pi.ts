@@ -8,9 +8,10 @@ import type { Envelope } from "../../../extensions/checkpoint-bridge/envelope.ts
 
 type Factory = (pi: never) => void;
 type Handler = (event: unknown, ctx: unknown) => unknown;
+type ToolResult = { content: { type: string; text: string }[]; details: Envelope };
 interface Tool {
 	name: string;
-	execute(id: string, params: unknown, signal: AbortSignal | undefined, onUpdate: unknown, ctx: unknown): Promise<{ content: { text: string }[]; details: Envelope }>;
+	execute(id: string, params: unknown, signal: AbortSignal | undefined, onUpdate: unknown, ctx: unknown): Promise<ToolResult>;
 }
 
 /** A fresh copy of the extension module graph, as pi gives each session its own copy. */
@@ -47,6 +48,8 @@ export function playSession(factory: Factory, options: SessionOptions) {
 	const emit = async (event: { type: string; reason?: string }) => {
 		for (const handler of handlers.get(event.type) ?? []) await handler(event, ctx);
 	};
+	/** Calls the tool as pi would and returns its result as it is. */
+	const execute = (params: unknown, signal?: AbortSignal): Promise<ToolResult> => tool!.execute("call-1", params, signal, undefined, ctx);
 	return {
 		tool: () => tool!,
 		/** Entries the extension appended to this session. */
@@ -59,9 +62,10 @@ export function playSession(factory: Factory, options: SessionOptions) {
 		},
 		start: () => emit({ type: "session_start", reason: "startup" }),
 		shutdown: (reason = "quit") => emit({ type: "session_shutdown", reason }),
+		execute,
 		/** Calls the tool as pi would and returns the envelope, checking text and details agree. */
 		async call(params: unknown, signal?: AbortSignal): Promise<Envelope> {
-			const result = await tool!.execute("call-1", params, signal, undefined, ctx);
+			const result = await execute(params, signal);
 			if (result.content[0]?.text !== JSON.stringify(result.details)) throw new Error("content text and details disagree");
 			return result.details;
 		},
