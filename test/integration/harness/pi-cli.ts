@@ -8,6 +8,9 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ScriptConfig } from "../fixtures/scripted-model.ts";
+import type { Envelope } from "./envelope.ts";
+
+export { answerPairs, type Answer, type Envelope } from "./envelope.ts";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 /** pi refuses Node < 22; the repository pins Node 22 as a dev dependency. */
@@ -445,15 +448,6 @@ export function resultText(result: { content?: unknown } | undefined): string {
 	return content.map((part: { type?: string; text?: string }) => (part?.type === "text" ? (part.text ?? "") : "")).join("");
 }
 
-export interface Envelope {
-	status: string;
-	answers: { question: string; answer: string }[];
-	note?: string;
-	requestId?: string;
-	asker?: string;
-	waitedMs?: number;
-}
-
 /**
  * Every checkpoint-bridge envelope embedded in a text. Tool results travel as raw JSON inside the texts
  * that carry them up (child result -> child's final text -> `subagent` result -> main's text).
@@ -478,11 +472,6 @@ export function envelopesIn(text: string): Envelope[] {
 		i = text.indexOf("{", next);
 	}
 	return found;
-}
-
-/** The (question, answer) pairs of an envelope, without any further per-answer fields. */
-export function answerPairs(envelope: Envelope | undefined): { question: string; answer: string }[] {
-	return (envelope?.answers ?? []).map(({ question, answer }) => ({ question, answer }));
 }
 
 /** The first `count` entries of a select: the offered options (the bridge may add entries of its own after them). */

@@ -35,6 +35,9 @@ import {
 	type ExtensionUIDialogOptions,
 	type Theme,
 } from "@earendil-works/pi-coding-agent";
+import type { Envelope } from "./envelope.ts";
+
+export { answerPairs, type Answer, type Envelope } from "./envelope.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const EXTENSION_PATH = resolve(here, "../../../extensions/checkpoint-bridge/index.ts");
@@ -327,15 +330,6 @@ export interface ToolRun {
 	endedAt?: number;
 	result?: { content: Array<{ type: string; text?: string }>; details?: unknown };
 	isError?: boolean;
-}
-
-export interface Envelope {
-	status: string;
-	answers: Array<{ question: string; answer: string }>;
-	note?: string;
-	requestId: string;
-	asker: string;
-	waitedMs: number;
 }
 
 export class SessionHandle {
