@@ -108,10 +108,8 @@ describe("audit trail in the host's session file", () => {
 		await rpc.prompt("plan");
 		const backend = await rpc.waitForDialog({ from: start, timeoutMs: FIRST_DIALOG_MS });
 		const firstShownAt = rpc.arrivals[rpc.frames.indexOf(backend)]!;
-		let mark = rpc.mark();
-		rpc.answer(backend, "postgres — shared server");
-		const table = await rpc.waitForDialog({ from: mark });
-		mark = rpc.mark();
+		const table = await rpc.answerThenNextDialog(backend, "postgres — shared server");
+		const mark = rpc.mark();
 		const lastAnswerAt = Date.now();
 		rpc.answer(table, "storage_items");
 		const subagentEnd = await rpc.waitForToolEnd("subagent", { from: mark });

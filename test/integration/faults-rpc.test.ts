@@ -19,14 +19,13 @@ import {
 	ASK_TOOL,
 	BRIDGE_EXT,
 	childTranscripts,
-	createPiEnv,
 	envelopesIn,
 	isDialog,
-	PiRpc,
+	PiRpcFixture,
 	toolResultsIn,
 	type Envelope,
 	type Frame,
-	type PiEnv,
+	type PiRpc,
 } from "./harness/pi-cli.ts";
 import type { ScriptConfig } from "./fixtures/scripted-model.ts";
 
@@ -90,22 +89,14 @@ const isReport = (kind: string, label?: string) => (frame: Frame) =>
 const reportData = <T>(frame: Frame, kind: string): T => JSON.parse(String(frame.message).slice(REPORT.length + kind.length + 1)) as T;
 
 describe("RPC host replaced or shut down while questions are open", () => {
-	let piEnv: PiEnv | undefined;
-	let pi: PiRpc | undefined;
-
-	afterEach(async () => {
-		await pi?.close();
-		piEnv?.cleanup();
-		pi = undefined;
-		piEnv = undefined;
-	});
+	const run = new PiRpcFixture();
+	afterEach(() => run.stop());
 
 	function start(options: { script?: ScriptConfig; agents?: string[]; subagents?: boolean } = {}): PiRpc {
-		piEnv = createPiEnv({ script: options.script ?? {}, agents: options.agents ?? [] });
+		const piEnv = run.createEnv({ script: options.script ?? {}, agents: options.agents ?? [] });
 		const extension = join(piEnv.root, "fault-asker.ts");
 		writeFileSync(extension, ASKER_EXTENSION);
-		pi = PiRpc.start(piEnv, { subagents: options.subagents ?? false, args: ["--name", "host", "--extension", extension] });
-		return pi;
+		return run.startPi({ subagents: options.subagents ?? false, args: ["--name", "host", "--extension", extension] });
 	}
 
 	async function probe(rpc: PiRpc): Promise<Probe> {
@@ -156,7 +147,7 @@ describe("RPC host replaced or shut down while questions are open", () => {
 		expect(frames.findIndex((f) => f.type === "agent_end")).toBeLessThan(responseAt);
 
 		// The child's own call saw the abort.
-		const childResults = childTranscripts(piEnv!).flatMap((t) => toolResultsIn(t.records, ASK_TOOL));
+		const childResults = childTranscripts(run.piEnv!).flatMap((t) => toolResultsIn(t.records, ASK_TOOL));
 		expect(childResults).toHaveLength(1);
 		const envelope = envelopesIn(childResults[0]!)[0];
 		expect(envelope?.status).toBe("cancelled");
@@ -194,9 +185,7 @@ describe("RPC host replaced or shut down while questions are open", () => {
 		expect(again.id).not.toBe(first.id);
 		// The old dialog is gone on pi's side: an answer to it is ignored.
 		rpc.answer(first, "keep");
-		const afterAlpha = rpc.mark();
-		rpc.answer(again, "drop");
-		const branch = await rpc.waitForDialog({ from: afterAlpha });
+		const branch = await rpc.answerThenNextDialog(again, "drop");
 		expect(branch.title).toBe("[beta] Which branch?");
 		rpc.answer(branch, "main");
 

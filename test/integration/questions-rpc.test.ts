@@ -6,39 +6,11 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { ScriptAsk, ScriptConfig } from "./fixtures/scripted-model.ts";
-import {
-	ASK_TOOL,
-	createPiEnv,
-	envelopesIn,
-	isDialog,
-	isNotify,
-	PiRpc,
-	readTranscript,
-	resultText,
-	toolResultsIn,
-	type Frame,
-	type PiEnv,
-} from "./harness/pi-cli.ts";
+import { ASK_TOOL, childAskResults, isDialog, isNotify, onlyEnvelope, PiRpcFixture, resultText, type Frame } from "./harness/pi-cli.ts";
 
 /** pi-subagents compiles itself on a cold cache: allow for it before the first dialog. */
 const FIRST_DIALOG_MS = 90_000;
 const OTHER = "Other (type your own)";
-
-/** The v2 answer fields this file asserts on (the harness's Envelope type predates them). */
-interface AnswerV2 {
-	question: string;
-	answer: string;
-	kind: string;
-	id?: string;
-	values?: string[];
-	source?: string;
-}
-interface EnvelopeV2 {
-	status: string;
-	answers: AnswerV2[];
-	asker?: string;
-	requestId?: string;
-}
 
 /** The scripted model passes questions through as JSON, so v2 fields need no fixture change. */
 const ask = (questions: Record<string, unknown>[]): ScriptAsk => ({ questions } as unknown as ScriptAsk);
@@ -66,12 +38,6 @@ const RELEASE_BATCH = ask([
 	},
 ]);
 
-function onlyEnvelope(text: string): EnvelopeV2 {
-	const found = envelopesIn(text);
-	expect(found, `one envelope in: ${text.slice(0, 500)}`).toHaveLength(1);
-	return found[0] as unknown as EnvelopeV2;
-}
-
 /** A dialog title of the planner child: `[subagent-checkpoint-planner-…] rest`. */
 function expectChildTitle(dialog: Frame, rest: string): void {
 	expect(dialog.title).toMatch(/^\[subagent-checkpoint-planner-[^\]]+\] /);
@@ -79,35 +45,20 @@ function expectChildTitle(dialog: Frame, rest: string): void {
 }
 
 describe("v2 questions over RPC", () => {
-	let piEnv: PiEnv | undefined;
-	let pi: PiRpc | undefined;
-
-	afterEach(async () => {
-		await pi?.close();
-		piEnv?.cleanup();
-		pi = undefined;
-		piEnv = undefined;
-	});
+	const run = new PiRpcFixture();
+	afterEach(() => run.stop());
 
 	it("a child's batch: multi-select by entries then Done, Other then typed text, a confirm, a recommended option first and marked", async () => {
-		piEnv = createPiEnv({
+		run.createEnv({
 			agents: ["checkpoint-planner"],
 			script: {
 				main: { subagent: { agent: "checkpoint-planner", task: "Prepare the release." } },
 				children: { "checkpoint-planner": RELEASE_BATCH },
 			},
 		});
-		pi = PiRpc.start(piEnv, { subagents: true });
-		const rpc = pi;
+		const rpc = run.startPi({ subagents: true });
 		const start = rpc.mark();
 		await rpc.prompt("Prepare the release with the planner.");
-
-		/** Sends `value` for `dialog` and returns the next dialog. */
-		const answerThenNext = async (dialog: Frame, value: string): Promise<Frame> => {
-			const mark = rpc.mark();
-			rpc.answer(dialog, value);
-			return rpc.waitForDialog({ from: mark });
-		};
 
 		// 1/4 multi-select: each option with an empty box, descriptions after a dash, then Other and Done.
 		const multi1 = await rpc.waitForDialog({ from: start, timeoutMs: FIRST_DIALOG_MS });
@@ -115,31 +66,31 @@ describe("v2 questions over RPC", () => {
 		expectChildTitle(multi1, "(1/4) Which areas go into the release notes?");
 		expect(multi1.options).toEqual(["☐ api — public API changes", "☐ cli", "☐ docs — guides and reference", OTHER, "Done (0 selected)"]);
 
-		const multi2 = await answerThenNext(multi1, "☐ api — public API changes");
+		const multi2 = await rpc.answerThenNextDialog(multi1, "☐ api — public API changes");
 		expect(multi2.method).toBe("select");
 		expect(multi2.title).toBe(multi1.title);
 		expect(multi2.options).toEqual(["☑ api — public API changes", "☐ cli", "☐ docs — guides and reference", OTHER, "Done (1 selected)"]);
 
-		const multi3 = await answerThenNext(multi2, "☐ docs — guides and reference");
+		const multi3 = await rpc.answerThenNextDialog(multi2, "☐ docs — guides and reference");
 		expect(multi3.options).toEqual(["☑ api — public API changes", "☐ cli", "☑ docs — guides and reference", OTHER, "Done (2 selected)"]);
 
 		// 2/4 single choice: "Other" leads to an input titled after the question.
-		const codename = await answerThenNext(multi3, "Done (2 selected)");
+		const codename = await rpc.answerThenNextDialog(multi3, "Done (2 selected)");
 		expect(codename.method).toBe("select");
 		expectChildTitle(codename, "(2/4) Codename of the release?");
 		expect(codename.options).toEqual(["aurora", "borealis", OTHER]);
-		const typed = await answerThenNext(codename, OTHER);
+		const typed = await rpc.answerThenNextDialog(codename, OTHER);
 		expect(typed.method).toBe("input");
 		expect(typed.title).toBe(`${codename.title} — type your own answer`);
 
 		// 3/4 confirm: a Yes/No select (pi's confirm cannot tell "no" from a dismissed dialog).
-		const publish = await answerThenNext(typed, "nimbus");
+		const publish = await rpc.answerThenNextDialog(typed, "nimbus");
 		expect(publish.method).toBe("select");
 		expectChildTitle(publish, "(3/4) Publish to the registry now?");
 		expect(publish.options).toEqual(["Yes", "No"]);
 
 		// 4/4 recommended option first and marked, the header before the question.
-		const bump = await answerThenNext(publish, "Yes");
+		const bump = await rpc.answerThenNextDialog(publish, "Yes");
 		expect(bump.method).toBe("select");
 		// The details follow the question on their own line.
 		expectChildTitle(bump, "(4/4) Version: Which version bump?\nThe last release was 1.4.2.");
@@ -154,9 +105,7 @@ describe("v2 questions over RPC", () => {
 
 		const subagentEnd = await rpc.waitForToolEnd("subagent", { from: mark });
 		expect(subagentEnd.isError).toBe(false);
-		const transcriptPath = subagentEnd.result?.details?.results?.[0]?.transcriptPath as string | undefined;
-		expect(transcriptPath, "subagent result names the child transcript").toBeTypeOf("string");
-		const childResults = toolResultsIn(readTranscript(transcriptPath!), ASK_TOOL);
+		const childResults = childAskResults(subagentEnd);
 		expect(childResults).toHaveLength(1);
 		const envelope = onlyEnvelope(childResults[0]!);
 
@@ -186,39 +135,33 @@ describe("v2 questions over RPC", () => {
 				},
 			},
 		};
-		piEnv = createPiEnv({ script });
-		pi = PiRpc.start(piEnv, { args: ["--name", "host"] });
-		const rpc = pi;
+		run.createEnv({ script });
+		const rpc = run.startPi({ args: ["--name", "host"] });
 		const start = rpc.mark();
 		await rpc.prompt("platforms");
 
-		const answerThenNext = async (dialog: Frame, value: string): Promise<Frame> => {
-			const mark = rpc.mark();
-			rpc.answer(dialog, value);
-			return rpc.waitForDialog({ from: mark });
-		};
 		const first = await rpc.waitForDialog({ from: start });
 		expect(first.title).toBe("[host] Build for which platforms?");
 		expect(first.options).toEqual(["☐ linux", "☐ macos", "☐ windows", OTHER, "Done (0 selected)"]);
 
 		// Done with nothing picked is refused with a warning, and the same round is asked again.
 		const refusedAt = rpc.mark();
-		let dialog = await answerThenNext(first, "Done (0 selected)");
+		let dialog = await rpc.answerThenNextDialog(first, "Done (0 selected)");
 		expect(rpc.frames.slice(refusedAt, rpc.frames.indexOf(dialog)).filter((f) => isNotify(f) && f.notifyType === "warning")).toHaveLength(1);
 		expect(dialog.options).toEqual(first.options);
 
 		// A bare label toggles like its entry: on, on, then off again.
-		dialog = await answerThenNext(dialog, "windows");
-		dialog = await answerThenNext(dialog, "linux");
+		dialog = await rpc.answerThenNextDialog(dialog, "windows");
+		dialog = await rpc.answerThenNextDialog(dialog, "linux");
 		expect(dialog.options).toEqual(["☑ linux", "☐ macos", "☑ windows", OTHER, "Done (2 selected)"]);
-		dialog = await answerThenNext(dialog, "windows");
+		dialog = await rpc.answerThenNextDialog(dialog, "windows");
 		expect(dialog.options).toEqual(["☑ linux", "☐ macos", "☐ windows", OTHER, "Done (1 selected)"]);
 
 		// Other adds a typed value, listed after the options with its own checked entry.
-		const typed = await answerThenNext(dialog, OTHER);
+		const typed = await rpc.answerThenNextDialog(dialog, OTHER);
 		expect(typed.method).toBe("input");
 		expect(typed.title).toBe("[host] Build for which platforms? — type your own answer");
-		dialog = await answerThenNext(typed, "freebsd");
+		dialog = await rpc.answerThenNextDialog(typed, "freebsd");
 		expect(dialog.method).toBe("select");
 		expect(dialog.options).toEqual(["☑ linux", "☐ macos", "☐ windows", "☑ freebsd (typed)", OTHER, "Done (2 selected)"]);
 
@@ -244,23 +187,17 @@ describe("v2 questions over RPC", () => {
 		await rpc.waitForSettled({ from: mark });
 	});
 	it("typing an offered option's label through Other picks that option once, as an outside answer would", async () => {
-		piEnv = createPiEnv({
+		run.createEnv({
 			script: { prompts: { platforms: { ask: ask([{ question: "Build for which platforms?", options: ["linux", "macos"], multiSelect: true }]) } } },
 		});
-		pi = PiRpc.start(piEnv, { args: ["--name", "host"] });
-		const rpc = pi;
+		const rpc = run.startPi({ args: ["--name", "host"] });
 		const start = rpc.mark();
 		await rpc.prompt("platforms");
-		const answerThenNext = async (dialog: Frame, value: string): Promise<Frame> => {
-			const mark = rpc.mark();
-			rpc.answer(dialog, value);
-			return rpc.waitForDialog({ from: mark });
-		};
 		let dialog = await rpc.waitForDialog({ from: start });
-		dialog = await answerThenNext(dialog, "☐ linux");
-		dialog = await answerThenNext(dialog, OTHER);
+		dialog = await rpc.answerThenNextDialog(dialog, "☐ linux");
+		dialog = await rpc.answerThenNextDialog(dialog, OTHER);
 		expect(dialog.method).toBe("input");
-		dialog = await answerThenNext(dialog, "linux");
+		dialog = await rpc.answerThenNextDialog(dialog, "linux");
 		const mark = rpc.mark();
 		rpc.answer(dialog, String((dialog.options as string[]).at(-1)));
 		const envelope = onlyEnvelope(resultText((await rpc.waitForToolEnd(ASK_TOOL, { from: mark })).result));

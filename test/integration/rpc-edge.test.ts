@@ -5,7 +5,7 @@
  * asker, and a pi process without pi-subagents starts in about a second.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { answerPairs, ASK_TOOL, createPiEnv, envelopesIn, isDialog, isNotify, PiRpc, resultText, type Envelope, type Frame, type PiEnv } from "./harness/pi-cli.ts";
+import { answerPairs, ASK_TOOL, envelopesIn, isDialog, isNotify, PiRpcFixture, resultText, type Envelope, type Frame, type PiRpc } from "./harness/pi-cli.ts";
 import type { ScriptConfig } from "./fixtures/scripted-model.ts";
 
 const CALL_BUDGET_MS = 2_000;
@@ -18,20 +18,12 @@ function envelopeOf(toolEnd: Frame): Envelope {
 }
 
 describe("RPC client edge cases", () => {
-	let piEnv: PiEnv | undefined;
-	let pi: PiRpc | undefined;
-
-	afterEach(async () => {
-		await pi?.close();
-		piEnv?.cleanup();
-		pi = undefined;
-		piEnv = undefined;
-	});
+	const run = new PiRpcFixture();
+	afterEach(() => run.stop());
 
 	async function startWith(script: ScriptConfig): Promise<PiRpc> {
-		piEnv = createPiEnv({ script });
-		pi = PiRpc.start(piEnv, { args: ["--name", "host"] });
-		return pi;
+		run.createEnv({ script });
+		return run.startPi({ args: ["--name", "host"] });
 	}
 
 	it("a dialog the client cancels ends the batch as timeout-or-cancelled, keeping the answers given so far", async () => {
@@ -51,11 +43,9 @@ describe("RPC client edge cases", () => {
 		await rpc.prompt("migrate");
 		const first = await rpc.waitForDialog({ from: start });
 		expect(first.title).toBe("[host] (1/2) Which database?");
-		let mark = rpc.mark();
-		rpc.answer(first, "staging");
-		const second = await rpc.waitForDialog({ from: mark });
+		const second = await rpc.answerThenNextDialog(first, "staging");
 		expect(second.title).toBe("[host] (2/2) Proceed with the migration?");
-		mark = rpc.mark();
+		const mark = rpc.mark();
 		rpc.cancel(second);
 
 		const envelope = envelopeOf(await rpc.waitForToolEnd(ASK_TOOL, { from: mark }));
@@ -77,8 +67,7 @@ describe("RPC client edge cases", () => {
 
 		// pi passes any string through for a select; the bridge must check it.
 		let mark = rpc.mark();
-		rpc.answer(first, "mars");
-		const again = await rpc.waitForDialog({ from: mark });
+		const again = await rpc.answerThenNextDialog(first, "mars");
 		const refusal = rpc.frames.slice(mark, rpc.frames.indexOf(again)).filter(isNotify);
 		expect(refusal, "a notice before the select is shown again").toHaveLength(1);
 		expect(refusal[0]!.message).toContain("mars");

@@ -7,18 +7,15 @@ import { afterEach, describe, expect, it } from "vitest";
 import {
 	answerPairs,
 	ASK_TOOL,
-	createPiEnv,
-	envelopesIn,
+	childAskResults,
 	isDialog,
 	isNotify,
 	offeredOptions,
-	PiRpc,
-	readTranscript,
+	onlyEnvelope,
+	PiRpcFixture,
 	resultText,
-	toolResultsIn,
 	type Envelope,
 	type Frame,
-	type PiEnv,
 } from "./harness/pi-cli.ts";
 
 /** pi-subagents names a child session `subagent-<agent>-<runId>-<n>`; the bridge shows that name. */
@@ -28,32 +25,12 @@ const childTitle = (agent: string, rest: string) =>
 /** pi-subagents loads slowly (it compiles its TypeScript on start): allow for it on a busy machine. */
 const FIRST_DIALOG_MS = 90_000;
 
-/** The child's own `ask_user_via_host` results, from the transcript the `subagent` result points to. */
-function childAskResults(subagentEnd: Frame): string[] {
-	const transcriptPath = subagentEnd.result?.details?.results?.[0]?.transcriptPath as string | undefined;
-	expect(transcriptPath, "subagent result names the child transcript").toBeTypeOf("string");
-	return toolResultsIn(readTranscript(transcriptPath!), ASK_TOOL);
-}
-
-function onlyEnvelope(text: string): Envelope {
-	const found = envelopesIn(text);
-	expect(found, `one envelope in: ${text.slice(0, 500)}`).toHaveLength(1);
-	return found[0]!;
-}
-
 describe("RPC host with pi-subagents children", () => {
-	let piEnv: PiEnv | undefined;
-	let pi: PiRpc | undefined;
-
-	afterEach(async () => {
-		await pi?.close();
-		piEnv?.cleanup();
-		pi = undefined;
-		piEnv = undefined;
-	});
+	const run = new PiRpcFixture();
+	afterEach(() => run.stop());
 
 	it("a foreground child's batch is shown to the RPC client and the answers reach the child and the main agent", async () => {
-		piEnv = createPiEnv({
+		run.createEnv({
 			agents: ["checkpoint-planner"],
 			script: {
 				main: { subagent: { agent: "checkpoint-planner", task: "Plan the storage layer." } },
@@ -67,7 +44,7 @@ describe("RPC host with pi-subagents children", () => {
 				},
 			},
 		});
-		pi = PiRpc.start(piEnv, { subagents: true });
+		const pi = run.startPi({ subagents: true });
 		const start = pi.mark();
 		await pi.prompt("Plan the storage layer with the planner.");
 
@@ -79,9 +56,7 @@ describe("RPC host with pi-subagents children", () => {
 		const receipt = pi.frames.slice(start, pi.frames.indexOf(first)).find(isNotify);
 		expect(receipt?.message, "notify receipt for the child's batch").toContain("checkpoint-planner");
 
-		const afterFirst = pi.mark();
-		pi.answer(first, "postgres");
-		const second = await pi.waitForDialog({ from: afterFirst });
+		const second = await pi.answerThenNextDialog(first, "postgres");
 		expect(second.method).toBe("input");
 		expect(second.title).toMatch(childTitle("checkpoint-planner", "(2/2) Name of the new table?"));
 		expect(second.placeholder).toBe("snake_case");
@@ -111,7 +86,7 @@ describe("RPC host with pi-subagents children", () => {
 	});
 
 	it("while a child waits on its question the main model asks too: dialogs reach the client one at a time, each answer reaches its asker", async () => {
-		piEnv = createPiEnv({
+		run.createEnv({
 			agents: ["checkpoint-reviewer"],
 			script: {
 				// One assistant message with both calls: pi runs them side by side.
@@ -126,7 +101,7 @@ describe("RPC host with pi-subagents children", () => {
 				},
 			},
 		});
-		pi = PiRpc.start(piEnv, { subagents: true });
+		const pi = run.startPi({ subagents: true });
 		const state = await pi.command("get_state", {}, FIRST_DIALOG_MS);
 		// An unnamed session is shown by the first 8 characters of its id.
 		const mainAsker = String(state.data.sessionId).slice(0, 8);
@@ -146,8 +121,7 @@ describe("RPC host with pi-subagents children", () => {
 		expect(pi.frames.slice(start, answeredAt).filter(isDialog), "only one dialog before the first answer").toEqual([first]);
 
 		const answerFor = (dialog: Frame) => (dialog.title === mainTitle ? "no" : "follow-up issue");
-		pi.answer(first, answerFor(first));
-		const second = await pi.waitForDialog({ from: answeredAt });
+		const second = await pi.answerThenNextDialog(first, answerFor(first));
 		const titles = [first, second].map((d) => d.title as string);
 		expect(titles.filter((t) => t === mainTitle)).toHaveLength(1);
 		expect(titles.filter((t) => childPattern.test(t))).toHaveLength(1);

@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { expect } from "vitest";
 import type { ScriptConfig } from "../fixtures/scripted-model.ts";
 import type { Envelope } from "./envelope.ts";
 
@@ -88,12 +89,21 @@ export interface PiEnv {
 	cleanup(): void;
 }
 
+export interface PiEnvOptions {
+	/** The scripted model's script (see PiEnv.writeScript). */
+	script?: ScriptConfig;
+	/** Example agents to install (see installExampleAgent). */
+	agents?: string[];
+	/** Set on top of the isolated environment. */
+	env?: Record<string, string>;
+}
+
 /**
  * A fresh temp tree for one pi process: agent dir, cwd, HOME, TMPDIR and pi-subagents' temp root all
  * inside it, so nothing reaches ~/.pi. The environment is built from scratch (PATH only is inherited)
  * so the caller's PI_* or CHECKPOINT_BRIDGE_* settings cannot leak in.
  */
-export function createPiEnv(options: { script?: ScriptConfig; agents?: string[]; env?: Record<string, string> } = {}): PiEnv {
+export function createPiEnv(options: PiEnvOptions = {}): PiEnv {
 	const root = mkdtempSync(join(tmpdir(), "cb-it-"));
 	const agentDir = join(root, "agent");
 	const cwd = join(root, "work");
@@ -216,6 +226,13 @@ export interface WaitOptions {
 	failOn?: (frame: Frame) => boolean;
 }
 
+/** What PiRpc.start runs: baseArgs' options, then further CLI arguments. */
+export interface PiRpcOptions {
+	subagents?: boolean;
+	bridge?: boolean;
+	args?: string[];
+}
+
 /** A `pi --mode rpc` process seen from its client. */
 export class PiRpc {
 	readonly frames: Frame[] = [];
@@ -254,7 +271,7 @@ export class PiRpc {
 		this.process.kill(signal);
 	}
 
-	static start(piEnv: PiEnv, options: { subagents?: boolean; bridge?: boolean; args?: string[] } = {}): PiRpc {
+	static start(piEnv: PiEnv, options: PiRpcOptions = {}): PiRpc {
 		return new PiRpc(piEnv, [...baseArgs(options), ...(options.args ?? [])]);
 	}
 
@@ -353,6 +370,13 @@ export class PiRpc {
 		this.send({ type: "extension_ui_response", id: request.id, value });
 	}
 
+	/** Answers a dialog and resolves with the next dialog request that comes after the answer. */
+	answerThenNextDialog(request: Frame, value: string): Promise<Frame> {
+		const from = this.mark();
+		this.answer(request, value);
+		return this.waitForDialog({ from });
+	}
+
 	cancel(request: Frame): void {
 		this.send({ type: "extension_ui_response", id: request.id, cancelled: true });
 	}
@@ -382,6 +406,35 @@ export class PiRpc {
 				return f.type;
 			});
 		return `frames:\n  ${lines.join("\n  ")}\nstderr: ${this.stderr.slice(-2_000)}`;
+	}
+}
+
+/**
+ * The pi RPC process and temp tree of the test that is running. Call `stop` after each test: it closes
+ * pi before it removes the tree pi writes in, and leaves the fixture ready for the next test.
+ */
+export class PiRpcFixture {
+	piEnv: PiEnv | undefined;
+	pi: PiRpc | undefined;
+
+	/** A fresh environment for this test; start pi in it with `startPi`. */
+	createEnv(options: PiEnvOptions = {}): PiEnv {
+		this.piEnv = createPiEnv(options);
+		return this.piEnv;
+	}
+
+	/** Starts `pi --mode rpc` in the environment `createEnv` made. */
+	startPi(options: PiRpcOptions = {}): PiRpc {
+		if (!this.piEnv) throw new Error("startPi before createEnv");
+		this.pi = PiRpc.start(this.piEnv, options);
+		return this.pi;
+	}
+
+	async stop(): Promise<void> {
+		await this.pi?.close();
+		this.piEnv?.cleanup();
+		this.pi = undefined;
+		this.piEnv = undefined;
 	}
 }
 
@@ -474,6 +527,13 @@ export function envelopesIn(text: string): Envelope[] {
 	return found;
 }
 
+/** The one envelope in a text (a tool result, or a text that carries one up); fails on none or several. */
+export function onlyEnvelope(text: string): Envelope {
+	const found = envelopesIn(text);
+	expect(found, `one envelope in: ${text.slice(0, 500)}`).toHaveLength(1);
+	return found[0]!;
+}
+
 /** The first `count` entries of a select: the offered options (the bridge may add entries of its own after them). */
 export function offeredOptions(dialog: Frame, count: number): string[] {
 	return (dialog.options as string[] | undefined)?.slice(0, count) ?? [];
@@ -521,6 +581,13 @@ export function childTranscripts(piEnv: PiEnv): { path: string; records: Transcr
 	return readdirSync(dir)
 		.filter((name) => name.endsWith("_transcript.jsonl"))
 		.map((name) => ({ path: join(dir, name), records: readTranscript(join(dir, name)) }));
+}
+
+/** A foreground child's own `ask_user_via_host` results, from the transcript its `subagent` result names. */
+export function childAskResults(subagentEnd: Frame): string[] {
+	const transcriptPath = subagentEnd.result?.details?.results?.[0]?.transcriptPath as string | undefined;
+	expect(transcriptPath, "subagent result names the child transcript").toBeTypeOf("string");
+	return toolResultsIn(readTranscript(transcriptPath!), ASK_TOOL);
 }
 
 /** The tool-result messages of `toolName` in a child transcript, as full texts. */
