@@ -5,11 +5,15 @@
  * providers registered by extensions loaded into the child). The script is stateless: each
  * reply is decided from the transcript, so a retried or repeated request gives the same answer.
  *
- *   main session:  no sub-agent result yet  -> subagent { agent: "planner" }
- *                  planner result present   -> subagent { agent: "writer" }   (one call per turn)
- *                  both results present     -> summary of what each sub-agent reported
- *   planner child: asks a choice (select) through ask_user_via_host, then reports the answer
- *   writer child:  asks free text (input) through ask_user_via_host, then reports the answer
+ *   main session:  subagent { agent: "planner" }, then subagent { agent: "writer" }   (foreground,
+ *                  one call per turn); then, when the launcher sets CHECKPOINT_BRIDGE_DEMO_WORKFLOW,
+ *                  subagent { workflowScript } (its runs.all starts reviewer and tester at once
+ *                  in the background) and a short reply while they run; their results come back
+ *                  later as a message, and the summary of what every sub-agent reported follows
+ *   planner child:  asks a choice (select) through ask_user_via_host, then reports the answer
+ *   writer child:   asks free text (input)
+ *   reviewer child: asks a yes/no confirm
+ *   tester child:   asks a choice
  */
 import { fauxAssistantMessage, fauxProvider, fauxText, fauxToolCall } from "@earendil-works/pi-ai";
 
@@ -26,10 +30,25 @@ export const QUESTIONS = {
 		question: "What should the project be called?",
 		placeholder: "type a name and press Enter",
 	},
+	reviewer: {
+		question: "Does the missing test block the merge?",
+		kind: "confirm",
+	},
+	tester: {
+		question: "Which test suite should run first?",
+		options: ["unit", "integration", "end-to-end"],
+	},
 } as const;
 
 type Agent = keyof typeof QUESTIONS;
 const AGENTS = Object.keys(QUESTIONS) as Agent[];
+const FOREGROUND: Agent[] = ["planner", "writer"];
+const BACKGROUND: Agent[] = ["reviewer", "tester"];
+/**
+ * The launcher's background workflow (pi-subagents' runs.all of reviewer and tester), set only when
+ * background children work on the pi the demo runs on; unset, the background step is skipped.
+ */
+const backgroundWorkflow = () => process.env.CHECKPOINT_BRIDGE_DEMO_WORKFLOW || undefined;
 
 function textOf(message: any): string {
 	const content = message?.content;
@@ -67,46 +86,98 @@ function childStep(agent: Agent, last: any) {
 	return fauxAssistantMessage(fauxToolCall("ask_user_via_host", { questions: [{ ...QUESTIONS[agent] }] }), { stopReason: "toolUse" });
 }
 
-/** Sub-agent results in the main transcript, keyed by the agent named in the matching call. */
-function subagentResults(conversation: any[]): Map<string, { text: string; isError: boolean }> {
-	const agentByCallId = new Map<string, string>();
+interface SubagentCall {
+	/** The agent named in the call; "workflow" for the background workflow. */
+	agent: string;
+	result?: { text: string; isError: boolean };
+}
+
+/** The main transcript's `subagent` calls in order, each with its result once there. */
+function subagentCalls(conversation: any[]): SubagentCall[] {
+	const calls = new Map<string, SubagentCall>();
 	for (const message of conversation) {
-		if (message.role !== "assistant" || !Array.isArray(message.content)) continue;
-		for (const part of message.content) {
-			if (part?.type === "toolCall" && part.name === "subagent") agentByCallId.set(part.id, String(part.arguments?.agent ?? ""));
+		if (message.role === "assistant" && Array.isArray(message.content)) {
+			for (const part of message.content) {
+				if (part?.type !== "toolCall" || part.name !== "subagent") continue;
+				calls.set(part.id, { agent: part.arguments?.workflowScript ? "workflow" : String(part.arguments?.agent ?? "") });
+			}
+		}
+		if (message.role === "toolResult" && message.toolName === "subagent") {
+			const call = calls.get(message.toolCallId);
+			if (call) call.result = { text: textOf(message), isError: Boolean(message.isError) };
 		}
 	}
-	const results = new Map<string, { text: string; isError: boolean }>();
-	for (const message of conversation) {
-		if (message.role !== "toolResult" || message.toolName !== "subagent") continue;
-		const agent = agentByCallId.get(message.toolCallId);
-		if (agent) results.set(agent, { text: textOf(message), isError: Boolean(message.isError) });
+	return [...calls.values()];
+}
+
+/**
+ * pi-subagents tells the main session about background work in messages (role "user" for the model):
+ * "Workflow child completed: **<agent>**" for each child, then "Background task completed: **workflow**"
+ * with the workflow's return value (the children's reports, as a JSON array).
+ */
+function backgroundNotices(conversation: any[]): { childDone?: string; workflowDone?: string } {
+	const notices = conversation.filter((m) => m.role === "user" || m.role === "custom").map(textOf);
+	const last = conversation[conversation.length - 1];
+	return {
+		childDone: last?.role === "user" || last?.role === "custom" ? /^Workflow child completed: \*\*([^*]+)\*\*/.exec(textOf(last))?.[1] : undefined,
+		// Any final status counts (completed, failed, stopped): the summary then says what is missing.
+		workflowDone: notices.find((text) => /^Background tasks? [^\n]*\*\*workflow\*\*/.test(text)),
+	};
+}
+
+/** The texts a report may sit in: the text itself, and every JSON string in it (a workflow returns them quoted). */
+function reportCandidates(text: string): string[] {
+	const quoted = [...text.matchAll(/"(?:[^"\\\n]|\\.)*"/g)].flatMap((match) => {
+		try {
+			return [String(JSON.parse(match[0]))];
+		} catch {
+			return [];
+		}
+	});
+	return [...quoted, text];
+}
+
+/** What a sub-agent reported, from the text that carries its report (a result, a completion message). */
+function reported(agent: Agent, text: string): string {
+	for (const candidate of reportCandidates(text)) {
+		const received = new RegExp(`^\\s*Answer received by ${agent}: (.+?)\\s*$`, "m").exec(candidate)?.[1];
+		if (received !== undefined) return `received: ${received}`;
+		const why = new RegExp(`^\\s*No answer reached ${agent} \\((.*)\\)\\s*$`, "m").exec(candidate)?.[1];
+		if (why !== undefined) return `received no answer (${why})`;
 	}
-	return results;
+	return "received no answer (it sent no report)";
 }
 
 function mainStep(conversation: any[]) {
-	const results = subagentResults(conversation);
-	const failed = [...results].find(([, r]) => r.isError);
+	const calls = subagentCalls(conversation);
+	const failed = calls.find((call) => call.result?.isError);
 	if (failed) {
-		return fauxAssistantMessage(fauxText(`Demo stopped: the ${failed[0]} sub-agent failed: ${failed[1].text.slice(0, 400)}`));
+		return fauxAssistantMessage(fauxText(`Demo stopped: the ${failed.agent} sub-agent failed: ${failed.result!.text.slice(0, 400)}`));
 	}
-	const next = AGENTS.find((agent) => !results.has(agent));
+	const results = new Map(calls.filter((call) => call.result).map((call) => [call.agent, call.result!.text]));
+	const next = FOREGROUND.find((agent) => !results.has(agent));
 	if (next) {
-		const planner = results.get("planner")?.text ?? "";
-		const convention = /Answer received by planner: (.+)/.exec(planner)?.[1]?.trim();
+		const convention = /Answer received by planner: (.+)/.exec(results.get("planner") ?? "")?.[1]?.trim();
 		const task = next === "planner"
 			? "Ask the user which naming convention the project should use, then report the answer."
 			: `Ask the user what the project should be called${convention ? ` (naming convention: ${convention})` : ""}, then report the answer.`;
 		return fauxAssistantMessage(fauxToolCall("subagent", { agent: next, task, async: false }), { stopReason: "toolUse" });
 	}
-	const lines = AGENTS.map((agent) => {
-		const text = results.get(agent)?.text ?? "";
-		const received = new RegExp(`Answer received by ${agent}: (.+)`).exec(text)?.[1]?.trim();
-		return received !== undefined
-			? `- ${agent} received: ${received}`
-			: `- ${agent} received no answer (${new RegExp(`No answer reached ${agent} \\((.*)\\)`).exec(text)?.[1] ?? "it sent no report"})`;
-	});
+	const workflow = backgroundWorkflow();
+	const background = workflow !== undefined;
+	const { childDone, workflowDone: completion } = backgroundNotices(conversation);
+	if (workflow && !results.has("workflow")) {
+		return fauxAssistantMessage(fauxToolCall("subagent", { workflowScript: workflow }), { stopReason: "toolUse" });
+	}
+	if (background && completion === undefined) {
+		if (childDone) return fauxAssistantMessage(fauxText(`${childDone} has finished in the background; its report comes with the workflow's result.`));
+		// The launch returned at once; the summary comes when the workflow's result arrives.
+		return fauxAssistantMessage(fauxText("reviewer and tester now run in the background, in parallel. Their questions will open here one after the other; the summary follows when both are done."));
+	}
+	const lines = [
+		...FOREGROUND.map((agent) => `- ${agent} (foreground) ${reported(agent, results.get(agent) ?? "")}`),
+		...(background ? BACKGROUND.map((agent) => `- ${agent} (background) ${reported(agent, completion ?? "")}`) : []),
+	];
 	return fauxAssistantMessage(fauxText(["Demo summary (each line is what that sub-agent reported back):", ...lines].join("\n")));
 }
 
@@ -124,7 +195,7 @@ export default function demoModel(pi: any) {
 		if (child) return fauxAssistantMessage(fauxText(`The demo model has no script for the "${child}" agent.`));
 		return mainStep(conversation);
 	};
-	// Each request consumes one entry; the demo needs about ten, the rest is headroom.
+	// Each request consumes one entry; the demo needs about fifteen, the rest is headroom.
 	faux.setResponses(Array.from({ length: 500 }, () => step));
 	pi.registerProvider(faux.provider);
 }

@@ -1,17 +1,25 @@
 #!/usr/bin/env node
 /**
- * `npm run demo`: the real pi TUI with pi-subagents and checkpoint-bridge, where two sub-agents
- * ask you questions through the main session's dialogs.
+ * `npm run demo`: the real pi TUI with pi-subagents and checkpoint-bridge, where sub-agents ask you
+ * questions through the main session's dialogs: two in the foreground (in pi's own process), then
+ * two in the background at once (each in its own runner process, through the host's local endpoint).
  *
  *   npm run demo                                  scripted model, no API key; press Enter to start
  *   npm run demo -- --model <provider/id> [...]   a real model (key from the usual environment
  *                                                 variable, e.g. ANTHROPIC_API_KEY); further
  *                                                 arguments are passed to pi unchanged
+ *   npm run demo -- --pi 1.6                      the dev pi (1.6): foreground sub-agents only
+ *   npm run demo -- --pi 0.85                     pi 0.85.1 from test/compat/pi-0.85
+ *
+ * pi-subagents' background runner needs `@earendil-works/pi-agent-core/node`, which pi 0.85.x has and
+ * pi 1.6.0 lacks. By default the demo runs on the dev pi when its runner works there, else on the
+ * pi 0.85.1 install of test/compat/pi-0.85, which it installs first when missing (once, ~20 s).
  *
  * Everything runs in a fresh temp dir (config, HOME, TMPDIR, sub-agent scratch space), which is
- * removed when pi exits, so your own pi settings, sessions and credentials are never touched.
+ * removed when pi exits, so your own pi settings, sessions and credentials are never touched. Only
+ * the compiled extensions are kept, in node_modules/.cache, so the next start is quicker.
  */
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -19,58 +27,135 @@ import { fileURLToPath } from "node:url";
 
 const demoDir = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(demoDir, "..");
-const piCli = path.join(root, "node_modules", "@earendil-works", "pi-coding-agent", "dist", "cli.js");
-const subagentsExtension = path.join(root, "node_modules", "pi-subagents", "index.ts");
+/** The pi installs the demo can run on: the dev dependency and the oldest supported pi. */
+const PI_INSTALLS = { "1.6": root, "0.85": path.join(root, "test", "compat", "pi-0.85") };
+const COMPAT = "0.85";
 const bridgeExtension = path.join(root, "extensions", "checkpoint-bridge", "index.ts");
 const demoModelExtension = path.join(demoDir, "demo-model.ts");
 const introExtension = path.join(demoDir, "intro.ts");
+/**
+ * pi compiles extensions with jiti into $TMPDIR/jiti, pi-subagents in 10-20 s, and every background
+ * runner process does it again. The run's TMPDIR links here so later starts reuse the compiled files
+ * (keyed by source hash, so both pi versions share it safely).
+ */
+const compileCache = path.join(root, "node_modules", ".cache", "checkpoint-bridge-demo", "jiti");
 const SCRIPTED_MODEL = "demo/scripted";
+const AGENTS = ["planner", "writer", "reviewer", "tester"];
+/** The background step: one workflow whose runs.all starts both children at once; it returns their reports. */
+const BACKGROUND_WORKFLOW = [
+	"const results = await runs.all([",
+	'  { key: "reviewer", agent: "reviewer", task: "Ask the user whether the missing test blocks the merge, then report the answer." },',
+	'  { key: "tester", agent: "tester", task: "Ask the user which test suite should run first, then report the answer." },',
+	"]);",
+	"return results.map((result) => result.output);",
+].join("\n");
+
+const installPaths = (installRoot) => ({
+	cli: path.join(installRoot, "node_modules", "@earendil-works", "pi-coding-agent", "dist", "cli.js"),
+	subagents: path.join(installRoot, "node_modules", "pi-subagents", "index.ts"),
+	piManifest: path.join(installRoot, "node_modules", "@earendil-works", "pi-coding-agent", "package.json"),
+	agentCoreManifest: path.join(installRoot, "node_modules", "@earendil-works", "pi-agent-core", "package.json"),
+});
+
+const readJson = (file) => JSON.parse(fs.readFileSync(file, "utf8"));
+
+/** Whether pi-subagents' background runner can start on this install (it imports pi-agent-core's `./node`). */
+function backgroundRunnerWorks(installRoot) {
+	try {
+		return readJson(installPaths(installRoot).agentCoreManifest).exports?.["./node"] !== undefined;
+	} catch {
+		return false;
+	}
+}
 
 // The scripted model follows its own script; a real model needs the steps spelled out.
-const SCRIPTED_PROMPT = "Run the checkpoint-bridge demo: the planner asks for a naming convention, then the writer asks for a project name.";
-const REAL_MODEL_PROMPT = [
-	"Demo of checkpoint-bridge. Use the subagent tool with async: false, one call per turn, never in parallel:",
-	'1. run the agent "planner" with the task "Ask the user which naming convention the project should use, then report the answer.";',
-	'2. after it has finished, run the agent "writer" with the task "Ask the user what the project should be called, then report the answer.";',
-	"3. then reply with a short summary that starts with the line \"Demo summary (each line is what that sub-agent reported back):\"",
-	'followed by one line per sub-agent in the form "- <agent> received: <answer>", using only what each sub-agent reported.',
-].join("\n");
+const SCRIPTED_PROMPT = "Run the checkpoint-bridge demo: planner and writer ask in the foreground, then reviewer and tester ask from the background.";
+const SCRIPTED_PROMPT_FOREGROUND = "Run the checkpoint-bridge demo: the planner asks for a naming convention, then the writer asks for a project name.";
+
+function realModelPrompt(background) {
+	const summary = [
+		"reply with a short summary that starts with the line \"Demo summary (each line is what that sub-agent reported back):\"",
+		'followed by one line per sub-agent in the form "- <agent> (foreground|background) received: <answer>", using only what each sub-agent reported.',
+	];
+	return [
+		"Demo of checkpoint-bridge. Follow these steps exactly, one tool call per turn:",
+		'1. run the agent "planner" with the subagent tool (async: false) and the task "Ask the user which naming convention the project should use, then report the answer.";',
+		'2. after it has finished, run the agent "writer" the same way with the task "Ask the user what the project should be called, then report the answer.";',
+		...(background
+			? [
+					"3. after it has finished, start reviewer and tester in the background, in parallel, with ONE subagent call whose only argument is this workflowScript:",
+					BACKGROUND_WORKFLOW,
+					"   then reply in one sentence that they are running, and stop. Their results arrive later as messages: reply",
+					'   briefly to a message about one child; when the message "Background task completed: **workflow**" has arrived,',
+					`4. ${summary[0]}`,
+				]
+			: [`3. then ${summary[0]}`]),
+		summary[1],
+	].join("\n");
+}
 
 function usage() {
 	return [
-		"usage: npm run demo [-- --model <provider/id> [more pi arguments]]",
-		"  without --model the demo uses a scripted model and needs no API key",
+		"usage: npm run demo [-- [--pi 1.6|0.85] [--model <provider/id> [more pi arguments]]]",
+		"  --model <provider/id>  a real model (its key from the environment); without it a scripted model, no API key",
+		"  --pi 1.6               the dev pi 1.6: the two foreground sub-agents only (its background runner cannot start)",
+		"  --pi 0.85              pi 0.85.1 from test/compat/pi-0.85 (the default while the dev pi cannot run background children)",
 	].join("\n");
 }
 
 function parseArgs(argv) {
 	let model;
+	let pi;
 	const passThrough = [];
 	for (let i = 0; i < argv.length; i++) {
 		const arg = argv[i];
 		if (arg === "--help" || arg === "-h") {
 			console.log(usage());
 			process.exit(0);
-		} else if (arg === "--model") {
-			model = argv[++i];
-			if (!model) throw new Error("--model needs a value such as anthropic/claude-sonnet-4-5");
+		} else if (arg === "--model" || arg === "--pi") {
+			const value = argv[++i];
+			if (!value) throw new Error(`${arg} needs a value`);
+			if (arg === "--model") model = value;
+			else pi = value;
 		} else if (arg.startsWith("--model=")) {
 			model = arg.slice("--model=".length);
+		} else if (arg.startsWith("--pi=")) {
+			pi = arg.slice("--pi=".length);
 		} else {
 			passThrough.push(arg);
 		}
 	}
-	return { model, passThrough };
+	if (pi !== undefined && !(pi in PI_INSTALLS)) throw new Error(`--pi ${pi}: the demo runs on ${Object.keys(PI_INSTALLS).join(" or ")}`);
+	return { model, pi, passThrough };
 }
 
-function checkPrerequisites() {
+function checkNode() {
 	const [major, minor] = process.versions.node.split(".").map(Number);
 	if (major < 22 || (major === 22 && minor < 19)) {
 		throw new Error(`pi needs Node >= 22.19 but this is ${process.version}. Start the demo with "npm run demo", which uses the Node 22 from node_modules.`);
 	}
-	for (const file of [piCli, subagentsExtension, bridgeExtension]) {
-		if (!fs.existsSync(file)) throw new Error(`missing ${path.relative(root, file)}; run "npm install" first`);
+}
+
+/** `npm ci` of test/compat/pi-0.85 (what `npm run setup:compat` does); its output is shown only if it fails. */
+function installCompat() {
+	const prefix = path.relative(root, PI_INSTALLS[COMPAT]);
+	console.log(`Installing pi 0.85.1 and pi-subagents into ${prefix} for the background sub-agents (once, about 20 s)...`);
+	const result = spawnSync("npm", ["ci", "--prefix", prefix, "--no-audit", "--no-fund"], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+	if (result.status !== 0) {
+		throw new Error(`could not install ${prefix} (npm ci ${result.error ? `failed: ${result.error.message}` : `exited with ${result.status}`}):\n${`${result.stdout ?? ""}${result.stderr ?? ""}`.trim()}\nRun "npm run setup:compat" to retry, or "npm run demo -- --pi 1.6" for the foreground part only.`);
 	}
+}
+
+/** The pi to run: `--pi`, else the dev pi if background children work there, else the compat install. */
+function choosePi(wanted) {
+	const key = wanted ?? (backgroundRunnerWorks(PI_INSTALLS["1.6"]) ? "1.6" : COMPAT);
+	const installRoot = PI_INSTALLS[key];
+	const paths = installPaths(installRoot);
+	if (key === COMPAT && !fs.existsSync(paths.cli)) installCompat();
+	for (const file of [paths.cli, paths.subagents, bridgeExtension]) {
+		if (!fs.existsSync(file)) throw new Error(`missing ${path.relative(root, file)}; run "npm install"${key === COMPAT ? ' and "npm run setup:compat"' : ""} first`);
+	}
+	return { ...paths, version: readJson(paths.piManifest).version, background: backgroundRunnerWorks(installRoot) };
 }
 
 /** Write the demo agents into the isolated config dir, loading the bridge (and the scripted model) into each. */
@@ -78,56 +163,110 @@ function writeAgents(agentDir, model) {
 	const extensions = model === SCRIPTED_MODEL ? [bridgeExtension, demoModelExtension] : [bridgeExtension];
 	const target = path.join(agentDir, "agents");
 	fs.mkdirSync(target, { recursive: true });
-	for (const name of ["planner.md", "writer.md"]) {
-		const template = fs.readFileSync(path.join(demoDir, "agents", name), "utf8");
+	for (const name of AGENTS) {
+		const template = fs.readFileSync(path.join(demoDir, "agents", `${name}.md`), "utf8");
 		const text = template.replaceAll("{{MODEL}}", model).replaceAll("{{EXTENSIONS}}", extensions.join(", "));
-		fs.writeFileSync(path.join(target, name), text);
+		fs.writeFileSync(path.join(target, `${name}.md`), text);
 	}
 }
 
 /** The explanation, printed before pi starts and shown by demo/intro.ts as the TUI header. */
-function explanation(model) {
+function explanation(model, pi) {
 	const scripted = model === SCRIPTED_MODEL;
 	return [
-		"checkpoint-bridge demo",
-		"The main agent runs two sub-agents one after the other (pi-subagents): planner, then writer.",
-		"Each asks you one question with the ask_user_via_host tool. The question opens here, in the",
-		"main session, as a dialog titled with the asking session's name, e.g. [subagent-planner-...]:",
-		"  planner: choose a naming convention (Up/Down, then Enter)",
-		"  writer:  type a project name (then Enter)",
+		`checkpoint-bridge demo (pi ${pi.version})`,
+		"The main agent hands work to sub-agents (pi-subagents). Each asks you one question with the",
+		"ask_user_via_host tool; it opens here, in the main session, as a dialog titled with who asks.",
+		"  1. planner, foreground: choose a naming convention (Up/Down, then Enter)",
+		"  2. writer, foreground: type a project name (then Enter)",
+		...(pi.background
+			? [
+					"  3. reviewer and tester, background, in parallel: both ask at once from their own processes;",
+					"     their dialogs queue and open one after the other, titled [subagent-... (pid N)]",
+				]
+			: [`  3. skipped: background sub-agents need pi 0.85; their runner cannot start on pi ${pi.version}`]),
 		"The final summary shows which answer reached which sub-agent.",
 		scripted ? "Model: scripted, no API key needed." : `Model: ${model} (main session and sub-agents).`,
 		"Press Enter to send the prepared message and start. Quit with Ctrl+D, or Ctrl+C twice quickly.",
 	].join("\n");
 }
 
+/** Background runners recorded by pi-subagents under the run's temp root (their pids). */
+function runnerPids(subagentsRoot) {
+	const dir = path.join(subagentsRoot, "async-subagent-runs");
+	if (!fs.existsSync(dir)) return [];
+	return fs.readdirSync(dir).flatMap((runId) => {
+		try {
+			const pid = readJson(path.join(dir, runId, "status.json")).pid;
+			return Number.isSafeInteger(pid) && pid > 0 ? [pid] : [];
+		} catch {
+			return [];
+		}
+	});
+}
+
+/** Alive and started for this run (its environment names the run's config dir), so a reused pid is left alone. */
+function isOurs(pid, agentDir) {
+	try {
+		const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+		if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) return false;
+		return fs.readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(`PI_CODING_AGENT_DIR=${agentDir}`);
+	} catch {
+		return false;
+	}
+}
+
+/**
+ * Runners outlive pi. Without a host they get "no-host" at once and finish by themselves; give them
+ * a moment, then stop whoever is still writing into the temp dir about to be removed.
+ */
+async function stopRunners(subagentsRoot, agentDir) {
+	const left = () => runnerPids(subagentsRoot).filter((pid) => isOurs(pid, agentDir));
+	const deadline = Date.now() + 5_000;
+	while (left().length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+	for (const pid of left()) {
+		try {
+			process.kill(pid, "SIGTERM");
+		} catch {
+			// already gone
+		}
+	}
+}
+
 async function main() {
-	const { model = SCRIPTED_MODEL, passThrough } = parseArgs(process.argv.slice(2));
-	checkPrerequisites();
+	const { model = SCRIPTED_MODEL, pi: wantedPi, passThrough } = parseArgs(process.argv.slice(2));
+	checkNode();
+	const pi = choosePi(wantedPi);
+	if (!pi.background) console.log(`Note: background step skipped: pi-subagents' background runner cannot start on pi ${pi.version} (it needs @earendil-works/pi-agent-core/node); run without --pi for the whole demo.`);
 
 	const runDir = fs.mkdtempSync(path.join(os.tmpdir(), "checkpoint-bridge-demo-"));
 	const agentDir = path.join(runDir, "agent");
 	const workDir = path.join(runDir, "work");
 	const tmpDir = path.join(runDir, "tmp");
-	for (const dir of [agentDir, workDir, tmpDir]) fs.mkdirSync(dir, { recursive: true });
+	const subagentsRoot = path.join(runDir, "subagents");
+	for (const dir of [agentDir, workDir, tmpDir, compileCache]) fs.mkdirSync(dir, { recursive: true });
+	fs.symlinkSync(compileCache, path.join(tmpDir, "jiti"));
 	writeAgents(agentDir, model);
-	const intro = explanation(model);
+	const intro = explanation(model, pi);
 
 	const env = {
 		...process.env,
 		HOME: runDir,
 		TMPDIR: tmpDir,
 		PI_CODING_AGENT_DIR: agentDir,
-		PI_SUBAGENTS_TEMP_ROOT: path.join(runDir, "subagents"),
+		PI_SUBAGENTS_TEMP_ROOT: subagentsRoot,
 		PI_OFFLINE: "1",
 		PI_SKIP_VERSION_CHECK: "1",
 		PI_TELEMETRY: "0",
 		CHECKPOINT_BRIDGE_DEMO_INTRO: intro,
-		CHECKPOINT_BRIDGE_DEMO_PROMPT: model === SCRIPTED_MODEL ? SCRIPTED_PROMPT : REAL_MODEL_PROMPT,
+		CHECKPOINT_BRIDGE_DEMO_PROMPT:
+			model === SCRIPTED_MODEL ? (pi.background ? SCRIPTED_PROMPT : SCRIPTED_PROMPT_FOREGROUND) : realModelPrompt(pi.background),
+		// The scripted model starts this workflow after the foreground step; unset, it skips the background step.
+		...(pi.background ? { CHECKPOINT_BRIDGE_DEMO_WORKFLOW: BACKGROUND_WORKFLOW } : {}),
 	};
-	const extensions = [subagentsExtension, bridgeExtension, introExtension, ...(model === SCRIPTED_MODEL ? [demoModelExtension] : [])];
+	const extensions = [pi.subagents, bridgeExtension, introExtension, ...(model === SCRIPTED_MODEL ? [demoModelExtension] : [])];
 	const args = [
-		piCli,
+		pi.cli,
 		"--no-session",
 		// Only the extensions named here: no discovery, no built-in ones that could answer in their own way.
 		"--no-extensions",
@@ -144,22 +283,23 @@ async function main() {
 	// pi's own diagnostics would draw over the TUI; keep them in a log and show them if pi fails.
 	const stderrLog = path.join(runDir, "pi-stderr.log");
 	const stderrFd = fs.openSync(stderrLog, "w");
-	const pi = spawn(process.execPath, args, { cwd: workDir, env, stdio: ["inherit", "inherit", stderrFd] });
+	const child = spawn(process.execPath, args, { cwd: workDir, env, stdio: ["inherit", "inherit", stderrFd] });
 	fs.closeSync(stderrFd);
 
 	// The TUI reads Ctrl+C itself; a signal aimed at the whole process group must not kill the launcher first.
 	process.on("SIGINT", () => {});
-	for (const signal of ["SIGTERM", "SIGHUP"]) process.on(signal, () => pi.kill(signal));
+	for (const signal of ["SIGTERM", "SIGHUP"]) process.on(signal, () => child.kill(signal));
 
 	const code = await new Promise((resolve) => {
-		pi.on("exit", (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0)));
-		pi.on("error", (error) => {
+		child.on("exit", (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0)));
+		child.on("error", (error) => {
 			console.error(`could not start pi: ${error.message}`);
 			resolve(1);
 		});
 	});
 	const diagnostics = fs.readFileSync(stderrLog, "utf8").trim();
 	if (code !== 0 && diagnostics) console.error(`pi exited with code ${code}; its diagnostics:\n${diagnostics}`);
+	await stopRunners(subagentsRoot, agentDir);
 	fs.rmSync(runDir, { recursive: true, force: true });
 	process.exit(code);
 }
