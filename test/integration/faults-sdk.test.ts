@@ -9,7 +9,7 @@
  * hosts is under the test's control.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { PiWorld, ProgrammaticUI, type Dialog, type Envelope, type Question, type SessionHandle } from "./harness/sdk-sessions.ts";
+import { answerPairs, expectNothingFor, PiWorld, ProgrammaticUI, type Dialog, type Question, type SessionHandle } from "./harness/sdk-sessions.ts";
 
 /** How long requests of a replaced host wait for the next one (HANDOVER_GRACE_MS in host-role.ts). */
 const GRACE_MS = 1_000;
@@ -67,16 +67,6 @@ async function until(check: () => boolean, what: string, timeoutMs = 5_000): Pro
 	}
 }
 
-/** Waits `ms` for something that must not happen, and fails if it does. */
-async function expectNothingFor(ui: ProgrammaticUI, ms: number, what: string, happened: () => boolean): Promise<void> {
-	const seen = await ui.waitFor(happened, ms).then(
-		() => true,
-		() => false,
-	);
-	expect(seen, what).toBe(false);
-}
-
-const answersOf = (envelope: Envelope) => envelope.answers.map(({ question, answer }) => ({ question, answer }));
 const titled = (prefix: string) => (dialog: Dialog) => dialog.title.startsWith(prefix);
 /** Time from the start of the session's tool call to its end. */
 const callTime = (session: SessionHandle) => session.toolRuns[0]!.endedAt! - session.toolRuns[0]!.startedAt;
@@ -140,7 +130,7 @@ describe("host replacement and shutdown", () => {
 		const firstResult = first.envelope();
 		expect(firstResult.status).toBe("ok");
 		// The answer given on the old host is kept; only the open question was shown again.
-		expect(answersOf(firstResult)).toEqual([
+		expect(answerPairs(firstResult)).toEqual([
 			{ question: "Which region?", answer: "eu" },
 			{ question: "Which tier?", answer: "large" },
 		]);

@@ -8,23 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { InboundReply } from "../../extensions/checkpoint-bridge/inbound.ts";
 import type { SettledEvent, ShownEvent } from "../../extensions/checkpoint-bridge/observers.ts";
 import type { SharedHandle } from "../../extensions/checkpoint-bridge/shared-handle.ts";
-import { FINAL_PREFIX, PiWorld, type AskArgs, type SessionHandle } from "./harness/sdk-sessions.ts";
-
-interface AnswerV2 {
-	question: string;
-	answer: string;
-	kind: string;
-	id?: string;
-	values?: string[];
-	source?: string;
-}
-interface EnvelopeV2 {
-	status: string;
-	answers: AnswerV2[];
-	requestId: string;
-	asker: string;
-	note?: string;
-}
+import { checkedEnvelope, PiWorld, type AskArgs } from "./harness/sdk-sessions.ts";
 
 const DEPLOY = "Deploy to which environment?";
 const CHECKS = "Which checks must pass first?";
@@ -69,13 +53,6 @@ function observe() {
 			handle().bus.off("observe:settled", onSettled);
 		},
 	};
-}
-
-function envelopeOf(session: SessionHandle): EnvelopeV2 {
-	const envelope = session.envelope() as unknown as EnvelopeV2;
-	expect(session.details()).toEqual(envelope);
-	expect(session.finalText()).toBe(FINAL_PREFIX + JSON.stringify(envelope));
-	return envelope;
 }
 
 let world: PiWorld;
@@ -146,7 +123,7 @@ describe("answers from outside the terminal", () => {
 		expect(dialog.outcome).toEqual({ how: "signal" });
 
 		await child.done();
-		const envelope = envelopeOf(child);
+		const envelope = checkedEnvelope(child);
 		expect(envelope.status).toBe("ok");
 		expect(envelope.requestId).toBe(requestId);
 		expect(envelope.answers).toEqual([
@@ -164,7 +141,7 @@ describe("answers from outside the terminal", () => {
 		// A second answer for the same request comes too late.
 		const late = answerFromOutside({ requestId, answers: ["staging", ["unit"], false] });
 		expect(late).toMatchObject({ ok: false, code: "not_found" });
-		expect(envelopeOf(child).answers[0]!.answer).toBe("production");
+		expect(checkedEnvelope(child).answers[0]!.answer).toBe("production");
 	});
 
 	it("answers the human already gave in a dialog stand; the outside answer fills the rest", async () => {
@@ -184,7 +161,7 @@ describe("answers from outside the terminal", () => {
 		expect(answerFromOutside({ requestId, answers: ["production", ["integration"], "no"] })).toEqual({ ok: true });
 		expect(second.outcome).toEqual({ how: "signal" });
 		await child.done();
-		expect(envelopeOf(child).answers).toEqual([
+		expect(checkedEnvelope(child).answers).toEqual([
 			{ id: "env", question: DEPLOY, answer: "staging", kind: "option", source: "dialog" },
 			{ id: "checks", question: CHECKS, answer: "integration", kind: "option", values: ["integration"], source: "outside" },
 			{ id: "rollback", question: ROLLBACK, answer: "no", kind: "confirm", source: "outside" },
@@ -205,7 +182,7 @@ describe("answers from outside the terminal", () => {
 		expect(answerFromOutside({ requestId, cancel: true })).toEqual({ ok: true });
 		expect(dialog.outcome).toEqual({ how: "signal" });
 		await child.done();
-		const envelope = envelopeOf(child);
+		const envelope = checkedEnvelope(child);
 		expect(envelope.status).toBe("timeout-or-cancelled");
 		expect(envelope.answers).toEqual([]);
 		expect(envelope.note).toMatch(/outside/);
@@ -223,7 +200,7 @@ describe("answers from outside the terminal", () => {
 
 		expect(answerFromOutside({ requestId: waiting.requestId, answers: ["staging", ["unit"], "yes"] })).toEqual({ ok: true });
 		await queued.done();
-		expect(envelopeOf(queued).answers.map((a) => [a.answer, a.source])).toEqual([
+		expect(checkedEnvelope(queued).answers.map((a) => [a.answer, a.source])).toEqual([
 			["staging", "outside"],
 			["unit", "outside"],
 			["yes", "outside"],
@@ -232,7 +209,7 @@ describe("answers from outside the terminal", () => {
 		expect(shownDialog.open).toBe(true);
 		shownDialog.answer("no");
 		await first.done();
-		expect(envelopeOf(first).answers).toEqual([{ question: "Tag the release?", answer: "no", kind: "option", source: "dialog" }]);
+		expect(checkedEnvelope(first).answers).toEqual([{ question: "Tag the release?", answer: "no", kind: "option", source: "dialog" }]);
 		expect(ui.dialogs).toHaveLength(1);
 	});
 });

@@ -3,7 +3,7 @@
  * no UI) ask through `ask_user_via_host`; the host session's programmatic UI shows and answers.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { FINAL_PREFIX, PiWorld, ProgrammaticUI, type Dialog, type Envelope, type SessionHandle } from "./harness/sdk-sessions.ts";
+import { answerPairs, checkedEnvelope, expectNothingFor, PiWorld, ProgrammaticUI, type Dialog, type SessionHandle } from "./harness/sdk-sessions.ts";
 
 let world: PiWorld;
 beforeEach(() => {
@@ -12,29 +12,6 @@ beforeEach(() => {
 afterEach(async () => {
 	await world.close();
 });
-
-/** The session's tool result, checked for what every result must carry. */
-function resultOf(session: SessionHandle): Envelope {
-	const envelope = session.envelope();
-	expect(session.details()).toEqual(envelope);
-	// The scripted model ends its turn by quoting the tool result: the result reached the model.
-	expect(session.finalText()).toBe(FINAL_PREFIX + JSON.stringify(envelope));
-	return envelope;
-}
-
-/** Question and answer of each entry, in order (entries may carry more fields). */
-function answersOf(envelope: Envelope): Array<{ question: string; answer: string }> {
-	return envelope.answers.map(({ question, answer }) => ({ question, answer }));
-}
-
-/** Waits `ms` for something that must not happen, and fails if it does. */
-async function expectNothingFor(ui: ProgrammaticUI, ms: number, what: string, happened: () => boolean): Promise<void> {
-	const seen = await ui.waitFor(happened, ms).then(
-		() => true,
-		() => false,
-	);
-	expect(seen, what).toBe(false);
-}
 
 describe("relay through the host session's UI (in-process SDK sessions)", () => {
 	it("shows a child's two-question batch on the host UI and returns both answers in order", async () => {
@@ -68,10 +45,10 @@ describe("relay through the host session's UI (in-process SDK sessions)", () => 
 		second.answer("ship it on Friday");
 
 		await child.done();
-		const envelope = resultOf(child);
+		const envelope = checkedEnvelope(child);
 		expect(envelope.status).toBe("ok");
 		expect(envelope.asker).toBe("scout");
-		expect(answersOf(envelope)).toEqual([
+		expect(answerPairs(envelope)).toEqual([
 			{ question: "Which plan?", answer: "plan B" },
 			{ question: "Anything to add?", answer: "ship it on Friday" },
 		]);
@@ -115,10 +92,10 @@ describe("relay through the host session's UI (in-process SDK sessions)", () => 
 		expect(ui.dialogs).toHaveLength(6);
 		for (const child of children) {
 			const name = child.name!;
-			const envelope = resultOf(child);
+			const envelope = checkedEnvelope(child);
 			expect(envelope.status).toBe("ok");
 			expect(envelope.asker).toBe(name);
-			expect(answersOf(envelope)).toEqual([
+			expect(answerPairs(envelope)).toEqual([
 				{ question: `Pick a colour, ${name}`, answer: colourOf[name] },
 				{ question: `Why that one, ${name}?`, answer: `because [${name}] (2/2) Why that one, ${name}?` },
 			]);
@@ -139,7 +116,7 @@ describe("relay through the host session's UI (in-process SDK sessions)", () => 
 		await child.done();
 
 		const run = child.toolRuns[0]!;
-		const envelope = resultOf(child);
+		const envelope = checkedEnvelope(child);
 		expect(envelope.status).toBe("timeout");
 		expect(envelope.answers).toEqual([]);
 		expect(run.endedAt! - run.startedAt).toBeGreaterThanOrEqual(1400);
@@ -166,7 +143,7 @@ describe("relay through the host session's UI (in-process SDK sessions)", () => 
 		await Promise.all([first.done(), second.done()]);
 
 		for (const child of [first, second]) {
-			const envelope = resultOf(child);
+			const envelope = checkedEnvelope(child);
 			expect(envelope.status).toBe("no-host");
 			expect(envelope.note ?? "").toMatch(/host session/i);
 			expect(envelope.note ?? "").toMatch(/ended|shut ?down|quit|closed/i);
@@ -182,7 +159,7 @@ describe("relay through the host session's UI (in-process SDK sessions)", () => 
 		await child.done(5_000);
 
 		const run = child.toolRuns[0]!;
-		const envelope = resultOf(child);
+		const envelope = checkedEnvelope(child);
 		expect(envelope.status).toBe("no-host");
 		expect(envelope.answers).toEqual([]);
 		expect(envelope.asker).toBe("alone");
@@ -213,11 +190,11 @@ describe("relay through the host session's UI (in-process SDK sessions)", () => 
 		await Promise.all([child.done(), host.done()]);
 
 		expect(ui.maxOpen).toBe(1);
-		const childResult = resultOf(child);
+		const childResult = checkedEnvelope(child);
 		expect(childResult).toMatchObject({ status: "ok", asker: "scout" });
-		expect(answersOf(childResult)).toEqual([{ question: "Skip tests?", answer: "run" }]);
-		const hostResult = resultOf(host);
+		expect(answerPairs(childResult)).toEqual([{ question: "Skip tests?", answer: "run" }]);
+		const hostResult = checkedEnvelope(host);
 		expect(hostResult).toMatchObject({ status: "ok", asker: "main" });
-		expect(answersOf(hostResult)).toEqual([{ question: "Deploy now?", answer: "wait" }]);
+		expect(answerPairs(hostResult)).toEqual([{ question: "Deploy now?", answer: "wait" }]);
 	});
 });

@@ -6,23 +6,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { SharedHandle } from "../../extensions/checkpoint-bridge/shared-handle.ts";
-import { FINAL_PREFIX, PiWorld, type AskArgs, type Dialog, type SessionHandle } from "./harness/sdk-sessions.ts";
-
-/** The v2 answer fields asserted on here. */
-interface AnswerV2 {
-	question: string;
-	answer: string;
-	kind: string;
-	id?: string;
-	source?: string;
-	sharedWith?: string[];
-}
-interface EnvelopeV2 {
-	status: string;
-	answers: AnswerV2[];
-	asker: string;
-	requestId: string;
-}
+import { checkedEnvelope, PiWorld, type AskArgs, type Dialog } from "./harness/sdk-sessions.ts";
 
 const LICENSE = "Which license should the new package use?";
 const LICENSE_OPTIONS = [{ label: "MIT" }, { label: "Apache-2.0", description: "with a patent grant" }];
@@ -35,13 +19,6 @@ const ask = (questions: Record<string, unknown>[]): AskArgs => ({ questions } as
 
 /** The process-wide handle every module copy shares (defined by the first copy loaded). */
 const sharedHandle = () => (globalThis as Record<symbol, SharedHandle | undefined>)[Symbol.for("checkpoint-bridge.handle")];
-
-function envelopeOf(session: SessionHandle): EnvelopeV2 {
-	const envelope = session.envelope() as unknown as EnvelopeV2;
-	expect(session.details()).toEqual(envelope);
-	expect(session.finalText()).toBe(FINAL_PREFIX + JSON.stringify(envelope));
-	return envelope;
-}
 
 let world: PiWorld;
 beforeEach(() => {
@@ -95,8 +72,8 @@ describe("identical questions from parallel sessions are shown once", () => {
 		// The asker whose dialog was shown, and the one that shared it.
 		const licenseTitle = ui.dialogs.find((d) => d.title.endsWith(LICENSE))!.title;
 		const [owner, joiner] = licenseTitle.startsWith("[alpha]") ? [alpha, beta] : [beta, alpha];
-		const ownerEnvelope = envelopeOf(owner);
-		const joinerEnvelope = envelopeOf(joiner);
+		const ownerEnvelope = checkedEnvelope(owner);
+		const joinerEnvelope = checkedEnvelope(joiner);
 		expect(ownerEnvelope.status).toBe("ok");
 		expect(joinerEnvelope.status).toBe("ok");
 		expect(ownerEnvelope.answers).toEqual([
@@ -105,8 +82,8 @@ describe("identical questions from parallel sessions are shown once", () => {
 		expect(joinerEnvelope.answers).toEqual([
 			{ id: `${joiner.name}-license`, question: LICENSE, answer: CHOSEN_LICENSE, kind: "option", source: "shared", sharedWith: [owner.name] },
 		]);
-		expect(envelopeOf(gamma).answers).toEqual([{ question: CI, answer: CHOSEN_CI, kind: "option", source: "dialog" }]);
-		expect(new Set(children.map((child) => envelopeOf(child).requestId)).size, "each call is its own request").toBe(3);
+		expect(checkedEnvelope(gamma).answers).toEqual([{ question: CI, answer: CHOSEN_CI, kind: "option", source: "dialog" }]);
+		expect(new Set(children.map((child) => checkedEnvelope(child).requestId)).size, "each call is its own request").toBe(3);
 
 		// The host's own count agrees, as `/checkpoints` reports it.
 		const before = ui.notifications.length;
@@ -141,8 +118,8 @@ describe("identical questions from parallel sessions are shown once", () => {
 
 		console.log(`shared answers (batch): dialogs shown vs questions asked = ${ui.dialogs.length} vs 3`);
 		expect(ui.dialogs).toHaveLength(2);
-		expect(envelopeOf(alpha).answers).toEqual([{ question: LICENSE, answer: "MIT", kind: "option", source: "dialog", sharedWith: ["beta"] }]);
-		const betaEnvelope = envelopeOf(beta);
+		expect(checkedEnvelope(alpha).answers).toEqual([{ question: LICENSE, answer: "MIT", kind: "option", source: "dialog", sharedWith: ["beta"] }]);
+		const betaEnvelope = checkedEnvelope(beta);
 		expect(betaEnvelope.status).toBe("ok");
 		expect(betaEnvelope.answers).toEqual([
 			{ id: "license", question: LICENSE, answer: "MIT", kind: "option", source: "shared", sharedWith: ["alpha"] },

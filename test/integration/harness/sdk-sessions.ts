@@ -35,6 +35,7 @@ import {
 	type ExtensionUIDialogOptions,
 	type Theme,
 } from "@earendil-works/pi-coding-agent";
+import { expect } from "vitest";
 import type { Envelope } from "./envelope.ts";
 
 export { answerPairs, type Answer, type Envelope } from "./envelope.ts";
@@ -273,6 +274,15 @@ export class ProgrammaticUI {
 	}
 }
 
+/** Waits `ms` for something that must not happen, and fails if it does. */
+export async function expectNothingFor(ui: ProgrammaticUI, ms: number, what: string, happened: () => boolean): Promise<void> {
+	const seen = await ui.waitFor(happened, ms).then(
+		() => true,
+		() => false,
+	);
+	expect(seen, what).toBe(false);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Scripted models
 
@@ -420,6 +430,15 @@ export class SessionHandle {
 	get label(): string {
 		return `${this.role} ${this.name ?? this.sessionId.slice(0, 8)}`;
 	}
+}
+
+/** The session's tool result, checked for what every result must carry. */
+export function checkedEnvelope(session: SessionHandle): Envelope {
+	const envelope = session.envelope();
+	expect(session.details()).toEqual(envelope);
+	// The scripted model ends its turn by quoting the tool result: the result reached the model.
+	expect(session.finalText()).toBe(FINAL_PREFIX + JSON.stringify(envelope));
+	return envelope;
 }
 
 export interface HostOptions {
