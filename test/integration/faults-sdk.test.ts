@@ -80,6 +80,19 @@ async function tearDownHost(host: SessionHandle, reason: "new" | "quit"): Promis
 	world.sessions.splice(world.sessions.indexOf(host), 1);
 }
 
+/** A host holding two children's requests: `open`'s dialog shown, `queued`'s waiting behind it. */
+async function hostHoldingTwo() {
+	const { host, ui } = await world.createHost({ name: "main" });
+	const baseline = busListeners();
+	const open = await world.createChild({ name: "open", ask: { questions: [{ question: "Ship?", options: ["yes", "no"] }] } });
+	const queued = await world.createChild({ name: "queued", ask: { questions: [{ question: "Tag?" }] } });
+	open.start();
+	const dialog = await ui.waitForDialog(titled("[open]"));
+	queued.start();
+	await until(() => openRequests().length === 2, "both requests held by the host");
+	return { host, ui, baseline, open, queued, dialog };
+}
+
 describe("host replacement and shutdown", () => {
 	it("a host replaced by /new hands its open and queued questions to the next host, which shows each once and returns the answers", async () => {
 		const { host, ui } = await world.createHost({ name: "main" });
@@ -144,14 +157,7 @@ describe("host replacement and shutdown", () => {
 	});
 
 	it("a host replaced with no successor within the grace period settles its questions with no-host about a second later", async () => {
-		const { host, ui } = await world.createHost({ name: "main" });
-		const baseline = busListeners();
-		const open = await world.createChild({ name: "open", ask: { questions: [{ question: "Ship?", options: ["yes", "no"] }] } });
-		const queued = await world.createChild({ name: "queued", ask: { questions: [{ question: "Tag?" }] } });
-		open.start();
-		const dialog = await ui.waitForDialog(titled("[open]"));
-		queued.start();
-		await until(() => openRequests().length === 2, "both requests held by the host");
+		const { host, ui, baseline, open, queued, dialog } = await hostHoldingTwo();
 
 		const replacedAt = Date.now();
 		await tearDownHost(host, "new");
@@ -180,14 +186,7 @@ describe("host replacement and shutdown", () => {
 	});
 
 	it("a host that quits settles its open and queued questions with no-host at once", async () => {
-		const { host, ui } = await world.createHost({ name: "main" });
-		const baseline = busListeners();
-		const open = await world.createChild({ name: "open", ask: { questions: [{ question: "Ship?", options: ["yes", "no"] }] } });
-		const queued = await world.createChild({ name: "queued", ask: { questions: [{ question: "Tag?" }] } });
-		open.start();
-		const dialog = await ui.waitForDialog(titled("[open]"));
-		queued.start();
-		await until(() => openRequests().length === 2, "both requests held by the host");
+		const { host, ui, baseline, open, queued, dialog } = await hostHoldingTwo();
 
 		const quitAt = Date.now();
 		await tearDownHost(host, "quit");

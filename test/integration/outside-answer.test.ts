@@ -66,13 +66,18 @@ afterEach(async () => {
 	await world.close();
 });
 
+/** A host, and a child "deployer" that asks BATCH while the bus's observer events are recorded. */
+async function deployerAsks() {
+	const { ui } = await world.createHost({ name: "main" });
+	const child = await world.createChild({ name: "deployer", ask: BATCH });
+	observer = observe();
+	child.start();
+	return { ui, child, events: observer };
+}
+
 describe("answers from outside the terminal", () => {
 	it("refuses malformed and not-offered answers without touching the open dialog, applies a valid one, and refuses a late one", async () => {
-		const { ui } = await world.createHost({ name: "main" });
-		const child = await world.createChild({ name: "deployer", ask: BATCH });
-		observer = observe();
-		const events = observer;
-		child.start();
+		const { ui, child, events } = await deployerAsks();
 
 		const dialog = await ui.waitForDialog((d) => d.seq === 1, 10_000, "the child's first dialog");
 		expect(dialog.title).toBe(`[deployer] (1/3) ${DEPLOY}`);
@@ -145,11 +150,7 @@ describe("answers from outside the terminal", () => {
 	});
 
 	it("answers the human already gave in a dialog stand; the outside answer fills the rest", async () => {
-		const { ui } = await world.createHost({ name: "main" });
-		const child = await world.createChild({ name: "deployer", ask: BATCH });
-		observer = observe();
-		const events = observer;
-		child.start();
+		const { ui, child, events } = await deployerAsks();
 
 		const first = await ui.waitForDialog((d) => d.seq === 1, 10_000, "the first dialog");
 		first.answer("staging");
@@ -170,11 +171,7 @@ describe("answers from outside the terminal", () => {
 	});
 
 	it("a cancel from outside closes the dialog and ends the call as timeout-or-cancelled", async () => {
-		const { ui } = await world.createHost({ name: "main" });
-		const child = await world.createChild({ name: "deployer", ask: BATCH });
-		observer = observe();
-		const events = observer;
-		child.start();
+		const { ui, child, events } = await deployerAsks();
 
 		const dialog = await ui.waitForDialog((d) => d.seq === 1, 10_000, "the first dialog");
 		const requestId = handle().snapshot()!.open[0]!.requestId;
