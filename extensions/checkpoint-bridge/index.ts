@@ -9,7 +9,7 @@ import { checkpointsReport, AUDIT_ENTRY_TYPE } from "./audit.ts";
 import { callBudget, readConfig } from "./config.ts";
 import { makeEnvelope, toToolResult, type Envelope } from "./envelope.ts";
 import { claimHostRole, type HostRole } from "./host-role.ts";
-import { askerIdentity } from "./identity.ts";
+import { activeAgentOf, askerIdentity } from "./identity.ts";
 import { progressText } from "./progress.ts";
 import type { RelayProgress } from "./protocol.ts";
 import { askRemote, closeProcessEndpoint, endpointFromEnv, ensureProcessEndpoint } from "./remote/index.ts";
@@ -90,7 +90,7 @@ export default function checkpointBridge(pi: ExtensionAPI): void {
 		async execute(_toolCallId, params, signal, onUpdate, ctx) {
 			const startedAt = Date.now();
 			try {
-				const asker = askerIdentity(pi.getSessionName(), ctx.sessionManager.getSessionId());
+				const asker = askerIdentity(pi.getSessionName(), ctx.sessionManager.getSessionId(), activeAgentOf(ctx.getSystemPrompt?.()));
 				const checked = validateAskParams(params);
 				if (!checked.ok)
 					return toToolResult(makeEnvelope("error", [], `Invalid parameters: ${checked.problems.join("; ")}.`, { asker: asker.label, waitedMs: 0 }));

@@ -145,7 +145,7 @@ describe("audit trail in the host's session file", () => {
 
 		expect(answered.requestId).toBe(childEnvelope!.requestId);
 		expect(answered.asker).toBe(childEnvelope!.asker);
-		expect(answered.asker).toMatch(/^subagent-checkpoint-planner-/);
+		expect(answered.asker).toBe("subagent-checkpoint-planner");
 		expect(answered.askerSessionId).toMatch(/\S/);
 		expect(answered.askerSessionId, "the child asked, not the host").not.toBe(hostSessionId);
 		expect(answered.questions).toEqual(PLAN_QUESTIONS);

@@ -60,12 +60,8 @@ function parseRemoteTitle(dialog: Frame): RemoteTitle {
 	return { label: match![1]!, pid: Number(match![2]), question: match![3]! };
 }
 
-/** pi-subagents names a child `subagent-<agent>-<runId>-<n>`; the title shows a prefix of that name. */
-function namesRun(label: string, agent: string, runId: string): boolean {
-	const shown = label.replace(/…$/, "");
-	const full = `subagent-${agent}-${runId}`;
-	return shown.startsWith(`subagent-${agent}-`) && (full.startsWith(shown) || shown.startsWith(full));
-}
+/** pi-subagents names a child `subagent-<agent>-<runId>[-<step>]`; the title shows `subagent-<agent>[#<step>]`. */
+const namesAgent = (label: string, agent: string) => new RegExp(`^subagent-${agent}(?:#\\d+)?$`).test(label);
 
 const sleep = (ms: number) => new Promise((resolveLater) => setTimeout(resolveLater, ms));
 
@@ -94,14 +90,20 @@ async function until<T>(check: () => T | undefined, timeoutMs: number, what: str
 }
 
 /** The background runs pi-subagents started in this environment: run id, runner pid, mode. */
-function backgroundRuns(piEnv: PiEnv): { runId: string; pid?: number; mode?: string }[] {
+function backgroundRuns(piEnv: PiEnv): { runId: string; pid?: number; mode?: string; agent?: string }[] {
 	const dir = join(piEnv.subagentsTmp, "async-subagent-runs");
 	if (!existsSync(dir)) return [];
 	return readdirSync(dir)
 		.filter((name) => existsSync(join(dir, name, "status.json")))
 		.map((runId) => {
-			const status = JSON.parse(readFileSync(join(dir, runId, "status.json"), "utf8")) as { pid?: number; mode?: string };
-			return { runId, pid: status.pid, mode: status.mode };
+			const status = JSON.parse(readFileSync(join(dir, runId, "status.json"), "utf8")) as {
+				pid?: number;
+				mode?: string;
+				agent?: string;
+				agents?: string[];
+				steps?: { agent?: string }[];
+			};
+			return { runId, pid: status.pid, mode: status.mode, agent: status.agent ?? status.agents?.[0] ?? status.steps?.[0]?.agent };
 		});
 }
 
@@ -177,7 +179,7 @@ describe("askers in other processes reach the host's dialogs", () => {
 			expect(offeredOptions(dialog, 2)).toEqual(["sqlite", "postgres"]);
 			const title = parseRemoteTitle(dialog);
 			expect(title.question).toBe("Which storage backend?");
-			expect(namesRun(title.label, "checkpoint-planner", runId), `${title.label} names run ${runId}`).toBe(true);
+			expect(namesAgent(title.label, "checkpoint-planner"), `${title.label} names the child's agent`).toBe(true);
 			// The pid is the runner's, another process than the host.
 			const run = backgroundRuns(piEnv).find((r) => r.runId === runId);
 			expect(run?.pid, "pi-subagents recorded the runner's pid").toBeTypeOf("number");
@@ -253,7 +255,7 @@ describe("askers in other processes reach the host's dialogs", () => {
 				expect(open, `exactly one dialog before answer ${turn + 1}`).toEqual([dialog]);
 				shown.push(dialog);
 				const title = parseRemoteTitle(dialog);
-				const agent = agents.find((name) => title.label.startsWith(`subagent-${name}-`));
+				const agent = agents.find((name) => namesAgent(title.label, name));
 				expect(agent, `the title names one of the children: ${dialog.title}`).toBeDefined();
 				titles.push({ ...title, agent: agent! });
 				const question = asks[agent!]!.questions[0]!;
@@ -274,7 +276,7 @@ describe("askers in other processes reach the host's dialogs", () => {
 			const runs = backgroundRuns(piEnv).filter((r) => r.mode !== "workflow");
 			expect(runs).toHaveLength(3);
 			for (const { agent, ...title } of titles) {
-				const run = runs.find((r) => namesRun(title.label, agent, r.runId));
+				const run = runs.find((r) => r.agent === agent);
 				expect(run, `a background run for ${title.label}`).toBeDefined();
 				expect(title.pid, `the title's pid is ${agent}'s runner`).toBe(run!.pid);
 				const [envelope, ...more] = childAskEnvelopes(piEnv, run!.runId);

@@ -75,7 +75,7 @@ describe("headless pi with pi-subagents", () => {
 		const printed = envelopesIn(run.stdout);
 		expect(printed, run.stdout.slice(0, 2_000)).toHaveLength(2);
 		const child = childEnvelope(piEnv);
-		expectNoHost(child, /^subagent-checkpoint-reviewer-/);
+		expectNoHost(child, /^subagent-checkpoint-reviewer$/);
 		expect(printed).toContainEqual(child);
 		const mainOnes = printed.filter((e) => JSON.stringify(e) !== JSON.stringify(child));
 		expect(mainOnes).toHaveLength(1);
@@ -97,7 +97,7 @@ describe("headless pi with pi-subagents", () => {
 		const subagentEnd = events.find((e) => e.type === "tool_execution_end" && e.toolName === "subagent");
 		expect(subagentEnd?.isError).toBe(false);
 		const child = childEnvelope(piEnv);
-		expectNoHost(child, /^subagent-checkpoint-reviewer-/);
+		expectNoHost(child, /^subagent-checkpoint-reviewer$/);
 		expect(envelopesIn(resultText(subagentEnd?.result))).toEqual([child]);
 		expect(events.at(-1)?.type).toBe("agent_settled");
 	});

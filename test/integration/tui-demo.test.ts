@@ -36,7 +36,7 @@ const DEAD_END = /No answer reached|received no answer|Demo stopped:|Startup is 
 
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 /** A remote asker's dialog title: `[subagent-<agent>... (pid N)] <question>` (pi 0.85 appends the seconds left). */
-const remoteTitle = (agent: string, question: string) => new RegExp(`\\[(subagent-${agent}\\S*) \\(pid (\\d+)\\)\\] ${escape(question)}`);
+const remoteTitle = (agent: string, question: string) => new RegExp(`\\[(subagent-${agent}(?:#\\d+)?) \\(pid (\\d+)\\)\\] ${escape(question)}`);
 const anyBackgroundTitle = new RegExp(Object.entries(BACKGROUND).map(([agent, { question }]) => remoteTitle(agent, question).source).join("|"));
 const summaryLine = (agent: string, where: string, answer: string) => new RegExp(`^\\s*- ${agent} \\(${where}\\) received: ${escape(answer)}\\s*$`, "m");
 
@@ -64,7 +64,7 @@ async function start(session: TmuxSession, timeoutMs: number): Promise<string> {
 
 /** planner's choice, then writer's free text: dialogs titled with the asking session's name. */
 async function answerForeground(session: TmuxSession): Promise<void> {
-	const selectScreen = await session.waitFor(/\[subagent-planner-[^\]\s]*\] Which naming convention should the project use\?/, 45_000, "the planner's select dialog", DEAD_END);
+	const selectScreen = await session.waitFor(/\[subagent-planner\] Which naming convention should the project use\?/, 45_000, "the planner's select dialog", DEAD_END);
 	expect(selectScreen).toMatch(/→ camelCase/);
 	expect(selectScreen).toMatch(/^\s+snake_case\s*$/m);
 	expect(selectScreen).toMatch(/^\s+kebab-case\s*$/m);
@@ -74,7 +74,7 @@ async function answerForeground(session: TmuxSession): Promise<void> {
 	await session.keys("Enter");
 
 	// The writer's question comes only after the planner has finished.
-	const inputScreen = await session.waitFor(/\[subagent-writer-[^\]\s]*\] What should the project be called\?/, 30_000, "the writer's input dialog", DEAD_END);
+	const inputScreen = await session.waitFor(/\[subagent-writer\] What should the project be called\?/, 30_000, "the writer's input dialog", DEAD_END);
 	expect(inputScreen).toContain(`Answer received by planner: ${CHOSEN_CONVENTION}`);
 	await session.type(PROJECT_NAME);
 	await session.waitFor(PROJECT_NAME, 5_000, "the typed project name in the input");
