@@ -19,11 +19,12 @@
  * removed when pi exits, so your own pi settings, sessions and credentials are never touched. Only
  * the compiled extensions are kept, in node_modules/.cache, so the next start is quicker.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
+import { ensureCompatInstall } from "../test/compat/ensure.mjs";
 
 const demoDir = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(demoDir, "..");
@@ -136,13 +137,12 @@ function checkNode() {
 	}
 }
 
-/** `npm ci` of test/compat/pi-0.85 (what `npm run setup:compat` does); its output is shown only if it fails. */
+/** Installs test/compat/pi-0.85 when missing (what `npm run setup:compat` does). */
 function installCompat() {
-	const prefix = path.relative(root, PI_INSTALLS[COMPAT]);
-	console.log(`Installing pi 0.85.1 and pi-subagents into ${prefix} for the background sub-agents (once, about 20 s)...`);
-	const result = spawnSync("npm", ["ci", "--prefix", prefix, "--no-audit", "--no-fund"], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
-	if (result.status !== 0) {
-		throw new Error(`could not install ${prefix} (npm ci ${result.error ? `failed: ${result.error.message}` : `exited with ${result.status}`}):\n${`${result.stdout ?? ""}${result.stderr ?? ""}`.trim()}\nRun "npm run setup:compat" to retry, or "npm run demo -- --pi 1.6" for the foreground part only.`);
+	try {
+		ensureCompatInstall("for the background sub-agents");
+	} catch (error) {
+		throw new Error(`${error instanceof Error ? error.message : String(error)} Or run "npm run demo -- --pi 1.6" for the foreground part only.`);
 	}
 }
 
