@@ -300,7 +300,8 @@ async function main() {
 	const diagnostics = fs.readFileSync(stderrLog, "utf8").trim();
 	if (code !== 0 && diagnostics) console.error(`pi exited with code ${code}; its diagnostics:\n${diagnostics}`);
 	await stopRunners(subagentsRoot, agentDir);
-	fs.rmSync(runDir, { recursive: true, force: true });
+	// A stopped runner may still be closing its run files: retry briefly instead of leaving the dir behind.
+	fs.rmSync(runDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 	process.exit(code);
 }
 

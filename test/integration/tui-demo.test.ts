@@ -103,7 +103,8 @@ describe.skipIf(!hasTmux)(`npm run demo in the real TUI${hasTmux ? "" : " (skipp
 
 	afterEach(async () => {
 		await tmux?.dispose();
-		if (runDir) fs.rmSync(runDir, { recursive: true, force: true });
+		// A background runner may still be writing its run files for a moment after pi exits.
+		if (runDir) fs.rmSync(runDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
 	});
 
 	/** Runs `body` against a fresh demo; a failure message ends with the demo's stderr. */
@@ -121,6 +122,8 @@ describe.skipIf(!hasTmux)(`npm run demo in the real TUI${hasTmux ? "" : " (skipp
 		}
 	}
 
+	const otherThan = (agent: BackgroundAgent) => (Object.keys(BACKGROUND) as BackgroundAgent[]).find((name) => name !== agent)!;
+
 	it("shows each sub-agent's question as a titled dialog, the two background ones one after the other, and gets each answer back into its sub-agent", async () => {
 		await withDemo([], async (session, dir) => {
 			const opening = await start(session, compatInstalled ? 60_000 : 120_000);
@@ -131,12 +134,16 @@ describe.skipIf(!hasTmux)(`npm run demo in the real TUI${hasTmux ? "" : " (skipp
 			// dialog while the other question waits (its status line counts both), then the other.
 			const shown: { agent: BackgroundAgent; label: string; pid: number }[] = [];
 			for (let turn = 0; turn < 2; turn++) {
-				const screen = await session.waitFor(anyBackgroundTitle, turn === 0 ? 90_000 : 30_000, `background dialog ${turn + 1}`, DEAD_END);
-				const agent = (Object.keys(BACKGROUND) as BackgroundAgent[]).find((name) => remoteTitle(name, BACKGROUND[name].question).test(screen))!;
+				// The second dialog is the other child's: waiting for any title could read the first one
+				// again before the screen is redrawn.
+				const waitingFor = turn === 0 ? anyBackgroundTitle : remoteTitle(otherThan(shown[0]!.agent), BACKGROUND[otherThan(shown[0]!.agent)].question);
+				const screen = await session.waitFor(waitingFor, turn === 0 ? 90_000 : 30_000, `background dialog ${turn + 1}`, DEAD_END);
+				const agent = (Object.keys(BACKGROUND) as BackgroundAgent[]).find((name) => remoteTitle(name, BACKGROUND[name].question).test(screen) && !shown.some((s) => s.agent === name))!;
+				expect(agent, `a background dialog not shown before: ${screen}`).toBeDefined();
 				const [, label, pid] = remoteTitle(agent, BACKGROUND[agent].question).exec(screen)!;
 				expect(shown.map((s) => s.agent), `a second dialog for ${agent}`).not.toContain(agent);
 				shown.push({ agent, label: label!, pid: Number(pid) });
-				const other = (Object.keys(BACKGROUND) as BackgroundAgent[]).find((name) => name !== agent)!;
+				const other = otherThan(agent);
 				if (turn === 0) {
 					// Both wait at the host now, yet only this one's dialog is open.
 					const queued = await session.waitFor(/checkpoint-bridge: 2 waiting \(/, 30_000, "both background questions waiting at the host", DEAD_END);

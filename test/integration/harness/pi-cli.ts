@@ -127,7 +127,7 @@ export function createPiEnv(options: PiEnvOptions = {}): PiEnv {
 		SCRIPTED_MODEL_CONFIG: scriptFile,
 		...options.env,
 	};
-	return { root, agentDir, cwd, subagentsTmp, env, writeScript, cleanup: () => rmSync(root, { recursive: true, force: true }) };
+	return { root, agentDir, cwd, subagentsTmp, env, writeScript, cleanup: () => rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }) };
 }
 
 /**
