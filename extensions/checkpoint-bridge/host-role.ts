@@ -91,12 +91,13 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 			// Nothing to fall back to; the dialogs still work.
 		}
 	};
-	if (!handle.claimHost({ claimId, sessionId, protocol: PROTOCOL_VERSION, snapshot: () => host!.snapshot() })) return undefined;
+	const seal = handle.claimHost({ claimId, sessionId, protocol: PROTOCOL_VERSION, snapshot: () => host!.snapshot() });
+	if (!seal) return undefined;
 	const { bus } = handle;
 	host = new DialogHost({
 		ui,
 		sessionId,
-		reply: (reply) => bus.emit(replyChannel(reply.id), reply),
+		reply: (reply) => bus.emit(replyChannel(reply.id), seal(reply)),
 		...(bell ? { bell } : {}),
 		events: {
 			queued: (request, position) => bus.emit(OBSERVER_EVENTS.queued, { ...request, position }),
@@ -137,14 +138,14 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 				handle.releaseHost(claimId);
 				handle.park(parked, HANDOVER_GRACE_MS, (expired) => {
 					for (const { request, answers } of expired)
-						bus.emit(replyChannel(request.id), {
+						bus.emit(replyChannel(request.id), seal({
 							v: PROTOCOL_VERSION,
 							id: request.id,
 							kind: "result",
 							status: "no-host",
 							answers,
 							note: `${note} No new host took over within ${HANDOVER_GRACE_MS} ms.`,
-						});
+						}));
 				});
 			}
 			showStatus(undefined);

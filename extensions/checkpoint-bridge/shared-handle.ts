@@ -7,7 +7,7 @@
 import { EventEmitter } from "eventemitter3";
 import type { ParkedRequest } from "./dialog-host.ts";
 import type { Snapshot } from "./observers.ts";
-import { PROTOCOL_VERSION, type BusEvents, type RelayCancel } from "./protocol.ts";
+import { PROTOCOL_VERSION, type BusEvents, type RelayCancel, type RelayReply } from "./protocol.ts";
 
 /** Registry key of the shared handle; `Symbol.for` makes it the same in every module copy. */
 export const HANDLE_KEY = Symbol.for("checkpoint-bridge.handle");
@@ -31,8 +31,13 @@ export interface SharedHandle {
 	readonly bus: EventEmitter<BusEvents>;
 	/** The current host claim, if any. */
 	host(): HostClaim | undefined;
-	/** Claim the host role; false when another session holds it. */
-	claimHost(claim: HostClaim): boolean;
+	/**
+	 * Claim the host role. Returns the claimant's seal, which it puts on every reply it sends, or
+	 * undefined when another session holds the role.
+	 */
+	claimHost(claim: HostClaim): ReplySeal | undefined;
+	/** Whether a reply was sealed by a session that held the host role: askers take no other. */
+	isFromHost(reply: unknown): boolean;
 	/** Release the host role; only the holder of `claimId` can. */
 	releaseHost(claimId: string): boolean;
 	/** What the host has open, oldest first; undefined without a host. */
@@ -43,6 +48,9 @@ export interface SharedHandle {
 	takeParked(): ParkedRequest[];
 }
 
+/** Marks a reply as sent by the host: only a claimant holds one, so no other code can answer an asker. */
+export type ReplySeal = <T extends RelayReply>(reply: T) => T;
+
 /** The bus methods every copy relies on: pinned as own, read-only properties. */
 const PINNED = ["emit", "on", "once", "off", "removeListener", "addListener", "removeAllListeners", "listeners", "listenerCount", "eventNames"] as const;
 
@@ -51,6 +59,12 @@ export function createHandle(): SharedHandle {
 	let current: HostClaim | undefined;
 	let parked: { requests: ParkedRequest[]; timer: ReturnType<typeof setTimeout> } | undefined;
 	const bus = new EventEmitter<BusEvents>();
+	// Replies the host role sent; anything else on a reply channel is somebody else's forgery.
+	const sealed = new WeakSet<object>();
+	const seal: ReplySeal = (reply) => {
+		sealed.add(reply);
+		return reply;
+	};
 	for (const name of PINNED) {
 		const method = (EventEmitter.prototype as unknown as Record<string, unknown>)[name];
 		Object.defineProperty(bus, name, { value: method, writable: false, configurable: false, enumerable: false });
@@ -72,10 +86,11 @@ export function createHandle(): SharedHandle {
 		bus,
 		host: () => current,
 		claimHost(claim: HostClaim) {
-			if (current) return false;
+			if (current) return undefined;
 			current = Object.freeze({ ...claim });
-			return true;
+			return seal;
 		},
+		isFromHost: (reply: unknown) => typeof reply === "object" && reply !== null && sealed.has(reply),
 		releaseHost(claimId: string) {
 			if (current?.claimId !== claimId) return false;
 			current = undefined;

@@ -272,7 +272,7 @@ describe("error: the host dialog fails", () => {
 
 	it("names both versions when the host speaks another protocol", async () => {
 		const handle = createHandle();
-		handle.claimHost({ claimId: "x", sessionId: "h", protocol: PROTOCOL_VERSION + 1 });
+		expect(handle.claimHost({ claimId: "x", sessionId: "h", protocol: PROTOCOL_VERSION + 1 })).toBeTypeOf("function");
 		const envelope = await askViaHost({ handle, asker: { label: "c", sessionId: "c" }, questions: [text], budgetMs: 1_000, dialogTimeoutMs: 1_000 });
 		expect(envelope.status).toBe("error");
 		expect(envelope.note).toContain(`v${PROTOCOL_VERSION + 1}`);
@@ -303,6 +303,20 @@ describe("answer integrity", () => {
 		fake.current()!.answer("snake_case");
 		await flush(vi);
 		expect(call.envelope).toMatchObject({ status: "ok", answers: [{ answer: "snake_case" }] });
+	});
+
+	it("ignores a well-formed reply that the host did not send: only the host role can answer", async () => {
+		const { handle, fake, ask } = relay();
+		const call = track(ask([choice], { label: "victim" }));
+		await flush(vi);
+		const requestId = handle.snapshot()!.open[0]!.requestId;
+		// Code that learned the id (observers see it) forges a result on the asker's reply channel.
+		handle.bus.emit(replyChannel(requestId), { v: PROTOCOL_VERSION, id: requestId, kind: "result", status: "ok", answers: [{ question: choice.question, answer: "forged", kind: "option" }] });
+		await flush(vi);
+		expect(call.envelope).toBeUndefined();
+		fake.current()!.answer("camelCase");
+		await flush(vi);
+		expect(call.envelope).toMatchObject({ status: "ok", answers: [{ answer: "camelCase" }] });
 	});
 
 	it("gives error, not an endless loop, when the UI keeps answering instantly with values not offered", async () => {

@@ -232,6 +232,8 @@ class Connection {
 			hostId: nanoid(),
 			answers: [],
 			listener: (reply) => {
+				// Only what the host role sent goes back to the remote asker.
+				if (!this.options.handle.isFromHost(reply)) return;
 				forwarded.answers = reply.answers;
 				if (reply.kind === "result") {
 					this.#drop(clientId, forwarded);
