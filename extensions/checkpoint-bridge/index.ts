@@ -14,7 +14,7 @@ import { progressText } from "./progress.ts";
 import type { RelayProgress } from "./protocol.ts";
 import { askRemote, closeProcessEndpoint, endpointFromEnv, ensureProcessEndpoint } from "./remote/index.ts";
 import { renderCallView, renderResultView } from "./render.ts";
-import { AskParamsSchema } from "./schema.ts";
+import { AskParamsSchema, type AskParams } from "./schema.ts";
 import { sharedHandle } from "./shared-handle.ts";
 import { validateAskParams } from "./validate.ts";
 
@@ -37,6 +37,10 @@ const PROMPT_GUIDELINES = [
 const bell = () => {
 	if (process.stdout.isTTY) process.stdout.write("\x07");
 };
+
+/** Where prepareArguments keeps the raw arguments of a call that has no questions at all. */
+const WITHOUT_QUESTIONS = "checkpointBridgeRawArguments";
+const hasQuestions = (args: unknown) => typeof args === "object" && args !== null && (args as { questions?: unknown }).questions != null;
 
 export default function checkpointBridge(pi: ExtensionAPI): void {
 	const handle = sharedHandle();
@@ -85,13 +89,17 @@ export default function checkpointBridge(pi: ExtensionAPI): void {
 		promptSnippet: `${TOOL_NAME}: ask the human (shown in the main session's UI), even from a sub-agent`,
 		promptGuidelines: PROMPT_GUIDELINES,
 		parameters: AskParamsSchema,
+		// Without questions pi's schema check would refuse the call with its own text; carry such a call
+		// to execute instead, so it gets the envelope (status error, every problem named) like any other.
+		prepareArguments: (args) => (hasQuestions(args) ? (args as AskParams) : ({ questions: [], [WITHOUT_QUESTIONS]: args } as unknown as AskParams)),
 		renderCall: (args, theme) => renderCallView(args, askerIdentity(pi.getSessionName(), sessionId ?? "this session").label, theme),
 		renderResult: (result, options, theme) => renderResultView(result, options, theme),
 		async execute(_toolCallId, params, signal, onUpdate, ctx) {
 			const startedAt = Date.now();
 			try {
 				const asker = askerIdentity(pi.getSessionName(), ctx.sessionManager.getSessionId(), activeAgentOf(ctx.getSystemPrompt?.()));
-				const checked = validateAskParams(params);
+				const raw = typeof params === "object" && params !== null && WITHOUT_QUESTIONS in params ? (params as Record<string, unknown>)[WITHOUT_QUESTIONS] : params;
+				const checked = validateAskParams(raw);
 				if (!checked.ok)
 					return toToolResult(makeEnvelope("error", [], `Invalid parameters: ${checked.problems.join("; ")}.`, { asker: asker.label, waitedMs: 0 }));
 				const config = readConfig();
