@@ -8,8 +8,9 @@ import { askQuestion, type DialogUI } from "./dialogs.ts";
 import type { Answer, Status } from "./envelope.ts";
 import { parseInbound, resolveInbound, type InboundReply } from "./inbound.ts";
 import { OBSERVER_VERSION, type ObservedRequest, type Snapshot } from "./observers.ts";
-import { dialogTitle, questionKey } from "./present.ts";
+import { dialogTitle } from "./present.ts";
 import { PROTOCOL_VERSION, type RelayCancel, type RelayReply, type RelayRequest } from "./protocol.ts";
+import { SameQuestions } from "./same-questions.ts";
 import { validateAskParams, type Question } from "./validate.ts";
 
 export type { DialogUI } from "./dialogs.ts";
@@ -69,14 +70,6 @@ interface Held {
 	settled: boolean;
 	/** Answers by question index. */
 	answers: (Answer | undefined)[];
-	/** Per question: the other askers that joined it (asked the same question while this was held). */
-	sharedWith: Set<string>[];
-	/** Per question: the held request of another session this one waits on for the same question. */
-	joined: (Held | undefined)[];
-	/** Per question: its dedupe key, computed once. */
-	keys: string[];
-	/** Held requests that joined one of this one's questions: they may complete when it answers. */
-	dependents: Set<Held>;
 	deadlineTimer: ReturnType<typeof setTimeout>;
 	queuedAt: number;
 	shownAt?: number;
@@ -113,8 +106,8 @@ export class DialogHost {
 	readonly #bell: (() => void) | undefined;
 	readonly #queue = new PQueue({ concurrency: 1 });
 	readonly #held = new Map<string, Held>();
-	/** Held requests by question key, oldest first: finding an identical question costs O(1), not a scan. */
-	readonly #byKey = new Map<string, Set<Held>>();
+	/** Identical questions of different sessions, shown once. */
+	readonly #same = new SameQuestions<Held>();
 	/** Held requests per asker label, oldest asker first, for the status line. */
 	readonly #askers = new Map<string, number>();
 	readonly #stats: HostStats = { questionsAsked: 0, dialogsShown: 0, sharedAnswers: 0 };
@@ -179,7 +172,6 @@ export class DialogHost {
 		const remaining = request.deadline - Date.now();
 		if (remaining <= 0) return this.#replyResult(request.id, "timeout", carried?.answers ?? [], "The call's budget had run out before it reached the host.");
 		const answers: (Answer | undefined)[] = questions.map((q) => carried?.answers.find((a) => a.question === q.question && a.id === q.id));
-		const keys = questions.map(questionKey);
 		const held: Held = {
 			request,
 			questions,
@@ -188,20 +180,11 @@ export class DialogHost {
 			started: false,
 			settled: false,
 			answers,
-			sharedWith: questions.map(() => new Set()),
-			joined: keys.map((key) => this.#findSameQuestion(request, key)),
-			keys,
-			dependents: new Set(),
 			deadlineTimer: setTimeout(() => this.#stop(held, "timeout"), remaining),
 			queuedAt: carried?.queuedAt ?? Date.now(),
 		};
-		held.joined.forEach((owner, i) => {
-			if (!owner) return;
-			owner.sharedWith[owner.keys.indexOf(keys[i]!)]!.add(request.asker.label);
-			owner.dependents.add(held);
-		});
+		this.#same.add(held);
 		this.#held.set(request.id, held);
-		for (const key of keys) this.#byKey.set(key, (this.#byKey.get(key) ?? new Set()).add(held));
 		this.#askers.set(request.asker.label, (this.#askers.get(request.asker.label) ?? 0) + 1);
 		if (!carried) this.#stats.questionsAsked += questions.length;
 		const position = this.#held.size;
@@ -277,11 +260,7 @@ export class DialogHost {
 	#forget(held: Held): void {
 		clearTimeout(held.deadlineTimer);
 		this.#held.delete(held.request.id);
-		for (const key of held.keys) {
-			const same = this.#byKey.get(key);
-			same?.delete(held);
-			if (same?.size === 0) this.#byKey.delete(key);
-		}
+		this.#same.remove(held);
 		const label = held.request.asker.label;
 		const left = (this.#askers.get(label) ?? 1) - 1;
 		if (left > 0) this.#askers.set(label, left);
@@ -304,27 +283,10 @@ export class DialogHost {
 		};
 	}
 
-	/** The oldest held request of another session with the same question, if any. */
-	#findSameQuestion(request: RelayRequest, key: string): Held | undefined {
-		for (const other of this.#byKey.get(key) ?? []) if (other.request.asker.sessionId !== request.asker.sessionId) return other;
-		return undefined;
-	}
-
-	/** The answer another asker already got for question `index`, marked as shared. */
-	#sharedAnswer(held: Held, index: number): Answer | undefined {
-		const owner = held.joined[index];
-		if (!owner) return undefined;
-		const question = held.questions[index]!;
-		const answer = owner.answers[owner.keys.indexOf(held.keys[index]!)];
-		if (!answer) return undefined;
-		const { id: _ownerId, ...rest } = answer;
-		return { ...rest, question: question.question, ...(question.id !== undefined ? { id: question.id } : {}), source: "shared", sharedWith: [owner.request.asker.label] };
-	}
-
 	/** Settles a request whose every question has an answer already (its own or shared); true when it did. */
 	#completeFromShared(held: Held): boolean {
 		if (held.settled || held.started) return held.settled;
-		const filled = held.questions.map((_, i) => held.answers[i] ?? this.#sharedAnswer(held, i));
+		const filled = held.questions.map((_, i) => held.answers[i] ?? this.#same.sharedAnswer(held, i));
 		if (filled.some((a) => a === undefined)) return false;
 		held.answers = filled;
 		this.#stats.sharedAnswers += filled.filter((a) => a?.source === "shared").length;
@@ -357,18 +319,14 @@ export class DialogHost {
 		held.settled = true;
 		held.showing = undefined;
 		this.#forget(held);
-		const answers = held.answers.flatMap((answer, i) => {
-			if (!answer) return [];
-			const others = [...held.sharedWith[i]!].filter((label) => !answer.sharedWith?.includes(label));
-			return [others.length ? { ...answer, sharedWith: [...(answer.sharedWith ?? []), ...others] } : answer];
-		});
+		const answers = held.answers.flatMap((answer, i) => (answer ? [this.#same.withSharers(held, i, answer)] : []));
 		const outcome = { status, answers, ...(note ? { note } : {}) };
 		this.#events.settled?.(this.#observed(held), outcome, Date.now());
 		this.#events.changed?.();
 		// Nobody listens any more for a cancelled or handed-over request.
 		if (status !== "cancelled") this.#replyResult(held.request.id, status, answers, note);
 		// Askers that joined this request's questions may now have everything they need.
-		for (const other of held.dependents) this.#completeFromShared(other);
+		for (const other of this.#same.dependents(held)) this.#completeFromShared(other);
 	}
 
 	#stop(held: Held, reason: StopReason): void {
@@ -393,7 +351,7 @@ export class DialogHost {
 		for (const [index, question] of questions.entries()) {
 			if (held.settled) return;
 			if (held.answers[index]) continue;
-			const shared = this.#sharedAnswer(held, index);
+			const shared = this.#same.sharedAnswer(held, index);
 			if (shared) {
 				held.answers[index] = shared;
 				this.#stats.sharedAnswers++;
@@ -420,7 +378,7 @@ export class DialogHost {
 			held.answers[index] = { ...answer, source: "dialog" };
 			this.#progress(held, "answered", { question: index });
 			// Other askers waiting on this very question may be complete now.
-			for (const other of held.dependents) this.#completeFromShared(other);
+			for (const other of this.#same.dependents(held)) this.#completeFromShared(other);
 		}
 		this.#settle(held, "ok");
 	}
