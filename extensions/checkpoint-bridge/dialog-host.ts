@@ -14,7 +14,6 @@ import { SameQuestions } from "./same-questions.ts";
 import { validateAskParams, type Question } from "./validate.ts";
 
 export type { DialogUI } from "./dialogs.ts";
-export { dialogTitle } from "./present.ts";
 
 /** Lifecycle notifications for observers, the audit trail and the status line. */
 export interface HostEvents {
