@@ -7,9 +7,10 @@
  * settle with `no-host`, and the heap is measured once more: it should be back near the start.
  * `node --expose-gc bench/memory.mjs <N>`; prints one JSON line.
  */
-import { askViaHost } from "../extensions/checkpoint-bridge/asker.ts";
-import { claimHostRole } from "../extensions/checkpoint-bridge/host-role.ts";
-import { createHandle } from "../extensions/checkpoint-bridge/shared-handle.ts";
+import { askViaHost } from "../extensions/checkpoint-bridge/core/asker.ts";
+import { claimHostRole } from "../extensions/checkpoint-bridge/core/host-role.ts";
+import { dialogSurface } from "../extensions/checkpoint-bridge/surfaces/dialogs.ts";
+import { createHandle } from "../extensions/checkpoint-bridge/core/shared-handle.ts";
 
 if (typeof globalThis.gc !== "function") throw new Error("run with --expose-gc");
 const N = Number(process.argv[2] ?? 10_000);
@@ -27,7 +28,7 @@ function pendingRequests(n, calls) {
 	const handle = createHandle();
 	// Every method the host calls on pi's ctx.ui, setStatus (the waiting-count footer) included.
 	const ui = { select: () => new Promise(() => {}), input: () => new Promise(() => {}), notify() {}, setStatus() {} };
-	const role = claimHostRole(handle, { ui, sessionId: "host-session" });
+	const role = claimHostRole(handle, { ui, surface: dialogSurface(ui), sessionId: "host-session" });
 	for (let i = 0; i < n; i++)
 		calls[i] = askViaHost({
 			handle,

@@ -7,10 +7,11 @@
  * Run with --expose-gc (run.mjs does): a full GC between rounds keeps one round's garbage out of the next.
  */
 import { performance } from "node:perf_hooks";
-import { askViaHost } from "../extensions/checkpoint-bridge/asker.ts";
-import { claimHostRole } from "../extensions/checkpoint-bridge/host-role.ts";
-import { PROTOCOL_VERSION, replyChannel } from "../extensions/checkpoint-bridge/protocol.ts";
-import { createHandle } from "../extensions/checkpoint-bridge/shared-handle.ts";
+import { askViaHost } from "../extensions/checkpoint-bridge/core/asker.ts";
+import { claimHostRole } from "../extensions/checkpoint-bridge/core/host-role.ts";
+import { dialogSurface } from "../extensions/checkpoint-bridge/surfaces/dialogs.ts";
+import { PROTOCOL_VERSION, replyChannel } from "../extensions/checkpoint-bridge/core/protocol.ts";
+import { createHandle } from "../extensions/checkpoint-bridge/core/shared-handle.ts";
 import { broadcastHandle } from "./broadcast-bus.mjs";
 import { mean, median, summary } from "./stats.mjs";
 
@@ -54,7 +55,7 @@ async function round(variant, n) {
 		notify() {},
 		setStatus() {},
 	};
-	const role = claimHostRole(handle, { ui, sessionId: "host-session" });
+	const role = claimHostRole(handle, { ui, surface: dialogSurface(ui), sessionId: "host-session" });
 	if (!role) throw new Error("could not claim the host role");
 	let wrong = 0;
 	const calls = new Array(n);

@@ -4,7 +4,7 @@
  * the IPC channel, one block of calls per message, so the host can interleave its own blocks;
  * each reply carries the latencies timed here, around askRemote itself.
  */
-import { askRemote, endpointFromEnv } from "../extensions/checkpoint-bridge/remote/index.ts";
+import { askRemote, endpointFromEnv } from "../extensions/checkpoint-bridge/transports/local/index.ts";
 import { concurrent, sequential } from "./ask-loop.mjs";
 
 const endpoint = endpointFromEnv(process.env);

@@ -10,10 +10,11 @@
 import { fork } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { askViaHost } from "../extensions/checkpoint-bridge/asker.ts";
-import { claimHostRole } from "../extensions/checkpoint-bridge/host-role.ts";
-import { closeProcessEndpoint, ensureProcessEndpoint } from "../extensions/checkpoint-bridge/remote/index.ts";
-import { createHandle } from "../extensions/checkpoint-bridge/shared-handle.ts";
+import { askViaHost } from "../extensions/checkpoint-bridge/core/asker.ts";
+import { claimHostRole } from "../extensions/checkpoint-bridge/core/host-role.ts";
+import { dialogSurface } from "../extensions/checkpoint-bridge/surfaces/dialogs.ts";
+import { closeProcessEndpoint, ensureProcessEndpoint } from "../extensions/checkpoint-bridge/transports/local/index.ts";
+import { createHandle } from "../extensions/checkpoint-bridge/core/shared-handle.ts";
 import { concurrent, sequential, stepOf } from "./ask-loop.mjs";
 import { median, summary } from "./stats.mjs";
 
@@ -36,7 +37,7 @@ const ui = {
 	notify() {},
 	setStatus() {},
 };
-const role = claimHostRole(handle, { ui, sessionId: "host-session" });
+const role = claimHostRole(handle, { ui, surface: dialogSurface(ui), sessionId: "host-session" });
 if (!role) throw new Error("could not claim the host role");
 // The endpoint advertises itself in this environment, which the asking process inherits.
 const childEnv = { ...process.env };

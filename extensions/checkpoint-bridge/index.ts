@@ -4,19 +4,20 @@
  * the tool result. Imports nothing from pi at run time, so any pi with this extension API loads it.
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
-import { askViaHost } from "./asker.ts";
-import { checkpointsReport, AUDIT_ENTRY_TYPE } from "./audit.ts";
-import { callBudget, readConfig } from "./config.ts";
-import { makeEnvelope, toToolResult, type Envelope } from "./envelope.ts";
-import { claimHostRole, type HostRole } from "./host-role.ts";
-import { activeAgentOf, askerIdentity } from "./identity.ts";
-import { progressText } from "./progress.ts";
-import type { RelayProgress } from "./protocol.ts";
-import { askRemote, closeProcessEndpoint, endpointFromEnv, ensureProcessEndpoint } from "./remote/index.ts";
-import { renderCallView, renderResultView } from "./render.ts";
-import { AskParamsSchema, type AskParams } from "./schema.ts";
-import { sharedHandle } from "./shared-handle.ts";
-import { validateAskParams } from "./validate.ts";
+import { askViaHost } from "./core/asker.ts";
+import { checkpointsReport, AUDIT_ENTRY_TYPE } from "./core/audit.ts";
+import { callBudget, readConfig } from "./core/config.ts";
+import { makeEnvelope, toToolResult, type Envelope } from "./tool/envelope.ts";
+import { claimHostRole, type HostRole } from "./core/host-role.ts";
+import { activeAgentOf, askerIdentity } from "./core/identity.ts";
+import { progressText } from "./tool/progress.ts";
+import type { RelayProgress } from "./core/protocol.ts";
+import { askRemote, closeProcessEndpoint, endpointFromEnv, ensureProcessEndpoint } from "./transports/local/index.ts";
+import { dialogSurface } from "./surfaces/dialogs.ts";
+import { renderCallView, renderResultView } from "./tool/render.ts";
+import { AskParamsSchema, type AskParams } from "./tool/schema.ts";
+import { sharedHandle } from "./core/shared-handle.ts";
+import { validateAskParams } from "./tool/validate.ts";
 
 export const TOOL_NAME = "ask_user_via_host";
 
@@ -54,6 +55,7 @@ export default function checkpointBridge(pi: ExtensionAPI): void {
 		if (role || !ctx.hasUI) return;
 		role = claimHostRole(handle, {
 			ui: ctx.ui,
+			surface: dialogSurface(ctx.ui),
 			sessionId,
 			bell,
 			onSettled: (record) => pi.appendEntry(AUDIT_ENTRY_TYPE, record),

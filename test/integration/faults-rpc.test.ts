@@ -34,7 +34,7 @@ const FIRST_DIALOG_MS = 90_000;
 const REPORT = "fault:";
 
 const ASKER_EXTENSION = `
-import { askViaHost } from ${JSON.stringify(join(dirname(BRIDGE_EXT), "asker.ts"))};
+import { askViaHost } from ${JSON.stringify(join(dirname(BRIDGE_EXT), "core", "asker.ts"))};
 const HANDLE = Symbol.for("checkpoint-bridge.handle");
 const UI = Symbol.for("checkpoint-bridge.test.fault-ui");
 

@@ -5,9 +5,9 @@
  * changes nothing.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { InboundReply } from "../../extensions/checkpoint-bridge/inbound.ts";
-import type { SettledEvent, ShownEvent } from "../../extensions/checkpoint-bridge/observers.ts";
-import type { SharedHandle } from "../../extensions/checkpoint-bridge/shared-handle.ts";
+import type { InboundReply } from "../../extensions/checkpoint-bridge/core/inbound.ts";
+import type { SettledEvent, ShownEvent } from "../../extensions/checkpoint-bridge/core/observers.ts";
+import type { SharedHandle } from "../../extensions/checkpoint-bridge/core/shared-handle.ts";
 import { checkedEnvelope, PiWorld, type AskArgs } from "./harness/sdk-sessions.ts";
 
 const DEPLOY = "Deploy to which environment?";

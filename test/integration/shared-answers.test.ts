@@ -5,7 +5,7 @@
  * that one answer, each told whom it was shared with.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { SharedHandle } from "../../extensions/checkpoint-bridge/shared-handle.ts";
+import type { SharedHandle } from "../../extensions/checkpoint-bridge/core/shared-handle.ts";
 import { checkedEnvelope, PiWorld, type AskArgs, type Dialog } from "./harness/sdk-sessions.ts";
 
 const LICENSE = "Which license should the new package use?";

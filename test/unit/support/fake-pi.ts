@@ -3,8 +3,8 @@
  * start it, call the tool, shut it down.
  */
 import { vi } from "vitest";
-import type { DialogUI } from "../../../extensions/checkpoint-bridge/dialog-host.ts";
-import type { Envelope } from "../../../extensions/checkpoint-bridge/envelope.ts";
+import type { DialogUI } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
+import type { Envelope } from "../../../extensions/checkpoint-bridge/tool/envelope.ts";
 
 type Factory = (pi: never) => void;
 type Handler = (event: unknown, ctx: unknown) => unknown;

@@ -2,7 +2,7 @@
  * A programmatic host UI for unit tests: records every dialog, counts how many are open at once,
  * and behaves like pi's own dialogs (an aborted signal closes the dialog with undefined).
  */
-import type { DialogUI } from "../../../extensions/checkpoint-bridge/dialog-host.ts";
+import type { DialogUI } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 
 export interface FakeDialog {
 	method: "select" | "input";

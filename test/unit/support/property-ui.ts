@@ -4,7 +4,7 @@
  * dialog is still open. Dialogs stay open until the test (or `respond`) settles them, so a test
  * can interleave answers with everything else that may happen meanwhile.
  */
-import type { DialogUI } from "../../../extensions/checkpoint-bridge/dialog-host.ts";
+import type { DialogUI } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 
 export type DialogKind = "select" | "input";
 

@@ -1,8 +1,9 @@
 /** A host role on a private handle, and an asker bound to it: the relay without pi. */
-import { askViaHost, type AskOptions } from "../../../extensions/checkpoint-bridge/asker.ts";
-import { claimHostRole, type HostRoleOptions } from "../../../extensions/checkpoint-bridge/host-role.ts";
-import { createHandle } from "../../../extensions/checkpoint-bridge/shared-handle.ts";
-import type { QuestionInput } from "../../../extensions/checkpoint-bridge/validate.ts";
+import { askViaHost, type AskOptions } from "../../../extensions/checkpoint-bridge/core/asker.ts";
+import { claimHostRole, type HostRoleOptions } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
+import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
+import { createHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import type { QuestionInput } from "../../../extensions/checkpoint-bridge/tool/validate.ts";
 import { fakeUI, type FakeDialog } from "./fake-ui.ts";
 
 export const HOST_SESSION = "host-session-id";
@@ -15,7 +16,7 @@ export function relay(
 ) {
 	const handle = createHandle();
 	const fake = fakeUI(uiOptions);
-	const role = claimHostRole(handle, { ui: fake.ui, sessionId: HOST_SESSION, ...roleOptions });
+	const role = claimHostRole(handle, { ui: fake.ui, surface: dialogSurface(fake.ui), sessionId: HOST_SESSION, ...roleOptions });
 	if (!role) throw new Error("a fresh handle must accept the claim");
 	const ask = (questions: QuestionInput[], args: AskArgs = {}) => {
 		const { label = "child", sessionId = `${label}-session`, budgetMs = 300_000, dialogTimeoutMs = 180_000, ...rest } = args;

@@ -1,0 +1,415 @@
+/**
+ * The host side: one FIFO queue of dialogs for the whole process. Every request, the host's own
+ * included, goes through it, so the human never sees two dialogs at once. Identical questions
+ * asked at the same time by different sessions are shown once and the answer goes to each.
+ */
+import PQueue from "p-queue";
+import type { Answer, Status } from "../tool/envelope.ts";
+import { parseInbound, resolveInbound, type InboundReply } from "./inbound.ts";
+import { OBSERVER_VERSION, type ObservedRequest, type Snapshot } from "./observers.ts";
+import { PROTOCOL_VERSION, type RelayCancel, type RelayReply, type RelayRequest } from "./protocol.ts";
+import { SameQuestions } from "./same-questions.ts";
+import type { HostUI, Surface } from "./surface.ts";
+import { validateAskParams, type Question } from "../tool/validate.ts";
+
+/** Lifecycle notifications for observers, the audit trail and the status line. */
+export interface HostEvents {
+	queued?(request: ObservedRequest, position: number): void;
+	shown?(request: ObservedRequest, question: number): void;
+	settled?(request: ObservedRequest, outcome: { status: Status; answers: Answer[]; note?: string }, settledAt: number): void;
+	/** The set of waiting requests changed. */
+	changed?(): void;
+}
+
+export interface DialogHostOptions {
+	/** Notices and the footer status. */
+	ui: HostUI;
+	/** Where each question is shown. */
+	surface: Surface;
+	/** The host session's id: its own requests get no arrival receipt and no bell. */
+	sessionId: string;
+	/** Sends a reply to the one asker it is addressed to. */
+	reply: (reply: RelayReply) => void;
+	/** Lifecycle notifications. @default none */
+	events?: HostEvents;
+	/** Rings for the human's attention when a relayed question is first shown. @default none */
+	bell?: () => void;
+}
+
+/** A request handed from a host that is going away to the one that replaces it. */
+export interface ParkedRequest {
+	request: RelayRequest;
+	answers: Answer[];
+	queuedAt: number;
+}
+
+/** Figures for "ask the human once": how many dialogs the human saw for how many questions. */
+export interface HostStats {
+	/** Questions in every request taken. */
+	questionsAsked: number;
+	/** Dialogs opened (a re-asked or multi-step question counts each time). */
+	dialogsShown: number;
+	/** Questions answered from another asker's identical question, without a dialog. */
+	sharedAnswers: number;
+}
+
+/** Why a held request stopped before its questions were done. */
+type StopReason = "timeout" | "cancelled" | "host-ended" | "answered-outside" | "handed-over";
+
+interface Held {
+	request: RelayRequest;
+	/** The request's questions, normalised. */
+	questions: Question[];
+	/** Aborts on any stop: closes the open dialog. */
+	stop: AbortController;
+	/** Aborts only while still queued, so p-queue drops it without freeing a running slot early. */
+	unqueue: AbortController;
+	started: boolean;
+	settled: boolean;
+	/** Answers by question index. */
+	answers: (Answer | undefined)[];
+	deadlineTimer: ReturnType<typeof setTimeout>;
+	queuedAt: number;
+	shownAt?: number;
+	/** Index of the question on screen, while one is. */
+	showing?: number;
+	hostEndedNote?: string;
+}
+
+/** Timers may fire a millisecond early by the wall clock: a capped dialog closing this close to the call's deadline timed out with it. */
+export const DEADLINE_TOLERANCE_MS = 2;
+
+const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
+/** Hooks run inside the relay's own flow: one that throws must not stall or settle anything. */
+function guarded(events: HostEvents): HostEvents {
+	const wrapped: HostEvents = {};
+	for (const [name, hook] of Object.entries(events) as [keyof HostEvents, (...args: unknown[]) => void][])
+		(wrapped as Record<string, unknown>)[name] = (...args: unknown[]) => {
+			try {
+				hook(...args);
+			} catch {
+				// An observer's or the audit trail's failure is theirs; the human's answer still goes through.
+			}
+		};
+	return wrapped;
+}
+
+const answered = (held: Held) => held.answers.filter((a): a is Answer => a !== undefined);
+
+export class DialogHost {
+	readonly #ui: HostUI;
+	readonly #surface: Surface;
+	readonly #sessionId: string;
+	readonly #reply: (reply: RelayReply) => void;
+	readonly #events: HostEvents;
+	readonly #bell: (() => void) | undefined;
+	readonly #queue = new PQueue({ concurrency: 1 });
+	readonly #held = new Map<string, Held>();
+	/** Identical questions of different sessions, shown once. */
+	readonly #same = new SameQuestions<Held>();
+	/** Held requests per asker label, oldest asker first, for the status line. */
+	readonly #askers = new Map<string, number>();
+	readonly #stats: HostStats = { questionsAsked: 0, dialogsShown: 0, sharedAnswers: 0 };
+
+	constructor(options: DialogHostOptions) {
+		this.#ui = options.ui;
+		this.#surface = options.surface;
+		this.#sessionId = options.sessionId;
+		this.#reply = options.reply;
+		this.#events = guarded(options.events ?? {});
+		this.#bell = options.bell;
+	}
+
+	/** Requests held: shown or waiting in the queue. */
+	get heldCount(): number {
+		return this.#held.size;
+	}
+
+	/** Tasks in the dialog queue, the running one included. */
+	get queueLength(): number {
+		return this.#queue.size + this.#queue.pending;
+	}
+
+	/** How many dialogs were shown for how many questions. */
+	get stats(): Readonly<HostStats> {
+		return { ...this.#stats };
+	}
+
+	/** Askers of the requests held, oldest first, each once; at most `limit` of them. */
+	waitingAskers(limit = Number.POSITIVE_INFINITY): string[] {
+		const labels: string[] = [];
+		for (const label of this.#askers.keys()) {
+			if (labels.length >= limit) break;
+			labels.push(label);
+		}
+		return labels;
+	}
+
+	/** How many different askers are waiting. */
+	get waitingAskerCount(): number {
+		return this.#askers.size;
+	}
+
+	/** What is open, oldest first. */
+	snapshot(): Snapshot {
+		return {
+			v: OBSERVER_VERSION,
+			takenAt: Date.now(),
+			open: [...this.#held.values()].map((held) => ({
+				...this.#observed(held),
+				state: held.showing === undefined ? "queued" : "shown",
+				...(held.showing !== undefined ? { question: held.showing } : {}),
+			})),
+		};
+	}
+
+	/** Takes a request off the bus and queues its dialogs. Malformed requests get an `error` result when they can be addressed. */
+	serve(request: RelayRequest, carried?: { answers: Answer[]; queuedAt: number }): void {
+		if (typeof request !== "object" || request === null || typeof request.id !== "string" || request.id === "" || this.#held.has(request.id)) return;
+		const checked = this.#checkRequest(request);
+		if (typeof checked === "string") return this.#replyResult(request.id, "error", [], checked);
+		const questions = checked;
+		const remaining = request.deadline - Date.now();
+		if (remaining <= 0) return this.#replyResult(request.id, "timeout", carried?.answers ?? [], "The call's budget had run out before it reached the host.");
+		const answers: (Answer | undefined)[] = questions.map((q) => carried?.answers.find((a) => a.question === q.question && a.id === q.id));
+		const held: Held = {
+			request,
+			questions,
+			stop: new AbortController(),
+			unqueue: new AbortController(),
+			started: false,
+			settled: false,
+			answers,
+			deadlineTimer: setTimeout(() => this.#stop(held, "timeout"), remaining),
+			queuedAt: carried?.queuedAt ?? Date.now(),
+		};
+		this.#same.add(held);
+		this.#held.set(request.id, held);
+		this.#askers.set(request.asker.label, (this.#askers.get(request.asker.label) ?? 0) + 1);
+		if (!carried) this.#stats.questionsAsked += questions.length;
+		const position = this.#held.size;
+		this.#progress(held, "queued", { position });
+		this.#events.queued?.(this.#observed(held), position);
+		this.#events.changed?.();
+		if (this.#isRelayed(held) && !carried) {
+			const n = questions.length;
+			this.#notify(`checkpoint-bridge: [${request.asker.label}] asks ${n} question${n === 1 ? "" : "s"}${position > 1 ? ` (${position - 1} ahead)` : ""}`);
+		}
+		// Everything may already be answerable from identical questions of other askers.
+		if (this.#completeFromShared(held)) return;
+		this.#queue
+			.add(() => this.#run(held), { signal: held.unqueue.signal })
+			.catch(() => {
+				// Dropped while queued: #stop has already settled it.
+			});
+	}
+
+	/** The asker gave up (its budget or its abort): dismiss the dialog or drop the queued request. */
+	cancel(message: RelayCancel): void {
+		const held = typeof message?.id === "string" ? this.#held.get(message.id) : undefined;
+		if (held) this.#stop(held, message.reason === "timeout" ? "timeout" : "cancelled");
+	}
+
+	/** An answer from outside the terminal: applied whole or not at all; the first answer wins. */
+	answerFromOutside(raw: unknown): InboundReply {
+		const parsed = parseInbound(raw);
+		if (!parsed.ok) return parsed.reply;
+		const held = this.#held.get(parsed.message.requestId);
+		if (!held || held.settled) return { ok: false, code: "not_found", reason: `no open request ${JSON.stringify(parsed.message.requestId)} (unknown, or already settled)` };
+		if ("cancel" in parsed.message) {
+			this.#stop(held, "answered-outside");
+			this.#settle(held, "timeout-or-cancelled", "The question was cancelled from outside the terminal.");
+			return { ok: true };
+		}
+		const resolved = resolveInbound(held.questions, parsed.message.answers);
+		if (!resolved.ok) return resolved.reply;
+		// Answers already given in a dialog stand: the first answer wins.
+		resolved.answers.forEach((answer, i) => (held.answers[i] ??= answer));
+		this.#stop(held, "answered-outside");
+		this.#settle(held, "ok");
+		return { ok: true };
+	}
+
+	/** The host session is going away for good: every held request settles now with `no-host`. */
+	shutdown(note: string): void {
+		for (const held of [...this.#held.values()]) {
+			held.hostEndedNote = note;
+			this.#stop(held, "host-ended");
+		}
+		this.#queue.clear();
+	}
+
+	/** The host session is being replaced: closes every dialog and hands the unsettled requests over, oldest first. */
+	handOver(): ParkedRequest[] {
+		const parked = [...this.#held.values()].map((held) => ({ request: held.request, answers: answered(held), queuedAt: held.queuedAt }));
+		for (const held of [...this.#held.values()]) this.#stop(held, "handed-over");
+		this.#queue.clear();
+		return parked;
+	}
+
+	/** A receipt is a courtesy: a UI whose notify fails must not fail the request. */
+	#notify(message: string): void {
+		try {
+			this.#ui.notify(message, "info");
+		} catch {
+			// The dialogs themselves will show whether the UI works.
+		}
+	}
+
+	/** Drops every trace of a settled request from the host's indexes. */
+	#forget(held: Held): void {
+		clearTimeout(held.deadlineTimer);
+		this.#held.delete(held.request.id);
+		this.#same.remove(held);
+		const label = held.request.asker.label;
+		const left = (this.#askers.get(label) ?? 1) - 1;
+		if (left > 0) this.#askers.set(label, left);
+		else this.#askers.delete(label);
+	}
+
+	#isRelayed(held: Held): boolean {
+		return held.request.asker.sessionId !== this.#sessionId;
+	}
+
+	#observed(held: Held): ObservedRequest {
+		const { request } = held;
+		return {
+			v: OBSERVER_VERSION,
+			requestId: request.id,
+			asker: request.asker,
+			questions: held.questions,
+			queuedAt: held.queuedAt,
+			...(held.shownAt !== undefined ? { shownAt: held.shownAt } : {}),
+		};
+	}
+
+	/** Settles a request whose every question has an answer already (its own or shared); true when it did. */
+	#completeFromShared(held: Held): boolean {
+		if (held.settled || held.started) return held.settled;
+		const filled = held.questions.map((_, i) => held.answers[i] ?? this.#same.sharedAnswer(held, i));
+		if (filled.some((a) => a === undefined)) return false;
+		held.answers = filled;
+		this.#stats.sharedAnswers += filled.filter((a) => a?.source === "shared").length;
+		held.unqueue.abort("answered");
+		this.#settle(held, "ok");
+		return true;
+	}
+
+	/** The request's questions, normalised, or what is wrong with it. */
+	#checkRequest(request: RelayRequest): Question[] | string {
+		if (request.v !== PROTOCOL_VERSION)
+			return `The asker speaks checkpoint-bridge protocol v${String(request.v)}; the host speaks v${PROTOCOL_VERSION}.`;
+		const checked = validateAskParams({ questions: request.questions });
+		if (!checked.ok) return `Invalid parameters: ${checked.problems.join("; ")}.`;
+		if (typeof request.asker?.label !== "string" || typeof request.asker?.sessionId !== "string") return "The request does not say who asks.";
+		if (!Number.isFinite(request.deadline) || !Number.isFinite(request.dialogTimeoutMs)) return "The request has no valid deadline.";
+		return checked.questions;
+	}
+
+	#progress(held: Held, stage: "queued" | "shown" | "answered", extra: { question?: number; position?: number } = {}): void {
+		this.#reply({ v: PROTOCOL_VERSION, id: held.request.id, kind: "progress", stage, answers: answered(held), ...extra });
+	}
+
+	#replyResult(id: string, status: Status, answers: Answer[], note?: string): void {
+		this.#reply({ v: PROTOCOL_VERSION, id, kind: "result", status, answers, ...(note ? { note } : {}) });
+	}
+
+	#settle(held: Held, status: Status, note?: string): void {
+		if (held.settled) return;
+		held.settled = true;
+		held.showing = undefined;
+		this.#forget(held);
+		const answers = held.answers.flatMap((answer, i) => (answer ? [this.#same.withSharers(held, i, answer)] : []));
+		const outcome = { status, answers, ...(note ? { note } : {}) };
+		this.#events.settled?.(this.#observed(held), outcome, Date.now());
+		this.#events.changed?.();
+		// Nobody listens any more for a cancelled or handed-over request.
+		if (status !== "cancelled") this.#replyResult(held.request.id, status, answers, note);
+		// Askers that joined this request's questions may now have everything they need.
+		for (const other of this.#same.dependents(held)) this.#completeFromShared(other);
+	}
+
+	#stop(held: Held, reason: StopReason): void {
+		if (held.settled) return;
+		if (!held.started) held.unqueue.abort(reason);
+		held.stop.abort(reason);
+		if (reason === "timeout") this.#settle(held, "timeout", "The call's budget ran out before every question was answered.");
+		else if (reason === "host-ended") this.#settle(held, "no-host", held.hostEndedNote);
+		else if (reason === "cancelled") this.#settle(held, "cancelled");
+		else if (reason === "handed-over") {
+			// Silent: the request lives on with the next host.
+			held.settled = true;
+			this.#forget(held);
+			this.#events.changed?.();
+		}
+	}
+
+	async #run(held: Held): Promise<void> {
+		held.started = true;
+		const { request, questions } = held;
+		const total = questions.length;
+		for (const [index, question] of questions.entries()) {
+			if (held.settled) return;
+			if (held.answers[index]) continue;
+			const shared = this.#same.sharedAnswer(held, index);
+			if (shared) {
+				held.answers[index] = shared;
+				this.#stats.sharedAnswers++;
+				this.#progress(held, "answered", { question: index });
+				continue;
+			}
+			let answer: Answer | undefined;
+			// When the call has less time left than a dialog gets, the dialog's own timeout is the call's.
+			const cappedByCall = request.deadline - Date.now() <= request.dialogTimeoutMs;
+			try {
+				answer = await this.#ask(held, index);
+			} catch (error) {
+				this.#settle(held, "error", `The host dialog failed: ${errorText(error)}`);
+				return;
+			}
+			if (held.settled) return;
+			if (answer === undefined) {
+				// The dialog's time was capped by the call's: closing at the call's deadline is the call's timeout.
+				if (cappedByCall && Date.now() >= request.deadline - DEADLINE_TOLERANCE_MS) return this.#stop(held, "timeout");
+				const n = answered(held).length;
+				this.#settle(held, "timeout-or-cancelled", `The user dismissed question ${index + 1} of ${total}, or its dialog timed out; ${n} answered.`);
+				return;
+			}
+			held.answers[index] = { ...answer, source: "dialog" };
+			this.#progress(held, "answered", { question: index });
+			// Other askers waiting on this very question may be complete now.
+			for (const other of this.#same.dependents(held)) this.#completeFromShared(other);
+		}
+		this.#settle(held, "ok");
+	}
+
+	/** One question within its own budget: never more than the per-dialog limit or what is left of the call. */
+	async #ask(held: Held, index: number): Promise<Answer | undefined> {
+		const budget = Math.min(held.request.dialogTimeoutMs, held.request.deadline - Date.now());
+		if (budget <= 0) return undefined;
+		const expiry = new AbortController();
+		const timer = setTimeout(() => expiry.abort("dialog-timeout"), budget);
+		const firstShown = held.shownAt === undefined;
+		held.shownAt ??= Date.now();
+		held.showing = index;
+		this.#progress(held, "shown", { question: index });
+		this.#events.shown?.(this.#observed(held), index);
+		if (firstShown && this.#isRelayed(held)) this.#bell?.();
+		try {
+			return await this.#surface.ask(
+				{
+					asker: held.request.asker.label,
+					index,
+					total: held.questions.length,
+					signal: AbortSignal.any([held.stop.signal, expiry.signal]),
+					deadline: Date.now() + budget,
+					onDialog: () => void this.#stats.dialogsShown++,
+				},
+				held.questions[index]!,
+			);
+		} finally {
+			clearTimeout(timer);
+			held.showing = undefined;
+		}
+	}
+}

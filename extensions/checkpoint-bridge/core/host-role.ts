@@ -1,0 +1,158 @@
+/**
+ * Holding the host role: claiming it on the shared handle, listening on the bus, and giving it
+ * back. The first session with a UI claims it; the role is free again once its holder releases it.
+ * A host that is being replaced (/new, /resume, /fork, /reload) parks what it holds for a moment,
+ * and the next host to claim adopts it.
+ */
+import { nanoid } from "nanoid";
+import { DialogHost } from "./dialog-host.ts";
+import type { Answer, Status } from "../tool/envelope.ts";
+import { OBSERVER_EVENTS, type ObservedRequest } from "./observers.ts";
+import { PROTOCOL_VERSION, replyChannel, type RelayCancel, type RelayRequest } from "./protocol.ts";
+import type { SharedHandle } from "./shared-handle.ts";
+import type { HostUI, Surface } from "./surface.ts";
+
+/** How long requests of a host being replaced wait for the next host. @default 1000 */
+export const HANDOVER_GRACE_MS = 1_000;
+/** Key of the host's footer status. */
+export const STATUS_KEY = "checkpoint-bridge";
+
+/** What the audit trail records of a settled request. */
+export interface SettledRecord {
+	requestId: string;
+	asker: string;
+	askerSessionId: string;
+	questions: string[];
+	answers: Answer[];
+	status: Status;
+	note?: string;
+	queuedAt: number;
+	shownAt?: number;
+	settledAt: number;
+	waitedMs: number;
+}
+
+export interface HostRoleOptions {
+	/** Notices and the footer status. */
+	ui: HostUI;
+	/** Where each question is shown. */
+	surface: Surface;
+	/** The host session's id. */
+	sessionId: string;
+	/** Rings for attention when a relayed question is first shown. @default none */
+	bell?: () => void;
+	/** Called for every settled request (the audit trail). @default none */
+	onSettled?: (record: SettledRecord) => void;
+}
+
+export interface HostRole {
+	/** The dialog queue this role serves. */
+	readonly host: DialogHost;
+	/**
+	 * Stops listening and frees the role. `quit`: every held request settles now with `no-host`
+	 * and `note`. Any other reason: a replacement is on its way, so held requests wait up to
+	 * HANDOVER_GRACE_MS for the next host, then settle with `no-host`.
+	 */
+	release(reason: string, note: string): void;
+}
+
+/** Askers named in the status line; the rest are counted. @default 3 */
+export const STATUS_ASKERS_SHOWN = 3;
+
+/** The status line while questions wait, e.g. `checkpoint-bridge: 2 waiting (planner, reviewer)`. */
+export function statusText(host: DialogHost): string | undefined {
+	const waiting = host.heldCount;
+	if (waiting === 0) return undefined;
+	const more = host.waitingAskerCount - STATUS_ASKERS_SHOWN;
+	return `checkpoint-bridge: ${waiting} waiting (${host.waitingAskers(STATUS_ASKERS_SHOWN).join(", ")}${more > 0 ? ` +${more} more` : ""})`;
+}
+
+const settledRecord = (request: ObservedRequest, outcome: { status: Status; answers: Answer[]; note?: string }, settledAt: number): SettledRecord => ({
+	requestId: request.requestId,
+	asker: request.asker.label,
+	askerSessionId: request.asker.sessionId,
+	questions: request.questions.map((q) => q.question),
+	answers: outcome.answers,
+	status: outcome.status,
+	...(outcome.note ? { note: outcome.note } : {}),
+	queuedAt: request.queuedAt,
+	...(request.shownAt !== undefined ? { shownAt: request.shownAt } : {}),
+	settledAt,
+	waitedMs: settledAt - request.queuedAt,
+});
+
+/** Claims the host role for a session with a UI; undefined when another session holds it. */
+export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): HostRole | undefined {
+	const { ui, surface, sessionId, bell, onSettled } = options;
+	const claimId = nanoid();
+	let host: DialogHost | undefined;
+	// The footer is a courtesy: a UI that fails to draw it must not fail a request or a shutdown.
+	const showStatus = (text: string | undefined) => {
+		try {
+			ui.setStatus?.(STATUS_KEY, text);
+		} catch {
+			// Nothing to fall back to; the dialogs still work.
+		}
+	};
+	const seal = handle.claimHost({ claimId, sessionId, protocol: PROTOCOL_VERSION, snapshot: () => host!.snapshot() });
+	if (!seal) return undefined;
+	const { bus } = handle;
+	host = new DialogHost({
+		ui,
+		surface,
+		sessionId,
+		reply: (reply) => bus.emit(replyChannel(reply.id), seal(reply)),
+		...(bell ? { bell } : {}),
+		events: {
+			queued: (request, position) => bus.emit(OBSERVER_EVENTS.queued, { ...request, position }),
+			shown: (request, question) => bus.emit(OBSERVER_EVENTS.shown, { ...request, question, shownAt: Date.now() }),
+			settled: (request, outcome, settledAt) => {
+				bus.emit(OBSERVER_EVENTS.settled, { ...request, settledAt, outcome });
+				onSettled?.(settledRecord(request, outcome, settledAt));
+			},
+			changed: () => showStatus(statusText(host!)),
+		},
+	});
+	const served = host;
+	const onRequest = (request: RelayRequest) => served.serve(request);
+	const onCancel = (cancel: RelayCancel) => served.cancel(cancel);
+	const onAnswer = (payload: unknown, respond?: (reply: ReturnType<DialogHost["answerFromOutside"]>) => void) => {
+		const reply = served.answerFromOutside(payload);
+		if (typeof respond === "function") respond(reply);
+	};
+	bus.on("request", onRequest);
+	bus.on("cancel", onCancel);
+	bus.on("answer", onAnswer);
+	// Requests a replaced host parked are shown here, in their original order.
+	for (const parked of handle.takeParked()) served.serve(parked.request, parked);
+	let released = false;
+	return {
+		host: served,
+		release(reason: string, note: string) {
+			if (released) return;
+			released = true;
+			bus.off("request", onRequest);
+			bus.off("cancel", onCancel);
+			bus.off("answer", onAnswer);
+			if (reason === "quit") {
+				handle.releaseHost(claimId);
+				served.shutdown(note);
+			} else {
+				const parked = served.handOver();
+				handle.releaseHost(claimId);
+				handle.park(parked, HANDOVER_GRACE_MS, (expired) => {
+					for (const { request, answers } of expired)
+						bus.emit(replyChannel(request.id), seal({
+							v: PROTOCOL_VERSION,
+							id: request.id,
+							kind: "result",
+							status: "no-host",
+							answers,
+							note: `${note} No new host took over within ${HANDOVER_GRACE_MS} ms.`,
+						}));
+				});
+			}
+			showStatus(undefined);
+		},
+	};
+}

@@ -1,0 +1,56 @@
+/**
+ * The observer contract: events on the process-global bus for anything that watches the relay
+ * (another extension, a web or phone bridge, a status line). See docs/observers.md for the
+ * stability policy: within a version, fields are only added, never renamed, removed or retyped.
+ */
+import type { Answer, Status } from "../tool/envelope.ts";
+import type { AskerIdentity } from "./protocol.ts";
+import type { Question } from "../tool/validate.ts";
+
+/** Version of the observer contract; every event and snapshot carries it as `v`. */
+export const OBSERVER_VERSION = 1;
+
+/** Bus event names of the observer contract. */
+export const OBSERVER_EVENTS = {
+	/** A request entered the host's queue. */
+	queued: "observe:queued",
+	/** One of a request's questions is now shown (or answered from a shared answer). */
+	shown: "observe:shown",
+	/** A request ended, with its outcome. */
+	settled: "observe:settled",
+} as const;
+
+/** What every observer event says about a request. */
+export interface ObservedRequest {
+	v: typeof OBSERVER_VERSION;
+	requestId: string;
+	asker: AskerIdentity;
+	questions: Question[];
+	/** Epoch ms at which the host took the request. */
+	queuedAt: number;
+	/** Epoch ms at which its first question was shown, if it has been. */
+	shownAt?: number;
+}
+
+export interface QueuedEvent extends ObservedRequest {
+	/** 1 when nothing is ahead of it. */
+	position: number;
+}
+
+export interface ShownEvent extends ObservedRequest {
+	/** 0-based index of the question shown. */
+	question: number;
+	shownAt: number;
+}
+
+export interface SettledEvent extends ObservedRequest {
+	settledAt: number;
+	outcome: { status: Status; answers: Answer[]; note?: string };
+}
+
+/** What is open right now, oldest first, for an observer that connects late. */
+export interface Snapshot {
+	v: typeof OBSERVER_VERSION;
+	takenAt: number;
+	open: (ObservedRequest & { state: "queued" | "shown"; question?: number })[];
+}

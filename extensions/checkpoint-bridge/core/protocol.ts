@@ -1,0 +1,82 @@
+/**
+ * Messages on the process-global bus. Every copy of the extension in the process speaks through
+ * these, so every message carries the protocol version it was written in.
+ */
+import type { Answer, Status } from "../tool/envelope.ts";
+import type { InboundReply } from "./inbound.ts";
+import type { QueuedEvent, SettledEvent, ShownEvent } from "./observers.ts";
+import type { QuestionInput } from "../tool/validate.ts";
+
+/** Bumped on any incompatible change to a message below. */
+export const PROTOCOL_VERSION = 1;
+
+/** Who asks, as the host shows it. */
+export interface AskerIdentity {
+	/** Shown in dialog titles: the session's name when set, else a short session id. */
+	label: string;
+	/** The asking session's id; equal to the host's own id when the host's model asks. */
+	sessionId: string;
+}
+
+/** Asker → host: show these questions. */
+export interface RelayRequest {
+	v: number;
+	/** Unguessable, unique per call: the only address a reply is sent to. */
+	id: string;
+	asker: AskerIdentity;
+	questions: QuestionInput[];
+	/** Epoch ms at which the call's budget runs out; queue time counts against it. */
+	deadline: number;
+	/** Longest one dialog may stay open. */
+	dialogTimeoutMs: number;
+	/** Epoch ms at which the call started. */
+	createdAt: number;
+}
+
+/** Asker → host: the call ended on the asker's side; drop it from the queue or dismiss its dialog. */
+export interface RelayCancel {
+	v: number;
+	id: string;
+	reason: "timeout" | "cancelled";
+}
+
+/** Host → one asker: where its request stands. */
+export interface RelayProgress {
+	v: number;
+	id: string;
+	kind: "progress";
+	stage: "queued" | "shown" | "answered";
+	/** Answers given so far, kept by the asker so a later timeout still returns them. */
+	answers: Answer[];
+	/** 0-based index of the question concerned, for `shown` and `answered`. */
+	question?: number;
+	/** For `queued`: 1 when nothing is ahead of this request in the host's queue. */
+	position?: number;
+}
+
+/** Host → one asker: the request's final outcome. */
+export interface RelayResult {
+	v: number;
+	id: string;
+	kind: "result";
+	status: Status;
+	answers: Answer[];
+	note?: string;
+}
+
+export type RelayReply = RelayProgress | RelayResult;
+
+/** Bus event names and their payloads (eventemitter3 typing). Replies go to a channel per request id. */
+export interface BusEvents {
+	request: [RelayRequest];
+	cancel: [RelayCancel];
+	[reply: `reply:${string}`]: [RelayReply];
+	/** An answer from outside the terminal; the host calls `respond` exactly once. See inbound.ts. */
+	answer: [payload: unknown, respond?: (reply: InboundReply) => void];
+	"observe:queued": [QueuedEvent];
+	"observe:shown": [ShownEvent];
+	"observe:settled": [SettledEvent];
+}
+
+/** The one channel a request's replies travel on: nobody else's listener sees them. */
+export const replyChannel = (id: string): `reply:${string}` => `reply:${id}`;

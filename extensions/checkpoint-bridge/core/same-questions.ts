@@ -1,0 +1,87 @@
+/**
+ * "Ask the human once": which held requests ask the same question at the same time. A request of
+ * another session that asks a question a held request already has joins it, and takes that
+ * answer instead of showing the question again. Indexed by question key, so every operation
+ * costs O(questions of the request), not a scan of everything held.
+ */
+import type { Answer } from "../tool/envelope.ts";
+import { questionKey } from "../tool/answers.ts";
+import type { AskerIdentity } from "./protocol.ts";
+import type { Question } from "../tool/validate.ts";
+
+/** What the index needs of a held request. */
+export interface Asking {
+	readonly request: { readonly asker: AskerIdentity };
+	readonly questions: readonly Question[];
+	/** Answers by question index, as they come. */
+	readonly answers: readonly (Answer | undefined)[];
+}
+
+interface Links<T> {
+	/** Per question: its key. */
+	keys: string[];
+	/** Per question: the older request of another session this one takes the answer from. */
+	joined: (T | undefined)[];
+	/** Per question: the askers that joined it. */
+	sharedWith: Set<string>[];
+	/** Requests that joined one of this one's questions. */
+	dependents: Set<T>;
+}
+
+export class SameQuestions<T extends Asking> {
+	/** Held requests by question key, oldest first. */
+	readonly #byKey = new Map<string, Set<T>>();
+	/** Weak: a settled request's links live as long as a request that joined it can still read them. */
+	readonly #links = new WeakMap<T, Links<T>>();
+
+	/** Registers a held request: per question, it joins the oldest held request of another session asking the same. */
+	add(entry: T): void {
+		const keys = entry.questions.map(questionKey);
+		const joined = keys.map((key) => this.#oldestOtherAsking(entry, key));
+		this.#links.set(entry, { keys, joined, sharedWith: keys.map(() => new Set()), dependents: new Set() });
+		joined.forEach((owner, i) => {
+			if (!owner) return;
+			const links = this.#links.get(owner)!;
+			links.sharedWith[links.keys.indexOf(keys[i]!)]!.add(entry.request.asker.label);
+			links.dependents.add(entry);
+		});
+		for (const key of keys) this.#byKey.set(key, (this.#byKey.get(key) ?? new Set()).add(entry));
+	}
+
+	/** Forgets a request that settled: nobody joins it any more. Its dependents keep what they joined. */
+	remove(entry: T): void {
+		for (const key of this.#links.get(entry)?.keys ?? []) {
+			const same = this.#byKey.get(key);
+			same?.delete(entry);
+			if (same?.size === 0) this.#byKey.delete(key);
+		}
+	}
+
+	/** The answer the joined request got for question `index`, marked as shared; undefined while it has none. */
+	sharedAnswer(entry: T, index: number): Answer | undefined {
+		const links = this.#links.get(entry);
+		const owner = links?.joined[index];
+		if (!links || !owner) return undefined;
+		const answer = owner.answers[this.#links.get(owner)?.keys.indexOf(links.keys[index]!) ?? -1];
+		if (!answer) return undefined;
+		const question = entry.questions[index]!;
+		const { id: _ownerId, ...rest } = answer;
+		return { ...rest, question: question.question, ...(question.id !== undefined ? { id: question.id } : {}), source: "shared", sharedWith: [owner.request.asker.label] };
+	}
+
+	/** `answer` to question `index` of `entry`, naming every asker that joined that question. */
+	withSharers(entry: T, index: number, answer: Answer): Answer {
+		const others = [...(this.#links.get(entry)?.sharedWith[index] ?? [])].filter((label) => !answer.sharedWith?.includes(label));
+		return others.length ? { ...answer, sharedWith: [...(answer.sharedWith ?? []), ...others] } : answer;
+	}
+
+	/** Requests that joined one of `entry`'s questions: they may be complete once it answers. */
+	dependents(entry: T): readonly T[] {
+		return [...(this.#links.get(entry)?.dependents ?? [])];
+	}
+
+	#oldestOtherAsking(entry: T, key: string): T | undefined {
+		for (const other of this.#byKey.get(key) ?? []) if (other.request.asker.sessionId !== entry.request.asker.sessionId) return other;
+		return undefined;
+	}
+}

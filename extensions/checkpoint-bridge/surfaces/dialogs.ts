@@ -1,0 +1,169 @@
+/**
+ * Asks one question through the host's UI and returns its answer, or undefined when the human
+ * dismissed it or its time ran out. Each dialog is opened with the signal; a dialog that ignores
+ * the signal is abandoned when it aborts. A pick that was not offered is refused and asked again.
+ */
+import type { Answer } from "../tool/envelope.ts";
+import type { HostUI, QuestionPrompt, Surface } from "../core/surface.ts";
+import { answerOf, multiAnswer } from "../tool/answers.ts";
+import { choiceEntries, dialogTitle, DONE, entryValue, multiSelectEntries, NO, OTHER_ENTRY, YES } from "./present.ts";
+import type { Question } from "../tool/validate.ts";
+
+/** The dialog primitives the host needs; pi's `ctx.ui` has them in the TUI and in RPC mode. */
+export interface DialogUI extends HostUI {
+	select(title: string, options: string[], opts?: { signal?: AbortSignal; timeout?: number }): Promise<string | undefined>;
+	input(title: string, placeholder?: string, opts?: { signal?: AbortSignal; timeout?: number }): Promise<string | undefined>;
+}
+
+/** Resolves with the dialog's value, or with undefined as soon as `signal` aborts: a UI that ignores the signal cannot hold the queue. */
+export function untilAborted<T>(dialog: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
+	if (signal.aborted) return Promise.resolve(undefined);
+	return new Promise((resolve, reject) => {
+		const onAbort = () => resolve(undefined);
+		signal.addEventListener("abort", onAbort, { once: true });
+		dialog.then(
+			(value) => {
+				signal.removeEventListener("abort", onAbort);
+				resolve(value);
+			},
+			(error: unknown) => {
+				signal.removeEventListener("abort", onAbort);
+				reject(error);
+			},
+		);
+	});
+}
+
+export interface AskContext {
+	ui: DialogUI;
+	title: string;
+	/** Aborts when the question's time is up or its call ended. */
+	signal: AbortSignal;
+	/** Epoch ms by which the question must be answered. */
+	deadline: number;
+	/** Called each time a dialog opens, to count what the human saw. */
+	onDialog?: () => void;
+}
+
+/** Answers not offered, in a row, after which a question fails with `error` instead of being asked again. @default 10 */
+export const MAX_REFUSALS = 10;
+
+/** Tells the human why an answer was refused; a failing notify must not turn a refusal into an error. */
+function warn(ctx: AskContext, message: string): void {
+	try {
+		ctx.ui.notify(message, "warning");
+	} catch {
+		// The dialog is asked again either way.
+	}
+}
+
+function checkText(value: unknown): string | undefined {
+	if (value === undefined) return undefined;
+	if (typeof value !== "string") throw new TypeError(`the host UI returned ${typeof value} instead of text`);
+	return value;
+}
+
+const options = (ctx: AskContext) => ({ signal: ctx.signal, timeout: Math.max(1, ctx.deadline - Date.now()) });
+
+async function select(ctx: AskContext, entries: string[]): Promise<string | undefined> {
+	ctx.onDialog?.();
+	return checkText(await untilAborted(ctx.ui.select(ctx.title, entries, options(ctx)), ctx.signal));
+}
+
+async function input(ctx: AskContext, title: string, placeholder?: string): Promise<string | undefined> {
+	ctx.onDialog?.();
+	return checkText(await untilAborted(ctx.ui.input(title, placeholder, options(ctx)), ctx.signal));
+}
+
+/** Selects until the pick is one of `entries` (mapped to its value), or the dialog closes. */
+async function pick(ctx: AskContext, entries: Map<string, string>): Promise<string | undefined> {
+	let refusals = 0;
+	for (;;) {
+		const value = await select(ctx, [...entries.keys()]);
+		if (value === undefined || ctx.signal.aborted) return undefined;
+		const picked = entryValue(entries, value);
+		if (picked !== undefined) return picked;
+		// An RPC client can send any string; an answer that was not offered is never passed on.
+		warn(ctx, `checkpoint-bridge: "${value}" is not one of the offered options; please choose again.`);
+		// A UI that answers instantly and wrongly forever would spin without end and starve the process.
+		if (++refusals >= MAX_REFUSALS) throw new Error(`the host UI returned ${MAX_REFUSALS} answers in a row that were not offered`);
+	}
+}
+
+async function typeOther(ctx: AskContext, question: Question): Promise<string | undefined> {
+	for (;;) {
+		const [first, ...details] = ctx.title.split("\n");
+		const value = await input(ctx, [`${first} — type your own answer`, ...details].join("\n"), question.placeholder);
+		if (value === undefined || ctx.signal.aborted) return undefined;
+		if (value.trim() !== "") return value.trim();
+		warn(ctx, "checkpoint-bridge: an empty answer is not an answer; type one or dismiss the dialog.");
+	}
+}
+
+const isOffered = (question: Question, value: string) => question.options?.some((o) => o.label === value) ?? false;
+
+async function askChoice(ctx: AskContext, question: Question): Promise<Answer | undefined> {
+	const entries = choiceEntries(question);
+	if (question.allowOther) entries.set(OTHER_ENTRY, OTHER_ENTRY);
+	const label = await pick(ctx, entries);
+	if (label === undefined) return undefined;
+	if (label !== OTHER_ENTRY) return answerOf(question, "option", label);
+	const typed = await typeOther(ctx, question);
+	if (typed === undefined) return undefined;
+	// Typing an offered label is picking that option.
+	return isOffered(question, typed) ? answerOf(question, "option", typed) : answerOf(question, "other", typed);
+}
+
+async function askMulti(ctx: AskContext, question: Question): Promise<Answer | undefined> {
+	const picked = new Set<string>();
+	const typed: string[] = [];
+	for (;;) {
+		const value = await pick(ctx, multiSelectEntries(question, picked, typed));
+		if (value === undefined) return undefined;
+		if (value === DONE) {
+			if (picked.size + typed.length > 0) return multiAnswer(question, picked, typed);
+			warn(ctx, "checkpoint-bridge: pick at least one option, then Done.");
+		} else if (value === OTHER_ENTRY) {
+			const own = await typeOther(ctx, question);
+			if (own === undefined) return undefined;
+			// Typing an offered label picks that option; a value typed twice counts once.
+			if (isOffered(question, own)) picked.add(own);
+			else if (!typed.includes(own)) typed.push(own);
+		} else if (typed.includes(value)) typed.splice(typed.indexOf(value), 1);
+		else if (picked.has(value)) picked.delete(value);
+		else picked.add(value);
+	}
+}
+
+/** One question, answered or not. Throws when the UI fails. */
+export async function askQuestion(ctx: AskContext, question: Question): Promise<Answer | undefined> {
+	switch (question.kind) {
+		case "text": {
+			const value = await input(ctx, ctx.title, question.placeholder);
+			return value === undefined || ctx.signal.aborted ? undefined : answerOf(question, "text", value);
+		}
+		case "confirm": {
+			const value = await pick(ctx, new Map([[YES, YES], [NO, NO]]));
+			return value === undefined ? undefined : answerOf(question, "confirm", value === YES ? "yes" : "no");
+		}
+		case "choice":
+			return question.multiSelect ? askMulti(ctx, question) : askChoice(ctx, question);
+	}
+}
+
+/** The surface of pi's own dialogs: each question a `select` or `input` titled with who asks. */
+export function dialogSurface(ui: DialogUI): Surface {
+	return {
+		ask: (prompt: QuestionPrompt, question: Question) =>
+			askQuestion(
+				{
+					ui,
+					title: dialogTitle(prompt.asker, prompt.index, prompt.total, question),
+					signal: prompt.signal,
+					deadline: prompt.deadline,
+					...(prompt.onDialog ? { onDialog: prompt.onDialog } : {}),
+				},
+				question,
+			),
+	};
+}

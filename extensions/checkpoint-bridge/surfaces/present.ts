@@ -1,0 +1,62 @@
+/**
+ * How a question is shown with pi's dialog primitives (select and input, which every pi UI has:
+ * the TUI and RPC clients), and how what the human picked becomes an answer.
+ *
+ * - free text: `input`
+ * - confirm: `select` of Yes / No (pi's `confirm` cannot tell "no" from a dismissed dialog)
+ * - choice: `select` of the options, the recommended one first and marked, descriptions after a
+ *   dash, and "Other (type your own)" last when allowed, which leads to an `input`
+ * - multi-select: a `select` loop; each pick toggles an option (☐/☑), "Other" adds a typed value,
+ *   and "Done" ends it. An RPC client may also send an option's bare label to toggle it.
+ */
+import type { Question } from "../tool/validate.ts";
+
+export const OTHER_ENTRY = "Other (type your own)";
+export const YES = "Yes";
+export const NO = "No";
+const RECOMMENDED_MARK = " (recommended)";
+const CHECKED = "☑ ";
+const UNCHECKED = "☐ ";
+
+/** `[asker] (i/n) header: question`, then the details on their own lines; the position only for batches of more than one. */
+export function dialogTitle(asker: string, index: number, total: number, question: Pick<Question, "question" | "header" | "details">): string {
+	const position = total > 1 ? `(${index + 1}/${total}) ` : "";
+	const header = question.header ? `${question.header}: ` : "";
+	return `[${asker}] ${position}${header}${question.question}${question.details ? `\n${question.details}` : ""}`;
+}
+
+/** Option labels in display order: the recommended one first. */
+export function orderedLabels(question: Question): string[] {
+	const labels = (question.options ?? []).map((o) => o.label);
+	const rec = question.recommended;
+	return rec ? [rec, ...labels.filter((l) => l !== rec)] : labels;
+}
+
+/** The select entries of a single choice, and the option label behind each. */
+export function choiceEntries(question: Question): Map<string, string> {
+	const entries = new Map<string, string>();
+	for (const label of orderedLabels(question)) {
+		const description = question.options?.find((o) => o.label === label)?.description;
+		entries.set(`${label}${label === question.recommended ? RECOMMENDED_MARK : ""}${description ? ` — ${description}` : ""}`, label);
+	}
+	return entries;
+}
+
+/** The select entries of one round of a multi-select: each option with its box, Other, Done. */
+export function multiSelectEntries(question: Question, picked: ReadonlySet<string>, typed: readonly string[]): Map<string, string> {
+	const entries = new Map<string, string>();
+	for (const [entry, label] of choiceEntries(question)) entries.set(`${picked.has(label) ? CHECKED : UNCHECKED}${entry}`, label);
+	for (const value of typed) entries.set(`${CHECKED}${value} (typed)`, value);
+	if (question.allowOther) entries.set(OTHER_ENTRY, OTHER_ENTRY);
+	entries.set(doneEntry(picked.size + typed.length), DONE);
+	return entries;
+}
+
+/** Sentinel for the multi-select's Done entry. */
+export const DONE = "\u0000done";
+export const doneEntry = (count: number) => `Done (${count} selected)`;
+
+/** Maps what a select returned to the label behind it: the entry itself, or an option's bare label (RPC clients may send that). */
+export function entryValue(entries: Map<string, string>, value: string): string | undefined {
+	return entries.get(value) ?? (new Set(entries.values()).has(value) && value !== DONE ? value : undefined);
+}

@@ -1,0 +1,55 @@
+/**
+ * One endpoint per process, whichever copy of the extension starts it. The endpoint reaches the
+ * host over the process-global bus, so it outlives a host being replaced (/new, /resume, /fork,
+ * /reload): the socket path that spawned processes inherited stays valid, and between two hosts
+ * it answers `no-host` as the bus would. Like the shared handle, it lives on `globalThis`.
+ */
+import type { SharedHandle } from "../../core/shared-handle.ts";
+import { startEndpoint, type EndpointOptions, type LocalEndpoint } from "./server.ts";
+
+/** Registry key of the process's endpoint; `Symbol.for` makes it the same in every module copy. */
+export const ENDPOINT_KEY = Symbol.for("checkpoint-bridge.endpoint");
+
+interface Slot {
+	starting?: Promise<LocalEndpoint>;
+}
+
+function slotOf(target: object): Slot {
+	const registry = target as Record<symbol, Slot | undefined>;
+	let slot = registry[ENDPOINT_KEY];
+	if (!slot) {
+		slot = {};
+		Object.defineProperty(target, ENDPOINT_KEY, { value: slot, writable: false, configurable: false, enumerable: false });
+	}
+	return slot;
+}
+
+/**
+ * The process's endpoint, started on the first call (advertised in `options.env`, default
+ * process.env) and the same one after. A failed start is forgotten, so the next claim retries.
+ */
+export function ensureProcessEndpoint(
+	handle: SharedHandle,
+	options: Omit<EndpointOptions, "handle"> = {},
+	target: object = globalThis,
+): Promise<LocalEndpoint> {
+	const slot = slotOf(target);
+	if (!slot.starting) {
+		const starting = startEndpoint({ handle, env: process.env, ...options });
+		slot.starting = starting;
+		starting.catch(() => {
+			if (slot.starting === starting) slot.starting = undefined;
+		});
+	}
+	return slot.starting;
+}
+
+/** Closes the process's endpoint, if one was started (the host quits): its askers get `no-host` with `note`. */
+export async function closeProcessEndpoint(note?: string, target: object = globalThis): Promise<void> {
+	const slot = slotOf(target);
+	const starting = slot.starting;
+	if (!starting) return;
+	slot.starting = undefined;
+	const endpoint = await starting.catch(() => undefined);
+	await endpoint?.close(note);
+}

@@ -1,0 +1,83 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { progressText } from "../../../extensions/checkpoint-bridge/tool/progress.ts";
+import { fakeUI } from "../support/fake-ui.ts";
+import { loadExtensionCopy, playSession } from "../support/fake-pi.ts";
+import { flush, HOST_SESSION, relay } from "../support/relay.ts";
+
+beforeEach(() => vi.useFakeTimers());
+afterEach(() => vi.useRealTimers());
+
+/** A fake UI that also records the footer status. */
+function withStatus() {
+	const statuses: (string | undefined)[] = [];
+	return { statuses, setStatus: (key: string, text: string | undefined) => key === "checkpoint-bridge" && void statuses.push(text) };
+}
+
+describe("attention and visibility", () => {
+	it("shows who waits in the status line and clears it when nobody does", async () => {
+		const status = withStatus();
+		const { fake, ask } = relay({}, {});
+		fake.ui.setStatus = status.setStatus;
+		const first = ask([{ question: "A?" }], { label: "planner" });
+		const second = ask([{ question: "B?" }], { label: "reviewer" });
+		await flush(vi);
+		expect(status.statuses.at(-1)).toBe("checkpoint-bridge: 2 waiting (planner, reviewer)");
+		fake.current()!.answer("a");
+		await flush(vi);
+		expect(status.statuses.at(-1)).toBe("checkpoint-bridge: 1 waiting (reviewer)");
+		fake.current()!.answer("b");
+		await Promise.all([first, second]);
+		expect(status.statuses.at(-1)).toBeUndefined();
+	});
+
+	it("names the first three askers and counts the rest", async () => {
+		const status = withStatus();
+		const { fake, ask } = relay();
+		fake.ui.setStatus = status.setStatus;
+		for (const label of ["a", "b", "c", "d", "e"]) void ask([{ question: `${label}?` }], { label });
+		await flush(vi);
+		expect(status.statuses.at(-1)).toBe("checkpoint-bridge: 5 waiting (a, b, c +2 more)");
+	});
+
+	it("rings once when a relayed question is first shown, never for the host's own", async () => {
+		const bell = vi.fn();
+		const { fake, ask } = relay({ respond: (d) => queueMicrotask(() => d.answer("x")) }, { bell });
+		await ask([{ question: "One?" }, { question: "Two?" }], { label: "child" });
+		expect(bell).toHaveBeenCalledTimes(1);
+		await ask([{ question: "Mine?" }], { label: "main", sessionId: HOST_SESSION });
+		expect(bell).toHaveBeenCalledTimes(1);
+		expect(fake.dialogs).toHaveLength(3);
+	});
+
+	it("streams the call's progress through onUpdate: queued with its position, shown, answered", async () => {
+		const copy = await loadExtensionCopy();
+		const ui = fakeUI();
+		const host = playSession(copy, { sessionId: "host", ui: ui.ui });
+		const child = playSession(copy, { sessionId: "child", name: "reviewer" });
+		await host.start();
+		const updates: string[] = [];
+		const onUpdate = (partial: { content: { text: string }[] }) => void updates.push(partial.content[0]!.text);
+		const ctx = child.ctx;
+		void host.call({ questions: [{ question: "Holding the queue?" }] });
+		const pending = child.tool().execute("c1", { questions: [{ question: "Mine?" }, { question: "Also?" }] }, undefined, onUpdate, ctx);
+		await flush(vi);
+		ui.current()!.answer("h");
+		await flush(vi);
+		ui.current()!.answer("one");
+		await flush(vi);
+		ui.current()!.answer("two");
+		await pending;
+		expect(updates).toEqual([
+			"checkpoint-bridge: queued, position 2 (1 ahead)",
+			"checkpoint-bridge: shown to the human, question 1 of 2",
+			"checkpoint-bridge: answered question 1 of 2",
+			"checkpoint-bridge: shown to the human, question 2 of 2",
+			"checkpoint-bridge: answered question 2 of 2",
+		]);
+		await host.shutdown();
+	});
+
+	it("words the first place in the queue as next", () => {
+		expect(progressText({ stage: "queued", position: 1 }, 1)).toBe("checkpoint-bridge: queued, next to be shown");
+	});
+});

@@ -1,0 +1,64 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { AUDIT_ENTRY_TYPE, checkpointsReport } from "../../../extensions/checkpoint-bridge/core/audit.ts";
+import { fakeUI } from "../support/fake-ui.ts";
+import { loadExtensionCopy, playSession } from "../support/fake-pi.ts";
+
+beforeEach(() => vi.useFakeTimers());
+afterEach(() => vi.useRealTimers());
+
+describe("audit trail", () => {
+	it("appends every settled request to the host session with who asked, questions, answers, outcome and timings", async () => {
+		const copy = await loadExtensionCopy();
+		const ui = fakeUI();
+		const host = playSession(copy, { sessionId: "host", ui: ui.ui });
+		const child = playSession(copy, { sessionId: "child", name: "planner" });
+		await host.start();
+		const answered = child.call({ questions: [{ question: "Name?" }] });
+		await vi.advanceTimersByTimeAsync(3_000);
+		ui.current()!.answer("atlas");
+		await answered;
+		const slow = child.call({ questions: [{ question: "Too slow?" }], timeoutMs: 1_000 });
+		await vi.advanceTimersByTimeAsync(1_000);
+		expect((await slow).status).toBe("timeout");
+		expect(child.entries).toEqual([]);
+		expect(host.entries.map((e) => e.customType)).toEqual([AUDIT_ENTRY_TYPE, AUDIT_ENTRY_TYPE]);
+		expect(host.entries[0]!.data).toMatchObject({
+			asker: "planner",
+			askerSessionId: "child",
+			questions: ["Name?"],
+			answers: [{ answer: "atlas" }],
+			status: "ok",
+			waitedMs: 3_000,
+			queuedAt: expect.any(Number),
+			shownAt: expect.any(Number),
+			settledAt: expect.any(Number),
+		});
+		expect(host.entries[1]!.data).toMatchObject({ status: "timeout", answers: [] });
+		await host.shutdown();
+	});
+
+	it("lists what is open and the recent history with /checkpoints", async () => {
+		const copy = await loadExtensionCopy();
+		const ui = fakeUI();
+		const host = playSession(copy, { sessionId: "host", ui: ui.ui });
+		await host.start();
+		const first = host.call({ questions: [{ question: "Done already?" }] });
+		await vi.advanceTimersByTimeAsync(0);
+		ui.current()!.answer("yes");
+		await first;
+		void host.call({ questions: [{ question: "Still open?" }] });
+		await vi.advanceTimersByTimeAsync(0);
+		await host.command("checkpoints");
+		const report = ui.notices.at(-1)!.message;
+		expect(report).toContain("1 open, oldest first:");
+		expect(report).toContain("shown (question 1 of 1)");
+		expect(report).toContain("Still open?");
+		expect(report).toMatch(/Recent \(1\):\n.*ok, 1\/1 answered/);
+		expect(report).toContain("Dialogs shown: 2 for 2 questions asked");
+		await host.shutdown();
+	});
+
+	it("says when there is no host", () => {
+		expect(checkpointsReport(undefined, [])).toContain("no host session");
+	});
+});

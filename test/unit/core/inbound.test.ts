@@ -1,0 +1,99 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { Envelope } from "../../../extensions/checkpoint-bridge/tool/envelope.ts";
+import type { InboundReply } from "../../../extensions/checkpoint-bridge/core/inbound.ts";
+import type { SharedHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { flush, relay } from "../support/relay.ts";
+
+beforeEach(() => vi.useFakeTimers());
+afterEach(() => vi.useRealTimers());
+
+const batch = [
+	{ id: "db", question: "Which database?", options: ["Postgres", "SQLite"], allowOther: false },
+	{ id: "targets", question: "Which targets?", options: ["linux", "mac"], multiSelect: true },
+	{ id: "name", question: "Project name?" },
+	{ id: "go", question: "Ship it?", kind: "confirm" as const },
+];
+
+/** Sends an outside answer the way another extension would: on the shared bus, with a reply callback. */
+function answerFromOutside(handle: SharedHandle, payload: unknown): InboundReply[] {
+	const replies: InboundReply[] = [];
+	handle.bus.emit("answer", payload, (reply) => replies.push(reply));
+	return replies;
+}
+
+async function openRequest() {
+	const setup = relay();
+	const settled: Envelope[] = [];
+	void setup.ask(batch, { label: "planner" }).then((e) => settled.push(e));
+	await flush(vi);
+	const requestId = setup.handle.snapshot()!.open[0]!.requestId;
+	return { ...setup, settled, requestId };
+}
+
+describe("answers from outside the terminal", () => {
+	it("applies a whole, valid answer, closes the open dialog and settles the call", async () => {
+		const { handle, fake, settled, requestId } = await openRequest();
+		const replies = answerFromOutside(handle, { requestId, answers: ["SQLite", ["mac", "bsd"], { answer: "atlas" }, true] });
+		await flush(vi);
+		expect(replies).toEqual([{ ok: true }]);
+		expect(fake.dialogs[0]?.closedBy).toBe("signal");
+		expect(settled[0]?.status).toBe("ok");
+		expect(settled[0]?.answers).toEqual([
+			{ id: "db", question: "Which database?", answer: "SQLite", kind: "option", source: "outside" },
+			{ id: "targets", question: "Which targets?", answer: "mac, bsd", values: ["mac", "bsd"], kind: "other", source: "outside" },
+			{ id: "name", question: "Project name?", answer: "atlas", kind: "text", source: "outside" },
+			{ id: "go", question: "Ship it?", answer: "yes", kind: "confirm", source: "outside" },
+		]);
+	});
+
+	it("keeps answers already given at the keyboard: the first answer wins", async () => {
+		const { handle, fake, settled, requestId } = await openRequest();
+		fake.current()!.answer("Postgres");
+		await flush(vi);
+		expect(answerFromOutside(handle, { requestId, answers: ["SQLite", ["linux"], "x", "no"] })).toEqual([{ ok: true }]);
+		await flush(vi);
+		expect(settled[0]?.answers.map((a) => [a.answer, a.source])).toEqual([["Postgres", "dialog"], ["linux", "outside"], ["x", "outside"], ["no", "outside"]]);
+	});
+
+	it("reports a late answer and never applies it", async () => {
+		const { handle, settled, requestId } = await openRequest();
+		answerFromOutside(handle, { requestId, answers: ["SQLite", ["mac"], "a", "yes"] });
+		await flush(vi);
+		expect(answerFromOutside(handle, { requestId, answers: ["Postgres", ["linux"], "b", "no"] })).toEqual([
+			{ ok: false, code: "not_found", reason: expect.stringContaining("already settled") },
+		]);
+		expect(settled).toHaveLength(1);
+		expect(settled[0]?.answers[0]?.answer).toBe("SQLite");
+	});
+
+	it("refuses values that were not offered, all or nothing, and leaves the dialog open", async () => {
+		const { handle, fake, settled, requestId } = await openRequest();
+		const [reply] = answerFromOutside(handle, { requestId, answers: ["MySQL", ["linux", "linux"], 3, "maybe"] });
+		expect(reply).toMatchObject({ ok: false, code: "invalid_answer" });
+		const reason = (reply as { reason: string }).reason;
+		expect(reason).toContain('answers[0]: "MySQL" was not offered');
+		expect(reason).toContain("answers[1]: repeats a value");
+		expect(reason).toContain("answers[2]: must be text");
+		expect(reason).toContain("answers[3]: must be yes or no");
+		await flush(vi);
+		expect(settled).toHaveLength(0);
+		expect(fake.current()?.closedBy).toBeUndefined();
+	});
+
+	it("refuses a payload of the wrong shape and an unknown request id", async () => {
+		const { handle, requestId } = await openRequest();
+		expect(answerFromOutside(handle, "yes")[0]).toMatchObject({ ok: false, code: "invalid_payload" });
+		expect(answerFromOutside(handle, { requestId })[0]).toMatchObject({ ok: false, code: "invalid_payload" });
+		expect(answerFromOutside(handle, { requestId, answers: ["SQLite"] })[0]).toMatchObject({ ok: false, code: "invalid_payload", reason: expect.stringContaining("expected 4 answers") });
+		expect(answerFromOutside(handle, { requestId, cancel: "please" })[0]).toMatchObject({ ok: false, code: "invalid_payload" });
+		expect(answerFromOutside(handle, { requestId: "guess", answers: [] })[0]).toMatchObject({ ok: false, code: "not_found" });
+	});
+
+	it("cancels from outside: the dialog closes and the call ends timeout-or-cancelled", async () => {
+		const { handle, fake, settled, requestId } = await openRequest();
+		expect(answerFromOutside(handle, { requestId, cancel: true })).toEqual([{ ok: true }]);
+		await flush(vi);
+		expect(fake.dialogs[0]?.closedBy).toBe("signal");
+		expect(settled[0]).toMatchObject({ status: "timeout-or-cancelled", note: expect.stringContaining("cancelled from outside") });
+	});
+});

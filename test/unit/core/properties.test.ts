@@ -1,0 +1,1150 @@
+/**
+ * Property tests of the relay: arbitrary interleavings of calls (1–3 questions, choice or free text,
+ * random budgets, sometimes the very questions another session is asking), answers, refused picks,
+ * dismissals, UI failures, tool-call aborts, elapsed time, host shutdown, hand-over and re-claim,
+ * answers from outside the terminal, and junk on every bus channel; then arbitrary tool parameters
+ * through the validator and through the real tool. The invariants are the ones the extension promises:
+ * every call settles exactly once and never rejects, one dialog at a time in arrival order, an answer
+ * only ever reaches the call it was given for (or, marked shared, another session's call that asked
+ * the identical question), no dialog outlives its call, a select answer that was not offered is never
+ * returned, and nothing throws out of the bus.
+ *
+ * Questions are passed as a caller writes them (checked valid first), and answers are compared on
+ * `question` and `answer`, so the tests hold whatever else a question or an answer carries.
+ * The regression tests at the end pin down breaches these properties found (fixed since).
+ */
+import fc from "fast-check";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { askViaHost } from "../../../extensions/checkpoint-bridge/core/asker.ts";
+import { DEADLINE_TOLERANCE_MS } from "../../../extensions/checkpoint-bridge/core/dialog-host.ts";
+import { NEEDS_INPUT_ADVICE, STATUSES, type Envelope, type Status } from "../../../extensions/checkpoint-bridge/tool/envelope.ts";
+import { claimHostRole, HANDOVER_GRACE_MS, STATUS_KEY, type HostRole } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
+import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
+import { OBSERVER_EVENTS, type SettledEvent } from "../../../extensions/checkpoint-bridge/core/observers.ts";
+import { PROTOCOL_VERSION, replyChannel, type RelayRequest } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
+import { closeProcessEndpoint } from "../../../extensions/checkpoint-bridge/transports/local/index.ts";
+import { createHandle, sharedHandle, type SharedHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { validateAskParams } from "../../../extensions/checkpoint-bridge/tool/validate.ts";
+import { loadedSession } from "../support/loaded-session.ts";
+import { PropertyUI, type Dialog } from "../support/property-ui.ts";
+
+// Captured before any fake timers: a real macrotask boundary drains every pending microtask.
+const realSetImmediate = setImmediate;
+const drain = () => new Promise<void>((resolve) => realSetImmediate(resolve));
+
+const T0 = Date.UTC(2025, 0, 1);
+const HOST_ID = "host-session-0001";
+/** Who asks: the host's own model (no receipt) and two other sessions. */
+const SESSIONS = [
+	{ label: "host-own", sessionId: HOST_ID },
+	{ label: "subagent-planner", sessionId: "planner-session-0002" },
+	{ label: "subagent-reviewer", sessionId: "reviewer-session-0003" },
+] as const;
+
+/** Written here, not imported: the title format is part of the contract. */
+const titleOf = (label: string, index: number, total: number, question: string) =>
+	`[${label}] ${total > 1 ? `(${index + 1}/${total}) ` : ""}${question}`;
+
+/** The contract's part of an answer. */
+const plain = (answers: readonly { question: string; answer: string }[]) => answers.map(({ question, answer }) => ({ question, answer }));
+
+type AskedQuestions = Parameters<typeof askViaHost>[0]["questions"];
+
+/** Questions as a caller writes them, checked valid first. A choice offers no "Other" entry here, so every pick is a listed option. */
+function questionsOf(specs: readonly { question: string; options?: readonly string[]; placeholder?: string }[]): AskedQuestions {
+	const raw = specs.map((q) => (q.options ? { ...q, options: [...q.options], allowOther: false } : { ...q }));
+	const result = validateAskParams({ questions: raw });
+	if (!result.ok) throw new Error(`test questions rejected: ${result.problems.join("; ")}`);
+	return raw as unknown as AskedQuestions;
+}
+
+let unhandled: unknown[] = [];
+const onUnhandled = (reason: unknown) => void unhandled.push(reason);
+
+beforeEach(() => {
+	vi.useFakeTimers();
+	vi.setSystemTime(T0);
+	unhandled = [];
+	process.on("unhandledRejection", onUnhandled);
+});
+afterEach(() => {
+	process.off("unhandledRejection", onUnhandled);
+	vi.useRealTimers();
+});
+
+// ---------------------------------------------------------------------------------------------
+// The relay model
+
+type QuestionSpec = { kind: "select"; options: number } | { kind: "input"; placeholder?: string };
+
+type Action =
+	| { t: "ask"; session: number; questions: QuestionSpec[]; budgetMs: number; dialogTimeoutMs: number; preAborted: boolean; copy?: number }
+	| { t: "answer"; pick: number }
+	| { t: "notOffered"; variant: "borrowed" | "padded" | "trailing" | "upper" | "text"; text: string; pick: number }
+	| { t: "nonString"; value: unknown }
+	| { t: "dismiss" }
+	| { t: "fail"; sync: boolean; error: unknown }
+	| { t: "flakyNotify"; on: boolean }
+	| { t: "abort"; pick: number }
+	| { t: "advance"; ms: number }
+	| { t: "shutdown" }
+	| { t: "handover" }
+	| { t: "reclaim" }
+	| { t: "outside"; variant: "valid" | "not-offered" | "cancel" | "unknown" | "wrong-count"; pick: number }
+	| { t: "junk"; channel: "request" | "cancel" | "answer" | "reply-random" | "reply-foreign" | "cancel-live" | "replay-live"; pick: number; payload: unknown; respond: boolean }
+	| { t: "junk-request"; v: number; deadlineOffset: number; dialogTimeoutMs: number; options: number };
+
+const questionSpec: fc.Arbitrary<QuestionSpec> = fc.oneof(
+	fc.record({ kind: fc.constant("select" as const), options: fc.integer({ min: 2, max: 4 }) }),
+	fc.record({ kind: fc.constant("input" as const), placeholder: fc.option(fc.string({ maxLength: 20 }), { nil: undefined }) }, { requiredKeys: ["kind"] }),
+);
+
+const junkPayload = fc.oneof(
+	fc.anything(),
+	fc.record(
+		{
+			v: fc.oneof(fc.constant(PROTOCOL_VERSION), fc.anything()),
+			id: fc.oneof(fc.string(), fc.anything()),
+			requestId: fc.oneof(fc.string(), fc.anything()),
+			kind: fc.oneof(fc.constantFrom("progress", "result"), fc.anything()),
+			status: fc.oneof(fc.constantFrom(...STATUSES), fc.anything()),
+			answers: fc.anything(),
+			cancel: fc.anything(),
+			asker: fc.anything(),
+			questions: fc.anything(),
+			deadline: fc.anything(),
+			dialogTimeoutMs: fc.anything(),
+			reason: fc.anything(),
+		},
+		{ requiredKeys: [] },
+	),
+);
+
+const action: fc.Arbitrary<Action> = fc.oneof(
+	{
+		weight: 4,
+		arbitrary: fc.record(
+			{
+				t: fc.constant("ask" as const),
+				session: fc.integer({ min: 0, max: SESSIONS.length - 1 }),
+				questions: fc.array(questionSpec, { minLength: 1, maxLength: 3 }),
+				budgetMs: fc.integer({ min: 1, max: 20_000 }),
+				dialogTimeoutMs: fc.integer({ min: 1, max: 20_000 }),
+				preAborted: fc.integer({ min: 0, max: 15 }).map((n) => n === 0),
+				// Sometimes the very questions another session is asking right now.
+				copy: fc.nat(),
+			},
+			{ requiredKeys: ["t", "session", "questions", "budgetMs", "dialogTimeoutMs", "preAborted"] },
+		),
+	},
+	{ weight: 5, arbitrary: fc.record({ t: fc.constant("answer" as const), pick: fc.nat() }) },
+	{
+		weight: 2,
+		arbitrary: fc.record({
+			t: fc.constant("notOffered" as const),
+			variant: fc.constantFrom("borrowed", "padded", "trailing", "upper", "text"),
+			text: fc.string(),
+			pick: fc.nat(),
+		}),
+	},
+	{ weight: 1, arbitrary: fc.record({ t: fc.constant("nonString" as const), value: fc.oneof(fc.integer(), fc.boolean(), fc.constant(null), fc.object(), fc.array(fc.string())) }) },
+	{ weight: 2, arbitrary: fc.constant({ t: "dismiss" as const }) },
+	{ weight: 2, arbitrary: fc.record({ t: fc.constant("fail" as const), sync: fc.boolean(), error: fc.oneof(fc.string().map((m) => new Error(m)), fc.anything()) }) },
+	{ weight: 2, arbitrary: fc.record({ t: fc.constant("abort" as const), pick: fc.nat() }) },
+	{ weight: 1, arbitrary: fc.record({ t: fc.constant("flakyNotify" as const), on: fc.boolean() }) },
+	{ weight: 3, arbitrary: fc.record({ t: fc.constant("advance" as const), ms: fc.oneof(fc.integer({ min: 1, max: 8_000 }), fc.integer({ min: 900, max: 1_100 })) }) },
+	{ weight: 1, arbitrary: fc.constant({ t: "shutdown" as const }) },
+	{ weight: 1, arbitrary: fc.constant({ t: "handover" as const }) },
+	{ weight: 2, arbitrary: fc.constant({ t: "reclaim" as const }) },
+	{
+		weight: 2,
+		arbitrary: fc.record({ t: fc.constant("outside" as const), variant: fc.constantFrom("valid", "valid", "not-offered", "cancel", "unknown", "wrong-count"), pick: fc.nat() }),
+	},
+	{
+		weight: 2,
+		arbitrary: fc.record({
+			t: fc.constant("junk" as const),
+			channel: fc.constantFrom("request", "cancel", "answer", "reply-random", "reply-foreign", "cancel-live", "replay-live"),
+			pick: fc.nat(),
+			payload: junkPayload,
+			respond: fc.boolean(),
+		}),
+	},
+	{
+		weight: 1,
+		arbitrary: fc.record({
+			t: fc.constant("junk-request" as const),
+			v: fc.constantFrom(PROTOCOL_VERSION, PROTOCOL_VERSION, 0, PROTOCOL_VERSION + 1),
+			deadlineOffset: fc.integer({ min: -5_000, max: 30_000 }),
+			dialogTimeoutMs: fc.integer({ min: -10, max: 30_000 }),
+			options: fc.constantFrom(0, 2, 3),
+		}),
+	},
+);
+
+interface Spec {
+	question: string;
+	options?: string[];
+	placeholder?: string;
+}
+
+interface Call {
+	no: number;
+	label: string;
+	sessionId: string;
+	specs: Spec[];
+	titles: string[];
+	budgetMs: number;
+	askedAt: number;
+	controller: AbortController;
+	request?: RelayRequest;
+	arrival?: number;
+	hostAtAsk: boolean;
+	/** The host quit while this call was held. */
+	hostEnded: boolean;
+	/** Parked by a host being replaced, since this (fake) time; cleared once adopted. */
+	parkedAt?: number;
+	/** Ever parked: a host may then have let it go without an outcome of its own. */
+	everParked: boolean;
+	/** Parked, and no host took it over in time. */
+	parkExpired: boolean;
+	/** A foreign cancel made the host drop it: it can now only end by its own budget or abort. */
+	dropped: boolean;
+	/** Answers accepted from outside the terminal. */
+	outside?: string[];
+	outsideCancelled: boolean;
+	settlements: number;
+	envelope?: Envelope;
+	settledAt?: number;
+	rejection?: unknown;
+}
+
+const isPending = (call: Call) => call.settlements === 0;
+
+/** A dialog capped by the call's budget that closes this close to the deadline counts as the call's timeout. */
+const nearDeadline = (call: Call, at = Date.now()) => at >= call.askedAt + call.budgetMs - DEADLINE_TOLERANCE_MS;
+type Reply = { ok: boolean; code?: string };
+
+class Relay {
+	readonly handle: SharedHandle = createHandle();
+	readonly ui = new PropertyUI({ respond: (dialog) => this.#onOpen(dialog) });
+	role: HostRole | undefined;
+	readonly calls: Call[] = [];
+	readonly byTitle = new Map<string, { call: Call; index: number }>();
+	readonly violations: string[] = [];
+	#arrivals = 0;
+	#capturing: Call | undefined;
+	#junk = 0;
+	#outsideNo = 0;
+	/** Observer events of a settled request, by request id. */
+	readonly settledEvents = new Map<string, SettledEvent[]>();
+	readonly #recordSettled = (event: SettledEvent) => this.settledEvents.set(event.requestId, [...(this.settledEvents.get(event.requestId) ?? []), event]);
+	readonly #recordRequest = (request: RelayRequest) => {
+		if (!this.#capturing) return;
+		this.#capturing.request = request;
+		this.#capturing.arrival = this.#arrivals++;
+		this.#capturing = undefined;
+	};
+
+	constructor() {
+		this.handle.bus.on("request", this.#recordRequest);
+		this.handle.bus.on(OBSERVER_EVENTS.settled, this.#recordSettled);
+		this.role = claimHostRole(this.handle, { ui: this.ui, surface: dialogSurface(this.ui), sessionId: HOST_ID });
+	}
+
+	#onOpen(dialog: Dialog): void {
+		const owner = this.byTitle.get(dialog.title);
+		if (owner && !isPending(owner.call)) this.violations.push(`dialog ${dialog.seq} "${dialog.title}" opened for call ${owner.call.no}, which had already settled (${owner.call.envelope?.status})`);
+	}
+
+	/** Emits on the bus as a foreign copy would; the emit must never throw. */
+	emit(channel: string, ...args: unknown[]): void {
+		try {
+			(this.handle.bus.emit as (event: string, ...rest: unknown[]) => boolean)(channel, ...args);
+		} catch (error) {
+			this.violations.push(`bus.emit(${JSON.stringify(channel)}) threw: ${String(error)}`);
+		}
+	}
+
+	pending(): Call[] {
+		return this.calls.filter(isPending);
+	}
+
+	/** Held by the current host: asked or adopted, not dropped, not parked. */
+	held(call: Call): boolean {
+		return this.role !== undefined && isPending(call) && call.request !== undefined && !call.dropped && call.parkedAt === undefined && !call.parkExpired && !call.hostEnded;
+	}
+
+	/** After any step: the invariants that must hold at every quiet moment. */
+	checkQuiet(): void {
+		expect(this.violations).toEqual([]);
+		expect(this.ui.overlaps).toEqual([]);
+		expect(unhandled).toEqual([]);
+		for (const call of this.calls) {
+			expect(call.rejection, `call ${call.no} rejected`).toBeUndefined();
+			expect(call.settlements, `call ${call.no} settled more than once`).toBeLessThanOrEqual(1);
+			// The asker listens on its reply channel exactly while it waits.
+			if (call.request) expect(this.handle.bus.listenerCount(replyChannel(call.request.id))).toBe(isPending(call) ? 1 : 0);
+		}
+		for (const dialog of this.ui.open) {
+			const owner = this.byTitle.get(dialog.title);
+			if (owner) expect(isPending(owner.call), `dialog "${dialog.title}" still open after its call settled`).toBe(true);
+		}
+		if (this.role) {
+			// What the host says it holds: every call the model says it holds, no settled one; the status line agrees.
+			const snapshot = this.handle.snapshot()!;
+			const open = snapshot.open.map((o) => o.requestId);
+			expect(open).toHaveLength(this.role.host.heldCount);
+			for (const call of this.calls) if (call.request) expect(open.includes(call.request.id), `call ${call.no} held`).toBe(this.held(call));
+			expect(this.ui.status.has(STATUS_KEY)).toBe(this.role.host.heldCount > 0);
+		}
+	}
+
+	/** Whether one of the call's dialogs opened since `seq` threw at once (an armed synchronous UI failure). */
+	threwFor(call: Call, seq: number): boolean {
+		return this.ui.dialogs.some((d) => d.seq > seq && d.outcome?.kind === "threw" && this.byTitle.get(d.title)?.call === call);
+	}
+
+	expectSettled(call: Call, status: Status): void {
+		expect(call.settlements, `call ${call.no} should have settled with ${status}`).toBe(1);
+		expect(call.envelope?.status).toBe(status);
+	}
+
+	async run(a: Action): Promise<void> {
+		switch (a.t) {
+			case "ask":
+				return this.ask(a);
+			case "answer":
+			case "notOffered":
+			case "nonString":
+			case "dismiss":
+				return this.respond(a);
+			case "fail":
+				return this.fail(a);
+			case "flakyNotify":
+				// From now on the UI's notify throws (or works again): receipts and refusals are courtesies.
+				this.ui.notifyThrows = a.on ? new Error("notify failed") : undefined;
+				return;
+			case "abort":
+				return this.abort(a.pick);
+			case "advance":
+				return this.advance(a.ms);
+			case "shutdown":
+				return this.shutdown();
+			case "handover":
+				return this.handover();
+			case "reclaim":
+				return this.reclaim();
+			case "outside":
+				return this.outside(a);
+			case "junk":
+				return this.junk(a);
+			case "junk-request": {
+				const n = this.#junk++;
+				const options = Array.from({ length: a.options }, (_, k) => `junk${n}o${k}`);
+				this.emit("request", {
+					v: a.v,
+					id: `junk-request-${n}`,
+					asker: { label: "junk", sessionId: "junk-session" },
+					questions: questionsOf([{ question: `junk${n}`, ...(options.length ? { options } : {}) }]),
+					deadline: Date.now() + a.deadlineOffset,
+					dialogTimeoutMs: a.dialogTimeoutMs,
+					createdAt: Date.now(),
+				});
+				await drain();
+				return;
+			}
+		}
+	}
+
+	async ask(a: Extract<Action, { t: "ask" }>): Promise<void> {
+		const noticesBefore = this.ui.notices.length;
+		const seqBefore = this.ui.opened;
+		const call = this.launch(a);
+		await drain();
+		if (a.preAborted) return this.expectSettled(call, "cancelled");
+		if (!call.hostAtAsk) return this.expectSettled(call, "no-host");
+		if (this.threwFor(call, seqBefore)) return this.expectSettled(call, "error");
+		expect(isPending(call)).toBe(true);
+		expect(call.request?.id).toMatch(/^[\w-]{16,}$/);
+		// The host's human gets a receipt for batches from other sessions only.
+		const receipts = this.ui.notices.slice(noticesBefore).filter((n) => n.type === "info" && n.message.includes(`[${call.label}]`));
+		expect(receipts).toHaveLength(call.sessionId === HOST_ID ? 0 : 1);
+	}
+
+	/** Starts a call and tracks how it settles. */
+	launch(a: Extract<Action, { t: "ask" }>): Call {
+		const no = this.calls.length;
+		const { label, sessionId } = SESSIONS[a.session]!;
+		// Texts unique per call and question, so a title, an option or a typed answer names its one call;
+		// except for a copy: the same questions as another session's live call, which may share answers.
+		const fresh: Spec[] = a.questions.map((spec, i) =>
+			spec.kind === "select"
+				? { question: `c${no}q${i} choose`, options: Array.from({ length: spec.options }, (_, k) => `c${no}q${i}o${k}`) }
+				: { question: `c${no}q${i} type`, ...(spec.placeholder !== undefined ? { placeholder: spec.placeholder } : {}) },
+		);
+		const originals = this.pending().filter((c) => c.sessionId !== sessionId && c.request);
+		const original = a.copy === undefined ? undefined : originals[a.copy % Math.max(1, originals.length)];
+		const copied = original?.specs.map((q) => ({ ...q }));
+		const titlesOf = (specs: Spec[]) => specs.map((q, i) => titleOf(label, i, specs.length, q.question));
+		const specs = copied && !titlesOf(copied).some((t) => this.byTitle.has(t)) ? copied : fresh;
+		const controller = new AbortController();
+		if (a.preAborted) controller.abort();
+		const call: Call = {
+			no,
+			label,
+			sessionId,
+			specs,
+			titles: titlesOf(specs),
+			budgetMs: a.budgetMs,
+			askedAt: Date.now(),
+			controller,
+			hostAtAsk: this.handle.host() !== undefined,
+			hostEnded: false,
+			parkExpired: false,
+			everParked: false,
+			dropped: false,
+			outsideCancelled: false,
+			settlements: 0,
+		};
+		this.calls.push(call);
+		call.titles.forEach((title, index) => this.byTitle.set(title, { call, index }));
+		this.#capturing = call;
+		try {
+			askViaHost({
+				handle: this.handle,
+				asker: { label, sessionId },
+				questions: questionsOf(specs),
+				budgetMs: a.budgetMs,
+				dialogTimeoutMs: a.dialogTimeoutMs,
+				signal: controller.signal,
+			}).then(
+				(envelope) => {
+					call.settlements++;
+					call.envelope = envelope;
+					call.settledAt = Date.now();
+				},
+				(error: unknown) => {
+					call.settlements++;
+					call.rejection = error;
+				},
+			);
+		} catch (error) {
+			this.violations.push(`askViaHost threw: ${String(error)}`);
+		} finally {
+			this.#capturing = undefined;
+		}
+		return call;
+	}
+
+	async respond(a: Extract<Action, { t: "answer" | "notOffered" | "nonString" | "dismiss" }>): Promise<void> {
+		const dialog = this.ui.current();
+		if (!dialog) return;
+		const owner = this.byTitle.get(dialog.title);
+		const last = owner ? owner.index === owner.call.specs.length - 1 : false;
+		let value: unknown;
+		let expected: "next" | "again" | Status;
+		if (a.t === "dismiss") {
+			value = undefined;
+			// At the very end of the call's budget a dismissal cannot be told from the budget running out.
+			expected = owner && nearDeadline(owner.call) ? "timeout" : "timeout-or-cancelled";
+		} else if (a.t === "nonString") {
+			value = a.value;
+			expected = "error";
+		} else if (dialog.kind === "input") {
+			// Any text is a valid answer; the seq makes it traceable to this one dialog.
+			value = a.t === "answer" ? `typed ${dialog.title} #${dialog.seq}` : `${a.text}⟨${dialog.seq}⟩`;
+			expected = last ? "ok" : "next";
+		} else if (a.t === "answer") {
+			value = dialog.options![a.pick % dialog.options!.length];
+			expected = last ? "ok" : "next";
+		} else {
+			value = this.notOffered(dialog, a);
+			if (value === undefined) return;
+			expected = "again";
+		}
+		const noticesBefore = this.ui.notices.length;
+		const seqBefore = this.ui.opened;
+		this.ui.answer(dialog, value);
+		await drain();
+		if (!owner) return; // a junk request's dialog: nobody waits for it
+		const { call, index } = owner;
+		if ((expected === "next" || expected === "again") && this.threwFor(call, seqBefore)) this.expectSettled(call, "error");
+		else if (expected === "next") {
+			// The next question not already answered by another asker's identical one; or done.
+			if (isPending(call)) expect(call.titles.slice(index + 1)).toContain(this.ui.current()?.title);
+			else this.expectSettled(call, "ok");
+		} else if (expected === "again") {
+			// Refused with a warning, and the same question asked again.
+			expect(isPending(call)).toBe(true);
+			expect(this.ui.current()?.title).toBe(dialog.title);
+			expect(this.ui.notices.slice(noticesBefore).map((n) => n.type)).toEqual(["warning"]);
+		} else this.expectSettled(call, expected);
+	}
+
+	/** A string the select did not offer: another call's option, or a near miss of one of its own. */
+	notOffered(dialog: Dialog, a: Extract<Action, { t: "notOffered" }>): string | undefined {
+		const offered = dialog.options!;
+		const own = offered[a.pick % offered.length]!;
+		const foreign = this.calls.flatMap((c) => c.specs.flatMap((q) => q.options ?? [])).filter((o) => !offered.includes(o));
+		const candidate = {
+			borrowed: foreign[a.pick % Math.max(1, foreign.length)],
+			padded: ` ${own}`,
+			trailing: `${own} `,
+			upper: own.toUpperCase(),
+			text: a.text,
+		}[a.variant];
+		return candidate !== undefined && !offered.includes(candidate) ? candidate : undefined;
+	}
+
+	async fail(a: Extract<Action, { t: "fail" }>): Promise<void> {
+		if (a.sync) {
+			// The next dialog to open, whoever's it is, throws instead of opening.
+			this.ui.throwOnNextOpen = { error: a.error };
+			return;
+		}
+		const dialog = this.ui.current();
+		if (!dialog) return;
+		const owner = this.byTitle.get(dialog.title);
+		this.ui.fail(dialog, a.error);
+		await drain();
+		if (owner) this.expectSettled(owner.call, "error");
+	}
+
+	async abort(pick: number): Promise<void> {
+		const call = this.calls[pick % Math.max(1, this.calls.length)];
+		if (!call) return;
+		const wasPending = isPending(call);
+		const before = call.envelope;
+		try {
+			call.controller.abort();
+		} catch (error) {
+			this.violations.push(`abort threw: ${String(error)}`);
+		}
+		await drain();
+		if (wasPending) this.expectSettled(call, "cancelled");
+		else expect(call.envelope).toBe(before);
+	}
+
+	async advance(ms: number): Promise<void> {
+		await vi.advanceTimersByTimeAsync(ms);
+		await drain();
+		for (const call of this.calls) {
+			// Nothing outlives its budget, and nothing stays parked past the grace period.
+			if (call.askedAt + call.budgetMs <= Date.now()) expect(call.settlements, `call ${call.no} outlived its budget`).toBe(1);
+			if (call.parkedAt !== undefined && call.parkedAt + HANDOVER_GRACE_MS <= Date.now()) {
+				call.parkedAt = undefined;
+				call.parkExpired = true;
+				expect(call.settlements, `call ${call.no} stayed parked past the grace period`).toBe(1);
+			}
+		}
+	}
+
+	async shutdown(): Promise<void> {
+		if (!this.role) return;
+		const held = this.calls.filter((call) => this.held(call));
+		for (const call of held) call.hostEnded = true;
+		this.role.release("quit", "The host session ended.");
+		this.role = undefined;
+		await drain();
+		for (const call of held) this.expectSettled(call, "no-host");
+		this.expectNoHostListening();
+	}
+
+	/** The host is being replaced (/new, /resume, /fork, /reload): what it holds waits for the next host. */
+	async handover(): Promise<void> {
+		if (!this.role) return;
+		const held = this.calls.filter((call) => this.held(call));
+		this.role.release("reload", "The host session was replaced.");
+		this.role = undefined;
+		await drain();
+		// Parking again restarts the grace period of everything parked.
+		for (const call of this.calls)
+			if (held.includes(call) || call.parkedAt !== undefined) {
+				call.parkedAt = Date.now();
+				call.everParked = true;
+			}
+		for (const call of held) expect(isPending(call), `call ${call.no} settled at a handover`).toBe(true);
+		expect(this.ui.open).toEqual([]);
+		this.expectNoHostListening(1);
+	}
+
+	async reclaim(): Promise<void> {
+		if (this.role) {
+			// The role is taken: a second claimant gets nothing and adds no listener.
+			const before = this.handle.bus.listenerCount("request");
+			const intruder = new PropertyUI();
+			expect(claimHostRole(this.handle, { ui: intruder, surface: dialogSurface(intruder), sessionId: "intruder-session" })).toBeUndefined();
+			expect(this.handle.bus.listenerCount("request")).toBe(before);
+			return;
+		}
+		this.role = claimHostRole(this.handle, { ui: this.ui, surface: dialogSurface(this.ui), sessionId: HOST_ID });
+		expect(this.role).toBeDefined();
+		// The new host adopts what was parked.
+		for (const call of this.calls) call.parkedAt = undefined;
+		await drain();
+	}
+
+	/** No host listens any more; `parked` cancel listeners at most, one that drops a parked request its asker gave up on. */
+	expectNoHostListening(parked = 0): void {
+		expect(this.handle.host()).toBeUndefined();
+		expect(this.handle.bus.listenerCount("request")).toBe(1); // only the test's recorder
+		expect(this.handle.bus.listenerCount("cancel")).toBeLessThanOrEqual(parked);
+	}
+
+	/** An answer from outside the terminal, addressed by request id; the host replies exactly once. */
+	async outside(a: Extract<Action, { t: "outside" }>): Promise<void> {
+		const live = this.pending().filter((call) => call.request);
+		const target = live[a.pick % Math.max(1, live.length)];
+		if (!target && a.variant !== "unknown") return;
+		const values = target?.specs.map((q, i) => (q.options ? q.options[(a.pick + i) % q.options.length]! : `outside ${q.question} #${this.#outsideNo++}`)) ?? [];
+		const select = target?.specs.findIndex((q) => q.options) ?? -1;
+		let payload: unknown;
+		switch (a.variant) {
+			case "valid":
+				payload = { requestId: target!.request!.id, answers: values };
+				break;
+			case "not-offered":
+				if (select < 0) return;
+				payload = { requestId: target!.request!.id, answers: values.with(select, `${values[select]} (not offered)`) };
+				break;
+			case "wrong-count":
+				payload = { requestId: target!.request!.id, answers: [...values, "one too many"] };
+				break;
+			case "cancel":
+				payload = { requestId: target!.request!.id, cancel: true };
+				break;
+			case "unknown":
+				payload = { requestId: "no-such-request", answers: ["x"] };
+				break;
+		}
+		const held = target ? this.held(target) : false;
+		const replies: Reply[] = [];
+		this.emit("answer", payload, (reply: Reply) => replies.push(reply));
+		await drain();
+		if (!this.role) return expect(replies).toEqual([]);
+		expect(replies).toHaveLength(1);
+		const [reply] = replies;
+		if (!held || a.variant === "unknown") {
+			expect(reply).toMatchObject({ ok: false, code: "not_found" });
+			if (target) expect(isPending(target)).toBe(true);
+		} else if (a.variant === "valid") {
+			expect(reply).toEqual({ ok: true });
+			target!.outside = values;
+			this.expectSettled(target!, "ok");
+		} else if (a.variant === "cancel") {
+			expect(reply).toEqual({ ok: true });
+			target!.outsideCancelled = true;
+			this.expectSettled(target!, "timeout-or-cancelled");
+		} else {
+			expect(reply).toMatchObject({ ok: false, code: a.variant === "not-offered" ? "invalid_answer" : "invalid_payload" });
+			expect(isPending(target!)).toBe(true);
+		}
+	}
+
+	async junk(a: Extract<Action, { t: "junk" }>): Promise<void> {
+		const live = this.pending().filter((call) => call.request);
+		const target = live[a.pick % Math.max(1, live.length)];
+		switch (a.channel) {
+			case "request":
+			case "cancel":
+				this.emit(a.channel, a.payload);
+				break;
+			case "answer": {
+				// Anything at all: refused with a reason when a host listens, and never more than one reply.
+				const replies: Reply[] = [];
+				this.emit("answer", a.payload, a.respond ? (reply: Reply) => replies.push(reply) : a.payload);
+				await drain();
+				if (a.respond && this.role) expect(replies).toMatchObject([{ ok: false }]);
+				else expect(replies).toEqual([]);
+				return;
+			}
+			case "reply-random":
+				this.emit(`reply:junk-${a.pick}`, a.payload);
+				break;
+			case "reply-foreign": {
+				// A live channel, but messages addressed to someone else: the asker must ignore them.
+				if (!target) return;
+				const other = this.calls.find((c) => c !== target && c.request)?.request?.id ?? "someone-else";
+				const base = typeof a.payload === "object" && a.payload !== null && !Array.isArray(a.payload) ? a.payload : {};
+				this.emit(replyChannel(target.request!.id), { ...base, id: other });
+				this.emit(replyChannel(target.request!.id), { v: PROTOCOL_VERSION, id: other, kind: "result", status: "ok", answers: [{ question: "forged", answer: "forged", kind: "text" }] });
+				break;
+			}
+			case "cancel-live":
+				// Someone else cancels a live call: the host (or the hand-over park) drops it; the asker keeps waiting for its own budget.
+				if (!target) return;
+				if (this.held(target) || target.parkedAt !== undefined) {
+					target.dropped = true;
+					target.parkedAt = undefined;
+				}
+				this.emit("cancel", { v: PROTOCOL_VERSION, id: target.request!.id, reason: "cancelled" });
+				break;
+			case "replay-live": {
+				// The same request again while the host holds it: ignored, no second batch.
+				if (!target || !this.held(target)) return;
+				const shownBefore = this.ui.opened;
+				this.emit("request", target.request);
+				await drain();
+				expect(this.ui.opened).toBe(shownBefore);
+				return;
+			}
+		}
+		await drain();
+	}
+
+	/** Ends the run: every budget runs out, the host leaves, and nothing is left behind. */
+	async finish(): Promise<void> {
+		await this.advance(120_000);
+		this.checkQuiet();
+		for (const call of this.calls) expect(call.settlements, `call ${call.no} never settled`).toBe(1);
+		expect(this.ui.open).toEqual([]);
+		if (this.role) {
+			expect(this.role.host.heldCount).toBe(0);
+			expect(this.role.host.queueLength).toBe(0);
+			this.role.release("quit", "end of run");
+			this.role = undefined;
+		}
+		this.handle.bus.off("request", this.#recordRequest);
+		this.handle.bus.off(OBSERVER_EVENTS.settled, this.#recordSettled);
+		expect(this.handle.bus.eventNames()).toEqual([]);
+		expect(this.ui.status.size).toBe(0);
+		expect(vi.getTimerCount()).toBe(0);
+		this.checkOutcomes();
+		this.checkOrder();
+	}
+
+	/** Each call's envelope against what happened to it: its answers and its status. */
+	checkOutcomes(): void {
+		// Every value the human gave a question, by question text, and to which call.
+		const given = new Map<string, { call: Call; value: string }[]>();
+		const give = (call: Call, question: string, value: string) => given.set(question, [...(given.get(question) ?? []), { call, value }]);
+		for (const d of this.ui.dialogs) {
+			const owner = this.byTitle.get(d.title);
+			if (!owner || d.outcome?.kind !== "value" || typeof d.outcome.value !== "string") continue;
+			const spec = owner.call.specs[owner.index]!;
+			if (!spec.options || spec.options.includes(d.outcome.value)) give(owner.call, spec.question, d.outcome.value);
+		}
+		for (const call of this.calls) call.outside?.forEach((value, i) => give(call, call.specs[i]!.question, value));
+
+		for (const call of this.calls) {
+			const envelope = call.envelope!;
+			expect(Array.isArray(envelope.answers)).toBe(true);
+			// Each answer is for one of the call's own questions, in order, and is a value given for that very question:
+			// to this call, or (marked shared) to another session's call that asked the identical question.
+			let next = 0;
+			for (const answer of envelope.answers) {
+				const index = call.specs.findIndex((q, i) => i >= next && q.question === answer.question);
+				expect(index, `call ${call.no}: answer to a question it did not ask (${answer.question})`).toBeGreaterThanOrEqual(0);
+				next = index + 1;
+				const spec = call.specs[index]!;
+				if (spec.options) expect(spec.options).toContain(answer.answer);
+				const candidates = (given.get(spec.question) ?? []).filter((g) => (answer.source === "shared" ? g.call.sessionId !== call.sessionId : g.call === call));
+				expect(
+					candidates.map((g) => g.value),
+					`call ${call.no}: answer ${JSON.stringify(answer)} was not given to it`,
+				).toContain(answer.answer);
+			}
+			// Its own answers: at most one accepted per question, and every one of them reported.
+			const own = call.specs.map((q) => (given.get(q.question) ?? []).filter((g) => g.call === call));
+			for (const values of own) expect(values.length).toBeLessThanOrEqual(call.outside ? 2 : 1);
+			if (call.request) expect(envelope.requestId).toBe(call.request.id);
+			// Observers see one outcome per request a host took, the asker's own unless someone else's cancel dropped it;
+			// a request a replaced host parked may end with no host at all, and then with no event.
+			const events = call.request ? (this.settledEvents.get(call.request.id) ?? []) : [];
+			if (!call.request || !call.hostAtAsk) expect(events).toEqual([]);
+			else if (call.everParked) expect(events.length).toBeLessThanOrEqual(1);
+			else expect(events, `call ${call.no}: observer outcomes`).toHaveLength(1);
+			if (events.length === 1 && !call.dropped) {
+				expect(events[0]!.outcome.status).toBe(envelope.status);
+				expect(plain(events[0]!.outcome.answers)).toEqual(plain(envelope.answers));
+			}
+			expect(envelope.asker).toBe(call.label);
+			expect(envelope.waitedMs).toBe(call.settledAt! - call.askedAt);
+			if (envelope.status === "ok") expect(envelope.note).toBeUndefined();
+			else expect(envelope.note).toContain(NEEDS_INPUT_ADVICE);
+
+			const mine = this.ui.dialogs.filter((d) => this.byTitle.get(d.title)?.call === call);
+			const ended = mine.at(-1)?.outcome;
+			switch (envelope.status) {
+				case "ok":
+					expect(plain(envelope.answers).map((x) => x.question)).toEqual(call.specs.map((q) => q.question));
+					break;
+				case "cancelled":
+					expect(call.controller.signal.aborted).toBe(true);
+					break;
+				case "no-host":
+					expect(!call.hostAtAsk || call.hostEnded || call.parkExpired, `call ${call.no}: no-host while a host held it`).toBe(true);
+					break;
+				case "timeout":
+					expect(nearDeadline(call, call.settledAt), `call ${call.no}: timeout before its budget ran out`).toBe(true);
+					break;
+				case "timeout-or-cancelled":
+					expect(
+						call.outsideCancelled ||
+							(ended?.kind === "value" && ended.value === undefined) ||
+							ended?.kind === "timed-out" ||
+							(ended?.kind === "aborted" && ended.reason === "dialog-timeout"),
+						`call ${call.no}: timeout-or-cancelled without a dismissal or an expired dialog (${JSON.stringify(ended)})`,
+					).toBe(true);
+					break;
+				case "error":
+					expect(
+						ended?.kind === "rejected" || ended?.kind === "threw" || (ended?.kind === "value" && ended.value !== undefined && typeof ended.value !== "string"),
+						`call ${call.no}: error without a failed dialog (${JSON.stringify(ended)})`,
+					).toBe(true);
+					break;
+				default:
+					throw new Error(`call ${call.no}: unknown status ${String(envelope.status)}`);
+			}
+			// And the converse: how its last dialog ended decides the status.
+			if (mine.some((d) => d.outcome?.kind === "threw")) expect(envelope.status).toBe("error");
+			if (ended?.kind === "rejected") expect(envelope.status).toBe("error");
+			if (ended?.kind === "value" && ended.value === undefined) expect(envelope.status).toBe(nearDeadline(call, call.settledAt) ? envelope.status : "timeout-or-cancelled");
+		}
+	}
+
+	/** One batch at a time, in arrival order: calls are first shown in the order they arrived, and never again once another's dialog opened. */
+	checkOrder(): void {
+		const sequence: (Call | "junk")[] = [];
+		for (const dialog of this.ui.dialogs) {
+			const owner = this.byTitle.get(dialog.title)?.call;
+			if (!owner) {
+				expect(dialog.title, "a dialog nobody asked for").toMatch(/^\[junk\] /);
+				sequence.push("junk");
+				continue;
+			}
+			if (sequence.at(-1) !== owner) {
+				expect(sequence.includes(owner), `call ${owner.no} shown again after another batch`).toBe(false);
+				sequence.push(owner);
+			}
+		}
+		const arrivals = sequence.flatMap((entry) => (entry === "junk" ? [] : [entry.arrival!]));
+		expect(arrivals).toEqual([...arrivals].sort((x, y) => x - y));
+	}
+}
+
+/** Runs a sequence of actions on a fresh relay, checking the quiet invariants after each and everything at the end. */
+async function play(actions: Action[]): Promise<void> {
+	vi.clearAllTimers();
+	vi.setSystemTime(T0);
+	unhandled = [];
+	const relay = new Relay();
+	try {
+		for (const a of actions) {
+			await relay.run(a);
+			relay.checkQuiet();
+		}
+		await relay.finish();
+	} finally {
+		relay.role?.release("quit", "cleanup");
+	}
+}
+
+describe("relay under arbitrary interleavings", () => {
+	it("keeps every invariant", async () => {
+		await fc.assert(fc.asyncProperty(fc.array(action, { minLength: 1, maxLength: 60, size: "+1" }), play), { numRuns: 300 });
+	}, 60_000);
+
+	it("keeps every invariant when sessions keep asking each other's questions (shared answers)", async () => {
+		// Every call repeats a live call of another session when there is one; fewer failures and less junk.
+		const sharing = action
+			.filter((a) => !["junk", "junk-request", "flakyNotify", "nonString", "fail", "shutdown"].includes(a.t))
+			.map((a) => (a.t === "ask" ? { ...a, copy: a.copy ?? 0 } : a));
+		await fc.assert(fc.asyncProperty(fc.array(sharing, { minLength: 1, maxLength: 60, size: "+1" }), play), { numRuns: 150 });
+	}, 60_000);
+});
+
+// ---------------------------------------------------------------------------------------------
+// Parameters: the validator and the real tool
+
+const nonBlank = (maxLength: number) => fc.string({ minLength: 1, maxLength }).filter((s) => s.trim() !== "");
+
+/** Parameters every version of the contract accepts: 1–5 questions, free text or 2–5 distinct options. */
+const validParams = fc.record(
+	{
+		questions: fc.array(
+			fc.oneof(
+				fc.record({ question: nonBlank(80), placeholder: fc.string({ maxLength: 40 }) }, { requiredKeys: ["question"] }),
+				fc.record({ question: nonBlank(80), options: fc.uniqueArray(nonBlank(30), { minLength: 2, maxLength: 5 }) }),
+			),
+			{ minLength: 1, maxLength: 5 },
+		),
+		timeoutMs: fc.oneof(fc.integer({ min: -10, max: 5_000_000 }), fc.double({ noNaN: true, noDefaultInfinity: true })),
+	},
+	{ requiredKeys: ["questions"] },
+);
+
+type Params = { questions: Record<string, unknown>[]; timeoutMs?: number };
+
+/** One clear breach of the contract, and the place a problem must name. */
+const breaches: ((p: Params, i: number) => { params: unknown; at: string } | undefined)[] = [
+	() => ({ params: null, at: "parameters" }),
+	(p) => ({ params: [p], at: "parameters" }),
+	(p) => ({ params: { ...p, questions: [] }, at: "questions" }),
+	(p) => ({ params: { ...p, questions: "What now?" }, at: "questions" }),
+	(p) => ({ params: { timeoutMs: p.timeoutMs }, at: "questions" }),
+	(p) => ({ params: { ...p, timeoutMs: Number.NaN }, at: "timeoutMs" }),
+	(p) => ({ params: { ...p, timeoutMs: Number.POSITIVE_INFINITY }, at: "timeoutMs" }),
+	(p) => ({ params: { ...p, timeoutMs: "1000" }, at: "timeoutMs" }),
+	(p, i) => ({ params: { ...p, questions: p.questions.with(i, null as never) }, at: `questions[${i}]` }),
+	(p, i) => ({ params: { ...p, questions: p.questions.with(i, "Which one?" as never) }, at: `questions[${i}]` }),
+	(p, i) => ({ params: { ...p, questions: p.questions.with(i, { ...p.questions[i], question: "" }) }, at: `questions[${i}]` }),
+	(p, i) => ({ params: { ...p, questions: p.questions.with(i, { ...p.questions[i], question: " \t\n" }) }, at: `questions[${i}]` }),
+	(p, i) => ({ params: { ...p, questions: p.questions.with(i, { ...p.questions[i], question: 42 }) }, at: `questions[${i}]` }),
+	(p, i) => ({ params: { ...p, questions: p.questions.with(i, { options: ["a", "b"] }) }, at: `questions[${i}]` }),
+	(p, i) => ({ params: { ...p, questions: p.questions.with(i, { ...p.questions[i], options: [] }) }, at: `questions[${i}]` }),
+	(p, i) => ({ params: { ...p, questions: p.questions.with(i, { ...p.questions[i], options: "a, b" }) }, at: `questions[${i}]` }),
+	(p, i) => ({ params: { ...p, questions: p.questions.with(i, { ...p.questions[i], options: ["same", "same"] }) }, at: `questions[${i}]` }),
+	(p, i) => ({ params: { ...p, questions: p.questions.with(i, { ...p.questions[i], options: ["fine", ""] }) }, at: `questions[${i}]` }),
+	(p, i) => ({ params: { ...p, questions: p.questions.with(i, { ...p.questions[i], options: ["fine", "  "] }) }, at: `questions[${i}]` }),
+	(p, i) => ({ params: { ...p, questions: p.questions.with(i, { ...p.questions[i], options: ["fine", 7] }) }, at: `questions[${i}]` }),
+	(p, i) => (p.questions[i]!.options ? undefined : { params: { ...p, questions: p.questions.with(i, { ...p.questions[i], placeholder: 7 }) }, at: `questions[${i}]` }),
+];
+
+const invalidParams = fc
+	.tuple(validParams, fc.nat(), fc.nat())
+	.map(([p, which, index]) => breaches[which % breaches.length]!(p as Params, index % p.questions.length))
+	.filter((breach): breach is { params: unknown; at: string } => breach !== undefined);
+
+/** Near-misses and plain junk: anything may come in. */
+const anyParams: fc.Arbitrary<unknown> = fc.oneof(
+	fc.anything(),
+	fc.record(
+		{
+			questions: fc.oneof(
+				fc.array(
+					fc.oneof(
+						fc.record({ question: fc.oneof(fc.string(), fc.anything()), options: fc.oneof(fc.array(fc.oneof(fc.string(), fc.anything()), { maxLength: 4 }), fc.anything()), placeholder: fc.anything() }, { requiredKeys: [] }),
+						fc.anything(),
+					),
+					{ maxLength: 4 },
+				),
+				fc.anything(),
+			),
+			timeoutMs: fc.anything(),
+		},
+		{ requiredKeys: [] },
+	),
+);
+
+describe("parameters", () => {
+	it("validateAskParams accepts every valid call as asked, keeping its questions in order", () => {
+		fc.assert(
+			fc.property(validParams, (params) => {
+				const result = validateAskParams(params);
+				expect(result.ok, JSON.stringify(result)).toBe(true);
+				if (!result.ok) return;
+				expect(result.questions.map((q) => q.question)).toEqual(params.questions.map((q) => q.question));
+				expect(result.timeoutMs).toBe(params.timeoutMs);
+			}),
+			{ numRuns: 500 },
+		);
+	});
+
+	it("validateAskParams refuses every breach of the contract and names where it is", () => {
+		fc.assert(
+			fc.property(invalidParams, ({ params, at }) => {
+				const result = validateAskParams(params);
+				expect(result.ok).toBe(false);
+				if (result.ok) return;
+				expect(result.problems.length).toBeGreaterThan(0);
+				expect(result.problems.some((p) => p.startsWith(at)), `${JSON.stringify(result.problems)} should name ${at}`).toBe(true);
+			}),
+			{ numRuns: 1_000 },
+		);
+	});
+
+	it("validateAskParams never throws on arbitrary input, and what it accepts keeps the questions asked", () => {
+		fc.assert(
+			fc.property(anyParams, (raw) => {
+				const result = validateAskParams(raw);
+				if (result.ok) {
+					const asked = (raw as { questions: { question: string }[] }).questions;
+					expect(result.questions.map((q) => q.question)).toEqual(asked.map((q) => q.question));
+					for (const q of result.questions) expect(q.question.trim()).not.toBe("");
+				} else {
+					expect(result.problems.length).toBeGreaterThan(0);
+					for (const problem of result.problems) expect(problem).toMatch(/^(parameters|questions|timeoutMs)\b.*: \S/);
+				}
+			}),
+			{ numRuns: 2_000 },
+		);
+	});
+
+	it("the real tool turns any parameters into one well-formed envelope, never an exception", async () => {
+		const kinds = fc.oneof(
+			validParams.map((params) => ({ kind: "valid" as const, params })),
+			invalidParams.map(({ params }) => ({ kind: "invalid" as const, params })),
+			anyParams.map((params) => ({ kind: "any" as const, params })),
+		);
+		await fc.assert(
+			fc.asyncProperty(
+				kinds,
+				fc.option(fc.string({ maxLength: 60 }), { nil: undefined }),
+				fc.constantFrom("none", "live", "aborted"),
+				fc.constantFrom("other", "host-itself", "no-host"),
+				async ({ kind, params }, sessionName, signalKind, who) => {
+					vi.clearAllTimers();
+					unhandled = [];
+					const ui = new PropertyUI({
+						respond: (d, self) => queueMicrotask(() => self.answer(d, d.kind === "select" ? d.options![0] : `typed ${d.title}`)),
+					});
+					const host = loadedSession({ name: "main", sessionId: "host-9f2c-0000", ui });
+					const asker = loadedSession({ name: sessionName, sessionId: "child-7a1b-0000" });
+					if (who !== "no-host") await host.start();
+					await asker.start();
+					try {
+						const signal = { none: undefined, live: new AbortController().signal, aborted: AbortSignal.abort() }[signalKind];
+						const result = await (who === "host-itself" ? host : asker).execute(params, signal);
+						expect(result.content).toHaveLength(1);
+						expect(result.content[0]!.type).toBe("text");
+						expect(JSON.parse(result.content[0]!.text)).toEqual(result.details);
+						const envelope = result.details;
+						expect(STATUSES).toContain(envelope.status);
+						expect(Array.isArray(envelope.answers)).toBe(true);
+						if (envelope.status === "ok") expect(envelope.note).toBeUndefined();
+						else expect(envelope.note).toContain(NEEDS_INPUT_ADVICE);
+						if (kind === "invalid") {
+							expect(envelope.status).toBe("error");
+							expect(envelope.note).toMatch(/^Invalid parameters: /);
+						}
+						if (envelope.status !== "ok") expect(envelope.answers).toEqual([]);
+						if (kind === "valid") {
+							// An aborted call is cancelled before anything else is looked at.
+							expect(envelope.status).toBe(signalKind === "aborted" ? "cancelled" : who === "no-host" ? "no-host" : "ok");
+						}
+						if (envelope.status === "ok") {
+							const questions = (params as Params).questions as { question: string; options?: string[] }[];
+							const label = envelope.asker!;
+							const titles = questions.map((q, i) => titleOf(label, i, questions.length, q.question));
+							expect(ui.dialogs.map((d) => d.title)).toEqual(titles);
+							expect(plain(envelope.answers)).toEqual(questions.map((q, i) => ({ question: q.question, answer: q.options ? ui.dialogs[i]!.options![0] : `typed ${titles[i]}` })));
+							for (const [i, q] of questions.entries()) if (q.options) expect(q.options).toContain(envelope.answers[i]!.answer);
+							expect(ui.notices.filter((n) => n.type === "info" && n.message.includes(`[${label}]`))).toHaveLength(who === "host-itself" ? 0 : 1);
+						} else expect(ui.opened).toBe(0);
+						expect(ui.overlaps).toEqual([]);
+					} finally {
+						await host.shutdown();
+						await asker.shutdown();
+					}
+					expect(sharedHandle().host()).toBeUndefined();
+					expect(sharedHandle().bus.eventNames()).toEqual([]);
+					expect(vi.getTimerCount()).toBe(0);
+					expect(unhandled).toEqual([]);
+				},
+			),
+			// Each host start opens (and each quit closes) the process's local socket endpoint: real I/O, so fewer runs.
+			{ numRuns: 150 },
+		);
+	}, 60_000);
+});
+
+// ---------------------------------------------------------------------------------------------
+// Regressions: breaches the properties above found, each pinned down on its own.
+
+describe("regressions found by the properties", () => {
+	it("validateAskParams refuses arrays with holes, which JSON never produces but code callers can", () => {
+		// Once forEach skipped holes: `[ , ]` passed as zero questions, and a hole among options passed.
+		// eslint-disable-next-line no-sparse-arrays
+		expect(validateAskParams({ questions: [, ] }).ok).toBe(false);
+		// eslint-disable-next-line no-sparse-arrays
+		expect(validateAskParams({ questions: [{ question: "Pick", options: [, "b", "c"] }] }).ok).toBe(false);
+	});
+
+	it("a malformed message on a live reply channel neither throws out of bus.emit nor corrupts the envelope", async () => {
+		const relay = new Relay();
+		const call = relay.launch({ t: "ask", session: 1, questions: [{ kind: "input" }], budgetMs: 10_000, dialogTimeoutMs: 10_000, preAborted: false });
+		await drain();
+		const channel = replyChannel(call.request!.id);
+		// The asker ignores anything that is not a reply for it, as the host ignores junk requests
+		// (once, null threw a TypeError out of the emit, and a progress without answers emptied them).
+		for (const junk of [null, undefined, 42, "text"]) relay.emit(channel, junk);
+		relay.emit(channel, { v: PROTOCOL_VERSION, id: call.request!.id, kind: "progress" }); // no answers
+		call.controller.abort();
+		await drain();
+		expect(relay.violations).toEqual([]);
+		expect(call.envelope?.status).toBe("cancelled");
+		expect(Array.isArray(call.envelope?.answers)).toBe(true);
+		relay.role?.release("quit", "end");
+	});
+
+	it("a result with another protocol version and an unknown status on a live reply channel is ignored", async () => {
+		const relay = new Relay();
+		const call = relay.launch({ t: "ask", session: 1, questions: [{ kind: "input" }], budgetMs: 10_000, dialogTimeoutMs: 10_000, preAborted: false });
+		await drain();
+		relay.emit(replyChannel(call.request!.id), { v: PROTOCOL_VERSION + 1, id: call.request!.id, kind: "result", status: "bogus", answers: "none" });
+		await drain();
+		// Once it became the call's outcome: status "bogus", answers "none".
+		expect(call.settlements).toBe(0);
+		relay.role?.release("quit", "end");
+		await drain();
+		expect(call.envelope?.status).toBe("no-host");
+	});
+
+	it("a host UI whose notify throws neither makes askViaHost reject nor stops the call reaching its dialog", async () => {
+		const relay = new Relay();
+		relay.ui.notifyThrows = new Error("notify failed");
+		// The arrival receipt is best-effort. Once the error escaped serve() into askViaHost's promise executor,
+		// the call rejected, and the host kept the request held (never queued) until the call's budget ran out.
+		const call = relay.launch({ t: "ask", session: 1, questions: [{ kind: "input" }], budgetMs: 10_000, dialogTimeoutMs: 10_000, preAborted: false });
+		await drain();
+		expect(call.rejection).toBeUndefined();
+		expect(relay.ui.open.map((d) => d.title)).toEqual([call.titles[0]]);
+		relay.role?.release("quit", "end");
+		await drain();
+	});
+});
+
+describe("regressions found by the interleaving property", () => {
+	it("a UI whose setStatus throws fails neither the host role's release nor the session's shutdown handler", async () => {
+		const ui = new PropertyUI();
+		ui.setStatus = () => {
+			throw new Error("status line gone");
+		};
+		const host = loadedSession({ name: "main", sessionId: "host-5e1f-0000", ui });
+		await host.start();
+		// As with notify and the observer hooks, a failing status line is the UI's problem. Once release() ended with
+		// an unguarded ui.setStatus(STATUS_KEY, undefined) whose error escaped it and the session_shutdown handler.
+		try {
+			await expect(host.shutdown()).resolves.toBeUndefined();
+			expect(sharedHandle().host()).toBeUndefined();
+			expect(sharedHandle().bus.eventNames()).toEqual([]);
+		} finally {
+			await closeProcessEndpoint(); // in case a failing handler never got to close it
+		}
+	});
+
+	it("a call aborted while its host is being replaced is not adopted, nor its dialog shown, by the next host", async () => {
+		const relay = new Relay();
+		const call = relay.launch({ t: "ask", session: 1, questions: [{ kind: "input" }], budgetMs: 60_000, dialogTimeoutMs: 60_000, preAborted: false });
+		await drain();
+		relay.role!.release("reload", "The host session was replaced.");
+		relay.role = undefined;
+		call.controller.abort(); // within the hand-over grace period
+		await drain();
+		expect(call.envelope?.status).toBe("cancelled");
+		relay.role = claimHostRole(relay.handle, { ui: relay.ui, surface: dialogSurface(relay.ui), sessionId: HOST_ID });
+		await drain();
+		// Once the cancel, emitted while no host listened, was lost: the next host adopted the request and opened
+		// its dialog, which stayed open until the call's deadline (60 s here), its answer going nowhere.
+		expect(relay.violations).toEqual([]);
+		expect(relay.ui.open).toEqual([]);
+		relay.role?.release("quit", "end");
+	});
+
+	it("a call whose budget runs out as it reaches the front of the queue ends \"timeout\", not \"timeout-or-cancelled\" (dismissed)", async () => {
+		const relay = new Relay();
+		const first = relay.launch({ t: "ask", session: 1, questions: [{ kind: "input" }], budgetMs: 10_000, dialogTimeoutMs: 10_000, preAborted: false });
+		const second = relay.launch({ t: "ask", session: 2, questions: [{ kind: "input" }], budgetMs: 10_000, dialogTimeoutMs: 5_000, preAborted: false });
+		await drain();
+		await vi.advanceTimersByTimeAsync(10_000);
+		await drain();
+		expect(first.envelope?.status).toBe("timeout");
+		expect(relay.ui.dialogs.map((d) => d.title)).toEqual([first.titles[0]]); // the second call was never shown
+		// Once the host's dialog step saw no time left (min(dialogTimeoutMs, deadline - now) <= 0) and reported
+		// it as "The user dismissed question 1 of 1, or its dialog timed out".
+		expect(second.envelope?.status).toBe("timeout");
+		relay.role?.release("quit", "end");
+	});
+});

@@ -1,0 +1,111 @@
+import { describe, expect, it } from "vitest";
+import { LIMITS, validateAskParams } from "../../../extensions/checkpoint-bridge/tool/validate.ts";
+
+const problemsOf = (raw: unknown) => {
+	const result = validateAskParams(raw);
+	if (result.ok) throw new Error("expected a refusal");
+	return result.problems;
+};
+
+describe("parameter validation", () => {
+	it("accepts the v1 form and normalises it", () => {
+		expect(validateAskParams({ questions: [{ question: "A?", options: ["x", "y"] }, { question: "B?", placeholder: "p" }], timeoutMs: 5_000 })).toEqual({
+			ok: true,
+			questions: [
+				{ question: "A?", kind: "choice", options: [{ label: "x" }, { label: "y" }], multiSelect: false, allowOther: true },
+				{ question: "B?", kind: "text", placeholder: "p" },
+			],
+			timeoutMs: 5_000,
+		});
+	});
+
+	it("accepts the v2 form: ids, headers, details, described options, multi-select, recommended, confirm", () => {
+		const result = validateAskParams({
+			questions: [
+				{ id: "db", header: "Storage", question: "Which database?", details: "Both are supported.", options: [{ label: "Postgres", description: "relational" }, "SQLite"], recommended: "SQLite", allowOther: false },
+				{ id: "targets", question: "Which targets?", options: ["linux", "mac", "windows"], multiSelect: true },
+				{ id: "go", question: "Ship it?", kind: "confirm" },
+			],
+		});
+		expect(result).toEqual({
+			ok: true,
+			questions: [
+				{ id: "db", header: "Storage", question: "Which database?", details: "Both are supported.", kind: "choice", options: [{ label: "Postgres", description: "relational" }, { label: "SQLite" }], recommended: "SQLite", multiSelect: false, allowOther: false },
+				{ id: "targets", question: "Which targets?", kind: "choice", options: [{ label: "linux" }, { label: "mac" }, { label: "windows" }], multiSelect: true, allowOther: true },
+				{ id: "go", question: "Ship it?", kind: "confirm" },
+			],
+		});
+	});
+
+	it("requires 1 to 10 questions", () => {
+		expect(problemsOf({ questions: [] })).toEqual(["questions: at least one question is required"]);
+		expect(problemsOf({ questions: Array.from({ length: 11 }, (_, i) => ({ question: `Q${i}?` })) })).toEqual(["questions: has 11, at most 10 in one call"]);
+		expect(problemsOf({})).toEqual(["questions: must be an array"]);
+		expect(problemsOf(null)).toEqual(['parameters: must be an object with a "questions" array']);
+	});
+
+	it("requires 2 to 12 options, none empty or repeated", () => {
+		expect(problemsOf({ questions: [{ question: "A", options: ["only"] }] })).toEqual(["questions[0].options: has 1, needs 2 to 12 (omit it for a free-text question)"]);
+		expect(problemsOf({ questions: [{ question: "A", options: Array.from({ length: 13 }, (_, i) => `o${i}`) }] })).toEqual(["questions[0].options: has 13, needs 2 to 12 (omit it for a free-text question)"]);
+		expect(problemsOf({ questions: [{ question: "A", options: ["a", "", "a", { label: 3 }, 4] }] })).toEqual([
+			"questions[0].options[1]: is empty",
+			'questions[0].options[2]: duplicates "a"',
+			"questions[0].options[3].label: must be a string",
+			"questions[0].options[4]: must be a string or a {label, description} object",
+		]);
+	});
+
+	it("bounds every text", () => {
+		const long = (n: number) => "x".repeat(n + 1);
+		expect(
+			problemsOf({
+				questions: [
+					{ question: long(LIMITS.question), header: long(LIMITS.header), details: long(LIMITS.details), placeholder: long(LIMITS.placeholder), id: long(LIMITS.id) },
+					{ question: "B", options: [long(LIMITS.label), { label: "ok", description: long(LIMITS.description) }] },
+				],
+			}),
+		).toEqual([
+			`questions[0].question: is ${LIMITS.question + 1} characters, at most ${LIMITS.question}`,
+			`questions[0].id: is ${LIMITS.id + 1} characters, at most ${LIMITS.id}`,
+			`questions[0].header: is ${LIMITS.header + 1} characters, at most ${LIMITS.header}`,
+			`questions[0].details: is ${LIMITS.details + 1} characters, at most ${LIMITS.details}`,
+			`questions[0].placeholder: is ${LIMITS.placeholder + 1} characters, at most ${LIMITS.placeholder}`,
+			`questions[1].options[0]: label is ${LIMITS.label + 1} characters, at most ${LIMITS.label}`,
+			`questions[1].options[1].description: is ${LIMITS.description + 1} characters, at most ${LIMITS.description}`,
+		]);
+	});
+
+	it("checks that the v2 fields fit together", () => {
+		expect(
+			problemsOf({
+				questions: [
+					{ question: "A", options: ["x", "y"], recommended: "z" },
+					{ question: "B", kind: "confirm", options: ["yes", "no"] },
+					{ question: "C", multiSelect: true, allowOther: false, recommended: "x" },
+					{ question: "D", kind: "maybe" },
+					{ id: "same", question: "E" },
+					{ id: "same", question: "F", multiSelect: "yes", options: ["p", "q"] },
+				],
+			}),
+		).toEqual([
+			'questions[0].recommended: "z" is not one of the options',
+			"questions[1].options: a confirm question has its own yes/no options",
+			"questions[2].multiSelect: only applies to a question with options",
+			"questions[2].allowOther: only applies to a question with options",
+			"questions[2].recommended: only applies to a question with options",
+			'questions[3].kind: must be "confirm" (or "choice" / "text", which the options imply) or left out',
+			"questions[5].multiSelect: must be true or false",
+		]);
+		expect(problemsOf({ questions: [{ id: "same", question: "E" }, { id: "same", question: "F" }] })).toEqual(['questions: id "same" is used more than once']);
+	});
+
+	it("names every problem at once: empty text, bad types, a bad timeout", () => {
+		expect(problemsOf({ questions: [{ question: "  " }, "nope", { question: 3, placeholder: 4 }], timeoutMs: "soon" })).toEqual([
+			"questions[0].question: is empty",
+			'questions[1]: must be an object with a "question" text',
+			"questions[2].question: must be a string",
+			"questions[2].placeholder: must be a string",
+			"timeoutMs: must be a finite number of milliseconds",
+		]);
+	});
+});

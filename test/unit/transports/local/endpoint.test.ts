@@ -1,0 +1,364 @@
+/**
+ * The local endpoint over real Unix sockets: a host role with a fake UI in this process serves
+ * askers that reach it only through the socket, side by side with askers on the in-process bus.
+ */
+import { access, mkdtemp, readFile, rm } from "node:fs/promises";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { askViaHost } from "../../../../extensions/checkpoint-bridge/core/asker.ts";
+import type { Envelope } from "../../../../extensions/checkpoint-bridge/tool/envelope.ts";
+import { claimHostRole } from "../../../../extensions/checkpoint-bridge/core/host-role.ts";
+import { dialogSurface } from "../../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
+import type { RelayProgress } from "../../../../extensions/checkpoint-bridge/core/protocol.ts";
+import { ENDPOINT_ENV, endpointFromEnv } from "../../../../extensions/checkpoint-bridge/transports/local/address.ts";
+import { askRemote } from "../../../../extensions/checkpoint-bridge/transports/local/client.ts";
+import { closeProcessEndpoint, ensureProcessEndpoint } from "../../../../extensions/checkpoint-bridge/transports/local/process-endpoint.ts";
+import { startEndpoint, type EndpointOptions } from "../../../../extensions/checkpoint-bridge/transports/local/server.ts";
+import { encodeFrame, WIRE_VERSION } from "../../../../extensions/checkpoint-bridge/transports/wire.ts";
+import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import type { QuestionInput } from "../../../../extensions/checkpoint-bridge/tool/validate.ts";
+import { fakeUI, type FakeDialog } from "../../support/fake-ui.ts";
+
+const HOST_SESSION = "host-session-id";
+const REMOTE_PID = 4242;
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+	for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** Dialogs as they open, in order: each `next()` waits for the next one. */
+function dialogFeed() {
+	const opened: FakeDialog[] = [];
+	const waiting: ((dialog: FakeDialog) => void)[] = [];
+	return {
+		respond: (dialog: FakeDialog) => {
+			const waiter = waiting.shift();
+			if (waiter) waiter(dialog);
+			else opened.push(dialog);
+		},
+		next: () => (opened.length > 0 ? Promise.resolve(opened.shift()!) : new Promise<FakeDialog>((resolve) => waiting.push(resolve))),
+	};
+}
+
+/** Resolves once the host has closed `dialog` through its signal. */
+const dismissed = (dialog: FakeDialog) =>
+	new Promise<void>((resolve) => {
+		if (dialog.signal?.aborted) resolve();
+		else dialog.signal?.addEventListener("abort", () => resolve(), { once: true });
+	});
+
+async function hostWithEndpoint(options: Partial<EndpointOptions> = {}) {
+	const handle = createHandle();
+	const feed = dialogFeed();
+	const fake = fakeUI({ respond: feed.respond });
+	const role = claimHostRole(handle, { ui: fake.ui, surface: dialogSurface(fake.ui), sessionId: HOST_SESSION });
+	if (!role) throw new Error("a fresh handle must accept the claim");
+	const endpoint = await startEndpoint({ handle, ...options });
+	cleanups.push(() => endpoint.close());
+	const budgets = { budgetMs: 10_000, dialogTimeoutMs: 10_000 };
+	const local = (label: string, questions: QuestionInput[]) => askViaHost({ handle, asker: { label, sessionId: `${label}-session` }, questions, ...budgets });
+	const remote = (label: string, questions: QuestionInput[], extra: { budgetMs?: number; signal?: AbortSignal; onProgress?: (p: RelayProgress) => void } = {}) =>
+		askRemote(endpoint.endpoint, { asker: { label, sessionId: `${label}-session` }, questions, pid: REMOTE_PID, ...budgets, ...extra });
+	return { handle, fake, feed, role, endpoint, local, remote };
+}
+
+/** Resolves when the remote call reports it is queued at the host. */
+function queuedProbe() {
+	let onQueued!: () => void;
+	const queued = new Promise<void>((resolve) => (onQueued = resolve));
+	return { queued, onProgress: (p: RelayProgress) => p.stage === "queued" && onQueued() };
+}
+
+const q = (text: string): QuestionInput => ({ question: text });
+const answersOf = (envelope: Envelope) => envelope.answers.map((a) => a.answer);
+
+describe("a remote asker is served by the host's queue", () => {
+	it("shows a remote batch one dialog after another, marked with the asking process, and returns the answers", async () => {
+		const { fake, feed, remote } = await hostWithEndpoint();
+		const stages: string[] = [];
+		const call = remote("planner", [q("Project name?"), q("License?")], { onProgress: (p) => stages.push(p.stage) });
+		const first = await feed.next();
+		expect([first.method, first.title]).toEqual(["input", `[planner (pid ${REMOTE_PID})] (1/2) Project name?`]);
+		first.answer("atlas");
+		const second = await feed.next();
+		expect(second.title).toBe(`[planner (pid ${REMOTE_PID})] (2/2) License?`);
+		second.answer("MIT");
+		const envelope = await call;
+		expect(envelope.status).toBe("ok");
+		expect(envelope.answers.map((a) => [a.question, a.answer])).toEqual([["Project name?", "atlas"], ["License?", "MIT"]]);
+		expect(envelope.note).toBeUndefined();
+		expect(envelope.asker).toBe("planner");
+		expect(envelope.requestId).toMatch(/^[\w-]{21}$/);
+		expect(stages).toEqual(["queued", "shown", "answered", "shown", "answered"]);
+		expect(fake.notices.map((n) => n.message)).toContain(`checkpoint-bridge: [planner (pid ${REMOTE_PID})] asks 2 questions`);
+	});
+
+	it("serves local and remote askers in arrival order through one queue, never two dialogs open, each answer to its asker", async () => {
+		const { fake, feed, local, remote } = await hostWithEndpoint();
+		const calls: Promise<Envelope>[] = [];
+		calls.push(local("a", [q("a: name?")]));
+		const b = queuedProbe();
+		calls.push(remote("b", [q("b: name?")], { onProgress: b.onProgress }));
+		await b.queued;
+		calls.push(local("c", [q("c: name?")]));
+		const d = queuedProbe();
+		calls.push(remote("d", [q("d: name?")], { onProgress: d.onProgress }));
+		await d.queued;
+		const titles: string[] = [];
+		for (let served = 0; served < 4; served++) {
+			const dialog = await feed.next();
+			expect(fake.open).toEqual([dialog]);
+			titles.push(dialog.title);
+			dialog.answer(`answer for ${dialog.title}`);
+		}
+		expect(titles).toEqual(["[a] a: name?", `[b (pid ${REMOTE_PID})] b: name?`, "[c] c: name?", `[d (pid ${REMOTE_PID})] d: name?`]);
+		const envelopes = await Promise.all(calls);
+		expect(envelopes.map((e) => e.status)).toEqual(["ok", "ok", "ok", "ok"]);
+		expect(envelopes.map(answersOf)).toEqual(titles.map((title) => [`answer for ${title}`]));
+		expect(fake.maxOpen).toBe(1);
+	});
+
+	it("answers a malformed remote request with the host's own error, as for a local one", async () => {
+		const { fake, remote } = await hostWithEndpoint();
+		const envelope = await remote("planner", [{ question: "" }]);
+		expect(envelope.status).toBe("error");
+		expect(envelope.note).toMatch(/questions\[0\]\.question: is empty/);
+		expect(fake.dialogs).toHaveLength(0);
+	});
+});
+
+describe("a remote call that ends on the asker's side", () => {
+	it("aborted while its dialog is open: settles cancelled, the dialog closes, the queue moves on", async () => {
+		const { feed, local, remote } = await hostWithEndpoint();
+		const abort = new AbortController();
+		const call = remote("planner", [q("Project name?")], { signal: abort.signal });
+		const dialog = await feed.next();
+		abort.abort();
+		const envelope = await call;
+		expect(envelope.status).toBe("cancelled");
+		await dismissed(dialog);
+		expect(dialog.closedBy).toBe("signal");
+		const next = local("reviewer", [q("Ship it?")]);
+		(await feed.next()).answer("yes");
+		expect((await next).status).toBe("ok");
+	});
+
+	it("aborted before it asks: settles cancelled without touching the host", async () => {
+		const { fake, remote } = await hostWithEndpoint();
+		const envelope = await remote("planner", [q("Project name?")], { signal: AbortSignal.abort() });
+		expect(envelope.status).toBe("cancelled");
+		expect(fake.notices).toEqual([]);
+	});
+
+	it("out of budget while its dialog is open: settles timeout and the dialog closes", async () => {
+		const { feed, remote } = await hostWithEndpoint();
+		const startedAt = Date.now();
+		const call = remote("planner", [q("Project name?")], { budgetMs: 300 });
+		const dialog = await feed.next();
+		const envelope = await call;
+		expect(envelope.status).toBe("timeout");
+		expect(Date.now() - startedAt).toBeGreaterThanOrEqual(290);
+		await dismissed(dialog);
+	});
+
+	it("out of budget while queued: its question is never shown", async () => {
+		const { feed, local, remote } = await hostWithEndpoint();
+		const first = local("a", [q("a: name?")]);
+		const blocking = await feed.next();
+		const queued = queuedProbe();
+		const late = remote("b", [q("b: name?")], { budgetMs: 300, onProgress: queued.onProgress });
+		await queued.queued;
+		expect((await late).status).toBe("timeout");
+		const after = local("c", [q("c: name?")]);
+		blocking.answer("one");
+		expect((await first).status).toBe("ok");
+		const next = await feed.next();
+		expect(next.title).toBe("[c] c: name?");
+		next.answer("two");
+		expect((await after).status).toBe("ok");
+	});
+
+	it("its process drops the connection: its dialog closes", async () => {
+		const { feed, endpoint } = await hostWithEndpoint();
+		const token = await readFile(endpoint.address.tokenPath, "utf8");
+		const socket = net.createConnection(endpoint.endpoint);
+		socket.on("error", () => {});
+		const now = Date.now();
+		socket.write(encodeFrame({ type: "hello", v: WIRE_VERSION, token, pid: 77 }));
+		socket.write(
+			encodeFrame({ type: "request", v: WIRE_VERSION, id: "dropped-1", asker: { label: "gone", sessionId: "g" }, questions: [q("Still there?")], deadline: now + 10_000, dialogTimeoutMs: 10_000, createdAt: now }),
+		);
+		const dialog = await feed.next();
+		expect(dialog.title).toBe("[gone (pid 77)] Still there?");
+		socket.destroy();
+		await dismissed(dialog);
+	});
+});
+
+describe("one connection, several requests", () => {
+	it("a cancel frame dismisses its dialog while the connection stays open for the next request, replies addressed by the asker's own ids", async () => {
+		const { feed, endpoint } = await hostWithEndpoint();
+		const token = await readFile(endpoint.address.tokenPath, "utf8");
+		const socket = net.createConnection(endpoint.endpoint);
+		const frames: { type: string; id?: string; stage?: string; status?: string; answers?: { answer: string }[] }[] = [];
+		let buffered = "";
+		let onFrame: (() => void) | undefined;
+		socket.setEncoding("utf8");
+		socket.on("data", (text: string) => {
+			buffered += text;
+			const lines = buffered.split("\n");
+			buffered = lines.pop()!;
+			for (const line of lines) frames.push(JSON.parse(line));
+			onFrame?.();
+		});
+		cleanups.push(async () => void socket.destroy());
+		const frame = (match: (f: (typeof frames)[number]) => boolean) =>
+			new Promise<void>((resolve) => {
+				onFrame = () => frames.some(match) && resolve();
+				onFrame();
+			});
+		const ask = (id: string, text: string) => {
+			const now = Date.now();
+			socket.write(encodeFrame({ type: "request", v: WIRE_VERSION, id, asker: { label: "multi", sessionId: "m" }, questions: [q(text)], deadline: now + 10_000, dialogTimeoutMs: 10_000, createdAt: now }));
+		};
+		socket.write(encodeFrame({ type: "hello", v: WIRE_VERSION, token, pid: 55 }));
+		ask("mine-1", "First?");
+		const first = await feed.next();
+		socket.write(encodeFrame({ type: "cancel", v: WIRE_VERSION, id: "mine-1", reason: "cancelled" }));
+		await dismissed(first);
+		ask("mine-2", "Second?");
+		const second = await feed.next();
+		expect(second.title).toBe("[multi (pid 55)] Second?");
+		second.answer("two");
+		await frame((f) => f.type === "result");
+		expect(new Set(frames.map((f) => f.id))).toEqual(new Set(["mine-1", "mine-2"]));
+		expect(frames.filter((f) => f.type === "result")).toEqual([expect.objectContaining({ id: "mine-2", status: "ok", answers: [expect.objectContaining({ answer: "two" })] })]);
+		expect(socket.destroyed).toBe(false);
+	});
+});
+
+describe("the host side going away", () => {
+	it("the endpoint closing mid-dialog gives the remote asker no-host at once and closes the dialog", async () => {
+		const { feed, remote, endpoint } = await hostWithEndpoint();
+		const call = remote("planner", [q("Project name?")]);
+		const dialog = await feed.next();
+		const closedAt = Date.now();
+		await endpoint.close();
+		const envelope = await call;
+		expect(envelope.status).toBe("no-host");
+		expect(Date.now() - closedAt).toBeLessThan(2_000);
+		expect(envelope.note).toMatch(/stopped serving other processes/);
+		await dismissed(dialog);
+	});
+
+	it("the host session quitting gives the remote asker no-host with the host's note, and the answers so far", async () => {
+		const { feed, role, remote } = await hostWithEndpoint();
+		const call = remote("planner", [q("Project name?"), q("License?")]);
+		(await feed.next()).answer("atlas");
+		await feed.next();
+		role.release("quit", "The host session ended (quit) before the questions were answered.");
+		const envelope = await call;
+		expect(envelope.status).toBe("no-host");
+		expect(envelope.note).toMatch(/^The host session ended \(quit\)/);
+		expect(answersOf(envelope)).toEqual(["atlas"]);
+	});
+
+	it("with no session holding the host role, the endpoint answers no-host at once", async () => {
+		const { fake, role, remote } = await hostWithEndpoint();
+		role.release("quit", "bye");
+		const envelope = await remote("planner", [q("Project name?")]);
+		expect(envelope.status).toBe("no-host");
+		expect(envelope.note).toMatch(/No session with a UI holds the host role in the host process/);
+		expect(fake.dialogs).toHaveLength(0);
+	});
+
+	it("with nothing at the advertised path, the call settles no-host at once", async () => {
+		const dir = await mkdtemp(path.join(os.tmpdir(), "cpb-test-"));
+		cleanups.push(() => rm(dir, { recursive: true, force: true }));
+		const startedAt = Date.now();
+		const envelope = await askRemote(path.join(dir, "socket"), { asker: { label: "p", sessionId: "p" }, questions: [q("x?")], budgetMs: 10_000, dialogTimeoutMs: 10_000 });
+		expect(envelope.status).toBe("no-host");
+		expect(envelope.note).toMatch(/ENOENT/);
+		expect(Date.now() - startedAt).toBeLessThan(2_000);
+	});
+
+	it("a host that comes back at the same path serves the next call, with its new token", async () => {
+		const parent = await mkdtemp(path.join(os.tmpdir(), "cpb-test-"));
+		cleanups.push(() => rm(parent, { recursive: true, force: true }));
+		const dir = path.join(parent, "endpoint");
+		const first = await hostWithEndpoint({ dir });
+		const socketPath = first.endpoint.endpoint;
+		const ask = () => askRemote(socketPath, { asker: { label: "p", sessionId: "p" }, questions: [q("Again?")], budgetMs: 10_000, dialogTimeoutMs: 10_000 });
+
+		const before = ask();
+		(await first.feed.next()).answer("first");
+		expect(answersOf(await before)).toEqual(["first"]);
+		await first.endpoint.close();
+		expect((await ask()).status).toBe("no-host");
+
+		const second = await hostWithEndpoint({ dir });
+		expect(second.endpoint.endpoint).toBe(socketPath);
+		const after = ask();
+		(await second.feed.next()).answer("second");
+		expect(answersOf(await after)).toEqual(["second"]);
+	});
+});
+
+describe("advertising the endpoint", () => {
+	it("sets the variable while open, to a path a spawned process can use, and restores it at close", async () => {
+		const env: NodeJS.ProcessEnv = { [ENDPOINT_ENV]: "/outer/host/socket" };
+		const { endpoint, feed } = await hostWithEndpoint({ env });
+		expect(env[ENDPOINT_ENV]).toBe(endpoint.endpoint);
+		const address = endpointFromEnv(env)!;
+		expect(address).toEqual(endpoint.address);
+		const call = askRemote(address, { asker: { label: "child", sessionId: "c" }, questions: [q("Via env?")], budgetMs: 10_000, dialogTimeoutMs: 10_000 });
+		(await feed.next()).answer("yes");
+		expect((await call).status).toBe("ok");
+		await endpoint.close();
+		expect(env[ENDPOINT_ENV]).toBe("/outer/host/socket");
+	});
+
+	it("closing is idempotent and leaves nothing behind", async () => {
+		const { endpoint } = await hostWithEndpoint();
+		await Promise.all([endpoint.close(), endpoint.close()]);
+		await expect(access(path.dirname(endpoint.endpoint))).rejects.toThrow(/ENOENT/);
+	});
+});
+
+describe("one endpoint per process", () => {
+	it("is started once whichever copy asks, and outlives a host being replaced", async () => {
+		const registry = {};
+		const env: NodeJS.ProcessEnv = {};
+		const handle = createHandle();
+		const firstFeed = dialogFeed();
+		const firstUI = fakeUI({ respond: firstFeed.respond }).ui;
+		const first = claimHostRole(handle, { ui: firstUI, surface: dialogSurface(firstUI), sessionId: "first" })!;
+		const endpoint = await ensureProcessEndpoint(handle, { env }, registry);
+		cleanups.push(() => closeProcessEndpoint(undefined, registry));
+		expect(await ensureProcessEndpoint(handle, { env }, registry)).toBe(endpoint);
+		expect(env[ENDPOINT_ENV]).toBe(endpoint.endpoint);
+
+		const ask = (text: string) => askRemote(endpointFromEnv(env)!, { asker: { label: "child", sessionId: "c" }, questions: [q(text)], budgetMs: 10_000, dialogTimeoutMs: 10_000 });
+		const call = ask("Across the reload?");
+		const shownByFirst = await firstFeed.next();
+		first.release("reload", "The host session was replaced.");
+		await dismissed(shownByFirst);
+		// Between two hosts the endpoint answers as the bus would.
+		expect((await ask("Anyone?")).status).toBe("no-host");
+
+		const secondFeed = dialogFeed();
+		const secondUI = fakeUI({ respond: secondFeed.respond }).ui;
+		claimHostRole(handle, { ui: secondUI, surface: dialogSurface(secondUI), sessionId: "second" });
+		const shownBySecond = await secondFeed.next();
+		expect(shownBySecond.title).toBe(`[child (pid ${process.pid})] Across the reload?`);
+		shownBySecond.answer("yes");
+		expect(answersOf(await call)).toEqual(["yes"]);
+
+		await closeProcessEndpoint("The host quit.", registry);
+		expect(ENDPOINT_ENV in env).toBe(false);
+		const again = await ensureProcessEndpoint(handle, { env }, registry);
+		expect(again).not.toBe(endpoint);
+	});
+});

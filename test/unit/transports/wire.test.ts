@@ -1,0 +1,136 @@
+import { describe, expect, it } from "vitest";
+import { addressOf, advertise, ENDPOINT_ENV, endpointFromEnv } from "../../../extensions/checkpoint-bridge/transports/local/address.ts";
+import { remoteAsker } from "../../../extensions/checkpoint-bridge/transports/local/server.ts";
+import { decodeFrame, encodeFrame, LineReader, WIRE_VERSION, type Frame, type RequestFrame } from "../../../extensions/checkpoint-bridge/transports/wire.ts";
+
+const v = WIRE_VERSION;
+const request: RequestFrame = {
+	type: "request",
+	v,
+	id: "V1StGXR8_Z5jdHi6B-myT",
+	asker: { label: "planner", sessionId: "s-1" },
+	questions: [{ question: "Project name?" }],
+	deadline: 2_000,
+	dialogTimeoutMs: 1_000,
+	createdAt: 1_000,
+};
+
+describe("frames", () => {
+	const valid: Frame[] = [
+		{ type: "hello", v, token: "t0k3n", pid: 4242 },
+		request,
+		{ type: "cancel", v, id: "r1", reason: "timeout" },
+		{ type: "progress", v, id: "r1", kind: "progress", stage: "queued", answers: [], position: 1 },
+		{ type: "result", v, id: "r1", kind: "result", status: "ok", answers: [{ question: "q", answer: "a", kind: "text" }] },
+		{ type: "error", v, code: "bad-token", message: "no" },
+	];
+
+	it.each(valid.map((frame) => [frame.type, frame] as const))("round-trips a %s frame as one line", (_type, frame) => {
+		const line = encodeFrame(frame);
+		expect(line.endsWith("\n")).toBe(true);
+		expect(line.slice(0, -1)).not.toContain("\n");
+		expect(decodeFrame(line)).toEqual({ ok: true, frame });
+	});
+
+	it.each([
+		["not JSON", "{nope", "malformed"],
+		["not an object", "[1,2]", "malformed"],
+		["no version", JSON.stringify({ type: "hello", token: "t", pid: 1 }), "bad-version"],
+		["another version", JSON.stringify({ type: "hello", v: v + 1, token: "t", pid: 1 }), "bad-version"],
+		["an unknown type", JSON.stringify({ type: "shout", v }), "malformed"],
+		["a hello without a token", JSON.stringify({ type: "hello", v, token: "", pid: 1 }), "malformed"],
+		["a hello with a bad pid", JSON.stringify({ type: "hello", v, token: "t", pid: -1 }), "malformed"],
+		["a request without asker", JSON.stringify({ ...request, asker: "me" }), "malformed"],
+		["a request with questions not a list", JSON.stringify({ ...request, questions: "why?" }), "malformed"],
+		["a request without a deadline", JSON.stringify({ ...request, deadline: null }), "malformed"],
+		["a request with a huge id", JSON.stringify({ ...request, id: "x".repeat(200) }), "malformed"],
+		["a cancel with an unknown reason", JSON.stringify({ type: "cancel", v, id: "r1", reason: "bored" }), "malformed"],
+		["a result with an unknown status", JSON.stringify({ type: "result", v, id: "r1", kind: "result", status: "maybe", answers: [] }), "malformed"],
+		["a progress with bad answers", JSON.stringify({ type: "progress", v, id: "r1", kind: "progress", stage: "shown", answers: [{ question: 1 }] }), "malformed"],
+	])("refuses %s", (_what, line, code) => {
+		const checked = decodeFrame(line);
+		expect(checked.ok).toBe(false);
+		if (!checked.ok) {
+			expect(checked.code).toBe(code);
+			expect(checked.message).not.toBe("");
+		}
+	});
+
+	it("reads an error frame of any version, since that is how a version mismatch is reported", () => {
+		expect(decodeFrame(JSON.stringify({ type: "error", v: v + 7, code: "bad-version", message: "v8 here" })).ok).toBe(true);
+	});
+
+	it("names both versions when they differ", () => {
+		const checked = decodeFrame(JSON.stringify({ ...request, v: 99 }));
+		expect(checked.ok ? "" : checked.message).toContain(`v99; this side speaks v${v}`);
+	});
+});
+
+describe("line reader", () => {
+	it("joins lines split across chunks and splits chunks holding several lines", () => {
+		const reader = new LineReader(100);
+		expect(reader.push(Buffer.from('{"a":'))).toEqual([]);
+		expect(reader.push(Buffer.from('1}\n{"b":2}\n\n{"c"'))).toEqual(['{"a":1}', '{"b":2}']);
+		expect(reader.push(Buffer.from(":3}\n"))).toEqual(['{"c":3}']);
+	});
+
+	it("keeps multi-byte characters split across chunks intact", () => {
+		const reader = new LineReader(100);
+		const bytes = Buffer.from("Prénom ☑\n");
+		expect(reader.push(bytes.subarray(0, 3))).toEqual([]);
+		expect(reader.push(bytes.subarray(3))).toEqual(["Prénom ☑"]);
+	});
+
+	it("accepts a line of exactly the limit and refuses one byte more, before its newline arrives", () => {
+		expect(new LineReader(10).push(Buffer.from(`${"x".repeat(10)}\n`))).toEqual(["x".repeat(10)]);
+		const reader = new LineReader(10);
+		expect(reader.push(Buffer.from("x".repeat(6)))).toEqual([]);
+		expect(reader.push(Buffer.from("x".repeat(5)))).toBe("too-large");
+		expect(reader.push(Buffer.from("\n{}\n"))).toBe("too-large");
+	});
+});
+
+describe("endpoint address", () => {
+	it("reads the socket path from the environment; the token file is its sibling", () => {
+		expect(endpointFromEnv({ [ENDPOINT_ENV]: "/run/user/1000/checkpoint-bridge-x/socket" })).toEqual({
+			socketPath: "/run/user/1000/checkpoint-bridge-x/socket",
+			tokenPath: "/run/user/1000/checkpoint-bridge-x/token",
+		});
+		expect(addressOf("/tmp/d/socket").tokenPath).toBe("/tmp/d/token");
+	});
+
+	it.each([["unset", undefined], ["empty", " "], ["relative", "sock/socket"]])("sees no endpoint when the variable is %s", (_what, value) => {
+		expect(endpointFromEnv(value === undefined ? {} : { [ENDPOINT_ENV]: value })).toBeUndefined();
+	});
+
+	it("advertises, then puts back an outer host's endpoint, unless the variable changed meanwhile", () => {
+		const env: NodeJS.ProcessEnv = { [ENDPOINT_ENV]: "/outer/socket" };
+		const undo = advertise(env, "/inner/socket");
+		expect(env[ENDPOINT_ENV]).toBe("/inner/socket");
+		undo();
+		expect(env[ENDPOINT_ENV]).toBe("/outer/socket");
+
+		const fresh: NodeJS.ProcessEnv = {};
+		const undoFresh = advertise(fresh, "/a/socket");
+		undoFresh();
+		expect(ENDPOINT_ENV in fresh).toBe(false);
+
+		const changed: NodeJS.ProcessEnv = {};
+		const undoChanged = advertise(changed, "/a/socket");
+		changed[ENDPOINT_ENV] = "/b/socket";
+		undoChanged();
+		expect(changed[ENDPOINT_ENV]).toBe("/b/socket");
+	});
+});
+
+describe("remote asker", () => {
+	it("keeps the asker's label, marks the process it asks from, and is never taken for the host's own model", () => {
+		expect(remoteAsker({ label: "planner", sessionId: "host-session" }, 4242)).toEqual({ label: "planner (pid 4242)", sessionId: "pid 4242/host-session" });
+	});
+
+	it("normalises a label as a local one is: whitespace folded, length bounded, short id when empty", () => {
+		expect(remoteAsker({ label: "a\n\tb", sessionId: "s" }, 1).label).toBe("a b (pid 1)");
+		expect(remoteAsker({ label: "x".repeat(500), sessionId: "s" }, 1).label.length).toBeLessThan(80);
+		expect(remoteAsker({ label: "", sessionId: "0123456789abcdef" }, 1).label).toBe("01234567 (pid 1)");
+	});
+});
