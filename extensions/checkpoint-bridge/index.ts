@@ -17,6 +17,7 @@ import { dialogSurface } from "./surfaces/dialogs.ts";
 import { renderCallView, renderResultView } from "./tool/render.ts";
 import { AskParamsSchema, type AskParams } from "./tool/schema.ts";
 import { sharedHandle } from "./core/shared-handle.ts";
+import { loadingPiVersion, reportUnsupportedPi } from "./supported-pi.ts";
 import { validateAskParams } from "./tool/validate.ts";
 
 export const TOOL_NAME = "ask_user_via_host";
@@ -44,6 +45,8 @@ const WITHOUT_QUESTIONS = "checkpointBridgeRawArguments";
 const hasQuestions = (args: unknown) => typeof args === "object" && args !== null && (args as { questions?: unknown }).questions != null;
 
 export default function checkpointBridge(pi: ExtensionAPI): void {
+	// Read now, while pi's loader is on the stack; told at the first session start.
+	const piVersion = loadingPiVersion();
 	const handle = sharedHandle();
 	let role: HostRole | undefined;
 	/** This session's id, known from session_start on; names the asker in the transcript. */
@@ -51,6 +54,8 @@ export default function checkpointBridge(pi: ExtensionAPI): void {
 
 	// A session with a UI claims the role at start; the next one claims it after /new, /resume, /fork, /reload.
 	pi.on("session_start", async (_event, ctx) => {
+		// With a UI the human gets a notice; without one (print, json modes) stderr is where pi itself warns.
+		reportUnsupportedPi(piVersion, (notice) => (ctx.hasUI ? ctx.ui.notify(notice, "warning") : process.stderr.write(`${notice}\n`)));
 		sessionId = ctx.sessionManager.getSessionId();
 		if (role || !ctx.hasUI) return;
 		role = claimHostRole(handle, {
