@@ -1,0 +1,117 @@
+/**
+ * The package as a user installs it, on the pi under test (README, "Load it into pi"): `npm pack`,
+ * the tarball unpacked into a temp dir, its own dependencies installed there with
+ * `npm install --omit=dev --omit=peer` (pi supplies its packages and typebox), then `pi install <dir>`
+ * into a fresh agent dir and `pi -p`, or `pi -e <dir>` for one run. A scripted model calls the tool;
+ * nobody holds the host role in a print run, so it answers `no-host`.
+ */
+import { execFile } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, relative } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { ScriptConfig } from "./fixtures/scripted-model.ts";
+import { ASK_TOOL, baseArgs, createPiEnv, envelopesIn, NODE_BIN, PI_VERSION, REPO_ROOT, runPi, type PiEnv } from "./harness/pi-cli.ts";
+
+const run = promisify(execFile);
+/** pack and unpack take seconds; npm install resolves the manifest's whole tree from the registry or its cache. */
+const PREPARE_MS = 170_000;
+const RUN_MS = 90_000;
+/** What pi supplies to extensions (pi's docs/packages.md, "Declare dependencies"): never installed with the package. */
+const HOST_PROVIDED = ["@earendil-works/pi-agent-core", "@earendil-works/pi-ai", "@earendil-works/pi-coding-agent", "@earendil-works/pi-tui", "typebox"];
+/** Folders shipped whole, and the files beside them. */
+const SHIPPED_FOLDERS = ["extensions", "examples", "adr", "docs"];
+const SHIPPED_FILES = ["package.json", "README.md", "LICENSE", "CHANGELOG.md"];
+const PROMPT = "Should we release today?";
+const SCRIPT: ScriptConfig = { main: { ask: { questions: [{ question: "Release today?", options: ["yes", "no"] }] } } };
+
+interface Packed {
+	filename: string;
+	size: number;
+	unpackedSize: number;
+	files: { path: string }[];
+}
+
+/**
+ * The user's own npm set-up (registry, cache), on the Node that pi needs; without the variables an
+ * enclosing `npm run` sets, which describe the repository, not the folder npm is run in.
+ */
+function npmEnv(): NodeJS.ProcessEnv {
+	const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("npm_")));
+	return { ...env, PATH: `${dirname(NODE_BIN)}:${process.env.PATH ?? ""}` };
+}
+
+function filesUnder(dir: string): string[] {
+	return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? filesUnder(join(dir, entry.name)) : [join(dir, entry.name)]));
+}
+
+/** Top-level package names in a node_modules folder, scoped ones as `@scope/name`. */
+function installedPackages(nodeModules: string): string[] {
+	return readdirSync(nodeModules)
+		.filter((name) => !name.startsWith("."))
+		.flatMap((name) => (name.startsWith("@") ? readdirSync(join(nodeModules, name)).map((inner) => `${name}/${inner}`) : [name]));
+}
+
+/** `pi -p` with the scripted model and no extension but the package under test, loaded the way `extra` says. */
+function printRun(piEnv: PiEnv, extra: string[]) {
+	return runPi(piEnv, [...baseArgs({ bridge: false }), ...extra, "-p", PROMPT], RUN_MS);
+}
+
+/** The run printed the model's final text and nothing else, and the tool's result in it is `no-host`. */
+function expectCleanNoHost(result: Awaited<ReturnType<typeof runPi>>): void {
+	expect(result.code, result.stderr).toBe(0);
+	expect(result.stderr, "nothing on stderr: no extension warning or error").toBe("");
+	const envelopes = envelopesIn(result.stdout);
+	expect(envelopes, result.stdout).toHaveLength(1);
+	expect(envelopes[0]).toMatchObject({ status: "no-host", answers: [] });
+	expect(result.stdout.trim(), "stdout is the final text alone").toBe(`main done.\nTool ${ASK_TOOL} returned: ${JSON.stringify(envelopes[0])}`);
+}
+
+describe(`the packed package, installed as a user installs it, on pi ${PI_VERSION}`, () => {
+	const root = mkdtempSync(join(tmpdir(), "cb-install-"));
+	const unpacked = join(root, "checkpoint-bridge");
+	let packed: Packed;
+	let piEnv: PiEnv | undefined;
+
+	beforeAll(async () => {
+		const { stdout } = await run("npm", ["pack", "--json", "--pack-destination", root], { cwd: REPO_ROOT, env: npmEnv() });
+		packed = (JSON.parse(stdout) as Packed[])[0]!;
+		mkdirSync(unpacked);
+		await run("tar", ["-xzf", join(root, packed.filename), "-C", unpacked, "--strip-components=1"]);
+		await run("npm", ["install", "--omit=dev", "--omit=peer", "--no-audit", "--no-fund"], { cwd: unpacked, env: npmEnv() });
+	}, PREPARE_MS);
+
+	afterEach(() => {
+		piEnv?.cleanup();
+		piEnv = undefined;
+	});
+	afterAll(() => rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }));
+
+	it("the tarball holds the extension, README, LICENSE, CHANGELOG, examples, ADRs and docs, and nothing else", () => {
+		const expected = [...SHIPPED_FILES, ...SHIPPED_FOLDERS.flatMap((folder) => filesUnder(join(REPO_ROOT, folder)).map((file) => relative(REPO_ROOT, file)))];
+		expect(packed.files.map((file) => file.path).sort()).toEqual(expected.sort());
+	});
+
+	it("its install holds its own dependencies and none of the packages pi supplies", () => {
+		const manifest = JSON.parse(readFileSync(join(unpacked, "package.json"), "utf8")) as { dependencies: Record<string, string> };
+		const installed = installedPackages(join(unpacked, "node_modules"));
+		expect(installed.filter((name) => HOST_PROVIDED.includes(name))).toEqual([]);
+		expect(installed).toEqual(expect.arrayContaining(Object.keys(manifest.dependencies)));
+	});
+
+	it("pi install <dir> into a fresh agent dir, then pi -p: no warning or error, and the tool answers no-host", async () => {
+		piEnv = createPiEnv({ script: SCRIPT });
+		const install = await runPi(piEnv, ["install", unpacked], RUN_MS);
+		expect(install.code, install.stderr).toBe(0);
+		expect(install.stderr).toBe("");
+		const settings = JSON.parse(readFileSync(join(piEnv.agentDir, "settings.json"), "utf8")) as { packages?: string[] };
+		expect(settings.packages).toEqual([relative(piEnv.agentDir, unpacked)]);
+		expectCleanNoHost(await printRun(piEnv, []));
+	});
+
+	it("pi -e <dir> for one run: no warning or error, and the tool answers no-host", async () => {
+		piEnv = createPiEnv({ script: SCRIPT });
+		expectCleanNoHost(await printRun(piEnv, ["-e", unpacked]));
+	});
+});
