@@ -3,10 +3,13 @@
  * once, so everything measured is the relay itself. N askers call askViaHost at the same moment;
  * the same rounds run through the extension's per-request reply channels ("channel") and through
  * the broadcast baseline ("broadcast"), interleaved; then the two buses' reply traffic alone, to
- * tell routing from the host's own work. Prints one JSON document on stdout.
- * Run with --expose-gc (run.mjs does): a full GC between rounds keeps one round's garbage out of the next.
+ * tell routing from the host's own work. Each load runs twice: with a forced full GC before rounds
+ * (PLAN's gcEvery), which keeps one round's garbage out of the next but throws away optimised code
+ * the next round recompiles, and in a steady state that never forces one. Prints one JSON document
+ * on stdout. Run with --expose-gc (run.mjs does).
  */
 import { performance } from "node:perf_hooks";
+import v8 from "node:v8";
 import { askViaHost } from "../extensions/checkpoint-bridge/core/asker.ts";
 import { claimHostRole } from "../extensions/checkpoint-bridge/core/host-role.ts";
 import { dialogSurface } from "../extensions/checkpoint-bridge/surfaces/dialogs.ts";
@@ -30,15 +33,58 @@ const threadCpuMs =
 		: () => Number.NaN;
 const VARIANTS = { channel: createHandle, broadcast: broadcastHandle };
 const OPTIONS = ["even", "odd"];
-// Rounds per load: warm-up (not recorded) and measured, sized to keep this file near 20 s on 2 idle cores.
+/**
+ * Rounds per load: warm-up (not recorded), timed, and metered for allocation (apart, so the GC
+ * profiler stays out of the timed ones); gcEvery: a forced full GC before every gcEvery-th round in
+ * the forced-GC mode. Sized to keep this file near 45 s on 2 idle cores.
+ */
 const PLAN = [
-	{ n: 1, warmup: 300, rounds: 3000, gcEvery: 200 },
-	{ n: 100, warmup: 10, rounds: 200, gcEvery: 10 },
-	{ n: 1000, warmup: 2, rounds: 12, gcEvery: 1 },
+	{ n: 1, warmup: 300, rounds: 3000, gcEvery: 200, metered: 300 },
+	{ n: 100, warmup: 10, rounds: 200, gcEvery: 10, metered: 20 },
+	{ n: 1000, warmup: 2, rounds: 12, gcEvery: 1, metered: 4 },
 ];
+/** The two ways each load runs: whether rounds start with a forced full GC on PLAN's schedule. */
+const MODES = { forcedGc: true, steady: false };
 
-/** One round: n askers ask one question each, all at once; resolves when every call has settled. */
-async function round(variant, n) {
+const usedHeapBytes = () => v8.getHeapStatistics().used_heap_size;
+
+/**
+ * Bytes allocated on the JS heap between start() and stop(): the heap's growth plus what every
+ * collection in between freed, read from V8's GC profiler, less what the metering itself allocates.
+ */
+function allocationMeter(overheadBytes = 0) {
+	const profiler = new v8.GCProfiler();
+	let before = 0;
+	return {
+		start() {
+			profiler.start();
+			before = usedHeapBytes();
+		},
+		stop() {
+			const grown = usedHeapBytes() - before;
+			const freed = profiler.stop().statistics.reduce((sum, gc) => sum + gc.beforeGC.heapStatistics.usedHeapSize - gc.afterGC.heapStatistics.usedHeapSize, 0);
+			return grown + freed - overheadBytes;
+		},
+	};
+}
+
+/** What metering an empty stretch reports (the heap-statistics objects it builds itself). */
+function meterOverhead() {
+	const samples = [];
+	for (let i = 0; i < 50; i++) {
+		const meter = allocationMeter();
+		meter.start();
+		samples.push(meter.stop());
+	}
+	return median(samples);
+}
+const METER_OVERHEAD_BYTES = meterOverhead();
+
+/**
+ * One round: n askers ask one question each, all at once; resolves when every call has settled.
+ * With `meter`, also the bytes allocated while the askers were served (the timed stretch).
+ */
+async function round(variant, n, { meter = false } = {}) {
 	const handle = VARIANTS[variant]();
 	const issuedAt = new Float64Array(n);
 	const shownAt = new Float64Array(n);
@@ -59,6 +105,8 @@ async function round(variant, n) {
 	if (!role) throw new Error("could not claim the host role");
 	let wrong = 0;
 	const calls = new Array(n);
+	const allocation = meter ? allocationMeter(METER_OVERHEAD_BYTES) : undefined;
+	allocation?.start();
 	const cpuStartedAt = threadCpuMs();
 	const startedAt = performance.now();
 	for (let i = 0; i < n; i++) {
@@ -78,20 +126,25 @@ async function round(variant, n) {
 	await Promise.all(calls);
 	const totalMs = performance.now() - startedAt;
 	const cpuMs = threadCpuMs() - cpuStartedAt;
+	const allocatedBytes = allocation?.stop();
 	role.release("quit", "round over");
 	if (wrong > 0) throw new Error(`${variant}, ${n} askers: ${wrong} calls did not get their own answer`);
-	return { totalMs, cpuMs, issuedAt, shownAt, settledAt };
+	return { totalMs, cpuMs, allocatedBytes, issuedAt, shownAt, settledAt };
 }
 
-async function measure({ n, warmup, rounds, gcEvery }) {
+/** One load in one mode: warm-up, timed rounds, then metered rounds, the variants interleaved. */
+async function measure({ n, warmup, rounds, gcEvery, metered }, forceGc) {
 	const names = Object.keys(VARIANTS);
+	// Alternate which variant goes first, so neither always runs right after a GC.
+	const orderOf = (r) => (r % 2 === 0 ? names : [...names].reverse());
+	const collect = (r) => {
+		if (forceGc && r % gcEvery === 0) gc();
+	};
 	for (let r = 0; r < warmup; r++) for (const name of names) await round(name, n);
-	const acc = Object.fromEntries(names.map((name) => [name, { totals: [], cpus: [], e2e: [], service: [] }]));
+	const acc = Object.fromEntries(names.map((name) => [name, { totals: [], cpus: [], e2e: [], service: [], allocated: [] }]));
 	for (let r = 0; r < rounds; r++) {
-		// Alternate which variant goes first, so neither always runs right after a GC.
-		const order = r % 2 === 0 ? names : [...names].reverse();
-		for (const name of order) {
-			if (r % gcEvery === 0) gc();
+		for (const name of orderOf(r)) {
+			collect(r);
 			const { totalMs, cpuMs, issuedAt, shownAt, settledAt } = await round(name, n);
 			const a = acc[name];
 			a.totals.push(totalMs);
@@ -102,15 +155,24 @@ async function measure({ n, warmup, rounds, gcEvery }) {
 			}
 		}
 	}
-	const result = { n, rounds };
+	for (let r = 0; r < metered; r++) {
+		for (const name of orderOf(r)) {
+			collect(r);
+			acc[name].allocated.push((await round(name, n, { meter: true })).allocatedBytes);
+		}
+	}
+	const result = { n, rounds, meteredRounds: metered };
 	for (const name of names) {
-		const { totals, cpus, e2e, service } = acc[name];
+		const { totals, cpus, e2e, service, allocated } = acc[name];
 		const totalMs = median(totals);
+		const cpuMeanMs = mean(cpus);
 		result[name] = {
 			totalMs,
 			bestTotalMs: Math.min(...totals),
-			cpuMeanMs: mean(cpus),
+			cpuMeanMs,
 			perQuestionUs: (totalMs * 1000) / n,
+			cpuPerQuestionUs: (cpuMeanMs * 1000) / n,
+			allocatedBytesPerQuestion: median(allocated) / n,
 			e2eUs: summary(e2e),
 			serviceUs: summary(service),
 		};
@@ -159,12 +221,15 @@ function measureBus(n, rounds, warmup = 3) {
 	return { n, ...Object.fromEntries(names.map((name) => [name, { totalMs: median(totals[name]) }])) };
 }
 
-const rounds = [];
+const modes = Object.fromEntries(Object.keys(MODES).map((mode) => [mode, []]));
 for (const step of PLAN) {
-	const started = performance.now();
-	rounds.push(await measure(step));
-	process.stderr.write(`  relay: ${step.n} asker(s) done in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+	// Forced GC first, as the figure always ran; the steady rounds then start from its warm code.
+	for (const [mode, forceGc] of Object.entries(MODES)) {
+		const started = performance.now();
+		modes[mode].push(await measure(step, forceGc));
+		process.stderr.write(`  relay: ${step.n} asker(s), ${mode}, done in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+	}
 }
 gc();
 const bus = [measureBus(100, 200), measureBus(1000, 20)];
-process.stdout.write(`${JSON.stringify({ rounds, bus })}\n`);
+process.stdout.write(`${JSON.stringify({ ...modes, meterOverheadBytes: METER_OVERHEAD_BYTES, bus })}\n`);

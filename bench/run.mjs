@@ -87,8 +87,11 @@ load.bridgeNoDiskCache = loadFigure(noCacheSamples);
 load.bridgeMinusNone = { coldMs: load.bridge.coldMs - load.none.coldMs, warmMs: load.bridge.warmMs - load.none.warmMs };
 load.bridgeMinusEmpty = { coldMs: load.bridge.coldMs - load.empty.coldMs, warmMs: load.bridge.warmMs - load.empty.warmMs };
 
-const byN = Object.fromEntries(relay.rounds.map((r) => [r.n, r]));
-const busByN = Object.fromEntries(relay.bus.map((r) => [r.n, r]));
+/** Figure 1's two ways of running each load (see relay.mjs): label for the tables. */
+const MODES = { forcedGc: "forced GC", steady: "steady" };
+const byN = (figures) => Object.fromEntries(figures.map((r) => [r.n, r]));
+const relayByN = Object.fromEntries(Object.keys(MODES).map((mode) => [mode, byN(relay[mode])]));
+const busByN = byN(relay.bus);
 const growth = (figures, variant) => {
 	const ratio = figures[1000][variant].totalMs / figures[100][variant].totalMs;
 	const grown = { totalRatio: ratio, exponent: Math.log10(ratio) };
@@ -100,7 +103,7 @@ const growth = (figures, variant) => {
 };
 const VARIANTS = ["channel", "broadcast"];
 const scaling = {
-	relay: Object.fromEntries(VARIANTS.map((v) => [v, growth(byN, v)])),
+	relay: Object.fromEntries(Object.keys(MODES).map((mode) => [mode, Object.fromEntries(VARIANTS.map((v) => [v, growth(relayByN[mode], v)]))])),
 	busOnly: Object.fromEntries(VARIANTS.map((v) => [v, growth(busByN, v)])),
 };
 
@@ -126,9 +129,10 @@ renameSync(tmp, RESULTS);
 // ---- tables ----
 const f = (value, digits = 1) => (Number.isFinite(value) ? value.toFixed(digits) : "-");
 const ratio = (a, b) => `${f(b / a, 2)}x`;
-const table = (head, rows) => {
+/** The first `labels` columns are text, aligned left; the others are figures, aligned right. */
+const table = (head, rows, labels = 1) => {
 	const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
-	const line = (cells) => cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join("  ");
+	const line = (cells) => cells.map((c, i) => (i < labels ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join("  ");
 	return [line(head), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n");
 };
 
@@ -137,16 +141,29 @@ out.push(`checkpoint-bridge bench: ${results.date}, Node ${results.node}, ${resu
 out.push(`commit ${results.commit?.slice(0, 7) ?? "?"}${results.extensionDirty ? " + uncommitted changes in extensions/" : ""}; took ${f(results.durationS, 0)} s`);
 if (loadBefore > results.cpus) out.push(`note: the machine was busy (load average above the CPU count): absolute times are inflated; the ratios hold better.`);
 
-out.push("", "1. Relay overhead per question (µs), host UI answers at once. channel = the extension (reply:<id> per request); broadcast = baseline (one shared event)");
+out.push(
+	"",
+	"1. Relay overhead per question (µs; allocation in KiB), host UI answers at once. channel = the extension (reply:<id> per request); broadcast = baseline (one shared event).",
+	"   forced GC = a full GC before rounds (every round at 1,000 askers); steady = never forced",
+);
 const rows = [];
-for (const r of relay.rounds) {
-	const c = r.channel;
-	const b = r.broadcast;
-	rows.push([r.n, "end-to-end per call", f(c.e2eUs.p50), f(c.e2eUs.p99), f(b.e2eUs.p50), f(b.e2eUs.p99), ratio(c.e2eUs.p50, b.e2eUs.p50), ratio(c.e2eUs.p99, b.e2eUs.p99)]);
-	rows.push(["", "service (shown -> settled)", f(c.serviceUs.p50, 2), f(c.serviceUs.p99, 2), f(b.serviceUs.p50, 2), f(b.serviceUs.p99, 2), ratio(c.serviceUs.p50, b.serviceUs.p50), ratio(c.serviceUs.p99, b.serviceUs.p99)]);
-	rows.push(["", "amortized (round / askers)", f(c.perQuestionUs, 2), "", f(b.perQuestionUs, 2), "", ratio(c.perQuestionUs, b.perQuestionUs), ""]);
+const kib = (bytes) => bytes / 1024;
+for (const n of Object.keys(relayByN.forcedGc)) {
+	for (const [mode, label] of Object.entries(MODES)) {
+		const { channel: c, broadcast: b } = relayByN[mode][n];
+		const first = mode === "forcedGc" ? n : "";
+		rows.push([first, label, "end-to-end per call", f(c.e2eUs.p50), f(c.e2eUs.p99), f(b.e2eUs.p50), f(b.e2eUs.p99), ratio(c.e2eUs.p50, b.e2eUs.p50), ratio(c.e2eUs.p99, b.e2eUs.p99)]);
+		rows.push(["", "", "service (shown -> settled)", f(c.serviceUs.p50, 2), f(c.serviceUs.p99, 2), f(b.serviceUs.p50, 2), f(b.serviceUs.p99, 2), ratio(c.serviceUs.p50, b.serviceUs.p50), ratio(c.serviceUs.p99, b.serviceUs.p99)]);
+		rows.push(["", "", "amortized (round / askers)", f(c.perQuestionUs, 2), "", f(b.perQuestionUs, 2), "", ratio(c.perQuestionUs, b.perQuestionUs), ""]);
+		rows.push(["", "", "thread CPU per question (mean)", f(c.cpuPerQuestionUs, 2), "", f(b.cpuPerQuestionUs, 2), "", ratio(c.cpuPerQuestionUs, b.cpuPerQuestionUs), ""]);
+		rows.push(["", "", "allocated per question, KiB", f(kib(c.allocatedBytesPerQuestion), 2), "", f(kib(b.allocatedBytesPerQuestion), 2), "", ratio(c.allocatedBytesPerQuestion, b.allocatedBytesPerQuestion), ""]);
+	}
 }
-out.push(table(["askers", "figure", "channel p50", "p99", "broadcast p50", "p99", "broadcast/channel p50", "p99"], rows));
+out.push(table(["askers", "GC", "figure", "channel p50", "p99", "broadcast p50", "p99", "broadcast/channel p50", "p99"], rows, 3));
+const at1000 = (mode) => relayByN[mode][1000].channel;
+out.push(
+	`   the extension at 1,000 askers: ${f(at1000("forcedGc").perQuestionUs)} µs per question with forced GC, ${f(at1000("steady").perQuestionUs)} µs steady; thread CPU ${f(at1000("forcedGc").cpuPerQuestionUs)} / ${f(at1000("steady").cpuPerQuestionUs)} µs; ${f(kib(at1000("steady").allocatedBytesPerQuestion), 1)} KiB allocated per question (steady)`,
+);
 
 out.push("", "2. Growth from 100 to 1,000 concurrent askers (10x the load; exponent 1 = linear, 2 = quadratic). Wall time: median round; CPU: this thread's, mean per round");
 const growthRow = (label, figures, grown, v, digits) => [
@@ -165,7 +182,7 @@ out.push(
 	table(
 		["variant", "ms @100", "ms @1000", "µs/question @100", "µs/question @1000", "ratio", "exponent", "CPU µs/question @100", "@1000", "CPU exponent"],
 		[
-			...VARIANTS.map((v) => growthRow(`relay, ${v}`, byN, scaling.relay, v, 2)),
+			...Object.entries(MODES).flatMap(([mode, label]) => VARIANTS.map((v) => growthRow(`relay, ${v}, ${label}`, relayByN[mode], scaling.relay[mode], v, 2))),
 			...VARIANTS.map((v) => growthRow(`bus traffic only, ${v}`, busByN, scaling.busOnly, v, 3)),
 		],
 	),
