@@ -1,21 +1,17 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { HANDLE_KEY, type SharedHandle } from "../../extensions/checkpoint-bridge/core/shared-handle.ts";
 import { fakeUI } from "./support/fake-ui.ts";
-import { loadExtensionCopy, playSession } from "./support/fake-pi.ts";
+import { loadExtensionCopy, playedSessions } from "./support/fake-pi.ts";
 
 const question = { question: "Ship it?", options: ["yes", "no"] };
 const shared = () => (globalThis as Record<symbol, SharedHandle | undefined>)[HANDLE_KEY];
-const sessions: ReturnType<typeof playSession>[] = [];
-const session = (...args: Parameters<typeof playSession>) => {
-	const s = playSession(...args);
-	sessions.push(s);
-	return s;
-};
+const sessions = playedSessions();
+const session = sessions.play;
 
 beforeEach(() => vi.useFakeTimers());
 afterEach(async () => {
 	// The handle is process-global: every test leaves the host role free.
-	for (const s of sessions.splice(0)) await s.shutdown();
+	await sessions.shutdownAll();
 	vi.useRealTimers();
 	vi.unstubAllEnvs();
 });

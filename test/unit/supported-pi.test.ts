@@ -11,7 +11,7 @@ import { pathToFileURL } from "node:url";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { isSupportedPi, piVersionOf, SUPPORTED_PI_LINES, unsupportedPiNotice } from "../../extensions/checkpoint-bridge/supported-pi.ts";
 import { fakeUI } from "./support/fake-ui.ts";
-import { loadExtensionCopy, playSession } from "./support/fake-pi.ts";
+import { loadExtensionCopy, playedSessions } from "./support/fake-pi.ts";
 
 const NOTICE_GIVEN = Symbol.for("checkpoint-bridge.unsupported-pi-notice");
 const question = { question: "Ship it?", options: ["yes", "no"] };
@@ -33,15 +33,11 @@ async function fakePi(version: string, name = "@earendil-works/pi-coding-agent")
 	return { dir, load: (factory) => (api) => runFactory(factory, api) };
 }
 
-const sessions: ReturnType<typeof playSession>[] = [];
-const session = (...args: Parameters<typeof playSession>) => {
-	const s = playSession(...args);
-	sessions.push(s);
-	return s;
-};
+const sessions = playedSessions();
+const session = sessions.play;
 
 afterEach(async () => {
-	for (const s of sessions.splice(0)) await s.shutdown();
+	await sessions.shutdownAll();
 	delete (globalThis as Record<symbol, unknown>)[NOTICE_GIVEN];
 	vi.restoreAllMocks();
 });

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { HANDLE_KEY, type SharedHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
 import { fakeUI } from "../support/fake-ui.ts";
-import { playSession } from "../support/fake-pi.ts";
+import { playedSessions, type playSession } from "../support/fake-pi.ts";
 
 const source = join(import.meta.dirname, "../../../extensions/checkpoint-bridge");
 // Inside the repository, so the copies resolve the same node_modules.
@@ -25,15 +25,9 @@ async function copyAt(name: string, protocol?: number) {
 	return (await import(join(dir, "index.ts"))).default as Parameters<typeof playSession>[0];
 }
 
-const sessions: ReturnType<typeof playSession>[] = [];
-const play = (...args: Parameters<typeof playSession>) => {
-	const s = playSession(...args);
-	sessions.push(s);
-	return s;
-};
-afterEach(async () => {
-	for (const s of sessions.splice(0)) await s.shutdown();
-});
+const sessions = playedSessions();
+const play = sessions.play;
+afterEach(() => sessions.shutdownAll());
 
 describe("copies of the extension from different paths", () => {
 	it("work together: a host from one path serves an asker from another", async () => {

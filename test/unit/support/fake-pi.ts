@@ -72,3 +72,20 @@ export function playSession(factory: Factory, options: SessionOptions) {
 		ctx,
 	};
 }
+
+/** Plays sessions and keeps them, so that a test's afterEach can shut every one down. */
+export function playedSessions() {
+	const played: ReturnType<typeof playSession>[] = [];
+	return {
+		/** playSession, remembered for shutdownAll. */
+		play(...args: Parameters<typeof playSession>) {
+			const s = playSession(...args);
+			played.push(s);
+			return s;
+		},
+		/** Shuts down every session played since the last call. */
+		async shutdownAll() {
+			for (const s of played.splice(0)) await s.shutdown();
+		},
+	};
+}
