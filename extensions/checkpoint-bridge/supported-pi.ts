@@ -2,7 +2,8 @@
  * The pi releases this version is tested on, and a check of the pi that loads it. pi's extension API
  * does not tell its version and the extension imports nothing from pi at run time, so the version is
  * read from pi's own package.json, found from the call stack while pi's loader runs the extension's
- * factory. A pi whose files are not on disk (a compiled binary, a bundle) stays unknown and unchecked.
+ * factory. A pi whose files are not on disk (a compiled binary, or pi bundled into another program)
+ * stays unknown and unchecked.
  */
 import { readFileSync } from "node:fs";
 import { dirname, isAbsolute, join } from "node:path";
