@@ -31,7 +31,7 @@ export function askViaHost(options: AskOptions): Promise<Envelope> {
 			return call.finish("error", `The host speaks checkpoint-bridge protocol v${host.protocol}; this session speaks v${PROTOCOL_VERSION}.`);
 		const channel = replyChannel(call.id);
 		// Anything else on this channel (junk, another version, a reply the host did not send) is ignored.
-		const onReply = (reply: RelayReply) => handle.isFromHost(reply) && isReplyFor(reply, call.id) && call.reply(reply);
+		const onReply = (reply: RelayReply) => handle.isFromHost(reply, call.id) && isReplyFor(reply, call.id) && call.reply(reply);
 		handle.bus.on(channel, onReply);
 		if (!handle.bus.emit("request", call.request)) call.finish("no-host", "The host role is claimed but nothing is listening for questions.");
 		return (cancelHost, status) => {

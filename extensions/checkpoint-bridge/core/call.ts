@@ -1,11 +1,13 @@
 /**
  * One call's life on the asking side, whatever carries it (the in-process bus or the local socket):
- * its id and request, the answers so far, its budget, its abort, and settling exactly once.
+ * its id and request, the answers so far, its budget, its abort, and settling exactly once. Every
+ * reply's answers are checked against the call's own questions before they are taken.
  */
 import { nanoid } from "nanoid";
+import { answerProblem } from "../tool/answers.ts";
 import { makeEnvelope, type Answer, type Envelope, type Status } from "../tool/envelope.ts";
 import { PROTOCOL_VERSION, type AskerIdentity, type RelayProgress, type RelayReply, type RelayRequest } from "./protocol.ts";
-import type { QuestionInput } from "../tool/validate.ts";
+import { validateAskParams, type Question, type QuestionInput } from "../tool/validate.ts";
 
 export interface CallOptions {
 	asker: AskerIdentity;
@@ -32,18 +34,49 @@ export interface CallControl {
 }
 
 /**
+ * What is wrong with a reply's answers, measured against the questions asked: each must answer a
+ * question of the call, in question order, each question at most once, with a value it offered; an
+ * `ok` result answers every question. Undefined when they fit.
+ */
+export function replyAnswersProblem(questions: readonly Question[], reply: Pick<RelayReply, "kind" | "answers"> & { status?: Status }): string | undefined {
+	const { answers } = reply;
+	if (!Array.isArray(answers)) return "it carries no answers";
+	let next = 0;
+	for (const [k, answer] of answers.entries()) {
+		let problem: string | undefined;
+		let fits = false;
+		for (let i = next; i < questions.length && !fits; i++) {
+			const found = answerProblem(questions[i]!, answer);
+			if (found === undefined) {
+				fits = true;
+				next = i + 1;
+			} else if (answer?.question === questions[i]!.question) problem ??= found;
+		}
+		if (!fits) return `answer ${k + 1} ${problem ?? `answers ${JSON.stringify(answer?.question)}, which this call did not ask (or not in its place)`}`;
+	}
+	if (reply.kind === "result" && reply.status === "ok" && answers.length !== questions.length)
+		return `it is ok with ${answers.length} answers for ${questions.length} questions`;
+	return undefined;
+}
+
+/**
  * Runs a call. `start` delivers the request and returns what to do when the call ends; `cancelHost`
  * is true when the asker gave up (budget, abort) and the host should drop the request or close
  * its dialog. Resolves with the envelope; never rejects.
  */
 export function runCall(options: CallOptions, start: (call: CallControl) => ((cancelHost: boolean, status: Status) => void) | void): Promise<Envelope> {
-	const { asker, questions, budgetMs, dialogTimeoutMs, signal, onProgress } = options;
+	const { asker, budgetMs, dialogTimeoutMs, signal, onProgress } = options;
 	const startedAt = Date.now();
 	const id = nanoid();
 	let answers: Answer[] = [];
 	const envelopeFor = (status: Status, note?: string) =>
 		makeEnvelope(status, answers, note, { requestId: id, asker: asker.label, waitedMs: Date.now() - startedAt });
 	if (signal?.aborted) return Promise.resolve(envelopeFor("cancelled", "The tool call was aborted before it was asked."));
+	// The same check and neutralisation the host applies, so the answers can be checked against the very labels it shows.
+	const checked = validateAskParams({ questions: options.questions });
+	if (!checked.ok)
+		return Promise.resolve(makeEnvelope("error", [], `Invalid parameters: ${checked.problems.join("; ")}.`, { asker: asker.label, waitedMs: 0 }));
+	const { questions } = checked;
 
 	return new Promise<Envelope>((resolve) => {
 		let settled: { status: Status; cancelHost: boolean } | undefined;
@@ -72,7 +105,11 @@ export function runCall(options: CallOptions, start: (call: CallControl) => ((ca
 			},
 			reply(reply) {
 				if (settled) return;
-				answers = reply.answers;
+				// Answers to questions not asked, or values not offered, are never passed on: the call ends in error.
+				const problem = replyAnswersProblem(questions, reply);
+				if (problem !== undefined) return end("error", `The host's reply was refused: ${problem}.`, true);
+				// A copy: a sealed reply is frozen, and the envelope is the caller's to keep.
+				answers = structuredClone(reply.answers);
 				if (reply.kind === "result") return end(reply.status, reply.note, false);
 				try {
 					onProgress?.(reply);

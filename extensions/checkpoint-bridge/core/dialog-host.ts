@@ -4,7 +4,11 @@
  * asked at the same time by different sessions are shown once and the answer goes to each.
  */
 import PQueue from "p-queue";
+import { answerProblem } from "../tool/answers.ts";
 import type { Answer, Status } from "../tool/envelope.ts";
+import { sanitiseText } from "../tool/sanitise.ts";
+import { ArrivalNotices, NOTICE_WINDOW_MS } from "./arrival-notices.ts";
+import { checkedAsker } from "./identity.ts";
 import { parseInbound, resolveInbound, type InboundReply } from "./inbound.ts";
 import { OBSERVER_VERSION, type ObservedRequest, type Snapshot } from "./observers.ts";
 import { PROTOCOL_VERSION, type RelayCancel, type RelayReply, type RelayRequest } from "./protocol.ts";
@@ -34,7 +38,16 @@ export interface DialogHostOptions {
 	events?: HostEvents;
 	/** Rings for the human's attention when a relayed question is first shown. @default none */
 	bell?: () => void;
+	/** Requests one asker session (of one origin) may have open; beyond it a request gets `error`. @default MAX_OPEN_PER_ASKER */
+	maxOpenPerAsker?: number;
+	/** Shortest time between two arrival notices; arrivals meanwhile are summed up in one. @default NOTICE_WINDOW_MS */
+	noticeWindowMs?: number;
 }
+
+/** Requests one asker session may have open at the host at once: a runaway asker cannot flood the queue. @default 16 */
+export const MAX_OPEN_PER_ASKER = 16;
+/** Longest request id the host takes; ids are nanoids (21 characters). @default 128 */
+export const MAX_REQUEST_ID_LENGTH = 128;
 
 /** A request handed from a host that is going away to the one that replaces it. */
 export interface ParkedRequest {
@@ -57,6 +70,7 @@ export interface HostStats {
 type StopReason = "timeout" | "cancelled" | "host-ended" | "answered-outside" | "handed-over";
 
 interface Held {
+	/** The request as taken in: asker and questions neutralised for the terminal. */
 	request: RelayRequest;
 	/** The request's questions, normalised. */
 	questions: Question[];
@@ -95,6 +109,8 @@ function guarded(events: HostEvents): HostEvents {
 }
 
 const answered = (held: Held) => held.answers.filter((a): a is Answer => a !== undefined);
+/** Whose open requests count together against the cap: one asker session of one origin. */
+const askerKey = (request: RelayRequest) => `${request.origin ?? ""}\n${request.asker.sessionId}`;
 
 export class DialogHost {
 	readonly #ui: HostUI;
@@ -110,6 +126,10 @@ export class DialogHost {
 	/** Held requests per asker label, oldest asker first, for the status line. */
 	readonly #askers = new Map<string, number>();
 	readonly #stats: HostStats = { questionsAsked: 0, dialogsShown: 0, sharedAnswers: 0 };
+	/** Held requests per asker session and origin, for the cap. */
+	readonly #openByAsker = new Map<string, number>();
+	readonly #maxOpenPerAsker: number;
+	readonly #arrivals: ArrivalNotices<Held>;
 
 	constructor(options: DialogHostOptions) {
 		this.#ui = options.ui;
@@ -118,6 +138,8 @@ export class DialogHost {
 		this.#reply = options.reply;
 		this.#events = guarded(options.events ?? {});
 		this.#bell = options.bell;
+		this.#maxOpenPerAsker = options.maxOpenPerAsker ?? MAX_OPEN_PER_ASKER;
+		this.#arrivals = new ArrivalNotices((message) => this.#notify(message), options.noticeWindowMs ?? NOTICE_WINDOW_MS);
 	}
 
 	/** Requests held: shown or waiting in the queue. */
@@ -164,11 +186,17 @@ export class DialogHost {
 	}
 
 	/** Takes a request off the bus and queues its dialogs. Malformed requests get an `error` result when they can be addressed. */
-	serve(request: RelayRequest, carried?: { answers: Answer[]; queuedAt: number }): void {
-		if (typeof request !== "object" || request === null || typeof request.id !== "string" || request.id === "" || this.#held.has(request.id)) return;
-		const checked = this.#checkRequest(request);
-		if (typeof checked === "string") return this.#replyResult(request.id, "error", [], checked);
-		const questions = checked;
+	serve(raw: RelayRequest, carried?: { answers: Answer[]; queuedAt: number }): void {
+		if (typeof raw !== "object" || raw === null || typeof raw.id !== "string" || raw.id === "" || this.#held.has(raw.id)) return;
+		const checked = this.#checkRequest(raw);
+		if (typeof checked === "string") return this.#replyResult(raw.id, "error", [], checked);
+		const request = checked;
+		const { questions } = checked;
+		const key = askerKey(request);
+		const open = this.#openByAsker.get(key) ?? 0;
+		// Requests carried over from a replaced host were counted there; they are never refused here.
+		if (!carried && open >= this.#maxOpenPerAsker)
+			return this.#replyResult(request.id, "error", [], `The asker already has ${open} requests open at the host, the most one asker session may have (${this.#maxOpenPerAsker}); ask again once one has settled.`);
 		const remaining = request.deadline - Date.now();
 		if (remaining <= 0) return this.#replyResult(request.id, "timeout", carried?.answers ?? [], "The call's budget had run out before it reached the host.");
 		const answers: (Answer | undefined)[] = questions.map((q) => carried?.answers.find((a) => a.question === q.question && a.id === q.id));
@@ -185,16 +213,14 @@ export class DialogHost {
 		};
 		this.#same.add(held);
 		this.#held.set(request.id, held);
+		this.#openByAsker.set(key, open + 1);
 		this.#askers.set(request.asker.label, (this.#askers.get(request.asker.label) ?? 0) + 1);
 		if (!carried) this.#stats.questionsAsked += questions.length;
 		const position = this.#held.size;
 		this.#progress(held, "queued", { position });
 		this.#events.queued?.(this.#observed(held), position);
 		this.#events.changed?.();
-		if (this.#isRelayed(held) && !carried) {
-			const n = questions.length;
-			this.#notify(`checkpoint-bridge: [${request.asker.label}] asks ${n} question${n === 1 ? "" : "s"}${position > 1 ? ` (${position - 1} ahead)` : ""}`);
-		}
+		if (this.#isRelayed(held) && !carried) this.#arrivals.arrived(held, request.asker.label, questions.length, position - 1);
 		// Everything may already be answerable from identical questions of other askers.
 		if (this.#completeFromShared(held)) return;
 		this.#queue
@@ -261,6 +287,11 @@ export class DialogHost {
 		clearTimeout(held.deadlineTimer);
 		this.#held.delete(held.request.id);
 		this.#same.remove(held);
+		this.#arrivals.gone(held);
+		const key = askerKey(held.request);
+		const open = (this.#openByAsker.get(key) ?? 1) - 1;
+		if (open > 0) this.#openByAsker.set(key, open);
+		else this.#openByAsker.delete(key);
 		const label = held.request.asker.label;
 		const left = (this.#askers.get(label) ?? 1) - 1;
 		if (left > 0) this.#askers.set(label, left);
@@ -295,15 +326,24 @@ export class DialogHost {
 		return true;
 	}
 
-	/** The request's questions, normalised, or what is wrong with it. */
-	#checkRequest(request: RelayRequest): Question[] | string {
+	/**
+	 * The request as the host keeps it, or what is wrong with it. Everything the asker wrote that
+	 * reaches a dialog, a notice, the status line, the audit trail or an observer is neutralised here
+	 * (sanitise.ts), by the same validation the asker applied to its own questions.
+	 */
+	#checkRequest(request: RelayRequest): (RelayRequest & { questions: Question[] }) | string {
 		if (request.v !== PROTOCOL_VERSION)
 			return `The asker speaks checkpoint-bridge protocol v${String(request.v)}; the host speaks v${PROTOCOL_VERSION}.`;
+		if (request.id.length > MAX_REQUEST_ID_LENGTH || sanitiseText(request.id) !== request.id)
+			return `The request id must be at most ${MAX_REQUEST_ID_LENGTH} characters, none of them control or bidi characters.`;
 		const checked = validateAskParams({ questions: request.questions });
 		if (!checked.ok) return `Invalid parameters: ${checked.problems.join("; ")}.`;
-		if (typeof request.asker?.label !== "string" || typeof request.asker?.sessionId !== "string") return "The request does not say who asks.";
+		const asker = checkedAsker(request.asker);
+		if (typeof asker === "string") return asker;
 		if (!Number.isFinite(request.deadline) || !Number.isFinite(request.dialogTimeoutMs)) return "The request has no valid deadline.";
-		return checked.questions;
+		if (request.origin !== undefined && typeof request.origin !== "string") return "The request's origin must be a string.";
+		const { v, id, deadline, dialogTimeoutMs, createdAt, origin } = request;
+		return { v, id, asker, questions: checked.questions, deadline, dialogTimeoutMs, createdAt, ...(origin !== undefined ? { origin } : {}) };
 	}
 
 	#progress(held: Held, stage: "queued" | "shown" | "answered", extra: { question?: number; position?: number } = {}): void {
@@ -375,6 +415,9 @@ export class DialogHost {
 				this.#settle(held, "timeout-or-cancelled", `The user dismissed question ${index + 1} of ${total}, or its dialog timed out; ${n} answered.`);
 				return;
 			}
+			// A surface is passed in: what it hands back passes the same check as any other answer.
+			const problem = answerProblem(question, answer);
+			if (problem !== undefined) return this.#settle(held, "error", `The host dialog's answer to question ${index + 1} ${problem}.`);
 			held.answers[index] = { ...answer, source: "dialog" };
 			this.#progress(held, "answered", { question: index });
 			// Other askers waiting on this very question may be complete now.

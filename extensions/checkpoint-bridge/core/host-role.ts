@@ -4,7 +4,6 @@
  * A host that is being replaced (/new, /resume, /fork, /reload) parks what it holds for a moment,
  * and the next host to claim adopts it.
  */
-import { nanoid } from "nanoid";
 import { DialogHost } from "./dialog-host.ts";
 import type { Answer, Status } from "../tool/envelope.ts";
 import { OBSERVER_EVENTS, type ObservedRequest } from "./observers.ts";
@@ -84,7 +83,6 @@ const settledRecord = (request: ObservedRequest, outcome: { status: Status; answ
 /** Claims the host role for a session with a UI; undefined when another session holds it. */
 export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): HostRole | undefined {
 	const { ui, surface, sessionId, bell, onSettled } = options;
-	const claimId = nanoid();
 	let host: DialogHost | undefined;
 	// The footer is a courtesy: a UI that fails to draw it must not fail a request or a shutdown.
 	const showStatus = (text: string | undefined) => {
@@ -94,8 +92,9 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 			// Nothing to fall back to; the dialogs still work.
 		}
 	};
-	const seal = handle.claimHost({ claimId, sessionId, protocol: PROTOCOL_VERSION, snapshot: () => host!.snapshot() });
-	if (!seal) return undefined;
+	const claim = handle.claimHost({ sessionId, protocol: PROTOCOL_VERSION, snapshot: () => host!.snapshot() });
+	if (!claim) return undefined;
+	const { seal } = claim;
 	const { bus } = handle;
 	host = new DialogHost({
 		ui,
@@ -135,11 +134,11 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 			bus.off("cancel", onCancel);
 			bus.off("answer", onAnswer);
 			if (reason === "quit") {
-				handle.releaseHost(claimId);
+				claim.release();
 				served.shutdown(note);
 			} else {
 				const parked = served.handOver();
-				handle.releaseHost(claimId);
+				claim.release();
 				handle.park(parked, HANDOVER_GRACE_MS, (expired) => {
 					for (const { request, answers } of expired)
 						bus.emit(replyChannel(request.id), seal({

@@ -1,8 +1,26 @@
-/** How an asking session is named to the human. */
+/** How an asking session is named to the human, and the host's check of who a request says asks. */
+import { capLength, sanitiseText } from "../tool/sanitise.ts";
 import type { AskerIdentity } from "./protocol.ts";
 
-/** Longest label shown in a dialog title. */
+/** Longest label an asker gives itself. @default 48 */
 export const MAX_LABEL_LENGTH = 48;
+/** Longest asker label the host shows: room for a transport's mark, e.g. ` (pid 4194304)`. Longer ones are cut. @default 64 */
+export const MAX_SHOWN_LABEL_LENGTH = 64;
+/** Longest asker session id the host takes; a request with a longer one is refused with `error`. @default 128 */
+export const MAX_SESSION_ID_LENGTH = 128;
+
+/**
+ * The asker of a request as the host keeps it: label and session id neutralised for the terminal
+ * (sanitise.ts), the label cut to MAX_SHOWN_LABEL_LENGTH; or what is wrong with it.
+ */
+export function checkedAsker(asker: unknown): AskerIdentity | string {
+	const { label, sessionId } = (typeof asker === "object" && asker !== null ? asker : {}) as Partial<Record<keyof AskerIdentity, unknown>>;
+	if (typeof label !== "string" || typeof sessionId !== "string") return "The request does not say who asks.";
+	const id = sanitiseText(sessionId);
+	if (id.length > MAX_SESSION_ID_LENGTH) return `The request's asker session id is ${id.length} characters, at most ${MAX_SESSION_ID_LENGTH}.`;
+	const shown = sanitiseText(label).replace(/\s+/g, " ").trim();
+	return { label: capLength(shown || id.slice(0, 8), MAX_SHOWN_LABEL_LENGTH), sessionId: id };
+}
 
 /** pi-subagents names a child `subagent-<agent>-<run id>[-<step>]`: the run id means nothing to the human. */
 const SUBAGENT_UUID_NAME = /^(subagent-.+?)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?:-(\d+))?$/i;
@@ -33,9 +51,8 @@ function childLabel(name: string, agent: string | undefined): string | undefined
  * an unnamed one by the first 8 characters of its session id.
  */
 export function askerIdentity(sessionName: string | undefined, sessionId: string, activeAgent?: string): AskerIdentity {
-	const name = sessionName?.replace(/\s+/g, " ").trim();
-	if (!name) return { label: sessionId.slice(0, 8), sessionId };
+	const name = sessionName === undefined ? undefined : sanitiseText(sessionName).replace(/\s+/g, " ").trim();
+	if (!name) return { label: sanitiseText(sessionId).slice(0, 8), sessionId };
 	const short = childLabel(name, activeAgent) ?? name;
-	const label = short.length > MAX_LABEL_LENGTH ? `${short.slice(0, MAX_LABEL_LENGTH - 1)}…` : short;
-	return { label, sessionId };
+	return { label: capLength(short, MAX_LABEL_LENGTH), sessionId };
 }

@@ -7,7 +7,7 @@
  * a string array for a multi-select, or `{ answer }` / `{ values }`.
  */
 import type { Answer } from "../tool/envelope.ts";
-import { answerOf } from "../tool/answers.ts";
+import { answerOf, answerProblem } from "../tool/answers.ts";
 import type { Question } from "../tool/validate.ts";
 
 export type InboundValue = string | boolean | string[] | { answer?: string | boolean; values?: string[] };
@@ -47,38 +47,43 @@ function asValues(value: InboundValue): string[] | undefined {
 	return Array.isArray(values) && values.every((v) => typeof v === "string") ? values : undefined;
 }
 
-function resolveOne(question: Question, value: InboundValue, at: string): Answer | string {
+/** The answer record `value` stands for, before it is checked; a string when its shape is wrong for the question. */
+function candidate(question: Question, value: InboundValue): Answer | string {
 	switch (question.kind) {
 		case "text": {
 			const text = asText(value);
-			return text === undefined ? `${at}: must be text` : answerOf(question, "text", text);
+			return text === undefined ? "must be text" : answerOf(question, "text", text);
 		}
 		case "confirm": {
 			const raw = typeof value === "object" && value !== null && !Array.isArray(value) ? value.answer : value;
 			const yes = raw === true || (typeof raw === "string" && /^(yes|y|true)$/i.test(raw));
 			const no = raw === false || (typeof raw === "string" && /^(no|n|false)$/i.test(raw));
-			return yes || no ? answerOf(question, "confirm", yes ? "yes" : "no") : `${at}: must be yes or no`;
+			return yes || no ? answerOf(question, "confirm", yes ? "yes" : "no") : "must be yes or no";
 		}
 		case "choice": {
-			const labels = new Set((question.options ?? []).map((o) => o.label));
-			const offered = (v: string) => labels.has(v) || (question.allowOther === true && v.trim() !== "");
+			const labels = (question.options ?? []).map((o) => o.label);
 			if (question.multiSelect) {
 				const values = asValues(value);
-				if (!values || values.length === 0) return `${at}: must be a non-empty array of option labels`;
-				if (new Set(values).size !== values.length) return `${at}: repeats a value`;
-				const bad = values.find((v) => !offered(v));
-				if (bad !== undefined) return `${at}: ${JSON.stringify(bad)} was not offered`;
-				const picked = (question.options ?? []).map((o) => o.label).filter((l) => values.includes(l));
-				const typed = values.filter((v) => !labels.has(v));
-				const all = [...picked, ...typed];
-				return answerOf(question, typed.length ? "other" : "option", all.join(", "), all);
+				if (!values || values.length === 0) return "must be a non-empty array of option labels";
+				// Picked options in option order, typed values last, as a dialog gives them.
+				const all = [...labels.filter((l) => values.includes(l)), ...values.filter((v) => !labels.includes(v))];
+				// A repeated value survives into `all` only when typed; one picked twice is counted here.
+				if (new Set(values).size !== values.length) return "repeats a value";
+				return answerOf(question, all.some((v) => !labels.includes(v)) ? "other" : "option", all.join(", "), all);
 			}
 			const text = asText(value);
-			if (text === undefined) return `${at}: must be one option's label`;
-			if (!offered(text)) return `${at}: ${JSON.stringify(text)} was not offered`;
-			return answerOf(question, labels.has(text) ? "option" : "other", labels.has(text) ? text : text.trim());
+			if (text === undefined) return "must be one option's label";
+			return labels.includes(text) ? answerOf(question, "option", text) : answerOf(question, "other", question.allowOther ? text.trim() : text);
 		}
 	}
+}
+
+/** One outside answer, checked by the one answer check every surface uses. */
+function resolveOne(question: Question, value: InboundValue, at: string): Answer | string {
+	const answer = candidate(question, value);
+	if (typeof answer === "string") return `${at}: ${answer}`;
+	const problem = answerProblem(question, answer);
+	return problem === undefined ? answer : `${at}: ${problem}`;
 }
 
 /** Resolves every answer or none: the answers, or the reply naming each problem. */

@@ -31,6 +31,13 @@ export interface RelayRequest {
 	dialogTimeoutMs: number;
 	/** Epoch ms at which the call started. */
 	createdAt: number;
+	/**
+	 * Where the request came from, set by the transport that delivered it, never taken from the
+	 * asker's own text: absent for askers in the host's process, `local:<connection id>` for the local
+	 * endpoint. Answers are shared only between askers of the same origin unless both questions say
+	 * `share: "any"` (see same-questions.ts).
+	 */
+	origin?: string;
 }
 
 /** Asker → host: the call ended on the asker's side; drop it from the queue or dismiss its dialog. */

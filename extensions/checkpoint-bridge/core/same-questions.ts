@@ -3,6 +3,10 @@
  * another session that asks a question a held request already has joins it, and takes that
  * answer instead of showing the question again. Indexed by question key, so every operation
  * costs O(questions of the request), not a scan of everything held.
+ *
+ * Across trust boundaries (ADR-0003): a request joins only one of the same origin (the same
+ * process, or the same connection of a transport), unless both questions say `share: "any"`; and
+ * typed text (a free-text answer, or "Other" typed in a choice) never crosses origins.
  */
 import type { Answer } from "../tool/envelope.ts";
 import { questionKey } from "../tool/answers.ts";
@@ -11,7 +15,7 @@ import type { Question } from "../tool/validate.ts";
 
 /** What the index needs of a held request. */
 export interface Asking {
-	readonly request: { readonly asker: AskerIdentity };
+	readonly request: { readonly asker: AskerIdentity; readonly origin?: string };
 	readonly questions: readonly Question[];
 	/** Answers by question index, as they come. */
 	readonly answers: readonly (Answer | undefined)[];
@@ -22,11 +26,16 @@ interface Links<T> {
 	keys: string[];
 	/** Per question: the older request of another session this one takes the answer from. */
 	joined: (T | undefined)[];
-	/** Per question: the askers that joined it. */
-	sharedWith: Set<string>[];
+	/** Per question: the requests that joined it. */
+	sharedWith: Set<T>[];
 	/** Requests that joined one of this one's questions. */
 	dependents: Set<T>;
 }
+
+const sameOrigin = (a: Asking, b: Asking) => a.request.origin === b.request.origin;
+
+/** Whether `taker` may take `owner`'s `answer`: always within one origin; across origins never typed text. */
+const mayTake = (taker: Asking, owner: Asking, answer: Answer) => sameOrigin(taker, owner) || (answer.kind !== "text" && answer.kind !== "other");
 
 export class SameQuestions<T extends Asking> {
 	/** Held requests by question key, oldest first. */
@@ -37,12 +46,12 @@ export class SameQuestions<T extends Asking> {
 	/** Registers a held request: per question, it joins the oldest held request of another session asking the same. */
 	add(entry: T): void {
 		const keys = entry.questions.map(questionKey);
-		const joined = keys.map((key) => this.#oldestOtherAsking(entry, key));
+		const joined = keys.map((key, i) => this.#oldestOtherAsking(entry, key, i));
 		this.#links.set(entry, { keys, joined, sharedWith: keys.map(() => new Set()), dependents: new Set() });
 		joined.forEach((owner, i) => {
 			if (!owner) return;
 			const links = this.#links.get(owner)!;
-			links.sharedWith[links.keys.indexOf(keys[i]!)]!.add(entry.request.asker.label);
+			links.sharedWith[links.keys.indexOf(keys[i]!)]!.add(entry);
 			links.dependents.add(entry);
 		});
 		for (const key of keys) this.#byKey.set(key, (this.#byKey.get(key) ?? new Set()).add(entry));
@@ -63,7 +72,8 @@ export class SameQuestions<T extends Asking> {
 		const owner = links?.joined[index];
 		if (!links || !owner) return undefined;
 		const answer = owner.answers[this.#links.get(owner)?.keys.indexOf(links.keys[index]!) ?? -1];
-		if (!answer) return undefined;
+		// Typed text stays with its origin: a joiner from elsewhere asks the human itself.
+		if (!answer || !mayTake(entry, owner, answer)) return undefined;
 		const question = entry.questions[index]!;
 		const { id: _ownerId, ...rest } = answer;
 		return { ...rest, question: question.question, ...(question.id !== undefined ? { id: question.id } : {}), source: "shared", sharedWith: [owner.request.asker.label] };
@@ -71,7 +81,8 @@ export class SameQuestions<T extends Asking> {
 
 	/** `answer` to question `index` of `entry`, naming every asker that joined that question. */
 	withSharers(entry: T, index: number, answer: Answer): Answer {
-		const others = [...(this.#links.get(entry)?.sharedWith[index] ?? [])].filter((label) => !answer.sharedWith?.includes(label));
+		const joiners = [...(this.#links.get(entry)?.sharedWith[index] ?? [])].filter((joiner) => mayTake(joiner, entry, answer));
+		const others = [...new Set(joiners.map((joiner) => joiner.request.asker.label))].filter((label) => !answer.sharedWith?.includes(label));
 		return others.length ? { ...answer, sharedWith: [...(answer.sharedWith ?? []), ...others] } : answer;
 	}
 
@@ -80,8 +91,15 @@ export class SameQuestions<T extends Asking> {
 		return [...(this.#links.get(entry)?.dependents ?? [])];
 	}
 
-	#oldestOtherAsking(entry: T, key: string): T | undefined {
-		for (const other of this.#byKey.get(key) ?? []) if (other.request.asker.sessionId !== entry.request.asker.sessionId) return other;
+	#oldestOtherAsking(entry: T, key: string, index: number): T | undefined {
+		const question = entry.questions[index]!;
+		for (const other of this.#byKey.get(key) ?? []) {
+			if (other.request.asker.sessionId === entry.request.asker.sessionId) continue;
+			if (sameOrigin(entry, other)) return other;
+			// Across origins only when both ask to share, and never free text.
+			const theirs = other.questions[this.#links.get(other)?.keys.indexOf(key) ?? -1];
+			if (question.kind !== "text" && question.share === "any" && theirs?.share === "any") return other;
+		}
 		return undefined;
 	}
 }

@@ -12,10 +12,8 @@ import { PROTOCOL_VERSION, type BusEvents, type RelayCancel, type RelayReply } f
 /** Registry key of the shared handle; `Symbol.for` makes it the same in every module copy. */
 export const HANDLE_KEY = Symbol.for("checkpoint-bridge.handle");
 
-/** The session currently holding the host role. */
+/** What anyone may know of the session holding the host role: public facts, nothing that acts for it. */
 export interface HostClaim {
-	/** Unique per claim, so only the claimant can release it. */
-	claimId: string;
 	/** The host session's id. */
 	sessionId: string;
 	/** The protocol version the host speaks. */
@@ -24,22 +22,28 @@ export interface HostClaim {
 	snapshot?: () => Snapshot;
 }
 
+/** What only the claimant gets: the seal for its replies and the release of its role. Nobody else can obtain either. */
+export interface HostCapability {
+	/** Seals a reply: a deeply frozen copy, bound to the request id it carries. Send the copy it returns. */
+	readonly seal: ReplySeal;
+	/** Frees the role; false when this claim no longer holds it. The seal keeps working for replies still owed. */
+	release(): boolean;
+}
+
 export interface SharedHandle {
 	/** Protocol version of the copy that created the handle. */
 	readonly protocol: number;
 	/** The process-global bus. */
 	readonly bus: EventEmitter<BusEvents>;
-	/** The current host claim, if any. */
-	host(): HostClaim | undefined;
+	/** The current host's public facts, if any session holds the role. */
+	host(): Readonly<HostClaim> | undefined;
+	/** Claims the host role: the claimant's capability, or undefined when another session holds the role. */
+	claimHost(claim: HostClaim): HostCapability | undefined;
 	/**
-	 * Claim the host role. Returns the claimant's seal, which it puts on every reply it sends, or
-	 * undefined when another session holds the role.
+	 * Whether `reply` was sealed by a session that held the host role, for request `requestId`:
+	 * askers (and the local endpoint) take no other reply on a request's channel.
 	 */
-	claimHost(claim: HostClaim): ReplySeal | undefined;
-	/** Whether a reply was sealed by a session that held the host role: askers take no other. */
-	isFromHost(reply: unknown): boolean;
-	/** Release the host role; only the holder of `claimId` can. */
-	releaseHost(claimId: string): boolean;
+	isFromHost(reply: unknown, requestId: string): boolean;
 	/** What the host has open, oldest first; undefined without a host. */
 	snapshot(): Snapshot | undefined;
 	/** Keeps requests of a host being replaced for `graceMs`; `expire` gets them if no new host takes them. */
@@ -48,22 +52,33 @@ export interface SharedHandle {
 	takeParked(): ParkedRequest[];
 }
 
-/** Marks a reply as sent by the host: only a claimant holds one, so no other code can answer an asker. */
+/** Seals a reply as the host's: returns a deeply frozen copy bound to the reply's request id. */
 export type ReplySeal = <T extends RelayReply>(reply: T) => T;
+
+/** Freezes `value` and everything reachable from it. */
+function deepFreeze<T>(value: T): T {
+	if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+		Object.freeze(value);
+		for (const inner of Object.values(value)) deepFreeze(inner);
+	}
+	return value;
+}
 
 /** The bus methods every copy relies on: pinned as own, read-only properties. */
 const PINNED = ["emit", "on", "once", "off", "removeListener", "addListener", "removeAllListeners", "listeners", "listenerCount", "eventNames"] as const;
 
 /** A fresh handle, not registered anywhere (tests make their own). */
 export function createHandle(): SharedHandle {
-	let current: HostClaim | undefined;
+	let current: { facts: Readonly<HostClaim>; token: object } | undefined;
 	let parked: { requests: ParkedRequest[]; timer: ReturnType<typeof setTimeout> } | undefined;
 	const bus = new EventEmitter<BusEvents>();
-	// Replies the host role sent; anything else on a reply channel is somebody else's forgery.
-	const sealed = new WeakSet<object>();
+	// Replies the host role sent, by the request id each was sealed for. A sealed reply is frozen, so
+	// its id and content cannot be rewritten, and a rewritten copy is not in here.
+	const sealed = new WeakMap<object, string>();
 	const seal: ReplySeal = (reply) => {
-		sealed.add(reply);
-		return reply;
+		const copy = deepFreeze(structuredClone(reply));
+		sealed.set(copy, copy.id);
+		return copy;
 	};
 	for (const name of PINNED) {
 		const method = (EventEmitter.prototype as unknown as Record<string, unknown>)[name];
@@ -84,19 +99,25 @@ export function createHandle(): SharedHandle {
 	return Object.freeze({
 		protocol: PROTOCOL_VERSION,
 		bus,
-		host: () => current,
+		host: () => current?.facts,
 		claimHost(claim: HostClaim) {
 			if (current) return undefined;
-			current = Object.freeze({ ...claim });
-			return seal;
+			// The token never leaves this closure: only the capability below can release this claim.
+			const token = {};
+			const { sessionId, protocol, snapshot } = claim;
+			current = { token, facts: Object.freeze({ sessionId, protocol, ...(snapshot ? { snapshot } : {}) }) };
+			return Object.freeze({
+				seal,
+				release() {
+					if (current?.token !== token) return false;
+					current = undefined;
+					return true;
+				},
+			});
 		},
-		isFromHost: (reply: unknown) => typeof reply === "object" && reply !== null && sealed.has(reply),
-		releaseHost(claimId: string) {
-			if (current?.claimId !== claimId) return false;
-			current = undefined;
-			return true;
-		},
-		snapshot: () => current?.snapshot?.(),
+		isFromHost: (reply: unknown, requestId: string) =>
+			typeof reply === "object" && reply !== null && typeof requestId === "string" && sealed.get(reply) === requestId,
+		snapshot: () => current?.facts.snapshot?.(),
 		park(requests: ParkedRequest[], graceMs: number, expire: (requests: ParkedRequest[]) => void) {
 			if (requests.length === 0) return;
 			const previous = unpark();

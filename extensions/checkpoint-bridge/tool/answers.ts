@@ -1,6 +1,7 @@
 /**
  * The answer model every surface and the relay share: how an answer record is built from what
- * the human gave, and when two questions are the same question.
+ * the human gave, whether a record fits its question (the one answer check: the asker, the host's
+ * dialogs and outside answers all use `answerProblem`), and when two questions are the same question.
  */
 import type { Answer } from "./envelope.ts";
 import type { Question } from "./validate.ts";
@@ -25,4 +26,39 @@ export function multiAnswer(question: Question, picked: ReadonlySet<string>, typ
 /** Identical questions (same kind, text and options) are shown once to the human. */
 export function questionKey(question: Question): string {
 	return JSON.stringify([question.kind, question.question, question.options?.map((o) => o.label) ?? null, question.multiSelect ?? false]);
+}
+
+/**
+ * What is wrong with `answer` as the answer to `question`, or undefined when it fits: it names the
+ * question and its id, its kind is the question's, and its value was offered (an option label,
+ * typed text only where "Other" is allowed, yes/no for a confirm). The one answer check.
+ */
+export function answerProblem(question: Question, answer: Answer): string | undefined {
+	if (typeof answer !== "object" || answer === null) return "is not an answer record";
+	if (answer.question !== question.question) return `answers ${JSON.stringify(answer.question)}, which was not asked`;
+	if (answer.id !== question.id) return `carries id ${JSON.stringify(answer.id)}, the question has ${JSON.stringify(question.id)}`;
+	if (typeof answer.answer !== "string") return "has no answer text";
+	const values = answer.values;
+	if (values !== undefined && !(question.kind === "choice" && question.multiSelect)) return "has several values, but the question takes one";
+	switch (question.kind) {
+		case "text":
+			return answer.kind === "text" ? undefined : `is of kind ${JSON.stringify(answer.kind)}, the question takes text`;
+		case "confirm":
+			if (answer.kind !== "confirm") return `is of kind ${JSON.stringify(answer.kind)}, the question takes yes or no`;
+			return answer.answer === "yes" || answer.answer === "no" ? undefined : "must be yes or no";
+		case "choice": {
+			if (answer.kind !== "option" && answer.kind !== "other") return `is of kind ${JSON.stringify(answer.kind)}, the question takes a choice`;
+			const labels = new Set((question.options ?? []).map((o) => o.label));
+			const notOffered = (v: string) => !labels.has(v) && (question.allowOther !== true || v.trim() === "");
+			const picked = question.multiSelect ? values : [answer.answer];
+			if (!Array.isArray(picked) || picked.length === 0 || !picked.every((v) => typeof v === "string"))
+				return "must be a non-empty array of option labels";
+			if (new Set(picked).size !== picked.length) return "repeats a value";
+			const bad = picked.find(notOffered);
+			if (bad !== undefined) return `${JSON.stringify(bad)} was not offered`;
+			if (question.multiSelect && answer.answer !== picked.join(", ")) return "its text is not its values joined";
+			const typed = picked.some((v) => !labels.has(v));
+			return typed === (answer.kind === "other") ? undefined : `is of kind ${JSON.stringify(answer.kind)}, but ${typed ? "a value was typed" : "every value is an option"}`;
+		}
+	}
 }

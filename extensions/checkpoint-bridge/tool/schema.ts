@@ -24,6 +24,12 @@ export const QuestionSchema = Type.Object({
 	recommended: Type.Optional(Type.String({ description: "The label of the option you recommend; shown first and marked." })),
 	kind: Type.Optional(Type.Literal("confirm", { description: 'Set "confirm" for a yes/no question (no options).' })),
 	placeholder: Type.Optional(Type.String({ description: "Hint shown in the empty text field." })),
+	share: Type.Optional(
+		Type.Union([Type.Literal("origin"), Type.Literal("any")], {
+			description:
+				'Who may get this answer when another asker asks the identical question at the same time: "origin" (default) only askers of your own process or connection; "any" also askers elsewhere that say "any" too. Typed text is never shared across origins.',
+		}),
+	),
 });
 
 export const AskParamsSchema = Type.Object({

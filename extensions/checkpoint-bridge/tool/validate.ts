@@ -3,7 +3,10 @@
  * Accepts the v1 form (options as strings) and the v2 form (options as `{label, description}`,
  * header, details, multiSelect, allowOther, recommended, kind "confirm"). The input is `unknown`:
  * pi validates against the schema, but the relay is also reachable from code that does not.
+ * Every text is neutralised for the terminal (sanitise.ts) before its limits are checked, so the
+ * asker and the host, which both validate, agree on every label.
  */
+import { sanitiseText } from "./sanitise.ts";
 
 /** Bounds checked before anything is shown. */
 export const LIMITS = {
@@ -33,6 +36,13 @@ export interface Option {
 	description?: string;
 }
 
+/**
+ * Who may take a question's answer when another asker asks the identical question at the same time:
+ * `origin`, only askers of the same origin (the same process, or the same connection); `any`, askers
+ * of every origin, when their question says `any` too. Typed text is never shared across origins.
+ */
+export type ShareScope = "origin" | "any";
+
 /** What kind of dialog a question needs. */
 export type QuestionKind = "choice" | "text" | "confirm";
 
@@ -56,6 +66,8 @@ export interface Question {
 	recommended?: string;
 	/** Hint in an empty text field. */
 	placeholder?: string;
+	/** Present only as `any`: the answer may be shared with askers of other origins. @default "origin" */
+	share?: "any";
 }
 
 /** A question as a caller writes it: v1 (options as strings) or v2; `kind` is inferred when left out. */
@@ -70,6 +82,7 @@ export interface QuestionInput {
 	allowOther?: boolean;
 	recommended?: string;
 	placeholder?: string;
+	share?: ShareScope;
 }
 
 export type ValidationResult =
@@ -78,13 +91,17 @@ export type ValidationResult =
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
-/** Checks an optional string field with a length bound; returns it when valid. */
+/** Checks an optional string field with a length bound; returns it, neutralised, when valid. Only details keep line breaks. */
 function optionalText(raw: Record<string, unknown>, key: string, max: number, at: string, problems: string[]): string | undefined {
 	const value = raw[key];
 	if (value === undefined) return undefined;
-	if (typeof value !== "string") problems.push(`${at}.${key}: must be a string`);
-	else if (value.length > max) problems.push(`${at}.${key}: is ${value.length} characters, at most ${max}`);
-	else return value;
+	if (typeof value !== "string") {
+		problems.push(`${at}.${key}: must be a string`);
+		return undefined;
+	}
+	const text = sanitiseText(value, { multiline: key === "details" });
+	if (text.length > max) problems.push(`${at}.${key}: is ${text.length} characters, at most ${max}`);
+	else return text;
 	return undefined;
 }
 
@@ -109,8 +126,8 @@ function checkOptions(options: unknown, at: string, problems: string[]): Option[
 		const where = `${at}.options[${j}]`;
 		const option = typeof raw === "string" ? { label: raw } : isRecord(raw) ? raw : undefined;
 		if (!option) return void problems.push(`${where}: must be a string or a {label, description} object`);
-		const { label } = option;
-		if (typeof label !== "string") return void problems.push(`${where}.label: must be a string`);
+		if (typeof option.label !== "string") return void problems.push(`${where}.label: must be a string`);
+		const label = sanitiseText(option.label);
 		if (label.trim() === "") return void problems.push(`${where}: is empty`);
 		if (label.length > LIMITS.label) return void problems.push(`${where}: label is ${label.length} characters, at most ${LIMITS.label}`);
 		if (seen.has(label)) return void problems.push(`${where}: duplicates ${JSON.stringify(label)}`);
@@ -127,7 +144,8 @@ function checkQuestion(raw: unknown, at: string, problems: string[]): Question |
 		return undefined;
 	}
 	const before = problems.length;
-	const { question, options, kind } = raw;
+	const { options, kind, share } = raw;
+	const question = typeof raw.question === "string" ? sanitiseText(raw.question) : raw.question;
 	if (typeof question !== "string") problems.push(`${at}.question: must be a string`);
 	else if (question.trim() === "") problems.push(`${at}.question: is empty`);
 	else if (question.length > LIMITS.question) problems.push(`${at}.question: is ${question.length} characters, at most ${LIMITS.question}`);
@@ -141,6 +159,7 @@ function checkQuestion(raw: unknown, at: string, problems: string[]): Question |
 	const recommended = optionalText(raw, "recommended", LIMITS.label, at, problems);
 	if (kind !== undefined && kind !== "confirm" && kind !== "choice" && kind !== "text")
 		problems.push(`${at}.kind: must be "confirm" (or "choice" / "text", which the options imply) or left out`);
+	if (share !== undefined && share !== "any" && share !== "origin") problems.push(`${at}.share: must be "any" or "origin" (the default)`);
 	const checkedOptions = options === undefined ? undefined : checkOptions(options, at, problems);
 	const resolvedKind: QuestionKind = kind === "confirm" ? "confirm" : options !== undefined ? "choice" : "text";
 	if (resolvedKind === "confirm" && options !== undefined) problems.push(`${at}.options: a confirm question has its own yes/no options`);
@@ -163,6 +182,7 @@ function checkQuestion(raw: unknown, at: string, problems: string[]): Question |
 		...(resolvedKind === "choice" ? { multiSelect: multiSelect ?? false, allowOther: allowOther ?? true } : {}),
 		...(recommended !== undefined ? { recommended } : {}),
 		...(placeholder !== undefined ? { placeholder } : {}),
+		...(share === "any" ? { share } : {}),
 	};
 }
 

@@ -272,7 +272,7 @@ describe("error: the host dialog fails", () => {
 
 	it("names both versions when the host speaks another protocol", async () => {
 		const handle = createHandle();
-		expect(handle.claimHost({ claimId: "x", sessionId: "h", protocol: PROTOCOL_VERSION + 1 })).toBeTypeOf("function");
+		expect(handle.claimHost({ sessionId: "h", protocol: PROTOCOL_VERSION + 1 })?.seal).toBeTypeOf("function");
 		const envelope = await askViaHost({ handle, asker: { label: "c", sessionId: "c" }, questions: [text], budgetMs: 1_000, dialogTimeoutMs: 1_000 });
 		expect(envelope.status).toBe("error");
 		expect(envelope.note).toContain(`v${PROTOCOL_VERSION + 1}`);

@@ -130,6 +130,8 @@ interface ConnectionOptions {
 class Connection {
 	#state: "hello" | "ready" | "closed" = "hello";
 	#pid = 0;
+	/** This connection's origin on the bus: answers are shared only within one origin (ADR-0003). */
+	readonly #origin = `local:${nanoid()}`;
 	readonly #requests = new Map<string, Forwarded>();
 	readonly #reader: LineReader;
 	readonly #helloTimer: ReturnType<typeof setTimeout>;
@@ -233,7 +235,7 @@ class Connection {
 			answers: [],
 			listener: (reply) => {
 				// Only what the host role sent goes back to the remote asker.
-				if (!this.options.handle.isFromHost(reply)) return;
+				if (!this.options.handle.isFromHost(reply, forwarded.hostId)) return;
 				forwarded.answers = reply.answers;
 				if (reply.kind === "result") {
 					this.#drop(clientId, forwarded);
@@ -254,6 +256,8 @@ class Connection {
 			deadline: Math.min(frame.deadline, now + MAX_TIMEOUT_MS),
 			dialogTimeoutMs: Math.min(frame.dialogTimeoutMs, MAX_TIMEOUT_MS),
 			createdAt: frame.createdAt,
+			// Set here, never taken from the frame: the asker cannot claim another connection's origin.
+			origin: this.#origin,
 		});
 		if (!delivered && this.#requests.get(clientId) === forwarded) {
 			this.#drop(clientId, forwarded);

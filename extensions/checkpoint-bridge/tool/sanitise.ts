@@ -1,0 +1,51 @@
+/**
+ * Neutralises asker text for the terminal. Everything an asker provides (labels, session ids,
+ * questions, headers, details, options, placeholders, ids) passes through `sanitiseText` where a
+ * request is taken in, on the asking side and on the host's, so both agree on every label and the
+ * asker's answer check still matches what the host sends back.
+ *
+ * Removed: escape sequences (CSI, OSC, DCS/SOS/PM/APC strings and two-character ESC sequences, in
+ * their 7-bit and 8-bit forms), every other C0 and C1 control character and DEL, bidirectional
+ * overrides, embeddings, isolates and marks (U+061C, U+200E, U+200F, U+202A–U+202E,
+ * U+2066–U+2069) and U+FEFF. Lone surrogates become U+FFFD. Line breaks (CR, CRLF, LF, U+2028,
+ * U+2029) become "\n" where newlines are meaningful (`multiline`, used for details only) and a
+ * space everywhere else; a tab becomes a space. The output contains none of these characters, so
+ * sanitising twice changes nothing.
+ */
+
+/** Escape sequences, 7-bit (ESC …) and 8-bit (CSI U+009B, OSC U+009D, DCS U+0090, SOS U+0098, PM U+009E, APC U+009F). */
+const ESCAPE_SEQUENCE = new RegExp(
+	[
+		// CSI: ESC [ or U+009B, parameters, intermediates, final byte.
+		"(?:\\u001b\\[|\\u009b)[0-?]*[ -/]*[@-~]?",
+		// OSC, DCS, SOS, PM, APC strings, up to BEL or the string terminator (ESC \ or U+009C), or the end.
+		"(?:\\u001b[\\]PX^_]|[\\u0090\\u0098\\u009d-\\u009f])[^\\u0007\\u001b\\u009c]*(?:\\u0007|\\u001b\\\\|\\u009c)?",
+		// Any other ESC sequence: intermediates and a final byte, or a lone ESC.
+		"\\u001b[ -/]*[0-~]?",
+	].join("|"),
+	"g",
+);
+
+/** A surrogate half without its other half: not a character a terminal can show. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/** Line breaks of every kind. */
+const LINE_BREAK = /\r\n|[\r\n\u2028\u2029]/g;
+
+/** What never reaches a terminal: C0 and C1 controls (LF is handled before), DEL, bidi controls, BOM. */
+const FORBIDDEN = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g;
+
+/** Characters `sanitiseText` never outputs (LF excepted, which it keeps in multiline text). For tests and checks. */
+export const UNSAFE_CHARACTER = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ufeff]/;
+
+/** Asker text with everything a terminal would interpret removed; see the module doc. */
+export function sanitiseText(text: string, options: { multiline?: boolean } = {}): string {
+	const wellFormed = text.replace(LONE_SURROGATE, "\ufffd").replace(ESCAPE_SEQUENCE, "").replace(LINE_BREAK, options.multiline ? "\n" : " ");
+	return wellFormed.replace(/\t/g, " ").replace(FORBIDDEN, "");
+}
+
+/** Cuts `text` to at most `max` code points, marking a cut with "…". */
+export function capLength(text: string, max: number): string {
+	const chars = [...text];
+	return chars.length <= max ? text : `${chars.slice(0, max - 1).join("")}…`;
+}
