@@ -367,9 +367,10 @@ class Relay {
 		if (this.threwFor(call, seqBefore)) return this.expectSettled(call, "error");
 		expect(isPending(call)).toBe(true);
 		expect(call.request?.id).toMatch(/^[\w-]{16,}$/);
-		// The host's human gets a receipt for batches from other sessions only.
+		// The host's human gets a receipt for batches from other sessions only; receipts are coalesced
+		// (arrival-notices.ts), so one arriving within a notice window of another waits for the summary.
 		const receipts = this.ui.notices.slice(noticesBefore).filter((n) => n.type === "info" && n.message.includes(`[${call.label}]`));
-		expect(receipts).toHaveLength(call.sessionId === HOST_ID ? 0 : 1);
+		expect(receipts.length).toBeLessThanOrEqual(call.sessionId === HOST_ID ? 0 : 1);
 	}
 
 	/** Starts a call and tracks how it settles. */
