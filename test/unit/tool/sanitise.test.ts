@@ -1,0 +1,76 @@
+/** Neutralising asker text for the terminal (issue 13, finding 5): the function itself. */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { capLength, sanitiseText, UNSAFE_CHARACTER } from "../../../extensions/checkpoint-bridge/tool/sanitise.ts";
+import { validateAskParams } from "../../../extensions/checkpoint-bridge/tool/validate.ts";
+import { hostileText } from "../support/hostile-text.ts";
+
+describe("sanitiseText", () => {
+	it.each([
+		["a CSI sequence that clears the line", "\x1b[2K\x1b[1Gfake dialog", "fake dialog"],
+		["colours", "\x1b[31mred\x1b[0m", "red"],
+		["an OSC title ended by BEL", "a\x1b]0;owned\x07b", "ab"],
+		["an OSC hyperlink ended by ST", "\x1b]8;;http://evil\x1b\\link\x1b]8;;\x1b\\", "link"],
+		["a DCS string", "a\x1bPq#0;2;0;0;0\x1b\\b", "ab"],
+		["8-bit CSI and OSC", "a\x9b2Kb\x9d0;t\x9cc", "abc"],
+		["a two-character ESC sequence (reset)", "a\x1bcb", "ab"],
+		["a lone ESC at the end", "ab\x1b", "ab"],
+		["other C0 and C1 controls and DEL", "a\x00b\x07c\x08d\x7fe\x85f", "abcdef"],
+		["bidi overrides, isolates and marks", "\u202eevil\u202c \u2067x\u2069\u200e\u200f\u061c", "evil x"],
+		["a byte order mark", "\ufeffa", "a"],
+		["line breaks and tabs on one line", "a\r\nb\rc\nd\u2028e\tf", "a b c d e f"],
+		["a lone surrogate", "a\ud800b", "a\ufffdb"],
+	])("removes %s", (_name, raw, expected) => {
+		expect(sanitiseText(raw)).toBe(expected);
+	});
+
+	it("keeps line breaks, as \\n, only in multiline text (details)", () => {
+		expect(sanitiseText("one\r\ntwo\rthree\u2029four\x1b[2K", { multiline: true })).toBe("one\ntwo\nthree\nfour");
+	});
+
+	it("keeps ordinary text, accents, CJK and emoji as they are", () => {
+		const text = "Déployer en production? 本番 🚀 👨‍👩‍👧 — ok";
+		expect(sanitiseText(text)).toBe(text);
+	});
+
+	it("never outputs a character a terminal interprets, and sanitising twice changes nothing (property)", () => {
+		fc.assert(
+			fc.property(hostileText(200), fc.boolean(), (raw, multiline) => {
+				const once = sanitiseText(raw, { multiline });
+				expect(once).not.toMatch(UNSAFE_CHARACTER);
+				if (!multiline) expect(once).not.toContain("\n");
+				expect(sanitiseText(once, { multiline })).toBe(once);
+			}),
+			{ numRuns: 2_000 },
+		);
+	});
+
+	it("caps by code points, marking the cut", () => {
+		expect(capLength("abcdef", 4)).toBe("abc…");
+		expect(capLength("🚀🚀🚀", 3)).toBe("🚀🚀🚀");
+		expect(capLength("🚀🚀🚀🚀", 3)).toBe("🚀🚀…");
+	});
+});
+
+describe("validation neutralises every text of a question before checking its limits", () => {
+	it("cleans question, header, details, option labels and descriptions, placeholder, id and recommended alike", () => {
+		const checked = validateAskParams({
+			questions: [
+				{ id: "db\x1b[2K", header: "\x1b[1mStorage", question: "Which\r\ndatabase?\u202e", details: "Line one\x1b[31m\r\nline two", options: [{ label: "Post\x1b[0mgres", description: "rel\x07ational" }, "SQLite"], recommended: "Post\x1b[0mgres" },
+				{ question: "Name?", placeholder: "e.g.\x1b]0;x\x07 atlas" },
+			],
+		});
+		expect(checked).toEqual({
+			ok: true,
+			questions: [
+				{ id: "db", header: "Storage", question: "Which database?", details: "Line one\nline two", options: [{ label: "Postgres", description: "relational" }, { label: "SQLite" }], kind: "choice", multiSelect: false, allowOther: true, recommended: "Postgres" },
+				{ question: "Name?", kind: "text", placeholder: "e.g. atlas" },
+			],
+		});
+	});
+
+	it("reports a question that is nothing but escape sequences as empty, and options that differ only by them as duplicates", () => {
+		const checked = validateAskParams({ questions: [{ question: "\x1b[2K\x1b[1G", options: ["a", "a\x1b[0m"] }] });
+		expect(checked).toEqual({ ok: false, problems: ["questions[0].question: is empty", 'questions[0].options[1]: duplicates "a"'] });
+	});
+});
