@@ -10,7 +10,7 @@ import { askViaHost } from "../../../extensions/checkpoint-bridge/core/asker.ts"
 import { claimHostRole, type SettledRecord } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
 import { MAX_SESSION_ID_LENGTH, MAX_SHOWN_LABEL_LENGTH } from "../../../extensions/checkpoint-bridge/core/identity.ts";
 import { OBSERVER_EVENTS } from "../../../extensions/checkpoint-bridge/core/observers.ts";
-import { PROTOCOL_VERSION, replyChannel, type RelayReply, type RelayRequest } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
+import { PROTOCOL_VERSION, replyChannel, type RelayRequest, type RelayResult } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
 import { createHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
 import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { UNSAFE_CHARACTER } from "../../../extensions/checkpoint-bridge/tool/sanitise.ts";
@@ -58,8 +58,10 @@ function capturingHost(answer: (dialog: Dialog) => string | undefined) {
 	});
 	/** Puts a request on the bus as any transport would, unchecked by an asker, and resolves with its result. */
 	const emitRaw = (request: Omit<RelayRequest, "v" | "deadline" | "dialogTimeoutMs" | "createdAt">) =>
-		new Promise<RelayReply>((resolve) => {
-			handle.bus.on(replyChannel(request.id), (reply) => reply.kind === "result" && resolve(reply));
+		new Promise<RelayResult>((resolve) => {
+			handle.bus.on(replyChannel(request.id), (reply) => {
+				if (reply.kind === "result") resolve(reply);
+			});
 			handle.bus.emit("request", { v: PROTOCOL_VERSION, deadline: Date.now() + 60_000, dialogTimeoutMs: 60_000, createdAt: Date.now(), ...request });
 		});
 	return { handle, ui, audit, reached, emitRaw };
