@@ -1,0 +1,127 @@
+/**
+ * A flood from one asker (issue 13, finding 4, its in-process half): one connection queued 16,846
+ * requests in two seconds and the UI got 17,006 notices. The host caps the requests one asker
+ * session may have open, coalesces arrival notices, and keeps serving everyone else.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { ArrivalNotices, NOTICE_ASKERS_SHOWN, NOTICE_WINDOW_MS } from "../../../extensions/checkpoint-bridge/core/arrival-notices.ts";
+import { MAX_OPEN_PER_ASKER } from "../../../extensions/checkpoint-bridge/core/dialog-host.ts";
+import { PROTOCOL_VERSION, replyChannel, type RelayResult } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
+import type { Envelope } from "../../../extensions/checkpoint-bridge/tool/envelope.ts";
+import { flush, relay } from "../support/relay.ts";
+
+beforeEach(() => vi.useFakeTimers());
+afterEach(() => vi.useRealTimers());
+
+const FLOOD = 2_000;
+
+function track(call: Promise<Envelope>) {
+	const state: { envelope?: Envelope } = {};
+	void call.then((envelope) => (state.envelope = envelope));
+	return state;
+}
+
+describe("arrival notices", () => {
+	it("sends the first at once and sums up what arrives within the window in one notice when it ends", async () => {
+		const sent: string[] = [];
+		const notices = new ArrivalNotices<number>((m) => sent.push(m));
+		notices.arrived(0, "a", 2, 0);
+		expect(sent).toEqual(["checkpoint-bridge: [a] asks 2 questions"]);
+		for (let i = 1; i <= 6; i++) notices.arrived(i, ["a", "b", "c", "d", "e", "a"][i - 1]!, 1, i);
+		await vi.advanceTimersByTimeAsync(NOTICE_WINDOW_MS - 1);
+		expect(sent).toHaveLength(1);
+		await vi.advanceTimersByTimeAsync(1);
+		expect(sent).toEqual(["checkpoint-bridge: [a] asks 2 questions", `checkpoint-bridge: 6 questions from [a], [b], [c] +${5 - NOTICE_ASKERS_SHOWN} more`]);
+		// Another arrival within the window after the summary waits for the next window's end.
+		notices.arrived(7, "f", 1, 0);
+		await vi.advanceTimersByTimeAsync(NOTICE_WINDOW_MS);
+		expect(sent.at(-1)).toBe("checkpoint-bridge: 1 question from [f]");
+		// After a quiet window, the next arrival is noticed at once again.
+		await vi.advanceTimersByTimeAsync(NOTICE_WINDOW_MS);
+		notices.arrived(8, "g", 3, 1);
+		expect(sent.at(-1)).toBe("checkpoint-bridge: [g] asks 3 questions (1 ahead)");
+		expect(vi.getTimerCount()).toBe(0);
+	});
+
+	it("drops what settled before its notice, and with nothing left owed, its timer", async () => {
+		const sent: string[] = [];
+		const notices = new ArrivalNotices<number>((m) => sent.push(m));
+		notices.arrived(0, "a", 1, 0);
+		notices.arrived(1, "b", 1, 1);
+		notices.arrived(2, "c", 1, 2);
+		notices.gone(1);
+		expect(vi.getTimerCount()).toBe(1);
+		notices.gone(2);
+		expect(vi.getTimerCount()).toBe(0);
+		await vi.advanceTimersByTimeAsync(NOTICE_WINDOW_MS * 2);
+		expect(sent).toEqual(["checkpoint-bridge: [a] asks 1 question"]);
+	});
+});
+
+describe(`${FLOOD.toLocaleString("en")} requests from one asker session`, () => {
+	it(`holds ${MAX_OPEN_PER_ASKER}, refuses the rest with an error naming the cap, sends two notices, and a legitimate asker still gets its dialog`, async () => {
+		const { fake, handle, ask } = relay();
+		const flood = Array.from({ length: FLOOD }, (_, i) => track(ask([{ question: `Runaway question ${i}?` }], { label: "runaway" })));
+		const planner = track(ask([{ question: "Which naming convention?", options: ["camelCase", "snake_case"] }], { label: "planner" }));
+		await flush(vi);
+
+		const refused = flood.filter((call) => call.envelope?.status === "error");
+		expect(refused).toHaveLength(FLOOD - MAX_OPEN_PER_ASKER);
+		expect(refused[0]!.envelope!.note).toContain(`the most one asker session may have (${MAX_OPEN_PER_ASKER})`);
+		expect(handle.snapshot()!.open).toHaveLength(MAX_OPEN_PER_ASKER + 1);
+
+		// One notice at once; everything else that arrived within the window in one summary.
+		await vi.advanceTimersByTimeAsync(NOTICE_WINDOW_MS);
+		const info = fake.notices.filter((n) => n.type === "info").map((n) => n.message);
+		console.log(`${FLOOD} requests from one asker: ${info.length} notices, ${refused.length} refused, ${MAX_OPEN_PER_ASKER} held`);
+		expect(info).toEqual(["checkpoint-bridge: [runaway] asks 1 question", `checkpoint-bridge: ${MAX_OPEN_PER_ASKER} questions from [runaway], [planner]`]);
+
+		// The human dismisses the runaway's dialogs; the planner's opens after at most the cap of them.
+		let dismissed = 0;
+		while (!fake.current()!.title.startsWith("[planner]")) {
+			fake.current()!.answer(undefined);
+			dismissed++;
+			await flush(vi);
+		}
+		expect(dismissed).toBe(MAX_OPEN_PER_ASKER);
+		fake.current()!.answer("snake_case");
+		await flush(vi);
+		expect(planner.envelope).toMatchObject({ status: "ok", answers: [{ answer: "snake_case" }] });
+		expect(fake.maxOpen).toBe(1);
+	});
+
+	it("takes the asker's next request once one of its open ones has settled", async () => {
+		const { fake, ask } = relay();
+		const open = Array.from({ length: MAX_OPEN_PER_ASKER }, (_, i) => track(ask([{ question: `Q${i}?` }], { label: "busy" })));
+		const over = track(ask([{ question: "One too many?" }], { label: "busy" }));
+		await flush(vi);
+		expect(over.envelope?.status).toBe("error");
+		fake.current()!.answer("done");
+		await flush(vi);
+		expect(open[0]!.envelope?.status).toBe("ok");
+		const next = track(ask([{ question: "Now?" }], { label: "busy" }));
+		await flush(vi);
+		expect(next.envelope).toBeUndefined();
+	});
+
+	it("counts per asker session and origin: a request naming the same session from another origin is not refused", async () => {
+		const { handle, ask } = relay();
+		for (let i = 0; i < MAX_OPEN_PER_ASKER; i++) void ask([{ question: `Q${i}?` }], { label: "victim" });
+		await flush(vi);
+		const results: RelayResult[] = [];
+		handle.bus.on(replyChannel("other-origin"), (reply) => reply.kind === "result" && results.push(reply));
+		handle.bus.emit("request", {
+			v: PROTOCOL_VERSION,
+			id: "other-origin",
+			origin: "local:elsewhere",
+			asker: { label: "victim", sessionId: "victim-session" },
+			questions: [{ question: "From elsewhere?" }],
+			deadline: Date.now() + 60_000,
+			dialogTimeoutMs: 60_000,
+			createdAt: Date.now(),
+		});
+		await flush(vi);
+		expect(results).toEqual([]);
+		expect(handle.snapshot()!.open).toHaveLength(MAX_OPEN_PER_ASKER + 1);
+	});
+});
