@@ -94,6 +94,12 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 	};
 	const claim = handle.claimHost({ sessionId, protocol: PROTOCOL_VERSION, snapshot: () => host!.snapshot() });
 	if (!claim) return undefined;
+	if (typeof claim.seal !== "function") {
+		// A handle made by a 0.1.0 copy hands out a bare seal, and releases by claim id: this claim
+		// has none, so releasing with none gives the role back. Hosting there would fail on the first reply.
+		(handle as unknown as { releaseHost?: (claimId?: string) => boolean }).releaseHost?.(undefined);
+		return undefined;
+	}
 	const { seal } = claim;
 	const { bus } = handle;
 	host = new DialogHost({

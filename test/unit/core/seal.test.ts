@@ -133,6 +133,22 @@ describe("nothing in host() releases or re-claims the role", () => {
 	});
 });
 
+describe("a handle made by a 0.1.0 copy of the extension", () => {
+	it("is left alone: the role is not claimed there, and given back, rather than hosted with a seal that is not one", () => {
+		const handle = createHandle();
+		let claimed: Record<string, unknown> | undefined;
+		// 0.1.0's claim: the bare seal function, released by the claim id the claim carried.
+		const old = {
+			...handle,
+			claimHost: (claim: Record<string, unknown>) => (claimed ? undefined : ((claimed = claim), (reply: RelayReply) => reply)),
+			releaseHost: (claimId: unknown) => (claimed?.claimId === claimId ? ((claimed = undefined), true) : false),
+		} as unknown as SharedHandle;
+		const fake = fakeUI();
+		expect(claimHostRole(old, { ui: fake.ui, surface: { ask: async () => undefined }, sessionId: "new-release" })).toBeUndefined();
+		expect(claimed).toBeUndefined();
+	});
+});
+
 /** A host that seals whatever `answer` makes of each request: the asker's own check is all that stands. */
 function sealingHost(answer: (request: RelayRequest) => Omit<RelayReply, "v" | "id">): SharedHandle {
 	const handle = createHandle();
