@@ -1,12 +1,16 @@
 /**
- * The host's arrival notices, coalesced: the first relayed request gets its notice at once; what
- * arrives within the next window is summed up in one notice when the window ends
- * ("checkpoint-bridge: 12 questions from [a], [b], [c] +2 more"). So a runaway asker sending
- * thousands of requests costs the UI one notice per window, not one per request.
+ * The host's arrival notices, coalesced. Within a window, the first request of each asker is
+ * noticed at once, for up to NOTICE_ASKERS_AT_ONCE askers; whatever else arrives in the window (an
+ * asker's further requests, more askers) is summed up in one notice when the window ends
+ * ("checkpoint-bridge: 12 questions from [a], [b], [c] +2 more"), leaving out what settled
+ * meanwhile. So a runaway asker sending thousands of requests costs the UI one notice per window,
+ * and a few askers arriving together are each noticed as before.
  */
 
-/** Shortest time between two arrival notices. @default 2000 */
+/** Length of a notice window. @default 2000 */
 export const NOTICE_WINDOW_MS = 2_000;
+/** Askers whose first request in a window is noticed at once; the rest wait for the summary. @default 5 */
+export const NOTICE_ASKERS_AT_ONCE = 5;
 /** Askers named in a summary notice; the rest are counted. @default 3 */
 export const NOTICE_ASKERS_SHOWN = 3;
 
@@ -15,13 +19,15 @@ const plural = (n: number) => `${n} question${n === 1 ? "" : "s"}`;
 export class ArrivalNotices<K> {
 	readonly #send: (message: string) => void;
 	readonly #windowMs: number;
-	/** Arrivals since the last notice that are still waiting, in arrival order. */
+	/** Arrivals of this window still owed a notice, in arrival order. */
 	readonly #pending = new Map<K, { label: string; questions: number }>();
-	/** No notice is sent at once before this epoch ms. */
-	#quietUntil = Number.NEGATIVE_INFINITY;
+	/** Askers noticed in this window, at once or in the summary that opened it. */
+	#noticed = new Set<string>();
+	/** Epoch ms at which the current window ends. */
+	#windowEnds = Number.NEGATIVE_INFINITY;
 	#timer: ReturnType<typeof setTimeout> | undefined;
 
-	/** `send` delivers one notice; `windowMs` is the shortest time between two. */
+	/** `send` delivers one notice; `windowMs` is the length of a window. */
 	constructor(send: (message: string) => void, windowMs = NOTICE_WINDOW_MS) {
 		this.#send = send;
 		this.#windowMs = windowMs;
@@ -30,13 +36,14 @@ export class ArrivalNotices<K> {
 	/** A relayed request arrived: noticed now, or in the summary at the end of the window. */
 	arrived(key: K, label: string, questions: number, ahead: number): void {
 		const now = Date.now();
-		if (this.#timer === undefined && now >= this.#quietUntil) {
-			this.#quietUntil = now + this.#windowMs;
+		if (this.#timer === undefined && now >= this.#windowEnds) this.#openWindow(now, []);
+		if (!this.#noticed.has(label) && this.#noticed.size < NOTICE_ASKERS_AT_ONCE) {
+			this.#noticed.add(label);
 			this.#send(`checkpoint-bridge: [${label}] asks ${plural(questions)}${ahead > 0 ? ` (${ahead} ahead)` : ""}`);
 			return;
 		}
 		this.#pending.set(key, { label, questions });
-		this.#timer ??= setTimeout(() => this.#flush(), Math.max(0, this.#quietUntil - now));
+		this.#timer ??= setTimeout(() => this.#flush(), Math.max(0, this.#windowEnds - now));
 	}
 
 	/** A request settled: a notice still owed for it is dropped, and with nothing left owed, so is the timer. */
@@ -46,13 +53,19 @@ export class ArrivalNotices<K> {
 		this.#timer = undefined;
 	}
 
+	#openWindow(now: number, noticed: string[]): void {
+		this.#windowEnds = now + this.#windowMs;
+		this.#noticed = new Set(noticed);
+	}
+
 	#flush(): void {
 		this.#timer = undefined;
 		if (this.#pending.size === 0) return;
 		const arrivals = [...this.#pending.values()];
 		this.#pending.clear();
-		this.#quietUntil = Date.now() + this.#windowMs;
 		const labels = [...new Set(arrivals.map((a) => a.label))];
+		// The askers summed up count as noticed in the next window: a runaway stays in the summaries.
+		this.#openWindow(Date.now(), labels);
 		const more = labels.length - NOTICE_ASKERS_SHOWN;
 		const total = arrivals.reduce((sum, a) => sum + a.questions, 0);
 		this.#send(`checkpoint-bridge: ${plural(total)} from ${labels.slice(0, NOTICE_ASKERS_SHOWN).map((l) => `[${l}]`).join(", ")}${more > 0 ? ` +${more} more` : ""}`);

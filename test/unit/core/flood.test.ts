@@ -4,7 +4,7 @@
  * session may have open, coalesces arrival notices, and keeps serving everyone else.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { ArrivalNotices, NOTICE_ASKERS_SHOWN, NOTICE_WINDOW_MS } from "../../../extensions/checkpoint-bridge/core/arrival-notices.ts";
+import { ArrivalNotices, NOTICE_ASKERS_AT_ONCE, NOTICE_ASKERS_SHOWN, NOTICE_WINDOW_MS } from "../../../extensions/checkpoint-bridge/core/arrival-notices.ts";
 import { MAX_OPEN_PER_ASKER } from "../../../extensions/checkpoint-bridge/core/dialog-host.ts";
 import { PROTOCOL_VERSION, replyChannel, type RelayResult } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
 import type { Envelope } from "../../../extensions/checkpoint-bridge/tool/envelope.ts";
@@ -22,33 +22,52 @@ function track(call: Promise<Envelope>) {
 }
 
 describe("arrival notices", () => {
-	it("sends the first at once and sums up what arrives within the window in one notice when it ends", async () => {
+	it(`notices the first request of up to ${NOTICE_ASKERS_AT_ONCE} askers at once, and sums up the rest of the window in one notice when it ends`, async () => {
 		const sent: string[] = [];
 		const notices = new ArrivalNotices<number>((m) => sent.push(m));
-		notices.arrived(0, "a", 2, 0);
-		expect(sent).toEqual(["checkpoint-bridge: [a] asks 2 questions"]);
-		for (let i = 1; i <= 6; i++) notices.arrived(i, ["a", "b", "c", "d", "e", "a"][i - 1]!, 1, i);
+		const askers = ["a", "a", "b", "c", "d", "e", "f", "g", "a"];
+		askers.forEach((label, i) => notices.arrived(i, label, i === 0 ? 2 : 1, i));
+		expect(sent).toEqual([
+			"checkpoint-bridge: [a] asks 2 questions",
+			"checkpoint-bridge: [b] asks 1 question (2 ahead)",
+			"checkpoint-bridge: [c] asks 1 question (3 ahead)",
+			"checkpoint-bridge: [d] asks 1 question (4 ahead)",
+			"checkpoint-bridge: [e] asks 1 question (5 ahead)",
+		]);
+		expect(NOTICE_ASKERS_AT_ONCE).toBe(5);
 		await vi.advanceTimersByTimeAsync(NOTICE_WINDOW_MS - 1);
-		expect(sent).toHaveLength(1);
+		expect(sent).toHaveLength(5);
 		await vi.advanceTimersByTimeAsync(1);
-		expect(sent).toEqual(["checkpoint-bridge: [a] asks 2 questions", `checkpoint-bridge: 6 questions from [a], [b], [c] +${5 - NOTICE_ASKERS_SHOWN} more`]);
-		// Another arrival within the window after the summary waits for the next window's end.
-		notices.arrived(7, "f", 1, 0);
+		// a's second and third, f and g.
+		expect(sent.at(-1)).toBe(`checkpoint-bridge: 4 questions from [a], [f], [g]`);
+		// Those summed up stay in the summaries of the next window; a new asker is noticed at once.
+		notices.arrived(20, "a", 1, 0);
+		notices.arrived(21, "h", 1, 1);
+		expect(sent.at(-1)).toBe("checkpoint-bridge: [h] asks 1 question (1 ahead)");
 		await vi.advanceTimersByTimeAsync(NOTICE_WINDOW_MS);
-		expect(sent.at(-1)).toBe("checkpoint-bridge: 1 question from [f]");
-		// After a quiet window, the next arrival is noticed at once again.
+		expect(sent.at(-1)).toBe("checkpoint-bridge: 1 question from [a]");
+		expect(sent).toHaveLength(8);
+		// After a quiet window, everyone is noticed at once again.
 		await vi.advanceTimersByTimeAsync(NOTICE_WINDOW_MS);
-		notices.arrived(8, "g", 3, 1);
-		expect(sent.at(-1)).toBe("checkpoint-bridge: [g] asks 3 questions (1 ahead)");
+		notices.arrived(30, "a", 3, 0);
+		expect(sent.at(-1)).toBe("checkpoint-bridge: [a] asks 3 questions");
 		expect(vi.getTimerCount()).toBe(0);
+	});
+
+	it(`names ${NOTICE_ASKERS_SHOWN} askers in a summary and counts the rest`, async () => {
+		const sent: string[] = [];
+		const notices = new ArrivalNotices<number>((m) => sent.push(m));
+		for (let i = 0; i < NOTICE_ASKERS_AT_ONCE + 6; i++) notices.arrived(i, `s${i}`, 1, i);
+		await vi.advanceTimersByTimeAsync(NOTICE_WINDOW_MS);
+		expect(sent.at(-1)).toBe("checkpoint-bridge: 6 questions from [s5], [s6], [s7] +3 more");
 	});
 
 	it("drops what settled before its notice, and with nothing left owed, its timer", async () => {
 		const sent: string[] = [];
 		const notices = new ArrivalNotices<number>((m) => sent.push(m));
 		notices.arrived(0, "a", 1, 0);
-		notices.arrived(1, "b", 1, 1);
-		notices.arrived(2, "c", 1, 2);
+		notices.arrived(1, "a", 1, 1);
+		notices.arrived(2, "a", 1, 2);
 		notices.gone(1);
 		expect(vi.getTimerCount()).toBe(1);
 		notices.gone(2);
@@ -59,7 +78,7 @@ describe("arrival notices", () => {
 });
 
 describe(`${FLOOD.toLocaleString("en")} requests from one asker session`, () => {
-	it(`holds ${MAX_OPEN_PER_ASKER}, refuses the rest with an error naming the cap, sends two notices, and a legitimate asker still gets its dialog`, async () => {
+	it(`holds ${MAX_OPEN_PER_ASKER}, refuses the rest with an error naming the cap, notices the legitimate asker at once and the flood in one summary, and the legitimate asker still gets its dialog`, async () => {
 		const { fake, handle, ask } = relay();
 		const flood = Array.from({ length: FLOOD }, (_, i) => track(ask([{ question: `Runaway question ${i}?` }], { label: "runaway" })));
 		const planner = track(ask([{ question: "Which naming convention?", options: ["camelCase", "snake_case"] }], { label: "planner" }));
@@ -70,11 +89,15 @@ describe(`${FLOOD.toLocaleString("en")} requests from one asker session`, () => 
 		expect(refused[0]!.envelope!.note).toContain(`the most one asker session may have (${MAX_OPEN_PER_ASKER})`);
 		expect(handle.snapshot()!.open).toHaveLength(MAX_OPEN_PER_ASKER + 1);
 
-		// One notice at once; everything else that arrived within the window in one summary.
+		// The runaway's first request and the planner's at once; the runaway's others in one summary.
 		await vi.advanceTimersByTimeAsync(NOTICE_WINDOW_MS);
 		const info = fake.notices.filter((n) => n.type === "info").map((n) => n.message);
 		console.log(`${FLOOD} requests from one asker: ${info.length} notices, ${refused.length} refused, ${MAX_OPEN_PER_ASKER} held`);
-		expect(info).toEqual(["checkpoint-bridge: [runaway] asks 1 question", `checkpoint-bridge: ${MAX_OPEN_PER_ASKER} questions from [runaway], [planner]`]);
+		expect(info).toEqual([
+			"checkpoint-bridge: [runaway] asks 1 question",
+			`checkpoint-bridge: [planner] asks 1 question (${MAX_OPEN_PER_ASKER} ahead)`,
+			`checkpoint-bridge: ${MAX_OPEN_PER_ASKER - 1} questions from [runaway]`,
+		]);
 
 		// The human dismisses the runaway's dialogs; the planner's opens after at most the cap of them.
 		let dismissed = 0;

@@ -9,6 +9,7 @@ import { getEventListeners } from "node:events";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { NOTICE_ASKERS_AT_ONCE } from "../../../extensions/checkpoint-bridge/core/arrival-notices.ts";
 import { askViaHost } from "../../../extensions/checkpoint-bridge/core/asker.ts";
 import type { Envelope, Status } from "../../../extensions/checkpoint-bridge/tool/envelope.ts";
 import { claimHostRole } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
@@ -109,9 +110,9 @@ describe(`${SESSIONS} asking sessions × ${QUESTIONS_PER_SESSION} questions each
 			request.questions.map((q, k) => `[${request.asker.label}] ${perCall > 1 ? `(${k + 1}/${perCall}) ` : ""}${q.question}`),
 		);
 		expect(ui.dialogs.map((d) => d.title)).toEqual(expectedTitles);
-		// Arrival notices are coalesced (arrival-notices.ts): the burst gets one notice at once, and its
-		// summary is dropped since every request settled before the notice window closed.
-		expect(ui.notices.filter((n) => n.type === "info")).toHaveLength(1);
+		// Arrival notices are coalesced (arrival-notices.ts): the first askers of the burst are noticed at
+		// once, and the summary of the rest is dropped since every request settled before the window closed.
+		expect(ui.notices.filter((n) => n.type === "info")).toHaveLength(NOTICE_ASKERS_AT_ONCE);
 		// The sessions were interleaved, not served one by one.
 		expect(new Set(arrivals.slice(0, SESSIONS).map((r) => r.asker.label)).size).toBe(SESSIONS);
 
