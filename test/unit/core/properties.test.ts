@@ -368,7 +368,7 @@ class Relay {
 		expect(isPending(call)).toBe(true);
 		expect(call.request?.id).toMatch(/^[\w-]{16,}$/);
 		// The host's human gets a receipt for batches from other sessions only; receipts are coalesced
-		// (arrival-notices.ts), so one arriving within a notice window of another waits for the summary.
+		// (arrival-notices.ts), so an asker's second batch within a notice window waits for the summary.
 		const receipts = this.ui.notices.slice(noticesBefore).filter((n) => n.type === "info" && n.message.includes(`[${call.label}]`));
 		expect(receipts.length).toBeLessThanOrEqual(call.sessionId === HOST_ID ? 0 : 1);
 	}
