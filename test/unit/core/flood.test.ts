@@ -7,19 +7,12 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ArrivalNotices, NOTICE_ASKERS_AT_ONCE, NOTICE_ASKERS_SHOWN, NOTICE_WINDOW_MS } from "../../../extensions/checkpoint-bridge/core/arrival-notices.ts";
 import { MAX_OPEN_PER_ASKER } from "../../../extensions/checkpoint-bridge/core/dialog-host.ts";
 import { PROTOCOL_VERSION, replyChannel, type RelayResult } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
-import type { Envelope } from "../../../extensions/checkpoint-bridge/tool/envelope.ts";
-import { flush, relay } from "../support/relay.ts";
+import { flush, relay, track } from "../support/relay.ts";
 
 beforeEach(() => vi.useFakeTimers());
 afterEach(() => vi.useRealTimers());
 
 const FLOOD = 2_000;
-
-function track(call: Promise<Envelope>) {
-	const state: { envelope?: Envelope } = {};
-	void call.then((envelope) => (state.envelope = envelope));
-	return state;
-}
 
 describe("arrival notices", () => {
 	it(`notices the first request of up to ${NOTICE_ASKERS_AT_ONCE} askers at once, and sums up the rest of the window in one notice when it ends`, async () => {

@@ -11,22 +11,16 @@ import { claimHostRole } from "../../../extensions/checkpoint-bridge/core/host-r
 import { PROTOCOL_VERSION, replyChannel, type RelayReply, type RelayRequest } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
 import { createHandle, type SharedHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
 import type { Surface } from "../../../extensions/checkpoint-bridge/core/surface.ts";
-import type { Answer, Envelope } from "../../../extensions/checkpoint-bridge/tool/envelope.ts";
+import type { Answer } from "../../../extensions/checkpoint-bridge/tool/envelope.ts";
 import type { QuestionInput } from "../../../extensions/checkpoint-bridge/tool/validate.ts";
 import { fakeUI } from "../support/fake-ui.ts";
-import { flush, HOST_SESSION, relay } from "../support/relay.ts";
+import { flush, HOST_SESSION, relay, track } from "../support/relay.ts";
 
 const choice = { question: "Deploy to which environment?", options: ["staging", "production"], allowOther: false };
 const confirm: QuestionInput = { question: "Deploy now?", kind: "confirm" };
 
 beforeEach(() => vi.useFakeTimers());
 afterEach(() => vi.useRealTimers());
-
-function track(call: Promise<Envelope>) {
-	const state: { envelope?: Envelope } = {};
-	void call.then((envelope) => (state.envelope = envelope));
-	return state;
-}
 
 /** A request the attacker puts on the bus itself, to receive sealed replies of its own. */
 function attackerRequest(id: string): RelayRequest {

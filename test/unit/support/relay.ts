@@ -3,6 +3,7 @@ import { askViaHost, type AskOptions } from "../../../extensions/checkpoint-brid
 import { claimHostRole, type HostRoleOptions } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
 import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { createHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import type { Envelope } from "../../../extensions/checkpoint-bridge/tool/envelope.ts";
 import type { QuestionInput } from "../../../extensions/checkpoint-bridge/tool/validate.ts";
 import { fakeUI, type FakeDialog } from "./fake-ui.ts";
 
@@ -29,3 +30,10 @@ export function relay(
 export const flush = async (vi: { advanceTimersByTimeAsync(ms: number): Promise<unknown> }) => {
 	await vi.advanceTimersByTimeAsync(0);
 };
+
+/** Resolves-or-not probe: `envelope` is set once the call has settled. */
+export function track(call: Promise<Envelope>): { envelope?: Envelope } {
+	const state: { envelope?: Envelope } = {};
+	void call.then((envelope) => (state.envelope = envelope));
+	return state;
+}
