@@ -7,7 +7,7 @@ import PQueue from "p-queue";
 import { answerProblem } from "../tool/answers.ts";
 import type { Answer, Status } from "../tool/envelope.ts";
 import { sanitiseText } from "../tool/sanitise.ts";
-import { ArrivalNotices, NOTICE_WINDOW_MS } from "./arrival-notices.ts";
+import { ArrivalNotices } from "./arrival-notices.ts";
 import { checkedAsker } from "./identity.ts";
 import { parseInbound, resolveInbound, type InboundReply } from "./inbound.ts";
 import { OBSERVER_VERSION, type ObservedRequest, type Snapshot } from "./observers.ts";
@@ -38,10 +38,6 @@ export interface DialogHostOptions {
 	events?: HostEvents;
 	/** Rings for the human's attention when a relayed question is first shown. @default none */
 	bell?: () => void;
-	/** Requests one asker session (of one origin) may have open; beyond it a request gets `error`. @default MAX_OPEN_PER_ASKER */
-	maxOpenPerAsker?: number;
-	/** Shortest time between two arrival notices; arrivals meanwhile are summed up in one. @default NOTICE_WINDOW_MS */
-	noticeWindowMs?: number;
 }
 
 /** Requests one asker session may have open at the host at once: a runaway asker cannot flood the queue. @default 16 */
@@ -128,7 +124,6 @@ export class DialogHost {
 	readonly #stats: HostStats = { questionsAsked: 0, dialogsShown: 0, sharedAnswers: 0 };
 	/** Held requests per asker session and origin, for the cap. */
 	readonly #openByAsker = new Map<string, number>();
-	readonly #maxOpenPerAsker: number;
 	readonly #arrivals: ArrivalNotices<Held>;
 
 	constructor(options: DialogHostOptions) {
@@ -138,8 +133,7 @@ export class DialogHost {
 		this.#reply = options.reply;
 		this.#events = guarded(options.events ?? {});
 		this.#bell = options.bell;
-		this.#maxOpenPerAsker = options.maxOpenPerAsker ?? MAX_OPEN_PER_ASKER;
-		this.#arrivals = new ArrivalNotices((message) => this.#notify(message), options.noticeWindowMs ?? NOTICE_WINDOW_MS);
+		this.#arrivals = new ArrivalNotices((message) => this.#notify(message));
 	}
 
 	/** Requests held: shown or waiting in the queue. */
@@ -195,8 +189,8 @@ export class DialogHost {
 		const key = askerKey(request);
 		const open = this.#openByAsker.get(key) ?? 0;
 		// Requests carried over from a replaced host were counted there; they are never refused here.
-		if (!carried && open >= this.#maxOpenPerAsker)
-			return this.#replyResult(request.id, "error", [], `The asker already has ${open} requests open at the host, the most one asker session may have (${this.#maxOpenPerAsker}); ask again once one has settled.`);
+		if (!carried && open >= MAX_OPEN_PER_ASKER)
+			return this.#replyResult(request.id, "error", [], `The asker already has ${open} requests open at the host, the most one asker session may have (${MAX_OPEN_PER_ASKER}); ask again once one has settled.`);
 		const remaining = request.deadline - Date.now();
 		if (remaining <= 0) return this.#replyResult(request.id, "timeout", carried?.answers ?? [], "The call's budget had run out before it reached the host.");
 		const answers: (Answer | undefined)[] = questions.map((q) => carried?.answers.find((a) => a.question === q.question && a.id === q.id));
