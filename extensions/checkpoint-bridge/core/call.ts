@@ -109,7 +109,7 @@ export function runCall(options: CallOptions, start: (call: CallControl) => ((ca
 				const problem = replyAnswersProblem(questions, reply);
 				if (problem !== undefined) return end("error", `The host's reply was refused: ${problem}.`, true);
 				// A copy: a sealed reply is frozen, and the envelope is the caller's to keep.
-				answers = structuredClone(reply.answers);
+				answers = reply.answers.map(({ values, sharedWith, ...answer }) => ({ ...answer, ...(values ? { values: [...values] } : {}), ...(sharedWith ? { sharedWith: [...sharedWith] } : {}) }));
 				if (reply.kind === "result") return end(reply.status, reply.note, false);
 				try {
 					onProgress?.(reply);

@@ -55,13 +55,12 @@ export interface SharedHandle {
 /** Seals a reply as the host's: returns a deeply frozen copy bound to the reply's request id. */
 export type ReplySeal = <T extends RelayReply>(reply: T) => T;
 
-/** Freezes `value` and everything reachable from it. */
-function deepFreeze<T>(value: T): T {
-	if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
-		Object.freeze(value);
-		for (const inner of Object.values(value)) deepFreeze(inner);
-	}
-	return value;
+/** A deeply frozen copy of `value`: plain objects and arrays are copied, anything else is kept as it is. */
+function frozenCopy<T>(value: T): T {
+	if (typeof value !== "object" || value === null) return value;
+	if (Array.isArray(value)) return Object.freeze(value.map(frozenCopy)) as T;
+	// fromEntries defines each key as an own property: a "__proto__" key stays a key.
+	return Object.freeze(Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, frozenCopy(inner)]))) as T;
 }
 
 /** The bus methods every copy relies on: pinned as own, read-only properties. */
@@ -76,7 +75,7 @@ export function createHandle(): SharedHandle {
 	// its id and content cannot be rewritten, and a rewritten copy is not in here.
 	const sealed = new WeakMap<object, string>();
 	const seal: ReplySeal = (reply) => {
-		const copy = deepFreeze(structuredClone(reply));
+		const copy = frozenCopy(reply);
 		sealed.set(copy, copy.id);
 		return copy;
 	};
