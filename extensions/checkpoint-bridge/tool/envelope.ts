@@ -14,7 +14,7 @@ export type Status =
 	| "cancelled"
 	/** No session with a UI holds the host role. */
 	| "no-host"
-	/** The host-side dialog failed, or the parameters were invalid. */
+	/** The host-side dialog failed, the parameters were invalid, the asker had too many requests open, or a reply did not fit the questions. */
 	| "error";
 
 export const STATUSES: readonly Status[] = ["ok", "timeout-or-cancelled", "timeout", "cancelled", "no-host", "error"];
