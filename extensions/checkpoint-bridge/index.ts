@@ -1,7 +1,8 @@
 /**
  * checkpoint-bridge: every session gets `ask_user_via_host`; the one session with a UI (the host)
  * shows the questions, one dialog at a time for the whole process, and the answers come back as
- * the tool result. Imports nothing from pi at run time, so any pi with this extension API loads it.
+ * the tool result. Imports nothing from pi at run time, so any pi with this extension API loads it;
+ * the terminal form (pi-tui, which pi maps for extensions) is imported on the first TUI question.
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { askViaHost } from "./core/asker.ts";
@@ -14,6 +15,7 @@ import { progressText } from "./tool/progress.ts";
 import type { RelayProgress } from "./core/protocol.ts";
 import { askRemote, closeProcessEndpoint, endpointFromEnv, ensureProcessEndpoint } from "./transports/local/index.ts";
 import { dialogSurface } from "./surfaces/dialogs.ts";
+import { lazyFormSurface } from "./surfaces/terminal-form/lazy.ts";
 import { renderCallView, renderResultView } from "./tool/render.ts";
 import { AskParamsSchema, type AskParams } from "./tool/schema.ts";
 import { sharedHandle } from "./core/shared-handle.ts";
@@ -60,7 +62,8 @@ export default function checkpointBridge(pi: ExtensionAPI): void {
 		if (role || !ctx.hasUI) return;
 		role = claimHostRole(handle, {
 			ui: ctx.ui,
-			surface: dialogSurface(ctx.ui),
+			// The terminal shows a request as one form; RPC hosts keep pi's select/input dialogs.
+			surface: ctx.mode === "tui" ? lazyFormSurface(ctx.ui) : dialogSurface(ctx.ui),
 			sessionId,
 			bell,
 			onSettled: (record) => pi.appendEntry(AUDIT_ENTRY_TYPE, record),

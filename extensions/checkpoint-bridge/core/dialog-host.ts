@@ -13,7 +13,7 @@ import { parseInbound, resolveInbound, type InboundReply } from "./inbound.ts";
 import { OBSERVER_VERSION, type ObservedRequest, type Snapshot } from "./observers.ts";
 import { PROTOCOL_VERSION, type RelayCancel, type RelayReply, type RelayRequest } from "./protocol.ts";
 import { SameQuestions } from "./same-questions.ts";
-import type { HostUI, Surface } from "./surface.ts";
+import type { HostUI, RequestOutcome, Surface } from "./surface.ts";
 import { validateAskParams, type Question } from "../tool/validate.ts";
 
 /** Lifecycle notifications for observers, the audit trail and the status line. */
@@ -378,20 +378,25 @@ export class DialogHost {
 		}
 	}
 
+	/** Takes the answer of an identical question another asker already got, when there is one; true when it did. */
+	#takeShared(held: Held, index: number): boolean {
+		const shared = this.#same.sharedAnswer(held, index);
+		if (!shared) return false;
+		held.answers[index] = shared;
+		this.#stats.sharedAnswers++;
+		this.#progress(held, "answered", { question: index });
+		return true;
+	}
+
 	async #run(held: Held): Promise<void> {
 		held.started = true;
+		if (this.#surface.askRequest) return this.#runWhole(held);
 		const { request, questions } = held;
 		const total = questions.length;
 		for (const [index, question] of questions.entries()) {
 			if (held.settled) return;
 			if (held.answers[index]) continue;
-			const shared = this.#same.sharedAnswer(held, index);
-			if (shared) {
-				held.answers[index] = shared;
-				this.#stats.sharedAnswers++;
-				this.#progress(held, "answered", { question: index });
-				continue;
-			}
+			if (this.#takeShared(held, index)) continue;
 			let answer: Answer | undefined;
 			// When the call has less time left than a dialog gets, the dialog's own timeout is the call's.
 			const cappedByCall = request.deadline - Date.now() <= request.dialogTimeoutMs;
@@ -420,8 +425,57 @@ export class DialogHost {
 		this.#settle(held, "ok");
 	}
 
-	/** One question within its own budget: never more than the per-dialog limit or what is left of the call. */
-	async #ask(held: Held, index: number): Promise<Answer | undefined> {
+	/**
+	 * A surface that shows whole requests (the terminal form): one task of the queue for the whole
+	 * request, within one dialog budget. Answers count as the human gives them (progress, and what a
+	 * timeout returns); the outcome's answers are final. The same endings as the per-question path.
+	 */
+	async #runWhole(held: Held): Promise<void> {
+		const { request, questions } = held;
+		questions.forEach((_, index) => held.answers[index] ?? this.#takeShared(held, index));
+		if (held.answers.every((a) => a !== undefined)) return this.#settle(held, "ok");
+		const cappedByCall = request.deadline - Date.now() <= request.dialogTimeoutMs;
+		let outcome: RequestOutcome | undefined;
+		try {
+			outcome = await this.#withBudget(held, questions.findIndex((_, i) => !held.answers[i]), (signal, deadline) =>
+				this.#surface.askRequest!({
+					asker: request.asker.label,
+					questions,
+					known: [...held.answers],
+					signal,
+					deadline,
+					onDialog: () => void this.#stats.dialogsShown++,
+					onShown: (index) => {
+						if (held.settled || !questions[index]) return;
+						held.showing = index;
+						this.#progress(held, "shown", { question: index });
+						this.#events.shown?.(this.#observed(held), index);
+					},
+					onAnswer: (index, answer) => {
+						if (held.settled || !questions[index]) return;
+						held.answers[index] = { ...answer, source: "dialog" };
+						this.#progress(held, "answered", { question: index });
+					},
+				}),
+			);
+		} catch (error) {
+			return this.#settle(held, "error", `The host dialog failed: ${errorText(error)}`);
+		}
+		if (held.settled) return;
+		// The form's answers are final (the human may have changed or withdrawn one); shared answers stand.
+		if (outcome)
+			questions.forEach((_, i) => {
+				const answer = outcome.answers[i];
+				if (held.answers[i]?.source !== "shared") held.answers[i] = answer ? { ...answer, source: answer.source ?? "dialog" } : undefined;
+			});
+		if (outcome?.ended === "submitted" && held.answers.every((a) => a !== undefined)) return this.#settle(held, "ok");
+		if (cappedByCall && Date.now() >= request.deadline - DEADLINE_TOLERANCE_MS) return this.#stop(held, "timeout");
+		const n = answered(held).length;
+		this.#settle(held, "timeout-or-cancelled", `The user dismissed the form of ${questions.length} question${questions.length === 1 ? "" : "s"}, or it timed out; ${n} answered.`);
+	}
+
+	/** Runs what is shown within its budget (never more than the per-dialog limit or what is left of the call), with the shown event and the bell; undefined when no time is left. */
+	async #withBudget<T>(held: Held, index: number, show: (signal: AbortSignal, deadline: number) => Promise<T>): Promise<T | undefined> {
 		const budget = Math.min(held.request.dialogTimeoutMs, held.request.deadline - Date.now());
 		if (budget <= 0) return undefined;
 		const expiry = new AbortController();
@@ -433,20 +487,27 @@ export class DialogHost {
 		this.#events.shown?.(this.#observed(held), index);
 		if (firstShown && this.#isRelayed(held)) this.#bell?.();
 		try {
-			return await this.#surface.ask(
-				{
-					asker: held.request.asker.label,
-					index,
-					total: held.questions.length,
-					signal: AbortSignal.any([held.stop.signal, expiry.signal]),
-					deadline: Date.now() + budget,
-					onDialog: () => void this.#stats.dialogsShown++,
-				},
-				held.questions[index]!,
-			);
+			return await show(AbortSignal.any([held.stop.signal, expiry.signal]), Date.now() + budget);
 		} finally {
 			clearTimeout(timer);
 			held.showing = undefined;
 		}
+	}
+
+	/** One question within its own budget: never more than the per-dialog limit or what is left of the call. */
+	async #ask(held: Held, index: number): Promise<Answer | undefined> {
+		return this.#withBudget(held, index, (signal, deadline) =>
+			this.#surface.ask(
+				{
+					asker: held.request.asker.label,
+					index,
+					total: held.questions.length,
+					signal,
+					deadline,
+					onDialog: () => void this.#stats.dialogsShown++,
+				},
+				held.questions[index]!,
+			),
+		);
 	}
 }

@@ -4,13 +4,14 @@
  *
  * Payload: `{ requestId, answers }` with one answer per question in question order, or
  * `{ requestId, cancel: true }`. An answer is a string (an option's label, typed text, "yes"/"no"),
- * a string array for a multi-select, or `{ answer }` / `{ values }`.
+ * a string array for a multi-select, or `{ answer }` / `{ values }`, either with an optional `note`.
+ * The terminal form puts what the human gave through the same check (`resolveAnswer`).
  */
 import type { Answer } from "../tool/envelope.ts";
 import { answerOf, answerProblem } from "../tool/answers.ts";
 import type { Question } from "../tool/validate.ts";
 
-export type InboundValue = string | boolean | string[] | { answer?: string | boolean; values?: string[] };
+export type InboundValue = string | boolean | string[] | { answer?: string | boolean; values?: string[]; note?: string };
 
 export type InboundMessage = { requestId: string; answers: InboundValue[] } | { requestId: string; cancel: true };
 
@@ -78,10 +79,14 @@ function candidate(question: Question, value: InboundValue): Answer | string {
 	}
 }
 
-/** One outside answer, checked by the one answer check every surface uses. */
-function resolveOne(question: Question, value: InboundValue, at: string): Answer | string {
-	const answer = candidate(question, value);
-	if (typeof answer === "string") return `${at}: ${answer}`;
+/** One answer given outside or in the terminal form, checked by the one answer check every surface uses: the record, or what is wrong (prefixed with `at`). */
+export function resolveAnswer(question: Question, value: InboundValue, at: string): Answer | string {
+	const built = candidate(question, value);
+	if (typeof built === "string") return `${at}: ${built}`;
+	const note = typeof value === "object" && value !== null && !Array.isArray(value) ? (value.note as unknown) : undefined;
+	if (note !== undefined && typeof note !== "string") return `${at}: note must be text`;
+	// A blank note is no note; the check below bounds its length.
+	const answer = typeof note === "string" && note.trim() !== "" ? { ...built, note: note.trim() } : built;
 	const problem = answerProblem(question, answer);
 	return problem === undefined ? answer : `${at}: ${problem}`;
 }
@@ -93,7 +98,7 @@ export function resolveInbound(questions: Question[], values: InboundValue[]): {
 	const problems: string[] = [];
 	const answers: Answer[] = [];
 	questions.forEach((question, i) => {
-		const resolved = resolveOne(question, values[i] as InboundValue, `answers[${i}]`);
+		const resolved = resolveAnswer(question, values[i] as InboundValue, `answers[${i}]`);
 		if (typeof resolved === "string") problems.push(resolved);
 		else answers.push({ ...resolved, source: "outside" });
 	});

@@ -18,11 +18,22 @@ const RECOMMENDED_MARK = " (recommended)";
 const CHECKED = "☑ ";
 const UNCHECKED = "☐ ";
 
-/** `[asker] (i/n) header: question`, then the details on their own lines; the position only for batches of more than one. */
-export function dialogTitle(asker: string, index: number, total: number, question: Pick<Question, "question" | "header" | "details">): string {
+/** Characters of one option's preview folded into a dialog title; the rest is cut with a visible mark. @default 300 */
+export const PREVIEW_IN_TITLE = 300;
+
+/** An option's preview as a dialog title carries it: under a `── preview: label ──` line, cut to PREVIEW_IN_TITLE with a mark that says how much is left out. */
+export function foldedPreview(label: string, preview: string): string {
+	const chars = [...preview];
+	const cut = chars.length > PREVIEW_IN_TITLE ? `${chars.slice(0, PREVIEW_IN_TITLE).join("")}… [preview cut: ${chars.length - PREVIEW_IN_TITLE} more characters]` : preview;
+	return `── preview: ${label} ──\n${cut}`;
+}
+
+/** `[asker] (i/n) header: question`, then the details and the options' previews on their own lines; the position only for batches of more than one. */
+export function dialogTitle(asker: string, index: number, total: number, question: Pick<Question, "question" | "header" | "details" | "options">): string {
 	const position = total > 1 ? `(${index + 1}/${total}) ` : "";
 	const header = question.header ? `${question.header}: ` : "";
-	return `[${asker}] ${position}${header}${question.question}${question.details ? `\n${question.details}` : ""}`;
+	const previews = (question.options ?? []).flatMap((o) => (o.preview ? [foldedPreview(o.label, o.preview)] : []));
+	return [`[${asker}] ${position}${header}${question.question}`, ...(question.details ? [question.details] : []), ...previews].join("\n");
 }
 
 /** Option labels in display order: the recommended one first. */

@@ -4,7 +4,7 @@
  * dialogs and outside answers all use `answerProblem`), and when two questions are the same question.
  */
 import type { Answer } from "./envelope.ts";
-import type { Question } from "./validate.ts";
+import { LIMITS, type Question } from "./validate.ts";
 
 /** Builds the answer record of a question. */
 export function answerOf(question: Question, kind: Answer["kind"], answer: string, values?: string[]): Answer {
@@ -30,14 +30,17 @@ export function questionKey(question: Question): string {
 
 /**
  * What is wrong with `answer` as the answer to `question`, or undefined when it fits: it names the
- * question and its id, its kind is the question's, and its value was offered (an option label,
- * typed text only where "Other" is allowed, yes/no for a confirm). The one answer check.
+ * question and its id, its kind is the question's, its value was offered (an option label, typed
+ * text only where "Other" is allowed, yes/no for a confirm), and its note (if any) is text within
+ * LIMITS.note. The one answer check.
  */
 export function answerProblem(question: Question, answer: Answer): string | undefined {
 	if (typeof answer !== "object" || answer === null) return "is not an answer record";
 	if (answer.question !== question.question) return `answers ${JSON.stringify(answer.question)}, which was not asked`;
 	if (answer.id !== question.id) return `carries id ${JSON.stringify(answer.id)}, the question has ${JSON.stringify(question.id)}`;
 	if (typeof answer.answer !== "string") return "has no answer text";
+	if (answer.note !== undefined && (typeof answer.note !== "string" || answer.note.length > LIMITS.note))
+		return `note must be text of at most ${LIMITS.note} characters`;
 	const values = answer.values;
 	if (values !== undefined && !(question.kind === "choice" && question.multiSelect)) return "has several values, but the question takes one";
 	switch (question.kind) {

@@ -34,6 +34,8 @@ export interface Answer {
 	id?: string;
 	/** Every picked value of a multi-select, in option order, typed ones last. */
 	values?: string[];
+	/** What the human added to the answer in their own words (at most 2000 characters). */
+	note?: string;
 	/** Other askers who asked the same question at the same time and got this same answer. */
 	sharedWith?: string[];
 	/** Where the answer came from: a dialog here, another asker's dialog, or an outside answer. */

@@ -10,6 +10,9 @@ export const OptionSchema = Type.Union([
 	Type.Object({
 		label: Type.String({ description: "What the human picks; returned as the answer." }),
 		description: Type.Optional(Type.String({ description: "One line on what this choice means." })),
+		preview: Type.Optional(
+			Type.String({ description: "Text the human sees while this option is under the cursor, e.g. code or a diff (max 4000 chars)." }),
+		),
 	}),
 ]);
 

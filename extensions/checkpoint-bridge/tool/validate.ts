@@ -1,6 +1,6 @@
 /**
  * Checks a call's parameters before anything is shown, and names every problem at once.
- * Accepts the v1 form (options as strings) and the v2 form (options as `{label, description}`,
+ * Accepts the v1 form (options as strings) and the v2 form (options as `{label, description, preview}`,
  * header, details, multiSelect, allowOther, recommended, kind "confirm"). The input is `unknown`:
  * pi validates against the schema, but the relay is also reachable from code that does not.
  * Every text is neutralised for the terminal (sanitise.ts) before its limits are checked, so the
@@ -24,6 +24,10 @@ export const LIMITS = {
 	description: 200,
 	/** Characters of a question's context details. */
 	details: 2_000,
+	/** Characters of an option's preview (code, a diff), shown beside or below the options in the terminal form. */
+	preview: 4_000,
+	/** Characters of the note the human may add to an answer. */
+	note: 2_000,
 	/** Characters of a placeholder. */
 	placeholder: 200,
 	/** Characters of a question id. */
@@ -34,6 +38,8 @@ export const LIMITS = {
 export interface Option {
 	label: string;
 	description?: string;
+	/** Text shown for the option under the cursor (beside the list, or below it on a narrow terminal); folded into the title of a dialog. */
+	preview?: string;
 }
 
 /**
@@ -133,7 +139,8 @@ function checkOptions(options: unknown, at: string, problems: string[]): Option[
 		if (seen.has(label)) return void problems.push(`${where}: duplicates ${JSON.stringify(label)}`);
 		seen.add(label);
 		const description = isRecord(raw) ? optionalText(raw, "description", LIMITS.description, where, problems) : undefined;
-		checked.push({ label, ...(description !== undefined ? { description } : {}) });
+		const preview = isRecord(raw) ? optionalText(raw, "preview", LIMITS.preview, where, problems) : undefined;
+		checked.push({ label, ...(description !== undefined ? { description } : {}), ...(preview !== undefined ? { preview } : {}) });
 	});
 	return checked;
 }

@@ -1,0 +1,128 @@
+/**
+ * The terminal form as a pi-tui component: keys go to the form's model, typed text to pi-tui's
+ * own `Input` (cursor, paste, word deletion), and a one-second tick keeps the countdown live.
+ */
+import { Input, matchesKey, type Component, type Focusable } from "@earendil-works/pi-tui";
+import { LIMITS } from "../../tool/validate.ts";
+import type { Effect, Field, FormModel } from "./model.ts";
+import { renderForm, type FormTheme } from "./render.ts";
+
+/** How often the countdown is redrawn, in ms. @default 1000 */
+export const TICK_MS = 1_000;
+
+export interface FormComponentOptions {
+	model: FormModel;
+	theme: FormTheme;
+	asker: string;
+	/** Epoch ms at which the form closes; drives the countdown. */
+	deadline: number;
+	/** Asks the TUI to draw again. */
+	requestRender(): void;
+	/** The human submitted or dismissed the form. */
+	finish(effect: NonNullable<Effect>): void;
+	/** Rendering or a key failed: the form closes and its call ends with `error`. */
+	fail(error: unknown): void;
+	/** The human moved to another question. @default none */
+	onShown?: (index: number) => void;
+}
+
+export class FormComponent implements Component, Focusable {
+	readonly #o: FormComponentOptions;
+	readonly #input = new Input({ prompt: "" });
+	/** Which field the input holds: the field and the question it belongs to. */
+	#holds: string | undefined;
+	readonly #tick: ReturnType<typeof setInterval>;
+	#failed = false;
+	focused = false;
+
+	constructor(options: FormComponentOptions) {
+		this.#o = options;
+		this.#tick = setInterval(() => options.requestRender(), TICK_MS);
+		this.#tick.unref?.();
+		this.#load();
+	}
+
+	render(width: number): string[] {
+		if (this.#failed) return [];
+		try {
+			this.#input.focused = this.focused;
+			const { model, theme, asker, deadline } = this.#o;
+			return renderForm(model, { asker, remainingMs: deadline - Date.now(), field: (w) => this.#input.render(w)[0] ?? "" }, theme, width);
+		} catch (error) {
+			this.#fail(error);
+			return [];
+		}
+	}
+
+	handleInput(data: string): void {
+		if (this.#failed) return;
+		try {
+			this.#handle(data);
+			this.#o.requestRender();
+		} catch (error) {
+			this.#fail(error);
+		}
+	}
+
+	invalidate(): void {
+		this.#input.invalidate();
+	}
+
+	dispose(): void {
+		clearInterval(this.#tick);
+	}
+
+	#fail(error: unknown): void {
+		this.#failed = true;
+		this.dispose();
+		this.#o.fail(error);
+	}
+
+	/** Puts the value of the field now open into the input, when another field opened. */
+	#load(): void {
+		const { model } = this.#o;
+		const field = model.field;
+		const holds = field ? `${field}:${model.tab}` : undefined;
+		if (holds === this.#holds) return;
+		this.#holds = holds;
+		const q = model.current;
+		this.#input.setValue(field === "note" ? (q?.note ?? "") : (q?.typed ?? ""));
+	}
+
+	/** Sends a key to the input and writes what it holds back to the model. */
+	#type(field: Field, data: string): void {
+		this.#input.handleInput(data);
+		const value = this.#input.getValue();
+		if (field === "note") {
+			if (value.length > LIMITS.note) this.#input.setValue(value.slice(0, LIMITS.note));
+		} else this.#o.model.setTyped(value);
+	}
+
+	#handle(data: string): void {
+		const { model } = this.#o;
+		const before = model.tab;
+		model.message = undefined;
+		this.#load();
+		const field = model.field;
+		const textBeside = (field === "other" || field === "text") && this.#input.getValue() !== "";
+		if (matchesKey(data, "escape")) {
+			if (field === "note") model.closeNote(undefined);
+			else this.#o.finish("dismiss");
+		} else if (field === "note") {
+			if (matchesKey(data, "enter")) model.closeNote(this.#input.getValue());
+			else this.#type(field, data);
+		} else if (matchesKey(data, "ctrl+n")) model.openNote();
+		else if (matchesKey(data, "tab")) model.turn(1);
+		else if (matchesKey(data, "shift+tab")) model.turn(-1);
+		else if (matchesKey(data, "up")) model.move(-1);
+		else if (matchesKey(data, "down")) model.move(1);
+		else if (matchesKey(data, "enter")) {
+			const effect = model.enter();
+			if (effect) return this.#o.finish(effect);
+		} else if ((matchesKey(data, "right") || matchesKey(data, "left")) && !textBeside) model.turn(matchesKey(data, "right") ? 1 : -1);
+		else if (field) this.#type(field, data);
+		else if (matchesKey(data, "space")) model.toggle();
+		this.#load();
+		if (model.tab !== before && model.current) this.#o.onShown?.(model.tab);
+	}
+}
