@@ -28,7 +28,7 @@ export interface FormComponentOptions {
 
 export class FormComponent implements Component, Focusable {
 	readonly #o: FormComponentOptions;
-	readonly #input = new Input({ prompt: "" });
+	#input = new Input({ prompt: "" });
 	/** Which field the input holds: the field and the question it belongs to. */
 	#holds: string | undefined;
 	readonly #tick: ReturnType<typeof setInterval>;
@@ -86,7 +86,10 @@ export class FormComponent implements Component, Focusable {
 		if (holds === this.#holds) return;
 		this.#holds = holds;
 		const q = model.current;
-		this.#input.setValue(field === "note" ? (q?.note ?? "") : (q?.typed ?? ""));
+		// A fresh field per question and field (its own undo), the text pasted in so the cursor sits at its end.
+		this.#input = new Input({ prompt: "" });
+		const value = field === "note" ? (q?.note ?? "") : (q?.typed ?? "");
+		if (value) this.#input.handleInput(`\x1b[200~${value}\x1b[201~`);
 	}
 
 	/** Sends a key to the input and writes what it holds back to the model. */

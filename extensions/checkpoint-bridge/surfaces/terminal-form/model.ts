@@ -186,8 +186,9 @@ export class FormModel {
 			if (!row) this.message = "Choose Yes or No (↑/↓), then Enter.";
 			else value = { answer: row.kind === "yes" ? "yes" : "no" };
 		} else if (question.multiSelect) {
-			value = q.value;
-			if (!value) this.message = "Tick at least one option with Space (or type one on the Other row), then Enter.";
+			// Ticks count as they are made; Enter only confirms them.
+			if (q.answer) return this.#advance();
+			this.message = "Tick at least one option with Space (or type one on the Other row), then Enter.";
 		} else if (row?.kind === "other") {
 			if (q.typed.trim() === "") this.message = "Type your answer on the Other row, then Enter.";
 			else value = { answer: q.typed.trim() };

@@ -122,7 +122,8 @@ function questionBody(model: FormModel, q: QuestionState, view: FormView, theme:
 		} else {
 			lines.push(...rowLines(model, q, view, theme, width));
 			if (shown) {
-				lines.push(theme.fg("dim", `─ preview: ${shown.label} ${"─".repeat(width)}`));
+				const ruler = `─ preview: ${shown.label} `;
+				lines.push(theme.fg("dim", ruler + "─".repeat(Math.max(0, width - visibleWidth(ruler)))));
 				lines.push(...previewLines(shown.preview, Math.max(1, width - 2), theme).map((l) => `  ${l}`));
 			}
 		}
