@@ -97,3 +97,22 @@ describe("answers from outside the terminal", () => {
 		expect(settled[0]).toMatchObject({ status: "timeout-or-cancelled", note: expect.stringContaining("cancelled from outside") });
 	});
 });
+
+describe("notes on outside answers", () => {
+	it(`carries a note of up to ${2_000} characters on the answer, trimmed`, async () => {
+		const { handle, settled, requestId } = await openRequest();
+		const note = ` ${"n".repeat(1_998)} `;
+		expect(answerFromOutside(handle, { requestId, answers: [{ answer: "SQLite", note }, { values: ["mac"], note: "only mac" }, "atlas", { answer: "yes", note: "   " }] })).toEqual([{ ok: true }]);
+		await flush(vi);
+		expect(settled[0]?.answers.map((a) => a.note)).toEqual(["n".repeat(1_998), "only mac", undefined, undefined]);
+	});
+
+	it("refuses a note that is too long or not text, and applies nothing", async () => {
+		const { handle, settled, requestId } = await openRequest();
+		expect(answerFromOutside(handle, { requestId, answers: [{ answer: "SQLite", note: "n".repeat(2_001) }, { values: ["mac"], note: 5 }, "atlas", true] })).toEqual([
+			{ ok: false, code: "invalid_answer", reason: "answers[0].note: must be text of at most 2000 characters; answers[1].note: must be text of at most 2000 characters" },
+		]);
+		await flush(vi);
+		expect(settled).toEqual([]);
+	});
+});

@@ -24,6 +24,8 @@ export interface SessionOptions {
 	sessionId: string;
 	ui?: DialogUI;
 	name?: string;
+	/** pi's run mode; "rpc" when there is a UI, else "print". */
+	mode?: "tui" | "rpc" | "print";
 }
 
 export function playSession(factory: Factory, options: SessionOptions) {
@@ -41,7 +43,7 @@ export function playSession(factory: Factory, options: SessionOptions) {
 	factory(pi as never);
 	const ctx = {
 		hasUI: options.ui !== undefined,
-		mode: options.ui ? "rpc" : "print",
+		mode: options.mode ?? (options.ui ? "rpc" : "print"),
 		ui: options.ui,
 		sessionManager: { getSessionId: () => options.sessionId, getEntries: () => entries },
 	};

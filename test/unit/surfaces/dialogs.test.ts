@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Envelope } from "../../../extensions/checkpoint-bridge/tool/envelope.ts";
+import { PREVIEW_IN_TITLE } from "../../../extensions/checkpoint-bridge/surfaces/present.ts";
 import type { FakeDialog } from "../support/fake-ui.ts";
 import { flush, relay } from "../support/relay.ts";
 
@@ -161,5 +162,20 @@ describe("typed answers that match an offered option", () => {
 		const script = scripted(pickEntry("Other"), () => "Redis");
 		await relay({ respond: script.respond }).ask([{ question: "Which database?", details: "Pick one.", options: ["Postgres", "SQLite"] }]);
 		expect(script.seen[1]?.title).toBe("[child] Which database? — type your own answer\nPick one.");
+	});
+});
+
+describe("previews in pi's dialogs (RPC hosts)", () => {
+	it("folds each option's preview into the select's title, cut with a visible mark past PREVIEW_IN_TITLE", async () => {
+		const long = `${"a".repeat(PREVIEW_IN_TITLE)}TAIL`;
+		const script = scripted((d) => d.options![0]);
+		const { ask } = relay({ respond: script.respond });
+		const envelope = await ask([{ question: "Which store?", details: "Pick one.", options: [{ label: "sql", preview: "CREATE TABLE t (id int);" }, { label: "kv", preview: long }, "none"] }]);
+		expect(script.seen[0]?.title).toBe(
+			["[child] Which store?", "Pick one.", "── preview: sql ──", "CREATE TABLE t (id int);", "── preview: kv ──", `${"a".repeat(PREVIEW_IN_TITLE)}… [preview cut: 4 more characters]`].join("\n"),
+		);
+		// The entries are unchanged: a preview never reaches an option's text.
+		expect(script.seen[0]?.options).toEqual(["sql", "kv", "none", "Other (type your own)"]);
+		expect(envelope.answers[0]).toMatchObject({ answer: "sql", kind: "option" });
 	});
 });

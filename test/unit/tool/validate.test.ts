@@ -109,3 +109,18 @@ describe("parameter validation", () => {
 		]);
 	});
 });
+
+describe("previews", () => {
+	it(`keeps an option's preview of up to ${LIMITS.preview} characters`, () => {
+		const preview = "p".repeat(LIMITS.preview);
+		const result = validateAskParams({ questions: [{ question: "A?", options: [{ label: "x", preview }, "y"] }] });
+		expect(result.ok && result.questions[0]?.options).toEqual([{ label: "x", preview }, { label: "y" }]);
+	});
+
+	it("names a preview that is too long or not text", () => {
+		expect(problemsOf({ questions: [{ question: "A?", options: [{ label: "x", preview: "p".repeat(LIMITS.preview + 1) }, { label: "y", preview: 3 }] }] })).toEqual([
+			`questions[0].options[0].preview: is ${LIMITS.preview + 1} characters, at most ${LIMITS.preview}`,
+			"questions[0].options[1].preview: must be a string",
+		]);
+	});
+});

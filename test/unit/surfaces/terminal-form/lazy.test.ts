@@ -1,0 +1,63 @@
+/**
+ * Which surface index.ts picks, and that the form's module (and pi-tui) loads on the first TUI
+ * question, not when the extension loads.
+ */
+import { readFileSync } from "node:fs";
+import { dirname, relative, resolve } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { fakeCustomUI } from "../../support/fake-custom-ui.ts";
+import { fakeUI } from "../../support/fake-ui.ts";
+import { loadExtensionCopy, playSession } from "../../support/fake-pi.ts";
+
+const ROOT = resolve(import.meta.dirname, "../../../../extensions/checkpoint-bridge");
+
+/** Every file index.ts loads through static imports (type-only imports and `import()` left out). */
+function staticGraph(file: string, seen = new Set<string>()): Set<string> {
+	if (seen.has(file)) return seen;
+	seen.add(file);
+	const text = readFileSync(file, "utf8");
+	for (const match of text.matchAll(/^import\s+(?!type\b)[^;]*?from\s+["']([^"']+)["']/gms)) {
+		const target = match[1]!;
+		if (target.startsWith(".")) staticGraph(resolve(dirname(file), target), seen);
+		else seen.add(target);
+	}
+	return seen;
+}
+
+const sessions: ReturnType<typeof playSession>[] = [];
+afterEach(async () => {
+	for (const s of sessions.splice(0)) await s.shutdown();
+});
+
+describe("the terminal form loads on the first TUI question", () => {
+	it("index.ts does not import the form or pi-tui when the extension loads", () => {
+		const loaded = [...staticGraph(resolve(ROOT, "index.ts"))].map((f) => (f.startsWith("/") ? relative(ROOT, f) : f));
+		expect(loaded).toContain("surfaces/terminal-form/lazy.ts");
+		expect(loaded.filter((f) => f.includes("terminal-form/") && !f.endsWith("lazy.ts"))).toEqual([]);
+		expect(loaded.filter((f) => f.startsWith("@earendil-works/"))).toEqual([]);
+	});
+
+	it("in the TUI a request is one form (ctx.ui.custom), not pi's dialogs", async () => {
+		const custom = fakeCustomUI();
+		const dialogs = fakeUI();
+		const host = playSession(await loadExtensionCopy(), { sessionId: "tui-host", mode: "tui", ui: { ...dialogs.ui, ...custom.ui } });
+		sessions.push(host);
+		await host.start();
+		const call = host.call({ questions: [{ question: "Ship it?", kind: "confirm" }, { question: "Name?" }] });
+		for (let i = 0; i < 50 && !custom.current(); i++) await new Promise((r) => setTimeout(r, 10));
+		custom.current()!.press("down", "enter", { type: "atlas" }, "enter", "enter");
+		expect(await call).toMatchObject({ status: "ok", answers: [{ answer: "yes", kind: "confirm" }, { answer: "atlas", kind: "text" }] });
+		expect(dialogs.dialogs).toEqual([]);
+	});
+
+	it("an RPC host keeps pi's select and input dialogs", async () => {
+		const custom = fakeCustomUI();
+		const dialogs = fakeUI({ respond: (d) => d.answer(d.method === "select" ? "Yes" : "atlas") });
+		const host = playSession(await loadExtensionCopy(), { sessionId: "rpc-host", mode: "rpc", ui: { ...dialogs.ui, ...custom.ui } });
+		sessions.push(host);
+		await host.start();
+		expect(await host.call({ questions: [{ question: "Ship it?", kind: "confirm" }] })).toMatchObject({ status: "ok", answers: [{ answer: "yes" }] });
+		expect(dialogs.dialogs.map((d) => d.method)).toEqual(["select"]);
+		expect(custom.forms).toEqual([]);
+	});
+});
