@@ -38,6 +38,11 @@ export class TmuxSession {
 		await this.tmux("-f", "/dev/null", "new-session", "-d", "-s", this.target, "-x", String(width), "-y", String(height), "-c", cwd, command);
 	}
 
+	/** Resizes the terminal, as a user dragging the window would; the program gets SIGWINCH and redraws. */
+	async resize(width: number, height: number): Promise<void> {
+		await this.tmux("resize-window", "-t", this.target, "-x", String(width), "-y", String(height));
+	}
+
 	/** The visible screen; `-J` joins lines the terminal wrapped, so long titles stay on one line. */
 	async screen(): Promise<string> {
 		const { stdout } = await this.tmux("capture-pane", "-p", "-J", "-t", this.target);
