@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `npm run demo`: the real pi TUI with pi-subagents and checkpoint-bridge, where sub-agents ask you
- * questions through the main session's dialogs: two in the foreground (in pi's own process), then
+ * questions through the main session's terminal form: two in the foreground (in pi's own process), then
  * two in the background at once (each in its own runner process, through the host's local endpoint).
  *
  *   npm run demo                                  scripted model, no API key; press Enter to start
@@ -176,13 +176,13 @@ function explanation(model, pi) {
 	return [
 		`checkpoint-bridge demo (pi ${pi.version})`,
 		"The main agent hands work to sub-agents (pi-subagents). Each asks you one question with the",
-		"ask_user_via_host tool; it opens here, in the main session, as a dialog titled with who asks.",
+		"ask_user_via_host tool; it opens here, in the main session, as a form headed with who asks.",
 		"  1. planner, foreground: choose a naming convention (Up/Down, then Enter)",
 		"  2. writer, foreground: type a project name (then Enter)",
 		...(pi.background
 			? [
 					"  3. reviewer and tester, background, in parallel: both ask at once from their own processes;",
-					"     their dialogs queue and open one after the other, titled [subagent-... (pid N)]",
+					"     their forms queue and open one after the other, headed [subagent-... (pid N)]",
 				]
 			: [`  3. skipped: background sub-agents need pi 0.85; their runner cannot start on pi ${pi.version}`]),
 		"The final summary shows which answer reached which sub-agent.",

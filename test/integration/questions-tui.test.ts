@@ -10,18 +10,18 @@
  *
  * The screen of every step is written under .tmp/tui-form/pi-<version>/ (the path is printed).
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { ScriptAsk } from "./fixtures/scripted-model.ts";
 import { baseArgs, createPiEnv, NODE_BIN, PI_CLI, PI_VERSION, REPO_ROOT, type PiEnv } from "./harness/pi-cli.ts";
-import { TmuxSession, tmuxAvailable } from "./harness/tmux.ts";
+import { ScreenCaptures, TmuxSession, tmuxAvailable } from "./harness/tmux.ts";
 
 const hasTmux = tmuxAvailable();
 if (!hasTmux) console.warn("questions-tui.test.ts: skipped because tmux is not installed (CI installs it)");
 
 const EXIT_MARKER = "pi-exited-with-";
-const CAPTURES = join(REPO_ROOT, ".tmp", "tui-form", `pi-${PI_VERSION}`);
+const captures = new ScreenCaptures(join(REPO_ROOT, ".tmp", "tui-form", `pi-${PI_VERSION}`));
 const PREVIEW_SQL = "CREATE TABLE users (\n  id serial primary key\n);";
 
 const ask = (questions: unknown[], timeoutMs?: number) => ({ ask: { questions, ...(timeoutMs ? { timeoutMs } : {}) } as unknown as ScriptAsk });
@@ -56,17 +56,9 @@ async function waitForSqueezed(session: TmuxSession, pattern: RegExp, timeoutMs:
 	}
 }
 
-const captured: string[] = [];
-/** Keeps the screen of a step for the test output. */
-function capture(name: string, screen: string): void {
-	mkdirSync(CAPTURES, { recursive: true });
-	const file = join(CAPTURES, `${String(captured.length + 1).padStart(2, "0")}-${name}.txt`);
-	writeFileSync(file, screen);
-	captured.push(file);
-}
-
+const capture = (name: string, screen: string) => captures.save(name, screen);
 afterAll(() => {
-	if (captured.length) console.log(`questions-tui.test.ts (pi ${PI_VERSION}): screen captures in ${CAPTURES}:\n${captured.map((f) => `  ${f}`).join("\n")}`);
+	if (captures.files.length) console.log(captures.report(`questions-tui.test.ts (pi ${PI_VERSION})`));
 });
 
 describe.skipIf(!hasTmux)(`the terminal form in the real TUI, pi ${PI_VERSION}${hasTmux ? "" : " (skipped: tmux is not installed)"}`, () => {

@@ -2,15 +2,16 @@
  * `npm run demo` in a real terminal (tmux). The scripted main agent runs planner and then writer in
  * the foreground, then reviewer and tester in the background at once (a pi-subagents workflow; each
  * child in its own runner process, on pi 0.85.1, where that runner works). Every question must open
- * as a dialog in the main TUI titled with who asks, the two background ones strictly one after the
- * other, and every answer given here must come back in what that sub-agent reported.
+ * as the terminal form in the main TUI, headed with who asks, the two background ones strictly one
+ * after the other, and every answer given here must come back in what that sub-agent reported.
+ * The screen of each form is written under .tmp/tui-demo/ (the path is printed).
  */
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
-import { TmuxSession, tmuxAvailable } from "./harness/tmux.ts";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { ScreenCaptures, TmuxSession, tmuxAvailable } from "./harness/tmux.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 const hasTmux = tmuxAvailable();
@@ -21,22 +22,29 @@ const compatInstalled = fs.existsSync(path.join(root, "test/compat/pi-0.85/node_
 // The answers the "user" gives; the project name is one the demo never prints by itself.
 const CHOSEN_CONVENTION = "snake_case";
 const PROJECT_NAME = "Orbit Lab 7";
-/** Each background child's question, the keys that pick the answer, and the answer it must report. */
+/**
+ * Each background child's question, its rows, the keys that pick the answer, the row they put the
+ * cursor on, and the answer it must report. A confirm starts with neither Yes nor No under the cursor.
+ */
 const BACKGROUND = {
-	reviewer: { question: "Does the missing test block the merge?", options: ["Yes", "No"], keys: ["Down"], answer: "no" },
-	tester: { question: "Which test suite should run first?", options: ["unit", "integration", "end-to-end"], keys: ["Down", "Down"], answer: "end-to-end" },
+	reviewer: { question: "Does the missing test block the merge?", options: ["Yes", "No"], confirm: true, keys: ["Down", "Down"], cursorOn: "No", answer: "no" },
+	tester: { question: "Which test suite should run first?", options: ["unit", "integration", "end-to-end"], confirm: false, keys: ["Down", "Down"], cursorOn: "end-to-end", answer: "end-to-end" },
 } as const;
 type BackgroundAgent = keyof typeof BACKGROUND;
 const EXIT_MARKER = "demo-exited-with-";
 /**
- * After any of these the dialog or line being waited for will not come: fail at once. pi keeps the
+ * After any of these the form or line being waited for will not come: fail at once. pi keeps the
  * editor's text and shows "Startup is still in progress" when Enter comes before its startup is done.
  */
 const DEAD_END = /No answer reached|received no answer|Demo stopped:|Startup is still in progress/;
 
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-/** A remote asker's dialog title: `[subagent-<agent>... (pid N)] <question>` (pi 0.85 appends the seconds left). */
-const remoteTitle = (agent: string, question: string) => new RegExp(`\\[(subagent-${agent}(?:#\\d+)?) \\(pid (\\d+)\\)\\] ${escape(question)}`);
+/** The form's header and its question: `[<asker>] · 2:59 left · 1 question`, then the question two lines below. */
+const formOf = (asker: string, question: string) => `\\[${asker}\\] · [^\\n]* left · 1 question\\s*\\n\\s*\\n ${escape(question)}`;
+/** A remote asker's form: headed `[subagent-<agent>... (pid N)]`. */
+const remoteTitle = (agent: string, question: string) => new RegExp(formOf(`(subagent-${agent}(?:#\\d+)?) \\(pid (\\d+)\\)`, question));
+const row = (text: string, cursor = false) => new RegExp(`^${cursor ? "→" : " "} ○ ${escape(text)}\\s*$`, "m");
+const captures = new ScreenCaptures(path.join(root, ".tmp", "tui-demo"));
 const anyBackgroundTitle = new RegExp(Object.entries(BACKGROUND).map(([agent, { question }]) => remoteTitle(agent, question).source).join("|"));
 const summaryLine = (agent: string, where: string, answer: string) => new RegExp(`^\\s*- ${agent} \\(${where}\\) received: ${escape(answer)}\\s*$`, "m");
 
@@ -62,22 +70,23 @@ async function start(session: TmuxSession, timeoutMs: number): Promise<string> {
 	return opening;
 }
 
-/** planner's choice, then writer's free text: dialogs titled with the asking session's name. */
+/** planner's choice, then writer's free text: forms headed with the asking session's name. */
 async function answerForeground(session: TmuxSession): Promise<void> {
-	const selectScreen = await session.waitFor(/\[subagent-planner\] Which naming convention should the project use\?/, 45_000, "the planner's select dialog", DEAD_END);
-	expect(selectScreen).toMatch(/→ camelCase/);
-	expect(selectScreen).toMatch(/^\s+snake_case\s*$/m);
-	expect(selectScreen).toMatch(/^\s+kebab-case\s*$/m);
-	expect(selectScreen, "a foreground child asks from pi's own process").not.toMatch(/\(pid \d+\)\] Which naming/);
+	const selectScreen = await session.waitFor(new RegExp(formOf("subagent-planner", "Which naming convention should the project use?")), 45_000, "the planner's form", DEAD_END);
+	captures.save("planner-form", selectScreen);
+	expect(selectScreen).toMatch(row("camelCase", true));
+	expect(selectScreen).toMatch(row("snake_case"));
+	expect(selectScreen).toMatch(row("kebab-case"));
+	expect(selectScreen, "a foreground child asks from pi's own process").not.toMatch(/\(pid \d+\)\] · /);
 	await session.keys("Down");
-	await session.waitFor(`→ ${CHOSEN_CONVENTION}`, 5_000, "the cursor on the second option");
+	await session.waitFor(row(CHOSEN_CONVENTION, true), 5_000, "the cursor on the second option");
 	await session.keys("Enter");
 
 	// The writer's question comes only after the planner has finished.
-	const inputScreen = await session.waitFor(/\[subagent-writer\] What should the project be called\?/, 30_000, "the writer's input dialog", DEAD_END);
+	const inputScreen = await session.waitFor(new RegExp(formOf("subagent-writer", "What should the project be called?")), 30_000, "the writer's form", DEAD_END);
 	expect(inputScreen).toContain(`Answer received by planner: ${CHOSEN_CONVENTION}`);
 	await session.type(PROJECT_NAME);
-	await session.waitFor(PROJECT_NAME, 5_000, "the typed project name in the input");
+	captures.save("writer-form", await session.waitFor(` > ${PROJECT_NAME}`, 5_000, "the typed project name in the form"));
 	await session.keys("Enter");
 }
 
@@ -100,6 +109,10 @@ async function quit(session: TmuxSession, runDir: string): Promise<void> {
 describe.skipIf(!hasTmux)(`npm run demo in the real TUI${hasTmux ? "" : " (skipped: tmux is not installed)"}`, () => {
 	let tmux: TmuxSession | undefined;
 	let runDir: string | undefined;
+
+	afterAll(() => {
+		if (captures.files.length) console.log(captures.report("tui-demo.test.ts"));
+	});
 
 	afterEach(async () => {
 		await tmux?.dispose();
@@ -124,39 +137,40 @@ describe.skipIf(!hasTmux)(`npm run demo in the real TUI${hasTmux ? "" : " (skipp
 
 	const otherThan = (agent: BackgroundAgent) => (Object.keys(BACKGROUND) as BackgroundAgent[]).find((name) => name !== agent)!;
 
-	it("shows each sub-agent's question as a titled dialog, the two background ones one after the other, and gets each answer back into its sub-agent", async () => {
+	it("shows each sub-agent's question as the form headed with who asks, the two background ones one after the other, and gets each answer back into its sub-agent", async () => {
 		await withDemo([], async (session, dir) => {
 			const opening = await start(session, compatInstalled ? 60_000 : 120_000);
 			expect(opening).toContain("checkpoint-bridge demo (pi 0.85.1)");
 			await answerForeground(session);
 
 			// Background: both children ask at once from their runner processes; the host shows one
-			// dialog while the other question waits (its status line counts both), then the other.
+			// form while the other question waits (its status line counts both), then the other.
 			const shown: { agent: BackgroundAgent; label: string; pid: number }[] = [];
 			for (let turn = 0; turn < 2; turn++) {
-				// The second dialog is the other child's: waiting for any title could read the first one
+				// The second form is the other child's: waiting for any title could read the first one
 				// again before the screen is redrawn.
 				const waitingFor = turn === 0 ? anyBackgroundTitle : remoteTitle(otherThan(shown[0]!.agent), BACKGROUND[otherThan(shown[0]!.agent)].question);
-				const screen = await session.waitFor(waitingFor, turn === 0 ? 90_000 : 30_000, `background dialog ${turn + 1}`, DEAD_END);
+				const screen = await session.waitFor(waitingFor, turn === 0 ? 90_000 : 30_000, `background form ${turn + 1}`, DEAD_END);
 				const agent = (Object.keys(BACKGROUND) as BackgroundAgent[]).find((name) => remoteTitle(name, BACKGROUND[name].question).test(screen) && !shown.some((s) => s.agent === name))!;
-				expect(agent, `a background dialog not shown before: ${screen}`).toBeDefined();
+				expect(agent, `a background form not shown before: ${screen}`).toBeDefined();
 				const [, label, pid] = remoteTitle(agent, BACKGROUND[agent].question).exec(screen)!;
-				expect(shown.map((s) => s.agent), `a second dialog for ${agent}`).not.toContain(agent);
+				expect(shown.map((s) => s.agent), `a second form for ${agent}`).not.toContain(agent);
 				shown.push({ agent, label: label!, pid: Number(pid) });
 				const other = otherThan(agent);
 				if (turn === 0) {
-					// Both wait at the host now, yet only this one's dialog is open.
+					// Both wait at the host now, yet only this one's form is open.
 					const queued = await session.waitFor(/checkpoint-bridge: 2 waiting \(/, 30_000, "both background questions waiting at the host", DEAD_END);
 					expect(queued).toMatch(remoteTitle(agent, BACKGROUND[agent].question));
-					expect(queued, `${other}'s dialog must wait until ${agent}'s is answered`).not.toMatch(remoteTitle(other, BACKGROUND[other].question));
+					expect(queued, `${other}'s form must wait until ${agent}'s is answered`).not.toMatch(remoteTitle(other, BACKGROUND[other].question));
 				} else {
-					expect(screen, `${shown[0]!.agent}'s dialog is gone`).not.toMatch(remoteTitle(shown[0]!.agent, BACKGROUND[shown[0]!.agent].question));
+					expect(screen, `${shown[0]!.agent}'s form is gone`).not.toMatch(remoteTitle(shown[0]!.agent, BACKGROUND[shown[0]!.agent].question));
 				}
-				const [first, ...rest] = BACKGROUND[agent].options;
-				expect(screen).toMatch(new RegExp(`→ ${escape(first)}`));
-				for (const option of rest) expect(screen).toMatch(new RegExp(`^\\s+${escape(option)}\\s*$`, "m"));
-				await session.keys(...BACKGROUND[agent].keys);
-				await session.waitFor(new RegExp(`→ ${escape(BACKGROUND[agent].options[BACKGROUND[agent].keys.length]!)}`), 5_000, `the cursor on ${agent}'s answer`);
+				captures.save(`${agent}-form`, screen);
+				const { options, confirm, keys, cursorOn } = BACKGROUND[agent];
+				// A choice starts on its first option; a confirm on neither Yes nor No.
+				options.forEach((option, i) => expect(screen).toMatch(row(option, i === 0 && !confirm)));
+				await session.keys(...keys);
+				await session.waitFor(row(cursorOn, true), 5_000, `the cursor on ${agent}'s answer`);
 				await session.keys("Enter");
 			}
 			// Two askers, each in a runner process of its own.

@@ -7,6 +7,8 @@
  */
 import { execFile, spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { promisify } from "node:util";
 
 const run = promisify(execFile);
@@ -79,5 +81,23 @@ export class TmuxSession {
 
 	async dispose(): Promise<void> {
 		await this.tmux("kill-server").catch(() => {});
+	}
+}
+
+/** Screens kept for the test output: one numbered text file per step, listed by `report()`. */
+export class ScreenCaptures {
+	readonly files: string[] = [];
+	constructor(readonly dir: string) {}
+
+	save(name: string, screen: string): void {
+		mkdirSync(this.dir, { recursive: true });
+		const file = join(this.dir, `${String(this.files.length + 1).padStart(2, "0")}-${name}.txt`);
+		writeFileSync(file, screen);
+		this.files.push(file);
+	}
+
+	/** Where the captures are, one line each, for the test's stdout. */
+	report(title: string): string {
+		return `${title}: screen captures in ${this.dir}:\n${this.files.map((f) => `  ${f}`).join("\n")}`;
 	}
 }
