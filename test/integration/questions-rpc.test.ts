@@ -205,4 +205,30 @@ describe("v2 questions over RPC", () => {
 		// The outside-answer path treats an offered label as that option; the dialog path must agree.
 		expect(envelope.answers).toEqual([{ question: "Build for which platforms?", answer: "linux", kind: "option", values: ["linux"], source: "dialog" }]);
 	});
+
+	it("an option's preview is folded into the select's title, a long one cut with a visible mark; the entries are unchanged", async () => {
+		const diff = `--- a/src/store.ts\n+++ b/src/store.ts\n${"+const cache = new Map();\n".repeat(20)}`;
+		run.createEnv({
+			script: {
+				prompts: {
+					store: { ask: ask([{ id: "store", question: "Which store?", options: [{ label: "sql", description: "one table", preview: "CREATE TABLE t (id int);" }, { label: "cache", preview: diff }] }]) },
+				},
+			},
+		});
+		const rpc = run.startPi({ args: ["--name", "host"] });
+		const start = rpc.mark();
+		await rpc.prompt("store");
+		const dialog = await rpc.waitForDialog({ from: start });
+		expect(dialog.method).toBe("select");
+		const cut = [...diff].slice(0, 300).join("");
+		expect(dialog.title).toBe(
+			["[host] Which store?", "── preview: sql ──", "CREATE TABLE t (id int);", "── preview: cache ──", `${cut}… [preview cut: ${diff.length - 300} more characters]`].join("\n"),
+		);
+		expect(dialog.options).toEqual(["sql — one table", "cache", OTHER]);
+		const mark = rpc.mark();
+		rpc.answer(dialog, "cache");
+		const envelope = onlyEnvelope(resultText((await rpc.waitForToolEnd(ASK_TOOL, { from: mark })).result));
+		expect(envelope).toMatchObject({ status: "ok", answers: [{ id: "store", answer: "cache", kind: "option", source: "dialog" }] });
+		await rpc.waitForSettled({ from: mark });
+	});
 });
