@@ -427,17 +427,20 @@ export class DialogHost {
 
 	/**
 	 * A surface that shows whole requests (the terminal form): one task of the queue for the whole
-	 * request, within one dialog budget. Answers count as the human gives them (progress, and what a
-	 * timeout returns); the outcome's answers are final. The same endings as the per-question path.
+	 * request, open for the per-dialog limit once per open question (never beyond the call's budget).
+	 * Answers count as the human gives them (progress, and what a timeout returns); the outcome's
+	 * answers are final. The same endings as the per-question path.
 	 */
 	async #runWhole(held: Held): Promise<void> {
 		const { request, questions } = held;
 		questions.forEach((_, index) => held.answers[index] ?? this.#takeShared(held, index));
-		if (held.answers.every((a) => a !== undefined)) return this.#settle(held, "ok");
-		const cappedByCall = request.deadline - Date.now() <= request.dialogTimeoutMs;
+		const open = held.answers.filter((a) => a === undefined).length;
+		if (open === 0) return this.#settle(held, "ok");
+		const limit = request.dialogTimeoutMs * open;
+		const cappedByCall = request.deadline - Date.now() <= limit;
 		let outcome: RequestOutcome | undefined;
 		try {
-			outcome = await this.#withBudget(held, questions.findIndex((_, i) => !held.answers[i]), (signal, deadline) =>
+			outcome = await this.#withBudget(held, questions.findIndex((_, i) => !held.answers[i]), limit, (signal, deadline) =>
 				this.#surface.askRequest!({
 					asker: request.asker.label,
 					questions,
@@ -474,9 +477,9 @@ export class DialogHost {
 		this.#settle(held, "timeout-or-cancelled", `The user dismissed the form of ${questions.length} question${questions.length === 1 ? "" : "s"}, or it timed out; ${n} answered.`);
 	}
 
-	/** Runs what is shown within its budget (never more than the per-dialog limit or what is left of the call), with the shown event and the bell; undefined when no time is left. */
-	async #withBudget<T>(held: Held, index: number, show: (signal: AbortSignal, deadline: number) => Promise<T>): Promise<T | undefined> {
-		const budget = Math.min(held.request.dialogTimeoutMs, held.request.deadline - Date.now());
+	/** Runs what is shown within its budget (never more than `limit` or what is left of the call), with the shown event and the bell; undefined when no time is left. */
+	async #withBudget<T>(held: Held, index: number, limit: number, show: (signal: AbortSignal, deadline: number) => Promise<T>): Promise<T | undefined> {
+		const budget = Math.min(limit, held.request.deadline - Date.now());
 		if (budget <= 0) return undefined;
 		const expiry = new AbortController();
 		const timer = setTimeout(() => expiry.abort("dialog-timeout"), budget);
@@ -496,7 +499,7 @@ export class DialogHost {
 
 	/** One question within its own budget: never more than the per-dialog limit or what is left of the call. */
 	async #ask(held: Held, index: number): Promise<Answer | undefined> {
-		return this.#withBudget(held, index, (signal, deadline) =>
+		return this.#withBudget(held, index, held.request.dialogTimeoutMs, (signal, deadline) =>
 			this.#surface.ask(
 				{
 					asker: held.request.asker.label,

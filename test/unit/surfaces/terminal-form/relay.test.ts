@@ -40,7 +40,7 @@ describe("one form per request", () => {
 		const call = ask([db, targets], { label: "subagent-planner" });
 		await flush(vi);
 		expect(fake.forms).toHaveLength(1);
-		expect(fake.current()!.screen()).toContain("[subagent-planner] · 3:00 left · 2 questions");
+		expect(fake.current()!.screen()).toContain("[subagent-planner] · 5:00 left · 2 questions");
 		expect(fake.current()!.options?.blocked).toEqual({ kind: "question", message: "[subagent-planner] asks 2 questions" });
 		fake.current()!.press("down", "enter", "space", "down", "down", "space", "enter", "enter");
 		await flush(vi);
@@ -103,6 +103,18 @@ describe("the form ends with its call", () => {
 		expect(call.envelope?.answers).toMatchObject([{ answer: "Postgres" }]);
 		expect(fake.open).toHaveLength(0);
 		expect(fake.forms[0]!.closed).toMatchObject({ ended: "dismissed" });
+	});
+
+	it("stays open for the per-dialog limit once per open question, then closes: timeout-or-cancelled", async () => {
+		const { fake, ask } = formRelay();
+		const call = ask([db, targets, { question: "Name?" }], { budgetMs: 3_600_000 });
+		await flush(vi);
+		fake.current()!.press("enter");
+		await vi.advanceTimersByTimeAsync(3 * 180_000 - 1);
+		expect(fake.open).toHaveLength(1);
+		await vi.advanceTimersByTimeAsync(1);
+		expect(call.envelope).toMatchObject({ status: "timeout-or-cancelled", answers: [{ answer: "Postgres" }] });
+		expect(fake.open).toHaveLength(0);
 	});
 
 	it("an abort closes the form at once: cancelled", async () => {
