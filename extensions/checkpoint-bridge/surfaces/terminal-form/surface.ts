@@ -24,6 +24,7 @@ export function showForm(ui: CustomUI, prompt: RequestPrompt): Promise<RequestOu
 	if (signal.aborted) return Promise.resolve({ ended: "dismissed", answers: [...prompt.known] });
 	return new Promise<RequestOutcome>((resolve, reject) => {
 		let model: FormModel | undefined;
+		let component: FormComponent | undefined;
 		let close: ((outcome: RequestOutcome) => void) | undefined;
 		let settled = false;
 		const outcome = (ended: RequestOutcome["ended"]): RequestOutcome => ({ ended, answers: model?.answers ?? [...prompt.known] });
@@ -33,6 +34,8 @@ export function showForm(ui: CustomUI, prompt: RequestPrompt): Promise<RequestOu
 			signal.removeEventListener("abort", onAbort);
 			if ("error" in result) reject(result.error);
 			else resolve(result.outcome);
+			// Its countdown stops here, whether or not the TUI ever got the component to dispose it.
+			component?.dispose();
 			// The TUI takes the form off the screen; a failure there must not reach the relay.
 			try {
 				close?.("outcome" in result ? result.outcome : outcome("dismissed"));
@@ -48,7 +51,7 @@ export function showForm(ui: CustomUI, prompt: RequestPrompt): Promise<RequestOu
 				close = done;
 				model = new FormModel(prompt.questions, prompt.known, prompt.onAnswer);
 				prompt.onDialog?.();
-				const component = new FormComponent({
+				component = new FormComponent({
 					model,
 					theme,
 					asker: prompt.asker,
@@ -58,8 +61,11 @@ export function showForm(ui: CustomUI, prompt: RequestPrompt): Promise<RequestOu
 					fail: (error) => settle({ error }),
 					...(prompt.onShown ? { onShown: prompt.onShown } : {}),
 				});
-				// Aborted while pi was building the form: close it as soon as pi has it.
-				if (settled) queueMicrotask(() => done(outcome("dismissed")));
+				// Ended while pi was building the form: stop it now, and close it as soon as pi has it.
+				if (settled) {
+					component.dispose();
+					queueMicrotask(() => done(outcome("dismissed")));
+				}
 				return component;
 			},
 			{ blocked: { kind: "question", message: `[${prompt.asker}] asks ${n === 1 ? "a question" : `${n} questions`}` } },

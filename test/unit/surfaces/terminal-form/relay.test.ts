@@ -8,10 +8,11 @@ import { claimHostRole, HANDOVER_GRACE_MS } from "../../../../extensions/checkpo
 import type { RelayProgress } from "../../../../extensions/checkpoint-bridge/core/protocol.ts";
 import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared-handle.ts";
 import { lazyFormSurface } from "../../../../extensions/checkpoint-bridge/surfaces/terminal-form/lazy.ts";
-import { formSurface } from "../../../../extensions/checkpoint-bridge/surfaces/terminal-form/surface.ts";
+import { formSurface, showForm, type CustomUI } from "../../../../extensions/checkpoint-bridge/surfaces/terminal-form/surface.ts";
 import type { Envelope } from "../../../../extensions/checkpoint-bridge/tool/envelope.ts";
 import type { QuestionInput } from "../../../../extensions/checkpoint-bridge/tool/validate.ts";
 import { fakeCustomUI } from "../../support/fake-custom-ui.ts";
+import { ansiTheme, questions } from "./support.ts";
 import { flush, HOST_SESSION } from "../../support/relay.ts";
 
 beforeEach(() => vi.useFakeTimers());
@@ -115,6 +116,24 @@ describe("the form ends with its call", () => {
 		await vi.advanceTimersByTimeAsync(1);
 		expect(call.envelope).toMatchObject({ status: "timeout-or-cancelled", answers: [{ answer: "Postgres" }] });
 		expect(fake.open).toHaveLength(0);
+	});
+
+	it("a call that ends while the TUI is still building the form closes it as soon as it is built, its countdown stopped", async () => {
+		let renders = 0;
+		let closedWith: unknown;
+		const ui: CustomUI = {
+			// Like pi: the factory runs later, and a component closed before pi holds it is never disposed by pi.
+			custom: <T,>(factory: Parameters<CustomUI["custom"]>[0]) =>
+				new Promise<T>((resolve) => setTimeout(() => void factory({ requestRender: () => void renders++ }, ansiTheme, undefined, (r) => resolve((closedWith = r) as T)), 10)),
+		};
+		const abort = new AbortController();
+		const shown = showForm(ui, { asker: "a", questions: questions([db]), known: [], signal: abort.signal, deadline: Date.now() + 60_000 });
+		abort.abort();
+		expect(await shown).toEqual({ ended: "dismissed", answers: [] });
+		await vi.advanceTimersByTimeAsync(10);
+		expect(closedWith).toMatchObject({ ended: "dismissed" });
+		await vi.advanceTimersByTimeAsync(10_000);
+		expect(renders).toBe(0);
 	});
 
 	it("an abort closes the form at once: cancelled", async () => {
