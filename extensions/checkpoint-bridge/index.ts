@@ -27,8 +27,8 @@ export const TOOL_NAME = "ask_user_via_host";
 const DESCRIPTION = [
 	"Ask the human a question and wait for the answer. Works from any session, sub-agents included: the question is shown in the main session's UI.",
 	"Batch every related question into one call; ask only what changes the outcome.",
-	"Questions can offer options (with descriptions, a recommended one, multiSelect, and an 'Other' free-text entry), be free text, or be a yes/no confirm.",
-	'Returns JSON {status, answers:[{question, answer, kind, values?, id?}], note}. Proceed only on status "ok"; on any other status do not guess: return a structured needs_input result listing the open questions.',
+	"Questions can offer options (with descriptions, a preview such as code or a diff, a recommended one, multiSelect, and an 'Other' free-text entry), be free text, or be a yes/no confirm.",
+	'Returns JSON {status, answers:[{question, answer, kind, values?, id?, note?}], note}; an answer\'s note is what the human added in their own words. Proceed only on status "ok"; on any other status do not guess: return a structured needs_input result listing the open questions.',
 ].join(" ");
 
 const PROMPT_GUIDELINES = [

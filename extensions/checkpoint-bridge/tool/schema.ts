@@ -37,7 +37,7 @@ export const QuestionSchema = Type.Object({
 
 export const AskParamsSchema = Type.Object({
 	questions: Type.Array(QuestionSchema, {
-		description: "1 to 10 questions you need answered now, batched in one call. They are shown one after another.",
+		description: "1 to 10 questions you need answered now, batched in one call. The human sees them together in one form (in the terminal) or one after another.",
 	}),
 	timeoutMs: Type.Optional(
 		Type.Number({ description: "How long to wait for the human in total, in ms (1000 to 3600000). Default 300000." }),
