@@ -1,8 +1,8 @@
 /**
  * checkpoint-bridge: every session gets `ask_user_via_host`; the one session with a UI (the host)
  * shows the questions, one dialog at a time for the whole process, and the answers come back as
- * the tool result. Imports nothing from pi at run time, so any pi with this extension API loads it;
- * the terminal form (pi-tui, which pi maps for extensions) is imported on the first TUI question.
+ * the tool result. Loads nothing from pi when it loads, so any pi with this extension API loads it;
+ * the terminal form and pi-tui (which pi supplies to extensions) are imported on the first TUI question.
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { askViaHost } from "./core/asker.ts";
