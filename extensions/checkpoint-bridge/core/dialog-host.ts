@@ -438,6 +438,14 @@ export class DialogHost {
 		if (open === 0) return this.#settle(held, "ok");
 		const limit = request.dialogTimeoutMs * open;
 		const cappedByCall = request.deadline - Date.now() <= limit;
+		// A surface is passed in: what it hands back passes the same check as any other answer, or the call ends with error and the form closes.
+		const refused = (index: number, answer: Answer) => {
+			const problem = answerProblem(questions[index]!, answer);
+			if (problem === undefined) return false;
+			held.stop.abort("refused");
+			this.#settle(held, "error", `The host dialog's answer to question ${index + 1} ${problem}.`);
+			return true;
+		};
 		let outcome: RequestOutcome | undefined;
 		try {
 			outcome = await this.#withBudget(held, questions.findIndex((_, i) => !held.answers[i]), limit, (signal, deadline) =>
@@ -455,7 +463,7 @@ export class DialogHost {
 						this.#events.shown?.(this.#observed(held), index);
 					},
 					onAnswer: (index, answer) => {
-						if (held.settled || !questions[index]) return;
+						if (held.settled || !questions[index] || refused(index, answer)) return;
 						held.answers[index] = { ...answer, source: "dialog" };
 						this.#progress(held, "answered", { question: index });
 					},
@@ -466,11 +474,12 @@ export class DialogHost {
 		}
 		if (held.settled) return;
 		// The form's answers are final (the human may have changed or withdrawn one); shared answers stand.
-		if (outcome)
-			questions.forEach((_, i) => {
-				const answer = outcome.answers[i];
-				if (held.answers[i]?.source !== "shared") held.answers[i] = answer ? { ...answer, source: answer.source ?? "dialog" } : undefined;
-			});
+		for (const [i] of questions.entries()) {
+			const answer = outcome?.answers[i];
+			if (!outcome || held.answers[i]?.source === "shared") continue;
+			if (answer && answer.source !== "shared" && refused(i, answer)) return;
+			held.answers[i] = answer ? { ...answer, source: answer.source ?? "dialog" } : undefined;
+		}
 		if (outcome?.ended === "submitted" && held.answers.every((a) => a !== undefined)) return this.#settle(held, "ok");
 		if (cappedByCall && Date.now() >= request.deadline - DEADLINE_TOLERANCE_MS) return this.#stop(held, "timeout");
 		const n = answered(held).length;

@@ -1,6 +1,6 @@
 /**
  * Neutralises asker text for the terminal. Everything an asker provides (labels, session ids,
- * questions, headers, details, options, placeholders, ids) passes through `sanitiseText` where a
+ * questions, headers, details, options and their previews, placeholders, ids) passes through `sanitiseText` where a
  * request is taken in, on the asking side and on the host's, so both agree on every label and the
  * asker's answer check still matches what the host sends back.
  *
@@ -8,7 +8,7 @@
  * their 7-bit and 8-bit forms), every other C0 and C1 control character and DEL, bidirectional
  * overrides, embeddings, isolates and marks (U+061C, U+200E, U+200F, U+202A–U+202E,
  * U+2066–U+2069) and U+FEFF. Lone surrogates become U+FFFD. Line breaks (CR, CRLF, LF, U+2028,
- * U+2029) become "\n" where newlines are meaningful (`multiline`, used for details only) and a
+ * U+2029) become "\n" where newlines are meaningful (`multiline`, used for details and previews) and a
  * space everywhere else; a tab becomes a space. The output contains none of these characters, so
  * sanitising twice changes nothing.
  */

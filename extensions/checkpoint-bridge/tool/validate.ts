@@ -97,7 +97,7 @@ export type ValidationResult =
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
-/** Checks an optional string field with a length bound; returns it, neutralised, when valid. Only details keep line breaks. */
+/** Checks an optional string field with a length bound; returns it, neutralised, when valid. Only details and previews keep line breaks. */
 function optionalText(raw: Record<string, unknown>, key: string, max: number, at: string, problems: string[]): string | undefined {
 	const value = raw[key];
 	if (value === undefined) return undefined;
@@ -105,7 +105,7 @@ function optionalText(raw: Record<string, unknown>, key: string, max: number, at
 		problems.push(`${at}.${key}: must be a string`);
 		return undefined;
 	}
-	const text = sanitiseText(value, { multiline: key === "details" });
+	const text = sanitiseText(value, { multiline: key === "details" || key === "preview" });
 	if (text.length > max) problems.push(`${at}.${key}: is ${text.length} characters, at most ${max}`);
 	else return text;
 	return undefined;

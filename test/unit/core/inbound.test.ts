@@ -110,7 +110,7 @@ describe("notes on outside answers", () => {
 	it("refuses a note that is too long or not text, and applies nothing", async () => {
 		const { handle, settled, requestId } = await openRequest();
 		expect(answerFromOutside(handle, { requestId, answers: [{ answer: "SQLite", note: "n".repeat(2_001) }, { values: ["mac"], note: 5 }, "atlas", true] })).toEqual([
-			{ ok: false, code: "invalid_answer", reason: "answers[0].note: must be text of at most 2000 characters; answers[1].note: must be text of at most 2000 characters" },
+			{ ok: false, code: "invalid_answer", reason: "answers[0]: note must be text of at most 2000 characters; answers[1]: note must be text" },
 		]);
 		await flush(vi);
 		expect(settled).toEqual([]);

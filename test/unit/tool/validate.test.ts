@@ -117,6 +117,11 @@ describe("previews", () => {
 		expect(result.ok && result.questions[0]?.options).toEqual([{ label: "x", preview }, { label: "y" }]);
 	});
 
+	it("keeps a preview's line breaks and removes what a terminal would interpret", () => {
+		const result = validateAskParams({ questions: [{ question: "A?", options: [{ label: "x", preview: "line 1\r\n\x1b[31mline 2\x1b[0m\n\tindented" }, "y"] }] });
+		expect(result.ok && result.questions[0]?.options?.[0]?.preview).toBe("line 1\nline 2\n indented");
+	});
+
 	it("names a preview that is too long or not text", () => {
 		expect(problemsOf({ questions: [{ question: "A?", options: [{ label: "x", preview: "p".repeat(LIMITS.preview + 1) }, { label: "y", preview: 3 }] }] })).toEqual([
 			`questions[0].options[0].preview: is ${LIMITS.preview + 1} characters, at most ${LIMITS.preview}`,

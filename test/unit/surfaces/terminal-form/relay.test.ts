@@ -209,6 +209,30 @@ describe("the form ends with its call", () => {
 		expect(fake.open).toHaveLength(0);
 	});
 
+	it("an answer a whole-request surface hands back passes the one answer check: one not offered ends the call with error and closes it", async () => {
+		const handle = createHandle();
+		let closed = false;
+		claimHostRole(handle, {
+			ui: { notify: () => {} },
+			sessionId: HOST_SESSION,
+			surface: {
+				ask: async () => undefined,
+				askRequest: (prompt) =>
+					new Promise((resolve) => {
+						prompt.signal.addEventListener("abort", () => {
+							closed = true;
+							resolve({ ended: "dismissed", answers: [] });
+						});
+						prompt.onAnswer?.(0, { question: "Which database?", id: "db", answer: "Oracle", kind: "option" });
+					}),
+			},
+		});
+		const envelope = await askViaHost({ handle, asker: { label: "child", sessionId: "child-session" }, questions: [db], budgetMs: 60_000, dialogTimeoutMs: 60_000 });
+		expect(envelope).toMatchObject({ status: "error", answers: [] });
+		expect(envelope.note).toContain('The host dialog\'s answer to question 1 is of kind "option", but a value was typed');
+		expect(closed).toBe(true);
+	});
+
 	it("a question answered for another asker is shown as answered, not asked again", async () => {
 		const { fake, ask } = formRelay();
 		const first = ask([db], { label: "first" });
