@@ -21,6 +21,20 @@ const hasTmux = tmuxAvailable();
 if (!hasTmux) console.warn("questions-tui.test.ts: skipped because tmux is not installed (CI installs it)");
 
 const EXIT_MARKER = "pi-exited-with-";
+/**
+ * The envelope of the last `status` result on screen, parsed: the TUI wraps the JSON anywhere, so it
+ * is read with all whitespace removed (strings lose their spaces, keys keep any order).
+ */
+async function envelopeOnScreen(session: TmuxSession, status: string, timeoutMs: number): Promise<{ screen: string; envelope: { answers: Record<string, unknown>[]; asker?: string } }> {
+	const start = `returned:{"status":"${status}"`;
+	const screen = await waitForSqueezed(session, new RegExp(`${escapeRe(start)}.*"waitedMs":\\d+\\}`), timeoutMs, `the ${status} envelope`);
+	const flat = squeezed(screen);
+	const from = flat.lastIndexOf(start) + "returned:".length;
+	const end = flat.indexOf("}", flat.indexOf('"waitedMs":', from)) + 1;
+	return { screen, envelope: JSON.parse(flat.slice(from, end)) };
+}
+const unspaced = (value: unknown): unknown => JSON.parse(JSON.stringify(value).replace(/\s+/g, ""));
+
 const captures = new ScreenCaptures(join(REPO_ROOT, ".tmp", "tui-form", `pi-${PI_VERSION}`));
 const PREVIEW_SQL = "CREATE TABLE users (\n  id serial primary key\n);";
 
@@ -157,15 +171,17 @@ describe.skipIf(!hasTmux)(`the terminal form in the real TUI, pi ${PI_VERSION}${
 			expect(screen).toMatch(/^ 3\. Codename → nimbus\s*$/m);
 			await session.keys("Enter");
 
-			const expected = [
-				'{"question":"Whichdatabase?","answer":"Postgres","kind":"option","id":"db","note":"opsrunit","source":"dialog"}',
-				'{"question":"Whichareasgointothereleasenotes?","answer":"api,docs","kind":"option","id":"areas","values":["api","docs"],"source":"dialog"}',
-				'{"question":"Codenameoftherelease?","answer":"nimbus","kind":"other","id":"codename","source":"dialog"}',
-			].join(",");
-			screen = await waitForSqueezed(session, new RegExp(`"status":"ok","answers":\\[${escapeRe(expected)}\\]`), 20_000, "the ok envelope with exactly those answers");
-			capture("envelope-ok", screen);
-			expect(squeezed(screen)).toContain('"asker":"tui-host"');
-			expect(screen).not.toMatch(header(3));
+			const ok = await envelopeOnScreen(session, "ok", 20_000);
+			capture("envelope-ok", ok.screen);
+			expect(ok.envelope.answers, "exactly those values, kinds and the note").toEqual(
+				unspaced([
+					{ question: "Which database?", answer: "Postgres", kind: "option", id: "db", note: "ops run it", source: "dialog" },
+					{ question: "Which areas go into the release notes?", answer: "api, docs", kind: "option", id: "areas", values: ["api", "docs"], source: "dialog" },
+					{ question: "Codename of the release?", answer: "nimbus", kind: "other", id: "codename", source: "dialog" },
+				]),
+			);
+			expect(ok.envelope.asker).toBe("tui-host");
+			expect(ok.screen).not.toMatch(header(3));
 
 			// 2. Esc on the second question: the first answer comes back with timeout-or-cancelled.
 			await session.resize(120, 48);
@@ -175,19 +191,17 @@ describe.skipIf(!hasTmux)(`the terminal form in the real TUI, pi ${PI_VERSION}${
 			screen = await session.waitFor(/\[☐ Why not\?\]/, 5_000, "the second question", deadEnd);
 			capture("esc-on-second-question", screen);
 			await session.keys("Escape");
-			screen = await waitForSqueezed(
-				session,
-				new RegExp(`"status":"timeout-or-cancelled","answers":\\[${escapeRe('{"question":"Shipitnow?","answer":"yes","kind":"confirm","id":"ship","source":"dialog"}')}\\]`),
-				20_000,
-				"timeout-or-cancelled with the first answer",
-			);
-			capture("envelope-esc", screen);
+			const dismissed = await envelopeOnScreen(session, "timeout-or-cancelled", 20_000);
+			capture("envelope-esc", dismissed.screen);
+			expect(dismissed.envelope.answers, "the first answer only").toEqual(unspaced([{ question: "Ship it now?", answer: "yes", kind: "confirm", id: "ship", source: "dialog" }]));
 
 			// 3. The call's budget closes the open form.
 			screen = await prompt("ask briefly", header(1));
 			capture("budget-form-open", screen);
-			screen = await waitForSqueezed(session, /"status":"timeout","answers":\[\],"note":"Thecall'sbudget/, 20_000, "the timeout envelope");
+			const timedOut = await envelopeOnScreen(session, "timeout", 20_000);
+			screen = timedOut.screen;
 			capture("envelope-budget", screen);
+			expect(timedOut.envelope.answers).toEqual([]);
 			expect(screen, "the form is gone").not.toMatch(header(1));
 			expect(screen).not.toContain("Deploy target?\n");
 
