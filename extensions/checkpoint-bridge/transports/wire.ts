@@ -1,30 +1,57 @@
 /**
- * Frames on the local endpoint: newline-delimited JSON, one frame a line, each carrying the
- * protocol version. Request, cancel, progress and result frames are the bus messages of
- * protocol.ts plus a `type`, so the socket carries the same contract as the in-process bus.
+ * Frames on the local endpoint: newline-delimited JSON, one frame a line, each carrying the wire
+ * version. A connection opens with a handshake (hello, welcome, auth) in which the host proves it
+ * holds the endpoint's secret before the asker sends anything of value, then the asker proves it
+ * too. Request, cancel, progress and result frames are the bus messages of protocol.ts plus a
+ * `type`, so the socket carries the same contract as the in-process bus.
  */
 import { STATUSES, type Answer } from "../tool/envelope.ts";
-import { PROTOCOL_VERSION, type RelayCancel, type RelayProgress, type RelayRequest, type RelayResult } from "../core/protocol.ts";
+import type { RelayCancel, RelayProgress, RelayRequest, RelayResult } from "../core/protocol.ts";
 
-/** The frames carry bus messages, so they share the bus protocol's version. */
-export const WIRE_VERSION = PROTOCOL_VERSION;
+/**
+ * The wire's own version, apart from the bus's PROTOCOL_VERSION: the endpoint translates between
+ * the two, so copies of the extension in one process keep talking over the bus whatever the wire
+ * speaks. Bumped on any incompatible change to a frame, including a change to a bus message a
+ * frame carries. v1 had no handshake (the token travelled in the hello); v2 has the one above.
+ */
+export const WIRE_VERSION = 2;
 
-/** Longest frame accepted, newline excluded; a longer one closes its connection. */
+/** Longest frame accepted once the handshake is done, newline excluded; a longer one closes its connection. */
 export const MAX_FRAME_BYTES = 1024 * 1024;
+/** Longest frame accepted before the handshake is done: a handshake frame is under 200 bytes. */
+export const HANDSHAKE_MAX_FRAME_BYTES = 4 * 1024;
 
 /** Longest request id accepted from a client; ids are nanoids (21 characters). */
 const MAX_ID_LENGTH = 128;
-/** Longest token accepted in a hello; tokens are 43 characters. */
-const MAX_TOKEN_LENGTH = 1024;
+/** Nonces and proofs are 32 bytes in base64url (43 characters); anything shorter than 16 bytes is refused. */
+const MIN_SECRET_LENGTH = 22;
+const MAX_SECRET_LENGTH = 128;
 
-/** Client → server, first frame of every connection. */
+/** Client → server, first frame of every connection. Carries nothing secret. */
 export interface HelloFrame {
 	type: "hello";
 	v: number;
-	/** The secret from the token file beside the socket. */
-	token: string;
+	/** Fresh random bytes (base64url) the server must answer with a proof. */
+	nonce: string;
 	/** The client's process id as it says it; shown to the human, not checked. */
 	pid: number;
+}
+
+/** Server → client, the answer to hello: proof that the server holds the token, and a nonce of its own. */
+export interface WelcomeFrame {
+	type: "welcome";
+	v: number;
+	/** HMAC-SHA256 under the token of the server's tag and both nonces (base64url); see proof.ts. */
+	proof: string;
+	nonce: string;
+}
+
+/** Client → server, once the server has proven itself: the client's proof. Requests may follow at once. */
+export interface AuthFrame {
+	type: "auth";
+	v: number;
+	/** HMAC-SHA256 under the token of the client's tag and both nonces (base64url). */
+	proof: string;
 }
 
 export type RequestFrame = { type: "request" } & RelayRequest;
@@ -34,7 +61,7 @@ export type ResultFrame = { type: "result" } & RelayResult;
 
 /** Why a connection was refused; the server closes the connection after sending it. */
 export type ErrorCode =
-	/** The hello's token is not the endpoint's. */
+	/** The client's proof does not match: it does not hold the endpoint's token. */
 	| "bad-token"
 	/** The frame's `v` is not WIRE_VERSION. */
 	| "bad-version"
@@ -44,10 +71,12 @@ export type ErrorCode =
 	| "too-large"
 	/** A valid frame at the wrong place: no hello first, a second hello, a server frame from a client, a reused id. */
 	| "unexpected"
-	/** No hello within the grace period. */
-	| "hello-timeout";
+	/** The handshake was not done within the grace period. */
+	| "hello-timeout"
+	/** Too many connections were awaiting the handshake; this one was the oldest and made room. */
+	| "busy";
 
-export const ERROR_CODES: readonly ErrorCode[] = ["bad-token", "bad-version", "malformed", "too-large", "unexpected", "hello-timeout"];
+export const ERROR_CODES: readonly ErrorCode[] = ["bad-token", "bad-version", "malformed", "too-large", "unexpected", "hello-timeout", "busy"];
 
 /** Server → client: why the connection is closing. Understood at any version, so `v` may differ. */
 export interface ErrorFrame {
@@ -57,8 +86,8 @@ export interface ErrorFrame {
 	message: string;
 }
 
-export type ClientFrame = HelloFrame | RequestFrame | CancelFrame;
-export type ServerFrame = ProgressFrame | ResultFrame | ErrorFrame;
+export type ClientFrame = HelloFrame | AuthFrame | RequestFrame | CancelFrame;
+export type ServerFrame = WelcomeFrame | ProgressFrame | ResultFrame | ErrorFrame;
 export type Frame = ClientFrame | ServerFrame;
 
 export type FrameCheck = { ok: true; frame: Frame } | { ok: false; code: "malformed" | "bad-version"; message: string };
@@ -75,6 +104,7 @@ export function errorFrame(code: ErrorCode, message: string): ErrorFrame {
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const isText = (v: unknown, max = Number.POSITIVE_INFINITY): v is string => typeof v === "string" && v.length <= max;
+const isSecret = (v: unknown): v is string => isText(v, MAX_SECRET_LENGTH) && v.length >= MIN_SECRET_LENGTH && /^[\w-]+$/.test(v);
 const isId = (v: unknown): v is string => isText(v, MAX_ID_LENGTH) && v !== "";
 const isFiniteNumber = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
 const isIndex = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
@@ -85,8 +115,14 @@ const isAnswers = (v: unknown): v is Answer[] =>
 function problemOf(frame: Record<string, unknown>): string | undefined {
 	switch (frame.type) {
 		case "hello":
-			if (!isText(frame.token, MAX_TOKEN_LENGTH) || frame.token === "") return "hello.token must be a non-empty string";
+			if (!isSecret(frame.nonce)) return `hello.nonce must be ${MIN_SECRET_LENGTH}-${MAX_SECRET_LENGTH} base64url characters`;
 			if (!Number.isSafeInteger(frame.pid) || (frame.pid as number) <= 0) return "hello.pid must be a positive integer";
+			return undefined;
+		case "welcome":
+			if (!isSecret(frame.proof) || !isSecret(frame.nonce)) return `welcome.proof and welcome.nonce must be ${MIN_SECRET_LENGTH}-${MAX_SECRET_LENGTH} base64url characters`;
+			return undefined;
+		case "auth":
+			if (!isSecret(frame.proof)) return `auth.proof must be ${MIN_SECRET_LENGTH}-${MAX_SECRET_LENGTH} base64url characters`;
 			return undefined;
 		case "request": {
 			if (!isId(frame.id)) return `request.id must be a non-empty string of at most ${MAX_ID_LENGTH} characters`;
@@ -120,24 +156,34 @@ function problemOf(frame: Record<string, unknown>): string | undefined {
 			return undefined;
 		case "error":
 			if (typeof frame.code !== "string" || typeof frame.message !== "string") return "error needs a code and a message";
+			if (!Number.isSafeInteger(frame.v)) return "error.v must be an integer";
 			return undefined;
 		default:
 			return `unknown frame type ${JSON.stringify(frame.type)}`;
 	}
 }
 
+/** Refuses bytes that are not UTF-8 instead of replacing them, so no frame is read as other than it was sent. */
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
 /** Parses and checks one line. The version is checked before the fields, since another version may have other fields. */
-export function decodeFrame(line: string): FrameCheck {
+export function decodeFrame(line: string | Uint8Array): FrameCheck {
+	let text: string;
+	try {
+		text = typeof line === "string" ? line : utf8.decode(line);
+	} catch {
+		return { ok: false, code: "malformed", message: "The frame is not valid UTF-8." };
+	}
 	let raw: unknown;
 	try {
-		raw = JSON.parse(line);
+		raw = JSON.parse(text);
 	} catch {
 		return { ok: false, code: "malformed", message: "The frame is not JSON." };
 	}
 	if (!isRecord(raw)) return { ok: false, code: "malformed", message: "The frame is not a JSON object." };
 	// An error frame must be readable whatever its version: it is how a version mismatch is reported.
 	if (raw.type !== "error" && raw.v !== WIRE_VERSION)
-		return { ok: false, code: "bad-version", message: `The frame speaks checkpoint-bridge protocol v${String(raw.v)}; this side speaks v${WIRE_VERSION}.` };
+		return { ok: false, code: "bad-version", message: `The frame speaks checkpoint-bridge wire v${String(raw.v)}; this side speaks v${WIRE_VERSION}.` };
 	const problem = problemOf(raw);
 	if (problem) return { ok: false, code: "malformed", message: `Malformed frame: ${problem}.` };
 	return { ok: true, frame: raw as unknown as Frame };
@@ -145,43 +191,55 @@ export function decodeFrame(line: string): FrameCheck {
 
 /**
  * Splits a byte stream into lines of at most `maxBytes`, without ever buffering more than that:
- * a line that grows past the limit is reported at once, before its newline arrives.
+ * a line that grows past the limit is reported at once, before its newline arrives. The limit may
+ * be changed between lines (the endpoint raises it once the handshake is done), so lines are
+ * handed out one at a time.
  */
 export class LineReader {
-	readonly #maxBytes: number;
+	/** Longest line accepted from now on, newline excluded. */
+	maxBytes: number;
 	#pending: Buffer[] = [];
 	#pendingBytes = 0;
 	#overflowed = false;
 
 	constructor(maxBytes = MAX_FRAME_BYTES) {
-		this.#maxBytes = maxBytes;
+		this.maxBytes = maxBytes;
 	}
 
-	/** The complete lines in `chunk` (blank ones skipped), or "too-large" once a line exceeds the limit; nothing after that. */
-	push(chunk: Buffer): string[] | "too-large" {
-		if (this.#overflowed) return "too-large";
-		const lines: string[] = [];
+	/**
+	 * The complete lines in `chunk` as bytes (blank ones skipped), or "too-large" once a line exceeds
+	 * the limit, and nothing after that. Stopping early (a refused frame) drops the rest of the chunk.
+	 */
+	*push(chunk: Buffer): Generator<Buffer | "too-large", void, undefined> {
+		if (this.#overflowed) return yield "too-large";
 		let start = 0;
 		for (;;) {
 			const newline = chunk.indexOf(0x0a, start);
 			const piece = chunk.subarray(start, newline === -1 ? chunk.length : newline);
-			if (this.#pendingBytes + piece.length > this.#maxBytes) {
+			if (this.#pendingBytes + piece.length > this.maxBytes) {
 				this.#overflowed = true;
 				this.#pending = [];
-				return "too-large";
+				this.#pendingBytes = 0;
+				return yield "too-large";
 			}
 			if (newline === -1) {
 				if (piece.length > 0) {
 					this.#pending.push(piece);
 					this.#pendingBytes += piece.length;
 				}
-				return lines;
+				return;
 			}
-			const line = Buffer.concat([...this.#pending, piece]).toString("utf8");
+			const line = this.#pending.length === 0 ? piece : Buffer.concat([...this.#pending, piece]);
 			this.#pending = [];
 			this.#pendingBytes = 0;
-			if (line.trim() !== "") lines.push(line);
 			start = newline + 1;
+			if (!isBlank(line)) yield line;
 		}
 	}
+}
+
+/** A line of spaces, tabs and carriage returns only. */
+function isBlank(line: Buffer): boolean {
+	for (const byte of line) if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0d) return false;
+	return true;
 }

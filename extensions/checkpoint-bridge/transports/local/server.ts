@@ -1,23 +1,30 @@
 /**
  * The host process's local endpoint: a Unix domain socket in a private directory (0700) with a
  * random token in a 0600 file beside it. A request from another process is put on the
- * process-global bus exactly as a local asker puts its own, so it joins the one queue of
- * whichever session holds the host role (a replacement host after /new or /reload included),
- * and its replies are read from its `reply:<id>` channel and written back to the socket.
+ * process-global bus exactly as a local asker puts its own (connection.ts), so it joins the one
+ * queue of whichever session holds the host role (a replacement host after /new or /reload
+ * included). Connections that have not done the handshake are few and short-lived: a flood of
+ * them holds a bounded number of descriptors and a few KiB each.
  */
-import { randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { promises as fs, rmSync } from "node:fs";
 import net from "node:net";
-import os from "node:os";
 import path from "node:path";
 import { nanoid } from "nanoid";
-import { MAX_TIMEOUT_MS } from "../../core/config.ts";
-import type { Answer, Status } from "../../tool/envelope.ts";
-import { askerIdentity } from "../../core/identity.ts";
-import { PROTOCOL_VERSION, replyChannel, type AskerIdentity, type RelayReply } from "../../core/protocol.ts";
 import type { SharedHandle } from "../../core/shared-handle.ts";
 import { addressOf, advertise, SOCKET_NAME, type EndpointAddress } from "./address.ts";
-import { decodeFrame, encodeFrame, errorFrame, LineReader, MAX_FRAME_BYTES, type ErrorCode, type Frame, type RequestFrame } from "../wire.ts";
+import { Connection } from "./connection.ts";
+import { endpointParent, privateDirProblem } from "./private-files.ts";
+import { MAX_FRAME_BYTES } from "../wire.ts";
+
+export { REFUSAL_LINGER_MS, remoteAsker } from "./connection.ts";
+
+/** Default of EndpointOptions.helloTimeoutMs. */
+export const DEFAULT_HELLO_TIMEOUT_MS = 1_000;
+/** Default of EndpointOptions.maxPendingConnections. */
+export const DEFAULT_MAX_PENDING_CONNECTIONS = 64;
+/** Default of EndpointOptions.maxOpenRequests. */
+export const DEFAULT_MAX_OPEN_REQUESTS = 128;
 
 export interface EndpointOptions {
 	/** The process's shared handle: its bus reaches the host, its claim says whether there is one. */
@@ -25,15 +32,25 @@ export interface EndpointOptions {
 	/**
 	 * The private directory to serve in: created 0700 when missing; when it exists it must be a
 	 * directory of this user that nobody else can enter. Reusing one keeps the socket path stable
-	 * for processes spawned earlier. @default a fresh directory under os.tmpdir()
+	 * for processes spawned earlier. @default a fresh directory under $XDG_RUNTIME_DIR when that is
+	 * a directory private to this user, else under os.tmpdir()
 	 */
 	dir?: string;
 	/** Where to advertise the endpoint while it is open (pass process.env); restored on close. */
 	env?: NodeJS.ProcessEnv;
-	/** @default MAX_FRAME_BYTES */
+	/** Longest frame once a connection's handshake is done (before it: HANDSHAKE_MAX_FRAME_BYTES). @default MAX_FRAME_BYTES */
 	maxFrameBytes?: number;
-	/** A connection that has not said hello by then is closed. @default 5000 */
+	/** A connection that has not done the handshake (hello and auth) by then gets `hello-timeout` and is closed. @default DEFAULT_HELLO_TIMEOUT_MS (1000) */
 	helloTimeoutMs?: number;
+	/**
+	 * Most connections awaiting the handshake at once (refused ones still draining included). A
+	 * further one makes room by closing the oldest (`busy`): refused ones first, then those that sent
+	 * no hello, then those awaiting the client's proof. Node gives no peer credentials on a Unix
+	 * socket, so the limit is for all peers together. @default DEFAULT_MAX_PENDING_CONNECTIONS (64)
+	 */
+	maxPendingConnections?: number;
+	/** Most requests one connection may have open at once; each further one gets an `error` result naming the limit. @default DEFAULT_MAX_OPEN_REQUESTS (128) */
+	maxOpenRequests?: number;
 }
 
 export interface LocalEndpoint {
@@ -42,6 +59,8 @@ export interface LocalEndpoint {
 	readonly address: EndpointAddress;
 	/** Connections open now (for tests and diagnostics). */
 	readonly connectionCount: number;
+	/** Connections awaiting the handshake now, refused ones still draining included (for tests and diagnostics). */
+	readonly pendingCount: number;
 	/**
 	 * Stops serving: every remote request still held settles with `no-host` and `note` and is
 	 * dropped from the host's queue, connections close, the socket, the token and a directory
@@ -51,16 +70,6 @@ export interface LocalEndpoint {
 }
 
 const DEFAULT_CLOSE_NOTE = "The host stopped serving other processes before the questions were answered.";
-
-
-/** How long a refused connection is drained before it is destroyed, if the client does not close it first. @default 1000 */
-export const REFUSAL_LINGER_MS = 1_000;
-/** How a remote asker is shown: its own label, marked with the process it asks from. */
-export function remoteAsker(asker: AskerIdentity, pid: number): AskerIdentity {
-	const own = askerIdentity(asker.label, asker.sessionId);
-	// A remote asker is never the host's own model, so it always gets an arrival receipt.
-	return { label: `${own.label} (pid ${pid})`, sessionId: `pid ${pid}/${asker.sessionId}` };
-}
 
 const errnoOf = (error: unknown) => (error as NodeJS.ErrnoException | undefined)?.code;
 
@@ -73,10 +82,8 @@ async function preparePrivateDir(dir: string): Promise<boolean> {
 	} catch (error) {
 		if (errnoOf(error) !== "EEXIST") throw error;
 	}
-	const stat = await fs.lstat(dir);
-	if (!stat.isDirectory()) throw new Error(`${dir} exists and is not a directory.`);
-	if (typeof process.getuid === "function" && stat.uid !== process.getuid()) throw new Error(`${dir} belongs to another user.`);
-	if ((stat.mode & 0o077) !== 0) throw new Error(`${dir} is open to other users (mode ${(stat.mode & 0o777).toString(8)}); it must be 0700.`);
+	const problem = privateDirProblem(dir, await fs.lstat(dir));
+	if (problem) throw new Error(`${problem}.`);
 	return false;
 }
 
@@ -107,192 +114,16 @@ async function writeToken(tokenPath: string, token: string): Promise<void> {
 	await fs.rename(staging, tokenPath);
 }
 
-function sameToken(given: string, expected: Buffer): boolean {
-	const bytes = Buffer.from(given, "utf8");
-	return bytes.length === expected.length && timingSafeEqual(bytes, expected);
-}
-
-interface Forwarded {
-	/** The id the request has in the host: never the client's, so no client can address another's replies. */
-	hostId: string;
-	listener: (reply: RelayReply) => void;
-	answers: Answer[];
-}
-
-interface ConnectionOptions {
-	handle: SharedHandle;
-	token: Buffer;
-	maxFrameBytes: number;
-	helloTimeoutMs: number;
-}
-
-/** One client connection: hello first, then any number of requests and cancels. */
-class Connection {
-	#state: "hello" | "ready" | "closed" = "hello";
-	#pid = 0;
-	/** This connection's origin on the bus: answers are shared only within one origin (ADR-0003). */
-	readonly #origin = `local:${nanoid()}`;
-	readonly #requests = new Map<string, Forwarded>();
-	readonly #reader: LineReader;
-	readonly #helloTimer: ReturnType<typeof setTimeout>;
-
-	readonly socket: net.Socket;
-	readonly options: ConnectionOptions;
-
-	constructor(socket: net.Socket, options: ConnectionOptions) {
-		this.socket = socket;
-		this.options = options;
-		this.#reader = new LineReader(options.maxFrameBytes);
-		this.#helloTimer = setTimeout(() => this.refuse("hello-timeout", "No hello frame arrived in time."), options.helloTimeoutMs);
-		this.#helloTimer.unref();
-		socket.on("data", (chunk: Buffer) => this.#onData(chunk));
-		// An error is always followed by close, which is where the cleanup happens.
-		socket.on("error", () => {});
-		socket.on("close", () => this.#onClose());
+/** Which pending connection makes room for a new one: one already refused, else the oldest without a hello, else the oldest. */
+function evictionCandidate(pending: Set<Connection>): Connection | undefined {
+	let silent: Connection | undefined;
+	let oldest: Connection | undefined;
+	for (const connection of pending) {
+		if (connection.stage === "closed") return connection;
+		silent ??= connection.stage === "hello" ? connection : undefined;
+		oldest ??= connection;
 	}
-
-	/** Sends an error frame, drops this connection's requests, and closes it. Nothing else is touched. */
-	refuse(code: ErrorCode, message: string): void {
-		if (this.#state === "closed") return;
-		this.#state = "closed";
-		clearTimeout(this.#helloTimer);
-		this.#cancelAll();
-		// Half-close and keep draining what the client already sent: destroying at once would answer
-		// its in-flight frames with a reset, and the client could lose the error frame that says why.
-		this.socket.end(encodeFrame(errorFrame(code, message)));
-		const linger = setTimeout(() => this.socket.destroy(), REFUSAL_LINGER_MS);
-		linger.unref();
-		this.socket.once("close", () => clearTimeout(linger));
-	}
-
-	/** The endpoint is closing: every open request settles with no-host, then the connection ends. */
-	shutdown(note: string): void {
-		if (this.#state === "closed") return;
-		this.#state = "closed";
-		clearTimeout(this.#helloTimer);
-		for (const [clientId, forwarded] of this.#requests) this.#answer(clientId, "no-host", note, forwarded.answers);
-		this.#cancelAll();
-		this.socket.end(() => this.socket.destroy());
-	}
-
-	#closed(): boolean {
-		return this.#state === "closed";
-	}
-
-	#onData(chunk: Buffer): void {
-		if (this.#closed()) return;
-		const lines = this.#reader.push(chunk);
-		if (lines === "too-large") {
-			this.refuse("too-large", `A frame is longer than ${this.options.maxFrameBytes} bytes.`);
-			return;
-		}
-		for (const line of lines) {
-			// A refused frame closes the connection: nothing after it is read.
-			if (this.#closed()) return;
-			this.#onLine(line);
-		}
-	}
-
-	#onLine(line: string): void {
-		const checked = decodeFrame(line);
-		if (!checked.ok) return this.refuse(checked.code, checked.message);
-		const frame: Frame = checked.frame;
-		if (this.#state === "hello") {
-			if (frame.type !== "hello") return this.refuse("unexpected", `The first frame must be hello, not ${frame.type}.`);
-			if (!sameToken(frame.token, this.options.token))
-				return this.refuse("bad-token", "The token does not match this endpoint's; it is the content of the token file beside the socket.");
-			clearTimeout(this.#helloTimer);
-			this.#pid = frame.pid;
-			this.#state = "ready";
-			return;
-		}
-		switch (frame.type) {
-			case "request":
-				return this.#forward(frame);
-			case "cancel": {
-				const forwarded = this.#requests.get(frame.id);
-				if (!forwarded) return; // already settled: the cancel crossed the result
-				this.#drop(frame.id, forwarded);
-				this.options.handle.bus.emit("cancel", { v: PROTOCOL_VERSION, id: forwarded.hostId, reason: frame.reason });
-				return;
-			}
-			default:
-				return this.refuse("unexpected", `A client does not send ${frame.type} frames${frame.type === "hello" ? " twice" : ""}.`);
-		}
-	}
-
-	#forward(frame: RequestFrame): void {
-		if (this.#requests.has(frame.id)) return this.refuse("unexpected", `Request id ${frame.id} is already open on this connection.`);
-		const { bus } = this.options.handle;
-		const clientId = frame.id;
-		const claim = this.options.handle.host();
-		// The same answers a local asker gets when there is no host, or one of another version.
-		if (!claim) return this.#answer(clientId, "no-host", "No session with a UI holds the host role in the host process (it is between sessions, or it has none).");
-		if (claim.protocol !== PROTOCOL_VERSION)
-			return this.#answer(clientId, "error", `The host speaks checkpoint-bridge protocol v${claim.protocol}; its endpoint speaks v${PROTOCOL_VERSION}.`);
-		const forwarded: Forwarded = {
-			hostId: nanoid(),
-			answers: [],
-			listener: (reply) => {
-				// Only what the host role sent goes back to the remote asker.
-				if (!this.options.handle.isFromHost(reply, forwarded.hostId)) return;
-				forwarded.answers = reply.answers;
-				if (reply.kind === "result") {
-					this.#drop(clientId, forwarded);
-					this.#send({ ...reply, type: "result", id: clientId });
-				} else if (reply.kind === "progress") this.#send({ ...reply, type: "progress", id: clientId });
-			},
-		};
-		this.#requests.set(clientId, forwarded);
-		// Listen before asking: the host may answer at once (a malformed or expired request).
-		bus.on(replyChannel(forwarded.hostId), forwarded.listener);
-		const now = Date.now();
-		const delivered = bus.emit("request", {
-			v: frame.v,
-			id: forwarded.hostId,
-			asker: remoteAsker(frame.asker, this.#pid),
-			questions: frame.questions,
-			// Clamped as a local call's budgets are, so a remote request cannot hold the queue longer than a local one could.
-			deadline: Math.min(frame.deadline, now + MAX_TIMEOUT_MS),
-			dialogTimeoutMs: Math.min(frame.dialogTimeoutMs, MAX_TIMEOUT_MS),
-			createdAt: frame.createdAt,
-			// Set here, never taken from the frame: the asker cannot claim another connection's origin.
-			origin: this.#origin,
-		});
-		if (!delivered && this.#requests.get(clientId) === forwarded) {
-			this.#drop(clientId, forwarded);
-			this.#answer(clientId, "no-host", "The host role is claimed in the host process but nothing is listening for questions.");
-		}
-	}
-
-	/** A result the endpoint gives itself, without the host. */
-	#answer(clientId: string, status: Status, note: string, answers: Answer[] = []): void {
-		this.#send({ type: "result", v: PROTOCOL_VERSION, id: clientId, kind: "result", status, answers, note });
-	}
-
-	#drop(clientId: string, forwarded: Forwarded): void {
-		this.options.handle.bus.off(replyChannel(forwarded.hostId), forwarded.listener);
-		this.#requests.delete(clientId);
-	}
-
-	/** Stops forwarding and takes every open request off the host, closing its dialog. */
-	#cancelAll(): void {
-		for (const [clientId, forwarded] of [...this.#requests]) {
-			this.#drop(clientId, forwarded);
-			this.options.handle.bus.emit("cancel", { v: PROTOCOL_VERSION, id: forwarded.hostId, reason: "cancelled" });
-		}
-	}
-
-	#send(frame: Frame): void {
-		if (!this.socket.destroyed && this.socket.writable) this.socket.write(encodeFrame(frame));
-	}
-
-	#onClose(): void {
-		this.#state = "closed";
-		clearTimeout(this.#helloTimer);
-		// The asker's process ended or dropped the connection: its dialogs close and its queued questions go.
-		this.#cancelAll();
-	}
+	return silent ?? oldest;
 }
 
 /** Starts serving the host's queue to other processes of this user. */
@@ -302,7 +133,7 @@ export async function startEndpoint(options: EndpointOptions): Promise<LocalEndp
 	let created: boolean;
 	if (options.dir === undefined) {
 		// mkdtemp makes the directory 0700; the chmod only guards against an odd umask.
-		dir = await fs.mkdtemp(path.join(os.tmpdir(), "checkpoint-bridge-"));
+		dir = await fs.mkdtemp(path.join(await endpointParent(), "checkpoint-bridge-"));
 		await fs.chmod(dir, 0o700);
 		created = true;
 	} else {
@@ -331,18 +162,31 @@ export async function startEndpoint(options: EndpointOptions): Promise<LocalEndp
 		throw error;
 	}
 
-	const connectionOptions = {
+	const shared = {
 		handle,
 		token: Buffer.from(token, "utf8"),
 		maxFrameBytes: options.maxFrameBytes ?? MAX_FRAME_BYTES,
-		helloTimeoutMs: options.helloTimeoutMs ?? 5_000,
+		helloTimeoutMs: options.helloTimeoutMs ?? DEFAULT_HELLO_TIMEOUT_MS,
+		maxOpenRequests: options.maxOpenRequests ?? DEFAULT_MAX_OPEN_REQUESTS,
 	};
+	const maxPending = Math.max(1, options.maxPendingConnections ?? DEFAULT_MAX_PENDING_CONNECTIONS);
+	// Connections that have not proven themselves, oldest first: what a flood of idle or junk connections can hold is bounded by this.
+	const pending = new Set<Connection>();
 	server.on("connection", (socket) => {
 		// Neither the endpoint nor a connected asker keeps the host process alive; when it exits, askers see the close.
 		socket.unref();
-		const connection = new Connection(socket, connectionOptions);
+		if (pending.size >= maxPending) {
+			const victim = evictionCandidate(pending)!;
+			pending.delete(victim);
+			victim.evict(`More than ${maxPending} connections were awaiting the handshake; this one was the oldest.`);
+		}
+		const connection: Connection = new Connection(socket, { ...shared, onAuthenticated: () => pending.delete(connection) });
 		connections.add(connection);
-		socket.once("close", () => connections.delete(connection));
+		pending.add(connection);
+		socket.once("close", () => {
+			connections.delete(connection);
+			pending.delete(connection);
+		});
 	});
 	// A failing accept must not take the host session down.
 	server.on("error", () => {});
@@ -362,6 +206,9 @@ export async function startEndpoint(options: EndpointOptions): Promise<LocalEndp
 		address,
 		get connectionCount() {
 			return connections.size;
+		},
+		get pendingCount() {
+			return pending.size;
 		},
 		close(note = DEFAULT_CLOSE_NOTE) {
 			// Everything that stops new work happens now, synchronously; only the clean-up is awaited.

@@ -1,0 +1,166 @@
+/**
+ * Opening a connection to a host's endpoint, as far as the point where the host has proven itself:
+ * check that the endpoint's files are this user's alone, read the token, connect, send a hello
+ * with a fresh nonce, check the host's proof, send the client's own. Nothing but the hello (a
+ * nonce and a pid) reaches a listener that has not proven it holds the token, and nothing it says
+ * before then reaches the caller as more than a status and a note this side writes. One
+ * connection may then carry any number of requests: a per-call asker and a pooled one both
+ * start here.
+ */
+import net from "node:net";
+import { ENDPOINT_ENV, type EndpointAddress } from "./address.ts";
+import { checkEndpointFiles, readPrivateToken } from "./private-files.ts";
+import { checkProof, freshNonce, proofOf } from "./proof.ts";
+import {
+	decodeFrame,
+	encodeFrame,
+	ERROR_CODES,
+	HANDSHAKE_MAX_FRAME_BYTES,
+	LineReader,
+	MAX_FRAME_BYTES,
+	WIRE_VERSION,
+	type ClientFrame,
+	type ErrorFrame,
+	type Frame,
+} from "../wire.ts";
+
+/** Default of ConnectOptions.connectTimeoutMs. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 1_500;
+
+export interface ConnectOptions {
+	/** Give up after this long without the host's proof (connecting included): `no-host`. @default DEFAULT_CONNECT_TIMEOUT_MS (1500) */
+	connectTimeoutMs?: number;
+	/** Sent in the hello and shown to the human. @default process.pid */
+	pid?: number;
+	/** Abandons the attempt: the socket is destroyed and the result is `no-host`. */
+	signal?: AbortSignal;
+	/** Every frame from the proven host, in order (checked, but any type: a host sending client frames is the caller's to refuse). */
+	onFrame: (frame: Frame) => void;
+	/** The proven host broke the wire (a frame that does not check out): the connection is closed after this. */
+	onFault: (note: string) => void;
+	/** The connection closed after the host had proven itself (not after `close()`). */
+	onClose: () => void;
+}
+
+/** A connection to a host that has proven itself. */
+export interface HostConnection {
+	/** Writes a frame, if the connection is still open. */
+	send(frame: ClientFrame): void;
+	/** Ends the connection, after `last` if given; onClose is not called for it. */
+	close(last?: ClientFrame): void;
+}
+
+export type Connected = { ok: true; connection: HostConnection } | { ok: false; status: "no-host" | "error"; note: string };
+
+const errnoOf = (error: unknown) => (error as NodeJS.ErrnoException | undefined)?.code ?? (error instanceof Error ? error.message : String(error));
+
+/** Connects to the endpoint at `address`; resolves once its host has proven itself, or with why not. Never rejects. */
+export async function connectToHost(address: EndpointAddress, options: ConnectOptions): Promise<Connected> {
+	const { socketPath, tokenPath } = address;
+	const gone = (problem: string): Connected => ({
+		ok: false,
+		status: "no-host",
+		note: `No host answers at ${socketPath} (${problem}): the host process advertised in ${ENDPOINT_ENV} is gone.`,
+	});
+	const distrusted = (problem: string): Connected => ({
+		ok: false,
+		status: "no-host",
+		note: `The endpoint at ${socketPath} is not trusted: ${problem}. Nothing was asked there; the host process advertised in ${ENDPOINT_ENV} is gone or its endpoint was replaced.`,
+	});
+
+	const files = await checkEndpointFiles(socketPath);
+	if (files) return files.missing ? gone(files.problem) : distrusted(files.problem);
+	const read = await readPrivateToken(tokenPath);
+	if (!("token" in read)) return read.missing ? gone(read.problem) : distrusted(read.problem);
+	const { token } = read;
+	if (options.signal?.aborted) return gone("the call ended before it connected");
+
+	const timeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+	return new Promise<Connected>((resolve) => {
+		const clientNonce = freshNonce();
+		const reader = new LineReader(HANDSHAKE_MAX_FRAME_BYTES);
+		const socket = net.createConnection(socketPath);
+		let state: "handshake" | "proven" | "done" = "handshake";
+		let failure: string | undefined;
+
+		const settle = (result: Connected) => {
+			if (state !== "handshake") return;
+			state = result.ok ? "proven" : "done";
+			clearTimeout(timer);
+			options.signal?.removeEventListener("abort", onAbort);
+			if (!result.ok) socket.destroy();
+			resolve(result);
+		};
+		const onAbort = () => settle(gone("the call ended before the host proved itself"));
+		const timer = setTimeout(() => settle(gone(failure ?? `no proof from the host within ${timeoutMs} ms`)), timeoutMs);
+		options.signal?.addEventListener("abort", onAbort, { once: true });
+
+		const connection: HostConnection = {
+			send(frame) {
+				if (state === "proven" && socket.writable) socket.write(encodeFrame(frame));
+			},
+			close(last) {
+				if (state === "done") return;
+				state = "done";
+				const destroy = () => socket.destroy();
+				if (last && socket.writable) socket.end(encodeFrame(last), destroy);
+				else socket.end(destroy);
+			},
+		};
+
+		/** A frame before the host's proof: a welcome is checked, anything else ends the attempt. */
+		const onHandshakeFrame = (frame: Frame) => {
+			if (frame.type === "welcome") {
+				if (!checkProof(frame.proof, token, "server", clientNonce, frame.nonce))
+					return settle(distrusted(`it could not prove it holds the token in ${tokenPath}`));
+				socket.write(encodeFrame({ type: "auth", v: WIRE_VERSION, proof: proofOf(token, "client", clientNonce, frame.nonce) }));
+				reader.maxBytes = MAX_FRAME_BYTES;
+				return settle({ ok: true, connection });
+			}
+			if (frame.type === "error") return settle(refusedBeforeProof(frame));
+			settle(distrusted(`it sent a ${frame.type} frame before proving itself`));
+		};
+		/** A version mismatch is the one thing an unproven endpoint may report as more than `no-host`; the note is this side's. */
+		const otherVersion = (v: unknown): Connected => ({
+			ok: false,
+			status: "error",
+			note: `The endpoint at ${socketPath} speaks ${Number.isSafeInteger(v) ? `checkpoint-bridge wire v${String(v)}` : "another checkpoint-bridge wire version"}; this process speaks v${WIRE_VERSION}. Run the same version of checkpoint-bridge on both sides; nothing was asked.`,
+		});
+		/** What an unproven endpoint's error frame may tell the caller: its code and version, in this side's words. */
+		const refusedBeforeProof = (frame: ErrorFrame): Connected => {
+			if (frame.code === "bad-version") return otherVersion(frame.v);
+			const code = ERROR_CODES.includes(frame.code) ? frame.code : "an unknown code";
+			return gone(`it refused the connection before proving itself (${code})`);
+		};
+
+		socket.on("error", (error) => (failure ??= errnoOf(error)));
+		socket.on("close", () => {
+			if (state === "handshake") settle(gone(failure ?? "it closed the connection before proving itself"));
+			else if (state === "proven") {
+				state = "done";
+				options.onClose();
+			}
+		});
+		socket.on("data", (chunk: Buffer) => {
+			for (const line of reader.push(chunk)) {
+				if (state === "done") return;
+				const proven = state === "proven";
+				if (line === "too-large") {
+					if (!proven) return settle(distrusted("it sent an oversized frame before proving itself"));
+					options.onFault("The host sent a frame larger than the limit.");
+					return connection.close();
+				}
+				const checked = decodeFrame(line);
+				// A version mismatch is reported through an error frame, which is read whatever its version.
+				if (!checked.ok) {
+					if (!proven) return settle(checked.code === "bad-version" ? otherVersion(undefined) : distrusted("it sent a bad frame before proving itself"));
+					options.onFault(`The host sent a bad frame (${checked.code}): ${checked.message}`);
+					return connection.close();
+				}
+				if (proven) options.onFrame(checked.frame);
+				else onHandshakeFrame(checked.frame);
+			}
+		});
+		socket.write(encodeFrame({ type: "hello", v: WIRE_VERSION, nonce: clientNonce, pid: options.pid ?? process.pid }));
+	});
+}
