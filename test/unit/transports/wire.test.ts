@@ -1,9 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { addressOf, advertise, ENDPOINT_ENV, endpointFromEnv } from "../../../extensions/checkpoint-bridge/transports/local/address.ts";
-import { remoteAsker } from "../../../extensions/checkpoint-bridge/transports/local/server.ts";
+import { PROTOCOL_VERSION } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
+import { remoteAsker } from "../../../extensions/checkpoint-bridge/transports/local/connection.ts";
 import { decodeFrame, encodeFrame, LineReader, WIRE_VERSION, type Frame, type RequestFrame } from "../../../extensions/checkpoint-bridge/transports/wire.ts";
 
 const v = WIRE_VERSION;
+const NONCE = "n".repeat(43);
 const request: RequestFrame = {
 	type: "request",
 	v,
@@ -17,7 +19,9 @@ const request: RequestFrame = {
 
 describe("frames", () => {
 	const valid: Frame[] = [
-		{ type: "hello", v, token: "t0k3n", pid: 4242 },
+		{ type: "hello", v, nonce: NONCE, pid: 4242 },
+		{ type: "welcome", v, proof: NONCE, nonce: NONCE },
+		{ type: "auth", v, proof: NONCE },
 		request,
 		{ type: "cancel", v, id: "r1", reason: "timeout" },
 		{ type: "progress", v, id: "r1", kind: "progress", stage: "queued", answers: [], position: 1 },
@@ -35,11 +39,18 @@ describe("frames", () => {
 	it.each([
 		["not JSON", "{nope", "malformed"],
 		["not an object", "[1,2]", "malformed"],
-		["no version", JSON.stringify({ type: "hello", token: "t", pid: 1 }), "bad-version"],
-		["another version", JSON.stringify({ type: "hello", v: v + 1, token: "t", pid: 1 }), "bad-version"],
+		["no version", JSON.stringify({ type: "hello", nonce: NONCE, pid: 1 }), "bad-version"],
+		["another version", JSON.stringify({ type: "hello", v: v + 1, nonce: NONCE, pid: 1 }), "bad-version"],
+		["a v1 hello, which carried the token itself", JSON.stringify({ type: "hello", v: 1, token: NONCE, pid: 1 }), "bad-version"],
 		["an unknown type", JSON.stringify({ type: "shout", v }), "malformed"],
-		["a hello without a token", JSON.stringify({ type: "hello", v, token: "", pid: 1 }), "malformed"],
-		["a hello with a bad pid", JSON.stringify({ type: "hello", v, token: "t", pid: -1 }), "malformed"],
+		["a hello without a nonce", JSON.stringify({ type: "hello", v, token: NONCE, pid: 1 }), "malformed"],
+		["a hello with a short nonce", JSON.stringify({ type: "hello", v, nonce: "abc", pid: 1 }), "malformed"],
+		["a hello with a nonce that is not base64url", JSON.stringify({ type: "hello", v, nonce: `${NONCE}\n`, pid: 1 }), "malformed"],
+		["a hello with a bad pid", JSON.stringify({ type: "hello", v, nonce: NONCE, pid: -1 }), "malformed"],
+		["a welcome without a proof", JSON.stringify({ type: "welcome", v, nonce: NONCE }), "malformed"],
+		["an auth with an empty proof", JSON.stringify({ type: "auth", v, proof: "" }), "malformed"],
+		["an auth with a huge proof", JSON.stringify({ type: "auth", v, proof: "p".repeat(200) }), "malformed"],
+		["a request with a non-finite deadline", JSON.stringify({ ...request }).replace(/"deadline":\d+/, '"deadline":1e999'), "malformed"],
 		["a request without asker", JSON.stringify({ ...request, asker: "me" }), "malformed"],
 		["a request with questions not a list", JSON.stringify({ ...request, questions: "why?" }), "malformed"],
 		["a request without a deadline", JSON.stringify({ ...request, deadline: null }), "malformed"],
@@ -56,6 +67,12 @@ describe("frames", () => {
 		}
 	});
 
+	it("refuses bytes that are not UTF-8 rather than reading them as something else", () => {
+		const bytes = Buffer.concat([Buffer.from(JSON.stringify({ ...request, asker: { label: "x", sessionId: "s" } }).slice(0, -3)), Buffer.from([0xff]), Buffer.from('"}}')]);
+		expect(decodeFrame(bytes)).toEqual({ ok: false, code: "malformed", message: "The frame is not valid UTF-8." });
+		expect(decodeFrame(Buffer.from(encodeFrame(request)))).toEqual({ ok: true, frame: request });
+	});
+
 	it("reads an error frame of any version, since that is how a version mismatch is reported", () => {
 		expect(decodeFrame(JSON.stringify({ type: "error", v: v + 7, code: "bad-version", message: "v8 here" })).ok).toBe(true);
 	});
@@ -64,29 +81,48 @@ describe("frames", () => {
 		const checked = decodeFrame(JSON.stringify({ ...request, v: 99 }));
 		expect(checked.ok ? "" : checked.message).toContain(`v99; this side speaks v${v}`);
 	});
+
+	it("has a version of its own, apart from the bus protocol's", () => {
+		expect(WIRE_VERSION).toBe(2);
+		expect(PROTOCOL_VERSION).toBe(1);
+	});
 });
 
 describe("line reader", () => {
+	const lines = (reader: LineReader, chunk: string | Buffer) => [...reader.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk)].map((line) => (line === "too-large" ? line : line.toString()));
+
 	it("joins lines split across chunks and splits chunks holding several lines", () => {
 		const reader = new LineReader(100);
-		expect(reader.push(Buffer.from('{"a":'))).toEqual([]);
-		expect(reader.push(Buffer.from('1}\n{"b":2}\n\n{"c"'))).toEqual(['{"a":1}', '{"b":2}']);
-		expect(reader.push(Buffer.from(":3}\n"))).toEqual(['{"c":3}']);
+		expect(lines(reader, '{"a":')).toEqual([]);
+		expect(lines(reader, '1}\n{"b":2}\n\n{"c"')).toEqual(['{"a":1}', '{"b":2}']);
+		expect(lines(reader, ":3}\n")).toEqual(['{"c":3}']);
 	});
 
 	it("keeps multi-byte characters split across chunks intact", () => {
 		const reader = new LineReader(100);
 		const bytes = Buffer.from("Prénom ☑\n");
-		expect(reader.push(bytes.subarray(0, 3))).toEqual([]);
-		expect(reader.push(bytes.subarray(3))).toEqual(["Prénom ☑"]);
+		expect(lines(reader, bytes.subarray(0, 3))).toEqual([]);
+		expect(lines(reader, bytes.subarray(3))).toEqual(["Prénom ☑"]);
 	});
 
 	it("accepts a line of exactly the limit and refuses one byte more, before its newline arrives", () => {
-		expect(new LineReader(10).push(Buffer.from(`${"x".repeat(10)}\n`))).toEqual(["x".repeat(10)]);
+		expect(lines(new LineReader(10), `${"x".repeat(10)}\n`)).toEqual(["x".repeat(10)]);
 		const reader = new LineReader(10);
-		expect(reader.push(Buffer.from("x".repeat(6)))).toEqual([]);
-		expect(reader.push(Buffer.from("x".repeat(5)))).toBe("too-large");
-		expect(reader.push(Buffer.from("\n{}\n"))).toBe("too-large");
+		expect(lines(reader, "x".repeat(6))).toEqual([]);
+		expect(lines(reader, "x".repeat(5))).toEqual(["too-large"]);
+		expect(lines(reader, "\n{}\n")).toEqual(["too-large"]);
+	});
+
+	it("applies a limit changed between two lines of one chunk to the second", () => {
+		const reader = new LineReader(4);
+		const seen: string[] = [];
+		for (const line of reader.push(Buffer.from(`ok\n${"y".repeat(8)}\n`))) {
+			seen.push(line === "too-large" ? line : line.toString());
+			reader.maxBytes = 8;
+		}
+		expect(seen).toEqual(["ok", "y".repeat(8)]);
+		const strict = new LineReader(4);
+		expect(lines(strict, `ok\n${"y".repeat(8)}\n`)).toEqual(["ok", "too-large"]);
 	});
 });
 

@@ -2,8 +2,7 @@
  * The local endpoint over real Unix sockets: a host role with a fake UI in this process serves
  * askers that reach it only through the socket, side by side with askers on the in-process bus.
  */
-import { access, mkdtemp, readFile, rm } from "node:fs/promises";
-import net from "node:net";
+import { access, mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -20,6 +19,7 @@ import { encodeFrame, WIRE_VERSION } from "../../../../extensions/checkpoint-bri
 import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared-handle.ts";
 import type { QuestionInput } from "../../../../extensions/checkpoint-bridge/tool/validate.ts";
 import { fakeUI, type FakeDialog } from "../../support/fake-ui.ts";
+import { rawConnection, requestLine, tokenAt } from "../../support/raw-endpoint.ts";
 
 const HOST_SESSION = "host-session-id";
 const REMOTE_PID = 4242;
@@ -182,17 +182,12 @@ describe("a remote call that ends on the asker's side", () => {
 
 	it("its process drops the connection: its dialog closes", async () => {
 		const { feed, endpoint } = await hostWithEndpoint();
-		const token = await readFile(endpoint.address.tokenPath, "utf8");
-		const socket = net.createConnection(endpoint.endpoint);
-		socket.on("error", () => {});
-		const now = Date.now();
-		socket.write(encodeFrame({ type: "hello", v: WIRE_VERSION, token, pid: 77 }));
-		socket.write(
-			encodeFrame({ type: "request", v: WIRE_VERSION, id: "dropped-1", asker: { label: "gone", sessionId: "g" }, questions: [q("Still there?")], deadline: now + 10_000, dialogTimeoutMs: 10_000, createdAt: now }),
-		);
+		const raw = rawConnection(endpoint.endpoint);
+		await raw.handshake(await tokenAt(endpoint.address.tokenPath), 77);
+		raw.send(requestLine("dropped-1", { label: "gone", question: "Still there?" }));
 		const dialog = await feed.next();
 		expect(dialog.title).toBe("[gone (pid 77)] Still there?");
-		socket.destroy();
+		raw.socket.destroy();
 		await dismissed(dialog);
 	});
 });
@@ -200,42 +195,22 @@ describe("a remote call that ends on the asker's side", () => {
 describe("one connection, several requests", () => {
 	it("a cancel frame dismisses its dialog while the connection stays open for the next request, replies addressed by the asker's own ids", async () => {
 		const { feed, endpoint } = await hostWithEndpoint();
-		const token = await readFile(endpoint.address.tokenPath, "utf8");
-		const socket = net.createConnection(endpoint.endpoint);
-		const frames: { type: string; id?: string; stage?: string; status?: string; answers?: { answer: string }[] }[] = [];
-		let buffered = "";
-		let onFrame: (() => void) | undefined;
-		socket.setEncoding("utf8");
-		socket.on("data", (text: string) => {
-			buffered += text;
-			const lines = buffered.split("\n");
-			buffered = lines.pop()!;
-			for (const line of lines) frames.push(JSON.parse(line));
-			onFrame?.();
-		});
-		cleanups.push(async () => void socket.destroy());
-		const frame = (match: (f: (typeof frames)[number]) => boolean) =>
-			new Promise<void>((resolve) => {
-				onFrame = () => frames.some(match) && resolve();
-				onFrame();
-			});
-		const ask = (id: string, text: string) => {
-			const now = Date.now();
-			socket.write(encodeFrame({ type: "request", v: WIRE_VERSION, id, asker: { label: "multi", sessionId: "m" }, questions: [q(text)], deadline: now + 10_000, dialogTimeoutMs: 10_000, createdAt: now }));
-		};
-		socket.write(encodeFrame({ type: "hello", v: WIRE_VERSION, token, pid: 55 }));
-		ask("mine-1", "First?");
+		const raw = rawConnection(endpoint.endpoint);
+		cleanups.push(async () => void raw.socket.destroy());
+		await raw.handshake(await tokenAt(endpoint.address.tokenPath), 55);
+		raw.send(requestLine("mine-1", { label: "multi", question: "First?" }));
 		const first = await feed.next();
-		socket.write(encodeFrame({ type: "cancel", v: WIRE_VERSION, id: "mine-1", reason: "cancelled" }));
+		raw.send(encodeFrame({ type: "cancel", v: WIRE_VERSION, id: "mine-1", reason: "cancelled" }));
 		await dismissed(first);
-		ask("mine-2", "Second?");
+		raw.send(requestLine("mine-2", { label: "multi", question: "Second?" }));
 		const second = await feed.next();
 		expect(second.title).toBe("[multi (pid 55)] Second?");
 		second.answer("two");
-		await frame((f) => f.type === "result");
-		expect(new Set(frames.map((f) => f.id))).toEqual(new Set(["mine-1", "mine-2"]));
-		expect(frames.filter((f) => f.type === "result")).toEqual([expect.objectContaining({ id: "mine-2", status: "ok", answers: [expect.objectContaining({ answer: "two" })] })]);
-		expect(socket.destroyed).toBe(false);
+		await raw.frame((f) => f.type === "result");
+		const replies = raw.frames.filter((f) => f.type !== "welcome");
+		expect(new Set(replies.map((f) => f.id))).toEqual(new Set(["mine-1", "mine-2"]));
+		expect(replies.filter((f) => f.type === "result")).toEqual([expect.objectContaining({ id: "mine-2", status: "ok", answers: [expect.objectContaining({ answer: "two" })] })]);
+		expect(raw.socket.destroyed).toBe(false);
 	});
 });
 
@@ -280,7 +255,7 @@ describe("the host side going away", () => {
 		const startedAt = Date.now();
 		const envelope = await askRemote(path.join(dir, "socket"), { asker: { label: "p", sessionId: "p" }, questions: [q("x?")], budgetMs: 10_000, dialogTimeoutMs: 10_000 });
 		expect(envelope.status).toBe("no-host");
-		expect(envelope.note).toMatch(/ENOENT/);
+		expect(envelope.note).toMatch(/^No host answers at .*socket \(its socket: ENOENT\)/);
 		expect(Date.now() - startedAt).toBeLessThan(2_000);
 	});
 
