@@ -26,6 +26,9 @@ import {
 
 /** Default of ConnectOptions.connectTimeoutMs. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 1_500;
+/** The first pause (ms, jittered) before trying again after `busy` or EAGAIN, grown with each try up to MAX_RETRY_PAUSE_MS. */
+const RETRY_PAUSE_MS = 10;
+const MAX_RETRY_PAUSE_MS = 100;
 
 export interface ConnectOptions {
 	/** Give up after this long without the host's proof (connecting included): `no-host`. @default DEFAULT_CONNECT_TIMEOUT_MS (1500) */
@@ -76,19 +79,45 @@ export async function connectToHost(address: EndpointAddress, options: ConnectOp
 	if (options.signal?.aborted) return gone("the call ended before it connected");
 
 	const timeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
-	return new Promise<Connected>((resolve) => {
+	const deadline = Date.now() + timeoutMs;
+	// A host under a flood of connections may drop this one to make room (busy) or have its backlog
+	// full (EAGAIN): both mean "again shortly", which is done while the connect timeout allows.
+	for (let attempt = 1; ; attempt++) {
+		const result = await attemptHandshake(address, token, Math.max(0, deadline - Date.now()), options, gone, distrusted);
+		if (!("retry" in result)) return result;
+		const pause = Math.min(RETRY_PAUSE_MS * attempt, MAX_RETRY_PAUSE_MS) * (0.5 + Math.random());
+		if (Date.now() + pause >= deadline) return gone(`${result.retry} on every try within ${timeoutMs} ms: the host is flooded with connections`);
+		await new Promise((resolve) => setTimeout(resolve, pause));
+		if (options.signal?.aborted) return gone("the call ended before the host proved itself");
+	}
+}
+
+/** The host is there but could not take this connection now: try again. */
+type Retry = { retry: "busy" | "EAGAIN" };
+
+/** One connection and handshake, within `timeoutMs`. */
+function attemptHandshake(
+	address: EndpointAddress,
+	token: string,
+	timeoutMs: number,
+	options: ConnectOptions,
+	gone: (problem: string) => Connected,
+	distrusted: (problem: string) => Connected,
+): Promise<Connected | Retry> {
+	const { socketPath, tokenPath } = address;
+	return new Promise<Connected | Retry>((resolve) => {
 		const clientNonce = freshNonce();
 		const reader = new LineReader(HANDSHAKE_MAX_FRAME_BYTES);
 		const socket = net.createConnection(socketPath);
 		let state: "handshake" | "proven" | "done" = "handshake";
 		let failure: string | undefined;
 
-		const settle = (result: Connected) => {
+		const settle = (result: Connected | Retry) => {
 			if (state !== "handshake") return;
-			state = result.ok ? "proven" : "done";
+			state = "ok" in result && result.ok ? "proven" : "done";
 			clearTimeout(timer);
 			options.signal?.removeEventListener("abort", onAbort);
-			if (!result.ok) socket.destroy();
+			if (state === "done") socket.destroy();
 			resolve(result);
 		};
 		const onAbort = () => settle(gone("the call ended before the host proved itself"));
@@ -127,15 +156,16 @@ export async function connectToHost(address: EndpointAddress, options: ConnectOp
 			note: `The endpoint at ${socketPath} speaks ${Number.isSafeInteger(v) ? `checkpoint-bridge wire v${String(v)}` : "another checkpoint-bridge wire version"}; this process speaks v${WIRE_VERSION}. Run the same version of checkpoint-bridge on both sides; nothing was asked.`,
 		});
 		/** What an unproven endpoint's error frame may tell the caller: its code and version, in this side's words. */
-		const refusedBeforeProof = (frame: ErrorFrame): Connected => {
+		const refusedBeforeProof = (frame: ErrorFrame): Connected | Retry => {
 			if (frame.code === "bad-version") return otherVersion(frame.v);
+			if (frame.code === "busy") return { retry: "busy" };
 			const code = ERROR_CODES.includes(frame.code) ? frame.code : "an unknown code";
 			return gone(`it refused the connection before proving itself (${code})`);
 		};
 
 		socket.on("error", (error) => (failure ??= errnoOf(error)));
 		socket.on("close", () => {
-			if (state === "handshake") settle(gone(failure ?? "it closed the connection before proving itself"));
+			if (state === "handshake") settle(failure === "EAGAIN" ? { retry: "EAGAIN" } : gone(failure ?? "it closed the connection before proving itself"));
 			else if (state === "proven") {
 				state = "done";
 				options.onClose();
