@@ -1,0 +1,128 @@
+/**
+ * Property tests of the endpoint against random input, before and after the handshake: random
+ * bytes, random JSON, valid frames with one field replaced by random JSON, and valid requests with
+ * random question text. Whatever arrives: nothing throws, every frame the endpoint sends back checks
+ * out, an error frame is the last thing a connection gets before it closes, a request reaches the
+ * host exactly as it was sent (never changed) or not at all, no dialog outlives its connection, and a
+ * legitimate asker is served afterwards.
+ */
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { claimHostRole } from "../../../../extensions/checkpoint-bridge/core/host-role.ts";
+import type { RelayRequest } from "../../../../extensions/checkpoint-bridge/core/protocol.ts";
+import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { dialogSurface } from "../../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
+import { askRemote } from "../../../../extensions/checkpoint-bridge/transports/local/client.ts";
+import { startEndpoint, type LocalEndpoint } from "../../../../extensions/checkpoint-bridge/transports/local/server.ts";
+import { decodeFrame, encodeFrame, WIRE_VERSION } from "../../../../extensions/checkpoint-bridge/transports/wire.ts";
+import { fakeUI, type FakeUI } from "../../support/fake-ui.ts";
+import { rawConnection, tokenAt, type RawFrame } from "../../support/raw-endpoint.ts";
+
+let endpoint: LocalEndpoint;
+let fake: FakeUI;
+let token: string;
+const onBus: RelayRequest[] = [];
+const thrown: unknown[] = [];
+const onThrown = (error: unknown) => void thrown.push(error);
+
+beforeAll(async () => {
+	process.on("uncaughtException", onThrown);
+	process.on("unhandledRejection", onThrown);
+	const handle = createHandle();
+	// The legitimate asker is answered at once; every other dialog stays open until its connection goes.
+	fake = fakeUI({ respond: (dialog) => dialog.title.startsWith("[legit") && dialog.answer("served") });
+	claimHostRole(handle, { ui: fake.ui, surface: dialogSurface(fake.ui), sessionId: "host" });
+	handle.bus.on("request", (request) => void onBus.push(request));
+	endpoint = await startEndpoint({ handle });
+	token = await tokenAt(endpoint.address.tokenPath);
+});
+afterAll(async () => {
+	await endpoint.close();
+	process.off("uncaughtException", onThrown);
+	process.off("unhandledRejection", onThrown);
+});
+
+const validRequest = (id: string, question: string) => {
+	const now = Date.now();
+	return { type: "request", v: WIRE_VERSION, id, asker: { label: "random", sessionId: "r" }, questions: [{ question }], deadline: now + 10_000, dialogTimeoutMs: 10_000, createdAt: now };
+};
+
+/** One piece of input: bytes to write, and, for a valid request, what must reach the bus if anything does. */
+type Piece = { bytes: Buffer; sent?: { id: string; question: string } };
+
+const id = fc.stringMatching(/^[\w-]{1,24}$/);
+const piece: fc.Arbitrary<Piece> = fc.oneof(
+	fc.uint8Array({ maxLength: 300 }).map((bytes) => ({ bytes: Buffer.from(bytes) })),
+	fc.uint8Array({ maxLength: 100 }).map((bytes) => ({ bytes: Buffer.concat([Buffer.from(bytes), Buffer.from("\n")]) })),
+	fc.json().map((json) => ({ bytes: Buffer.from(`${json}\n`) })),
+	fc
+		.tuple(fc.constantFrom("type", "v", "id", "asker", "questions", "deadline", "dialogTimeoutMs", "createdAt", "nonce", "proof", "__proto__"), fc.jsonValue(), id)
+		.map(([key, value, requestId]) => ({ bytes: Buffer.from(`${JSON.stringify({ ...validRequest(requestId, "Mutated?"), [key]: value })}\n`) })),
+	fc
+		.tuple(fc.constantFrom("hello", "welcome", "auth", "cancel", "progress", "result", "error"), fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue(), { maxKeys: 4 }))
+		.map(([type, fields]) => ({ bytes: Buffer.from(`${JSON.stringify({ ...fields, type, v: WIRE_VERSION })}\n`) })),
+	fc.tuple(id, fc.string({ unit: "binary", minLength: 1, maxLength: 60 })).map(([requestId, question]) => ({
+		bytes: Buffer.from(encodeFrame(validRequest(requestId, question) as never)),
+		sent: { id: requestId, question },
+	})),
+);
+
+/** Sends the pieces on a fresh connection (after the handshake when `handshake`), then a sentinel, and checks every invariant. */
+async function play(pieces: Piece[], handshake: boolean) {
+	const busFrom = onBus.length;
+	const raw = rawConnection(endpoint.endpoint);
+	if (handshake) await raw.handshake(token);
+	const handshakeFrames = raw.frames.length;
+	for (const { bytes } of pieces) if (!raw.socket.destroyed) raw.socket.write(bytes);
+	// The sentinel ends any partial line, then asks for a reply this run can wait for: a welcome, or a result/progress for its id.
+	const sentinel = `sentinel-${raw.nonce.slice(0, 8)}`;
+	if (!raw.socket.destroyed) raw.socket.write(`\n${handshake ? encodeFrame(validRequest(sentinel, "Sentinel?") as never) : raw.helloLine()}`);
+	await Promise.race([raw.closed, raw.frame((f) => f.id === sentinel || (f.type === "welcome" && raw.frames.indexOf(f) >= handshakeFrames)).catch(() => {})]);
+	raw.socket.destroy();
+	await raw.closed;
+
+	// Every frame the endpoint sent checks out; an error frame is the last one.
+	for (const frame of raw.frames) expect(decodeFrame(JSON.stringify(frame)), JSON.stringify(frame)).toMatchObject({ ok: true });
+	const errorAt = raw.frames.findIndex((f: RawFrame) => f.type === "error");
+	if (errorAt !== -1) expect(errorAt).toBe(raw.frames.length - 1);
+	if (!handshake) expect(raw.frames.every((f) => f.type === "welcome" || f.type === "error")).toBe(true);
+
+	// What reached the host is exactly what a valid request carried.
+	const sent = new Map(pieces.flatMap((p) => (p.sent ? [[p.sent.question, p.sent]] : [])));
+	for (const request of onBus.slice(busFrom)) {
+		const question = (request.questions[0] as { question: string }).question;
+		if (question === "Sentinel?" || question === "Mutated?") continue;
+		expect(sent.has(question), `a question nobody sent reached the host: ${JSON.stringify(question)}`).toBe(true);
+		expect(request.questions).toEqual([{ question }]);
+		expect(request.asker.label).toBe("random (pid 99)");
+	}
+	// The connection is gone: so are its dialogs (a dialog left open would hang the run until its timeout fails it).
+	await Promise.all(fake.open.map((dialog) => new Promise((resolve) => (dialog.signal?.aborted ? resolve(undefined) : dialog.signal?.addEventListener("abort", resolve)))));
+	await new Promise((resolve) => setImmediate(resolve));
+	expect(fake.open).toEqual([]);
+	expect(thrown).toEqual([]);
+}
+
+async function legitimateAskerServed() {
+	const envelope = await askRemote(endpoint.endpoint, { asker: { label: "legit", sessionId: "l" }, questions: [{ question: "Served?" }], budgetMs: 10_000, dialogTimeoutMs: 10_000 });
+	expect([envelope.status, envelope.answers[0]?.answer]).toEqual(["ok", "served"]);
+}
+
+describe("random input to the endpoint", () => {
+	it("before the handshake: refused or welcomed, never a question shown, never a crash", { timeout: 60_000 }, async () => {
+		await fc.assert(
+			fc.asyncProperty(fc.array(piece, { minLength: 1, maxLength: 8 }), async (pieces) => {
+				const shown = fake.dialogs.length;
+				await play(pieces, false);
+				expect(fake.dialogs.length).toBe(shown);
+			}),
+			{ numRuns: 150 },
+		);
+		await legitimateAskerServed();
+	});
+
+	it("after the handshake: requests reach the host unchanged or not at all, never a crash", { timeout: 60_000 }, async () => {
+		await fc.assert(fc.asyncProperty(fc.array(piece, { minLength: 1, maxLength: 8 }), (pieces) => play(pieces, true)), { numRuns: 150 });
+		await legitimateAskerServed();
+	});
+});
