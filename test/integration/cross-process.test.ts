@@ -5,9 +5,9 @@
  * - pi-subagents background children (`async: true`, a workflow's `runs.all`) run in detached runner
  *   processes; pi-subagents 0.67 starts them only on a pi whose pi-agent-core has `./node` (0.85.x).
  * - A separate `pi -p` asks a host that lives in this test process (pi's SDK, programmatic UI).
- * - Faults: the host process killed while a remote asker's dialog is open; a wrong token.
+ * - Faults: the host process killed while a remote asker's dialog is open; a wrong token (the host cannot prove itself).
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, linkSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -327,20 +327,21 @@ describe("askers in other processes reach the host's dialogs", () => {
 			expect(ui.dialogs).toHaveLength(1);
 		});
 
-		it("an asker holding a wrong token is refused: an error envelope at once, no dialog, and the host serves on", async () => {
+		it("an asker holding a wrong token asks nothing: the host cannot prove itself with that token, so no-host at once, no dialog, and the host serves on", async () => {
 			const { ui, endpoint } = await sdkHost();
-			// Same socket, another token file beside it: what a process that guessed the token would hold.
+			// The same socket (a hard link to it) in a private directory of this user, with another token beside it:
+			// what a process holding a stale or guessed token would see. The host cannot prove it holds that token.
 			const forged = mkdtempSync(join(tmpdir(), "cb-forged-"));
 			try {
-				symlinkSync(endpoint, join(forged, "socket"));
+				linkSync(endpoint, join(forged, "socket"));
 				writeFileSync(join(forged, "token"), "A".repeat(43), { mode: 0o600 });
 				piEnv = createPiEnv({ script: SCRIPT, env: { CHECKPOINT_BRIDGE_ENDPOINT: join(forged, "socket") } });
 				const refused = await runPi(piEnv, [...baseArgs(), "-p", "Run the job."], 60_000);
 				expect(refused.code, refused.stderr.slice(-2_000)).toBe(0);
 				const [envelope, ...more] = envelopesIn(refused.stdout);
 				expect(more).toEqual([]);
-				expect(envelope?.status, refused.stdout.slice(0, 2_000)).toBe("error");
-				expect(envelope?.note).toContain("bad-token");
+				expect(envelope?.status, refused.stdout.slice(0, 2_000)).toBe("no-host");
+				expect(envelope?.note).toMatch(/is not trusted: it could not prove it holds the token/);
 				expect(envelope?.waitedMs).toBeLessThan(1_000);
 				expect(ui.dialogs, "nothing reached the human").toEqual([]);
 			} finally {
