@@ -6,7 +6,6 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, expect, it } from "vitest";
 import { claimHostRole } from "../../../../extensions/checkpoint-bridge/core/host-role.ts";
 import { dialogSurface } from "../../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
@@ -15,27 +14,10 @@ import { askRemote } from "../../../../extensions/checkpoint-bridge/transports/l
 import { startEndpoint } from "../../../../extensions/checkpoint-bridge/transports/local/server.ts";
 import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared-handle.ts";
 import { fakeUI } from "../../support/fake-ui.ts";
+import { EXTENSION, hostProcessScript, NODE } from "../../support/host-process.ts";
 
-const NODE = fileURLToPath(new URL("../../../../node_modules/.bin/node", import.meta.url));
-const EXTENSION = fileURLToPath(new URL("../../../../extensions/checkpoint-bridge/", import.meta.url));
-
-/** The host process: claims the role with a UI whose dialogs stay open, serves the endpoint in argv[2], says READY. */
-const HOST_PROCESS = `
-const [extension, dir] = process.argv.slice(1);
-const { pathToFileURL } = await import("node:url");
-const load = (file) => import(pathToFileURL(extension + file).href);
-const { createHandle } = await load("core/shared-handle.ts");
-const { claimHostRole } = await load("core/host-role.ts");
-const { startEndpoint } = await load("transports/local/server.ts");
-const { dialogSurface } = await load("surfaces/dialogs.ts");
-const handle = createHandle();
-const never = () => new Promise(() => {});
-const ui = { select: never, input: never, notify() {} };
-claimHostRole(handle, { ui, surface: dialogSurface(ui), sessionId: "child-host" });
-const endpoint = await startEndpoint({ handle, dir });
-process.stdout.write("READY " + endpoint.endpoint + "\\n");
-setInterval(() => {}, 60_000);
-`;
+/** The host process: its dialogs stay open until it is killed. */
+const HOST_PROCESS = hostProcessScript("{ select: () => new Promise(() => {}), input: () => new Promise(() => {}), notify() {} }", "setInterval(() => {}, 60_000);");
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {

@@ -10,12 +10,10 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, expect, it } from "vitest";
 import { askRemote } from "../../../../extensions/checkpoint-bridge/transports/local/client.ts";
+import { EXTENSION, hostProcessScript, NODE } from "../../support/host-process.ts";
 
-const NODE = fileURLToPath(new URL("../../../../node_modules/.bin/node", import.meta.url));
-const EXTENSION = fileURLToPath(new URL("../../../../extensions/checkpoint-bridge/", import.meta.url));
 const FD_LIMIT = 256;
 const IDLE_CONNECTIONS = 600;
 const MEBIBYTE_SENDERS = 100;
@@ -23,22 +21,11 @@ const ASKS = 40;
 /** A host that buffered every 1 MiB sender whole would grow by far more than this. */
 const RSS_GROWTH_LIMIT = 64 * 1024 * 1024;
 
-/** The host: a UI that answers at once, the endpoint in argv[2], and its RSS on stdout every 50 ms. */
-const HOST = `
-const [extension, dir] = process.argv.slice(1);
-const { pathToFileURL } = await import("node:url");
-const load = (file) => import(pathToFileURL(extension + file).href);
-const { createHandle } = await load("core/shared-handle.ts");
-const { claimHostRole } = await load("core/host-role.ts");
-const { startEndpoint } = await load("transports/local/server.ts");
-const { dialogSurface } = await load("surfaces/dialogs.ts");
-const handle = createHandle();
-const ui = { select: async (_title, options) => options[0], input: async () => "ok", notify() {} };
-claimHostRole(handle, { ui, surface: dialogSurface(ui), sessionId: "flooded-host" });
-const endpoint = await startEndpoint({ handle, dir });
-process.stdout.write("READY " + endpoint.endpoint + "\\n");
-setInterval(() => process.stdout.write("RSS " + process.memoryUsage().rss + " " + endpoint.connectionCount + " " + endpoint.pendingCount + "\\n"), 50);
-`;
+/** The host: a UI that answers at once, and its RSS and connection counts on stdout every 50 ms. */
+const HOST = hostProcessScript(
+	'{ select: async (_title, options) => options[0], input: async () => "ok", notify() {} }',
+	'setInterval(() => process.stdout.write("RSS " + process.memoryUsage().rss + " " + endpoint.connectionCount + " " + endpoint.pendingCount + "\\n"), 50);',
+);
 
 /** The flood: idle connections and 1 MiB senders, each re-opened as soon as it closes, until stdin closes. */
 const FLOOD = `

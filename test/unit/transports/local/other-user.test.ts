@@ -14,7 +14,6 @@ import { randomBytes } from "node:crypto";
 import { rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { claimHostRole } from "../../../../extensions/checkpoint-bridge/core/host-role.ts";
 import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared-handle.ts";
@@ -22,9 +21,8 @@ import { dialogSurface } from "../../../../extensions/checkpoint-bridge/surfaces
 import { ENDPOINT_ENV } from "../../../../extensions/checkpoint-bridge/transports/local/address.ts";
 import { startEndpoint } from "../../../../extensions/checkpoint-bridge/transports/local/server.ts";
 import { fakeUI } from "../../support/fake-ui.ts";
+import { EXTENSION, NODE } from "../../support/host-process.ts";
 
-const NODE = fileURLToPath(new URL("../../../../node_modules/.bin/node", import.meta.url));
-const EXTENSION = fileURLToPath(new URL("../../../../extensions/checkpoint-bridge/", import.meta.url));
 const NOBODY = 65534;
 const QUESTION = "Deploy to production now?";
 const AS_ROOT = process.getuid?.() === 0;
