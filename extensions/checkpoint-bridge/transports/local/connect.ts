@@ -26,7 +26,7 @@ import {
 
 /** Default of ConnectOptions.connectTimeoutMs. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 1_500;
-/** The first pause (ms, jittered) before trying again after `busy` or EAGAIN, grown with each try up to MAX_RETRY_PAUSE_MS. */
+/** The first pause (ms, jittered) before trying again after `busy`, EAGAIN, EPIPE or ECONNRESET, grown with each try up to MAX_RETRY_PAUSE_MS. */
 const RETRY_PAUSE_MS = 10;
 const MAX_RETRY_PAUSE_MS = 100;
 
@@ -80,8 +80,10 @@ export async function connectToHost(address: EndpointAddress, options: ConnectOp
 
 	const timeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
 	const deadline = Date.now() + timeoutMs;
-	// A host under a flood of connections may drop this one to make room (busy) or have its backlog
-	// full (EAGAIN): both mean "again shortly", which is done while the connect timeout allows.
+	// A host under a flood of connections may drop this one to make room (busy, or EPIPE/ECONNRESET
+	// when it did so before this side's hello was written) or have its backlog full (EAGAIN): all
+	// mean "again shortly", which is done while the connect timeout allows. A host that is gone
+	// answers ENOENT or ECONNREFUSED on the next try.
 	for (let attempt = 1; ; attempt++) {
 		const result = await attemptHandshake(address, token, Math.max(0, deadline - Date.now()), options, gone, distrusted);
 		if (!("retry" in result)) return result;
@@ -92,8 +94,11 @@ export async function connectToHost(address: EndpointAddress, options: ConnectOp
 	}
 }
 
+/** Socket errors before the proof that mean the host dropped or could not take this connection yet. */
+const RETRY_ERRORS = new Set(["EAGAIN", "EPIPE", "ECONNRESET"]);
+
 /** The host is there but could not take this connection now: try again. */
-type Retry = { retry: "busy" | "EAGAIN" };
+type Retry = { retry: string };
 
 /** One connection and handshake, within `timeoutMs`. */
 function attemptHandshake(
@@ -165,7 +170,7 @@ function attemptHandshake(
 
 		socket.on("error", (error) => (failure ??= errnoOf(error)));
 		socket.on("close", () => {
-			if (state === "handshake") settle(failure === "EAGAIN" ? { retry: "EAGAIN" } : gone(failure ?? "it closed the connection before proving itself"));
+			if (state === "handshake") settle(failure !== undefined && RETRY_ERRORS.has(failure) ? { retry: failure } : gone(failure ?? "it closed the connection before proving itself"));
 			else if (state === "proven") {
 				state = "done";
 				options.onClose();

@@ -22,7 +22,7 @@ export { REFUSAL_LINGER_MS, remoteAsker } from "./connection.ts";
 /** Default of EndpointOptions.helloTimeoutMs. */
 export const DEFAULT_HELLO_TIMEOUT_MS = 1_000;
 /** Default of EndpointOptions.maxPendingConnections. */
-export const DEFAULT_MAX_PENDING_CONNECTIONS = 64;
+export const DEFAULT_MAX_PENDING_CONNECTIONS = 128;
 /** Default of EndpointOptions.maxOpenRequests. */
 export const DEFAULT_MAX_OPEN_REQUESTS = 128;
 
@@ -46,7 +46,7 @@ export interface EndpointOptions {
 	 * Most connections awaiting the handshake at once (refused ones still draining included). A
 	 * further one makes room by closing the oldest (`busy`): refused ones first, then those that sent
 	 * no hello, then those awaiting the client's proof. Node gives no peer credentials on a Unix
-	 * socket, so the limit is for all peers together. @default DEFAULT_MAX_PENDING_CONNECTIONS (64)
+	 * socket, so the limit is for all peers together. @default DEFAULT_MAX_PENDING_CONNECTIONS (128)
 	 */
 	maxPendingConnections?: number;
 	/** Most requests one connection may have open at once; each further one gets an `error` result naming the limit. @default DEFAULT_MAX_OPEN_REQUESTS (128) */

@@ -289,6 +289,15 @@ describe("limits per connection and before the handshake", () => {
 		expect(host.endpoint.pendingCount).toBeLessThanOrEqual(4);
 	});
 
+	it("more legitimate askers at once than connections may await the handshake: each dropped one tries again, and all are served", async () => {
+		const host = await hostWithEndpoint({ maxPendingConnections: 4 });
+		const calls = Array.from({ length: 40 }, (_, i) => host.ask(`asker-${i}`));
+		for (let n = 1; n <= calls.length; n++) (await host.dialog(n)).answer(`answer ${n}`);
+		const envelopes = await Promise.all(calls);
+		expect(envelopes.filter((e) => e.status !== "ok").map((e) => e.note)).toEqual([]);
+		expect(host.fake.maxOpen).toBe(1);
+	});
+
 	it("a connection mid-handshake outlives newer silent ones", async () => {
 		const host = await hostWithEndpoint({ maxPendingConnections: 2 });
 		const midway = host.raw();

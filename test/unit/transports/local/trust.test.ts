@@ -28,7 +28,7 @@ afterEach(async () => {
 	for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-type Behaviour = "silent" | "prove-with-another-token" | "answer-ok-at-once" | "v1-endpoint" | "busy-then-serve";
+type Behaviour = "silent" | "prove-with-another-token" | "answer-ok-at-once" | "v1-endpoint" | "busy-then-serve" | "drop-then-serve";
 
 /** A private endpoint directory with a 0600 token file and a listener that records what it gets and behaves as told. */
 async function fakeEndpoint(behaviour: Behaviour = "answer-ok-at-once") {
@@ -42,6 +42,8 @@ async function fakeEndpoint(behaviour: Behaviour = "answer-ok-at-once") {
 	const server = net.createServer((socket) => {
 		connections++;
 		socket.on("error", () => {});
+		// Dropped at once, as a flooded host drops the oldest connection awaiting its hello.
+		if (behaviour === "drop-then-serve" && connections === 1) return socket.destroy();
 		socket.on("data", (chunk: Buffer) => {
 			received.push(chunk);
 			const hello = JSON.parse(chunk.toString().split("\n")[0]!) as { nonce: string };
@@ -53,7 +55,7 @@ async function fakeEndpoint(behaviour: Behaviour = "answer-ok-at-once") {
 						encodeFrame({ type: "result", v: WIRE_VERSION, id: "x", kind: "result", status: "ok", answers: [{ question: QUESTION, answer: "yes", kind: "text" }] }),
 				);
 			if (behaviour === "busy-then-serve" && connections === 1) socket.end(encodeFrame({ type: "error", v: WIRE_VERSION, code: "busy", message: "full" }));
-			if (behaviour === "busy-then-serve" && connections > 1) {
+			if ((behaviour === "busy-then-serve" || behaviour === "drop-then-serve") && connections > 1) {
 				const request = chunk.toString().split("\n").map((line) => (line ? (JSON.parse(line) as { type: string; id?: string; nonce?: string }) : undefined)).find((f) => f?.type === "request");
 				if (hello.nonce) socket.write(encodeFrame({ type: "welcome", v: WIRE_VERSION, proof: proofOf(TOKEN, "server", hello.nonce, "s".repeat(43)), nonce: "s".repeat(43) }));
 				if (request) socket.write(encodeFrame({ type: "result", v: WIRE_VERSION, id: request.id!, kind: "result", status: "ok", answers: [{ question: QUESTION, answer: "second try", kind: "text" }] }));
@@ -189,6 +191,13 @@ describe("the listener must prove itself first", () => {
 
 	it("a host too busy to take the connection (busy) is tried again, and serves the second try", async () => {
 		const endpoint = await fakeEndpoint("busy-then-serve");
+		const envelope = await endpoint.ask();
+		expect([envelope.status, envelope.answers[0]?.answer]).toEqual(["ok", "second try"]);
+		expect(endpoint.connections()).toBe(2);
+	});
+
+	it("a host that drops the connection before reading the hello is tried again, and serves the second try", async () => {
+		const endpoint = await fakeEndpoint("drop-then-serve");
 		const envelope = await endpoint.ask();
 		expect([envelope.status, envelope.answers[0]?.answer]).toEqual(["ok", "second try"]);
 		expect(endpoint.connections()).toBe(2);
