@@ -66,7 +66,15 @@ export class Connection {
 	constructor(socket: net.Socket, options: ConnectionOptions) {
 		this.socket = socket;
 		this.options = options;
-		this.#helloTimer = setTimeout(() => this.refuse("hello-timeout", `The handshake was not done within ${options.helloTimeoutMs} ms.`), options.helloTimeoutMs);
+		// Judged after the event loop's next read of pending input: a host whose loop stalled past the
+		// deadline would otherwise refuse a client whose proof was already waiting in the socket.
+		this.#helloTimer = setTimeout(
+			() =>
+				setImmediate(() => {
+					if (this.#stage === "hello" || this.#stage === "auth") this.refuse("hello-timeout", `The handshake was not done within ${options.helloTimeoutMs} ms.`);
+				}),
+			options.helloTimeoutMs,
+		);
 		this.#helloTimer.unref();
 		socket.on("data", (chunk: Buffer) => this.#onData(chunk));
 		// An error is always followed by close, which is where the cleanup happens.

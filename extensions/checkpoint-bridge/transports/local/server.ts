@@ -20,7 +20,7 @@ import { MAX_FRAME_BYTES } from "../wire.ts";
 export { REFUSAL_LINGER_MS, remoteAsker } from "./connection.ts";
 
 /** Default of EndpointOptions.helloTimeoutMs. */
-export const DEFAULT_HELLO_TIMEOUT_MS = 1_000;
+export const DEFAULT_HELLO_TIMEOUT_MS = 2_000;
 /** Default of EndpointOptions.maxPendingConnections. */
 export const DEFAULT_MAX_PENDING_CONNECTIONS = 128;
 /** Default of EndpointOptions.maxOpenRequests. */
@@ -40,7 +40,7 @@ export interface EndpointOptions {
 	env?: NodeJS.ProcessEnv;
 	/** Longest frame once a connection's handshake is done (before it: HANDSHAKE_MAX_FRAME_BYTES). @default MAX_FRAME_BYTES */
 	maxFrameBytes?: number;
-	/** A connection that has not done the handshake (hello and auth) by then gets `hello-timeout` and is closed. @default DEFAULT_HELLO_TIMEOUT_MS (1000) */
+	/** A connection that has not done the handshake (hello and auth) by then gets `hello-timeout` and is closed. @default DEFAULT_HELLO_TIMEOUT_MS (2000) */
 	helloTimeoutMs?: number;
 	/**
 	 * Most connections awaiting the handshake at once (refused ones still draining included). A

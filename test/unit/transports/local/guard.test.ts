@@ -156,6 +156,22 @@ describe("refused connections harm nothing else", () => {
 		await stillServing();
 	});
 
+	it("a proof already waiting when a stalled host reaches the handshake's deadline is read, not refused", async () => {
+		await host.endpoint.close();
+		host = await hostWithEndpoint({ helloTimeoutMs: 100 });
+		const raw = host.raw();
+		const auth = await raw.welcome(await host.token());
+		raw.send(auth + requestLine("in-time", { question: "In time?" }));
+		// The event loop stalls past the deadline with the proof and the request in the socket.
+		const until = Date.now() + 300;
+		while (Date.now() < until);
+		const dialog = await host.dialog(1);
+		expect(dialog.title).toBe("[intruder (pid 99)] In time?");
+		dialog.answer("yes");
+		expect(await raw.frame((f) => f.type === "result")).toMatchObject({ id: "in-time", status: "ok" });
+		expect(raw.frames.filter((f) => f.type === "error")).toEqual([]);
+	});
+
 	it("a refused connection's request that got in before the refusal is dropped with it", async () => {
 		const raw = host.raw();
 		await raw.handshake(await host.token());
