@@ -9,7 +9,7 @@
  * whatever it is asked, speaking the current wire, handshake and all, with its own token. The child
  * must get `no-host` and the impostor must receive nothing of the question.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { rm } from "node:fs/promises";
 import os from "node:os";
@@ -20,6 +20,7 @@ import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shar
 import { dialogSurface } from "../../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { ENDPOINT_ENV } from "../../../../extensions/checkpoint-bridge/transports/local/address.ts";
 import { startEndpoint } from "../../../../extensions/checkpoint-bridge/transports/local/server.ts";
+import { WIRE_VERSION } from "../../../../extensions/checkpoint-bridge/transports/wire.ts";
 import { fakeUI } from "../../support/fake-ui.ts";
 import { EXTENSION, NODE } from "../../support/host-process.ts";
 
@@ -44,16 +45,18 @@ process.stdout.write("READY\\n");
 
 /**
  * The impostor, run as another user: recreates the directory 777 with its own socket and token
- * (readable by all), does the current handshake with its token, answers ok to every request (and a
- * v1 hello, which carried the token, too), and prints every chunk it receives as a JSON line.
+ * (readable by all), does the current handshake with its token (written here from the documented
+ * format, as an attacker would: it loads nothing of the project's), answers ok to every request,
+ * and prints every chunk it receives as a JSON line.
  */
 const IMPOSTOR = `
-const { pathToFileURL } = await import("node:url");
-const [extension, dir] = process.argv.slice(1);
-const { proofOf, freshNonce } = await import(pathToFileURL(extension + "transports/local/proof.ts").href);
+const { createHmac, randomBytes } = await import("node:crypto");
 const fs = await import("node:fs");
 const net = await import("node:net");
+const dir = process.argv[1];
 const token = "impostor-token-0123456789-0123456789-abcdef";
+const proof = (clientNonce, serverNonce) =>
+	createHmac("sha256", token).update("checkpoint-bridge wire v${WIRE_VERSION} server\\n" + clientNonce + "\\n" + serverNonce).digest("base64url");
 fs.mkdirSync(dir);
 fs.chmodSync(dir, 0o777);
 fs.writeFileSync(dir + "/token", token);
@@ -62,7 +65,6 @@ const log = (event) => process.stdout.write(JSON.stringify(event) + "\\n");
 const server = net.createServer((socket) => {
 	log({ event: "connection" });
 	let buffered = "";
-	let nonce = "";
 	socket.on("error", () => {});
 	socket.on("data", (chunk) => {
 		log({ event: "data", text: chunk.toString() });
@@ -74,8 +76,8 @@ const server = net.createServer((socket) => {
 			try { frame = JSON.parse(line); } catch { continue; }
 			const reply = (f) => socket.write(JSON.stringify({ v: frame.v, ...f }) + "\\n");
 			if (frame.type === "hello" && frame.nonce) {
-				nonce = freshNonce();
-				reply({ type: "welcome", proof: proofOf(token, "server", frame.nonce, nonce), nonce });
+				const nonce = randomBytes(32).toString("base64url");
+				reply({ type: "welcome", proof: proof(frame.nonce, nonce), nonce });
 			}
 			if (frame.type === "request")
 				reply({ type: "result", id: frame.id, kind: "result", status: "ok", answers: frame.questions.map((q) => ({ question: q.question, answer: "yes", kind: "text", source: "dialog" })) });
@@ -107,12 +109,24 @@ afterEach(async () => {
 	for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** Starts a Node script (as `uid` when given); its stdout lines are collected as parsed JSON or text. */
+/**
+ * A Node that `uid` can run: the project's own, unless the checkout is where that user cannot reach
+ * it (a home directory of mode 0700, say); then the system's. The scripts run as that user need
+ * nothing else of the project.
+ */
+function nodeFor(uid: number): string {
+	for (const candidate of [NODE, "/usr/bin/node", "/usr/local/bin/node"])
+		if (spawnSync(candidate, ["-e", "0"], { uid, gid: uid, cwd: os.tmpdir(), stdio: "ignore" }).status === 0) return candidate;
+	throw new Error(`no Node that uid ${uid} can run (tried ${NODE}, /usr/bin/node, /usr/local/bin/node)`);
+}
+
+/** Starts a Node script (as `uid` when given, from the temp dir); its stdout lines are collected. */
 function run(script: string, args: string[], options: { uid?: number; env?: NodeJS.ProcessEnv } = {}) {
-	const child = spawn(NODE, ["--input-type=module", "--no-warnings", "-e", script, ...args], {
+	const asUser = options.uid === undefined ? {} : { uid: options.uid, gid: options.uid, cwd: os.tmpdir() };
+	const child = spawn(options.uid === undefined ? NODE : nodeFor(options.uid), ["--input-type=module", "--no-warnings", "-e", script, ...args], {
 		stdio: ["pipe", "pipe", "pipe"],
 		env: options.env ?? process.env,
-		...(options.uid === undefined ? {} : { uid: options.uid, gid: options.uid }),
+		...asUser,
 	});
 	children.push(child);
 	const lines: string[] = [];
@@ -168,7 +182,7 @@ describe("another user on the machine", () => {
 
 		// The host quits: its directory goes. Another user recreates it, 777, with its own socket and token.
 		await host.endpoint.close();
-		const impostor = run(IMPOSTOR, [EXTENSION, dir], { uid: NOBODY });
+		const impostor = run(IMPOSTOR, [dir], { uid: NOBODY });
 		await impostor.line((text) => text.includes('"ready"'));
 
 		child.child.stdin!.write("ask\n");
