@@ -76,6 +76,7 @@ export type ErrorCode =
 	/** Too many connections were awaiting the handshake; this one was the oldest and made room. */
 	| "busy";
 
+/** Every error code, for checking one read from the wire. */
 export const ERROR_CODES: readonly ErrorCode[] = ["bad-token", "bad-version", "malformed", "too-large", "unexpected", "hello-timeout", "busy"];
 
 /** Server → client: why the connection is closing. Understood at any version, so `v` may differ. */

@@ -30,6 +30,7 @@ export const DEFAULT_CONNECT_TIMEOUT_MS = 1_500;
 const RETRY_PAUSE_MS = 10;
 const MAX_RETRY_PAUSE_MS = 100;
 
+/** How connectToHost connects, and where the proven host's frames go. */
 export interface ConnectOptions {
 	/** Give up after this long without the host's proof (connecting included): `no-host`. @default DEFAULT_CONNECT_TIMEOUT_MS (1500) */
 	connectTimeoutMs?: number;
@@ -53,6 +54,7 @@ export interface HostConnection {
 	close(last?: ClientFrame): void;
 }
 
+/** A connection to a proven host, or the status and note the caller settles with. */
 export type Connected = { ok: true; connection: HostConnection } | { ok: false; status: "no-host" | "error"; note: string };
 
 const errnoOf = (error: unknown) => (error as NodeJS.ErrnoException | undefined)?.code ?? (error instanceof Error ? error.message : String(error));

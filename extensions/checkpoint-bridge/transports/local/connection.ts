@@ -31,6 +31,7 @@ interface Forwarded {
 	answers: Answer[];
 }
 
+/** What every connection of one endpoint shares; the defaults are the endpoint's (server.ts). */
 export interface ConnectionOptions {
 	handle: SharedHandle;
 	/** The endpoint's secret, which both sides prove they hold. */
