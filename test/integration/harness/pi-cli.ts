@@ -164,7 +164,10 @@ export function baseArgs(options: { subagents?: boolean; bridge?: boolean } = {}
 	];
 }
 
-/** Prefix of the private directory a host's local endpoint lives in, under the host's TMPDIR (ADR-0002). */
+/**
+ * Prefix of the private directory a host's local endpoint lives in: under the host's TMPDIR, since
+ * createPiEnv sets no XDG_RUNTIME_DIR (which the host would prefer; ADR-0002).
+ */
 const ENDPOINT_DIR_PREFIX = "checkpoint-bridge-";
 
 /**
