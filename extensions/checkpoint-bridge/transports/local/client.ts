@@ -12,7 +12,7 @@ import { connectToHost, type HostConnection } from "./connect.ts";
 import { WIRE_VERSION, type Frame } from "../wire.ts";
 
 export interface RemoteAskOptions extends CallOptions {
-	/** Give up when the host has not proven itself after this long (connecting included): `no-host`. @default 1500 */
+	/** Give up when the host has not proven itself after this long (connecting included): `no-host`. @default DEFAULT_CONNECT_TIMEOUT_MS (3000) */
 	connectTimeoutMs?: number;
 	/** Sent in the hello and shown to the human. @default process.pid */
 	pid?: number;

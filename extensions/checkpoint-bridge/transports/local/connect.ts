@@ -25,14 +25,14 @@ import {
 } from "../wire.ts";
 
 /** Default of ConnectOptions.connectTimeoutMs. */
-export const DEFAULT_CONNECT_TIMEOUT_MS = 1_500;
+export const DEFAULT_CONNECT_TIMEOUT_MS = 3_000;
 /** The first pause (ms, jittered) before trying again after `busy`, EAGAIN, EPIPE or ECONNRESET, grown with each try up to MAX_RETRY_PAUSE_MS. */
 const RETRY_PAUSE_MS = 10;
 const MAX_RETRY_PAUSE_MS = 100;
 
 /** How connectToHost connects, and where the proven host's frames go. */
 export interface ConnectOptions {
-	/** Give up after this long without the host's proof (connecting included): `no-host`. @default DEFAULT_CONNECT_TIMEOUT_MS (1500) */
+	/** Give up after this long without the host's proof (connecting included): `no-host`. @default DEFAULT_CONNECT_TIMEOUT_MS (3000): room for a few tries at a flooded host */
 	connectTimeoutMs?: number;
 	/** Sent in the hello and shown to the human. @default process.pid */
 	pid?: number;

@@ -90,12 +90,15 @@ export class Connection {
 	/** Sends an error frame, drops this connection's requests, and closes it. Nothing else is touched. */
 	refuse(code: ErrorCode, message: string): void {
 		if (this.#stage === "closed") return;
+		const proven = this.#stage === "ready";
 		this.#stage = "closed";
 		clearTimeout(this.#helloTimer);
 		this.#cancelAll();
-		// Half-close and keep draining what the client already sent: destroying at once would answer
+		// Half-close and keep draining what a proven client already sent: destroying at once would answer
 		// its in-flight frames with a reset, and the client could lose the error frame that says why.
+		// An unproven one is not read any further: what it sends (a flood, say) stays in the kernel's buffer.
 		this.socket.end(encodeFrame(errorFrame(code, message)));
+		if (!proven) this.socket.pause();
 		const linger = setTimeout(() => this.socket.destroy(), REFUSAL_LINGER_MS);
 		linger.unref();
 		this.socket.once("close", () => clearTimeout(linger));
