@@ -43,7 +43,7 @@ export interface EndpointOptions {
 	/** A connection that has not done the handshake (hello and auth) by then gets `hello-timeout` and is closed. @default DEFAULT_HELLO_TIMEOUT_MS (2000) */
 	helloTimeoutMs?: number;
 	/**
-	 * Most connections awaiting the handshake at once (refused ones still draining included). A
+	 * Most connections awaiting the handshake at once (refused ones not yet closed included). A
 	 * further one makes room by closing the oldest (`busy`): refused ones first, then those that sent
 	 * no hello, then those awaiting the client's proof. Node gives no peer credentials on a Unix
 	 * socket, so the limit is for all peers together. @default DEFAULT_MAX_PENDING_CONNECTIONS (128)
@@ -59,7 +59,7 @@ export interface LocalEndpoint {
 	readonly address: EndpointAddress;
 	/** Connections open now (for tests and diagnostics). */
 	readonly connectionCount: number;
-	/** Connections awaiting the handshake now, refused ones still draining included (for tests and diagnostics). */
+	/** Connections awaiting the handshake now, refused ones not yet closed included (for tests and diagnostics). */
 	readonly pendingCount: number;
 	/**
 	 * Stops serving: every remote request still held settles with `no-host` and `note` and is
