@@ -241,7 +241,7 @@ export class DialogHost {
 			this.#settle(held, "timeout-or-cancelled", "The question was cancelled from outside the terminal.");
 			return { ok: true };
 		}
-		const resolved = resolveInbound(held.questions, parsed.message.answers);
+		const resolved = resolveInbound(held.questions, parsed.message.answers, parsed.message.source);
 		if (!resolved.ok) return resolved.reply;
 		// Answers already given in a dialog stand: the first answer wins.
 		resolved.answers.forEach((answer, i) => (held.answers[i] ??= answer));
@@ -304,6 +304,7 @@ export class DialogHost {
 			asker: request.asker,
 			questions: held.questions,
 			queuedAt: held.queuedAt,
+			deadline: request.deadline,
 			...(held.shownAt !== undefined ? { shownAt: held.shownAt } : {}),
 		};
 	}

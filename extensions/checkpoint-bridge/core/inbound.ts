@@ -3,17 +3,18 @@
  * nothing against the questions asked before anything is applied.
  *
  * Payload: `{ requestId, answers }` with one answer per question in question order, or
- * `{ requestId, cancel: true }`. An answer is a string (an option's label, typed text, "yes"/"no"),
- * a string array for a multi-select, or `{ answer }` / `{ values }`, either with an optional `note`.
- * The terminal form puts what the human gave through the same check (`resolveAnswer`).
+ * `{ requestId, cancel: true }`, either with an optional `source` ("outside", the default, or
+ * "web") that the answers carry. An answer is a string (an option's label, typed text,
+ * "yes"/"no"), a string array for a multi-select, or `{ answer }` / `{ values }`, either with an
+ * optional `note`. The terminal form puts what the human gave through the same check (`resolveAnswer`).
  */
-import type { Answer } from "../tool/envelope.ts";
+import { OUTSIDE_SOURCES, type Answer, type OutsideSource } from "../tool/envelope.ts";
 import { answerOf, answerProblem } from "../tool/answers.ts";
 import type { Question } from "../tool/validate.ts";
 
 export type InboundValue = string | boolean | string[] | { answer?: string | boolean; values?: string[]; note?: string };
 
-export type InboundMessage = { requestId: string; answers: InboundValue[] } | { requestId: string; cancel: true };
+export type InboundMessage = ({ requestId: string; answers: InboundValue[] } | { requestId: string; cancel: true }) & { source: OutsideSource };
 
 /** Why an outside answer was refused. */
 export type InboundErrorCode = "not_found" | "invalid_payload" | "invalid_answer";
@@ -27,14 +28,17 @@ const refuse = (code: InboundErrorCode, reason: string): InboundReply => ({ ok: 
 export function parseInbound(raw: unknown): { ok: true; message: InboundMessage } | { ok: false; reply: InboundReply } {
 	const fail = (reason: string) => ({ ok: false as const, reply: refuse("invalid_payload", reason) });
 	if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return fail("the payload must be an object");
-	const { requestId, answers, cancel } = raw as Record<string, unknown>;
+	const { requestId, answers, cancel, source = "outside" } = raw as Record<string, unknown>;
 	if (typeof requestId !== "string" || requestId === "") return fail("requestId must be a non-empty string");
+	if (!(OUTSIDE_SOURCES as readonly unknown[]).includes(source))
+		return fail(`source must be one of ${OUTSIDE_SOURCES.map((s) => JSON.stringify(s)).join(", ")} or left out`);
+	const from = source as OutsideSource;
 	if (cancel !== undefined) {
 		if (cancel !== true || answers !== undefined) return fail("a cancel is { requestId, cancel: true } and nothing else");
-		return { ok: true, message: { requestId, cancel: true } };
+		return { ok: true, message: { requestId, cancel: true, source: from } };
 	}
 	if (!Array.isArray(answers)) return fail("answers must be an array with one answer per question, in question order");
-	return { ok: true, message: { requestId, answers: answers as InboundValue[] } };
+	return { ok: true, message: { requestId, answers: answers as InboundValue[], source: from } };
 }
 
 function asText(value: InboundValue): string | undefined {
@@ -91,8 +95,12 @@ export function resolveAnswer(question: Question, value: InboundValue, at: strin
 	return problem === undefined ? answer : `${at}: ${problem}`;
 }
 
-/** Resolves every answer or none: the answers, or the reply naming each problem. */
-export function resolveInbound(questions: Question[], values: InboundValue[]): { ok: true; answers: Answer[] } | { ok: false; reply: InboundReply } {
+/** Resolves every answer or none: the answers (each marked with `source`), or the reply naming each problem. */
+export function resolveInbound(
+	questions: Question[],
+	values: InboundValue[],
+	source: OutsideSource = "outside",
+): { ok: true; answers: Answer[] } | { ok: false; reply: InboundReply } {
 	if (values.length !== questions.length)
 		return { ok: false, reply: refuse("invalid_payload", `expected ${questions.length} answers, one per question, got ${values.length}`) };
 	const problems: string[] = [];
@@ -100,7 +108,7 @@ export function resolveInbound(questions: Question[], values: InboundValue[]): {
 	questions.forEach((question, i) => {
 		const resolved = resolveAnswer(question, values[i] as InboundValue, `answers[${i}]`);
 		if (typeof resolved === "string") problems.push(resolved);
-		else answers.push({ ...resolved, source: "outside" });
+		else answers.push({ ...resolved, source });
 	});
 	if (problems.length > 0) return { ok: false, reply: refuse("invalid_answer", problems.join("; ")) };
 	return { ok: true, answers };

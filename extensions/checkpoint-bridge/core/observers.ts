@@ -28,6 +28,8 @@ export interface ObservedRequest {
 	questions: Question[];
 	/** Epoch ms at which the host took the request. */
 	queuedAt: number;
+	/** Epoch ms at which the asker's call budget runs out (the request then settles as `timeout`). */
+	deadline: number;
 	/** Epoch ms at which its first question was shown, if it has been. */
 	shownAt?: number;
 }

@@ -22,6 +22,10 @@ export const STATUSES: readonly Status[] = ["ok", "timeout-or-cancelled", "timeo
 /** What an answer is: a listed option, a typed "Other", free text, or a yes/no. */
 export type AnswerKind = "option" | "other" | "text" | "confirm";
 
+/** Sources an outside answer may name (see core/inbound.ts); "outside" when it names none. */
+export const OUTSIDE_SOURCES = ["outside", "web"] as const;
+export type OutsideSource = (typeof OUTSIDE_SOURCES)[number];
+
 /** One answered question, in the order asked. */
 export interface Answer {
 	/** The question's text as asked. */
@@ -38,8 +42,8 @@ export interface Answer {
 	note?: string;
 	/** Other askers who asked the same question at the same time and got this same answer. */
 	sharedWith?: string[];
-	/** Where the answer came from: a dialog here, another asker's dialog, or an outside answer. */
-	source?: "dialog" | "shared" | "outside";
+	/** Where the answer came from: a dialog here, another asker's dialog, an outside answer, or the web answer page. */
+	source?: "dialog" | "shared" | OutsideSource;
 }
 
 /** What the tool returns. */

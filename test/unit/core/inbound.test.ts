@@ -89,6 +89,24 @@ describe("answers from outside the terminal", () => {
 		expect(answerFromOutside(handle, { requestId: "guess", answers: [] })[0]).toMatchObject({ ok: false, code: "not_found" });
 	});
 
+	it("marks the answers with the source the payload names: \"web\", or \"outside\" when it names none", async () => {
+		const { handle, settled, requestId } = await openRequest();
+		expect(answerFromOutside(handle, { requestId, answers: ["SQLite", ["mac"], "atlas", "no"], source: "web" })).toEqual([{ ok: true }]);
+		await flush(vi);
+		expect(settled[0]?.answers.map((a) => a.source)).toEqual(["web", "web", "web", "web"]);
+	});
+
+	it("refuses a source it does not know, all or nothing", async () => {
+		const { handle, fake, settled, requestId } = await openRequest();
+		for (const source of ["dialog", "shared", "WEB", "", 1, null]) {
+			const [reply] = answerFromOutside(handle, { requestId, answers: ["SQLite", ["mac"], "atlas", "no"], source });
+			expect(reply, JSON.stringify(source)).toMatchObject({ ok: false, code: "invalid_payload", reason: expect.stringContaining('"outside", "web"') });
+		}
+		await flush(vi);
+		expect(settled).toHaveLength(0);
+		expect(fake.current()?.closedBy).toBeUndefined();
+	});
+
 	it("cancels from outside: the dialog closes and the call ends timeout-or-cancelled", async () => {
 		const { handle, fake, settled, requestId } = await openRequest();
 		expect(answerFromOutside(handle, { requestId, cancel: true })).toEqual([{ ok: true }]);

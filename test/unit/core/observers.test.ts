@@ -10,7 +10,8 @@ describe("observer contract v1", () => {
 		const { handle, fake, ask } = relay();
 		const events: [string, Record<string, unknown>][] = [];
 		for (const name of Object.values(OBSERVER_EVENTS)) handle.bus.on(name, (e: object) => void events.push([name, e as Record<string, unknown>]));
-		const call = ask([{ question: "One?" }, { question: "Two?" }], { label: "planner" });
+		const startedAt = Date.now();
+		const call = ask([{ question: "One?" }, { question: "Two?" }], { label: "planner", budgetMs: 60_000 });
 		await vi.advanceTimersByTimeAsync(1_000);
 		fake.current()!.answer("a");
 		await vi.advanceTimersByTimeAsync(1_000);
@@ -18,7 +19,7 @@ describe("observer contract v1", () => {
 		const envelope = await call;
 		expect(events.map(([name]) => name)).toEqual(["observe:queued", "observe:shown", "observe:shown", "observe:settled"]);
 		const [queued, shown, , settled] = events.map(([, e]) => e);
-		expect(queued).toMatchObject({ v: OBSERVER_VERSION, requestId: envelope.requestId, asker: { label: "planner" }, position: 1, queuedAt: expect.any(Number) });
+		expect(queued).toMatchObject({ v: OBSERVER_VERSION, requestId: envelope.requestId, asker: { label: "planner" }, position: 1, queuedAt: expect.any(Number), deadline: startedAt + 60_000 });
 		expect((queued!.questions as { question: string }[]).map((q) => q.question)).toEqual(["One?", "Two?"]);
 		expect(shown).toMatchObject({ question: 0, shownAt: queued!.queuedAt });
 		expect(settled).toMatchObject({ settledAt: (queued!.queuedAt as number) + 2_000, outcome: { status: "ok", answers: [{ answer: "a" }, { answer: "b" }] } });
@@ -34,6 +35,8 @@ describe("observer contract v1", () => {
 		expect(snapshot.v).toBe(OBSERVER_VERSION);
 		expect(snapshot.open.map((o) => [o.asker.label, o.state, o.question])).toEqual([["a", "shown", 0], ["b", "queued", undefined]]);
 		expect(snapshot.open[0]!.queuedAt).toBeLessThan(snapshot.open[1]!.queuedAt);
+		// The call's own deadline, so a page can show a countdown.
+		expect(snapshot.open[0]!.deadline).toBe(snapshot.open[0]!.queuedAt + 300_000);
 	});
 
 	it("keeps relaying when an observer throws", async () => {
