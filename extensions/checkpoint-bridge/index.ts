@@ -21,6 +21,8 @@ import { AskParamsSchema, type AskParams } from "./tool/schema.ts";
 import { sharedHandle } from "./core/shared-handle.ts";
 import { loadingPiVersion, reportUnsupportedPi } from "./supported-pi.ts";
 import { validateAskParams } from "./tool/validate.ts";
+import { WEB_ENV, webPageSlotExists } from "./surfaces/web/enable.ts";
+import type { HostUI } from "./core/surface.ts";
 
 export const TOOL_NAME = "ask_user_via_host";
 
@@ -45,6 +47,24 @@ const bell = () => {
 /** Where prepareArguments keeps the raw arguments of a call that has no questions at all. */
 const WITHOUT_QUESTIONS = "checkpointBridgeRawArguments";
 const hasQuestions = (args: unknown) => typeof args === "object" && args !== null && (args as { questions?: unknown }).questions != null;
+
+type WebModule = typeof import("./surfaces/web/index.ts");
+let webModule: Promise<WebModule> | undefined;
+/** The web answer page's code, loaded the first time the page is wanted: nothing of it loads otherwise. */
+const loadWeb = (): Promise<WebModule> => (webModule ??= import("./surfaces/web/index.ts"));
+/** The running page's module, without loading it when no page was ever started in this process. */
+const webIfStarted = (): Promise<WebModule> | undefined => (webPageSlotExists() ? loadWeb() : undefined);
+
+const WEB_USAGE = "checkpoint-bridge: /checkpoints web [<host>:<port>] serves the answer page (default 127.0.0.1:0); /checkpoints web off stops it";
+
+/** A notice that cannot fail the caller (a UI that is going away). */
+const noticeTo = (ui: HostUI) => (message: string, type: "info" | "warning") => {
+	try {
+		ui.notify(message, type);
+	} catch {
+		// Nothing to fall back to.
+	}
+};
 
 export default function checkpointBridge(pi: ExtensionAPI): void {
 	// Read now, while pi's loader is on the stack; told at the first session start.
@@ -74,21 +94,65 @@ export default function checkpointBridge(pi: ExtensionAPI): void {
 			await ensureProcessEndpoint(handle).catch((error: unknown) =>
 				ctx.ui.notify(`checkpoint-bridge: cannot serve other processes: ${error instanceof Error ? error.message : String(error)}`, "warning"),
 			);
+		if (!role) return;
+		// A page already running (a replaced host's) now reports to this host.
+		(await webIfStarted())?.setWebNotice(noticeTo(ctx.ui));
+		const wanted = process.env[WEB_ENV]?.trim();
+		if (wanted) await serveWebPage(ctx.ui, wanted, false);
 	});
+
+	/** Starts the process's answer page (or finds it running) and tells the human where it is. */
+	async function serveWebPage(ui: HostUI, spec: string, announceIfRunning: boolean): Promise<void> {
+		const notify = noticeTo(ui);
+		const web = await loadWeb();
+		const parsed = web.parseWebAddress(spec);
+		if (!parsed.ok) return notify(`checkpoint-bridge: cannot serve the answer page: ${parsed.reason}`, "warning");
+		try {
+			const { page, started } = await web.ensureWebPage(handle, parsed.address);
+			web.setWebNotice(notify);
+			if (!started && !announceIfRunning) return;
+			const warning = web.exposureWarning(page.address);
+			if (warning && started) notify(warning, "warning");
+			notify(web.announcement(page), "info");
+		} catch (error) {
+			notify(`checkpoint-bridge: cannot serve the answer page at ${spec}: ${error instanceof Error ? error.message : String(error)}`, "warning");
+		}
+	}
+
+	/** `/checkpoints web [<host>:<port>]` and `/checkpoints web off`. */
+	async function webCommand(words: string[], ui: HostUI): Promise<void> {
+		if (words[0] === "off" && words.length === 1) {
+			const web = webIfStarted();
+			const closed = web ? await (await web).closeWebPage() : false;
+			return ui.notify(closed ? "checkpoint-bridge: the answer page is closed; its links no longer work" : "checkpoint-bridge: the answer page is not running", "info");
+		}
+		if (words.length > 1) return ui.notify(WEB_USAGE, "warning");
+		if (!role) return ui.notify("checkpoint-bridge: only the session that holds the host role serves the answer page", "warning");
+		const web = await loadWeb();
+		await serveWebPage(ui, words[0] ?? process.env[WEB_ENV]?.trim() ?? web.DEFAULT_WEB_ADDRESS, true);
+	}
 
 	pi.on("session_shutdown", async (event) => {
 		if (!role) return;
 		const note = `The host session ended (${event.reason}) before the questions were answered.`;
 		role.release(event.reason, note);
 		role = undefined;
-		// On replacement the endpoint stays, so remote askers carry over to the next host.
-		if (event.reason === "quit") await closeProcessEndpoint(note);
+		const web = await webIfStarted();
+		web?.setWebNotice(undefined);
+		// On replacement the endpoint and the page stay, so remote askers and open tabs carry over to the next host.
+		if (event.reason === "quit") await Promise.all([closeProcessEndpoint(note), web?.closeWebPage()]);
 	});
 
 	pi.registerCommand("checkpoints", {
-		description: "checkpoint-bridge: questions open now and the recent history",
-		handler: async (_args, ctx) => {
-			ctx.ui.notify(checkpointsReport(handle.snapshot(), ctx.sessionManager.getEntries(), role?.host.stats), "info");
+		description: "checkpoint-bridge: questions open now and the recent history; `web` / `web off` start / stop the answer page",
+		handler: async (args, ctx) => {
+			const words = (args ?? "").trim().split(/\s+/).filter(Boolean);
+			if (words[0] === "web") return webCommand(words.slice(1), ctx.ui);
+			if (words.length > 0) return ctx.ui.notify(WEB_USAGE, "warning");
+			const report = checkpointsReport(handle.snapshot(), ctx.sessionManager.getEntries(), role?.host.stats);
+			const web = webIfStarted();
+			const page = web ? await (await web).currentWebPage() : undefined;
+			ctx.ui.notify(page ? `${report}\n${(await web!).announcement(page)}` : report, "info");
 		},
 	});
 

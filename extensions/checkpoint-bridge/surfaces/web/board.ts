@@ -1,0 +1,263 @@
+/**
+ * What the page shows, built only from the observer contract (docs/observers.md): the snapshot
+ * and the `observe:*` events on the shared handle's bus. It keeps one card per open request,
+ * oldest first, a link secret per request, and a short trace of how each request ended, and
+ * tells its listeners (the page's live streams) what changed.
+ */
+import type { SettledEvent, Snapshot } from "../../core/observers.ts";
+import type { SharedHandle } from "../../core/shared-handle.ts";
+import type { Status } from "../../tool/envelope.ts";
+import type { Question } from "../../tool/validate.ts";
+import { digestOf, newSecret } from "./tokens.ts";
+
+/** What the page needs of the shared handle: the public observer API and nothing else. */
+export type ObserverHandle = Pick<SharedHandle, "bus" | "snapshot" | "host">;
+
+/** Settled requests whose trace (and dead link) is remembered. @default 200 */
+export const TRACES_KEPT = 200;
+
+/** One open request as the page shows it. */
+export interface Card {
+	requestId: string;
+	/** Who asks, as the dialog titles show it. */
+	asker: string;
+	questions: Question[];
+	/** Epoch ms at which the host took it. */
+	queuedAt: number;
+	/** Epoch ms at which the asker's budget runs out. */
+	deadline: number;
+	/** "shown" while one of its questions is on screen at the host. */
+	state: "queued" | "shown";
+	/** Questions before this index already have their answer (given at the host, or shared). */
+	answered: number;
+	/** 1 for the oldest open request. */
+	position: number;
+}
+
+/** How a settled request ended, in a few words. */
+export interface Trace {
+	requestId: string;
+	asker: string;
+	/** e.g. "answered in the terminal". */
+	outcome: string;
+	settledAt: number;
+}
+
+export type BoardChange =
+	| { type: "open" | "update"; card: Card }
+	| { type: "gone"; requestId: string; trace?: Trace }
+	| { type: "host"; present: boolean };
+
+interface Entry {
+	card: Card;
+	/** The asker's session id: a request is relayed when it is not the host's own. */
+	sessionId: string;
+	linkSecret: string;
+	/** Hex digest of the link secret: the key it is found by. */
+	linkDigest: string;
+}
+
+/** The words for how a request ended: where its answers came from, or why it has none. */
+export function outcomeText(status: Status, answers: SettledEvent["outcome"]["answers"], note?: string): string {
+	if (status === "ok") {
+		const sources = new Set(answers.map((a) => a.source));
+		if (sources.has("web")) return sources.size > 1 ? "answered in the browser and the terminal" : "answered in the browser";
+		if (sources.has("outside")) return "answered from outside the terminal";
+		return "answered in the terminal";
+	}
+	switch (status) {
+		case "timeout":
+			return "ran out of time";
+		case "cancelled":
+			return "withdrawn by the asker";
+		case "no-host":
+			return "closed: the host session ended";
+		case "error":
+			return "failed at the host";
+		default:
+			return /outside/.test(note ?? "") ? "cancelled from outside the terminal" : "dismissed in the terminal, or its dialog timed out";
+	}
+}
+
+const sameCard = (a: Card, b: Card) => a.state === b.state && a.answered === b.answered && a.position === b.position;
+
+export class Board {
+	readonly #handle: ObserverHandle;
+	readonly #entries = new Map<string, Entry>();
+	/** Request id of each open request's link, by the link secret's digest. */
+	readonly #links = new Map<string, string>();
+	/** Traces of settled requests, oldest first, at most TRACES_KEPT. */
+	readonly #traces = new Map<string, Trace>();
+	/** Link digests of settled requests, pointing to their trace. */
+	readonly #deadLinks = new Map<string, string>();
+	readonly #listeners = new Set<(change: BoardChange) => void>();
+	#hostPresent = false;
+	#stopped = false;
+	readonly #onEvent = () => this.sync(false);
+	readonly #onSettled = (event: SettledEvent) => this.#settled(event);
+
+	constructor(handle: ObserverHandle) {
+		this.#handle = handle;
+		handle.bus.on("observe:queued", this.#onEvent);
+		handle.bus.on("observe:shown", this.#onEvent);
+		handle.bus.on("observe:settled", this.#onSettled);
+		this.sync(true);
+	}
+
+	/** Whether a session holds the host role now. */
+	get hostPresent(): boolean {
+		return this.#hostPresent;
+	}
+
+	/** Open requests, oldest first. */
+	cards(): Card[] {
+		return [...this.#entries.values()].map((e) => e.card);
+	}
+
+	card(requestId: string): Card | undefined {
+		return this.#entries.get(requestId)?.card;
+	}
+
+	/** Recent traces, oldest first. */
+	traces(): Trace[] {
+		return [...this.#traces.values()];
+	}
+
+	trace(requestId: string): Trace | undefined {
+		return this.#traces.get(requestId);
+	}
+
+	/** The secret of an open request's own link. */
+	linkSecret(requestId: string): string | undefined {
+		return this.#entries.get(requestId)?.linkSecret;
+	}
+
+	/** What a request link points to: an open request, a settled one (its trace), or nothing known. */
+	resolveLink(secret: string): { open: Card } | { settled: Trace } | undefined {
+		const digest = digestOf(secret).toString("hex");
+		const open = this.#links.get(digest);
+		if (open !== undefined) {
+			const card = this.card(open);
+			return card ? { open: card } : undefined;
+		}
+		const settled = this.#deadLinks.get(digest);
+		const trace = settled === undefined ? undefined : this.#traces.get(settled);
+		return trace ? { settled: trace } : undefined;
+	}
+
+	/** Whether the request was asked by another session than the host's own. */
+	isRelayed(requestId: string): boolean {
+		const entry = this.#entries.get(requestId);
+		return entry !== undefined && entry.sessionId !== this.#handle.host()?.sessionId;
+	}
+
+	/** Calls `listener` with every change; returns the unsubscribe. */
+	subscribe(listener: (change: BoardChange) => void): () => void {
+		this.#listeners.add(listener);
+		return () => this.#listeners.delete(listener);
+	}
+
+	/** Stops listening on the bus and forgets every listener. */
+	stop(): void {
+		this.#stopped = true;
+		this.#handle.bus.off("observe:queued", this.#onEvent);
+		this.#handle.bus.off("observe:shown", this.#onEvent);
+		this.#handle.bus.off("observe:settled", this.#onSettled);
+		this.#listeners.clear();
+	}
+
+	/**
+	 * Brings the cards in line with the host's snapshot: adds and updates cards, and with `prune`
+	 * also drops those the snapshot no longer has (a request that ended without a settled event:
+	 * one a replaced host parked that no new host took). Observer events sync without pruning: a new
+	 * host adopting parked requests emits one `queued` per request, and the snapshot taken at the
+	 * first one does not hold the others yet. Without a host (one being replaced) the cards stay:
+	 * the next host adopts their requests under the same ids, and their links keep working.
+	 */
+	sync(prune = true): void {
+		if (this.#stopped) return;
+		let snapshot: Snapshot | undefined;
+		try {
+			snapshot = this.#handle.snapshot();
+		} catch {
+			snapshot = undefined;
+		}
+		const present = snapshot !== undefined;
+		if (present !== this.#hostPresent) {
+			this.#hostPresent = present;
+			this.#emit({ type: "host", present });
+		}
+		if (!snapshot) return;
+		if (prune) {
+			const open = new Set(snapshot.open.map((o) => o.requestId));
+			for (const [requestId] of this.#entries) if (!open.has(requestId)) this.#drop(requestId);
+		}
+		snapshot.open.forEach((o, i) => {
+			const entry = this.#entries.get(o.requestId);
+			const answered = Math.max(entry?.card.answered ?? 0, o.state === "shown" ? (o.question ?? 0) : 0);
+			const card: Card = {
+				requestId: o.requestId,
+				asker: o.asker.label,
+				questions: o.questions,
+				queuedAt: o.queuedAt,
+				deadline: o.deadline,
+				state: o.state,
+				answered,
+				position: i + 1,
+			};
+			if (!entry) {
+				const linkSecret = newSecret();
+				const linkDigest = digestOf(linkSecret).toString("hex");
+				this.#entries.set(o.requestId, { card, sessionId: o.asker.sessionId, linkSecret, linkDigest });
+				this.#links.set(linkDigest, o.requestId);
+				this.#emit({ type: "open", card });
+			} else if (!sameCard(entry.card, card)) {
+				entry.card = card;
+				this.#emit({ type: "update", card });
+			}
+		});
+	}
+
+	#settled(event: SettledEvent): void {
+		if (this.#stopped) return;
+		const entry = this.#entries.get(event.requestId);
+		if (entry) {
+			this.#remember({
+				requestId: event.requestId,
+				asker: event.asker.label,
+				outcome: outcomeText(event.outcome.status, event.outcome.answers, event.outcome.note),
+				settledAt: event.settledAt,
+			});
+			this.#drop(event.requestId);
+		}
+		// Positions of the others moved up.
+		this.sync(false);
+	}
+
+	#remember(trace: Trace): void {
+		this.#traces.set(trace.requestId, trace);
+		if (this.#traces.size <= TRACES_KEPT) return;
+		const [oldest] = this.#traces.keys();
+		this.#traces.delete(oldest!);
+		for (const [digest, requestId] of this.#deadLinks) if (requestId === oldest) this.#deadLinks.delete(digest);
+	}
+
+	#drop(requestId: string): void {
+		const entry = this.#entries.get(requestId)!;
+		this.#entries.delete(requestId);
+		this.#links.delete(entry.linkDigest);
+		const trace = this.#traces.get(requestId);
+		if (trace) this.#deadLinks.set(entry.linkDigest, requestId);
+		this.#emit({ type: "gone", requestId, ...(trace ? { trace } : {}) });
+	}
+
+	#emit(change: BoardChange): void {
+		for (const listener of [...this.#listeners]) {
+			try {
+				listener(change);
+			} catch {
+				// A stream that fails to write is closed by its own error handler; the others go on.
+			}
+		}
+	}
+}

@@ -1,0 +1,169 @@
+/**
+ * `CHECKPOINT_BRIDGE_NOTIFY_COMMAND`: a shell command the host runs once for each relayed request
+ * it queues, so a phone can be pinged (ntfy, notify-send, a chat bot) with that request's own
+ * link. What the asker wrote reaches the command only through its environment, never through the
+ * command string. The command runs on its own: whatever it does (fail, hang, flood its output)
+ * never touches the request, and it is killed with its whole process group after a deadline.
+ */
+import { spawn } from "node:child_process";
+
+/** Environment variable holding the command; read for each request, so a change applies at once. */
+export const NOTIFY_COMMAND_ENV = "CHECKPOINT_BRIDGE_NOTIFY_COMMAND";
+/** Variables the command gets. */
+export const NOTIFY_VARS = { url: "CHECKPOINT_BRIDGE_URL", asker: "CHECKPOINT_BRIDGE_ASKER", question: "CHECKPOINT_BRIDGE_QUESTION" } as const;
+/** A command still running after this long is killed (SIGKILL to its process group). @default 10000 */
+export const NOTIFY_TIMEOUT_MS = 10_000;
+/** Bytes of the command's stderr kept to say why it failed; the rest, and all of stdout, are discarded. @default 2048 */
+export const NOTIFY_STDERR_KEPT = 2_048;
+
+/** What the command is told about one request. */
+export interface NotifyFacts {
+	/** The request's own link. */
+	url: string;
+	/** Who asks, as the dialog titles show it. */
+	asker: string;
+	/** The text of its first question. */
+	question: string;
+}
+
+/** How one run ended. */
+export type NotifyOutcome =
+	| { ok: true }
+	| { ok: false; reason: string };
+
+export interface NotifyRunOptions {
+	/** @default NOTIFY_TIMEOUT_MS */
+	timeoutMs?: number;
+	/** The environment the command's own variables are added to. @default process.env */
+	env?: NodeJS.ProcessEnv;
+}
+
+/** A running command: its end, and a way to end it now (the page closing). */
+export interface NotifyRun {
+	readonly done: Promise<NotifyOutcome>;
+	kill(): void;
+}
+
+// An environment value cannot hold NUL; nothing else is changed.
+const envSafe = (text: string) => text.replaceAll("\0", "");
+
+/** Runs `command` with `/bin/sh -c`, the facts in its environment; never rejects. */
+export function runNotifyCommand(command: string, facts: NotifyFacts, options: NotifyRunOptions = {}): NotifyRun {
+	const timeoutMs = options.timeoutMs ?? NOTIFY_TIMEOUT_MS;
+	const env = {
+		...(options.env ?? process.env),
+		[NOTIFY_VARS.url]: envSafe(facts.url),
+		[NOTIFY_VARS.asker]: envSafe(facts.asker),
+		[NOTIFY_VARS.question]: envSafe(facts.question),
+	};
+	let child: ReturnType<typeof spawn>;
+	try {
+		// Its own process group, so a deadline kills what the shell started too.
+		child = spawn("/bin/sh", ["-c", command], { env, stdio: ["ignore", "ignore", "pipe"], detached: true });
+	} catch (error) {
+		return { done: Promise.resolve({ ok: false, reason: `cannot start: ${error instanceof Error ? error.message : String(error)}` }), kill() {} };
+	}
+	const killGroup = () => {
+		try {
+			if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
+		} catch {
+			// Already gone.
+		}
+	};
+	let timedOut = false;
+	const timer = setTimeout(() => {
+		timedOut = true;
+		killGroup();
+	}, timeoutMs);
+	timer.unref();
+	child.unref();
+	let stderr = "";
+	child.stderr?.on("data", (chunk: Buffer) => {
+		if (stderr.length < NOTIFY_STDERR_KEPT) stderr += chunk.toString("utf8").slice(0, NOTIFY_STDERR_KEPT - stderr.length);
+	});
+	(child.stderr as { unref?: () => void } | null)?.unref?.();
+	const done = new Promise<NotifyOutcome>((resolve) => {
+		child.once("error", (error) => {
+			clearTimeout(timer);
+			resolve({ ok: false, reason: `cannot start: ${error.message}` });
+		});
+		child.once("close", (code, signal) => {
+			clearTimeout(timer);
+			if (timedOut) return resolve({ ok: false, reason: `killed after ${timeoutMs} ms` });
+			if (code === 0) return resolve({ ok: true });
+			const why = stderr.trim().split("\n")[0];
+			resolve({ ok: false, reason: `${signal ? `ended by ${signal}` : `exit code ${code}`}${why ? `: ${why}` : ""}` });
+		});
+	});
+	return { done, kill: killGroup };
+}
+
+export interface NotifierOptions extends NotifyRunOptions {
+	/** The command, read for each request. @default process.env[NOTIFY_COMMAND_ENV] */
+	command?: () => string | undefined;
+	/** Told of the first failure (later ones are not repeated). @default none */
+	onFailure?: (reason: string) => void;
+}
+
+/** Request ids remembered as notified, so a request adopted by a new host is not announced twice. @default 1000 */
+export const NOTIFIED_KEPT = 1_000;
+
+/** Runs the command once per request, off the relay's own flow, and stops every run on close. */
+export class Notifier {
+	readonly #options: NotifierOptions;
+	readonly #runs = new Set<NotifyRun>();
+	readonly #pending = new Set<ReturnType<typeof setImmediate>>();
+	readonly #notified = new Set<string>();
+	#failed = false;
+	#closed = false;
+
+	constructor(options: NotifierOptions = {}) {
+		this.#options = options;
+	}
+
+	/** Runs still going. */
+	get running(): number {
+		return this.#runs.size;
+	}
+
+	/** Notifies about `requestId` once, whatever is asked later. */
+	notify(requestId: string, facts: () => NotifyFacts | undefined): void {
+		if (this.#closed || this.#notified.has(requestId)) return;
+		const command = (this.#options.command ?? (() => process.env[NOTIFY_COMMAND_ENV]))()?.trim();
+		if (!command) return;
+		this.#notified.add(requestId);
+		if (this.#notified.size > NOTIFIED_KEPT) this.#notified.delete(this.#notified.values().next().value!);
+		// Started after the host's observer event returns: spawning takes time the relay should not wait for.
+		const pending = setImmediate(() => {
+			this.#pending.delete(pending);
+			const known = facts();
+			if (known) this.#start(command, known);
+		});
+		this.#pending.add(pending);
+	}
+
+	#start(command: string, facts: NotifyFacts): void {
+		const run = runNotifyCommand(command, facts, this.#options);
+		this.#runs.add(run);
+		void run.done.then((outcome) => {
+			this.#runs.delete(run);
+			if (outcome.ok || this.#failed || this.#closed) return;
+			this.#failed = true;
+			try {
+				this.#options.onFailure?.(outcome.reason);
+			} catch {
+				// Reporting is a courtesy.
+			}
+		});
+	}
+
+	/** Stops what is pending and kills what runs; resolves once every run has ended. */
+	async close(): Promise<void> {
+		this.#closed = true;
+		for (const pending of this.#pending) clearImmediate(pending);
+		this.#pending.clear();
+		const runs = [...this.#runs];
+		for (const run of runs) run.kill();
+		await Promise.all(runs.map((run) => run.done));
+	}
+}

@@ -1,0 +1,68 @@
+/**
+ * One web page per process, whichever copy of the extension starts it, kept on `globalThis` like
+ * the local endpoint: it reaches the host over the bus, so it outlives a host being replaced
+ * (/new, /resume, /fork, /reload), and it closes when the host quits.
+ */
+import type { WebAddress } from "./address.ts";
+import type { ObserverHandle } from "./board.ts";
+import { WEB_PAGE_KEY } from "./enable.ts";
+import { startWebPage, type WebPage, type WebPageOptions } from "./server.ts";
+
+type Notice = NonNullable<WebPageOptions["notice"]>;
+
+interface Slot {
+	starting?: Promise<WebPage>;
+	/** The current host's notices; replaced by each host that claims, cleared when it goes. */
+	notice?: Notice;
+}
+
+function slotOf(target: object): Slot {
+	const registry = target as Record<symbol, Slot | undefined>;
+	let slot = registry[WEB_PAGE_KEY];
+	if (!slot) {
+		slot = {};
+		Object.defineProperty(target, WEB_PAGE_KEY, { value: slot, writable: false, configurable: false, enumerable: false });
+	}
+	return slot;
+}
+
+/**
+ * The process's page: started on the first call, the same one after (`started` says which). A
+ * failed start is forgotten, so the next call retries.
+ */
+export async function ensureWebPage(
+	handle: ObserverHandle,
+	address: WebAddress,
+	options: Omit<WebPageOptions, "handle" | "address" | "notice"> = {},
+	target: object = globalThis,
+): Promise<{ page: WebPage; started: boolean }> {
+	const slot = slotOf(target);
+	if (slot.starting) return { page: await slot.starting, started: false };
+	const starting = startWebPage({ handle, address, ...options, notice: (message, type) => slot.notice?.(message, type) });
+	slot.starting = starting;
+	starting.catch(() => {
+		if (slot.starting === starting) slot.starting = undefined;
+	});
+	return { page: await starting, started: true };
+}
+
+/** The page running in this process, if any. */
+export async function currentWebPage(target: object = globalThis): Promise<WebPage | undefined> {
+	return slotOf(target).starting?.catch(() => undefined);
+}
+
+/** Where the page's notices go: the host that holds the role now (undefined while none does). */
+export function setWebNotice(notice: Notice | undefined, target: object = globalThis): void {
+	slotOf(target).notice = notice;
+}
+
+/** Closes the process's page, if one runs; true when one did. */
+export async function closeWebPage(target: object = globalThis): Promise<boolean> {
+	const slot = slotOf(target);
+	const starting = slot.starting;
+	if (!starting) return false;
+	slot.starting = undefined;
+	const page = await starting.catch(() => undefined);
+	await page?.close();
+	return page !== undefined;
+}

@@ -1,0 +1,145 @@
+/**
+ * The web answer page's server (node:http, ADR-0005): serves the page, its live stream and its
+ * answers on one address, reaching the host only over the shared handle's bus, so it outlives a
+ * host being replaced. Neither it nor its connections keep the process alive.
+ */
+import { readFileSync } from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { urlHost, type WebAddress } from "./address.ts";
+import { Board, type ObserverHandle } from "./board.ts";
+import { MAX_BODY_BYTES } from "./guard.ts";
+import { Notifier, NOTIFY_TIMEOUT_MS } from "./notify-command.ts";
+import { route, type Assets } from "./routes.ts";
+import { linkPath, MAX_STREAMS, Streams } from "./stream.ts";
+import { digestOf, newSecret } from "./tokens.ts";
+
+/** Interval of the keep-alive ping on every stream, which also re-reads the host's snapshot. @default 15000 */
+export const KEEPALIVE_MS = 15_000;
+
+export interface WebPageOptions {
+	/** The shared handle: only its observer API is used. */
+	handle: ObserverHandle;
+	address: WebAddress;
+	/** @default MAX_BODY_BYTES (64 KiB) */
+	maxBodyBytes?: number;
+	/** @default KEEPALIVE_MS */
+	keepAliveMs?: number;
+	/** @default MAX_STREAMS */
+	maxStreams?: number;
+	/** The notify command, read for each relayed request. @default process.env.CHECKPOINT_BRIDGE_NOTIFY_COMMAND */
+	notifyCommand?: () => string | undefined;
+	/** @default NOTIFY_TIMEOUT_MS */
+	notifyTimeoutMs?: number;
+	/** Where the page reports a problem (the notify command failing). @default none */
+	notice?: (message: string, type: "info" | "warning") => void;
+}
+
+export interface WebPage {
+	/** The page's URL, token included: whoever has it can answer every request. */
+	readonly url: string;
+	/** Scheme, host and port. */
+	readonly origin: string;
+	/** Where it listens, with the port it got. */
+	readonly address: WebAddress;
+	/** Live streams open now. */
+	readonly streamCount: number;
+	/** Notify commands still running. */
+	readonly notifyRunning: number;
+	/** The own link of an open request (answers that request only), undefined once it settled. */
+	linkFor(requestId: string): string | undefined;
+	/** Stops serving: streams end, connections close, notify commands are killed, the bus is let go. */
+	close(): Promise<void>;
+}
+
+const staticFile = (name: string) => readFileSync(new URL(`./static/${name}`, import.meta.url), "utf8");
+
+/** Starts the page; rejects when the address cannot be listened on. */
+export async function startWebPage(options: WebPageOptions): Promise<WebPage> {
+	const { handle } = options;
+	const assets: Assets = { html: staticFile("page.html"), js: staticFile("app.js"), css: staticFile("app.css") };
+	const server = http.createServer();
+	await new Promise<void>((resolve, reject) => {
+		server.once("error", reject);
+		server.listen(options.address.port, options.address.host, () => {
+			server.off("error", reject);
+			resolve();
+		});
+	});
+	const port = (server.address() as AddressInfo).port;
+	const address: WebAddress = { ...options.address, port };
+	const authority = `${urlHost(address.host)}:${port}`;
+	const origin = `http://${authority}`;
+	const hosts = new Set([authority, ...(address.loopback ? [`localhost:${port}`] : [])]);
+	const origins = new Set([...hosts].map((h) => `http://${h}`));
+	const token = newSecret();
+
+	const board = new Board(handle);
+	const streams = new Streams(board, options.maxStreams ?? MAX_STREAMS);
+	const notifier = new Notifier({
+		...(options.notifyCommand ? { command: options.notifyCommand } : {}),
+		timeoutMs: options.notifyTimeoutMs ?? NOTIFY_TIMEOUT_MS,
+		onFailure: (reason) => options.notice?.(`checkpoint-bridge: the notify command failed (${reason}); the request is unaffected`, "warning"),
+	});
+	const linkFor = (requestId: string) => {
+		const secret = board.linkSecret(requestId);
+		return secret ? `${origin}${linkPath(secret)}` : undefined;
+	};
+	const unsubscribe = board.subscribe((change) => {
+		if (change.type !== "open" || !board.isRelayed(change.card.requestId)) return;
+		const { requestId, asker, questions } = change.card;
+		notifier.notify(requestId, () => {
+			const url = linkFor(requestId);
+			return url ? { url, asker, question: questions[0]?.question ?? "" } : undefined;
+		});
+	});
+
+	const context = { handle, board, streams, assets, pageDigest: digestOf(token), hosts, origins, maxBodyBytes: options.maxBodyBytes ?? MAX_BODY_BYTES };
+	server.on("request", (req, res) => {
+		try {
+			route(context, req, res);
+		} catch {
+			// route never throws by design; if it did, the client still gets an answer and the host lives on.
+			if (!res.headersSent) res.writeHead(400).end("the request could not be handled\n");
+		}
+	});
+	server.on("connection", (socket) => socket.unref());
+	// A failing accept or a malformed request line must not take the host session down.
+	server.on("error", () => {});
+	server.on("clientError", (_error, socket) => {
+		if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n");
+		else socket.destroy();
+	});
+	server.unref();
+	const keepAlive = setInterval(() => {
+		board.sync();
+		streams.ping();
+	}, options.keepAliveMs ?? KEEPALIVE_MS);
+	keepAlive.unref();
+
+	let closing: Promise<void> | undefined;
+	return {
+		url: `${origin}/t/${token}/`,
+		origin,
+		address,
+		get streamCount() {
+			return streams.count;
+		},
+		get notifyRunning() {
+			return notifier.running;
+		},
+		linkFor,
+		close() {
+			closing ??= (async () => {
+				clearInterval(keepAlive);
+				unsubscribe();
+				board.stop();
+				const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+				streams.closeAll();
+				server.closeAllConnections();
+				await Promise.all([stopped, notifier.close()]);
+			})();
+			return closing;
+		},
+	};
+}

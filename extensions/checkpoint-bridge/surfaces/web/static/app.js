@@ -1,0 +1,327 @@
+// checkpoint-bridge answer page. Everything an asker wrote is put in the page with textContent
+// (or as a form value), never as HTML. No framework, nothing fetched but this page's own server.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const cardsBox = $("cards");
+const cards = new Map(); // requestId -> { card, root, form, button, message }
+let clockOffset = 0; // server clock minus this device's
+let scope = "page";
+let closed = false;
+
+function el(tag, className, text) {
+	const node = document.createElement(tag);
+	if (className) node.className = className;
+	if (text !== undefined) node.textContent = text;
+	return node;
+}
+
+function setStatus(text, live) {
+	$("status").textContent = text;
+	$("status").classList.toggle("live", live);
+}
+
+function notice(text) {
+	const box = $("notice");
+	box.textContent = text;
+	box.hidden = !text;
+}
+
+// ---- questions --------------------------------------------------------------------------------
+
+/** Option labels in display order: the recommended one first, as the terminal shows them. */
+function orderedOptions(q) {
+	const options = q.options || [];
+	const rec = options.find((o) => o.label === q.recommended);
+	return rec ? [rec, ...options.filter((o) => o !== rec)] : options;
+}
+
+function choiceRow(type, name, value, label, extra) {
+	const row = el("label", "choice");
+	const input = el("input");
+	input.type = type;
+	input.name = name;
+	input.value = value;
+	const text = el("span", "text");
+	const head = el("span", "label", label);
+	text.append(head);
+	if (extra && extra.recommended) text.append(el("span", "recommended", "recommended"));
+	if (extra && extra.description) text.append(el("span", "description", extra.description));
+	row.append(input, text);
+	return { row, input };
+}
+
+function otherField(name, onInput) {
+	const input = el("input", "other");
+	input.type = "text";
+	input.name = name;
+	input.placeholder = "Other (type your own)";
+	input.autocomplete = "off";
+	input.addEventListener("input", onInput);
+	return input;
+}
+
+function questionBlock(card, q, index) {
+	const box = el("fieldset", "question");
+	const legend = el("legend");
+	if (card.questions.length > 1) legend.append(`(${index + 1}/${card.questions.length}) `);
+	if (q.header) legend.append(el("span", "header", `${q.header}: `));
+	legend.append(q.question);
+	box.append(legend);
+	if (q.details) box.append(el("p", "details", q.details));
+	const name = `q${index}`;
+	if (q.kind === "text") {
+		const input = el("input");
+		input.type = "text";
+		input.name = name;
+		input.autocomplete = "off";
+		if (q.placeholder) input.placeholder = q.placeholder;
+		box.append(input);
+	} else if (q.kind === "confirm") {
+		box.append(choiceRow("radio", name, "yes", "Yes").row, choiceRow("radio", name, "no", "No").row);
+	} else {
+		const type = q.multiSelect ? "checkbox" : "radio";
+		for (const option of orderedOptions(q))
+			box.append(choiceRow(type, name, option.label, option.label, { recommended: option.label === q.recommended, description: option.description }).row);
+		if (q.allowOther) {
+			if (q.multiSelect) box.append(otherField(`${name}-other`, () => {}));
+			else {
+				const other = choiceRow("radio", name, "\u0000other", "Other");
+				const field = otherField(`${name}-other`, () => (other.input.checked = true));
+				box.append(other.row, field);
+			}
+		}
+	}
+	return box;
+}
+
+/** Marks a question answered at the host: its controls go, and no answer is needed from here. */
+function markAnswered(box) {
+	if (box.dataset.answered) return;
+	box.dataset.answered = "1";
+	for (const node of [...box.children]) if (node.tagName !== "LEGEND") node.remove();
+	box.append(el("p", "done-here", "answered in the terminal"));
+}
+
+/** What to send for question `q`, or a string saying what is missing. */
+function valueOf(form, q, index) {
+	const name = `q${index}`;
+	const checked = [...form.querySelectorAll(`input[name="${name}"]:checked`)].map((i) => i.value);
+	const other = form.querySelector(`input[name="${name}-other"]`);
+	const typed = other ? other.value.trim() : "";
+	switch (q.kind) {
+		case "text":
+			return { value: form.querySelector(`input[name="${name}"]`).value };
+		case "confirm":
+			return checked.length ? { value: checked[0] } : { missing: "pick Yes or No" };
+		default:
+			if (q.multiSelect) {
+				const values = typed ? [...checked, typed] : checked;
+				return values.length ? { value: values } : { missing: "pick at least one" };
+			}
+			if (checked[0] === "\u0000other") return typed ? { value: typed } : { missing: "type your answer in Other" };
+			return checked.length ? { value: checked[0] } : { missing: "pick one" };
+	}
+}
+
+/** For a question already answered at the host: any valid value (the host keeps the first answer). */
+function placeholderFor(q) {
+	if (q.kind === "confirm") return "yes";
+	if (q.kind === "text") return "";
+	const first = q.options[0].label;
+	return q.multiSelect ? [first] : first;
+}
+
+// ---- cards ------------------------------------------------------------------------------------
+
+function remaining(deadline) {
+	const ms = deadline - (Date.now() + clockOffset);
+	if (ms <= 0) return "time is up";
+	const s = Math.ceil(ms / 1000);
+	const h = Math.floor(s / 3600);
+	const m = Math.floor((s % 3600) / 60);
+	const rest = String(s % 60).padStart(2, "0");
+	return `${h ? `${h}:${String(m).padStart(2, "0")}` : m}:${rest} left`;
+}
+
+function whereText(card) {
+	if (card.state === "shown") return "on screen in the terminal";
+	return card.position === 1 ? "next in the terminal" : `waiting in the terminal (${card.position - 1} ahead)`;
+}
+
+function setMessage(entry, text, kind) {
+	entry.message.textContent = text;
+	entry.message.className = `message ${kind || ""}`;
+}
+
+function buildCard(card) {
+	const root = el("article", "card");
+	root.dataset.requestId = card.requestId;
+	root.append(el("h2", "asker", `[${card.asker}]`));
+	const meta = el("p", "meta");
+	const where = el("span", "where", whereText(card));
+	const countdown = el("span", "countdown", remaining(card.deadline));
+	meta.append(where, countdown);
+	if (card.link) {
+		const link = el("a", "own-link", "link to this request");
+		link.href = card.link;
+		link.rel = "noreferrer";
+		meta.append(link);
+	}
+	const form = el("form");
+	form.noValidate = true;
+	card.questions.forEach((q, i) => form.append(questionBlock(card, q, i)));
+	const actions = el("div", "actions");
+	const button = el("button", "", card.questions.length > 1 ? "Send all answers" : "Send answer");
+	button.type = "submit";
+	const message = el("p", "message");
+	message.setAttribute("aria-live", "polite");
+	actions.append(button, message);
+	form.append(actions);
+	root.append(meta, form);
+	const entry = { card, root, form, button, message, where, countdown };
+	form.addEventListener("submit", (event) => {
+		event.preventDefault();
+		void submit(entry);
+	});
+	applyAnswered(entry);
+	return entry;
+}
+
+function applyAnswered(entry) {
+	const boxes = entry.form.querySelectorAll("fieldset.question");
+	for (let i = 0; i < entry.card.answered && i < boxes.length; i++) markAnswered(boxes[i]);
+}
+
+function addCard(card) {
+	if (cards.has(card.requestId)) return updateCard(card);
+	const entry = buildCard(card);
+	cards.set(card.requestId, entry);
+	// Oldest first: the server's position says where it goes.
+	const after = [...cards.values()].filter((e) => e !== entry && e.card.position < card.position).pop();
+	if (after) after.root.after(entry.root);
+	else cardsBox.prepend(entry.root);
+	refreshEmpty();
+}
+
+function updateCard(card) {
+	const entry = cards.get(card.requestId);
+	if (!entry) return addCard(card);
+	entry.card = { ...entry.card, ...card };
+	entry.where.textContent = whereText(entry.card);
+	applyAnswered(entry);
+}
+
+function removeCard(requestId, trace) {
+	const entry = cards.get(requestId);
+	if (entry) {
+		entry.root.remove();
+		cards.delete(requestId);
+	}
+	if (trace) addTrace(trace);
+	refreshEmpty();
+}
+
+function refreshEmpty() {
+	const empty = $("empty");
+	empty.hidden = cards.size > 0;
+	if (scope === "request") empty.textContent = closed ? "This request is no longer open." : "Waiting for the request…";
+	else empty.textContent = "No open questions. New ones appear here as they are asked.";
+}
+
+function addTrace(trace) {
+	const list = $("traces");
+	const time = new Date(trace.settledAt).toLocaleTimeString();
+	const item = el("li", "trace", `[${trace.asker}] ${trace.outcome} · ${time}`);
+	item.dataset.requestId = trace.requestId;
+	list.prepend(item);
+	while (list.children.length > 20) list.lastChild.remove();
+	$("history").hidden = false;
+}
+
+async function submit(entry) {
+	const { card, form } = entry;
+	const answers = [];
+	for (const [i, q] of card.questions.entries()) {
+		if (i < entry.card.answered) {
+			answers.push(placeholderFor(q));
+			continue;
+		}
+		const got = valueOf(form, q, i);
+		if (got.missing) return setMessage(entry, `Question ${i + 1}: ${got.missing}.`, "bad");
+		answers.push(got.value);
+	}
+	entry.button.disabled = true;
+	setMessage(entry, "Sending…");
+	let status = 0;
+	let reason = "";
+	try {
+		const response = await fetch("answer", {
+			method: "POST",
+			headers: { "content-type": "application/json" },
+			body: JSON.stringify({ requestId: card.requestId, answers }),
+			credentials: "omit",
+			cache: "no-store",
+		});
+		status = response.status;
+		reason = (await response.text()).trim();
+	} catch {
+		reason = "the host could not be reached";
+	}
+	if (status === 200) {
+		setMessage(entry, "Sent.", "good");
+		return;
+	}
+	entry.button.disabled = false;
+	setMessage(entry, `Not sent: ${reason}`, "bad");
+	notice(`[${card.asker}] ${reason}`);
+}
+
+// ---- live view --------------------------------------------------------------------------------
+
+function tick() {
+	for (const entry of cards.values()) {
+		entry.countdown.textContent = remaining(entry.card.deadline);
+		entry.countdown.classList.toggle("late", entry.card.deadline - (Date.now() + clockOffset) < 30_000);
+	}
+}
+
+function connect() {
+	const events = new EventSource("events");
+	events.addEventListener("state", (event) => {
+		const state = JSON.parse(event.data);
+		clockOffset = state.now - Date.now();
+		scope = state.scope;
+		$("nohost").hidden = state.host;
+		const open = new Set(state.cards.map((c) => c.requestId));
+		for (const requestId of [...cards.keys()]) if (!open.has(requestId)) removeCard(requestId);
+		for (const card of state.cards) addCard(card);
+		$("traces").replaceChildren();
+		for (const trace of state.traces) addTrace(trace);
+		if (scope === "request") document.title = "checkpoint-bridge: one question";
+		refreshEmpty();
+		setStatus("live", true);
+	});
+	events.addEventListener("open", (event) => addCard(JSON.parse(event.data).card));
+	events.addEventListener("update", (event) => updateCard(JSON.parse(event.data).card));
+	events.addEventListener("gone", (event) => {
+		const { requestId, trace } = JSON.parse(event.data);
+		removeCard(requestId, trace);
+		if (scope === "request") {
+			// A request link dies with its request: nothing more will come.
+			closed = true;
+			events.close();
+			setStatus(trace ? `This request has settled: ${trace.outcome}.` : "This request is no longer open.", false);
+			refreshEmpty();
+		}
+	});
+	events.addEventListener("host", (event) => ($("nohost").hidden = JSON.parse(event.data).present));
+	events.addEventListener("error", () => {
+		if (closed) return;
+		if (events.readyState === EventSource.CLOSED) setStatus("disconnected: reload the page to try again", false);
+		else setStatus("reconnecting…", false);
+	});
+}
+
+setInterval(tick, 1000);
+connect();
