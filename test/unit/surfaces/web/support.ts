@@ -25,6 +25,9 @@ export function raw(page: Pick<WebPage, "address">, request: RawRequest): Promis
 	const headers: Record<string, string> = {};
 	const given = { host: `${host}:${port}`, ...request.headers };
 	for (const [name, value] of Object.entries(given)) if (value !== null) headers[name] = value;
+	// Node frames no body of a GET, DELETE or OPTIONS by itself: say its length, unless the test chose chunked.
+	if (request.body !== undefined && headers["transfer-encoding"] === undefined && headers["content-length"] === undefined)
+		headers["content-length"] = String(Buffer.byteLength(request.body));
 	return new Promise((resolve, reject) => {
 		const req = http.request({ host, port, method: request.method ?? "GET", path: request.path, headers, setHost: false, agent: false }, (res) => {
 			let body = "";

@@ -1,0 +1,66 @@
+/**
+ * The page's board across a host replacement (/new, /reload): the replaced host parks its
+ * requests and the next one adopts them under the same ids, without a settled event. Cards, their
+ * links and the notify command must carry over, not start again.
+ */
+import { mkdtempSync, readdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { claimHostRole } from "../../../../extensions/checkpoint-bridge/core/host-role.ts";
+import { dialogSurface } from "../../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
+import { outcomeText } from "../../../../extensions/checkpoint-bridge/surfaces/web/board.ts";
+import { fakeUI } from "../../support/fake-ui.ts";
+import { pagePath, pageWithRelay, postAnswer, raw } from "./support.ts";
+
+let cleanup: (() => Promise<void>)[] = [];
+afterEach(async () => {
+	for (const step of cleanup) await step();
+	cleanup = [];
+});
+
+describe("web page board", () => {
+	it("keeps cards, links and their single notification while a new host adopts the requests", async () => {
+		const dir = mkdtempSync(join(tmpdir(), "cb-board-"));
+		const s = await pageWithRelay({ notifyCommand: () => `touch "${dir}/$CHECKPOINT_BRIDGE_ASKER-$$"` });
+		cleanup.push(() => s.page.close());
+		const runs = async (count: number) => {
+			for (let i = 0; i < 200 && readdirSync(dir).length < count; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+			return readdirSync(dir).map((name) => name.split("-")[0]).sort();
+		};
+		const first = await s.ask([{ question: "First?", options: ["a", "b"] }], { label: "one" });
+		const second = await s.ask([{ question: "Second?", options: ["c", "d"] }], { label: "two" });
+		const links = [s.page.linkFor(first.requestId)!, s.page.linkFor(second.requestId)!];
+		expect(await runs(2)).toEqual(["one", "two"]);
+
+		s.role.release("reload", "replaced");
+		const fake = fakeUI();
+		const next = claimHostRole(s.handle, { ui: fake.ui, surface: dialogSurface(fake.ui), sessionId: "next-host" });
+		cleanup.push(async () => next?.release("quit", "test over"));
+		expect(s.handle.snapshot()!.open.map((o) => o.requestId)).toEqual([first.requestId, second.requestId]);
+		// The adoption emits a queued event per request: no second notification for either.
+		await new Promise((resolve) => setTimeout(resolve, 200));
+		expect(await runs(3)).toEqual(["one", "two"]);
+		// Same links, still alive, and the request they name answers through the new host.
+		expect([s.page.linkFor(first.requestId), s.page.linkFor(second.requestId)]).toEqual(links);
+		const link = new URL(links[1]!).pathname;
+		expect((await raw(s.page, { path: link })).status).toBe(200);
+		expect((await postAnswer(s.page, `${link}answer`, { answers: ["d"] })).status).toBe(200);
+		expect((await second.call).answers).toMatchObject([{ answer: "d", source: "web" }]);
+		expect((await postAnswer(s.page, `${pagePath(s.page)}answer`, { requestId: first.requestId, answers: ["a"] })).status).toBe(200);
+		expect((await first.call).status).toBe("ok");
+	});
+
+	it("names how a request ended", () => {
+		const answer = (source: "dialog" | "web" | "outside" | "shared") => ({ question: "q", answer: "a", kind: "text" as const, source });
+		expect(outcomeText("ok", [answer("dialog"), answer("shared")])).toBe("answered in the terminal");
+		expect(outcomeText("ok", [answer("web")])).toBe("answered in the browser");
+		expect(outcomeText("ok", [answer("dialog"), answer("web")])).toBe("answered in the browser and the terminal");
+		expect(outcomeText("ok", [answer("outside")])).toBe("answered from outside the terminal");
+		expect(outcomeText("timeout", [])).toBe("ran out of time");
+		expect(outcomeText("cancelled", [])).toBe("withdrawn by the asker");
+		expect(outcomeText("no-host", [])).toBe("closed: the host session ended");
+		expect(outcomeText("timeout-or-cancelled", [], "The question was cancelled from outside the terminal.")).toBe("cancelled from outside the terminal");
+		expect(outcomeText("timeout-or-cancelled", [])).toBe("dismissed in the terminal, or its dialog timed out");
+	});
+});

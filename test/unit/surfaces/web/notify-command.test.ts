@@ -1,0 +1,110 @@
+/**
+ * The notify command: once per relayed request with that request's link, asker and first
+ * question in its environment (never in the command string); whatever it does (fail, hang, print
+ * megabytes) the request is untouched, and a hung command is killed with what it started.
+ */
+import { mkdtempSync, readFileSync, readdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { NOTIFY_TIMEOUT_MS, runNotifyCommand } from "../../../../extensions/checkpoint-bridge/surfaces/web/notify-command.ts";
+import { pageWithRelay, postAnswer, pagePath } from "./support.ts";
+
+let setups: Awaited<ReturnType<typeof pageWithRelay>>[] = [];
+afterEach(async () => {
+	for (const s of setups) {
+		s.role.release("quit", "test over");
+		await s.page.close();
+	}
+	setups = [];
+});
+
+async function until<T>(check: () => T | undefined, what: string, timeoutMs = 10_000): Promise<T> {
+	const deadline = Date.now() + timeoutMs;
+	for (;;) {
+		const value = check();
+		if (value !== undefined) return value;
+		if (Date.now() > deadline) throw new Error(`no ${what} within ${timeoutMs} ms`);
+		await new Promise((resolve) => setTimeout(resolve, 20));
+	}
+}
+
+const HOSTILE = `$(touch pwned) \`touch pwned\` "; touch pwned; echo '`;
+
+describe("notify command", () => {
+	it("runs once per relayed request, with the request's own link, the asker and the first question in its environment", async () => {
+		const dir = mkdtempSync(join(tmpdir(), "cb-notify-"));
+		const command = `cd ${dir} && printf '%s\\n%s\\n%s\\n' "$CHECKPOINT_BRIDGE_URL" "$CHECKPOINT_BRIDGE_ASKER" "$CHECKPOINT_BRIDGE_QUESTION" > "run-$$"`;
+		const s = await pageWithRelay({ notifyCommand: () => command });
+		setups.push(s);
+		const first = await s.ask([{ question: HOSTILE, options: ["a", "b"] }, { question: "Second?" }], { label: "planner" });
+		const runs = await until(() => (readdirSync(dir).filter((f) => f.startsWith("run-")).length === 1 ? readdirSync(dir).filter((f) => f.startsWith("run-")) : undefined), "notify run");
+		const [url, asker, question] = readFileSync(join(dir, runs[0]!), "utf8").split("\n");
+		expect(url).toBe(s.page.linkFor(first.requestId));
+		expect(asker).toBe("planner");
+		// The asker's text arrives as data; nothing in it ran.
+		expect(question).toBe(HOSTILE);
+		expect(readdirSync(dir)).not.toContain("pwned");
+		// The link it got answers the request.
+		expect((await postAnswer(s.page, new URL(url!).pathname + "answer", { answers: ["a", "x"] })).status).toBe(200);
+		await first.call;
+		// The host's own model asking is not relayed: no command. Another relayed request: one more run.
+		await s.ask([{ question: "Own?" }], { label: "host", sessionId: "host-session-id" });
+		await s.ask([{ question: "Another?" }], { label: "reviewer" });
+		await until(() => (readdirSync(dir).filter((f) => f.startsWith("run-")).length === 2 ? true : undefined), "second run");
+		await new Promise((resolve) => setTimeout(resolve, 300));
+		expect(readdirSync(dir).filter((f) => f.startsWith("run-"))).toHaveLength(2);
+		const askers = readdirSync(dir).filter((f) => f.startsWith("run-")).map((f) => readFileSync(join(dir, f), "utf8").split("\n")[1]).sort();
+		expect(askers).toEqual(["planner", "reviewer"]);
+	});
+
+	it("a command that fails, floods its output or hangs changes nothing; a failure is reported once", async () => {
+		const dir = mkdtempSync(join(tmpdir(), "cb-notify-"));
+		const flood = `head -c 8000000 /dev/zero; head -c 8000000 /dev/zero >&2; touch ${dir}/flooded`;
+		for (const command of ["exit 3", flood, "sleep 30", "/no/such/program"]) {
+			const notices: string[] = [];
+			const s = await pageWithRelay({ notifyCommand: () => command, notifyTimeoutMs: 300, notice: (m) => notices.push(m) });
+			setups.push(s);
+			const { requestId, call } = await s.ask([{ question: "Still fine?", options: ["yes", "no"] }], { label: "planner" });
+			const ended = () => (command === flood ? readdirSync(dir).includes("flooded") : notices.length > 0);
+			await until(() => (ended() && s.page.notifyRunning === 0 ? true : undefined), `${command} to end`);
+			// Untouched: still open, still answerable from the page.
+			expect(s.handle.snapshot()!.open.map((o) => o.requestId)).toEqual([requestId]);
+			expect(s.fake.current()?.closedBy).toBeUndefined();
+			expect((await postAnswer(s.page, `${pagePath(s.page)}answer`, { requestId, answers: ["yes"] })).status).toBe(200);
+			expect((await call).status).toBe("ok");
+			if (command === "exit 3") expect(notices).toEqual(["checkpoint-bridge: the notify command failed (exit code 3); the request is unaffected"]);
+			if (command === "sleep 30") expect(notices[0]).toContain("killed after 300 ms");
+			if (command.startsWith("/no")) expect(notices[0]).toMatch(/exit code 127: .*not found/);
+			if (command === flood) expect(notices).toEqual([]);
+		}
+	});
+
+	it("a hung command is killed after the deadline with everything it started (10 s by default)", async () => {
+		expect(NOTIFY_TIMEOUT_MS).toBe(10_000);
+		const dir = mkdtempSync(join(tmpdir(), "cb-notify-"));
+		const run = runNotifyCommand(`(sleep 30; touch ${dir}/survived) & echo $! > ${dir}/child; wait`, { url: "u", asker: "a", question: "q" }, { timeoutMs: 200 });
+		expect(await run.done).toEqual({ ok: false, reason: "killed after 200 ms" });
+		const pid = Number(readFileSync(join(dir, "child"), "utf8"));
+		// Gone, or a zombie waiting for whoever reaps orphans here: either way no longer running.
+		const running = () => {
+			try {
+				const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+				return !stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
+			} catch {
+				return false;
+			}
+		};
+		await until(() => (running() ? undefined : true), "the background child to be gone", 2_000);
+		expect(readdirSync(dir)).not.toContain("survived");
+	});
+
+	it("closing the page kills running commands", async () => {
+		const s = await pageWithRelay({ notifyCommand: () => "sleep 30" });
+		await s.ask([{ question: "Q?" }], { label: "planner" });
+		await until(() => (s.page.notifyRunning === 1 ? true : undefined), "the command to run");
+		await s.page.close();
+		expect(s.page.notifyRunning).toBe(0);
+		s.role.release("quit", "test over");
+	});
+});
