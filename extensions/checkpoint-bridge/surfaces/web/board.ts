@@ -44,7 +44,7 @@ export interface Trace {
 }
 
 export type BoardChange =
-	| { type: "open" | "update"; card: Card }
+	| { type: "added" | "update"; card: Card }
 	| { type: "gone"; requestId: string; trace?: Trace }
 	| { type: "host"; present: boolean };
 
@@ -210,7 +210,7 @@ export class Board {
 				const linkDigest = digestOf(linkSecret).toString("hex");
 				this.#entries.set(o.requestId, { card, sessionId: o.asker.sessionId, linkSecret, linkDigest });
 				this.#links.set(linkDigest, o.requestId);
-				this.#emit({ type: "open", card });
+				this.#emit({ type: "added", card });
 			} else if (!sameCard(entry.card, card)) {
 				entry.card = card;
 				this.#emit({ type: "update", card });

@@ -86,7 +86,7 @@ export async function startWebPage(options: WebPageOptions): Promise<WebPage> {
 		return secret ? `${origin}${linkPath(secret)}` : undefined;
 	};
 	const unsubscribe = board.subscribe((change) => {
-		if (change.type !== "open" || !board.isRelayed(change.card.requestId)) return;
+		if (change.type !== "added" || !board.isRelayed(change.card.requestId)) return;
 		const { requestId, asker, questions } = change.card;
 		notifier.notify(requestId, () => {
 			const url = linkFor(requestId);

@@ -267,7 +267,7 @@ describe("web page: live stream", () => {
 		const events = await reading;
 		expect(events.map((e) => [e.event, e.data.card?.requestId ?? e.data.requestId])).toEqual([
 			["state", undefined],
-			["open", second.requestId],
+			["added", second.requestId],
 			["update", first.requestId],
 			["gone", first.requestId],
 			["update", second.requestId],

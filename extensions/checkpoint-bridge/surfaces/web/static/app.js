@@ -302,7 +302,8 @@ function connect() {
 		refreshEmpty();
 		setStatus("live", true);
 	});
-	events.addEventListener("open", (event) => addCard(JSON.parse(event.data).card));
+	// Not "open": EventSource fires its own "open" when it connects.
+	events.addEventListener("added", (event) => addCard(JSON.parse(event.data).card));
 	events.addEventListener("update", (event) => updateCard(JSON.parse(event.data).card));
 	events.addEventListener("gone", (event) => {
 		const { requestId, trace } = JSON.parse(event.data);

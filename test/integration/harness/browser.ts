@@ -1,0 +1,120 @@
+/**
+ * A real headless Chromium (Debian's `chromium`, driven by puppeteer-core) for the web answer
+ * page's tests: a fresh profile per launch, nothing fetched from the network, and a screenshot of
+ * each test under the run's output directory.
+ */
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import puppeteer, { type Browser, type ElementHandle, type Page } from "puppeteer-core";
+
+export const CHROMIUM = "/usr/bin/chromium";
+/** Whether Chromium is installed (`apt-get install -y chromium`; .ci/run installs it). */
+export const HAS_CHROMIUM = existsSync(CHROMIUM);
+
+/** Interval of waitForFunction checks: the default (animation frames) never runs in a tab in the background. */
+export const POLL_MS = 25;
+
+const REPO_ROOT = resolve(import.meta.dirname, "../../..");
+/** Where this run's screenshots go: `.tmp/test-output/web-page/<run>/`. */
+export const OUTPUT_DIR = join(REPO_ROOT, ".tmp/test-output/web-page", new Date().toISOString().replace(/[:.]/g, "-"));
+
+/** Chromium with no GPU, no sandbox (containers), no background traffic and a profile of its own. */
+export async function launchBrowser(): Promise<{ browser: Browser; close(): Promise<void> }> {
+	const profile = mkdtempSync(join(tmpdir(), "cb-chromium-"));
+	const browser = await puppeteer.launch({
+		executablePath: CHROMIUM,
+		headless: true,
+		args: [
+			"--headless",
+			"--no-sandbox",
+			"--disable-gpu",
+			"--disable-quic",
+			"--no-first-run",
+			"--disable-background-networking",
+			"--disable-component-update",
+			"--disable-sync",
+			`--user-data-dir=${profile}`,
+		],
+	});
+	return {
+		browser,
+		async close() {
+			await browser.close().catch(() => {});
+			rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+		},
+	};
+}
+
+/** A tab that records what the page did that it should not: dialogs (alert), page errors, requests off the host. */
+export async function openTab(browser: Browser, url: string, viewport = { width: 1024, height: 900 }) {
+	const page = await browser.newPage();
+	await page.setViewport(viewport);
+	const dialogs: string[] = [];
+	const errors: string[] = [];
+	const foreignRequests: string[] = [];
+	const origin = new URL(url).origin;
+	page.on("dialog", (dialog) => {
+		dialogs.push(dialog.message());
+		void dialog.dismiss();
+	});
+	page.on("pageerror", (error) => errors.push(String(error)));
+	page.on("console", (message) => {
+		if (message.type() === "error" && !/favicon|status of 4\d\d/.test(message.text())) errors.push(message.text());
+	});
+	page.on("request", (request) => {
+		if (!request.url().startsWith(origin) && !request.url().startsWith("data:")) foreignRequests.push(request.url());
+	});
+	await page.goto(url, { waitUntil: "domcontentloaded" });
+	await page.waitForFunction(() => document.getElementById("status")?.textContent === "live", { timeout: 20_000, polling: POLL_MS });
+	return { page, dialogs, errors, foreignRequests };
+}
+
+/** Saves a full-page screenshot under OUTPUT_DIR and prints where. */
+export async function screenshot(page: Page, name: string): Promise<string> {
+	mkdirSync(OUTPUT_DIR, { recursive: true });
+	// A tab in the background is not painted.
+	await page.bringToFront();
+	const path = join(OUTPUT_DIR, `${name.replace(/[^a-z0-9-]+/gi, "-").slice(0, 80)}.png`) as `${string}.png`;
+	await page.screenshot({ path, fullPage: true });
+	console.log(`screenshot: ${path}`);
+	return path;
+}
+
+/** The card of the request asked by `asker` (its title is `[asker]`), once it is on the page. */
+export async function cardOf(page: Page, asker: string, timeoutMs = 30_000): Promise<ElementHandle<Element>> {
+	await page.waitForFunction((label) => [...document.querySelectorAll("article.card h2")].some((h) => h.textContent === `[${label}]`), { timeout: timeoutMs, polling: POLL_MS }, asker);
+	return (await page.evaluateHandle((label) => [...document.querySelectorAll("article.card")].find((c) => c.querySelector("h2")?.textContent === `[${label}]`), asker)).asElement() as ElementHandle<Element>;
+}
+
+/** Waits until no card of `asker` is on the page. */
+export function cardGone(page: Page, asker: string, timeoutMs = 30_000) {
+	return page.waitForFunction((label) => ![...document.querySelectorAll("article.card h2")].some((h) => h.textContent === `[${label}]`), { timeout: timeoutMs, polling: POLL_MS }, asker);
+}
+
+/** Fills question `index` (0-based) of a card: radio/checkbox labels are clicked, text typed. */
+export async function fill(page: Page, card: ElementHandle<Element>, index: number, action: { pick?: string[]; type?: string; other?: string }) {
+	// Clicks reach only the tab in front.
+	await page.bringToFront();
+	const box = (await card.$$("fieldset.question"))[index]!;
+	for (const label of action.pick ?? []) {
+		const inputs = await box.$$("input[type=radio], input[type=checkbox]");
+		let clicked = false;
+		for (const input of inputs) {
+			if ((await input.evaluate((i) => (i as HTMLInputElement).value)) === label || (await input.evaluate((i) => i.closest("label")?.querySelector(".label")?.textContent)) === label) {
+				await input.click();
+				clicked = true;
+				break;
+			}
+		}
+		if (!clicked) throw new Error(`question ${index}: no choice ${JSON.stringify(label)}`);
+	}
+	if (action.type !== undefined) await (await box.$("input[type=text]:not(.other)"))!.type(action.type);
+	if (action.other !== undefined) await (await box.$("input.other"))!.type(action.other);
+}
+
+/** Clicks the card's submit button. */
+export async function submit(card: ElementHandle<Element>) {
+	await card.frame.page().bringToFront();
+	await (await card.$("button[type=submit]"))!.click();
+}

@@ -1,0 +1,251 @@
+/**
+ * The web answer page in a real headless Chromium against a real pi host: an SDK session bound
+ * with a UI, started with CHECKPOINT_BRIDGE_WEB, and relayed children (in-process sessions with
+ * their own module copies, as pi-subagents makes them). Each test saves a screenshot under
+ * .tmp/test-output/web-page/<run>/ and prints its path.
+ */
+import { readFileSync, mkdtempSync, existsSync } from "node:fs";
+import http from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { cardGone, cardOf, fill, HAS_CHROMIUM, launchBrowser, openTab, POLL_MS, screenshot, submit } from "./harness/browser.ts";
+import { checkedEnvelope, PiWorld, type AskArgs, type ProgrammaticUI } from "./harness/sdk-sessions.ts";
+
+const ANNOUNCE = /^checkpoint-bridge: answer in a browser at (http:\/\/127\.0\.0\.1:\d+\/t\/[A-Za-z0-9_-]{43}\/)$/;
+const XSS = "<img src=x onerror=alert(1)>";
+
+let browser: Awaited<ReturnType<typeof launchBrowser>>;
+let world: PiWorld;
+const saved: Record<string, string | undefined> = {};
+const setEnv = (name: string, value: string) => {
+	if (!(name in saved)) saved[name] = process.env[name];
+	process.env[name] = value;
+};
+
+beforeAll(async () => {
+	if (HAS_CHROMIUM) browser = await launchBrowser();
+});
+afterAll(async () => {
+	await browser?.close();
+});
+beforeEach(() => {
+	world = new PiWorld();
+	setEnv("CHECKPOINT_BRIDGE_WEB", "127.0.0.1:0");
+});
+afterEach(async () => {
+	await world.close();
+	for (const [name, value] of Object.entries(saved)) {
+		if (value === undefined) delete process.env[name];
+		else process.env[name] = value;
+		delete saved[name];
+	}
+});
+
+/** A host serving the page; the URL as it announced it. */
+async function hostWithPage(): Promise<{ ui: ProgrammaticUI; url: string }> {
+	const { ui } = await world.createHost({ name: "main" });
+	const line = await ui.waitFor(() => ui.notifications.find((n) => ANNOUNCE.test(n.message)), 10_000, "the page's announcement");
+	return { ui, url: ANNOUNCE.exec(line.message)![1]! };
+}
+
+async function askingChild(name: string, ask: unknown) {
+	const child = await world.createChild({ name, ask: ask as AskArgs });
+	child.start();
+	return child;
+}
+
+const portRefuses = (url: string) =>
+	new Promise<boolean>((resolve) => http.get(url, () => resolve(false)).on("error", (e: NodeJS.ErrnoException) => resolve(e.code === "ECONNREFUSED")));
+
+describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, SDK host", () => {
+	it("shows a relayed child's request as a card with every question kind; one submit answers all of them with source web and closes the host's dialog", async () => {
+		const { ui, url } = await hostWithPage();
+		const child = await askingChild("deployer", {
+			questions: [
+				{ id: "db", header: "Storage", question: "Which database?", details: "Both work with the ORM.", options: [{ label: "Postgres", description: "relational, needs a server" }, { label: "SQLite", description: "one file" }], recommended: "SQLite" },
+				{ id: "targets", question: "Which targets?", options: ["linux", "mac", "windows"], multiSelect: true },
+				{ id: "license", question: "Which license?", options: ["MIT", "Apache-2.0"] },
+				{ id: "go", question: "Ship it now?", kind: "confirm" },
+				{ id: "name", question: "Project name?", placeholder: "e.g. atlas" },
+			],
+		});
+		const dialog = await ui.waitForDialog((d) => d.title.startsWith("[deployer]"), 10_000, "the child's first dialog");
+		const tab = await openTab(browser.browser, url);
+		const card = await cardOf(tab.page, "deployer");
+		const view = await card.evaluate((c) => ({
+			where: c.querySelector(".where")?.textContent,
+			countdown: c.querySelector(".countdown")?.textContent,
+			legends: [...c.querySelectorAll("legend")].map((l) => l.textContent),
+			details: c.querySelector(".details")?.textContent,
+			firstChoices: [...c.querySelectorAll("fieldset")][0]!.querySelectorAll(".choice .label").length,
+			recommended: [...c.querySelectorAll("fieldset")][0]!.querySelector(".choice")?.textContent,
+			kinds: [...c.querySelectorAll("fieldset")].map((f) => [...f.querySelectorAll("input")].map((i) => i.type).join(",")),
+			placeholder: c.querySelector<HTMLInputElement>("fieldset:last-of-type input")?.placeholder,
+		}));
+		expect(view.where).toBe("on screen in the terminal");
+		expect(view.countdown).toMatch(/^\d+:\d\d left$/);
+		expect(view.legends).toEqual(["(1/5) Storage: Which database?", "(2/5) Which targets?", "(3/5) Which license?", "(4/5) Ship it now?", "(5/5) Project name?"]);
+		expect(view.details).toBe("Both work with the ORM.");
+		// The recommended option first, marked, with its description; "Other" offered (allowOther defaults on).
+		expect(view.recommended).toBe("SQLiterecommendedone file");
+		expect(view.kinds).toEqual(["radio,radio,radio,text", "checkbox,checkbox,checkbox,text", "radio,radio,radio,text", "radio,radio", "text"]);
+		expect(view.placeholder).toBe("e.g. atlas");
+
+		await fill(tab.page, card, 0, { pick: ["SQLite"] });
+		await fill(tab.page, card, 1, { pick: ["mac", "linux"], other: "bsd" });
+		await fill(tab.page, card, 2, { pick: ["Other"], other: "BSD-3-Clause" });
+		await fill(tab.page, card, 3, { pick: ["No"] });
+		await fill(tab.page, card, 4, { type: "atlas" });
+		await screenshot(tab.page, "every-question-kind-filled");
+		await submit(card);
+
+		await child.done(20_000);
+		const envelope = checkedEnvelope(child);
+		expect(envelope.status).toBe("ok");
+		expect(envelope.answers).toEqual([
+			{ id: "db", question: "Which database?", answer: "SQLite", kind: "option", source: "web" },
+			{ id: "targets", question: "Which targets?", answer: "linux, mac, bsd", kind: "other", values: ["linux", "mac", "bsd"], source: "web" },
+			{ id: "license", question: "Which license?", answer: "BSD-3-Clause", kind: "other", source: "web" },
+			{ id: "go", question: "Ship it now?", answer: "no", kind: "confirm", source: "web" },
+			{ id: "name", question: "Project name?", answer: "atlas", kind: "text", source: "web" },
+		]);
+		// The host's dialog closed at once, and no other was opened.
+		expect(dialog.outcome).toEqual({ how: "signal" });
+		expect(ui.dialogs).toHaveLength(1);
+		await cardGone(tab.page, "deployer");
+		expect(await tab.page.$eval("#traces", (t) => t.textContent)).toContain("[deployer] answered in the browser");
+		expect(tab.dialogs).toEqual([]);
+		expect(tab.errors).toEqual([]);
+		expect(tab.foreignRequests).toEqual([]);
+		await tab.page.close();
+	});
+
+	it("a request answered in the terminal leaves the page at once with a trace; the page closes with the host", async () => {
+		const { ui, url } = await hostWithPage();
+		const tab = await openTab(browser.browser, url);
+		expect(await tab.page.$eval("#empty", (e) => e.textContent)).toBe("No open questions. New ones appear here as they are asked.");
+		const child = await askingChild("reviewer", { questions: [{ question: "Does the missing test block the merge?", options: ["blocks", "follow-up"] }] });
+		await cardOf(tab.page, "reviewer");
+		const dialog = await ui.waitForDialog((d) => d.title.startsWith("[reviewer]"));
+		dialog.answer("follow-up");
+		await cardGone(tab.page, "reviewer", 5_000);
+		expect(await tab.page.$eval("#traces", (t) => t.textContent)).toContain("[reviewer] answered in the terminal");
+		await screenshot(tab.page, "answered-in-the-terminal");
+		await child.done();
+		expect(checkedEnvelope(child).answers).toEqual([{ question: "Does the missing test block the merge?", answer: "follow-up", kind: "option", source: "dialog" }]);
+		// Quit: the page stops serving, and its tab is told it is disconnected or reconnecting.
+		await world.sessions[0]!.shutdown();
+		expect(await portRefuses(url)).toBe(true);
+		await tab.page.close();
+	});
+
+	it("two tabs race: one wins, the other is told and its answer is not applied", async () => {
+		const { url } = await hostWithPage();
+		const child = await askingChild("tagger", { questions: [{ question: "Tag the release?", options: ["v1.0.0", "v1.0.0-rc.1"] }] });
+		const a = await openTab(browser.browser, url);
+		const b = await openTab(browser.browser, url);
+		const cardA = await cardOf(a.page, "tagger");
+		const cardB = await cardOf(b.page, "tagger");
+		await fill(a.page, cardA, 0, { pick: ["v1.0.0"] });
+		await fill(b.page, cardB, 0, { pick: ["v1.0.0-rc.1"] });
+		// B submits first but its request is held on the way, so A's answer arrives first.
+		await b.page.evaluate(() => {
+			const real = window.fetch.bind(window);
+			(window as unknown as { release?: () => void }).release = undefined;
+			window.fetch = (...args: Parameters<typeof fetch>) => new Promise((resolve) => ((window as unknown as { release: () => void }).release = () => resolve(real(...args))));
+		});
+		await submit(cardB);
+		await b.page.waitForFunction(() => typeof (window as unknown as { release?: () => void }).release === "function", { polling: POLL_MS, timeout: 20_000 });
+		await submit(cardA);
+		await child.done();
+		expect(checkedEnvelope(child).answers).toEqual([{ question: "Tag the release?", answer: "v1.0.0", kind: "option", source: "web" }]);
+		await b.page.evaluate(() => (window as unknown as { release: () => void }).release());
+		await b.page.waitForFunction(() => !document.getElementById("notice")!.hidden, { polling: POLL_MS, timeout: 20_000 });
+		expect(await b.page.$eval("#notice", (n) => n.textContent)).toBe("[tagger] not applied: this request is already closed (answered in the browser)");
+		await cardGone(b.page, "tagger");
+		expect(await b.page.$eval("#traces", (t) => t.textContent)).toContain("[tagger] answered in the browser");
+		await screenshot(b.page, "two-tabs-the-losing-tab");
+		expect(await a.page.$eval("#notice", (n) => (n as HTMLElement).hidden)).toBe(true);
+		expect(checkedEnvelope(child).answers[0]!.answer).toBe("v1.0.0");
+		await a.page.close();
+		await b.page.close();
+	});
+
+	it("a request's own link (from the notify command) shows and answers that request only, and is dead once it settles", async () => {
+		const dir = mkdtempSync(join(tmpdir(), "cb-web-notify-"));
+		setEnv("CHECKPOINT_BRIDGE_NOTIFY_COMMAND", `printf '%s' "$CHECKPOINT_BRIDGE_URL" > "${dir}/$CHECKPOINT_BRIDGE_ASKER"`);
+		const { ui } = await hostWithPage();
+		const first = await askingChild("planner", { questions: [{ question: "Which naming convention?", options: ["camelCase", "snake_case"] }] });
+		await ui.waitForDialog((d) => d.title.startsWith("[planner]"));
+		const second = await askingChild("writer", { questions: [{ question: "Project name?", placeholder: "e.g. atlas" }] });
+		for (let i = 0; i < 500 && !(existsSync(join(dir, "writer")) && existsSync(join(dir, "planner"))); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+		const link = readFileSync(join(dir, "writer"), "utf8");
+		expect(link).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/r\/[A-Za-z0-9_-]{43}\/$/);
+		const tab = await openTab(browser.browser, link, { width: 390, height: 844 });
+		const card = await cardOf(tab.page, "writer");
+		// Only that request: the planner's, open at the same time, is not on it.
+		expect(await tab.page.$$eval("article.card h2", (h) => h.map((x) => x.textContent))).toEqual(["[writer]"]);
+		expect(await tab.page.$("a.own-link")).toBeNull();
+		expect(await tab.page.$eval("#history", (h) => (h as HTMLElement).hidden)).toBe(true);
+		await fill(tab.page, card, 0, { type: "atlas" });
+		await submit(card);
+		await second.done();
+		expect(checkedEnvelope(second).answers).toEqual([{ question: "Project name?", answer: "atlas", kind: "text", source: "web" }]);
+		await tab.page.waitForFunction(() => document.getElementById("status")!.textContent === "This request has settled: answered in the browser.", { polling: POLL_MS, timeout: 20_000 });
+		await screenshot(tab.page, "request-link-settled");
+		const dead = await tab.page.goto(link);
+		expect(dead?.status()).toBe(410);
+		expect(await dead?.text()).toBe("this request has settled: answered in the browser\n");
+		// The planner's request was never touched.
+		expect(ui.openDialogs().map((d) => d.title)).toEqual(["[planner] Which naming convention?"]);
+		ui.openDialogs()[0]!.answer("snake_case");
+		await first.done();
+		await tab.page.close();
+	});
+
+	it("an asker's text is shown as text and runs nothing", async () => {
+		const { url } = await hostWithPage();
+		await askingChild("prober", {
+			questions: [
+				{ header: "<b>h</b>", question: XSS, details: `<script>alert(2)</script>`, options: [{ label: XSS, description: "<i onmouseover=alert(3)>d</i>" }, "plain"] },
+				{ question: "Name?", placeholder: "\"><img src=x onerror=alert(4)>" },
+			],
+		});
+		const tab = await openTab(browser.browser, url);
+		const card = await cardOf(tab.page, "prober");
+		const seen = await card.evaluate((c) => ({
+			legend: c.querySelector("legend")?.textContent,
+			details: c.querySelector(".details")?.textContent,
+			option: c.querySelector(".choice .label")?.textContent,
+			elements: c.querySelectorAll("img, script, b, i").length,
+		}));
+		expect(seen).toEqual({ legend: `(1/2) <b>h</b>: ${XSS}`, details: "<script>alert(2)</script>", option: XSS, elements: 0 });
+		await card.hover();
+		await new Promise((resolve) => setTimeout(resolve, 300));
+		await screenshot(tab.page, "asker-text-as-text");
+		expect(tab.dialogs).toEqual([]);
+		expect(tab.errors).toEqual([]);
+		expect(tab.foreignRequests).toEqual([]);
+		await tab.page.close();
+	});
+
+	it("fits a 390 px phone screen without horizontal scrolling", async () => {
+		const { url } = await hostWithPage();
+		const long = "a".repeat(120);
+		await askingChild("planner-of-the-storage-layer-migration", {
+			questions: [
+				{ header: "Storage", question: `Which storage backend should ${long} use?`, details: `/very/long/path/${long}/file.ts`, options: [{ label: `option-${"x".repeat(70)}`, description: "d".repeat(190) }, "short"] },
+				{ question: "Which targets?", options: ["linux", "mac", "windows"], multiSelect: true },
+			],
+		});
+		const tab = await openTab(browser.browser, url, { width: 390, height: 844 });
+		await cardOf(tab.page, "planner-of-the-storage-layer-migration");
+		const widths = await tab.page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, inner: window.innerWidth, body: document.body.scrollWidth }));
+		expect(widths.inner).toBe(390);
+		expect(widths.scroll).toBeLessThanOrEqual(390);
+		expect(widths.body).toBeLessThanOrEqual(390);
+		await screenshot(tab.page, "phone-390px");
+		await tab.page.close();
+	});
+});
