@@ -9,6 +9,7 @@ import { dirname, join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { median } from "./stats.mjs";
+import { webReport } from "./web-report.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, "..");
@@ -76,6 +77,9 @@ const memory = child("memory.mjs", [MEMORY_N], { nodeFlags: ["--expose-gc"] });
 log("bench: remote relay (figure 5)...");
 const remote = child("remote.mjs", [], { nodeFlags: ["--expose-gc"] });
 
+log("bench: web answer page (figure 6)...");
+const web = child("web.mjs");
+
 // ---- figures ----
 const loadFigure = (samples) => ({
 	samples: samples.length,
@@ -121,6 +125,7 @@ const results = {
 	load,
 	memory,
 	remote,
+	web,
 };
 const tmp = `${RESULTS}.tmp`;
 writeFileSync(tmp, `${JSON.stringify(results, null, "\t")}\n`);
@@ -250,5 +255,6 @@ out.push(
 		],
 	),
 );
+out.push(...webReport(web, { f, table }));
 out.push("", `written to ${RESULTS}`);
 console.log(out.join("\n"));
