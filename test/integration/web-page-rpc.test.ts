@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { cardGone, cardOf, fill, HAS_CHROMIUM, launchBrowser, openTab, screenshot, submit } from "./harness/browser.ts";
 import { childAskResults, isDialog, isNotify, onlyEnvelope, PiRpcFixture } from "./harness/pi-cli.ts";
 
-const ANNOUNCE = /^checkpoint-bridge: answer in a browser at (http:\/\/127\.0\.0\.1:\d+\/t\/[A-Za-z0-9_-]{43}\/)$/;
+const ANNOUNCE = /^checkpoint-bridge: answer in a browser at (http:\/\/127\.0\.0\.1:\d+\/t\/[A-Za-z0-9_-]{43}\/)$/m;
 /** pi-subagents compiles on a cold start: allow for it on a busy machine. */
 const FIRST_DIALOG_MS = 90_000;
 
@@ -45,9 +45,16 @@ describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, pi --mode rpc host"
 			},
 		});
 		const pi = run.startPi({ subagents: true });
-		const announced = await pi.waitFor((f) => isNotify(f) && ANNOUNCE.test(String(f.message)), { timeoutMs: FIRST_DIALOG_MS, what: "the page's announcement" });
-		const url = ANNOUNCE.exec(String(announced.message))![1]!;
-		const tab = await openTab(browser.browser, url);
+		await pi.command("get_state", {}, FIRST_DIALOG_MS);
+		// `/checkpoints` shows the page's URL again (pi 0.85 sends no notice before its client's first command).
+		const mark = pi.mark();
+		await pi.prompt("/checkpoints");
+		const report = await pi.waitFor((f) => isNotify(f) && String(f.message).includes("checkpoint-bridge: no questions open."), { from: mark, what: "the /checkpoints report" });
+		const url = ANNOUNCE.exec(String(report.message))?.[1];
+		expect(url, String(report.message)).toBeDefined();
+		const announced = pi.frames.filter((f) => isNotify(f) && ANNOUNCE.test(String(f.message)) && f !== report);
+		if (announced.length) expect(ANNOUNCE.exec(String(announced[0]!.message))![1]).toBe(url);
+		const tab = await openTab(browser.browser, url!);
 
 		// 1. Answered in the browser.
 		let start = pi.mark();
@@ -86,6 +93,19 @@ describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, pi --mode rpc host"
 		expect(reviewed.answers).toEqual([{ question: "Does the missing test block the merge?", answer: "follow-up issue", kind: "option", source: "dialog" }]);
 		expect(tab.errors).toEqual([]);
 		expect(tab.foreignRequests).toEqual([]);
+
+		// 3. `/checkpoints web off` closes the page; `/checkpoints web` serves it again, with a new token.
+		let from = pi.mark();
+		await pi.prompt("/checkpoints web off");
+		await pi.waitFor((f) => isNotify(f) && f.message === "checkpoint-bridge: the answer page is closed; its links no longer work", { from, what: "the closing notice" });
+		await tab.page.waitForFunction(() => document.getElementById("status")!.textContent !== "live", { polling: 25, timeout: 20_000 });
+		from = pi.mark();
+		await pi.prompt("/checkpoints web");
+		const again = await pi.waitFor((f) => isNotify(f) && ANNOUNCE.test(String(f.message)), { from, what: "the new announcement" });
+		const next = ANNOUNCE.exec(String(again.message))![1]!;
+		expect(next).not.toBe(url);
+		expect((await tab.page.goto(url!))?.status()).not.toBe(200);
+		expect((await tab.page.goto(next))?.status()).toBe(200);
 		await tab.page.close();
 	});
 });
