@@ -3,6 +3,7 @@
  * the local endpoint: it reaches the host over the bus, so it outlives a host being replaced
  * (/new, /resume, /fork, /reload), and it closes when the host quits.
  */
+import { processSlot } from "../../core/process-slot.ts";
 import type { WebAddress } from "./address.ts";
 import type { ObserverHandle } from "./board.ts";
 import { WEB_PAGE_KEY } from "./enable.ts";
@@ -16,15 +17,7 @@ interface Slot {
 	notice?: Notice;
 }
 
-function slotOf(target: object): Slot {
-	const registry = target as Record<symbol, Slot | undefined>;
-	let slot = registry[WEB_PAGE_KEY];
-	if (!slot) {
-		slot = {};
-		Object.defineProperty(target, WEB_PAGE_KEY, { value: slot, writable: false, configurable: false, enumerable: false });
-	}
-	return slot;
-}
+const slotOf = (target: object): Slot => processSlot<Slot>(target, WEB_PAGE_KEY, () => ({}));
 
 /**
  * The process's page: started on the first call, the same one after (`started` says which). A

@@ -4,6 +4,7 @@
  * /reload): the socket path that spawned processes inherited stays valid, and between two hosts
  * it answers `no-host` as the bus would. Like the shared handle, it lives on `globalThis`.
  */
+import { processSlot } from "../../core/process-slot.ts";
 import type { SharedHandle } from "../../core/shared-handle.ts";
 import { startEndpoint, type EndpointOptions, type LocalEndpoint } from "./server.ts";
 
@@ -14,15 +15,7 @@ interface Slot {
 	starting?: Promise<LocalEndpoint>;
 }
 
-function slotOf(target: object): Slot {
-	const registry = target as Record<symbol, Slot | undefined>;
-	let slot = registry[ENDPOINT_KEY];
-	if (!slot) {
-		slot = {};
-		Object.defineProperty(target, ENDPOINT_KEY, { value: slot, writable: false, configurable: false, enumerable: false });
-	}
-	return slot;
-}
+const slotOf = (target: object): Slot => processSlot<Slot>(target, ENDPOINT_KEY, () => ({}));
 
 /**
  * The process's endpoint, started on the first call (advertised in `options.env`, default

@@ -8,16 +8,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { NOTIFY_TIMEOUT_MS, runNotifyCommand } from "../../../../extensions/checkpoint-bridge/surfaces/web/notify-command.ts";
-import { pageWithRelay, postAnswer, pagePath } from "./support.ts";
+import { pageWithRelay, postAnswer, pagePath, trackedPages } from "./support.ts";
 
-let setups: Awaited<ReturnType<typeof pageWithRelay>>[] = [];
-afterEach(async () => {
-	for (const s of setups) {
-		s.role.release("quit", "test over");
-		await s.page.close();
-	}
-	setups = [];
-});
+const pages = trackedPages();
+afterEach(() => pages.closeAll());
 
 async function until<T>(check: () => T | undefined, what: string, timeoutMs = 10_000): Promise<T> {
 	const deadline = Date.now() + timeoutMs;
@@ -35,8 +29,7 @@ describe("notify command", () => {
 	it("runs once per relayed request, with the request's own link, the asker and the first question in its environment", async () => {
 		const dir = mkdtempSync(join(tmpdir(), "cb-notify-"));
 		const command = `cd ${dir} && printf '%s\\n%s\\n%s\\n' "$CHECKPOINT_BRIDGE_URL" "$CHECKPOINT_BRIDGE_ASKER" "$CHECKPOINT_BRIDGE_QUESTION" > "run-$$"`;
-		const s = await pageWithRelay({ notifyCommand: () => command });
-		setups.push(s);
+		const s = await pages.setup({ notifyCommand: () => command });
 		const first = await s.ask([{ question: HOSTILE, options: ["a", "b"] }, { question: "Second?" }], { label: "planner" });
 		const runs = await until(() => (readdirSync(dir).filter((f) => f.startsWith("run-")).length === 1 ? readdirSync(dir).filter((f) => f.startsWith("run-")) : undefined), "notify run");
 		const [url, asker, question] = readFileSync(join(dir, runs[0]!), "utf8").split("\n");
@@ -63,8 +56,7 @@ describe("notify command", () => {
 		const flood = `head -c 8000000 /dev/zero; head -c 8000000 /dev/zero >&2; touch ${dir}/flooded`;
 		for (const command of ["exit 3", flood, "sleep 30", "/no/such/program"]) {
 			const notices: string[] = [];
-			const s = await pageWithRelay({ notifyCommand: () => command, notifyTimeoutMs: 300, notice: (m) => notices.push(m) });
-			setups.push(s);
+			const s = await pages.setup({ notifyCommand: () => command, notifyTimeoutMs: 300, notice: (m) => notices.push(m) });
 			const { requestId, call } = await s.ask([{ question: "Still fine?", options: ["yes", "no"] }], { label: "planner" });
 			const ended = () => (command === flood ? readdirSync(dir).includes("flooded") : notices.length > 0);
 			await until(() => (ended() && s.page.notifyRunning === 0 ? true : undefined), `${command} to end`);

@@ -6,7 +6,7 @@
 import http from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import { SECURITY_HEADERS } from "../../../../extensions/checkpoint-bridge/surfaces/web/guard.ts";
-import { linkPathOf, pagePath, pageWithRelay, postAnswer, raw, readEvents } from "./support.ts";
+import { linkPathOf, pagePath, type pageWithRelay, postAnswer, raw, readEvents, trackedPages } from "./support.ts";
 
 const BATCH = [
 	{ id: "db", question: "Which database?", options: ["Postgres", "SQLite"], allowOther: false },
@@ -15,20 +15,9 @@ const BATCH = [
 ];
 const VALID = ["SQLite", ["mac"], "yes"];
 
-let open: Awaited<ReturnType<typeof pageWithRelay>>[] = [];
-afterEach(async () => {
-	for (const setup of open) {
-		setup.role.release("quit", "test over");
-		await setup.page.close();
-	}
-	open = [];
-});
-
-async function setup(...args: Parameters<typeof pageWithRelay>) {
-	const made = await pageWithRelay(...args);
-	open.push(made);
-	return made;
-}
+const pages = trackedPages();
+const setup = pages.setup;
+afterEach(() => pages.closeAll());
 
 /** The request is still open and its dialog untouched. */
 function unchanged(s: Awaited<ReturnType<typeof pageWithRelay>>, requestId: string) {
@@ -317,7 +306,6 @@ describe("web page: life cycle", () => {
 		// The request itself is untouched by the page going away.
 		unchanged(s, requestId);
 		s.role.release("quit", "test over");
-		open = [];
 		await new Promise((resolve) => setTimeout(resolve, 20));
 		expect(resources()).toEqual(baseline);
 	});

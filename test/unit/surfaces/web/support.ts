@@ -107,3 +107,21 @@ export function readEvents(page: WebPage, path: string, until: (events: { event:
 		req.on("error", (error) => (events.length ? resolve(events) : reject(error)));
 	});
 }
+
+/** pageWithRelay, remembered: `closeAll` (for afterEach) releases each host and closes each page. */
+export function trackedPages() {
+	const made: Awaited<ReturnType<typeof pageWithRelay>>[] = [];
+	return {
+		async setup(...args: Parameters<typeof pageWithRelay>) {
+			const s = await pageWithRelay(...args);
+			made.push(s);
+			return s;
+		},
+		async closeAll() {
+			for (const s of made.splice(0)) {
+				s.role.release("quit", "test over");
+				await s.page.close();
+			}
+		},
+	};
+}
