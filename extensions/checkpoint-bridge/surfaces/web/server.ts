@@ -8,7 +8,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { urlHost, type WebAddress } from "./address.ts";
 import { Board, type ObserverHandle } from "./board.ts";
-import { MAX_BODY_BYTES } from "./guard.ts";
+import { MAX_BODY_BYTES, refuse } from "./guard.ts";
 import { Notifier, NOTIFY_TIMEOUT_MS } from "./notify-command.ts";
 import { route, type Assets } from "./routes.ts";
 import { linkPath, MAX_STREAMS, Streams } from "./stream.ts";
@@ -58,7 +58,8 @@ const staticFile = (name: string) => readFileSync(new URL(`./static/${name}`, im
 export async function startWebPage(options: WebPageOptions): Promise<WebPage> {
 	const { handle } = options;
 	const assets: Assets = { html: staticFile("page.html"), js: staticFile("app.js"), css: staticFile("app.css") };
-	const server = http.createServer();
+	// A request without Host is refused by checkHost, with its reason, rather than by Node's bare 400.
+	const server = http.createServer({ requireHostHeader: false });
 	await new Promise<void>((resolve, reject) => {
 		server.once("error", reject);
 		server.listen(options.address.port, options.address.host, () => {
@@ -100,14 +101,15 @@ export async function startWebPage(options: WebPageOptions): Promise<WebPage> {
 			route(context, req, res);
 		} catch {
 			// route never throws by design; if it did, the client still gets an answer and the host lives on.
-			if (!res.headersSent) res.writeHead(400).end("the request could not be handled\n");
+			refuse(res, { status: 400, reason: "the request could not be handled" });
 		}
 	});
 	server.on("connection", (socket) => socket.unref());
 	// A failing accept or a malformed request line must not take the host session down.
 	server.on("error", () => {});
 	server.on("clientError", (_error, socket) => {
-		if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n");
+		const reason = "the request could not be parsed as HTTP/1.1\n";
+		if (socket.writable) socket.end(`HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${reason.length}\r\nconnection: close\r\n\r\n${reason}`);
 		else socket.destroy();
 	});
 	server.unref();

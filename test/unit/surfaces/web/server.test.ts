@@ -4,6 +4,7 @@
  * reason that changes nothing), request links, the live stream, and a close that leaves nothing.
  */
 import http from "node:http";
+import net from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { SECURITY_HEADERS } from "../../../../extensions/checkpoint-bridge/surfaces/web/guard.ts";
 import { linkPathOf, pagePath, type pageWithRelay, postAnswer, raw, readEvents, trackedPages } from "./support.ts";
@@ -105,7 +106,16 @@ describe("web page: refusals (each a 4xx with a one-line reason, nothing changed
 			expect(post.status, host).toBe(403);
 			oneLine(post.body);
 		}
-		expect((await raw(s.page, { path: pagePath(s.page), headers: { host: null } })).status).toBe(400);
+		const hostless = await raw(s.page, { path: pagePath(s.page), headers: { host: null } });
+		expect(hostless.status).toBe(403);
+		expect(hostless.body).toMatch(/^the Host header "" does not name this server/);
+		// A request line that is not HTTP at all gets a one-line reason too.
+		const garbage = await new Promise<string>((resolve) => {
+			const socket = net.connect(s.page.address.port, "127.0.0.1", () => socket.end("BREW /coffee HTCPCP/1.0\r\n\r\n"));
+			let text = "";
+			socket.on("data", (d) => (text += d)).on("close", () => resolve(text));
+		});
+		expect(garbage).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n[\s\S]*\r\n\r\nthe request could not be parsed as HTTP\/1\.1\n$/);
 		// localhost names a loopback server too.
 		expect((await raw(s.page, { path: pagePath(s.page), headers: { host: `localhost:${s.page.address.port}` } })).status).toBe(200);
 		unchanged(s, requestId);
@@ -274,6 +284,34 @@ describe("web page: live stream", () => {
 		expect(movedUp!.data.card).toMatchObject({ position: 1, state: "queued" });
 		expect(shown!.data.card).toMatchObject({ position: 1, state: "shown" });
 		expect(goneSecond!.data).toMatchObject({ trace: { outcome: "answered in the browser", asker: "reviewer" } });
+	});
+});
+
+describe("web page: keep-alive", () => {
+	it("pings every stream, and re-reads the snapshot: a host going away and coming back, and a request no host adopted, reach the page", async () => {
+		const s = await setup({ keepAliveMs: 50 });
+		const { requestId } = await s.ask([{ question: "Parked?", options: ["a", "b"] }]);
+		const chunks: string[] = [];
+		const reading = readEvents(s.page, `${pagePath(s.page)}events`, (e) => e.some((x) => x.event === "gone"), (chunk) => chunks.push(chunk));
+		await new Promise((resolve) => setTimeout(resolve, 120));
+		// Replaced, and nobody takes over within the grace period: the request ends without a settled event.
+		s.role.release("reload", "replaced");
+		await new Promise((resolve) => setTimeout(resolve, 1_200));
+		const { fakeUI } = await import("../../support/fake-ui.ts");
+		const { claimHostRole } = await import("../../../../extensions/checkpoint-bridge/core/host-role.ts");
+		const { dialogSurface } = await import("../../../../extensions/checkpoint-bridge/surfaces/dialogs.ts");
+		const fake = fakeUI();
+		const next = claimHostRole(s.handle, { ui: fake.ui, surface: dialogSurface(fake.ui), sessionId: "next" });
+		const events = await reading;
+		next?.release("quit", "test over");
+		expect(chunks.join("")).toContain(": ping\n\n");
+		expect(events.map((e) => [e.event, e.data.present ?? e.data.requestId])).toEqual([
+			["state", undefined],
+			["host", false],
+			["host", true],
+			["gone", requestId],
+		]);
+		expect(events[3]!.data.trace).toBeUndefined();
 	});
 });
 

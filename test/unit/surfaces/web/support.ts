@@ -76,7 +76,12 @@ export async function pageWithRelay(options: Partial<Omit<WebPageOptions, "handl
 }
 
 /** Reads server-sent events from a stream until `until` says stop (or the stream ends). */
-export function readEvents(page: WebPage, path: string, until: (events: { event: string; data: any }[]) => boolean): Promise<{ event: string; data: any }[]> {
+export function readEvents(
+	page: WebPage,
+	path: string,
+	until: (events: { event: string; data: any }[]) => boolean,
+	onChunk?: (chunk: string) => void,
+): Promise<{ event: string; data: any }[]> {
 	const { port, host } = page.address;
 	return new Promise((resolve, reject) => {
 		const events: { event: string; data: any }[] = [];
@@ -88,6 +93,7 @@ export function readEvents(page: WebPage, path: string, until: (events: { event:
 			let buffer = "";
 			res.setEncoding("utf8");
 			res.on("data", (chunk: string) => {
+				onChunk?.(chunk);
 				buffer += chunk;
 				let end: number;
 				while ((end = buffer.indexOf("\n\n")) >= 0) {
