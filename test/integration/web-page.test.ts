@@ -92,6 +92,10 @@ describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, SDK host", () => {
 		expect(view.kinds).toEqual(["radio,radio,radio,text", "checkbox,checkbox,checkbox,text", "radio,radio,radio,text", "radio,radio", "text"]);
 		expect(view.placeholder).toBe("e.g. atlas");
 
+		// Sent incomplete: the page says what is missing and sends nothing.
+		await submit(card);
+		expect(await card.$eval(".message", (m) => m.textContent)).toBe("Question 1: pick one.");
+		expect(dialog.open).toBe(true);
 		await fill(tab.page, card, 0, { pick: ["SQLite"] });
 		await fill(tab.page, card, 1, { pick: ["mac", "linux"], other: "bsd" });
 		await fill(tab.page, card, 2, { pick: ["Other"], other: "BSD-3-Clause" });
