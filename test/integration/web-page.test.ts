@@ -239,7 +239,7 @@ describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, SDK host", () => {
 		const long = "a".repeat(120);
 		await askingChild("planner-of-the-storage-layer-migration", {
 			questions: [
-				{ header: "Storage", question: `Which storage backend should ${long} use?`, details: `/very/long/path/${long}/file.ts`, options: [{ label: `option-${"x".repeat(70)}`, description: "d".repeat(190) }, "short"] },
+				{ header: "Storage", question: `Which storage backend should ${long} use?`, details: `/very/long/path/${long}/file.ts`, options: [{ label: `option-${"x".repeat(70)}`, description: "d".repeat(190), preview: `const storage = createStorage({ path: "${long}" });\n  return storage;` }, "short"] },
 				{ question: "Which targets?", options: ["linux", "mac", "windows"], multiSelect: true },
 			],
 		});
@@ -247,6 +247,8 @@ describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, SDK host", () => {
 		await cardOf(tab.page, "planner-of-the-storage-layer-migration");
 		const widths = await tab.page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, inner: window.innerWidth, body: document.body.scrollWidth }));
 		expect(widths.inner).toBe(390);
+		// An option's preview (code) is shown as text, wrapped.
+		expect(await tab.page.$eval("pre.preview", (p) => p.textContent)).toContain("const storage = createStorage(");
 		expect(widths.scroll).toBeLessThanOrEqual(390);
 		expect(widths.body).toBeLessThanOrEqual(390);
 		await screenshot(tab.page, "phone-390px");

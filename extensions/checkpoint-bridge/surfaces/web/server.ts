@@ -1,5 +1,5 @@
 /**
- * The web answer page's server (node:http, ADR-0007): serves the page, its live stream and its
+ * The web answer page's server (node:http, ADR-0008): serves the page, its live stream and its
  * answers on one address, reaching the host only over the shared handle's bus, so it outlives a
  * host being replaced. Neither it nor its connections keep the process alive.
  */

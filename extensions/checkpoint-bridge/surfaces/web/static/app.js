@@ -47,6 +47,7 @@ function choiceRow(type, name, value, label, extra) {
 	text.append(head);
 	if (extra && extra.recommended) text.append(el("span", "recommended", "recommended"));
 	if (extra && extra.description) text.append(el("span", "description", extra.description));
+	if (extra && extra.preview) text.append(el("pre", "preview", extra.preview));
 	row.append(input, text);
 	return { row, input };
 }
@@ -82,7 +83,7 @@ function questionBlock(card, q, index) {
 	} else {
 		const type = q.multiSelect ? "checkbox" : "radio";
 		for (const option of orderedOptions(q))
-			box.append(choiceRow(type, name, option.label, option.label, { recommended: option.label === q.recommended, description: option.description }).row);
+			box.append(choiceRow(type, name, option.label, option.label, { recommended: option.label === q.recommended, description: option.description, preview: option.preview }).row);
 		if (q.allowOther) {
 			if (q.multiSelect) box.append(otherField(`${name}-other`, () => {}));
 			else {
