@@ -28,8 +28,11 @@ export interface Card {
 	deadline: number;
 	/** "shown" while one of its questions is on screen at the host. */
 	state: "queued" | "shown";
-	/** Questions before this index already have their answer (given at the host, or shared). */
-	answered: number;
+	/**
+	 * The question on screen at the host, while one is. Nothing follows about the others: the
+	 * terminal form lets the human move between questions, so the page never guesses what is answered.
+	 */
+	question?: number;
 	/** 1 for the oldest open request. */
 	position: number;
 }
@@ -79,7 +82,7 @@ export function outcomeText(status: Status, answers: SettledEvent["outcome"]["an
 	}
 }
 
-const sameCard = (a: Card, b: Card) => a.state === b.state && a.answered === b.answered && a.position === b.position;
+const sameCard = (a: Card, b: Card) => a.state === b.state && a.question === b.question && a.position === b.position;
 
 export class Board {
 	readonly #handle: ObserverHandle;
@@ -194,7 +197,6 @@ export class Board {
 		}
 		snapshot.open.forEach((o, i) => {
 			const entry = this.#entries.get(o.requestId);
-			const answered = Math.max(entry?.card.answered ?? 0, o.state === "shown" ? (o.question ?? 0) : 0);
 			const card: Card = {
 				requestId: o.requestId,
 				asker: o.asker.label,
@@ -202,7 +204,7 @@ export class Board {
 				queuedAt: o.queuedAt,
 				deadline: o.deadline,
 				state: o.state,
-				answered,
+				...(o.state === "shown" && o.question !== undefined ? { question: o.question } : {}),
 				position: i + 1,
 			};
 			if (!entry) {

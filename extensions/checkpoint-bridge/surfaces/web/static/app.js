@@ -96,14 +96,6 @@ function questionBlock(card, q, index) {
 	return box;
 }
 
-/** Marks a question answered at the host: its controls go, and no answer is needed from here. */
-function markAnswered(box) {
-	if (box.dataset.answered) return;
-	box.dataset.answered = "1";
-	for (const node of [...box.children]) if (node.tagName !== "LEGEND") node.remove();
-	box.append(el("p", "done-here", "answered in the terminal"));
-}
-
 /** What to send for question `q`, or a string saying what is missing. */
 function valueOf(form, q, index) {
 	const name = `q${index}`;
@@ -125,14 +117,6 @@ function valueOf(form, q, index) {
 	}
 }
 
-/** For a question already answered at the host: any valid value (the host keeps the first answer). */
-function placeholderFor(q) {
-	if (q.kind === "confirm") return "yes";
-	if (q.kind === "text") return "";
-	const first = q.options[0].label;
-	return q.multiSelect ? [first] : first;
-}
-
 // ---- cards ------------------------------------------------------------------------------------
 
 function remaining(deadline) {
@@ -146,7 +130,8 @@ function remaining(deadline) {
 }
 
 function whereText(card) {
-	if (card.state === "shown") return "on screen in the terminal";
+	if (card.state === "shown")
+		return card.questions.length > 1 && card.question !== undefined ? `question ${card.question + 1} on screen in the terminal` : "on screen in the terminal";
 	return card.position === 1 ? "next in the terminal" : `waiting in the terminal (${card.position - 1} ahead)`;
 }
 
@@ -185,13 +170,7 @@ function buildCard(card) {
 		event.preventDefault();
 		void submit(entry);
 	});
-	applyAnswered(entry);
 	return entry;
-}
-
-function applyAnswered(entry) {
-	const boxes = entry.form.querySelectorAll("fieldset.question");
-	for (let i = 0; i < entry.card.answered && i < boxes.length; i++) markAnswered(boxes[i]);
 }
 
 function addCard(card) {
@@ -210,7 +189,6 @@ function updateCard(card) {
 	if (!entry) return addCard(card);
 	entry.card = { ...entry.card, ...card };
 	entry.where.textContent = whereText(entry.card);
-	applyAnswered(entry);
 }
 
 function removeCard(requestId, trace) {
@@ -243,11 +221,8 @@ function addTrace(trace) {
 async function submit(entry) {
 	const { card, form } = entry;
 	const answers = [];
+	// Every question is answered here; one already answered in the terminal keeps that answer (the first answer wins).
 	for (const [i, q] of card.questions.entries()) {
-		if (i < entry.card.answered) {
-			answers.push(placeholderFor(q));
-			continue;
-		}
 		const got = valueOf(form, q, i);
 		if (got.missing) return setMessage(entry, `Question ${i + 1}: ${got.missing}.`, "bad");
 		answers.push(got.value);
