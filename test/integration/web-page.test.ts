@@ -83,7 +83,7 @@ describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, SDK host", () => {
 			kinds: [...c.querySelectorAll("fieldset")].map((f) => [...f.querySelectorAll("input")].map((i) => i.type).join(",")),
 			placeholder: c.querySelector<HTMLInputElement>("fieldset:last-of-type input")?.placeholder,
 		}));
-		expect(view.where).toBe("on screen in the terminal");
+		expect(view.where).toBe("question 1 on screen in the terminal");
 		expect(view.countdown).toMatch(/^\d+:\d\d left$/);
 		expect(view.legends).toEqual(["(1/5) Storage: Which database?", "(2/5) Which targets?", "(3/5) Which license?", "(4/5) Ship it now?", "(5/5) Project name?"]);
 		expect(view.details).toBe("Both work with the ORM.");
