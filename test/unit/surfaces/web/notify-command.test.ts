@@ -70,7 +70,8 @@ describe("notify command", () => {
 			if (command.startsWith("/no")) expect(notices[0]).toMatch(/exit code 127: .*not found/);
 			if (command === flood) expect(notices).toEqual([]);
 		}
-	});
+		// Four real processes, two of them writing 8 MB each: more than the default 5 s on a busy machine.
+	}, 60_000);
 
 	it("a hung command is killed after the deadline with everything it started (10 s by default)", async () => {
 		expect(NOTIFY_TIMEOUT_MS).toBe(10_000);
