@@ -31,7 +31,15 @@ const threadCpuMs =
 				return (user + system) / 1000;
 			}
 		: () => Number.NaN;
-const VARIANTS = { channel: createHandle, broadcast: broadcastHandle };
+/**
+ * Arguments, for a quick look at one load while changing the relay (run.mjs passes none): the loads
+ * to run (e.g. `1000`), and `--channel` to leave out the broadcast baseline. With any of them the
+ * bus-only rows are skipped and a summary of each load is also printed on stderr.
+ */
+const args = process.argv.slice(2);
+const onlyLoads = args.filter((a) => /^\d+$/.test(a)).map(Number);
+const quick = args.length > 0;
+const VARIANTS = args.includes("--channel") ? { channel: createHandle } : { channel: createHandle, broadcast: broadcastHandle };
 const OPTIONS = ["even", "odd"];
 /**
  * Rounds per load: warm-up (not recorded), timed, and metered for allocation (apart, so the GC
@@ -42,7 +50,7 @@ const PLAN = [
 	{ n: 1, warmup: 300, rounds: 3000, gcEvery: 200, metered: 300 },
 	{ n: 100, warmup: 10, rounds: 200, gcEvery: 10, metered: 20 },
 	{ n: 1000, warmup: 2, rounds: 12, gcEvery: 1, metered: 4 },
-];
+].filter((step) => onlyLoads.length === 0 || onlyLoads.includes(step.n));
 /** The two ways each load runs: whether rounds start with a forced full GC on PLAN's schedule. */
 const MODES = { forcedGc: true, steady: false };
 
@@ -226,10 +234,15 @@ for (const step of PLAN) {
 	// Forced GC first, as the figure always ran; the steady rounds then start from its warm code.
 	for (const [mode, forceGc] of Object.entries(MODES)) {
 		const started = performance.now();
-		modes[mode].push(await measure(step, forceGc));
+		const figures = await measure(step, forceGc);
+		modes[mode].push(figures);
 		process.stderr.write(`  relay: ${step.n} asker(s), ${mode}, done in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+		if (quick) {
+			const c = figures.channel;
+			process.stderr.write(`    channel: ${c.perQuestionUs.toFixed(1)} µs/question (best ${((c.bestTotalMs * 1000) / step.n).toFixed(1)}), thread CPU ${c.cpuPerQuestionUs.toFixed(1)} µs, ${(c.allocatedBytesPerQuestion / 1024).toFixed(2)} KiB allocated\n`);
+		}
 	}
 }
 gc();
-const bus = [measureBus(100, 200), measureBus(1000, 20)];
+const bus = quick ? [] : [measureBus(100, 200), measureBus(1000, 20)];
 process.stdout.write(`${JSON.stringify({ ...modes, meterOverheadBytes: METER_OVERHEAD_BYTES, bus })}\n`);
