@@ -70,8 +70,8 @@ interface Held {
 	request: RelayRequest;
 	/** The request's questions, normalised. */
 	questions: Question[];
-	/** Aborts on any stop: closes the open dialog. */
-	stop: AbortController;
+	/** What is open now (a dialog or a form) aborts by this: its own timeout, or any stop of the request (#stop), closes it. */
+	dialog?: AbortController;
 	/** Aborts only while still queued, so p-queue drops it without freeing a running slot early. */
 	unqueue: AbortController;
 	started: boolean;
@@ -197,7 +197,6 @@ export class DialogHost {
 		const held: Held = {
 			request,
 			questions,
-			stop: new AbortController(),
 			unqueue: new AbortController(),
 			started: false,
 			settled: false,
@@ -367,7 +366,7 @@ export class DialogHost {
 	#stop(held: Held, reason: StopReason): void {
 		if (held.settled) return;
 		if (!held.started) held.unqueue.abort(reason);
-		held.stop.abort(reason);
+		held.dialog?.abort(reason);
 		if (reason === "timeout") this.#settle(held, "timeout", "The call's budget ran out before every question was answered.");
 		else if (reason === "host-ended") this.#settle(held, "no-host", held.hostEndedNote);
 		else if (reason === "cancelled") this.#settle(held, "cancelled");
@@ -443,7 +442,7 @@ export class DialogHost {
 		const refused = (index: number, answer: Answer) => {
 			const problem = answerProblem(questions[index]!, answer);
 			if (problem === undefined) return false;
-			held.stop.abort("refused");
+			held.dialog?.abort("refused");
 			this.#settle(held, "error", `The host dialog's answer to question ${index + 1} ${problem}.`);
 			return true;
 		};
@@ -491,8 +490,10 @@ export class DialogHost {
 	async #withBudget<T>(held: Held, index: number, limit: number, show: (signal: AbortSignal, deadline: number) => Promise<T>): Promise<T | undefined> {
 		const budget = Math.min(limit, held.request.deadline - Date.now());
 		if (budget <= 0) return undefined;
-		const expiry = new AbortController();
-		const timer = setTimeout(() => expiry.abort("dialog-timeout"), budget);
+		// One controller for what is shown, aborted by its timer or by #stop: cheaper than AbortSignal.any of two.
+		const dialog = new AbortController();
+		held.dialog = dialog;
+		const timer = setTimeout(() => dialog.abort("dialog-timeout"), budget);
 		const firstShown = held.shownAt === undefined;
 		held.shownAt ??= Date.now();
 		held.showing = index;
@@ -500,9 +501,10 @@ export class DialogHost {
 		this.#events.shown?.(this.#observed(held), index);
 		if (firstShown && this.#isRelayed(held)) this.#bell?.();
 		try {
-			return await show(AbortSignal.any([held.stop.signal, expiry.signal]), Date.now() + budget);
+			return await show(dialog.signal, Date.now() + budget);
 		} finally {
 			clearTimeout(timer);
+			held.dialog = undefined;
 			held.showing = undefined;
 		}
 	}
