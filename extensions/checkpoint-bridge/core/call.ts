@@ -4,7 +4,7 @@
  * reply's answers are checked against the call's own questions before they are taken.
  */
 import { nanoid } from "nanoid";
-import { answerProblem } from "../tool/answers.ts";
+import { answerProblem, copyAnswer } from "../tool/answers.ts";
 import { makeEnvelope, type Answer, type Envelope, type Status } from "../tool/envelope.ts";
 import { PROTOCOL_VERSION, type AskerIdentity, type RelayProgress, type RelayReply, type RelayRequest } from "./protocol.ts";
 import { validateAskParams, type Question, type QuestionInput } from "../tool/validate.ts";
@@ -68,9 +68,10 @@ export function runCall(options: CallOptions, start: (call: CallControl) => ((ca
 	const { asker, budgetMs, dialogTimeoutMs, signal, onProgress } = options;
 	const startedAt = Date.now();
 	const id = nanoid();
-	let answers: Answer[] = [];
+	let answers: readonly Answer[] = [];
+	// Copied once, at the end: a sealed reply is frozen, and the envelope is the caller's to keep.
 	const envelopeFor = (status: Status, note?: string) =>
-		makeEnvelope(status, answers, note, { requestId: id, asker: asker.label, waitedMs: Date.now() - startedAt });
+		makeEnvelope(status, answers.map((answer) => copyAnswer(answer)), note, { requestId: id, asker: asker.label, waitedMs: Date.now() - startedAt });
 	if (signal?.aborted) return Promise.resolve(envelopeFor("cancelled", "The tool call was aborted before it was asked."));
 	// The same check and neutralisation the host applies, so the answers can be checked against the very labels it shows.
 	const checked = validateAskParams({ questions: options.questions });
@@ -108,8 +109,7 @@ export function runCall(options: CallOptions, start: (call: CallControl) => ((ca
 				// Answers to questions not asked, or values not offered, are never passed on: the call ends in error.
 				const problem = replyAnswersProblem(questions, reply);
 				if (problem !== undefined) return end("error", `The host's reply was refused: ${problem}.`, true);
-				// A copy: a sealed reply is frozen, and the envelope is the caller's to keep.
-				answers = reply.answers.map(({ values, sharedWith, ...answer }) => ({ ...answer, ...(values ? { values: [...values] } : {}), ...(sharedWith ? { sharedWith: [...sharedWith] } : {}) }));
+				answers = reply.answers;
 				if (reply.kind === "result") return end(reply.status, reply.note, false);
 				try {
 					onProgress?.(reply);

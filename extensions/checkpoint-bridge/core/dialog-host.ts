@@ -4,7 +4,7 @@
  * asked at the same time by different sessions are shown once and the answer goes to each.
  */
 import PQueue from "p-queue";
-import { answerProblem } from "../tool/answers.ts";
+import { answerProblem, copyAnswer } from "../tool/answers.ts";
 import type { Answer, Status } from "../tool/envelope.ts";
 import { sanitiseText } from "../tool/sanitise.ts";
 import { ArrivalNotices } from "./arrival-notices.ts";
@@ -191,9 +191,11 @@ export class DialogHost {
 		// Requests carried over from a replaced host were counted there; they are never refused here.
 		if (!carried && open >= MAX_OPEN_PER_ASKER)
 			return this.#replyResult(request.id, "error", [], `The asker already has ${open} requests open at the host, the most one asker session may have (${MAX_OPEN_PER_ASKER}); ask again once one has settled.`);
+		// Carried answers come through the shared handle: copied, so every reply is built of the host's own data (see sealBuilt).
+		const carriedAnswers = carried?.answers.map((a) => copyAnswer(a));
 		const remaining = request.deadline - Date.now();
-		if (remaining <= 0) return this.#replyResult(request.id, "timeout", carried?.answers ?? [], "The call's budget had run out before it reached the host.");
-		const answers: (Answer | undefined)[] = questions.map((q) => carried?.answers.find((a) => a.question === q.question && a.id === q.id));
+		if (remaining <= 0) return this.#replyResult(request.id, "timeout", carriedAnswers ?? [], "The call's budget had run out before it reached the host.");
+		const answers: (Answer | undefined)[] = questions.map((q) => carriedAnswers?.find((a) => a.question === q.question && a.id === q.id));
 		const held: Held = {
 			request,
 			questions,
@@ -417,7 +419,8 @@ export class DialogHost {
 			// A surface is passed in: what it hands back passes the same check as any other answer.
 			const problem = answerProblem(question, answer);
 			if (problem !== undefined) return this.#settle(held, "error", `The host dialog's answer to question ${index + 1} ${problem}.`);
-			held.answers[index] = { ...answer, source: "dialog" };
+			// A copy: the surface keeps no reference into what is sealed and sent.
+			held.answers[index] = copyAnswer(answer, "dialog");
 			this.#progress(held, "answered", { question: index });
 			// Other askers waiting on this very question may be complete now.
 			for (const other of this.#same.dependents(held)) this.#completeFromShared(other);

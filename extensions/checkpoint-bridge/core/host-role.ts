@@ -101,12 +101,14 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 		return undefined;
 	}
 	const { seal } = claim;
+	// The dialog host builds every reply afresh from data of its own: frozen where it is, not copied.
+	const sealBuilt = claim.sealBuilt ?? seal;
 	const { bus } = handle;
 	host = new DialogHost({
 		ui,
 		surface,
 		sessionId,
-		reply: (reply) => bus.emit(replyChannel(reply.id), seal(reply)),
+		reply: (reply) => bus.emit(replyChannel(reply.id), sealBuilt(reply)),
 		...(bell ? { bell } : {}),
 		events: {
 			queued: (request, position) => bus.emit(OBSERVER_EVENTS.queued, { ...request, position }),

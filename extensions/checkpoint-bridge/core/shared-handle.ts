@@ -26,6 +26,13 @@ export interface HostClaim {
 export interface HostCapability {
 	/** Seals a reply: a deeply frozen copy, bound to the request id it carries. Send the copy it returns. */
 	readonly seal: ReplySeal;
+	/**
+	 * Seals a reply the host built itself for this one send, without copying it: freezes it deeply
+	 * in place and binds it to the request id it carries, so it cannot be rewritten, by its builder
+	 * either. Only for plain data nobody else holds a reference to; anything else goes through `seal`.
+	 * Absent on a handle made by an earlier release: `seal` does the same there, with a copy.
+	 */
+	readonly sealBuilt?: ReplySeal;
 	/** Frees the role; false when this claim no longer holds it. The seal keeps working for replies still owed. */
 	release(): boolean;
 }
@@ -63,6 +70,14 @@ function frozenCopy<T>(value: T): T {
 	return Object.freeze(Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, frozenCopy(inner)]))) as T;
 }
 
+/** Freezes `value` and every object and array in it, in place. */
+function deepFreeze<T>(value: T): T {
+	if (typeof value !== "object" || value === null) return value;
+	if (Array.isArray(value)) for (const inner of value) deepFreeze(inner);
+	else for (const key in value) deepFreeze(value[key]);
+	return Object.freeze(value);
+}
+
 /** The bus methods every copy relies on: pinned as own, read-only properties. */
 const PINNED = ["emit", "on", "once", "off", "removeListener", "addListener", "removeAllListeners", "listeners", "listenerCount", "eventNames"] as const;
 
@@ -78,6 +93,12 @@ export function createHandle(): SharedHandle {
 		const copy = frozenCopy(reply);
 		sealed.set(copy, copy.id);
 		return copy;
+	};
+	// Frozen before it is recorded: the id it is bound to is the one it keeps.
+	const sealBuilt: ReplySeal = (reply) => {
+		deepFreeze(reply);
+		sealed.set(reply, reply.id);
+		return reply;
 	};
 	for (const name of PINNED) {
 		const method = (EventEmitter.prototype as unknown as Record<string, unknown>)[name];
@@ -107,6 +128,7 @@ export function createHandle(): SharedHandle {
 			current = { token, facts: Object.freeze({ sessionId, protocol, ...(snapshot ? { snapshot } : {}) }) };
 			return Object.freeze({
 				seal,
+				sealBuilt,
 				release() {
 					if (current?.token !== token) return false;
 					current = undefined;

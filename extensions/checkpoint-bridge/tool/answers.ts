@@ -17,6 +17,19 @@ export function answerOf(question: Question, kind: Answer["kind"], answer: strin
 	};
 }
 
+/**
+ * A plain copy of an answer record with its own arrays, known fields only, `source` set when given:
+ * nothing in it is shared with the original.
+ */
+export function copyAnswer(answer: Answer, source: Answer["source"] = answer.source): Answer {
+	const copy: Answer = { question: answer.question, answer: answer.answer, kind: answer.kind };
+	if (answer.id !== undefined) copy.id = answer.id;
+	if (answer.values !== undefined) copy.values = [...answer.values];
+	if (answer.sharedWith !== undefined) copy.sharedWith = [...answer.sharedWith];
+	if (source !== undefined) copy.source = source;
+	return copy;
+}
+
 /** The answer to a multi-select, values in option order with typed ones last. */
 export function multiAnswer(question: Question, picked: ReadonlySet<string>, typed: readonly string[]): Answer {
 	const values = [...(question.options ?? []).map((o) => o.label).filter((l) => picked.has(l)), ...typed];
