@@ -11,7 +11,7 @@ import { ArrivalNotices } from "./arrival-notices.ts";
 import { checkedAsker } from "./identity.ts";
 import { parseInbound, resolveInbound, type InboundReply } from "./inbound.ts";
 import { OBSERVER_VERSION, type ObservedRequest, type Snapshot } from "./observers.ts";
-import { PROTOCOL_VERSION, type RelayCancel, type RelayReply, type RelayRequest } from "./protocol.ts";
+import { PROTOCOL_VERSION, type RelayCancel, type RelayProgress, type RelayReply, type RelayRequest, type RelayResult } from "./protocol.ts";
 import { SameQuestions } from "./same-questions.ts";
 import type { HostUI, RequestOutcome, Surface } from "./surface.ts";
 import { validateAskParams, type Question } from "../tool/validate.ts";
@@ -23,6 +23,11 @@ export interface HostEvents {
 	settled?(request: ObservedRequest, outcome: { status: Status; answers: Answer[]; note?: string }, settledAt: number): void;
 	/** The set of waiting requests changed. */
 	changed?(): void;
+	/**
+	 * Whether anything takes the lifecycle notification `name` right now: when false, the host
+	 * neither builds nor sends it. A hook that throws counts as true. @default true for every hook given
+	 */
+	wanted?(name: "queued" | "shown" | "settled"): boolean;
 }
 
 export interface DialogHostOptions {
@@ -93,18 +98,36 @@ const errorText = (error: unknown) => (error instanceof Error ? error.message : 
 /** Hooks run inside the relay's own flow: one that throws must not stall or settle anything. */
 function guarded(events: HostEvents): HostEvents {
 	const wrapped: HostEvents = {};
-	for (const [name, hook] of Object.entries(events) as [keyof HostEvents, (...args: unknown[]) => void][])
-		(wrapped as Record<string, unknown>)[name] = (...args: unknown[]) => {
+	const { wanted, ...hooks } = events;
+	// Fixed arity, no rest arguments: these run several times per request.
+	for (const [name, hook] of Object.entries(hooks) as [keyof HostEvents, (a?: unknown, b?: unknown, c?: unknown) => void][])
+		(wrapped as Record<string, unknown>)[name] = (a?: unknown, b?: unknown, c?: unknown) => {
 			try {
-				hook(...args);
+				hook(a, b, c);
 			} catch {
 				// An observer's or the audit trail's failure is theirs; the human's answer still goes through.
+			}
+		};
+	if (wanted)
+		wrapped.wanted = (name) => {
+			try {
+				return wanted(name);
+			} catch {
+				return true;
 			}
 		};
 	return wrapped;
 }
 
-const answered = (held: Held) => held.answers.filter((a): a is Answer => a !== undefined);
+/** The answers of a request without one yet: shared, frozen, like every array a reply carries once sealed. */
+const NO_ANSWERS: readonly Answer[] = Object.freeze([]);
+const answered = (held: Held): Answer[] => {
+	const given: Answer[] = [];
+	for (const answer of held.answers) if (answer !== undefined) given.push(answer);
+	return given.length === 0 ? (NO_ANSWERS as Answer[]) : given;
+};
+/** Dropped while queued: #stop has already settled it. */
+const ignore = () => {};
 /** Whose open requests count together against the cap: one asker session of one origin. */
 const askerKey = (request: RelayRequest) => `${request.origin ?? ""}\n${request.asker.sessionId}`;
 
@@ -212,17 +235,13 @@ export class DialogHost {
 		this.#askers.set(request.asker.label, (this.#askers.get(request.asker.label) ?? 0) + 1);
 		if (!carried) this.#stats.questionsAsked += questions.length;
 		const position = this.#held.size;
-		this.#progress(held, "queued", { position });
-		this.#events.queued?.(this.#observed(held), position);
+		this.#progress(held, "queued", undefined, position);
+		if (this.#wants("queued")) this.#events.queued!(this.#observed(held), position);
 		this.#events.changed?.();
 		if (this.#isRelayed(held) && !carried) this.#arrivals.arrived(held, request.asker.label, questions.length, position - 1);
 		// Everything may already be answerable from identical questions of other askers.
 		if (this.#completeFromShared(held)) return;
-		this.#queue
-			.add(() => this.#run(held), { signal: held.unqueue.signal })
-			.catch(() => {
-				// Dropped while queued: #stop has already settled it.
-			});
+		this.#queue.add(() => this.#run(held), { signal: held.unqueue.signal }).catch(ignore);
 	}
 
 	/** The asker gave up (its budget or its abort): dismiss the dialog or drop the queued request. */
@@ -297,17 +316,16 @@ export class DialogHost {
 		return held.request.asker.sessionId !== this.#sessionId;
 	}
 
+	/** Whether the lifecycle notification `name` has a hook, and anything takes it now. */
+	#wants(name: "queued" | "shown" | "settled"): boolean {
+		return this.#events[name] !== undefined && (this.#events.wanted?.(name) ?? true);
+	}
+
 	#observed(held: Held): ObservedRequest {
 		const { request } = held;
-		return {
-			v: OBSERVER_VERSION,
-			requestId: request.id,
-			asker: request.asker,
-			questions: held.questions,
-			queuedAt: held.queuedAt,
-			deadline: request.deadline,
-			...(held.shownAt !== undefined ? { shownAt: held.shownAt } : {}),
-		};
+		const observed: ObservedRequest = { v: OBSERVER_VERSION, requestId: request.id, asker: request.asker, questions: held.questions, queuedAt: held.queuedAt, deadline: request.deadline };
+		if (held.shownAt !== undefined) observed.shownAt = held.shownAt;
+		return observed;
 	}
 
 	/** Settles a request whose every question has an answer already (its own or shared); true when it did. */
@@ -342,12 +360,17 @@ export class DialogHost {
 		return { v, id, asker, questions: checked.questions, deadline, dialogTimeoutMs, createdAt, ...(origin !== undefined ? { origin } : {}) };
 	}
 
-	#progress(held: Held, stage: "queued" | "shown" | "answered", extra: { question?: number; position?: number } = {}): void {
-		this.#reply({ v: PROTOCOL_VERSION, id: held.request.id, kind: "progress", stage, answers: answered(held), ...extra });
+	#progress(held: Held, stage: "queued" | "shown" | "answered", question?: number, position?: number): void {
+		const progress: RelayProgress = { v: PROTOCOL_VERSION, id: held.request.id, kind: "progress", stage, answers: answered(held) };
+		if (question !== undefined) progress.question = question;
+		if (position !== undefined) progress.position = position;
+		this.#reply(progress);
 	}
 
 	#replyResult(id: string, status: Status, answers: Answer[], note?: string): void {
-		this.#reply({ v: PROTOCOL_VERSION, id, kind: "result", status, answers, ...(note ? { note } : {}) });
+		const result: RelayResult = { v: PROTOCOL_VERSION, id, kind: "result", status, answers };
+		if (note) result.note = note;
+		this.#reply(result);
 	}
 
 	#settle(held: Held, status: Status, note?: string): void {
@@ -355,9 +378,9 @@ export class DialogHost {
 		held.settled = true;
 		held.showing = undefined;
 		this.#forget(held);
-		const answers = held.answers.flatMap((answer, i) => (answer ? [this.#same.withSharers(held, i, answer)] : []));
-		const outcome = { status, answers, ...(note ? { note } : {}) };
-		this.#events.settled?.(this.#observed(held), outcome, Date.now());
+		const answers: Answer[] = [];
+		held.answers.forEach((answer, i) => answer && answers.push(this.#same.withSharers(held, i, answer)));
+		if (this.#wants("settled")) this.#events.settled!(this.#observed(held), note ? { status, answers, note } : { status, answers }, Date.now());
 		this.#events.changed?.();
 		// Nobody listens any more for a cancelled or handed-over request.
 		if (status !== "cancelled") this.#replyResult(held.request.id, status, answers, note);
@@ -386,7 +409,7 @@ export class DialogHost {
 		if (!shared) return false;
 		held.answers[index] = shared;
 		this.#stats.sharedAnswers++;
-		this.#progress(held, "answered", { question: index });
+		this.#progress(held, "answered", index);
 		return true;
 	}
 
@@ -421,7 +444,7 @@ export class DialogHost {
 			if (problem !== undefined) return this.#settle(held, "error", `The host dialog's answer to question ${index + 1} ${problem}.`);
 			// A copy: the surface keeps no reference into what is sealed and sent.
 			held.answers[index] = copyAnswer(answer, "dialog");
-			this.#progress(held, "answered", { question: index });
+			this.#progress(held, "answered", index);
 			// Other askers waiting on this very question may be complete now.
 			for (const other of this.#same.dependents(held)) this.#completeFromShared(other);
 		}
@@ -462,13 +485,13 @@ export class DialogHost {
 					onShown: (index) => {
 						if (held.settled || !questions[index]) return;
 						held.showing = index;
-						this.#progress(held, "shown", { question: index });
-						this.#events.shown?.(this.#observed(held), index);
+						this.#progress(held, "shown", index);
+						if (this.#wants("shown")) this.#events.shown!(this.#observed(held), index);
 					},
 					onAnswer: (index, answer) => {
 						if (held.settled || !questions[index] || refused(index, answer)) return;
 						held.answers[index] = { ...answer, source: "dialog" };
-						this.#progress(held, "answered", { question: index });
+						this.#progress(held, "answered", index);
 					},
 				}),
 			);
@@ -500,8 +523,8 @@ export class DialogHost {
 		const firstShown = held.shownAt === undefined;
 		held.shownAt ??= Date.now();
 		held.showing = index;
-		this.#progress(held, "shown", { question: index });
-		this.#events.shown?.(this.#observed(held), index);
+		this.#progress(held, "shown", index);
+		if (this.#wants("shown")) this.#events.shown!(this.#observed(held), index);
 		if (firstShown && this.#isRelayed(held)) this.#bell?.();
 		try {
 			return await show(dialog.signal, Date.now() + budget);

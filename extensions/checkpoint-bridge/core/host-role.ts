@@ -110,14 +110,18 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 		sessionId,
 		reply: (reply) => bus.emit(replyChannel(reply.id), sealBuilt(reply)),
 		...(bell ? { bell } : {}),
+		// Each hook gets an object built for it alone, so it completes that object into its event.
 		events: {
-			queued: (request, position) => bus.emit(OBSERVER_EVENTS.queued, { ...request, position }),
-			shown: (request, question) => bus.emit(OBSERVER_EVENTS.shown, { ...request, question, shownAt: Date.now() }),
+			queued: (request, position) => bus.emit(OBSERVER_EVENTS.queued, Object.assign(request, { position })),
+			shown: (request, question) => bus.emit(OBSERVER_EVENTS.shown, Object.assign(request, { question, shownAt: Date.now() })),
 			settled: (request, outcome, settledAt) => {
-				bus.emit(OBSERVER_EVENTS.settled, { ...request, settledAt, outcome });
-				onSettled?.(settledRecord(request, outcome, settledAt));
+				const record = onSettled ? settledRecord(request, outcome, settledAt) : undefined;
+				bus.emit(OBSERVER_EVENTS.settled, Object.assign(request, { settledAt, outcome }));
+				if (record) onSettled!(record);
 			},
 			changed: () => showStatus(statusText(host!)),
+			// Observer events are built only while somebody listens; the audit trail takes every settled one.
+			wanted: (name) => bus.listenerCount(OBSERVER_EVENTS[name]) > 0 || (name === "settled" && onSettled !== undefined),
 		},
 	});
 	const served = host;
