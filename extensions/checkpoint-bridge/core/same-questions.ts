@@ -26,10 +26,10 @@ interface Links<T> {
 	keys: string[];
 	/** Per question: the older request of another session this one takes the answer from. */
 	joined: (T | undefined)[];
-	/** Per question: the requests that joined it. */
-	sharedWith: Set<T>[];
-	/** Requests that joined one of this one's questions. */
-	dependents: Set<T>;
+	/** Per question: the requests that joined it; made when the first one does (most requests are never joined). */
+	sharedWith: (Set<T> | undefined)[];
+	/** Requests that joined one of this one's questions; made when the first one does. */
+	dependents?: Set<T>;
 }
 
 const sameOrigin = (a: Asking, b: Asking) => a.request.origin === b.request.origin;
@@ -37,9 +37,11 @@ const sameOrigin = (a: Asking, b: Asking) => a.request.origin === b.request.orig
 /** Whether `taker` may take `owner`'s `answer`: always within one origin; across origins never typed text. */
 const mayTake = (taker: Asking, owner: Asking, answer: Answer) => sameOrigin(taker, owner) || (answer.kind !== "text" && answer.kind !== "other");
 
+const NONE: readonly never[] = Object.freeze([]);
+
 export class SameQuestions<T extends Asking> {
-	/** Held requests by question key, oldest first. */
-	readonly #byKey = new Map<string, Set<T>>();
+	/** Held requests by question key, oldest first: one request alone, or a set of them. */
+	readonly #byKey = new Map<string, T | Set<T>>();
 	/** Weak: a settled request's links live as long as a request that joined it can still read them. */
 	readonly #links = new WeakMap<T, Links<T>>();
 
@@ -47,22 +49,31 @@ export class SameQuestions<T extends Asking> {
 	add(entry: T): void {
 		const keys = entry.questions.map(questionKey);
 		const joined = keys.map((key, i) => this.#oldestOtherAsking(entry, key, i));
-		this.#links.set(entry, { keys, joined, sharedWith: keys.map(() => new Set()), dependents: new Set() });
+		this.#links.set(entry, { keys, joined, sharedWith: [] });
 		joined.forEach((owner, i) => {
 			if (!owner) return;
 			const links = this.#links.get(owner)!;
-			links.sharedWith[links.keys.indexOf(keys[i]!)]!.add(entry);
-			links.dependents.add(entry);
+			const at = links.keys.indexOf(keys[i]!);
+			(links.sharedWith[at] ??= new Set()).add(entry);
+			(links.dependents ??= new Set()).add(entry);
 		});
-		for (const key of keys) this.#byKey.set(key, (this.#byKey.get(key) ?? new Set()).add(entry));
+		for (const key of keys) {
+			const same = this.#byKey.get(key);
+			if (same === undefined) this.#byKey.set(key, entry);
+			else if (same instanceof Set) same.add(entry);
+			else if (same !== entry) this.#byKey.set(key, new Set([same, entry]));
+		}
 	}
 
 	/** Forgets a request that settled: nobody joins it any more. Its dependents keep what they joined. */
 	remove(entry: T): void {
 		for (const key of this.#links.get(entry)?.keys ?? []) {
 			const same = this.#byKey.get(key);
-			same?.delete(entry);
-			if (same?.size === 0) this.#byKey.delete(key);
+			if (same === entry) this.#byKey.delete(key);
+			else if (same instanceof Set) {
+				same.delete(entry);
+				if (same.size === 0) this.#byKey.delete(key);
+			}
 		}
 	}
 
@@ -81,19 +92,23 @@ export class SameQuestions<T extends Asking> {
 
 	/** `answer` to question `index` of `entry`, naming every asker that joined that question. */
 	withSharers(entry: T, index: number, answer: Answer): Answer {
-		const joiners = [...(this.#links.get(entry)?.sharedWith[index] ?? [])].filter((joiner) => mayTake(joiner, entry, answer));
+		const sharers = this.#links.get(entry)?.sharedWith[index];
+		if (sharers === undefined) return answer;
+		const joiners = [...sharers].filter((joiner) => mayTake(joiner, entry, answer));
 		const others = [...new Set(joiners.map((joiner) => joiner.request.asker.label))].filter((label) => !answer.sharedWith?.includes(label));
 		return others.length ? { ...answer, sharedWith: [...(answer.sharedWith ?? []), ...others] } : answer;
 	}
 
 	/** Requests that joined one of `entry`'s questions: they may be complete once it answers. */
 	dependents(entry: T): readonly T[] {
-		return [...(this.#links.get(entry)?.dependents ?? [])];
+		const dependents = this.#links.get(entry)?.dependents;
+		return dependents ? [...dependents] : NONE;
 	}
 
 	#oldestOtherAsking(entry: T, key: string, index: number): T | undefined {
 		const question = entry.questions[index]!;
-		for (const other of this.#byKey.get(key) ?? []) {
+		const same = this.#byKey.get(key);
+		for (const other of same === undefined ? NONE : same instanceof Set ? same : [same]) {
 			if (other.request.asker.sessionId === entry.request.asker.sessionId) continue;
 			if (sameOrigin(entry, other)) return other;
 			// Across origins only when both ask to share, and never free text.

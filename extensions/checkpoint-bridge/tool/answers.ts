@@ -64,16 +64,22 @@ export function answerProblem(question: Question, answer: Answer): string | unde
 			return answer.answer === "yes" || answer.answer === "no" ? undefined : "must be yes or no";
 		case "choice": {
 			if (answer.kind !== "option" && answer.kind !== "other") return `is of kind ${JSON.stringify(answer.kind)}, the question takes a choice`;
-			const labels = new Set((question.options ?? []).map((o) => o.label));
-			const notOffered = (v: string) => !labels.has(v) && (question.allowOther !== true || v.trim() === "");
-			const picked = question.multiSelect ? values : [answer.answer];
+			// At most 12 options: a scan costs less than a Set, and this runs for every reply an asker takes.
+			const options = question.options ?? [];
+			const isOption = (v: string) => options.some((o) => o.label === v);
+			if (!question.multiSelect) {
+				const offered = isOption(answer.answer);
+				if (!offered && (question.allowOther !== true || answer.answer.trim() === "")) return `${JSON.stringify(answer.answer)} was not offered`;
+				return offered === (answer.kind === "option") ? undefined : `is of kind ${JSON.stringify(answer.kind)}, but ${offered ? "every value is an option" : "a value was typed"}`;
+			}
+			const picked = values;
 			if (!Array.isArray(picked) || picked.length === 0 || !picked.every((v) => typeof v === "string"))
 				return "must be a non-empty array of option labels";
 			if (new Set(picked).size !== picked.length) return "repeats a value";
-			const bad = picked.find(notOffered);
+			const bad = picked.find((v) => !isOption(v) && (question.allowOther !== true || v.trim() === ""));
 			if (bad !== undefined) return `${JSON.stringify(bad)} was not offered`;
-			if (question.multiSelect && answer.answer !== picked.join(", ")) return "its text is not its values joined";
-			const typed = picked.some((v) => !labels.has(v));
+			if (answer.answer !== picked.join(", ")) return "its text is not its values joined";
+			const typed = picked.some((v) => !isOption(v));
 			return typed === (answer.kind === "other") ? undefined : `is of kind ${JSON.stringify(answer.kind)}, but ${typed ? "a value was typed" : "every value is an option"}`;
 		}
 	}

@@ -38,9 +38,14 @@ const FORBIDDEN = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2
 /** Characters `sanitiseText` never outputs (LF excepted, which it keeps in multiline text). For tests and checks. */
 export const UNSAFE_CHARACTER = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ufeff]/;
 
+/** Every character any of the replacements above acts on: text without one comes back as it is. */
+const TOUCHED = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069\ufeff\ud800-\udfff]/;
+
 /** Asker text with everything a terminal would interpret removed; see the module doc. */
-export function sanitiseText(text: string, options: { multiline?: boolean } = {}): string {
-	const wellFormed = text.replace(LONE_SURROGATE, "\ufffd").replace(ESCAPE_SEQUENCE, "").replace(LINE_BREAK, options.multiline ? "\n" : " ");
+export function sanitiseText(text: string, options?: { multiline?: boolean }): string {
+	// Most text has nothing to remove: one scan instead of five replacements.
+	if (!TOUCHED.test(text)) return text;
+	const wellFormed = text.replace(LONE_SURROGATE, "\ufffd").replace(ESCAPE_SEQUENCE, "").replace(LINE_BREAK, options?.multiline ? "\n" : " ");
 	return wellFormed.replace(/\t/g, " ").replace(FORBIDDEN, "");
 }
 

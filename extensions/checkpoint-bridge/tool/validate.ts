@@ -127,21 +127,42 @@ function checkOptions(options: unknown, at: string, problems: string[]): Option[
 		problems.push(`${at}.options: has ${options.length}, needs ${LIMITS.options.min} to ${LIMITS.options.max} (omit it for a free-text question)`);
 	const seen = new Set<string>();
 	const checked: Option[] = [];
-	// Array.from turns holes into undefined, so a sparse array is reported, not skipped.
-	Array.from(options as unknown[]).forEach((raw, j) => {
-		const where = `${at}.options[${j}]`;
-		const option = typeof raw === "string" ? { label: raw } : isRecord(raw) ? raw : undefined;
-		if (!option) return void problems.push(`${where}: must be a string or a {label, description} object`);
-		if (typeof option.label !== "string") return void problems.push(`${where}.label: must be a string`);
-		const label = sanitiseText(option.label);
-		if (label.trim() === "") return void problems.push(`${where}: is empty`);
-		if (label.length > LIMITS.label) return void problems.push(`${where}: label is ${label.length} characters, at most ${LIMITS.label}`);
-		if (seen.has(label)) return void problems.push(`${where}: duplicates ${JSON.stringify(label)}`);
-		seen.add(label);
-		const description = isRecord(raw) ? optionalText(raw, "description", LIMITS.description, where, problems) : undefined;
-		const preview = isRecord(raw) ? optionalText(raw, "preview", LIMITS.preview, where, problems) : undefined;
-		checked.push({ label, ...(description !== undefined ? { description } : {}), ...(preview !== undefined ? { preview } : {}) });
-	});
+	// Indexed, so a hole in a sparse array reads as undefined and is reported, not skipped.
+	for (let j = 0; j < options.length; j++) {
+		const raw: unknown = options[j];
+		const where = () => `${at}.options[${j}]`;
+		const label = typeof raw === "string" ? raw : isRecord(raw) ? raw.label : undefined;
+		if (typeof raw !== "string" && !isRecord(raw)) {
+			problems.push(`${where()}: must be a string or a {label, description} object`);
+			continue;
+		}
+		if (typeof label !== "string") {
+			problems.push(`${where()}.label: must be a string`);
+			continue;
+		}
+		const clean = sanitiseText(label);
+		const problem =
+			clean.trim() === ""
+				? "is empty"
+				: clean.length > LIMITS.label
+					? `label is ${clean.length} characters, at most ${LIMITS.label}`
+					: seen.has(clean)
+						? `duplicates ${JSON.stringify(clean)}`
+						: undefined;
+		if (problem !== undefined) {
+			problems.push(`${where()}: ${problem}`);
+			continue;
+		}
+		seen.add(clean);
+		const option: Option = { label: clean };
+		if (typeof raw !== "string") {
+			const description = optionalText(raw as Record<string, unknown>, "description", LIMITS.description, where(), problems);
+			if (description !== undefined) option.description = description;
+			const preview = optionalText(raw as Record<string, unknown>, "preview", LIMITS.preview, where(), problems);
+			if (preview !== undefined) option.preview = preview;
+		}
+		checked.push(option);
+	}
 	return checked;
 }
 
@@ -179,18 +200,20 @@ function checkQuestion(raw: unknown, at: string, problems: string[]): Question |
 	if (recommended !== undefined && checkedOptions && !checkedOptions.some((o) => o.label === recommended))
 		problems.push(`${at}.recommended: ${JSON.stringify(recommended)} is not one of the options`);
 	if (problems.length > before) return undefined;
-	return {
-		question: question as string,
-		kind: resolvedKind,
-		...(id !== undefined ? { id } : {}),
-		...(header !== undefined ? { header } : {}),
-		...(details !== undefined ? { details } : {}),
-		...(checkedOptions ? { options: checkedOptions } : {}),
-		...(resolvedKind === "choice" ? { multiSelect: multiSelect ?? false, allowOther: allowOther ?? true } : {}),
-		...(recommended !== undefined ? { recommended } : {}),
-		...(placeholder !== undefined ? { placeholder } : {}),
-		...(share === "any" ? { share } : {}),
-	};
+	// Field by field, in this order (no spreads: this runs for every request, on both sides).
+	const checked: Question = { question: question as string, kind: resolvedKind };
+	if (id !== undefined) checked.id = id;
+	if (header !== undefined) checked.header = header;
+	if (details !== undefined) checked.details = details;
+	if (checkedOptions) checked.options = checkedOptions;
+	if (resolvedKind === "choice") {
+		checked.multiSelect = multiSelect ?? false;
+		checked.allowOther = allowOther ?? true;
+	}
+	if (recommended !== undefined) checked.recommended = recommended;
+	if (placeholder !== undefined) checked.placeholder = placeholder;
+	if (share === "any") checked.share = share;
+	return checked;
 }
 
 /** Validates the tool's parameters; on failure lists every problem, each naming where it is. */
@@ -204,12 +227,18 @@ export function validateAskParams(raw: unknown): ValidationResult {
 	else if (questions.length > LIMITS.questions.max)
 		problems.push(`questions: has ${questions.length}, at most ${LIMITS.questions.max} in one call`);
 	else {
-		Array.from(questions as unknown[]).forEach((q, i) => {
-			const question = checkQuestion(q, `questions[${i}]`, problems);
+		// Indexed, so a hole in a sparse array reads as undefined and is reported, not skipped.
+		for (let i = 0; i < questions.length; i++) {
+			const question = checkQuestion(questions[i], `questions[${i}]`, problems);
 			if (question) checked.push(question);
-		});
-		const ids = checked.flatMap((q) => (q.id === undefined ? [] : [q.id]));
-		for (const id of new Set(ids.filter((id, i) => ids.indexOf(id) !== i))) problems.push(`questions: id ${JSON.stringify(id)} is used more than once`);
+		}
+		const reported: string[] = [];
+		for (let i = 0; i < checked.length; i++) {
+			const id = checked[i]!.id;
+			if (id === undefined || reported.includes(id) || !checked.some((q, k) => k < i && q.id === id)) continue;
+			reported.push(id);
+			problems.push(`questions: id ${JSON.stringify(id)} is used more than once`);
+		}
 	}
 	if (timeoutMs !== undefined && (typeof timeoutMs !== "number" || !Number.isFinite(timeoutMs)))
 		problems.push("timeoutMs: must be a finite number of milliseconds");
