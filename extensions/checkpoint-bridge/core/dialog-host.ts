@@ -490,7 +490,7 @@ export class DialogHost {
 					},
 					onAnswer: (index, answer) => {
 						if (held.settled || !questions[index] || refused(index, answer)) return;
-						held.answers[index] = { ...answer, source: "dialog" };
+						held.answers[index] = copyAnswer(answer, "dialog");
 						this.#progress(held, "answered", index);
 					},
 				}),
@@ -504,7 +504,7 @@ export class DialogHost {
 			const answer = outcome?.answers[i];
 			if (!outcome || held.answers[i]?.source === "shared") continue;
 			if (answer && answer.source !== "shared" && refused(i, answer)) return;
-			held.answers[i] = answer ? { ...answer, source: answer.source ?? "dialog" } : undefined;
+			held.answers[i] = answer ? copyAnswer(answer, answer.source ?? "dialog") : undefined;
 		}
 		if (outcome?.ended === "submitted" && held.answers.every((a) => a !== undefined)) return this.#settle(held, "ok");
 		if (cappedByCall && Date.now() >= request.deadline - DEADLINE_TOLERANCE_MS) return this.#stop(held, "timeout");

@@ -18,12 +18,11 @@ export function answerOf(question: Question, kind: Answer["kind"], answer: strin
 }
 
 /**
- * A plain copy of an answer record with its own arrays, known fields only, `source` set when given:
- * nothing in it is shared with the original.
+ * A plain copy of an answer record with arrays of its own, `source` set when given: nothing in it is
+ * shared with the original (every field of an answer is a string or an array of strings).
  */
 export function copyAnswer(answer: Answer, source: Answer["source"] = answer.source): Answer {
-	const copy: Answer = { question: answer.question, answer: answer.answer, kind: answer.kind };
-	if (answer.id !== undefined) copy.id = answer.id;
+	const copy: Answer = { ...answer };
 	if (answer.values !== undefined) copy.values = [...answer.values];
 	if (answer.sharedWith !== undefined) copy.sharedWith = [...answer.sharedWith];
 	if (source !== undefined) copy.source = source;
