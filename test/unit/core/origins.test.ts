@@ -145,13 +145,14 @@ describe("answers are shared within an origin only, unless both questions opt in
 	});
 
 	it("marks every connection's requests with an origin of its own, set by the endpoint (the frame's fields are copied one by one)", async () => {
+		// Two sessions of one process: two pooled connections, two origins.
 		const { handle, feed } = world();
 		const endpoint = await startEndpoint({ handle });
 		cleanups.push(() => endpoint.close());
 		const origins: (string | undefined)[] = [];
 		handle.bus.on("request", (request) => void origins.push(request.origin));
 		const client = (label: string) =>
-			askRemote(endpoint.endpoint, { asker: { label, sessionId: "same-session" }, questions: [LICENSE], budgetMs: 10_000, dialogTimeoutMs: 10_000 });
+			askRemote(endpoint.endpoint, { asker: { label, sessionId: `${label}-session` }, questions: [LICENSE], budgetMs: 10_000, dialogTimeoutMs: 10_000 });
 		const calls = [client("one"), client("two")];
 		for (let i = 0; i < 2; i++) (await feed.next()).answer("MIT");
 		for (const call of calls) expect((await call).answers).toMatchObject([{ answer: "MIT", source: "dialog" }]);

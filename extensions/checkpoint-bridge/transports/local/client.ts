@@ -1,65 +1,59 @@
 /**
- * The asking side across processes: one connection per call to the host's local endpoint, with
- * the same contract as askViaHost. The call settles exactly once: on its result, its budget, its
- * abort, or the connection closing (the host is gone: `no-host` at once). A connection per call
- * also means a host that comes back, at the same path or at a new one, serves the next call.
- * Connecting, the trust checks and the handshake are connect.ts's.
+ * The asking side across processes, with the same contract as askViaHost. A call takes a seat on
+ * a proven connection kept for its asker's session (pool.ts, ADR-0009), so the trust checks, the
+ * token read and the handshake are paid once per connection, not per call. The call settles
+ * exactly once: on its result, its budget, its abort, or the connection closing (the host is
+ * gone: `no-host` at once; the next call opens a fresh connection, so a host that comes back, at
+ * the same path or at a new one, serves it). A request the host would refuse, and so close the
+ * connection for, is refused here for that call alone, before anything is sent.
  */
 import { runCall, type CallOptions } from "../../core/call.ts";
 import type { Envelope } from "../../tool/envelope.ts";
 import { addressOf, type EndpointAddress } from "./address.ts";
-import { connectToHost, type HostConnection } from "./connect.ts";
-import { WIRE_VERSION, type Frame } from "../wire.ts";
+import { takeSeat } from "./pool.ts";
+import { decodeFrame, encodeFrame, MAX_FRAME_BYTES, WIRE_VERSION } from "../wire.ts";
 
 export interface RemoteAskOptions extends CallOptions {
 	/** Give up when the host has not proven itself after this long (connecting included): `no-host`. @default DEFAULT_CONNECT_TIMEOUT_MS (3000) */
 	connectTimeoutMs?: number;
 	/** Sent in the hello and shown to the human. @default process.pid */
 	pid?: number;
+	/** Close the asker's pooled connection once it has carried no call for this long (ms). @default DEFAULT_POOL_IDLE_MS (10000) */
+	poolIdleMs?: number;
+}
+
+/** What is wrong with a request's line in the host's eyes (which would close the connection), or undefined. */
+function requestProblem(line: string): string | undefined {
+	const bytes = Buffer.byteLength(line) - 1;
+	if (bytes > MAX_FRAME_BYTES) return `The request is ${bytes} bytes; the host takes at most ${MAX_FRAME_BYTES} bytes in one frame. Nothing was sent.`;
+	const checked = decodeFrame(line.slice(0, -1));
+	return checked.ok ? undefined : `The request would be refused by the host (${checked.code}): ${checked.message} Nothing was sent.`;
 }
 
 /** Asks the host behind `endpoint` (an address, or the socket's path) and resolves with the call's envelope. Never rejects. */
 export function askRemote(endpoint: EndpointAddress | string, options: RemoteAskOptions): Promise<Envelope> {
 	const address = typeof endpoint === "string" ? addressOf(endpoint) : endpoint;
 	return runCall(options, (call) => {
-		const abandon = new AbortController();
-		let connection: HostConnection | undefined;
-		let ended = false;
-
-		const onFrame = (frame: Frame) => {
-			switch (frame.type) {
-				case "progress":
-				case "result": {
-					if (frame.id !== call.id) return;
-					const { type: _type, ...reply } = frame;
-					return call.reply(reply);
-				}
-				case "error":
-					return call.finish("error", `The host refused the connection (${frame.code}): ${frame.message}`);
-				default:
-					return call.finish("error", `The host sent a ${frame.type} frame, which only askers send.`);
-			}
-		};
-
-		void connectToHost(address, {
-			...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
-			...(options.pid === undefined ? {} : { pid: options.pid }),
-			signal: abandon.signal,
-			onFrame,
-			onFault: (note) => call.finish("error", note),
-			onClose: () => call.finish("no-host", "The host process closed the connection (it ended, crashed, or stopped serving) before the questions were answered."),
-		}).then((connected) => {
-			if (!connected.ok) return call.finish(connected.status, connected.note);
-			if (ended) return connected.connection.close();
-			connection = connected.connection;
-			connection.send({ ...call.request, type: "request", v: WIRE_VERSION });
-		});
-
-		return (cancelHost, status) => {
-			ended = true;
-			abandon.abort();
-			// The host drops the request from its queue or dismisses its open dialog; closing alone would do too.
-			connection?.close(cancelHost ? { type: "cancel", v: WIRE_VERSION, id: call.id, reason: status === "timeout" ? "timeout" : "cancelled" } : undefined);
-		};
+		const line = encodeFrame({ ...call.request, type: "request", v: WIRE_VERSION });
+		const problem = requestProblem(line);
+		if (problem !== undefined) return call.finish("error", problem);
+		const seat = takeSeat(
+			address,
+			{
+				sessionId: options.asker.sessionId,
+				...(options.pid === undefined ? {} : { pid: options.pid }),
+				...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
+				...(options.poolIdleMs === undefined ? {} : { idleMs: options.poolIdleMs }),
+			},
+			call.id,
+			{
+				line,
+				onReply: ({ type: _type, ...reply }) => call.reply(reply),
+				onEnd: (status, note) => call.finish(status, note),
+			},
+		);
+		return (cancelHost, status) =>
+			// The host drops the request from its queue or dismisses its open dialog.
+			seat.leave(cancelHost ? { type: "cancel", v: WIRE_VERSION, id: call.id, reason: status === "timeout" ? "timeout" : "cancelled" } : undefined);
 	});
 }

@@ -4,8 +4,7 @@
  * with a fresh nonce, check the host's proof, send the client's own. Nothing but the hello (a
  * nonce and a pid) reaches a listener that has not proven it holds the token, and nothing it says
  * before then reaches the caller as more than a status and a note this side writes. One
- * connection may then carry any number of requests: a per-call asker and a pooled one both
- * start here.
+ * connection may then carry any number of requests: pool.ts keeps it for later calls.
  */
 import net from "node:net";
 import { ENDPOINT_ENV, type EndpointAddress } from "./address.ts";
@@ -48,8 +47,10 @@ export interface ConnectOptions {
 
 /** A connection to a host that has proven itself. */
 export interface HostConnection {
-	/** Writes a frame, if the connection is still open. */
-	send(frame: ClientFrame): void;
+	/** Writes a frame, or a line already encoded with encodeFrame, if the connection is still open. */
+	send(frame: ClientFrame | string): void;
+	/** Whether the open connection keeps the process alive (it does once proven); an idle pooled one does not. */
+	keepAlive(alive: boolean): void;
 	/** Ends the connection, after `last` if given; onClose is not called for it. */
 	close(last?: ClientFrame): void;
 }
@@ -133,7 +134,11 @@ function attemptHandshake(
 
 		const connection: HostConnection = {
 			send(frame) {
-				if (state === "proven" && socket.writable) socket.write(encodeFrame(frame));
+				if (state === "proven" && socket.writable) socket.write(typeof frame === "string" ? frame : encodeFrame(frame));
+			},
+			keepAlive(alive) {
+				if (alive) socket.ref();
+				else socket.unref();
 			},
 			close(last) {
 				if (state === "done") return;

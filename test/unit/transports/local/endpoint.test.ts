@@ -18,6 +18,7 @@ import { startEndpoint, type EndpointOptions } from "../../../../extensions/chec
 import { encodeFrame, WIRE_VERSION } from "../../../../extensions/checkpoint-bridge/transports/wire.ts";
 import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared-handle.ts";
 import type { QuestionInput } from "../../../../extensions/checkpoint-bridge/tool/validate.ts";
+import { dialogFeed } from "../../support/dialog-feed.ts";
 import { fakeUI, type FakeDialog } from "../../support/fake-ui.ts";
 import { rawConnection, requestLine, tokenAt } from "../../support/raw-endpoint.ts";
 
@@ -27,20 +28,6 @@ const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
 	for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
-/** Dialogs as they open, in order: each `next()` waits for the next one. */
-function dialogFeed() {
-	const opened: FakeDialog[] = [];
-	const waiting: ((dialog: FakeDialog) => void)[] = [];
-	return {
-		respond: (dialog: FakeDialog) => {
-			const waiter = waiting.shift();
-			if (waiter) waiter(dialog);
-			else opened.push(dialog);
-		},
-		next: () => (opened.length > 0 ? Promise.resolve(opened.shift()!) : new Promise<FakeDialog>((resolve) => waiting.push(resolve))),
-	};
-}
 
 /** Resolves once the host has closed `dialog` through its signal. */
 const dismissed = (dialog: FakeDialog) =>

@@ -12,6 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { askRemote } from "../../../../extensions/checkpoint-bridge/transports/local/client.ts";
+import { closePooledConnections } from "../../../../extensions/checkpoint-bridge/transports/local/pool.ts";
 import { endpointParent } from "../../../../extensions/checkpoint-bridge/transports/local/private-files.ts";
 import { proofOf } from "../../../../extensions/checkpoint-bridge/transports/local/proof.ts";
 import { encodeFrame, WIRE_VERSION } from "../../../../extensions/checkpoint-bridge/transports/wire.ts";
@@ -25,6 +26,8 @@ const QUESTION = "Deploy to production now?";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
+	// The fake listeners' close waits for the asker's pooled connections.
+	closePooledConnections();
 	for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 

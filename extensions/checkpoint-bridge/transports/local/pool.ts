@@ -1,0 +1,178 @@
+/**
+ * Proven connections kept for later calls (ADR-0009). A connection is keyed by the endpoint and the
+ * asker (its session and pid): answers are shared per connection origin (ADR-0003) and the cap of
+ * open requests is per connection, so two sessions of one process never share one. The trust
+ * checks, the token read and the handshake are done once per connection (connect.ts); a
+ * connection that closes (the host is gone) ends every call on it with `no-host` at once and
+ * leaves the pool, so the next call opens a fresh one with fresh checks. An idle connection does
+ * not keep the process alive and is closed after `idleMs`.
+ */
+import { connectToHost, type HostConnection } from "./connect.ts";
+import type { EndpointAddress } from "./address.ts";
+import { DEFAULT_MAX_OPEN_REQUESTS } from "./server.ts";
+import type { Frame, ProgressFrame, ResultFrame } from "../wire.ts";
+
+/** Default of PoolKey.idleMs: long enough to carry a burst of calls, short enough not to hold a host's descriptor for long. */
+export const DEFAULT_POOL_IDLE_MS = 10_000;
+/** Most calls one pooled connection carries at once: the endpoint's default cap; a further call opens another connection. */
+export const MAX_CALLS_PER_CONNECTION = DEFAULT_MAX_OPEN_REQUESTS;
+
+/** The note for calls in flight on a connection that closed. */
+const CLOSED_NOTE = "The host process closed the connection (it ended, crashed, or stopped serving) before the questions were answered.";
+
+/** Whose connection it is, and how it is opened. */
+export interface PoolKey {
+	/** The asker's session: connections are never shared across sessions. */
+	sessionId: string;
+	/** Sent in the hello and shown to the human. @default process.pid */
+	pid?: number;
+	/** Give up when the host has not proven itself after this long: `no-host`. @default DEFAULT_CONNECT_TIMEOUT_MS (3000) */
+	connectTimeoutMs?: number;
+	/** Close the connection once it has carried no call for this long. @default DEFAULT_POOL_IDLE_MS (10000) */
+	idleMs?: number;
+}
+
+/** One call on a pooled connection. */
+export interface PooledCall {
+	/** The request's line (encodeFrame), sent once the host has proven itself. */
+	readonly line: string;
+	/** A progress or result frame carrying this call's id. */
+	onReply(frame: ProgressFrame | ResultFrame): void;
+	/** The connection could not be opened, or ended: the call settles with this. */
+	onEnd(status: "no-host" | "error", note: string): void;
+}
+
+/** A call's place on a connection. */
+export interface Seat {
+	/** The call is over: sends `last` (a cancel) if the connection is open, and frees the seat. */
+	leave(last?: Frame & { type: "cancel" }): void;
+}
+
+const pools = new Map<string, PooledConnection[]>();
+
+/** Puts call `id` on a pooled connection to `address` for `key`, opening one when none has room. */
+export function takeSeat(address: EndpointAddress, key: PoolKey, id: string, call: PooledCall): Seat {
+	const name = JSON.stringify([address.socketPath, address.tokenPath, key.sessionId, key.pid ?? process.pid]);
+	let list = pools.get(name);
+	if (!list) pools.set(name, (list = []));
+	let pooled = list.find((candidate) => candidate.calls.size < MAX_CALLS_PER_CONNECTION);
+	if (!pooled) list.push((pooled = new PooledConnection(name, address, key)));
+	return pooled.seat(id, call);
+}
+
+/** Closes every pooled connection (calls in flight on them end `no-host`). For tests and shutdown. */
+export function closePooledConnections(): void {
+	for (const list of [...pools.values()]) for (const pooled of [...list]) pooled.end("no-host", CLOSED_NOTE);
+}
+
+/** Pooled connections open or opening now (for tests and diagnostics). */
+export function pooledConnectionCount(): number {
+	let count = 0;
+	for (const list of pools.values()) count += list.length;
+	return count;
+}
+
+class PooledConnection {
+	readonly calls = new Map<string, PooledCall>();
+	#connection: HostConnection | undefined;
+	#over = false;
+	#idleTimer: ReturnType<typeof setTimeout> | undefined;
+	readonly #abandon = new AbortController();
+	readonly #name: string;
+	readonly #idleMs: number;
+
+	constructor(name: string, address: EndpointAddress, key: PoolKey) {
+		this.#name = name;
+		this.#idleMs = key.idleMs ?? DEFAULT_POOL_IDLE_MS;
+		void connectToHost(address, {
+			...(key.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: key.connectTimeoutMs }),
+			...(key.pid === undefined ? {} : { pid: key.pid }),
+			signal: this.#abandon.signal,
+			onFrame: (frame) => this.#onFrame(frame),
+			onFault: (note) => this.end("error", note),
+			onClose: () => this.end("no-host", CLOSED_NOTE),
+		}).then((connected) => {
+			if (!connected.ok) return this.end(connected.status, connected.note);
+			if (this.#over) return connected.connection.close();
+			this.#connection = connected.connection;
+			// Requests go in the same flight as the client's proof.
+			for (const call of this.calls.values()) this.#connection.send(call.line);
+			if (this.calls.size === 0) this.#idle();
+		});
+	}
+
+	/** Adds a call; its request is sent now if the host has proven itself, else once it has. */
+	seat(id: string, call: PooledCall): Seat {
+		if (this.calls.has(id)) {
+			call.onEnd("error", `Request id ${id} is already open on this connection.`);
+			return { leave() {} };
+		}
+		this.calls.set(id, call);
+		if (this.#idleTimer) {
+			clearTimeout(this.#idleTimer);
+			this.#idleTimer = undefined;
+			this.#connection?.keepAlive(true);
+		}
+		this.#connection?.send(call.line);
+		return {
+			leave: (last) => {
+				if (this.calls.get(id) !== call) return;
+				this.calls.delete(id);
+				if (last) this.#connection?.send(last);
+				if (this.calls.size > 0 || this.#over) return;
+				// Nobody waits for a connection still opening: give it up rather than hold the process for it.
+				if (this.#connection) this.#idle();
+				else {
+					this.#leavePool();
+					this.#abandon.abort();
+				}
+			},
+		};
+	}
+
+	/** Ends every call on this connection with `status` and closes it; the next call opens another. */
+	end(status: "no-host" | "error", note: string): void {
+		if (this.#over) return;
+		this.#leavePool();
+		this.#abandon.abort();
+		this.#connection?.close();
+		const calls = [...this.calls.values()];
+		this.calls.clear();
+		for (const call of calls) call.onEnd(status, note);
+	}
+
+	#onFrame(frame: Frame): void {
+		switch (frame.type) {
+			case "progress":
+			case "result":
+				// A reply for a call already over (one that crossed its cancel) is dropped.
+				return this.calls.get(frame.id)?.onReply(frame);
+			case "error":
+				return this.end("error", `The host refused the connection (${frame.code}): ${frame.message}`);
+			default:
+				return this.end("error", `The host sent a ${frame.type} frame, which only askers send.`);
+		}
+	}
+
+	/** No call in flight: the connection stops holding the process and closes after idleMs. */
+	#idle(): void {
+		this.#connection?.keepAlive(false);
+		clearTimeout(this.#idleTimer);
+		this.#idleTimer = setTimeout(() => {
+			this.#leavePool();
+			this.#connection?.close();
+		}, this.#idleMs);
+		this.#idleTimer.unref();
+	}
+
+	/** Takes this connection out of the pool: no new call lands on it. */
+	#leavePool(): void {
+		this.#over = true;
+		clearTimeout(this.#idleTimer);
+		const list = pools.get(this.#name);
+		if (!list) return;
+		const at = list.indexOf(this);
+		if (at !== -1) list.splice(at, 1);
+		if (list.length === 0) pools.delete(this.#name);
+	}
+}
