@@ -7,15 +7,12 @@
  * and 100 at once. Prints one JSON document on stdout.
  * Run with --expose-gc (run.mjs does): both processes collect garbage before each block.
  */
-import { fork } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { askViaHost } from "../extensions/checkpoint-bridge/core/asker.ts";
-import { claimHostRole } from "../extensions/checkpoint-bridge/core/host-role.ts";
-import { dialogSurface } from "../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { closeProcessEndpoint, ensureProcessEndpoint } from "../extensions/checkpoint-bridge/transports/local/index.ts";
-import { createHandle } from "../extensions/checkpoint-bridge/core/shared-handle.ts";
-import { concurrent, sequential, stepOf } from "./ask-loop.mjs";
+import { concurrent, sequential } from "./ask-loop.mjs";
+import { answeringHost, forkAsker } from "./asker-process.mjs";
 import { median, summary } from "./stats.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -24,47 +21,16 @@ const gc = globalThis.gc ?? (() => {});
 const SEQUENTIAL = { warmup: 200, blocks: 5, perBlock: 100 };
 const CONCURRENT = { askers: 100, warmup: 3, rounds: 30 };
 
-const handle = createHandle();
-let remoteTag = "";
-let remoteDialogs = 0;
-const ui = {
-	select(title, options) {
-		// Remote askers are shown as `<label> (pid <their pid>)`: counts the dialogs that came over the socket.
-		if (title.includes(remoteTag)) remoteDialogs++;
-		return Promise.resolve(options[stepOf(title) & 1]);
-	},
-	input: () => Promise.resolve(undefined),
-	notify() {},
-	setStatus() {},
-};
-const role = claimHostRole(handle, { ui, surface: dialogSurface(ui), sessionId: "host-session" });
-if (!role) throw new Error("could not claim the host role");
+const host = answeringHost();
+const { handle, role } = host;
 // The endpoint advertises itself in this environment, which the asking process inherits.
 const childEnv = { ...process.env };
 await ensureProcessEndpoint(handle, { env: childEnv });
 
-const child = fork(join(here, "remote-asker.mjs"), [], { env: childEnv, execArgv: ["--expose-gc"], stdio: ["ignore", "ignore", "inherit", "ipc"] });
-remoteTag = `(pid ${child.pid})`;
-const exited = new Promise((resolve) => child.once("exit", resolve));
-// Its first message says it is listening.
-await new Promise((resolve, reject) => {
-	child.once("message", resolve);
-	child.once("exit", (code) => reject(new Error(`the asking process exited (${code}) before it was ready`)));
-});
-
-/** One block in the asking process. */
-function remote(loop, n) {
-	return new Promise((resolve, reject) => {
-		const onExit = (code) => reject(new Error(`the asking process exited (${code}) during a ${loop} block`));
-		child.once("exit", onExit);
-		child.once("message", (reply) => {
-			child.off("exit", onExit);
-			if (reply.ok) resolve(reply);
-			else reject(new Error(`remote asker: ${reply.message}`));
-		});
-		child.send({ loop, n });
-	});
-}
+const asker = await forkAsker(join(here, "remote-asker.mjs"), childEnv, "remote asker");
+// Remote askers are shown as `<label> (pid <their pid>)`: counts the dialogs that came over the socket.
+host.tag = `(pid ${asker.pid})`;
+const remote = (loop, n) => asker.block(loop, n);
 
 /** The same block here, through the in-process bus. */
 function inProcess(loop, n) {
@@ -92,16 +58,15 @@ const seq = await interleaved("sequential", SEQUENTIAL.perBlock, SEQUENTIAL.bloc
 await interleaved("concurrent", CONCURRENT.askers, CONCURRENT.warmup);
 const conc = await interleaved("concurrent", CONCURRENT.askers, CONCURRENT.rounds);
 
-child.disconnect();
-await exited;
+await asker.close();
 role.release("quit", "bench over");
 await closeProcessEndpoint("bench over");
-if (remoteDialogs !== remoteCalls) throw new Error(`${remoteDialogs} dialogs came from the asking process, expected ${remoteCalls}`);
+if (host.tagged !== remoteCalls) throw new Error(`${host.tagged} dialogs came from the asking process, expected ${remoteCalls}`);
 
 const result = {
 	sequential: { calls: SEQUENTIAL.blocks * SEQUENTIAL.perBlock },
 	concurrent: { askers: CONCURRENT.askers, rounds: CONCURRENT.rounds },
-	remoteDialogs,
+	remoteDialogs: host.tagged,
 };
 for (const name of names) {
 	result.sequential[name] = { e2eUs: summary(seq[name].flatMap((b) => b.latenciesUs)) };

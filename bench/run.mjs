@@ -8,6 +8,7 @@ import { availableParallelism, cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
+import { natsSection } from "./nats-report.mjs";
 import { median } from "./stats.mjs";
 import { webReport } from "./web-report.mjs";
 
@@ -79,6 +80,8 @@ const remote = child("remote.mjs", [], { nodeFlags: ["--expose-gc"] });
 
 log("bench: web answer page (figure 6)...");
 const web = child("web.mjs");
+log("bench: NATS relay (figure 7)...");
+const nats = child("nats.mjs", [], { nodeFlags: ["--expose-gc"] });
 
 // ---- figures ----
 const loadFigure = (samples) => ({
@@ -126,6 +129,7 @@ const results = {
 	memory,
 	remote,
 	web,
+	nats,
 };
 const tmp = `${RESULTS}.tmp`;
 writeFileSync(tmp, `${JSON.stringify(results, null, "\t")}\n`);
@@ -256,5 +260,6 @@ out.push(
 	),
 );
 out.push(...webReport(web, { f, table }));
+out.push(...natsSection(nats, remote, { f, ratio, table }));
 out.push("", `written to ${RESULTS}`);
 console.log(out.join("\n"));

@@ -14,6 +14,7 @@ import { activeAgentOf, askerIdentity } from "./core/identity.ts";
 import { progressText } from "./tool/progress.ts";
 import type { RelayProgress } from "./core/protocol.ts";
 import { askRemote, closeProcessEndpoint, endpointFromEnv, ensureProcessEndpoint } from "./transports/local/index.ts";
+import { readNatsConfig } from "./transports/nats/config.ts";
 import { dialogSurface } from "./surfaces/dialogs.ts";
 import { lazyFormSurface } from "./surfaces/terminal-form/lazy.ts";
 import { renderCallView, renderResultView } from "./tool/render.ts";
@@ -46,6 +47,8 @@ const bell = () => {
 
 /** Where prepareArguments keeps the raw arguments of a call that has no questions at all. */
 const WITHOUT_QUESTIONS = "checkpointBridgeRawArguments";
+/** The NATS transport, loaded on first use: a session without CHECKPOINT_BRIDGE_NATS never loads it (nor the client). */
+const loadNats = () => import("./transports/nats/index.ts");
 const hasQuestions = (args: unknown) => typeof args === "object" && args !== null && (args as { questions?: unknown }).questions != null;
 
 type WebModule = typeof import("./surfaces/web/index.ts");
@@ -95,6 +98,8 @@ export default function checkpointBridge(pi: ExtensionAPI): void {
 				ctx.ui.notify(`checkpoint-bridge: cannot serve other processes: ${error instanceof Error ? error.message : String(error)}`, "warning"),
 			);
 		if (!role) return;
+		// Askers on other machines reach it through a NATS room, when one is configured (ADR-0009).
+		await serveNatsRoom(ctx.ui);
 		// A page already running (a replaced host's) now reports to this host.
 		(await webIfStarted())?.setWebNotice(noticeTo(ctx.ui));
 		const wanted = process.env[WEB_ENV]?.trim();
@@ -132,14 +137,35 @@ export default function checkpointBridge(pi: ExtensionAPI): void {
 		await serveWebPage(ui, words[0] ?? process.env[WEB_ENV]?.trim() ?? web.DEFAULT_WEB_ADDRESS, true);
 	}
 
+	/** Serves the configured NATS room from this process (or says why not). */
+	async function serveNatsRoom(ui: HostUI): Promise<void> {
+		const nats = readNatsConfig();
+		if (nats.kind === "off") return;
+		if (nats.kind === "error") return ui.notify(`checkpoint-bridge: not serving over NATS: ${nats.error}`, "warning");
+		for (const warning of nats.warnings) ui.notify(`checkpoint-bridge: ${warning}`, "warning");
+		try {
+			const started = await (await loadNats()).ensureProcessRoom(handle, nats.config);
+			ui.notify(
+				started.kind === "serving"
+					? `checkpoint-bridge: serving room "${started.room}" on NATS`
+					: `checkpoint-bridge: room "${started.room}" is already served by another host on NATS; this session does not serve it`,
+				started.kind === "serving" ? "info" : "warning",
+			);
+		} catch (error) {
+			ui.notify(`checkpoint-bridge: cannot serve room "${nats.config.room}" on NATS: ${error instanceof Error ? error.message : String(error)}`, "warning");
+		}
+	}
+
 	pi.on("session_shutdown", async (event) => {
 		if (!role) return;
 		const note = `The host session ended (${event.reason}) before the questions were answered.`;
+		// A quitting host lets its NATS askers go first, so those with a grace wait for the next host instead of settling.
+		if (event.reason === "quit" && readNatsConfig().kind === "ok") await (await loadNats()).closeProcessRoom(note);
 		role.release(event.reason, note);
 		role = undefined;
 		const web = await webIfStarted();
 		web?.setWebNotice(undefined);
-		// On replacement the endpoint and the page stay, so remote askers and open tabs carry over to the next host.
+		// On replacement the endpoint, the room and the page stay, so remote askers and open tabs carry over to the next host.
 		if (event.reason === "quit") await Promise.all([closeProcessEndpoint(note), web?.closeWebPage()]);
 	});
 
@@ -188,10 +214,19 @@ export default function checkpointBridge(pi: ExtensionAPI): void {
 					onProgress: (progress: RelayProgress) =>
 						onUpdate?.({ content: [{ type: "text", text: progressText(progress, total) }], details: undefined as unknown as Envelope }),
 				};
-				// A host in this process always wins; without one, a host that spawned this process may be reachable.
-				const remote = handle.host() ? undefined : endpointFromEnv(process.env);
-				const envelope = remote ? await askRemote(remote, options) : await askViaHost({ handle, ...options });
-				return toToolResult(envelope);
+				// Order: a host in this process, the local endpoint of a host that spawned it, a NATS room, else no-host.
+				if (handle.host()) return toToolResult(await askViaHost({ handle, ...options }));
+				const remote = endpointFromEnv(process.env);
+				if (remote) return toToolResult(await askRemote(remote, options));
+				const nats = readNatsConfig();
+				if (nats.kind === "error") return toToolResult(makeEnvelope("error", [], `checkpoint-bridge: ${nats.error}`, { asker: asker.label, waitedMs: 0 }));
+				if (nats.kind === "ok") {
+					const { config: natsConfig } = nats;
+					const { askOverNats, connectBroker } = await loadNats();
+					const connect = () => connectBroker(natsConfig, { name: `checkpoint-bridge asker ${asker.label}` });
+					return toToolResult(await askOverNats({ ...options, connect, config: natsConfig }));
+				}
+				return toToolResult(await askViaHost({ handle, ...options }));
 			} catch (error) {
 				// Environmental failures become a status, never an exception into pi.
 				const reason = error instanceof Error ? error.message : String(error);

@@ -128,6 +128,11 @@ const answered = (held: Held): Answer[] => {
 };
 /** Dropped while queued: #stop has already settled it. */
 const ignore = () => {};
+/** The answers a re-sent request says were given before (NATS, ADR-0009); anything that is not an answer is dropped. */
+const givenAnswers = (request: RelayRequest): Answer[] =>
+	Array.isArray(request.answers)
+		? request.answers.filter((a): a is Answer => typeof a === "object" && a !== null && typeof a.question === "string" && typeof a.answer === "string")
+		: [];
 /** Whose open requests count together against the cap: one asker session of one origin. */
 const askerKey = (request: RelayRequest) => `${request.origin ?? ""}\n${request.asker.sessionId}`;
 
@@ -215,10 +220,11 @@ export class DialogHost {
 		if (!carried && open >= MAX_OPEN_PER_ASKER)
 			return this.#replyResult(request.id, "error", [], `The asker already has ${open} requests open at the host, the most one asker session may have (${MAX_OPEN_PER_ASKER}); ask again once one has settled.`);
 		// Carried answers come through the shared handle: copied, so every reply is built of the host's own data (see sealBuilt).
-		const carriedAnswers = carried?.answers.map((a) => copyAnswer(a));
+		// A re-sent request's own answers (NATS, ADR-0009) count like a parked one's: those questions are not asked again.
+		const carriedAnswers = (carried?.answers ?? givenAnswers(raw)).map((a) => copyAnswer(a));
 		const remaining = request.deadline - Date.now();
-		if (remaining <= 0) return this.#replyResult(request.id, "timeout", carriedAnswers ?? [], "The call's budget had run out before it reached the host.");
-		const answers: (Answer | undefined)[] = questions.map((q) => carriedAnswers?.find((a) => a.question === q.question && a.id === q.id));
+		if (remaining <= 0) return this.#replyResult(request.id, "timeout", carriedAnswers, "The call's budget had run out before it reached the host.");
+		const answers: (Answer | undefined)[] = questions.map((q) => carriedAnswers.find((a) => a.question === q.question && a.id === q.id));
 		const held: Held = {
 			request,
 			questions,

@@ -38,6 +38,11 @@ export interface RelayRequest {
 	 * `share: "any"` (see same-questions.ts).
 	 */
 	origin?: string;
+	/**
+	 * Answers already given, when an asker re-sends its request to a host that replaced a vanished
+	 * one (NATS, ADR-0009): those questions are not asked again. @default none
+	 */
+	answers?: Answer[];
 }
 
 /** Asker → host: the call ended on the asker's side; drop it from the queue or dismiss its dialog. */

@@ -109,7 +109,8 @@ const isSecret = (v: unknown): v is string => isText(v, MAX_SECRET_LENGTH) && v.
 const isId = (v: unknown): v is string => isText(v, MAX_ID_LENGTH) && v !== "";
 const isFiniteNumber = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
 const isIndex = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
-const isAnswers = (v: unknown): v is Answer[] =>
+/** Whether `v` is a list of answers with string `question` and `answer` (the rest is the host's to check). */
+export const isAnswers = (v: unknown): v is Answer[] =>
 	Array.isArray(v) && v.every((a) => isRecord(a) && typeof a.question === "string" && typeof a.answer === "string");
 
 /** What is wrong with a frame's fields, by type; undefined when they check out. Question contents are the host's to check. */
@@ -181,6 +182,11 @@ export function decodeFrame(line: string | Uint8Array): FrameCheck {
 	} catch {
 		return { ok: false, code: "malformed", message: "The frame is not JSON." };
 	}
+	return checkFrame(raw);
+}
+
+/** Checks an already parsed frame, as decodeFrame does (for transports that parse their own messages). */
+export function checkFrame(raw: unknown): FrameCheck {
 	if (!isRecord(raw)) return { ok: false, code: "malformed", message: "The frame is not a JSON object." };
 	// An error frame must be readable whatever its version: it is how a version mismatch is reported.
 	if (raw.type !== "error" && raw.v !== WIRE_VERSION)

@@ -1,0 +1,163 @@
+/**
+ * The asking side on NATS, with the contract of askViaHost and askRemote: one connection per call,
+ * one inbox for the host's replies, settled exactly once by call.ts (result, budget, abort, or the
+ * host gone). A broker does not say when the host dies or hangs, so the asker pings its request and
+ * counts the host gone when pongs stop (or the server says nobody serves the room). With a grace
+ * (CHECKPOINT_BRIDGE_HOST_GRACE_MS), a lost host is waited for: the request, with the answers given
+ * so far, is re-sent until a host takes it or the grace ends.
+ */
+import os from "node:os";
+import { runCall, type CallOptions } from "../../core/call.ts";
+import type { Answer, Envelope } from "../../tool/envelope.ts";
+import { WIRE_VERSION } from "../wire.ts";
+import type { Broker, BrokerMessage } from "./broker.ts";
+import type { NatsConfig } from "./config.ts";
+import { decodeNatsFrame, encodeNatsFrame, MAX_MACHINE_LENGTH, type NatsFrame } from "./frames.ts";
+import { PING_INTERVAL_MS, RESEND_INTERVAL_MS, SILENCE_MS, TICK_MS } from "./liveness.ts";
+import { roomSubjects } from "./subjects.ts";
+
+/** One NATS call: the call's options plus how to connect and which room to ask. */
+export interface NatsAskOptions extends CallOptions {
+	/** Opens the call's connection; its rejection's message becomes the `no-host` note. */
+	connect: () => Promise<Broker>;
+	config: Pick<NatsConfig, "room" | "prefix" | "graceMs">;
+	/** Shown to the human. @default os.hostname() */
+	machine?: string;
+	/** Shown to the human. @default process.pid */
+	pid?: number;
+	/** A host silent this long is gone. @default SILENCE_MS */
+	silenceMs?: number;
+}
+
+/** The machine name sent with a request: the host name, shortened to the frame's limit. */
+export function machineName(): string {
+	return (os.hostname() || "unknown").slice(0, MAX_MACHINE_LENGTH);
+}
+
+type Phase =
+	/** Connecting, or the request sent and no word from a host yet. */
+	| "sending"
+	/** A host holds the request: ping it, listen for its replies. */
+	| "held"
+	/** The host was lost within the grace: re-send until a host takes it. */
+	| "waiting";
+
+/** Asks the host serving the configured room and resolves with the call's envelope. Never rejects. */
+export function askOverNats(options: NatsAskOptions): Promise<Envelope> {
+	const { config } = options;
+	const subjects = roomSubjects(config.prefix);
+	const silenceMs = options.silenceMs ?? SILENCE_MS;
+	const machine = options.machine ?? machineName();
+	const pid = options.pid ?? process.pid;
+	return runCall(options, (call) => {
+		let ended = false;
+		let broker: Broker | undefined;
+		let inbox = "";
+		let phase: Phase = "sending";
+		/** Whether a host ever took this request: without one, "nobody serves the room" is final at once. */
+		let reached = false;
+		let answers: Answer[] = [];
+		let lastHeard = 0;
+		let lastSent = 0;
+		let graceEnd = 0;
+		let lostNote = "";
+		let ticker: ReturnType<typeof setInterval> | undefined;
+
+		const publish = (subject: string, frame: NatsFrame) => broker?.publish(subject, encodeNatsFrame(frame), inbox);
+		const sendRequest = () => {
+			lastSent = Date.now();
+			publish(subjects.request, {
+				...call.request,
+				type: "request",
+				// Frames carry the wire's version; the room server puts the bus's back on (as the local endpoint does).
+				v: WIRE_VERSION,
+				budgetMs: Math.max(0, call.request.deadline - Date.now()),
+				pid,
+				machine,
+				...(answers.length > 0 ? { answers } : {}),
+			});
+		};
+
+		const hostLost = (note: string) => {
+			if (ended || phase === "waiting") return;
+			if (!reached || config.graceMs <= 0) return call.finish("no-host", note);
+			phase = "waiting";
+			lostNote = note;
+			graceEnd = Date.now() + config.graceMs;
+			sendRequest();
+		};
+
+		const heard = () => {
+			lastHeard = Date.now();
+			reached = true;
+			phase = "held";
+		};
+
+		const onMessage = (message: BrokerMessage) => {
+			if (ended) return;
+			if (message.noResponders)
+				return hostLost(
+					reached
+						? `The host serving room "${config.room}" is gone (nobody is subscribed to the room any more) before the questions were answered.`
+						: `No host serves the room "${config.room}" on NATS (nobody is subscribed to its requests).`,
+				);
+			const checked = decodeNatsFrame(message.data);
+			// Junk, another version, or a reply for a request this call does not hold: refused, silently.
+			if (!checked.ok) return;
+			const frame = checked.frame;
+			// A host refuses a request before it takes it; once it holds the request, an error frame is nobody's to send.
+			if (frame.type === "error") return phase === "held" ? undefined : call.finish("error", `The host refused the request (${frame.code}): ${frame.message}`);
+			if (!("id" in frame) || frame.id !== call.id) return;
+			if (frame.type === "pong") {
+				if (frame.held) return heard();
+				return hostLost(frame.note ?? "The host no longer holds the request (it restarted, or lost the asker's heartbeats).");
+			}
+			if (frame.type === "progress" || frame.type === "result") {
+				heard();
+				answers = frame.answers;
+				const { type: _type, ...reply } = frame;
+				call.reply(reply);
+			}
+		};
+
+		const tick = () => {
+			if (ended) return;
+			const now = Date.now();
+			if (phase === "waiting") {
+				if (now >= graceEnd) return call.finish("no-host", `${lostNote} No host served the room again within ${config.graceMs} ms.`);
+				if (now - lastSent >= RESEND_INTERVAL_MS) sendRequest();
+				return;
+			}
+			if (phase === "held") {
+				if (now - lastHeard > silenceMs) return hostLost("The host stopped answering (it ended, hung, or was cut off) before the questions were answered.");
+				if (now - lastSent >= PING_INTERVAL_MS) {
+					lastSent = now;
+					publish(subjects.ping, { type: "ping", v: WIRE_VERSION, id: call.id });
+				}
+				return;
+			}
+			if (now - lastSent > silenceMs) hostLost(`No host answered in room "${config.room}" within ${silenceMs} ms (a host is subscribed but silent: hung or cut off).`);
+		};
+
+		options.connect().then(
+			(opened) => {
+				if (ended) return void opened.close();
+				broker = opened;
+				inbox = opened.inbox();
+				opened.subscribe(inbox, onMessage);
+				sendRequest();
+				ticker = setInterval(tick, TICK_MS);
+			},
+			(error: unknown) => call.finish("no-host", `No host reachable over NATS: ${error instanceof Error ? error.message : String(error)}.`),
+		);
+
+		return (cancelHost, status) => {
+			ended = true;
+			clearInterval(ticker);
+			if (!broker) return;
+			// The host drops the request from its queue or dismisses its open dialog; its sweep would too, later.
+			if (cancelHost && reached) publish(subjects.cancel, { type: "cancel", v: WIRE_VERSION, id: call.id, reason: status === "timeout" ? "timeout" : "cancelled" });
+			void broker.close();
+		};
+	});
+}

@@ -1,0 +1,134 @@
+/**
+ * Frames on NATS: one JSON frame per message. The four bus messages and the error frame are the
+ * local socket's (wire.ts, checked by the same validator); NATS adds what a broker does not give
+ * for free: the budget as milliseconds left (clocks differ), where the asker runs, the answers it
+ * already has when it re-sends, and heartbeats both ways (`ping` from the asker, `pong` from the host).
+ */
+import type { Answer, AnswerKind } from "../../tool/envelope.ts";
+import { checkFrame, isAnswers, MAX_FRAME_BYTES, WIRE_VERSION, type CancelFrame, type ErrorCode, type ErrorFrame, type ProgressFrame, type RequestFrame, type ResultFrame } from "../wire.ts";
+
+/** Longest machine name accepted; longer ones are refused, not cut. */
+export const MAX_MACHINE_LENGTH = 64;
+const MAX_ID_LENGTH = 128;
+
+/** Asker → host, on `<prefix>.request` with the asker's inbox as reply subject. */
+export type NatsRequestFrame = RequestFrame & {
+	/** What is left of the call's budget when sent, in ms; the host sets its own deadline from it. */
+	budgetMs: number;
+	/** The asker's process id, shown to the human. */
+	pid: number;
+	/** The asker's machine (host name), shown to the human. */
+	machine: string;
+};
+
+/** Asker → host, on `<prefix>.ping` with the asker's inbox as reply subject: "I still wait for `id`". */
+export interface PingFrame {
+	type: "ping";
+	v: number;
+	id: string;
+}
+
+/** Host → asker inbox: the answer to a ping (or the host letting go of a request, `held: false`). */
+export interface PongFrame {
+	type: "pong";
+	v: number;
+	id: string;
+	/** Whether the host holds the request. False: it never had it, dropped it, or is closing. */
+	held: boolean;
+	/** The serving host's instance id. */
+	host: string;
+	/** Why the host let go, when it says. */
+	note?: string;
+}
+
+/** Host → anyone asking on `<prefix>.host`: the room is served. */
+export interface HostFrame {
+	type: "host";
+	v: number;
+	host: string;
+}
+
+/** Every frame that travels on NATS. */
+export type NatsFrame = NatsRequestFrame | CancelFrame | ProgressFrame | ResultFrame | ErrorFrame | PingFrame | PongFrame | HostFrame;
+
+/** A checked message: its frame, or why it is refused (the code an error frame carries). */
+export type NatsFrameCheck = { ok: true; frame: NatsFrame } | { ok: false; code: ErrorCode; message: string };
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+/** One frame as message bytes. */
+export function encodeNatsFrame(frame: NatsFrame): Uint8Array {
+	return encoder.encode(JSON.stringify(frame));
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const isId = (v: unknown): v is string => typeof v === "string" && v !== "" && v.length <= MAX_ID_LENGTH;
+const KINDS: readonly AnswerKind[] = ["option", "other", "text", "confirm"];
+
+/** Carried answers rebuilt from their known fields only, so nothing else rides along into the host. */
+function cleanAnswers(answers: Answer[]): Answer[] {
+	return answers.map((a) => ({
+		question: a.question,
+		answer: a.answer,
+		kind: KINDS.includes(a.kind) ? a.kind : "text",
+		...(typeof a.id === "string" ? { id: a.id } : {}),
+		...(Array.isArray(a.values) && a.values.every((x) => typeof x === "string") ? { values: [...a.values] } : {}),
+	}));
+}
+
+/** What is wrong with the NATS-only parts of a frame; undefined when they check out. */
+function natsProblem(frame: Record<string, unknown>): string | undefined {
+	switch (frame.type) {
+		case "request":
+			if (typeof frame.budgetMs !== "number" || !Number.isFinite(frame.budgetMs)) return "request.budgetMs must be a finite number";
+			if (!Number.isSafeInteger(frame.pid) || (frame.pid as number) <= 0) return "request.pid must be a positive integer";
+			if (typeof frame.machine !== "string" || frame.machine.trim() === "" || frame.machine.length > MAX_MACHINE_LENGTH)
+				return `request.machine must be a non-empty string of at most ${MAX_MACHINE_LENGTH} characters`;
+			if (frame.answers !== undefined && !isAnswers(frame.answers)) return "request.answers must be [{question, answer}] strings";
+			return undefined;
+		case "ping":
+			return isId(frame.id) ? undefined : "ping.id must be a non-empty string";
+		case "pong":
+			if (!isId(frame.id)) return "pong.id must be a non-empty string";
+			if (typeof frame.held !== "boolean") return "pong.held must be a boolean";
+			if (!isId(frame.host)) return "pong.host must be a non-empty string";
+			if (frame.note !== undefined && typeof frame.note !== "string") return "pong.note must be a string";
+			return undefined;
+		case "host":
+			return isId(frame.host) ? undefined : "host.host must be a non-empty string";
+		default:
+			return undefined;
+	}
+}
+
+/**
+ * Checks one message: its size, UTF-8, JSON, version (before the fields: another version may have
+ * other fields), then the wire fields (wire.ts) and the NATS ones. Hello frames are the socket's
+ * and are refused here: on NATS the server authenticates.
+ */
+export function decodeNatsFrame(data: Uint8Array, maxBytes = MAX_FRAME_BYTES): NatsFrameCheck {
+	if (data.byteLength > maxBytes) return { ok: false, code: "too-large", message: `A frame is longer than ${maxBytes} bytes.` };
+	let raw: unknown;
+	try {
+		raw = JSON.parse(decoder.decode(data));
+	} catch {
+		return { ok: false, code: "malformed", message: "The frame is not UTF-8 JSON." };
+	}
+	if (!isRecord(raw)) return { ok: false, code: "malformed", message: "The frame is not a JSON object." };
+	const type = raw.type;
+	if (type === "ping" || type === "pong" || type === "host") {
+		if (raw.v !== WIRE_VERSION)
+			return { ok: false, code: "bad-version", message: `The frame speaks checkpoint-bridge protocol v${String(raw.v)}; this side speaks v${WIRE_VERSION}.` };
+	} else {
+		if (type === "hello" || type === "welcome" || type === "auth")
+			return { ok: false, code: "unexpected", message: "Handshake frames belong to the local socket; NATS authenticates through the server." };
+		const checked = checkFrame(raw);
+		if (!checked.ok) return checked;
+	}
+	const problem = natsProblem(raw);
+	if (problem) return { ok: false, code: "malformed", message: `Malformed frame: ${problem}.` };
+	const frame = raw as unknown as NatsFrame;
+	if (frame.type === "request" && frame.answers !== undefined) frame.answers = cleanAnswers(frame.answers);
+	return { ok: true, frame };
+}

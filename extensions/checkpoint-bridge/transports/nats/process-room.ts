@@ -1,0 +1,91 @@
+/**
+ * One room server per process, whichever copy of the extension starts it; like the local endpoint
+ * it reaches the host over the process-global bus, so it outlives a host being replaced. One host
+ * per room across machines: before serving, the process asks the room's `host` subject, and a
+ * room somebody answers for is left alone.
+ */
+import type { SharedHandle } from "../../core/shared-handle.ts";
+import { connectBroker, type Broker } from "./broker.ts";
+import type { NatsConfig } from "./config.ts";
+import { decodeNatsFrame, encodeNatsFrame } from "./frames.ts";
+import { HOST_CHECK_TIMEOUT_MS } from "./liveness.ts";
+import { serveRoom, type RoomServer } from "./room-server.ts";
+import { roomSubjects } from "./subjects.ts";
+import { WIRE_VERSION } from "../wire.ts";
+import { processSlot } from "../../core/process-slot.ts";
+
+/** Registry key of the process's room server; `Symbol.for` makes it the same in every module copy. */
+export const ROOM_KEY = Symbol.for("checkpoint-bridge.nats-room");
+
+/** How a host's start in a room went. */
+export type RoomStart =
+	/** This process serves the room now (or already did). */
+	| { kind: "serving"; room: string; hostId: string }
+	/** Another host answers for the room: this one does not serve it. */
+	| { kind: "taken"; room: string; hostId: string };
+
+type Started = RoomStart & { server?: RoomServer; broker?: Broker };
+interface Slot {
+	starting?: Promise<Started>;
+}
+const slotOf = (target: object): Slot => processSlot<Slot>(target, ROOM_KEY, () => ({}));
+
+/** Whether somebody serves the room: the id of the host that says so, else undefined (nobody, or nobody alive). */
+async function servingHost(broker: Broker, prefix: string): Promise<string | undefined> {
+	const outcome = await broker.request(roomSubjects(prefix).host, encodeNatsFrame({ type: "host", v: WIRE_VERSION, host: "asking" }), HOST_CHECK_TIMEOUT_MS);
+	if (outcome.kind === "failed") throw new Error(outcome.message);
+	if (outcome.kind !== "reply") return undefined;
+	const checked = decodeNatsFrame(outcome.data);
+	// Whoever answers on the room's host subject serves it, even in another version.
+	return checked.ok && checked.frame.type === "host" ? checked.frame.host : "another version";
+}
+
+/** Opens the host's connection. @default connectBroker */
+export type HostConnect = (config: NatsConfig) => Promise<Broker>;
+const connectHost: HostConnect = (config) => connectBroker(config, { name: `checkpoint-bridge host (room ${config.room})` });
+
+async function start(handle: SharedHandle, config: NatsConfig, connect: HostConnect): Promise<Started> {
+	const broker = await connect(config);
+	try {
+		const other = await servingHost(broker, config.prefix);
+		if (other !== undefined) {
+			await broker.close();
+			return { kind: "taken", room: config.room, hostId: other };
+		}
+		const server = serveRoom({ broker, handle, prefix: config.prefix });
+		return { kind: "serving", room: config.room, hostId: server.hostId, server, broker };
+	} catch (error) {
+		await broker.close();
+		throw error;
+	}
+}
+
+/**
+ * Serves the room in `config` from this process, once: the first call connects and checks the
+ * room, later ones get the same outcome. Rejects, naming what to check, when the server cannot be
+ * reached or refuses authorization; a failed or declined start is forgotten, so the next claim retries.
+ */
+export async function ensureProcessRoom(handle: SharedHandle, config: NatsConfig, target: object = globalThis, connect: HostConnect = connectHost): Promise<RoomStart> {
+	const slot = slotOf(target);
+	if (!slot.starting) {
+		const starting = start(handle, config, connect);
+		slot.starting = starting;
+		const forget = () => {
+			if (slot.starting === starting) slot.starting = undefined;
+		};
+		starting.then((outcome) => outcome.kind === "taken" && forget(), forget);
+	}
+	const { kind, room, hostId } = await slot.starting;
+	return { kind, room, hostId };
+}
+
+/** Stops serving the room, if this process does: held askers hear it at once (and wait out their grace). */
+export async function closeProcessRoom(note?: string, target: object = globalThis): Promise<void> {
+	const slot = slotOf(target);
+	const starting = slot.starting;
+	if (!starting) return;
+	slot.starting = undefined;
+	const started = await starting.catch(() => undefined);
+	started?.server?.close(note);
+	await started?.broker?.close();
+}

@@ -1,0 +1,155 @@
+/**
+ * A real nats-server per test (Debian's package, installed by .ci/run): on a free loopback port read
+ * from its ports file, optionally with a token or a user, restartable on the same port, or three of
+ * them routed into a cluster.
+ */
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import net from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { WIRE_VERSION } from "../../../extensions/checkpoint-bridge/transports/wire.ts";
+
+/** Whether nats-server is installed; tests that need it are skipped with this reason otherwise. */
+export const NATS_SERVER_MISSING = spawnSync("nats-server", ["--version"]).status === 0 ? undefined : "nats-server is not installed (apt-get install -y nats-server)";
+
+export interface NatsServerOptions {
+	/** `--auth <token>`. */
+	token?: string;
+	/** `--user`/`--pass`. */
+	user?: { name: string; pass: string };
+	/** A fixed client port (a restart reuses the first one). @default a free one */
+	port?: number;
+	/** Extra arguments (cluster options). */
+	args?: string[];
+	/** The monitoring port (a restart reuses the first one). @default a free one */
+	monitorPort?: number;
+	/** Serve TLS with this certificate and key (PEM files). */
+	tls?: { cert: string; key: string };
+}
+
+export interface NatsServer {
+	/** `nats://127.0.0.1:<port>` */
+	url: string;
+	port: number;
+	process: ChildProcess;
+	/** SIGKILL, and waits for the exit. */
+	kill(): Promise<void>;
+	/** How many client connections whose name starts with `prefix` the server has now (its monitoring endpoint's /connz). */
+	clientsNamed(prefix: string): Promise<number>;
+	/** Kills it and starts it again on the same port (and options), after `downMs`. */
+	restart(downMs?: number): Promise<NatsServer>;
+	cleanup(): Promise<void>;
+}
+
+/** A port nobody listens on right now. */
+export async function freePort(): Promise<number> {
+	return new Promise((resolve, reject) => {
+		const server = net.createServer();
+		server.once("error", reject);
+		server.listen(0, "127.0.0.1", () => {
+			const { port } = server.address() as net.AddressInfo;
+			server.close(() => resolve(port));
+		});
+	});
+}
+
+const exited = (child: ChildProcess) =>
+	new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once("exit", () => resolve())));
+
+/** Starts nats-server and resolves once its ports file names the client port. */
+export async function startNatsServer(options: NatsServerOptions = {}): Promise<NatsServer> {
+	const dir = mkdtempSync(join(tmpdir(), "cb-nats-"));
+	const monitorPort = options.monitorPort ?? (await freePort());
+	const args = ["-a", "127.0.0.1", "-p", String(options.port ?? -1), "-m", String(monitorPort), "--ports_file_dir", dir, ...(options.args ?? [])];
+	if (options.token) args.push("--auth", options.token);
+	if (options.user) args.push("--user", options.user.name, "--pass", options.user.pass);
+	if (options.tls) args.push("--tls", "--tlscert", options.tls.cert, "--tlskey", options.tls.key);
+	const child = spawn("nats-server", args, { stdio: ["ignore", "ignore", "pipe"] });
+	let log = "";
+	child.stderr!.on("data", (chunk: Buffer) => (log = (log + chunk.toString()).slice(-4000)));
+	const deadline = Date.now() + 10_000;
+	let port = 0;
+	while (port === 0) {
+		if (child.exitCode !== null) throw new Error(`nats-server exited: ${log}`);
+		if (Date.now() > deadline) throw new Error(`nats-server did not report its port within 10 s: ${log}`);
+		const file = readdirSync(dir).find((name) => name.endsWith(".ports"));
+		if (file) {
+			try {
+				const ports = JSON.parse(readFileSync(join(dir, file), "utf8")) as { nats: string[] };
+				port = Number(new URL(ports.nats[0]!).port);
+			} catch {
+				// half written
+			}
+		}
+		if (port === 0) await new Promise((r) => setTimeout(r, 20));
+	}
+	const server: NatsServer = {
+		url: `nats://127.0.0.1:${port}`,
+		port,
+		process: child,
+		async kill() {
+			child.kill("SIGKILL");
+			await exited(child);
+		},
+		async clientsNamed(prefix) {
+			const response = await fetch(`http://127.0.0.1:${monitorPort}/connz?limit=1000`);
+			const connz = (await response.json()) as { connections?: { name?: string }[] };
+			return (connz.connections ?? []).filter((c) => c.name?.startsWith(prefix)).length;
+		},
+		async restart(downMs = 0) {
+			await server.kill();
+			await new Promise((r) => setTimeout(r, downMs));
+			rmSync(dir, { recursive: true, force: true });
+			return startNatsServer({ ...options, port, monitorPort });
+		},
+		async cleanup() {
+			await server.kill();
+			rmSync(dir, { recursive: true, force: true });
+		},
+	};
+	return server;
+}
+
+/** Three servers routed into one cluster (each knows the other two). */
+export async function startNatsCluster(): Promise<NatsServer[]> {
+	const routePorts = [await freePort(), await freePort(), await freePort()];
+	const routes = routePorts.map((p) => `nats://127.0.0.1:${p}`).join(",");
+	return Promise.all(
+		routePorts.map((p) => startNatsServer({ args: ["--cluster_name", "cpb", "--cluster", `nats://127.0.0.1:${p}`, "--routes", routes] })),
+	);
+}
+
+/** Resolves once a host answers for `room` as seen from `url` (a cluster's routes carry interest with a delay). */
+export async function roomServedAt(url: string, room = "default", timeoutMs = 15_000): Promise<void> {
+	const { connect } = await import("@nats-io/transport-node");
+	const nc = await connect({ servers: url });
+	const deadline = Date.now() + timeoutMs;
+	try {
+		for (;;) {
+			try {
+				await nc.request(`cpb.${room}.host`, new TextEncoder().encode(JSON.stringify({ type: "host", v: WIRE_VERSION, host: "probe" })), { timeout: 500 });
+				return;
+			} catch (error) {
+				if (Date.now() > deadline) throw new Error(`room ${room} not served as seen from ${url} within ${timeoutMs} ms: ${String(error)}`);
+				await new Promise((r) => setTimeout(r, 100));
+			}
+		}
+	} finally {
+		await nc.close();
+	}
+}
+
+/** A throwaway CA and a server certificate it signed for 127.0.0.1, in `dir` (openssl). */
+export function makeCertificates(dir: string): { ca: string; cert: string; key: string } {
+	const file = (name: string) => join(dir, name);
+	const run = (...args: string[]) => {
+		const result = spawnSync("openssl", args, { encoding: "utf8" });
+		if (result.status !== 0) throw new Error(`openssl ${args[0]}: ${result.stderr}`);
+	};
+	run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=checkpoint-bridge test CA", "-keyout", file("ca.key"), "-out", file("ca.pem"));
+	run("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", file("server.key"), "-out", file("server.csr"));
+	writeFileSync(file("san.ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
+	run("x509", "-req", "-in", file("server.csr"), "-CA", file("ca.pem"), "-CAkey", file("ca.key"), "-CAcreateserial", "-days", "1", "-extfile", file("san.ext"), "-out", file("server.pem"));
+	return { ca: file("ca.pem"), cert: file("server.pem"), key: file("server.key") };
+}

@@ -1,0 +1,250 @@
+/**
+ * The NATS transport against a real nats-server, with the relay in this process (host role, room
+ * server, askers each on their own connection) and a programmatic dialog UI: server auth, the
+ * nats-server restarted mid-question, and a 3-server cluster losing the asker's server. The same
+ * paths with real pi processes are in nats-pi.test.ts.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { claimHostRole } from "../../extensions/checkpoint-bridge/core/host-role.ts";
+import { createHandle, type SharedHandle } from "../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { dialogSurface } from "../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
+import type { Envelope } from "../../extensions/checkpoint-bridge/tool/envelope.ts";
+import { askOverNats, connectBroker, ensureProcessRoom, closeProcessRoom, readNatsConfig, type NatsConfig } from "../../extensions/checkpoint-bridge/transports/nats/index.ts";
+import { SILENCE_MS, TICK_MS } from "../../extensions/checkpoint-bridge/transports/nats/liveness.ts";
+import { fakeUI, type FakeDialog } from "../unit/support/fake-ui.ts";
+import { makeCertificates, NATS_SERVER_MISSING, startNatsCluster, startNatsServer, type NatsServer } from "./harness/nats-server.ts";
+
+const TWO = [{ question: "Name?" }, { question: "Colour?" }];
+/** ADR-0002: an asker learns within two seconds that it cannot be served. */
+const TWO_SECONDS = 2_000;
+
+const cleanups: (() => Promise<unknown> | unknown)[] = [];
+afterEach(async () => {
+	for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function configOf(env: NodeJS.ProcessEnv): NatsConfig {
+	const result = readNatsConfig(env);
+	if (result.kind !== "ok") throw new Error(`bad test configuration: ${JSON.stringify(result)}`);
+	return result.config;
+}
+
+/** Dialogs as they open: `next()` waits for the next one. */
+function dialogFeed() {
+	const opened: FakeDialog[] = [];
+	const waiting: ((dialog: FakeDialog) => void)[] = [];
+	return {
+		all: [] as FakeDialog[],
+		respond(dialog: FakeDialog) {
+			this.all.push(dialog);
+			const waiter = waiting.shift();
+			if (waiter) waiter(dialog);
+			else opened.push(dialog);
+		},
+		next: () => (opened.length > 0 ? Promise.resolve(opened.shift()!) : new Promise<FakeDialog>((resolve) => waiting.push(resolve))),
+	};
+}
+
+/** A host process stand-in: a host role with a programmatic UI, serving the room of `env`. */
+async function host(env: NodeJS.ProcessEnv) {
+	const handle: SharedHandle = createHandle();
+	const feed = dialogFeed();
+	const fake = fakeUI({ respond: (d) => feed.respond(d) });
+	const role = claimHostRole(handle, { ui: fake.ui, surface: dialogSurface(fake.ui), sessionId: "host-session" });
+	if (!role) throw new Error("claim refused");
+	const registry = {};
+	const started = await ensureProcessRoom(handle, configOf(env), registry);
+	expect(started.kind).toBe("serving");
+	cleanups.push(() => closeProcessRoom(undefined, registry));
+	return { handle, feed, fake };
+}
+
+/** An asker on its own connection, as in another process. */
+function ask(env: NodeJS.ProcessEnv, questions = TWO, budgetMs = 60_000): Promise<Envelope & { elapsedMs: number }> {
+	const config = configOf(env);
+	const started = Date.now();
+	return askOverNats({
+		asker: { label: "planner", sessionId: "planner-session" },
+		questions,
+		budgetMs,
+		dialogTimeoutMs: budgetMs,
+		connect: () => connectBroker(config, { name: "test asker" }),
+		config,
+		machine: "build-7",
+		pid: 4242,
+	}).then((envelope) => ({ ...envelope, elapsedMs: Date.now() - started }));
+}
+
+async function server(options: Parameters<typeof startNatsServer>[0] = {}): Promise<NatsServer> {
+	const started = await startNatsServer(options);
+	cleanups.push(() => started.cleanup());
+	return started;
+}
+
+describe.skipIf(NATS_SERVER_MISSING)("NATS relay in one process against a real nats-server", () => {
+	it("answers over NATS: title [planner (build-7:4242)], answers in order", async () => {
+		const nats = await server();
+		const env = { CHECKPOINT_BRIDGE_NATS: nats.url };
+		const { feed } = await host(env);
+		const asked = ask(env);
+		const first = await feed.next();
+		expect(first.title).toBe("[planner (build-7:4242)] (1/2) Name?");
+		first.answer("Ada");
+		(await feed.next()).answer("blue");
+		expect(await asked).toMatchObject({ status: "ok", answers: [{ answer: "Ada" }, { answer: "blue" }] });
+	});
+
+	it("a second host in the same room finds it served and does not serve it", async () => {
+		const nats = await server();
+		const env = { CHECKPOINT_BRIDGE_NATS: nats.url };
+		await host(env);
+		const second = await ensureProcessRoom(createHandle(), configOf(env), {});
+		expect(second.kind).toBe("taken");
+	});
+
+	describe("server auth", () => {
+		it("token: the host and an asker with the token are served; a wrong token and none get no-host naming authorization in < 2 s", async () => {
+			const nats = await server({ token: "s3cret-token" });
+			const good = { CHECKPOINT_BRIDGE_NATS: nats.url, CHECKPOINT_BRIDGE_NATS_TOKEN: "s3cret-token" };
+			const { feed } = await host(good);
+			for (const env of [{ ...good, CHECKPOINT_BRIDGE_NATS_TOKEN: "wrong" }, { CHECKPOINT_BRIDGE_NATS: nats.url }] as NodeJS.ProcessEnv[]) {
+				const refused = await ask(env);
+				console.log(`token ${env.CHECKPOINT_BRIDGE_NATS_TOKEN ?? "(none)"}: ${refused.status} in ${refused.elapsedMs} ms: ${refused.note}`);
+				expect(refused.status).toBe("no-host");
+				expect(refused.note).toMatch(/authorization/i);
+				expect(refused.elapsedMs).toBeLessThan(TWO_SECONDS);
+			}
+			expect(feed.all).toEqual([]);
+			const asked = ask(good, [{ question: "Name?" }]);
+			(await feed.next()).answer("Ada");
+			expect(await asked).toMatchObject({ status: "ok" });
+		});
+
+		it("user and password in the URL: right ones are served, a wrong password gets no-host naming authorization in < 2 s", async () => {
+			const nats = await server({ user: { name: "alice", pass: "p@ss" } });
+			const url = (pass: string) => `nats://alice:${encodeURIComponent(pass)}@127.0.0.1:${nats.port}`;
+			const { feed } = await host({ CHECKPOINT_BRIDGE_NATS: url("p@ss") });
+			const refused = await ask({ CHECKPOINT_BRIDGE_NATS: url("wrong") });
+			console.log(`wrong password: ${refused.status} in ${refused.elapsedMs} ms: ${refused.note}`);
+			expect(refused).toMatchObject({ status: "no-host" });
+			expect(refused.note).toMatch(/authorization.*user in CHECKPOINT_BRIDGE_NATS/i);
+			expect(refused.elapsedMs).toBeLessThan(TWO_SECONDS);
+			const asked = ask({ CHECKPOINT_BRIDGE_NATS: url("p@ss") }, [{ question: "Name?" }]);
+			(await feed.next()).answer("Ada");
+			expect(await asked).toMatchObject({ status: "ok" });
+		});
+
+		it("TLS: with CHECKPOINT_BRIDGE_NATS_CA the host and an asker are served over tls://; without the CA an asker gets no-host in < 2 s", async () => {
+			const dir = mkdtempSync(join(tmpdir(), "cb-tls-"));
+			cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+			const certs = makeCertificates(dir);
+			const nats = await server({ tls: { cert: certs.cert, key: certs.key } });
+			const env = { CHECKPOINT_BRIDGE_NATS: `tls://127.0.0.1:${nats.port}`, CHECKPOINT_BRIDGE_NATS_CA: certs.ca };
+			const { feed } = await host(env);
+			const refused = await ask({ CHECKPOINT_BRIDGE_NATS: env.CHECKPOINT_BRIDGE_NATS });
+			console.log(`TLS without the CA: ${refused.status} in ${refused.elapsedMs} ms: ${refused.note}`);
+			expect(refused.status).toBe("no-host");
+			expect(refused.note).toMatch(/check CHECKPOINT_BRIDGE_NATS_CA/);
+			expect(refused.elapsedMs).toBeLessThan(TWO_SECONDS);
+			const asked = ask(env, [{ question: "Name?" }]);
+			(await feed.next()).answer("Ada");
+			expect(await asked).toMatchObject({ status: "ok" });
+		});
+
+		it("an unreadable creds file: no-host naming CHECKPOINT_BRIDGE_NATS_CREDS at once", async () => {
+			const nats = await server();
+			const refused = await ask({ CHECKPOINT_BRIDGE_NATS: nats.url, CHECKPOINT_BRIDGE_NATS_CREDS: "/nonexistent/user.creds" });
+			expect(refused.status).toBe("no-host");
+			expect(refused.note).toMatch(/CHECKPOINT_BRIDGE_NATS_CREDS: cannot read \/nonexistent\/user.creds/);
+		});
+
+		it("a server nobody listens on: no-host in < 2 s, never a hang", async () => {
+			const nats = await server();
+			await nats.kill();
+			const refused = await ask({ CHECKPOINT_BRIDGE_NATS: nats.url });
+			console.log(`no server: ${refused.status} in ${refused.elapsedMs} ms`);
+			expect(refused.status).toBe("no-host");
+			expect(refused.elapsedMs).toBeLessThan(TWO_SECONDS);
+		});
+	});
+
+	it("nats-server restarted mid-question: the answer arrives within the grace, the answered question not asked again", async () => {
+		let nats = await server();
+		const env = { CHECKPOINT_BRIDGE_NATS: nats.url, CHECKPOINT_BRIDGE_HOST_GRACE_MS: "15000" };
+		const { feed } = await host(env);
+		const asked = ask(env);
+		(await feed.next()).answer("Ada");
+		await feed.next();
+		const restartAt = Date.now();
+		nats = await nats.restart();
+		cleanups.push(() => nats.cleanup());
+		const { reconnectedMs, open } = await settledAfterDisruption(feed, [nats], restartAt);
+		open.answer("blue");
+		const envelope = await asked;
+		console.log(`nats-server restart: both sides back ${reconnectedMs} ms after the kill; answered ${Date.now() - restartAt} ms after it; dialogs: ${feed.all.map((d) => d.title).join(" | ")}`);
+		expect(envelope).toMatchObject({ status: "ok", answers: [{ question: "Name?", answer: "Ada" }, { question: "Colour?", answer: "blue" }] });
+		expect(feed.all.filter((d) => d.title.endsWith("Name?"))).toHaveLength(1);
+	});
+
+	it("a 3-server cluster: asker and host on different servers; the asker's server killed mid-question; fail-over, answered within the grace", async () => {
+		const cluster = await startNatsCluster();
+		for (const member of cluster) cleanups.push(() => member.cleanup());
+		const [a, b, c] = cluster as [NatsServer, NatsServer, NatsServer];
+		const { feed } = await host({ CHECKPOINT_BRIDGE_NATS: a.url });
+		const askerEnv = { CHECKPOINT_BRIDGE_NATS: `${b.url},${c.url}`, CHECKPOINT_BRIDGE_HOST_GRACE_MS: "15000" };
+		// Routes between the servers may still be forming: the first asker retries until the host is reachable.
+		let asked = ask(askerEnv);
+		let first = await Promise.race([feed.next(), asked.then(() => undefined)]);
+		for (let i = 0; !first && i < 20; i++) {
+			await new Promise((r) => setTimeout(r, 250));
+			asked = ask(askerEnv);
+			first = await Promise.race([feed.next(), asked.then(() => undefined)]);
+		}
+		expect(first, "the asker reached the host across the cluster").toBeDefined();
+		first!.answer("Ada");
+		await feed.next();
+		// Which of b and c the asker is on is the client's choice: kill that one.
+		const connected = await connectedServer([b, c]);
+		const killAt = Date.now();
+		await connected.kill();
+		const { reconnectedMs, open } = await settledAfterDisruption(feed, cluster.filter((m) => m !== connected), killAt);
+		open.answer("blue");
+		const envelope = await asked;
+		console.log(`cluster fail-over: killed the asker's server ${connected.url}; asker on another server ${reconnectedMs} ms later; answered ${Date.now() - killAt} ms after the kill; dialogs: ${feed.all.map((d) => d.title).join(" | ")}`);
+		expect(envelope).toMatchObject({ status: "ok", answers: [{ answer: "Ada" }, { answer: "blue" }] });
+	});
+});
+
+/** How long a dialog must stay open to count as settled: past both sides' silence windows. */
+const STABLE_MS = SILENCE_MS + 3 * TICK_MS;
+
+/**
+ * After a server went away: waits until the asker is connected to one of `servers` again and a
+ * dialog has stayed open for STABLE_MS since (a question the host dropped meanwhile is shown again
+ * first). Resolves with the reconnection time and that dialog.
+ */
+async function settledAfterDisruption(feed: ReturnType<typeof dialogFeed>, servers: NatsServer[], since: number): Promise<{ reconnectedMs: number; open: FakeDialog }> {
+	const deadline = Date.now() + 30_000;
+	while (!(await Promise.all(servers.map((s) => s.clientsNamed("test asker").catch(() => 0)))).some((n) => n > 0)) {
+		if (Date.now() > deadline) throw new Error("the asker did not reconnect within 30 s");
+		await new Promise((r) => setTimeout(r, 20));
+	}
+	const reconnectedMs = Date.now() - since;
+	let seen: { dialog: FakeDialog; since: number } | undefined;
+	for (;;) {
+		const open = feed.all.filter((d) => d.closedBy === undefined).at(-1);
+		if (open !== seen?.dialog) seen = open ? { dialog: open, since: Date.now() } : undefined;
+		if (seen && Date.now() - seen.since >= STABLE_MS) return { reconnectedMs, open: seen.dialog };
+		if (Date.now() > deadline) throw new Error(`no dialog stayed open; shown: ${feed.all.map((d) => d.title).join(" | ")}`);
+		await new Promise((r) => setTimeout(r, 20));
+	}
+}
+
+/** The server of `candidates` the test asker's connection is on, from each server's monitoring endpoint. */
+async function connectedServer(candidates: NatsServer[]): Promise<NatsServer> {
+	for (const candidate of candidates) if ((await candidate.clientsNamed("test asker")) > 0) return candidate;
+	throw new Error("the asker is on none of the candidate servers");
+}

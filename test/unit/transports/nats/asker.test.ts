@@ -1,0 +1,264 @@
+/**
+ * The asking side on NATS against a room server on the in-memory broker, with fake timers: a room
+ * nobody serves, a host that hangs or quits, the grace (CHECKPOINT_BRIDGE_HOST_GRACE_MS) with a new
+ * host keeping answers already given, and replies the asker must refuse.
+ */
+import fc from "fast-check";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { Envelope } from "../../../../extensions/checkpoint-bridge/tool/envelope.ts";
+import { encodeNatsFrame } from "../../../../extensions/checkpoint-bridge/transports/nats/frames.ts";
+import { RESEND_INTERVAL_MS, SILENCE_MS, TICK_MS } from "../../../../extensions/checkpoint-bridge/transports/nats/liveness.ts";
+import { WIRE_VERSION } from "../../../../extensions/checkpoint-bridge/transports/wire.ts";
+import { FakeNats, type FakeClient } from "../../support/fake-broker.ts";
+import { askFake, natsHost, ROOM, SUBJECTS } from "../../support/nats-room.ts";
+
+const Q = [{ question: "Which naming convention?", options: [{ label: "camelCase" }, { label: "snake_case" }] }];
+const TWO = [{ question: "Name?" }, { question: "Colour?" }];
+const flush = () => vi.advanceTimersByTimeAsync(0);
+/** Worst case for a silent host to be noticed. */
+const NOTICE_MS = SILENCE_MS + 2 * TICK_MS;
+
+beforeEach(() => void vi.useFakeTimers());
+afterEach(() => void vi.useRealTimers());
+
+/** Tracks a call: its envelope once settled, and how many times it settled. */
+function track(promise: Promise<Envelope>) {
+	const state: { envelope?: Envelope; at?: number } = {};
+	const started = Date.now();
+	void promise.then((envelope) => {
+		state.envelope = envelope;
+		state.at = Date.now() - started;
+	});
+	return state;
+}
+
+describe("no host, and a host that goes away (grace 0)", () => {
+	it("a room nobody serves: no-host at once (the server's no-responders), without waiting for a heartbeat", async () => {
+		const nats = new FakeNats();
+		const call = track(askFake(nats, Q));
+		await flush();
+		expect(call.envelope).toMatchObject({ status: "no-host" });
+		expect(call.envelope!.note).toMatch(/No host serves the room "test"/);
+		expect(call.at).toBe(0);
+	});
+
+	it(`a host that hangs mid-dialog (cut off, still subscribed): no-host after ${SILENCE_MS} ms of silence, within ${NOTICE_MS} ms`, async () => {
+		const nats = new FakeNats();
+		const host = natsHost(nats);
+		const call = track(askFake(nats, Q));
+		await flush();
+		expect(host.fake.dialogs).toHaveLength(1);
+		host.client.cut();
+		await vi.advanceTimersByTimeAsync(SILENCE_MS - TICK_MS);
+		expect(call.envelope).toBeUndefined();
+		await vi.advanceTimersByTimeAsync(NOTICE_MS - SILENCE_MS + TICK_MS);
+		expect(call.envelope).toMatchObject({ status: "no-host" });
+		expect(call.envelope!.note).toMatch(/stopped answering/);
+		expect(call.at).toBeLessThanOrEqual(NOTICE_MS);
+	});
+
+	it("a host whose requests reach it but which never answers (hung before the request): no-host after the silence", async () => {
+		const nats = new FakeNats();
+		const host = natsHost(nats);
+		host.client.cut();
+		const call = track(askFake(nats, Q));
+		await vi.advanceTimersByTimeAsync(NOTICE_MS);
+		expect(call.envelope).toMatchObject({ status: "no-host" });
+		expect(call.envelope!.note).toMatch(/silent/);
+	});
+
+	it("a host that quits mid-dialog: no-host at once, with the host's note and the answers so far", async () => {
+		const nats = new FakeNats();
+		const host = natsHost(nats);
+		const call = track(askFake(nats, TWO));
+		await flush();
+		host.fake.current()!.answer("Ada");
+		await flush();
+		host.quit("The host session ended (quit).");
+		await flush();
+		expect(call.envelope).toMatchObject({ status: "no-host", answers: [{ question: "Name?", answer: "Ada" }] });
+		expect(call.envelope!.note).toContain("The host session ended (quit).");
+	});
+
+	it("a host kept alive by pings answers after minutes: heartbeats alone never end a call", async () => {
+		const nats = new FakeNats();
+		const host = natsHost(nats);
+		const call = track(askFake(nats, Q, { budgetMs: 600_000, dialogTimeoutMs: 300_000 }));
+		await vi.advanceTimersByTimeAsync(120_000);
+		expect(call.envelope).toBeUndefined();
+		host.fake.current()!.answer("camelCase");
+		await flush();
+		expect(call.envelope).toMatchObject({ status: "ok", answers: [{ answer: "camelCase" }] });
+	});
+
+	it("a connection that fails: no-host at once with the reason", async () => {
+		const call = track(
+			askFake(new FakeNats(), Q, {
+				connect: () => Promise.reject(new Error("the NATS server refused authorization (Authorization Violation; check CHECKPOINT_BRIDGE_NATS_TOKEN)")),
+			}),
+		);
+		await flush();
+		expect(call.envelope).toMatchObject({ status: "no-host" });
+		expect(call.envelope!.note).toMatch(/authorization.*CHECKPOINT_BRIDGE_NATS_TOKEN/);
+	});
+
+	it("an asker that gives up (budget) tells the host, whose dialog closes, and closes its connection", async () => {
+		const nats = new FakeNats();
+		const host = natsHost(nats);
+		let client: FakeClient | undefined;
+		const call = track(askFake(nats, Q, { budgetMs: 5_000, connect: async () => (client = nats.client()) }));
+		await vi.advanceTimersByTimeAsync(5_000);
+		expect(call.envelope).toMatchObject({ status: "timeout" });
+		await flush();
+		expect(host.fake.dialogs[0]!.closedBy).toBe("signal");
+		expect(client!.sent.map((m) => m.subject)).toContain(SUBJECTS.cancel);
+		expect(client!.closed).toBe(true);
+	});
+});
+
+describe("refused replies", () => {
+	it("junk, another version and a reply for another request on the asker's inbox are ignored; the real answer still arrives", async () => {
+		const nats = new FakeNats();
+		const host = natsHost(nats);
+		let client: FakeClient | undefined;
+		const call = track(askFake(nats, Q, { connect: async () => (client = nats.client()) }));
+		await flush();
+		const inbox = client!.sent[0]!.reply!;
+		const intruder = nats.client();
+		intruder.publish(inbox, new TextEncoder().encode("not json"));
+		intruder.publish(inbox, encodeNatsFrame({ type: "result", v: 2, id: "x", kind: "result", status: "ok", answers: [] }));
+		intruder.publish(inbox, encodeNatsFrame({ type: "result", v: WIRE_VERSION, id: "someone-else", kind: "result", status: "ok", answers: [{ question: "Q", answer: "forged", kind: "text" }] }));
+		intruder.publish(inbox, encodeNatsFrame({ type: "pong", v: WIRE_VERSION, id: "someone-else", held: false, host: "h" }));
+		await flush();
+		expect(call.envelope).toBeUndefined();
+		host.fake.current()!.answer("snake_case");
+		await flush();
+		expect(call.envelope).toMatchObject({ status: "ok", answers: [{ answer: "snake_case" }] });
+	});
+
+	it("the host's error frame (a version mismatch) settles the call as error naming it", async () => {
+		const nats = new FakeNats();
+		const fakeHost = nats.client();
+		fakeHost.subscribe(SUBJECTS.request, (m) => fakeHost.publish(m.reply!, encodeNatsFrame({ type: "error", v: 7, code: "bad-version", message: "The frame speaks v1; this side speaks v7." })));
+		const call = track(askFake(nats, Q));
+		await flush();
+		expect(call.envelope).toMatchObject({ status: "error" });
+		expect(call.envelope!.note).toMatch(/bad-version.*v7/);
+	});
+});
+
+describe("a grace for the host to come back (CHECKPOINT_BRIDGE_HOST_GRACE_MS)", () => {
+	const GRACE = 5_000;
+	const withGrace = { config: { ...ROOM, graceMs: GRACE } };
+
+	it("a host that quits after one of two answers, a new host 1 s later: only the open question is shown again, the answers arrive once", async () => {
+		const nats = new FakeNats();
+		const first = natsHost(nats);
+		const settled: Envelope[] = [];
+		const promise = askFake(nats, TWO, withGrace).then((e) => void settled.push(e));
+		await flush();
+		first.fake.current()!.answer("Ada");
+		await flush();
+		first.quit();
+		await vi.advanceTimersByTimeAsync(1_000);
+		expect(settled).toEqual([]);
+		const second = natsHost(nats);
+		await vi.advanceTimersByTimeAsync(RESEND_INTERVAL_MS + TICK_MS);
+		expect(second.fake.dialogs.map((d) => d.title)).toEqual(["[planner (build-7:4242)] (2/2) Colour?"]);
+		second.fake.current()!.answer("blue");
+		await promise;
+		await vi.advanceTimersByTimeAsync(10_000);
+		expect(settled).toHaveLength(1);
+		expect(settled[0]).toMatchObject({ status: "ok", answers: [{ question: "Name?", answer: "Ada" }, { question: "Colour?", answer: "blue" }] });
+	});
+
+	it("a host that hangs (cut off): the asker waits, and the next host shows the question again", async () => {
+		const nats = new FakeNats();
+		const first = natsHost(nats);
+		const call = track(askFake(nats, Q, withGrace));
+		await flush();
+		first.client.cut();
+		// The hung host's subscriptions remain: re-sends reach nobody who answers.
+		await vi.advanceTimersByTimeAsync(NOTICE_MS + 1_000);
+		expect(call.envelope).toBeUndefined();
+		await first.client.close();
+		const second = natsHost(nats);
+		await vi.advanceTimersByTimeAsync(RESEND_INTERVAL_MS + TICK_MS);
+		second.fake.current()!.answer("camelCase");
+		await flush();
+		expect(call.envelope).toMatchObject({ status: "ok", answers: [{ answer: "camelCase" }] });
+	});
+
+	it(`no host within the grace: no-host when it ends (${GRACE} ms after the loss, within a tick), with the answers so far`, async () => {
+		const nats = new FakeNats();
+		const first = natsHost(nats);
+		const call = track(askFake(nats, TWO, withGrace));
+		await flush();
+		first.fake.current()!.answer("Ada");
+		await flush();
+		first.quit();
+		await vi.advanceTimersByTimeAsync(GRACE - TICK_MS);
+		expect(call.envelope).toBeUndefined();
+		await vi.advanceTimersByTimeAsync(2 * TICK_MS);
+		expect(call.envelope).toMatchObject({ status: "no-host", answers: [{ answer: "Ada" }] });
+		expect(call.envelope!.note).toMatch(/within 5000 ms/);
+	});
+
+	it("the call's budget still ends it during the grace: timeout, once", async () => {
+		const nats = new FakeNats();
+		const first = natsHost(nats);
+		const settled: Envelope[] = [];
+		void askFake(nats, Q, { ...withGrace, budgetMs: 2_000 }).then((e) => void settled.push(e));
+		await flush();
+		first.quit();
+		await vi.advanceTimersByTimeAsync(10_000);
+		expect(settled.map((e) => e.status)).toEqual(["timeout"]);
+	});
+
+	it("a room nobody serves at the start is no-host at once, grace or not: the grace is for a host that vanished", async () => {
+		const call = track(askFake(new FakeNats(), Q, withGrace));
+		await flush();
+		expect(call.envelope).toMatchObject({ status: "no-host" });
+	});
+});
+
+describe("random input on the asker's inbox (property)", () => {
+	const junk = fc.oneof(
+		fc.uint8Array({ maxLength: 200 }),
+		fc.json().map((s) => new TextEncoder().encode(s)),
+		fc
+			.record({
+				type: fc.constantFrom("result", "progress", "pong", "error", "request", "host"),
+				code: fc.constantFrom("bad-version", "malformed"),
+				message: fc.string(),
+				v: fc.constantFrom(1, 2),
+				id: fc.constantFrom("other", "x", ""),
+				kind: fc.constantFrom("result", "progress"),
+				status: fc.constantFrom("ok", "no-host", "bogus"),
+				held: fc.boolean(),
+				answers: fc.constant([{ question: "Which naming convention?", answer: "forged", kind: "text" }]),
+			}, { requiredKeys: ["type", "id"] })
+			.map((o) => new TextEncoder().encode(JSON.stringify(o))),
+	);
+	it("never settles a held call, never changes its answer: only its own host's replies for its id count", async () => {
+		await fc.assert(
+			fc.asyncProperty(fc.array(junk, { maxLength: 15 }), async (messages) => {
+				const nats = new FakeNats();
+				const host = natsHost(nats);
+				let client: FakeClient | undefined;
+				const call = track(askFake(nats, Q, { connect: async () => (client = nats.client()) }));
+				await flush();
+				const intruder = nats.client();
+				for (const bytes of messages) intruder.publish(client!.sent[0]!.reply!, bytes);
+				await flush();
+				// Error frames too: once a host holds the request, only that host's replies for its id count.
+				expect(call.envelope).toBeUndefined();
+				host.fake.current()!.answer("snake_case");
+				await flush();
+				expect(call.envelope).toMatchObject({ status: "ok", answers: [{ question: "Which naming convention?", answer: "snake_case" }] });
+				host.quit();
+			}),
+			{ numRuns: 150 },
+		);
+	});
+});

@@ -1,0 +1,310 @@
+/**
+ * The host side on NATS, on the in-memory broker with fake timers: forwarding onto the bus, id
+ * remapping, budgets as milliseconds left, the asker's heartbeats, every refusal, and random input.
+ */
+import fc from "fast-check";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { MAX_TIMEOUT_MS } from "../../../../extensions/checkpoint-bridge/core/config.ts";
+import { PROTOCOL_VERSION, type RelayRequest } from "../../../../extensions/checkpoint-bridge/core/protocol.ts";
+import { encodeNatsFrame } from "../../../../extensions/checkpoint-bridge/transports/nats/frames.ts";
+import { SILENCE_MS, TICK_MS } from "../../../../extensions/checkpoint-bridge/transports/nats/liveness.ts";
+import { KEEP_DROPPED_MS, natsAsker, serveRoom } from "../../../../extensions/checkpoint-bridge/transports/nats/room-server.ts";
+import { MAX_FRAME_BYTES, WIRE_VERSION } from "../../../../extensions/checkpoint-bridge/transports/wire.ts";
+import { FakeNats } from "../../support/fake-broker.ts";
+import { natsHost, PREFIX, rawAsker, requestFrame, SUBJECTS } from "../../support/nats-room.ts";
+
+const Q = [{ question: "Which naming convention?", options: [{ label: "camelCase" }, { label: "snake_case" }] }];
+const TWO = [{ question: "Name?" }, { question: "Colour?" }];
+const flush = () => vi.advanceTimersByTimeAsync(0);
+
+beforeEach(() => void vi.useFakeTimers());
+afterEach(() => void vi.useRealTimers());
+
+describe("forwarding a request onto the host's bus", () => {
+	it("shows it as [label (machine:pid)] and sends the answer to the asker's inbox under the asker's id, not the bus id", async () => {
+		const nats = new FakeNats();
+		const host = natsHost(nats);
+		const seen: RelayRequest[] = [];
+		host.handle.bus.on("request", (r) => seen.push(r));
+		const asker = rawAsker(nats);
+		asker.send(SUBJECTS.request, requestFrame("asker-id-1", Q));
+		await flush();
+		expect(host.fake.dialogs.map((d) => d.title)).toEqual(["[planner (build-7:4242)] Which naming convention?"]);
+		expect(seen[0]!.id).not.toBe("asker-id-1");
+		// Frames speak the wire's version, the bus its own: the room server translates, as the local endpoint does.
+		expect(seen[0]!.v).toBe(PROTOCOL_VERSION);
+		expect(seen[0]!.asker.sessionId).toBe("build-7:4242/planner-session");
+		host.fake.current()!.answer("snake_case");
+		await flush();
+		const result = asker.received.find((f) => f.type === "result");
+		expect(result).toMatchObject({ v: WIRE_VERSION, id: "asker-id-1", status: "ok", answers: [{ answer: "snake_case" }] });
+		expect(asker.received.every((f) => "id" in f && f.id === "asker-id-1")).toBe(true);
+		expect(host.server.heldCount).toBe(0);
+	});
+
+	it("sets the deadline from the milliseconds left on its own clock, clamped to the one-hour ceiling", async () => {
+		const nats = new FakeNats();
+		const host = natsHost(nats);
+		const seen: RelayRequest[] = [];
+		host.handle.bus.on("request", (r) => seen.push(r));
+		const asker = rawAsker(nats);
+		// The asker's own epoch deadline is a year off: ignored.
+		asker.send(SUBJECTS.request, requestFrame("a", Q, { budgetMs: 5_000, deadline: Date.now() + 365 * 86_400_000 }));
+		asker.send(SUBJECTS.request, requestFrame("b", Q, { budgetMs: 10 * MAX_TIMEOUT_MS, dialogTimeoutMs: 10 * MAX_TIMEOUT_MS }));
+		await flush();
+		expect(seen[0]!.deadline).toBe(Date.now() + 5_000);
+		expect(seen[1]!.deadline).toBe(Date.now() + MAX_TIMEOUT_MS);
+		expect(seen[1]!.dialogTimeoutMs).toBe(MAX_TIMEOUT_MS);
+	});
+
+	it("keeps answers a re-sent request carries: only the open question is shown", async () => {
+		const nats = new FakeNats();
+		const host = natsHost(nats);
+		const asker = rawAsker(nats);
+		asker.send(SUBJECTS.request, requestFrame("r", TWO, { answers: [{ question: "Name?", answer: "Ada", kind: "text", smuggled: "x" }] }));
+		await flush();
+		expect(host.fake.dialogs.map((d) => d.title)).toEqual(["[planner (build-7:4242)] (2/2) Colour?"]);
+		host.fake.current()!.answer("blue");
+		await flush();
+		const result = asker.received.find((f) => f.type === "result");
+		expect(result).toMatchObject({ status: "ok", answers: [{ question: "Name?", answer: "Ada" }, { question: "Colour?", answer: "blue" }] });
+		expect(JSON.stringify(result)).not.toContain("smuggled");
+	});
+
+	it("answers no-host at once when no session holds the host role in its process", async () => {
+		const nats = new FakeNats();
+		const host = natsHost(nats);
+		host.quit();
+		serveRoom({ broker: nats.client(), handle: host.handle, prefix: PREFIX });
+		const asker = rawAsker(nats);
+		asker.send(SUBJECTS.request, requestFrame("r", Q));
+		await flush();
+		expect(asker.received).toEqual([expect.objectContaining({ type: "result", status: "no-host" })]);
+	});
+
+	it("a duplicate of a held request (a re-send that crossed the first reply) is acknowledged, not queued twice", async () => {
+		const nats = new FakeNats();
+		const host = natsHost(nats);
+		const asker = rawAsker(nats);
+		asker.send(SUBJECTS.request, requestFrame("r", Q));
+		asker.send(SUBJECTS.request, requestFrame("r", Q));
+		await flush();
+		expect(host.server.heldCount).toBe(1);
+		expect(host.fake.dialogs).toHaveLength(1);
+		expect(asker.received.filter((f) => f.type === "pong")).toEqual([expect.objectContaining({ held: true, id: "r" })]);
+	});
+
+	it("each NATS request is an origin of its own: the same question from two askers is asked of each (no shared answer)", async () => {
+		const nats = new FakeNats();
+		const host = natsHost(nats);
+		const seen: RelayRequest[] = [];
+		host.handle.bus.on("request", (r) => seen.push(r));
+		const one = rawAsker(nats);
+		const two = rawAsker(nats);
+		one.send(SUBJECTS.request, requestFrame("a", Q, { machine: "build-7" }));
+		two.send(SUBJECTS.request, requestFrame("b", Q, { machine: "build-8" }));
+		await flush();
+		expect(seen.map((r) => r.origin)).toEqual([expect.stringMatching(/^nats:/), expect.stringMatching(/^nats:/)]);
+		expect(seen[0]!.origin).not.toBe(seen[1]!.origin);
+		host.fake.current()!.answer("camelCase");
+		await flush();
+		expect(host.fake.dialogs.map((d) => d.title)).toEqual([
+			"[planner (build-7:4242)] Which naming convention?",
+			"[planner (build-8:4242)] Which naming convention?",
+		]);
+	});
+
+	it("names the asker with a machine name cleaned of anything that could fake a title", () => {
+		expect(natsAsker({ label: "planner", sessionId: "s" }, "evil] [host", 1).label).toBe("planner (evil-host:1)");
+	});
+});
+
+describe(`the asker's heartbeats (silence ${SILENCE_MS} ms, checked every ${TICK_MS} ms)`, () => {
+	it(`an asker that stops pinging loses its question: the dialog is dismissed within ${SILENCE_MS + TICK_MS} ms, not before ${SILENCE_MS} ms`, async () => {
+		const nats = new FakeNats();
+		const host = natsHost(nats);
+		const asker = rawAsker(nats);
+		asker.send(SUBJECTS.request, requestFrame("r", Q));
+		await flush();
+		const dialog = host.fake.current()!;
+		await vi.advanceTimersByTimeAsync(SILENCE_MS - TICK_MS);
+		expect(dialog.closedBy).toBeUndefined();
+		await vi.advanceTimersByTimeAsync(2 * TICK_MS);
+		expect(dialog.closedBy).toBe("signal");
+		expect(host.server.heldCount).toBe(0);
+		expect(host.handle.snapshot()!.open).toEqual([]);
+	});
+
+	it("an asker that pings keeps its question open, and each ping is answered held", async () => {
+		const nats = new FakeNats();
+		const host = natsHost(nats);
+		const asker = rawAsker(nats);
+		asker.send(SUBJECTS.request, requestFrame("r", Q));
+		for (let i = 0; i < 10; i++) {
+			await vi.advanceTimersByTimeAsync(SILENCE_MS / 2);
+			asker.send(SUBJECTS.ping, { type: "ping", v: WIRE_VERSION, id: "r" });
+		}
+		await flush();
+		expect(host.fake.current()!.closedBy).toBeUndefined();
+		expect(asker.received.filter((f) => f.type === "pong" && f.held)).toHaveLength(10);
+	});
+
+	it("answers given before the asker fell silent are kept for its re-send (its progress may never have arrived), for its inbox only, for KEEP_DROPPED_MS", async () => {
+		const nats = new FakeNats();
+		const host = natsHost(nats);
+		const asker = rawAsker(nats);
+		asker.send(SUBJECTS.request, requestFrame("r", TWO));
+		await flush();
+		host.fake.current()!.answer("Ada");
+		await flush();
+		// Silent past the window: dropped, the second question's dialog dismissed.
+		await vi.advanceTimersByTimeAsync(SILENCE_MS + 2 * TICK_MS);
+		expect(host.fake.dialogs[1]!.closedBy).toBe("signal");
+		// Another client with the same id gets nothing of it.
+		const other = rawAsker(nats);
+		other.send(SUBJECTS.request, requestFrame("r", TWO));
+		await flush();
+		expect(host.fake.dialogs.at(-1)!.title).toMatch(/\(1\/2\) Name\?$/);
+		other.send(SUBJECTS.cancel, { type: "cancel", v: WIRE_VERSION, id: "r", reason: "cancelled" });
+		await flush();
+		// The asker itself re-sends without the answer (it never got the progress): only the open question is shown.
+		asker.send(SUBJECTS.request, requestFrame("r", TWO));
+		await flush();
+		expect(host.fake.current()!.title).toMatch(/\(2\/2\) Colour\?$/);
+		host.fake.current()!.answer("blue");
+		await flush();
+		expect(asker.received.find((f) => f.type === "result")).toMatchObject({ status: "ok", answers: [{ question: "Name?", answer: "Ada" }, { question: "Colour?", answer: "blue" }] });
+	});
+
+	it(`kept answers are forgotten after KEEP_DROPPED_MS (${KEEP_DROPPED_MS} ms)`, async () => {
+		const nats = new FakeNats();
+		const host = natsHost(nats);
+		const asker = rawAsker(nats);
+		asker.send(SUBJECTS.request, requestFrame("r", TWO, { budgetMs: 2 * KEEP_DROPPED_MS }));
+		await flush();
+		host.fake.current()!.answer("Ada");
+		await vi.advanceTimersByTimeAsync(KEEP_DROPPED_MS + SILENCE_MS + 3 * TICK_MS);
+		asker.send(SUBJECTS.request, requestFrame("r", TWO));
+		await flush();
+		expect(host.fake.current()!.title).toMatch(/\(1\/2\) Name\?$/);
+	});
+
+	it("a cancel drops the request and closes its dialog; a ping for it then hears held: false", async () => {
+		const nats = new FakeNats();
+		const host = natsHost(nats);
+		const asker = rawAsker(nats);
+		asker.send(SUBJECTS.request, requestFrame("r", Q));
+		await flush();
+		asker.send(SUBJECTS.cancel, { type: "cancel", v: WIRE_VERSION, id: "r", reason: "cancelled" });
+		await flush();
+		expect(host.fake.dialogs[0]!.closedBy).toBe("signal");
+		asker.send(SUBJECTS.ping, { type: "ping", v: WIRE_VERSION, id: "r" });
+		await flush();
+		expect(asker.received.at(-1)).toMatchObject({ type: "pong", held: false });
+	});
+
+	it("another client cannot cancel or ping a request it did not send (requests are keyed by the asker's inbox)", async () => {
+		const nats = new FakeNats();
+		const host = natsHost(nats);
+		const asker = rawAsker(nats);
+		const other = rawAsker(nats);
+		asker.send(SUBJECTS.request, requestFrame("r", Q));
+		await flush();
+		other.send(SUBJECTS.cancel, { type: "cancel", v: WIRE_VERSION, id: "r", reason: "cancelled" });
+		other.send(SUBJECTS.ping, { type: "ping", v: WIRE_VERSION, id: "r" });
+		await flush();
+		expect(host.fake.current()!.closedBy).toBeUndefined();
+		expect(other.received).toEqual([expect.objectContaining({ type: "pong", held: false })]);
+	});
+
+	it("closing the room lets every held request go at once (pong held: false with the note) and dismisses its dialog", async () => {
+		const nats = new FakeNats();
+		const host = natsHost(nats);
+		const asker = rawAsker(nats);
+		asker.send(SUBJECTS.request, requestFrame("r", Q));
+		await flush();
+		host.server.close("host quit");
+		await flush();
+		expect(host.fake.dialogs[0]!.closedBy).toBe("signal");
+		expect(asker.received.at(-1)).toMatchObject({ type: "pong", held: false, note: "host quit" });
+	});
+});
+
+describe("refusals: told to the sender only, never a dialog", () => {
+	const cases: [string, () => Uint8Array, string][] = [
+		["a wrong version", () => encodeNatsFrame({ ...requestFrame("r", Q), v: 99 } as never), "bad-version"],
+		["an oversized frame", () => new Uint8Array(MAX_FRAME_BYTES + 1).fill(0x20), "too-large"],
+		["bytes that are not UTF-8", () => new Uint8Array([0xff, 0xfe, 0x7b]), "malformed"],
+		["JSON that is not an object", () => new TextEncoder().encode("[1,2]"), "malformed"],
+		["a request without pid", () => encodeNatsFrame({ ...requestFrame("r", Q), pid: undefined } as never), "malformed"],
+		["a request with a 65-character machine", () => encodeNatsFrame(requestFrame("r", Q, { machine: "m".repeat(65) })), "malformed"],
+		["a request whose carried answers are not answers", () => encodeNatsFrame(requestFrame("r", Q, { answers: [{ question: 1 }] })), "malformed"],
+		["a socket hello", () => encodeNatsFrame({ type: "hello", v: WIRE_VERSION, token: "t", pid: 1 } as never), "unexpected"],
+		["a result frame sent to the host", () => encodeNatsFrame({ type: "result", v: WIRE_VERSION, id: "r", kind: "result", status: "ok", answers: [] }), "unexpected"],
+	];
+	for (const [what, bytes, code] of cases)
+		it(`${what}: an error frame "${code}" to its inbox, nothing queued`, async () => {
+			const nats = new FakeNats();
+			const host = natsHost(nats);
+			const asker = rawAsker(nats);
+			asker.send(SUBJECTS.request, bytes());
+			await flush();
+			expect(asker.received).toEqual([expect.objectContaining({ type: "error", code })]);
+			expect(host.fake.dialogs).toEqual([]);
+			expect(host.fake.notices).toEqual([]);
+			expect(host.server.heldCount).toBe(0);
+		});
+
+	it("a request without a reply subject is dropped unanswered", async () => {
+		const nats = new FakeNats();
+		const host = natsHost(nats);
+		const asker = rawAsker(nats);
+		asker.client.publish(SUBJECTS.request, encodeNatsFrame(requestFrame("r", Q)));
+		await flush();
+		expect(host.fake.dialogs).toEqual([]);
+	});
+
+	it("a request whose questions are invalid gets the host's error result, no dialog", async () => {
+		const nats = new FakeNats();
+		const host = natsHost(nats);
+		const asker = rawAsker(nats);
+		asker.send(SUBJECTS.request, requestFrame("r", [{ question: "" }]));
+		await flush();
+		expect(asker.received).toEqual([expect.objectContaining({ type: "result", status: "error" })]);
+		expect(host.fake.dialogs).toEqual([]);
+	});
+});
+
+describe("random input on every subject (property)", () => {
+	const junk = fc.oneof(
+		fc.uint8Array({ maxLength: 300 }),
+		fc.json().map((s) => new TextEncoder().encode(s)),
+		fc
+			.record({ type: fc.constantFrom("request", "cancel", "ping", "pong", "host", "result", "progress", "hello", "error"), v: fc.constantFrom(1, 2, "1"), id: fc.oneof(fc.string(), fc.constant("r")) }, { requiredKeys: [] })
+			.chain((base) => fc.dictionary(fc.string({ maxLength: 10 }), fc.jsonValue({ maxDepth: 2 })).map((extra) => ({ ...extra, ...base })))
+			.map((o) => new TextEncoder().encode(JSON.stringify(o))),
+	);
+	it("never crashes, never shows a dialog, never changes the request that is already open", async () => {
+		await fc.assert(
+			fc.asyncProperty(fc.array(fc.tuple(fc.constantFrom(SUBJECTS.request, SUBJECTS.cancel, SUBJECTS.ping, SUBJECTS.host), junk, fc.boolean()), { maxLength: 12 }), async (messages) => {
+				const nats = new FakeNats();
+				const host = natsHost(nats);
+				const asker = rawAsker(nats);
+				asker.send(SUBJECTS.request, requestFrame("r", Q));
+				await flush();
+				const intruder = rawAsker(nats);
+				for (const [subject, bytes, withReply] of messages) intruder.send(subject, bytes, withReply ? intruder.inbox : undefined);
+				await flush();
+				// Random requests can be valid ones with random questions: they never reach the screen while ours is open.
+				expect(host.fake.dialogs).toHaveLength(1);
+				expect(host.fake.dialogs[0]!.closedBy).toBeUndefined();
+				expect(host.fake.notices.filter((n) => !n.message.includes("asks"))).toEqual([]);
+				host.fake.current()!.answer("camelCase");
+				await flush();
+				expect(asker.received.find((f) => f.type === "result")).toMatchObject({ id: "r", status: "ok", answers: [{ question: Q[0]!.question, answer: "camelCase" }] });
+				host.quit();
+			}),
+			{ numRuns: 150 },
+		);
+	});
+});
