@@ -1,6 +1,6 @@
 /**
  * The asking side across processes, with the same contract as askViaHost. A call takes a seat on
- * a proven connection kept for its asker's session (pool.ts, ADR-0009), so the trust checks, the
+ * a proven connection kept for its asker's session (pool.ts, ADR-0010), so the trust checks, the
  * token read and the handshake are paid once per connection, not per call. The call settles
  * exactly once: on its result, its budget, its abort, or the connection closing (the host is
  * gone: `no-host` at once; the next call opens a fresh connection, so a host that comes back, at

@@ -1,5 +1,5 @@
 /**
- * Proven connections kept for later calls (ADR-0009). A connection is keyed by the endpoint and the
+ * Proven connections kept for later calls (ADR-0010). A connection is keyed by the endpoint and the
  * asker (its session and pid): answers are shared per connection origin (ADR-0003) and the cap of
  * open requests is per connection, so two sessions of one process never share one. The trust
  * checks, the token read and the handshake are done once per connection (connect.ts); a

@@ -1,5 +1,5 @@
 /**
- * The asker's pooled connections (pool.ts, ADR-0009): one proven connection per endpoint and
+ * The asker's pooled connections (pool.ts, ADR-0010): one proven connection per endpoint and
  * asker session carries that asker's calls; a connection that closes ends its calls `no-host`
  * and the next call opens a fresh one with fresh checks; an idle one neither keeps the process
  * alive nor stays open past its idle time; a request the host would refuse is refused for its
