@@ -7,110 +7,30 @@
  * model, or from a foreground pi-subagents child (which runs inside that turn), is therefore
  * cancelled before the host hands anything over; nothing is shown again.
  *
- * Only an asker that lives outside the host's turn survives the replacement. A small extension
- * written by this file provides one in the pi process: the command `/fault-ask` asks through the
- * bridge's own asker module on the process-global bus and reports the result as a notify frame,
- * and `/fault-probe` reports the bus's listeners and the host's snapshot.
+ * Only an asker that lives outside the host's turn survives the replacement: harness/fault-asker.ts
+ * provides one in the pi process (`/fault-ask`, `/fault-probe`).
  */
 import { writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-	ASK_TOOL,
-	BRIDGE_EXT,
-	childTranscripts,
-	envelopesIn,
-	isDialog,
-	PiRpcFixture,
-	toolResultsIn,
-	type Envelope,
-	type Frame,
-	type PiRpc,
-} from "./harness/pi-cli.ts";
+import { askOutside, isReport, probe, reportData, resultOf, writeFaultAsker, type AskResult } from "./harness/fault-asker.ts";
+import { ASK_TOOL, childTranscripts, envelopesIn, isDialog, PiRpcFixture, toolResultsIn, type PiRpc } from "./harness/pi-cli.ts";
 import type { ScriptConfig } from "./fixtures/scripted-model.ts";
 
 /** pi-subagents compiles on first use: allow for it on a busy machine. */
 const FIRST_DIALOG_MS = 90_000;
-const REPORT = "fault:";
-
-const ASKER_EXTENSION = `
-import { askViaHost } from ${JSON.stringify(join(dirname(BRIDGE_EXT), "core", "asker.ts"))};
-const HANDLE = Symbol.for("checkpoint-bridge.handle");
-const UI = Symbol.for("checkpoint-bridge.test.fault-ui");
-
-export default function faultAsker(pi) {
-	// Reports go to whichever session holds the UI now: the asker outlives the session that started it.
-	pi.on("session_start", (_event, ctx) => { globalThis[UI] = ctx.ui; });
-	const report = (kind, data) => globalThis[UI].notify(${JSON.stringify(REPORT)} + kind + " " + JSON.stringify(data), "info");
-
-	pi.registerCommand("fault-ask", {
-		description: "asks one question through the bridge from outside any session's turn",
-		handler: async (args) => {
-			const { label, question, options, budgetMs } = JSON.parse(args);
-			const startedAt = Date.now();
-			void askViaHost({
-				handle: globalThis[HANDLE],
-				asker: { label, sessionId: "fault-" + label },
-				questions: [{ question, ...(options ? { options } : {}) }],
-				budgetMs,
-				dialogTimeoutMs: budgetMs,
-			}).then((envelope) => report("result", { label, envelope, tookMs: Date.now() - startedAt }));
-		},
-	});
-
-	pi.registerCommand("fault-probe", {
-		description: "reports the bus's listeners and what the host holds",
-		handler: async () => {
-			const handle = globalThis[HANDLE];
-			const listeners = Object.fromEntries(handle.bus.eventNames().map((name) => [String(name), handle.bus.listenerCount(name)]));
-			report("probe", { listeners, open: handle.snapshot()?.open ?? null, host: handle.host()?.sessionId ?? null });
-		},
-	});
-}
-`;
-
-interface Probe {
-	listeners: Record<string, number>;
-	open: Array<{ asker: { label: string } }> | null;
-	host: string | null;
-}
-interface AskResult {
-	label: string;
-	envelope: Envelope;
-	tookMs: number;
-}
-
-const isReport = (kind: string, label?: string) => (frame: Frame) =>
-	frame.type === "extension_ui_request" &&
-	frame.method === "notify" &&
-	typeof frame.message === "string" &&
-	frame.message.startsWith(`${REPORT}${kind} `) &&
-	(label === undefined || (JSON.parse(frame.message.slice(REPORT.length + kind.length + 1)) as { label?: string }).label === label);
-const reportData = <T>(frame: Frame, kind: string): T => JSON.parse(String(frame.message).slice(REPORT.length + kind.length + 1)) as T;
-
 describe("RPC host replaced or shut down while questions are open", () => {
 	const run = new PiRpcFixture();
 	afterEach(() => run.stop());
 
 	function start(options: { script?: ScriptConfig; agents?: string[]; subagents?: boolean } = {}): PiRpc {
 		const piEnv = run.createEnv({ script: options.script ?? {}, agents: options.agents ?? [] });
-		const extension = join(piEnv.root, "fault-asker.ts");
-		writeFileSync(extension, ASKER_EXTENSION);
+		const extension = writeFaultAsker(piEnv);
 		return run.startPi({ subagents: options.subagents ?? false, args: ["--name", "host", "--extension", extension] });
 	}
 
-	async function probe(rpc: PiRpc): Promise<Probe> {
-		const from = rpc.mark();
-		await rpc.prompt("/fault-probe");
-		return reportData<Probe>(await rpc.waitFor(isReport("probe"), { from, what: "probe report" }), "probe");
-	}
-
 	async function ask(rpc: PiRpc, label: string, question: string, options?: string[]): Promise<void> {
-		await rpc.prompt(`/fault-ask ${JSON.stringify({ label, question, options, budgetMs: 30_000 })}`);
-	}
-
-	async function resultOf(rpc: PiRpc, label: string, from = 0): Promise<AskResult> {
-		return reportData<AskResult>(await rpc.waitFor(isReport("result", label), { from, what: `result of ${label}` }), "result");
+		await askOutside(rpc, label, question, options);
 	}
 
 	it("new_session during a foreground child's question: pi aborts the turn first, so the child's call ends cancelled and nothing is shown again", async () => {
@@ -176,10 +96,8 @@ describe("RPC host replaced or shut down while questions are open", () => {
 		});
 
 		const replacing = rpc.mark();
-		const sentAt = Date.now();
 		await rpc.command("new_session");
 		const again = await rpc.waitForDialog({ from: replacing });
-		const reshownAfterMs = rpc.arrivals[rpc.frames.indexOf(again)]! - sentAt;
 		expect(again.title).toBe(first.title);
 		expect(again.options).toEqual(first.options);
 		expect(again.id).not.toBe(first.id);
@@ -198,10 +116,37 @@ describe("RPC host replaced or shut down while questions are open", () => {
 		expect(after.open).toEqual([]);
 		expect(after.listeners).toEqual(baseline.listeners);
 		expect(after.host).not.toBe(baseline.host);
-		// Shown once before the replacement and once after; beta once.
+		// Shown once before the replacement and once after; beta once. Answered "ok", not "no-host": the new
+		// host took both over within the hand-over grace, whatever the machine's speed.
 		expect(rpc.frames.slice(begin).filter(isDialog).map((f) => f.title)).toEqual([first.title, first.title, branch.title]);
-		// Recorded for the report: how long the client waited for the dialog to come back.
-		expect(reshownAfterMs).toBeLessThan(1_000);
+	});
+
+	it("switch_session (/resume) while an asker outside the turn has a question open: the resumed host shows it again and the answer reaches the asker", async () => {
+		const rpc = start();
+		// A saved session to resume: its header is all pi needs (docs/session-format.md).
+		const saved = join(run.piEnv!.root, "saved-session.jsonl");
+		writeFileSync(saved, `${JSON.stringify({ type: "session", version: 3, id: "0b9d6a52-1f6e-4c39-9a54-7d1f3c2e8a10", timestamp: new Date().toISOString(), cwd: run.piEnv!.cwd })}\n`);
+		const baseline = await probe(rpc);
+		const begin = rpc.mark();
+		await ask(rpc, "delta", "Resume the migration?", ["resume", "abandon"]);
+		const first = await rpc.waitForDialog({ from: begin });
+		expect(first.title).toBe("[delta] Resume the migration?");
+
+		const resuming = rpc.mark();
+		const response = await rpc.command("switch_session", { sessionPath: saved });
+		expect(response.data).toEqual({ cancelled: false });
+		const again = await rpc.waitForDialog({ from: resuming });
+		expect(again.title).toBe(first.title);
+		expect(again.id).not.toBe(first.id);
+		rpc.answer(again, "resume");
+		const delta = await resultOf(rpc, "delta", begin);
+		expect(delta.envelope).toMatchObject({ status: "ok", answers: [{ question: "Resume the migration?", answer: "resume" }] });
+
+		const after = await probe(rpc);
+		expect(after.host, "the resumed session holds the host role").toBe("0b9d6a52-1f6e-4c39-9a54-7d1f3c2e8a10");
+		expect(after.open).toEqual([]);
+		expect(after.listeners).toEqual(baseline.listeners);
+		expect(rpc.frames.slice(begin).filter(isDialog).map((f) => f.title)).toEqual([first.title, first.title]);
 	});
 
 	it("the client closes stdin (quit) while a question is open: the asker gets no-host at once", async () => {
@@ -209,12 +154,12 @@ describe("RPC host replaced or shut down while questions are open", () => {
 		const begin = rpc.mark();
 		await ask(rpc, "gamma", "Rotate the keys?", ["rotate", "keep"]);
 		await rpc.waitForDialog({ from: begin });
-		const closedAt = Date.now();
 		await rpc.close();
-		const frame = await rpc.waitFor(isReport("result", "gamma"), { from: begin, timeoutMs: 1_000, what: "gamma's result before pi exited" });
+		// Reported before pi exited: the quit settled it, not its 30 s budget nor a hand-over grace.
+		const frame = await rpc.waitFor(isReport("result", "gamma"), { from: begin, what: "gamma's result before pi exited" });
 		const gamma = reportData<AskResult>(frame, "result");
 		expect(gamma.envelope.status).toBe("no-host");
 		expect(gamma.envelope.note ?? "").toMatch(/ended \(quit\)/);
-		expect(rpc.arrivals[rpc.frames.indexOf(frame)]! - closedAt).toBeLessThan(500);
+		expect(gamma.envelope.note ?? "").not.toMatch(/No new host took over/);
 	});
 });

@@ -9,10 +9,13 @@
  * hosts is under the test's control.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { answerPairs, expectNothingFor, PiWorld, ProgrammaticUI, type Dialog, type Question, type SessionHandle } from "./harness/sdk-sessions.ts";
+import { MAX_REFUSALS } from "../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
+import { answerPairs, expectProbeNext, openRequests, PiWorld, ProgrammaticUI, until, type Dialog, type Question, type SessionHandle } from "./harness/sdk-sessions.ts";
 
-/** How long requests of a replaced host wait for the next one (HANDOVER_GRACE_MS in host-role.ts). */
+/** How long requests of a replaced host wait for the next one: the README's promise, written as a literal. */
 const GRACE_MS = 1_000;
+/** How long one dialog stays open by default (CHECKPOINT_BRIDGE_DIALOG_TIMEOUT_MS): the relay's next deadline for a dialog. */
+const DIALOG_TIMEOUT_MS = 180_000;
 
 let world: PiWorld;
 beforeEach(() => {
@@ -47,24 +50,11 @@ function busListeners(): Record<string, number> {
 	return Object.fromEntries(bus.eventNames().map((name) => [String(name), bus.listenerCount(name)]));
 }
 
-function openRequests(): OpenEntry[] {
-	return sharedHandle()?.snapshot()?.open ?? [];
-}
-
 /** Every settled call took its listeners with it, and the host holds nothing. */
 function expectClean(baseline: Record<string, number>): void {
 	expect(busListeners(), "bus listeners compared with before the case").toEqual(baseline);
 	expect(Object.keys(busListeners()).filter((name) => name.startsWith("reply:"))).toEqual([]);
 	expect(openRequests(), "snapshot().open").toEqual([]);
-}
-
-/** Polls `check` until it holds (state on globalThis has no change event). */
-async function until(check: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
-	const deadline = Date.now() + timeoutMs;
-	while (!check()) {
-		if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-		await new Promise((resolve) => setTimeout(resolve, 10));
-	}
 }
 
 const titled = (prefix: string) => (dialog: Dialog) => dialog.title.startsWith(prefix);
@@ -117,7 +107,6 @@ describe("host replacement and shutdown", () => {
 			["quitter", "queued"],
 		]);
 
-		const replacedAt = Date.now();
 		await tearDownHost(host, "new");
 		// The old host's dialog is closed through its signal; the call itself goes on.
 		expect(tier.outcome).toEqual({ how: "signal" });
@@ -128,8 +117,6 @@ describe("host replacement and shutdown", () => {
 
 		const next = new ProgrammaticUI();
 		await world.createHost({ name: "main-2", ui: next });
-		const handoverMs = Date.now() - replacedAt;
-		expect(handoverMs, "the next host must claim within the grace period for this test to mean anything").toBeLessThan(GRACE_MS);
 
 		const tierAgain = await next.waitForDialog(() => true);
 		expect(tierAgain.title).toBe(tier.title);
@@ -170,9 +157,9 @@ describe("host replacement and shutdown", () => {
 			expect(envelope.status).toBe("no-host");
 			expect(envelope.note ?? "").toMatch(/ended \(new\)/);
 			expect(envelope.note ?? "").toMatch(/no new host/i);
-			const endedAfter = child.toolRuns[0]!.endedAt! - replacedAt;
-			expect(endedAfter).toBeGreaterThanOrEqual(GRACE_MS - 20);
-			expect(endedAfter).toBeLessThan(1_500);
+			// The grace timer ended it (its note says so), and timers never fire early.
+			expect(envelope.note ?? "").toContain(`within ${GRACE_MS} ms`);
+			expect(child.toolRuns[0]!.endedAt! - replacedAt).toBeGreaterThanOrEqual(GRACE_MS - 1);
 		}
 		// Only host-role listeners are gone; no call left one behind.
 		expect(busListeners()).toEqual(Object.fromEntries(Object.entries(baseline).filter(([name]) => !["request", "cancel", "answer"].includes(name))));
@@ -180,7 +167,7 @@ describe("host replacement and shutdown", () => {
 		// Nothing stayed parked: a host that comes later has nothing to show.
 		const late = new ProgrammaticUI();
 		await world.createHost({ name: "late", ui: late });
-		await expectNothingFor(late, 300, "a dialog on a host that came after the grace period", () => late.dialogs.length > 0);
+		await expectProbeNext(world, late, "a dialog on a host that came after the grace period");
 		expect(ui.dialogs).toHaveLength(1);
 		expectClean(baseline);
 	});
@@ -195,14 +182,16 @@ describe("host replacement and shutdown", () => {
 			const envelope = child.envelope();
 			expect(envelope.status).toBe("no-host");
 			expect(envelope.note ?? "").toMatch(/ended \(quit\)/);
-			expect(child.toolRuns[0]!.endedAt! - quitAt).toBeLessThan(300);
+			// At once: not after a hand-over grace, the relay's shortest deadline that could have ended it otherwise.
+			expect(envelope.note ?? "").not.toMatch(/No new host took over/);
+			expect(child.toolRuns[0]!.endedAt! - quitAt).toBeLessThan(GRACE_MS);
 		}
 		expect(dialog.outcome).toEqual({ how: "signal" });
 
 		// A new host after a quit has nothing parked either.
 		const late = new ProgrammaticUI();
 		await world.createHost({ name: "late", ui: late });
-		await expectNothingFor(late, 300, "a dialog on a host that came after a quit", () => late.dialogs.length > 0);
+		await expectProbeNext(world, late, "a dialog on a host that came after a quit");
 		expectClean(baseline);
 	});
 });
@@ -234,8 +223,9 @@ describe("child sessions disposed mid-question", () => {
 		expect(openRequests()).toEqual([]);
 
 		next.start();
-		const nextDialog = await ui.waitForDialog(titled("[next]"), 2_000);
-		expect(nextDialog.openedAt - next.toolRuns[0]!.startedAt).toBeLessThan(500);
+		const nextDialog = await ui.waitForDialog(titled("[next]"));
+		// Not held behind the dropped requests until a dialog of theirs would have timed out.
+		expect(nextDialog.openedAt - next.toolRuns[0]!.startedAt).toBeLessThan(DIALOG_TIMEOUT_MS);
 		nextDialog.answer("later");
 		await next.done();
 		expect(next.envelope()).toMatchObject({ status: "ok", answers: [{ question: "Deploy?", answer: "later" }] });
@@ -332,13 +322,15 @@ describe("a faulty host UI", () => {
 			expect(envelope.note ?? "", fault.name).toMatch(fault.note);
 			const took = callTime(faulty);
 			if (fault.status === "timeout") {
-				expect(took).toBeGreaterThanOrEqual(BUDGET_MS - 50);
-				expect(took).toBeLessThan(BUDGET_MS + 500);
-				// The dialog that ignored its signal was told to close, and the queue did not wait for it.
+				// Ended by its budget (timers never fire early), not by the hung dialog.
+				expect(envelope.waitedMs).toBeGreaterThanOrEqual(BUDGET_MS - 1);
+				// The dialog that ignored its signal was told to close, and the queue did not wait for it:
+				// the next dialog opened after the call ended, long before the hung dialog's own timeout.
 				expect(hung.at(-1)?.signal?.aborted).toBe(true);
-				expect(afterDialog.openedAt - faulty.toolRuns[0]!.endedAt!).toBeLessThan(500);
+				expect(afterDialog.openedAt).toBeGreaterThanOrEqual(faulty.toolRuns[0]!.endedAt! - 1);
+				expect(afterDialog.openedAt - faulty.toolRuns[0]!.startedAt).toBeLessThan(DIALOG_TIMEOUT_MS);
 			} else {
-				expect(took, `${fault.name} settles long before its budget`).toBeLessThan(500);
+				expect(took, `${fault.name} settles before its budget`).toBeLessThan(BUDGET_MS);
 			}
 			await expectServed(after, afterDialog);
 			expectClean(baseline);
@@ -353,8 +345,8 @@ describe("a faulty host UI", () => {
 		await world.createHost({ name: "main", ui });
 		const baseline = busListeners();
 		const { faulty, after, afterDialog } = await faultThenNext(ui, "insists", { question: "Pick one", options: ["a", "b"] });
-		expect(faulty.envelope().status).not.toBe("ok");
-		expect(callTime(faulty)).toBeLessThan(BUDGET_MS + 500);
+		expect(faulty.envelope()).toMatchObject({ status: "error", note: expect.stringContaining(`${MAX_REFUSALS} answers in a row that were not offered`) });
+		expect(callTime(faulty), "ended by the refusals, before its budget").toBeLessThan(BUDGET_MS);
 		expect(starvedMs, `timers got no turn for ${starvedMs} ms (${counts.insists} selects, ${counts.refusals} refusals)`).toBe(0);
 		await expectServed(after, afterDialog);
 		expectClean(baseline);

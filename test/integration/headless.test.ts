@@ -19,8 +19,6 @@ import {
 	type PiEnv,
 } from "./harness/pi-cli.ts";
 
-/** A no-host answer must not wait for anything: well under a second, even on a loaded machine. */
-const AT_ONCE_MS = 1_000;
 /** Whole run, pi-subagents' start-up included; nobody can answer, so nothing may wait on a human. */
 const RUN_DEADLINE_MS = 90_000;
 
@@ -40,11 +38,14 @@ const SCRIPT: ScriptConfig = {
 };
 
 function expectNoHost(envelope: Envelope | undefined, asker: RegExp): void {
-	expect(envelope?.status).toBe("no-host");
-	expect(envelope?.answers).toEqual([]);
-	expect(envelope?.note).toBeTruthy();
-	if (envelope?.asker !== undefined) expect(envelope.asker).toMatch(asker);
-	expect(envelope?.waitedMs ?? 0).toBeLessThan(AT_ONCE_MS);
+	expect(envelope).toBeDefined();
+	expect(envelope!.status).toBe("no-host");
+	expect(envelope!.answers).toEqual([]);
+	expect(envelope!.asker).toMatch(asker);
+	// At once: the relay found no host when asked; a call that waited for one would have ended "timeout".
+	expect(envelope!.note).toMatch(/No session with a UI holds the host role/);
+	expect(envelope!.waitedMs).toBeTypeOf("number");
+	expect(envelope!.waitedMs).toBeGreaterThanOrEqual(0);
 }
 
 /** The child's own tool result, read from the transcript pi-subagents wrote for it. */

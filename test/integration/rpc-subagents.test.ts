@@ -115,8 +115,18 @@ describe("RPC host with pi-subagents children", () => {
 		// announced by the host's receipt; the main model's call was started next to the `subagent` call.
 		await pi.waitFor((f) => isNotify(f) && String(f.message).includes("checkpoint-reviewer"), { from: start, what: "receipt of the child's batch" });
 		await pi.waitFor((f) => f.type === "tool_execution_start" && f.toolName === ASK_TOOL, { from: start, what: "main ask started" });
-		// No event says "not shown"; give a wrongly concurrent host a generous moment to show the other dialog.
-		await new Promise((r) => setTimeout(r, 1_000));
+		// No event says "not shown"; the host's own report does say what it holds: once it lists both batches,
+		// one shown and one queued, a wrongly concurrent host would already have shown the other dialog.
+		for (let asked = 0; ; asked++) {
+			const from = pi.mark();
+			await pi.prompt("/checkpoints");
+			const report = String((await pi.waitFor((f) => isNotify(f) && String(f.message).startsWith("checkpoint-bridge:"), { from, what: "the /checkpoints report" })).message);
+			if (/^checkpoint-bridge: 2 open/.test(report)) {
+				expect(report.match(/\] (shown|queued)/g)?.sort()).toEqual(["] queued", "] shown"]);
+				break;
+			}
+			expect(asked, `both batches held by the host (last report: ${report})`).toBeLessThan(50);
+		}
 		const answeredAt = pi.mark();
 		expect(pi.frames.slice(start, answeredAt).filter(isDialog), "only one dialog before the first answer").toEqual([first]);
 

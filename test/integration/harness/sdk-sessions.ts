@@ -274,13 +274,34 @@ export class ProgrammaticUI {
 	}
 }
 
-/** Waits `ms` for something that must not happen, and fails if it does. */
-export async function expectNothingFor(ui: ProgrammaticUI, ms: number, what: string, happened: () => boolean): Promise<void> {
-	const seen = await ui.waitFor(happened, ms).then(
-		() => true,
-		() => false,
-	);
-	expect(seen, what).toBe(false);
+/** What the host holds now, read from the process-global handle as any other code in the process would. */
+export function openRequests(): { requestId: string; asker: { label: string; sessionId: string }; state: "queued" | "shown" }[] {
+	const handle = (globalThis as Record<symbol, { snapshot(): { open: ReturnType<typeof openRequests> } | undefined } | undefined>)[Symbol.for("checkpoint-bridge.handle")];
+	return handle?.snapshot()?.open ?? [];
+}
+
+/** Polls `check` until it holds (state on globalThis has no change event); fails after `timeoutMs`. */
+export async function until(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+	const deadline = Date.now() + timeoutMs;
+	while (!check()) {
+		if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+		await new Promise((resolve) => setTimeout(resolve, 10));
+	}
+}
+
+/**
+ * Checks that `ui` shows nothing more, against a positive event rather than a fixed wait: a probe child
+ * asks, and its dialog must be the next one `ui` shows. The host's queue is one FIFO, so any dialog that
+ * was still due (a parked request adopted, a queued one not dropped) would have been shown before it.
+ */
+export async function expectProbeNext(world: PiWorld, ui: ProgrammaticUI, what: string): Promise<void> {
+	const before = ui.dialogs.length;
+	const probe = await world.createChild({ name: "probe", ask: { questions: [{ question: "Anything before me?" }] } });
+	probe.start();
+	const dialog = await ui.waitForDialog((d) => d.title === "[probe] Anything before me?", 10_000, "the probe's dialog");
+	expect(ui.dialogs.slice(before).map((d) => d.title), what).toEqual([dialog.title]);
+	dialog.answer("no");
+	await probe.done();
 }
 
 // ---------------------------------------------------------------------------------------------

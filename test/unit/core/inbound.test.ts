@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Envelope } from "../../../extensions/checkpoint-bridge/tool/envelope.ts";
-import type { InboundReply } from "../../../extensions/checkpoint-bridge/core/inbound.ts";
+import { parseInbound, resolveInbound, type InboundReply } from "../../../extensions/checkpoint-bridge/core/inbound.ts";
+import { validateAskParams } from "../../../extensions/checkpoint-bridge/tool/validate.ts";
 import type { SharedHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
 import { flush, relay } from "../support/relay.ts";
 
@@ -132,5 +133,89 @@ describe("notes on outside answers", () => {
 		]);
 		await flush(vi);
 		expect(settled).toEqual([]);
+	});
+});
+
+describe("the answer check on its own (parseInbound, resolveInbound)", () => {
+	const checked = validateAskParams({
+		questions: [
+			{ question: "Which database?", options: ["Postgres", "SQLite"], allowOther: false },
+			{ question: "Which targets?", options: ["linux", "mac", "win"], multiSelect: true, allowOther: true },
+			{ question: "Project name?" },
+			{ question: "Ship it?", kind: "confirm" },
+			{ question: "Which editor?", options: ["vim", "emacs"] },
+		],
+	});
+	if (!checked.ok) throw new Error(checked.problems.join("; "));
+	const questions = checked.questions;
+	const resolve = (values: unknown[]) => resolveInbound(questions, values as never);
+
+	it("refuses a payload of the wrong shape, naming what is wrong", () => {
+		const refusals: [unknown, string][] = [
+			[null, "the payload must be an object"],
+			["text", "the payload must be an object"],
+			[[{ requestId: "r" }], "the payload must be an object"],
+			[{ answers: [] }, "requestId must be a non-empty string"],
+			[{ requestId: "", answers: [] }, "requestId must be a non-empty string"],
+			[{ requestId: 7, answers: [] }, "requestId must be a non-empty string"],
+			[{ requestId: "r", cancel: false }, "a cancel is { requestId, cancel: true } and nothing else"],
+			[{ requestId: "r", cancel: true, answers: [] }, "a cancel is { requestId, cancel: true } and nothing else"],
+			[{ requestId: "r" }, "answers must be an array with one answer per question, in question order"],
+			[{ requestId: "r", answers: "yes" }, "answers must be an array with one answer per question, in question order"],
+		];
+		for (const [raw, reason] of refusals) expect(parseInbound(raw), JSON.stringify(raw)).toEqual({ ok: false, reply: { ok: false, code: "invalid_payload", reason } });
+		expect(parseInbound({ requestId: "r", cancel: true })).toEqual({ ok: true, message: { requestId: "r", cancel: true } });
+		expect(parseInbound({ requestId: "r", answers: ["a"] })).toEqual({ ok: true, message: { requestId: "r", answers: ["a"] } });
+	});
+
+	it("resolves every kind of answer, marked as from outside", () => {
+		const result = resolve(["SQLite", ["win", "linux", " riscv "], { answer: "atlas" }, "Y", { answer: "vim" }]);
+		expect(result).toEqual({
+			ok: true,
+			answers: [
+				{ question: "Which database?", answer: "SQLite", kind: "option", source: "outside" },
+				{ question: "Which targets?", answer: "linux, win,  riscv ", kind: "other", values: ["linux", "win", " riscv "], source: "outside" },
+				{ question: "Project name?", answer: "atlas", kind: "text", source: "outside" },
+				{ question: "Ship it?", answer: "yes", kind: "confirm", source: "outside" },
+				{ question: "Which editor?", answer: "vim", kind: "option", source: "outside" },
+			],
+		});
+		const values = (answer: unknown) => (resolve(["Postgres", { values: ["mac"] }, "x", answer, "emacs"]) as { answers: { answer: string; kind: string }[] }).answers;
+		expect(values({ values: ["mac"] })).toBeUndefined();
+		for (const yes of [true, "yes", "y", "TRUE", { answer: true }, { answer: "Yes" }]) expect(values(yes)?.[3]?.answer, JSON.stringify(yes)).toBe("yes");
+		for (const no of [false, "no", "N", "false", { answer: false }]) expect(values(no)?.[3]?.answer, JSON.stringify(no)).toBe("no");
+		expect(values("no")?.[1]).toMatchObject({ answer: "mac", kind: "option" });
+	});
+
+	it("takes a typed answer to a choice that allows it, trimmed, as other", () => {
+		const result = resolve(["Postgres", ["mac"], "x", "no", "  helix  "]);
+		expect(result.ok && result.answers[4]).toEqual({ question: "Which editor?", answer: "helix", kind: "other", source: "outside" });
+	});
+
+	it("refuses the wrong count, and names every bad answer at once, applying none", () => {
+		expect(resolve(["Postgres"])).toEqual({ ok: false, reply: { ok: false, code: "invalid_payload", reason: "expected 5 answers, one per question, got 1" } });
+		const result = resolve(["MySQL", ["mac", "mac"], 42, "maybe", ["vim"]]);
+		expect(result).toEqual({
+			ok: false,
+			reply: {
+				ok: false,
+				code: "invalid_answer",
+				reason: [
+					'answers[0]: "MySQL" was not offered',
+					"answers[1]: repeats a value",
+					"answers[2]: must be text",
+					"answers[3]: must be yes or no",
+					"answers[4]: must be one option's label",
+				].join("; "),
+			},
+		});
+		const more = resolve([{ answer: 1 }, [], "x", "yes", "   "]);
+		expect(more.ok ? [] : more.reply).toMatchObject({
+			reason: ["answers[0]: must be one option's label", "answers[1]: must be a non-empty array of option labels", 'answers[4]: "" was not offered'].join("; "),
+		});
+		const bad = resolve(["Postgres", ["mac", 3], "x", "yes", "vim"]);
+		expect(bad.ok ? "" : (bad.reply as { reason: string }).reason).toBe("answers[1]: must be a non-empty array of option labels");
+		const notOffered = resolve(["Postgres", ["mac", " "], "x", "yes", "vim"]);
+		expect(notOffered.ok ? "" : (notOffered.reply as { reason: string }).reason).toBe('answers[1]: " " was not offered');
 	});
 });

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { askViaHost } from "../../../extensions/checkpoint-bridge/core/asker.ts";
 import { MAX_REFUSALS } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { NEEDS_INPUT_ADVICE, type Envelope } from "../../../extensions/checkpoint-bridge/tool/envelope.ts";
+import { OBSERVER_EVENTS } from "../../../extensions/checkpoint-bridge/core/observers.ts";
 import { PROTOCOL_VERSION, replyChannel, type RelayReply } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
 import { createHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
 import { flush, HOST_SESSION, relay } from "../support/relay.ts";
@@ -14,10 +15,9 @@ afterEach(() => vi.useRealTimers());
 
 /** Resolves-or-not probe: the envelope when the call has settled, else undefined. */
 function track(call: Promise<Envelope>) {
-	const state: { envelope?: Envelope; settlements: number } = { settlements: 0 };
+	const state: { envelope?: Envelope } = {};
 	void call.then((envelope) => {
 		state.envelope = envelope;
-		state.settlements++;
 	});
 	return state;
 }
@@ -319,6 +319,32 @@ describe("answer integrity", () => {
 		expect(call.envelope).toMatchObject({ status: "ok", answers: [{ answer: "camelCase" }] });
 	});
 
+	it("ignores a sealed reply that is not a well-formed reply to its request: another version or id, no answers, an unknown stage or status", async () => {
+		// A host from a faulty copy: it holds the role (and so the seal) but writes malformed replies.
+		const handle = createHandle();
+		const { seal } = handle.claimHost({ sessionId: "h", protocol: PROTOCOL_VERSION })!;
+		const stages: string[] = [];
+		let id = "";
+		handle.bus.on("request", (request) => (id = request.id));
+		const call = track(askViaHost({ handle, asker: { label: "c", sessionId: "c" }, questions: [text], budgetMs: 10_000, dialogTimeoutMs: 10_000, onProgress: (p) => stages.push(p.stage) }));
+		const answers = [{ question: text.question, answer: "bad", kind: "text" as const }];
+		const send = (reply: Record<string, unknown>) => handle.bus.emit(replyChannel(id), seal(reply as unknown as RelayReply));
+		send({ v: PROTOCOL_VERSION + 1, id, kind: "result", status: "ok", answers });
+		send({ v: PROTOCOL_VERSION, id: `${id}x`, kind: "result", status: "ok", answers });
+		send({ v: PROTOCOL_VERSION, id, kind: "result", status: "ok", answers: "all of them" });
+		send({ v: PROTOCOL_VERSION, id, kind: "result", status: "fine", answers });
+		send({ v: PROTOCOL_VERSION, id, kind: "verdict", status: "ok", answers });
+		send({ v: PROTOCOL_VERSION, id, kind: "progress", stage: "pondering", answers: [] });
+		for (const stage of ["queued", "shown", "answered"]) send({ v: PROTOCOL_VERSION, id, kind: "progress", stage, answers: [] });
+		await flush(vi);
+		expect(call.envelope).toBeUndefined();
+		expect(stages).toEqual(["queued", "shown", "answered"]);
+		send({ v: PROTOCOL_VERSION, id, kind: "result", status: "ok", answers: [{ question: text.question, answer: "good", kind: "text" }] });
+		await flush(vi);
+		expect(call.envelope).toMatchObject({ status: "ok", answers: [{ answer: "good" }] });
+		expect(handle.bus.listenerCount(replyChannel(id))).toBe(0);
+	});
+
 	it("gives error, not an endless loop, when the UI keeps answering instantly with values not offered", async () => {
 		const { fake, ask } = relay({ respond: (d) => d.answer("never offered") });
 		const envelope = await ask([choice]);
@@ -339,12 +365,31 @@ describe("answer integrity", () => {
 
 describe("every call settles exactly once and leaves nothing behind", () => {
 	it("cleans listeners, timers and held requests for every way a call ends", async () => {
-		const { handle, fake, ask, role } = relay();
-		const baseline = { events: handle.bus.eventNames().length, timers: vi.getTimerCount() };
-		const abort = new AbortController();
-		const calls = ["ok", "dismissed", "aborted", "budget"].map((label) =>
-			track(ask([{ question: `${label}?` }], { label, ...(label === "aborted" ? { signal: abort.signal } : {}), ...(label === "budget" ? { budgetMs: 10_000 } : {}) })),
+		// What would double if a call could settle twice: results sent per request id, cancels sent per
+		// request id, audit entries, and progress passed to the asker after its envelope.
+		const audit: string[] = [];
+		const { handle, fake, ask, role } = relay({}, { onSettled: (record) => audit.push(record.requestId) });
+		const results = new Map<string, number>();
+		const cancels = new Map<string, number>();
+		const bump = (counts: Map<string, number>, id: string) => counts.set(id, (counts.get(id) ?? 0) + 1);
+		handle.bus.on(OBSERVER_EVENTS.queued, ({ requestId }) =>
+			handle.bus.on(replyChannel(requestId), (reply) => reply.kind === "result" && bump(results, requestId)),
 		);
+		handle.bus.on("cancel", (cancel) => bump(cancels, cancel.id));
+		const baseline = { timers: vi.getTimerCount() };
+		const abort = new AbortController();
+		const late: string[] = [];
+		const calls = ["ok", "dismissed", "aborted", "budget"].map((label) => {
+			const call = track(
+				ask([{ question: `${label}?` }], {
+					label,
+					onProgress: (p) => call.envelope && late.push(`${label}: ${p.stage}`),
+					...(label === "aborted" ? { signal: abort.signal } : {}),
+					...(label === "budget" ? { budgetMs: 10_000 } : {}),
+				}),
+			);
+			return call;
+		});
 		await flush(vi);
 		fake.current()!.answer("yes");
 		await flush(vi);
@@ -352,10 +397,19 @@ describe("every call settles exactly once and leaves nothing behind", () => {
 		await flush(vi);
 		abort.abort();
 		await vi.advanceTimersByTimeAsync(10_000);
-		expect(calls.map((c) => [c.envelope?.status, c.settlements])).toEqual([
-			["ok", 1], ["timeout-or-cancelled", 1], ["cancelled", 1], ["timeout", 1],
-		]);
-		expect(handle.bus.eventNames().length).toBe(baseline.events);
+		// Late arrivals that must change nothing: a second abort, the host quitting.
+		abort.abort();
+		role.release("quit", "done");
+		await vi.advanceTimersByTimeAsync(10_000);
+		expect(calls.map((c) => c.envelope?.status)).toEqual(["ok", "timeout-or-cancelled", "cancelled", "timeout"]);
+		const ids = calls.map((c) => c.envelope!.requestId!);
+		// A cancelled request gets no result (nobody listens); the asker that gave up tells the host once.
+		expect(ids.map((id) => results.get(id) ?? 0)).toEqual([1, 1, 0, 1]);
+		expect(ids.map((id) => cancels.get(id) ?? 0)).toEqual([0, 0, 1, 1]);
+		expect(audit).toEqual(ids);
+		expect(late).toEqual([]);
+		// Only this test's own counter still listens on each reply channel: the askers' listeners are gone.
+		for (const id of ids) expect(handle.bus.listenerCount(replyChannel(id)), `listeners for ${id}`).toBe(1);
 		expect(vi.getTimerCount()).toBe(baseline.timers);
 		expect(role.host.heldCount).toBe(0);
 		expect(role.host.queueLength).toBe(0);

@@ -19,6 +19,8 @@ import { EXTENSION, hostProcessScript, NODE } from "../../support/host-process.t
 /** The host process: its dialogs stay open until it is killed. */
 const HOST_PROCESS = hostProcessScript("{ select: () => new Promise(() => {}), input: () => new Promise(() => {}), notify() {} }", "setInterval(() => {}, 60_000);");
 
+/** README, "Across processes": a remote asker learns that its host is gone within two seconds. */
+const HOST_LOSS_MS = 2_000;
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
 	for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -56,14 +58,15 @@ it("a killed host process gives its remote askers no-host within two seconds", {
 	const envelope = await call;
 	expect(envelope.status).toBe("no-host");
 	expect(envelope.note).toMatch(/closed the connection/);
-	expect(Date.now() - killedAt).toBeLessThan(2_000);
+	// The README's promise, not a guess at the machine's speed.
+	expect(Date.now() - killedAt).toBeLessThan(HOST_LOSS_MS);
 
 	// Its socket file is still there, with nobody behind it.
 	const askedAt = Date.now();
 	const later = await ask();
 	expect(later.status).toBe("no-host");
 	expect(later.note).toMatch(/ECONNREFUSED/);
-	expect(Date.now() - askedAt).toBeLessThan(2_000);
+	expect(Date.now() - askedAt).toBeLessThan(HOST_LOSS_MS);
 
 	// A new host takes over the path the dead one left, and serves the next call.
 	const handle = createHandle();

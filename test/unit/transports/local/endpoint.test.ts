@@ -10,11 +10,11 @@ import { askViaHost } from "../../../../extensions/checkpoint-bridge/core/asker.
 import type { Envelope } from "../../../../extensions/checkpoint-bridge/tool/envelope.ts";
 import { claimHostRole } from "../../../../extensions/checkpoint-bridge/core/host-role.ts";
 import { dialogSurface } from "../../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
-import type { RelayProgress } from "../../../../extensions/checkpoint-bridge/core/protocol.ts";
+import { PROTOCOL_VERSION, replyChannel, type RelayProgress } from "../../../../extensions/checkpoint-bridge/core/protocol.ts";
 import { ENDPOINT_ENV, endpointFromEnv } from "../../../../extensions/checkpoint-bridge/transports/local/address.ts";
 import { askRemote } from "../../../../extensions/checkpoint-bridge/transports/local/client.ts";
 import { closeProcessEndpoint, ensureProcessEndpoint } from "../../../../extensions/checkpoint-bridge/transports/local/process-endpoint.ts";
-import { startEndpoint, type EndpointOptions } from "../../../../extensions/checkpoint-bridge/transports/local/server.ts";
+import { startEndpoint, type EndpointOptions, type LocalEndpoint } from "../../../../extensions/checkpoint-bridge/transports/local/server.ts";
 import { encodeFrame, WIRE_VERSION } from "../../../../extensions/checkpoint-bridge/transports/wire.ts";
 import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared-handle.ts";
 import type { QuestionInput } from "../../../../extensions/checkpoint-bridge/tool/validate.ts";
@@ -59,6 +59,7 @@ function queuedProbe() {
 }
 
 const q = (text: string): QuestionInput => ({ question: text });
+
 const answersOf = (envelope: Envelope) => envelope.answers.map((a) => a.answer);
 
 describe("a remote asker is served by the host's queue", () => {
@@ -116,6 +117,95 @@ describe("a remote asker is served by the host's queue", () => {
 	});
 });
 
+describe("only the host role answers a remote asker", () => {
+	it("ignores a well-formed reply on the host's reply channel that the host did not send", async () => {
+		const { handle, feed, remote } = await hostWithEndpoint();
+		const stages: string[] = [];
+		const call = remote("victim", [q("Project name?")], { onProgress: (p) => stages.push(p.stage) });
+		const dialog = await feed.next();
+		// Code in the host process that learned the host-side id (observers see it) forges replies there.
+		const hostId = handle.snapshot()!.open[0]!.requestId;
+		const forged = [{ question: "Project name?", answer: "forged", kind: "text" as const }];
+		handle.bus.emit(replyChannel(hostId), { v: PROTOCOL_VERSION, id: hostId, kind: "progress", stage: "answered", question: 0, answers: forged });
+		handle.bus.emit(replyChannel(hostId), { v: PROTOCOL_VERSION, id: hostId, kind: "result", status: "ok", answers: forged });
+		// The call settles on the human's answer: had a forgery got through, it would have settled first, with "forged".
+		dialog.answer("atlas");
+		const envelope = await call;
+		expect(envelope).toMatchObject({ status: "ok", answers: [{ answer: "atlas", source: "dialog" }] });
+		expect(stages).toEqual(["queued", "shown", "answered"]);
+	});
+});
+
+describe("what the endpoint forwards", () => {
+	/** A raw connection that has done the handshake, as a real client does. */
+	async function trusted(endpoint: LocalEndpoint) {
+		const raw = rawConnection(endpoint.endpoint);
+		cleanups.push(async () => void raw.socket.destroy());
+		await raw.handshake(await tokenAt(endpoint.address.tokenPath), 77);
+		return raw;
+	}
+
+	it("a connection that did the handshake outlives the hello timer", async () => {
+		const { feed, endpoint } = await hostWithEndpoint({ helloTimeoutMs: 20 });
+		const raw = await trusted(endpoint);
+		// Well past the hello timer: a connection it still closed would never see the request's dialog.
+		await new Promise((resolve) => setTimeout(resolve, 100));
+		raw.send(requestLine("late-1", { question: "Still connected?" }));
+		(await feed.next()).answer("yes");
+		expect(await raw.frame((f) => f.type === "result")).toMatchObject({ id: "late-1", status: "ok" });
+		expect(raw.frames.some((f) => f.type === "error")).toBe(false);
+	});
+
+	it("clamps a remote request's deadline and dialog time as a local call's are clamped (at most 3,600,000 ms)", async () => {
+		const { feed, endpoint } = await hostWithEndpoint();
+		const raw = await trusted(endpoint);
+		const tenHours = 36_000_000;
+		const now = Date.now();
+		raw.send(encodeFrame({ type: "request", v: WIRE_VERSION, id: "long-1", asker: { label: "raw", sessionId: "r" }, questions: [q("Take your time?")], deadline: now + tenHours, dialogTimeoutMs: tenHours, createdAt: now }));
+		const dialog = await feed.next();
+		expect(dialog.timeout).toBeLessThanOrEqual(3_600_000);
+		expect(dialog.timeout).toBeGreaterThan(3_600_000 - 60_000);
+		dialog.answer("done");
+		await raw.frame((f) => f.type === "result");
+	});
+
+	it("ignores a cancel that crossed its request's result, and serves the next request on the same connection", async () => {
+		const { feed, endpoint } = await hostWithEndpoint();
+		const raw = await trusted(endpoint);
+		raw.send(requestLine("first-1", { question: "First?" }));
+		(await feed.next()).answer("one");
+		await raw.frame((f) => f.type === "result" && f.id === "first-1");
+		raw.send(encodeFrame({ type: "cancel", v: WIRE_VERSION, id: "first-1", reason: "cancelled" }));
+		raw.send(requestLine("second-1", { question: "Second?" }));
+		(await feed.next()).answer("two");
+		expect(await raw.frame((f) => f.type === "result" && f.id === "second-1")).toMatchObject({ status: "ok" });
+		expect(raw.frames.filter((f) => f.type === "result").map((f) => f.id)).toEqual(["first-1", "second-1"]);
+		expect(raw.frames.some((f) => f.type === "error")).toBe(false);
+	});
+
+	it("answers error naming both versions when the host role speaks another protocol", async () => {
+		const handle = createHandle();
+		expect(handle.claimHost({ sessionId: "h", protocol: PROTOCOL_VERSION + 1 })).toBeDefined();
+		const endpoint = await startEndpoint({ handle });
+		cleanups.push(() => endpoint.close());
+		const envelope = await askRemote(endpoint.endpoint, { asker: { label: "p", sessionId: "p" }, questions: [q("x?")], budgetMs: 10_000, dialogTimeoutMs: 10_000 });
+		expect(envelope.status).toBe("error");
+		expect(envelope.note).toContain(`v${PROTOCOL_VERSION + 1}`);
+		expect(envelope.note).toContain(`endpoint speaks v${PROTOCOL_VERSION}`);
+	});
+
+	it("answers no-host when the host role is claimed but nothing listens for questions", async () => {
+		const handle = createHandle();
+		handle.claimHost({ sessionId: "h", protocol: PROTOCOL_VERSION });
+		const endpoint = await startEndpoint({ handle });
+		cleanups.push(() => endpoint.close());
+		const envelope = await askRemote(endpoint.endpoint, { asker: { label: "p", sessionId: "p" }, questions: [q("x?")], budgetMs: 10_000, dialogTimeoutMs: 10_000 });
+		expect(envelope.status).toBe("no-host");
+		expect(envelope.note).toMatch(/nothing is listening for questions/);
+		expect(handle.bus.eventNames()).toEqual([]);
+	});
+});
+
 describe("a remote call that ends on the asker's side", () => {
 	it("aborted while its dialog is open: settles cancelled, the dialog closes, the queue moves on", async () => {
 		const { feed, local, remote } = await hostWithEndpoint();
@@ -141,12 +231,12 @@ describe("a remote call that ends on the asker's side", () => {
 
 	it("out of budget while its dialog is open: settles timeout and the dialog closes", async () => {
 		const { feed, remote } = await hostWithEndpoint();
-		const startedAt = Date.now();
 		const call = remote("planner", [q("Project name?")], { budgetMs: 300 });
 		const dialog = await feed.next();
 		const envelope = await call;
 		expect(envelope.status).toBe("timeout");
-		expect(Date.now() - startedAt).toBeGreaterThanOrEqual(290);
+		// The budget's timer ended it, and timers never fire early.
+		expect(envelope.waitedMs).toBeGreaterThanOrEqual(300 - 1);
 		await dismissed(dialog);
 	});
 
@@ -206,11 +296,10 @@ describe("the host side going away", () => {
 		const { feed, remote, endpoint } = await hostWithEndpoint();
 		const call = remote("planner", [q("Project name?")]);
 		const dialog = await feed.next();
-		const closedAt = Date.now();
 		await endpoint.close();
 		const envelope = await call;
+		// At once: the endpoint's own note, not the 10 s budget, ended the call.
 		expect(envelope.status).toBe("no-host");
-		expect(Date.now() - closedAt).toBeLessThan(2_000);
 		expect(envelope.note).toMatch(/stopped serving other processes/);
 		await dismissed(dialog);
 	});
@@ -239,11 +328,11 @@ describe("the host side going away", () => {
 	it("with nothing at the advertised path, the call settles no-host at once", async () => {
 		const dir = await mkdtemp(path.join(os.tmpdir(), "cpb-test-"));
 		cleanups.push(() => rm(dir, { recursive: true, force: true }));
-		const startedAt = Date.now();
 		const envelope = await askRemote(path.join(dir, "socket"), { asker: { label: "p", sessionId: "p" }, questions: [q("x?")], budgetMs: 10_000, dialogTimeoutMs: 10_000 });
+		// At once: the missing token file, not the 10 s budget or the 1.5 s connect timeout, ended the call.
 		expect(envelope.status).toBe("no-host");
 		expect(envelope.note).toMatch(/^No host answers at .*socket \(its socket: ENOENT\)/);
-		expect(Date.now() - startedAt).toBeLessThan(2_000);
+		expect(envelope.note).not.toMatch(/longer than/);
 	});
 
 	it("a host that comes back at the same path serves the next call, with its new token", async () => {

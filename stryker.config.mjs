@@ -1,0 +1,42 @@
+// Mutation testing of the relay: `npm run mutation` (see test/mutation/README.md).
+const core = (name) => `extensions/checkpoint-bridge/core/${name}.ts`;
+/** Only the host answers: the shared handle and its seal, one call's life, the bus asker, the endpoint's hello, token and seal checks. */
+const SEAL = [core("shared-handle"), core("call"), core("asker"), "extensions/checkpoint-bridge/transports/local/server.ts:194-263"];
+/** Holding the host role (claim, release, hand-over) and asking the human once. */
+const HOST = [core("host-role"), core("same-questions")];
+/** The dialog queue: what a request goes through (not its read-only views). */
+const QUEUE = ["extensions/checkpoint-bridge/core/dialog-host.ts:167-250", "extensions/checkpoint-bridge/core/dialog-host.ts:287-415"];
+/** What comes back: the answer check for outside answers, and the envelope. */
+const ANSWERS = [core("inbound"), "extensions/checkpoint-bridge/tool/envelope.ts"];
+/** Every call's validation. */
+const TOOL = ["extensions/checkpoint-bridge/tool/validate.ts"];
+const GROUPS = { seal: SEAL, host: HOST, queue: QUEUE, answers: ANSWERS, tool: TOOL };
+const group = process.env.MUTATION_GROUP ?? "seal";
+if (!(group in GROUPS)) throw new Error(`MUTATION_GROUP must be one of ${Object.keys(GROUPS).join(", ")}, not ${group}`);
+
+/** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
+export default {
+	testRunner: "vitest",
+	vitest: { configFile: "test/mutation/vitest.config.ts", related: false },
+	checkers: ["typescript"],
+	tsconfigFile: "test/mutation/tsconfig.json",
+	typescriptChecker: { prioritizePerformanceOverAccuracy: true },
+	coverageAnalysis: "perTest",
+	// Where the README's promise lives, in groups so that each run fits a shared 2-core machine:
+	// MUTATION_GROUP=seal (default), host, queue, answers or tool.
+	mutate: GROUPS[group],
+
+	// The machine's 2 cores are shared with other work: two test runners at most.
+	concurrency: 2,
+	// Mutants of module-level constants would each re-run every test; the constants that carry a promise
+	// (HANDOVER_GRACE_MS, DEADLINE_TOLERANCE_MS, MAX_TIMEOUT_MS) are pinned by literals in their tests.
+	ignoreStatic: true,
+	timeoutMS: 10_000,
+	incremental: true,
+	incrementalFile: `.tmp/mutation/incremental-${group}.json`,
+	reporters: ["json", "progress-append-only"],
+	jsonReporter: { fileName: `.tmp/mutation/${group}.json` },
+	tempDirName: `.tmp/stryker-${group}`,
+	ignorePatterns: ["test/compat/pi-0.85/node_modules", ".tmp"],
+	cleanTempDir: "always",
+};

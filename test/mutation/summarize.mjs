@@ -1,0 +1,117 @@
+#!/usr/bin/env node
+// Turns Stryker's JSON reports (.tmp/mutation/<group>.json) into the committed report: summary.json
+// (per file: counts, score, every surviving mutant) and REPORT.md. A group without a fresh report keeps
+// its entries from the committed summary.json, so one group can be re-run alone. Survivors listed in
+// equivalent.json (file, line, mutator, replacement, why) are marked equivalent and named with the reason.
+import { execSync } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+const HERE = new URL("./", import.meta.url);
+const GROUPS = ["seal", "host", "queue", "answers", "tool"];
+/** The score each file of the relay core must reach, excluding mutants shown to be equivalent. */
+export const TARGET = 85;
+
+const readJson = (path, fallback) => (existsSync(path) ? JSON.parse(readFileSync(path, "utf8")) : fallback);
+const isCaught = (status) => status === "Killed" || status === "Timeout";
+const isCounted = (status) => isCaught(status) || status === "Survived" || status === "NoCoverage";
+const percent = (part, whole) => (whole === 0 ? 100 : Math.round((1000 * part) / whole) / 10);
+const short = (text, max) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+
+/** One file's figures from Stryker's report. */
+function fileSummary(path, file, equivalents) {
+	const lines = file.source.split("\n");
+	const counts = {};
+	const survivors = [];
+	for (const mutant of file.mutants) {
+		counts[mutant.status] = (counts[mutant.status] ?? 0) + 1;
+		if (mutant.status !== "Survived" && mutant.status !== "NoCoverage") continue;
+		const line = mutant.location.start.line;
+		const replacement = short((mutant.replacement ?? "").replace(/\s+/g, " "), 80);
+		const equivalent = equivalents.find((e) => e.file === path && e.line === line && e.mutator === mutant.mutatorName && (e.replacement === undefined || e.replacement === replacement));
+		survivors.push({
+			line,
+			mutator: mutant.mutatorName,
+			status: mutant.status,
+			code: short((lines[line - 1] ?? "").trim(), 100),
+			replacement,
+			...(equivalent ? { equivalent: equivalent.why } : {}),
+		});
+	}
+	const counted = file.mutants.filter((m) => isCounted(m.status)).length;
+	const caught = file.mutants.filter((m) => isCaught(m.status)).length;
+	const equivalent = survivors.filter((s) => s.equivalent).length;
+	return {
+		mutants: file.mutants.length,
+		counts,
+		score: percent(caught, counted),
+		scoreWithoutEquivalents: percent(caught, counted - equivalent),
+		survivors: survivors.sort((a, b) => a.line - b.line),
+	};
+}
+
+export function summarize() {
+	const equivalents = readJson(fileURLToPath(new URL("equivalent.json", HERE)), []);
+	const summaryPath = fileURLToPath(new URL("summary.json", HERE));
+	const previous = readJson(summaryPath, { groups: {} });
+	const groups = { ...previous.groups };
+	for (const group of GROUPS) {
+		// A run that was stopped leaves only its incremental file, holding the mutants it got to.
+		const full = readJson(`.tmp/mutation/${group}.json`, undefined);
+		const report = full ?? readJson(`.tmp/mutation/incremental-${group}.json`, undefined);
+		if (!report) continue;
+		const timing = readJson(`.tmp/mutation/${group}.timing.json`, undefined);
+		const log = existsSync(`.tmp/mutation/${group}.log`) ? readFileSync(`.tmp/mutation/${group}.log`, "utf8") : "";
+		const instrumented = Number(/Instrumented \d+ source file\(s\) with (\d+) mutant/.exec(log)?.[1] ?? Number.NaN);
+		const files = {};
+		for (const [path, file] of Object.entries(report.files)) files[path] = fileSummary(path, file, equivalents);
+		let commit = "unknown";
+		try {
+			commit = execSync("git rev-parse --short HEAD", { encoding: "utf8" }).trim();
+		} catch {}
+		const tested = Object.values(files).reduce((sum, f) => sum + f.mutants, 0);
+		groups[group] = {
+			commit,
+			ranAt: timing?.at ?? new Date().toISOString(),
+			seconds: timing?.seconds,
+			...(full ? {} : { partial: { tested, of: Number.isNaN(instrumented) ? undefined : instrumented } }),
+			files,
+		};
+	}
+	const summary = { target: TARGET, groups };
+	writeFileSync(summaryPath, `${JSON.stringify(summary, null, "\t")}\n`);
+	writeFileSync(fileURLToPath(new URL("REPORT.md", HERE)), markdown(summary));
+	return summary;
+}
+
+function markdown({ groups }) {
+	const out = [
+		"# Mutation report",
+		"",
+		"Written by `npm run mutation` (see [README.md](README.md)); do not edit by hand. A score counts killed and",
+		"timed-out mutants against every mutant that ran or had no test; *without equivalents* leaves out the survivors",
+		`listed in [equivalent.json](equivalent.json), each with why no test can tell it from the original. Target: ${TARGET} % per file.`,
+		"",
+	];
+	for (const [group, { commit, ranAt, seconds, partial, files }] of Object.entries(groups)) {
+		out.push(`## Group \`${group}\``, "", `Run at ${ranAt} on commit ${commit}${seconds ? `, ${Math.round(seconds / 60)} min` : ""}.`, "");
+		if (partial)
+			out.push(`**Partial run**: stopped after ${partial.tested}${partial.of ? ` of ${partial.of}` : ""} mutants (the figures below count only those); \`npm run mutation -- ${group}\` resumes it.`, "");
+		out.push("| file | mutants | killed | timeout | survived | no coverage | score | without equivalents |", "|---|---:|---:|---:|---:|---:|---:|---:|");
+		for (const [path, f] of Object.entries(files))
+			out.push(
+				`| \`${path.replace("extensions/checkpoint-bridge/", "")}\` | ${f.mutants} | ${f.counts.Killed ?? 0} | ${f.counts.Timeout ?? 0} | ${f.counts.Survived ?? 0} | ${f.counts.NoCoverage ?? 0} | ${f.score} % | ${f.scoreWithoutEquivalents} % |`,
+			);
+		out.push("");
+		for (const [path, f] of Object.entries(files)) {
+			if (f.survivors.length === 0) continue;
+			out.push(`### ${path.replace("extensions/checkpoint-bridge/", "")}: surviving mutants`, "");
+			for (const s of f.survivors)
+				out.push(`- line ${s.line}, ${s.mutator}${s.status === "NoCoverage" ? " (no test reaches it)" : ""}: \`${s.code.replace(/`/g, "'")}\` → \`${s.replacement.replace(/`/g, "'")}\`${s.equivalent ? `. **Equivalent:** ${s.equivalent}` : ""}`);
+			out.push("");
+		}
+	}
+	return `${out.join("\n").trimEnd()}\n`;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) summarize();

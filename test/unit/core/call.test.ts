@@ -1,0 +1,143 @@
+/**
+ * One call's life (core/call.ts) with a hand-driven transport: what would happen twice if the call
+ * could settle twice is counted here, not the promise's settlement (a promise settles once anyway).
+ */
+import { getEventListeners } from "node:events";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { runCall, type CallControl, type CallOptions } from "../../../extensions/checkpoint-bridge/core/call.ts";
+import { PROTOCOL_VERSION, type RelayProgress } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
+import type { Status } from "../../../extensions/checkpoint-bridge/tool/envelope.ts";
+
+beforeEach(() => vi.useFakeTimers());
+afterEach(() => vi.useRealTimers());
+
+const answer = { question: "Name?", answer: "atlas", kind: "text" as const };
+
+/** A transport that hands out its control and records every time the call's end reaches it. */
+function transport() {
+	const ends: { cancelHost: boolean; status: Status }[] = [];
+	let control!: CallControl;
+	const start = (call: CallControl) => {
+		control = call;
+		return (cancelHost: boolean, status: Status) => void ends.push({ cancelHost, status });
+	};
+	return { ends, start, control: () => control };
+}
+
+function options(extra: Partial<CallOptions> = {}): CallOptions & { progress: RelayProgress[] } {
+	const progress: RelayProgress[] = [];
+	return { asker: { label: "child", sessionId: "c" }, questions: [{ question: "Name?" }], budgetMs: 5_000, dialogTimeoutMs: 5_000, onProgress: (p) => progress.push(p), progress, ...extra };
+}
+
+const progress = (id: string, stage: RelayProgress["stage"]): RelayProgress => ({ v: PROTOCOL_VERSION, id, kind: "progress", stage, answers: [] });
+
+describe("a call settles exactly once", () => {
+	it("a result, then a transport finishing it again: the transport's end runs once, with the first outcome, and nothing is passed on after it", async () => {
+		const t = transport();
+		const o = options();
+		const call = runCall(o, t.start);
+		const { id } = t.control();
+		t.control().reply(progress(id, "queued"));
+		t.control().reply({ v: PROTOCOL_VERSION, id, kind: "result", status: "ok", answers: [answer] });
+		// The socket closing after the result, a late progress, a second result: all too late.
+		t.control().finish("no-host", "closed");
+		t.control().reply(progress(id, "shown"));
+		t.control().reply({ v: PROTOCOL_VERSION, id, kind: "result", status: "error", answers: [] });
+		await vi.advanceTimersByTimeAsync(10_000);
+		const envelope = await call;
+		expect(envelope).toMatchObject({ status: "ok", answers: [answer] });
+		expect(t.ends).toEqual([{ cancelHost: false, status: "ok" }]);
+		expect(o.progress.map((p) => p.stage)).toEqual(["queued"]);
+	});
+
+	it("its budget, then an abort and a result: the host is told to drop it once, and the envelope is the timeout", async () => {
+		const t = transport();
+		const abort = new AbortController();
+		const call = runCall(options({ signal: abort.signal }), t.start);
+		await vi.advanceTimersByTimeAsync(5_000);
+		abort.abort();
+		t.control().reply({ v: PROTOCOL_VERSION, id: t.control().id, kind: "result", status: "ok", answers: [answer] });
+		t.control().finish("no-host");
+		expect((await call).status).toBe("timeout");
+		expect(t.ends).toEqual([{ cancelHost: true, status: "timeout" }]);
+		expect(vi.getTimerCount()).toBe(0);
+		// Nothing is left listening on the tool call's signal.
+		expect(getEventListeners(abort.signal, "abort")).toEqual([]);
+	});
+
+	it("an abort, then its budget: the host is told to drop it once, as cancelled", async () => {
+		const t = transport();
+		const abort = new AbortController();
+		const call = runCall(options({ signal: abort.signal }), t.start);
+		abort.abort();
+		await vi.advanceTimersByTimeAsync(5_000);
+		t.control().finish("error");
+		expect((await call).status).toBe("cancelled");
+		expect(t.ends).toEqual([{ cancelHost: true, status: "cancelled" }]);
+	});
+
+	it("a transport that settles the call while starting gets its end called once, after it returned it", async () => {
+		const ends: Status[] = [];
+		const envelope = await runCall(options(), (call) => {
+			call.finish("no-host", "nobody");
+			call.finish("error", "twice");
+			return (_cancelHost, status) => void ends.push(status);
+		});
+		expect(envelope).toMatchObject({ status: "no-host", note: expect.stringContaining("nobody") });
+		expect(ends).toEqual(["no-host"]);
+		expect(vi.getTimerCount()).toBe(0);
+	});
+
+	it("says why it ended: its budget, its abort, an abort before it asked", async () => {
+		const budget = await (async () => {
+			const call = runCall(options({ budgetMs: 4_321 }), transport().start);
+			await vi.advanceTimersByTimeAsync(4_321);
+			return call;
+		})();
+		expect(budget).toMatchObject({ status: "timeout", note: expect.stringContaining("The call's budget of 4321 ms ran out"), waitedMs: 4_321 });
+		const abort = new AbortController();
+		const aborted = runCall(options({ signal: abort.signal }), transport().start);
+		abort.abort();
+		expect(await aborted).toMatchObject({ status: "cancelled", note: expect.stringContaining("The tool call was aborted.") });
+		const before = await runCall(options({ signal: AbortSignal.abort() }), () => {
+			throw new Error("a call aborted before it asks must not start");
+		});
+		expect(before).toMatchObject({ status: "cancelled", note: expect.stringContaining("aborted before it was asked"), waitedMs: 0 });
+	});
+
+	it("sends one request: its id, the asker, the questions, its deadline and a dialog time capped by the budget", async () => {
+		vi.setSystemTime(1_000_000);
+		const t = transport();
+		void runCall(options({ budgetMs: 5_000, dialogTimeoutMs: 9_000 }), t.start);
+		const { id, request } = t.control();
+		expect(id).toMatch(/^[\w-]{21}$/);
+		expect(request).toEqual({
+			v: PROTOCOL_VERSION,
+			id,
+			asker: { label: "child", sessionId: "c" },
+			questions: [expect.objectContaining({ question: "Name?" })],
+			deadline: 1_005_000,
+			dialogTimeoutMs: 5_000,
+			createdAt: 1_000_000,
+		});
+		t.control().finish("no-host");
+	});
+
+	it("a progress listener that throws does not break the call", async () => {
+		const t = transport();
+		const call = runCall(options({ onProgress: () => { throw new Error("listener failed"); } }), t.start);
+		t.control().reply(progress(t.control().id, "queued"));
+		t.control().reply({ v: PROTOCOL_VERSION, id: t.control().id, kind: "result", status: "ok", answers: [answer] });
+		expect((await call).status).toBe("ok");
+	});
+
+	it("leaves no listener on the tool call's signal once it has settled", async () => {
+		const t = transport();
+		const abort = new AbortController();
+		const call = runCall(options({ signal: abort.signal }), t.start);
+		expect(getEventListeners(abort.signal, "abort")).toHaveLength(1);
+		t.control().reply({ v: PROTOCOL_VERSION, id: t.control().id, kind: "result", status: "ok", answers: [answer] });
+		await call;
+		expect(getEventListeners(abort.signal, "abort")).toEqual([]);
+	});
+});

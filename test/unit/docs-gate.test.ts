@@ -1,0 +1,101 @@
+/**
+ * The docs gate: every test the README, docs/*.md and adr/*.md cite must still exist. A citation is a
+ * backticked test file, optionally followed by `›` and one or more quoted titles:
+ *
+ *     `test/unit/core/relay.test.ts` › "one dialog at a time", "sends the host's own model through…"
+ *
+ * The file is a path from the repository root (cite this way), or a bare name (`quiet.test.ts`), which
+ * stands for every file of that name under test/; `*` matches any part of a name
+ * (`test/integration/faults-*.test.ts`). A title is the
+ * exact title of a `describe` or `it` in that file (a line break inside it reads as a space); a title
+ * ending in `…` is a prefix of one.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { basename, dirname, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "../..");
+const read = (path: string) => readFileSync(join(ROOT, path), "utf8");
+
+function filesUnder(dir: string): string[] {
+	return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((entry) =>
+		entry.isDirectory() ? (entry.name === "node_modules" ? [] : filesUnder(join(dir, entry.name))) : [join(dir, entry.name)],
+	);
+}
+
+const TEST_FILES = filesUnder("test").filter((file) => file.endsWith(".test.ts"));
+const DOCS = ["README.md", ...readdirSync(join(ROOT, "docs")).map((f) => `docs/${f}`), ...readdirSync(join(ROOT, "adr")).map((f) => `adr/${f}`)].filter((f) =>
+	f.endsWith(".md"),
+);
+
+export interface Citation {
+	/** The document and line it appears on. */
+	where: string;
+	file: string;
+	titles: string[];
+}
+
+/** Every citation in a Markdown text. Line breaks inside a citation are read as spaces. */
+export function citationsIn(text: string, doc: string): Citation[] {
+	const citations: Citation[] = [];
+	const pattern = /`([^`\s]*\.test\.ts)`((?:\s*›\s*"[^"]+"(?:\s*,\s*"[^"]+")*)?)/g;
+	for (const match of text.matchAll(pattern)) {
+		const titles = [...match[2]!.matchAll(/"([^"]+)"/g)].map((m) => m[1]!.replace(/\s+/g, " "));
+		const line = text.slice(0, match.index).split("\n").length;
+		citations.push({ where: `${doc}:${line}`, file: match[1]!, titles });
+	}
+	return citations;
+}
+
+/** The test files a cited file names: a path or a glob from the root, or a bare name (every file under test/ of that name). */
+export function resolveCited(file: string, testFiles: readonly string[] = TEST_FILES): string[] {
+	const glob = new RegExp(`^${file.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join("[^/]*")}$`);
+	if (file.includes("/")) return testFiles.filter((candidate) => glob.test(candidate));
+	return testFiles.filter((candidate) => glob.test(basename(candidate)));
+}
+
+/** The literal titles of every describe and it in a test file. */
+export function titlesIn(source: string): string[] {
+	const titles: string[] = [];
+	for (const match of source.matchAll(/\b(?:describe|it|test)(?:\.\w+)*\(\s*(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'|`([^`$]*)`)/g))
+		titles.push((match[1] ?? match[2] ?? match[3]!).replace(/\\(.)/g, "$1"));
+	return titles;
+}
+
+const matches = (cited: string, title: string) => (cited.endsWith("…") ? title.startsWith(cited.slice(0, -1)) : title === cited);
+
+describe("the docs gate", () => {
+	const citations = DOCS.flatMap((doc) => citationsIn(read(doc), doc));
+
+	it("finds the citations of the README's guarantees", () => {
+		const guarantees = read("README.md").split("## Guarantees and the tests that pin them")[1]!.split("\n## ")[0]!;
+		expect(citationsIn(guarantees, "README.md").length).toBeGreaterThanOrEqual(10);
+	});
+
+	it("every cited test file exists and every cited title is a describe or it in it", () => {
+		const broken: string[] = [];
+		for (const { where, file, titles } of citations) {
+			const files = resolveCited(file);
+			if (files.length === 0) {
+				broken.push(`${where}: no test file ${file}`);
+				continue;
+			}
+			const known = files.flatMap((path) => titlesIn(read(path)));
+			for (const title of titles) if (!known.some((t) => matches(title, t))) broken.push(`${where}: no test titled "${title}" in ${files.map((f) => relative(ROOT, join(ROOT, f))).join(", ")}`);
+		}
+		expect(broken).toEqual([]);
+	});
+
+	it("fails on a citation of a file or a title that does not exist", () => {
+		const text = 'see `test/unit/core/relay.test.ts` › "one dialog at a time", "no such test" and `gone.test.ts`';
+		const [relay, gone] = citationsIn(text, "x.md");
+		expect(relay).toMatchObject({ file: "test/unit/core/relay.test.ts", titles: ["one dialog at a time", "no such test"] });
+		const titles = titlesIn(read(relay!.file));
+		expect(relay!.titles.map((title) => titles.some((t) => matches(title, t)))).toEqual([true, false]);
+		expect(resolveCited(gone!.file)).toEqual([]);
+		expect(resolveCited("test/integration/faults-*.test.ts")).toEqual(["test/integration/faults-rpc.test.ts", "test/integration/faults-sdk.test.ts"]);
+		expect(resolveCited("quiet.test.ts")).toEqual(["test/unit/core/quiet.test.ts"]);
+		expect(resolveCited("relay.test.ts")).toEqual(["test/unit/core/relay.test.ts", "test/unit/surfaces/terminal-form/relay.test.ts"]);
+	});
+});

@@ -1,0 +1,36 @@
+/** The result contract (tool/envelope.ts): the note's advice, the fields, and the tool result pi gets. */
+import { describe, expect, it } from "vitest";
+import { makeEnvelope, NEEDS_INPUT_ADVICE, STATUSES, toToolResult } from "../../../extensions/checkpoint-bridge/tool/envelope.ts";
+
+const answer = { question: "Name?", answer: "atlas", kind: "text" as const };
+
+describe("the envelope", () => {
+	it("lists the six statuses of the README's result contract", () => {
+		expect(STATUSES).toEqual(["ok", "timeout-or-cancelled", "timeout", "cancelled", "no-host", "error"]);
+	});
+
+	it("gives every non-ok status the needs_input advice after its reason, and ok only its own reason", () => {
+		for (const status of STATUSES.filter((s) => s !== "ok")) {
+			expect(makeEnvelope(status, [], "Why.")).toEqual({ status, answers: [], note: `Why. ${NEEDS_INPUT_ADVICE}` });
+			expect(makeEnvelope(status, [])).toEqual({ status, answers: [], note: NEEDS_INPUT_ADVICE });
+		}
+		expect(NEEDS_INPUT_ADVICE).toMatch(/^Do not guess the answer: return a structured needs_input result/);
+		expect(makeEnvelope("ok", [answer])).toEqual({ status: "ok", answers: [answer] });
+		expect(makeEnvelope("ok", [answer], "Shared.")).toEqual({ status: "ok", answers: [answer], note: "Shared." });
+	});
+
+	it("carries the request id, the asker and the time waited", () => {
+		expect(makeEnvelope("ok", [answer], undefined, { requestId: "r1", asker: "planner", waitedMs: 12 })).toEqual({
+			status: "ok",
+			answers: [answer],
+			requestId: "r1",
+			asker: "planner",
+			waitedMs: 12,
+		});
+	});
+
+	it("is the tool result's text, as JSON, and its details", () => {
+		const envelope = makeEnvelope("timeout", [answer], "Late.");
+		expect(toToolResult(envelope)).toEqual({ content: [{ type: "text", text: JSON.stringify(envelope) }], details: envelope });
+	});
+});
