@@ -1,11 +1,11 @@
 // Mutation testing of the relay: `npm run mutation` (see test/mutation/README.md).
 const core = (name) => `extensions/checkpoint-bridge/core/${name}.ts`;
-/** Only the host answers: the shared handle and its seal, one call's life, the bus asker, the endpoint's hello, token and seal checks. */
-const SEAL = [core("shared-handle"), core("call"), core("asker"), "extensions/checkpoint-bridge/transports/local/server.ts:194-263"];
+/** Only the host answers: the shared handle and its seal, one call's life, the bus asker, the endpoint's connection: each frame's checks, forwarding, the seal check. */
+const SEAL = [core("shared-handle"), core("call"), core("asker"), "extensions/checkpoint-bridge/transports/local/connection.ts:132-227"];
 /** Holding the host role (claim, release, hand-over) and asking the human once. */
 const HOST = [core("host-role"), core("same-questions")];
 /** The dialog queue: what a request goes through (not its read-only views). */
-const QUEUE = ["extensions/checkpoint-bridge/core/dialog-host.ts:167-250", "extensions/checkpoint-bridge/core/dialog-host.ts:287-415"];
+const QUEUE = ["extensions/checkpoint-bridge/core/dialog-host.ts:183-270", "extensions/checkpoint-bridge/core/dialog-host.ts:312-524"];
 /** What comes back: the answer check for outside answers, and the envelope. */
 const ANSWERS = [core("inbound"), "extensions/checkpoint-bridge/tool/envelope.ts"];
 /** Every call's validation. */
