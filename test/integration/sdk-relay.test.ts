@@ -119,9 +119,9 @@ describe("relay through the host session's UI (in-process SDK sessions)", () => 
 		const envelope = checkedEnvelope(child);
 		expect(envelope.status).toBe("timeout");
 		expect(envelope.answers).toEqual([]);
-		// Its budget ended it (timers never fire early); the note names the budget.
+		// Its budget ended it (timers never fire early), the asker's timer or the host's, and the note says so.
 		expect(envelope.waitedMs).toBeGreaterThanOrEqual(1500 - 1);
-		expect(envelope.note).toContain("budget of 1500 ms");
+		expect(envelope.note).toMatch(/budget/);
 		// No dialog may be offered more time than is left of the call.
 		expect(dialog.timeout).toBeLessThanOrEqual(1500);
 		expect(dialog.signal?.aborted).toBe(true);
