@@ -4,7 +4,8 @@
  */
 import { getEventListeners } from "node:events";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { runCall, type CallControl, type CallOptions } from "../../../extensions/checkpoint-bridge/core/call.ts";
+import { replyAnswersProblem, runCall, type CallControl, type CallOptions } from "../../../extensions/checkpoint-bridge/core/call.ts";
+import { validateAskParams } from "../../../extensions/checkpoint-bridge/tool/validate.ts";
 import { PROTOCOL_VERSION, type RelayProgress } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
 import type { Status } from "../../../extensions/checkpoint-bridge/tool/envelope.ts";
 
@@ -121,6 +122,38 @@ describe("a call settles exactly once", () => {
 			createdAt: 1_000_000,
 		});
 		t.control().finish("no-host");
+	});
+
+	it("refuses a reply that answers what was not asked, in error, and tells the host to drop the request", async () => {
+		const t = transport();
+		const call = runCall(options(), t.start);
+		t.control().reply({ v: PROTOCOL_VERSION, id: t.control().id, kind: "result", status: "ok", answers: [answer, { question: "Never asked?", answer: "x", kind: "text" }] });
+		expect(await call).toMatchObject({ status: "error", answers: [], note: expect.stringContaining('answer 2 answers "Never asked?", which this call did not ask') });
+		expect(t.ends).toEqual([{ cancelHost: true, status: "error" }]);
+	});
+
+	it("a transport's own ending does not tell the host to drop the request", async () => {
+		const t = transport();
+		const call = runCall(options(), t.start);
+		t.control().finish("no-host", "gone");
+		await call;
+		expect(t.ends).toEqual([{ cancelHost: false, status: "no-host" }]);
+	});
+
+	it("refuses invalid questions before asking, naming every problem", async () => {
+		const envelope = await runCall(options({ questions: [{ question: "" }, { question: "Pick", options: ["a"] }] as never }), () => {
+			throw new Error("an invalid call must not start");
+		});
+		expect(envelope).toMatchObject({ status: "error", asker: "child", waitedMs: 0 });
+		expect(envelope.note).toMatch(/^Invalid parameters: questions\[0\].*; questions\[1\]/);
+	});
+
+	it("names what is wrong with a reply's answers without throwing on junk", () => {
+		const questions = validateAskParams({ questions: [{ question: "Name?" }] });
+		if (!questions.ok) throw new Error("valid");
+		expect(replyAnswersProblem(questions.questions, { kind: "result", status: "ok", answers: "none" as never })).toBe("it carries no answers");
+		expect(replyAnswersProblem(questions.questions, { kind: "progress", answers: [null as never] })).toMatch(/^answer 1 answers undefined/);
+		expect(replyAnswersProblem(questions.questions, { kind: "result", status: "ok", answers: [] })).toBe("it is ok with 0 answers for 1 questions");
 	});
 
 	it("a progress listener that throws does not break the call", async () => {

@@ -227,8 +227,13 @@ describe("no-host", () => {
 		const handle = createHandle();
 		const envelope = await askViaHost({ handle, asker: { label: "c", sessionId: "c" }, questions: [text], budgetMs: 300_000, dialogTimeoutMs: 1 });
 		expect(envelope.status).toBe("no-host");
+		expect(envelope.note).toContain("No session with a UI holds the host role");
 		expect(envelope.note).toContain(NEEDS_INPUT_ADVICE);
 		expect(handle.bus.eventNames()).toEqual([]);
+		// Claimed, but nothing listens for questions: no-host as well, saying so.
+		handle.claimHost({ sessionId: "silent", protocol: PROTOCOL_VERSION });
+		const silent = await askViaHost({ handle, asker: { label: "c", sessionId: "c" }, questions: [text], budgetMs: 300_000, dialogTimeoutMs: 1 });
+		expect(silent).toMatchObject({ status: "no-host", note: expect.stringContaining("nothing is listening for questions") });
 		expect(vi.getTimerCount()).toBe(0);
 	});
 

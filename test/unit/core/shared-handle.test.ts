@@ -63,6 +63,21 @@ describe("the host claim", () => {
 		expect(handle.isFromHost(other.seal(result("r1")), "r1")).toBe(false);
 	});
 
+	it("pins the bus's methods as own, read-only, hidden properties", () => {
+		const handle = createHandle();
+		for (const name of ["emit", "on", "once", "off", "removeListener", "addListener", "removeAllListeners", "listeners", "listenerCount", "eventNames"])
+			expect(Object.getOwnPropertyDescriptor(handle.bus, name), name).toMatchObject({ writable: false, configurable: false, enumerable: false });
+		expect(() => Object.assign(handle.bus, { emit: () => true })).toThrow();
+	});
+
+	it("takes no sealed reply without a request id as the answer to a request without one", () => {
+		const handle = createHandle();
+		const { seal } = handle.claimHost(claim("host"))!;
+		const { id: _id, ...idless } = result("r1");
+		const sealed = seal(idless as unknown as RelayResult);
+		expect(handle.isFromHost(sealed, undefined as unknown as string)).toBe(false);
+	});
+
 	it("reports the host's snapshot, and none without a host", () => {
 		const handle = createHandle();
 		expect(handle.snapshot()).toBeUndefined();

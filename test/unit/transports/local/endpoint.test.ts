@@ -183,6 +183,35 @@ describe("what the endpoint forwards", () => {
 		expect(raw.frames.some((f) => f.type === "error")).toBe(false);
 	});
 
+	it("forgets a cancelled request, so its id can be used again on the same connection", async () => {
+		const { feed, endpoint } = await hostWithEndpoint();
+		const raw = await trusted(endpoint);
+		raw.send(requestLine("again-1", { question: "First time?" }));
+		const first = await feed.next();
+		raw.send(encodeFrame({ type: "cancel", v: WIRE_VERSION, id: "again-1", reason: "cancelled" }));
+		await dismissed(first);
+		raw.send(requestLine("again-1", { question: "Second time?" }));
+		const second = await feed.next();
+		expect(second.title).toMatch(/Second time\?$/);
+		second.answer("yes");
+		expect(await raw.frame((f) => f.type === "result")).toMatchObject({ id: "again-1", status: "ok" });
+		expect(raw.frames.some((f) => f.type === "error")).toBe(false);
+	});
+
+	it("refuses a second hello or auth after the handshake, saying it came twice", async () => {
+		for (const type of ["hello", "auth"] as const) {
+			const { endpoint } = await hostWithEndpoint();
+			const raw = await trusted(endpoint);
+			raw.send(type === "hello" ? raw.helloLine() : encodeFrame({ type: "auth", v: WIRE_VERSION, proof: "x".repeat(43) }));
+			const refusal = await raw.frame((f) => f.type === "error");
+			expect(refusal).toMatchObject({ code: "unexpected", message: `A client does not send ${type} frames twice.` });
+		}
+		const { endpoint } = await hostWithEndpoint();
+		const raw = await trusted(endpoint);
+		raw.send(encodeFrame({ type: "progress", v: WIRE_VERSION, id: "x", kind: "progress", stage: "queued", answers: [] } as never));
+		expect(await raw.frame((f) => f.type === "error")).toMatchObject({ code: "unexpected", message: "A client does not send progress frames." });
+	});
+
 	it("answers error naming both versions when the host role speaks another protocol", async () => {
 		const handle = createHandle();
 		expect(handle.claimHost({ sessionId: "h", protocol: PROTOCOL_VERSION + 1 })).toBeDefined();
