@@ -164,8 +164,8 @@ describe("the answer check on its own (parseInbound, resolveInbound)", () => {
 			[{ requestId: "r", answers: "yes" }, "answers must be an array with one answer per question, in question order"],
 		];
 		for (const [raw, reason] of refusals) expect(parseInbound(raw), JSON.stringify(raw)).toEqual({ ok: false, reply: { ok: false, code: "invalid_payload", reason } });
-		expect(parseInbound({ requestId: "r", cancel: true })).toEqual({ ok: true, message: { requestId: "r", cancel: true } });
-		expect(parseInbound({ requestId: "r", answers: ["a"] })).toEqual({ ok: true, message: { requestId: "r", answers: ["a"] } });
+		expect(parseInbound({ requestId: "r", cancel: true })).toMatchObject({ ok: true, message: { requestId: "r", cancel: true } });
+		expect(parseInbound({ requestId: "r", answers: ["a"] })).toMatchObject({ ok: true, message: { requestId: "r", answers: ["a"] } });
 	});
 
 	it("resolves every kind of answer, marked as from outside", () => {
