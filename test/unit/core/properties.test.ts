@@ -196,6 +196,8 @@ interface Call {
 	specs: Spec[];
 	titles: string[];
 	budgetMs: number;
+	/** Longest one dialog may stay open, as asked. */
+	dialogTimeoutMs: number;
 	askedAt: number;
 	controller: AbortController;
 	request?: RelayRequest;
@@ -260,8 +262,26 @@ class Relay {
 		this.role = claimHostRole(this.handle, { ui: this.ui, surface: dialogSurface(this.ui), sessionId: HOST_ID });
 	}
 
+	/** When the host began each call's current question: its first dialog under the current host. */
+	readonly #questionStart = new Map<Call, { index: number; role: HostRole | undefined; at: number }>();
+
+	/**
+	 * The host's rule for a dismissed dialog: the call's `timeout` only when, as its question began,
+	 * the call had no more time left than one dialog gets (the call's budget capped the dialog), and
+	 * the deadline is at hand; otherwise `timeout-or-cancelled`.
+	 */
+	dismissalIsTimeout(call: Call): boolean {
+		const start = this.#questionStart.get(call);
+		const left = start ? call.askedAt + call.budgetMs - start.at : 0;
+		return left <= Math.min(call.dialogTimeoutMs, call.budgetMs) && nearDeadline(call);
+	}
+
 	#onOpen(dialog: Dialog): void {
 		const owner = this.byTitle.get(dialog.title);
+		if (owner) {
+			const start = this.#questionStart.get(owner.call);
+			if (!start || start.index !== owner.index || start.role !== this.role) this.#questionStart.set(owner.call, { index: owner.index, role: this.role, at: Date.now() });
+		}
 		if (owner && !isPending(owner.call)) this.violations.push(`dialog ${dialog.seq} "${dialog.title}" opened for call ${owner.call.no}, which had already settled (${owner.call.envelope?.status})`);
 	}
 
@@ -407,6 +427,7 @@ class Relay {
 			specs,
 			titles: titlesOf(specs),
 			budgetMs: a.budgetMs,
+			dialogTimeoutMs: a.dialogTimeoutMs,
 			askedAt: Date.now(),
 			controller,
 			hostAtAsk: this.handle.host() !== undefined,
@@ -466,8 +487,8 @@ class Relay {
 		let expected: "next" | "again" | Status;
 		if (a.t === "dismiss") {
 			value = undefined;
-			// At the very end of the call's budget a dismissal cannot be told from the budget running out.
-			expected = owner && nearDeadline(owner.call) ? "timeout" : "timeout-or-cancelled";
+			// At the very end of a budget that capped the dialog, a dismissal cannot be told from the budget running out.
+			expected = owner && this.dismissalIsTimeout(owner.call) ? "timeout" : "timeout-or-cancelled";
 		} else if (a.t === "nonString") {
 			value = a.value;
 			expected = "error";
@@ -869,6 +890,17 @@ async function play(actions: Action[]): Promise<void> {
  * random ones (the seed policy: test/unit/support/property-policy.ts). Each is the action sequence of a
  * handwritten regression test below; add a new one here with its test whenever a run fails.
  */
+/** Counterexamples the shared-answers property found, kept as fixed cases (seed policy: test/unit/support/property-policy.ts). */
+const SHARING_COUNTEREXAMPLES: Action[][] = [
+	// Seed 1981239171: a dismissal at a 2 ms budget whose 1 ms dialog the budget did not cap ends
+	// "timeout-or-cancelled"; the model once expected "timeout" for any dismissal near the deadline.
+	[
+		{ t: "ask", session: 0, questions: [{ kind: "select", options: 2 }], budgetMs: 2, dialogTimeoutMs: 1, preAborted: false, copy: 0 },
+		{ t: "dismiss" },
+		{ t: "outside", variant: "valid", pick: 0 },
+	],
+];
+
 const INTERLEAVING_COUNTEREXAMPLES: Action[][] = [
 	// "a call aborted while its host is being replaced is not adopted, nor its dialog shown, by the next host"
 	[
@@ -912,7 +944,10 @@ describe("relay under arbitrary interleavings", () => {
 		const sharing = action
 			.filter((a) => !["junk", "junk-request", "flakyNotify", "nonString", "fail", "shutdown"].includes(a.t))
 			.map((a) => (a.t === "ask" ? { ...a, copy: a.copy ?? 0 } : a));
-		await fc.assert(fc.asyncProperty(fc.array(sharing, { minLength: 1, maxLength: 60, size: "+1" }), play), propertyRun(150));
+		await fc.assert(
+			fc.asyncProperty(fc.array(sharing, { minLength: 1, maxLength: 60, size: "+1" }), play),
+			propertyRun(150, SHARING_COUNTEREXAMPLES.map((actions) => [actions] as [Action[]])),
+		);
 	}, 60_000);
 });
 

@@ -2,9 +2,10 @@
  * How every fast-check property in this repository runs (the seed policy):
  * - fast-check prints the seed and the path of a failing run with its shrunk counterexample;
  *   `FC_SEED=<seed> FC_PATH=<path> npx vitest run <file>` replays exactly that run.
- * - Every counterexample ever found is kept in test/unit/core/counterexamples.ts as a fixed case of
- *   its property (fast-check runs `examples` before the random runs), next to the handwritten
- *   regression test that explains it. Never delete one; a fix that makes one pass keeps it.
+ * - Every counterexample ever found is kept as a fixed case of its property (fast-check runs
+ *   `examples` before the random runs), in a `…_COUNTEREXAMPLES` list beside the property (for the
+ *   relay: test/unit/core/properties.test.ts), with a comment or a handwritten regression test that
+ *   explains it. Never delete one; a fix that makes one pass keeps it.
  * - Without FC_SEED each run draws a fresh seed, so CI keeps exploring new interleavings.
  * - PROPERTY_RUNS_SCALE (mutation testing sets 0.1) scales the random runs, never the kept counterexamples.
  */
