@@ -218,4 +218,29 @@ describe("the answer check on its own (parseInbound, resolveInbound)", () => {
 		const notOffered = resolve(["Postgres", ["mac", " "], "x", "yes", "vim"]);
 		expect(notOffered.ok ? "" : (notOffered.reply as { reason: string }).reason).toBe('answers[1]: " " was not offered');
 	});
+
+	it("refuses null, a non-array values and non-string values by their shape, without throwing", () => {
+		const nulls = resolve([null, null, null, null, null]);
+		expect(nulls.ok ? "" : (nulls.reply as { reason: string }).reason).toBe(
+			[
+				"answers[0]: must be one option's label",
+				"answers[1]: must be a non-empty array of option labels",
+				"answers[2]: must be text",
+				"answers[3]: must be yes or no",
+				"answers[4]: must be one option's label",
+			].join("; "),
+		);
+		// A values that is not an array, and non-strings repeated: the shape is named, not a repeat.
+		for (const targets of [{ values: "mac" }, { values: 5 }, ["mac", 3, 3]]) {
+			const result = resolve(["Postgres", targets, "x", "yes", "vim"]);
+			expect(result.ok ? "" : (result.reply as { reason: string }).reason, JSON.stringify(targets)).toBe("answers[1]: must be a non-empty array of option labels");
+		}
+	});
+
+	it("takes only a whole yes or no word for a confirm", () => {
+		for (const word of ["yesterday", "nay", "seven"]) {
+			const result = resolve(["Postgres", ["mac"], "x", word, "vim"]);
+			expect(result.ok ? "" : (result.reply as { reason: string }).reason, word).toBe("answers[3]: must be yes or no");
+		}
+	});
 });

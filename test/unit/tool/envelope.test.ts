@@ -1,5 +1,5 @@
 /** The result contract (tool/envelope.ts): the note's advice, the fields, and the tool result pi gets. */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { makeEnvelope, NEEDS_INPUT_ADVICE, STATUSES, toToolResult } from "../../../extensions/checkpoint-bridge/tool/envelope.ts";
 
 const answer = { question: "Name?", answer: "atlas", kind: "text" as const };
@@ -17,6 +17,13 @@ describe("the envelope", () => {
 		expect(NEEDS_INPUT_ADVICE).toMatch(/^Do not guess the answer: return a structured needs_input result/);
 		expect(makeEnvelope("ok", [answer])).toEqual({ status: "ok", answers: [answer] });
 		expect(makeEnvelope("ok", [answer], "Shared.")).toEqual({ status: "ok", answers: [answer], note: "Shared." });
+	});
+
+	it("gives the same advice in a fresh copy of the module (each copy of the extension loads its own)", async () => {
+		vi.resetModules();
+		const copy = await import("../../../extensions/checkpoint-bridge/tool/envelope.ts");
+		expect(copy.NEEDS_INPUT_ADVICE).toBe(NEEDS_INPUT_ADVICE);
+		expect(copy.makeEnvelope("timeout", [])).toEqual({ status: "timeout", answers: [], note: NEEDS_INPUT_ADVICE });
 	});
 
 	it("carries the request id, the asker and the time waited", () => {
