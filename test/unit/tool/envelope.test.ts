@@ -23,6 +23,7 @@ describe("the envelope", () => {
 		vi.resetModules();
 		const copy = await import("../../../extensions/checkpoint-bridge/tool/envelope.ts");
 		expect(copy.NEEDS_INPUT_ADVICE).toBe(NEEDS_INPUT_ADVICE);
+		expect(copy.NEEDS_INPUT_ADVICE).toMatch(/^Do not guess the answer: return a structured needs_input result/);
 		expect(copy.makeEnvelope("timeout", [])).toEqual({ status: "timeout", answers: [], note: NEEDS_INPUT_ADVICE });
 	});
 
