@@ -1,6 +1,6 @@
 /**
  * One object per process on `globalThis`, under a `Symbol.for` key, so every copy of the
- * extension finds the same one: the local endpoint's and the web page's registries.
+ * extension finds the same one: the registries of the local endpoint, the NATS room and the web page.
  */
 
 /** The object under `key` on `target`, made by `create` and defined read-only on first use. */
