@@ -54,7 +54,7 @@ export function askOverNats(options: NatsAskOptions): Promise<Envelope> {
 		let broker: Broker | undefined;
 		let inbox = "";
 		let phase: Phase = "sending";
-		/** Whether a host ever took this request: without one, "nobody serves the room" is final at once. */
+		/** Whether a host said it took this request: without one, "nobody serves the room" is final at once. */
 		let reached = false;
 		let answers: Answer[] = [];
 		let lastHeard = 0;
@@ -78,9 +78,10 @@ export function askOverNats(options: NatsAskOptions): Promise<Envelope> {
 			});
 		};
 
-		const hostLost = (note: string) => {
+		/** `mayHaveReached`: the request may be held by a host that then fell silent, so a grace waits for it too. */
+		const hostLost = (note: string, mayHaveReached = reached) => {
 			if (ended || phase === "waiting") return;
-			if (!reached || config.graceMs <= 0) return call.finish("no-host", note);
+			if (!mayHaveReached || config.graceMs <= 0) return call.finish("no-host", note);
 			phase = "waiting";
 			lostNote = note;
 			graceEnd = Date.now() + config.graceMs;
@@ -136,7 +137,9 @@ export function askOverNats(options: NatsAskOptions): Promise<Envelope> {
 				}
 				return;
 			}
-			if (now - lastSent > silenceMs) hostLost(`No host answered in room "${config.room}" within ${silenceMs} ms (a host is subscribed but silent: hung or cut off).`);
+			// Somebody is subscribed (no no-responders came back) but said nothing, not even that it took the request:
+			// hung, or the connection broke before its word arrived (a server restart). Worth the grace either way.
+			if (now - lastSent > silenceMs) hostLost(`No host answered in room "${config.room}" within ${silenceMs} ms (a host is subscribed but silent: hung or cut off).`, true);
 		};
 
 		options.connect().then(

@@ -4,7 +4,7 @@
  * for free: the budget as milliseconds left (clocks differ), where the asker runs, the answers it
  * already has when it re-sends, and heartbeats both ways (`ping` from the asker, `pong` from the host).
  */
-import type { Answer, AnswerKind } from "../../tool/envelope.ts";
+import { OUTSIDE_SOURCES, type Answer, type AnswerKind } from "../../tool/envelope.ts";
 import { checkFrame, isAnswers, MAX_FRAME_BYTES, WIRE_VERSION, type CancelFrame, type ErrorCode, type ErrorFrame, type ProgressFrame, type RequestFrame, type ResultFrame } from "../wire.ts";
 
 /** Longest machine name accepted; longer ones are refused, not cut. */
@@ -65,6 +65,7 @@ export function encodeNatsFrame(frame: NatsFrame): Uint8Array {
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const isId = (v: unknown): v is string => typeof v === "string" && v !== "" && v.length <= MAX_ID_LENGTH;
 const KINDS: readonly AnswerKind[] = ["option", "other", "text", "confirm"];
+const SOURCES: readonly unknown[] = ["dialog", "shared", ...OUTSIDE_SOURCES];
 
 /** Carried answers rebuilt from their known fields only, so nothing else rides along into the host. */
 function cleanAnswers(answers: Answer[]): Answer[] {
@@ -74,6 +75,8 @@ function cleanAnswers(answers: Answer[]): Answer[] {
 		kind: KINDS.includes(a.kind) ? a.kind : "text",
 		...(typeof a.id === "string" ? { id: a.id } : {}),
 		...(Array.isArray(a.values) && a.values.every((x) => typeof x === "string") ? { values: [...a.values] } : {}),
+		// Where the answer came from survives a re-send, so the asker's envelope reads as if nothing happened.
+		...(SOURCES.includes(a.source) ? { source: a.source } : {}),
 	}));
 }
 

@@ -215,6 +215,22 @@ describe("a grace for the host to come back (CHECKPOINT_BRIDGE_HOST_GRACE_MS)", 
 		expect(settled.map((e) => e.status)).toEqual(["timeout"]);
 	});
 
+	it("a host that took the request but whose word never arrived (the server restarted at once): the asker waits, and the next host shows it", async () => {
+		const nats = new FakeNats();
+		const first = natsHost(nats);
+		// Cut before the request: it reaches the host's subscription, nothing comes back (no acknowledgement, no pong).
+		first.client.cut();
+		const call = track(askFake(nats, Q, withGrace));
+		await vi.advanceTimersByTimeAsync(NOTICE_MS + 1_000);
+		expect(call.envelope).toBeUndefined();
+		await first.client.close();
+		const second = natsHost(nats);
+		await vi.advanceTimersByTimeAsync(RESEND_INTERVAL_MS + TICK_MS);
+		second.fake.current()!.answer("camelCase");
+		await flush();
+		expect(call.envelope).toMatchObject({ status: "ok", answers: [{ answer: "camelCase" }] });
+	});
+
 	it("a room nobody serves at the start is no-host at once, grace or not: the grace is for a host that vanished", async () => {
 		const call = track(askFake(new FakeNats(), Q, withGrace));
 		await flush();

@@ -61,14 +61,26 @@ describe("forwarding a request onto the host's bus", () => {
 		const nats = new FakeNats();
 		const host = natsHost(nats);
 		const asker = rawAsker(nats);
-		asker.send(SUBJECTS.request, requestFrame("r", TWO, { answers: [{ question: "Name?", answer: "Ada", kind: "text", smuggled: "x" }] }));
+		asker.send(SUBJECTS.request, requestFrame("r", TWO, { answers: [{ question: "Name?", answer: "Ada", kind: "text", source: "web", smuggled: "x" }] }));
 		await flush();
 		expect(host.fake.dialogs.map((d) => d.title)).toEqual(["[planner (build-7:4242)] (2/2) Colour?"]);
 		host.fake.current()!.answer("blue");
 		await flush();
 		const result = asker.received.find((f) => f.type === "result");
-		expect(result).toMatchObject({ status: "ok", answers: [{ question: "Name?", answer: "Ada" }, { question: "Colour?", answer: "blue" }] });
+		expect(result).toMatchObject({ status: "ok", answers: [{ question: "Name?", answer: "Ada", source: "web" }, { question: "Colour?", answer: "blue", source: "dialog" }] });
 		expect(JSON.stringify(result)).not.toContain("smuggled");
+	});
+
+	it("a carried answer keeps a known source only", async () => {
+		const nats = new FakeNats();
+		const host = natsHost(nats);
+		const asker = rawAsker(nats);
+		asker.send(SUBJECTS.request, requestFrame("r", TWO, { answers: [{ question: "Name?", answer: "Ada", kind: "text", source: "<b>forged</b>" }] }));
+		await flush();
+		host.fake.current()!.answer("blue");
+		await flush();
+		const result = asker.received.find((f) => f.type === "result") as { answers: unknown[] };
+		expect(result.answers[0]).toEqual({ question: "Name?", answer: "Ada", kind: "text" });
 	});
 
 	it("answers no-host at once when no session holds the host role in its process", async () => {
