@@ -15,7 +15,7 @@ import type { Envelope } from "../../extensions/checkpoint-bridge/tool/envelope.
 import { askOverNats, connectBroker, ensureProcessRoom, closeProcessRoom, readNatsConfig, type NatsConfig } from "../../extensions/checkpoint-bridge/transports/nats/index.ts";
 import { SILENCE_MS, TICK_MS } from "../../extensions/checkpoint-bridge/transports/nats/liveness.ts";
 import { fakeUI, type FakeDialog } from "../unit/support/fake-ui.ts";
-import { makeCertificates, NATS_SERVER_MISSING, startNatsCluster, startNatsServer, type NatsServer } from "./harness/nats-server.ts";
+import { makeCertificates, NATS_SERVER_MISSING, operatorSetup, startNatsCluster, startNatsServer, type NatsServer } from "./harness/nats-server.ts";
 
 const TWO = [{ question: "Name?" }, { question: "Colour?" }];
 /** ADR-0002: an asker learns within two seconds that it cannot be served. */
@@ -152,6 +152,45 @@ describe.skipIf(NATS_SERVER_MISSING)("NATS relay in one process against a real n
 			const asked = ask(env, [{ question: "Name?" }]);
 			(await feed.next()).answer("Ada");
 			expect(await asked).toMatchObject({ status: "ok" });
+		});
+
+		it("creds (operator JWT): a user of the account is served; a stranger's creds get no-host naming authorization in < 2 s", async () => {
+			const dir = mkdtempSync(join(tmpdir(), "cb-jwt-"));
+			cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+			const setup = await operatorSetup(dir);
+			const nats = await server({ args: ["-c", setup.config] });
+			const good = { CHECKPOINT_BRIDGE_NATS: nats.url, CHECKPOINT_BRIDGE_NATS_CREDS: await setup.creds("team") };
+			const { feed } = await host(good);
+			const refused = await ask({ CHECKPOINT_BRIDGE_NATS: nats.url, CHECKPOINT_BRIDGE_NATS_CREDS: await setup.strangerCreds() });
+			console.log(`stranger's creds: ${refused.status} in ${refused.elapsedMs} ms: ${refused.note}`);
+			expect(refused.status).toBe("no-host");
+			expect(refused.note).toMatch(/authorization.*check CHECKPOINT_BRIDGE_NATS_CREDS/i);
+			expect(refused.elapsedMs).toBeLessThan(TWO_SECONDS);
+			const none = await ask({ CHECKPOINT_BRIDGE_NATS: nats.url });
+			expect(none).toMatchObject({ status: "no-host" });
+			expect(none.note).toMatch(/authorization/i);
+			expect(feed.all).toEqual([]);
+			const asked = ask({ ...good, CHECKPOINT_BRIDGE_NATS_CREDS: await setup.creds("team") }, [{ question: "Name?" }]);
+			(await feed.next()).answer("Ada");
+			expect(await asked).toMatchObject({ status: "ok", answers: [{ answer: "Ada" }] });
+		});
+
+		it("accounts keep users apart: two users' hosts both serve the room default, each asker reaches its own user's host only", async () => {
+			const dir = mkdtempSync(join(tmpdir(), "cb-jwt-"));
+			cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+			const setup = await operatorSetup(dir, ["alice", "bob"]);
+			const nats = await server({ args: ["-c", setup.config] });
+			const envOf = async (account: string) => ({ CHECKPOINT_BRIDGE_NATS: nats.url, CHECKPOINT_BRIDGE_NATS_CREDS: await setup.creds(account) });
+			const alice = await host(await envOf("alice"));
+			const bob = await host(await envOf("bob"));
+			const fromAlice = ask(await envOf("alice"), [{ question: "Alice's question?" }]);
+			const fromBob = ask(await envOf("bob"), [{ question: "Bob's question?" }]);
+			(await alice.feed.next()).answer("for alice");
+			(await bob.feed.next()).answer("for bob");
+			expect(await fromAlice).toMatchObject({ status: "ok", answers: [{ question: "Alice's question?", answer: "for alice" }] });
+			expect(await fromBob).toMatchObject({ status: "ok", answers: [{ question: "Bob's question?", answer: "for bob" }] });
+			expect(alice.feed.all.map((d) => d.title)).toEqual(["[planner (build-7:4242)] Alice's question?"]);
+			expect(bob.feed.all.map((d) => d.title)).toEqual(["[planner (build-7:4242)] Bob's question?"]);
 		});
 
 		it("an unreadable creds file: no-host naming CHECKPOINT_BRIDGE_NATS_CREDS at once", async () => {

@@ -153,3 +153,48 @@ export function makeCertificates(dir: string): { ca: string; cert: string; key: 
 	run("x509", "-req", "-in", file("server.csr"), "-CA", file("ca.pem"), "-CAkey", file("ca.key"), "-CAcreateserial", "-days", "1", "-extfile", file("san.ext"), "-out", file("server.pem"));
 	return { ca: file("ca.pem"), cert: file("server.pem"), key: file("server.key") };
 }
+
+/** What `operatorSetup` wrote: the server's configuration file and users' creds files. */
+export interface OperatorSetup {
+	/** Pass as `args: ["-c", config]`. */
+	config: string;
+	/** A creds file for a new user of `account` (one of those set up). */
+	creds(account: string): Promise<string>;
+	/** A creds file for a user of an account the server does not know (signed by a stranger's key). */
+	strangerCreds(): Promise<string>;
+}
+
+/** An account's limits left open (an account JWT without them allows no connection at all). */
+const UNLIMITED = { conn: -1, subs: -1, data: -1, payload: -1, leaf: -1, imports: -1, exports: -1, wildcards: true };
+
+/**
+ * Operator (decentralised JWT) auth, as `nsc` would set it up: an operator, the named accounts
+ * preloaded into the server's memory resolver (each its own subject space), users with their own keys.
+ */
+export async function operatorSetup(dir: string, accountNames: string[] = ["team"]): Promise<OperatorSetup> {
+	const jwt = await import("@nats-io/jwt");
+	const operator = jwt.createOperator();
+	const accounts = new Map(accountNames.map((name) => [name, jwt.createAccount()]));
+	const operatorJwt = await jwt.encodeOperator("checkpoint-bridge-test", operator);
+	const preload: string[] = [];
+	for (const [name, key] of accounts) preload.push(`  ${key.getPublicKey()}: ${await jwt.encodeAccount(name, key, { limits: UNLIMITED }, { signer: operator })}`);
+	const config = join(dir, "operator.conf");
+	writeFileSync(config, `operator: ${operatorJwt}\nresolver: MEMORY\nresolver_preload: {\n${preload.join("\n")}\n}\n`);
+	let users = 0;
+	const userCreds = async (issuer: ReturnType<typeof jwt.createAccount>) => {
+		const user = jwt.createUser();
+		const name = `user-${++users}`;
+		const file = join(dir, `${name}.creds`);
+		writeFileSync(file, jwt.fmtCreds(await jwt.encodeUser(name, user, issuer), user), { mode: 0o600 });
+		return file;
+	};
+	return {
+		config,
+		creds: (account) => {
+			const key = accounts.get(account);
+			if (!key) throw new Error(`no account ${account} in this setup`);
+			return userCreds(key);
+		},
+		strangerCreds: () => userCreds(jwt.createAccount()),
+	};
+}
