@@ -163,7 +163,7 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 						}));
 				});
 			}
-			showStatus(undefined);
+			// The footer clears itself: handOver() and shutdown() report the emptied queue through `changed`.
 		},
 	};
 }

@@ -122,6 +122,17 @@ describe("answers are shared within an origin only, unless both questions opt in
 		expect((await remote).answers).toMatchObject([{ answer: "Apache-2.0", source: "dialog" }]);
 	});
 
+	it('does not share across origins when only the later question says share: "any"', async () => {
+		const { feed, ask, fromOrigin } = world();
+		const local = ask("local", [LICENSE]);
+		const dialog = await feed.next();
+		const remote = fromOrigin("local:conn-1", "remote", [{ ...LICENSE, share: "any" } as QuestionInput]);
+		dialog.answer("MIT");
+		expect((await local).answers[0]!.sharedWith).toBeUndefined();
+		(await feed.next()).answer("Apache-2.0");
+		expect((await remote).answers).toMatchObject([{ answer: "Apache-2.0", source: "dialog" }]);
+	});
+
 	it('never shares typed text across origins, even when both say share: "any": free text, and "Other" typed in a choice', async () => {
 		const { feed, ask, fromOrigin } = world();
 		const text = { ...PASSWORD, share: "any" } as QuestionInput;

@@ -118,4 +118,37 @@ describe("same questions", () => {
 		same.remove(first);
 		expect(same.dependents(first)).toEqual([joiner]);
 	});
+
+	it("a request that settled alone is joined by nobody after it: the same question later is asked again", () => {
+		const same = new SameQuestions<Entry>();
+		const first = entry("first", [license]);
+		same.add(first);
+		answered(first, 0, "MIT");
+		same.remove(first);
+		const later = entry("later", [license]);
+		same.add(later);
+		expect(same.sharedAnswer(later, 0)).toBeUndefined();
+		expect(same.dependents(first)).toEqual([]);
+	});
+
+	it("forgets every question key once nothing holds it, whether one request or several held it", () => {
+		const same = new SameQuestions<Entry>();
+		const alone = entry("alone", [{ question: "Alone?" }]);
+		const one = entry("one", [license, { question: "Mine?" }]);
+		const two = entry("two", [license]);
+		for (const e of [alone, one, two]) same.add(e);
+		expect(same.keyCount).toBe(3);
+		for (const e of [two, alone, one]) same.remove(e);
+		expect(same.keyCount).toBe(0);
+	});
+
+	it("a shared answer to a question without an id has no id at all, not an empty one", () => {
+		const same = new SameQuestions<Entry>();
+		const owner = entry("owner", [{ ...license, id: "owner-license" }]);
+		const joiner = entry("joiner", [license]);
+		same.add(owner);
+		same.add(joiner);
+		answered(owner, 0, "MIT", "owner-license");
+		expect(same.sharedAnswer(joiner, 0)).toStrictEqual({ question: "Which license?", answer: "MIT", kind: "option", source: "shared", sharedWith: ["owner"] });
+	});
 });

@@ -1,0 +1,83 @@
+/**
+ * The host role itself (core/host-role.ts): the footer's key and wording, the audit record of a
+ * settled request, observer events without an audit trail, and a release that happens twice.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { claimHostRole, HANDOVER_GRACE_MS, type SettledRecord } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
+import { OBSERVER_EVENTS } from "../../../extensions/checkpoint-bridge/core/observers.ts";
+import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
+import { fakeUI } from "../support/fake-ui.ts";
+import { flush, relay, track } from "../support/relay.ts";
+
+beforeEach(() => vi.useFakeTimers());
+afterEach(() => vi.useRealTimers());
+
+describe("the footer status", () => {
+	it('is set under the key "checkpoint-bridge", naming up to three askers; exactly three name everyone and count nobody', async () => {
+		const keys = new Set<string>();
+		const texts: (string | undefined)[] = [];
+		const { fake, ask } = relay();
+		fake.ui.setStatus = (key: string, text: string | undefined) => {
+			keys.add(key);
+			texts.push(text);
+		};
+		for (const label of ["a", "b", "c"]) void ask([{ question: `${label}?` }], { label });
+		await flush(vi);
+		expect([...keys]).toEqual(["checkpoint-bridge"]);
+		expect(texts.at(-1)).toBe("checkpoint-bridge: 3 waiting (a, b, c)");
+		void ask([{ question: "d?" }], { label: "d" });
+		await flush(vi);
+		expect(texts.at(-1)).toBe("checkpoint-bridge: 4 waiting (a, b, c +1 more)");
+	});
+});
+
+describe("the audit record of a settled request", () => {
+	it("carries shownAt only when a question was shown, and a note only when the outcome has one", async () => {
+		const records: SettledRecord[] = [];
+		const { fake, ask } = relay({}, { onSettled: (record) => void records.push(record) });
+		const shown = ask([{ question: "Shown?" }], { label: "a" });
+		const never = ask([{ question: "Never shown?" }], { label: "b", budgetMs: 1_000 });
+		await flush(vi);
+		await vi.advanceTimersByTimeAsync(1_000);
+		expect((await never).status).toBe("timeout");
+		fake.current()!.answer("yes");
+		expect((await shown).status).toBe("ok");
+		const [timedOut, answered] = records;
+		expect(Object.keys(timedOut!)).not.toContain("shownAt");
+		expect(timedOut!.note).toMatch(/budget/i);
+		expect(answered!.shownAt).toEqual(expect.any(Number));
+		expect(Object.keys(answered!)).not.toContain("note");
+	});
+});
+
+describe("lifecycle events", () => {
+	it("an observer without an audit trail gets queued, shown and settled", async () => {
+		const { handle, ask } = relay({ respond: (d) => queueMicrotask(() => d.answer("x")) });
+		const seen: string[] = [];
+		for (const name of Object.values(OBSERVER_EVENTS)) handle.bus.on(name, () => void seen.push(name));
+		await ask([{ question: "Watched?" }]);
+		expect(seen).toEqual(["observe:queued", "observe:shown", "observe:settled"]);
+	});
+});
+
+describe("releasing the role", () => {
+	it("a second release changes nothing: what the first parked is adopted by the next host, whose claim stays", async () => {
+		const { handle, role, ask } = relay();
+		const call = track(ask([{ question: "Carried?" }]));
+		await flush(vi);
+		role.release("new", "The host session ended (new).");
+		role.release("new", "The host session ended (new).");
+		const next = fakeUI();
+		expect(claimHostRole(handle, { ui: next.ui, surface: dialogSurface(next.ui), sessionId: "replacement" })).toBeDefined();
+		// The old role released again once the new one holds the claim: the new host keeps it.
+		role.release("quit", "The host session ended (quit).");
+		expect(handle.host()?.sessionId).toBe("replacement");
+		await flush(vi);
+		expect(next.dialogs.map((d) => d.title)).toEqual(["[child] Carried?"]);
+		next.current()!.answer("kept");
+		await flush(vi);
+		expect(call.envelope).toMatchObject({ status: "ok", answers: [{ answer: "kept" }] });
+		await vi.advanceTimersByTimeAsync(HANDOVER_GRACE_MS);
+		expect(call.envelope?.status).toBe("ok");
+	});
+});
