@@ -60,6 +60,8 @@ export class Connection {
 	readonly #requests = new Map<string, Forwarded>();
 	readonly #reader = new LineReader(HANDSHAKE_MAX_FRAME_BYTES);
 	readonly #helloTimer: ReturnType<typeof setTimeout>;
+	/** Frames are being gathered for one write at the end of this turn of the event loop. */
+	#corked = false;
 
 	readonly socket: net.Socket;
 	readonly options: ConnectionOptions;
@@ -239,8 +241,21 @@ export class Connection {
 	}
 
 	#send(frame: Frame): void {
-		if (!this.socket.destroyed && this.socket.writable) this.socket.write(encodeFrame(frame));
+		if (this.socket.destroyed || !this.socket.writable) return;
+		// Frames written in one turn of the event loop (a request's queued, shown and result, when the human
+		// or the host answers at once) leave in one write: a syscall costs more than the frames' bytes.
+		if (!this.#corked) {
+			this.#corked = true;
+			this.socket.cork();
+			setImmediate(this.#uncork);
+		}
+		this.socket.write(encodeFrame(frame));
 	}
+
+	readonly #uncork = () => {
+		this.#corked = false;
+		this.socket.uncork();
+	};
 
 	#onClose(): void {
 		this.#stage = "closed";

@@ -3,6 +3,7 @@
  * askers that reach it only through the socket, side by side with askers on the in-process bus.
  */
 import { access, mkdtemp, rm } from "node:fs/promises";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -317,6 +318,43 @@ describe("one connection, several requests", () => {
 		expect(new Set(replies.map((f) => f.id))).toEqual(new Set(["mine-1", "mine-2"]));
 		expect(replies.filter((f) => f.type === "result")).toEqual([expect.objectContaining({ id: "mine-2", status: "ok", answers: [expect.objectContaining({ answer: "two" })] })]);
 		expect(raw.socket.destroyed).toBe(false);
+	});
+});
+
+describe("writes", () => {
+	it("the frames of one turn of the event loop leave in one write: a request answered at once costs the host one write, not four", async () => {
+		const handle = createHandle();
+		const fake = fakeUI({ respond: (dialog) => dialog.answer("at once") });
+		if (!claimHostRole(handle, { ui: fake.ui, surface: dialogSurface(fake.ui), sessionId: HOST_SESSION })) throw new Error("claim refused");
+		const endpoint = await startEndpoint({ handle });
+		cleanups.push(() => endpoint.close());
+		const raw = rawConnection(endpoint.endpoint);
+		cleanups.push(async () => void raw.socket.destroy());
+		await raw.handshake(await tokenAt(endpoint.address.tokenPath));
+		// What the host's side hands to the kernel, one entry per write; the test's own client writes requests only.
+		const writes: string[][] = [];
+		// eslint-disable-next-line @typescript-eslint/no-explicit-any -- stream internals, wrapped for the count only
+		const proto = net.Socket.prototype as unknown as Record<"_write" | "_writev", (...args: any[]) => unknown>;
+		const original = { _write: proto._write, _writev: proto._writev };
+		proto._write = function (chunk: unknown, ...rest: unknown[]) {
+			writes.push([String(chunk)]);
+			return original._write.call(this, chunk, ...rest);
+		};
+		proto._writev = function (chunks: { chunk: unknown }[], ...rest: unknown[]) {
+			writes.push(chunks.map((c) => String(c.chunk)));
+			return original._writev.call(this, chunks, ...rest);
+		};
+		try {
+			raw.send(requestLine("r1"));
+			await raw.frame((f) => f.type === "result");
+		} finally {
+			Object.assign(proto, original);
+		}
+		const replies = raw.frames.filter((f) => f.id === "r1").map((f) => (f.type === "progress" ? `progress:${String(f.stage)}` : String(f.type)));
+		expect(replies).toEqual(["progress:queued", "progress:shown", "progress:answered", "result"]);
+		const hostWrites = writes.filter((chunks) => chunks.some((c) => c.includes('"kind":')));
+		expect(hostWrites).toHaveLength(1);
+		expect(hostWrites[0]!.join("").split("\n").filter(Boolean)).toHaveLength(4);
 	});
 });
 
