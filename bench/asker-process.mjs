@@ -22,8 +22,8 @@ export async function forkAsker(script, env, name) {
 	});
 	return {
 		pid: child.pid,
-		/** One block of `n` calls there, the `loop` way. */
-		block(loop, n) {
+		/** One block of `n` calls there, the `loop` way; `gc: false` skips the full collection before it. */
+		block(loop, n, { gc = true } = {}) {
 			return new Promise((resolve, reject) => {
 				const onExit = (code) => reject(new Error(`the ${name} exited (${code}) during a ${loop} block`));
 				child.once("exit", onExit);
@@ -32,7 +32,7 @@ export async function forkAsker(script, env, name) {
 					if (reply.ok) resolve(reply);
 					else reject(new Error(`${name}: ${reply.message}`));
 				});
-				child.send({ loop, n });
+				child.send({ loop, n, gc });
 			});
 		},
 		/** Closes the channel, which ends the process. */
@@ -46,9 +46,9 @@ export async function forkAsker(script, env, name) {
 /** The asking side: runs the blocks asked for with `ask`; exits when the host closes the channel. */
 export function serveAskLoops(ask) {
 	const gc = globalThis.gc ?? (() => {});
-	process.on("message", async ({ loop, n }) => {
+	process.on("message", async ({ loop, n, gc: collect = true }) => {
 		try {
-			gc();
+			if (collect) gc();
 			process.send({ ok: true, ...(await LOOPS[loop](ask, n)) });
 		} catch (error) {
 			process.send({ ok: false, message: error instanceof Error ? error.message : String(error) });

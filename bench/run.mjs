@@ -238,24 +238,28 @@ const remoteRow = (label, figure, local, far) => [
 	ratio(local.p50, far.p50),
 	ratio(local.p99, far.p99),
 ];
-const { sequential: seq, concurrent: conc } = remote;
+const { sequential: seq } = remote;
+const concurrentRows = (label, conc) => [
+	remoteRow(`${conc.askers} at once, ${label} (${conc.rounds} rounds)`, "per call", conc.inProcess.e2eUs, conc.remote.e2eUs),
+	[
+		"",
+		"amortized (round / askers)",
+		f(conc.inProcess.perQuestionUs),
+		"",
+		f(conc.remote.perQuestionUs),
+		"",
+		f(conc.remote.perQuestionUs - conc.inProcess.perQuestionUs),
+		ratio(conc.inProcess.perQuestionUs, conc.remote.perQuestionUs),
+		"",
+	],
+];
 out.push(
 	table(
 		["load", "figure", "in-process p50", "p99", "remote p50", "p99", "remote - in-process p50", "remote/in-process p50", "p99"],
 		[
 			remoteRow(`1 at a time (${seq.calls} calls)`, "per call", seq.inProcess.e2eUs, seq.remote.e2eUs),
-			remoteRow(`${conc.askers} at once (${conc.rounds} rounds)`, "per call", conc.inProcess.e2eUs, conc.remote.e2eUs),
-			[
-				"",
-				"amortized (round / askers)",
-				f(conc.inProcess.perQuestionUs),
-				"",
-				f(conc.remote.perQuestionUs),
-				"",
-				f(conc.remote.perQuestionUs - conc.inProcess.perQuestionUs),
-				ratio(conc.inProcess.perQuestionUs, conc.remote.perQuestionUs),
-				"",
-			],
+			...concurrentRows("forced GC", remote.concurrent),
+			...concurrentRows("steady", remote.concurrentSteady),
 		],
 	),
 );
