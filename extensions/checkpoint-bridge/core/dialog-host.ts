@@ -509,7 +509,8 @@ export class DialogHost {
 		for (const [i] of questions.entries()) {
 			const answer = outcome?.answers[i];
 			if (!outcome || held.answers[i]?.source === "shared") continue;
-			if (answer && answer.source !== "shared" && refused(i, answer)) return;
+			// Shared answers were skipped above: whatever else the form hands back is checked, whatever source it names.
+			if (answer && refused(i, answer)) return;
 			held.answers[i] = answer ? copyAnswer(answer, answer.source ?? "dialog") : undefined;
 		}
 		if (outcome?.ended === "submitted" && held.answers.every((a) => a !== undefined)) return this.#settle(held, "ok");

@@ -176,6 +176,13 @@ describe("answers that fail the answer check", () => {
 		await flush(vi);
 		expect(result()).toMatchObject({ status: "error", note: 'The host dialog\'s answer to question 2 is of kind "option", but a value was typed.' });
 	});
+
+	it("one the form hands back marked as shared, for a question nobody shared, is checked all the same", async () => {
+		const { host, result } = formHost([async () => ({ ended: "submitted", answers: [typed(NAME, "Ada"), { ...picked("Oracle"), source: "shared" }] })]);
+		host.serve(request("r1", [NAME, DB]));
+		await flush(vi);
+		expect(result()).toMatchObject({ status: "error", note: expect.stringMatching(/^The host dialog's answer to question 2 /) });
+	});
 });
 
 describe("what the form reports when it should not", () => {
