@@ -129,3 +129,46 @@ describe("previews", () => {
 		]);
 	});
 });
+
+describe("each refusal named, each limit exact", () => {
+	const labels = (n: number) => Array.from({ length: n }, (_, i) => `option ${i + 1}`);
+
+	it("keeps line breaks in details and previews only; a header or description gets spaces", () => {
+		const result = validateAskParams({
+			questions: [{ question: "A?", header: "one\ntwo", details: "one\ntwo", options: [{ label: "x", description: "one\ntwo", preview: "one\ntwo" }, "y"] }],
+		});
+		expect(result).toMatchObject({
+			ok: true,
+			questions: [{ header: "one two", details: "one\ntwo", options: [{ label: "x", description: "one two", preview: "one\ntwo" }, { label: "y" }] }],
+		});
+	});
+
+	it(`takes exactly ${LIMITS.options.max} options and a label of exactly ${LIMITS.label} characters`, () => {
+		expect(validateAskParams({ questions: [{ question: "A?", options: labels(LIMITS.options.max) }] }).ok).toBe(true);
+		expect(problemsOf({ questions: [{ question: "A?", options: labels(LIMITS.options.max + 1) }] })).toEqual([
+			`questions[0].options: has ${LIMITS.options.max + 1}, needs ${LIMITS.options.min} to ${LIMITS.options.max} (omit it for a free-text question)`,
+		]);
+		const longest = "x".repeat(LIMITS.label);
+		expect(validateAskParams({ questions: [{ question: "A?", options: [longest, "y"] }] })).toMatchObject({ ok: true, questions: [{ options: [{ label: longest }, { label: "y" }] }] });
+		expect(problemsOf({ questions: [{ question: "A?", options: [`${longest}x`, "y"] }] })).toEqual([`questions[0].options[0]: label is ${LIMITS.label + 1} characters, at most ${LIMITS.label}`]);
+	});
+
+	it("refuses an id of spaces, a share other than any or origin, a choice without options, a text question with options", () => {
+		expect(problemsOf({ questions: [{ question: "A?", id: "   " }] })).toEqual(["questions[0].id: is empty"]);
+		expect(problemsOf({ questions: [{ question: "A?", share: "everyone" }] })).toEqual(['questions[0].share: must be "any" or "origin" (the default)']);
+		expect(validateAskParams({ questions: [{ question: "A?", share: "origin" }] })).toMatchObject({ ok: true, questions: [{ question: "A?" }] });
+		expect(problemsOf({ questions: [{ question: "A?", kind: "choice" }] })).toEqual(["questions[0].options: a choice needs options"]);
+		expect(problemsOf({ questions: [{ question: "A?", kind: "text", options: ["x", "y"] }] })).toEqual(["questions[0].options: a text question has no options"]);
+	});
+
+	it("names an id used three times once", () => {
+		expect(problemsOf({ questions: [{ question: "A?", id: "same" }, { question: "B?", id: "same" }, { question: "C?", id: "same" }] })).toEqual([
+			'questions: id "same" is used more than once',
+		]);
+	});
+
+	it("refuses a timeout that is not a finite number, and only then", () => {
+		for (const timeoutMs of ["5000", Number.NaN, Number.POSITIVE_INFINITY]) expect(problemsOf({ questions: [{ question: "A?" }], timeoutMs })).toEqual(["timeoutMs: must be a finite number of milliseconds"]);
+		expect(validateAskParams({ questions: [{ question: "A?" }], timeoutMs: 1_000 })).toMatchObject({ ok: true, timeoutMs: 1_000 });
+	});
+});
