@@ -1,7 +1,7 @@
 // Mutation testing of the relay: `npm run mutation` (see test/mutation/README.md).
 const core = (name) => `extensions/checkpoint-bridge/core/${name}.ts`;
 /** Only the host answers: the shared handle and its seal, one call's life, the bus asker, the endpoint's connection: each frame's checks, forwarding, the seal check. */
-const SEAL = [core("shared-handle"), core("call"), core("asker"), "extensions/checkpoint-bridge/transports/local/connection.ts:132-227"];
+const SEAL = [core("shared-handle"), core("call"), core("asker"), "extensions/checkpoint-bridge/transports/local/connection.ts:134-229"];
 /** Holding the host role (claim, release, hand-over) and asking the human once. */
 const HOST = [core("host-role"), core("same-questions")];
 /** The dialog queue: what a request goes through (not its read-only views). */
