@@ -7,7 +7,7 @@ import { lstat, mkdir, mkdtemp, rename, rm, stat, writeFile } from "node:fs/prom
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { MAX_TIMEOUT_MS } from "../../../../extensions/checkpoint-bridge/core/config.ts";
 import { claimHostRole } from "../../../../extensions/checkpoint-bridge/core/host-role.ts";
 import type { RelayRequest } from "../../../../extensions/checkpoint-bridge/core/protocol.ts";
@@ -312,6 +312,20 @@ describe("limits per connection and before the handshake", () => {
 		const envelopes = await Promise.all(calls);
 		expect(envelopes.filter((e) => e.status !== "ok").map((e) => e.note)).toEqual([]);
 		expect(host.fake.maxOpen).toBe(1);
+	});
+
+	it("a proven connection no longer counts as awaiting the handshake: silent newcomers never push it out", async () => {
+		const host = await hostWithEndpoint({ maxPendingConnections: 2 });
+		const proven = [host.raw(), host.raw()];
+		for (const raw of proven) await raw.handshake(await host.token());
+		await vi.waitFor(() => expect(host.endpoint.pendingCount).toBe(0));
+		const silent = [host.raw(), host.raw(), host.raw()];
+		await silent[0]!.closed;
+		expect(silent[0]!.frames).toEqual([expect.objectContaining({ code: "busy" })]);
+		for (const raw of proven) expect(raw.socket.destroyed).toBe(false);
+		proven[1]!.send(requestLine("still-here", { question: "Still here?" }));
+		(await host.dialog(1)).answer("yes");
+		expect(await proven[1]!.frame((f) => f.type === "result")).toMatchObject({ id: "still-here", status: "ok" });
 	});
 
 	it("a connection mid-handshake outlives newer silent ones", async () => {
