@@ -2,7 +2,8 @@
 // Turns Stryker's JSON reports (.tmp/mutation/<group>.json) into the committed report: summary.json
 // (per file: counts, score, every surviving mutant) and REPORT.md. A group without a fresh report keeps
 // its entries from the committed summary.json, so one group can be re-run alone. Survivors listed in
-// equivalent.json (file, line, mutator, replacement, why) are marked equivalent and named with the reason.
+// equivalent.json (file, line, mutator, replacement, why) are marked equivalent and named with the reason; an entry
+// with killedByHand names the test seen failing with that mutant applied by hand, and counts it as killed.
 import { execSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -35,11 +36,12 @@ function fileSummary(path, file, equivalents) {
 			status: mutant.status,
 			code: short((lines[line - 1] ?? "").trim(), 100),
 			replacement,
-			...(equivalent ? { equivalent: equivalent.why } : {}),
+			// An entry that names the test which fails with this mutant applied by hand (Stryker's run reported it survived).
+			...(equivalent?.killedByHand ? { killedByHand: equivalent.killedByHand, why: equivalent.why } : equivalent ? { equivalent: equivalent.why } : {}),
 		});
 	}
 	const counted = file.mutants.filter((m) => isCounted(m.status)).length;
-	const caught = file.mutants.filter((m) => isCaught(m.status)).length;
+	const caught = file.mutants.filter((m) => isCaught(m.status)).length + survivors.filter((s) => s.killedByHand).length;
 	const equivalent = survivors.filter((s) => s.equivalent).length;
 	return {
 		mutants: file.mutants.length,
@@ -90,7 +92,9 @@ function markdown({ groups }) {
 		"",
 		"Written by `npm run mutation` (see [README.md](README.md)); do not edit by hand. A score counts killed and",
 		"timed-out mutants against every mutant that ran or had no test; *without equivalents* leaves out the survivors",
-		`listed in [equivalent.json](equivalent.json), each with why no test can tell it from the original. Target: ${TARGET} % per file.`,
+		`listed in [equivalent.json](equivalent.json), each with why no test can tell it from the original. A survivor marked *killed by hand*`,
+		"is one Stryker reported alive that the named test fails on when the mutant is applied by hand; it counts as killed.",
+		`Target: ${TARGET} % per file.`,
 		"",
 	];
 	for (const [group, { commit, ranAt, seconds, partial, files }] of Object.entries(groups)) {
@@ -107,7 +111,9 @@ function markdown({ groups }) {
 			if (f.survivors.length === 0) continue;
 			out.push(`### ${path.replace("extensions/checkpoint-bridge/", "")}: surviving mutants`, "");
 			for (const s of f.survivors)
-				out.push(`- line ${s.line}, ${s.mutator}${s.status === "NoCoverage" ? " (no test reaches it)" : ""}: \`${s.code.replace(/`/g, "'")}\` → \`${s.replacement.replace(/`/g, "'")}\`${s.equivalent ? `. **Equivalent:** ${s.equivalent}` : ""}`);
+				out.push(
+					`- line ${s.line}, ${s.mutator}${s.status === "NoCoverage" ? " (no test reaches it)" : ""}: \`${s.code.replace(/`/g, "'")}\` → \`${s.replacement.replace(/`/g, "'")}\`${s.equivalent ? `. **Equivalent:** ${s.equivalent}` : ""}${s.killedByHand ? `. **Killed by hand** (counted as killed): ${s.killedByHand}; ${s.why}` : ""}`,
+				);
 			out.push("");
 		}
 	}

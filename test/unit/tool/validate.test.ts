@@ -161,6 +161,16 @@ describe("each refusal named, each limit exact", () => {
 		expect(problemsOf({ questions: [{ question: "A?", kind: "text", options: ["x", "y"] }] })).toEqual(["questions[0].options: a text question has no options"]);
 	});
 
+	it("leaves out every optional field it was not given: no key at all, not one holding undefined", () => {
+		expect(validateAskParams({ questions: [{ question: "A?" }, { question: "B?", options: [{ label: "x" }, "y"] }] })).toStrictEqual({
+			ok: true,
+			questions: [
+				{ question: "A?", kind: "text" },
+				{ question: "B?", kind: "choice", options: [{ label: "x" }, { label: "y" }], multiSelect: false, allowOther: true },
+			],
+		});
+	});
+
 	it("names an id used three times once", () => {
 		expect(problemsOf({ questions: [{ question: "A?", id: "same" }, { question: "B?", id: "same" }, { question: "C?", id: "same" }] })).toEqual([
 			'questions: id "same" is used more than once',
