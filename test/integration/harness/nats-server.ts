@@ -57,8 +57,27 @@ export async function freePort(): Promise<number> {
 const exited = (child: ChildProcess) =>
 	new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once("exit", () => resolve())));
 
-/** Starts nats-server and resolves once its ports file names the client port. */
+/** A port picked free can be taken by another test's process before nats-server binds it. */
+const PORT_TAKEN = /address already in use/;
+/** Tries with fresh ports when the ones picked were taken meanwhile. */
+const PORT_ATTEMPTS = 3;
+
+/**
+ * Starts nats-server and resolves once its ports file names the client port. Ports it picked itself
+ * that another process took before the server bound them are picked again.
+ */
 export async function startNatsServer(options: NatsServerOptions = {}): Promise<NatsServer> {
+	const own = options.port === undefined && options.monitorPort === undefined;
+	for (let attempt = 1; ; attempt++) {
+		try {
+			return await startOnce(options);
+		} catch (error) {
+			if (!own || attempt >= PORT_ATTEMPTS || !PORT_TAKEN.test(String(error))) throw error;
+		}
+	}
+}
+
+async function startOnce(options: NatsServerOptions): Promise<NatsServer> {
 	const dir = mkdtempSync(join(tmpdir(), "cb-nats-"));
 	const monitorPort = options.monitorPort ?? (await freePort());
 	const args = ["-a", "127.0.0.1", "-p", String(options.port ?? -1), "-m", String(monitorPort), "--ports_file_dir", dir, ...(options.args ?? [])];
@@ -71,7 +90,10 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
 	const deadline = Date.now() + 10_000;
 	let port = 0;
 	while (port === 0) {
-		if (child.exitCode !== null) throw new Error(`nats-server exited: ${log}`);
+		if (child.exitCode !== null) {
+			rmSync(dir, { recursive: true, force: true });
+			throw new Error(`nats-server exited: ${log}`);
+		}
 		if (Date.now() > deadline) throw new Error(`nats-server did not report its port within 10 s: ${log}`);
 		const file = readdirSync(dir).find((name) => name.endsWith(".ports"));
 		if (file) {
@@ -111,13 +133,20 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
 	return server;
 }
 
-/** Three servers routed into one cluster (each knows the other two). */
+/** Three servers routed into one cluster (each knows the other two); route ports taken meanwhile are picked again. */
 export async function startNatsCluster(): Promise<NatsServer[]> {
-	const routePorts = [await freePort(), await freePort(), await freePort()];
-	const routes = routePorts.map((p) => `nats://127.0.0.1:${p}`).join(",");
-	return Promise.all(
-		routePorts.map((p) => startNatsServer({ args: ["--cluster_name", "cpb", "--cluster", `nats://127.0.0.1:${p}`, "--routes", routes] })),
-	);
+	for (let attempt = 1; ; attempt++) {
+		const routePorts = [await freePort(), await freePort(), await freePort()];
+		const routes = routePorts.map((p) => `nats://127.0.0.1:${p}`).join(",");
+		const started = await Promise.allSettled(
+			routePorts.map((p) => startNatsServer({ args: ["--cluster_name", "cpb", "--cluster", `nats://127.0.0.1:${p}`, "--routes", routes] })),
+		);
+		const members = started.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
+		const failed = started.find((s) => s.status === "rejected");
+		if (!failed) return members;
+		for (const member of members) await member.cleanup();
+		if (attempt >= PORT_ATTEMPTS || !PORT_TAKEN.test(String(failed.reason))) throw failed.reason;
+	}
 }
 
 /** Resolves once a host answers for `room` as seen from `url` (a cluster's routes carry interest with a delay). */
