@@ -97,6 +97,8 @@ describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, SDK host", () => {
 		expect(await card.$eval(".message", (m) => m.textContent)).toBe("Question 1: pick one.");
 		expect(dialog.open).toBe(true);
 		await fill(tab.page, card, 0, { pick: ["SQLite"] });
+		// Answering clears what the last send said.
+		expect(await card.$eval(".message", (m) => m.textContent)).toBe("");
 		await fill(tab.page, card, 1, { pick: ["mac", "linux"], other: "bsd" });
 		await fill(tab.page, card, 2, { pick: ["Other"], other: "BSD-3-Clause" });
 		await fill(tab.page, card, 3, { pick: ["No"] });

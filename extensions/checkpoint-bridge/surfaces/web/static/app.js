@@ -170,6 +170,8 @@ function buildCard(card) {
 		event.preventDefault();
 		void submit(entry);
 	});
+	// What the last send said (a question left out, a refusal) is stale once the human changes an answer.
+	form.addEventListener("input", () => (message.textContent = ""));
 	return entry;
 }
 
