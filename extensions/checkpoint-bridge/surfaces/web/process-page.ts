@@ -3,7 +3,7 @@
  * the local endpoint: it reaches the host over the bus, so it outlives a host being replaced
  * (/new, /resume, /fork, /reload), and it closes when the host quits.
  */
-import { processSlot } from "../../core/process-slot.ts";
+import { processSlot, startOnce, takeStarted, type StartSlot } from "../../core/process-slot.ts";
 import type { WebAddress } from "./address.ts";
 import type { ObserverHandle } from "./board.ts";
 import { WEB_PAGE_KEY } from "./enable.ts";
@@ -11,8 +11,7 @@ import { startWebPage, type WebPage, type WebPageOptions } from "./server.ts";
 
 type Notice = NonNullable<WebPageOptions["notice"]>;
 
-interface Slot {
-	starting?: Promise<WebPage>;
+interface Slot extends StartSlot<WebPage> {
 	/** The current host's notices; replaced by each host that claims, cleared when it goes. */
 	notice?: Notice;
 }
@@ -31,12 +30,8 @@ export async function ensureWebPage(
 ): Promise<{ page: WebPage; started: boolean }> {
 	const slot = slotOf(target);
 	if (slot.starting) return { page: await slot.starting, started: false };
-	const starting = startWebPage({ handle, address, ...options, notice: (message, type) => slot.notice?.(message, type) });
-	slot.starting = starting;
-	starting.catch(() => {
-		if (slot.starting === starting) slot.starting = undefined;
-	});
-	return { page: await starting, started: true };
+	const page = await startOnce(slot, () => startWebPage({ handle, address, ...options, notice: (message, type) => slot.notice?.(message, type) }));
+	return { page, started: true };
 }
 
 /** The page running in this process, if any. */
@@ -51,11 +46,7 @@ export function setWebNotice(notice: Notice | undefined, target: object = global
 
 /** Closes the process's page, if one runs; true when one did. */
 export async function closeWebPage(target: object = globalThis): Promise<boolean> {
-	const slot = slotOf(target);
-	const starting = slot.starting;
-	if (!starting) return false;
-	slot.starting = undefined;
-	const page = await starting.catch(() => undefined);
+	const page = await takeStarted(slotOf(target));
 	await page?.close();
 	return page !== undefined;
 }

@@ -4,18 +4,14 @@
  * /reload): the socket path that spawned processes inherited stays valid, and between two hosts
  * it answers `no-host` as the bus would. Like the shared handle, it lives on `globalThis`.
  */
-import { processSlot } from "../../core/process-slot.ts";
+import { processSlot, startOnce, takeStarted, type StartSlot } from "../../core/process-slot.ts";
 import type { SharedHandle } from "../../core/shared-handle.ts";
 import { startEndpoint, type EndpointOptions, type LocalEndpoint } from "./server.ts";
 
 /** Registry key of the process's endpoint; `Symbol.for` makes it the same in every module copy. */
 export const ENDPOINT_KEY = Symbol.for("checkpoint-bridge.endpoint");
 
-interface Slot {
-	starting?: Promise<LocalEndpoint>;
-}
-
-const slotOf = (target: object): Slot => processSlot<Slot>(target, ENDPOINT_KEY, () => ({}));
+const slotOf = (target: object) => processSlot<StartSlot<LocalEndpoint>>(target, ENDPOINT_KEY, () => ({}));
 
 /**
  * The process's endpoint, started on the first call (advertised in `options.env`, default
@@ -26,23 +22,11 @@ export function ensureProcessEndpoint(
 	options: Omit<EndpointOptions, "handle"> = {},
 	target: object = globalThis,
 ): Promise<LocalEndpoint> {
-	const slot = slotOf(target);
-	if (!slot.starting) {
-		const starting = startEndpoint({ handle, env: process.env, ...options });
-		slot.starting = starting;
-		starting.catch(() => {
-			if (slot.starting === starting) slot.starting = undefined;
-		});
-	}
-	return slot.starting;
+	return startOnce(slotOf(target), () => startEndpoint({ handle, env: process.env, ...options }));
 }
 
 /** Closes the process's endpoint, if one was started (the host quits): its askers get `no-host` with `note`. */
 export async function closeProcessEndpoint(note?: string, target: object = globalThis): Promise<void> {
-	const slot = slotOf(target);
-	const starting = slot.starting;
-	if (!starting) return;
-	slot.starting = undefined;
-	const endpoint = await starting.catch(() => undefined);
+	const endpoint = await takeStarted(slotOf(target));
 	await endpoint?.close(note);
 }

@@ -12,7 +12,7 @@ import { HOST_CHECK_TIMEOUT_MS } from "./liveness.ts";
 import { serveRoom, type RoomServer } from "./room-server.ts";
 import { roomSubjects } from "./subjects.ts";
 import { WIRE_VERSION } from "../wire.ts";
-import { processSlot } from "../../core/process-slot.ts";
+import { processSlot, startOnce, takeStarted, type StartSlot } from "../../core/process-slot.ts";
 
 /** Registry key of the process's room server; `Symbol.for` makes it the same in every module copy. */
 export const ROOM_KEY = Symbol.for("checkpoint-bridge.nats-room");
@@ -25,10 +25,7 @@ export type RoomStart =
 	| { kind: "taken"; room: string; hostId: string };
 
 type Started = RoomStart & { server?: RoomServer; broker?: Broker };
-interface Slot {
-	starting?: Promise<Started>;
-}
-const slotOf = (target: object): Slot => processSlot<Slot>(target, ROOM_KEY, () => ({}));
+const slotOf = (target: object) => processSlot<StartSlot<Started>>(target, ROOM_KEY, () => ({}));
 
 /** Whether somebody serves the room: the id of the host that says so, else undefined (nobody, or nobody alive). */
 async function servingHost(broker: Broker, prefix: string): Promise<string | undefined> {
@@ -66,26 +63,14 @@ async function start(handle: SharedHandle, config: NatsConfig, connect: HostConn
  * reached or refuses authorization; a failed or declined start is forgotten, so the next claim retries.
  */
 export async function ensureProcessRoom(handle: SharedHandle, config: NatsConfig, target: object = globalThis, connect: HostConnect = connectHost): Promise<RoomStart> {
-	const slot = slotOf(target);
-	if (!slot.starting) {
-		const starting = start(handle, config, connect);
-		slot.starting = starting;
-		const forget = () => {
-			if (slot.starting === starting) slot.starting = undefined;
-		};
-		starting.then((outcome) => outcome.kind === "taken" && forget(), forget);
-	}
-	const { kind, room, hostId } = await slot.starting;
+	// A room found taken is not kept: the next claim checks again.
+	const { kind, room, hostId } = await startOnce(slotOf(target), () => start(handle, config, connect), (outcome) => outcome.kind !== "taken");
 	return { kind, room, hostId };
 }
 
 /** Stops serving the room, if this process does: held askers hear it at once (and wait out their grace). */
 export async function closeProcessRoom(note?: string, target: object = globalThis): Promise<void> {
-	const slot = slotOf(target);
-	const starting = slot.starting;
-	if (!starting) return;
-	slot.starting = undefined;
-	const started = await starting.catch(() => undefined);
+	const started = await takeStarted(slotOf(target));
 	started?.server?.close(note);
 	await started?.broker?.close();
 }
