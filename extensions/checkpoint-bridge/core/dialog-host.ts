@@ -511,7 +511,8 @@ export class DialogHost {
 			if (!outcome || held.answers[i]?.source === "shared") continue;
 			// Shared answers were skipped above: whatever else the form hands back is checked, whatever source it names.
 			if (answer && refused(i, answer)) return;
-			held.answers[i] = answer ? copyAnswer(answer, answer.source ?? "dialog") : undefined;
+			// Only the host marks an answer as shared (with whom): one the form marks so was given in the form.
+			held.answers[i] = answer ? copyAnswer(answer, answer.source === undefined || answer.source === "shared" ? "dialog" : answer.source) : undefined;
 		}
 		if (outcome?.ended === "submitted" && held.answers.every((a) => a !== undefined)) return this.#settle(held, "ok");
 		if (cappedByCall && Date.now() >= request.deadline - DEADLINE_TOLERANCE_MS) return this.#stop(held, "timeout");

@@ -183,6 +183,13 @@ describe("answers that fail the answer check", () => {
 		await flush(vi);
 		expect(result()).toMatchObject({ status: "error", note: expect.stringMatching(/^The host dialog's answer to question 2 /) });
 	});
+
+	it("a valid one it marks as shared, for a question nobody shared, counts as given in the form", async () => {
+		const { host, result } = formHost([async () => ({ ended: "submitted", answers: [typed(NAME, "Ada"), { ...picked("SQLite"), source: "shared" }] })]);
+		host.serve(request("r1", [NAME, DB]));
+		await flush(vi);
+		expect(result()).toMatchObject({ status: "ok", answers: [{ answer: "Ada", source: "dialog" }, { answer: "SQLite", source: "dialog" }] });
+	});
 });
 
 describe("what the form reports when it should not", () => {
