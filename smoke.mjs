@@ -5,9 +5,9 @@
 // call in the same queue, and the no-host fallback at once (timed against the call's own budget).
 // Run: `node smoke.mjs` (re-runs itself on the project's Node 22 when the system Node is older).
 import { spawnSync } from "node:child_process";
+import { EventEmitter } from "node:events";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { EventEmitter } from "node:events";
 
 const [major, minor] = process.versions.node.split(".").map(Number);
 if (major < 22 || (major === 22 && minor < 18)) {
@@ -34,7 +34,9 @@ async function session({ copy, sessionId, name, ui }) {
 		getSessionName: () => name,
 	});
 	const ctx = { hasUI: Boolean(ui), mode: ui ? "rpc" : "print", ui, sessionManager: { getSessionId: () => sessionId } };
-	const emit = async (event) => { for (const handler of handlers.get(event.type) ?? []) await handler(event, ctx); };
+	const emit = async (event) => {
+		for (const handler of handlers.get(event.type) ?? []) await handler(event, ctx);
+	};
 	await emit({ type: "session_start", reason: "startup" });
 	return {
 		ask: async (params) => (await tool.execute("smoke", params, undefined, undefined, ctx)).details,
@@ -67,9 +69,17 @@ const ui = {
 
 /** A forged result on the reply channel of the request whose dialog is open: only the host role may answer. */
 function forgeOpenReply() {
-	const requestId = handle().snapshot()?.open.find((o) => o.state === "shown")?.requestId;
+	const requestId = handle()
+		.snapshot()
+		?.open.find((o) => o.state === "shown")?.requestId;
 	if (!requestId) return;
-	handle().bus.emit(`reply:${requestId}`, { v: 1, id: requestId, kind: "result", status: "ok", answers: [{ question: "forged", answer: "forged", kind: "text" }] });
+	handle().bus.emit(`reply:${requestId}`, {
+		v: 1,
+		id: requestId,
+		kind: "result",
+		status: "ok",
+		answers: [{ question: "forged", answer: "forged", kind: "text" }],
+	});
 }
 
 let failures = 0;
@@ -89,15 +99,30 @@ onOpen = async () => forgeOpenReply();
 const [planned, reviewed, remote] = await Promise.all([
 	planner.ask({ questions: [{ question: "Which naming convention?", options: ["camelCase", "snake_case"] }, { question: "Project name?" }] }),
 	reviewer.ask({ questions: [{ question: "Block the merge?", options: ["yes", "no"] }] }),
-	askRemote(process.env[ENDPOINT_ENV], { asker: { label: "worker", sessionId: "w" }, questions: [{ question: "Deploy region?" }], budgetMs: 30_000, dialogTimeoutMs: 30_000, pid: 4242 }),
+	askRemote(process.env[ENDPOINT_ENV], {
+		asker: { label: "worker", sessionId: "w" },
+		questions: [{ question: "Deploy region?" }],
+		budgetMs: 30_000,
+		dialogTimeoutMs: 30_000,
+		pid: 4242,
+	}),
 ]);
 check(
 	"hosted relay: children's batches and a remote asker answered through the host's dialogs, one at a time, in arrival order, by the host alone",
-	planned.status === "ok" && answersOf(planned) === "snake_case|typed for [subagent-planner] (2/2) Project name?" &&
-		reviewed.status === "ok" && answersOf(reviewed) === "no" &&
-		remote.status === "ok" && answersOf(remote) === "typed for [worker (pid 4242)] Deploy region?" &&
+	planned.status === "ok" &&
+		answersOf(planned) === "snake_case|typed for [subagent-planner] (2/2) Project name?" &&
+		reviewed.status === "ok" &&
+		answersOf(reviewed) === "no" &&
+		remote.status === "ok" &&
+		answersOf(remote) === "typed for [worker (pid 4242)] Deploy region?" &&
 		maxOpen === 1 &&
-		shown.join("\n") === ["[subagent-planner] (1/2) Which naming convention?", "[subagent-planner] (2/2) Project name?", "[subagent-reviewer] Block the merge?", "[worker (pid 4242)] Deploy region?"].join("\n"),
+		shown.join("\n") ===
+			[
+				"[subagent-planner] (1/2) Which naming convention?",
+				"[subagent-planner] (2/2) Project name?",
+				"[subagent-reviewer] Block the merge?",
+				"[worker (pid 4242)] Deploy region?",
+			].join("\n"),
 	{ planned, reviewed, remote, shown, maxOpen },
 );
 
@@ -112,7 +137,10 @@ onOpen = async () => {};
 const local = await hostCall;
 check(
 	"local host call: the host's own question goes through the same queue, after the open dialog",
-	waiting.status === "ok" && local?.status === "ok" && local.answers[0]?.answer === "no" && maxOpen === 1 &&
+	waiting.status === "ok" &&
+		local?.status === "ok" &&
+		local.answers[0]?.answer === "no" &&
+		maxOpen === 1 &&
 		shown.join("\n") === "[subagent-planner] Ready?\n[host-ses] Proceed?",
 	{ waiting, local, shown },
 );

@@ -7,9 +7,9 @@ const HOST = [core("host-role"), core("same-questions")];
 /** The dialog queue: what a request goes through (not its read-only views). */
 const QUEUE = ["extensions/checkpoint-bridge/core/dialog-host.ts:183-270", "extensions/checkpoint-bridge/core/dialog-host.ts:312-524"];
 /** What comes back: the answer check for outside answers, and the envelope. */
-const ANSWERS = [core("inbound"), "extensions/checkpoint-bridge/tool/envelope.ts"];
+const ANSWERS = [core("inbound"), "extensions/checkpoint-bridge/model/result.ts"];
 /** Every call's validation. */
-const TOOL = ["extensions/checkpoint-bridge/tool/validate.ts"];
+const TOOL = ["extensions/checkpoint-bridge/model/validate.ts"];
 const GROUPS = { seal: SEAL, host: HOST, queue: QUEUE, answers: ANSWERS, tool: TOOL };
 const group = process.env.MUTATION_GROUP ?? "seal";
 if (!(group in GROUPS)) throw new Error(`MUTATION_GROUP must be one of ${Object.keys(GROUPS).join(", ")}, not ${group}`);

@@ -9,8 +9,8 @@
  */
 import { askViaHost } from "../extensions/checkpoint-bridge/core/asker.ts";
 import { claimHostRole } from "../extensions/checkpoint-bridge/core/host-role.ts";
-import { dialogSurface } from "../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { createHandle } from "../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { dialogSurface } from "../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 
 if (typeof globalThis.gc !== "function") throw new Error("run with --expose-gc");
 const N = Number(process.argv[2] ?? 10_000);

@@ -2,9 +2,21 @@
 
 /** The lines of section 7; `fmt` holds run.mjs's number format, ratio and table helpers. */
 export function natsSection(nats, remote, { f, ratio, table }) {
-	const head = "7. NATS relay against the local socket and in-process (µs per call), host UI answers at once. NATS = askOverNats from another process through a local nats-server, a connection per call";
+	const head =
+		"7. NATS relay against the local socket and in-process (µs per call), host UI answers at once. NATS = askOverNats from another process through a local nats-server, a connection per call";
 	if (nats.skipped) return ["", head, `skipped: ${nats.skipped}`];
-	const row = (label, figure, local, socket, far) => [label, figure, f(local.p50), f(local.p99), f(socket.p50), f(socket.p99), f(far.p50), f(far.p99), ratio(socket.p50, far.p50), ratio(socket.p99, far.p99)];
+	const row = (label, figure, local, socket, far) => [
+		label,
+		figure,
+		f(local.p50),
+		f(local.p99),
+		f(socket.p50),
+		f(socket.p99),
+		f(far.p50),
+		f(far.p99),
+		ratio(socket.p50, far.p50),
+		ratio(socket.p99, far.p99),
+	];
 	const seq = remote.sequential;
 	const conc = remote.concurrent;
 	return [
@@ -15,7 +27,18 @@ export function natsSection(nats, remote, { f, ratio, table }) {
 			[
 				row(`1 at a time (${nats.sequential.calls} calls)`, "per call", seq.inProcess.e2eUs, seq.remote.e2eUs, nats.sequential.e2eUs),
 				row(`${nats.concurrent.askers} at once (${nats.concurrent.rounds} rounds)`, "per call", conc.inProcess.e2eUs, conc.remote.e2eUs, nats.concurrent.e2eUs),
-				["", "amortized (round / askers)", f(conc.inProcess.perQuestionUs), "", f(conc.remote.perQuestionUs), "", f(nats.concurrent.perQuestionUs), "", ratio(conc.remote.perQuestionUs, nats.concurrent.perQuestionUs), ""],
+				[
+					"",
+					"amortized (round / askers)",
+					f(conc.inProcess.perQuestionUs),
+					"",
+					f(conc.remote.perQuestionUs),
+					"",
+					f(nats.concurrent.perQuestionUs),
+					"",
+					ratio(conc.remote.perQuestionUs, nats.concurrent.perQuestionUs),
+					"",
+				],
 			],
 		),
 		`(${nats.server}; the socket and in-process columns are figure 5's)`,

@@ -12,9 +12,9 @@ import { performance } from "node:perf_hooks";
 import v8 from "node:v8";
 import { askViaHost } from "../extensions/checkpoint-bridge/core/asker.ts";
 import { claimHostRole } from "../extensions/checkpoint-bridge/core/host-role.ts";
-import { dialogSurface } from "../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { PROTOCOL_VERSION, replyChannel } from "../extensions/checkpoint-bridge/core/protocol.ts";
 import { createHandle } from "../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { dialogSurface } from "../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { broadcastHandle } from "./broadcast-bus.mjs";
 import { mean, median, summary } from "./stats.mjs";
 
@@ -239,7 +239,9 @@ for (const step of PLAN) {
 		process.stderr.write(`  relay: ${step.n} asker(s), ${mode}, done in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
 		if (quick) {
 			const c = figures.channel;
-			process.stderr.write(`    channel: ${c.perQuestionUs.toFixed(1)} µs/question (best ${((c.bestTotalMs * 1000) / step.n).toFixed(1)}), thread CPU ${c.cpuPerQuestionUs.toFixed(1)} µs, ${(c.allocatedBytesPerQuestion / 1024).toFixed(2)} KiB allocated\n`);
+			process.stderr.write(
+				`    channel: ${c.perQuestionUs.toFixed(1)} µs/question (best ${((c.bestTotalMs * 1000) / step.n).toFixed(1)}), thread CPU ${c.cpuPerQuestionUs.toFixed(1)} µs, ${(c.allocatedBytesPerQuestion / 1024).toFixed(2)} KiB allocated\n`,
+			);
 		}
 	}
 }

@@ -80,7 +80,12 @@ const result = {
 function rounds(blocks) {
 	const totals = blocks.map((b) => b.totalMs);
 	const totalMs = median(totals);
-	return { e2eUs: summary(blocks.flatMap((b) => b.latenciesUs)), totalMs, bestTotalMs: Math.min(...totals), perQuestionUs: (totalMs * 1000) / CONCURRENT.askers };
+	return {
+		e2eUs: summary(blocks.flatMap((b) => b.latenciesUs)),
+		totalMs,
+		bestTotalMs: Math.min(...totals),
+		perQuestionUs: (totalMs * 1000) / CONCURRENT.askers,
+	};
 }
 for (const name of names) {
 	result.sequential[name] = { e2eUs: summary(seq[name].flatMap((b) => b.latenciesUs)) };

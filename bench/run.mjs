@@ -146,8 +146,12 @@ const table = (head, rows, labels = 1) => {
 };
 
 const out = [];
-out.push(`checkpoint-bridge bench: ${results.date}, Node ${results.node}, ${results.cpus} CPUs, load average ${f(loadBefore, 2)} -> ${f(results.loadAverage1m.after, 2)}`);
-out.push(`commit ${results.commit?.slice(0, 7) ?? "?"}${results.extensionDirty ? " + uncommitted changes in extensions/" : ""}; took ${f(results.durationS, 0)} s`);
+out.push(
+	`checkpoint-bridge bench: ${results.date}, Node ${results.node}, ${results.cpus} CPUs, load average ${f(loadBefore, 2)} -> ${f(results.loadAverage1m.after, 2)}`,
+);
+out.push(
+	`commit ${results.commit?.slice(0, 7) ?? "?"}${results.extensionDirty ? " + uncommitted changes in extensions/" : ""}; took ${f(results.durationS, 0)} s`,
+);
 if (loadBefore > results.cpus) out.push(`note: the machine was busy (load average above the CPU count): absolute times are inflated; the ratios hold better.`);
 
 out.push(
@@ -161,11 +165,51 @@ for (const n of Object.keys(relayByN.forcedGc)) {
 	for (const [mode, label] of Object.entries(MODES)) {
 		const { channel: c, broadcast: b } = relayByN[mode][n];
 		const first = mode === "forcedGc" ? n : "";
-		rows.push([first, label, "end-to-end per call", f(c.e2eUs.p50), f(c.e2eUs.p99), f(b.e2eUs.p50), f(b.e2eUs.p99), ratio(c.e2eUs.p50, b.e2eUs.p50), ratio(c.e2eUs.p99, b.e2eUs.p99)]);
-		rows.push(["", "", "service (shown -> settled)", f(c.serviceUs.p50, 2), f(c.serviceUs.p99, 2), f(b.serviceUs.p50, 2), f(b.serviceUs.p99, 2), ratio(c.serviceUs.p50, b.serviceUs.p50), ratio(c.serviceUs.p99, b.serviceUs.p99)]);
+		rows.push([
+			first,
+			label,
+			"end-to-end per call",
+			f(c.e2eUs.p50),
+			f(c.e2eUs.p99),
+			f(b.e2eUs.p50),
+			f(b.e2eUs.p99),
+			ratio(c.e2eUs.p50, b.e2eUs.p50),
+			ratio(c.e2eUs.p99, b.e2eUs.p99),
+		]);
+		rows.push([
+			"",
+			"",
+			"service (shown -> settled)",
+			f(c.serviceUs.p50, 2),
+			f(c.serviceUs.p99, 2),
+			f(b.serviceUs.p50, 2),
+			f(b.serviceUs.p99, 2),
+			ratio(c.serviceUs.p50, b.serviceUs.p50),
+			ratio(c.serviceUs.p99, b.serviceUs.p99),
+		]);
 		rows.push(["", "", "amortized (round / askers)", f(c.perQuestionUs, 2), "", f(b.perQuestionUs, 2), "", ratio(c.perQuestionUs, b.perQuestionUs), ""]);
-		rows.push(["", "", "thread CPU per question (mean)", f(c.cpuPerQuestionUs, 2), "", f(b.cpuPerQuestionUs, 2), "", ratio(c.cpuPerQuestionUs, b.cpuPerQuestionUs), ""]);
-		rows.push(["", "", "allocated per question, KiB", f(kib(c.allocatedBytesPerQuestion), 2), "", f(kib(b.allocatedBytesPerQuestion), 2), "", ratio(c.allocatedBytesPerQuestion, b.allocatedBytesPerQuestion), ""]);
+		rows.push([
+			"",
+			"",
+			"thread CPU per question (mean)",
+			f(c.cpuPerQuestionUs, 2),
+			"",
+			f(b.cpuPerQuestionUs, 2),
+			"",
+			ratio(c.cpuPerQuestionUs, b.cpuPerQuestionUs),
+			"",
+		]);
+		rows.push([
+			"",
+			"",
+			"allocated per question, KiB",
+			f(kib(c.allocatedBytesPerQuestion), 2),
+			"",
+			f(kib(b.allocatedBytesPerQuestion), 2),
+			"",
+			ratio(c.allocatedBytesPerQuestion, b.allocatedBytesPerQuestion),
+			"",
+		]);
 	}
 }
 out.push(table(["askers", "GC", "figure", "channel p50", "p99", "broadcast p50", "p99", "broadcast/channel p50", "p99"], rows, 3));
@@ -174,7 +218,10 @@ out.push(
 	`   the extension at 1,000 askers: ${f(at1000("forcedGc").perQuestionUs)} µs per question with forced GC, ${f(at1000("steady").perQuestionUs)} µs steady; thread CPU ${f(at1000("forcedGc").cpuPerQuestionUs)} / ${f(at1000("steady").cpuPerQuestionUs)} µs; ${f(kib(at1000("steady").allocatedBytesPerQuestion), 1)} KiB allocated per question (steady)`,
 );
 
-out.push("", "2. Growth from 100 to 1,000 concurrent askers (10x the load; exponent 1 = linear, 2 = quadratic). Wall time: median round; CPU: this thread's, mean per round");
+out.push(
+	"",
+	"2. Growth from 100 to 1,000 concurrent askers (10x the load; exponent 1 = linear, 2 = quadratic). Wall time: median round; CPU: this thread's, mean per round",
+);
 const growthRow = (label, figures, grown, v, digits) => [
 	label,
 	f(figures[100][v].totalMs, digits),
@@ -197,7 +244,10 @@ out.push(
 	),
 );
 
-out.push("", `3. Extension load through pi's DefaultResourceLoader (ms, median; fresh process per sample, ${LOAD_SAMPLES} samples, ${LOAD_WARM_RELOADS} later reloads each)`);
+out.push(
+	"",
+	`3. Extension load through pi's DefaultResourceLoader (ms, median; fresh process per sample, ${LOAD_SAMPLES} samples, ${LOAD_WARM_RELOADS} later reloads each)`,
+);
 out.push(
 	table(
 		["extensions", "first reload (cold)", "later reload"],

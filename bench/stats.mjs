@@ -7,7 +7,11 @@ export function percentile(sorted, p) {
 	return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1];
 }
 
-export const median = (values) => percentile([...values].sort((a, b) => a - b), 50);
+export const median = (values) =>
+	percentile(
+		[...values].sort((a, b) => a - b),
+		50,
+	);
 
 export const mean = (values) => (values.length === 0 ? Number.NaN : values.reduce((sum, v) => sum + v, 0) / values.length);
 

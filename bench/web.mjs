@@ -41,7 +41,17 @@ const profile = mkdtempSync(join(tmpdir(), "cb-bench-chromium-"));
 const browser = await puppeteer.launch({
 	executablePath: CHROMIUM,
 	headless: true,
-	args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", `--user-data-dir=${profile}`],
+	args: [
+		"--headless",
+		"--no-sandbox",
+		"--disable-gpu",
+		"--disable-quic",
+		"--no-first-run",
+		"--disable-background-networking",
+		"--disable-component-update",
+		"--disable-sync",
+		`--user-data-dir=${profile}`,
+	],
 });
 try {
 	const tab = await browser.newPage();
@@ -51,7 +61,9 @@ try {
 	await tab.waitForFunction(() => document.getElementById("status")?.textContent === "live", { polling: 10 });
 	await tab.evaluate(() => {
 		new MutationObserver((records) => {
-			for (const record of records) for (const node of record.addedNodes) if (node instanceof HTMLElement && node.matches("article.card")) window.cardSeen(node.querySelector("h2").textContent.slice(1, -1));
+			for (const record of records)
+				for (const node of record.addedNodes)
+					if (node instanceof HTMLElement && node.matches("article.card")) window.cardSeen(node.querySelector("h2").textContent.slice(1, -1));
 		}).observe(document.getElementById("cards"), { childList: true });
 	});
 
@@ -61,7 +73,13 @@ try {
 		const label = `asker-${i}`;
 		const shown = new Promise((resolve) => seen.set(label, resolve));
 		const askedAt = performance.now();
-		const call = askViaHost({ handle, asker: { label, sessionId: label }, questions: [{ question: `Proceed with step ${i}?`, options: ["yes", "no"] }], budgetMs: 60_000, dialogTimeoutMs: 60_000 });
+		const call = askViaHost({
+			handle,
+			asker: { label, sessionId: label },
+			questions: [{ question: `Proceed with step ${i}?`, options: ["yes", "no"] }],
+			budgetMs: 60_000,
+			dialogTimeoutMs: 60_000,
+		});
 		const visibleAt = await shown;
 		const pick = i % 2 ? "no" : "yes";
 		const submittedAt = performance.now();
@@ -81,7 +99,9 @@ try {
 		// The next card must be a new node: wait for this one to leave.
 		await tab.waitForFunction(() => !document.querySelector("article.card"), { polling: 5 });
 	}
-	console.log(JSON.stringify({ chromium: await browser.version(), samples: SAMPLES, askToCardVisibleMs: summary(visibleMs), webSubmitToResultMs: summary(answeredMs) }));
+	console.log(
+		JSON.stringify({ chromium: await browser.version(), samples: SAMPLES, askToCardVisibleMs: summary(visibleMs), webSubmitToResultMs: summary(answeredMs) }),
+	);
 } finally {
 	await browser.close();
 	await page.close();

@@ -158,9 +158,10 @@ function mainStep(conversation: any[]) {
 	const next = FOREGROUND.find((agent) => !results.has(agent));
 	if (next) {
 		const convention = /Answer received by planner: (.+)/.exec(results.get("planner") ?? "")?.[1]?.trim();
-		const task = next === "planner"
-			? "Ask the user which naming convention the project should use, then report the answer."
-			: `Ask the user what the project should be called${convention ? ` (naming convention: ${convention})` : ""}, then report the answer.`;
+		const task =
+			next === "planner"
+				? "Ask the user which naming convention the project should use, then report the answer."
+				: `Ask the user what the project should be called${convention ? ` (naming convention: ${convention})` : ""}, then report the answer.`;
 		return fauxAssistantMessage(fauxToolCall("subagent", { agent: next, task, async: false }), { stopReason: "toolUse" });
 	}
 	const workflow = backgroundWorkflow();
@@ -172,7 +173,11 @@ function mainStep(conversation: any[]) {
 	if (background && completion === undefined) {
 		if (childDone) return fauxAssistantMessage(fauxText(`${childDone} has finished in the background; its report comes with the workflow's result.`));
 		// The launch returned at once; the summary comes when the workflow's result arrives.
-		return fauxAssistantMessage(fauxText("reviewer and tester now run in the background, in parallel. Their questions will open here one after the other; the summary follows when both are done."));
+		return fauxAssistantMessage(
+			fauxText(
+				"reviewer and tester now run in the background, in parallel. Their questions will open here one after the other; the summary follows when both are done.",
+			),
+		);
 	}
 	const lines = [
 		...FOREGROUND.map((agent) => `- ${agent} (foreground) ${reported(agent, results.get(agent) ?? "")}`),

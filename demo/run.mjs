@@ -29,7 +29,7 @@ import { ensureCompatInstall } from "../test/compat/ensure.mjs";
 const demoDir = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(demoDir, "..");
 /** The pi installs the demo can run on: the dev dependency and the oldest supported pi. */
-const PI_INSTALLS = { "1.6": root, "0.85": path.join(root, "test", "compat", "pi-0.85") };
+const PI_INSTALLS = { 1.6: root, 0.85: path.join(root, "test", "compat", "pi-0.85") };
 const COMPAT = "0.85";
 const bridgeExtension = path.join(root, "extensions", "checkpoint-bridge", "index.ts");
 const demoModelExtension = path.join(demoDir, "demo-model.ts");
@@ -75,7 +75,7 @@ const SCRIPTED_PROMPT_FOREGROUND = "Run the checkpoint-bridge demo: the planner 
 
 function realModelPrompt(background) {
 	const summary = [
-		"reply with a short summary that starts with the line \"Demo summary (each line is what that sub-agent reported back):\"",
+		'reply with a short summary that starts with the line "Demo summary (each line is what that sub-agent reported back):"',
 		'followed by one line per sub-agent in the form "- <agent> (foreground|background) received: <answer>", using only what each sub-agent reported.',
 	];
 	return [
@@ -153,7 +153,8 @@ function choosePi(wanted) {
 	const paths = installPaths(installRoot);
 	if (key === COMPAT && !fs.existsSync(paths.cli)) installCompat();
 	for (const file of [paths.cli, paths.subagents, bridgeExtension]) {
-		if (!fs.existsSync(file)) throw new Error(`missing ${path.relative(root, file)}; run "npm install"${key === COMPAT ? ' and "npm run setup:compat"' : ""} first`);
+		if (!fs.existsSync(file))
+			throw new Error(`missing ${path.relative(root, file)}; run "npm install"${key === COMPAT ? ' and "npm run setup:compat"' : ""} first`);
 	}
 	return { ...paths, version: readJson(paths.piManifest).version, background: backgroundRunnerWorks(installRoot) };
 }
@@ -237,7 +238,10 @@ async function main() {
 	const { model = SCRIPTED_MODEL, pi: wantedPi, passThrough } = parseArgs(process.argv.slice(2));
 	checkNode();
 	const pi = choosePi(wantedPi);
-	if (!pi.background) console.log(`Note: background step skipped: pi-subagents' background runner cannot start on pi ${pi.version} (it needs @earendil-works/pi-agent-core/node); run without --pi for the whole demo.`);
+	if (!pi.background)
+		console.log(
+			`Note: background step skipped: pi-subagents' background runner cannot start on pi ${pi.version} (it needs @earendil-works/pi-agent-core/node); run without --pi for the whole demo.`,
+		);
 
 	const runDir = fs.mkdtempSync(path.join(os.tmpdir(), "checkpoint-bridge-demo-"));
 	const agentDir = path.join(runDir, "agent");
@@ -259,8 +263,7 @@ async function main() {
 		PI_SKIP_VERSION_CHECK: "1",
 		PI_TELEMETRY: "0",
 		CHECKPOINT_BRIDGE_DEMO_INTRO: intro,
-		CHECKPOINT_BRIDGE_DEMO_PROMPT:
-			model === SCRIPTED_MODEL ? (pi.background ? SCRIPTED_PROMPT : SCRIPTED_PROMPT_FOREGROUND) : realModelPrompt(pi.background),
+		CHECKPOINT_BRIDGE_DEMO_PROMPT: model === SCRIPTED_MODEL ? (pi.background ? SCRIPTED_PROMPT : SCRIPTED_PROMPT_FOREGROUND) : realModelPrompt(pi.background),
 		// The scripted model starts this workflow after the foreground step; unset, it skips the background step.
 		...(pi.background ? { CHECKPOINT_BRIDGE_DEMO_WORKFLOW: BACKGROUND_WORKFLOW } : {}),
 	};

@@ -6,24 +6,25 @@
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { askViaHost } from "./core/asker.ts";
-import { checkpointsReport, AUDIT_ENTRY_TYPE } from "./core/audit.ts";
+import { AUDIT_ENTRY_TYPE, checkpointsReport } from "./core/audit.ts";
 import { callBudget, readConfig } from "./core/config.ts";
-import { makeEnvelope, toToolResult, type Envelope } from "./tool/envelope.ts";
 import { claimHostRole, type HostRole } from "./core/host-role.ts";
 import { activeAgentOf, askerIdentity } from "./core/identity.ts";
-import { progressText } from "./tool/progress.ts";
 import type { RelayProgress } from "./core/protocol.ts";
-import { askRemote, closeProcessEndpoint, endpointFromEnv, ensureProcessEndpoint } from "./transports/local/index.ts";
-import { readNatsConfig } from "./transports/nats/config.ts";
+import { sharedHandle } from "./core/shared-handle.ts";
+import type { HostUI } from "./core/surface.ts";
+import { type Envelope, makeEnvelope } from "./model/result.ts";
+import { validateAskParams } from "./model/validate.ts";
+import { loadingPiVersion, reportUnsupportedPi } from "./supported-pi.ts";
 import { dialogSurface } from "./surfaces/dialogs.ts";
 import { lazyFormSurface } from "./surfaces/terminal-form/lazy.ts";
-import { renderCallView, renderResultView } from "./tool/render.ts";
-import { AskParamsSchema, type AskParams } from "./tool/schema.ts";
-import { sharedHandle } from "./core/shared-handle.ts";
-import { loadingPiVersion, reportUnsupportedPi } from "./supported-pi.ts";
-import { validateAskParams } from "./tool/validate.ts";
 import { WEB_ENV, webPageSlotExists } from "./surfaces/web/enable.ts";
-import type { HostUI } from "./core/surface.ts";
+import { toToolResult } from "./tool/envelope.ts";
+import { progressText } from "./tool/progress.ts";
+import { renderCallView, renderResultView } from "./tool/render.ts";
+import { type AskParams, AskParamsSchema } from "./tool/schema.ts";
+import { askRemote, closeProcessEndpoint, endpointFromEnv, ensureProcessEndpoint } from "./transports/local/index.ts";
+import { readNatsConfig } from "./transports/nats/config.ts";
 
 export const TOOL_NAME = "ask_user_via_host";
 
@@ -129,7 +130,10 @@ export default function checkpointBridge(pi: ExtensionAPI): void {
 		if (words[0] === "off" && words.length === 1) {
 			const web = webIfStarted();
 			const closed = web ? await (await web).closeWebPage() : false;
-			return ui.notify(closed ? "checkpoint-bridge: the answer page is closed; its links no longer work" : "checkpoint-bridge: the answer page is not running", "info");
+			return ui.notify(
+				closed ? "checkpoint-bridge: the answer page is closed; its links no longer work" : "checkpoint-bridge: the answer page is not running",
+				"info",
+			);
 		}
 		if (words.length > 1) return ui.notify(WEB_USAGE, "warning");
 		if (!role) return ui.notify("checkpoint-bridge: only the session that holds the host role serves the answer page", "warning");
@@ -198,7 +202,8 @@ export default function checkpointBridge(pi: ExtensionAPI): void {
 			const startedAt = Date.now();
 			try {
 				const asker = askerIdentity(pi.getSessionName(), ctx.sessionManager.getSessionId(), activeAgentOf(ctx.getSystemPrompt?.()));
-				const raw = typeof params === "object" && params !== null && WITHOUT_QUESTIONS in params ? (params as Record<string, unknown>)[WITHOUT_QUESTIONS] : params;
+				const raw =
+					typeof params === "object" && params !== null && WITHOUT_QUESTIONS in params ? (params as Record<string, unknown>)[WITHOUT_QUESTIONS] : params;
 				const checked = validateAskParams(raw);
 				if (!checked.ok)
 					return toToolResult(makeEnvelope("error", [], `Invalid parameters: ${checked.problems.join("; ")}.`, { asker: asker.label, waitedMs: 0 }));

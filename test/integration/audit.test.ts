@@ -14,16 +14,16 @@ import {
 	baseArgs,
 	createPiEnv,
 	envelopesIn,
+	type Frame,
 	isDialog,
 	isNotify,
-	parseJsonLines,
 	PI_VERSION,
+	type PiEnv,
 	PiRpc,
+	parseJsonLines,
 	readTranscript,
 	resultText,
 	toolResultsIn,
-	type Frame,
-	type PiEnv,
 } from "./harness/pi-cli.ts";
 
 /** pi-subagents compiles itself on a cold cache: allow for it before the first dialog. */
@@ -65,7 +65,11 @@ async function checkpointsReport(rpc: PiRpc): Promise<string> {
 	const response = await rpc.prompt("/checkpoints");
 	// pi 1.x says how it handled the prompt; pi 0.85 answers a command prompt without that field.
 	if (PI_VERSION !== "0.85") expect(response.data?.disposition, "an extension command is handled, no run starts").toBe("handled");
-	const notify = await rpc.waitFor((f) => isNotify(f) && String(f.message).startsWith("checkpoint-bridge:"), { from: mark, what: "the /checkpoints notify", timeoutMs: 10_000 });
+	const notify = await rpc.waitFor((f) => isNotify(f) && String(f.message).startsWith("checkpoint-bridge:"), {
+		from: mark,
+		what: "the /checkpoints notify",
+		timeoutMs: 10_000,
+	});
 	return String(notify.message);
 }
 
@@ -129,14 +133,18 @@ describe("audit trail in the host's session file", () => {
 		// While it is open, /checkpoints lists it (an extension command runs even during a run).
 		const openReport = await checkpointsReport(rpc);
 		expect(openReport.split("\n")[0]).toBe("checkpoint-bridge: 1 open, oldest first:");
-		expect(openReport).toMatch(new RegExp(`^  \\[host\\] shown \\(question 1 of 1\\) since \\d\\d:\\d\\d:\\d\\d UTC: ${RELEASE_QUESTION.replace("?", "\\?")}$`, "m"));
+		expect(openReport).toMatch(
+			new RegExp(`^  \\[host\\] shown \\(question 1 of 1\\) since \\d\\d:\\d\\d:\\d\\d UTC: ${RELEASE_QUESTION.replace("?", "\\?")}$`, "m"),
+		);
 		const mainEnd = await rpc.waitForToolEnd(ASK_TOOL, { from: start, timeoutMs: CALL_BUDGET_MS + 10_000 });
 		const mainEnvelope = envelopesIn(resultText(mainEnd.result))[0];
 		expect(mainEnvelope?.status).toBe("timeout");
 		await rpc.waitForSettled({ from: start });
 		expect(rpc.frames.filter(isDialog)).toHaveLength(3);
 		// The status line named the waiting asker, and was cleared when the call ended.
-		const statuses = rpc.frames.slice(start).filter((f) => f.type === "extension_ui_request" && f.method === "setStatus" && f.statusKey === "checkpoint-bridge");
+		const statuses = rpc.frames
+			.slice(start)
+			.filter((f) => f.type === "extension_ui_request" && f.method === "setStatus" && f.statusKey === "checkpoint-bridge");
 		expect(statuses.map((f) => f.statusText ?? null)).toEqual(["checkpoint-bridge: 1 waiting (host)", null]);
 
 		// The session file holds one audit entry per settled request, in order.

@@ -4,7 +4,7 @@
  * schema check would otherwise refuse with a message of its own.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { checkedEnvelope, PiWorld, type AskArgs } from "./harness/sdk-sessions.ts";
+import { type AskArgs, checkedEnvelope, PiWorld } from "./harness/sdk-sessions.ts";
 
 let world: PiWorld;
 beforeEach(() => {

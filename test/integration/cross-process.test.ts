@@ -13,29 +13,29 @@ import { basename, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ScriptConfig } from "./fixtures/scripted-model.ts";
 import {
-	answerPairs,
 	ASK_TOOL,
+	answerPairs,
 	BACKGROUND_CHILDREN,
 	baseArgs,
 	childTranscripts,
 	createPiEnv,
+	type Envelope,
 	envelopesIn,
+	type Frame,
 	hostEndpoint,
 	installExampleAgent,
 	isDialog,
 	isNotify,
 	NODE_BIN,
 	offeredOptions,
-	parseJsonLines,
 	PI_CLI,
 	PI_VERSION,
+	type PiEnv,
 	PiRpc,
+	parseJsonLines,
 	resultText,
 	runPi,
 	toolResultsIn,
-	type Envelope,
-	type Frame,
-	type PiEnv,
 } from "./harness/pi-cli.ts";
 import { PiWorld, type ProgrammaticUI } from "./harness/sdk-sessions.ts";
 
@@ -223,7 +223,10 @@ describe("askers in other processes reach the host's dialogs", () => {
 				"]);",
 				"return results.map((result) => result.output);",
 			].join("\n");
-			piEnv = createPiEnv({ agents: ["checkpoint-planner", "checkpoint-reviewer"], script: { main: { workflow: { script: workflowScript } }, children: asks } });
+			piEnv = createPiEnv({
+				agents: ["checkpoint-planner", "checkpoint-reviewer"],
+				script: { main: { workflow: { script: workflowScript } }, children: asks },
+			});
 			installExampleAgent(piEnv.agentDir, "checkpoint-reviewer", { as: "checkpoint-scout" });
 			pi = PiRpc.start(piEnv, { subagents: true });
 			await hostEndpoint(piEnv, FIRST_DIALOG_MS);
@@ -252,7 +255,10 @@ describe("askers in other processes reach the host's dialogs", () => {
 				// wrongly concurrent host would have shown another dialog by then.
 				const reporting = pi.mark();
 				await pi.prompt("/checkpoints");
-				const report = String((await pi.waitFor((f) => isNotify(f) && String(f.message).startsWith("checkpoint-bridge:"), { from: reporting, what: "the /checkpoints report" })).message);
+				const report = String(
+					(await pi.waitFor((f) => isNotify(f) && String(f.message).startsWith("checkpoint-bridge:"), { from: reporting, what: "the /checkpoints report" }))
+						.message,
+				);
 				expect(report.match(/\] (shown|queued)/g), report).toEqual(["] shown", ...Array<string>(agents.length - turn - 1).fill("] queued")]);
 				const open = pi.frames.slice(from).filter(isDialog);
 				expect(open, `exactly one dialog before answer ${turn + 1}`).toEqual([dialog]);
@@ -316,7 +322,10 @@ describe("askers in other processes reach the host's dialogs", () => {
 			expect(title.question).toBe("Which region should the job run in?");
 			// An unnamed session is shown by the start of its id.
 			expect(title.label).toMatch(/^[0-9a-f-]{8}$/);
-			expect(ui.notifications.some((n) => n.message.includes(`[${title.label} (pid ${title.pid})]`)), "an arrival receipt").toBe(true);
+			expect(
+				ui.notifications.some((n) => n.message.includes(`[${title.label} (pid ${title.pid})]`)),
+				"an arrival receipt",
+			).toBe(true);
 			dialog.answer("us-east");
 
 			const run = await running;

@@ -13,9 +13,9 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { askOutside, isReport, probe, reportData, resultOf, writeFaultAsker, type AskResult } from "./harness/fault-asker.ts";
-import { ASK_TOOL, childTranscripts, envelopesIn, isDialog, PiRpcFixture, toolResultsIn, type PiRpc } from "./harness/pi-cli.ts";
 import type { ScriptConfig } from "./fixtures/scripted-model.ts";
+import { type AskResult, askOutside, isReport, probe, reportData, resultOf, writeFaultAsker } from "./harness/fault-asker.ts";
+import { ASK_TOOL, childTranscripts, envelopesIn, isDialog, type PiRpc, PiRpcFixture, toolResultsIn } from "./harness/pi-cli.ts";
 
 /** pi-subagents compiles on first use: allow for it on a busy machine. */
 const FIRST_DIALOG_MS = 90_000;
@@ -118,14 +118,22 @@ describe("RPC host replaced or shut down while questions are open", () => {
 		expect(after.host).not.toBe(baseline.host);
 		// Shown once before the replacement and once after; beta once. Answered "ok", not "no-host": the new
 		// host took both over within the hand-over grace, whatever the machine's speed.
-		expect(rpc.frames.slice(begin).filter(isDialog).map((f) => f.title)).toEqual([first.title, first.title, branch.title]);
+		expect(
+			rpc.frames
+				.slice(begin)
+				.filter(isDialog)
+				.map((f) => f.title),
+		).toEqual([first.title, first.title, branch.title]);
 	});
 
 	it("switch_session (/resume) while an asker outside the turn has a question open: the resumed host shows it again and the answer reaches the asker", async () => {
 		const rpc = start();
 		// A saved session to resume: its header is all pi needs (docs/session-format.md).
 		const saved = join(run.piEnv!.root, "saved-session.jsonl");
-		writeFileSync(saved, `${JSON.stringify({ type: "session", version: 3, id: "0b9d6a52-1f6e-4c39-9a54-7d1f3c2e8a10", timestamp: new Date().toISOString(), cwd: run.piEnv!.cwd })}\n`);
+		writeFileSync(
+			saved,
+			`${JSON.stringify({ type: "session", version: 3, id: "0b9d6a52-1f6e-4c39-9a54-7d1f3c2e8a10", timestamp: new Date().toISOString(), cwd: run.piEnv!.cwd })}\n`,
+		);
 		const baseline = await probe(rpc);
 		const begin = rpc.mark();
 		await ask(rpc, "delta", "Resume the migration?", ["resume", "abandon"]);
@@ -146,7 +154,12 @@ describe("RPC host replaced or shut down while questions are open", () => {
 		expect(after.host, "the resumed session holds the host role").toBe("0b9d6a52-1f6e-4c39-9a54-7d1f3c2e8a10");
 		expect(after.open).toEqual([]);
 		expect(after.listeners).toEqual(baseline.listeners);
-		expect(rpc.frames.slice(begin).filter(isDialog).map((f) => f.title)).toEqual([first.title, first.title]);
+		expect(
+			rpc.frames
+				.slice(begin)
+				.filter(isDialog)
+				.map((f) => f.title),
+		).toEqual([first.title, first.title]);
 	});
 
 	it("the client closes stdin (quit) while a question is open: the asker gets no-host at once", async () => {

@@ -10,7 +10,17 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { MAX_REFUSALS } from "../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
-import { answerPairs, expectProbeNext, openRequests, PiWorld, ProgrammaticUI, until, type Dialog, type Question, type SessionHandle } from "./harness/sdk-sessions.ts";
+import {
+	answerPairs,
+	type Dialog,
+	expectProbeNext,
+	openRequests,
+	PiWorld,
+	ProgrammaticUI,
+	type Question,
+	type SessionHandle,
+	until,
+} from "./harness/sdk-sessions.ts";
 
 /** How long requests of a replaced host wait for the next one: the README's promise, written as a literal. */
 const GRACE_MS = 1_000;
@@ -89,7 +99,12 @@ describe("host replacement and shutdown", () => {
 		const baseline = busListeners();
 		const first = await world.createChild({
 			name: "first",
-			ask: { questions: [{ question: "Which region?", options: ["eu", "us"] }, { question: "Which tier?", options: ["small", "large"] }] },
+			ask: {
+				questions: [
+					{ question: "Which region?", options: ["eu", "us"] },
+					{ question: "Which tier?", options: ["small", "large"] },
+				],
+			},
 		});
 		const second = await world.createChild({ name: "second", ask: { questions: [{ question: "Release name?" }] } });
 		const quitter = await world.createChild({ name: "quitter", ask: { questions: [{ question: "Keep going?", options: ["yes", "no"] }] } });
@@ -173,7 +188,7 @@ describe("host replacement and shutdown", () => {
 	});
 
 	it("a host that quits settles its open and queued questions with no-host at once", async () => {
-		const { host, ui, baseline, open, queued, dialog } = await hostHoldingTwo();
+		const { host, baseline, open, queued, dialog } = await hostHoldingTwo();
 
 		const quitAt = Date.now();
 		await tearDownHost(host, "quit");

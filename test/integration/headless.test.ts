@@ -10,13 +10,13 @@ import {
 	baseArgs,
 	childTranscripts,
 	createPiEnv,
+	type Envelope,
 	envelopesIn,
+	type PiEnv,
 	parseJsonLines,
 	resultText,
 	runPi,
 	toolResultsIn,
-	type Envelope,
-	type PiEnv,
 } from "./harness/pi-cli.ts";
 
 /** Whole run, pi-subagents' start-up included; nobody can answer, so nothing may wait on a human. */
@@ -88,7 +88,10 @@ describe("headless pi with pi-subagents", () => {
 		const run = await runPi(piEnv, [...baseArgs({ subagents: true }), "--mode", "json", "Review the change and tell me whether to release."], RUN_DEADLINE_MS);
 		expect(run.code, `stderr: ${run.stderr.slice(-2_000)}`).toBe(0);
 		const events = parseJsonLines(run.stdout);
-		expect(events.filter((e) => e.type === "extension_ui_request"), "no dialog in a run without UI").toEqual([]);
+		expect(
+			events.filter((e) => e.type === "extension_ui_request"),
+			"no dialog in a run without UI",
+		).toEqual([]);
 
 		const mainEnd = events.find((e) => e.type === "tool_execution_end" && e.toolName === ASK_TOOL);
 		const mainEnvelope = mainEnd?.result?.details as Envelope | undefined;

@@ -12,7 +12,7 @@ import { dirname, join, relative } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { ScriptConfig } from "./fixtures/scripted-model.ts";
-import { ASK_TOOL, baseArgs, createPiEnv, envelopesIn, NODE_BIN, PI_VERSION, REPO_ROOT, runPi, type PiEnv } from "./harness/pi-cli.ts";
+import { ASK_TOOL, baseArgs, createPiEnv, envelopesIn, NODE_BIN, PI_VERSION, type PiEnv, REPO_ROOT, runPi } from "./harness/pi-cli.ts";
 
 const run = promisify(execFile);
 /** pack and unpack take seconds; npm install resolves the manifest's whole tree from the registry or its cache. */

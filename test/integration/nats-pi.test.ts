@@ -7,23 +7,23 @@
 import { spawn } from "node:child_process";
 import os from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
+import { SILENCE_MS, TICK_MS } from "../../extensions/checkpoint-bridge/transports/nats/liveness.ts";
 import type { ScriptConfig } from "./fixtures/scripted-model.ts";
+import { NATS_SERVER_MISSING, type NatsServer, roomServedAt, startNatsCluster, startNatsServer } from "./harness/nats-server.ts";
 import {
 	answerPairs,
 	baseArgs,
 	createPiEnv,
+	type Envelope,
 	envelopesIn,
+	type Frame,
 	isDialog,
 	isNotify,
 	NODE_BIN,
 	PI_CLI,
-	PiRpc,
-	type Envelope,
-	type Frame,
 	type PiEnv,
+	PiRpc,
 } from "./harness/pi-cli.ts";
-import { NATS_SERVER_MISSING, roomServedAt, startNatsCluster, startNatsServer, type NatsServer } from "./harness/nats-server.ts";
-import { SILENCE_MS, TICK_MS } from "../../extensions/checkpoint-bridge/transports/nats/liveness.ts";
 
 /** A cold pi start compiles the extensions; pi-subagents takes longest. */
 const START_MS = 120_000;
@@ -172,7 +172,8 @@ describe.skipIf(NATS_SERVER_MISSING)("across machines: pi --mode rpc host, pi -p
 			expect(run.envelopes[0]!.asker).toBe(title.label);
 		}
 		// The host was told of each arrival, by asker and machine.
-		for (const { title } of seen) expect(pi.frames.some((f) => isNotify(f) && String(f.message).includes(`[${title.label} (${MACHINE}:${title.pid})]`))).toBe(true);
+		for (const { title } of seen)
+			expect(pi.frames.some((f) => isNotify(f) && String(f.message).includes(`[${title.label} (${MACHINE}:${title.pid})]`))).toBe(true);
 	});
 
 	it("a pi-subagents child inside a remote pi asks over NATS: [subagent-checkpoint-planner (machine:pid)]", async () => {
@@ -302,7 +303,12 @@ describe.skipIf(NATS_SERVER_MISSING)("across machines: pi --mode rpc host, pi -p
 			expect(pi.frames.filter((f) => isDialog(f) && String(f.title).endsWith("Port to listen on?"))).toHaveLength(2);
 			pi.answer(dialog, "8080");
 			const run = await asker.done;
-			console.log(`nats-server restart: asker back ${reconnectedMs} ms after the kill; answered ${run.exitedAt - restartAt} ms after it (pi's exit included); dialogs: ${pi.frames.filter(isDialog).map((d) => d.title).join(" | ")}`);
+			console.log(
+				`nats-server restart: asker back ${reconnectedMs} ms after the kill; answered ${run.exitedAt - restartAt} ms after it (pi's exit included); dialogs: ${pi.frames
+					.filter(isDialog)
+					.map((d) => d.title)
+					.join(" | ")}`,
+			);
 			expect(run.envelopes[0]?.status).toBe("ok");
 			expect(answerPairs(run.envelopes[0]!)).toEqual([
 				{ question: "Name of the service?", answer: "billing" },
@@ -318,7 +324,10 @@ describe.skipIf(NATS_SERVER_MISSING)("across machines: pi --mode rpc host, pi -p
 			const { pi } = await startHost({ CHECKPOINT_BRIDGE_NATS: a.url });
 			await roomServedAt(b.url);
 			await roomServedAt(c.url);
-			const asker = startAsker(askTwo("Name of the service?", "Port to listen on?"), { CHECKPOINT_BRIDGE_NATS: `${b.url},${c.url}`, CHECKPOINT_BRIDGE_HOST_GRACE_MS: "30000" });
+			const asker = startAsker(askTwo("Name of the service?", "Port to listen on?"), {
+				CHECKPOINT_BRIDGE_NATS: `${b.url},${c.url}`,
+				CHECKPOINT_BRIDGE_HOST_GRACE_MS: "30000",
+			});
 			const one = await pi.waitForDialog({ timeoutMs: START_MS, failOn: () => false });
 			await pi.answerThenNextDialog(one, "billing");
 			const on = (await b.clientsNamed(ASKER_CONNECTION)) > 0 ? b : c;
@@ -326,11 +335,20 @@ describe.skipIf(NATS_SERVER_MISSING)("across machines: pi --mode rpc host, pi -p
 			expect(await a.clientsNamed(ASKER_CONNECTION)).toBe(0);
 			const killedAt = Date.now();
 			await on.kill();
-			const { reconnectedMs, dialog } = await afterDisruption(pi, cluster.filter((m) => m !== on), killedAt);
+			const { reconnectedMs, dialog } = await afterDisruption(
+				pi,
+				cluster.filter((m) => m !== on),
+				killedAt,
+			);
 			expect(dialog.title).toMatch(/\(2\/2\) Port to listen on\?$/);
 			pi.answer(dialog, "8080");
 			const run = await asker.done;
-			console.log(`cluster fail-over: the asker's server killed; asker on another server ${reconnectedMs} ms later; dialogs: ${pi.frames.filter(isDialog).map((d) => d.title).join(" | ")}`);
+			console.log(
+				`cluster fail-over: the asker's server killed; asker on another server ${reconnectedMs} ms later; dialogs: ${pi.frames
+					.filter(isDialog)
+					.map((d) => d.title)
+					.join(" | ")}`,
+			);
 			expect(run.envelopes[0]?.status).toBe("ok");
 			expect(answerPairs(run.envelopes[0]!)).toEqual([
 				{ question: "Name of the service?", answer: "billing" },

@@ -10,12 +10,19 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { claimHostRole } from "../../extensions/checkpoint-bridge/core/host-role.ts";
 import { createHandle, type SharedHandle } from "../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import type { Envelope } from "../../extensions/checkpoint-bridge/model/result.ts";
 import { dialogSurface } from "../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
-import type { Envelope } from "../../extensions/checkpoint-bridge/tool/envelope.ts";
-import { askOverNats, connectBroker, ensureProcessRoom, closeProcessRoom, readNatsConfig, type NatsConfig } from "../../extensions/checkpoint-bridge/transports/nats/index.ts";
+import {
+	askOverNats,
+	closeProcessRoom,
+	connectBroker,
+	ensureProcessRoom,
+	type NatsConfig,
+	readNatsConfig,
+} from "../../extensions/checkpoint-bridge/transports/nats/index.ts";
 import { SILENCE_MS, TICK_MS } from "../../extensions/checkpoint-bridge/transports/nats/liveness.ts";
-import { fakeUI, type FakeDialog } from "../unit/support/fake-ui.ts";
-import { makeCertificates, NATS_SERVER_MISSING, operatorSetup, startNatsCluster, startNatsServer, type NatsServer } from "./harness/nats-server.ts";
+import { type FakeDialog, fakeUI } from "../unit/support/fake-ui.ts";
+import { makeCertificates, NATS_SERVER_MISSING, type NatsServer, operatorSetup, startNatsCluster, startNatsServer } from "./harness/nats-server.ts";
 
 const TWO = [{ question: "Name?" }, { question: "Colour?" }];
 /** ADR-0002: an asker learns within two seconds that it cannot be served. */
@@ -227,8 +234,16 @@ describe.skipIf(NATS_SERVER_MISSING)("NATS relay in one process against a real n
 			const { reconnectedMs, open } = await settledAfterDisruption(feed, [nats], restartAt);
 			open.answer("blue");
 			const envelope = await asked;
-			console.log(`nats-server restart (down ${downMs} ms): both sides back ${reconnectedMs} ms after the kill; answered ${Date.now() - restartAt} ms after it; dialogs: ${feed.all.map((d) => `${d.title} (${d.closedBy})`).join(" | ")}`);
-			expect(envelope).toMatchObject({ status: "ok", answers: [{ question: "Name?", answer: "Ada", source: "dialog" }, { question: "Colour?", answer: "blue", source: "dialog" }] });
+			console.log(
+				`nats-server restart (down ${downMs} ms): both sides back ${reconnectedMs} ms after the kill; answered ${Date.now() - restartAt} ms after it; dialogs: ${feed.all.map((d) => `${d.title} (${d.closedBy})`).join(" | ")}`,
+			);
+			expect(envelope).toMatchObject({
+				status: "ok",
+				answers: [
+					{ question: "Name?", answer: "Ada", source: "dialog" },
+					{ question: "Colour?", answer: "blue", source: "dialog" },
+				],
+			});
 			expect(feed.all.filter((d) => d.title.endsWith("Name?"))).toHaveLength(1);
 			if (downMs > SILENCE_MS + TICK_MS) expect(feed.all.map((d) => d.closedBy)).toEqual(["answer", "signal", "answer"]);
 		});
@@ -254,10 +269,16 @@ describe.skipIf(NATS_SERVER_MISSING)("NATS relay in one process against a real n
 		const connected = await connectedServer([b, c]);
 		const killAt = Date.now();
 		await connected.kill();
-		const { reconnectedMs, open } = await settledAfterDisruption(feed, cluster.filter((m) => m !== connected), killAt);
+		const { reconnectedMs, open } = await settledAfterDisruption(
+			feed,
+			cluster.filter((m) => m !== connected),
+			killAt,
+		);
 		open.answer("blue");
 		const envelope = await asked;
-		console.log(`cluster fail-over: killed the asker's server ${connected.url}; asker on another server ${reconnectedMs} ms later; answered ${Date.now() - killAt} ms after the kill; dialogs: ${feed.all.map((d) => d.title).join(" | ")}`);
+		console.log(
+			`cluster fail-over: killed the asker's server ${connected.url}; asker on another server ${reconnectedMs} ms later; answered ${Date.now() - killAt} ms after the kill; dialogs: ${feed.all.map((d) => d.title).join(" | ")}`,
+		);
 		expect(envelope).toMatchObject({ status: "ok", answers: [{ answer: "Ada" }, { answer: "blue" }] });
 	});
 });
@@ -270,7 +291,11 @@ const STABLE_MS = SILENCE_MS + 3 * TICK_MS;
  * dialog has stayed open for STABLE_MS since (a question the host dropped meanwhile is shown again
  * first). Resolves with the reconnection time and that dialog.
  */
-async function settledAfterDisruption(feed: ReturnType<typeof dialogFeed>, servers: NatsServer[], since: number): Promise<{ reconnectedMs: number; open: FakeDialog }> {
+async function settledAfterDisruption(
+	feed: ReturnType<typeof dialogFeed>,
+	servers: NatsServer[],
+	since: number,
+): Promise<{ reconnectedMs: number; open: FakeDialog }> {
 	const deadline = Date.now() + 30_000;
 	while (!(await Promise.all(servers.map((s) => s.clientsNamed("test asker").catch(() => 0)))).some((n) => n > 0)) {
 		if (Date.now() > deadline) throw new Error("the asker did not reconnect within 30 s");

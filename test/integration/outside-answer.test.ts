@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { InboundReply } from "../../extensions/checkpoint-bridge/core/inbound.ts";
 import type { SettledEvent, ShownEvent } from "../../extensions/checkpoint-bridge/core/observers.ts";
 import type { SharedHandle } from "../../extensions/checkpoint-bridge/core/shared-handle.ts";
-import { checkedEnvelope, PiWorld, type AskArgs } from "./harness/sdk-sessions.ts";
+import { type AskArgs, checkedEnvelope, PiWorld } from "./harness/sdk-sessions.ts";
 
 const DEPLOY = "Deploy to which environment?";
 const CHECKS = "Which checks must pass first?";
@@ -119,7 +119,11 @@ describe("answers from outside the terminal", () => {
 		expect(dialog.signal?.aborted).toBe(false);
 		expect(events.settled).toEqual([]);
 		expect(child.toolRuns.find((run) => run.endedAt !== undefined)).toBeUndefined();
-		expect(handle().snapshot()?.open.map((o) => o.requestId)).toEqual([requestId]);
+		expect(
+			handle()
+				.snapshot()
+				?.open.map((o) => o.requestId),
+		).toEqual([requestId]);
 
 		// A valid answer to every question: accepted, and the open dialog is closed through its signal.
 		const accepted = answerFromOutside({ requestId, answers: ["production", { values: ["e2e", "unit"] }, true] });
@@ -192,7 +196,14 @@ describe("answers from outside the terminal", () => {
 		first.start();
 		const shownDialog = await ui.waitForDialog((d) => d.seq === 1, 10_000, "the first child's dialog");
 		queued.start();
-		const waiting = await ui.waitFor(() => handle().snapshot()?.open.find((o) => o.asker.label === "queued"), 10_000, "the second request in the queue");
+		const waiting = await ui.waitFor(
+			() =>
+				handle()
+					.snapshot()
+					?.open.find((o) => o.asker.label === "queued"),
+			10_000,
+			"the second request in the queue",
+		);
 		expect(waiting.state).toBe("queued");
 
 		expect(answerFromOutside({ requestId: waiting.requestId, answers: ["staging", ["unit"], "yes"] })).toEqual({ ok: true });

@@ -6,14 +6,14 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { ScriptAsk, ScriptConfig } from "./fixtures/scripted-model.ts";
-import { ASK_TOOL, childAskResults, isDialog, isNotify, onlyEnvelope, PiRpcFixture, resultText, type Frame } from "./harness/pi-cli.ts";
+import { ASK_TOOL, childAskResults, type Frame, isDialog, isNotify, onlyEnvelope, PiRpcFixture, resultText } from "./harness/pi-cli.ts";
 
 /** pi-subagents compiles itself on a cold cache: allow for it before the first dialog. */
 const FIRST_DIALOG_MS = 90_000;
 const OTHER = "Other (type your own)";
 
 /** The scripted model passes questions through as JSON, so v2 fields need no fixture change. */
-const ask = (questions: Record<string, unknown>[]): ScriptAsk => ({ questions } as unknown as ScriptAsk);
+const ask = (questions: Record<string, unknown>[]): ScriptAsk => ({ questions }) as unknown as ScriptAsk;
 
 const RELEASE_BATCH = ask([
 	{
@@ -94,12 +94,7 @@ describe("v2 questions over RPC", () => {
 		expect(bump.method).toBe("select");
 		// The details follow the question on their own line.
 		expectChildTitle(bump, "(4/4) Version: Which version bump?\nThe last release was 1.4.2.");
-		expect(bump.options).toEqual([
-			"minor (recommended) — new features, compatible",
-			"patch — fixes only",
-			"major — breaking changes",
-			OTHER,
-		]);
+		expect(bump.options).toEqual(["minor (recommended) — new features, compatible", "patch — fixes only", "major — breaking changes", OTHER]);
 		const mark = rpc.mark();
 		rpc.answer(bump, "minor (recommended) — new features, compatible");
 
@@ -121,17 +116,21 @@ describe("v2 questions over RPC", () => {
 		expect(onlyEnvelope(resultText(subagentEnd.result))).toEqual(envelope);
 
 		await rpc.waitForSettled({ from: start });
-		expect(rpc.frames.slice(start).filter(isDialog), "one frame per step (3 multi-select rounds, choice, input, confirm, choice), nothing asked twice").toHaveLength(7);
-		expect(rpc.frames.slice(start).filter((f) => isNotify(f) && f.notifyType === "warning"), "no answer was refused").toEqual([]);
+		expect(
+			rpc.frames.slice(start).filter(isDialog),
+			"one frame per step (3 multi-select rounds, choice, input, confirm, choice), nothing asked twice",
+		).toHaveLength(7);
+		expect(
+			rpc.frames.slice(start).filter((f) => isNotify(f) && f.notifyType === "warning"),
+			"no answer was refused",
+		).toEqual([]);
 	});
 
 	it("a multi-select answered with bare labels (toggle, untoggle) and a typed Other value", async () => {
 		const script: ScriptConfig = {
 			prompts: {
 				platforms: {
-					ask: ask([
-						{ id: "targets", question: "Build for which platforms?", options: ["linux", "macos", "windows"], multiSelect: true },
-					]),
+					ask: ask([{ id: "targets", question: "Build for which platforms?", options: ["linux", "macos", "windows"], multiSelect: true }]),
 				},
 			},
 		};
@@ -211,7 +210,18 @@ describe("v2 questions over RPC", () => {
 		run.createEnv({
 			script: {
 				prompts: {
-					store: { ask: ask([{ id: "store", question: "Which store?", options: [{ label: "sql", description: "one table", preview: "CREATE TABLE t (id int);" }, { label: "cache", preview: diff }] }]) },
+					store: {
+						ask: ask([
+							{
+								id: "store",
+								question: "Which store?",
+								options: [
+									{ label: "sql", description: "one table", preview: "CREATE TABLE t (id int);" },
+									{ label: "cache", preview: diff },
+								],
+							},
+						]),
+					},
 				},
 			},
 		});
@@ -222,7 +232,13 @@ describe("v2 questions over RPC", () => {
 		expect(dialog.method).toBe("select");
 		const cut = [...diff].slice(0, 300).join("");
 		expect(dialog.title).toBe(
-			["[host] Which store?", "── preview: sql ──", "CREATE TABLE t (id int);", "── preview: cache ──", `${cut}… [preview cut: ${diff.length - 300} more characters]`].join("\n"),
+			[
+				"[host] Which store?",
+				"── preview: sql ──",
+				"CREATE TABLE t (id int);",
+				"── preview: cache ──",
+				`${cut}… [preview cut: ${diff.length - 300} more characters]`,
+			].join("\n"),
 		);
 		expect(dialog.options).toEqual(["sql — one table", "cache", OTHER]);
 		const mark = rpc.mark();

@@ -14,7 +14,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { ScriptAsk } from "./fixtures/scripted-model.ts";
-import { baseArgs, createPiEnv, NODE_BIN, PI_CLI, PI_VERSION, REPO_ROOT, type PiEnv } from "./harness/pi-cli.ts";
+import { baseArgs, createPiEnv, NODE_BIN, PI_CLI, PI_VERSION, type PiEnv, REPO_ROOT } from "./harness/pi-cli.ts";
 import { ScreenCaptures, TmuxSession, tmuxAvailable } from "./harness/tmux.ts";
 
 const hasTmux = tmuxAvailable();
@@ -25,7 +25,11 @@ const EXIT_MARKER = "pi-exited-with-";
  * The envelope of the last `status` result on screen, parsed: the TUI wraps the JSON anywhere, so it
  * is read with all whitespace removed (strings lose their spaces, keys keep any order).
  */
-async function envelopeOnScreen(session: TmuxSession, status: string, timeoutMs: number): Promise<{ screen: string; envelope: { answers: Record<string, unknown>[]; asker?: string } }> {
+async function envelopeOnScreen(
+	session: TmuxSession,
+	status: string,
+	timeoutMs: number,
+): Promise<{ screen: string; envelope: { answers: Record<string, unknown>[]; asker?: string } }> {
 	const start = `returned:{"status":"${status}"`;
 	const screen = await waitForSqueezed(session, new RegExp(`${escapeRe(start)}.*"waitedMs":\\d+\\}`), timeoutMs, `the ${status} envelope`);
 	const flat = squeezed(screen);
@@ -41,8 +45,23 @@ const PREVIEW_SQL = "CREATE TABLE users (\n  id serial primary key\n);";
 const ask = (questions: unknown[], timeoutMs?: number) => ({ ask: { questions, ...(timeoutMs ? { timeoutMs } : {}) } as unknown as ScriptAsk });
 const PROMPTS = {
 	"ask me": ask([
-		{ id: "db", header: "Storage", question: "Which database?", options: [{ label: "Postgres", description: "relational", preview: PREVIEW_SQL }, { label: "SQLite", preview: "sqlite3 app.db" }], recommended: "SQLite" },
-		{ id: "areas", header: "Areas", question: "Which areas go into the release notes?", options: [{ label: "api", description: "public API changes" }, "cli", "docs"], multiSelect: true },
+		{
+			id: "db",
+			header: "Storage",
+			question: "Which database?",
+			options: [
+				{ label: "Postgres", description: "relational", preview: PREVIEW_SQL },
+				{ label: "SQLite", preview: "sqlite3 app.db" },
+			],
+			recommended: "SQLite",
+		},
+		{
+			id: "areas",
+			header: "Areas",
+			question: "Which areas go into the release notes?",
+			options: [{ label: "api", description: "public API changes" }, "cli", "docs"],
+			multiSelect: true,
+		},
 		{ id: "codename", header: "Codename", question: "Codename of the release?", options: ["aurora", "borealis"] },
 	]),
 	"ask twice": ask([
@@ -193,7 +212,9 @@ describe.skipIf(!hasTmux)(`the terminal form in the real TUI, pi ${PI_VERSION}${
 			await session.keys("Escape");
 			const dismissed = await envelopeOnScreen(session, "timeout-or-cancelled", 20_000);
 			capture("envelope-esc", dismissed.screen);
-			expect(dismissed.envelope.answers, "the first answer only").toEqual(unspaced([{ question: "Ship it now?", answer: "yes", kind: "confirm", id: "ship", source: "dialog" }]));
+			expect(dismissed.envelope.answers, "the first answer only").toEqual(
+				unspaced([{ question: "Ship it now?", answer: "yes", kind: "confirm", id: "ship", source: "dialog" }]),
+			);
 
 			// 3. The call's budget closes the open form.
 			screen = await prompt("ask briefly", header(1));

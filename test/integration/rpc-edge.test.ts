@@ -7,9 +7,9 @@
  * dialog while another waits comes from an asker outside the turn (harness/fault-asker.ts).
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { askOutside, resultOf, writeFaultAsker } from "./harness/fault-asker.ts";
-import { answerPairs, ASK_TOOL, envelopesIn, isDialog, isNotify, PiRpcFixture, resultText, type Envelope, type Frame, type PiRpc } from "./harness/pi-cli.ts";
 import type { ScriptConfig } from "./fixtures/scripted-model.ts";
+import { askOutside, resultOf, writeFaultAsker } from "./harness/fault-asker.ts";
+import { ASK_TOOL, answerPairs, type Envelope, envelopesIn, type Frame, isDialog, isNotify, type PiRpc, PiRpcFixture, resultText } from "./harness/pi-cli.ts";
 
 const CALL_BUDGET_MS = 2_000;
 
@@ -32,7 +32,7 @@ describe("RPC client edge cases", () => {
 	it("a dialog the client cancels ends the batch as timeout-or-cancelled, keeping the answers given so far", async () => {
 		const rpc = await startWith({
 			prompts: {
-				"migrate": {
+				migrate: {
 					ask: {
 						questions: [
 							{ question: "Which database?", options: ["staging", "production"] },
@@ -61,7 +61,7 @@ describe("RPC client edge cases", () => {
 
 	it("a select answer that was not offered is refused with a notice and the same select is asked again", async () => {
 		const rpc = await startWith({
-			prompts: { "region": { ask: { questions: [{ question: "Which region?", options: ["eu-west", "us-east"] }] } } },
+			prompts: { region: { ask: { questions: [{ question: "Which region?", options: ["eu-west", "us-east"] }] } } },
 		});
 		const start = rpc.mark();
 		await rpc.prompt("region");
@@ -139,8 +139,8 @@ describe("RPC client edge cases", () => {
 	it("a call aborted while its dialog is open ends cancelled; the dialog is not asked again, a late answer goes nowhere, and the next question is served", async () => {
 		const rpc = await startWith({
 			prompts: {
-				"deploy": { ask: { questions: [{ question: "Deploy to production?", options: ["yes", "no"] }] } },
-				"after": { ask: { questions: [{ question: "Notify the team?", options: ["yes", "no"] }] } },
+				deploy: { ask: { questions: [{ question: "Deploy to production?", options: ["yes", "no"] }] } },
+				after: { ask: { questions: [{ question: "Notify the team?", options: ["yes", "no"] }] } },
 			},
 		});
 		const start = rpc.mark();
@@ -165,12 +165,17 @@ describe("RPC client edge cases", () => {
 		const nextEnvelope = envelopeOf(await rpc.waitForToolEnd(ASK_TOOL, { from: answered }));
 		expect(nextEnvelope).toMatchObject({ status: "ok", answers: [{ question: "Notify the team?", answer: "no" }] });
 		await rpc.waitForSettled({ from: answered });
-		expect(rpc.frames.slice(start).filter(isDialog).map((d) => d.title)).toEqual(["[host] Deploy to production?", "[host] Notify the team?"]);
+		expect(
+			rpc.frames
+				.slice(start)
+				.filter(isDialog)
+				.map((d) => d.title),
+		).toEqual(["[host] Deploy to production?", "[host] Notify the team?"]);
 	});
 
 	it("a call whose budget ends while it waits in the queue ends timeout and its question is never shown", async () => {
 		const rpc = await startWith({
-			prompts: { "queued": { ask: { questions: [{ question: "Rename the branch?", options: ["yes", "no"] }], timeoutMs: CALL_BUDGET_MS } } },
+			prompts: { queued: { ask: { questions: [{ question: "Rename the branch?", options: ["yes", "no"] }], timeoutMs: CALL_BUDGET_MS } } },
 		});
 		const start = rpc.mark();
 		// An asker outside the turn holds the one dialog while the main model's call queues behind it.
@@ -193,6 +198,11 @@ describe("RPC client edge cases", () => {
 		expect(probe.title).toBe("[probe] Anything left?");
 		rpc.answer(probe, "no");
 		await resultOf(rpc, "probe", start);
-		expect(rpc.frames.slice(start).filter(isDialog).map((d) => d.title)).toEqual(["[holder] Hold the dialog?", "[probe] Anything left?"]);
+		expect(
+			rpc.frames
+				.slice(start)
+				.filter(isDialog)
+				.map((d) => d.title),
+		).toEqual(["[holder] Hold the dialog?", "[probe] Anything left?"]);
 	});
 });

@@ -5,22 +5,21 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import {
-	answerPairs,
 	ASK_TOOL,
+	answerPairs,
 	childAskResults,
+	type Envelope,
+	type Frame,
 	isDialog,
 	isNotify,
 	offeredOptions,
 	onlyEnvelope,
 	PiRpcFixture,
 	resultText,
-	type Envelope,
-	type Frame,
 } from "./harness/pi-cli.ts";
 
 /** pi-subagents names a child session `subagent-<agent>-<runId>`; the bridge shows `subagent-<agent>`. */
-const childTitle = (agent: string, rest: string) =>
-	new RegExp(`^\\[subagent-${agent}\\] ${rest.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`);
+const childTitle = (agent: string, rest: string) => new RegExp(`^\\[subagent-${agent}\\] ${rest.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`);
 
 /** pi-subagents loads slowly (it compiles its TypeScript on start): allow for it on a busy machine. */
 const FIRST_DIALOG_MS = 90_000;
@@ -120,7 +119,9 @@ describe("RPC host with pi-subagents children", () => {
 		for (let asked = 0; ; asked++) {
 			const from = pi.mark();
 			await pi.prompt("/checkpoints");
-			const report = String((await pi.waitFor((f) => isNotify(f) && String(f.message).startsWith("checkpoint-bridge:"), { from, what: "the /checkpoints report" })).message);
+			const report = String(
+				(await pi.waitFor((f) => isNotify(f) && String(f.message).startsWith("checkpoint-bridge:"), { from, what: "the /checkpoints report" })).message,
+			);
 			if (/^checkpoint-bridge: 2 open/.test(report)) {
 				expect(report.match(/\] (shown|queued)/g)?.sort()).toEqual(["] queued", "] shown"]);
 				break;

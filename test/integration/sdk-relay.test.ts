@@ -3,7 +3,7 @@
  * no UI) ask through `ask_user_via_host`; the host session's programmatic UI shows and answers.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { answerPairs, checkedEnvelope, openRequests, PiWorld, until, ProgrammaticUI, type Dialog, type SessionHandle } from "./harness/sdk-sessions.ts";
+import { answerPairs, checkedEnvelope, type Dialog, openRequests, PiWorld, ProgrammaticUI, type SessionHandle, until } from "./harness/sdk-sessions.ts";
 
 let world: PiWorld;
 beforeEach(() => {
@@ -57,7 +57,10 @@ describe("relay through the host session's UI (in-process SDK sessions)", () => 
 		expect(ui.maxOpen).toBe(1);
 		// The host was told that a batch arrived, and from whom.
 		const receipts = ui.notifications.slice(receiptsBefore);
-		expect(receipts.some((n) => n.message.includes("scout")), JSON.stringify(receipts)).toBe(true);
+		expect(
+			receipts.some((n) => n.message.includes("scout")),
+			JSON.stringify(receipts),
+		).toBe(true);
 	});
 
 	it("shows three concurrent children one dialog at a time and gives each exactly its own answers", async () => {
@@ -115,7 +118,7 @@ describe("relay through the host session's UI (in-process SDK sessions)", () => 
 		const dialog = await ui.waitForDialog(() => true);
 		await child.done();
 
-		const run = child.toolRuns[0]!;
+		const _run = child.toolRuns[0]!;
 		const envelope = checkedEnvelope(child);
 		expect(envelope.status).toBe("timeout");
 		expect(envelope.answers).toEqual([]);

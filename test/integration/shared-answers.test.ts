@@ -6,7 +6,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { SharedHandle } from "../../extensions/checkpoint-bridge/core/shared-handle.ts";
-import { checkedEnvelope, PiWorld, type AskArgs, type Dialog } from "./harness/sdk-sessions.ts";
+import { type AskArgs, checkedEnvelope, type Dialog, PiWorld } from "./harness/sdk-sessions.ts";
 
 const LICENSE = "Which license should the new package use?";
 const LICENSE_OPTIONS = [{ label: "MIT" }, { label: "Apache-2.0", description: "with a patent grant" }];
@@ -15,7 +15,7 @@ const CHOSEN_LICENSE = "Apache-2.0";
 const CHOSEN_CI = "GitHub Actions";
 
 /** The harness types v1 questions; v2 ones travel the same way. */
-const ask = (questions: Record<string, unknown>[]): AskArgs => ({ questions } as unknown as AskArgs);
+const ask = (questions: Record<string, unknown>[]): AskArgs => ({ questions }) as unknown as AskArgs;
 
 /** The process-wide handle every module copy shares (defined by the first copy loaded). */
 const sharedHandle = () => (globalThis as Record<symbol, SharedHandle | undefined>)[Symbol.for("checkpoint-bridge.handle")];
@@ -45,7 +45,11 @@ describe("identical questions from parallel sessions are shown once", () => {
 		// The first dialog stays open until all three requests are with the host: only questions that
 		// wait at the same time can be shared. The host confirms each arrival with a receipt.
 		const first = await ui.waitForDialog(() => true, 10_000, "the first dialog");
-		await ui.waitFor(() => ui.notifications.filter((n) => /^checkpoint-bridge: \[(alpha|beta|gamma)\] asks 1 question/.test(n.message)).length === 3, 10_000, "a receipt for each child");
+		await ui.waitFor(
+			() => ui.notifications.filter((n) => /^checkpoint-bridge: \[(alpha|beta|gamma)\] asks 1 question/.test(n.message)).length === 3,
+			10_000,
+			"a receipt for each child",
+		);
 		const open = sharedHandle()?.snapshot()?.open ?? [];
 		expect(open.map((request) => request.asker.label).sort()).toEqual(["alpha", "beta", "gamma"]);
 		expect(ui.openDialogs()).toEqual([first]);
@@ -88,7 +92,10 @@ describe("identical questions from parallel sessions are shown once", () => {
 		// The host's own count agrees, as `/checkpoints` reports it.
 		const before = ui.notifications.length;
 		await host.session.prompt("/checkpoints");
-		const report = ui.notifications.slice(before).map((n) => n.message).join("\n");
+		const report = ui.notifications
+			.slice(before)
+			.map((n) => n.message)
+			.join("\n");
 		expect(report).toContain(`Dialogs shown: 2 for ${questionsAsked} questions asked (1 answered once for several askers).`);
 	});
 	it("a batch that shares one question with an earlier asker gets that answer without a dialog and is asked only the rest", async () => {
@@ -112,7 +119,10 @@ describe("identical questions from parallel sessions are shown once", () => {
 		expect(notes.method).toBe("input");
 		expect(notes.title).toBe("[beta] (2/2) Anything the package README must say?");
 		await alpha.done();
-		expect(beta.toolRuns.every((run) => run.endedAt === undefined), "beta still waits for its own question").toBe(true);
+		expect(
+			beta.toolRuns.every((run) => run.endedAt === undefined),
+			"beta still waits for its own question",
+		).toBe(true);
 		notes.answer("Mention the patent grant.");
 		await beta.done();
 

@@ -28,7 +28,14 @@ const PROJECT_NAME = "Orbit Lab 7";
  */
 const BACKGROUND = {
 	reviewer: { question: "Does the missing test block the merge?", options: ["Yes", "No"], confirm: true, keys: ["Down", "Down"], cursorOn: "No", answer: "no" },
-	tester: { question: "Which test suite should run first?", options: ["unit", "integration", "end-to-end"], confirm: false, keys: ["Down", "Down"], cursorOn: "end-to-end", answer: "end-to-end" },
+	tester: {
+		question: "Which test suite should run first?",
+		options: ["unit", "integration", "end-to-end"],
+		confirm: false,
+		keys: ["Down", "Down"],
+		cursorOn: "end-to-end",
+		answer: "end-to-end",
+	},
 } as const;
 type BackgroundAgent = keyof typeof BACKGROUND;
 const EXIT_MARKER = "demo-exited-with-";
@@ -45,7 +52,11 @@ const formOf = (asker: string, question: string) => `\\[${asker}\\] · [^\\n]* l
 const remoteTitle = (agent: string, question: string) => new RegExp(formOf(`(subagent-${agent}(?:#\\d+)?) \\(pid (\\d+)\\)`, question));
 const row = (text: string, cursor = false) => new RegExp(`^${cursor ? "→" : " "} ○ ${escape(text)}\\s*$`, "m");
 const captures = new ScreenCaptures(path.join(root, ".tmp", "tui-demo"));
-const anyBackgroundTitle = new RegExp(Object.entries(BACKGROUND).map(([agent, { question }]) => remoteTitle(agent, question).source).join("|"));
+const anyBackgroundTitle = new RegExp(
+	Object.entries(BACKGROUND)
+		.map(([agent, { question }]) => remoteTitle(agent, question).source)
+		.join("|"),
+);
 const summaryLine = (agent: string, where: string, answer: string) => new RegExp(`^\\s*- ${agent} \\(${where}\\) received: ${escape(answer)}\\s*$`, "m");
 
 /** Starts `npm run demo -- <args>` in tmux with its temp dir under `runDir`; the shell prints the exit code at the end. */
@@ -72,7 +83,12 @@ async function start(session: TmuxSession, timeoutMs: number): Promise<string> {
 
 /** planner's choice, then writer's free text: forms headed with the asking session's name. */
 async function answerForeground(session: TmuxSession): Promise<void> {
-	const selectScreen = await session.waitFor(new RegExp(formOf("subagent-planner", "Which naming convention should the project use?")), 45_000, "the planner's form", DEAD_END);
+	const selectScreen = await session.waitFor(
+		new RegExp(formOf("subagent-planner", "Which naming convention should the project use?")),
+		45_000,
+		"the planner's form",
+		DEAD_END,
+	);
 	captures.save("planner-form", selectScreen);
 	expect(selectScreen).toMatch(row("camelCase", true));
 	expect(selectScreen).toMatch(row("snake_case"));
@@ -151,10 +167,15 @@ describe.skipIf(!hasTmux)(`npm run demo in the real TUI${hasTmux ? "" : " (skipp
 				// again before the screen is redrawn.
 				const waitingFor = turn === 0 ? anyBackgroundTitle : remoteTitle(otherThan(shown[0]!.agent), BACKGROUND[otherThan(shown[0]!.agent)].question);
 				const screen = await session.waitFor(waitingFor, turn === 0 ? 90_000 : 30_000, `background form ${turn + 1}`, DEAD_END);
-				const agent = (Object.keys(BACKGROUND) as BackgroundAgent[]).find((name) => remoteTitle(name, BACKGROUND[name].question).test(screen) && !shown.some((s) => s.agent === name))!;
+				const agent = (Object.keys(BACKGROUND) as BackgroundAgent[]).find(
+					(name) => remoteTitle(name, BACKGROUND[name].question).test(screen) && !shown.some((s) => s.agent === name),
+				)!;
 				expect(agent, `a background form not shown before: ${screen}`).toBeDefined();
 				const [, label, pid] = remoteTitle(agent, BACKGROUND[agent].question).exec(screen)!;
-				expect(shown.map((s) => s.agent), `a second form for ${agent}`).not.toContain(agent);
+				expect(
+					shown.map((s) => s.agent),
+					`a second form for ${agent}`,
+				).not.toContain(agent);
 				shown.push({ agent, label: label!, pid: Number(pid) });
 				const other = otherThan(agent);
 				if (turn === 0) {

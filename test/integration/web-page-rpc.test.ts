@@ -49,7 +49,10 @@ describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, pi --mode rpc host"
 		// `/checkpoints` shows the page's URL again (pi 0.85 sends no notice before its client's first command).
 		const mark = pi.mark();
 		await pi.prompt("/checkpoints");
-		const report = await pi.waitFor((f) => isNotify(f) && String(f.message).includes("checkpoint-bridge: no questions open."), { from: mark, what: "the /checkpoints report" });
+		const report = await pi.waitFor((f) => isNotify(f) && String(f.message).includes("checkpoint-bridge: no questions open."), {
+			from: mark,
+			what: "the /checkpoints report",
+		});
 		const url = ANNOUNCE.exec(String(report.message))?.[1];
 		expect(url, String(report.message)).toBeDefined();
 		const announced = pi.frames.filter((f) => isNotify(f) && ANNOUNCE.test(String(f.message)) && f !== report);
@@ -97,7 +100,10 @@ describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, pi --mode rpc host"
 		// 3. `/checkpoints web off` closes the page; `/checkpoints web` serves it again, with a new token.
 		let from = pi.mark();
 		await pi.prompt("/checkpoints web off");
-		await pi.waitFor((f) => isNotify(f) && f.message === "checkpoint-bridge: the answer page is closed; its links no longer work", { from, what: "the closing notice" });
+		await pi.waitFor((f) => isNotify(f) && f.message === "checkpoint-bridge: the answer page is closed; its links no longer work", {
+			from,
+			what: "the closing notice",
+		});
 		await tab.page.waitForFunction(() => document.getElementById("status")!.textContent !== "live", { polling: 25, timeout: 20_000 });
 		from = pi.mark();
 		await pi.prompt("/checkpoints web");

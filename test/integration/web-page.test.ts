@@ -4,13 +4,13 @@
  * their own module copies, as pi-subagents makes them). Each test saves a screenshot under
  * .tmp/test-output/web-page/<run>/ and prints its path.
  */
-import { readFileSync, mkdtempSync, existsSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { cardGone, cardOf, fill, HAS_CHROMIUM, launchBrowser, openTab, POLL_MS, screenshot, submit } from "./harness/browser.ts";
-import { checkedEnvelope, PiWorld, type AskArgs, type ProgrammaticUI } from "./harness/sdk-sessions.ts";
+import { type AskArgs, checkedEnvelope, PiWorld, type ProgrammaticUI } from "./harness/sdk-sessions.ts";
 
 const ANNOUNCE = /^checkpoint-bridge: answer in a browser at (http:\/\/127\.0\.0\.1:\d+\/t\/[A-Za-z0-9_-]{43}\/)$/;
 const XSS = "<img src=x onerror=alert(1)>";
@@ -63,7 +63,17 @@ describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, SDK host", () => {
 		const { ui, url } = await hostWithPage();
 		const child = await askingChild("deployer", {
 			questions: [
-				{ id: "db", header: "Storage", question: "Which database?", details: "Both work with the ORM.", options: [{ label: "Postgres", description: "relational, needs a server" }, { label: "SQLite", description: "one file" }], recommended: "SQLite" },
+				{
+					id: "db",
+					header: "Storage",
+					question: "Which database?",
+					details: "Both work with the ORM.",
+					options: [
+						{ label: "Postgres", description: "relational, needs a server" },
+						{ label: "SQLite", description: "one file" },
+					],
+					recommended: "SQLite",
+				},
 				{ id: "targets", question: "Which targets?", options: ["linux", "mac", "windows"], multiSelect: true },
 				{ id: "license", question: "Which license?", options: ["MIT", "Apache-2.0"] },
 				{ id: "go", question: "Ship it now?", kind: "confirm" },
@@ -85,7 +95,13 @@ describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, SDK host", () => {
 		}));
 		expect(view.where).toBe("question 1 on screen in the terminal");
 		expect(view.countdown).toMatch(/^\d+:\d\d left$/);
-		expect(view.legends).toEqual(["(1/5) Storage: Which database?", "(2/5) Which targets?", "(3/5) Which license?", "(4/5) Ship it now?", "(5/5) Project name?"]);
+		expect(view.legends).toEqual([
+			"(1/5) Storage: Which database?",
+			"(2/5) Which targets?",
+			"(3/5) Which license?",
+			"(4/5) Ship it now?",
+			"(5/5) Project name?",
+		]);
 		expect(view.details).toBe("Both work with the ORM.");
 		// The recommended option first, marked, with its description; "Other" offered (allowOther defaults on).
 		expect(view.recommended).toBe("SQLiterecommendedone file");
@@ -139,7 +155,9 @@ describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, SDK host", () => {
 		expect(await tab.page.$eval("#traces", (t) => t.textContent)).toContain("[reviewer] answered in the terminal");
 		await screenshot(tab.page, "answered-in-the-terminal");
 		await child.done();
-		expect(checkedEnvelope(child).answers).toEqual([{ question: "Does the missing test block the merge?", answer: "follow-up", kind: "option", source: "dialog" }]);
+		expect(checkedEnvelope(child).answers).toEqual([
+			{ question: "Does the missing test block the merge?", answer: "follow-up", kind: "option", source: "dialog" },
+		]);
 		// Quit: the page stops serving, and its tab is told it is disconnected or reconnecting.
 		await world.sessions[0]!.shutdown();
 		expect(await portRefuses(url)).toBe(true);
@@ -159,7 +177,8 @@ describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, SDK host", () => {
 		await b.page.evaluate(() => {
 			const real = window.fetch.bind(window);
 			(window as unknown as { release?: () => void }).release = undefined;
-			window.fetch = (...args: Parameters<typeof fetch>) => new Promise((resolve) => ((window as unknown as { release: () => void }).release = () => resolve(real(...args))));
+			window.fetch = (...args: Parameters<typeof fetch>) =>
+				new Promise((resolve) => ((window as unknown as { release: () => void }).release = () => resolve(real(...args))));
 		});
 		await submit(cardB);
 		await b.page.waitForFunction(() => typeof (window as unknown as { release?: () => void }).release === "function", { polling: POLL_MS, timeout: 20_000 });
@@ -185,7 +204,8 @@ describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, SDK host", () => {
 		const first = await askingChild("planner", { questions: [{ question: "Which naming convention?", options: ["camelCase", "snake_case"] }] });
 		await ui.waitForDialog((d) => d.title.startsWith("[planner]"));
 		const second = await askingChild("writer", { questions: [{ question: "Project name?", placeholder: "e.g. atlas" }] });
-		for (let i = 0; i < 500 && !(existsSync(join(dir, "writer")) && existsSync(join(dir, "planner"))); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+		for (let i = 0; i < 500 && !(existsSync(join(dir, "writer")) && existsSync(join(dir, "planner"))); i++)
+			await new Promise((resolve) => setTimeout(resolve, 20));
 		const link = readFileSync(join(dir, "writer"), "utf8");
 		expect(link).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/r\/[A-Za-z0-9_-]{43}\/$/);
 		const tab = await openTab(browser.browser, link, { width: 390, height: 844 });
@@ -198,7 +218,10 @@ describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, SDK host", () => {
 		await submit(card);
 		await second.done();
 		expect(checkedEnvelope(second).answers).toEqual([{ question: "Project name?", answer: "atlas", kind: "text", source: "web" }]);
-		await tab.page.waitForFunction(() => document.getElementById("status")!.textContent === "This request has settled: answered in the browser.", { polling: POLL_MS, timeout: 20_000 });
+		await tab.page.waitForFunction(() => document.getElementById("status")!.textContent === "This request has settled: answered in the browser.", {
+			polling: POLL_MS,
+			timeout: 20_000,
+		});
 		await screenshot(tab.page, "request-link-settled");
 		const dead = await tab.page.goto(link);
 		expect(dead?.status()).toBe(410);
@@ -214,8 +237,13 @@ describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, SDK host", () => {
 		const { url } = await hostWithPage();
 		await askingChild("prober", {
 			questions: [
-				{ header: "<b>h</b>", question: XSS, details: `<script>alert(2)</script>`, options: [{ label: XSS, description: "<i onmouseover=alert(3)>d</i>" }, "plain"] },
-				{ question: "Name?", placeholder: "\"><img src=x onerror=alert(4)>" },
+				{
+					header: "<b>h</b>",
+					question: XSS,
+					details: `<script>alert(2)</script>`,
+					options: [{ label: XSS, description: "<i onmouseover=alert(3)>d</i>" }, "plain"],
+				},
+				{ question: "Name?", placeholder: '"><img src=x onerror=alert(4)>' },
 			],
 		});
 		const tab = await openTab(browser.browser, url);
@@ -241,7 +269,19 @@ describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, SDK host", () => {
 		const long = "a".repeat(120);
 		await askingChild("planner-of-the-storage-layer-migration", {
 			questions: [
-				{ header: "Storage", question: `Which storage backend should ${long} use?`, details: `/very/long/path/${long}/file.ts`, options: [{ label: `option-${"x".repeat(70)}`, description: "d".repeat(190), preview: `const storage = createStorage({ path: "${long}" });\n  return storage;` }, "short"] },
+				{
+					header: "Storage",
+					question: `Which storage backend should ${long} use?`,
+					details: `/very/long/path/${long}/file.ts`,
+					options: [
+						{
+							label: `option-${"x".repeat(70)}`,
+							description: "d".repeat(190),
+							preview: `const storage = createStorage({ path: "${long}" });\n  return storage;`,
+						},
+						"short",
+					],
+				},
 				{ question: "Which targets?", options: ["linux", "mac", "windows"], multiSelect: true },
 			],
 		});

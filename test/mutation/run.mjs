@@ -12,6 +12,9 @@ for (const group of asked.length > 0 ? asked : GROUPS) {
 	const startedAt = Date.now();
 	const run = spawnSync("npx", ["stryker", "run"], { stdio: "inherit", env: { ...process.env, MUTATION_GROUP: group } });
 	if (run.status !== 0) process.exit(run.status ?? 1);
-	writeFileSync(`.tmp/mutation/${group}.timing.json`, JSON.stringify({ group, seconds: Math.round((Date.now() - startedAt) / 1000), at: new Date().toISOString() }));
+	writeFileSync(
+		`.tmp/mutation/${group}.timing.json`,
+		JSON.stringify({ group, seconds: Math.round((Date.now() - startedAt) / 1000), at: new Date().toISOString() }),
+	);
 }
 summarize();

@@ -29,7 +29,9 @@ function fileSummary(path, file, equivalents) {
 		if (mutant.status !== "Survived" && mutant.status !== "NoCoverage") continue;
 		const line = mutant.location.start.line;
 		const replacement = short((mutant.replacement ?? "").replace(/\s+/g, " "), 80);
-		const equivalent = equivalents.find((e) => e.file === path && e.line === line && e.mutator === mutant.mutatorName && (e.replacement === undefined || e.replacement === replacement));
+		const equivalent = equivalents.find(
+			(e) => e.file === path && e.line === line && e.mutator === mutant.mutatorName && (e.replacement === undefined || e.replacement === replacement),
+		);
 		survivors.push({
 			line,
 			mutator: mutant.mutatorName,
@@ -100,7 +102,10 @@ function markdown({ groups }) {
 	for (const [group, { commit, ranAt, seconds, partial, files }] of Object.entries(groups)) {
 		out.push(`## Group \`${group}\``, "", `Run at ${ranAt} on commit ${commit}${seconds ? `, ${Math.round(seconds / 60)} min` : ""}.`, "");
 		if (partial)
-			out.push(`**Partial run**: stopped after ${partial.tested}${partial.of ? ` of ${partial.of}` : ""} mutants (the figures below count only those); \`npm run mutation -- ${group}\` resumes it.`, "");
+			out.push(
+				`**Partial run**: stopped after ${partial.tested}${partial.of ? ` of ${partial.of}` : ""} mutants (the figures below count only those); \`npm run mutation -- ${group}\` resumes it.`,
+				"",
+			);
 		out.push("| file | mutants | killed | timeout | survived | no coverage | score | without equivalents |", "|---|---:|---:|---:|---:|---:|---:|---:|");
 		for (const [path, f] of Object.entries(files))
 			out.push(

@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
-import { BaseSequencer, type TestSpecification } from "vitest/node";
 import { defineConfig } from "vitest/config";
+import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 /**
  * Smallest test files first: they test one module directly and fail fastest, and a run stops at the

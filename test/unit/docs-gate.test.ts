@@ -50,7 +50,12 @@ export function citationsIn(text: string, doc: string): Citation[] {
 
 /** The test files a cited file names: a path or a glob from the root, or a bare name (every file under test/ of that name). */
 export function resolveCited(file: string, testFiles: readonly string[] = TEST_FILES): string[] {
-	const glob = new RegExp(`^${file.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join("[^/]*")}$`);
+	const glob = new RegExp(
+		`^${file
+			.split("*")
+			.map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+			.join("[^/]*")}$`,
+	);
 	if (file.includes("/")) return testFiles.filter((candidate) => glob.test(candidate));
 	return testFiles.filter((candidate) => glob.test(basename(candidate)));
 }
@@ -82,7 +87,9 @@ describe("the docs gate", () => {
 				continue;
 			}
 			const known = files.flatMap((path) => titlesIn(read(path)));
-			for (const title of titles) if (!known.some((t) => matches(title, t))) broken.push(`${where}: no test titled "${title}" in ${files.map((f) => relative(ROOT, join(ROOT, f))).join(", ")}`);
+			for (const title of titles)
+				if (!known.some((t) => matches(title, t)))
+					broken.push(`${where}: no test titled "${title}" in ${files.map((f) => relative(ROOT, join(ROOT, f))).join(", ")}`);
 		}
 		expect(broken).toEqual([]);
 	});

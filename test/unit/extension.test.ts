@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { HANDLE_KEY, type SharedHandle } from "../../extensions/checkpoint-bridge/core/shared-handle.ts";
-import { fakeUI } from "./support/fake-ui.ts";
 import { loadExtensionCopy, playedSessions } from "./support/fake-pi.ts";
+import { fakeUI } from "./support/fake-ui.ts";
 
 const question = { question: "Ship it?", options: ["yes", "no"] };
 const shared = () => (globalThis as Record<symbol, SharedHandle | undefined>)[HANDLE_KEY];

@@ -1,7 +1,8 @@
 /**
- * The extension's folders are layers: tool (the tool's face: schema, validation, envelope,
- * rendering) < core (the relay) < surfaces and transports < index.ts. A lower folder never imports
- * a higher one, and surfaces and transports never import each other.
+ * The extension's folders are layers: model (questions, answers, limits, validation, the answer
+ * check) < core (the relay) < surfaces, transports and tool (the tool's face: schema, envelope,
+ * rendering) < index.ts. A lower folder never imports a higher one, and the folders of one layer
+ * never import each other.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -10,10 +11,11 @@ import { describe, expect, it } from "vitest";
 const ROOT = resolve(import.meta.dirname, "../../extensions/checkpoint-bridge");
 /** What each folder may import from, besides itself and packages. */
 const ALLOWED: Record<string, string[]> = {
-	tool: [],
-	core: ["tool"],
-	surfaces: ["tool", "core"],
-	transports: ["tool", "core"],
+	model: [],
+	core: ["model"],
+	surfaces: ["model", "core"],
+	transports: ["model", "core"],
+	tool: ["model", "core"],
 };
 
 function sources(dir: string): string[] {
@@ -40,7 +42,9 @@ describe("layers", () => {
 	});
 
 	it("knows every folder of the extension", () => {
-		const folders = readdirSync(ROOT, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+		const folders = readdirSync(ROOT, { withFileTypes: true })
+			.filter((e) => e.isDirectory())
+			.map((e) => e.name);
 		expect(folders.sort()).toEqual(Object.keys(ALLOWED).sort());
 	});
 });

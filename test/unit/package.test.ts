@@ -40,16 +40,17 @@ function runtimeImports(): Set<string> {
 	const patterns = [/^\s*(?:import|export)\s+(?!type\b)(?:[^;]*?\bfrom\s*)?["']([^"']+)["']/gm, /\bimport\s*\(\s*["']([^"']+)["']\s*\)/g];
 	for (const file of sources(EXTENSION_DIR)) {
 		const text = readFileSync(file, "utf8");
-		for (const pattern of patterns) for (const match of text.matchAll(pattern)) {
-			const name = packageOf(match[1]!);
-			if (name) found.add(name);
-		}
+		for (const pattern of patterns)
+			for (const match of text.matchAll(pattern)) {
+				const name = packageOf(match[1]!);
+				if (name) found.add(name);
+			}
 	}
 	return found;
 }
 
 describe("package.json", () => {
-	it("declares every package pi supplies as a \"*\" peer and none of them as a dependency", () => {
+	it('declares every package pi supplies as a "*" peer and none of them as a dependency', () => {
 		expect(Object.keys(manifest.dependencies ?? {}).filter((name) => HOST_PROVIDED.includes(name))).toEqual([]);
 		for (const name of HOST_PROVIDED) expect(manifest.peerDependencies?.[name], name).toBe("*");
 	});

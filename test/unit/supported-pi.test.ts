@@ -10,8 +10,8 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { isSupportedPi, piVersionOf, SUPPORTED_PI_LINES, unsupportedPiNotice } from "../../extensions/checkpoint-bridge/supported-pi.ts";
-import { fakeUI } from "./support/fake-ui.ts";
 import { loadExtensionCopy, playedSessions } from "./support/fake-pi.ts";
+import { fakeUI } from "./support/fake-ui.ts";
 
 const NOTICE_GIVEN = Symbol.for("checkpoint-bridge.unsupported-pi-notice");
 const question = { question: "Ship it?", options: ["yes", "no"] };
@@ -47,7 +47,8 @@ describe("supported pi versions", () => {
 	it("are the 0.85 and 1.6 release lines, pre-releases included", () => {
 		expect(SUPPORTED_PI_LINES).toEqual(["0.85", "1.6"]);
 		for (const version of ["0.85.0", "0.85.1", "1.6.0", "1.6.12", "1.6.1-beta.2"]) expect(isSupportedPi(version), version).toBe(true);
-		for (const version of ["0.84.9", "0.86.0", "1.5.3", "1.7.0", "2.6.0", "10.85.0", "1.60.0", "1.6", "", "latest"]) expect(isSupportedPi(version), version).toBe(false);
+		for (const version of ["0.84.9", "0.86.0", "1.5.3", "1.7.0", "2.6.0", "10.85.0", "1.60.0", "1.6", "", "latest"])
+			expect(isSupportedPi(version), version).toBe(false);
 	});
 
 	it("an unsupported version gets a notice naming it and the supported lines; a supported or unknown one gets none", () => {
@@ -74,7 +75,13 @@ describe("piVersionOf", () => {
 		const other = join(root, "app");
 		mkdirSync(join(other, "src"), { recursive: true });
 		writeFileSync(join(other, "package.json"), JSON.stringify({ name: "some-app", version: "3.0.0" }));
-		const scripts = ["node:internal/modules/esm/loader", "[eval]", join(other, "src", "main.js"), join(root, "nowhere", "x.js"), join(pi.dir, "dist", "core", "loader.js")];
+		const scripts = [
+			"node:internal/modules/esm/loader",
+			"[eval]",
+			join(other, "src", "main.js"),
+			join(root, "nowhere", "x.js"),
+			join(pi.dir, "dist", "core", "loader.js"),
+		];
 		expect(piVersionOf(scripts)).toBe("0.85.9");
 		expect(piVersionOf(scripts.slice(0, 4))).toBeUndefined();
 	});

@@ -68,6 +68,11 @@ export class ArrivalNotices<K> {
 		this.#openWindow(Date.now(), labels);
 		const more = labels.length - NOTICE_ASKERS_SHOWN;
 		const total = arrivals.reduce((sum, a) => sum + a.questions, 0);
-		this.#send(`checkpoint-bridge: ${plural(total)} from ${labels.slice(0, NOTICE_ASKERS_SHOWN).map((l) => `[${l}]`).join(", ")}${more > 0 ? ` +${more} more` : ""}`);
+		this.#send(
+			`checkpoint-bridge: ${plural(total)} from ${labels
+				.slice(0, NOTICE_ASKERS_SHOWN)
+				.map((l) => `[${l}]`)
+				.join(", ")}${more > 0 ? ` +${more} more` : ""}`,
+		);
 	}
 }

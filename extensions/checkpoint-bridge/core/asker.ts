@@ -2,9 +2,10 @@
  * The asking side in the host's process: sends one request over the shared bus and listens on its
  * own reply channel. The call's life (budget, abort, settling once) is call.ts's.
  */
-import { runCall, type CallOptions } from "./call.ts";
-import { STATUSES, type Envelope, type Status } from "../tool/envelope.ts";
-import { PROTOCOL_VERSION, replyChannel, type RelayReply, type RelayResult } from "./protocol.ts";
+
+import { type Envelope, STATUSES, type Status } from "../model/result.ts";
+import { type CallOptions, runCall } from "./call.ts";
+import { PROTOCOL_VERSION, type RelayReply, type RelayResult, replyChannel } from "./protocol.ts";
 import type { SharedHandle } from "./shared-handle.ts";
 
 export interface AskOptions extends CallOptions {

@@ -32,13 +32,17 @@ export function checkpointsReport(snapshot: Snapshot | undefined, entries: reado
 	else {
 		lines.push(`checkpoint-bridge: ${snapshot.open.length} open, oldest first:`);
 		for (const open of snapshot.open)
-			lines.push(`  [${open.asker.label}] ${open.state}${open.question !== undefined ? ` (question ${open.question + 1} of ${open.questions.length})` : ""} since ${clock(open.queuedAt)}: ${open.questions.map((q) => q.question).join(" | ")}`);
+			lines.push(
+				`  [${open.asker.label}] ${open.state}${open.question !== undefined ? ` (question ${open.question + 1} of ${open.questions.length})` : ""} since ${clock(open.queuedAt)}: ${open.questions.map((q) => q.question).join(" | ")}`,
+			);
 	}
 	if (stats && stats.questionsAsked > 0)
 		lines.push(`Dialogs shown: ${stats.dialogsShown} for ${stats.questionsAsked} questions asked (${stats.sharedAnswers} answered once for several askers).`);
 	const history = auditRecords(entries).slice(-HISTORY_SHOWN);
 	lines.push(history.length ? `Recent (${history.length}):` : "No settled questions in this session yet.");
 	for (const record of history)
-		lines.push(`  ${clock(record.settledAt)} [${record.asker}] ${record.status}, ${record.answers.length}/${record.questions.length} answered, waited ${(record.waitedMs / 1000).toFixed(1)} s`);
+		lines.push(
+			`  ${clock(record.settledAt)} [${record.asker}] ${record.status}, ${record.answers.length}/${record.questions.length} answered, waited ${(record.waitedMs / 1000).toFixed(1)} s`,
+		);
 	return lines.join("\n");
 }

@@ -4,10 +4,12 @@
  * reply's answers are checked against the call's own questions before they are taken.
  */
 import { nanoid } from "nanoid";
-import { answerProblem, copyAnswer } from "../tool/answers.ts";
-import { makeEnvelope, type Answer, type Envelope, type Status } from "../tool/envelope.ts";
-import { PROTOCOL_VERSION, type AskerIdentity, type RelayProgress, type RelayReply, type RelayRequest } from "./protocol.ts";
-import { validateAskParams, type Question, type QuestionInput } from "../tool/validate.ts";
+import type { Answer } from "../model/answer.ts";
+import { answerProblem, copyAnswer } from "../model/answer-check.ts";
+import type { Question, QuestionInput } from "../model/question.ts";
+import { type Envelope, makeEnvelope, type Status } from "../model/result.ts";
+import { validateAskParams } from "../model/validate.ts";
+import { type AskerIdentity, PROTOCOL_VERSION, type RelayProgress, type RelayReply, type RelayRequest } from "./protocol.ts";
 
 export interface CallOptions {
 	asker: AskerIdentity;
@@ -71,7 +73,12 @@ export function runCall(options: CallOptions, start: (call: CallControl) => ((ca
 	let answers: readonly Answer[] = [];
 	// Copied once, at the end: a sealed reply is frozen, and the envelope is the caller's to keep.
 	const envelopeFor = (status: Status, note?: string) =>
-		makeEnvelope(status, answers.map((answer) => copyAnswer(answer)), note, { requestId: id, asker: asker.label, waitedMs: Date.now() - startedAt });
+		makeEnvelope(
+			status,
+			answers.map((answer) => copyAnswer(answer)),
+			note,
+			{ requestId: id, asker: asker.label, waitedMs: Date.now() - startedAt },
+		);
 	if (signal?.aborted) return Promise.resolve(envelopeFor("cancelled", "The tool call was aborted before it was asked."));
 	// The same check and neutralisation the host applies, so the answers can be checked against the very labels it shows.
 	const checked = validateAskParams({ questions: options.questions });

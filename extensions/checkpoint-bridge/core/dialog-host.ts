@@ -4,17 +4,19 @@
  * asked at the same time by different sessions are shown once and the answer goes to each.
  */
 import PQueue from "p-queue";
-import { answerProblem, copyAnswer } from "../tool/answers.ts";
-import type { Answer, Status } from "../tool/envelope.ts";
-import { sanitiseText } from "../tool/sanitise.ts";
+import type { Answer } from "../model/answer.ts";
+import { answerProblem, copyAnswer } from "../model/answer-check.ts";
+import type { Question } from "../model/question.ts";
+import type { Status } from "../model/result.ts";
+import { sanitiseText } from "../model/sanitise.ts";
+import { validateAskParams } from "../model/validate.ts";
 import { ArrivalNotices } from "./arrival-notices.ts";
 import { checkedAsker } from "./identity.ts";
-import { parseInbound, resolveInbound, type InboundReply } from "./inbound.ts";
+import { type InboundReply, parseInbound, resolveInbound } from "./inbound.ts";
 import { OBSERVER_VERSION, type ObservedRequest, type Snapshot } from "./observers.ts";
 import { PROTOCOL_VERSION, type RelayCancel, type RelayProgress, type RelayReply, type RelayRequest, type RelayResult } from "./protocol.ts";
 import { SameQuestions } from "./same-questions.ts";
 import type { HostUI, RequestOutcome, Surface } from "./surface.ts";
-import { validateAskParams, type Question } from "../tool/validate.ts";
 
 /** Lifecycle notifications for observers, the audit trail and the status line. */
 export interface HostEvents {
@@ -218,7 +220,12 @@ export class DialogHost {
 		const open = this.#openByAsker.get(key) ?? 0;
 		// Requests carried over from a replaced host were counted there; they are never refused here.
 		if (!carried && open >= MAX_OPEN_PER_ASKER)
-			return this.#replyResult(request.id, "error", [], `The asker already has ${open} requests open at the host, the most one asker session may have (${MAX_OPEN_PER_ASKER}); ask again once one has settled.`);
+			return this.#replyResult(
+				request.id,
+				"error",
+				[],
+				`The asker already has ${open} requests open at the host, the most one asker session may have (${MAX_OPEN_PER_ASKER}); ask again once one has settled.`,
+			);
 		// Carried answers come through the shared handle: copied, so every reply is built of the host's own data (see sealBuilt).
 		// A re-sent request's own answers (NATS, ADR-0009) count like a parked one's: those questions are not asked again.
 		const carriedAnswers = (carried?.answers ?? givenAnswers(raw)).map((a) => copyAnswer(a));
@@ -261,7 +268,8 @@ export class DialogHost {
 		const parsed = parseInbound(raw);
 		if (!parsed.ok) return parsed.reply;
 		const held = this.#held.get(parsed.message.requestId);
-		if (!held || held.settled) return { ok: false, code: "not_found", reason: `no open request ${JSON.stringify(parsed.message.requestId)} (unknown, or already settled)` };
+		if (!held || held.settled)
+			return { ok: false, code: "not_found", reason: `no open request ${JSON.stringify(parsed.message.requestId)} (unknown, or already settled)` };
 		if ("cancel" in parsed.message) {
 			this.#stop(held, "answered-outside");
 			this.#settle(held, "timeout-or-cancelled", "The question was cancelled from outside the terminal.");
@@ -329,7 +337,14 @@ export class DialogHost {
 
 	#observed(held: Held): ObservedRequest {
 		const { request } = held;
-		const observed: ObservedRequest = { v: OBSERVER_VERSION, requestId: request.id, asker: request.asker, questions: held.questions, queuedAt: held.queuedAt, deadline: request.deadline };
+		const observed: ObservedRequest = {
+			v: OBSERVER_VERSION,
+			requestId: request.id,
+			asker: request.asker,
+			questions: held.questions,
+			queuedAt: held.queuedAt,
+			deadline: request.deadline,
+		};
 		if (held.shownAt !== undefined) observed.shownAt = held.shownAt;
 		return observed;
 	}
@@ -352,8 +367,7 @@ export class DialogHost {
 	 * (sanitise.ts), by the same validation the asker applied to its own questions.
 	 */
 	#checkRequest(request: RelayRequest): (RelayRequest & { questions: Question[] }) | string {
-		if (request.v !== PROTOCOL_VERSION)
-			return `The asker speaks checkpoint-bridge protocol v${String(request.v)}; the host speaks v${PROTOCOL_VERSION}.`;
+		if (request.v !== PROTOCOL_VERSION) return `The asker speaks checkpoint-bridge protocol v${String(request.v)}; the host speaks v${PROTOCOL_VERSION}.`;
 		if (request.id.length > MAX_REQUEST_ID_LENGTH || sanitiseText(request.id) !== request.id)
 			return `The request id must be at most ${MAX_REQUEST_ID_LENGTH} characters, none of them control or bidi characters.`;
 		const checked = validateAskParams({ questions: request.questions });
@@ -480,26 +494,30 @@ export class DialogHost {
 		};
 		let outcome: RequestOutcome | undefined;
 		try {
-			outcome = await this.#withBudget(held, questions.findIndex((_, i) => !held.answers[i]), limit, (signal, deadline) =>
-				this.#surface.askRequest!({
-					asker: request.asker.label,
-					questions,
-					known: [...held.answers],
-					signal,
-					deadline,
-					onDialog: () => void this.#stats.dialogsShown++,
-					onShown: (index) => {
-						if (held.settled || !questions[index]) return;
-						held.showing = index;
-						this.#progress(held, "shown", index);
-						if (this.#wants("shown")) this.#events.shown!(this.#observed(held), index);
-					},
-					onAnswer: (index, answer) => {
-						if (held.settled || !questions[index] || refused(index, answer)) return;
-						held.answers[index] = copyAnswer(answer, "dialog");
-						this.#progress(held, "answered", index);
-					},
-				}),
+			outcome = await this.#withBudget(
+				held,
+				questions.findIndex((_, i) => !held.answers[i]),
+				limit,
+				(signal, deadline) =>
+					this.#surface.askRequest!({
+						asker: request.asker.label,
+						questions,
+						known: [...held.answers],
+						signal,
+						deadline,
+						onDialog: () => void this.#stats.dialogsShown++,
+						onShown: (index) => {
+							if (held.settled || !questions[index]) return;
+							held.showing = index;
+							this.#progress(held, "shown", index);
+							if (this.#wants("shown")) this.#events.shown!(this.#observed(held), index);
+						},
+						onAnswer: (index, answer) => {
+							if (held.settled || !questions[index] || refused(index, answer)) return;
+							held.answers[index] = copyAnswer(answer, "dialog");
+							this.#progress(held, "answered", index);
+						},
+					}),
 			);
 		} catch (error) {
 			return this.#settle(held, "error", `The host dialog failed: ${errorText(error)}`);
@@ -517,7 +535,11 @@ export class DialogHost {
 		if (outcome?.ended === "submitted" && held.answers.every((a) => a !== undefined)) return this.#settle(held, "ok");
 		if (cappedByCall && Date.now() >= request.deadline - DEADLINE_TOLERANCE_MS) return this.#stop(held, "timeout");
 		const n = answered(held).length;
-		this.#settle(held, "timeout-or-cancelled", `The user dismissed the form of ${questions.length} question${questions.length === 1 ? "" : "s"}, or it timed out; ${n} answered.`);
+		this.#settle(
+			held,
+			"timeout-or-cancelled",
+			`The user dismissed the form of ${questions.length} question${questions.length === 1 ? "" : "s"}, or it timed out; ${n} answered.`,
+		);
 	}
 
 	/** Runs what is shown within its budget (never more than `limit` or what is left of the call), with the shown event and the bell; undefined when no time is left. */

@@ -4,10 +4,12 @@
  * A host that is being replaced (/new, /resume, /fork, /reload) parks what it holds for a moment,
  * and the next host to claim adopts it.
  */
+
+import type { Answer } from "../model/answer.ts";
+import type { Status } from "../model/result.ts";
 import { DialogHost } from "./dialog-host.ts";
-import type { Answer, Status } from "../tool/envelope.ts";
 import { OBSERVER_EVENTS, type ObservedRequest } from "./observers.ts";
-import { PROTOCOL_VERSION, replyChannel, type RelayCancel, type RelayRequest } from "./protocol.ts";
+import { PROTOCOL_VERSION, type RelayCancel, type RelayRequest, replyChannel } from "./protocol.ts";
 import type { SharedHandle } from "./shared-handle.ts";
 import type { HostUI, Surface } from "./surface.ts";
 
@@ -153,14 +155,17 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 				claim.release();
 				handle.park(parked, HANDOVER_GRACE_MS, (expired) => {
 					for (const { request, answers } of expired)
-						bus.emit(replyChannel(request.id), seal({
-							v: PROTOCOL_VERSION,
-							id: request.id,
-							kind: "result",
-							status: "no-host",
-							answers,
-							note: `${note} No new host took over within ${HANDOVER_GRACE_MS} ms.`,
-						}));
+						bus.emit(
+							replyChannel(request.id),
+							seal({
+								v: PROTOCOL_VERSION,
+								id: request.id,
+								kind: "result",
+								status: "no-host",
+								answers,
+								note: `${note} No new host took over within ${HANDOVER_GRACE_MS} ms.`,
+							}),
+						);
 				});
 			}
 			// The footer clears itself: handOver() and shutdown() report the emptied queue through `changed`.

@@ -1,5 +1,5 @@
 /** How an asking session is named to the human, and the host's check of who a request says asks. */
-import { capLength, sanitiseText } from "../tool/sanitise.ts";
+import { capLength, sanitiseText } from "../model/sanitise.ts";
 import type { AskerIdentity } from "./protocol.ts";
 
 /** Longest label an asker gives itself. @default 48 */
@@ -31,7 +31,12 @@ export function activeAgentOf(systemPrompt: string | undefined): string | undefi
 }
 
 /** pi-subagents' own way of turning an agent name into a part of a session name. */
-const namePart = (agent: string) => agent.trim().toLowerCase().replace(/[^a-z0-9_-]+/g, "-").replace(/^-+|-+$/g, "");
+const namePart = (agent: string) =>
+	agent
+		.trim()
+		.toLowerCase()
+		.replace(/[^a-z0-9_-]+/g, "-")
+		.replace(/^-+|-+$/g, "");
 
 /** pi-subagents numbers every child's step from 1; a lone child's "1" says nothing. */
 const stepSuffix = (step: string | undefined) => (step && step !== "1" ? `#${step}` : "");

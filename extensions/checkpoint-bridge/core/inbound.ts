@@ -8,9 +8,10 @@
  * "yes"/"no"), a string array for a multi-select, or `{ answer }` / `{ values }`, either with an
  * optional `note`. The terminal form puts what the human gave through the same check (`resolveAnswer`).
  */
-import { OUTSIDE_SOURCES, type Answer, type OutsideSource } from "../tool/envelope.ts";
-import { answerOf, answerProblem } from "../tool/answers.ts";
-import type { Question } from "../tool/validate.ts";
+
+import { type Answer, OUTSIDE_SOURCES, type OutsideSource } from "../model/answer.ts";
+import { answerOf, answerProblem } from "../model/answer-check.ts";
+import type { Question } from "../model/question.ts";
 
 export type InboundValue = string | boolean | string[] | { answer?: string | boolean; values?: string[]; note?: string };
 

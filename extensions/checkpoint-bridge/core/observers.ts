@@ -3,9 +3,10 @@
  * (another extension, a web or phone bridge, a status line). See docs/observers.md for the
  * stability policy: within a version, fields are only added, never renamed, removed or retyped.
  */
-import type { Answer, Status } from "../tool/envelope.ts";
+import type { Answer } from "../model/answer.ts";
+import type { Question } from "../model/question.ts";
+import type { Status } from "../model/result.ts";
 import type { AskerIdentity } from "./protocol.ts";
-import type { Question } from "../tool/validate.ts";
 
 /** Version of the observer contract; every event and snapshot carries it as `v`. */
 export const OBSERVER_VERSION = 1;

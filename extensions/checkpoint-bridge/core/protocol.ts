@@ -2,10 +2,11 @@
  * Messages on the process-global bus. Every copy of the extension in the process speaks through
  * these, so every message carries the protocol version it was written in.
  */
-import type { Answer, Status } from "../tool/envelope.ts";
+import type { Answer } from "../model/answer.ts";
+import type { QuestionInput } from "../model/question.ts";
+import type { Status } from "../model/result.ts";
 import type { InboundReply } from "./inbound.ts";
 import type { QueuedEvent, SettledEvent, ShownEvent } from "./observers.ts";
-import type { QuestionInput } from "../tool/validate.ts";
 
 /** Bumped on any incompatible change to a message below. */
 export const PROTOCOL_VERSION = 1;

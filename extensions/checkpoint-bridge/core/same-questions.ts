@@ -8,10 +8,11 @@
  * process, or the same connection of a transport), unless both questions say `share: "any"`; and
  * typed text (a free-text answer, or "Other" typed in a choice) never crosses origins.
  */
-import type { Answer } from "../tool/envelope.ts";
-import { questionKey } from "../tool/answers.ts";
+
+import type { Answer } from "../model/answer.ts";
+import { questionKey } from "../model/answer-check.ts";
+import type { Question } from "../model/question.ts";
 import type { AskerIdentity } from "./protocol.ts";
-import type { Question } from "../tool/validate.ts";
 
 /** What the index needs of a held request. */
 export interface Asking {
@@ -87,7 +88,13 @@ export class SameQuestions<T extends Asking> {
 		if (!answer || !mayTake(entry, owner, answer)) return undefined;
 		const question = entry.questions[index]!;
 		const { id: _ownerId, ...rest } = answer;
-		return { ...rest, question: question.question, ...(question.id !== undefined ? { id: question.id } : {}), source: "shared", sharedWith: [owner.request.asker.label] };
+		return {
+			...rest,
+			question: question.question,
+			...(question.id !== undefined ? { id: question.id } : {}),
+			source: "shared",
+			sharedWith: [owner.request.asker.label],
+		};
 	}
 
 	/** `answer` to question `index` of `entry`, naming every asker that joined that question. */

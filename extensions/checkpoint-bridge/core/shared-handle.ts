@@ -7,7 +7,7 @@
 import { EventEmitter } from "eventemitter3";
 import type { ParkedRequest } from "./dialog-host.ts";
 import type { Snapshot } from "./observers.ts";
-import { PROTOCOL_VERSION, type BusEvents, type RelayCancel, type RelayReply } from "./protocol.ts";
+import { type BusEvents, PROTOCOL_VERSION, type RelayCancel, type RelayReply } from "./protocol.ts";
 
 /** Registry key of the shared handle; `Symbol.for` makes it the same in every module copy. */
 export const HANDLE_KEY = Symbol.for("checkpoint-bridge.handle");

@@ -7,8 +7,8 @@
  * request at once (the terminal form). A surface that has `askRequest` gets every request through
  * it, as one task of the host's queue, so it is still one thing on screen at a time.
  */
-import type { Answer } from "../tool/envelope.ts";
-import type { Question } from "../tool/validate.ts";
+import type { Answer } from "../model/answer.ts";
+import type { Question } from "../model/question.ts";
 
 /** What the host needs of its UI besides the dialogs themselves. */
 export interface HostUI {

@@ -3,11 +3,12 @@
  * dismissed it or its time ran out. Each dialog is opened with the signal; a dialog that ignores
  * the signal is abandoned when it aborts. A pick that was not offered is refused and asked again.
  */
-import type { Answer } from "../tool/envelope.ts";
+
 import type { HostUI, QuestionPrompt, Surface } from "../core/surface.ts";
-import { answerOf, multiAnswer } from "../tool/answers.ts";
-import { choiceEntries, dialogTitle, DONE, entryValue, multiSelectEntries, NO, OTHER_ENTRY, YES } from "./present.ts";
-import type { Question } from "../tool/validate.ts";
+import type { Answer } from "../model/answer.ts";
+import { answerOf, multiAnswer } from "../model/answer-check.ts";
+import type { Question } from "../model/question.ts";
+import { choiceEntries, DONE, dialogTitle, entryValue, multiSelectEntries, NO, OTHER_ENTRY, YES } from "./present.ts";
 
 /** The dialog primitives the host needs; pi's `ctx.ui` has them in the TUI and in RPC mode. */
 export interface DialogUI extends HostUI {
@@ -143,7 +144,13 @@ export async function askQuestion(ctx: AskContext, question: Question): Promise<
 			return value === undefined || ctx.signal.aborted ? undefined : answerOf(question, "text", value);
 		}
 		case "confirm": {
-			const value = await pick(ctx, new Map([[YES, YES], [NO, NO]]));
+			const value = await pick(
+				ctx,
+				new Map([
+					[YES, YES],
+					[NO, NO],
+				]),
+			);
 			return value === undefined ? undefined : answerOf(question, "confirm", value === YES ? "yes" : "no");
 		}
 		case "choice":

@@ -9,7 +9,7 @@
  * - multi-select: a `select` loop; each pick toggles an option (☐/☑), "Other" adds a typed value,
  *   and "Done" ends it. An RPC client may also send an option's bare label to toggle it.
  */
-import type { Question } from "../tool/validate.ts";
+import type { Question } from "../model/question.ts";
 
 export const OTHER_ENTRY = "Other (type your own)";
 export const YES = "Yes";
@@ -24,7 +24,10 @@ export const PREVIEW_IN_TITLE = 300;
 /** An option's preview as a dialog title carries it: under a `── preview: label ──` line, cut to PREVIEW_IN_TITLE with a mark that says how much is left out. */
 export function foldedPreview(label: string, preview: string): string {
 	const chars = [...preview];
-	const cut = chars.length > PREVIEW_IN_TITLE ? `${chars.slice(0, PREVIEW_IN_TITLE).join("")}… [preview cut: ${chars.length - PREVIEW_IN_TITLE} more characters]` : preview;
+	const cut =
+		chars.length > PREVIEW_IN_TITLE
+			? `${chars.slice(0, PREVIEW_IN_TITLE).join("")}… [preview cut: ${chars.length - PREVIEW_IN_TITLE} more characters]`
+			: preview;
 	return `── preview: ${label} ──\n${cut}`;
 }
 

@@ -2,7 +2,7 @@
  * How a call and its result look in a transcript (the child's and the host's). Lines are built as
  * plain text, fitted to the width, then coloured, so no pi-tui import is needed at run time.
  */
-import type { Envelope, Status } from "./envelope.ts";
+import type { Envelope, Status } from "../model/result.ts";
 
 /** The slice of pi's Theme the renderers use. */
 export interface RenderTheme {
@@ -108,22 +108,24 @@ export function renderResultView(
 	theme: RenderTheme,
 ): LinesComponent {
 	const envelope = result.details;
-	if (options.isPartial || !envelope?.status)
-		return component(() => [{ text: partialText(result), color: "dim" }], theme, false);
+	if (options.isPartial || !envelope?.status) return component(() => [{ text: partialText(result), color: "dim" }], theme, false);
 	const { expanded } = options;
 	return component(
 		() => {
 			const seconds = envelope.waitedMs === undefined ? "" : ` · ${(envelope.waitedMs / 1000).toFixed(1)} s`;
 			const lines: Line[] = [
-				{ text: `${envelope.status} · ${envelope.answers.length} answered${envelope.asker ? ` · ${envelope.asker}` : ""}${seconds}`, color: STATUS_COLOR[envelope.status] ?? "muted", bold: true },
+				{
+					text: `${envelope.status} · ${envelope.answers.length} answered${envelope.asker ? ` · ${envelope.asker}` : ""}${seconds}`,
+					color: STATUS_COLOR[envelope.status] ?? "muted",
+					bold: true,
+				},
 			];
 			const shown = expanded ? envelope.answers : envelope.answers.slice(0, COMPACT_ANSWERS);
 			for (const { question, answer } of shown)
 				lines.push(expanded ? { text: `  ${question} → ${answer}` } : { text: `  ${oneLine(question)} → ${oneLine(answer)}` });
 			const hidden = envelope.answers.length - shown.length;
 			if (hidden > 0) lines.push({ text: `  … ${hidden} more (expand to see all)`, color: "dim" });
-			if (envelope.note && (expanded || envelope.status !== "ok"))
-				lines.push({ text: `  ${expanded ? envelope.note : oneLine(envelope.note)}`, color: "dim" });
+			if (envelope.note && (expanded || envelope.status !== "ok")) lines.push({ text: `  ${expanded ? envelope.note : oneLine(envelope.note)}`, color: "dim" });
 			return lines;
 		},
 		theme,

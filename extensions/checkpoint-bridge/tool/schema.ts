@@ -3,16 +3,14 @@
  * minItems, no maxLength): pi rejects schema violations before the tool runs, and the tool's own
  * validator gives a better envelope that names every problem at once (see validate.ts, LIMITS).
  */
-import { Type, type Static } from "typebox";
+import { type Static, Type } from "typebox";
 
 export const OptionSchema = Type.Union([
 	Type.String(),
 	Type.Object({
 		label: Type.String({ description: "What the human picks; returned as the answer." }),
 		description: Type.Optional(Type.String({ description: "One line on what this choice means." })),
-		preview: Type.Optional(
-			Type.String({ description: "Text the human sees while this option is under the cursor, e.g. code or a diff (max 4000 chars)." }),
-		),
+		preview: Type.Optional(Type.String({ description: "Text the human sees while this option is under the cursor, e.g. code or a diff (max 4000 chars)." })),
 	}),
 ]);
 
@@ -37,11 +35,10 @@ export const QuestionSchema = Type.Object({
 
 export const AskParamsSchema = Type.Object({
 	questions: Type.Array(QuestionSchema, {
-		description: "1 to 10 questions you need answered now, batched in one call. The human sees them together in one form (in the terminal) or one after another.",
+		description:
+			"1 to 10 questions you need answered now, batched in one call. The human sees them together in one form (in the terminal) or one after another.",
 	}),
-	timeoutMs: Type.Optional(
-		Type.Number({ description: "How long to wait for the human in total, in ms (1000 to 3600000). Default 300000." }),
-	),
+	timeoutMs: Type.Optional(Type.Number({ description: "How long to wait for the human in total, in ms (1000 to 3600000). Default 300000." })),
 });
 
 export type AskParams = Static<typeof AskParamsSchema>;

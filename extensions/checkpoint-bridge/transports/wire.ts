@@ -5,8 +5,10 @@
  * too. Request, cancel, progress and result frames are the bus messages of protocol.ts plus a
  * `type`, so the socket carries the same contract as the in-process bus.
  */
-import { STATUSES, type Answer } from "../tool/envelope.ts";
+
 import type { RelayCancel, RelayProgress, RelayRequest, RelayResult } from "../core/protocol.ts";
+import type { Answer } from "../model/answer.ts";
+import { STATUSES } from "../model/result.ts";
 
 /**
  * The wire's own version, apart from the bus's PROTOCOL_VERSION: the endpoint translates between
@@ -121,7 +123,8 @@ function problemOf(frame: Record<string, unknown>): string | undefined {
 			if (!Number.isSafeInteger(frame.pid) || (frame.pid as number) <= 0) return "hello.pid must be a positive integer";
 			return undefined;
 		case "welcome":
-			if (!isSecret(frame.proof) || !isSecret(frame.nonce)) return `welcome.proof and welcome.nonce must be ${MIN_SECRET_LENGTH}-${MAX_SECRET_LENGTH} base64url characters`;
+			if (!isSecret(frame.proof) || !isSecret(frame.nonce))
+				return `welcome.proof and welcome.nonce must be ${MIN_SECRET_LENGTH}-${MAX_SECRET_LENGTH} base64url characters`;
 			return undefined;
 		case "auth":
 			if (!isSecret(frame.proof)) return `auth.proof must be ${MIN_SECRET_LENGTH}-${MAX_SECRET_LENGTH} base64url characters`;
@@ -129,8 +132,7 @@ function problemOf(frame: Record<string, unknown>): string | undefined {
 		case "request": {
 			if (!isId(frame.id)) return `request.id must be a non-empty string of at most ${MAX_ID_LENGTH} characters`;
 			const asker = frame.asker;
-			if (!isRecord(asker) || typeof asker.label !== "string" || typeof asker.sessionId !== "string")
-				return "request.asker must be {label, sessionId} strings";
+			if (!isRecord(asker) || typeof asker.label !== "string" || typeof asker.sessionId !== "string") return "request.asker must be {label, sessionId} strings";
 			if (!Array.isArray(frame.questions)) return "request.questions must be an array";
 			for (const field of ["deadline", "dialogTimeoutMs", "createdAt"] as const)
 				if (!isFiniteNumber(frame[field])) return `request.${field} must be a finite number`;

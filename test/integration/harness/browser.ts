@@ -83,13 +83,23 @@ export async function screenshot(page: Page, name: string): Promise<string> {
 
 /** The card of the request asked by `asker` (its title is `[asker]`), once it is on the page. */
 export async function cardOf(page: Page, asker: string, timeoutMs = 30_000): Promise<ElementHandle<Element>> {
-	await page.waitForFunction((label) => [...document.querySelectorAll("article.card h2")].some((h) => h.textContent === `[${label}]`), { timeout: timeoutMs, polling: POLL_MS }, asker);
-	return (await page.evaluateHandle((label) => [...document.querySelectorAll("article.card")].find((c) => c.querySelector("h2")?.textContent === `[${label}]`), asker)).asElement() as ElementHandle<Element>;
+	await page.waitForFunction(
+		(label) => [...document.querySelectorAll("article.card h2")].some((h) => h.textContent === `[${label}]`),
+		{ timeout: timeoutMs, polling: POLL_MS },
+		asker,
+	);
+	return (
+		await page.evaluateHandle((label) => [...document.querySelectorAll("article.card")].find((c) => c.querySelector("h2")?.textContent === `[${label}]`), asker)
+	).asElement() as ElementHandle<Element>;
 }
 
 /** Waits until no card of `asker` is on the page. */
 export function cardGone(page: Page, asker: string, timeoutMs = 30_000) {
-	return page.waitForFunction((label) => ![...document.querySelectorAll("article.card h2")].some((h) => h.textContent === `[${label}]`), { timeout: timeoutMs, polling: POLL_MS }, asker);
+	return page.waitForFunction(
+		(label) => ![...document.querySelectorAll("article.card h2")].some((h) => h.textContent === `[${label}]`),
+		{ timeout: timeoutMs, polling: POLL_MS },
+		asker,
+	);
 }
 
 /** Fills question `index` (0-based) of a card: radio/checkbox labels are clicked, text typed. */
@@ -101,7 +111,10 @@ export async function fill(page: Page, card: ElementHandle<Element>, index: numb
 		const inputs = await box.$$("input[type=radio], input[type=checkbox]");
 		let clicked = false;
 		for (const input of inputs) {
-			if ((await input.evaluate((i) => (i as HTMLInputElement).value)) === label || (await input.evaluate((i) => i.closest("label")?.querySelector(".label")?.textContent)) === label) {
+			if (
+				(await input.evaluate((i) => (i as HTMLInputElement).value)) === label ||
+				(await input.evaluate((i) => i.closest("label")?.querySelector(".label")?.textContent)) === label
+			) {
 				await input.click();
 				clicked = true;
 				break;

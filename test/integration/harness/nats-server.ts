@@ -3,7 +3,7 @@
  * from its ports file, optionally with a token or a user, restartable on the same port, or three of
  * them routed into a cluster.
  */
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
@@ -11,7 +11,8 @@ import { join } from "node:path";
 import { WIRE_VERSION } from "../../../extensions/checkpoint-bridge/transports/wire.ts";
 
 /** Whether nats-server is installed; tests that need it are skipped with this reason otherwise. */
-export const NATS_SERVER_MISSING = spawnSync("nats-server", ["--version"]).status === 0 ? undefined : "nats-server is not installed (apt-get install -y nats-server)";
+export const NATS_SERVER_MISSING =
+	spawnSync("nats-server", ["--version"]).status === 0 ? undefined : "nats-server is not installed (apt-get install -y nats-server)";
 
 export interface NatsServerOptions {
 	/** `--auth <token>`. */
@@ -176,10 +177,40 @@ export function makeCertificates(dir: string): { ca: string; cert: string; key: 
 		const result = spawnSync("openssl", args, { encoding: "utf8" });
 		if (result.status !== 0) throw new Error(`openssl ${args[0]}: ${result.stderr}`);
 	};
-	run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=checkpoint-bridge test CA", "-keyout", file("ca.key"), "-out", file("ca.pem"));
+	run(
+		"req",
+		"-x509",
+		"-newkey",
+		"rsa:2048",
+		"-nodes",
+		"-days",
+		"1",
+		"-subj",
+		"/CN=checkpoint-bridge test CA",
+		"-keyout",
+		file("ca.key"),
+		"-out",
+		file("ca.pem"),
+	);
 	run("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", file("server.key"), "-out", file("server.csr"));
 	writeFileSync(file("san.ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
-	run("x509", "-req", "-in", file("server.csr"), "-CA", file("ca.pem"), "-CAkey", file("ca.key"), "-CAcreateserial", "-days", "1", "-extfile", file("san.ext"), "-out", file("server.pem"));
+	run(
+		"x509",
+		"-req",
+		"-in",
+		file("server.csr"),
+		"-CA",
+		file("ca.pem"),
+		"-CAkey",
+		file("ca.key"),
+		"-CAcreateserial",
+		"-days",
+		"1",
+		"-extfile",
+		file("san.ext"),
+		"-out",
+		file("server.pem"),
+	);
 	return { ca: file("ca.pem"), cert: file("server.pem"), key: file("server.key") };
 }
 
@@ -206,7 +237,8 @@ export async function operatorSetup(dir: string, accountNames: string[] = ["team
 	const accounts = new Map(accountNames.map((name) => [name, jwt.createAccount()]));
 	const operatorJwt = await jwt.encodeOperator("checkpoint-bridge-test", operator);
 	const preload: string[] = [];
-	for (const [name, key] of accounts) preload.push(`  ${key.getPublicKey()}: ${await jwt.encodeAccount(name, key, { limits: UNLIMITED }, { signer: operator })}`);
+	for (const [name, key] of accounts)
+		preload.push(`  ${key.getPublicKey()}: ${await jwt.encodeAccount(name, key, { limits: UNLIMITED }, { signer: operator })}`);
 	const config = join(dir, "operator.conf");
 	writeFileSync(config, `operator: ${operatorJwt}\nresolver: MEMORY\nresolver_preload: {\n${preload.join("\n")}\n}\n`);
 	let users = 0;

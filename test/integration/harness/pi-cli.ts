@@ -2,7 +2,7 @@
  * Runs the real pi CLI for integration tests: an isolated environment per run, `--mode rpc` driven as a
  * client (prompts, frames, extension UI answers), and one-shot runs (`-p`, `--mode json`).
  */
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -11,7 +11,7 @@ import { expect } from "vitest";
 import type { ScriptConfig } from "../fixtures/scripted-model.ts";
 import type { Envelope } from "./envelope.ts";
 
-export { answerPairs, type Answer, type Envelope } from "./envelope.ts";
+export { type Answer, answerPairs, type Envelope } from "./envelope.ts";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 /** pi refuses Node < 22; the repository pins Node 22 as a dev dependency. */
@@ -41,7 +41,9 @@ function piVersionUnderTest(): PiVersion {
 export const PI_VERSION: PiVersion = piVersionUnderTest();
 const PI_ROOT = PI_INSTALLS[PI_VERSION];
 /** The installed version string of the pi under test (e.g. "0.85.1"). */
-export const PI_PACKAGE_VERSION = (JSON.parse(readFileSync(join(PI_ROOT, "node_modules/@earendil-works/pi-coding-agent/package.json"), "utf8")) as { version: string }).version;
+export const PI_PACKAGE_VERSION = (
+	JSON.parse(readFileSync(join(PI_ROOT, "node_modules/@earendil-works/pi-coding-agent/package.json"), "utf8")) as { version: string }
+).version;
 export const PI_CLI = join(PI_ROOT, "node_modules/@earendil-works/pi-coding-agent/dist/cli.js");
 export const SUBAGENTS_EXT = join(PI_ROOT, "node_modules/pi-subagents/index.ts");
 /**
@@ -52,7 +54,9 @@ export const BACKGROUND_CHILDREN = hasNodeExport(PI_ROOT);
 
 function hasNodeExport(root: string): boolean {
 	try {
-		const manifest = JSON.parse(readFileSync(join(root, "node_modules/@earendil-works/pi-agent-core/package.json"), "utf8")) as { exports?: Record<string, unknown> };
+		const manifest = JSON.parse(readFileSync(join(root, "node_modules/@earendil-works/pi-agent-core/package.json"), "utf8")) as {
+			exports?: Record<string, unknown>;
+		};
 		return manifest.exports?.["./node"] !== undefined;
 	} catch {
 		return false;
@@ -127,7 +131,15 @@ export function createPiEnv(options: PiEnvOptions = {}): PiEnv {
 		SCRIPTED_MODEL_CONFIG: scriptFile,
 		...options.env,
 	};
-	return { root, agentDir, cwd, subagentsTmp, env, writeScript, cleanup: () => rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }) };
+	return {
+		root,
+		agentDir,
+		cwd,
+		subagentsTmp,
+		env,
+		writeScript,
+		cleanup: () => rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }),
+	};
 }
 
 /**
@@ -148,11 +160,7 @@ export function installExampleAgent(agentDir: string, name: string, options: { a
 
 /** CLI arguments shared by every run: scripted model, no skills/templates from the machine. */
 export function baseArgs(options: { subagents?: boolean; bridge?: boolean } = {}): string[] {
-	const extensions = [
-		...(options.subagents ? [SUBAGENTS_EXT] : []),
-		...(options.bridge === false ? [] : [BRIDGE_EXT]),
-		SCRIPTED_MODEL_EXT,
-	];
+	const extensions = [...(options.subagents ? [SUBAGENTS_EXT] : []), ...(options.bridge === false ? [] : [BRIDGE_EXT]), SCRIPTED_MODEL_EXT];
 	return [
 		"--no-session",
 		"--no-skills",
@@ -250,14 +258,18 @@ export class PiRpc {
 
 	constructor(piEnv: PiEnv, args: string[]) {
 		this.process = spawnPi(piEnv, ["--mode", "rpc", ...args]);
-		this.process.stdout.on("data", lineSplitter((line) => this.onLine(line)));
+		this.process.stdout.on(
+			"data",
+			lineSplitter((line) => this.onLine(line)),
+		);
 		this.process.stderr.on("data", (chunk: Buffer) => {
 			this.stderr += chunk.toString("utf8");
 		});
 		this.exited = new Promise((resolveExit) => {
 			this.process.on("exit", (code, signal) => {
 				this.exitInfo = { code, signal };
-				for (const waiter of this.waiters) waiter.reject(new Error(`pi exited (code ${code}, signal ${signal}) while a frame was awaited\n${this.diagnostics()}`));
+				for (const waiter of this.waiters)
+					waiter.reject(new Error(`pi exited (code ${code}, signal ${signal}) while a frame was awaited\n${this.diagnostics()}`));
 				this.waiters.clear();
 				resolveExit({ code, signal });
 			});

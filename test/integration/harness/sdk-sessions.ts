@@ -12,33 +12,26 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { type AssistantMessage, fauxAssistantMessage, fauxProvider, fauxText, fauxToolCall, InMemoryCredentialStore } from "@earendil-works/pi-ai";
 import {
-	fauxAssistantMessage,
-	fauxProvider,
-	fauxText,
-	fauxToolCall,
-	InMemoryCredentialStore,
-	type AssistantMessage,
-} from "@earendil-works/pi-ai";
-import {
+	type AgentSession,
 	createAgentSession,
 	createEventBus,
 	DefaultResourceLoader,
-	initTheme,
-	ModelRuntime,
-	SessionManager,
-	SettingsManager,
-	type AgentSession,
 	type ExtensionAPI,
 	type ExtensionFactory,
 	type ExtensionUIContext,
 	type ExtensionUIDialogOptions,
+	initTheme,
+	ModelRuntime,
+	SessionManager,
+	SettingsManager,
 	type Theme,
 } from "@earendil-works/pi-coding-agent";
 import { expect } from "vitest";
 import type { Envelope } from "./envelope.ts";
 
-export { answerPairs, type Answer, type Envelope } from "./envelope.ts";
+export { type Answer, answerPairs, type Envelope } from "./envelope.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const EXTENSION_PATH = resolve(here, "../../../extensions/checkpoint-bridge/index.ts");
@@ -52,12 +45,7 @@ export const FINAL_PREFIX = "FINAL ";
 // Waiting
 
 /** Resolves once `check()` is truthy; re-checked whenever `subscribe` reports a change. */
-function waitForChange<T>(
-	subscribe: (listener: () => void) => () => void,
-	check: () => T | undefined | false,
-	timeoutMs: number,
-	what: string,
-): Promise<T> {
+function waitForChange<T>(subscribe: (listener: () => void) => () => void, check: () => T | undefined | false, timeoutMs: number, what: string): Promise<T> {
 	const first = check();
 	if (first) return Promise.resolve(first);
 	return new Promise<T>((resolvePromise, reject) => {
@@ -155,14 +143,10 @@ export class ProgrammaticUI {
 		const noop = (): void => {};
 		const ui = this;
 		this.context = {
-			select: (title, options, opts) =>
-				this.openDialog({ method: "select", title, options, opts }) as Promise<string | undefined>,
-			input: (title, placeholder, opts) =>
-				this.openDialog({ method: "input", title, placeholder, opts }) as Promise<string | undefined>,
-			confirm: (title, message, opts) =>
-				this.openDialog({ method: "confirm", title, message, opts }).then((value) => value === true),
-			editor: (title, prefill) =>
-				this.openDialog({ method: "editor", title, placeholder: prefill }) as Promise<string | undefined>,
+			select: (title, options, opts) => this.openDialog({ method: "select", title, options, opts }) as Promise<string | undefined>,
+			input: (title, placeholder, opts) => this.openDialog({ method: "input", title, placeholder, opts }) as Promise<string | undefined>,
+			confirm: (title, message, opts) => this.openDialog({ method: "confirm", title, message, opts }).then((value) => value === true),
+			editor: (title, prefill) => this.openDialog({ method: "editor", title, placeholder: prefill }) as Promise<string | undefined>,
 			notify: (message, type) => {
 				this.notifications.push({ message, type, at: Date.now() });
 				this.changes.emit();
@@ -276,7 +260,9 @@ export class ProgrammaticUI {
 
 /** What the host holds now, read from the process-global handle as any other code in the process would. */
 export function openRequests(): { requestId: string; asker: { label: string; sessionId: string }; state: "queued" | "shown" }[] {
-	const handle = (globalThis as Record<symbol, { snapshot(): { open: ReturnType<typeof openRequests> } | undefined } | undefined>)[Symbol.for("checkpoint-bridge.handle")];
+	const handle = (globalThis as Record<symbol, { snapshot(): { open: ReturnType<typeof openRequests> } | undefined } | undefined>)[
+		Symbol.for("checkpoint-bridge.handle")
+	];
 	return handle?.snapshot()?.open ?? [];
 }
 
@@ -299,7 +285,10 @@ export async function expectProbeNext(world: PiWorld, ui: ProgrammaticUI, what: 
 	const probe = await world.createChild({ name: "probe", ask: { questions: [{ question: "Anything before me?" }] } });
 	probe.start();
 	const dialog = await ui.waitForDialog((d) => d.title === "[probe] Anything before me?", 10_000, "the probe's dialog");
-	expect(ui.dialogs.slice(before).map((d) => d.title), what).toEqual([dialog.title]);
+	expect(
+		ui.dialogs.slice(before).map((d) => d.title),
+		what,
+	).toEqual([dialog.title]);
 	dialog.answer("no");
 	await probe.done();
 }

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { progressText } from "../../../extensions/checkpoint-bridge/tool/progress.ts";
-import { fakeUI } from "../support/fake-ui.ts";
 import { loadExtensionCopy, playSession } from "../support/fake-pi.ts";
+import { fakeUI } from "../support/fake-ui.ts";
 import { flush, HOST_SESSION, relay } from "../support/relay.ts";
 
 beforeEach(() => vi.useFakeTimers());

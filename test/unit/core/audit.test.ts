@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { AUDIT_ENTRY_TYPE, checkpointsReport } from "../../../extensions/checkpoint-bridge/core/audit.ts";
-import { fakeUI } from "../support/fake-ui.ts";
 import { loadExtensionCopy, playSession } from "../support/fake-pi.ts";
+import { fakeUI } from "../support/fake-ui.ts";
 
 beforeEach(() => vi.useFakeTimers());
 afterEach(() => vi.useRealTimers());

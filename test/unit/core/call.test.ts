@@ -4,10 +4,10 @@
  */
 import { getEventListeners } from "node:events";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { replyAnswersProblem, runCall, type CallControl, type CallOptions } from "../../../extensions/checkpoint-bridge/core/call.ts";
-import { validateAskParams } from "../../../extensions/checkpoint-bridge/tool/validate.ts";
+import { type CallControl, type CallOptions, replyAnswersProblem, runCall } from "../../../extensions/checkpoint-bridge/core/call.ts";
 import { PROTOCOL_VERSION, type RelayProgress } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
-import type { Status } from "../../../extensions/checkpoint-bridge/tool/envelope.ts";
+import type { Status } from "../../../extensions/checkpoint-bridge/model/result.ts";
+import { validateAskParams } from "../../../extensions/checkpoint-bridge/model/validate.ts";
 
 beforeEach(() => vi.useFakeTimers());
 afterEach(() => vi.useRealTimers());
@@ -27,7 +27,15 @@ function transport() {
 
 function options(extra: Partial<CallOptions> = {}): CallOptions & { progress: RelayProgress[] } {
 	const progress: RelayProgress[] = [];
-	return { asker: { label: "child", sessionId: "c" }, questions: [{ question: "Name?" }], budgetMs: 5_000, dialogTimeoutMs: 5_000, onProgress: (p) => progress.push(p), progress, ...extra };
+	return {
+		asker: { label: "child", sessionId: "c" },
+		questions: [{ question: "Name?" }],
+		budgetMs: 5_000,
+		dialogTimeoutMs: 5_000,
+		onProgress: (p) => progress.push(p),
+		progress,
+		...extra,
+	};
 }
 
 const progress = (id: string, stage: RelayProgress["stage"]): RelayProgress => ({ v: PROTOCOL_VERSION, id, kind: "progress", stage, answers: [] });
@@ -127,8 +135,18 @@ describe("a call settles exactly once", () => {
 	it("refuses a reply that answers what was not asked, in error, and tells the host to drop the request", async () => {
 		const t = transport();
 		const call = runCall(options(), t.start);
-		t.control().reply({ v: PROTOCOL_VERSION, id: t.control().id, kind: "result", status: "ok", answers: [answer, { question: "Never asked?", answer: "x", kind: "text" }] });
-		expect(await call).toMatchObject({ status: "error", answers: [], note: expect.stringContaining('answer 2 answers "Never asked?", which this call did not ask') });
+		t.control().reply({
+			v: PROTOCOL_VERSION,
+			id: t.control().id,
+			kind: "result",
+			status: "ok",
+			answers: [answer, { question: "Never asked?", answer: "x", kind: "text" }],
+		});
+		expect(await call).toMatchObject({
+			status: "error",
+			answers: [],
+			note: expect.stringContaining('answer 2 answers "Never asked?", which this call did not ask'),
+		});
 		expect(t.ends).toEqual([{ cancelHost: true, status: "error" }]);
 	});
 
@@ -158,7 +176,14 @@ describe("a call settles exactly once", () => {
 
 	it("a progress listener that throws does not break the call", async () => {
 		const t = transport();
-		const call = runCall(options({ onProgress: () => { throw new Error("listener failed"); } }), t.start);
+		const call = runCall(
+			options({
+				onProgress: () => {
+					throw new Error("listener failed");
+				},
+			}),
+			t.start,
+		);
 		t.control().reply(progress(t.control().id, "queued"));
 		t.control().reply({ v: PROTOCOL_VERSION, id: t.control().id, kind: "result", status: "ok", answers: [answer] });
 		expect((await call).status).toBe("ok");

@@ -8,8 +8,14 @@ describe("budgets", () => {
 	});
 
 	it("takes the defaults from the environment, clamped to [1 s, 1 h]", () => {
-		expect(readConfig({ CHECKPOINT_BRIDGE_TIMEOUT_MS: "45000", CHECKPOINT_BRIDGE_DIALOG_TIMEOUT_MS: "20000" })).toMatchObject({ callTimeoutMs: 45_000, dialogTimeoutMs: 20_000 });
-		expect(readConfig({ CHECKPOINT_BRIDGE_TIMEOUT_MS: "5", CHECKPOINT_BRIDGE_DIALOG_TIMEOUT_MS: "99999999" })).toMatchObject({ callTimeoutMs: 1_000, dialogTimeoutMs: 3_600_000 });
+		expect(readConfig({ CHECKPOINT_BRIDGE_TIMEOUT_MS: "45000", CHECKPOINT_BRIDGE_DIALOG_TIMEOUT_MS: "20000" })).toMatchObject({
+			callTimeoutMs: 45_000,
+			dialogTimeoutMs: 20_000,
+		});
+		expect(readConfig({ CHECKPOINT_BRIDGE_TIMEOUT_MS: "5", CHECKPOINT_BRIDGE_DIALOG_TIMEOUT_MS: "99999999" })).toMatchObject({
+			callTimeoutMs: 1_000,
+			dialogTimeoutMs: 3_600_000,
+		});
 	});
 
 	it("ignores a variable that is not a positive number and says which", () => {

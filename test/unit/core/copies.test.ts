@@ -6,8 +6,8 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:f
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { HANDLE_KEY, type SharedHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
-import { fakeUI } from "../support/fake-ui.ts";
 import { playedSessions, type playSession } from "../support/fake-pi.ts";
+import { fakeUI } from "../support/fake-ui.ts";
 
 const source = join(import.meta.dirname, "../../../extensions/checkpoint-bridge");
 // Inside the repository, so the copies resolve the same node_modules.

@@ -7,8 +7,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { DEADLINE_TOLERANCE_MS, DialogHost, type HostEvents } from "../../../extensions/checkpoint-bridge/core/dialog-host.ts";
 import { PROTOCOL_VERSION, type RelayReply, type RelayRequest, type RelayResult } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
 import type { RequestOutcome, RequestPrompt, Surface } from "../../../extensions/checkpoint-bridge/core/surface.ts";
-import type { Answer } from "../../../extensions/checkpoint-bridge/tool/envelope.ts";
-import type { QuestionInput } from "../../../extensions/checkpoint-bridge/tool/validate.ts";
+import type { Answer } from "../../../extensions/checkpoint-bridge/model/answer.ts";
+import type { QuestionInput } from "../../../extensions/checkpoint-bridge/model/question.ts";
 import { flush } from "../support/relay.ts";
 
 beforeEach(() => vi.useFakeTimers());
@@ -24,7 +24,11 @@ const TIMEOUT_NOTE = "The call's budget ran out before every question was answer
 const dismissedNote = (questions: number, answered: number) =>
 	`The user dismissed the form of ${questions} question${questions === 1 ? "" : "s"}, or it timed out; ${answered} answered.`;
 
-function request(id: string, questions: QuestionInput[], options: { session?: string; budgetMs?: number; dialogTimeoutMs?: number; answers?: Answer[] } = {}): RelayRequest {
+function request(
+	id: string,
+	questions: QuestionInput[],
+	options: { session?: string; budgetMs?: number; dialogTimeoutMs?: number; answers?: Answer[] } = {},
+): RelayRequest {
 	const { session = "asker", budgetMs = 3_600_000, dialogTimeoutMs = 60_000, answers } = options;
 	return {
 		v: PROTOCOL_VERSION,
@@ -126,7 +130,14 @@ describe("the form's final answers count", () => {
 		]);
 		host.serve(request("r1", [NAME, CITY]));
 		await flush(vi);
-		expect(result()).toEqual({ v: PROTOCOL_VERSION, id: "r1", kind: "result", status: "timeout-or-cancelled", answers: [{ ...typed(NAME, "Ada"), source: "dialog" }], note: dismissedNote(2, 1) });
+		expect(result()).toEqual({
+			v: PROTOCOL_VERSION,
+			id: "r1",
+			kind: "result",
+			status: "timeout-or-cancelled",
+			answers: [{ ...typed(NAME, "Ada"), source: "dialog" }],
+			note: dismissedNote(2, 1),
+		});
 	});
 
 	it("a shared answer stands whatever the form returns for it", async () => {
@@ -165,7 +176,11 @@ describe("answers that fail the answer check", () => {
 		await flush(vi);
 		expect(prompt.signal.aborted).toBe(true);
 		expect(prompt.signal.reason).toBe("refused");
-		expect(result()).toMatchObject({ status: "error", answers: [], note: 'The host dialog\'s answer to question 2 is of kind "option", but a value was typed.' });
+		expect(result()).toMatchObject({
+			status: "error",
+			answers: [],
+			note: 'The host dialog\'s answer to question 2 is of kind "option", but a value was typed.',
+		});
 		expect(told()).toEqual(["queued1", "shown0", "error"]);
 		expect(host.queueLength).toBe(0);
 	});
@@ -188,7 +203,13 @@ describe("answers that fail the answer check", () => {
 		const { host, result } = formHost([async () => ({ ended: "submitted", answers: [typed(NAME, "Ada"), { ...picked("SQLite"), source: "shared" }] })]);
 		host.serve(request("r1", [NAME, DB]));
 		await flush(vi);
-		expect(result()).toMatchObject({ status: "ok", answers: [{ answer: "Ada", source: "dialog" }, { answer: "SQLite", source: "dialog" }] });
+		expect(result()).toMatchObject({
+			status: "ok",
+			answers: [
+				{ answer: "Ada", source: "dialog" },
+				{ answer: "SQLite", source: "dialog" },
+			],
+		});
 	});
 });
 
@@ -224,7 +245,13 @@ describe("what the form reports when it should not", () => {
 		expect(result("r1")).toMatchObject({ status: "timeout", answers: [], note: TIMEOUT_NOTE });
 		expect(told("r1")).toEqual(["queued1", "shown0", "timeout"]);
 		expect(prompts[1]!.known).toEqual([undefined, undefined]);
-		expect(result("r2")).toMatchObject({ status: "ok", answers: [{ answer: "Grace", source: "dialog" }, { answer: "Turin", source: "dialog" }] });
+		expect(result("r2")).toMatchObject({
+			status: "ok",
+			answers: [
+				{ answer: "Grace", source: "dialog" },
+				{ answer: "Turin", source: "dialog" },
+			],
+		});
 	});
 
 	it("observers see each question the human moves to", async () => {

@@ -4,15 +4,15 @@
  * status line. Fake timers throughout; deadlines are the relay's own.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { DialogHost, MAX_OPEN_PER_ASKER, MAX_REQUEST_ID_LENGTH, type HostEvents } from "../../../extensions/checkpoint-bridge/core/dialog-host.ts";
+import { DialogHost, type HostEvents, MAX_OPEN_PER_ASKER, MAX_REQUEST_ID_LENGTH } from "../../../extensions/checkpoint-bridge/core/dialog-host.ts";
 import { statusText } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
 import { PROTOCOL_VERSION, type RelayCancel, type RelayReply, type RelayRequest } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
 import type { Surface } from "../../../extensions/checkpoint-bridge/core/surface.ts";
+import type { Answer } from "../../../extensions/checkpoint-bridge/model/answer.ts";
+import { answerOf } from "../../../extensions/checkpoint-bridge/model/answer-check.ts";
+import type { QuestionInput } from "../../../extensions/checkpoint-bridge/model/question.ts";
 import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
-import { answerOf } from "../../../extensions/checkpoint-bridge/tool/answers.ts";
-import type { Answer } from "../../../extensions/checkpoint-bridge/tool/envelope.ts";
-import type { QuestionInput } from "../../../extensions/checkpoint-bridge/tool/validate.ts";
-import { fakeUI, type FakeUI } from "../support/fake-ui.ts";
+import { type FakeUI, fakeUI } from "../support/fake-ui.ts";
 import { flush } from "../support/relay.ts";
 
 beforeEach(() => vi.useFakeTimers());
@@ -116,7 +116,8 @@ describe("what the host does not take", () => {
 		h.serve(request("bell\u0007"));
 		await flush(vi);
 		expect(to(longest)[0]).toMatchObject({ kind: "progress", stage: "queued" });
-		for (const id of [`${longest}a`, "bell\u0007"]) expect(to(id)).toStrictEqual([{ v: PROTOCOL_VERSION, id, kind: "result", status: "error", answers: [], note: refusal }]);
+		for (const id of [`${longest}a`, "bell\u0007"])
+			expect(to(id)).toStrictEqual([{ v: PROTOCOL_VERSION, id, kind: "result", status: "error", answers: [], note: refusal }]);
 		expect(h.heldCount).toBe(1);
 	});
 
@@ -174,8 +175,12 @@ describe("what the host replies", () => {
 		await flush(vi);
 		fake.current()!.answer(undefined);
 		await flush(vi);
-		expect(results("first")).toMatchObject([{ status: "timeout-or-cancelled", note: "The user dismissed question 1 of 2, or its dialog timed out; 0 answered." }]);
-		expect(results("second")).toMatchObject([{ status: "timeout-or-cancelled", note: "The user dismissed question 2 of 2, or its dialog timed out; 1 answered." }]);
+		expect(results("first")).toMatchObject([
+			{ status: "timeout-or-cancelled", note: "The user dismissed question 1 of 2, or its dialog timed out; 0 answered." },
+		]);
+		expect(results("second")).toMatchObject([
+			{ status: "timeout-or-cancelled", note: "The user dismissed question 2 of 2, or its dialog timed out; 1 answered." },
+		]);
 		expect(fake.dialogs).toHaveLength(3);
 	});
 

@@ -87,10 +87,16 @@ describe("a request answered in full on arrival", () => {
 		await flush(vi);
 		expect(dialogHost.queueLength).toBe(1);
 		// Carried over with one answer of its own (as from a replaced host), the other answered for "first".
-		dialogHost.serve(request("carried", "carried", [OTHER, NAME]), { answers: [{ question: OTHER.question, answer: "nothing", kind: "text" }], queuedAt: Date.now() });
+		dialogHost.serve(request("carried", "carried", [OTHER, NAME]), {
+			answers: [{ question: OTHER.question, answer: "nothing", kind: "text" }],
+			queuedAt: Date.now(),
+		});
 		expect(dialogHost.queueLength).toBe(1);
 		expect(replies.filter((r) => r.id === "carried" && r.kind === "result")).toEqual([
-			expect.objectContaining({ status: "ok", answers: [expect.objectContaining({ answer: "nothing" }), expect.objectContaining({ answer: "atlas", source: "shared" })] }),
+			expect.objectContaining({
+				status: "ok",
+				answers: [expect.objectContaining({ answer: "nothing" }), expect.objectContaining({ answer: "atlas", source: "shared" })],
+			}),
 		]);
 		expect(dialogHost.stats.sharedAnswers).toBe(1);
 		await flush(vi);

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { Envelope } from "../../../extensions/checkpoint-bridge/tool/envelope.ts";
 import { claimHostRole } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
+import type { Envelope } from "../../../extensions/checkpoint-bridge/model/result.ts";
 import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { fakeUI } from "../support/fake-ui.ts";
 import { flush, relay } from "../support/relay.ts";

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { Envelope } from "../../../extensions/checkpoint-bridge/tool/envelope.ts";
-import { parseInbound, resolveInbound, type InboundReply } from "../../../extensions/checkpoint-bridge/core/inbound.ts";
-import { validateAskParams } from "../../../extensions/checkpoint-bridge/tool/validate.ts";
+import { type InboundReply, parseInbound, resolveInbound } from "../../../extensions/checkpoint-bridge/core/inbound.ts";
 import type { SharedHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import type { Envelope } from "../../../extensions/checkpoint-bridge/model/result.ts";
+import { validateAskParams } from "../../../extensions/checkpoint-bridge/model/validate.ts";
 import { flush, relay } from "../support/relay.ts";
 
 beforeEach(() => vi.useFakeTimers());
@@ -53,7 +53,12 @@ describe("answers from outside the terminal", () => {
 		await flush(vi);
 		expect(answerFromOutside(handle, { requestId, answers: ["SQLite", ["linux"], "x", "no"] })).toEqual([{ ok: true }]);
 		await flush(vi);
-		expect(settled[0]?.answers.map((a) => [a.answer, a.source])).toEqual([["Postgres", "dialog"], ["linux", "outside"], ["x", "outside"], ["no", "outside"]]);
+		expect(settled[0]?.answers.map((a) => [a.answer, a.source])).toEqual([
+			["Postgres", "dialog"],
+			["linux", "outside"],
+			["x", "outside"],
+			["no", "outside"],
+		]);
 	});
 
 	it("reports a late answer and never applies it", async () => {
@@ -85,12 +90,16 @@ describe("answers from outside the terminal", () => {
 		const { handle, requestId } = await openRequest();
 		expect(answerFromOutside(handle, "yes")[0]).toMatchObject({ ok: false, code: "invalid_payload" });
 		expect(answerFromOutside(handle, { requestId })[0]).toMatchObject({ ok: false, code: "invalid_payload" });
-		expect(answerFromOutside(handle, { requestId, answers: ["SQLite"] })[0]).toMatchObject({ ok: false, code: "invalid_payload", reason: expect.stringContaining("expected 4 answers") });
+		expect(answerFromOutside(handle, { requestId, answers: ["SQLite"] })[0]).toMatchObject({
+			ok: false,
+			code: "invalid_payload",
+			reason: expect.stringContaining("expected 4 answers"),
+		});
 		expect(answerFromOutside(handle, { requestId, cancel: "please" })[0]).toMatchObject({ ok: false, code: "invalid_payload" });
 		expect(answerFromOutside(handle, { requestId: "guess", answers: [] })[0]).toMatchObject({ ok: false, code: "not_found" });
 	});
 
-	it("marks the answers with the source the payload names: \"web\", or \"outside\" when it names none", async () => {
+	it('marks the answers with the source the payload names: "web", or "outside" when it names none', async () => {
 		const { handle, settled, requestId } = await openRequest();
 		expect(answerFromOutside(handle, { requestId, answers: ["SQLite", ["mac"], "atlas", "no"], source: "web" })).toEqual([{ ok: true }]);
 		await flush(vi);
@@ -121,16 +130,21 @@ describe("notes on outside answers", () => {
 	it(`carries a note of up to ${2_000} characters on the answer, trimmed`, async () => {
 		const { handle, settled, requestId } = await openRequest();
 		const note = ` ${"n".repeat(1_998)} `;
-		expect(answerFromOutside(handle, { requestId, answers: [{ answer: "SQLite", note }, { values: ["mac"], note: "only mac" }, "atlas", { answer: "yes", note: "   " }] })).toEqual([{ ok: true }]);
+		expect(
+			answerFromOutside(handle, {
+				requestId,
+				answers: [{ answer: "SQLite", note }, { values: ["mac"], note: "only mac" }, "atlas", { answer: "yes", note: "   " }],
+			}),
+		).toEqual([{ ok: true }]);
 		await flush(vi);
 		expect(settled[0]?.answers.map((a) => a.note)).toEqual(["n".repeat(1_998), "only mac", undefined, undefined]);
 	});
 
 	it("refuses a note that is too long or not text, and applies nothing", async () => {
 		const { handle, settled, requestId } = await openRequest();
-		expect(answerFromOutside(handle, { requestId, answers: [{ answer: "SQLite", note: "n".repeat(2_001) }, { values: ["mac"], note: 5 }, "atlas", true] })).toEqual([
-			{ ok: false, code: "invalid_answer", reason: "answers[0]: note must be text of at most 2000 characters; answers[1]: note must be text" },
-		]);
+		expect(
+			answerFromOutside(handle, { requestId, answers: [{ answer: "SQLite", note: "n".repeat(2_001) }, { values: ["mac"], note: 5 }, "atlas", true] }),
+		).toEqual([{ ok: false, code: "invalid_answer", reason: "answers[0]: note must be text of at most 2000 characters; answers[1]: note must be text" }]);
 		await flush(vi);
 		expect(settled).toEqual([]);
 	});
@@ -163,7 +177,8 @@ describe("the answer check on its own (parseInbound, resolveInbound)", () => {
 			[{ requestId: "r" }, "answers must be an array with one answer per question, in question order"],
 			[{ requestId: "r", answers: "yes" }, "answers must be an array with one answer per question, in question order"],
 		];
-		for (const [raw, reason] of refusals) expect(parseInbound(raw), JSON.stringify(raw)).toEqual({ ok: false, reply: { ok: false, code: "invalid_payload", reason } });
+		for (const [raw, reason] of refusals)
+			expect(parseInbound(raw), JSON.stringify(raw)).toEqual({ ok: false, reply: { ok: false, code: "invalid_payload", reason } });
 		expect(parseInbound({ requestId: "r", cancel: true })).toMatchObject({ ok: true, message: { requestId: "r", cancel: true } });
 		expect(parseInbound({ requestId: "r", answers: ["a"] })).toMatchObject({ ok: true, message: { requestId: "r", answers: ["a"] } });
 	});
@@ -180,7 +195,8 @@ describe("the answer check on its own (parseInbound, resolveInbound)", () => {
 				{ question: "Which editor?", answer: "vim", kind: "option", source: "outside" },
 			],
 		});
-		const values = (answer: unknown) => (resolve(["Postgres", { values: ["mac"] }, "x", answer, "emacs"]) as { answers: { answer: string; kind: string }[] }).answers;
+		const values = (answer: unknown) =>
+			(resolve(["Postgres", { values: ["mac"] }, "x", answer, "emacs"]) as { answers: { answer: string; kind: string }[] }).answers;
 		expect(values({ values: ["mac"] })).toBeUndefined();
 		for (const yes of [true, "yes", "y", "TRUE", { answer: true }, { answer: "Yes" }]) expect(values(yes)?.[3]?.answer, JSON.stringify(yes)).toBe("yes");
 		for (const no of [false, "no", "N", "false", { answer: false }]) expect(values(no)?.[3]?.answer, JSON.stringify(no)).toBe("no");
@@ -233,7 +249,9 @@ describe("the answer check on its own (parseInbound, resolveInbound)", () => {
 		// A values that is not an array, and non-strings repeated: the shape is named, not a repeat.
 		for (const targets of [{ values: "mac" }, { values: 5 }, ["mac", 3, 3]]) {
 			const result = resolve(["Postgres", targets, "x", "yes", "vim"]);
-			expect(result.ok ? "" : (result.reply as { reason: string }).reason, JSON.stringify(targets)).toBe("answers[1]: must be a non-empty array of option labels");
+			expect(result.ok ? "" : (result.reply as { reason: string }).reason, JSON.stringify(targets)).toBe(
+				"answers[1]: must be a non-empty array of option labels",
+			);
 		}
 	});
 

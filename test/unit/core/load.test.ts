@@ -11,13 +11,13 @@ import { runInNewContext } from "node:vm";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { NOTICE_ASKERS_AT_ONCE } from "../../../extensions/checkpoint-bridge/core/arrival-notices.ts";
 import { askViaHost } from "../../../extensions/checkpoint-bridge/core/asker.ts";
-import type { Envelope, Status } from "../../../extensions/checkpoint-bridge/tool/envelope.ts";
 import { claimHostRole } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
-import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import type { RelayRequest } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
-import { createHandle, sharedHandle, type SharedHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { createHandle, type SharedHandle, sharedHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import type { Envelope, Status } from "../../../extensions/checkpoint-bridge/model/result.ts";
+import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { loadedSession } from "../support/loaded-session.ts";
-import { PropertyUI, type Dialog } from "../support/property-ui.ts";
+import { type Dialog, PropertyUI } from "../support/property-ui.ts";
 
 // Taken before fake timers replace it: the run's duration is real time.
 const realNow = performance.now.bind(performance);
@@ -63,7 +63,9 @@ describe(`${SESSIONS} asking sessions × ${QUESTIONS_PER_SESSION} questions each
 		const ui = new PropertyUI({ respond: (dialog, self) => queueMicrotask(() => self.answer(dialog, answerFor(dialog))) });
 		const host = loadedSession({ name: "main", sessionId: "host-session-0000", ui });
 		await host.start();
-		const workers = Array.from({ length: SESSIONS }, (_, s) => loadedSession({ name: `worker-${String(s).padStart(2, "0")}`, sessionId: `worker-session-${s}` }));
+		const workers = Array.from({ length: SESSIONS }, (_, s) =>
+			loadedSession({ name: `worker-${String(s).padStart(2, "0")}`, sessionId: `worker-session-${s}` }),
+		);
 		for (const worker of workers) await worker.start();
 		const arrivals: RelayRequest[] = [];
 		const recordArrival = (request: RelayRequest) => void arrivals.push(request);
@@ -153,7 +155,9 @@ const EXPECTED: Record<Plan, Status> = {
 function planFor(i: number): Plan {
 	if (i % 1_000 === 999) return "budget";
 	if (i % 1_000 === 499) return "dialog-timeout";
-	return (["select", "text", "select", "text", "select", "text", "refused-then-picked", "dismiss", "reject", "non-string", "abort", "select"] as const)[i % 12]!;
+	return (["select", "text", "select", "text", "select", "text", "refused-then-picked", "dismiss", "reject", "non-string", "abort", "select"] as const)[
+		i % 12
+	]!;
 }
 
 describe(`${CALLS.toLocaleString("en")} calls one after another`, () => {

@@ -45,7 +45,12 @@ describe("HostEvents.wanted", () => {
 	});
 
 	it("calls every hook without it, and when it throws", async () => {
-		for (const wanted of [undefined, () => { throw new Error("broken"); }]) {
+		for (const wanted of [
+			undefined,
+			() => {
+				throw new Error("broken");
+			},
+		]) {
 			const { host, events } = spiedHost(wanted);
 			host.serve(request("r1"));
 			await flush(vi);

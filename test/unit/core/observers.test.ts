@@ -19,7 +19,14 @@ describe("observer contract v1", () => {
 		const envelope = await call;
 		expect(events.map(([name]) => name)).toEqual(["observe:queued", "observe:shown", "observe:shown", "observe:settled"]);
 		const [queued, shown, , settled] = events.map(([, e]) => e);
-		expect(queued).toMatchObject({ v: OBSERVER_VERSION, requestId: envelope.requestId, asker: { label: "planner" }, position: 1, queuedAt: expect.any(Number), deadline: startedAt + 60_000 });
+		expect(queued).toMatchObject({
+			v: OBSERVER_VERSION,
+			requestId: envelope.requestId,
+			asker: { label: "planner" },
+			position: 1,
+			queuedAt: expect.any(Number),
+			deadline: startedAt + 60_000,
+		});
 		expect((queued!.questions as { question: string }[]).map((q) => q.question)).toEqual(["One?", "Two?"]);
 		expect(shown).toMatchObject({ question: 0, shownAt: queued!.queuedAt });
 		expect(settled).toMatchObject({ settledAt: (queued!.queuedAt as number) + 2_000, outcome: { status: "ok", answers: [{ answer: "a" }, { answer: "b" }] } });
@@ -33,7 +40,10 @@ describe("observer contract v1", () => {
 		await flush(vi);
 		const snapshot = handle.snapshot()!;
 		expect(snapshot.v).toBe(OBSERVER_VERSION);
-		expect(snapshot.open.map((o) => [o.asker.label, o.state, o.question])).toEqual([["a", "shown", 0], ["b", "queued", undefined]]);
+		expect(snapshot.open.map((o) => [o.asker.label, o.state, o.question])).toEqual([
+			["a", "shown", 0],
+			["b", "queued", undefined],
+		]);
 		expect(snapshot.open[0]!.queuedAt).toBeLessThan(snapshot.open[1]!.queuedAt);
 		// The call's own deadline, so a page can show a countdown.
 		expect(snapshot.open[0]!.deadline).toBe(snapshot.open[0]!.queuedAt + 300_000);

@@ -6,11 +6,11 @@
  * crosses origins.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { PROTOCOL_VERSION, replyChannel, type RelayResult } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
+import { PROTOCOL_VERSION, type RelayResult, replyChannel } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
+import type { QuestionInput } from "../../../extensions/checkpoint-bridge/model/question.ts";
+import type { Envelope } from "../../../extensions/checkpoint-bridge/model/result.ts";
 import { askRemote } from "../../../extensions/checkpoint-bridge/transports/local/client.ts";
 import { startEndpoint } from "../../../extensions/checkpoint-bridge/transports/local/server.ts";
-import type { Envelope } from "../../../extensions/checkpoint-bridge/tool/envelope.ts";
-import type { QuestionInput } from "../../../extensions/checkpoint-bridge/tool/validate.ts";
 import type { FakeDialog } from "../support/fake-ui.ts";
 import { relay } from "../support/relay.ts";
 
@@ -44,7 +44,16 @@ function world() {
 			r.handle.bus.on(replyChannel(id), (reply) => {
 				if (reply.kind === "result") resolve(reply);
 			});
-			r.handle.bus.emit("request", { v: PROTOCOL_VERSION, id, origin, asker: { label, sessionId: `${label}-session` }, questions, deadline: Date.now() + 10_000, dialogTimeoutMs: 10_000, createdAt: Date.now() });
+			r.handle.bus.emit("request", {
+				v: PROTOCOL_VERSION,
+				id,
+				origin,
+				asker: { label, sessionId: `${label}-session` },
+				questions,
+				deadline: Date.now() + 10_000,
+				dialogTimeoutMs: 10_000,
+				createdAt: Date.now(),
+			});
 		});
 	const ask = (label: string, questions: QuestionInput[]) => r.ask(questions, { label, budgetMs: 10_000, dialogTimeoutMs: 10_000 });
 	return { ...r, feed, fromOrigin, ask };
@@ -56,7 +65,13 @@ describe("the leak of the issue: two clients of the local endpoint ask the ident
 		const endpoint = await startEndpoint({ handle });
 		cleanups.push(() => endpoint.close());
 		const client = (label: string) =>
-			askRemote(endpoint.endpoint, { asker: { label, sessionId: `${label}-session` }, questions: [PASSWORD], budgetMs: 10_000, dialogTimeoutMs: 10_000, pid: 4242 });
+			askRemote(endpoint.endpoint, {
+				asker: { label, sessionId: `${label}-session` },
+				questions: [PASSWORD],
+				budgetMs: 10_000,
+				dialogTimeoutMs: 10_000,
+				pid: 4242,
+			});
 		const first = client("first");
 		const dialog = await feed.next();
 		const second = client("second");
@@ -151,7 +166,10 @@ describe("answers are shared within an origin only, unless both questions opt in
 		(await feed.next()).answer("their password");
 		(await feed.next()).answer("MIT");
 		const theirs = await remote;
-		expect(theirs.answers).toMatchObject([{ answer: "their password", source: "dialog" }, { answer: "MIT", source: "dialog" }]);
+		expect(theirs.answers).toMatchObject([
+			{ answer: "their password", source: "dialog" },
+			{ answer: "MIT", source: "dialog" },
+		]);
 		expect(JSON.stringify(theirs)).not.toMatch(/hunter2|WTFPL/);
 	});
 

@@ -1,6 +1,6 @@
 /** The start-once registry the endpoint, the NATS room and the web page share (core/process-slot.ts). */
 import { describe, expect, it, vi } from "vitest";
-import { startOnce, takeStarted, type StartSlot } from "../../../extensions/checkpoint-bridge/core/process-slot.ts";
+import { type StartSlot, startOnce, takeStarted } from "../../../extensions/checkpoint-bridge/core/process-slot.ts";
 
 describe("startOnce and takeStarted", () => {
 	it("starts once: later calls get the same start", async () => {
@@ -17,9 +17,21 @@ describe("startOnce and takeStarted", () => {
 		const slot: StartSlot<string> = {};
 		await expect(startOnce(slot, async () => Promise.reject(new Error("no")))).rejects.toThrow("no");
 		expect(slot.starting).toBeUndefined();
-		expect(await startOnce(slot, async () => "taken", (outcome) => outcome !== "taken")).toBe("taken");
+		expect(
+			await startOnce(
+				slot,
+				async () => "taken",
+				(outcome) => outcome !== "taken",
+			),
+		).toBe("taken");
 		expect(slot.starting).toBeUndefined();
-		expect(await startOnce(slot, async () => "serving", (outcome) => outcome !== "taken")).toBe("serving");
+		expect(
+			await startOnce(
+				slot,
+				async () => "serving",
+				(outcome) => outcome !== "taken",
+			),
+		).toBe("serving");
 		expect(slot.starting).toBeDefined();
 	});
 

@@ -17,17 +17,17 @@ import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { askViaHost } from "../../../extensions/checkpoint-bridge/core/asker.ts";
 import { DEADLINE_TOLERANCE_MS } from "../../../extensions/checkpoint-bridge/core/dialog-host.ts";
-import { NEEDS_INPUT_ADVICE, STATUSES, type Envelope, type Status } from "../../../extensions/checkpoint-bridge/tool/envelope.ts";
-import { claimHostRole, HANDOVER_GRACE_MS, STATUS_KEY, type HostRole } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
-import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
+import { claimHostRole, HANDOVER_GRACE_MS, type HostRole, STATUS_KEY } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
 import { OBSERVER_EVENTS, type SettledEvent } from "../../../extensions/checkpoint-bridge/core/observers.ts";
-import { PROTOCOL_VERSION, replyChannel, type RelayReply, type RelayRequest } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
+import { PROTOCOL_VERSION, type RelayReply, type RelayRequest, replyChannel } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
+import { createHandle, type SharedHandle, sharedHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { type Envelope, NEEDS_INPUT_ADVICE, STATUSES, type Status } from "../../../extensions/checkpoint-bridge/model/result.ts";
+import { validateAskParams } from "../../../extensions/checkpoint-bridge/model/validate.ts";
+import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { closeProcessEndpoint } from "../../../extensions/checkpoint-bridge/transports/local/index.ts";
-import { createHandle, sharedHandle, type SharedHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
-import { validateAskParams } from "../../../extensions/checkpoint-bridge/tool/validate.ts";
 import { loadedSession } from "../support/loaded-session.ts";
-import { PropertyUI, type Dialog } from "../support/property-ui.ts";
 import { propertyRun } from "../support/property-policy.ts";
+import { type Dialog, PropertyUI } from "../support/property-ui.ts";
 
 // Captured before any fake timers: a real macrotask boundary drains every pending microtask.
 const realSetImmediate = setImmediate;
@@ -43,8 +43,7 @@ const SESSIONS = [
 ] as const;
 
 /** Written here, not imported: the title format is part of the contract. */
-const titleOf = (label: string, index: number, total: number, question: string) =>
-	`[${label}] ${total > 1 ? `(${index + 1}/${total}) ` : ""}${question}`;
+const titleOf = (label: string, index: number, total: number, question: string) => `[${label}] ${total > 1 ? `(${index + 1}/${total}) ` : ""}${question}`;
 
 /** The contract's part of an answer. */
 const plain = (answers: readonly { question: string; answer: string }[]) => answers.map(({ question, answer }) => ({ question, answer }));
@@ -92,7 +91,13 @@ type Action =
 	| { t: "handover" }
 	| { t: "reclaim" }
 	| { t: "outside"; variant: "valid" | "not-offered" | "cancel" | "unknown" | "wrong-count"; pick: number }
-	| { t: "junk"; channel: "request" | "cancel" | "answer" | "reply-random" | "reply-foreign" | "cancel-live" | "replay-live"; pick: number; payload: unknown; respond: boolean }
+	| {
+			t: "junk";
+			channel: "request" | "cancel" | "answer" | "reply-random" | "reply-foreign" | "cancel-live" | "replay-live";
+			pick: number;
+			payload: unknown;
+			respond: boolean;
+	  }
 	| { t: "junk-request"; v: number; deadlineOffset: number; dialogTimeoutMs: number; options: number };
 
 const questionSpec: fc.Arbitrary<QuestionSpec> = fc.oneof(
@@ -148,18 +153,41 @@ const action: fc.Arbitrary<Action> = fc.oneof(
 			pick: fc.nat(),
 		}),
 	},
-	{ weight: 1, arbitrary: fc.record({ t: fc.constant("nonString" as const), value: fc.oneof(fc.integer(), fc.boolean(), fc.constant(null), fc.object(), fc.array(fc.string())) }) },
+	{
+		weight: 1,
+		arbitrary: fc.record({
+			t: fc.constant("nonString" as const),
+			value: fc.oneof(fc.integer(), fc.boolean(), fc.constant(null), fc.object(), fc.array(fc.string())),
+		}),
+	},
 	{ weight: 2, arbitrary: fc.constant({ t: "dismiss" as const }) },
-	{ weight: 2, arbitrary: fc.record({ t: fc.constant("fail" as const), sync: fc.boolean(), error: fc.oneof(fc.string().map((m) => new Error(m)), fc.anything()) }) },
+	{
+		weight: 2,
+		arbitrary: fc.record({
+			t: fc.constant("fail" as const),
+			sync: fc.boolean(),
+			error: fc.oneof(
+				fc.string().map((m) => new Error(m)),
+				fc.anything(),
+			),
+		}),
+	},
 	{ weight: 2, arbitrary: fc.record({ t: fc.constant("abort" as const), pick: fc.nat() }) },
 	{ weight: 1, arbitrary: fc.record({ t: fc.constant("flakyNotify" as const), on: fc.boolean() }) },
-	{ weight: 3, arbitrary: fc.record({ t: fc.constant("advance" as const), ms: fc.oneof(fc.integer({ min: 1, max: 8_000 }), fc.integer({ min: 900, max: 1_100 })) }) },
+	{
+		weight: 3,
+		arbitrary: fc.record({ t: fc.constant("advance" as const), ms: fc.oneof(fc.integer({ min: 1, max: 8_000 }), fc.integer({ min: 900, max: 1_100 })) }),
+	},
 	{ weight: 1, arbitrary: fc.constant({ t: "shutdown" as const }) },
 	{ weight: 1, arbitrary: fc.constant({ t: "handover" as const }) },
 	{ weight: 2, arbitrary: fc.constant({ t: "reclaim" as const }) },
 	{
 		weight: 2,
-		arbitrary: fc.record({ t: fc.constant("outside" as const), variant: fc.constantFrom("valid", "valid", "not-offered", "cancel", "unknown", "wrong-count"), pick: fc.nat() }),
+		arbitrary: fc.record({
+			t: fc.constant("outside" as const),
+			variant: fc.constantFrom("valid", "valid", "not-offered", "cancel", "unknown", "wrong-count"),
+			pick: fc.nat(),
+		}),
 	},
 	{
 		weight: 2,
@@ -280,9 +308,13 @@ class Relay {
 		const owner = this.byTitle.get(dialog.title);
 		if (owner) {
 			const start = this.#questionStart.get(owner.call);
-			if (!start || start.index !== owner.index || start.role !== this.role) this.#questionStart.set(owner.call, { index: owner.index, role: this.role, at: Date.now() });
+			if (!start || start.index !== owner.index || start.role !== this.role)
+				this.#questionStart.set(owner.call, { index: owner.index, role: this.role, at: Date.now() });
 		}
-		if (owner && !isPending(owner.call)) this.violations.push(`dialog ${dialog.seq} "${dialog.title}" opened for call ${owner.call.no}, which had already settled (${owner.call.envelope?.status})`);
+		if (owner && !isPending(owner.call))
+			this.violations.push(
+				`dialog ${dialog.seq} "${dialog.title}" opened for call ${owner.call.no}, which had already settled (${owner.call.envelope?.status})`,
+			);
 	}
 
 	/** Emits on the bus as a foreign copy would; the emit must never throw. */
@@ -300,7 +332,15 @@ class Relay {
 
 	/** Held by the current host: asked or adopted, not dropped, not parked. */
 	held(call: Call): boolean {
-		return this.role !== undefined && isPending(call) && call.request !== undefined && !call.dropped && call.parkedAt === undefined && !call.parkExpired && !call.hostEnded;
+		return (
+			this.role !== undefined &&
+			isPending(call) &&
+			call.request !== undefined &&
+			!call.dropped &&
+			call.parkedAt === undefined &&
+			!call.parkExpired &&
+			!call.hostEnded
+		);
 	}
 
 	/** After any step: the invariants that must hold at every quiet moment. */
@@ -709,7 +749,13 @@ class Relay {
 				const other = this.calls.find((c) => c !== target && c.request)?.request?.id ?? "someone-else";
 				const base = typeof a.payload === "object" && a.payload !== null && !Array.isArray(a.payload) ? a.payload : {};
 				this.emit(replyChannel(target.request!.id), { ...base, id: other });
-				this.emit(replyChannel(target.request!.id), { v: PROTOCOL_VERSION, id: other, kind: "result", status: "ok", answers: [{ question: "forged", answer: "forged", kind: "text" }] });
+				this.emit(replyChannel(target.request!.id), {
+					v: PROTOCOL_VERSION,
+					id: other,
+					kind: "result",
+					status: "ok",
+					answers: [{ question: "forged", answer: "forged", kind: "text" }],
+				});
 				break;
 			}
 			case "cancel-live":
@@ -935,7 +981,10 @@ describe("relay under arbitrary interleavings", () => {
 	it("keeps every invariant", async () => {
 		await fc.assert(
 			fc.asyncProperty(fc.array(action, { minLength: 1, maxLength: 60, size: "+1" }), play),
-			propertyRun(300, INTERLEAVING_COUNTEREXAMPLES.map((actions) => [actions] as [Action[]])),
+			propertyRun(
+				300,
+				INTERLEAVING_COUNTEREXAMPLES.map((actions) => [actions] as [Action[]]),
+			),
 		);
 	}, 60_000);
 
@@ -946,7 +995,10 @@ describe("relay under arbitrary interleavings", () => {
 			.map((a) => (a.t === "ask" ? { ...a, copy: a.copy ?? 0 } : a));
 		await fc.assert(
 			fc.asyncProperty(fc.array(sharing, { minLength: 1, maxLength: 60, size: "+1" }), play),
-			propertyRun(150, SHARING_COUNTEREXAMPLES.map((actions) => [actions] as [Action[]])),
+			propertyRun(
+				150,
+				SHARING_COUNTEREXAMPLES.map((actions) => [actions] as [Action[]]),
+			),
 		);
 	}, 60_000);
 });
@@ -995,7 +1047,8 @@ const breaches: ((p: Params, i: number) => { params: unknown; at: string } | und
 	(p, i) => ({ params: { ...p, questions: p.questions.with(i, { ...p.questions[i], options: ["fine", ""] }) }, at: `questions[${i}]` }),
 	(p, i) => ({ params: { ...p, questions: p.questions.with(i, { ...p.questions[i], options: ["fine", "  "] }) }, at: `questions[${i}]` }),
 	(p, i) => ({ params: { ...p, questions: p.questions.with(i, { ...p.questions[i], options: ["fine", 7] }) }, at: `questions[${i}]` }),
-	(p, i) => (p.questions[i]!.options ? undefined : { params: { ...p, questions: p.questions.with(i, { ...p.questions[i], placeholder: 7 }) }, at: `questions[${i}]` }),
+	(p, i) =>
+		p.questions[i]!.options ? undefined : { params: { ...p, questions: p.questions.with(i, { ...p.questions[i], placeholder: 7 }) }, at: `questions[${i}]` },
 ];
 
 const invalidParams = fc
@@ -1011,7 +1064,14 @@ const anyParams: fc.Arbitrary<unknown> = fc.oneof(
 			questions: fc.oneof(
 				fc.array(
 					fc.oneof(
-						fc.record({ question: fc.oneof(fc.string(), fc.anything()), options: fc.oneof(fc.array(fc.oneof(fc.string(), fc.anything()), { maxLength: 4 }), fc.anything()), placeholder: fc.anything() }, { requiredKeys: [] }),
+						fc.record(
+							{
+								question: fc.oneof(fc.string(), fc.anything()),
+								options: fc.oneof(fc.array(fc.oneof(fc.string(), fc.anything()), { maxLength: 4 }), fc.anything()),
+								placeholder: fc.anything(),
+							},
+							{ requiredKeys: [] },
+						),
 						fc.anything(),
 					),
 					{ maxLength: 4 },
@@ -1045,7 +1105,10 @@ describe("parameters", () => {
 				expect(result.ok).toBe(false);
 				if (result.ok) return;
 				expect(result.problems.length).toBeGreaterThan(0);
-				expect(result.problems.some((p) => p.startsWith(at)), `${JSON.stringify(result.problems)} should name ${at}`).toBe(true);
+				expect(
+					result.problems.some((p) => p.startsWith(at)),
+					`${JSON.stringify(result.problems)} should name ${at}`,
+				).toBe(true);
 			}),
 			propertyRun(1_000),
 		);
@@ -1116,7 +1179,9 @@ describe("parameters", () => {
 							const label = envelope.asker!;
 							const titles = questions.map((q, i) => titleOf(label, i, questions.length, q.question));
 							expect(ui.dialogs.map((d) => d.title)).toEqual(titles);
-							expect(plain(envelope.answers)).toEqual(questions.map((q, i) => ({ question: q.question, answer: q.options ? ui.dialogs[i]!.options![0] : `typed ${titles[i]}` })));
+							expect(plain(envelope.answers)).toEqual(
+								questions.map((q, i) => ({ question: q.question, answer: q.options ? ui.dialogs[i]!.options![0] : `typed ${titles[i]}` })),
+							);
 							for (const [i, q] of questions.entries()) if (q.options) expect(q.options).toContain(envelope.answers[i]!.answer);
 							expect(ui.notices.filter((n) => n.type === "info" && n.message.includes(`[${label}]`))).toHaveLength(who === "host-itself" ? 0 : 1);
 						} else expect(ui.opened).toBe(0);
@@ -1144,7 +1209,7 @@ describe("regressions found by the properties", () => {
 	it("validateAskParams refuses arrays with holes, which JSON never produces but code callers can", () => {
 		// Once forEach skipped holes: `[ , ]` passed as zero questions, and a hole among options passed.
 		// eslint-disable-next-line no-sparse-arrays
-		expect(validateAskParams({ questions: [, ] }).ok).toBe(false);
+		expect(validateAskParams({ questions: [,] }).ok).toBe(false);
 		// eslint-disable-next-line no-sparse-arrays
 		expect(validateAskParams({ questions: [{ question: "Pick", options: [, "b", "c"] }] }).ok).toBe(false);
 	});
@@ -1230,7 +1295,7 @@ describe("regressions found by the interleaving property", () => {
 		relay.role?.release("quit", "end");
 	});
 
-	it("a call whose budget runs out as it reaches the front of the queue ends \"timeout\", not \"timeout-or-cancelled\" (dismissed)", async () => {
+	it('a call whose budget runs out as it reaches the front of the queue ends "timeout", not "timeout-or-cancelled" (dismissed)', async () => {
 		const relay = new Relay();
 		const first = relay.launch({ t: "ask", session: 1, questions: [{ kind: "input" }], budgetMs: 10_000, dialogTimeoutMs: 10_000, preAborted: false });
 		const second = relay.launch({ t: "ask", session: 2, questions: [{ kind: "input" }], budgetMs: 10_000, dialogTimeoutMs: 5_000, preAborted: false });

@@ -9,7 +9,7 @@ import { PROTOCOL_VERSION, replyChannel } from "../../../extensions/checkpoint-b
 import { sharedHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
 import { ENDPOINT_ENV } from "../../../extensions/checkpoint-bridge/transports/local/address.ts";
 import { askRemote } from "../../../extensions/checkpoint-bridge/transports/local/client.ts";
-import { fakeUI, type FakeDialog } from "../support/fake-ui.ts";
+import { type FakeDialog, fakeUI } from "../support/fake-ui.ts";
 import { loadedSession } from "../support/loaded-session.ts";
 
 const CONSOLE = ["log", "info", "warn", "error", "debug", "trace", "dir", "table"] as const;
@@ -18,7 +18,8 @@ const SECRET = "hunter2-correct-horse";
 let writes: string[] = [];
 beforeEach(() => {
 	writes = [];
-	for (const method of CONSOLE) vi.spyOn(console, method).mockImplementation((...args: unknown[]) => void writes.push(`console.${method}: ${args.map(String).join(" ")}`));
+	for (const method of CONSOLE)
+		vi.spyOn(console, method).mockImplementation((...args: unknown[]) => void writes.push(`console.${method}: ${args.map(String).join(" ")}`));
 	for (const stream of ["stdout", "stderr"] as const)
 		vi.spyOn(process[stream], "write").mockImplementation(((chunk: unknown) => {
 			writes.push(`${stream}: ${String(chunk)}`);
@@ -70,7 +71,12 @@ describe("nothing is logged", () => {
 			expect((await aborted).status).toBe("cancelled");
 			// Across processes: a remote asker, and a connection refused for its token.
 			const endpoint = process.env[ENDPOINT_ENV]!;
-			const remote = askRemote(endpoint, { asker: { label: "remote", sessionId: "r" }, questions: [{ question: "Remote?" }], budgetMs: 10_000, dialogTimeoutMs: 10_000 });
+			const remote = askRemote(endpoint, {
+				asker: { label: "remote", sessionId: "r" },
+				questions: [{ question: "Remote?" }],
+				budgetMs: 10_000,
+				dialogTimeoutMs: 10_000,
+			});
 			(await next()).answer(SECRET);
 			expect((await remote).status).toBe("ok");
 			await new Promise<void>((resolve) => {

@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { askViaHost } from "../../../extensions/checkpoint-bridge/core/asker.ts";
-import { MAX_REFUSALS } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
-import { NEEDS_INPUT_ADVICE, type Envelope } from "../../../extensions/checkpoint-bridge/tool/envelope.ts";
 import { OBSERVER_EVENTS } from "../../../extensions/checkpoint-bridge/core/observers.ts";
-import { PROTOCOL_VERSION, replyChannel, type RelayReply } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
+import { PROTOCOL_VERSION, type RelayReply, replyChannel } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
 import { createHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { type Envelope, NEEDS_INPUT_ADVICE } from "../../../extensions/checkpoint-bridge/model/result.ts";
+import { MAX_REFUSALS } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { flush, HOST_SESSION, relay } from "../support/relay.ts";
 
 const choice = { question: "Which naming convention?", options: ["camelCase", "snake_case"] };
@@ -79,9 +79,7 @@ describe("one dialog at a time", () => {
 		}
 		const envelopes = await Promise.all(calls);
 		expect(fake.maxOpen).toBe(1);
-		expect(fake.dialogs.map((d) => d.title.slice(0, 8))).toEqual([
-			"[a] (1/2", "[a] (2/2", "[b] (1/2", "[b] (2/2", "[c] (1/2", "[c] (2/2",
-		]);
+		expect(fake.dialogs.map((d) => d.title.slice(0, 8))).toEqual(["[a] (1/2", "[a] (2/2", "[b] (1/2", "[b] (2/2", "[c] (1/2", "[c] (2/2"]);
 		envelopes.forEach((envelope, i) => {
 			expect(envelope.status).toBe("ok");
 			expect(envelope.answers[0]?.answer).toBe(`name for ${"abc"[i]}`);
@@ -288,7 +286,15 @@ describe("error: the host dialog fails", () => {
 		const { handle } = relay();
 		const replies: RelayReply[] = [];
 		handle.bus.on(replyChannel("r1"), (r) => replies.push(r));
-		handle.bus.emit("request", { v: 99, id: "r1", asker: { label: "x", sessionId: "x" }, questions: [text], deadline: Date.now() + 1_000, dialogTimeoutMs: 1_000, createdAt: Date.now() });
+		handle.bus.emit("request", {
+			v: 99,
+			id: "r1",
+			asker: { label: "x", sessionId: "x" },
+			questions: [text],
+			deadline: Date.now() + 1_000,
+			dialogTimeoutMs: 1_000,
+			createdAt: Date.now(),
+		});
 		expect(replies).toMatchObject([{ kind: "result", status: "error" }]);
 		expect((replies[0] as { note: string }).note).toMatch(/v99.*v1/);
 	});
@@ -316,7 +322,13 @@ describe("answer integrity", () => {
 		await flush(vi);
 		const requestId = handle.snapshot()!.open[0]!.requestId;
 		// Code that learned the id (observers see it) forges a result on the asker's reply channel.
-		handle.bus.emit(replyChannel(requestId), { v: PROTOCOL_VERSION, id: requestId, kind: "result", status: "ok", answers: [{ question: choice.question, answer: "forged", kind: "option" }] });
+		handle.bus.emit(replyChannel(requestId), {
+			v: PROTOCOL_VERSION,
+			id: requestId,
+			kind: "result",
+			status: "ok",
+			answers: [{ question: choice.question, answer: "forged", kind: "option" }],
+		});
 		await flush(vi);
 		expect(call.envelope).toBeUndefined();
 		fake.current()!.answer("camelCase");
@@ -331,7 +343,16 @@ describe("answer integrity", () => {
 		const stages: string[] = [];
 		let id = "";
 		handle.bus.on("request", (request) => (id = request.id));
-		const call = track(askViaHost({ handle, asker: { label: "c", sessionId: "c" }, questions: [text], budgetMs: 10_000, dialogTimeoutMs: 10_000, onProgress: (p) => stages.push(p.stage) }));
+		const call = track(
+			askViaHost({
+				handle,
+				asker: { label: "c", sessionId: "c" },
+				questions: [text],
+				budgetMs: 10_000,
+				dialogTimeoutMs: 10_000,
+				onProgress: (p) => stages.push(p.stage),
+			}),
+		);
 		const answers = [{ question: text.question, answer: "bad", kind: "text" as const }];
 		const send = (reply: Record<string, unknown>) => handle.bus.emit(replyChannel(id), seal(reply as unknown as RelayReply));
 		send({ v: PROTOCOL_VERSION + 1, id, kind: "result", status: "ok", answers });

@@ -4,8 +4,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { SameQuestions } from "../../../extensions/checkpoint-bridge/core/same-questions.ts";
-import type { Answer } from "../../../extensions/checkpoint-bridge/tool/envelope.ts";
-import { validateAskParams, type Question } from "../../../extensions/checkpoint-bridge/tool/validate.ts";
+import type { Answer } from "../../../extensions/checkpoint-bridge/model/answer.ts";
+import type { Question } from "../../../extensions/checkpoint-bridge/model/question.ts";
+import { validateAskParams } from "../../../extensions/checkpoint-bridge/model/validate.ts";
 
 interface Entry {
 	request: { asker: { label: string; sessionId: string } };

@@ -5,11 +5,11 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { claimHostRole } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
-import { PROTOCOL_VERSION, replyChannel, type RelayReply, type RelayRequest } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
+import { PROTOCOL_VERSION, type RelayReply, type RelayRequest, replyChannel } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
 import { createHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
 import type { Surface } from "../../../extensions/checkpoint-bridge/core/surface.ts";
+import type { Answer } from "../../../extensions/checkpoint-bridge/model/answer.ts";
 import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
-import type { Answer } from "../../../extensions/checkpoint-bridge/tool/envelope.ts";
 import { fakeUI } from "../support/fake-ui.ts";
 import { flush, HOST_SESSION, relay } from "../support/relay.ts";
 
@@ -34,7 +34,13 @@ describe("sealBuilt", () => {
 	it("freezes the reply itself, deeply, and binds it to its request id only", () => {
 		const handle = createHandle();
 		const claim = handle.claimHost({ sessionId: "h", protocol: PROTOCOL_VERSION })!;
-		const reply: RelayReply = { v: PROTOCOL_VERSION, id: "r1", kind: "result", status: "ok", answers: [{ question: "q?", answer: "a, b", kind: "option", values: ["a", "b"], sharedWith: ["x"] }] };
+		const reply: RelayReply = {
+			v: PROTOCOL_VERSION,
+			id: "r1",
+			kind: "result",
+			status: "ok",
+			answers: [{ question: "q?", answer: "a, b", kind: "option", values: ["a", "b"], sharedWith: ["x"] }],
+		};
 		const sealed = claim.sealBuilt!(reply);
 		expect(sealed).toBe(reply);
 		expect(deeplyFrozen(sealed)).toBe(true);
@@ -95,7 +101,10 @@ describe("the host's replies", () => {
 	it("share nothing with answers parked on the shared handle: a carried answer changed later changes no reply", async () => {
 		const handle = createHandle();
 		const carried: Answer = { question: "First?", answer: "yes", kind: "confirm", source: "dialog" };
-		const req = request("req-3", [{ question: "First?", kind: "confirm" }, { question: "Second?", kind: "confirm" }]);
+		const req = request("req-3", [
+			{ question: "First?", kind: "confirm" },
+			{ question: "Second?", kind: "confirm" },
+		]);
 		handle.park([{ request: req, answers: [carried], queuedAt: Date.now() }], 1_000, () => {});
 		const replies: RelayReply[] = [];
 		handle.bus.on(replyChannel("req-3"), (reply) => replies.push(reply));

@@ -8,11 +8,11 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { askViaHost } from "../../../extensions/checkpoint-bridge/core/asker.ts";
 import { claimHostRole } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
-import { PROTOCOL_VERSION, replyChannel, type RelayReply, type RelayRequest } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
+import { PROTOCOL_VERSION, type RelayReply, type RelayRequest, replyChannel } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
 import { createHandle, type SharedHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
 import type { Surface } from "../../../extensions/checkpoint-bridge/core/surface.ts";
-import type { Answer } from "../../../extensions/checkpoint-bridge/tool/envelope.ts";
-import type { QuestionInput } from "../../../extensions/checkpoint-bridge/tool/validate.ts";
+import type { Answer } from "../../../extensions/checkpoint-bridge/model/answer.ts";
+import type { QuestionInput } from "../../../extensions/checkpoint-bridge/model/question.ts";
 import { fakeUI } from "../support/fake-ui.ts";
 import { flush, HOST_SESSION, relay, track } from "../support/relay.ts";
 
@@ -24,7 +24,15 @@ afterEach(() => vi.useRealTimers());
 
 /** A request the attacker puts on the bus itself, to receive sealed replies of its own. */
 function attackerRequest(id: string): RelayRequest {
-	return { v: PROTOCOL_VERSION, id, asker: { label: "attacker", sessionId: "attacker-session" }, questions: [{ question: "Anything?" }], deadline: Date.now() + 60_000, dialogTimeoutMs: 60_000, createdAt: Date.now() };
+	return {
+		v: PROTOCOL_VERSION,
+		id,
+		asker: { label: "attacker", sessionId: "attacker-session" },
+		questions: [{ question: "Anything?" }],
+		deadline: Date.now() + 60_000,
+		dialogTimeoutMs: 60_000,
+		createdAt: Date.now(),
+	};
 }
 
 const forgedAnswers: Answer[] = [{ question: choice.question, answer: "production", kind: "option", source: "dialog" }];
@@ -147,7 +155,9 @@ describe("a handle made by a 0.1.0 copy of the extension", () => {
 function sealingHost(answer: (request: RelayRequest) => Omit<RelayReply, "v" | "id">): SharedHandle {
 	const handle = createHandle();
 	const { seal } = handle.claimHost({ sessionId: "host", protocol: PROTOCOL_VERSION })!;
-	handle.bus.on("request", (request) => handle.bus.emit(replyChannel(request.id), seal({ v: PROTOCOL_VERSION, id: request.id, ...answer(request) } as RelayReply)));
+	handle.bus.on("request", (request) =>
+		handle.bus.emit(replyChannel(request.id), seal({ v: PROTOCOL_VERSION, id: request.id, ...answer(request) } as RelayReply)),
+	);
 	return handle;
 }
 
@@ -161,8 +171,21 @@ describe("askers check every result against their own questions", () => {
 		["typed text where Other is not allowed", [choice], [{ question: choice.question, answer: "everywhere", kind: "other" }], '"everywhere" was not offered'],
 		["a confirm that is neither yes nor no", [confirm], [{ question: confirm.question, answer: "maybe", kind: "confirm" }], "must be yes or no"],
 		["text for a choice", [choice], [{ question: choice.question, answer: "staging", kind: "text" }], "takes a choice"],
-		["the same question answered twice", [confirm], [{ question: confirm.question, answer: "yes", kind: "confirm" }, { question: confirm.question, answer: "no", kind: "confirm" }], "did not ask"],
-		["ok with a question left unanswered", [confirm, choice], [{ question: confirm.question, answer: "yes", kind: "confirm" }], "ok with 1 answers for 2 questions"],
+		[
+			"the same question answered twice",
+			[confirm],
+			[
+				{ question: confirm.question, answer: "yes", kind: "confirm" },
+				{ question: confirm.question, answer: "no", kind: "confirm" },
+			],
+			"did not ask",
+		],
+		[
+			"ok with a question left unanswered",
+			[confirm, choice],
+			[{ question: confirm.question, answer: "yes", kind: "confirm" }],
+			"ok with 1 answers for 2 questions",
+		],
 	])("refuses a sealed result carrying %s: the call ends in error, with no answer taken", async (_name, questions, answers, reason) => {
 		const handle = sealingHost(() => ({ kind: "result", status: "ok", answers }));
 		const envelope = await askOnce(handle, questions);
@@ -180,12 +203,18 @@ describe("askers check every result against their own questions", () => {
 	});
 
 	it("takes a sealed result that fits: values offered, in question order, ids echoed", async () => {
-		const questions: QuestionInput[] = [{ ...confirm, id: "go" }, { question: "Targets?", options: ["linux", "mac"], multiSelect: true }];
+		const questions: QuestionInput[] = [
+			{ ...confirm, id: "go" },
+			{ question: "Targets?", options: ["linux", "mac"], multiSelect: true },
+		];
 		const answers: Answer[] = [
 			{ question: "Deploy now?", id: "go", answer: "yes", kind: "confirm" },
 			{ question: "Targets?", answer: "linux, mac", values: ["linux", "mac"], kind: "option" },
 		];
-		const envelope = await askOnce(sealingHost(() => ({ kind: "result", status: "ok", answers })), questions);
+		const envelope = await askOnce(
+			sealingHost(() => ({ kind: "result", status: "ok", answers })),
+			questions,
+		);
 		expect(envelope).toMatchObject({ status: "ok", answers });
 	});
 

@@ -3,8 +3,8 @@
  * requests of a host being replaced.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { PROTOCOL_VERSION, type RelayResult } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
 import type { ParkedRequest } from "../../../extensions/checkpoint-bridge/core/dialog-host.ts";
+import { PROTOCOL_VERSION, type RelayResult } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
 import { createHandle, HANDLE_KEY, sharedHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
 
 beforeEach(() => vi.useFakeTimers());

@@ -10,13 +10,14 @@ import { askViaHost } from "../../../extensions/checkpoint-bridge/core/asker.ts"
 import { claimHostRole, type SettledRecord } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
 import { MAX_SESSION_ID_LENGTH, MAX_SHOWN_LABEL_LENGTH } from "../../../extensions/checkpoint-bridge/core/identity.ts";
 import { OBSERVER_EVENTS } from "../../../extensions/checkpoint-bridge/core/observers.ts";
-import { PROTOCOL_VERSION, replyChannel, type RelayRequest, type RelayResult } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
+import { PROTOCOL_VERSION, type RelayRequest, type RelayResult, replyChannel } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
 import { createHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { LIMITS } from "../../../extensions/checkpoint-bridge/model/limits.ts";
+import type { QuestionInput } from "../../../extensions/checkpoint-bridge/model/question.ts";
+import { UNSAFE_CHARACTER } from "../../../extensions/checkpoint-bridge/model/sanitise.ts";
 import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
-import { UNSAFE_CHARACTER } from "../../../extensions/checkpoint-bridge/tool/sanitise.ts";
-import { LIMITS, type QuestionInput } from "../../../extensions/checkpoint-bridge/tool/validate.ts";
 import { hostileText } from "../support/hostile-text.ts";
-import { PropertyUI, type Dialog } from "../support/property-ui.ts";
+import { type Dialog, PropertyUI } from "../support/property-ui.ts";
 
 const CLEAR_LINE = "\x1b[2K\x1b[1G";
 const RED = "\x1b[31m";
@@ -139,7 +140,13 @@ describe("escape sequences and bidi overrides in every field an asker writes", (
 describe("over-long asker identities", () => {
 	it("refuses a 900,009-character session id with an error naming the cap; nothing is shown or recorded", async () => {
 		const { handle, ui, audit } = capturingHost(() => "x");
-		const envelope = await askViaHost({ handle, asker: { label: "a", sessionId: "s".repeat(900_009) }, questions: [{ question: "Q?" }], budgetMs: 10_000, dialogTimeoutMs: 10_000 });
+		const envelope = await askViaHost({
+			handle,
+			asker: { label: "a", sessionId: "s".repeat(900_009) },
+			questions: [{ question: "Q?" }],
+			budgetMs: 10_000,
+			dialogTimeoutMs: 10_000,
+		});
 		expect(envelope.status).toBe("error");
 		expect(envelope.note).toContain(`session id is 900009 characters, at most ${MAX_SESSION_ID_LENGTH}`);
 		expect(ui.dialogs).toEqual([]);
@@ -148,7 +155,13 @@ describe("over-long asker identities", () => {
 
 	it(`cuts a 900,009-character label to ${MAX_SHOWN_LABEL_LENGTH} in titles, notices, the audit trail and observer events`, async () => {
 		const { handle, ui, audit, reached } = capturingHost(() => "x");
-		const envelope = await askViaHost({ handle, asker: { label: "L".repeat(900_009), sessionId: "s" }, questions: [{ question: "Q?" }], budgetMs: 10_000, dialogTimeoutMs: 10_000 });
+		const envelope = await askViaHost({
+			handle,
+			asker: { label: "L".repeat(900_009), sessionId: "s" },
+			questions: [{ question: "Q?" }],
+			budgetMs: 10_000,
+			dialogTimeoutMs: 10_000,
+		});
 		expect(envelope.status).toBe("ok");
 		const shown = `${"L".repeat(MAX_SHOWN_LABEL_LENGTH - 1)}…`;
 		expect(ui.dialogs[0]!.title).toBe(`[${shown}] Q?`);
@@ -164,12 +177,30 @@ describe("random text in every field (property)", () => {
 		const statuses: string[] = [];
 		await fc.assert(
 			fc.asyncProperty(
-				fc.record({ label: hostileText(), sessionId: hostileText(), id: field(LIMITS.id), header: field(LIMITS.header), question: field(LIMITS.question), details: field(LIMITS.details), a: field(LIMITS.label), b: field(LIMITS.label), description: field(LIMITS.description), placeholder: field(LIMITS.placeholder), text: field(LIMITS.question) }),
+				fc.record({
+					label: hostileText(),
+					sessionId: hostileText(),
+					id: field(LIMITS.id),
+					header: field(LIMITS.header),
+					question: field(LIMITS.question),
+					details: field(LIMITS.details),
+					a: field(LIMITS.label),
+					b: field(LIMITS.label),
+					description: field(LIMITS.description),
+					placeholder: field(LIMITS.placeholder),
+					text: field(LIMITS.question),
+				}),
 				fc.boolean(),
 				async (f, viaAsker) => {
 					const { handle, reached, emitRaw } = capturingHost((d) => (d.kind === "input" ? "typed" : d.options![0]));
 					const questions: QuestionInput[] = [
-						{ id: `i${f.id}`, header: `h${f.header}`, question: `q${f.question}`, details: `d${f.details}`, options: [{ label: `a${f.a}`, description: `x${f.description}` }, `b${f.b}`] },
+						{
+							id: `i${f.id}`,
+							header: `h${f.header}`,
+							question: `q${f.question}`,
+							details: `d${f.details}`,
+							options: [{ label: `a${f.a}`, description: `x${f.description}` }, `b${f.b}`],
+						},
 						{ question: `t${f.text}`, placeholder: `p${f.placeholder}` },
 					];
 					const asker = { label: f.label, sessionId: `s${f.sessionId}` };

@@ -3,8 +3,8 @@
  * on screen, and resolves the call when the component calls `done`, like pi's TUI.
  */
 import type { Component } from "@earendil-works/pi-tui";
-import type { CustomUI } from "../../../extensions/checkpoint-bridge/surfaces/terminal-form/surface.ts";
 import type { FormTheme } from "../../../extensions/checkpoint-bridge/surfaces/terminal-form/render.ts";
+import type { CustomUI } from "../../../extensions/checkpoint-bridge/surfaces/terminal-form/surface.ts";
 import { ansiTheme, KEY } from "../surfaces/terminal-form/support.ts";
 
 export interface ShownForm {
@@ -58,7 +58,11 @@ export function fakeCustomUI(options: { failNext?: () => unknown; theme?: FormTh
 								else for (const ch of key.type) component.handleInput?.(ch);
 							}
 						},
-						screen: (width = 100) => component.render(width).map((l) => l.replace(/\x1b_[^\x07]*\x07|\x1b\[[0-9;]*m/g, "")).join("\n"),
+						screen: (width = 100) =>
+							component
+								.render(width)
+								.map((l) => l.replace(/\x1b_[^\x07]*\x07|\x1b\[[0-9;]*m/g, ""))
+								.join("\n"),
 					};
 					forms.push(form);
 					open.add(form);

@@ -3,8 +3,8 @@
  * start it, call the tool, shut it down.
  */
 import { vi } from "vitest";
+import type { Envelope } from "../../../extensions/checkpoint-bridge/model/result.ts";
 import type { DialogUI } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
-import type { Envelope } from "../../../extensions/checkpoint-bridge/tool/envelope.ts";
 
 type Factory = (pi: never) => void;
 type Handler = (event: unknown, ctx: unknown) => unknown;

@@ -1,15 +1,15 @@
 /** A host role with a fake UI serving a room on the in-memory NATS, and raw clients that speak frames to it. */
 import { claimHostRole } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
 import { createHandle, type SharedHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import type { QuestionInput } from "../../../extensions/checkpoint-bridge/model/question.ts";
 import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { askOverNats, type NatsAskOptions } from "../../../extensions/checkpoint-bridge/transports/nats/asker.ts";
 import { decodeNatsFrame, encodeNatsFrame, type NatsFrame } from "../../../extensions/checkpoint-bridge/transports/nats/frames.ts";
-import { serveRoom, type RoomServer } from "../../../extensions/checkpoint-bridge/transports/nats/room-server.ts";
+import { type RoomServer, serveRoom } from "../../../extensions/checkpoint-bridge/transports/nats/room-server.ts";
 import { roomSubjects } from "../../../extensions/checkpoint-bridge/transports/nats/subjects.ts";
-import type { QuestionInput } from "../../../extensions/checkpoint-bridge/tool/validate.ts";
 import { WIRE_VERSION } from "../../../extensions/checkpoint-bridge/transports/wire.ts";
-import { FakeNats, type FakeClient } from "./fake-broker.ts";
-import { fakeUI, type FakeDialog, type FakeUI } from "./fake-ui.ts";
+import type { FakeClient, FakeNats } from "./fake-broker.ts";
+import { type FakeDialog, type FakeUI, fakeUI } from "./fake-ui.ts";
 
 export const PREFIX = "cpb.test";
 export const SUBJECTS = roomSubjects(PREFIX);

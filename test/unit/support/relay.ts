@@ -1,11 +1,11 @@
 /** A host role on a private handle, and an asker bound to it: the relay without pi. */
-import { askViaHost, type AskOptions } from "../../../extensions/checkpoint-bridge/core/asker.ts";
+import { type AskOptions, askViaHost } from "../../../extensions/checkpoint-bridge/core/asker.ts";
 import { claimHostRole, type HostRoleOptions } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
-import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { createHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
-import type { Envelope } from "../../../extensions/checkpoint-bridge/tool/envelope.ts";
-import type { QuestionInput } from "../../../extensions/checkpoint-bridge/tool/validate.ts";
-import { fakeUI, type FakeDialog } from "./fake-ui.ts";
+import type { QuestionInput } from "../../../extensions/checkpoint-bridge/model/question.ts";
+import type { Envelope } from "../../../extensions/checkpoint-bridge/model/result.ts";
+import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
+import { type FakeDialog, fakeUI } from "./fake-ui.ts";
 
 export const HOST_SESSION = "host-session-id";
 

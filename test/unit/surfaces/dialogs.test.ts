@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { Envelope } from "../../../extensions/checkpoint-bridge/tool/envelope.ts";
+import type { Envelope } from "../../../extensions/checkpoint-bridge/model/result.ts";
 import { PREVIEW_IN_TITLE } from "../../../extensions/checkpoint-bridge/surfaces/present.ts";
 import type { FakeDialog } from "../support/fake-ui.ts";
 import { flush, relay } from "../support/relay.ts";
@@ -27,7 +27,14 @@ describe("v2 questions through pi's dialog primitives", () => {
 		const script = scripted((d) => d.options![0]);
 		const { ask } = relay({ respond: script.respond });
 		const envelope = await ask([
-			{ id: "db", header: "Storage", question: "Which database?", details: "Both work.", options: [{ label: "Postgres", description: "relational" }, "SQLite"], recommended: "SQLite" },
+			{
+				id: "db",
+				header: "Storage",
+				question: "Which database?",
+				details: "Both work.",
+				options: [{ label: "Postgres", description: "relational" }, "SQLite"],
+				recommended: "SQLite",
+			},
 		]);
 		expect(script.seen[0]?.title).toBe("[child] Storage: Which database?\nBoth work.");
 		expect(script.seen[0]?.options).toEqual(["SQLite (recommended)", "Postgres — relational", "Other (type your own)"]);
@@ -46,7 +53,10 @@ describe("v2 questions through pi's dialog primitives", () => {
 	});
 
 	it("offers no Other when allowOther is false, and refuses a typed value there", async () => {
-		const script = scripted(() => "MariaDB", (d) => d.options![1]);
+		const script = scripted(
+			() => "MariaDB",
+			(d) => d.options![1],
+		);
 		const { ask, fake } = relay({ respond: script.respond });
 		const envelope = await ask([{ question: "Which database?", options: ["Postgres", "SQLite"], allowOther: false }]);
 		expect(script.seen[0]?.options).toEqual(["Postgres", "SQLite"]);
@@ -64,7 +74,12 @@ describe("v2 questions through pi's dialog primitives", () => {
 	});
 
 	it("adds typed values to a multi-select through Other and accepts bare labels from an RPC client", async () => {
-		const script = scripted(() => "mac", pickEntry("Other"), () => "bsd", pickEntry("Done"));
+		const script = scripted(
+			() => "mac",
+			pickEntry("Other"),
+			() => "bsd",
+			pickEntry("Done"),
+		);
 		const { ask } = relay({ respond: script.respond });
 		const envelope = await ask([{ question: "Which targets?", options: ["linux", "mac"], multiSelect: true }]);
 		expect(script.seen[3]?.options).toEqual(["☐ linux", "☑ mac", "☑ bsd (typed)", "Other (type your own)", "Done (2 selected)"]);
@@ -89,7 +104,11 @@ describe("v2 questions through pi's dialog primitives", () => {
 	});
 
 	it("refuses an empty typed Other and asks for it again", async () => {
-		const script = scripted(pickEntry("Other"), () => "   ", () => "Redis");
+		const script = scripted(
+			pickEntry("Other"),
+			() => "   ",
+			() => "Redis",
+		);
 		const { ask } = relay({ respond: script.respond });
 		const envelope = await ask([{ question: "Which database?", options: ["Postgres", "SQLite"] }]);
 		expect(script.seen.map((d) => d.method)).toEqual(["select", "input", "input"]);
@@ -153,7 +172,14 @@ describe("typed answers that match an offered option", () => {
 		const single = scripted(pickEntry("Other"), () => "SQLite");
 		const one = await relay({ respond: single.respond }).ask([{ question: "Which database?", options: ["Postgres", "SQLite"] }]);
 		expect(one.answers[0]).toMatchObject({ answer: "SQLite", kind: "option" });
-		const multi = scripted(pickEntry("☐ linux"), pickEntry("Other"), () => "linux", pickEntry("Other"), () => "mac", pickEntry("Done"));
+		const multi = scripted(
+			pickEntry("☐ linux"),
+			pickEntry("Other"),
+			() => "linux",
+			pickEntry("Other"),
+			() => "mac",
+			pickEntry("Done"),
+		);
 		const many = await relay({ respond: multi.respond }).ask([{ question: "Targets?", options: ["linux", "mac", "bsd"], multiSelect: true }]);
 		expect(many.answers[0]).toMatchObject({ answer: "linux, mac", values: ["linux", "mac"], kind: "option" });
 	});
@@ -170,9 +196,22 @@ describe("previews in pi's dialogs (RPC hosts)", () => {
 		const long = `${"a".repeat(PREVIEW_IN_TITLE)}TAIL`;
 		const script = scripted((d) => d.options![0]);
 		const { ask } = relay({ respond: script.respond });
-		const envelope = await ask([{ question: "Which store?", details: "Pick one.", options: [{ label: "sql", preview: "CREATE TABLE t (id int);" }, { label: "kv", preview: long }, "none"] }]);
+		const envelope = await ask([
+			{
+				question: "Which store?",
+				details: "Pick one.",
+				options: [{ label: "sql", preview: "CREATE TABLE t (id int);" }, { label: "kv", preview: long }, "none"],
+			},
+		]);
 		expect(script.seen[0]?.title).toBe(
-			["[child] Which store?", "Pick one.", "── preview: sql ──", "CREATE TABLE t (id int);", "── preview: kv ──", `${"a".repeat(PREVIEW_IN_TITLE)}… [preview cut: 4 more characters]`].join("\n"),
+			[
+				"[child] Which store?",
+				"Pick one.",
+				"── preview: sql ──",
+				"CREATE TABLE t (id int);",
+				"── preview: kv ──",
+				`${"a".repeat(PREVIEW_IN_TITLE)}… [preview cut: 4 more characters]`,
+			].join("\n"),
 		);
 		// The entries are unchanged: a preview never reaches an option's text.
 		expect(script.seen[0]?.options).toEqual(["sql", "kv", "none", "Other (type your own)"]);

@@ -1,6 +1,7 @@
-/** The result contract (tool/envelope.ts): the note's advice, the fields, and the tool result pi gets. */
+/** The result contract (model/result.ts, tool/envelope.ts): the note's advice, the fields, and the tool result pi gets. */
 import { describe, expect, it, vi } from "vitest";
-import { makeEnvelope, NEEDS_INPUT_ADVICE, STATUSES, toToolResult } from "../../../extensions/checkpoint-bridge/tool/envelope.ts";
+import { makeEnvelope, NEEDS_INPUT_ADVICE, STATUSES } from "../../../extensions/checkpoint-bridge/model/result.ts";
+import { toToolResult } from "../../../extensions/checkpoint-bridge/tool/envelope.ts";
 
 const answer = { question: "Name?", answer: "atlas", kind: "text" as const };
 
@@ -21,7 +22,7 @@ describe("the envelope", () => {
 
 	it("gives the same advice in a fresh copy of the module (each copy of the extension loads its own)", async () => {
 		vi.resetModules();
-		const copy = await import("../../../extensions/checkpoint-bridge/tool/envelope.ts");
+		const copy = await import("../../../extensions/checkpoint-bridge/model/result.ts");
 		expect(copy.NEEDS_INPUT_ADVICE).toBe(NEEDS_INPUT_ADVICE);
 		expect(copy.NEEDS_INPUT_ADVICE).toMatch(/^Do not guess the answer: return a structured needs_input result/);
 		expect(copy.makeEnvelope("timeout", [])).toEqual({ status: "timeout", answers: [], note: NEEDS_INPUT_ADVICE });

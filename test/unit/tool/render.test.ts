@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { makeEnvelope } from "../../../extensions/checkpoint-bridge/tool/envelope.ts";
-import { renderCallView, renderResultView, type RenderTheme } from "../../../extensions/checkpoint-bridge/tool/render.ts";
+import { makeEnvelope } from "../../../extensions/checkpoint-bridge/model/result.ts";
+import { type RenderTheme, renderCallView, renderResultView } from "../../../extensions/checkpoint-bridge/tool/render.ts";
 
 const plain: RenderTheme = { fg: (_c, t) => t, bold: (t) => t };
 const tagged: RenderTheme = { fg: (c, t) => `<${c}>${t}</${c}>`, bold: (t) => `*${t}*` };

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { addressOf, advertise, ENDPOINT_ENV, endpointFromEnv } from "../../../extensions/checkpoint-bridge/transports/local/address.ts";
 import { PROTOCOL_VERSION } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
+import { addressOf, advertise, ENDPOINT_ENV, endpointFromEnv } from "../../../extensions/checkpoint-bridge/transports/local/address.ts";
 import { remoteAsker } from "../../../extensions/checkpoint-bridge/transports/local/connection.ts";
-import { decodeFrame, encodeFrame, LineReader, WIRE_VERSION, type Frame, type RequestFrame } from "../../../extensions/checkpoint-bridge/transports/wire.ts";
+import { decodeFrame, encodeFrame, type Frame, LineReader, type RequestFrame, WIRE_VERSION } from "../../../extensions/checkpoint-bridge/transports/wire.ts";
 
 const v = WIRE_VERSION;
 const NONCE = "n".repeat(43);
@@ -57,7 +57,11 @@ describe("frames", () => {
 		["a request with a huge id", JSON.stringify({ ...request, id: "x".repeat(200) }), "malformed"],
 		["a cancel with an unknown reason", JSON.stringify({ type: "cancel", v, id: "r1", reason: "bored" }), "malformed"],
 		["a result with an unknown status", JSON.stringify({ type: "result", v, id: "r1", kind: "result", status: "maybe", answers: [] }), "malformed"],
-		["a progress with bad answers", JSON.stringify({ type: "progress", v, id: "r1", kind: "progress", stage: "shown", answers: [{ question: 1 }] }), "malformed"],
+		[
+			"a progress with bad answers",
+			JSON.stringify({ type: "progress", v, id: "r1", kind: "progress", stage: "shown", answers: [{ question: 1 }] }),
+			"malformed",
+		],
 	])("refuses %s", (_what, line, code) => {
 		const checked = decodeFrame(line);
 		expect(checked.ok).toBe(false);
@@ -68,7 +72,11 @@ describe("frames", () => {
 	});
 
 	it("refuses bytes that are not UTF-8 rather than reading them as something else", () => {
-		const bytes = Buffer.concat([Buffer.from(JSON.stringify({ ...request, asker: { label: "x", sessionId: "s" } }).slice(0, -3)), Buffer.from([0xff]), Buffer.from('"}}')]);
+		const bytes = Buffer.concat([
+			Buffer.from(JSON.stringify({ ...request, asker: { label: "x", sessionId: "s" } }).slice(0, -3)),
+			Buffer.from([0xff]),
+			Buffer.from('"}}'),
+		]);
 		expect(decodeFrame(bytes)).toEqual({ ok: false, code: "malformed", message: "The frame is not valid UTF-8." });
 		expect(decodeFrame(Buffer.from(encodeFrame(request)))).toEqual({ ok: true, frame: request });
 	});
@@ -89,7 +97,8 @@ describe("frames", () => {
 });
 
 describe("line reader", () => {
-	const lines = (reader: LineReader, chunk: string | Buffer) => [...reader.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk)].map((line) => (line === "too-large" ? line : line.toString()));
+	const lines = (reader: LineReader, chunk: string | Buffer) =>
+		[...reader.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk)].map((line) => (line === "too-large" ? line : line.toString()));
 
 	it("joins lines split across chunks and splits chunks holding several lines", () => {
 		const reader = new LineReader(100);
@@ -135,7 +144,11 @@ describe("endpoint address", () => {
 		expect(addressOf("/tmp/d/socket").tokenPath).toBe("/tmp/d/token");
 	});
 
-	it.each([["unset", undefined], ["empty", " "], ["relative", "sock/socket"]])("sees no endpoint when the variable is %s", (_what, value) => {
+	it.each([
+		["unset", undefined],
+		["empty", " "],
+		["relative", "sock/socket"],
+	])("sees no endpoint when the variable is %s", (_what, value) => {
 		expect(endpointFromEnv(value === undefined ? {} : { [ENDPOINT_ENV]: value })).toBeUndefined();
 	});
 

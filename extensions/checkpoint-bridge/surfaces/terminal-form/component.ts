@@ -2,10 +2,10 @@
  * The terminal form as a pi-tui component: keys go to the form's model, typed text to pi-tui's
  * own `Input` (cursor, paste, word deletion), and a one-second tick keeps the countdown live.
  */
-import { Input, matchesKey, type Component, type Focusable } from "@earendil-works/pi-tui";
-import { LIMITS } from "../../tool/validate.ts";
+import { type Component, type Focusable, Input, matchesKey } from "@earendil-works/pi-tui";
+import { LIMITS } from "../../model/limits.ts";
 import type { Effect, Field, FormModel } from "./model.ts";
-import { renderForm, type FormTheme } from "./render.ts";
+import { type FormTheme, renderForm } from "./render.ts";
 
 /** How often the countdown is redrawn, in ms. @default 1000 */
 export const TICK_MS = 1_000;

@@ -5,9 +5,9 @@
  * (`resolveAnswer`, the check outside answers go through), so the form cannot produce an answer
  * an outside answer could not.
  */
-import { resolveAnswer, type InboundValue } from "../../core/inbound.ts";
-import type { Answer } from "../../tool/envelope.ts";
-import type { Question } from "../../tool/validate.ts";
+import { type InboundValue, resolveAnswer } from "../../core/inbound.ts";
+import type { Answer } from "../../model/answer.ts";
+import type { Question } from "../../model/question.ts";
 import { orderedLabels } from "../present.ts";
 
 /** One row of a question's list. */
@@ -82,7 +82,16 @@ export class FormModel {
 			// The recommended option is listed first; a confirm has no row under the cursor until the human moves.
 			const cursor = question.kind === "confirm" ? -1 : 0;
 			const answer = known[i];
-			return { question, rows, cursor, ticked: new Set<string>(), typed: "", note: answer?.note ?? "", known: answer !== undefined, ...(answer ? { answer } : {}) };
+			return {
+				question,
+				rows,
+				cursor,
+				ticked: new Set<string>(),
+				typed: "",
+				note: answer?.note ?? "",
+				known: answer !== undefined,
+				...(answer ? { answer } : {}),
+			};
 		});
 		const first = this.questions.findIndex((q) => !q.answer);
 		this.tab = first === -1 ? this.reviewTab : first;

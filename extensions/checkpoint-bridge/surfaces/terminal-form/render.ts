@@ -4,7 +4,7 @@
  */
 import { truncateToWidth, visibleWidth, wrapTextWithAnsi } from "@earendil-works/pi-tui";
 import { OTHER_ENTRY } from "../present.ts";
-import { tabLabel, type FormModel, type QuestionState, type Row } from "./model.ts";
+import { type FormModel, type QuestionState, type Row, tabLabel } from "./model.ts";
 
 /** The slice of pi's Theme the form uses. */
 export interface FormTheme {
@@ -31,7 +31,10 @@ export interface FormView {
 /** Text from an asker, safe to draw: no escape sequences or control characters; tabs as spaces. */
 export function plain(text: string): string {
 	// biome-ignore lint/suspicious/noControlCharactersInRegex: stripping them is the point
-	return text.replace(/\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)?/g, "").replace(/\t/g, "  ").replace(/[\x00-\x09\x0b-\x1f\x7f-\x9f]/g, "");
+	return text
+		.replace(/\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)?/g, "")
+		.replace(/\t/g, "  ")
+		.replace(/[\x00-\x09\x0b-\x1f\x7f-\x9f]/g, "");
 }
 
 /** `4:59 left`, or `12s left` under a minute. */
@@ -72,7 +75,10 @@ function rowLines(model: FormModel, q: QuestionState, view: FormView, theme: For
 			if (here && model.field === "other") body = label + view.field(Math.max(1, width - visibleWidth(lead) - label.length));
 			else body = q.typed ? label + plain(q.typed) : theme.fg("dim", OTHER_ENTRY);
 		} else if (row.kind === "option") {
-			body = (here ? theme.bold(plain(row.label)) : plain(row.label)) + (row.recommended ? theme.fg("success", " (recommended)") : "") + (row.description ? theme.fg("muted", ` — ${plain(row.description)}`) : "");
+			body =
+				(here ? theme.bold(plain(row.label)) : plain(row.label)) +
+				(row.recommended ? theme.fg("success", " (recommended)") : "") +
+				(row.description ? theme.fg("muted", ` — ${plain(row.description)}`) : "");
 		} else body = row.kind === "yes" ? "Yes" : "No";
 		return truncateToWidth(lead + body, width);
 	});

@@ -4,8 +4,8 @@
  */
 import type { Component } from "@earendil-works/pi-tui";
 import type { QuestionPrompt, RequestOutcome, RequestPrompt, Surface } from "../../core/surface.ts";
-import type { Answer } from "../../tool/envelope.ts";
-import type { Question } from "../../tool/validate.ts";
+import type { Answer } from "../../model/answer.ts";
+import type { Question } from "../../model/question.ts";
 import { FormComponent } from "./component.ts";
 import { FormModel } from "./model.ts";
 import type { FormTheme } from "./render.ts";
@@ -81,7 +81,14 @@ export function formSurface(ui: CustomUI): Surface {
 	return {
 		askRequest: (prompt) => showForm(ui, prompt),
 		ask: async (prompt: QuestionPrompt, question: Question): Promise<Answer | undefined> => {
-			const result = await showForm(ui, { asker: prompt.asker, questions: [question], known: [], signal: prompt.signal, deadline: prompt.deadline, ...(prompt.onDialog ? { onDialog: prompt.onDialog } : {}) });
+			const result = await showForm(ui, {
+				asker: prompt.asker,
+				questions: [question],
+				known: [],
+				signal: prompt.signal,
+				deadline: prompt.deadline,
+				...(prompt.onDialog ? { onDialog: prompt.onDialog } : {}),
+			});
 			return result.ended === "submitted" ? result.answers[0] : undefined;
 		},
 	};

@@ -6,8 +6,8 @@
  */
 import type { SettledEvent, Snapshot } from "../../core/observers.ts";
 import type { SharedHandle } from "../../core/shared-handle.ts";
-import type { Status } from "../../tool/envelope.ts";
-import type { Question } from "../../tool/validate.ts";
+import type { Question } from "../../model/question.ts";
+import type { Status } from "../../model/result.ts";
 import { digestOf, newSecret } from "./tokens.ts";
 
 /** What the page needs of the shared handle: the public observer API and nothing else. */
@@ -46,10 +46,7 @@ export interface Trace {
 	settledAt: number;
 }
 
-export type BoardChange =
-	| { type: "added" | "update"; card: Card }
-	| { type: "gone"; requestId: string; trace?: Trace }
-	| { type: "host"; present: boolean };
+export type BoardChange = { type: "added" | "update"; card: Card } | { type: "gone"; requestId: string; trace?: Trace } | { type: "host"; present: boolean };
 
 interface Entry {
 	card: Card;

@@ -31,7 +31,12 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
 export function refuse(res: ServerResponse, refusal: Refusal, extra: Record<string, string> = {}): void {
 	const body = `${refusal.reason.replace(/[\r\n]+/g, " ")}\n`;
 	if (res.headersSent) return void res.destroy();
-	res.writeHead(refusal.status, { ...SECURITY_HEADERS, "content-type": "text/plain; charset=utf-8", "content-length": String(Buffer.byteLength(body)), ...extra });
+	res.writeHead(refusal.status, {
+		...SECURITY_HEADERS,
+		"content-type": "text/plain; charset=utf-8",
+		"content-length": String(Buffer.byteLength(body)),
+		...extra,
+	});
 	res.end(body);
 }
 
@@ -49,7 +54,10 @@ export function checkHost(req: IncomingMessage, allowed: ReadonlySet<string>): R
 export function checkSameOrigin(req: IncomingMessage, origins: ReadonlySet<string>): Refusal | undefined {
 	const origin = req.headers.origin;
 	const site = req.headers["sec-fetch-site"];
-	if (origin !== undefined) return origins.has(origin.toLowerCase()) ? undefined : { status: 403, reason: `requests from ${JSON.stringify(origin)} are refused: only the page itself may answer` };
+	if (origin !== undefined)
+		return origins.has(origin.toLowerCase())
+			? undefined
+			: { status: 403, reason: `requests from ${JSON.stringify(origin)} are refused: only the page itself may answer` };
 	if (site === undefined) return { status: 403, reason: "the request does not say where it comes from (no Origin or Sec-Fetch-Site header)" };
 	return site === "same-origin" ? undefined : { status: 403, reason: `requests from another site (Sec-Fetch-Site: ${JSON.stringify(site)}) are refused` };
 }
@@ -57,7 +65,8 @@ export function checkSameOrigin(req: IncomingMessage, origins: ReadonlySet<strin
 /** Reads a JSON body of at most `limit` bytes; an oversized body is refused as soon as it is known to be, without reading the rest. */
 export function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<{ ok: true; value: unknown } | { ok: false; refusal: Refusal }> {
 	const type = (req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
-	if (type !== "application/json") return Promise.resolve({ ok: false, refusal: { status: 415, reason: "the body must be JSON (Content-Type: application/json)" } });
+	if (type !== "application/json")
+		return Promise.resolve({ ok: false, refusal: { status: 415, reason: "the body must be JSON (Content-Type: application/json)" } });
 	const tooLarge = { ok: false as const, refusal: { status: 413, reason: `the body is larger than ${limit} bytes` } };
 	const declared = Number(req.headers["content-length"]);
 	if (Number.isFinite(declared) && declared > limit) return Promise.resolve(tooLarge);

@@ -27,9 +27,7 @@ export interface NotifyFacts {
 }
 
 /** How one run ended. */
-export type NotifyOutcome =
-	| { ok: true }
-	| { ok: false; reason: string };
+export type NotifyOutcome = { ok: true } | { ok: false; reason: string };
 
 export interface NotifyRunOptions {
 	/** @default NOTIFY_TIMEOUT_MS */

@@ -3,7 +3,7 @@
  * the local endpoint: it reaches the host over the bus, so it outlives a host being replaced
  * (/new, /resume, /fork, /reload), and it closes when the host quits.
  */
-import { processSlot, startOnce, takeStarted, type StartSlot } from "../../core/process-slot.ts";
+import { processSlot, type StartSlot, startOnce, takeStarted } from "../../core/process-slot.ts";
 import type { WebAddress } from "./address.ts";
 import type { ObserverHandle } from "./board.ts";
 import { WEB_PAGE_KEY } from "./enable.ts";

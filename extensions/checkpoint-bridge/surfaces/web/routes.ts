@@ -7,7 +7,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { InboundReply } from "../../core/inbound.ts";
 import type { Board, ObserverHandle } from "./board.ts";
-import { checkHost, checkSameOrigin, readJsonBody, refuse, SECURITY_HEADERS, type Refusal } from "./guard.ts";
+import { checkHost, checkSameOrigin, type Refusal, readJsonBody, refuse, SECURITY_HEADERS } from "./guard.ts";
 import type { Scope, Streams } from "./stream.ts";
 import { matchesDigest } from "./tokens.ts";
 
@@ -53,7 +53,8 @@ function json(res: ServerResponse, status: number, value: unknown): void {
 
 /** Who the secret in the path lets in, or why nobody. */
 function scopeOf(ctx: RouteContext, kind: string, secret: string): Scope | Refusal {
-	if (kind === "t") return matchesDigest(secret, ctx.pageDigest) ? { kind: "page" } : { status: 403, reason: "wrong page token: use the link the host announced" };
+	if (kind === "t")
+		return matchesDigest(secret, ctx.pageDigest) ? { kind: "page" } : { status: 403, reason: "wrong page token: use the link the host announced" };
 	const link = ctx.board.resolveLink(secret);
 	if (!link) return { status: 404, reason: "no open request has this link" };
 	if ("settled" in link) return { status: 410, reason: `this request has settled: ${link.settled.outcome}` };
@@ -84,7 +85,8 @@ async function answer(ctx: RouteContext, req: IncomingMessage, res: ServerRespon
 	// An oversized body is not read to its end: close the connection after saying so.
 	if (!body.ok) return refuse(res, body.refusal, body.refusal.status === 413 ? { connection: "close" } : {});
 	const value = body.value;
-	if (typeof value !== "object" || value === null || Array.isArray(value)) return refuse(res, { status: 400, reason: "the body must be a JSON object: { requestId, answers }" });
+	if (typeof value !== "object" || value === null || Array.isArray(value))
+		return refuse(res, { status: 400, reason: "the body must be a JSON object: { requestId, answers }" });
 	const { requestId: named, answers } = value as Record<string, unknown>;
 	let requestId: unknown = named;
 	if (scope.kind === "request") {
@@ -95,7 +97,11 @@ async function answer(ctx: RouteContext, req: IncomingMessage, res: ServerRespon
 	// Only the answers are taken from the body: the source is always the page, and the page never cancels.
 	const reply = await askHost(ctx, { requestId, answers, source: "web" });
 	if (reply === "no-host" || reply === "no-reply") {
-		return refuse(res, { status: 409, reason: reply === "no-host" ? "no session holds the host role right now; try again in a moment" : "the host did not confirm the answer; nothing was applied" });
+		return refuse(res, {
+			status: 409,
+			reason:
+				reply === "no-host" ? "no session holds the host role right now; try again in a moment" : "the host did not confirm the answer; nothing was applied",
+		});
 	}
 	if (reply.ok) return json(res, 200, { ok: true });
 	if (reply.code === "not_found") {

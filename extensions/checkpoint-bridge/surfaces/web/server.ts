@@ -9,8 +9,8 @@ import type { AddressInfo } from "node:net";
 import { urlHost, type WebAddress } from "./address.ts";
 import { Board, type ObserverHandle } from "./board.ts";
 import { MAX_BODY_BYTES, refuse } from "./guard.ts";
-import { Notifier, NOTIFY_TIMEOUT_MS } from "./notify-command.ts";
-import { route, type Assets } from "./routes.ts";
+import { NOTIFY_TIMEOUT_MS, Notifier } from "./notify-command.ts";
+import { type Assets, route } from "./routes.ts";
 import { linkPath, MAX_STREAMS, Streams } from "./stream.ts";
 import { digestOf, newSecret } from "./tokens.ts";
 
@@ -109,7 +109,10 @@ export async function startWebPage(options: WebPageOptions): Promise<WebPage> {
 	server.on("error", () => {});
 	server.on("clientError", (_error, socket) => {
 		const reason = "the request could not be parsed as HTTP/1.1\n";
-		if (socket.writable) socket.end(`HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${reason.length}\r\nconnection: close\r\n\r\n${reason}`);
+		if (socket.writable)
+			socket.end(
+				`HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${reason.length}\r\nconnection: close\r\n\r\n${reason}`,
+			);
 		else socket.destroy();
 	});
 	server.unref();

@@ -7,11 +7,11 @@
  * the same path or at a new one, serves it). A request the host would refuse, and so close the
  * connection for, is refused here for that call alone, before anything is sent.
  */
-import { runCall, type CallOptions } from "../../core/call.ts";
-import type { Envelope } from "../../tool/envelope.ts";
+import { type CallOptions, runCall } from "../../core/call.ts";
+import type { Envelope } from "../../model/result.ts";
+import { decodeFrame, encodeFrame, MAX_FRAME_BYTES, WIRE_VERSION } from "../wire.ts";
 import { addressOf, type EndpointAddress } from "./address.ts";
 import { takeSeat } from "./pool.ts";
-import { decodeFrame, encodeFrame, MAX_FRAME_BYTES, WIRE_VERSION } from "../wire.ts";
 
 export interface RemoteAskOptions extends CallOptions {
 	/** Give up when the host has not proven itself after this long (connecting included): `no-host`. @default DEFAULT_CONNECT_TIMEOUT_MS (3000) */

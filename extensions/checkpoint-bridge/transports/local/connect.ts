@@ -7,21 +7,21 @@
  * connection may then carry any number of requests: pool.ts keeps it for later calls.
  */
 import net from "node:net";
-import { ENDPOINT_ENV, type EndpointAddress } from "./address.ts";
-import { checkEndpointFiles, readPrivateToken } from "./private-files.ts";
-import { checkProof, freshNonce, proofOf } from "./proof.ts";
 import {
+	type ClientFrame,
 	decodeFrame,
-	encodeFrame,
 	ERROR_CODES,
+	type ErrorFrame,
+	encodeFrame,
+	type Frame,
 	HANDSHAKE_MAX_FRAME_BYTES,
 	LineReader,
 	MAX_FRAME_BYTES,
 	WIRE_VERSION,
-	type ClientFrame,
-	type ErrorFrame,
-	type Frame,
 } from "../wire.ts";
+import { ENDPOINT_ENV, type EndpointAddress } from "./address.ts";
+import { checkEndpointFiles, readPrivateToken } from "./private-files.ts";
+import { checkProof, freshNonce, proofOf } from "./proof.ts";
 
 /** Default of ConnectOptions.connectTimeoutMs. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 3_000;
@@ -177,7 +177,8 @@ function attemptHandshake(
 
 		socket.on("error", (error) => (failure ??= errnoOf(error)));
 		socket.on("close", () => {
-			if (state === "handshake") settle(failure !== undefined && RETRY_ERRORS.has(failure) ? { retry: failure } : gone(failure ?? "it closed the connection before proving itself"));
+			if (state === "handshake")
+				settle(failure !== undefined && RETRY_ERRORS.has(failure) ? { retry: failure } : gone(failure ?? "it closed the connection before proving itself"));
 			else if (state === "proven") {
 				state = "done";
 				options.onClose();

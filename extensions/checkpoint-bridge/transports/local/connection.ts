@@ -4,15 +4,26 @@
  * puts its own, under an id of the host's, and its replies written back under the client's id.
  * Before the handshake is done a frame may be a few KiB at most; after it, MAX_FRAME_BYTES.
  */
-import net from "node:net";
+import type net from "node:net";
 import { nanoid } from "nanoid";
 import { MAX_TIMEOUT_MS } from "../../core/config.ts";
-import type { Answer, Status } from "../../tool/envelope.ts";
 import { askerIdentity } from "../../core/identity.ts";
-import { PROTOCOL_VERSION, replyChannel, type AskerIdentity, type RelayReply } from "../../core/protocol.ts";
+import { type AskerIdentity, PROTOCOL_VERSION, type RelayReply, replyChannel } from "../../core/protocol.ts";
 import type { SharedHandle } from "../../core/shared-handle.ts";
+import type { Answer } from "../../model/answer.ts";
+import type { Status } from "../../model/result.ts";
+import {
+	decodeFrame,
+	type ErrorCode,
+	encodeFrame,
+	errorFrame,
+	type Frame,
+	HANDSHAKE_MAX_FRAME_BYTES,
+	LineReader,
+	type RequestFrame,
+	WIRE_VERSION,
+} from "../wire.ts";
 import { checkProof, freshNonce, proofOf } from "./proof.ts";
-import { decodeFrame, encodeFrame, errorFrame, HANDSHAKE_MAX_FRAME_BYTES, LineReader, WIRE_VERSION, type ErrorCode, type Frame, type RequestFrame } from "../wire.ts";
 
 /** How long a refused connection is drained before it is destroyed, if the client does not close it first. @default 1000 */
 export const REFUSAL_LINGER_MS = 1_000;
@@ -74,7 +85,8 @@ export class Connection {
 		this.#helloTimer = setTimeout(
 			() =>
 				setImmediate(() => {
-					if (this.#stage === "hello" || this.#stage === "auth") this.refuse("hello-timeout", `The handshake was not done within ${options.helloTimeoutMs} ms.`);
+					if (this.#stage === "hello" || this.#stage === "auth")
+						this.refuse("hello-timeout", `The handshake was not done within ${options.helloTimeoutMs} ms.`);
 				}),
 			options.helloTimeoutMs,
 		);
@@ -126,7 +138,11 @@ export class Connection {
 		for (const line of this.#reader.push(chunk)) {
 			// A refused frame closes the connection: nothing after it is read.
 			if (this.#stage === "closed") return;
-			if (line === "too-large") return this.refuse("too-large", `A frame is longer than ${this.#reader.maxBytes} bytes${this.#stage === "ready" ? "" : " (the limit before the handshake is done)"}.`);
+			if (line === "too-large")
+				return this.refuse(
+					"too-large",
+					`A frame is longer than ${this.#reader.maxBytes} bytes${this.#stage === "ready" ? "" : " (the limit before the handshake is done)"}.`,
+				);
 			this.#onLine(line);
 		}
 	}
@@ -142,7 +158,12 @@ export class Connection {
 				this.#clientNonce = frame.nonce;
 				this.#serverNonce = freshNonce();
 				this.#stage = "auth";
-				this.#send({ type: "welcome", v: WIRE_VERSION, proof: proofOf(this.options.token, "server", this.#clientNonce, this.#serverNonce), nonce: this.#serverNonce });
+				this.#send({
+					type: "welcome",
+					v: WIRE_VERSION,
+					proof: proofOf(this.options.token, "server", this.#clientNonce, this.#serverNonce),
+					nonce: this.#serverNonce,
+				});
 				return;
 			case "auth":
 				if (frame.type !== "auth") return this.refuse("unexpected", `After the welcome the client sends auth, not ${frame.type}.`);
@@ -183,7 +204,8 @@ export class Connection {
 		const clientId = frame.id;
 		const claim = this.options.handle.host();
 		// The same answers a local asker gets when there is no host, or one of another version.
-		if (!claim) return this.#answer(clientId, "no-host", "No session with a UI holds the host role in the host process (it is between sessions, or it has none).");
+		if (!claim)
+			return this.#answer(clientId, "no-host", "No session with a UI holds the host role in the host process (it is between sessions, or it has none).");
 		if (claim.protocol !== PROTOCOL_VERSION)
 			return this.#answer(clientId, "error", `The host speaks checkpoint-bridge protocol v${claim.protocol}; its endpoint speaks v${PROTOCOL_VERSION}.`);
 		const forwarded: Forwarded = {

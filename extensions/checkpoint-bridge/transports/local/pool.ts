@@ -7,10 +7,11 @@
  * leaves the pool, so the next call opens a fresh one with fresh checks. An idle connection does
  * not keep the process alive and is closed after `idleMs`.
  */
-import { connectToHost, type HostConnection } from "./connect.ts";
-import type { EndpointAddress } from "./address.ts";
-import { DEFAULT_MAX_OPEN_REQUESTS } from "./server.ts";
+
 import type { Frame, ProgressFrame, ResultFrame } from "../wire.ts";
+import type { EndpointAddress } from "./address.ts";
+import { connectToHost, type HostConnection } from "./connect.ts";
+import { DEFAULT_MAX_OPEN_REQUESTS } from "./server.ts";
 
 /** Default of PoolKey.idleMs: long enough to carry a burst of calls, short enough not to hold a host's descriptor for long. */
 export const DEFAULT_POOL_IDLE_MS = 10_000;

@@ -12,10 +12,10 @@ import net from "node:net";
 import path from "node:path";
 import { nanoid } from "nanoid";
 import type { SharedHandle } from "../../core/shared-handle.ts";
-import { addressOf, advertise, SOCKET_NAME, type EndpointAddress } from "./address.ts";
+import { MAX_FRAME_BYTES } from "../wire.ts";
+import { addressOf, advertise, type EndpointAddress, SOCKET_NAME } from "./address.ts";
 import { Connection } from "./connection.ts";
 import { endpointParent, privateDirProblem } from "./private-files.ts";
-import { MAX_FRAME_BYTES } from "../wire.ts";
 
 export { REFUSAL_LINGER_MS, remoteAsker } from "./connection.ts";
 

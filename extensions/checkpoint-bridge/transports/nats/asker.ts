@@ -7,8 +7,9 @@
  * so far, is re-sent until a host takes it or the grace ends.
  */
 import os from "node:os";
-import { runCall, type CallOptions } from "../../core/call.ts";
-import type { Answer, Envelope } from "../../tool/envelope.ts";
+import { type CallOptions, runCall } from "../../core/call.ts";
+import type { Answer } from "../../model/answer.ts";
+import type { Envelope } from "../../model/result.ts";
 import { WIRE_VERSION } from "../wire.ts";
 import type { Broker, BrokerMessage } from "./broker.ts";
 import type { NatsConfig } from "./config.ts";
@@ -139,7 +140,8 @@ export function askOverNats(options: NatsAskOptions): Promise<Envelope> {
 			}
 			// Somebody is subscribed (no no-responders came back) but said nothing, not even that it took the request:
 			// hung, or the connection broke before its word arrived (a server restart). Worth the grace either way.
-			if (now - lastSent > silenceMs) hostLost(`No host answered in room "${config.room}" within ${silenceMs} ms (a host is subscribed but silent: hung or cut off).`, true);
+			if (now - lastSent > silenceMs)
+				hostLost(`No host answered in room "${config.room}" within ${silenceMs} ms (a host is subscribed but silent: hung or cut off).`, true);
 		};
 
 		options.connect().then(
@@ -159,7 +161,8 @@ export function askOverNats(options: NatsAskOptions): Promise<Envelope> {
 			clearInterval(ticker);
 			if (!broker) return;
 			// The host drops the request from its queue or dismisses its open dialog; its sweep would too, later.
-			if (cancelHost && reached) publish(subjects.cancel, { type: "cancel", v: WIRE_VERSION, id: call.id, reason: status === "timeout" ? "timeout" : "cancelled" });
+			if (cancelHost && reached)
+				publish(subjects.cancel, { type: "cancel", v: WIRE_VERSION, id: call.id, reason: status === "timeout" ? "timeout" : "cancelled" });
 			void broker.close();
 		};
 	});

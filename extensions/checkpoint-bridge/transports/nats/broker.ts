@@ -71,7 +71,7 @@ export function connectFailure(error: unknown, config: NatsConfig): string {
 export async function connectBroker(config: NatsConfig, options: BrokerOptions): Promise<Broker> {
 	// Loaded here only: a process without CHECKPOINT_BRIDGE_NATS never loads the client.
 	const nats = await import("@nats-io/transport-node");
-	let authenticator;
+	let authenticator: ReturnType<typeof nats.credsAuthenticator> | undefined;
 	if (config.credsFile) {
 		const { readFile } = await import("node:fs/promises");
 		let creds: Uint8Array;

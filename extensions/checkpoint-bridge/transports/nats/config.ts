@@ -55,7 +55,10 @@ function parseServers(raw: string): { servers: string[]; user?: string; pass?: s
 	const servers: string[] = [];
 	let user: string | undefined;
 	let pass: string | undefined;
-	for (const part of raw.split(",").map((s) => s.trim()).filter((s) => s !== "")) {
+	for (const part of raw
+		.split(",")
+		.map((s) => s.trim())
+		.filter((s) => s !== "")) {
 		let url: URL;
 		try {
 			url = new URL(part.includes("://") ? part : `nats://${part}`);

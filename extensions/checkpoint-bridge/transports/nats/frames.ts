@@ -4,8 +4,19 @@
  * for free: the budget as milliseconds left (clocks differ), where the asker runs, the answers it
  * already has when it re-sends, and heartbeats both ways (`ping` from the asker, `pong` from the host).
  */
-import { OUTSIDE_SOURCES, type Answer, type AnswerKind } from "../../tool/envelope.ts";
-import { checkFrame, isAnswers, MAX_FRAME_BYTES, WIRE_VERSION, type CancelFrame, type ErrorCode, type ErrorFrame, type ProgressFrame, type RequestFrame, type ResultFrame } from "../wire.ts";
+import { type Answer, type AnswerKind, OUTSIDE_SOURCES } from "../../model/answer.ts";
+import {
+	type CancelFrame,
+	checkFrame,
+	type ErrorCode,
+	type ErrorFrame,
+	isAnswers,
+	MAX_FRAME_BYTES,
+	type ProgressFrame,
+	type RequestFrame,
+	type ResultFrame,
+	WIRE_VERSION,
+} from "../wire.ts";
 
 /** Longest machine name accepted; longer ones are refused, not cut. */
 export const MAX_MACHINE_LENGTH = 64;

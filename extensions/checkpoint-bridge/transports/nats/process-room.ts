@@ -4,15 +4,16 @@
  * per room across machines: before serving, the process asks the room's `host` subject, and a
  * room somebody answers for is left alone.
  */
+
+import { processSlot, type StartSlot, startOnce, takeStarted } from "../../core/process-slot.ts";
 import type { SharedHandle } from "../../core/shared-handle.ts";
-import { connectBroker, type Broker } from "./broker.ts";
+import { WIRE_VERSION } from "../wire.ts";
+import { type Broker, connectBroker } from "./broker.ts";
 import type { NatsConfig } from "./config.ts";
 import { decodeNatsFrame, encodeNatsFrame } from "./frames.ts";
 import { HOST_CHECK_TIMEOUT_MS } from "./liveness.ts";
-import { serveRoom, type RoomServer } from "./room-server.ts";
+import { type RoomServer, serveRoom } from "./room-server.ts";
 import { roomSubjects } from "./subjects.ts";
-import { WIRE_VERSION } from "../wire.ts";
-import { processSlot, startOnce, takeStarted, type StartSlot } from "../../core/process-slot.ts";
 
 /** Registry key of the process's room server; `Symbol.for` makes it the same in every module copy. */
 export const ROOM_KEY = Symbol.for("checkpoint-bridge.nats-room");
@@ -62,9 +63,18 @@ async function start(handle: SharedHandle, config: NatsConfig, connect: HostConn
  * room, later ones get the same outcome. Rejects, naming what to check, when the server cannot be
  * reached or refuses authorization; a failed or declined start is forgotten, so the next claim retries.
  */
-export async function ensureProcessRoom(handle: SharedHandle, config: NatsConfig, target: object = globalThis, connect: HostConnect = connectHost): Promise<RoomStart> {
+export async function ensureProcessRoom(
+	handle: SharedHandle,
+	config: NatsConfig,
+	target: object = globalThis,
+	connect: HostConnect = connectHost,
+): Promise<RoomStart> {
 	// A room found taken is not kept: the next claim checks again.
-	const { kind, room, hostId } = await startOnce(slotOf(target), () => start(handle, config, connect), (outcome) => outcome.kind !== "taken");
+	const { kind, room, hostId } = await startOnce(
+		slotOf(target),
+		() => start(handle, config, connect),
+		(outcome) => outcome.kind !== "taken",
+	);
 	return { kind, room, hostId };
 }
 

@@ -8,10 +8,11 @@
 import { nanoid } from "nanoid";
 import { MAX_TIMEOUT_MS } from "../../core/config.ts";
 import { askerIdentity } from "../../core/identity.ts";
-import { PROTOCOL_VERSION, replyChannel, type AskerIdentity, type RelayReply } from "../../core/protocol.ts";
+import { type AskerIdentity, PROTOCOL_VERSION, type RelayReply, replyChannel } from "../../core/protocol.ts";
 import type { SharedHandle } from "../../core/shared-handle.ts";
-import type { Answer, Status } from "../../tool/envelope.ts";
-import { errorFrame, WIRE_VERSION, type ErrorCode } from "../wire.ts";
+import type { Answer } from "../../model/answer.ts";
+import type { Status } from "../../model/result.ts";
+import { type ErrorCode, errorFrame, WIRE_VERSION } from "../wire.ts";
 import type { Broker, BrokerMessage } from "./broker.ts";
 import { decodeNatsFrame, encodeNatsFrame, type NatsFrame, type NatsRequestFrame } from "./frames.ts";
 import { SILENCE_MS, TICK_MS } from "./liveness.ts";
@@ -118,7 +119,8 @@ export function serveRoom(options: RoomServerOptions): RoomServer {
 			return pong(inbox, frame.id, true);
 		}
 		const claim = handle.host();
-		if (!claim) return answer(inbox, frame.id, "no-host", "No session with a UI holds the host role in the host process (it is between sessions, or it has none).");
+		if (!claim)
+			return answer(inbox, frame.id, "no-host", "No session with a UI holds the host role in the host process (it is between sessions, or it has none).");
 		if (claim.protocol !== PROTOCOL_VERSION)
 			return answer(inbox, frame.id, "error", `The host speaks checkpoint-bridge protocol v${claim.protocol}; its room server speaks v${PROTOCOL_VERSION}.`);
 		const entry: Held = {

@@ -1,14 +1,31 @@
 import { visibleWidth } from "@earendil-works/pi-tui";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { LIMITS } from "../../../../extensions/checkpoint-bridge/model/limits.ts";
 import { TICK_MS } from "../../../../extensions/checkpoint-bridge/surfaces/terminal-form/component.ts";
-import { LIMITS } from "../../../../extensions/checkpoint-bridge/tool/validate.ts";
 import { form, visible } from "./support.ts";
 
 afterEach(() => vi.useRealTimers());
 
-const longPreview = ["diff --git a/src/store.ts b/src/store.ts", "@@ -1,4 +1,9 @@", "-\tconst db = open('app.db');", `+${"x".repeat(300)}`, "+漢字の長い行と絵文字 🚀🚀🚀 があります。".repeat(6), ...Array.from({ length: 30 }, (_, i) => `+ line ${i}`)].join("\n");
+const longPreview = [
+	"diff --git a/src/store.ts b/src/store.ts",
+	"@@ -1,4 +1,9 @@",
+	"-\tconst db = open('app.db');",
+	`+${"x".repeat(300)}`,
+	"+漢字の長い行と絵文字 🚀🚀🚀 があります。".repeat(6),
+	...Array.from({ length: 30 }, (_, i) => `+ line ${i}`),
+].join("\n");
 const rich = [
-	{ id: "db", header: "Storage", question: `Which database should the ${"very ".repeat(30)}long service use?`, details: "Both are supported by the ORM.\nPick the one ops can run. 漢字 🚀 \x1b[31mred\x1b[0m", options: [{ label: "Postgres", description: "relational, needs a server", preview: longPreview }, { label: "SQLite", description: "embedded", preview: "sqlite3 app.db" }], recommended: "SQLite" },
+	{
+		id: "db",
+		header: "Storage",
+		question: `Which database should the ${"very ".repeat(30)}long service use?`,
+		details: "Both are supported by the ORM.\nPick the one ops can run. 漢字 🚀 \x1b[31mred\x1b[0m",
+		options: [
+			{ label: "Postgres", description: "relational, needs a server", preview: longPreview },
+			{ label: "SQLite", description: "embedded", preview: "sqlite3 app.db" },
+		],
+		recommended: "SQLite",
+	},
 	{ id: "targets", header: "Targets", question: "Which targets?", options: ["linux", "mac", "windows"], multiSelect: true },
 	{ id: "name", question: "Project name?", placeholder: "e.g. atlas" },
 	{ id: "go", question: "Ship it now?", kind: "confirm" as const },
@@ -61,7 +78,10 @@ describe("previews", () => {
 		const moved = f.component.render(120).map(visible);
 		expect(moved.find((l) => l.includes("Postgres"))).toMatch(/│ preview: Postgres$/);
 		expect(moved.some((l) => /│ diff --git a\/src\/store\.ts b\/src\/store\.ts/.test(l))).toBe(true);
-		expect(moved.some((l) => /│ … \d+ more lines/.test(l)), "a long preview is cut, and says so").toBe(true);
+		expect(
+			moved.some((l) => /│ … \d+ more lines/.test(l)),
+			"a long preview is cut, and says so",
+		).toBe(true);
 	});
 
 	it("shows it below the list under 100 columns", () => {
@@ -229,7 +249,11 @@ describe("the component's life", () => {
 
 	it("a rendering failure closes the form through fail(), once, and draws nothing more", () => {
 		const f = form(rich);
-		Object.defineProperty(f.model, "current", { get: () => { throw new Error("broken state"); } });
+		Object.defineProperty(f.model, "current", {
+			get: () => {
+				throw new Error("broken state");
+			},
+		});
 		expect(f.component.render(80)).toEqual([]);
 		f.press("enter");
 		expect(f.failures).toHaveLength(1);

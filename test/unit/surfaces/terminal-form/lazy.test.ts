@@ -6,8 +6,8 @@ import { readFileSync } from "node:fs";
 import { dirname, relative, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { fakeCustomUI } from "../../support/fake-custom-ui.ts";
-import { fakeUI } from "../../support/fake-ui.ts";
 import { loadExtensionCopy, playSession } from "../../support/fake-pi.ts";
+import { fakeUI } from "../../support/fake-ui.ts";
 
 const ROOT = resolve(import.meta.dirname, "../../../../extensions/checkpoint-bridge");
 
@@ -46,7 +46,13 @@ describe("the terminal form loads on the first TUI question", () => {
 		const call = host.call({ questions: [{ question: "Ship it?", kind: "confirm" }, { question: "Name?" }] });
 		for (let i = 0; i < 50 && !custom.current(); i++) await new Promise((r) => setTimeout(r, 10));
 		custom.current()!.press("down", "enter", { type: "atlas" }, "enter", "enter");
-		expect(await call).toMatchObject({ status: "ok", answers: [{ answer: "yes", kind: "confirm" }, { answer: "atlas", kind: "text" }] });
+		expect(await call).toMatchObject({
+			status: "ok",
+			answers: [
+				{ answer: "yes", kind: "confirm" },
+				{ answer: "atlas", kind: "text" },
+			],
+		});
 		expect(dialogs.dialogs).toEqual([]);
 	});
 

@@ -10,7 +10,13 @@ import { resolveAnswer } from "../../../../extensions/checkpoint-bridge/core/inb
 import { form, KEY } from "./support.ts";
 
 const request = [
-	{ id: "db", header: "Storage", question: "Which database?", options: [{ label: "Postgres", preview: "CREATE TABLE t (\n\tid int\n);" }, "SQLite"], recommended: "SQLite" },
+	{
+		id: "db",
+		header: "Storage",
+		question: "Which database?",
+		options: [{ label: "Postgres", preview: "CREATE TABLE t (\n\tid int\n);" }, "SQLite"],
+		recommended: "SQLite",
+	},
 	{ id: "targets", question: "Which targets?", options: ["linux", "mac", "windows"], multiSelect: true },
 	{ id: "strict", question: "Which one, no Other?", options: ["a", "b"], allowOther: false },
 	{ id: "name", question: "Project name?" },
@@ -36,7 +42,9 @@ describe("random keys", () => {
 				expect(f.failures).toEqual([]);
 				f.model.answers.forEach((answer, i) => {
 					if (!answer) return;
-					const value = answer.values ? { values: answer.values, ...(answer.note ? { note: answer.note } : {}) } : { answer: answer.answer, ...(answer.note ? { note: answer.note } : {}) };
+					const value = answer.values
+						? { values: answer.values, ...(answer.note ? { note: answer.note } : {}) }
+						: { answer: answer.answer, ...(answer.note ? { note: answer.note } : {}) };
 					expect(resolveAnswer(f.model.questions[i]!.question, value, "answer")).toEqual(answer);
 				});
 				if (f.ended.includes("submit")) expect(f.model.unanswered).toEqual([]);

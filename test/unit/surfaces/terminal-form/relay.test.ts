@@ -7,13 +7,13 @@ import { askViaHost } from "../../../../extensions/checkpoint-bridge/core/asker.
 import { claimHostRole, HANDOVER_GRACE_MS } from "../../../../extensions/checkpoint-bridge/core/host-role.ts";
 import type { RelayProgress } from "../../../../extensions/checkpoint-bridge/core/protocol.ts";
 import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import type { QuestionInput } from "../../../../extensions/checkpoint-bridge/model/question.ts";
+import type { Envelope } from "../../../../extensions/checkpoint-bridge/model/result.ts";
 import { lazyFormSurface } from "../../../../extensions/checkpoint-bridge/surfaces/terminal-form/lazy.ts";
-import { formSurface, showForm, type CustomUI } from "../../../../extensions/checkpoint-bridge/surfaces/terminal-form/surface.ts";
-import type { Envelope } from "../../../../extensions/checkpoint-bridge/tool/envelope.ts";
-import type { QuestionInput } from "../../../../extensions/checkpoint-bridge/tool/validate.ts";
+import { type CustomUI, formSurface, showForm } from "../../../../extensions/checkpoint-bridge/surfaces/terminal-form/surface.ts";
 import { fakeCustomUI } from "../../support/fake-custom-ui.ts";
-import { ansiTheme, questions } from "./support.ts";
 import { flush, HOST_SESSION } from "../../support/relay.ts";
+import { ansiTheme, questions } from "./support.ts";
 
 beforeEach(() => vi.useFakeTimers());
 afterEach(() => vi.useRealTimers());
@@ -29,7 +29,9 @@ function formRelay(options: { failNext?: () => unknown; lazy?: boolean } = {}) {
 	const ask = (questions: QuestionInput[], args: { label?: string; budgetMs?: number; signal?: AbortSignal; onProgress?: (p: RelayProgress) => void } = {}) => {
 		const { label = "child", budgetMs = 300_000, ...rest } = args;
 		const state: { envelope?: Envelope } = {};
-		void askViaHost({ handle, asker: { label, sessionId: `${label}-session` }, questions, budgetMs, dialogTimeoutMs: 180_000, ...rest }).then((e) => (state.envelope = e));
+		void askViaHost({ handle, asker: { label, sessionId: `${label}-session` }, questions, budgetMs, dialogTimeoutMs: 180_000, ...rest }).then(
+			(e) => (state.envelope = e),
+		);
 		return state;
 	};
 	return { handle, fake, role, ask };
@@ -123,8 +125,10 @@ describe("the form ends with its call", () => {
 		let closedWith: unknown;
 		const ui: CustomUI = {
 			// Like pi: the factory runs later, and a component closed before pi holds it is never disposed by pi.
-			custom: <T,>(factory: Parameters<CustomUI["custom"]>[0]) =>
-				new Promise<T>((resolve) => setTimeout(() => void factory({ requestRender: () => void renders++ }, ansiTheme, undefined, (r) => resolve((closedWith = r) as T)), 10)),
+			custom: <T>(factory: Parameters<CustomUI["custom"]>[0]) =>
+				new Promise<T>((resolve) =>
+					setTimeout(() => void factory({ requestRender: () => void renders++ }, ansiTheme, undefined, (r) => resolve((closedWith = r) as T)), 10),
+				),
 		};
 		const abort = new AbortController();
 		const shown = showForm(ui, { asker: "a", questions: questions([db]), known: [], signal: abort.signal, deadline: Date.now() + 60_000 });
@@ -158,7 +162,13 @@ describe("the form ends with its call", () => {
 		await flush(vi);
 		expect(reply).toEqual({ ok: true });
 		expect(fake.open).toHaveLength(0);
-		expect(call.envelope).toMatchObject({ status: "ok", answers: [{ answer: "Postgres", source: "dialog" }, { answer: "mac", note: "only mac for now", source: "outside" }] });
+		expect(call.envelope).toMatchObject({
+			status: "ok",
+			answers: [
+				{ answer: "Postgres", source: "dialog" },
+				{ answer: "mac", note: "only mac for now", source: "outside" },
+			],
+		});
 	});
 
 	it("a host hand-over closes the form; the next host shows it again with the answers already given", async () => {
@@ -196,7 +206,13 @@ describe("the form ends with its call", () => {
 
 	it("a form that fails while drawing closes and is an error for that call", async () => {
 		let broken = false;
-		const theme = { fg: (_c: string, t: string) => { if (broken) throw new Error("theme gone"); return t; }, bold: (t: string) => t };
+		const theme = {
+			fg: (_c: string, t: string) => {
+				if (broken) throw new Error("theme gone");
+				return t;
+			},
+			bold: (t: string) => t,
+		};
 		const handle = createHandle();
 		const fake = fakeCustomUI({ theme });
 		claimHostRole(handle, { ui: fake.ui, surface: formSurface(fake.ui), sessionId: HOST_SESSION });
@@ -227,7 +243,13 @@ describe("the form ends with its call", () => {
 					}),
 			},
 		});
-		const envelope = await askViaHost({ handle, asker: { label: "child", sessionId: "child-session" }, questions: [db], budgetMs: 60_000, dialogTimeoutMs: 60_000 });
+		const envelope = await askViaHost({
+			handle,
+			asker: { label: "child", sessionId: "child-session" },
+			questions: [db],
+			budgetMs: 60_000,
+			dialogTimeoutMs: 60_000,
+		});
 		expect(envelope).toMatchObject({ status: "error", answers: [] });
 		expect(envelope.note).toContain('The host dialog\'s answer to question 1 is of kind "option", but a value was typed');
 		expect(closed).toBe(true);
@@ -244,6 +266,12 @@ describe("the form ends with its call", () => {
 		expect(fake.current()!.screen()).toContain("[☐ Which targets?]");
 		fake.current()!.press("space", "enter", "enter");
 		await flush(vi);
-		expect(second.envelope).toMatchObject({ status: "ok", answers: [{ answer: "Postgres", source: "shared" }, { answer: "linux", source: "dialog" }] });
+		expect(second.envelope).toMatchObject({
+			status: "ok",
+			answers: [
+				{ answer: "Postgres", source: "shared" },
+				{ answer: "linux", source: "dialog" },
+			],
+		});
 	});
 });

@@ -1,9 +1,11 @@
 /** The terminal form driven by raw key sequences, as pi's TUI would send them, with a theme that colours like pi's. */
+
+import type { Answer } from "../../../../extensions/checkpoint-bridge/model/answer.ts";
+import type { QuestionInput } from "../../../../extensions/checkpoint-bridge/model/question.ts";
+import { validateAskParams } from "../../../../extensions/checkpoint-bridge/model/validate.ts";
 import { FormComponent } from "../../../../extensions/checkpoint-bridge/surfaces/terminal-form/component.ts";
 import { FormModel } from "../../../../extensions/checkpoint-bridge/surfaces/terminal-form/model.ts";
 import type { FormTheme } from "../../../../extensions/checkpoint-bridge/surfaces/terminal-form/render.ts";
-import type { Answer } from "../../../../extensions/checkpoint-bridge/tool/envelope.ts";
-import { validateAskParams, type QuestionInput } from "../../../../extensions/checkpoint-bridge/tool/validate.ts";
 
 /** Keys as a terminal sends them (legacy encoding, which pi-tui's matchesKey reads). */
 export const KEY = {

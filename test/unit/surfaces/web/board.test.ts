@@ -26,7 +26,9 @@ describe("web page board", () => {
 		cleanup.push(() => s.page.close());
 		const runs = async (count: number) => {
 			for (let i = 0; i < 200 && readdirSync(dir).length < count; i++) await new Promise((resolve) => setTimeout(resolve, 10));
-			return readdirSync(dir).map((name) => name.split("-")[0]).sort();
+			return readdirSync(dir)
+				.map((name) => name.split("-")[0])
+				.sort();
 		};
 		const first = await s.ask([{ question: "First?", options: ["a", "b"] }], { label: "one" });
 		const second = await s.ask([{ question: "Second?", options: ["c", "d"] }], { label: "two" });
@@ -40,7 +42,11 @@ describe("web page board", () => {
 		expect(s.handle.snapshot()!.open.map((o) => o.requestId)).toEqual([first.requestId, second.requestId]);
 		// The adoption emits a queued event per request: no second notification for either.
 		await new Promise((resolve) => setTimeout(resolve, 200));
-		expect(readdirSync(dir).map((name) => name.split("-")[0]).sort()).toEqual(["one", "two"]);
+		expect(
+			readdirSync(dir)
+				.map((name) => name.split("-")[0])
+				.sort(),
+		).toEqual(["one", "two"]);
 		// Same links, still alive, and the request they name answers through the new host.
 		expect([s.page.linkFor(first.requestId), s.page.linkFor(second.requestId)]).toEqual(links);
 		const link = new URL(links[1]!).pathname;

@@ -8,8 +8,8 @@ import http from "node:http";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { webPageSlotExists } from "../../../../extensions/checkpoint-bridge/surfaces/web/enable.ts";
 import { exposureWarning } from "../../../../extensions/checkpoint-bridge/surfaces/web/index.ts";
-import { fakeUI } from "../../support/fake-ui.ts";
 import { loadExtensionCopy, playedSessions } from "../../support/fake-pi.ts";
+import { fakeUI } from "../../support/fake-ui.ts";
 
 const sessions = playedSessions();
 afterEach(async () => {
@@ -19,14 +19,21 @@ afterEach(async () => {
 
 const ANNOUNCE = /^checkpoint-bridge: answer in a browser at (http:\/\/127\.0\.0\.1:\d+\/t\/[A-Za-z0-9_-]{43}\/)$/m;
 const status = (url: string) =>
-	new Promise<number | string>((resolve) => http.get(url, { agent: false }, (res) => (res.resume(), resolve(res.statusCode ?? 0))).on("error", (e: NodeJS.ErrnoException) => resolve(e.code ?? "error")));
+	new Promise<number | string>((resolve) =>
+		http
+			.get(url, { agent: false }, (res) => (res.resume(), resolve(res.statusCode ?? 0)))
+			.on("error", (e: NodeJS.ErrnoException) => resolve(e.code ?? "error")),
+	);
 
 async function host(sessionId = "host") {
 	const fake = fakeUI();
 	const s = sessions.play(await loadExtensionCopy(), { sessionId, ui: fake.ui });
 	await s.start();
 	const said = () => fake.notices.map((n) => n.message);
-	const lastUrl = () => said().flatMap((m) => ANNOUNCE.exec(m)?.[1] ?? []).at(-1);
+	const lastUrl = () =>
+		said()
+			.flatMap((m) => ANNOUNCE.exec(m)?.[1] ?? [])
+			.at(-1);
 	return { s, fake, said, lastUrl };
 }
 
@@ -94,7 +101,10 @@ describe("web page commands", () => {
 	it("a bad CHECKPOINT_BRIDGE_WEB is a warning, not a failed session", async () => {
 		vi.stubEnv("CHECKPOINT_BRIDGE_WEB", "example.com:80");
 		const { fake } = await host();
-		expect(fake.notices.at(-1)).toEqual({ message: 'checkpoint-bridge: cannot serve the answer page: "example.com:80": the host must be an IP address (IPv6 in brackets) or localhost', type: "warning" });
+		expect(fake.notices.at(-1)).toEqual({
+			message: 'checkpoint-bridge: cannot serve the answer page: "example.com:80": the host must be an IP address (IPv6 in brackets) or localhost',
+			type: "warning",
+		});
 	});
 
 	it("warns when the page can be reached from the network", () => {

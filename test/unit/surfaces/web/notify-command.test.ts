@@ -3,12 +3,12 @@
  * question in its environment (never in the command string); whatever it does (fail, hang, print
  * megabytes) the request is untouched, and a hung command is killed with what it started.
  */
-import { mkdtempSync, readFileSync, readdirSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { NOTIFY_TIMEOUT_MS, runNotifyCommand } from "../../../../extensions/checkpoint-bridge/surfaces/web/notify-command.ts";
-import { pageWithRelay, postAnswer, pagePath, trackedPages } from "./support.ts";
+import { pagePath, pageWithRelay, postAnswer, trackedPages } from "./support.ts";
 
 const pages = trackedPages();
 afterEach(() => pages.closeAll());
@@ -31,7 +31,10 @@ describe("notify command", () => {
 		const command = `cd ${dir} && printf '%s\\n%s\\n%s\\n' "$CHECKPOINT_BRIDGE_URL" "$CHECKPOINT_BRIDGE_ASKER" "$CHECKPOINT_BRIDGE_QUESTION" > "run-$$"`;
 		const s = await pages.setup({ notifyCommand: () => command });
 		const first = await s.ask([{ question: HOSTILE, options: ["a", "b"] }, { question: "Second?" }], { label: "planner" });
-		const runs = await until(() => (readdirSync(dir).filter((f) => f.startsWith("run-")).length === 1 ? readdirSync(dir).filter((f) => f.startsWith("run-")) : undefined), "notify run");
+		const runs = await until(
+			() => (readdirSync(dir).filter((f) => f.startsWith("run-")).length === 1 ? readdirSync(dir).filter((f) => f.startsWith("run-")) : undefined),
+			"notify run",
+		);
 		const [url, asker, question] = readFileSync(join(dir, runs[0]!), "utf8").split("\n");
 		expect(url).toBe(s.page.linkFor(first.requestId));
 		expect(asker).toBe("planner");
@@ -39,7 +42,7 @@ describe("notify command", () => {
 		expect(question).toBe(HOSTILE);
 		expect(readdirSync(dir)).not.toContain("pwned");
 		// The link it got answers the request.
-		expect((await postAnswer(s.page, new URL(url!).pathname + "answer", { answers: ["a", "x"] })).status).toBe(200);
+		expect((await postAnswer(s.page, `${new URL(url!).pathname}answer`, { answers: ["a", "x"] })).status).toBe(200);
 		await first.call;
 		// The host's own model asking is not relayed: no command. Another relayed request: one more run.
 		await s.ask([{ question: "Own?" }], { label: "host", sessionId: "host-session-id" });
@@ -47,7 +50,10 @@ describe("notify command", () => {
 		await until(() => (readdirSync(dir).filter((f) => f.startsWith("run-")).length === 2 ? true : undefined), "second run");
 		await new Promise((resolve) => setTimeout(resolve, 300));
 		expect(readdirSync(dir).filter((f) => f.startsWith("run-"))).toHaveLength(2);
-		const askers = readdirSync(dir).filter((f) => f.startsWith("run-")).map((f) => readFileSync(join(dir, f), "utf8").split("\n")[1]).sort();
+		const askers = readdirSync(dir)
+			.filter((f) => f.startsWith("run-"))
+			.map((f) => readFileSync(join(dir, f), "utf8").split("\n")[1])
+			.sort();
 		expect(askers).toEqual(["planner", "reviewer"]);
 	});
 
@@ -76,7 +82,11 @@ describe("notify command", () => {
 	it("a hung command is killed after the deadline with everything it started (10 s by default)", async () => {
 		expect(NOTIFY_TIMEOUT_MS).toBe(10_000);
 		const dir = mkdtempSync(join(tmpdir(), "cb-notify-"));
-		const run = runNotifyCommand(`(sleep 30; touch ${dir}/survived) & echo $! > ${dir}/child; wait`, { url: "u", asker: "a", question: "q" }, { timeoutMs: 200 });
+		const run = runNotifyCommand(
+			`(sleep 30; touch ${dir}/survived) & echo $! > ${dir}/child; wait`,
+			{ url: "u", asker: "a", question: "q" },
+			{ timeoutMs: 200 },
+		);
 		expect(await run.done).toEqual({ ok: false, reason: "killed after 200 ms" });
 		const pid = Number(readFileSync(join(dir, "child"), "utf8"));
 		// Gone, or a zombie waiting for whoever reaps orphans here: either way no longer running.

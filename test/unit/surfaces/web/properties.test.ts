@@ -53,14 +53,29 @@ describe("web page: random input", () => {
 		const body = fc.oneof(
 			printable,
 			fc.json(),
-			fc.record({ requestId: fc.oneof(fc.constantFrom(...ids), printable, fc.anything()), answers, source: fc.oneof(fc.constant("web"), printable), cancel: fc.anything() }, { requiredKeys: [] }).map((v) => JSON.stringify(v) ?? ""),
+			fc
+				.record(
+					{
+						requestId: fc.oneof(fc.constantFrom(...ids), printable, fc.anything()),
+						answers,
+						source: fc.oneof(fc.constant("web"), printable),
+						cancel: fc.anything(),
+					},
+					{ requiredKeys: [] },
+				)
+				.map((v) => JSON.stringify(v) ?? ""),
 			fc.uint8Array({ maxLength: 256 }).map((bytes) => Buffer.from(bytes)),
 		);
 		await fc.assert(
 			fc.asyncProperty(fc.constantFrom("GET", "POST", "PUT", "HEAD", "OPTIONS", "DELETE"), path, headers, body, async (method, target, given, payload) => {
 				// A GET of the live stream never ends by itself: it is covered by the server tests.
 				fc.pre(!(method === "GET" && /\/events(\?|$)/.test(target)));
-				const response = await raw(page, { method, path: target, headers: { host: own, ...given }, body: method === "GET" || method === "HEAD" ? undefined : payload });
+				const response = await raw(page, {
+					method,
+					path: target,
+					headers: { host: own, ...given },
+					body: method === "GET" || method === "HEAD" ? undefined : payload,
+				});
 				expect(response.status, `${method} ${target}`).toBeGreaterThanOrEqual(200);
 				expect(response.status, `${method} ${target} ${JSON.stringify(given)} ${String(payload).slice(0, 200)}: ${response.body}`).toBeLessThan(500);
 				if (response.status >= 400 && method !== "HEAD") expect(response.body).toMatch(/^[^\n]+\n$/);

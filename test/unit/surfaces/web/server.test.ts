@@ -36,7 +36,11 @@ describe("web page: answering", () => {
 		expect(JSON.parse(response.body)).toEqual({ ok: true });
 		const envelope = await call;
 		expect(envelope.status).toBe("ok");
-		expect(envelope.answers.map((a) => [a.answer, a.source])).toEqual([["SQLite", "web"], ["mac", "web"], ["yes", "web"]]);
+		expect(envelope.answers.map((a) => [a.answer, a.source])).toEqual([
+			["SQLite", "web"],
+			["mac", "web"],
+			["yes", "web"],
+		]);
 		expect(s.fake.dialogs[0]?.closedBy).toBe("signal");
 		// A second submit comes too late and says how the request ended.
 		const late = await postAnswer(s.page, `${pagePath(s.page)}answer`, { requestId, answers: VALID });
@@ -76,7 +80,11 @@ describe("web page: answering", () => {
 		expect(card).toMatchObject({ requestId, state: "shown", question: 1 });
 		expect(card.answered).toBeUndefined();
 		expect((await postAnswer(s.page, `${pagePath(s.page)}answer`, { requestId, answers: VALID })).status).toBe(200);
-		expect((await call).answers.map((a) => [a.answer, a.source])).toEqual([["Postgres", "dialog"], ["mac", "web"], ["yes", "web"]]);
+		expect((await call).answers.map((a) => [a.answer, a.source])).toEqual([
+			["Postgres", "dialog"],
+			["mac", "web"],
+			["yes", "web"],
+		]);
 	});
 });
 
@@ -281,7 +289,12 @@ describe("web page: live stream", () => {
 		const { deadline, queuedAt } = state!.data.cards[0];
 		expect(deadline - queuedAt).toBeGreaterThan(290_000);
 		expect(deadline - queuedAt).toBeLessThanOrEqual(300_000);
-		expect(opened!.data.card).toMatchObject({ asker: "reviewer", state: "queued", position: 2, questions: [{ question: "Three?", options: [{ label: "x" }, { label: "y" }] }] });
+		expect(opened!.data.card).toMatchObject({
+			asker: "reviewer",
+			state: "queued",
+			position: 2,
+			questions: [{ question: "Three?", options: [{ label: "x" }, { label: "y" }] }],
+		});
 		expect(nextQuestion!.data.card).toMatchObject({ state: "shown", question: 1 });
 		expect(goneFirst!.data).toMatchObject({ trace: { outcome: "answered in the terminal", asker: "planner" } });
 		expect(movedUp!.data.card).toMatchObject({ position: 1, state: "queued" });
@@ -295,7 +308,12 @@ describe("web page: keep-alive", () => {
 		const s = await setup({ keepAliveMs: 50 });
 		const { requestId } = await s.ask([{ question: "Parked?", options: ["a", "b"] }]);
 		const chunks: string[] = [];
-		const reading = readEvents(s.page, `${pagePath(s.page)}events`, (e) => e.some((x) => x.event === "gone"), (chunk) => chunks.push(chunk));
+		const reading = readEvents(
+			s.page,
+			`${pagePath(s.page)}events`,
+			(e) => e.some((x) => x.event === "gone"),
+			(chunk) => chunks.push(chunk),
+		);
 		await new Promise((resolve) => setTimeout(resolve, 120));
 		// Replaced, and nobody takes over within the grace period: the request ends without a settled event.
 		s.role.release("reload", "replaced");
@@ -319,7 +337,11 @@ describe("web page: keep-alive", () => {
 });
 
 describe("web page: life cycle", () => {
-	const resources = () => process.getActiveResourcesInfo().filter((r) => r !== "TTYWrap" && r !== "FSReqCallback").sort();
+	const resources = () =>
+		process
+			.getActiveResourcesInfo()
+			.filter((r) => r !== "TTYWrap" && r !== "FSReqCallback")
+			.sort();
 
 	it("close ends streams and connections, lets go of the bus and leaves no listener, timer or socket", async () => {
 		// Sockets of earlier tests finish closing first.
@@ -332,7 +354,9 @@ describe("web page: life cycle", () => {
 		const stream = readEvents(s.page, `${pagePath(s.page)}events`, () => false);
 		// A keep-alive connection held open by a client.
 		const agent = new http.Agent({ keepAlive: true });
-		await new Promise<void>((resolve) => http.get({ host: "127.0.0.1", port: s.page.address.port, path: pagePath(s.page), agent }, (res) => res.resume().on("end", resolve)));
+		await new Promise<void>((resolve) =>
+			http.get({ host: "127.0.0.1", port: s.page.address.port, path: pagePath(s.page), agent }, (res) => res.resume().on("end", resolve)),
+		);
 		expect(s.page.streamCount).toBe(1);
 		await s.page.close();
 		expect((await stream).map((e) => e.event)).toEqual(["state"]);
@@ -341,7 +365,9 @@ describe("web page: life cycle", () => {
 		expect(bus.listenerCount("answer")).toBe(listening.answer);
 		// Nothing listens on the port any more.
 		const refused = await new Promise<string>((resolve) =>
-			http.get({ host: "127.0.0.1", port: s.page.address.port, path: "/" }, () => resolve("connected")).on("error", (e: NodeJS.ErrnoException) => resolve(e.code ?? "error")),
+			http
+				.get({ host: "127.0.0.1", port: s.page.address.port, path: "/" }, () => resolve("connected"))
+				.on("error", (e: NodeJS.ErrnoException) => resolve(e.code ?? "error")),
 		);
 		expect(refused).toBe("ECONNREFUSED");
 		// The request itself is untouched by the page going away.
@@ -358,13 +384,15 @@ describe("web page: life cycle", () => {
 			`import { createHandle } from ${JSON.stringify(new URL("../../../../extensions/checkpoint-bridge/core/shared-handle.ts", import.meta.url).pathname)};`,
 			'const page = await startWebPage({ handle: createHandle(), address: { host: "127.0.0.1", port: 0, loopback: true } });',
 			// Held open only until the stream is up; after that only the page and its client remain.
-			'const hold = setTimeout(() => {}, 60_000);',
+			"const hold = setTimeout(() => {}, 60_000);",
 			'const req = http.get(new URL("events", page.url), (res) => { res.resume(); console.log("streaming", page.streamCount); clearTimeout(hold); });',
 			'req.on("socket", (s) => s.unref());',
 		].join("\n");
 		const { execFileSync } = await import("node:child_process");
-		const out = execFileSync(process.execPath, ["--experimental-strip-types", "--no-warnings", "--input-type=module", "-e", script], { encoding: "utf8", timeout: 20_000 });
+		const out = execFileSync(process.execPath, ["--experimental-strip-types", "--no-warnings", "--input-type=module", "-e", script], {
+			encoding: "utf8",
+			timeout: 20_000,
+		});
 		expect(out).toContain("streaming 1");
 	});
 });
-

@@ -1,9 +1,9 @@
 /** A relay with a fake host UI and a web page on a loopback port, and a raw HTTP client for it. */
 import http from "node:http";
-import type { Envelope } from "../../../../extensions/checkpoint-bridge/tool/envelope.ts";
-import type { QuestionInput } from "../../../../extensions/checkpoint-bridge/tool/validate.ts";
+import type { QuestionInput } from "../../../../extensions/checkpoint-bridge/model/question.ts";
+import type { Envelope } from "../../../../extensions/checkpoint-bridge/model/result.ts";
 import { startWebPage, type WebPage, type WebPageOptions } from "../../../../extensions/checkpoint-bridge/surfaces/web/server.ts";
-import { relay, type AskArgs } from "../../support/relay.ts";
+import { type AskArgs, relay } from "../../support/relay.ts";
 
 export interface RawResponse {
 	status: number;
@@ -59,7 +59,12 @@ export function postAnswer(page: WebPage, path: string, body: unknown, headers: 
 /** A host with a fake UI, a page on 127.0.0.1:0, and a way to ask through the relay. */
 export async function pageWithRelay(options: Partial<Omit<WebPageOptions, "handle">> = {}) {
 	const setup = relay();
-	const page = await startWebPage({ handle: setup.handle, address: { host: "127.0.0.1", port: 0, loopback: true }, notifyCommand: () => undefined, ...options });
+	const page = await startWebPage({
+		handle: setup.handle,
+		address: { host: "127.0.0.1", port: 0, loopback: true },
+		notifyCommand: () => undefined,
+		...options,
+	});
 	const settled: Envelope[] = [];
 	/** Asks and returns the request id once the host holds the request. */
 	const ask = async (questions: QuestionInput[], args: AskArgs = {}) => {

@@ -2,22 +2,25 @@
  * A host process that dies without a word (SIGKILL): its remote askers get no-host within two
  * seconds, later askers get it at once, and a new host can take over the path it left behind.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { claimHostRole } from "../../../../extensions/checkpoint-bridge/core/host-role.ts";
-import { dialogSurface } from "../../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import type { RelayProgress } from "../../../../extensions/checkpoint-bridge/core/protocol.ts";
+import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { dialogSurface } from "../../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { askRemote } from "../../../../extensions/checkpoint-bridge/transports/local/client.ts";
 import { startEndpoint } from "../../../../extensions/checkpoint-bridge/transports/local/server.ts";
-import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared-handle.ts";
 import { fakeUI } from "../../support/fake-ui.ts";
 import { EXTENSION, hostProcessScript, NODE } from "../../support/host-process.ts";
 
 /** The host process: its dialogs stay open until it is killed. */
-const HOST_PROCESS = hostProcessScript("{ select: () => new Promise(() => {}), input: () => new Promise(() => {}), notify() {} }", "setInterval(() => {}, 60_000);");
+const HOST_PROCESS = hostProcessScript(
+	"{ select: () => new Promise(() => {}), input: () => new Promise(() => {}), notify() {} }",
+	"setInterval(() => {}, 60_000);",
+);
 
 /** README, "Across processes": a remote asker learns that its host is gone within two seconds. */
 const HOST_LOSS_MS = 2_000;
@@ -47,7 +50,13 @@ it("a killed host process gives its remote askers no-host within two seconds", {
 	cleanups.push(() => rm(path.dirname(dir), { recursive: true, force: true }));
 	const { child, socketPath } = await startHostProcess(dir);
 	const ask = (onProgress?: (p: RelayProgress) => void) =>
-		askRemote(socketPath, { asker: { label: "worker", sessionId: "w" }, questions: [{ question: "Proceed?" }], budgetMs: 30_000, dialogTimeoutMs: 30_000, ...(onProgress ? { onProgress } : {}) });
+		askRemote(socketPath, {
+			asker: { label: "worker", sessionId: "w" },
+			questions: [{ question: "Proceed?" }],
+			budgetMs: 30_000,
+			dialogTimeoutMs: 30_000,
+			...(onProgress ? { onProgress } : {}),
+		});
 
 	let onShown!: () => void;
 	const shown = new Promise<void>((resolve) => (onShown = resolve));

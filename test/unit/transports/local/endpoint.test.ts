@@ -8,19 +8,19 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { askViaHost } from "../../../../extensions/checkpoint-bridge/core/asker.ts";
-import type { Envelope } from "../../../../extensions/checkpoint-bridge/tool/envelope.ts";
 import { claimHostRole } from "../../../../extensions/checkpoint-bridge/core/host-role.ts";
+import { PROTOCOL_VERSION, type RelayProgress, replyChannel } from "../../../../extensions/checkpoint-bridge/core/protocol.ts";
+import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import type { QuestionInput } from "../../../../extensions/checkpoint-bridge/model/question.ts";
+import type { Envelope } from "../../../../extensions/checkpoint-bridge/model/result.ts";
 import { dialogSurface } from "../../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
-import { PROTOCOL_VERSION, replyChannel, type RelayProgress } from "../../../../extensions/checkpoint-bridge/core/protocol.ts";
 import { ENDPOINT_ENV, endpointFromEnv } from "../../../../extensions/checkpoint-bridge/transports/local/address.ts";
 import { askRemote } from "../../../../extensions/checkpoint-bridge/transports/local/client.ts";
 import { closeProcessEndpoint, ensureProcessEndpoint } from "../../../../extensions/checkpoint-bridge/transports/local/process-endpoint.ts";
-import { startEndpoint, type EndpointOptions, type LocalEndpoint } from "../../../../extensions/checkpoint-bridge/transports/local/server.ts";
+import { type EndpointOptions, type LocalEndpoint, startEndpoint } from "../../../../extensions/checkpoint-bridge/transports/local/server.ts";
 import { encodeFrame, WIRE_VERSION } from "../../../../extensions/checkpoint-bridge/transports/wire.ts";
-import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared-handle.ts";
-import type { QuestionInput } from "../../../../extensions/checkpoint-bridge/tool/validate.ts";
 import { dialogFeed } from "../../support/dialog-feed.ts";
-import { fakeUI, type FakeDialog } from "../../support/fake-ui.ts";
+import { type FakeDialog, fakeUI } from "../../support/fake-ui.ts";
 import { rawConnection, requestLine, tokenAt } from "../../support/raw-endpoint.ts";
 
 const HOST_SESSION = "host-session-id";
@@ -47,8 +47,11 @@ async function hostWithEndpoint(options: Partial<EndpointOptions> = {}) {
 	cleanups.push(() => endpoint.close());
 	const budgets = { budgetMs: 10_000, dialogTimeoutMs: 10_000 };
 	const local = (label: string, questions: QuestionInput[]) => askViaHost({ handle, asker: { label, sessionId: `${label}-session` }, questions, ...budgets });
-	const remote = (label: string, questions: QuestionInput[], extra: { budgetMs?: number; signal?: AbortSignal; onProgress?: (p: RelayProgress) => void } = {}) =>
-		askRemote(endpoint.endpoint, { asker: { label, sessionId: `${label}-session` }, questions, pid: REMOTE_PID, ...budgets, ...extra });
+	const remote = (
+		label: string,
+		questions: QuestionInput[],
+		extra: { budgetMs?: number; signal?: AbortSignal; onProgress?: (p: RelayProgress) => void } = {},
+	) => askRemote(endpoint.endpoint, { asker: { label, sessionId: `${label}-session` }, questions, pid: REMOTE_PID, ...budgets, ...extra });
 	return { handle, fake, feed, role, endpoint, local, remote };
 }
 
@@ -76,7 +79,10 @@ describe("a remote asker is served by the host's queue", () => {
 		second.answer("MIT");
 		const envelope = await call;
 		expect(envelope.status).toBe("ok");
-		expect(envelope.answers.map((a) => [a.question, a.answer])).toEqual([["Project name?", "atlas"], ["License?", "MIT"]]);
+		expect(envelope.answers.map((a) => [a.question, a.answer])).toEqual([
+			["Project name?", "atlas"],
+			["License?", "MIT"],
+		]);
 		expect(envelope.note).toBeUndefined();
 		expect(envelope.asker).toBe("planner");
 		expect(envelope.requestId).toMatch(/^[\w-]{21}$/);
@@ -162,7 +168,18 @@ describe("what the endpoint forwards", () => {
 		const raw = await trusted(endpoint);
 		const tenHours = 36_000_000;
 		const now = Date.now();
-		raw.send(encodeFrame({ type: "request", v: WIRE_VERSION, id: "long-1", asker: { label: "raw", sessionId: "r" }, questions: [q("Take your time?")], deadline: now + tenHours, dialogTimeoutMs: tenHours, createdAt: now }));
+		raw.send(
+			encodeFrame({
+				type: "request",
+				v: WIRE_VERSION,
+				id: "long-1",
+				asker: { label: "raw", sessionId: "r" },
+				questions: [q("Take your time?")],
+				deadline: now + tenHours,
+				dialogTimeoutMs: tenHours,
+				createdAt: now,
+			}),
+		);
 		const dialog = await feed.next();
 		expect(dialog.timeout).toBeLessThanOrEqual(3_600_000);
 		expect(dialog.timeout).toBeGreaterThan(3_600_000 - 60_000);
@@ -218,7 +235,12 @@ describe("what the endpoint forwards", () => {
 		expect(handle.claimHost({ sessionId: "h", protocol: PROTOCOL_VERSION + 1 })).toBeDefined();
 		const endpoint = await startEndpoint({ handle });
 		cleanups.push(() => endpoint.close());
-		const envelope = await askRemote(endpoint.endpoint, { asker: { label: "p", sessionId: "p" }, questions: [q("x?")], budgetMs: 10_000, dialogTimeoutMs: 10_000 });
+		const envelope = await askRemote(endpoint.endpoint, {
+			asker: { label: "p", sessionId: "p" },
+			questions: [q("x?")],
+			budgetMs: 10_000,
+			dialogTimeoutMs: 10_000,
+		});
 		expect(envelope.status).toBe("error");
 		expect(envelope.note).toContain(`v${PROTOCOL_VERSION + 1}`);
 		expect(envelope.note).toContain(`endpoint speaks v${PROTOCOL_VERSION}`);
@@ -229,7 +251,12 @@ describe("what the endpoint forwards", () => {
 		handle.claimHost({ sessionId: "h", protocol: PROTOCOL_VERSION });
 		const endpoint = await startEndpoint({ handle });
 		cleanups.push(() => endpoint.close());
-		const envelope = await askRemote(endpoint.endpoint, { asker: { label: "p", sessionId: "p" }, questions: [q("x?")], budgetMs: 10_000, dialogTimeoutMs: 10_000 });
+		const envelope = await askRemote(endpoint.endpoint, {
+			asker: { label: "p", sessionId: "p" },
+			questions: [q("x?")],
+			budgetMs: 10_000,
+			dialogTimeoutMs: 10_000,
+		});
 		expect(envelope.status).toBe("no-host");
 		expect(envelope.note).toMatch(/nothing is listening for questions/);
 		expect(handle.bus.eventNames()).toEqual([]);
@@ -316,7 +343,9 @@ describe("one connection, several requests", () => {
 		await raw.frame((f) => f.type === "result");
 		const replies = raw.frames.filter((f) => f.type !== "welcome");
 		expect(new Set(replies.map((f) => f.id))).toEqual(new Set(["mine-1", "mine-2"]));
-		expect(replies.filter((f) => f.type === "result")).toEqual([expect.objectContaining({ id: "mine-2", status: "ok", answers: [expect.objectContaining({ answer: "two" })] })]);
+		expect(replies.filter((f) => f.type === "result")).toEqual([
+			expect.objectContaining({ id: "mine-2", status: "ok", answers: [expect.objectContaining({ answer: "two" })] }),
+		]);
 		expect(raw.socket.destroyed).toBe(false);
 	});
 });
@@ -395,7 +424,12 @@ describe("the host side going away", () => {
 	it("with nothing at the advertised path, the call settles no-host at once", async () => {
 		const dir = await mkdtemp(path.join(os.tmpdir(), "cpb-test-"));
 		cleanups.push(() => rm(dir, { recursive: true, force: true }));
-		const envelope = await askRemote(path.join(dir, "socket"), { asker: { label: "p", sessionId: "p" }, questions: [q("x?")], budgetMs: 10_000, dialogTimeoutMs: 10_000 });
+		const envelope = await askRemote(path.join(dir, "socket"), {
+			asker: { label: "p", sessionId: "p" },
+			questions: [q("x?")],
+			budgetMs: 10_000,
+			dialogTimeoutMs: 10_000,
+		});
 		// At once: the missing token file, not the 10 s budget or the 1.5 s connect timeout, ended the call.
 		expect(envelope.status).toBe("no-host");
 		expect(envelope.note).toMatch(/^No host answers at .*socket \(its socket: ENOENT\)/);
@@ -458,7 +492,8 @@ describe("one endpoint per process", () => {
 		expect(await ensureProcessEndpoint(handle, { env }, registry)).toBe(endpoint);
 		expect(env[ENDPOINT_ENV]).toBe(endpoint.endpoint);
 
-		const ask = (text: string) => askRemote(endpointFromEnv(env)!, { asker: { label: "child", sessionId: "c" }, questions: [q(text)], budgetMs: 10_000, dialogTimeoutMs: 10_000 });
+		const ask = (text: string) =>
+			askRemote(endpointFromEnv(env)!, { asker: { label: "child", sessionId: "c" }, questions: [q(text)], budgetMs: 10_000, dialogTimeoutMs: 10_000 });
 		const call = ask("Across the reload?");
 		const shownByFirst = await firstFeed.next();
 		first.release("reload", "The host session was replaced.");

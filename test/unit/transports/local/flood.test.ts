@@ -6,7 +6,7 @@
  * asker does. Every call must be served (`ok`), and the host's RSS must stay bounded. The asker's
  * latency and the host's RSS are printed, not asserted: they depend on the machine.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -84,15 +84,29 @@ const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length 
 it("a legitimate asker is served during a flood of idle and 1 MiB connections, and the host's memory stays bounded", { timeout: 120_000 }, async () => {
 	const dir = path.join(await mkdtemp(path.join(os.tmpdir(), "cpb-flood-")), "endpoint");
 	const quote = (text: string) => `'${text.replaceAll("'", "'\\''")}'`;
-	const host = start("sh", ["-c", `ulimit -n ${FD_LIMIT} && exec ${quote(NODE)} --input-type=module --no-warnings -e ${quote(HOST)} ${quote(EXTENSION)} ${quote(dir)}`]);
+	const host = start("sh", [
+		"-c",
+		`ulimit -n ${FD_LIMIT} && exec ${quote(NODE)} --input-type=module --no-warnings -e ${quote(HOST)} ${quote(EXTENSION)} ${quote(dir)}`,
+	]);
 	try {
 		const socketPath = (await host.waitFor(/^READY (.+)$/m))[1]!;
-		const rssSamples = () => [...host.stdout().matchAll(/^RSS (\d+) (\d+) (\d+)$/gm)].map((m) => ({ rss: Number(m[1]), connections: Number(m[2]), pending: Number(m[3]) }));
-		const ask = () => askRemote(socketPath, { asker: { label: "legit", sessionId: "l" }, questions: [{ question: "Still served?" }], budgetMs: 30_000, dialogTimeoutMs: 30_000 });
+		const rssSamples = () =>
+			[...host.stdout().matchAll(/^RSS (\d+) (\d+) (\d+)$/gm)].map((m) => ({ rss: Number(m[1]), connections: Number(m[2]), pending: Number(m[3]) }));
+		const ask = () =>
+			askRemote(socketPath, {
+				asker: { label: "legit", sessionId: "l" },
+				questions: [{ question: "Still served?" }],
+				budgetMs: 30_000,
+				dialogTimeoutMs: 30_000,
+			});
 		// Warm up, then take the host's resting RSS.
 		for (let i = 0; i < 5; i++) expect((await ask()).status).toBe("ok");
 		await new Promise((resolve) => setTimeout(resolve, 200));
-		const resting = Math.max(...rssSamples().slice(-3).map((s) => s.rss));
+		const resting = Math.max(
+			...rssSamples()
+				.slice(-3)
+				.map((s) => s.rss),
+		);
 
 		const flood = start(NODE, ["--input-type=module", "--no-warnings", "-e", FLOOD, socketPath, String(IDLE_CONNECTIONS), String(MEBIBYTE_SENDERS)]);
 		// The host is already dropping flood connections and the flood re-opening them when the asking starts.

@@ -14,10 +14,10 @@ import type { RelayRequest } from "../../../../extensions/checkpoint-bridge/core
 import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared-handle.ts";
 import { dialogSurface } from "../../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { askRemote } from "../../../../extensions/checkpoint-bridge/transports/local/client.ts";
-import { startEndpoint, type EndpointOptions } from "../../../../extensions/checkpoint-bridge/transports/local/server.ts";
+import { type EndpointOptions, startEndpoint } from "../../../../extensions/checkpoint-bridge/transports/local/server.ts";
 import { encodeFrame, HANDSHAKE_MAX_FRAME_BYTES, MAX_FRAME_BYTES, WIRE_VERSION } from "../../../../extensions/checkpoint-bridge/transports/wire.ts";
-import { fakeUI, type FakeDialog } from "../../support/fake-ui.ts";
-import { rawConnection, requestLine, tokenAt, type RawFrame } from "../../support/raw-endpoint.ts";
+import { type FakeDialog, fakeUI } from "../../support/fake-ui.ts";
+import { type RawFrame, rawConnection, requestLine, tokenAt } from "../../support/raw-endpoint.ts";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -109,21 +109,41 @@ describe("refused connections harm nothing else", () => {
 		// after the handshake
 		["a request in another version", async (raw, token) => (await raw.handshake(token), raw.send(requestLine("r1", { v: WIRE_VERSION + 1 }))), "bad-version"],
 		["a second hello", async (raw, token) => (await raw.handshake(token), raw.send(raw.helloLine())), "unexpected"],
-		["a second auth", async (raw, token) => (await raw.handshake(token), raw.send(encodeFrame({ type: "auth", v: WIRE_VERSION, proof: "p".repeat(43) }))), "unexpected"],
+		[
+			"a second auth",
+			async (raw, token) => (await raw.handshake(token), raw.send(encodeFrame({ type: "auth", v: WIRE_VERSION, proof: "p".repeat(43) }))),
+			"unexpected",
+		],
 		["a reused request id", async (raw, token) => (await raw.handshake(token), raw.send(requestLine("r1") + requestLine("r1"))), "unexpected"],
 		[
 			"a result sent by a client",
-			async (raw, token) => (await raw.handshake(token), raw.send(encodeFrame({ type: "result", v: WIRE_VERSION, id: "r1", kind: "result", status: "ok", answers: [] }))),
+			async (raw, token) => (
+				await raw.handshake(token), raw.send(encodeFrame({ type: "result", v: WIRE_VERSION, id: "r1", kind: "result", status: "ok", answers: [] }))
+			),
 			"unexpected",
 		],
 		[
 			"a progress sent by a client",
-			async (raw, token) => (await raw.handshake(token), raw.send(encodeFrame({ type: "progress", v: WIRE_VERSION, id: "r1", kind: "progress", stage: "shown", answers: [] }))),
+			async (raw, token) => (
+				await raw.handshake(token), raw.send(encodeFrame({ type: "progress", v: WIRE_VERSION, id: "r1", kind: "progress", stage: "shown", answers: [] }))
+			),
 			"unexpected",
 		],
-		["a non-finite deadline", async (raw, token) => (await raw.handshake(token), raw.send(requestLine("r1").replace(/"deadline":\d+/, '"deadline":1e999'))), "malformed"],
-		["bytes that are not UTF-8 after the handshake", async (raw, token) => (await raw.handshake(token), raw.socket.write(bytes(requestLine("r1").slice(0, 40), [0xc3, 0x28], '"}\n'))), "malformed"],
-		["an oversized request", async (raw, token) => (await raw.handshake(token), raw.send(requestLine("r1", { question: "y".repeat(MAX_FRAME_BYTES) }))), "too-large"],
+		[
+			"a non-finite deadline",
+			async (raw, token) => (await raw.handshake(token), raw.send(requestLine("r1").replace(/"deadline":\d+/, '"deadline":1e999'))),
+			"malformed",
+		],
+		[
+			"bytes that are not UTF-8 after the handshake",
+			async (raw, token) => (await raw.handshake(token), raw.socket.write(bytes(requestLine("r1").slice(0, 40), [0xc3, 0x28], '"}\n'))),
+			"malformed",
+		],
+		[
+			"an oversized request",
+			async (raw, token) => (await raw.handshake(token), raw.send(requestLine("r1", { question: "y".repeat(MAX_FRAME_BYTES) }))),
+			"too-large",
+		],
 	];
 
 	it.each(cases)("refuses %s with an error frame and closes only that connection", async (_what, drive, code) => {
@@ -137,12 +157,15 @@ describe("refused connections harm nothing else", () => {
 
 	it.each([
 		["never says hello", (_raw: Raw) => {}],
-		["sends its hello a byte at a time, too slowly", (raw: Raw) => {
-			const line = raw.helloLine();
-			let at = 0;
-			const timer = setInterval(() => (at < line.length - 1 ? raw.send(line[at++]!) : clearInterval(timer)), 20);
-			raw.socket.once("close", () => clearInterval(timer));
-		}],
+		[
+			"sends its hello a byte at a time, too slowly",
+			(raw: Raw) => {
+				const line = raw.helloLine();
+				let at = 0;
+				const timer = setInterval(() => (at < line.length - 1 ? raw.send(line[at++]!) : clearInterval(timer)), 20);
+				raw.socket.once("close", () => clearInterval(timer));
+			},
+		],
 		["gets the welcome and never proves itself", (raw: Raw) => void raw.welcome("whatever").catch(() => {})],
 	])("closes a connection that %s, at the handshake's deadline", async (_what, drive) => {
 		await host.endpoint.close();
@@ -185,7 +208,7 @@ describe("refused connections harm nothing else", () => {
 		expect((await good).status).toBe("ok");
 		// Had the dropped request stayed queued, its dialog would open before this one.
 		const next = host.ask("next");
-		expect((await host.dialog(2)).title).toBe("[next (pid " + process.pid + ")] next?");
+		expect((await host.dialog(2)).title).toBe(`[next (pid ${process.pid})] next?`);
 		host.fake.current()!.answer("x");
 		await next;
 	});
@@ -228,7 +251,11 @@ describe("what a request may carry", () => {
 		const raw = host.raw();
 		await raw.handshake(await host.token());
 		const sentAt = Date.now();
-		raw.send(requestLine("long").replace(/"deadline":\d+/, `"deadline":${sentAt + 100 * MAX_TIMEOUT_MS}`).replace(/"dialogTimeoutMs":\d+/, `"dialogTimeoutMs":${100 * MAX_TIMEOUT_MS}`));
+		raw.send(
+			requestLine("long")
+				.replace(/"deadline":\d+/, `"deadline":${sentAt + 100 * MAX_TIMEOUT_MS}`)
+				.replace(/"dialogTimeoutMs":\d+/, `"dialogTimeoutMs":${100 * MAX_TIMEOUT_MS}`),
+		);
 		await host.dialog(1);
 		expect(seen).toHaveLength(1);
 		expect(seen[0]!.deadline).toBeLessThanOrEqual(Date.now() + MAX_TIMEOUT_MS);
@@ -386,7 +413,12 @@ describe("only this user can reach the endpoint", () => {
 	it("an asker whose token file does not match the host's gets no-host: the host cannot prove itself with that token, so nothing is asked", async () => {
 		const { endpoint, fake } = await hostWithEndpoint();
 		await writeFile(endpoint.address.tokenPath, "A".repeat(43), { mode: 0o600 });
-		const envelope = await askRemote(endpoint.endpoint, { asker: { label: "p", sessionId: "p" }, questions: [{ question: "x?" }], budgetMs: 10_000, dialogTimeoutMs: 10_000 });
+		const envelope = await askRemote(endpoint.endpoint, {
+			asker: { label: "p", sessionId: "p" },
+			questions: [{ question: "x?" }],
+			budgetMs: 10_000,
+			dialogTimeoutMs: 10_000,
+		});
 		expect(envelope.status).toBe("no-host");
 		expect(envelope.note).toMatch(/is not trusted: it could not prove it holds the token in .*token\. Nothing was asked there/);
 		expect(fake.dialogs).toHaveLength(0);

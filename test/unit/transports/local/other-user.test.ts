@@ -9,7 +9,7 @@
  * whatever it is asked, speaking the current wire, handshake and all, with its own token. The child
  * must get `no-host` and the impostor must receive nothing of the question.
  */
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { rm } from "node:fs/promises";
 import os from "node:os";
@@ -167,39 +167,47 @@ async function hostIn(dir: string) {
 }
 
 describe("another user on the machine", () => {
-	it.skipIf(!AS_ROOT)(rootOnly("recreating an orphaned child's removed endpoint as another user gets the child's no-host, and not one byte of its question"), { timeout: 30_000 }, async () => {
-		// Directly in the shared temp dir, where another user can create a directory of that name once it is gone.
-		const dir = path.join(os.tmpdir(), `checkpoint-bridge-orphan-${randomBytes(6).toString("hex")}`);
-		cleanups.push(() => rm(dir, { recursive: true, force: true }));
-		const host = await hostIn(dir);
-		const child = run(CHILD, [EXTENSION], { env: { ...process.env, [ENDPOINT_ENV]: host.endpoint.endpoint } });
-		await child.line((text) => text === "READY");
+	it.skipIf(!AS_ROOT)(
+		rootOnly("recreating an orphaned child's removed endpoint as another user gets the child's no-host, and not one byte of its question"),
+		{ timeout: 30_000 },
+		async () => {
+			// Directly in the shared temp dir, where another user can create a directory of that name once it is gone.
+			const dir = path.join(os.tmpdir(), `checkpoint-bridge-orphan-${randomBytes(6).toString("hex")}`);
+			cleanups.push(() => rm(dir, { recursive: true, force: true }));
+			const host = await hostIn(dir);
+			const child = run(CHILD, [EXTENSION], { env: { ...process.env, [ENDPOINT_ENV]: host.endpoint.endpoint } });
+			await child.line((text) => text === "READY");
 
-		// While the host lives, the child is served by it.
-		child.child.stdin!.write("ask\n");
-		const served = JSON.parse(await child.line((text) => text.startsWith("{"))) as { status: string; answers: { answer: string }[] };
-		expect([served.status, served.answers[0]?.answer]).toEqual(["ok", "from the real host"]);
+			// While the host lives, the child is served by it.
+			child.child.stdin!.write("ask\n");
+			const served = JSON.parse(await child.line((text) => text.startsWith("{"))) as { status: string; answers: { answer: string }[] };
+			expect([served.status, served.answers[0]?.answer]).toEqual(["ok", "from the real host"]);
 
-		// The host quits: its directory goes. Another user recreates it, 777, with its own socket and token.
-		await host.endpoint.close();
-		const impostor = run(IMPOSTOR, [dir], { uid: NOBODY });
-		await impostor.line((text) => text.includes('"ready"'));
+			// The host quits: its directory goes. Another user recreates it, 777, with its own socket and token.
+			await host.endpoint.close();
+			const impostor = run(IMPOSTOR, [dir], { uid: NOBODY });
+			await impostor.line((text) => text.includes('"ready"'));
 
-		child.child.stdin!.write("ask\n");
-		const envelope = JSON.parse(await child.line((text) => text.startsWith("{"), 2)) as { status: string; note: string; answers: unknown[] };
-		console.log(`orphaned child asking a recreated endpoint: ${envelope.status}: ${envelope.note}`);
-		expect(envelope.status).toBe("no-host");
-		expect(envelope.answers).toEqual([]);
-		expect(envelope.note).toMatch(/belongs to another user \(uid 65534, not 0\)/);
-		expect(impostor.all()).not.toContain(QUESTION);
-		expect(impostor.lines.filter((text) => text.includes('"connection"'))).toEqual([]);
-	});
+			child.child.stdin!.write("ask\n");
+			const envelope = JSON.parse(await child.line((text) => text.startsWith("{"), 2)) as { status: string; note: string; answers: unknown[] };
+			console.log(`orphaned child asking a recreated endpoint: ${envelope.status}: ${envelope.note}`);
+			expect(envelope.status).toBe("no-host");
+			expect(envelope.answers).toEqual([]);
+			expect(envelope.note).toMatch(/belongs to another user \(uid 65534, not 0\)/);
+			expect(impostor.all()).not.toContain(QUESTION);
+			expect(impostor.lines.filter((text) => text.includes('"connection"'))).toEqual([]);
+		},
+	);
 
-	it.skipIf(!AS_ROOT)(rootOnly("another user can neither read a live endpoint's token nor connect to its socket (directory 0700, token and socket 0600)"), { timeout: 30_000 }, async () => {
-		const host = await hostIn(path.join(os.tmpdir(), `checkpoint-bridge-probe-${randomBytes(6).toString("hex")}`));
-		const probe = run(PROBE, [host.endpoint.address.tokenPath, host.endpoint.endpoint], { uid: NOBODY });
-		await probe.exited;
-		expect(JSON.parse(probe.all())).toEqual({ token: "EACCES", socket: "EACCES" });
-		expect(host.fake.dialogs).toEqual([]);
-	});
+	it.skipIf(!AS_ROOT)(
+		rootOnly("another user can neither read a live endpoint's token nor connect to its socket (directory 0700, token and socket 0600)"),
+		{ timeout: 30_000 },
+		async () => {
+			const host = await hostIn(path.join(os.tmpdir(), `checkpoint-bridge-probe-${randomBytes(6).toString("hex")}`));
+			const probe = run(PROBE, [host.endpoint.address.tokenPath, host.endpoint.endpoint], { uid: NOBODY });
+			await probe.exited;
+			expect(JSON.parse(probe.all())).toEqual({ token: "EACCES", socket: "EACCES" });
+			expect(host.fake.dialogs).toEqual([]);
+		},
+	);
 });

@@ -13,13 +13,13 @@ import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { claimHostRole } from "../../../../extensions/checkpoint-bridge/core/host-role.ts";
 import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import type { Envelope } from "../../../../extensions/checkpoint-bridge/model/result.ts";
 import { dialogSurface } from "../../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
-import type { Envelope } from "../../../../extensions/checkpoint-bridge/tool/envelope.ts";
 import { ENDPOINT_ENV } from "../../../../extensions/checkpoint-bridge/transports/local/address.ts";
 import { askRemote, type RemoteAskOptions } from "../../../../extensions/checkpoint-bridge/transports/local/client.ts";
 import { closePooledConnections, DEFAULT_POOL_IDLE_MS, pooledConnectionCount } from "../../../../extensions/checkpoint-bridge/transports/local/pool.ts";
 import { proofOf } from "../../../../extensions/checkpoint-bridge/transports/local/proof.ts";
-import { startEndpoint, type EndpointOptions } from "../../../../extensions/checkpoint-bridge/transports/local/server.ts";
+import { type EndpointOptions, startEndpoint } from "../../../../extensions/checkpoint-bridge/transports/local/server.ts";
 import { encodeFrame, MAX_FRAME_BYTES, WIRE_VERSION } from "../../../../extensions/checkpoint-bridge/transports/wire.ts";
 import { dialogFeed } from "../../support/dialog-feed.ts";
 import { fakeUI } from "../../support/fake-ui.ts";
@@ -134,7 +134,8 @@ async function provenFakeHost(dir: string, token: string) {
 			buffered = lines.pop()!;
 			for (const line of lines) {
 				const frame = JSON.parse(line) as { type: string; nonce?: string; id?: string };
-				if (frame.type === "hello") socket.write(encodeFrame({ type: "welcome", v: WIRE_VERSION, proof: proofOf(token, "server", frame.nonce!, "s".repeat(43)), nonce: "s".repeat(43) }));
+				if (frame.type === "hello")
+					socket.write(encodeFrame({ type: "welcome", v: WIRE_VERSION, proof: proofOf(token, "server", frame.nonce!, "s".repeat(43)), nonce: "s".repeat(43) }));
 				if (frame.type === "request") requests.push(frame.id!);
 			}
 		});

@@ -13,10 +13,10 @@ import type { RelayRequest } from "../../../../extensions/checkpoint-bridge/core
 import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared-handle.ts";
 import { dialogSurface } from "../../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { askRemote } from "../../../../extensions/checkpoint-bridge/transports/local/client.ts";
-import { startEndpoint, type LocalEndpoint } from "../../../../extensions/checkpoint-bridge/transports/local/server.ts";
+import { type LocalEndpoint, startEndpoint } from "../../../../extensions/checkpoint-bridge/transports/local/server.ts";
 import { decodeFrame, encodeFrame, WIRE_VERSION } from "../../../../extensions/checkpoint-bridge/transports/wire.ts";
-import { fakeUI, type FakeUI } from "../../support/fake-ui.ts";
-import { rawConnection, tokenAt, type RawFrame } from "../../support/raw-endpoint.ts";
+import { type FakeUI, fakeUI } from "../../support/fake-ui.ts";
+import { type RawFrame, rawConnection, tokenAt } from "../../support/raw-endpoint.ts";
 
 let endpoint: LocalEndpoint;
 let fake: FakeUI;
@@ -44,7 +44,16 @@ afterAll(async () => {
 
 const validRequest = (id: string, question: string) => {
 	const now = Date.now();
-	return { type: "request", v: WIRE_VERSION, id, asker: { label: "random", sessionId: "r" }, questions: [{ question }], deadline: now + 10_000, dialogTimeoutMs: 10_000, createdAt: now };
+	return {
+		type: "request",
+		v: WIRE_VERSION,
+		id,
+		asker: { label: "random", sessionId: "r" },
+		questions: [{ question }],
+		deadline: now + 10_000,
+		dialogTimeoutMs: 10_000,
+		createdAt: now,
+	};
 };
 
 /** One piece of input: bytes to write. */
@@ -56,10 +65,17 @@ const piece: fc.Arbitrary<Piece> = fc.oneof(
 	fc.uint8Array({ maxLength: 100 }).map((bytes) => ({ bytes: Buffer.concat([Buffer.from(bytes), Buffer.from("\n")]) })),
 	fc.json().map((json) => ({ bytes: Buffer.from(`${json}\n`) })),
 	fc
-		.tuple(fc.constantFrom("type", "v", "id", "asker", "questions", "deadline", "dialogTimeoutMs", "createdAt", "nonce", "proof", "__proto__"), fc.jsonValue(), id)
+		.tuple(
+			fc.constantFrom("type", "v", "id", "asker", "questions", "deadline", "dialogTimeoutMs", "createdAt", "nonce", "proof", "__proto__"),
+			fc.jsonValue(),
+			id,
+		)
 		.map(([key, value, requestId]) => ({ bytes: Buffer.from(`${JSON.stringify({ ...validRequest(requestId, "Mutated?"), [key]: value })}\n`) })),
 	fc
-		.tuple(fc.constantFrom("hello", "welcome", "auth", "cancel", "progress", "result", "error"), fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue(), { maxKeys: 4 }))
+		.tuple(
+			fc.constantFrom("hello", "welcome", "auth", "cancel", "progress", "result", "error"),
+			fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue(), { maxKeys: 4 }),
+		)
 		.map(([type, fields]) => ({ bytes: Buffer.from(`${JSON.stringify({ ...fields, type, v: WIRE_VERSION })}\n`) })),
 	fc.tuple(id, fc.string({ unit: "binary", minLength: 1, maxLength: 60 })).map(([requestId, question]) => ({
 		bytes: Buffer.from(encodeFrame(validRequest(requestId, question) as never)),
@@ -106,14 +122,21 @@ async function play(pieces: Piece[], handshake: boolean) {
 		expect(request.asker.label).toMatch(/ \(pid 99\)$/);
 	}
 	// The connection is gone: so are its dialogs (a dialog left open would hang the run until its timeout fails it).
-	await Promise.all(fake.open.map((dialog) => new Promise((resolve) => (dialog.signal?.aborted ? resolve(undefined) : dialog.signal?.addEventListener("abort", resolve)))));
+	await Promise.all(
+		fake.open.map((dialog) => new Promise((resolve) => (dialog.signal?.aborted ? resolve(undefined) : dialog.signal?.addEventListener("abort", resolve)))),
+	);
 	await new Promise((resolve) => setImmediate(resolve));
 	expect(fake.open).toEqual([]);
 	expect(thrown).toEqual([]);
 }
 
 async function legitimateAskerServed() {
-	const envelope = await askRemote(endpoint.endpoint, { asker: { label: "legit", sessionId: "l" }, questions: [{ question: "Served?" }], budgetMs: 10_000, dialogTimeoutMs: 10_000 });
+	const envelope = await askRemote(endpoint.endpoint, {
+		asker: { label: "legit", sessionId: "l" },
+		questions: [{ question: "Served?" }],
+		budgetMs: 10_000,
+		dialogTimeoutMs: 10_000,
+	});
 	expect([envelope.status, envelope.answers[0]?.answer]).toEqual(["ok", "served"]);
 }
 
@@ -132,7 +155,10 @@ describe("random input to the endpoint", () => {
 
 	it("after the handshake: requests reach the host unchanged or not at all, never a crash", { timeout: 60_000 }, async () => {
 		const before = onBus.length;
-		await fc.assert(fc.asyncProperty(fc.array(piece, { minLength: 1, maxLength: 8 }), (pieces) => play(pieces, true)), { numRuns: 150 });
+		await fc.assert(
+			fc.asyncProperty(fc.array(piece, { minLength: 1, maxLength: 8 }), (pieces) => play(pieces, true)),
+			{ numRuns: 150 },
+		);
 		// The runs did put random requests on the bus, not only sentinels.
 		expect(onBus.slice(before).filter((r) => JSON.stringify(r.questions) !== '[{"question":"Sentinel?"}]').length).toBeGreaterThan(20);
 		await legitimateAskerServed();

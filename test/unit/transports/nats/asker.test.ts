@@ -5,11 +5,11 @@
  */
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { Envelope } from "../../../../extensions/checkpoint-bridge/tool/envelope.ts";
+import type { Envelope } from "../../../../extensions/checkpoint-bridge/model/result.ts";
 import { encodeNatsFrame } from "../../../../extensions/checkpoint-bridge/transports/nats/frames.ts";
 import { RESEND_INTERVAL_MS, SILENCE_MS, TICK_MS } from "../../../../extensions/checkpoint-bridge/transports/nats/liveness.ts";
 import { WIRE_VERSION } from "../../../../extensions/checkpoint-bridge/transports/wire.ts";
-import { FakeNats, type FakeClient } from "../../support/fake-broker.ts";
+import { type FakeClient, FakeNats } from "../../support/fake-broker.ts";
 import { askFake, natsHost, ROOM, SUBJECTS } from "../../support/nats-room.ts";
 
 const Q = [{ question: "Which naming convention?", options: [{ label: "camelCase" }, { label: "snake_case" }] }];
@@ -127,7 +127,17 @@ describe("refused replies", () => {
 		const intruder = nats.client();
 		intruder.publish(inbox, new TextEncoder().encode("not json"));
 		intruder.publish(inbox, encodeNatsFrame({ type: "result", v: 2, id: "x", kind: "result", status: "ok", answers: [] }));
-		intruder.publish(inbox, encodeNatsFrame({ type: "result", v: WIRE_VERSION, id: "someone-else", kind: "result", status: "ok", answers: [{ question: "Q", answer: "forged", kind: "text" }] }));
+		intruder.publish(
+			inbox,
+			encodeNatsFrame({
+				type: "result",
+				v: WIRE_VERSION,
+				id: "someone-else",
+				kind: "result",
+				status: "ok",
+				answers: [{ question: "Q", answer: "forged", kind: "text" }],
+			}),
+		);
 		intruder.publish(inbox, encodeNatsFrame({ type: "pong", v: WIRE_VERSION, id: "someone-else", held: false, host: "h" }));
 		await flush();
 		expect(call.envelope).toBeUndefined();
@@ -139,7 +149,9 @@ describe("refused replies", () => {
 	it("the host's error frame (a version mismatch) settles the call as error naming it", async () => {
 		const nats = new FakeNats();
 		const fakeHost = nats.client();
-		fakeHost.subscribe(SUBJECTS.request, (m) => fakeHost.publish(m.reply!, encodeNatsFrame({ type: "error", v: 7, code: "bad-version", message: "The frame speaks v1; this side speaks v7." })));
+		fakeHost.subscribe(SUBJECTS.request, (m) =>
+			fakeHost.publish(m.reply!, encodeNatsFrame({ type: "error", v: 7, code: "bad-version", message: "The frame speaks v1; this side speaks v7." })),
+		);
 		const call = track(askFake(nats, Q));
 		await flush();
 		expect(call.envelope).toMatchObject({ status: "error" });
@@ -169,7 +181,13 @@ describe("a grace for the host to come back (CHECKPOINT_BRIDGE_HOST_GRACE_MS)", 
 		await promise;
 		await vi.advanceTimersByTimeAsync(10_000);
 		expect(settled).toHaveLength(1);
-		expect(settled[0]).toMatchObject({ status: "ok", answers: [{ question: "Name?", answer: "Ada" }, { question: "Colour?", answer: "blue" }] });
+		expect(settled[0]).toMatchObject({
+			status: "ok",
+			answers: [
+				{ question: "Name?", answer: "Ada" },
+				{ question: "Colour?", answer: "blue" },
+			],
+		});
 	});
 
 	// Cut after the request was taken (a hang), or before it (it reached the host's subscription and nothing
@@ -231,17 +249,20 @@ describe("random input on the asker's inbox (property)", () => {
 		fc.uint8Array({ maxLength: 200 }),
 		fc.json().map((s) => new TextEncoder().encode(s)),
 		fc
-			.record({
-				type: fc.constantFrom("result", "progress", "pong", "error", "request", "host"),
-				code: fc.constantFrom("bad-version", "malformed"),
-				message: fc.string(),
-				v: fc.constantFrom(1, 2),
-				id: fc.constantFrom("other", "x", ""),
-				kind: fc.constantFrom("result", "progress"),
-				status: fc.constantFrom("ok", "no-host", "bogus"),
-				held: fc.boolean(),
-				answers: fc.constant([{ question: "Which naming convention?", answer: "forged", kind: "text" }]),
-			}, { requiredKeys: ["type", "id"] })
+			.record(
+				{
+					type: fc.constantFrom("result", "progress", "pong", "error", "request", "host"),
+					code: fc.constantFrom("bad-version", "malformed"),
+					message: fc.string(),
+					v: fc.constantFrom(1, 2),
+					id: fc.constantFrom("other", "x", ""),
+					kind: fc.constantFrom("result", "progress"),
+					status: fc.constantFrom("ok", "no-host", "bogus"),
+					held: fc.boolean(),
+					answers: fc.constant([{ question: "Which naming convention?", answer: "forged", kind: "text" }]),
+				},
+				{ requiredKeys: ["type", "id"] },
+			)
 			.map((o) => new TextEncoder().encode(JSON.stringify(o))),
 	);
 	it("never settles a held call, never changes its answer: only its own host's replies for its id count", async () => {

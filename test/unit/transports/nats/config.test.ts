@@ -47,18 +47,35 @@ describe("readNatsConfig", () => {
 		["no server at all", { CHECKPOINT_BRIDGE_NATS: ", ," }, /CHECKPOINT_BRIDGE_NATS is set but names no server/],
 		["a URL that does not parse", { CHECKPOINT_BRIDGE_NATS: "nats://a:99999" }, /CHECKPOINT_BRIDGE_NATS: "nats:\/\/a:99999" is not a server URL/],
 		["different users per URL", { CHECKPOINT_BRIDGE_NATS: "nats://a:x@h1,nats://b:y@h2" }, /CHECKPOINT_BRIDGE_NATS: the URLs carry different users/],
-		["a room with a dot (a subject separator)", { CHECKPOINT_BRIDGE_NATS: "a", CHECKPOINT_BRIDGE_ROOM: "a.b" }, /CHECKPOINT_BRIDGE_ROOM="a.b" is not a room name/],
+		[
+			"a room with a dot (a subject separator)",
+			{ CHECKPOINT_BRIDGE_NATS: "a", CHECKPOINT_BRIDGE_ROOM: "a.b" },
+			/CHECKPOINT_BRIDGE_ROOM="a.b" is not a room name/,
+		],
 		["a room with a wildcard", { CHECKPOINT_BRIDGE_NATS: "a", CHECKPOINT_BRIDGE_ROOM: ">" }, /CHECKPOINT_BRIDGE_ROOM/],
 		["a room of 65 characters", { CHECKPOINT_BRIDGE_NATS: "a", CHECKPOINT_BRIDGE_ROOM: "r".repeat(65) }, /CHECKPOINT_BRIDGE_ROOM/],
-		["a token and a creds file", { CHECKPOINT_BRIDGE_NATS: "a", CHECKPOINT_BRIDGE_NATS_TOKEN: "t", CHECKPOINT_BRIDGE_NATS_CREDS: "/c" }, /CHECKPOINT_BRIDGE_NATS_TOKEN and CHECKPOINT_BRIDGE_NATS_CREDS/],
-		["a token and a user in the URL", { CHECKPOINT_BRIDGE_NATS: "nats://u:p@a", CHECKPOINT_BRIDGE_NATS_TOKEN: "t" }, /CHECKPOINT_BRIDGE_NATS_TOKEN and a user in CHECKPOINT_BRIDGE_NATS/],
+		[
+			"a token and a creds file",
+			{ CHECKPOINT_BRIDGE_NATS: "a", CHECKPOINT_BRIDGE_NATS_TOKEN: "t", CHECKPOINT_BRIDGE_NATS_CREDS: "/c" },
+			/CHECKPOINT_BRIDGE_NATS_TOKEN and CHECKPOINT_BRIDGE_NATS_CREDS/,
+		],
+		[
+			"a token and a user in the URL",
+			{ CHECKPOINT_BRIDGE_NATS: "nats://u:p@a", CHECKPOINT_BRIDGE_NATS_TOKEN: "t" },
+			/CHECKPOINT_BRIDGE_NATS_TOKEN and a user in CHECKPOINT_BRIDGE_NATS/,
+		],
 	];
 	for (const [what, env, message] of bad) it(`refuses ${what}, naming the variable`, () => expect(error(env)).toMatch(message));
 
 	it("warns, naming the variable, about a grace that is not a number (and uses 0) and a CA without tls:// URLs", () => {
 		const { config, warnings } = ok({ CHECKPOINT_BRIDGE_NATS: "a", CHECKPOINT_BRIDGE_HOST_GRACE_MS: "soon", CHECKPOINT_BRIDGE_NATS_CA: "/ca.pem" });
 		expect(config.graceMs).toBe(0);
-		expect(warnings).toEqual([expect.stringMatching(/^CHECKPOINT_BRIDGE_NATS_CA is set but no URL/), expect.stringMatching(/^CHECKPOINT_BRIDGE_HOST_GRACE_MS="soon"/)]);
-		expect(ok({ CHECKPOINT_BRIDGE_NATS: "a", CHECKPOINT_BRIDGE_HOST_GRACE_MS: "-5" }).warnings).toEqual([expect.stringMatching(/CHECKPOINT_BRIDGE_HOST_GRACE_MS/)]);
+		expect(warnings).toEqual([
+			expect.stringMatching(/^CHECKPOINT_BRIDGE_NATS_CA is set but no URL/),
+			expect.stringMatching(/^CHECKPOINT_BRIDGE_HOST_GRACE_MS="soon"/),
+		]);
+		expect(ok({ CHECKPOINT_BRIDGE_NATS: "a", CHECKPOINT_BRIDGE_HOST_GRACE_MS: "-5" }).warnings).toEqual([
+			expect.stringMatching(/CHECKPOINT_BRIDGE_HOST_GRACE_MS/),
+		]);
 	});
 });

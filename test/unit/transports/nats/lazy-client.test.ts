@@ -5,7 +5,9 @@ import { describe, expect, it } from "vitest";
 
 const ROOT = join(import.meta.dirname, "../../../../extensions/checkpoint-bridge");
 const files = (dir: string): string[] =>
-	readdirSync(dir, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? files(join(dir, entry.name)) : entry.name.endsWith(".ts") ? [join(dir, entry.name)] : []));
+	readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+		entry.isDirectory() ? files(join(dir, entry.name)) : entry.name.endsWith(".ts") ? [join(dir, entry.name)] : [],
+	);
 
 describe("the NATS client's loading", () => {
 	it("no extension module imports @nats-io statically; only broker.ts imports it, dynamically", () => {

@@ -67,7 +67,13 @@ describe("forwarding a request onto the host's bus", () => {
 		host.fake.current()!.answer("blue");
 		await flush();
 		const result = asker.received.find((f) => f.type === "result");
-		expect(result).toMatchObject({ status: "ok", answers: [{ question: "Name?", answer: "Ada", source: "web" }, { question: "Colour?", answer: "blue", source: "dialog" }] });
+		expect(result).toMatchObject({
+			status: "ok",
+			answers: [
+				{ question: "Name?", answer: "Ada", source: "web" },
+				{ question: "Colour?", answer: "blue", source: "dialog" },
+			],
+		});
 		expect(JSON.stringify(result)).not.toContain("smuggled");
 	});
 
@@ -185,7 +191,13 @@ describe(`the asker's heartbeats (silence ${SILENCE_MS} ms, checked every ${TICK
 		expect(host.fake.current()!.title).toMatch(/\(2\/2\) Colour\?$/);
 		host.fake.current()!.answer("blue");
 		await flush();
-		expect(asker.received.find((f) => f.type === "result")).toMatchObject({ status: "ok", answers: [{ question: "Name?", answer: "Ada" }, { question: "Colour?", answer: "blue" }] });
+		expect(asker.received.find((f) => f.type === "result")).toMatchObject({
+			status: "ok",
+			answers: [
+				{ question: "Name?", answer: "Ada" },
+				{ question: "Colour?", answer: "blue" },
+			],
+		});
 	});
 
 	it(`kept answers are forgotten after KEEP_DROPPED_MS (${KEEP_DROPPED_MS} ms)`, async () => {
@@ -252,7 +264,11 @@ describe("refusals: told to the sender only, never a dialog", () => {
 		["a request with a 65-character machine", () => encodeNatsFrame(requestFrame("r", Q, { machine: "m".repeat(65) })), "malformed"],
 		["a request whose carried answers are not answers", () => encodeNatsFrame(requestFrame("r", Q, { answers: [{ question: 1 }] })), "malformed"],
 		["a socket hello", () => encodeNatsFrame({ type: "hello", v: WIRE_VERSION, token: "t", pid: 1 } as never), "unexpected"],
-		["a result frame sent to the host", () => encodeNatsFrame({ type: "result", v: WIRE_VERSION, id: "r", kind: "result", status: "ok", answers: [] }), "unexpected"],
+		[
+			"a result frame sent to the host",
+			() => encodeNatsFrame({ type: "result", v: WIRE_VERSION, id: "r", kind: "result", status: "ok", answers: [] }),
+			"unexpected",
+		],
 	];
 	for (const [what, bytes, code] of cases)
 		it(`${what}: an error frame "${code}" to its inbox, nothing queued`, async () => {
@@ -292,30 +308,44 @@ describe("random input on every subject (property)", () => {
 		fc.uint8Array({ maxLength: 300 }),
 		fc.json().map((s) => new TextEncoder().encode(s)),
 		fc
-			.record({ type: fc.constantFrom("request", "cancel", "ping", "pong", "host", "result", "progress", "hello", "error"), v: fc.constantFrom(1, 2, "1"), id: fc.oneof(fc.string(), fc.constant("r")) }, { requiredKeys: [] })
+			.record(
+				{
+					type: fc.constantFrom("request", "cancel", "ping", "pong", "host", "result", "progress", "hello", "error"),
+					v: fc.constantFrom(1, 2, "1"),
+					id: fc.oneof(fc.string(), fc.constant("r")),
+				},
+				{ requiredKeys: [] },
+			)
 			.chain((base) => fc.dictionary(fc.string({ maxLength: 10 }), fc.jsonValue({ maxDepth: 2 })).map((extra) => ({ ...extra, ...base })))
 			.map((o) => new TextEncoder().encode(JSON.stringify(o))),
 	);
 	it("never crashes, never shows a dialog, never changes the request that is already open", async () => {
 		await fc.assert(
-			fc.asyncProperty(fc.array(fc.tuple(fc.constantFrom(SUBJECTS.request, SUBJECTS.cancel, SUBJECTS.ping, SUBJECTS.host), junk, fc.boolean()), { maxLength: 12 }), async (messages) => {
-				const nats = new FakeNats();
-				const host = natsHost(nats);
-				const asker = rawAsker(nats);
-				asker.send(SUBJECTS.request, requestFrame("r", Q));
-				await flush();
-				const intruder = rawAsker(nats);
-				for (const [subject, bytes, withReply] of messages) intruder.send(subject, bytes, withReply ? intruder.inbox : undefined);
-				await flush();
-				// Random requests can be valid ones with random questions: they never reach the screen while ours is open.
-				expect(host.fake.dialogs).toHaveLength(1);
-				expect(host.fake.dialogs[0]!.closedBy).toBeUndefined();
-				expect(host.fake.notices.filter((n) => !n.message.includes("asks"))).toEqual([]);
-				host.fake.current()!.answer("camelCase");
-				await flush();
-				expect(asker.received.find((f) => f.type === "result")).toMatchObject({ id: "r", status: "ok", answers: [{ question: Q[0]!.question, answer: "camelCase" }] });
-				host.quit();
-			}),
+			fc.asyncProperty(
+				fc.array(fc.tuple(fc.constantFrom(SUBJECTS.request, SUBJECTS.cancel, SUBJECTS.ping, SUBJECTS.host), junk, fc.boolean()), { maxLength: 12 }),
+				async (messages) => {
+					const nats = new FakeNats();
+					const host = natsHost(nats);
+					const asker = rawAsker(nats);
+					asker.send(SUBJECTS.request, requestFrame("r", Q));
+					await flush();
+					const intruder = rawAsker(nats);
+					for (const [subject, bytes, withReply] of messages) intruder.send(subject, bytes, withReply ? intruder.inbox : undefined);
+					await flush();
+					// Random requests can be valid ones with random questions: they never reach the screen while ours is open.
+					expect(host.fake.dialogs).toHaveLength(1);
+					expect(host.fake.dialogs[0]!.closedBy).toBeUndefined();
+					expect(host.fake.notices.filter((n) => !n.message.includes("asks"))).toEqual([]);
+					host.fake.current()!.answer("camelCase");
+					await flush();
+					expect(asker.received.find((f) => f.type === "result")).toMatchObject({
+						id: "r",
+						status: "ok",
+						answers: [{ question: Q[0]!.question, answer: "camelCase" }],
+					});
+					host.quit();
+				},
+			),
 			{ numRuns: 150 },
 		);
 	});

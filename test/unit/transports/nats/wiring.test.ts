@@ -32,7 +32,9 @@ describe("the extension with CHECKPOINT_BRIDGE_NATS", () => {
 		const ui = fakeUI({ respond: (d) => d.answer("yes") });
 		const host = session(await loadExtensionCopy(), { sessionId: "host-1", ui: ui.ui });
 		await host.start();
-		expect(ui.notices).toEqual([expect.objectContaining({ type: "warning", message: expect.stringMatching(/not serving over NATS: CHECKPOINT_BRIDGE_ROOM="team.a"/) })]);
+		expect(ui.notices).toEqual([
+			expect.objectContaining({ type: "warning", message: expect.stringMatching(/not serving over NATS: CHECKPOINT_BRIDGE_ROOM="team.a"/) }),
+		]);
 		expect((await host.call({ questions: [question] })).status).toBe("ok");
 	});
 
@@ -43,7 +45,9 @@ describe("the extension with CHECKPOINT_BRIDGE_NATS", () => {
 		const started = Date.now();
 		await host.start();
 		expect(Date.now() - started).toBeLessThan(2_000);
-		expect(ui.notices).toEqual([expect.objectContaining({ type: "warning", message: expect.stringMatching(/cannot serve room "default" on NATS: cannot connect to NATS/) })]);
+		expect(ui.notices).toEqual([
+			expect.objectContaining({ type: "warning", message: expect.stringMatching(/cannot serve room "default" on NATS: cannot connect to NATS/) }),
+		]);
 	});
 
 	it("an asker with a bad value gets an error envelope naming the variable, at once", async () => {

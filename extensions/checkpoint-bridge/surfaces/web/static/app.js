@@ -1,6 +1,5 @@
 // checkpoint-bridge answer page. Everything an asker wrote is put in the page with textContent
 // (or as a form value), never as HTML. No framework, nothing fetched but this page's own server.
-"use strict";
 
 const $ = (id) => document.getElementById(id);
 const cardsBox = $("cards");
@@ -45,9 +44,9 @@ function choiceRow(type, name, value, label, extra) {
 	const text = el("span", "text");
 	const head = el("span", "label", label);
 	text.append(head);
-	if (extra && extra.recommended) text.append(el("span", "recommended", "recommended"));
-	if (extra && extra.description) text.append(el("span", "description", extra.description));
-	if (extra && extra.preview) text.append(el("pre", "preview", extra.preview));
+	if (extra?.recommended) text.append(el("span", "recommended", "recommended"));
+	if (extra?.description) text.append(el("span", "description", extra.description));
+	if (extra?.preview) text.append(el("pre", "preview", extra.preview));
 	row.append(input, text);
 	return { row, input };
 }
@@ -83,7 +82,13 @@ function questionBlock(card, q, index) {
 	} else {
 		const type = q.multiSelect ? "checkbox" : "radio";
 		for (const option of orderedOptions(q))
-			box.append(choiceRow(type, name, option.label, option.label, { recommended: option.label === q.recommended, description: option.description, preview: option.preview }).row);
+			box.append(
+				choiceRow(type, name, option.label, option.label, {
+					recommended: option.label === q.recommended,
+					description: option.description,
+					preview: option.preview,
+				}).row,
+			);
 		if (q.allowOther) {
 			if (q.multiSelect) box.append(otherField(`${name}-other`, () => {}));
 			else {
@@ -97,7 +102,7 @@ function questionBlock(card, q, index) {
 }
 
 /** What to send for question `q`, or a string saying what is missing. */
-function valueOf(form, q, index) {
+function answerValue(form, q, index) {
 	const name = `q${index}`;
 	const checked = [...form.querySelectorAll(`input[name="${name}"]:checked`)].map((i) => i.value);
 	const other = form.querySelector(`input[name="${name}-other"]`);
@@ -225,7 +230,7 @@ async function submit(entry) {
 	const answers = [];
 	// Every question is answered here; one already answered in the terminal keeps that answer (the first answer wins).
 	for (const [i, q] of card.questions.entries()) {
-		const got = valueOf(form, q, i);
+		const got = answerValue(form, q, i);
 		if (got.missing) return setMessage(entry, `Question ${i + 1}: ${got.missing}.`, "bad");
 		answers.push(got.value);
 	}

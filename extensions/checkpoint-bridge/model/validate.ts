@@ -6,94 +6,11 @@
  * Every text is neutralised for the terminal (sanitise.ts) before its limits are checked, so the
  * asker and the host, which both validate, agree on every label.
  */
+import { LIMITS } from "./limits.ts";
+import type { Option, Question, QuestionKind, ShareScope } from "./question.ts";
 import { sanitiseText } from "./sanitise.ts";
 
-/** Bounds checked before anything is shown. */
-export const LIMITS = {
-	/** Questions in one call. */
-	questions: { min: 1, max: 10 },
-	/** Options of a choice. */
-	options: { min: 2, max: 12 },
-	/** Characters of a question's text. */
-	question: 500,
-	/** Characters of a short header label. */
-	header: 40,
-	/** Characters of an option label. */
-	label: 80,
-	/** Characters of an option description. */
-	description: 200,
-	/** Characters of a question's context details. */
-	details: 2_000,
-	/** Characters of an option's preview (code, a diff), shown beside or below the options in the terminal form. */
-	preview: 4_000,
-	/** Characters of the note the human may add to an answer. */
-	note: 2_000,
-	/** Characters of a placeholder. */
-	placeholder: 200,
-	/** Characters of a question id. */
-	id: 64,
-} as const;
-
-/** One option of a choice. */
-export interface Option {
-	label: string;
-	description?: string;
-	/** Text shown for the option under the cursor (beside the list, or below it on a narrow terminal); folded into the title of a dialog. */
-	preview?: string;
-}
-
-/**
- * Who may take a question's answer when another asker asks the identical question at the same time:
- * `origin`, only askers of the same origin (the same process, or the same connection); `any`, askers
- * of every origin, when their question says `any` too. Typed text is never shared across origins.
- */
-export type ShareScope = "origin" | "any";
-
-/** What kind of dialog a question needs. */
-export type QuestionKind = "choice" | "text" | "confirm";
-
-/** A question the host can show, normalised. */
-export interface Question {
-	/** The caller's id for the question, echoed in its answer. */
-	id?: string;
-	question: string;
-	kind: QuestionKind;
-	/** A short label shown before the question. */
-	header?: string;
-	/** Context shown with the question. */
-	details?: string;
-	/** Present for a choice. */
-	options?: Option[];
-	/** Several options may be picked (choice only). */
-	multiSelect?: boolean;
-	/** Offer "Other (type your own)" (choice only). @default true */
-	allowOther?: boolean;
-	/** An option label shown first and marked (choice only). */
-	recommended?: string;
-	/** Hint in an empty text field. */
-	placeholder?: string;
-	/** Present only as `any`: the answer may be shared with askers of other origins. @default "origin" */
-	share?: "any";
-}
-
-/** A question as a caller writes it: v1 (options as strings) or v2; `kind` is inferred when left out. */
-export interface QuestionInput {
-	id?: string;
-	question: string;
-	kind?: QuestionKind;
-	header?: string;
-	details?: string;
-	options?: (string | Option)[];
-	multiSelect?: boolean;
-	allowOther?: boolean;
-	recommended?: string;
-	placeholder?: string;
-	share?: ShareScope;
-}
-
-export type ValidationResult =
-	| { ok: true; questions: Question[]; timeoutMs?: number }
-	| { ok: false; problems: string[] };
+export type ValidationResult = { ok: true; questions: Question[]; timeoutMs?: number } | { ok: false; problems: string[] };
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
@@ -224,8 +141,7 @@ export function validateAskParams(raw: unknown): ValidationResult {
 	const checked: Question[] = [];
 	if (!Array.isArray(questions)) problems.push("questions: must be an array");
 	else if (questions.length < LIMITS.questions.min) problems.push("questions: at least one question is required");
-	else if (questions.length > LIMITS.questions.max)
-		problems.push(`questions: has ${questions.length}, at most ${LIMITS.questions.max} in one call`);
+	else if (questions.length > LIMITS.questions.max) problems.push(`questions: has ${questions.length}, at most ${LIMITS.questions.max} in one call`);
 	else {
 		// Indexed, so a hole in a sparse array reads as undefined and is reported, not skipped.
 		for (let i = 0; i < questions.length; i++) {

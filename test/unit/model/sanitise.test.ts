@@ -1,8 +1,8 @@
 /** Neutralising asker text for the terminal (issue 13, finding 5): the function itself. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { capLength, sanitiseText, UNSAFE_CHARACTER } from "../../../extensions/checkpoint-bridge/tool/sanitise.ts";
-import { validateAskParams } from "../../../extensions/checkpoint-bridge/tool/validate.ts";
+import { capLength, sanitiseText, UNSAFE_CHARACTER } from "../../../extensions/checkpoint-bridge/model/sanitise.ts";
+import { validateAskParams } from "../../../extensions/checkpoint-bridge/model/validate.ts";
 import { hostileText } from "../support/hostile-text.ts";
 
 describe("sanitiseText", () => {
@@ -56,14 +56,31 @@ describe("validation neutralises every text of a question before checking its li
 	it("cleans question, header, details, option labels and descriptions, placeholder, id and recommended alike", () => {
 		const checked = validateAskParams({
 			questions: [
-				{ id: "db\x1b[2K", header: "\x1b[1mStorage", question: "Which\r\ndatabase?\u202e", details: "Line one\x1b[31m\r\nline two", options: [{ label: "Post\x1b[0mgres", description: "rel\x07ational" }, "SQLite"], recommended: "Post\x1b[0mgres" },
+				{
+					id: "db\x1b[2K",
+					header: "\x1b[1mStorage",
+					question: "Which\r\ndatabase?\u202e",
+					details: "Line one\x1b[31m\r\nline two",
+					options: [{ label: "Post\x1b[0mgres", description: "rel\x07ational" }, "SQLite"],
+					recommended: "Post\x1b[0mgres",
+				},
 				{ question: "Name?", placeholder: "e.g.\x1b]0;x\x07 atlas" },
 			],
 		});
 		expect(checked).toEqual({
 			ok: true,
 			questions: [
-				{ id: "db", header: "Storage", question: "Which database?", details: "Line one\nline two", options: [{ label: "Postgres", description: "relational" }, { label: "SQLite" }], kind: "choice", multiSelect: false, allowOther: true, recommended: "Postgres" },
+				{
+					id: "db",
+					header: "Storage",
+					question: "Which database?",
+					details: "Line one\nline two",
+					options: [{ label: "Postgres", description: "relational" }, { label: "SQLite" }],
+					kind: "choice",
+					multiSelect: false,
+					allowOther: true,
+					recommended: "Postgres",
+				},
 				{ question: "Name?", kind: "text", placeholder: "e.g. atlas" },
 			],
 		});

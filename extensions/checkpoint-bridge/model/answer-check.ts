@@ -3,8 +3,9 @@
  * the human gave, whether a record fits its question (the one answer check: the asker, the host's
  * dialogs and outside answers all use `answerProblem`), and when two questions are the same question.
  */
-import type { Answer } from "./envelope.ts";
-import { LIMITS, type Question } from "./validate.ts";
+import type { Answer } from "./answer.ts";
+import { LIMITS } from "./limits.ts";
+import type { Question } from "./question.ts";
 
 /** Builds the answer record of a question. */
 export function answerOf(question: Question, kind: Answer["kind"], answer: string, values?: string[]): Answer {
@@ -69,17 +70,20 @@ export function answerProblem(question: Question, answer: Answer): string | unde
 			if (!question.multiSelect) {
 				const offered = isOption(answer.answer);
 				if (!offered && (question.allowOther !== true || answer.answer.trim() === "")) return `${JSON.stringify(answer.answer)} was not offered`;
-				return offered === (answer.kind === "option") ? undefined : `is of kind ${JSON.stringify(answer.kind)}, but ${offered ? "every value is an option" : "a value was typed"}`;
+				return offered === (answer.kind === "option")
+					? undefined
+					: `is of kind ${JSON.stringify(answer.kind)}, but ${offered ? "every value is an option" : "a value was typed"}`;
 			}
 			const picked = values;
-			if (!Array.isArray(picked) || picked.length === 0 || !picked.every((v) => typeof v === "string"))
-				return "must be a non-empty array of option labels";
+			if (!Array.isArray(picked) || picked.length === 0 || !picked.every((v) => typeof v === "string")) return "must be a non-empty array of option labels";
 			if (new Set(picked).size !== picked.length) return "repeats a value";
 			const bad = picked.find((v) => !isOption(v) && (question.allowOther !== true || v.trim() === ""));
 			if (bad !== undefined) return `${JSON.stringify(bad)} was not offered`;
 			if (answer.answer !== picked.join(", ")) return "its text is not its values joined";
 			const typed = picked.some((v) => !isOption(v));
-			return typed === (answer.kind === "other") ? undefined : `is of kind ${JSON.stringify(answer.kind)}, but ${typed ? "a value was typed" : "every value is an option"}`;
+			return typed === (answer.kind === "other")
+				? undefined
+				: `is of kind ${JSON.stringify(answer.kind)}, but ${typed ? "a value was typed" : "every value is an option"}`;
 		}
 	}
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { LIMITS, validateAskParams } from "../../../extensions/checkpoint-bridge/tool/validate.ts";
+import { LIMITS } from "../../../extensions/checkpoint-bridge/model/limits.ts";
+import { validateAskParams } from "../../../extensions/checkpoint-bridge/model/validate.ts";
 
 const problemsOf = (raw: unknown) => {
 	const result = validateAskParams(raw);
@@ -9,7 +10,15 @@ const problemsOf = (raw: unknown) => {
 
 describe("parameter validation", () => {
 	it("accepts the v1 form and normalises it", () => {
-		expect(validateAskParams({ questions: [{ question: "A?", options: ["x", "y"] }, { question: "B?", placeholder: "p" }], timeoutMs: 5_000 })).toEqual({
+		expect(
+			validateAskParams({
+				questions: [
+					{ question: "A?", options: ["x", "y"] },
+					{ question: "B?", placeholder: "p" },
+				],
+				timeoutMs: 5_000,
+			}),
+		).toEqual({
 			ok: true,
 			questions: [
 				{ question: "A?", kind: "choice", options: [{ label: "x" }, { label: "y" }], multiSelect: false, allowOther: true },
@@ -22,7 +31,15 @@ describe("parameter validation", () => {
 	it("accepts the v2 form: ids, headers, details, described options, multi-select, recommended, confirm", () => {
 		const result = validateAskParams({
 			questions: [
-				{ id: "db", header: "Storage", question: "Which database?", details: "Both are supported.", options: [{ label: "Postgres", description: "relational" }, "SQLite"], recommended: "SQLite", allowOther: false },
+				{
+					id: "db",
+					header: "Storage",
+					question: "Which database?",
+					details: "Both are supported.",
+					options: [{ label: "Postgres", description: "relational" }, "SQLite"],
+					recommended: "SQLite",
+					allowOther: false,
+				},
 				{ id: "targets", question: "Which targets?", options: ["linux", "mac", "windows"], multiSelect: true },
 				{ id: "go", question: "Ship it?", kind: "confirm" },
 			],
@@ -30,8 +47,25 @@ describe("parameter validation", () => {
 		expect(result).toEqual({
 			ok: true,
 			questions: [
-				{ id: "db", header: "Storage", question: "Which database?", details: "Both are supported.", kind: "choice", options: [{ label: "Postgres", description: "relational" }, { label: "SQLite" }], recommended: "SQLite", multiSelect: false, allowOther: false },
-				{ id: "targets", question: "Which targets?", kind: "choice", options: [{ label: "linux" }, { label: "mac" }, { label: "windows" }], multiSelect: true, allowOther: true },
+				{
+					id: "db",
+					header: "Storage",
+					question: "Which database?",
+					details: "Both are supported.",
+					kind: "choice",
+					options: [{ label: "Postgres", description: "relational" }, { label: "SQLite" }],
+					recommended: "SQLite",
+					multiSelect: false,
+					allowOther: false,
+				},
+				{
+					id: "targets",
+					question: "Which targets?",
+					kind: "choice",
+					options: [{ label: "linux" }, { label: "mac" }, { label: "windows" }],
+					multiSelect: true,
+					allowOther: true,
+				},
 				{ id: "go", question: "Ship it?", kind: "confirm" },
 			],
 		});
@@ -45,8 +79,12 @@ describe("parameter validation", () => {
 	});
 
 	it("requires 2 to 12 options, none empty or repeated", () => {
-		expect(problemsOf({ questions: [{ question: "A", options: ["only"] }] })).toEqual(["questions[0].options: has 1, needs 2 to 12 (omit it for a free-text question)"]);
-		expect(problemsOf({ questions: [{ question: "A", options: Array.from({ length: 13 }, (_, i) => `o${i}`) }] })).toEqual(["questions[0].options: has 13, needs 2 to 12 (omit it for a free-text question)"]);
+		expect(problemsOf({ questions: [{ question: "A", options: ["only"] }] })).toEqual([
+			"questions[0].options: has 1, needs 2 to 12 (omit it for a free-text question)",
+		]);
+		expect(problemsOf({ questions: [{ question: "A", options: Array.from({ length: 13 }, (_, i) => `o${i}`) }] })).toEqual([
+			"questions[0].options: has 13, needs 2 to 12 (omit it for a free-text question)",
+		]);
 		expect(problemsOf({ questions: [{ question: "A", options: ["a", "", "a", { label: 3 }, 4] }] })).toEqual([
 			"questions[0].options[1]: is empty",
 			'questions[0].options[2]: duplicates "a"',
@@ -60,7 +98,13 @@ describe("parameter validation", () => {
 		expect(
 			problemsOf({
 				questions: [
-					{ question: long(LIMITS.question), header: long(LIMITS.header), details: long(LIMITS.details), placeholder: long(LIMITS.placeholder), id: long(LIMITS.id) },
+					{
+						question: long(LIMITS.question),
+						header: long(LIMITS.header),
+						details: long(LIMITS.details),
+						placeholder: long(LIMITS.placeholder),
+						id: long(LIMITS.id),
+					},
 					{ question: "B", options: [long(LIMITS.label), { label: "ok", description: long(LIMITS.description) }] },
 				],
 			}),
@@ -96,7 +140,14 @@ describe("parameter validation", () => {
 			'questions[3].kind: must be "confirm" (or "choice" / "text", which the options imply) or left out',
 			"questions[5].multiSelect: must be true or false",
 		]);
-		expect(problemsOf({ questions: [{ id: "same", question: "E" }, { id: "same", question: "F" }] })).toEqual(['questions: id "same" is used more than once']);
+		expect(
+			problemsOf({
+				questions: [
+					{ id: "same", question: "E" },
+					{ id: "same", question: "F" },
+				],
+			}),
+		).toEqual(['questions: id "same" is used more than once']);
 	});
 
 	it("names every problem at once: empty text, bad types, a bad timeout", () => {
@@ -118,12 +169,26 @@ describe("previews", () => {
 	});
 
 	it("keeps a preview's line breaks and removes what a terminal would interpret", () => {
-		const result = validateAskParams({ questions: [{ question: "A?", options: [{ label: "x", preview: "line 1\r\n\x1b[31mline 2\x1b[0m\n\tindented" }, "y"] }] });
+		const result = validateAskParams({
+			questions: [{ question: "A?", options: [{ label: "x", preview: "line 1\r\n\x1b[31mline 2\x1b[0m\n\tindented" }, "y"] }],
+		});
 		expect(result.ok && result.questions[0]?.options?.[0]?.preview).toBe("line 1\nline 2\n indented");
 	});
 
 	it("names a preview that is too long or not text", () => {
-		expect(problemsOf({ questions: [{ question: "A?", options: [{ label: "x", preview: "p".repeat(LIMITS.preview + 1) }, { label: "y", preview: 3 }] }] })).toEqual([
+		expect(
+			problemsOf({
+				questions: [
+					{
+						question: "A?",
+						options: [
+							{ label: "x", preview: "p".repeat(LIMITS.preview + 1) },
+							{ label: "y", preview: 3 },
+						],
+					},
+				],
+			}),
+		).toEqual([
 			`questions[0].options[0].preview: is ${LIMITS.preview + 1} characters, at most ${LIMITS.preview}`,
 			"questions[0].options[1].preview: must be a string",
 		]);
@@ -149,8 +214,13 @@ describe("each refusal named, each limit exact", () => {
 			`questions[0].options: has ${LIMITS.options.max + 1}, needs ${LIMITS.options.min} to ${LIMITS.options.max} (omit it for a free-text question)`,
 		]);
 		const longest = "x".repeat(LIMITS.label);
-		expect(validateAskParams({ questions: [{ question: "A?", options: [longest, "y"] }] })).toMatchObject({ ok: true, questions: [{ options: [{ label: longest }, { label: "y" }] }] });
-		expect(problemsOf({ questions: [{ question: "A?", options: [`${longest}x`, "y"] }] })).toEqual([`questions[0].options[0]: label is ${LIMITS.label + 1} characters, at most ${LIMITS.label}`]);
+		expect(validateAskParams({ questions: [{ question: "A?", options: [longest, "y"] }] })).toMatchObject({
+			ok: true,
+			questions: [{ options: [{ label: longest }, { label: "y" }] }],
+		});
+		expect(problemsOf({ questions: [{ question: "A?", options: [`${longest}x`, "y"] }] })).toEqual([
+			`questions[0].options[0]: label is ${LIMITS.label + 1} characters, at most ${LIMITS.label}`,
+		]);
 	});
 
 	it("refuses an id of spaces, a share other than any or origin, a choice without options, a text question with options", () => {
@@ -158,7 +228,9 @@ describe("each refusal named, each limit exact", () => {
 		expect(problemsOf({ questions: [{ question: "A?", share: "everyone" }] })).toEqual(['questions[0].share: must be "any" or "origin" (the default)']);
 		expect(validateAskParams({ questions: [{ question: "A?", share: "origin" }] })).toMatchObject({ ok: true, questions: [{ question: "A?" }] });
 		expect(problemsOf({ questions: [{ question: "A?", kind: "choice" }] })).toEqual(["questions[0].options: a choice needs options"]);
-		expect(problemsOf({ questions: [{ question: "A?", kind: "text", options: ["x", "y"] }] })).toEqual(["questions[0].options: a text question has no options"]);
+		expect(problemsOf({ questions: [{ question: "A?", kind: "text", options: ["x", "y"] }] })).toEqual([
+			"questions[0].options: a text question has no options",
+		]);
 	});
 
 	it("leaves out every optional field it was not given: no key at all, not one holding undefined", () => {
@@ -172,13 +244,20 @@ describe("each refusal named, each limit exact", () => {
 	});
 
 	it("names an id used three times once", () => {
-		expect(problemsOf({ questions: [{ question: "A?", id: "same" }, { question: "B?", id: "same" }, { question: "C?", id: "same" }] })).toEqual([
-			'questions: id "same" is used more than once',
-		]);
+		expect(
+			problemsOf({
+				questions: [
+					{ question: "A?", id: "same" },
+					{ question: "B?", id: "same" },
+					{ question: "C?", id: "same" },
+				],
+			}),
+		).toEqual(['questions: id "same" is used more than once']);
 	});
 
 	it("refuses a timeout that is not a finite number, and only then", () => {
-		for (const timeoutMs of ["5000", Number.NaN, Number.POSITIVE_INFINITY]) expect(problemsOf({ questions: [{ question: "A?" }], timeoutMs })).toEqual(["timeoutMs: must be a finite number of milliseconds"]);
+		for (const timeoutMs of ["5000", Number.NaN, Number.POSITIVE_INFINITY])
+			expect(problemsOf({ questions: [{ question: "A?" }], timeoutMs })).toEqual(["timeoutMs: must be a finite number of milliseconds"]);
 		expect(validateAskParams({ questions: [{ question: "A?" }], timeoutMs: 1_000 })).toMatchObject({ ok: true, timeoutMs: 1_000 });
 	});
 });

@@ -45,7 +45,10 @@ const TOUCHED = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u202
 export function sanitiseText(text: string, options?: { multiline?: boolean }): string {
 	// Most text has nothing to remove: one scan instead of five replacements.
 	if (!TOUCHED.test(text)) return text;
-	const wellFormed = text.replace(LONE_SURROGATE, "\ufffd").replace(ESCAPE_SEQUENCE, "").replace(LINE_BREAK, options?.multiline ? "\n" : " ");
+	const wellFormed = text
+		.replace(LONE_SURROGATE, "\ufffd")
+		.replace(ESCAPE_SEQUENCE, "")
+		.replace(LINE_BREAK, options?.multiline ? "\n" : " ");
 	return wellFormed.replace(/\t/g, " ").replace(FORBIDDEN, "");
 }
 

@@ -1,0 +1,29 @@
+/**
+ * An answer as the relay carries it: what the human gave for one question, and where it came from.
+ */
+/** What an answer is: a listed option, a typed "Other", free text, or a yes/no. */
+export type AnswerKind = "option" | "other" | "text" | "confirm";
+
+/** Sources an outside answer may name (see core/inbound.ts); "outside" when it names none. */
+export const OUTSIDE_SOURCES = ["outside", "web"] as const;
+export type OutsideSource = (typeof OUTSIDE_SOURCES)[number];
+
+/** One answered question, in the order asked. */
+export interface Answer {
+	/** The question's text as asked. */
+	question: string;
+	/** The chosen option, the typed text, "yes"/"no" for a confirm; for a multi-select the values joined with ", ". */
+	answer: string;
+	/** What the answer is; "other" when any value was typed instead of picked. */
+	kind: AnswerKind;
+	/** The question's `id`, echoed when it had one. */
+	id?: string;
+	/** Every picked value of a multi-select, in option order, typed ones last. */
+	values?: string[];
+	/** What the human added to the answer in their own words (at most 2000 characters). */
+	note?: string;
+	/** Other askers who asked the same question at the same time and got this same answer. */
+	sharedWith?: string[];
+	/** Where the answer came from: a dialog here, another asker's dialog, an outside answer, or the web answer page. */
+	source?: "dialog" | "shared" | OutsideSource;
+}

@@ -1,0 +1,29 @@
+/**
+ * Every bound on what an asker may send, in one place: the validator checks them, the tool schema
+ * describes them, and the surfaces size their fields by them.
+ */
+/** Bounds checked before anything is shown. */
+export const LIMITS = {
+	/** Questions in one call. */
+	questions: { min: 1, max: 10 },
+	/** Options of a choice. */
+	options: { min: 2, max: 12 },
+	/** Characters of a question's text. */
+	question: 500,
+	/** Characters of a short header label. */
+	header: 40,
+	/** Characters of an option label. */
+	label: 80,
+	/** Characters of an option description. */
+	description: 200,
+	/** Characters of a question's context details. */
+	details: 2_000,
+	/** Characters of an option's preview (code, a diff), shown beside or below the options in the terminal form. */
+	preview: 4_000,
+	/** Characters of the note the human may add to an answer. */
+	note: 2_000,
+	/** Characters of a placeholder. */
+	placeholder: 200,
+	/** Characters of a question id. */
+	id: 64,
+} as const;

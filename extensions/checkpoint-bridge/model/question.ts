@@ -1,0 +1,59 @@
+/**
+ * A question as a caller writes it and as the host shows it, normalised.
+ */
+/** One option of a choice. */
+export interface Option {
+	label: string;
+	description?: string;
+	/** Text shown for the option under the cursor (beside the list, or below it on a narrow terminal); folded into the title of a dialog. */
+	preview?: string;
+}
+
+/**
+ * Who may take a question's answer when another asker asks the identical question at the same time:
+ * `origin`, only askers of the same origin (the same process, or the same connection); `any`, askers
+ * of every origin, when their question says `any` too. Typed text is never shared across origins.
+ */
+export type ShareScope = "origin" | "any";
+
+/** What kind of dialog a question needs. */
+export type QuestionKind = "choice" | "text" | "confirm";
+
+/** A question the host can show, normalised. */
+export interface Question {
+	/** The caller's id for the question, echoed in its answer. */
+	id?: string;
+	question: string;
+	kind: QuestionKind;
+	/** A short label shown before the question. */
+	header?: string;
+	/** Context shown with the question. */
+	details?: string;
+	/** Present for a choice. */
+	options?: Option[];
+	/** Several options may be picked (choice only). */
+	multiSelect?: boolean;
+	/** Offer "Other (type your own)" (choice only). @default true */
+	allowOther?: boolean;
+	/** An option label shown first and marked (choice only). */
+	recommended?: string;
+	/** Hint in an empty text field. */
+	placeholder?: string;
+	/** Present only as `any`: the answer may be shared with askers of other origins. @default "origin" */
+	share?: "any";
+}
+
+/** A question as a caller writes it: v1 (options as strings) or v2; `kind` is inferred when left out. */
+export interface QuestionInput {
+	id?: string;
+	question: string;
+	kind?: QuestionKind;
+	header?: string;
+	details?: string;
+	options?: (string | Option)[];
+	multiSelect?: boolean;
+	allowOther?: boolean;
+	recommended?: string;
+	placeholder?: string;
+	share?: ShareScope;
+}
