@@ -7,7 +7,7 @@
  * asker and the host, which both validate, agree on every label.
  */
 import { LIMITS } from "./limits.ts";
-import type { Option, Question, QuestionKind, ShareScope } from "./question.ts";
+import type { Option, Question, QuestionKind } from "./question.ts";
 import { sanitiseText } from "./sanitise.ts";
 
 export type ValidationResult = { ok: true; questions: Question[]; timeoutMs?: number } | { ok: false; problems: string[] };

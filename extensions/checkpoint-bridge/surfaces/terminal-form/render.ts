@@ -30,7 +30,6 @@ export interface FormView {
 
 /** Text from an asker, safe to draw: no escape sequences or control characters; tabs as spaces. */
 export function plain(text: string): string {
-	// biome-ignore lint/suspicious/noControlCharactersInRegex: stripping them is the point
 	return text
 		.replace(/\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)?/g, "")
 		.replace(/\t/g, "  ")
