@@ -9,6 +9,8 @@ import { spawn } from "node:child_process";
 
 /** Environment variable holding the command; read for each request, so a change applies at once. */
 export const NOTIFY_COMMAND_ENV = "CHECKPOINT_BRIDGE_NOTIFY_COMMAND";
+/** Environment variable: how long a request waits unanswered before the command runs for it, in ms; read for each request. 0: at once. */
+export const NOTIFY_AFTER_ENV = "CHECKPOINT_BRIDGE_NOTIFY_AFTER_MS";
 /** Variables the command gets. */
 export const NOTIFY_VARS = { url: "CHECKPOINT_BRIDGE_URL", asker: "CHECKPOINT_BRIDGE_ASKER", question: "CHECKPOINT_BRIDGE_QUESTION" } as const;
 /** A command still running after this long is killed (SIGKILL to its process group). @default 10000 */
@@ -96,9 +98,25 @@ export function runNotifyCommand(command: string, facts: NotifyFacts, options: N
 	return { done, kill: killGroup };
 }
 
+/**
+ * The delay `CHECKPOINT_BRIDGE_NOTIFY_AFTER_MS` asks for: a non-negative number of ms, 0 (at once)
+ * when unset; anything else is 0 with the reason why.
+ */
+export function notifyDelay(env: NodeJS.ProcessEnv = process.env): { ms: number; problem?: string } {
+	const raw = env[NOTIFY_AFTER_ENV]?.trim();
+	if (!raw) return { ms: 0 };
+	const ms = Number(raw);
+	if (Number.isFinite(ms) && ms >= 0) return { ms: Math.round(ms) };
+	return { ms: 0, problem: `${NOTIFY_AFTER_ENV}=${JSON.stringify(raw)} is not a number of milliseconds; notifying at once` };
+}
+
 export interface NotifierOptions extends NotifyRunOptions {
 	/** The command, read for each request. @default process.env[NOTIFY_COMMAND_ENV] */
 	command?: () => string | undefined;
+	/** How long a request waits unanswered before the command runs, read for each request. @default notifyDelay(process.env).ms (0: at once) */
+	delayMs?: () => number;
+	/** Starts one run. @default runNotifyCommand */
+	run?: typeof runNotifyCommand;
 	/** Told of the first failure (later ones are not repeated). @default none */
 	onFailure?: (reason: string) => void;
 }
@@ -110,7 +128,8 @@ export const NOTIFIED_KEPT = 1_000;
 export class Notifier {
 	readonly #options: NotifierOptions;
 	readonly #runs = new Set<NotifyRun>();
-	readonly #pending = new Set<ReturnType<typeof setImmediate>>();
+	/** Runs not started yet, by request id: each is cancelled when it fires or its request goes. */
+	readonly #pending = new Map<string, () => void>();
 	readonly #notified = new Set<string>();
 	#failed = false;
 	#closed = false;
@@ -124,24 +143,42 @@ export class Notifier {
 		return this.#runs.size;
 	}
 
-	/** Notifies about `requestId` once, whatever is asked later. */
-	notify(requestId: string, facts: () => NotifyFacts | undefined): void {
+	/**
+	 * Notifies about `requestId` once, whatever is asked later: once it has waited the delay since
+	 * `queuedAt` (epoch ms), and only when `facts` still knows it then (an answered or otherwise
+	 * settled request has no facts, so it pings nobody).
+	 */
+	notify(requestId: string, facts: () => NotifyFacts | undefined, queuedAt = Date.now()): void {
 		if (this.#closed || this.#notified.has(requestId)) return;
 		const command = (this.#options.command ?? (() => process.env[NOTIFY_COMMAND_ENV]))()?.trim();
 		if (!command) return;
 		this.#notified.add(requestId);
 		if (this.#notified.size > NOTIFIED_KEPT) this.#notified.delete(this.#notified.values().next().value!);
-		// Started after the host's observer event returns: spawning takes time the relay should not wait for.
-		const pending = setImmediate(() => {
-			this.#pending.delete(pending);
+		const fire = () => {
+			this.#pending.delete(requestId);
 			const known = facts();
 			if (known) this.#start(command, known);
-		});
-		this.#pending.add(pending);
+		};
+		const wait = queuedAt + (this.#options.delayMs ?? (() => notifyDelay().ms))() - Date.now();
+		// At once: still after the host's observer event returns, since spawning takes time the relay should not wait for.
+		if (wait <= 0) {
+			const immediate = setImmediate(fire);
+			this.#pending.set(requestId, () => clearImmediate(immediate));
+		} else {
+			const timer = setTimeout(fire, wait);
+			timer.unref();
+			this.#pending.set(requestId, () => clearTimeout(timer));
+		}
+	}
+
+	/** The request settled: a run still waiting for its delay never starts. */
+	forget(requestId: string): void {
+		this.#pending.get(requestId)?.();
+		this.#pending.delete(requestId);
 	}
 
 	#start(command: string, facts: NotifyFacts): void {
-		const run = runNotifyCommand(command, facts, this.#options);
+		const run = (this.#options.run ?? runNotifyCommand)(command, facts, this.#options);
 		this.#runs.add(run);
 		void run.done.then((outcome) => {
 			this.#runs.delete(run);
@@ -158,7 +195,7 @@ export class Notifier {
 	/** Stops what is pending and kills what runs; resolves once every run has ended. */
 	async close(): Promise<void> {
 		this.#closed = true;
-		for (const pending of this.#pending) clearImmediate(pending);
+		for (const cancel of this.#pending.values()) cancel();
 		this.#pending.clear();
 		const runs = [...this.#runs];
 		for (const run of runs) run.kill();

@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net";
 import { urlHost, type WebAddress } from "./address.ts";
 import { Board, type ObserverHandle } from "./board.ts";
 import { MAX_BODY_BYTES, refuse } from "./guard.ts";
-import { NOTIFY_TIMEOUT_MS, Notifier } from "./notify-command.ts";
+import { NOTIFY_TIMEOUT_MS, Notifier, notifyDelay } from "./notify-command.ts";
 import { type Assets, route } from "./routes.ts";
 import { linkPath, MAX_STREAMS, Streams } from "./stream.ts";
 import { digestOf, newSecret } from "./tokens.ts";
@@ -31,6 +31,8 @@ export interface WebPageOptions {
 	notifyCommand?: () => string | undefined;
 	/** @default NOTIFY_TIMEOUT_MS */
 	notifyTimeoutMs?: number;
+	/** How long a relayed request waits unanswered before the notify command runs, read for each request. @default process.env.CHECKPOINT_BRIDGE_NOTIFY_AFTER_MS, else 0 (at once) */
+	notifyAfterMs?: () => number;
 	/** Where the page reports a problem (the notify command failing). @default none */
 	notice?: (message: string, type: "info" | "warning") => void;
 }
@@ -77,8 +79,18 @@ export async function startWebPage(options: WebPageOptions): Promise<WebPage> {
 
 	const board = new Board(handle);
 	const streams = new Streams(board, options.maxStreams ?? MAX_STREAMS);
+	let delayProblem: string | undefined;
 	const notifier = new Notifier({
 		...(options.notifyCommand ? { command: options.notifyCommand } : {}),
+		delayMs:
+			options.notifyAfterMs ??
+			(() => {
+				const delay = notifyDelay();
+				// Said once per value, not once per request.
+				if (delay.problem && delay.problem !== delayProblem) options.notice?.(`checkpoint-bridge: ${delay.problem}`, "warning");
+				delayProblem = delay.problem;
+				return delay.ms;
+			}),
 		timeoutMs: options.notifyTimeoutMs ?? NOTIFY_TIMEOUT_MS,
 		onFailure: (reason) => options.notice?.(`checkpoint-bridge: the notify command failed (${reason}); the request is unaffected`, "warning"),
 	});
@@ -87,12 +99,18 @@ export async function startWebPage(options: WebPageOptions): Promise<WebPage> {
 		return secret ? `${origin}${linkPath(secret)}` : undefined;
 	};
 	const unsubscribe = board.subscribe((change) => {
+		if (change.type === "gone") return notifier.forget(change.requestId);
 		if (change.type !== "added" || !board.isRelayed(change.card.requestId)) return;
-		const { requestId, asker, questions } = change.card;
-		notifier.notify(requestId, () => {
-			const url = linkFor(requestId);
-			return url ? { url, asker, question: questions[0]?.question ?? "" } : undefined;
-		});
+		const { requestId, asker, questions, queuedAt } = change.card;
+		// No link once it settled: a request answered (or ended) within the delay pings nobody.
+		notifier.notify(
+			requestId,
+			() => {
+				const url = linkFor(requestId);
+				return url ? { url, asker, question: questions[0]?.question ?? "" } : undefined;
+			},
+			queuedAt,
+		);
 	});
 
 	const context = { handle, board, streams, assets, pageDigest: digestOf(token), hosts, origins, maxBodyBytes: options.maxBodyBytes ?? MAX_BODY_BYTES };

@@ -6,8 +6,15 @@
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { NOTIFY_TIMEOUT_MS, runNotifyCommand } from "../../../../extensions/checkpoint-bridge/surfaces/web/notify-command.ts";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import {
+	NOTIFY_AFTER_ENV,
+	NOTIFY_TIMEOUT_MS,
+	Notifier,
+	type NotifyFacts,
+	notifyDelay,
+	runNotifyCommand,
+} from "../../../../extensions/checkpoint-bridge/surfaces/web/notify-command.ts";
 import { pagePath, pageWithRelay, postAnswer, trackedPages } from "./support.ts";
 
 const pages = trackedPages();
@@ -109,5 +116,101 @@ describe("notify command", () => {
 		await s.page.close();
 		expect(s.page.notifyRunning).toBe(0);
 		s.role.release("quit", "test over");
+	});
+});
+
+describe("notify only after a request waited unanswered (CHECKPOINT_BRIDGE_NOTIFY_AFTER_MS)", () => {
+	afterEach(() => vi.useRealTimers());
+
+	/** A notifier whose runs are recorded, not spawned; `open` says which requests still have facts. */
+	function recorded(delayMs: number) {
+		const runs: string[] = [];
+		const open = new Set<string>();
+		const notifier = new Notifier({
+			command: () => "notify",
+			delayMs: () => delayMs,
+			run: (_command, facts) => {
+				runs.push(facts.url);
+				return { done: Promise.resolve({ ok: true }), kill() {} };
+			},
+		});
+		const facts = (id: string) => (): NotifyFacts | undefined => (open.has(id) ? { url: id, asker: "child", question: "Q?" } : undefined);
+		const ask = (id: string, queuedAt = Date.now()) => {
+			open.add(id);
+			notifier.notify(id, facts(id), queuedAt);
+		};
+		return { runs, open, notifier, ask };
+	}
+
+	it("answered before the delay: no run; still waiting after it: one run; settled any other way: none", async () => {
+		vi.useFakeTimers();
+		const { runs, open, notifier, ask } = recorded(60_000);
+		ask("answered");
+		ask("waiting");
+		ask("withdrawn");
+		await vi.advanceTimersByTimeAsync(30_000);
+		// Answered in the terminal within the delay: its link is gone, and the board says so.
+		open.delete("answered");
+		notifier.forget("answered");
+		// Settled another way (the asker's budget, a cancel): its facts are gone, without a forget.
+		open.delete("withdrawn");
+		await vi.advanceTimersByTimeAsync(29_999);
+		expect(runs).toEqual([]);
+		await vi.advanceTimersByTimeAsync(1);
+		expect(runs).toEqual(["waiting"]);
+		await vi.advanceTimersByTimeAsync(600_000);
+		expect(runs).toEqual(["waiting"]);
+	});
+
+	it("counts from when the host took the request, and 0 runs at once", async () => {
+		vi.useFakeTimers();
+		const late = recorded(60_000);
+		late.ask("queued-long-ago", Date.now() - 60_000);
+		await vi.advanceTimersByTimeAsync(0);
+		expect(late.runs).toEqual(["queued-long-ago"]);
+		const now = recorded(0);
+		now.ask("at-once");
+		expect(now.runs).toEqual([]);
+		await vi.advanceTimersByTimeAsync(0);
+		expect(now.runs).toEqual(["at-once"]);
+	});
+
+	it("closing stops every run still waiting for its delay", async () => {
+		vi.useFakeTimers();
+		const { runs, notifier, ask } = recorded(1_000);
+		ask("pending");
+		await notifier.close();
+		await vi.advanceTimersByTimeAsync(5_000);
+		expect(runs).toEqual([]);
+	});
+
+	it("reads the variable as a non-negative number of ms, 0 when unset; anything else is 0 with the reason", () => {
+		expect(notifyDelay({})).toEqual({ ms: 0 });
+		expect(notifyDelay({ [NOTIFY_AFTER_ENV]: "0" })).toEqual({ ms: 0 });
+		expect(notifyDelay({ [NOTIFY_AFTER_ENV]: " 90000 " })).toEqual({ ms: 90_000 });
+		for (const bad of ["-5", "soon", "Infinity"]) {
+			const read = notifyDelay({ [NOTIFY_AFTER_ENV]: bad });
+			expect(read.ms).toBe(0);
+			expect(read.problem).toContain(NOTIFY_AFTER_ENV);
+		}
+	});
+
+	it("on a real page: a request answered in the terminal within the delay pings nobody; one left waiting pings once", async () => {
+		const dir = mkdtempSync(join(tmpdir(), "cb-notify-"));
+		const command = `printf '%s' "$CHECKPOINT_BRIDGE_QUESTION" > ${dir}/run-$$`;
+		const s = await pages.setup({ notifyCommand: () => command, notifyAfterMs: () => 400 });
+		const quick = await s.ask([{ question: "Quick?", options: ["a", "b"] }], { label: "child" });
+		const slow = await s.ask([{ question: "Slow?", options: ["a", "b"] }], { label: "child" });
+		// The terminal answers the first at once (the fake host UI's dialog).
+		await until(() => s.fake.current(), "the first dialog");
+		s.fake.current()!.answer("a");
+		expect((await quick.call).status).toBe("ok");
+		const runs = () => readdirSync(dir).filter((f) => f.startsWith("run-"));
+		await until(() => (runs().length === 1 ? true : undefined), "one run");
+		await new Promise((resolve) => setTimeout(resolve, 600));
+		expect(runs().map((f) => readFileSync(join(dir, f), "utf8"))).toEqual(["Slow?"]);
+		await until(() => s.fake.current(), "the second dialog");
+		s.fake.current()!.answer("b");
+		expect((await slow.call).status).toBe("ok");
 	});
 });
