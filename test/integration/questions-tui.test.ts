@@ -6,7 +6,8 @@
  *    multi-select with two boxes ticked, and an "Other" typed in place: the envelope carries exactly
  *    those values, kinds and the note;
  * 2. Esc on the second question: `timeout-or-cancelled` with the first answer;
- * 3. a call whose budget runs out while its form is open: `timeout`, and the form is gone.
+ * 3. a call whose budget runs out while its form is open: `timeout`, and the form is gone;
+ * 4. an Enter sent the moment a form appears is ignored (the key guard), a pick a second later answers.
  *
  * The screen of every step is written under .tmp/tui-form/pi-<version>/ (the path is printed).
  */
@@ -15,7 +16,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { ScriptAsk } from "./fixtures/scripted-model.ts";
 import { baseArgs, createPiEnv, NODE_BIN, PI_CLI, PI_VERSION, type PiEnv, REPO_ROOT } from "./harness/pi-cli.ts";
-import { ScreenCaptures, TmuxSession, tmuxAvailable } from "./harness/tmux.ts";
+import { FORM_NOT_TAKING_KEYS, ScreenCaptures, TmuxSession, tmuxAvailable } from "./harness/tmux.ts";
 
 const hasTmux = tmuxAvailable();
 if (!hasTmux) console.warn("questions-tui.test.ts: skipped because tmux is not installed (CI installs it)");
@@ -69,6 +70,7 @@ const PROMPTS = {
 		{ id: "why", question: "Why not?" },
 	]),
 	"ask briefly": ask([{ id: "target", question: "Deploy target?", options: ["staging", "prod"] }], 4_000),
+	"ask while typing": ask([{ id: "region", question: "Which region?", options: ["eu-west", "us-east"] }]),
 };
 
 const quote = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
@@ -103,7 +105,7 @@ describe.skipIf(!hasTmux)(`the terminal form in the real TUI, pi ${PI_VERSION}${
 		piEnv?.cleanup();
 	});
 
-	it("answers, Esc and the budget: each envelope carries exactly what the form gave", async () => {
+	it("answers, Esc, the budget and the key guard: each envelope carries exactly what the form gave", async () => {
 		piEnv = createPiEnv({ script: { prompts: PROMPTS } });
 		const stderrFile = join(piEnv.root, "stderr.log");
 		const envPart = Object.entries({ ...piEnv.env, TERM: "xterm-256color" }).map(([key, value]) => `${key}=${quote(String(value))}`);
@@ -115,13 +117,17 @@ describe.skipIf(!hasTmux)(`the terminal form in the real TUI, pi ${PI_VERSION}${
 		const stderr = () => (existsSync(stderrFile) ? readFileSync(stderrFile, "utf8") : "");
 		const deadEnd = new RegExp(`${EXIT_MARKER}|"status":"error"`);
 
-		/** Sends a prompt; pi 0.85 drops an Enter pressed while its startup is still in progress, so Enter is pressed again until the form opens. */
-		const prompt = async (text: string, form: RegExp) => {
+		/**
+		 * Sends a prompt; pi 0.85 drops an Enter pressed while its startup is still in progress, so Enter is
+		 * pressed again until the form opens. Returns once the form takes keys, unless `guarded` (at once).
+		 */
+		const prompt = async (text: string, form: RegExp, guarded = false) => {
 			await session.type(text);
 			for (let attempt = 0; ; attempt++) {
 				await session.keys("Enter");
 				try {
-					return await session.waitFor(form, 5_000, `the form for "${text}"`, deadEnd);
+					const shown = await session.waitFor(form, 5_000, `the form for "${text}"`, deadEnd);
+					return guarded ? shown : await session.formTakesKeys();
 				} catch (error) {
 					const screen = session.lastScreen;
 					if (attempt >= 5 || !screen.includes(text) || form.test(screen)) throw error;
@@ -225,6 +231,22 @@ describe.skipIf(!hasTmux)(`the terminal form in the real TUI, pi ${PI_VERSION}${
 			expect(timedOut.envelope.answers).toEqual([]);
 			expect(screen, "the form is gone").not.toMatch(header(1));
 			expect(screen).not.toContain("Deploy target?\n");
+
+			// 4. A form opening under the human's typing: an Enter the moment it appears is not an answer; a pick a second later is.
+			screen = await prompt("ask while typing", header(1), true);
+			await session.keys("Enter");
+			const shownAt = Date.now();
+			capture("key-guard-form-just-open", screen);
+			expect(screen, "the key help says the form does not take keys yet").toMatch(FORM_NOT_TAKING_KEYS);
+			await new Promise((resolve) => setTimeout(resolve, 1_000 - (Date.now() - shownAt)));
+			screen = await session.screen();
+			capture("key-guard-after-a-second", screen);
+			expect(screen, "the early Enter left the form open").toMatch(header(1));
+			expect(screen).not.toMatch(FORM_NOT_TAKING_KEYS);
+			await session.keys("Down", "Enter");
+			const picked = await envelopeOnScreen(session, "ok", 20_000);
+			capture("envelope-key-guard", picked.screen);
+			expect(picked.envelope.answers).toEqual(unspaced([{ question: "Which region?", answer: "us-east", kind: "option", id: "region", source: "dialog" }]));
 
 			// Ctrl+D on the empty editor quits pi.
 			await session.keys("C-d");

@@ -94,6 +94,7 @@ async function answerForeground(session: TmuxSession): Promise<void> {
 	expect(selectScreen).toMatch(row("snake_case"));
 	expect(selectScreen).toMatch(row("kebab-case"));
 	expect(selectScreen, "a foreground child asks from pi's own process").not.toMatch(/\(pid \d+\)\] · /);
+	await session.formTakesKeys();
 	await session.keys("Down");
 	await session.waitFor(row(CHOSEN_CONVENTION, true), 5_000, "the cursor on the second option");
 	await session.keys("Enter");
@@ -101,6 +102,7 @@ async function answerForeground(session: TmuxSession): Promise<void> {
 	// The writer's question comes only after the planner has finished.
 	const inputScreen = await session.waitFor(new RegExp(formOf("subagent-writer", "What should the project be called?")), 30_000, "the writer's form", DEAD_END);
 	expect(inputScreen).toContain(`Answer received by planner: ${CHOSEN_CONVENTION}`);
+	await session.formTakesKeys();
 	await session.type(PROJECT_NAME);
 	captures.save("writer-form", await session.waitFor(` > ${PROJECT_NAME}`, 5_000, "the typed project name in the form"));
 	await session.keys("Enter");
@@ -190,6 +192,7 @@ describe.skipIf(!hasTmux)(`npm run demo in the real TUI${hasTmux ? "" : " (skipp
 				const { options, confirm, keys, cursorOn } = BACKGROUND[agent];
 				// A choice starts on its first option; a confirm on neither Yes nor No.
 				options.forEach((option, i) => expect(screen).toMatch(row(option, i === 0 && !confirm)));
+				await session.formTakesKeys();
 				await session.keys(...keys);
 				await session.waitFor(row(cursorOn, true), 5_000, `the cursor on ${agent}'s answer`);
 				await session.keys("Enter");

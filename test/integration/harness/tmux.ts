@@ -26,6 +26,9 @@ export interface TmuxStartOptions {
 	height?: number;
 }
 
+/** The key help of a form that does not take keys yet: " … ↑↓ move · … · Esc dismiss". */
+export const FORM_NOT_TAKING_KEYS = /^ … .*Esc /m;
+
 export class TmuxSession {
 	private readonly socket = `cb-test-${randomUUID().slice(0, 8)}`;
 	private readonly target = "main";
@@ -76,6 +79,20 @@ export class TmuxSession {
 			if (failOn && found(screen, failOn)) throw new Error(`gave up waiting for ${what}: the screen shows ${failOn}:\n${screen}`);
 			if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; screen:\n${screen}`);
 			await new Promise((resolve) => setTimeout(resolve, 100));
+		}
+	}
+
+	/**
+	 * Waits until the open form takes keys: a form ignores keys for KEY_GUARD_MS after it appears and
+	 * starts its key help with "…" meanwhile. Returns the screen.
+	 */
+	async formTakesKeys(timeoutMs = 5_000): Promise<string> {
+		const deadline = Date.now() + timeoutMs;
+		for (;;) {
+			const screen = await this.screen();
+			if (!FORM_NOT_TAKING_KEYS.test(screen)) return screen;
+			if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for the form to take keys; screen:\n${screen}`);
+			await new Promise((resolve) => setTimeout(resolve, 50));
 		}
 	}
 

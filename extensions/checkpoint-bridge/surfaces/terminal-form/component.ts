@@ -9,6 +9,11 @@ import { type FormTheme, renderForm } from "./render.ts";
 
 /** How often the countdown is redrawn, in ms. @default 1000 */
 export const TICK_MS = 1_000;
+/**
+ * How long a form ignores keys after it first appears, in ms: an Enter typed for the editor the
+ * moment a form opens must not answer a question nobody has read. @default 500
+ */
+export const KEY_GUARD_MS = 500;
 
 export interface FormComponentOptions {
 	model: FormModel;
@@ -24,6 +29,8 @@ export interface FormComponentOptions {
 	fail(error: unknown): void;
 	/** The human moved to another question. @default none */
 	onShown?: (index: number) => void;
+	/** Keys are ignored for this long after the first render. @default KEY_GUARD_MS */
+	keyGuardMs?: number;
 }
 
 export class FormComponent implements Component, Focusable {
@@ -33,6 +40,9 @@ export class FormComponent implements Component, Focusable {
 	#holds: string | undefined;
 	readonly #tick: ReturnType<typeof setInterval>;
 	#failed = false;
+	/** Epoch ms of the first render: the moment the human could first see the form. */
+	#shownAt: number | undefined;
+	#guardTimer: ReturnType<typeof setTimeout> | undefined;
 	focused = false;
 
 	constructor(options: FormComponentOptions) {
@@ -47,7 +57,9 @@ export class FormComponent implements Component, Focusable {
 		try {
 			this.#input.focused = this.focused;
 			const { model, theme, asker, deadline } = this.#o;
-			return renderForm(model, { asker, remainingMs: deadline - Date.now(), field: (w) => this.#input.render(w)[0] ?? "" }, theme, width);
+			this.#firstShown();
+			const view = { asker, remainingMs: deadline - Date.now(), field: (w: number) => this.#input.render(w)[0] ?? "", waiting: !this.#takesKeys() };
+			return renderForm(model, view, theme, width);
 		} catch (error) {
 			this.#fail(error);
 			return [];
@@ -55,7 +67,7 @@ export class FormComponent implements Component, Focusable {
 	}
 
 	handleInput(data: string): void {
-		if (this.#failed) return;
+		if (this.#failed || !this.#takesKeys()) return;
 		try {
 			this.#handle(data);
 			this.#o.requestRender();
@@ -70,6 +82,25 @@ export class FormComponent implements Component, Focusable {
 
 	dispose(): void {
 		clearInterval(this.#tick);
+		clearTimeout(this.#guardTimer);
+	}
+
+	get #guardMs(): number {
+		return this.#o.keyGuardMs ?? KEY_GUARD_MS;
+	}
+
+	/** Whether keys count yet: not before the form was drawn, nor within the guard after that. */
+	#takesKeys(): boolean {
+		return this.#guardMs <= 0 || (this.#shownAt !== undefined && Date.now() - this.#shownAt >= this.#guardMs);
+	}
+
+	/** Starts the guard at the first render, and draws again when it ends so the key help shows that keys count. */
+	#firstShown(): void {
+		if (this.#shownAt !== undefined) return;
+		this.#shownAt = Date.now();
+		if (this.#guardMs <= 0) return;
+		this.#guardTimer = setTimeout(() => this.#o.requestRender(), this.#guardMs);
+		this.#guardTimer.unref?.();
 	}
 
 	#fail(error: unknown): void {

@@ -3,13 +3,13 @@
  * loads: sessions that never ask (children, headless runs, RPC hosts) never pay for it.
  */
 import type { Surface } from "../../core/surface.ts";
-import type { CustomUI } from "./surface.ts";
+import type { CustomUI, FormOptions } from "./surface.ts";
 
 /** The form surface for `ui`, its module imported on first use; a failed import fails that call only and is tried again next time. */
-export function lazyFormSurface(ui: CustomUI): Surface {
+export function lazyFormSurface(ui: CustomUI, options: FormOptions = {}): Surface {
 	let loaded: Promise<Surface> | undefined;
 	const load = () => {
-		loaded ??= import("./surface.ts").then(({ formSurface }) => formSurface(ui));
+		loaded ??= import("./surface.ts").then(({ formSurface }) => formSurface(ui, options));
 		loaded.catch(() => (loaded = undefined));
 		return loaded;
 	};

@@ -26,6 +26,8 @@ export interface FormView {
 	remainingMs: number;
 	/** The text field being typed in, drawn by its component at `width` (one line). */
 	field(width: number): string;
+	/** The form does not take keys yet (just opened): the key help starts with "…". @default false */
+	waiting?: boolean;
 }
 
 /** Text from an asker, safe to draw: no escape sequences or control characters; tabs as spaces. */
@@ -170,7 +172,8 @@ export function renderForm(model: FormModel, view: FormView, theme: FormTheme, w
 	lines.push(...(q ? questionBody(model, q, view, theme, w) : review(model, theme, w)));
 	lines.push("");
 	if (model.message) lines.push(...wrap(model.message, w, " ").map((l) => theme.fg("warning", l)));
-	lines.push(...wrap(hint(model, q, n === 1), w, " ").map((l) => theme.fg("dim", l)));
+	const keys = hint(model, q, n === 1);
+	lines.push(...wrap(view.waiting ? `… ${keys}` : keys, w, " ").map((l) => theme.fg("dim", l)));
 	lines.push(theme.fg("borderAccent", "─".repeat(w)));
 	return lines.map((line) => truncateToWidth(line, w, "…"));
 }

@@ -18,8 +18,14 @@ export interface CustomUI {
 	): Promise<T>;
 }
 
+/** How a form behaves besides what it shows. */
+export interface FormOptions {
+	/** Keys are ignored for this long after the form first appears. @default KEY_GUARD_MS */
+	keyGuardMs?: number;
+}
+
 /** Shows a whole request as one form; see RequestPrompt for the contract. */
-export function showForm(ui: CustomUI, prompt: RequestPrompt): Promise<RequestOutcome> {
+export function showForm(ui: CustomUI, prompt: RequestPrompt, options: FormOptions = {}): Promise<RequestOutcome> {
 	const { signal } = prompt;
 	if (signal.aborted) return Promise.resolve({ ended: "dismissed", answers: [...prompt.known] });
 	return new Promise<RequestOutcome>((resolve, reject) => {
@@ -60,6 +66,7 @@ export function showForm(ui: CustomUI, prompt: RequestPrompt): Promise<RequestOu
 					finish: (effect) => settle({ outcome: outcome(effect === "submit" ? "submitted" : "dismissed") }),
 					fail: (error) => settle({ error }),
 					...(prompt.onShown ? { onShown: prompt.onShown } : {}),
+					...(options.keyGuardMs !== undefined ? { keyGuardMs: options.keyGuardMs } : {}),
 				});
 				// Ended while pi was building the form: stop it now, and close it as soon as pi has it.
 				if (settled) {
@@ -77,18 +84,22 @@ export function showForm(ui: CustomUI, prompt: RequestPrompt): Promise<RequestOu
 }
 
 /** The terminal form surface: whole requests through `askRequest`; a lone question is a form of one. */
-export function formSurface(ui: CustomUI): Surface {
+export function formSurface(ui: CustomUI, options: FormOptions = {}): Surface {
 	return {
-		askRequest: (prompt) => showForm(ui, prompt),
+		askRequest: (prompt) => showForm(ui, prompt, options),
 		ask: async (prompt: QuestionPrompt, question: Question): Promise<Answer | undefined> => {
-			const result = await showForm(ui, {
-				asker: prompt.asker,
-				questions: [question],
-				known: [],
-				signal: prompt.signal,
-				deadline: prompt.deadline,
-				...(prompt.onDialog ? { onDialog: prompt.onDialog } : {}),
-			});
+			const result = await showForm(
+				ui,
+				{
+					asker: prompt.asker,
+					questions: [question],
+					known: [],
+					signal: prompt.signal,
+					deadline: prompt.deadline,
+					...(prompt.onDialog ? { onDialog: prompt.onDialog } : {}),
+				},
+				options,
+			);
 			return result.ended === "submitted" ? result.answers[0] : undefined;
 		},
 	};

@@ -1,7 +1,7 @@
 import { visibleWidth } from "@earendil-works/pi-tui";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { LIMITS } from "../../../../extensions/checkpoint-bridge/model/limits.ts";
-import { TICK_MS } from "../../../../extensions/checkpoint-bridge/surfaces/terminal-form/component.ts";
+import { KEY_GUARD_MS, TICK_MS } from "../../../../extensions/checkpoint-bridge/surfaces/terminal-form/component.ts";
 import { form, visible } from "./support.ts";
 
 afterEach(() => vi.useRealTimers());
@@ -258,5 +258,42 @@ describe("the component's life", () => {
 		f.press("enter");
 		expect(f.failures).toHaveLength(1);
 		expect(String(f.failures[0])).toContain("broken state");
+	});
+});
+
+describe("the key guard: a form opening under the human's typing does not take their keys", () => {
+	const hintLine = (lines: string[]) => visible(lines.at(-2)!);
+
+	it(`ignores every key for ${KEY_GUARD_MS} ms after it is first drawn, shows "…" before its key help meanwhile, then takes keys`, () => {
+		vi.useFakeTimers();
+		const f = form([{ question: "Which database?", options: ["Postgres", "SQLite"] }], { keyGuardMs: KEY_GUARD_MS });
+		f.press("enter");
+		expect(f.ended, "a key before the form was ever drawn").toEqual([]);
+		expect(hintLine(f.component.render(80))).toBe(" … ↑↓ move · Enter pick · ctrl+n note · Esc dismiss");
+		f.press("down", "enter", "escape");
+		vi.advanceTimersByTime(KEY_GUARD_MS - 1);
+		f.press("enter", "escape");
+		expect(f.ended).toEqual([]);
+		expect(f.answers).toEqual([]);
+		const before = f.renders();
+		vi.advanceTimersByTime(1);
+		expect(f.renders(), "the guard's end redraws the key help").toBe(before + 1);
+		expect(hintLine(f.component.render(80))).toBe(" ↑↓ move · Enter pick · ctrl+n note · Esc dismiss");
+		f.press("down", "enter");
+		expect(f.ended).toEqual(["submit"]);
+		expect(f.answers).toMatchObject([[0, { answer: "SQLite" }]]);
+	});
+
+	it("the guard counts from the first render, not from when the form was built", () => {
+		vi.useFakeTimers();
+		const f = form([{ question: "Name?" }], { keyGuardMs: KEY_GUARD_MS });
+		vi.advanceTimersByTime(5 * KEY_GUARD_MS);
+		f.component.render(80);
+		f.press({ type: "x" }, "enter");
+		expect(f.ended).toEqual([]);
+		vi.advanceTimersByTime(KEY_GUARD_MS);
+		f.press({ type: "atlas" }, "enter");
+		expect(f.ended).toEqual(["submit"]);
+		expect(f.model.answers[0]).toMatchObject({ answer: "atlas" });
 	});
 });

@@ -5,6 +5,7 @@
 import { readFileSync } from "node:fs";
 import { dirname, relative, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { KEY_GUARD_MS } from "../../../../extensions/checkpoint-bridge/surfaces/terminal-form/component.ts";
 import { fakeCustomUI } from "../../support/fake-custom-ui.ts";
 import { loadExtensionCopy, playSession } from "../../support/fake-pi.ts";
 import { fakeUI } from "../../support/fake-ui.ts";
@@ -45,6 +46,10 @@ describe("the terminal form loads on the first TUI question", () => {
 		await host.start();
 		const call = host.call({ questions: [{ question: "Ship it?", kind: "confirm" }, { question: "Name?" }] });
 		for (let i = 0; i < 50 && !custom.current(); i++) await new Promise((r) => setTimeout(r, 10));
+		// The form index.ts picks has the key guard: drawn, keys count only after KEY_GUARD_MS.
+		custom.current()!.screen();
+		custom.current()!.press("down", "enter");
+		await new Promise((r) => setTimeout(r, KEY_GUARD_MS));
 		custom.current()!.press("down", "enter", { type: "atlas" }, "enter", "enter");
 		expect(await call).toMatchObject({
 			status: "ok",

@@ -18,13 +18,15 @@ import { ansiTheme, questions } from "./support.ts";
 beforeEach(() => vi.useFakeTimers());
 afterEach(() => vi.useRealTimers());
 
+/** These tests press keys the moment a form is built; the key guard has tests of its own. */
+const NO_GUARD = { keyGuardMs: 0 };
 const db: QuestionInput = { id: "db", question: "Which database?", options: ["Postgres", "SQLite"] };
 const targets: QuestionInput = { id: "targets", question: "Which targets?", options: ["linux", "mac", "windows"], multiSelect: true };
 
 function formRelay(options: { failNext?: () => unknown; lazy?: boolean } = {}) {
 	const handle = createHandle();
 	const fake = fakeCustomUI(options);
-	const surface = options.lazy ? lazyFormSurface(fake.ui) : formSurface(fake.ui);
+	const surface = options.lazy ? lazyFormSurface(fake.ui, NO_GUARD) : formSurface(fake.ui, NO_GUARD);
 	const role = claimHostRole(handle, { ui: fake.ui, surface, sessionId: HOST_SESSION })!;
 	const ask = (questions: QuestionInput[], args: { label?: string; budgetMs?: number; signal?: AbortSignal; onProgress?: (p: RelayProgress) => void } = {}) => {
 		const { label = "child", budgetMs = 300_000, ...rest } = args;
@@ -181,7 +183,7 @@ describe("the form ends with its call", () => {
 		expect(fake.open).toHaveLength(0);
 		await vi.advanceTimersByTimeAsync(HANDOVER_GRACE_MS / 2);
 		const next = fakeCustomUI();
-		claimHostRole(handle, { ui: next.ui, surface: formSurface(next.ui), sessionId: "replacement" });
+		claimHostRole(handle, { ui: next.ui, surface: formSurface(next.ui, NO_GUARD), sessionId: "replacement" });
 		await flush(vi);
 		expect(next.current()!.screen()).toContain("[☐ Which targets?]");
 		next.current()!.press("shiftTab");
@@ -215,7 +217,7 @@ describe("the form ends with its call", () => {
 		};
 		const handle = createHandle();
 		const fake = fakeCustomUI({ theme });
-		claimHostRole(handle, { ui: fake.ui, surface: formSurface(fake.ui), sessionId: HOST_SESSION });
+		claimHostRole(handle, { ui: fake.ui, surface: formSurface(fake.ui, NO_GUARD), sessionId: HOST_SESSION });
 		const call = askViaHost({ handle, asker: { label: "child", sessionId: "child-session" }, questions: [db], budgetMs: 60_000, dialogTimeoutMs: 60_000 });
 		await flush(vi);
 		broken = true;

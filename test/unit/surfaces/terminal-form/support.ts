@@ -35,7 +35,8 @@ export function questions(input: QuestionInput[]) {
 	return checked.questions;
 }
 
-export function form(input: QuestionInput[], options: { known?: (Answer | undefined)[]; deadline?: number } = {}) {
+/** A form of `input`; it takes keys at once unless `keyGuardMs` is given (the real form waits KEY_GUARD_MS). */
+export function form(input: QuestionInput[], options: { known?: (Answer | undefined)[]; deadline?: number; keyGuardMs?: number } = {}) {
 	const answers: [number, Answer][] = [];
 	const shown: number[] = [];
 	const ended: string[] = [];
@@ -51,6 +52,7 @@ export function form(input: QuestionInput[], options: { known?: (Answer | undefi
 		finish: (effect) => void ended.push(effect),
 		fail: (error) => void failures.push(error),
 		onShown: (i) => void shown.push(i),
+		keyGuardMs: options.keyGuardMs ?? 0,
 	});
 	/** Sends keys; text that is not a key name is typed character by character. */
 	const press = (...keys: (keyof typeof KEY | { type: string })[]) => {
