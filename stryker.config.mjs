@@ -22,7 +22,7 @@ export default {
 	tsconfigFile: "test/mutation/tsconfig.json",
 	typescriptChecker: { prioritizePerformanceOverAccuracy: true },
 	coverageAnalysis: "perTest",
-	// Where the README's promise lives, in groups so that each run fits a shared 2-core machine:
+	// Where the promise of docs/guarantees.md lives, in groups so that each run fits a shared 2-core machine:
 	// MUTATION_GROUP=seal (default), host, queue, answers or tool.
 	mutate: GROUPS[group],
 

@@ -10,7 +10,7 @@ import { dirname, isAbsolute, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as util from "node:util";
 
-/** pi release lines (major.minor) this version is tested on; the README's "Limits" states the same. */
+/** pi release lines (major.minor) this version is tested on; docs/limits.md states the same. */
 export const SUPPORTED_PI_LINES: readonly string[] = ["0.85", "1.6"];
 /** The names pi's package has been published under. */
 const PI_PACKAGE_NAMES = new Set(["@earendil-works/pi-coding-agent", "@mariozechner/pi-coding-agent"]);

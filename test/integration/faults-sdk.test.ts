@@ -22,7 +22,7 @@ import {
 	until,
 } from "./harness/sdk-sessions.ts";
 
-/** How long requests of a replaced host wait for the next one: the README's promise, written as a literal. */
+/** How long requests of a replaced host wait for the next one: docs/guarantees.md's promise, written as a literal. */
 const GRACE_MS = 1_000;
 /** How long one dialog stays open by default (CHECKPOINT_BRIDGE_DIALOG_TIMEOUT_MS): the relay's next deadline for a dialog. */
 const DIALOG_TIMEOUT_MS = 180_000;

@@ -1,5 +1,5 @@
 /**
- * The package as a user installs it, on the pi under test (README, "Load it into pi"): `npm pack`,
+ * The package as a user installs it, on the pi under test (docs/install.md): `npm pack`,
  * the tarball unpacked into a temp dir, its own dependencies installed there with
  * `npm install --omit=dev --omit=peer` (pi supplies its packages and typebox), then `pi install <dir>`
  * into a fresh agent dir and `pi -p`, or `pi -e <dir>` for one run. A scripted model calls the tool;

@@ -9,9 +9,12 @@
  * (`test/integration/faults-*.test.ts`). A title is the
  * exact title of a `describe` or `it` in that file (a line break inside it reads as a space); a title
  * ending in `…` is a prefix of one.
+ *
+ * It also checks that every relative link in those pages names a file or folder that exists (and, with a
+ * `#fragment`, a heading of that page), and that the README stays a ten-minute read.
  */
-import { readdirSync, readFileSync } from "node:fs";
-import { basename, dirname, join, relative } from "node:path";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { basename, dirname, join, normalize, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
@@ -68,14 +71,52 @@ export function titlesIn(source: string): string[] {
 	return titles;
 }
 
+/** The README's size limit in bytes: everything else lives in docs/. */
+const README_MAX_BYTES = 10 * 1024;
+
+export interface Link {
+	where: string;
+	target: string;
+}
+
+/** Every relative Markdown link (`[text](target)`) in a text, code spans and fenced blocks left out. */
+export function linksIn(text: string, doc: string): Link[] {
+	const links: Link[] = [];
+	const prose = text.replace(/```[\s\S]*?```/g, (block) => block.replace(/[^\n]/g, " ")).replace(/`[^`\n]*`/g, (span) => " ".repeat(span.length));
+	for (const match of prose.matchAll(/\]\(([^)\s]+)\)/g)) {
+		const target = match[1]!;
+		if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue;
+		links.push({ where: `${doc}:${text.slice(0, match.index).split("\n").length}`, target });
+	}
+	return links;
+}
+
+/** GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens. */
+export function anchorOf(heading: string): string {
+	return heading
+		.trim()
+		.toLowerCase()
+		.replace(/[^\p{L}\p{N}\s_-]/gu, "")
+		.replace(/\s/g, "-");
+}
+
+/** What is wrong with a link from a document, or undefined when its file (and heading) exist. */
+export function linkProblem(doc: string, target: string): string | undefined {
+	const [path, fragment] = target.split("#") as [string, string | undefined];
+	const file = path === "" ? doc : normalize(join(dirname(doc), decodeURIComponent(path)));
+	if (file.startsWith("..") || !existsSync(join(ROOT, file))) return `no file ${file}`;
+	if (fragment === undefined || statSync(join(ROOT, file)).isDirectory()) return undefined;
+	const headings = [...read(file).matchAll(/^#+\s+(.+)$/gm)].map((m) => anchorOf(m[1]!));
+	return headings.includes(fragment) ? undefined : `no heading #${fragment} in ${file}`;
+}
+
 const matches = (cited: string, title: string) => (cited.endsWith("…") ? title.startsWith(cited.slice(0, -1)) : title === cited);
 
 describe("the docs gate", () => {
 	const citations = DOCS.flatMap((doc) => citationsIn(read(doc), doc));
 
-	it("finds the citations of the README's guarantees", () => {
-		const guarantees = read("README.md").split("## Guarantees and the tests that pin them")[1]!.split("\n## ")[0]!;
-		expect(citationsIn(guarantees, "README.md").length).toBeGreaterThanOrEqual(10);
+	it("finds the citations of the guarantees page", () => {
+		expect(citationsIn(read("docs/guarantees.md"), "docs/guarantees.md").length).toBeGreaterThanOrEqual(10);
 	});
 
 	it("every cited test file exists and every cited title is a describe or it in it", () => {
@@ -104,5 +145,28 @@ describe("the docs gate", () => {
 		expect(resolveCited("test/integration/faults-*.test.ts")).toEqual(["test/integration/faults-rpc.test.ts", "test/integration/faults-sdk.test.ts"]);
 		expect(resolveCited("quiet.test.ts")).toEqual(["test/unit/core/quiet.test.ts"]);
 		expect(resolveCited("relay.test.ts")).toEqual(["test/unit/core/relay.test.ts", "test/unit/surfaces/terminal-form/relay.test.ts"]);
+	});
+
+	it("every relative link in the README, docs/ and adr/ names a file that exists", () => {
+		const broken = DOCS.flatMap((doc) =>
+			linksIn(read(doc), doc).flatMap(({ where, target }) => {
+				const problem = linkProblem(doc, target);
+				return problem === undefined ? [] : [`${where}: ${problem}`];
+			}),
+		);
+		expect(broken).toEqual([]);
+	});
+
+	it("fails on a link to a file or heading that does not exist", () => {
+		const links = linksIn("[a](docs/tool.md) [b](docs/gone.md) `[c](nowhere.md)` [d](https://x.example) [e](#the-docs) [f](#gone)", "README.md");
+		expect(links.map((link) => link.target)).toEqual(["docs/tool.md", "docs/gone.md", "#the-docs", "#gone"]);
+		expect(links.map((link) => linkProblem("README.md", link.target))).toEqual([undefined, "no file docs/gone.md", undefined, "no heading #gone in README.md"]);
+		expect(linkProblem("docs/tool.md", "../adr/")).toBeUndefined();
+		expect(linkProblem("docs/tool.md", "../../outside.md")).toBe("no file ../outside.md");
+		expect(anchorOf("In the host: notices, status line, audit trail, /checkpoints")).toBe("in-the-host-notices-status-line-audit-trail-checkpoints");
+	});
+
+	it("keeps the README at 10 KB or less", () => {
+		expect(Buffer.byteLength(read("README.md"))).toBeLessThanOrEqual(README_MAX_BYTES);
 	});
 });

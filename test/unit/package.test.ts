@@ -71,10 +71,10 @@ describe("package.json", () => {
 	});
 });
 
-describe("README", () => {
+describe("docs/limits.md", () => {
 	it("states the pi versions the extension checks it runs on", () => {
-		const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+		const limits = readFileSync(join(ROOT, "docs/limits.md"), "utf8");
 		const stated = SUPPORTED_PI_LINES.map((line) => `${line}.x`).join(" and ");
-		expect(readme).toContain(`Supported pi: \`@earendil-works/pi-coding-agent\` ${stated}`);
+		expect(limits).toContain(`Supported pi: \`@earendil-works/pi-coding-agent\` ${stated}`);
 	});
 });

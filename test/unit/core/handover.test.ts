@@ -5,7 +5,7 @@ import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/di
 import { fakeUI } from "../support/fake-ui.ts";
 import { flush, relay } from "../support/relay.ts";
 
-/** The README's promise, written here rather than read from the code: a longer grace in the code fails these tests. */
+/** The promise of docs/guarantees.md, written here rather than read from the code: a longer grace in the code fails these tests. */
 const GRACE_MS = 1_000;
 
 beforeEach(() => vi.useFakeTimers());

@@ -1,4 +1,4 @@
-/** The subjects of one room. Each user's permissions can be limited to their rooms' prefix (README, ADR-0009). */
+/** The subjects of one room. Each user's permissions can be limited to their rooms' prefix (docs/across-machines.md, ADR-0009). */
 
 /** Every subject a room uses, under its prefix `cpb.<room>`. */
 export interface RoomSubjects {

@@ -22,7 +22,7 @@ const HOST_PROCESS = hostProcessScript(
 	"setInterval(() => {}, 60_000);",
 );
 
-/** README, "Across processes": a remote asker learns that its host is gone within two seconds. */
+/** docs/across-processes.md: a remote asker learns that its host is gone within two seconds. */
 const HOST_LOSS_MS = 2_000;
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -67,7 +67,7 @@ it("a killed host process gives its remote askers no-host within two seconds", {
 	const envelope = await call;
 	expect(envelope.status).toBe("no-host");
 	expect(envelope.note).toMatch(/closed the connection/);
-	// The README's promise, not a guess at the machine's speed.
+	// The documented promise (docs/across-processes.md), not a guess at the machine's speed.
 	expect(Date.now() - killedAt).toBeLessThan(HOST_LOSS_MS);
 
 	// Its socket file is still there, with nobody behind it.
