@@ -155,6 +155,7 @@ export default function checkpointBridge(pi: ExtensionAPI): void {
 					: `checkpoint-bridge: room "${started.room}" is already served by another host on NATS; this session does not serve it`,
 				started.kind === "serving" ? "info" : "warning",
 			);
+			if (started.kind === "serving" && started.warning) ui.notify(`checkpoint-bridge: ${started.warning}`, "warning");
 		} catch (error) {
 			ui.notify(`checkpoint-bridge: cannot serve room "${nats.config.room}" on NATS: ${error instanceof Error ? error.message : String(error)}`, "warning");
 		}

@@ -4,10 +4,10 @@ import { createHandle, type SharedHandle } from "../../../extensions/checkpoint-
 import type { QuestionInput } from "../../../extensions/checkpoint-bridge/model/question.ts";
 import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { askOverNats, type NatsAskOptions } from "../../../extensions/checkpoint-bridge/transports/nats/asker.ts";
-import { decodeNatsFrame, encodeNatsFrame, type NatsFrame } from "../../../extensions/checkpoint-bridge/transports/nats/frames.ts";
+import { decodeNatsFrame, encodeNatsFrame, NATS_VERSION, type NatsFrame } from "../../../extensions/checkpoint-bridge/transports/nats/frames.ts";
 import { type RoomServer, serveRoom } from "../../../extensions/checkpoint-bridge/transports/nats/room-server.ts";
+import { newCancelSecret, newKeyPair } from "../../../extensions/checkpoint-bridge/transports/nats/seal.ts";
 import { roomSubjects } from "../../../extensions/checkpoint-bridge/transports/nats/subjects.ts";
-import { WIRE_VERSION } from "../../../extensions/checkpoint-bridge/transports/wire.ts";
 import type { FakeClient, FakeNats } from "./fake-broker.ts";
 import { type FakeDialog, type FakeUI, fakeUI } from "./fake-ui.ts";
 
@@ -68,12 +68,24 @@ export function rawAsker(nats: FakeNats) {
 	};
 }
 
+/** The raw askers' key pair and cancel secret: request frames carry the public key and the secret's hash. */
+export const RAW_KEYS = newKeyPair();
+export const RAW_CANCEL = newCancelSecret();
+
+/** A cancel frame; with the raw askers' secret unless told otherwise. */
+export function cancelFrame(id: string, secret = RAW_CANCEL.secret): NatsFrame {
+	return { type: "cancel", v: NATS_VERSION, id, reason: "cancelled", secret };
+}
+
+/** A ping frame. */
+export const pingFrame = (id: string): NatsFrame => ({ type: "ping", v: NATS_VERSION, id });
+
 /** A request frame as an asker sends it. */
 export function requestFrame(id: string, questions: QuestionInput[], extra: Record<string, unknown> = {}): NatsFrame {
 	const now = Date.now();
 	return {
 		type: "request",
-		v: WIRE_VERSION,
+		v: NATS_VERSION,
 		id,
 		asker: { label: "planner", sessionId: "planner-session" },
 		questions,
@@ -83,6 +95,8 @@ export function requestFrame(id: string, questions: QuestionInput[], extra: Reco
 		budgetMs: 60_000,
 		pid: 4242,
 		machine: "build-7",
+		key: RAW_KEYS.publicKey,
+		cancelHash: RAW_CANCEL.hash,
 		...extra,
 	} as NatsFrame;
 }

@@ -4,17 +4,18 @@
  * host gone). A broker does not say when the host dies or hangs, so the asker pings its request and
  * counts the host gone when pongs stop (or the server says nobody serves the room). With a grace
  * (CHECKPOINT_BRIDGE_HOST_GRACE_MS), a lost host is waited for: the request, with the answers given
- * so far, is re-sent until a host takes it or the grace ends.
+ * so far, is re-sent until a host takes it or the grace ends. The first host frame sealed for this
+ * call's key names the host; from then on only that host's frames count (seal.ts), until it is lost.
  */
 import os from "node:os";
 import { type CallOptions, runCall } from "../../core/call.ts";
 import type { Answer } from "../../model/answer.ts";
 import type { Envelope } from "../../model/result.ts";
-import { WIRE_VERSION } from "../wire.ts";
 import type { Broker, BrokerMessage } from "./broker.ts";
 import type { NatsConfig } from "./config.ts";
-import { decodeNatsFrame, encodeNatsFrame, MAX_MACHINE_LENGTH, type NatsFrame } from "./frames.ts";
+import { decodeNatsFrame, encodeNatsFrame, MAX_MACHINE_LENGTH, NATS_VERSION, type NatsFrame, type Sealed } from "./frames.ts";
 import { PING_INTERVAL_MS, RESEND_INTERVAL_MS, SILENCE_MS, TICK_MS } from "./liveness.ts";
+import { newCancelSecret, newKeyPair, sealValid, sharedKey } from "./seal.ts";
 import { roomSubjects } from "./subjects.ts";
 
 /** One NATS call: the call's options plus how to connect and which room to ask. */
@@ -63,6 +64,20 @@ export function askOverNats(options: NatsAskOptions): Promise<Envelope> {
 		let graceEnd = 0;
 		let lostNote = "";
 		let ticker: ReturnType<typeof setInterval> | undefined;
+		const keys = newKeyPair();
+		const cancelSecret = newCancelSecret();
+		/** The host that took the request: its key, and the MAC key its frames must carry. */
+		let pinned: { hostKey: string; macKey: Buffer } | undefined;
+
+		/** Whether a frame for this call is sealed by the pinned host, or (none pinned yet) by any host for this call's key. */
+		const sealedForUs = (frame: Sealed) => {
+			if (frame.hostKey === undefined) return false;
+			if (pinned) return frame.hostKey === pinned.hostKey && sealValid(frame as Record<string, unknown>, pinned.macKey);
+			const macKey = sharedKey(keys.privateKey, frame.hostKey);
+			if (!macKey || !sealValid(frame as Record<string, unknown>, macKey)) return false;
+			pinned = { hostKey: frame.hostKey, macKey };
+			return true;
+		};
 
 		const publish = (subject: string, frame: NatsFrame) => broker?.publish(subject, encodeNatsFrame(frame), inbox);
 		const sendRequest = () => {
@@ -71,10 +86,12 @@ export function askOverNats(options: NatsAskOptions): Promise<Envelope> {
 				...call.request,
 				type: "request",
 				// Frames carry the wire's version; the room server puts the bus's back on (as the local endpoint does).
-				v: WIRE_VERSION,
+				v: NATS_VERSION,
 				budgetMs: Math.max(0, call.request.deadline - Date.now()),
 				pid,
 				machine,
+				key: keys.publicKey,
+				cancelHash: cancelSecret.hash,
 				...(answers.length > 0 ? { answers } : {}),
 			});
 		};
@@ -84,6 +101,8 @@ export function askOverNats(options: NatsAskOptions): Promise<Envelope> {
 			if (ended || phase === "waiting") return;
 			if (!mayHaveReached || config.graceMs <= 0) return call.finish("no-host", note);
 			phase = "waiting";
+			// The lost host's hold is over: whichever host takes the re-sent request is the one to trust.
+			pinned = undefined;
 			lostNote = note;
 			graceEnd = Date.now() + config.graceMs;
 			sendRequest();
@@ -108,18 +127,20 @@ export function askOverNats(options: NatsAskOptions): Promise<Envelope> {
 			if (!checked.ok) return;
 			const frame = checked.frame;
 			// A host refuses a request before it takes it; once it holds the request, an error frame is nobody's to send.
-			if (frame.type === "error") return phase === "held" ? undefined : call.finish("error", `The host refused the request (${frame.code}): ${frame.message}`);
+			if (frame.type === "error")
+				return phase === "held" || pinned ? undefined : call.finish("error", `The host refused the request (${frame.code}): ${frame.message}`);
 			if (!("id" in frame) || frame.id !== call.id) return;
+			if (frame.type !== "pong" && frame.type !== "progress" && frame.type !== "result") return;
+			// Anyone who reads the room can write to this inbox: only the host that took the request is heard.
+			if (!sealedForUs(frame)) return;
 			if (frame.type === "pong") {
 				if (frame.held) return heard();
 				return hostLost(frame.note ?? "The host no longer holds the request (it restarted, or lost the asker's heartbeats).");
 			}
-			if (frame.type === "progress" || frame.type === "result") {
-				heard();
-				answers = frame.answers;
-				const { type: _type, ...reply } = frame;
-				call.reply(reply);
-			}
+			heard();
+			answers = frame.answers;
+			const { type: _type, hostKey: _key, mac: _mac, ...reply } = frame;
+			call.reply(reply);
 		};
 
 		const tick = () => {
@@ -134,7 +155,7 @@ export function askOverNats(options: NatsAskOptions): Promise<Envelope> {
 				if (now - lastHeard > silenceMs) return hostLost("The host stopped answering (it ended, hung, or was cut off) before the questions were answered.");
 				if (now - lastSent >= PING_INTERVAL_MS) {
 					lastSent = now;
-					publish(subjects.ping, { type: "ping", v: WIRE_VERSION, id: call.id });
+					publish(subjects.ping, { type: "ping", v: NATS_VERSION, id: call.id });
 				}
 				return;
 			}
@@ -162,7 +183,13 @@ export function askOverNats(options: NatsAskOptions): Promise<Envelope> {
 			if (!broker) return;
 			// The host drops the request from its queue or dismisses its open dialog; its sweep would too, later.
 			if (cancelHost && reached)
-				publish(subjects.cancel, { type: "cancel", v: WIRE_VERSION, id: call.id, reason: status === "timeout" ? "timeout" : "cancelled" });
+				publish(subjects.cancel, {
+					type: "cancel",
+					v: NATS_VERSION,
+					id: call.id,
+					reason: status === "timeout" ? "timeout" : "cancelled",
+					secret: cancelSecret.secret,
+				});
 			void broker.close();
 		};
 	});

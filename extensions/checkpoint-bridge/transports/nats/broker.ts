@@ -30,6 +30,8 @@ export interface Broker {
 	request(subject: string, data: Uint8Array, timeoutMs: number): Promise<RequestOutcome>;
 	/** Flushes what was published (bounded) and closes. */
 	close(): Promise<void>;
+	/** Whether the server asked this connection for credentials (its INFO's `auth_required`); undefined when not known. */
+	readonly authRequired?: boolean;
 }
 
 /** Connection tuning. Every timeout is bounded so that nothing hangs on a dead server. */
@@ -113,6 +115,7 @@ export async function connectBroker(config: NatsConfig, options: BrokerOptions):
 		})().catch(() => {});
 	}
 	return {
+		authRequired: nc.info?.auth_required === true,
 		publish(subject, data, reply) {
 			try {
 				nc.publish(subject, data, reply ? { reply } : undefined);

@@ -3,6 +3,8 @@
  * local socket's (wire.ts, checked by the same validator); NATS adds what a broker does not give
  * for free: the budget as milliseconds left (clocks differ), where the asker runs, the answers it
  * already has when it re-sends, and heartbeats both ways (`ping` from the asker, `pong` from the host).
+ * Since v3 a request carries the asker's public key and the hash of its cancel secret, a cancel the
+ * secret, and the host's frames for a request its key and a MAC (seal.ts).
  */
 import { type Answer, type AnswerKind, OUTSIDE_SOURCES } from "../../model/answer.ts";
 import {
@@ -17,6 +19,13 @@ import {
 	type ResultFrame,
 	WIRE_VERSION,
 } from "../wire.ts";
+import { isSealText } from "./seal.ts";
+
+/**
+ * The version of NATS frames, apart from the local socket's WIRE_VERSION. v2 shared the socket's
+ * frames; v3 adds the keys, the cancel secret and the MACs, which a v2 peer neither sends nor checks.
+ */
+export const NATS_VERSION = 3;
 
 /** Longest machine name accepted; longer ones are refused, not cut. */
 export const MAX_MACHINE_LENGTH = 64;
@@ -30,7 +39,25 @@ export type NatsRequestFrame = RequestFrame & {
 	pid: number;
 	/** The asker's machine (host name), shown to the human. */
 	machine: string;
+	/** The asker's X25519 public key for this call (base64url): host frames for it are MACed under a key derived from it. */
+	key: string;
+	/** SHA-256 (base64url) of the call's cancel secret: only a cancel carrying the secret takes the request off the host. */
+	cancelHash: string;
 };
+
+/** Asker → host, on `<prefix>.cancel`: the request's secret proves the cancel is its asker's. */
+export type NatsCancelFrame = CancelFrame & {
+	/** The cancel secret whose hash the request carried. */
+	secret: string;
+};
+
+/** What a host adds to its frames for a request it can address: its public key and the frame's MAC (seal.ts). */
+export interface Sealed {
+	/** The serving host's X25519 public key (base64url). */
+	hostKey?: string;
+	/** HMAC-SHA256 of the frame without `mac`, under the key of the host's and the asker's keys. */
+	mac?: string;
+}
 
 /** Asker → host, on `<prefix>.ping` with the asker's inbox as reply subject: "I still wait for `id`". */
 export interface PingFrame {
@@ -40,7 +67,7 @@ export interface PingFrame {
 }
 
 /** Host → asker inbox: the answer to a ping (or the host letting go of a request, `held: false`). */
-export interface PongFrame {
+export type PongFrame = {
 	type: "pong";
 	v: number;
 	id: string;
@@ -50,7 +77,7 @@ export interface PongFrame {
 	host: string;
 	/** Why the host let go, when it says. */
 	note?: string;
-}
+} & Sealed;
 
 /** Host → anyone asking on `<prefix>.host`: the room is served. */
 export interface HostFrame {
@@ -60,13 +87,18 @@ export interface HostFrame {
 }
 
 /** Every frame that travels on NATS. */
-export type NatsFrame = NatsRequestFrame | CancelFrame | ProgressFrame | ResultFrame | ErrorFrame | PingFrame | PongFrame | HostFrame;
+export type NatsFrame = NatsRequestFrame | NatsCancelFrame | (ProgressFrame & Sealed) | (ResultFrame & Sealed) | ErrorFrame | PingFrame | PongFrame | HostFrame;
 
 /** A checked message: its frame, or why it is refused (the code an error frame carries). */
 export type NatsFrameCheck = { ok: true; frame: NatsFrame } | { ok: false; code: ErrorCode; message: string };
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });
+
+/** An error frame in this side's NATS version. */
+export function natsErrorFrame(code: ErrorCode, message: string): ErrorFrame {
+	return { type: "error", v: NATS_VERSION, code, message };
+}
 
 /** One frame as message bytes. */
 export function encodeNatsFrame(frame: NatsFrame): Uint8Array {
@@ -91,10 +123,19 @@ function cleanAnswers(answers: Answer[]): Answer[] {
 	}));
 }
 
+/** What is wrong with a host's seal on a frame, when it carries one. */
+function sealProblem(frame: Record<string, unknown>): string | undefined {
+	if (frame.hostKey === undefined && frame.mac === undefined) return undefined;
+	if (!isSealText(frame.hostKey) || !isSealText(frame.mac)) return `${String(frame.type)}.hostKey and .mac must both be 43 base64url characters`;
+	return undefined;
+}
+
 /** What is wrong with the NATS-only parts of a frame; undefined when they check out. */
 function natsProblem(frame: Record<string, unknown>): string | undefined {
 	switch (frame.type) {
 		case "request":
+			if (!isSealText(frame.key)) return "request.key must be an X25519 public key (43 base64url characters)";
+			if (!isSealText(frame.cancelHash)) return "request.cancelHash must be a SHA-256 hash (43 base64url characters)";
 			if (typeof frame.budgetMs !== "number" || !Number.isFinite(frame.budgetMs)) return "request.budgetMs must be a finite number";
 			if (!Number.isSafeInteger(frame.pid) || (frame.pid as number) <= 0) return "request.pid must be a positive integer";
 			if (typeof frame.machine !== "string" || frame.machine.trim() === "" || frame.machine.length > MAX_MACHINE_LENGTH)
@@ -108,7 +149,12 @@ function natsProblem(frame: Record<string, unknown>): string | undefined {
 			if (typeof frame.held !== "boolean") return "pong.held must be a boolean";
 			if (!isId(frame.host)) return "pong.host must be a non-empty string";
 			if (frame.note !== undefined && typeof frame.note !== "string") return "pong.note must be a string";
-			return undefined;
+			return sealProblem(frame);
+		case "cancel":
+			return isSealText(frame.secret) ? undefined : "cancel.secret must be 43 base64url characters";
+		case "progress":
+		case "result":
+			return sealProblem(frame);
 		case "host":
 			return isId(frame.host) ? undefined : "host.host must be a non-empty string";
 		default:
@@ -131,13 +177,18 @@ export function decodeNatsFrame(data: Uint8Array, maxBytes = MAX_FRAME_BYTES): N
 	}
 	if (!isRecord(raw)) return { ok: false, code: "malformed", message: "The frame is not a JSON object." };
 	const type = raw.type;
-	if (type === "ping" || type === "pong" || type === "host") {
-		if (raw.v !== WIRE_VERSION)
-			return { ok: false, code: "bad-version", message: `The frame speaks checkpoint-bridge protocol v${String(raw.v)}; this side speaks v${WIRE_VERSION}.` };
-	} else {
-		if (type === "hello" || type === "welcome" || type === "auth")
-			return { ok: false, code: "unexpected", message: "Handshake frames belong to the local socket; NATS authenticates through the server." };
-		const checked = checkFrame(raw);
+	if (type === "hello" || type === "welcome" || type === "auth")
+		return { ok: false, code: "unexpected", message: "Handshake frames belong to the local socket; NATS authenticates through the server." };
+	// An error frame is read whatever its version: it is how a peer of another version says so.
+	if (type !== "error" && raw.v !== NATS_VERSION)
+		return {
+			ok: false,
+			code: "bad-version",
+			message: `The frame speaks checkpoint-bridge NATS protocol v${String(raw.v)}; this side speaks v${NATS_VERSION}.`,
+		};
+	if (type !== "ping" && type !== "pong" && type !== "host") {
+		// The bus messages inside are the socket's: checked by its validator, at its version.
+		const checked = checkFrame({ ...raw, v: type === "error" ? raw.v : WIRE_VERSION });
 		if (!checked.ok) return checked;
 	}
 	const problem = natsProblem(raw);

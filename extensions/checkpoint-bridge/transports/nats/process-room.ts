@@ -7,10 +7,9 @@
 
 import { processSlot, type StartSlot, startOnce, takeStarted } from "../../core/process-slot.ts";
 import type { SharedHandle } from "../../core/shared-handle.ts";
-import { WIRE_VERSION } from "../wire.ts";
 import { type Broker, connectBroker } from "./broker.ts";
 import type { NatsConfig } from "./config.ts";
-import { decodeNatsFrame, encodeNatsFrame } from "./frames.ts";
+import { decodeNatsFrame, encodeNatsFrame, NATS_VERSION } from "./frames.ts";
 import { HOST_CHECK_TIMEOUT_MS } from "./liveness.ts";
 import { type RoomServer, serveRoom } from "./room-server.ts";
 import { roomSubjects } from "./subjects.ts";
@@ -20,8 +19,11 @@ export const ROOM_KEY = Symbol.for("checkpoint-bridge.nats-room");
 
 /** How a host's start in a room went. */
 export type RoomStart =
-	/** This process serves the room now (or already did). */
-	| { kind: "serving"; room: string; hostId: string }
+	/**
+	 * This process serves the room now (or already did). `warning` is set for the first caller only,
+	 * when the server let the host in without credentials: anyone who reaches it may read and write the room.
+	 */
+	| { kind: "serving"; room: string; hostId: string; warning?: string }
 	/** Another host answers for the room: this one does not serve it. */
 	| { kind: "taken"; room: string; hostId: string };
 
@@ -30,7 +32,7 @@ const slotOf = (target: object) => processSlot<StartSlot<Started>>(target, ROOM_
 
 /** Whether somebody serves the room: the id of the host that says so, else undefined (nobody, or nobody alive). */
 async function servingHost(broker: Broker, prefix: string): Promise<string | undefined> {
-	const outcome = await broker.request(roomSubjects(prefix).host, encodeNatsFrame({ type: "host", v: WIRE_VERSION, host: "asking" }), HOST_CHECK_TIMEOUT_MS);
+	const outcome = await broker.request(roomSubjects(prefix).host, encodeNatsFrame({ type: "host", v: NATS_VERSION, host: "asking" }), HOST_CHECK_TIMEOUT_MS);
 	if (outcome.kind === "failed") throw new Error(outcome.message);
 	if (outcome.kind !== "reply") return undefined;
 	const checked = decodeNatsFrame(outcome.data);
@@ -51,7 +53,11 @@ async function start(handle: SharedHandle, config: NatsConfig, connect: HostConn
 			return { kind: "taken", room: config.room, hostId: other };
 		}
 		const server = serveRoom({ broker, handle, prefix: config.prefix });
-		return { kind: "serving", room: config.room, hostId: server.hostId, server, broker };
+		const warning =
+			broker.authRequired === false
+				? `the NATS server at ${config.servers.join(", ")} asks for no credentials: anyone who reaches it can read room "${config.room}"'s questions and answers and ask in it; give the server a token, users or accounts (see the NATS trust boundary in the docs)`
+				: undefined;
+		return { kind: "serving", room: config.room, hostId: server.hostId, server, broker, ...(warning ? { warning } : {}) };
 	} catch (error) {
 		await broker.close();
 		throw error;
@@ -70,12 +76,16 @@ export async function ensureProcessRoom(
 	connect: HostConnect = connectHost,
 ): Promise<RoomStart> {
 	// A room found taken is not kept: the next claim checks again.
-	const { kind, room, hostId } = await startOnce(
+	const started = await startOnce(
 		slotOf(target),
 		() => start(handle, config, connect),
 		(outcome) => outcome.kind !== "taken",
 	);
-	return { kind, room, hostId };
+	const { kind, room, hostId } = started;
+	// Said once per process: later hosts of the same room server are not told again.
+	const warning = started.kind === "serving" ? started.warning : undefined;
+	if (started.kind === "serving") delete started.warning;
+	return kind === "serving" ? { kind, room, hostId, ...(warning ? { warning } : {}) } : { kind, room, hostId };
 }
 
 /** Stops serving the room, if this process does: held askers hear it at once (and wait out their grace). */

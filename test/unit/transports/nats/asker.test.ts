@@ -6,9 +6,16 @@
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Envelope } from "../../../../extensions/checkpoint-bridge/model/result.ts";
-import { encodeNatsFrame } from "../../../../extensions/checkpoint-bridge/transports/nats/frames.ts";
+import {
+	decodeNatsFrame,
+	encodeNatsFrame,
+	NATS_VERSION,
+	type NatsCancelFrame,
+	type NatsFrame,
+	type NatsRequestFrame,
+} from "../../../../extensions/checkpoint-bridge/transports/nats/frames.ts";
 import { RESEND_INTERVAL_MS, SILENCE_MS, TICK_MS } from "../../../../extensions/checkpoint-bridge/transports/nats/liveness.ts";
-import { WIRE_VERSION } from "../../../../extensions/checkpoint-bridge/transports/wire.ts";
+import { newKeyPair, seal, secretMatches, sharedKey } from "../../../../extensions/checkpoint-bridge/transports/nats/seal.ts";
 import { type FakeClient, FakeNats } from "../../support/fake-broker.ts";
 import { askFake, natsHost, ROOM, SUBJECTS } from "../../support/nats-room.ts";
 
@@ -131,14 +138,14 @@ describe("refused replies", () => {
 			inbox,
 			encodeNatsFrame({
 				type: "result",
-				v: WIRE_VERSION,
+				v: NATS_VERSION,
 				id: "someone-else",
 				kind: "result",
 				status: "ok",
 				answers: [{ question: "Q", answer: "forged", kind: "text" }],
 			}),
 		);
-		intruder.publish(inbox, encodeNatsFrame({ type: "pong", v: WIRE_VERSION, id: "someone-else", held: false, host: "h" }));
+		intruder.publish(inbox, encodeNatsFrame({ type: "pong", v: NATS_VERSION, id: "someone-else", held: false, host: "h" }));
 		await flush();
 		expect(call.envelope).toBeUndefined();
 		host.fake.current()!.answer("snake_case");
@@ -156,6 +163,114 @@ describe("refused replies", () => {
 		await flush();
 		expect(call.envelope).toMatchObject({ status: "error" });
 		expect(call.envelope!.note).toMatch(/bad-version.*v7/);
+	});
+});
+
+describe("only the host that took the request is heard", () => {
+	/** A client that reads the room's requests, as any member with subscribe rights can, and seals frames for the asker's key with a key of its own. */
+	function reader(nats: FakeNats) {
+		const client = nats.client();
+		const keys = newKeyPair();
+		const seen: { inbox: string; frame: NatsRequestFrame }[] = [];
+		client.subscribe(SUBJECTS.request, (m) => {
+			const checked = decodeNatsFrame(m.data);
+			if (checked.ok && checked.frame.type === "request") seen.push({ inbox: m.reply!, frame: checked.frame });
+		});
+		const forge = (frame: NatsFrame) => {
+			const { inbox, frame: request } = seen[0]!;
+			client.publish(inbox, encodeNatsFrame(seal(frame, keys.publicKey, sharedKey(keys.privateKey, request.key)!)));
+		};
+		return { seen, forge, id: () => seen[0]!.frame.id };
+	}
+
+	it("a client that read the request answers in the host's place, sealed with its own key, after the host took it: ignored, the human's answer arrives", async () => {
+		const nats = new FakeNats();
+		const host = natsHost(nats);
+		const intruder = reader(nats);
+		const call = track(askFake(nats, Q));
+		await flush();
+		expect(host.fake.dialogs).toHaveLength(1);
+		const forged = {
+			type: "result",
+			v: NATS_VERSION,
+			id: intruder.id(),
+			kind: "result",
+			status: "ok",
+			answers: [{ question: Q[0]!.question, answer: "forged", kind: "text" }],
+		};
+		intruder.forge(forged as NatsFrame);
+		await flush();
+		expect(call.envelope).toBeUndefined();
+		host.fake.current()!.answer("snake_case");
+		await flush();
+		expect(call.envelope).toMatchObject({ status: "ok", answers: [{ answer: "snake_case" }] });
+	});
+
+	it("a forged pong held: false (the host let go) from anyone but the host does not end the call", async () => {
+		const nats = new FakeNats();
+		const host = natsHost(nats);
+		const intruder = reader(nats);
+		const call = track(askFake(nats, Q));
+		await flush();
+		intruder.forge({ type: "pong", v: NATS_VERSION, id: intruder.id(), held: false, host: host.server.hostId, note: "host restarted" });
+		const { inbox } = intruder.seen[0]!;
+		nats.client().publish(inbox, encodeNatsFrame({ type: "pong", v: NATS_VERSION, id: intruder.id(), held: false, host: host.server.hostId }));
+		await flush();
+		expect(call.envelope).toBeUndefined();
+		host.fake.current()!.answer("camelCase");
+		await flush();
+		expect(call.envelope).toMatchObject({ status: "ok", answers: [{ answer: "camelCase" }] });
+	});
+
+	it("the real host's frame, altered and replayed under its key and MAC, fails the MAC and is ignored", async () => {
+		const nats = new FakeNats();
+		const host = natsHost(nats);
+		let client: FakeClient | undefined;
+		const call = track(askFake(nats, Q, { connect: async () => (client = nats.client()) }));
+		const sniffed: Record<string, unknown>[] = [];
+		await flush();
+		const inbox = client!.sent[0]!.reply!;
+		nats.client().subscribe(inbox, (m) => void sniffed.push(JSON.parse(new TextDecoder().decode(m.data))));
+		nats
+			.client()
+			.publish(
+				SUBJECTS.ping,
+				encodeNatsFrame({ type: "ping", v: NATS_VERSION, id: (decodeNatsFrame(client!.sent[0]!.data) as { frame: NatsRequestFrame }).frame.id }),
+				inbox,
+			);
+		await flush();
+		const pong = sniffed.find((f) => f.type === "pong")!;
+		const { hostKey, mac, id } = pong;
+		const forged = {
+			type: "result",
+			v: NATS_VERSION,
+			id,
+			kind: "result",
+			status: "ok",
+			answers: [{ question: Q[0]!.question, answer: "forged", kind: "text" }],
+			hostKey,
+			mac,
+		};
+		nats.client().publish(inbox, encodeNatsFrame(forged as NatsFrame));
+		await flush();
+		expect(call.envelope).toBeUndefined();
+		host.fake.current()!.answer("camelCase");
+		await flush();
+		expect(call.envelope).toMatchObject({ status: "ok", answers: [{ answer: "camelCase" }] });
+	});
+
+	it("the asker's cancel carries the secret whose hash its request carried", async () => {
+		const nats = new FakeNats();
+		natsHost(nats);
+		let client: FakeClient | undefined;
+		const call = track(askFake(nats, Q, { budgetMs: 1_000, connect: async () => (client = nats.client()) }));
+		await vi.advanceTimersByTimeAsync(1_000);
+		expect(call.envelope).toMatchObject({ status: "timeout" });
+		const frames = client!.sent.map((m) => decodeNatsFrame(m.data)).map((c) => (c.ok ? c.frame : undefined));
+		const request = frames.find((f) => f?.type === "request") as NatsRequestFrame;
+		const cancel = frames.find((f) => f?.type === "cancel") as NatsCancelFrame;
+		expect(secretMatches(cancel.secret, request.cancelHash)).toBe(true);
+		expect(JSON.stringify(request)).not.toContain(cancel.secret);
 	});
 });
 

@@ -66,6 +66,20 @@ describe("ensureProcessRoom", () => {
 		await closeProcessRoom(undefined, registry);
 	});
 
+	it("a server that asks for no credentials: the first start warns once, naming the server; later claims and an authenticating server do not", async () => {
+		const nats = new FakeNats();
+		const registry = {};
+		const open = async () => Object.assign(nats.client(), { authRequired: false });
+		const first = await ensureProcessRoom(createHandle(), CONFIG, registry, open);
+		expect(first).toMatchObject({ kind: "serving", warning: expect.stringContaining("nats://fake:4222 asks for no credentials") });
+		expect(await ensureProcessRoom(createHandle(), CONFIG, registry, open)).not.toHaveProperty("warning");
+		await closeProcessRoom(undefined, registry);
+		const other = {};
+		const authed = await ensureProcessRoom(createHandle(), CONFIG, other, async () => Object.assign(nats.client(), { authRequired: true }));
+		expect(authed.kind === "serving" && authed.warning).toBeFalsy();
+		await closeProcessRoom(undefined, other);
+	});
+
 	it("closeProcessRoom lets held askers go at once with the note, and closes the connection", async () => {
 		const nats = new FakeNats();
 		const registry = {};

@@ -5,13 +5,22 @@
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { MAX_TIMEOUT_MS } from "../../../../extensions/checkpoint-bridge/core/config.ts";
+import { MAX_OPEN_PER_ASKER } from "../../../../extensions/checkpoint-bridge/core/dialog-host.ts";
 import { PROTOCOL_VERSION, type RelayRequest } from "../../../../extensions/checkpoint-bridge/core/protocol.ts";
-import { encodeNatsFrame } from "../../../../extensions/checkpoint-bridge/transports/nats/frames.ts";
+import { encodeNatsFrame, NATS_VERSION, type NatsFrame } from "../../../../extensions/checkpoint-bridge/transports/nats/frames.ts";
 import { SILENCE_MS, TICK_MS } from "../../../../extensions/checkpoint-bridge/transports/nats/liveness.ts";
-import { KEEP_DROPPED_MS, natsAsker, serveRoom } from "../../../../extensions/checkpoint-bridge/transports/nats/room-server.ts";
+import {
+	KEEP_DROPPED_MS,
+	MAX_OPEN_PER_CLIENT,
+	MAX_ROOM_BYTES,
+	MAX_ROOM_REQUESTS,
+	natsAsker,
+	serveRoom,
+} from "../../../../extensions/checkpoint-bridge/transports/nats/room-server.ts";
+import { newCancelSecret, sealValid, sharedKey } from "../../../../extensions/checkpoint-bridge/transports/nats/seal.ts";
 import { MAX_FRAME_BYTES, WIRE_VERSION } from "../../../../extensions/checkpoint-bridge/transports/wire.ts";
 import { FakeNats } from "../../support/fake-broker.ts";
-import { natsHost, PREFIX, rawAsker, requestFrame, SUBJECTS } from "../../support/nats-room.ts";
+import { cancelFrame, natsHost, PREFIX, pingFrame, RAW_KEYS, rawAsker, requestFrame, SUBJECTS } from "../../support/nats-room.ts";
 
 const Q = [{ question: "Which naming convention?", options: [{ label: "camelCase" }, { label: "snake_case" }] }];
 const TWO = [{ question: "Name?" }, { question: "Colour?" }];
@@ -37,7 +46,7 @@ describe("forwarding a request onto the host's bus", () => {
 		host.fake.current()!.answer("snake_case");
 		await flush();
 		const result = asker.received.find((f) => f.type === "result");
-		expect(result).toMatchObject({ v: WIRE_VERSION, id: "asker-id-1", status: "ok", answers: [{ answer: "snake_case" }] });
+		expect(result).toMatchObject({ v: NATS_VERSION, id: "asker-id-1", status: "ok", answers: [{ answer: "snake_case" }] });
 		expect(asker.received.every((f) => "id" in f && f.id === "asker-id-1")).toBe(true);
 		expect(host.server.heldCount).toBe(0);
 	});
@@ -112,7 +121,7 @@ describe("forwarding a request onto the host's bus", () => {
 		expect(asker.received.filter((f) => f.type === "pong")).toEqual([expect.objectContaining({ held: true, id: "r" })]);
 	});
 
-	it("each NATS request is an origin of its own: the same question from two askers is asked of each (no shared answer)", async () => {
+	it("each NATS client (its inbox) is an origin of its own: the same question from two clients is asked of each, from one client once", async () => {
 		const nats = new FakeNats();
 		const host = natsHost(nats);
 		const seen: RelayRequest[] = [];
@@ -120,16 +129,17 @@ describe("forwarding a request onto the host's bus", () => {
 		const one = rawAsker(nats);
 		const two = rawAsker(nats);
 		one.send(SUBJECTS.request, requestFrame("a", Q, { machine: "build-7" }));
+		one.send(SUBJECTS.request, requestFrame("a2", Q, { machine: "build-7", asker: { label: "reviewer", sessionId: "reviewer-session" } }));
 		two.send(SUBJECTS.request, requestFrame("b", Q, { machine: "build-8" }));
 		await flush();
-		expect(seen.map((r) => r.origin)).toEqual([expect.stringMatching(/^nats:/), expect.stringMatching(/^nats:/)]);
-		expect(seen[0]!.origin).not.toBe(seen[1]!.origin);
+		expect(seen.map((r) => r.origin)).toEqual([`nats:${one.inbox}`, `nats:${one.inbox}`, `nats:${two.inbox}`]);
 		host.fake.current()!.answer("camelCase");
 		await flush();
 		expect(host.fake.dialogs.map((d) => d.title)).toEqual([
 			"[planner (build-7:4242)] Which naming convention?",
 			"[planner (build-8:4242)] Which naming convention?",
 		]);
+		expect(one.received.filter((f) => f.type === "result").map((f) => f.type === "result" && f.id)).toEqual(expect.arrayContaining(["a", "a2"]));
 	});
 
 	it("names the asker with a machine name cleaned of anything that could fake a title", () => {
@@ -160,7 +170,7 @@ describe(`the asker's heartbeats (silence ${SILENCE_MS} ms, checked every ${TICK
 		asker.send(SUBJECTS.request, requestFrame("r", Q));
 		for (let i = 0; i < 10; i++) {
 			await vi.advanceTimersByTimeAsync(SILENCE_MS / 2);
-			asker.send(SUBJECTS.ping, { type: "ping", v: WIRE_VERSION, id: "r" });
+			asker.send(SUBJECTS.ping, pingFrame("r"));
 		}
 		await flush();
 		expect(host.fake.current()!.closedBy).toBeUndefined();
@@ -183,7 +193,7 @@ describe(`the asker's heartbeats (silence ${SILENCE_MS} ms, checked every ${TICK
 		other.send(SUBJECTS.request, requestFrame("r", TWO));
 		await flush();
 		expect(host.fake.dialogs.at(-1)!.title).toMatch(/\(1\/2\) Name\?$/);
-		other.send(SUBJECTS.cancel, { type: "cancel", v: WIRE_VERSION, id: "r", reason: "cancelled" });
+		other.send(SUBJECTS.cancel, cancelFrame("r"));
 		await flush();
 		// The asker itself re-sends without the answer (it never got the progress): only the open question is shown.
 		asker.send(SUBJECTS.request, requestFrame("r", TWO));
@@ -219,10 +229,10 @@ describe(`the asker's heartbeats (silence ${SILENCE_MS} ms, checked every ${TICK
 		const asker = rawAsker(nats);
 		asker.send(SUBJECTS.request, requestFrame("r", Q));
 		await flush();
-		asker.send(SUBJECTS.cancel, { type: "cancel", v: WIRE_VERSION, id: "r", reason: "cancelled" });
+		asker.send(SUBJECTS.cancel, cancelFrame("r"));
 		await flush();
 		expect(host.fake.dialogs[0]!.closedBy).toBe("signal");
-		asker.send(SUBJECTS.ping, { type: "ping", v: WIRE_VERSION, id: "r" });
+		asker.send(SUBJECTS.ping, pingFrame("r"));
 		await flush();
 		expect(asker.received.at(-1)).toMatchObject({ type: "pong", held: false });
 	});
@@ -234,8 +244,8 @@ describe(`the asker's heartbeats (silence ${SILENCE_MS} ms, checked every ${TICK
 		const other = rawAsker(nats);
 		asker.send(SUBJECTS.request, requestFrame("r", Q));
 		await flush();
-		other.send(SUBJECTS.cancel, { type: "cancel", v: WIRE_VERSION, id: "r", reason: "cancelled" });
-		other.send(SUBJECTS.ping, { type: "ping", v: WIRE_VERSION, id: "r" });
+		other.send(SUBJECTS.cancel, cancelFrame("r"));
+		other.send(SUBJECTS.ping, pingFrame("r"));
 		await flush();
 		expect(host.fake.current()!.closedBy).toBeUndefined();
 		expect(other.received).toEqual([expect.objectContaining({ type: "pong", held: false })]);
@@ -266,7 +276,7 @@ describe("refusals: told to the sender only, never a dialog", () => {
 		["a socket hello", () => encodeNatsFrame({ type: "hello", v: WIRE_VERSION, token: "t", pid: 1 } as never), "unexpected"],
 		[
 			"a result frame sent to the host",
-			() => encodeNatsFrame({ type: "result", v: WIRE_VERSION, id: "r", kind: "result", status: "ok", answers: [] }),
+			() => encodeNatsFrame({ type: "result", v: NATS_VERSION, id: "r", kind: "result", status: "ok", answers: [] }),
 			"unexpected",
 		],
 	];
@@ -348,5 +358,151 @@ describe("random input on every subject (property)", () => {
 			),
 			{ numRuns: 150 },
 		);
+	});
+});
+
+/** Results with status error, as a raw asker received them. */
+const refusals = (received: NatsFrame[]) => received.filter((f) => f.type === "result" && f.status === "error") as (NatsFrame & { note: string })[];
+
+describe("what a room holds is bounded: refusals are error results naming the limit", () => {
+	it(`one asker session past MAX_OPEN_PER_ASKER (${MAX_OPEN_PER_ASKER}) from one inbox: each further request refused, the open ones untouched`, async () => {
+		const nats = new FakeNats();
+		const host = natsHost(nats);
+		const asker = rawAsker(nats);
+		for (let i = 0; i < 40; i++) asker.send(SUBJECTS.request, requestFrame(`r${i}`, Q));
+		await flush();
+		expect(host.server.heldCount).toBe(MAX_OPEN_PER_ASKER);
+		const refused = refusals(asker.received);
+		expect(refused).toHaveLength(40 - MAX_OPEN_PER_ASKER);
+		expect(refused[0]!.note).toContain(`MAX_OPEN_PER_ASKER = ${MAX_OPEN_PER_ASKER}`);
+		// Once one settles, the session may ask again.
+		host.fake.current()!.answer("camelCase");
+		await flush();
+		asker.send(SUBJECTS.request, requestFrame("again", Q));
+		await flush();
+		expect(host.server.heldCount).toBe(MAX_OPEN_PER_ASKER);
+		expect(refusals(asker.received)).toHaveLength(40 - MAX_OPEN_PER_ASKER);
+	});
+
+	it("the same asker session from a fresh inbox for every request is capped all the same", async () => {
+		const nats = new FakeNats();
+		const host = natsHost(nats);
+		const askers = Array.from({ length: 30 }, () => rawAsker(nats));
+		askers.forEach((a, i) => a.send(SUBJECTS.request, requestFrame(`r${i}`, Q)));
+		await flush();
+		expect(host.server.heldCount).toBe(MAX_OPEN_PER_ASKER);
+		expect(askers.flatMap((a) => refusals(a.received))).toHaveLength(30 - MAX_OPEN_PER_ASKER);
+	});
+
+	it(`one client (inbox) under ever new session ids is capped at MAX_OPEN_PER_CLIENT (${MAX_OPEN_PER_CLIENT}), like one local connection`, async () => {
+		const nats = new FakeNats();
+		const host = natsHost(nats);
+		const asker = rawAsker(nats);
+		for (let i = 0; i < MAX_OPEN_PER_CLIENT + 5; i++) asker.send(SUBJECTS.request, requestFrame(`r${i}`, Q, { asker: { label: "flood", sessionId: `s${i}` } }));
+		await flush();
+		expect(host.server.heldCount).toBe(MAX_OPEN_PER_CLIENT);
+		const refused = refusals(asker.received);
+		expect(refused).toHaveLength(5);
+		expect(refused[0]!.note).toContain(`maxOpenPerClient = ${MAX_OPEN_PER_CLIENT}`);
+	});
+
+	it(`every inbox and session id new: the room holds at most maxRoomRequests (default ${MAX_ROOM_REQUESTS})`, async () => {
+		const nats = new FakeNats();
+		const host = natsHost(nats);
+		host.server.close();
+		const server = serveRoom({ broker: nats.client(), handle: host.handle, prefix: PREFIX, maxRoomRequests: 5 });
+		const askers = Array.from({ length: 8 }, () => rawAsker(nats));
+		askers.forEach((a, i) => a.send(SUBJECTS.request, requestFrame(`r${i}`, Q, { asker: { label: "flood", sessionId: `s${i}` } })));
+		await flush();
+		expect(server.heldCount).toBe(5);
+		const refused = askers.flatMap((a) => refusals(a.received));
+		expect(refused).toHaveLength(3);
+		expect(refused[0]!.note).toContain("maxRoomRequests = 5");
+		server.close();
+	});
+
+	it(`bytes: a request that would take the room past maxRoomBytes (default ${MAX_ROOM_BYTES}) is refused naming it; kept answers make way first`, async () => {
+		const nats = new FakeNats();
+		const host = natsHost(nats);
+		host.server.close();
+		const server = serveRoom({ broker: nats.client(), handle: host.handle, prefix: PREFIX, maxRoomBytes: 4_000 });
+		const big = (id: string) => [{ question: `Why ${id}?`, details: "d".repeat(1_500) }];
+		const one = rawAsker(nats);
+		for (const id of ["a", "b", "c"]) one.send(SUBJECTS.request, requestFrame(id, big(id), { asker: { label: id, sessionId: id } }));
+		await flush();
+		expect(server.heldCount).toBe(2);
+		expect(server.heldBytes).toBeLessThanOrEqual(4_000);
+		const refused = refusals(one.received);
+		expect(refused.map((f) => f.type === "result" && f.id)).toEqual(["c"]);
+		expect(refused[0]!.note).toContain("maxRoomBytes = 4000");
+		// One settles: the room has the bytes again.
+		host.fake.current()!.answer("because");
+		await flush();
+		one.send(SUBJECTS.request, requestFrame("c", big("c"), { asker: { label: "c", sessionId: "c" } }));
+		await flush();
+		expect(server.heldCount).toBe(2);
+		server.close();
+	});
+
+	it("a refusal is sealed for the asker: it carries the host's key and a MAC the asker can check", async () => {
+		const nats = new FakeNats();
+		natsHost(nats);
+		const asker = rawAsker(nats);
+		for (let i = 0; i <= MAX_OPEN_PER_ASKER; i++) asker.send(SUBJECTS.request, requestFrame(`r${i}`, Q));
+		await flush();
+		const [refused] = refusals(asker.received) as unknown as Record<string, unknown>[];
+		expect(sealValid(refused!, sharedKey(RAW_KEYS.privateKey, refused!.hostKey as string)!)).toBe(true);
+	});
+});
+
+describe("who may cancel a request, and whose frames an asker can trust", () => {
+	it("a cancel under the asker's own inbox and id but without its secret is ignored; the asker's own cancel works", async () => {
+		const nats = new FakeNats();
+		const host = natsHost(nats);
+		const asker = rawAsker(nats);
+		asker.send(SUBJECTS.request, requestFrame("r", Q));
+		await flush();
+		// Whoever read the request off the room knows the inbox, the id and the secret's hash, not the secret.
+		const intruder = rawAsker(nats);
+		intruder.send(SUBJECTS.cancel, cancelFrame("r", newCancelSecret().secret), asker.inbox);
+		intruder.send(SUBJECTS.cancel, { ...cancelFrame("r"), secret: undefined } as never, asker.inbox);
+		await flush();
+		expect(host.fake.current()!.closedBy).toBeUndefined();
+		expect(host.server.heldCount).toBe(1);
+		asker.send(SUBJECTS.cancel, cancelFrame("r"));
+		await flush();
+		expect(host.fake.dialogs[0]!.closedBy).toBe("signal");
+		expect(host.server.heldCount).toBe(0);
+	});
+
+	it("every frame for a request (progress, result, pong) carries the host's key and a valid MAC under the asker's key", async () => {
+		const nats = new FakeNats();
+		const host = natsHost(nats);
+		const asker = rawAsker(nats);
+		asker.send(SUBJECTS.request, requestFrame("r", Q));
+		await flush();
+		asker.send(SUBJECTS.ping, pingFrame("r"));
+		await flush();
+		host.fake.current()!.answer("camelCase");
+		await flush();
+		const frames = asker.received as unknown as Record<string, unknown>[];
+		expect(frames.map((f) => f.type)).toEqual(expect.arrayContaining(["progress", "pong", "result"]));
+		const key = sharedKey(RAW_KEYS.privateKey, frames[0]!.hostKey as string)!;
+		for (const frame of frames) expect(sealValid(frame, key)).toBe(true);
+	});
+
+	it("a re-send of a held request under another key (someone who read it) gets nothing", async () => {
+		const nats = new FakeNats();
+		const host = natsHost(nats);
+		const asker = rawAsker(nats);
+		asker.send(SUBJECTS.request, requestFrame("r", Q));
+		await flush();
+		const before = asker.received.length;
+		const intruder = rawAsker(nats);
+		const other = (await import("../../../../extensions/checkpoint-bridge/transports/nats/seal.ts")).newKeyPair();
+		intruder.send(SUBJECTS.request, requestFrame("r", Q, { key: other.publicKey }), asker.inbox);
+		await flush();
+		expect(asker.received).toHaveLength(before);
+		expect(host.server.heldCount).toBe(1);
 	});
 });

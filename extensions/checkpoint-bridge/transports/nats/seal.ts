@@ -1,0 +1,86 @@
+/**
+ * Who may cancel a request and who may answer it, on a broker that does not say who sent a message
+ * (ADR-0009). A cancel carries a secret whose SHA-256 the request carried: the secret is on the
+ * wire only once the request is over. Host frames for a request carry the host's X25519 public key
+ * and an HMAC under a key only that host and the asker can derive (ECDH with the asker's key from
+ * the request), so a client that reads the room cannot answer in the host's name.
+ */
+import {
+	createHash,
+	createHmac,
+	createPublicKey,
+	diffieHellman,
+	generateKeyPairSync,
+	hkdfSync,
+	type KeyObject,
+	randomBytes,
+	timingSafeEqual,
+} from "node:crypto";
+
+/** Public keys, secrets, hashes and MACs are 32 bytes in base64url without padding. */
+export const SEAL_LENGTH = 43;
+const SEAL_PATTERN = /^[A-Za-z0-9_-]{43}$/;
+const INFO = "checkpoint-bridge nats host frames v3";
+
+/** Whether `v` has the shape of a key, secret, hash or MAC. */
+export const isSealText = (v: unknown): v is string => typeof v === "string" && SEAL_PATTERN.test(v);
+
+/** One side's X25519 key pair: the private key stays in memory, the public one travels. */
+export interface KeyPair {
+	privateKey: KeyObject;
+	/** base64url, 43 characters. */
+	publicKey: string;
+}
+
+/** A fresh X25519 key pair. */
+export function newKeyPair(): KeyPair {
+	const { privateKey, publicKey } = generateKeyPairSync("x25519");
+	return { privateKey, publicKey: publicKey.export({ format: "jwk" }).x as string };
+}
+
+/** The MAC key of one asker key and one host key, from either side; undefined when `otherPublic` is no key. */
+export function sharedKey(own: KeyObject, otherPublic: string): Buffer | undefined {
+	if (!isSealText(otherPublic)) return undefined;
+	try {
+		const publicKey = createPublicKey({ key: { kty: "OKP", crv: "X25519", x: otherPublic }, format: "jwk" });
+		const secret = diffieHellman({ privateKey: own, publicKey });
+		return Buffer.from(hkdfSync("sha256", secret, Buffer.alloc(0), INFO, 32));
+	} catch {
+		return undefined;
+	}
+}
+
+/** A fresh cancel secret and the hash the request carries. */
+export function newCancelSecret(): { secret: string; hash: string } {
+	const secret = randomBytes(32).toString("base64url");
+	return { secret, hash: hashSecret(secret) };
+}
+
+/** SHA-256 of a cancel secret, base64url. */
+export function hashSecret(secret: string): string {
+	return createHash("sha256").update(secret).digest("base64url");
+}
+
+/** Whether `secret` is the one whose hash is `hash`, compared in constant time. */
+export function secretMatches(secret: unknown, hash: string): boolean {
+	if (!isSealText(secret)) return false;
+	return timingSafeEqual(Buffer.from(hashSecret(secret)), Buffer.from(hash));
+}
+
+/** The MAC of a frame (its JSON without `mac`), base64url. */
+function macOf(key: Buffer, frame: object): string {
+	return createHmac("sha256", key).update(JSON.stringify(frame)).digest("base64url");
+}
+
+/** `frame` with the host's public key and its MAC under `key`; `mac` goes last, so the receiver can strip it and recompute. */
+export function seal<T extends object>(frame: T, hostKey: string, key: Buffer): T & { hostKey: string; mac: string } {
+	const withKey = { ...frame, hostKey };
+	return { ...withKey, mac: macOf(key, withKey) };
+}
+
+/** Whether a parsed frame's `mac` is its MAC under `key`. */
+export function sealValid(frame: Record<string, unknown>, key: Buffer): boolean {
+	const { mac, ...rest } = frame;
+	if (!isSealText(mac)) return false;
+	return timingSafeEqual(Buffer.from(macOf(key, rest)), Buffer.from(mac));
+}
