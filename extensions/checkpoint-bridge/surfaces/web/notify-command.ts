@@ -3,7 +3,10 @@
  * it queues, so a phone can be pinged (ntfy, notify-send, a chat bot) with that request's own
  * link. What the asker wrote reaches the command only through its environment, never through the
  * command string. The command runs on its own: whatever it does (fail, hang, flood its output)
- * never touches the request, and it is killed with its whole process group after a deadline.
+ * never touches the request. It runs in a process group of its own, and that whole group is
+ * killed at the deadline and when the page closes, whether or not the command itself has exited:
+ * a child it left behind (`cmd &`, `nohup cmd`) is killed with it. A child that leaves the group
+ * (`setsid`, a daemon that starts its own session) is out of reach and is not killed.
  */
 import { spawn } from "node:child_process";
 
@@ -13,7 +16,7 @@ export const NOTIFY_COMMAND_ENV = "CHECKPOINT_BRIDGE_NOTIFY_COMMAND";
 export const NOTIFY_AFTER_ENV = "CHECKPOINT_BRIDGE_NOTIFY_AFTER_MS";
 /** Variables the command gets. */
 export const NOTIFY_VARS = { url: "CHECKPOINT_BRIDGE_URL", asker: "CHECKPOINT_BRIDGE_ASKER", question: "CHECKPOINT_BRIDGE_QUESTION" } as const;
-/** A command still running after this long is killed (SIGKILL to its process group). @default 10000 */
+/** At this long after its start the command's process group is killed (SIGKILL), whether the command is still running or only what it started is. @default 10000 */
 export const NOTIFY_TIMEOUT_MS = 10_000;
 /** Bytes of the command's stderr kept to say why it failed; the rest, and all of stdout, are discarded. @default 2048 */
 export const NOTIFY_STDERR_KEPT = 2_048;
@@ -38,9 +41,16 @@ export interface NotifyRunOptions {
 	env?: NodeJS.ProcessEnv;
 }
 
-/** A running command: its end, and a way to end it now (the page closing). */
+/** How often a group whose command has exited is checked for members left, so it is let go once empty. @default 250 */
+export const NOTIFY_GROUP_POLL_MS = 250;
+
+/** A running command: its end, the end of its process group, and a way to end both now (the page closing). */
 export interface NotifyRun {
+	/** The command's own outcome, once the shell has exited. */
 	readonly done: Promise<NotifyOutcome>;
+	/** Resolves once nothing of its process group runs any more (empty, or killed at the deadline or by `kill`). */
+	readonly ended: Promise<void>;
+	/** Kills the whole process group now. */
 	kill(): void;
 }
 
@@ -58,19 +68,48 @@ export function runNotifyCommand(command: string, facts: NotifyFacts, options: N
 	};
 	let child: ReturnType<typeof spawn>;
 	try {
-		// Its own process group, so a deadline kills what the shell started too.
+		// Its own process group (its pid is the group's id), so what the shell started can be killed with it.
 		child = spawn("/bin/sh", ["-c", command], { env, stdio: ["ignore", "ignore", "pipe"], detached: true });
 	} catch (error) {
-		return { done: Promise.resolve({ ok: false, reason: `cannot start: ${error instanceof Error ? error.message : String(error)}` }), kill() {} };
+		const done = Promise.resolve<NotifyOutcome>({ ok: false, reason: `cannot start: ${error instanceof Error ? error.message : String(error)}` });
+		return { done, ended: Promise.resolve(), kill() {} };
 	}
-	const killGroup = () => {
+	const group = child.pid;
+	let released = false;
+	let endGroup!: () => void;
+	const ended = new Promise<void>((resolve) => (endGroup = resolve));
+	let poll: ReturnType<typeof setInterval> | undefined;
+	// Once let go, the group's id is never signalled again: a new process may get that number once the group is empty.
+	const release = () => {
+		if (released) return;
+		released = true;
+		clearTimeout(timer);
+		clearInterval(poll);
+		endGroup();
+	};
+	const groupAlive = () => {
+		if (group === undefined) return false;
 		try {
-			if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
+			process.kill(-group, 0);
+			return true;
+		} catch {
+			return false;
+		}
+	};
+	let killed = false;
+	const killGroup = () => {
+		if (released) return;
+		killed = true;
+		try {
+			if (group !== undefined) process.kill(-group, "SIGKILL");
 		} catch {
 			// Already gone.
 		}
+		// SIGKILL cannot be caught: the group is gone (the shell, if it still ran, is reaped by its close handler).
+		if (shellExited) release();
 	};
 	let timedOut = false;
+	let shellExited = false;
 	const timer = setTimeout(() => {
 		timedOut = true;
 		killGroup();
@@ -84,18 +123,25 @@ export function runNotifyCommand(command: string, facts: NotifyFacts, options: N
 	(child.stderr as { unref?: () => void } | null)?.unref?.();
 	const done = new Promise<NotifyOutcome>((resolve) => {
 		child.once("error", (error) => {
-			clearTimeout(timer);
+			shellExited = true;
+			release();
 			resolve({ ok: false, reason: `cannot start: ${error.message}` });
 		});
 		child.once("close", (code, signal) => {
-			clearTimeout(timer);
+			shellExited = true;
+			// The shell is gone, what it left in its group is not: the deadline still kills that, unless the group empties first.
+			if (released || killed || !groupAlive()) release();
+			else {
+				poll = setInterval(() => (groupAlive() ? undefined : release()), NOTIFY_GROUP_POLL_MS);
+				poll.unref();
+			}
 			if (timedOut) return resolve({ ok: false, reason: `killed after ${timeoutMs} ms` });
 			if (code === 0) return resolve({ ok: true });
 			const why = stderr.trim().split("\n")[0];
 			resolve({ ok: false, reason: `${signal ? `ended by ${signal}` : `exit code ${code}`}${why ? `: ${why}` : ""}` });
 		});
 	});
-	return { done, kill: killGroup };
+	return { done, ended, kill: killGroup };
 }
 
 /**
@@ -138,7 +184,7 @@ export class Notifier {
 		this.#options = options;
 	}
 
-	/** Runs still going. */
+	/** Runs whose process group may still hold a process (the command, or what it started). */
 	get running(): number {
 		return this.#runs.size;
 	}
@@ -180,8 +226,8 @@ export class Notifier {
 	#start(command: string, facts: NotifyFacts): void {
 		const run = (this.#options.run ?? runNotifyCommand)(command, facts, this.#options);
 		this.#runs.add(run);
+		void run.ended.then(() => this.#runs.delete(run));
 		void run.done.then((outcome) => {
-			this.#runs.delete(run);
 			if (outcome.ok || this.#failed || this.#closed) return;
 			this.#failed = true;
 			try {
@@ -192,13 +238,13 @@ export class Notifier {
 		});
 	}
 
-	/** Stops what is pending and kills what runs; resolves once every run has ended. */
+	/** Stops what is pending and kills every run's process group, exited commands included; resolves once every group has ended. */
 	async close(): Promise<void> {
 		this.#closed = true;
 		for (const cancel of this.#pending.values()) cancel();
 		this.#pending.clear();
 		const runs = [...this.#runs];
 		for (const run of runs) run.kill();
-		await Promise.all(runs.map((run) => run.done));
+		await Promise.all(runs.map((run) => Promise.all([run.done, run.ended])));
 	}
 }

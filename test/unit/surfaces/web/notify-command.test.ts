@@ -30,6 +30,43 @@ async function until<T>(check: () => T | undefined, what: string, timeoutMs = 10
 	}
 }
 
+/** A command that exits at once, leaving a backgrounded child, a nohup one and a setsid one, each writing its pid. */
+const treeCommand = (dir: string) =>
+	[
+		`sh -c 'echo $$ > ${dir}/background.tmp; mv ${dir}/background.tmp ${dir}/background; exec sleep 60' >/dev/null 2>&1 &`,
+		`nohup sh -c 'echo $$ > ${dir}/nohup.tmp; mv ${dir}/nohup.tmp ${dir}/nohup; exec sleep 60' >/dev/null 2>&1 &`,
+		`setsid sh -c 'echo $$ > ${dir}/setsid.tmp; mv ${dir}/setsid.tmp ${dir}/setsid; exec sleep 60' >/dev/null 2>&1 &`,
+		"exit 0",
+	].join("\n");
+
+const escaped: number[] = [];
+afterEach(() => {
+	for (const pid of escaped.splice(0))
+		try {
+			process.kill(pid, "SIGKILL");
+		} catch {
+			// Gone already.
+		}
+});
+
+function treePids(dir: string): [number, number, number] | undefined {
+	const names = ["background", "nohup", "setsid"];
+	if (!names.every((name) => readdirSync(dir).includes(name))) return undefined;
+	const pids = names.map((name) => Number(readFileSync(join(dir, name), "utf8"))) as [number, number, number];
+	escaped.push(...pids);
+	return pids;
+}
+
+/** Running: not gone, and not a zombie waiting for whoever reaps orphans here. */
+function alive(pid: number): boolean {
+	try {
+		const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+		return !stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
+	} catch {
+		return false;
+	}
+}
+
 const HOSTILE = `$(touch pwned) \`touch pwned\` "; touch pwned; echo '`;
 
 describe("notify command", () => {
@@ -109,6 +146,32 @@ describe("notify command", () => {
 		expect(readdirSync(dir)).not.toContain("survived");
 	});
 
+	it("a command that exits at once leaves nothing in its group past the deadline: a backgrounded child, nohup; setsid escapes", async () => {
+		const dir = mkdtempSync(join(tmpdir(), "cb-notify-"));
+		const run = runNotifyCommand(treeCommand(dir), { url: "u", asker: "a", question: "q" }, { timeoutMs: 600 });
+		// The shell itself exits at once, successfully: the children are what is left.
+		expect(await run.done).toEqual({ ok: true });
+		const [background, nohup, setsid] = await until(() => treePids(dir), "the three children to start");
+		expect([alive(background), alive(nohup), alive(setsid)]).toEqual([true, true, true]);
+		await run.ended;
+		await until(() => (alive(background) || alive(nohup) ? undefined : true), "the group's children to be gone", 2_000);
+		// setsid starts a session and group of its own: no signal to the command's group reaches it (docs/web-page.md says so).
+		expect(alive(setsid)).toBe(true);
+	});
+
+	it("closing the page kills what a command left in its group even after the command exited", async () => {
+		const dir = mkdtempSync(join(tmpdir(), "cb-notify-"));
+		const s = await pageWithRelay({ notifyCommand: () => treeCommand(dir), notifyTimeoutMs: 60_000 });
+		await s.ask([{ question: "Q?" }], { label: "planner" });
+		const [background, nohup, setsid] = await until(() => treePids(dir), "the three children to start");
+		expect(s.page.notifyRunning).toBe(1);
+		await s.page.close();
+		expect(s.page.notifyRunning).toBe(0);
+		await until(() => (alive(background) || alive(nohup) ? undefined : true), "the group's children to be gone", 2_000);
+		expect(alive(setsid)).toBe(true);
+		s.role.release("quit", "test over");
+	});
+
 	it("closing the page kills running commands", async () => {
 		const s = await pageWithRelay({ notifyCommand: () => "sleep 30" });
 		await s.ask([{ question: "Q?" }], { label: "planner" });
@@ -131,7 +194,7 @@ describe("notify only after a request waited unanswered (CHECKPOINT_BRIDGE_NOTIF
 			delayMs: () => delayMs,
 			run: (_command, facts) => {
 				runs.push(facts.url);
-				return { done: Promise.resolve({ ok: true }), kill() {} };
+				return { done: Promise.resolve({ ok: true }), ended: Promise.resolve(), kill() {} };
 			},
 		});
 		const facts = (id: string) => (): NotifyFacts | undefined => (open.has(id) ? { url: id, asker: "child", question: "Q?" } : undefined);
