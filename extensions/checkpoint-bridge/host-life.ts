@@ -1,0 +1,103 @@
+/**
+ * The host's life in one session: at session_start a session with a UI claims the role, then
+ * serves other processes (the local endpoint), other machines (a NATS room, when configured) and
+ * the web page (when wanted); at session_shutdown it gives them back. On a replacement (/new,
+ * /resume, /fork, /reload) the endpoint, the room and the page stay for the next host; at quit they stop.
+ */
+import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { claimHostRole, type HostRole, type SettledRecord } from "./core/host-role.ts";
+import type { SharedHandle } from "./core/shared-handle.ts";
+import type { HostUI } from "./core/surface.ts";
+import { dialogSurface } from "./surfaces/dialogs.ts";
+import { lazyFormSurface } from "./surfaces/terminal-form/lazy.ts";
+import { closeRunningWebPage, webPageOnClaim, webPageOnRelease } from "./surfaces/web/command.ts";
+import { closeProcessEndpoint, ensureProcessEndpoint } from "./transports/local/index.ts";
+import { readNatsConfig } from "./transports/nats/config.ts";
+
+/** Loads the NATS transport; the entry passes it so that a session without CHECKPOINT_BRIDGE_NATS never loads it. */
+export type LoadNats = () => Promise<typeof import("./transports/nats/index.ts")>;
+
+export interface HostLifeOptions {
+	/** The process's shared handle. */
+	handle: SharedHandle;
+	/** Rings for attention when a relayed question is first shown. */
+	bell: () => void;
+	/** Called for every settled request (the audit trail). */
+	onSettled: (record: SettledRecord) => void;
+	/** Loads the NATS transport on first use. */
+	loadNats: LoadNats;
+}
+
+/** What a session knows of its host role. */
+export interface HostLife {
+	/** The role this session holds now, if any. */
+	readonly role: HostRole | undefined;
+	/** At session_start: claims the role when the session has a UI and nobody holds it, and serves what the host serves. */
+	claim(ctx: Pick<ExtensionContext, "hasUI" | "mode" | "ui">, sessionId: string): Promise<void>;
+	/** At session_shutdown: gives the role back (`reason` as pi gives it); at quit also stops the endpoint, the room and the page. */
+	release(reason: string): Promise<void>;
+}
+
+/** The host life of one session; holds nothing until `claim`. */
+export function hostLife(options: HostLifeOptions): HostLife {
+	const { handle, bell, onSettled, loadNats } = options;
+	let role: HostRole | undefined;
+
+	/** Serves the configured NATS room from this process (or says why not). */
+	async function serveNatsRoom(ui: HostUI): Promise<void> {
+		const nats = readNatsConfig();
+		if (nats.kind === "off") return;
+		if (nats.kind === "error") return ui.notify(`checkpoint-bridge: not serving over NATS: ${nats.error}`, "warning");
+		for (const warning of nats.warnings) ui.notify(`checkpoint-bridge: ${warning}`, "warning");
+		try {
+			const started = await (await loadNats()).ensureProcessRoom(handle, nats.config);
+			ui.notify(
+				started.kind === "serving"
+					? `checkpoint-bridge: serving room "${started.room}" on NATS`
+					: `checkpoint-bridge: room "${started.room}" is already served by another host on NATS; this session does not serve it`,
+				started.kind === "serving" ? "info" : "warning",
+			);
+			if (started.kind === "serving" && started.warning) ui.notify(`checkpoint-bridge: ${started.warning}`, "warning");
+		} catch (error) {
+			ui.notify(`checkpoint-bridge: cannot serve room "${nats.config.room}" on NATS: ${error instanceof Error ? error.message : String(error)}`, "warning");
+		}
+	}
+
+	return {
+		get role() {
+			return role;
+		},
+		async claim(ctx, sessionId) {
+			if (role || !ctx.hasUI) return;
+			role = claimHostRole(handle, {
+				ui: ctx.ui,
+				// The terminal shows a request as one form; RPC hosts keep pi's select/input dialogs.
+				surface: ctx.mode === "tui" ? lazyFormSurface(ctx.ui) : dialogSurface(ctx.ui),
+				sessionId,
+				bell,
+				onSettled,
+			});
+			// Processes this host spawns (background sub-agents, pi -p runs) reach it through a local socket.
+			// Awaited: pi waits for session_start, so nothing the session spawns can miss the variable.
+			if (role)
+				await ensureProcessEndpoint(handle).catch((error: unknown) =>
+					ctx.ui.notify(`checkpoint-bridge: cannot serve other processes: ${error instanceof Error ? error.message : String(error)}`, "warning"),
+				);
+			if (!role) return;
+			// Askers on other machines reach it through a NATS room, when one is configured (ADR-0009).
+			await serveNatsRoom(ctx.ui);
+			await webPageOnClaim(handle, ctx.ui);
+		},
+		async release(reason) {
+			if (!role) return;
+			const note = `The host session ended (${reason}) before the questions were answered.`;
+			// A quitting host lets its NATS askers go first, so those with a grace wait for the next host instead of settling.
+			if (reason === "quit" && readNatsConfig().kind === "ok") await (await loadNats()).closeProcessRoom(note);
+			role.release(reason, note);
+			role = undefined;
+			await webPageOnRelease();
+			// On replacement the endpoint, the room and the page stay, so remote askers and open tabs carry over to the next host.
+			if (reason === "quit") await Promise.all([closeProcessEndpoint(note), closeRunningWebPage()]);
+		},
+	};
+}

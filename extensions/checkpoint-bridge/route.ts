@@ -1,0 +1,64 @@
+/**
+ * Which way an asker's call goes, and sending it that way. The order: a host in this process, the
+ * local endpoint of a host that spawned this process, a NATS room, else none (the call settles
+ * `no-host`). Everything is read per call, so a host that comes or goes is found at the next call.
+ */
+import { askViaHost } from "./core/asker.ts";
+import type { CallOptions } from "./core/call.ts";
+import type { SharedHandle } from "./core/shared-handle.ts";
+import type { LoadNats } from "./host-life.ts";
+import { type Envelope, makeEnvelope } from "./model/result.ts";
+import { askRemote, type EndpointAddress } from "./transports/local/index.ts";
+import type { NatsConfig, NatsConfigResult } from "./transports/nats/config.ts";
+
+/** The way one call goes. */
+export type Route =
+	/** A session of this process holds the host role: over the process-global bus. */
+	| { kind: "host" }
+	/** A host in another process advertised its local endpoint (CHECKPOINT_BRIDGE_ENDPOINT). */
+	| { kind: "endpoint"; endpoint: EndpointAddress }
+	/** A NATS room is configured (CHECKPOINT_BRIDGE_NATS). */
+	| { kind: "nats"; config: NatsConfig }
+	/** The NATS configuration is wrong: the call ends with `error`, naming it. */
+	| { kind: "misconfigured"; error: string }
+	/** No host anywhere this process can reach. */
+	| { kind: "none" };
+
+/** What the asker's process found, each read at the call. */
+export interface RouteFindings {
+	/** Whether a session of this process holds the host role. */
+	hostHere: boolean;
+	/** The endpoint advertised in the environment, if any. */
+	endpoint: EndpointAddress | undefined;
+	/** The NATS transport's configuration. */
+	nats: NatsConfigResult;
+}
+
+/** The route for a call: the first of host here, endpoint, NATS room that is there; a broken NATS configuration only when neither of the others is. */
+export function chooseRoute(found: RouteFindings): Route {
+	if (found.hostHere) return { kind: "host" };
+	if (found.endpoint) return { kind: "endpoint", endpoint: found.endpoint };
+	if (found.nats.kind === "error") return { kind: "misconfigured", error: found.nats.error };
+	if (found.nats.kind === "ok") return { kind: "nats", config: found.nats.config };
+	return { kind: "none" };
+}
+
+/** Sends the call along `route` and resolves with its envelope. Rejects only when the NATS transport cannot load. */
+export async function askAlong(route: Route, options: CallOptions, via: { handle: SharedHandle; loadNats: LoadNats }): Promise<Envelope> {
+	switch (route.kind) {
+		case "host":
+		case "none":
+			// With no host the bus call settles `no-host` itself, through the same call life as any other.
+			return askViaHost({ handle: via.handle, ...options });
+		case "endpoint":
+			return askRemote(route.endpoint, options);
+		case "misconfigured":
+			return makeEnvelope("error", [], `checkpoint-bridge: ${route.error}`, { asker: options.asker.label, waitedMs: 0 });
+		case "nats": {
+			const { config } = route;
+			const { askOverNats, connectBroker } = await via.loadNats();
+			const connect = () => connectBroker(config, { name: `checkpoint-bridge asker ${options.asker.label}` });
+			return askOverNats({ ...options, connect, config });
+		}
+	}
+}

@@ -1,0 +1,85 @@
+/**
+ * The page's controls as the extension wires them: `/checkpoints web [<host>:<port>]`,
+ * `/checkpoints web off`, CHECKPOINT_BRIDGE_WEB at the claim, the stop at quit. Only enable.ts is
+ * imported statically: the page's code loads the first time the page is wanted.
+ */
+import type { HostUI } from "../../core/surface.ts";
+import type { ObserverHandle } from "./board.ts";
+import { WEB_ENV, webPageSlotExists } from "./enable.ts";
+
+type WebModule = typeof import("./index.ts");
+let webModule: Promise<WebModule> | undefined;
+/** The web answer page's code, loaded the first time the page is wanted: nothing of it loads otherwise. */
+const loadWeb = (): Promise<WebModule> => (webModule ??= import("./index.ts"));
+/** The running page's module, without loading it when no page was ever started in this process. */
+const webIfStarted = (): Promise<WebModule> | undefined => (webPageSlotExists() ? loadWeb() : undefined);
+
+/** What `/checkpoints` says to arguments it does not know. */
+export const WEB_USAGE = "checkpoint-bridge: /checkpoints web [<host>:<port>] serves the answer page (default 127.0.0.1:0); /checkpoints web off stops it";
+
+/** A notice that cannot fail the caller (a UI that is going away). */
+const noticeTo = (ui: HostUI) => (message: string, type: "info" | "warning") => {
+	try {
+		ui.notify(message, type);
+	} catch {
+		// Nothing to fall back to.
+	}
+};
+
+/** Starts the process's answer page (or finds it running) and tells the human where it is. */
+async function serveWebPage(handle: ObserverHandle, ui: HostUI, spec: string, announceIfRunning: boolean): Promise<void> {
+	const notify = noticeTo(ui);
+	const web = await loadWeb();
+	const parsed = web.parseWebAddress(spec);
+	if (!parsed.ok) return notify(`checkpoint-bridge: cannot serve the answer page: ${parsed.reason}`, "warning");
+	try {
+		const { page, started } = await web.ensureWebPage(handle, parsed.address);
+		web.setWebNotice(notify);
+		if (!started && !announceIfRunning) return;
+		const warning = web.exposureWarning(page.address);
+		if (warning && started) notify(warning, "warning");
+		notify(web.announcement(page), "info");
+	} catch (error) {
+		notify(`checkpoint-bridge: cannot serve the answer page at ${spec}: ${error instanceof Error ? error.message : String(error)}`, "warning");
+	}
+}
+
+/** Closes the process's page, if one runs, without loading the page's code otherwise; true when one did. */
+export async function closeRunningWebPage(): Promise<boolean> {
+	const web = webIfStarted();
+	return web ? (await web).closeWebPage() : false;
+}
+
+/** `/checkpoints web [<host>:<port>]` and `/checkpoints web off`; `isHost`: whether this session holds the host role. */
+export async function webCommand(words: string[], ui: HostUI, handle: ObserverHandle, isHost: boolean): Promise<void> {
+	if (words[0] === "off" && words.length === 1) {
+		const closed = await closeRunningWebPage();
+		return ui.notify(
+			closed ? "checkpoint-bridge: the answer page is closed; its links no longer work" : "checkpoint-bridge: the answer page is not running",
+			"info",
+		);
+	}
+	if (words.length > 1) return ui.notify(WEB_USAGE, "warning");
+	if (!isHost) return ui.notify("checkpoint-bridge: only the session that holds the host role serves the answer page", "warning");
+	const web = await loadWeb();
+	await serveWebPage(handle, ui, words[0] ?? process.env[WEB_ENV]?.trim() ?? web.DEFAULT_WEB_ADDRESS, true);
+}
+
+/** At the claim: a page already running (a replaced host's) now reports to this host, and CHECKPOINT_BRIDGE_WEB starts one. */
+export async function webPageOnClaim(handle: ObserverHandle, ui: HostUI): Promise<void> {
+	(await webIfStarted())?.setWebNotice(noticeTo(ui));
+	const wanted = process.env[WEB_ENV]?.trim();
+	if (wanted) await serveWebPage(handle, ui, wanted, false);
+}
+
+/** At the release: the running page's notices go nowhere until the next host claims. */
+export async function webPageOnRelease(): Promise<void> {
+	(await webIfStarted())?.setWebNotice(undefined);
+}
+
+/** The announcement of the running page, for `/checkpoints`; undefined when none runs. */
+export async function webPageLine(): Promise<string | undefined> {
+	const web = webIfStarted();
+	const page = web ? await (await web).currentWebPage() : undefined;
+	return page ? (await web!).announcement(page) : undefined;
+}

@@ -1,0 +1,141 @@
+/**
+ * The way an asker's call goes (route.ts): the order host here, local endpoint, NATS room, none;
+ * what the environment makes of it; and each route carrying a call to a real host role.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { claimHostRole } from "../../extensions/checkpoint-bridge/core/host-role.ts";
+import { createHandle } from "../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { askAlong, chooseRoute, type Route, type RouteFindings } from "../../extensions/checkpoint-bridge/route.ts";
+import { dialogSurface } from "../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
+import { addressOf, ENDPOINT_ENV, endpointFromEnv } from "../../extensions/checkpoint-bridge/transports/local/address.ts";
+import { startEndpoint } from "../../extensions/checkpoint-bridge/transports/local/server.ts";
+import { ENV_NATS, ENV_ROOM, readNatsConfig } from "../../extensions/checkpoint-bridge/transports/nats/config.ts";
+import * as natsTransport from "../../extensions/checkpoint-bridge/transports/nats/index.ts";
+import { FakeNats } from "./support/fake-broker.ts";
+import { fakeUI } from "./support/fake-ui.ts";
+import { PREFIX } from "./support/nats-room.ts";
+
+const ENDPOINT = { socketPath: "/run/cpb/socket", tokenPath: "/run/cpb/token" };
+const NATS_OK = readNatsConfig({ [ENV_NATS]: "nats://127.0.0.1:4222" });
+const NATS_BAD = readNatsConfig({ [ENV_NATS]: "http://example.com" });
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+	for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+describe("chooseRoute", () => {
+	it("takes the first of: a host here, an endpoint, a NATS room; a broken NATS configuration only when neither of the others is there", () => {
+		const kinds: Record<string, Route["kind"]> = {};
+		for (const hostHere of [true, false])
+			for (const endpoint of [ENDPOINT, undefined])
+				for (const nats of [NATS_OK, NATS_BAD, { kind: "off" } as const]) {
+					const found: RouteFindings = { hostHere, endpoint, nats };
+					kinds[`${hostHere ? "host" : "-"} ${endpoint ? "endpoint" : "-"} ${nats.kind}`] = chooseRoute(found).kind;
+				}
+		expect(kinds).toEqual({
+			"host endpoint ok": "host",
+			"host endpoint error": "host",
+			"host endpoint off": "host",
+			"host - ok": "host",
+			"host - error": "host",
+			"host - off": "host",
+			"- endpoint ok": "endpoint",
+			"- endpoint error": "endpoint",
+			"- endpoint off": "endpoint",
+			"- - ok": "nats",
+			"- - error": "misconfigured",
+			"- - off": "none",
+		});
+	});
+
+	it("carries what the route needs: the endpoint's address, the room's settings, the configuration's error naming the variable", () => {
+		expect(chooseRoute({ hostHere: false, endpoint: ENDPOINT, nats: NATS_OK })).toEqual({ kind: "endpoint", endpoint: ENDPOINT });
+		expect(chooseRoute({ hostHere: false, endpoint: undefined, nats: readNatsConfig({ [ENV_NATS]: "nats://a:4222", [ENV_ROOM]: "team" }) })).toMatchObject({
+			kind: "nats",
+			config: { servers: ["nats://a:4222"], room: "team", prefix: "cpb.team" },
+		});
+		const broken = chooseRoute({ hostHere: false, endpoint: undefined, nats: NATS_BAD });
+		expect(broken).toEqual({ kind: "misconfigured", error: expect.stringContaining(ENV_NATS) });
+	});
+
+	it("reads the environment as the tool does: an endpoint that is not an absolute path is no endpoint", () => {
+		const route = (env: NodeJS.ProcessEnv) => chooseRoute({ hostHere: false, endpoint: endpointFromEnv(env), nats: readNatsConfig(env) }).kind;
+		expect(route({})).toBe("none");
+		expect(route({ [ENDPOINT_ENV]: "relative/socket", [ENV_NATS]: " " })).toBe("none");
+		expect(route({ [ENDPOINT_ENV]: "/tmp/x/socket", [ENV_NATS]: "nats://127.0.0.1:4222" })).toBe("endpoint");
+		expect(route({ [ENDPOINT_ENV]: "relative/socket", [ENV_NATS]: "nats://127.0.0.1:4222" })).toBe("nats");
+	});
+});
+
+describe("askAlong", () => {
+	const budgets = { budgetMs: 10_000, dialogTimeoutMs: 10_000 };
+	const asker = { label: "planner", sessionId: "planner-session" };
+	const questions = [{ question: "Ship it?", kind: "confirm" as const }];
+	const noNats = () => Promise.reject(new Error("the NATS transport must not load"));
+
+	/** A host role answering "Yes" on a handle of its own. */
+	function answeringHost() {
+		const handle = createHandle();
+		const fake = fakeUI({ respond: (d) => d.answer("Yes") });
+		const role = claimHostRole(handle, { ui: fake.ui, surface: dialogSurface(fake.ui), sessionId: "host" });
+		if (!role) throw new Error("a fresh handle must accept the claim");
+		cleanups.push(() => role.release("quit", "done"));
+		return { handle, fake };
+	}
+
+	it("host: over the bus to the host role of this process", async () => {
+		const { handle, fake } = answeringHost();
+		const envelope = await askAlong({ kind: "host" }, { asker, questions, ...budgets }, { handle, loadNats: noNats });
+		expect(envelope).toMatchObject({ status: "ok", answers: [{ answer: "yes" }], asker: "planner" });
+		expect(fake.dialogs).toHaveLength(1);
+	});
+
+	it("none: settles no-host at once, through the call's life (the asker named)", async () => {
+		const envelope = await askAlong({ kind: "none" }, { asker, questions, ...budgets }, { handle: createHandle(), loadNats: noNats });
+		expect(envelope).toMatchObject({ status: "no-host", answers: [], asker: "planner" });
+	});
+
+	it("misconfigured: status error naming the configuration, waited 0, nothing loaded", async () => {
+		const envelope = await askAlong(
+			{ kind: "misconfigured", error: "CHECKPOINT_BRIDGE_NATS: bad" },
+			{ asker, questions, ...budgets },
+			{ handle: createHandle(), loadNats: noNats },
+		);
+		expect(envelope).toMatchObject({
+			status: "error",
+			answers: [],
+			note: expect.stringMatching(/^checkpoint-bridge: CHECKPOINT_BRIDGE_NATS: bad /),
+			asker: "planner",
+			waitedMs: 0,
+		});
+	});
+
+	it("endpoint: through the socket to a host in another handle", async () => {
+		const { handle, fake } = answeringHost();
+		const endpoint = await startEndpoint({ handle, env: {} });
+		cleanups.push(() => endpoint.close());
+		const envelope = await askAlong(
+			{ kind: "endpoint", endpoint: addressOf(endpoint.endpoint) },
+			{ asker, questions, ...budgets },
+			{ handle: createHandle(), loadNats: noNats },
+		);
+		expect(envelope).toMatchObject({ status: "ok", answers: [{ answer: "yes" }] });
+		expect(fake.dialogs).toHaveLength(1);
+	});
+
+	it("nats: loads the transport and asks the room's host", async () => {
+		const { handle, fake } = answeringHost();
+		const nats = new FakeNats();
+		const server = natsTransport.serveRoom({ broker: nats.client(), handle, prefix: PREFIX });
+		cleanups.push(() => server.close());
+		let loads = 0;
+		const loadNats = async () => (loads++, { ...natsTransport, connectBroker: async () => nats.client() });
+		if (NATS_OK.kind !== "ok") throw new Error("the configuration must read");
+		const route: Route = { kind: "nats", config: { ...NATS_OK.config, room: "test", prefix: PREFIX } };
+		const envelope = await askAlong(route, { asker, questions, ...budgets }, { handle: createHandle(), loadNats });
+		expect(envelope).toMatchObject({ status: "ok", answers: [{ answer: "yes" }] });
+		expect(loads).toBe(1);
+		expect(fake.dialogs).toHaveLength(1);
+	});
+});
