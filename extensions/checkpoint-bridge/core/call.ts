@@ -9,14 +9,15 @@ import { answerProblem, copyAnswer } from "../model/answer-check.ts";
 import type { Question, QuestionInput } from "../model/question.ts";
 import { type Envelope, makeEnvelope, type Status } from "../model/result.ts";
 import { validateAskParams } from "../model/validate.ts";
+import { NO_LIMIT, shorterLimit } from "./config.ts";
 import { type AskerIdentity, PROTOCOL_VERSION, type RelayProgress, type RelayReply, type RelayRequest } from "./protocol.ts";
 
 export interface CallOptions {
 	asker: AskerIdentity;
 	questions: QuestionInput[];
-	/** The call's whole budget in ms, queue wait included. */
+	/** The call's whole budget in ms, queue wait included; NO_LIMIT (0) for none. */
 	budgetMs: number;
-	/** Longest one dialog may stay open, in ms. */
+	/** Longest one dialog may stay open, in ms; NO_LIMIT (0) for no limit of its own. */
 	dialogTimeoutMs: number;
 	/** The tool call's own abort signal: aborting settles the call as `cancelled` and closes its dialog. */
 	signal?: AbortSignal;
@@ -92,13 +93,17 @@ export function runCall(options: CallOptions, start: (call: CallControl) => ((ca
 		const end = (status: Status, note: string | undefined, askerGaveUp: boolean) => {
 			if (settled) return;
 			settled = { status, cancelHost: askerGaveUp };
-			clearTimeout(budgetTimer);
+			if (budgetTimer) clearTimeout(budgetTimer);
 			signal?.removeEventListener("abort", onAbort);
 			cleanup?.(askerGaveUp, status);
 			resolve(envelopeFor(status, note));
 		};
 		const onAbort = () => end("cancelled", "The tool call was aborted.", true);
-		const budgetTimer = setTimeout(() => end("timeout", `The call's budget of ${budgetMs} ms ran out before every question was answered.`, true), budgetMs);
+		// Without a budget the call ends only when answered, dismissed, aborted, or its host goes.
+		const budgetTimer =
+			budgetMs === NO_LIMIT
+				? undefined
+				: setTimeout(() => end("timeout", `The call's budget of ${budgetMs} ms ran out before every question was answered.`, true), budgetMs);
 		signal?.addEventListener("abort", onAbort, { once: true });
 		cleanup = start({
 			id,
@@ -107,8 +112,8 @@ export function runCall(options: CallOptions, start: (call: CallControl) => ((ca
 				id,
 				asker,
 				questions,
-				deadline: startedAt + budgetMs,
-				dialogTimeoutMs: Math.min(dialogTimeoutMs, budgetMs),
+				deadline: budgetMs === NO_LIMIT ? NO_LIMIT : startedAt + budgetMs,
+				dialogTimeoutMs: shorterLimit(dialogTimeoutMs, budgetMs),
 				createdAt: startedAt,
 			},
 			reply(reply) {

@@ -1,6 +1,9 @@
 /**
  * Budgets of a call and of each dialog, and where they come from.
  * Precedence: the call's `timeoutMs` parameter, then the environment, then the defaults below.
+ * 0 is no limit (NO_LIMIT): a call without a budget waits until it is answered, dismissed or
+ * aborted; a request's `deadline` of 0 says so to the host, its `dialogTimeoutMs` of 0 that a
+ * dialog has no limit of its own.
  */
 
 /** Budget of one `ask_user_via_host` call, queue wait included. @default 300_000 (5 min) */
@@ -12,22 +15,33 @@ export const MIN_TIMEOUT_MS = 1_000;
 /** Upper clamp for any budget: a workflow must not block for longer than an hour. */
 export const MAX_TIMEOUT_MS = 3_600_000;
 
+/** A budget, a deadline or a dialog time of 0: no limit. */
+export const NO_LIMIT = 0;
+
+/** Milliseconds left until `deadline` (epoch ms); Infinity for NO_LIMIT. */
+export const msLeft = (deadline: number, now = Date.now()): number => (deadline === NO_LIMIT ? Number.POSITIVE_INFINITY : deadline - now);
+/** A limit in ms as a length of time: Infinity for NO_LIMIT. */
+export const asMs = (limit: number): number => (limit === NO_LIMIT ? Number.POSITIVE_INFINITY : limit);
+/** The shorter of two limits, NO_LIMIT being the longest. */
+export const shorterLimit = (a: number, b: number): number => (a === NO_LIMIT ? b : b === NO_LIMIT ? a : Math.min(a, b));
+
 /** Environment variable that sets the default call budget in milliseconds. */
 export const ENV_CALL_TIMEOUT = "CHECKPOINT_BRIDGE_TIMEOUT_MS";
 /** Environment variable that sets the default per-dialog budget in milliseconds. */
 export const ENV_DIALOG_TIMEOUT = "CHECKPOINT_BRIDGE_DIALOG_TIMEOUT_MS";
 
 export interface BridgeConfig {
-	/** Default budget of a call when the call sets none. @default DEFAULT_CALL_TIMEOUT_MS */
+	/** Default budget of a call when the call sets none; NO_LIMIT for none. @default DEFAULT_CALL_TIMEOUT_MS */
 	callTimeoutMs: number;
-	/** Budget of each dialog. @default DEFAULT_DIALOG_TIMEOUT_MS */
+	/** Budget of each dialog; NO_LIMIT for none. @default DEFAULT_DIALOG_TIMEOUT_MS */
 	dialogTimeoutMs: number;
 	/** What was wrong with the environment, if anything: ignored values fall back to the defaults. */
 	warnings: string[];
 }
 
-/** Clamps a budget to [MIN_TIMEOUT_MS, MAX_TIMEOUT_MS]. */
+/** Clamps a budget to [MIN_TIMEOUT_MS, MAX_TIMEOUT_MS]; NO_LIMIT stays as it is. */
 export function clampTimeout(ms: number): number {
+	if (ms === NO_LIMIT) return NO_LIMIT;
 	return Math.min(MAX_TIMEOUT_MS, Math.max(MIN_TIMEOUT_MS, Math.round(ms)));
 }
 
@@ -35,8 +49,8 @@ function fromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number, warning
 	const raw = env[name];
 	if (raw === undefined || raw.trim() === "") return fallback;
 	const value = Number(raw);
-	if (!Number.isFinite(value) || value <= 0) {
-		warnings.push(`${name}=${JSON.stringify(raw)} is not a positive number of milliseconds; using ${fallback}.`);
+	if (!Number.isFinite(value) || value < 0) {
+		warnings.push(`${name}=${JSON.stringify(raw)} is not a number of milliseconds (0: no limit); using ${fallback}.`);
 		return fallback;
 	}
 	return clampTimeout(value);
@@ -52,7 +66,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): BridgeConfig {
 	};
 }
 
-/** The budget of one call: its own `timeoutMs` (clamped) when given, else the configured default. */
+/** The budget of one call: its own `timeoutMs` (clamped; 0 is no budget) when given, else the configured default. */
 export function callBudget(requested: number | undefined, config: BridgeConfig): number {
 	return requested === undefined ? config.callTimeoutMs : clampTimeout(requested);
 }

@@ -11,6 +11,7 @@ import type { Status } from "../model/result.ts";
 import { sanitiseText } from "../model/sanitise.ts";
 import { validateAskParams } from "../model/validate.ts";
 import { ArrivalNotices } from "./arrival-notices.ts";
+import { asMs, msLeft, NO_LIMIT } from "./config.ts";
 import { checkedAsker } from "./identity.ts";
 import { type InboundReply, parseInbound, resolveInbound } from "./inbound.ts";
 import { OBSERVER_VERSION, type ObservedRequest, type Snapshot } from "./observers.ts";
@@ -85,7 +86,8 @@ interface Held {
 	settled: boolean;
 	/** Answers by question index. */
 	answers: (Answer | undefined)[];
-	deadlineTimer: ReturnType<typeof setTimeout>;
+	/** None when the call has no budget. */
+	deadlineTimer: ReturnType<typeof setTimeout> | undefined;
 	queuedAt: number;
 	shownAt?: number;
 	/** Index of the question on screen, while one is. */
@@ -229,7 +231,7 @@ export class DialogHost {
 		// Carried answers come through the shared handle: copied, so every reply is built of the host's own data (see sealBuilt).
 		// A re-sent request's own answers (NATS, ADR-0009) count like a parked one's: those questions are not asked again.
 		const carriedAnswers = (carried?.answers ?? givenAnswers(raw)).map((a) => copyAnswer(a));
-		const remaining = request.deadline - Date.now();
+		const remaining = msLeft(request.deadline);
 		if (remaining <= 0) return this.#replyResult(request.id, "timeout", carriedAnswers, "The call's budget had run out before it reached the host.");
 		const answers: (Answer | undefined)[] = questions.map((q) => carriedAnswers.find((a) => a.question === q.question && a.id === q.id));
 		const held: Held = {
@@ -239,7 +241,7 @@ export class DialogHost {
 			started: false,
 			settled: false,
 			answers,
-			deadlineTimer: setTimeout(() => this.#stop(held, "timeout"), remaining),
+			deadlineTimer: Number.isFinite(remaining) ? setTimeout(() => this.#stop(held, "timeout"), remaining) : undefined,
 			queuedAt: carried?.queuedAt ?? Date.now(),
 		};
 		this.#same.add(held);
@@ -444,7 +446,7 @@ export class DialogHost {
 			if (this.#takeShared(held, index)) continue;
 			let answer: Answer | undefined;
 			// When the call has less time left than a dialog gets, the dialog's own timeout is the call's.
-			const cappedByCall = request.deadline - Date.now() <= request.dialogTimeoutMs;
+			const cappedByCall = request.deadline !== NO_LIMIT && msLeft(request.deadline) <= asMs(request.dialogTimeoutMs);
 			try {
 				answer = await this.#ask(held, index);
 			} catch (error) {
@@ -482,8 +484,8 @@ export class DialogHost {
 		questions.forEach((_, index) => held.answers[index] ?? this.#takeShared(held, index));
 		const open = held.answers.filter((a) => a === undefined).length;
 		if (open === 0) return this.#settle(held, "ok");
-		const limit = request.dialogTimeoutMs * open;
-		const cappedByCall = request.deadline - Date.now() <= limit;
+		const limit = request.dialogTimeoutMs === NO_LIMIT ? NO_LIMIT : request.dialogTimeoutMs * open;
+		const cappedByCall = request.deadline !== NO_LIMIT && msLeft(request.deadline) <= asMs(limit);
 		// A surface is passed in: what it hands back passes the same check as any other answer, or the call ends with error and the form closes.
 		const refused = (index: number, answer: Answer) => {
 			const problem = answerProblem(questions[index]!, answer);
@@ -542,14 +544,15 @@ export class DialogHost {
 		);
 	}
 
-	/** Runs what is shown within its budget (never more than `limit` or what is left of the call), with the shown event and the bell; undefined when no time is left. */
+	/** Runs what is shown within its budget (never more than `limit` or what is left of the call; NO_LIMIT for none), with the shown event and the bell; undefined when no time is left. */
 	async #withBudget<T>(held: Held, index: number, limit: number, show: (signal: AbortSignal, deadline: number) => Promise<T>): Promise<T | undefined> {
-		const budget = Math.min(limit, held.request.deadline - Date.now());
+		const budget = Math.min(asMs(limit), msLeft(held.request.deadline));
 		if (budget <= 0) return undefined;
 		// One controller for what is shown, aborted by its timer or by #stop: cheaper than AbortSignal.any of two.
 		const dialog = new AbortController();
 		held.dialog = dialog;
-		const timer = setTimeout(() => dialog.abort("dialog-timeout"), budget);
+		// Without any limit the dialog stays until the human, the asker or the host ends it.
+		const timer = Number.isFinite(budget) ? setTimeout(() => dialog.abort("dialog-timeout"), budget) : undefined;
 		const firstShown = held.shownAt === undefined;
 		held.shownAt ??= Date.now();
 		held.showing = index;
@@ -557,7 +560,7 @@ export class DialogHost {
 		if (this.#wants("shown")) this.#events.shown!(this.#observed(held), index);
 		if (firstShown && this.#isRelayed(held)) this.#bell?.();
 		try {
-			return await show(dialog.signal, Date.now() + budget);
+			return await show(dialog.signal, Number.isFinite(budget) ? Date.now() + budget : NO_LIMIT);
 		} finally {
 			clearTimeout(timer);
 			held.dialog = undefined;

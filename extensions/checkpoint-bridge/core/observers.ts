@@ -29,7 +29,7 @@ export interface ObservedRequest {
 	questions: Question[];
 	/** Epoch ms at which the host took the request. */
 	queuedAt: number;
-	/** Epoch ms at which the asker's call budget runs out (the request then settles as `timeout`). */
+	/** Epoch ms at which the asker's call budget runs out (the request then settles as `timeout`); 0 when the call has no budget. */
 	deadline: number;
 	/** Epoch ms at which its first question was shown, if it has been. */
 	shownAt?: number;

@@ -26,9 +26,9 @@ export interface RelayRequest {
 	id: string;
 	asker: AskerIdentity;
 	questions: QuestionInput[];
-	/** Epoch ms at which the call's budget runs out; queue time counts against it. */
+	/** Epoch ms at which the call's budget runs out; queue time counts against it. 0: the call has no budget. */
 	deadline: number;
-	/** Longest one dialog may stay open. */
+	/** Longest one dialog may stay open. 0: no limit of its own. */
 	dialogTimeoutMs: number;
 	/** Epoch ms at which the call started. */
 	createdAt: number;

@@ -28,7 +28,7 @@ export interface QuestionPrompt {
 	total: number;
 	/** Aborts when the question's time is up or its call ended: the surface closes what it shows. */
 	signal: AbortSignal;
-	/** Epoch ms by which the question must be answered. */
+	/** Epoch ms by which the question must be answered; 0 (NO_LIMIT): no time limit. */
 	deadline: number;
 	/** Called each time a dialog opens, to count what the human saw. */
 	onDialog?: () => void;
@@ -44,7 +44,7 @@ export interface RequestPrompt {
 	known: readonly (Answer | undefined)[];
 	/** Aborts when the request's time is up or its call ended (budget, abort, hand-over, an outside answer): the surface closes at once. */
 	signal: AbortSignal;
-	/** Epoch ms by which the request must be answered. */
+	/** Epoch ms by which the request must be answered; 0 (NO_LIMIT): no time limit. */
 	deadline: number;
 	/** Called once when the request is put on screen, to count what the human saw. */
 	onDialog?: () => void;

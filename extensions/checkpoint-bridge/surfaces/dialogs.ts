@@ -4,6 +4,7 @@
  * the signal is abandoned when it aborts. A pick that was not offered is refused and asked again.
  */
 
+import { NO_LIMIT } from "../core/config.ts";
 import type { HostUI, QuestionPrompt, Surface } from "../core/surface.ts";
 import type { Answer } from "../model/answer.ts";
 import { answerOf, multiAnswer } from "../model/answer-check.ts";
@@ -40,7 +41,7 @@ export interface AskContext {
 	title: string;
 	/** Aborts when the question's time is up or its call ended. */
 	signal: AbortSignal;
-	/** Epoch ms by which the question must be answered. */
+	/** Epoch ms by which the question must be answered; 0 (NO_LIMIT): no time limit. */
 	deadline: number;
 	/** Called each time a dialog opens, to count what the human saw. */
 	onDialog?: () => void;
@@ -64,7 +65,9 @@ function checkText(value: unknown): string | undefined {
 	return value;
 }
 
-const options = (ctx: AskContext) => ({ signal: ctx.signal, timeout: Math.max(1, ctx.deadline - Date.now()) });
+// No timeout for a question without a time limit: pi then shows (and an RPC client gets) none.
+const options = (ctx: AskContext) =>
+	ctx.deadline === NO_LIMIT ? { signal: ctx.signal } : { signal: ctx.signal, timeout: Math.max(1, ctx.deadline - Date.now()) };
 
 async function select(ctx: AskContext, entries: string[]): Promise<string | undefined> {
 	ctx.onDialog?.();

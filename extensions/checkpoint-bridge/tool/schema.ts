@@ -38,7 +38,11 @@ export const AskParamsSchema = Type.Object({
 		description:
 			"1 to 10 questions you need answered now, batched in one call. The human sees them together in one form (in the terminal) or one after another.",
 	}),
-	timeoutMs: Type.Optional(Type.Number({ description: "How long to wait for the human in total, in ms (1000 to 3600000). Default 300000." })),
+	timeoutMs: Type.Optional(
+		Type.Number({
+			description: "How long to wait for the human in total, in ms (1000 to 3600000; 0: no limit, wait until answered or dismissed). Default 300000.",
+		}),
+	),
 });
 
 export type AskParams = Static<typeof AskParamsSchema>;

@@ -3,6 +3,7 @@
  * own `Input` (cursor, paste, word deletion), and a one-second tick keeps the countdown live.
  */
 import { type Component, type Focusable, Input, matchesKey } from "@earendil-works/pi-tui";
+import { msLeft } from "../../core/config.ts";
 import { LIMITS } from "../../model/limits.ts";
 import type { Effect, Field, FormModel } from "./model.ts";
 import { type FormTheme, renderForm } from "./render.ts";
@@ -19,7 +20,7 @@ export interface FormComponentOptions {
 	model: FormModel;
 	theme: FormTheme;
 	asker: string;
-	/** Epoch ms at which the form closes; drives the countdown. */
+	/** Epoch ms at which the form closes; drives the countdown. 0 (NO_LIMIT): it shows "no time limit". */
 	deadline: number;
 	/** Asks the TUI to draw again. */
 	requestRender(): void;
@@ -58,7 +59,7 @@ export class FormComponent implements Component, Focusable {
 			this.#input.focused = this.focused;
 			const { model, theme, asker, deadline } = this.#o;
 			this.#firstShown();
-			const view = { asker, remainingMs: deadline - Date.now(), field: (w: number) => this.#input.render(w)[0] ?? "", waiting: !this.#takesKeys() };
+			const view = { asker, remainingMs: msLeft(deadline), field: (w: number) => this.#input.render(w)[0] ?? "", waiting: !this.#takesKeys() };
 			return renderForm(model, view, theme, width);
 		} catch (error) {
 			this.#fail(error);

@@ -22,7 +22,7 @@ export const COUNTDOWN_WARNING_MS = 30_000;
 /** What the form needs to draw besides its model. */
 export interface FormView {
 	asker: string;
-	/** Milliseconds left before the form closes. */
+	/** Milliseconds left before the form closes; Infinity when it has no time limit. */
 	remainingMs: number;
 	/** The text field being typed in, drawn by its component at `width` (one line). */
 	field(width: number): string;
@@ -38,8 +38,9 @@ export function plain(text: string): string {
 		.replace(/[\x00-\x09\x0b-\x1f\x7f-\x9f]/g, "");
 }
 
-/** `4:59 left`, or `12s left` under a minute. */
+/** `4:59 left`, or `12s left` under a minute; `no time limit` for Infinity. */
 export function countdown(ms: number): string {
+	if (ms === Number.POSITIVE_INFINITY) return "no time limit";
 	const s = Math.max(0, Math.ceil(ms / 1000));
 	return s < 60 ? `${s}s left` : `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")} left`;
 }

@@ -24,7 +24,7 @@ export interface Card {
 	questions: Question[];
 	/** Epoch ms at which the host took it. */
 	queuedAt: number;
-	/** Epoch ms at which the asker's budget runs out. */
+	/** Epoch ms at which the asker's budget runs out; 0 when it has none. */
 	deadline: number;
 	/** "shown" while one of its questions is on screen at the host. */
 	state: "queued" | "shown";

@@ -6,7 +6,7 @@
  */
 import type net from "node:net";
 import { nanoid } from "nanoid";
-import { MAX_TIMEOUT_MS } from "../../core/config.ts";
+import { MAX_TIMEOUT_MS, NO_LIMIT } from "../../core/config.ts";
 import { askerIdentity } from "../../core/identity.ts";
 import { type AskerIdentity, PROTOCOL_VERSION, type RelayReply, replyChannel } from "../../core/protocol.ts";
 import type { SharedHandle } from "../../core/shared-handle.ts";
@@ -231,8 +231,9 @@ export class Connection {
 			id: forwarded.hostId,
 			asker: remoteAsker(frame.asker, this.#pid),
 			questions: frame.questions,
-			// Clamped as a local call's budgets are, so a remote request cannot hold the queue longer than a local one could.
-			deadline: Math.min(frame.deadline, now + MAX_TIMEOUT_MS),
+			// Clamped as a local call's budgets are, so a remote request cannot hold the queue longer than a local one could;
+			// one without a budget (0) is held while its connection lives, as a local one is while its session does.
+			deadline: frame.deadline === NO_LIMIT ? NO_LIMIT : Math.min(frame.deadline, now + MAX_TIMEOUT_MS),
 			dialogTimeoutMs: Math.min(frame.dialogTimeoutMs, MAX_TIMEOUT_MS),
 			createdAt: frame.createdAt,
 			// Set here, never taken from the frame: the asker cannot claim another connection's origin.

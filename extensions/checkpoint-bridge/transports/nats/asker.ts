@@ -9,6 +9,7 @@
  */
 import os from "node:os";
 import { type CallOptions, runCall } from "../../core/call.ts";
+import { MAX_TIMEOUT_MS, NO_LIMIT } from "../../core/config.ts";
 import type { Answer } from "../../model/answer.ts";
 import type { Envelope } from "../../model/result.ts";
 import type { Broker, BrokerMessage } from "./broker.ts";
@@ -87,7 +88,8 @@ export function askOverNats(options: NatsAskOptions): Promise<Envelope> {
 				type: "request",
 				// Frames carry the wire's version; the room server puts the bus's back on (as the local endpoint does).
 				v: NATS_VERSION,
-				budgetMs: Math.max(0, call.request.deadline - Date.now()),
+				// A call without a budget says so by its deadline of 0 (NO_LIMIT); a room server that does not know that holds it for the longest budget.
+				budgetMs: call.request.deadline === NO_LIMIT ? MAX_TIMEOUT_MS : Math.max(0, call.request.deadline - Date.now()),
 				pid,
 				machine,
 				key: keys.publicKey,

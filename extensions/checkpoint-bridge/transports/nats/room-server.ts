@@ -8,7 +8,7 @@
  * sealed for its asker (seal.ts): only that asker can cancel it, only this host can answer it.
  */
 import { nanoid } from "nanoid";
-import { MAX_TIMEOUT_MS } from "../../core/config.ts";
+import { MAX_TIMEOUT_MS, NO_LIMIT } from "../../core/config.ts";
 import { MAX_OPEN_PER_ASKER } from "../../core/dialog-host.ts";
 import { askerIdentity } from "../../core/identity.ts";
 import { type AskerIdentity, PROTOCOL_VERSION, type RelayReply, replyChannel } from "../../core/protocol.ts";
@@ -261,8 +261,9 @@ export function serveRoom(options: RoomServerOptions): RoomServer {
 			id: entry.hostId,
 			asker: natsAsker(frame.asker, frame.machine, frame.pid),
 			questions: frame.questions,
-			// The asker's clock is not ours: the deadline is set here from the milliseconds it had left.
-			deadline: now + budgetMs,
+			// The asker's clock is not ours: the deadline is set here from the milliseconds it had left. A call without a
+			// budget (its deadline 0) is held while its asker keeps pinging, as a local one is while its session lives.
+			deadline: frame.deadline === NO_LIMIT ? NO_LIMIT : now + budgetMs,
 			dialogTimeoutMs: Math.min(frame.dialogTimeoutMs, MAX_TIMEOUT_MS),
 			createdAt: now,
 			// Set here, never taken from the frame: each NATS client (its inbox) is an origin of its own (ADR-0003), as a socket connection is.

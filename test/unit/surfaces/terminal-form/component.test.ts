@@ -61,6 +61,18 @@ describe("every line fits the width (pi-tui's visibleWidth)", () => {
 			expect(f.failures).toEqual([]);
 		});
 
+	it('a request without a time limit shows "no time limit" instead of a countdown, and keeps showing it', () => {
+		vi.useFakeTimers();
+		const f = form([{ question: "Take your time?" }], { deadline: 0 });
+		const header = () => f.component.render(80).map(visible)[1]!;
+		expect(header).toBeDefined();
+		expect(header()).toContain("· no time limit ·");
+		vi.advanceTimersByTime(5 * 3_600_000);
+		expect(header()).toContain("· no time limit ·");
+		expect(header()).not.toMatch(/left/);
+		f.component.dispose();
+	});
+
 	it("down to 20 columns nothing is wider than the terminal", () => {
 		const f = form(rich);
 		for (let width = 20; width <= 130; width++) for (const line of f.component.render(width)) expect(visibleWidth(line)).toBeLessThanOrEqual(width);

@@ -187,6 +187,30 @@ describe("what the endpoint forwards", () => {
 		await raw.frame((f) => f.type === "result");
 	});
 
+	it("holds a remote request without a budget (deadline 0) with no timeout on its dialog while its connection lives, and drops it with the connection", async () => {
+		const { feed, endpoint, handle } = await hostWithEndpoint();
+		const raw = await trusted(endpoint);
+		const now = Date.now();
+		raw.send(
+			encodeFrame({
+				type: "request",
+				v: WIRE_VERSION,
+				id: "forever-1",
+				asker: { label: "raw", sessionId: "r" },
+				questions: [q("Whenever you are ready?")],
+				deadline: 0,
+				dialogTimeoutMs: 0,
+				createdAt: now,
+			}),
+		);
+		const dialog = await feed.next();
+		expect(dialog.timeout).toBeUndefined();
+		expect(handle.snapshot()!.open[0]!.deadline).toBe(0);
+		raw.socket.destroy();
+		await dismissed(dialog);
+		expect(handle.snapshot()!.open).toEqual([]);
+	});
+
 	it("ignores a cancel that crossed its request's result, and serves the next request on the same connection", async () => {
 		const { feed, endpoint } = await hostWithEndpoint();
 		const raw = await trusted(endpoint);

@@ -163,6 +163,22 @@ describe(`the asker's heartbeats (silence ${SILENCE_MS} ms, checked every ${TICK
 		expect(host.handle.snapshot()!.open).toEqual([]);
 	});
 
+	it("a request without a budget (deadline 0) has none at the host, and its asker falling silent still ends it", async () => {
+		const nats = new FakeNats();
+		const host = natsHost(nats);
+		const seen: RelayRequest[] = [];
+		host.handle.bus.on("request", (r) => seen.push(r));
+		const asker = rawAsker(nats);
+		asker.send(SUBJECTS.request, requestFrame("r", Q, { deadline: 0, budgetMs: MAX_TIMEOUT_MS, dialogTimeoutMs: 0 }));
+		await flush();
+		expect(seen[0]).toMatchObject({ deadline: 0, dialogTimeoutMs: 0 });
+		const dialog = host.fake.current()!;
+		expect(dialog.timeout).toBeUndefined();
+		await vi.advanceTimersByTimeAsync(SILENCE_MS + TICK_MS);
+		expect(dialog.closedBy).toBe("signal");
+		expect(host.server.heldCount).toBe(0);
+	});
+
 	it("an asker that pings keeps its question open, and each ping is answered held", async () => {
 		const nats = new FakeNats();
 		const host = natsHost(nats);

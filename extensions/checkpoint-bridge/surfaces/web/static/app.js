@@ -125,6 +125,8 @@ function answerValue(form, q, index) {
 // ---- cards ------------------------------------------------------------------------------------
 
 function remaining(deadline) {
+	// 0: the call has no budget.
+	if (deadline === 0) return "no time limit";
 	const ms = deadline - (Date.now() + clockOffset);
 	if (ms <= 0) return "time is up";
 	const s = Math.ceil(ms / 1000);
@@ -265,7 +267,7 @@ async function submit(entry) {
 function tick() {
 	for (const entry of cards.values()) {
 		entry.countdown.textContent = remaining(entry.card.deadline);
-		entry.countdown.classList.toggle("late", entry.card.deadline - (Date.now() + clockOffset) < 30_000);
+		entry.countdown.classList.toggle("late", entry.card.deadline !== 0 && entry.card.deadline - (Date.now() + clockOffset) < 30_000);
 	}
 }
 
