@@ -44,3 +44,22 @@ export function natsSection(nats, remote, { f, ratio, table }) {
 		`(${nats.server}; the socket and in-process columns are figure 5's)`,
 	];
 }
+
+/** Figure 8's table: what the host process holds after a raw client floods its NATS room. */
+export function natsFloodSection(flood, { f, table }) {
+	const head =
+		"8. A NATS room flooded by one raw client (nats-flood.mjs): refused requests, requests left open, the host process's RSS and heap after each flood";
+	if (flood.skipped) return ["", head, `skipped: ${flood.skipped}`];
+	return [
+		"",
+		head,
+		table(
+			["flood", "sent", "frame bytes", "refused", "open after", "host RSS MB", "host heap MB"],
+			[
+				["(before)", "", "", "", "0", f(flood.rssBeforeMB), f(flood.heapBeforeMB)],
+				...flood.rows.map((r) => [r.scenario, String(r.sent), String(r.frameBytes), String(r.refused), String(r.openAfter), f(r.rssMB), f(r.heapMB)]),
+			],
+		),
+		`(${flood.server}; RSS keeps freed network buffers, the heap is what the room holds)`,
+	];
+}

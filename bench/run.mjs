@@ -8,7 +8,7 @@ import { availableParallelism, cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { natsSection } from "./nats-report.mjs";
+import { natsFloodSection, natsSection } from "./nats-report.mjs";
 import { median } from "./stats.mjs";
 import { webReport } from "./web-report.mjs";
 
@@ -82,6 +82,8 @@ log("bench: web answer page (figure 6)...");
 const web = child("web.mjs");
 log("bench: NATS relay (figure 7)...");
 const nats = child("nats.mjs", [], { nodeFlags: ["--expose-gc"] });
+log("bench: NATS room flooded (figure 8)...");
+const natsFlood = child("nats-flood.mjs", [], { nodeFlags: ["--expose-gc"] });
 
 // ---- figures ----
 const loadFigure = (samples) => ({
@@ -130,6 +132,7 @@ const results = {
 	remote,
 	web,
 	nats,
+	natsFlood,
 };
 const tmp = `${RESULTS}.tmp`;
 writeFileSync(tmp, `${JSON.stringify(results, null, "\t")}\n`);
@@ -315,5 +318,6 @@ out.push(
 );
 out.push(...webReport(web, { f, table }));
 out.push(...natsSection(nats, remote, { f, ratio, table }));
+out.push(...natsFloodSection(natsFlood, { f, table }));
 out.push("", `written to ${RESULTS}`);
 console.log(out.join("\n"));
