@@ -106,6 +106,8 @@ interface Dropped {
 	at: number;
 	bytes: number;
 	askerKey: string;
+	/** So that a ping for it is answered sealed, and its asker re-sends at once. */
+	macKey: Buffer;
 	cancelHash: string;
 }
 
@@ -296,7 +298,7 @@ export function serveRoom(options: RoomServerOptions): RoomServer {
 		}
 		if (frame.type === "ping") {
 			if (entry) entry.lastHeard = Date.now();
-			pong(message.reply, frame.id, entry !== undefined, entry?.macKey);
+			pong(message.reply, frame.id, entry !== undefined, (entry ?? dropped.get(key))?.macKey);
 		}
 	};
 
@@ -318,7 +320,7 @@ export function serveRoom(options: RoomServerOptions): RoomServer {
 				if (entry.answers.length > 0) {
 					forget(key);
 					const bytes = Buffer.byteLength(JSON.stringify(entry.answers));
-					dropped.set(key, { answers: entry.answers, at: now, bytes, askerKey: entry.askerKey, cancelHash: entry.cancelHash });
+					dropped.set(key, { answers: entry.answers, at: now, bytes, askerKey: entry.askerKey, macKey: entry.macKey, cancelHash: entry.cancelHash });
 					droppedBytes += bytes;
 				}
 			}

@@ -381,7 +381,11 @@ describe("random input on every subject (property)", () => {
 const refusals = (received: NatsFrame[]) => received.filter((f) => f.type === "result" && f.status === "error") as (NatsFrame & { note: string })[];
 
 describe("what a room holds is bounded: refusals are error results naming the limit", () => {
-	it(`one asker session past MAX_OPEN_PER_ASKER (${MAX_OPEN_PER_ASKER}) from one inbox: each further request refused, the open ones untouched`, async () => {
+	it("the defaults are the documented ones", () => {
+		expect([MAX_OPEN_PER_ASKER, MAX_OPEN_PER_CLIENT, MAX_ROOM_REQUESTS, MAX_ROOM_BYTES]).toEqual([16, 128, 1024, 16 * 1024 * 1024]);
+	});
+
+	it("one asker session past MAX_OPEN_PER_ASKER (16) from one inbox: each further request refused, the open ones untouched", async () => {
 		const nats = new FakeNats();
 		const host = natsHost(nats);
 		const asker = rawAsker(nats);
@@ -410,7 +414,7 @@ describe("what a room holds is bounded: refusals are error results naming the li
 		expect(askers.flatMap((a) => refusals(a.received))).toHaveLength(30 - MAX_OPEN_PER_ASKER);
 	});
 
-	it(`one client (inbox) under ever new session ids is capped at MAX_OPEN_PER_CLIENT (${MAX_OPEN_PER_CLIENT}), like one local connection`, async () => {
+	it("one client (inbox) under ever new session ids is capped at MAX_OPEN_PER_CLIENT (128), like one local connection", async () => {
 		const nats = new FakeNats();
 		const host = natsHost(nats);
 		const asker = rawAsker(nats);
@@ -422,7 +426,7 @@ describe("what a room holds is bounded: refusals are error results naming the li
 		expect(refused[0]!.note).toContain(`maxOpenPerClient = ${MAX_OPEN_PER_CLIENT}`);
 	});
 
-	it(`every inbox and session id new: the room holds at most maxRoomRequests (default ${MAX_ROOM_REQUESTS})`, async () => {
+	it("every inbox and session id new: the room holds at most maxRoomRequests (default 1024)", async () => {
 		const nats = new FakeNats();
 		const host = natsHost(nats);
 		host.server.close();
@@ -437,7 +441,7 @@ describe("what a room holds is bounded: refusals are error results naming the li
 		server.close();
 	});
 
-	it(`bytes: a request that would take the room past maxRoomBytes (default ${MAX_ROOM_BYTES}) is refused naming it; kept answers make way first`, async () => {
+	it("bytes: a request that would take the room past maxRoomBytes (default 16 MiB) is refused naming it", async () => {
 		const nats = new FakeNats();
 		const host = natsHost(nats);
 		host.server.close();
@@ -457,6 +461,26 @@ describe("what a room holds is bounded: refusals are error results naming the li
 		one.send(SUBJECTS.request, requestFrame("c", big("c"), { asker: { label: "c", sessionId: "c" } }));
 		await flush();
 		expect(server.heldCount).toBe(2);
+		server.close();
+	});
+
+	it("kept answers of a silent asker make way for a new request before it is refused", async () => {
+		const nats = new FakeNats();
+		const host = natsHost(nats);
+		host.server.close();
+		const server = serveRoom({ broker: nats.client(), handle: host.handle, prefix: PREFIX, maxRoomBytes: 3_000 });
+		const asker = rawAsker(nats);
+		asker.send(SUBJECTS.request, requestFrame("r", TWO));
+		await flush();
+		host.fake.current()!.answer("A".repeat(1_000));
+		await vi.advanceTimersByTimeAsync(SILENCE_MS + 2 * TICK_MS);
+		expect(server.heldCount).toBe(0);
+		expect(server.heldBytes).toBeGreaterThan(1_000);
+		const other = rawAsker(nats);
+		other.send(SUBJECTS.request, requestFrame("n", [{ question: "New?", details: "d".repeat(1_800) }], { asker: { label: "o", sessionId: "o" } }));
+		await flush();
+		expect(refusals(other.received)).toEqual([]);
+		expect(server.heldCount).toBe(1);
 		server.close();
 	});
 
