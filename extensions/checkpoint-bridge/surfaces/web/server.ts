@@ -27,6 +27,8 @@ export interface WebPageOptions {
 	keepAliveMs?: number;
 	/** @default MAX_STREAMS */
 	maxStreams?: number;
+	/** @default STREAM_BUFFER_BYTES */
+	streamBufferBytes?: number;
 	/** The notify command, read for each relayed request. @default process.env.CHECKPOINT_BRIDGE_NOTIFY_COMMAND */
 	notifyCommand?: () => string | undefined;
 	/** @default NOTIFY_TIMEOUT_MS */
@@ -46,6 +48,8 @@ export interface WebPage {
 	readonly address: WebAddress;
 	/** Live streams open now. */
 	readonly streamCount: number;
+	/** Bytes the live streams hold unsent, all together. */
+	readonly streamBufferedBytes: number;
 	/** Notify commands still running. */
 	readonly notifyRunning: number;
 	/** The own link of an open request (answers that request only), undefined once it settled. */
@@ -78,7 +82,9 @@ export async function startWebPage(options: WebPageOptions): Promise<WebPage> {
 	const token = newSecret();
 
 	const board = new Board(handle);
-	const streams = new Streams(board, options.maxStreams ?? MAX_STREAMS);
+	const streams = new Streams(board, options.maxStreams ?? MAX_STREAMS, {
+		...(options.streamBufferBytes === undefined ? {} : { bufferBytes: options.streamBufferBytes }),
+	});
 	let delayProblem: string | undefined;
 	const notifier = new Notifier({
 		...(options.notifyCommand ? { command: options.notifyCommand } : {}),
@@ -147,6 +153,9 @@ export async function startWebPage(options: WebPageOptions): Promise<WebPage> {
 		address,
 		get streamCount() {
 			return streams.count;
+		},
+		get streamBufferedBytes() {
+			return streams.bufferedBytes;
 		},
 		get notifyRunning() {
 			return notifier.running;
