@@ -11,6 +11,7 @@ import { callBudget, readConfig } from "./core/config.ts";
 import { activeAgentOf, askerIdentity } from "./core/identity.ts";
 import type { RelayProgress } from "./core/protocol.ts";
 import { sharedHandle } from "./core/shared-handle.ts";
+import { reportToolMissing } from "./core/tool-missing.ts";
 import { hostLife } from "./host-life.ts";
 import { type Envelope, makeEnvelope } from "./model/result.ts";
 import { validateAskParams } from "./model/validate.ts";
@@ -49,6 +50,9 @@ export default function checkpointBridge(pi: ExtensionAPI): void {
 		// With a UI the human gets a notice; without one (print, json modes) stderr is where pi itself warns.
 		reportUnsupportedPi(piVersion, (notice) => (ctx.hasUI ? ctx.ui.notify(notice, "warning") : process.stderr.write(`${notice}\n`)));
 		sessionId = ctx.sessionManager.getSessionId();
+		// A child whose agent file narrows `tools:` has no ask_user_via_host: the host tells the human why, and the fix.
+		if (!ctx.hasUI && !pi.getActiveTools().includes(TOOL_NAME))
+			reportToolMissing(handle, activeAgentOf(ctx.getSystemPrompt?.()) ?? askerIdentity(pi.getSessionName(), sessionId).label, TOOL_NAME);
 		await host.claim(ctx, sessionId);
 	});
 

@@ -3,6 +3,8 @@
  * example agent files: a child's questions reach the RPC client, and the answers travel back to the
  * child's tool result and on into the main agent's `subagent` result.
  */
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import {
 	ASK_TOOL,
@@ -17,6 +19,8 @@ import {
 	PiRpcFixture,
 	resultText,
 } from "./harness/pi-cli.ts";
+
+const isToolMissingNotice = (frame: Frame) => isNotify(frame) && String(frame.message).includes("cannot ask you");
 
 /** pi-subagents names a child session `subagent-<agent>-<runId>`; the bridge shows `subagent-<agent>`. */
 const childTitle = (agent: string, rest: string) => new RegExp(`^\\[subagent-${agent}\\] ${rest.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`);
@@ -82,6 +86,38 @@ describe("RPC host with pi-subagents children", () => {
 
 		await pi.waitForSettled({ from: start });
 		expect(pi.frames.slice(start).filter(isDialog)).toHaveLength(2);
+		expect(pi.frames.filter(isToolMissingNotice), "a child without a tools: line has the tool").toEqual([]);
+	});
+
+	it("a child whose agent file narrows tools: brings the host one notice per agent, naming the agent and the fix", async () => {
+		const piEnv = run.createEnv({
+			agents: ["checkpoint-reviewer"],
+			script: {
+				prompts: {
+					"review it": { subagent: { agent: "checkpoint-reviewer", task: "Review the pending change." } },
+					"review it again": { subagent: { agent: "checkpoint-reviewer", task: "Review the change once more." } },
+				},
+				children: { "checkpoint-reviewer": { questions: [{ question: "Does the missing test block the merge?", options: ["yes", "no"] }] } },
+			},
+		});
+		// The mistake the examples warn about: a tools: allowlist instead of excludeTools.
+		const agentFile = join(piEnv.agentDir, "agents", "checkpoint-reviewer.md");
+		writeFileSync(agentFile, readFileSync(agentFile, "utf8").replace(/^excludeTools: .*$/m, "tools: read, bash"));
+		const pi = run.startPi({ subagents: true });
+		for (const prompt of ["review it", "review it again"]) {
+			const from = pi.mark();
+			await pi.prompt(prompt);
+			const end = await pi.waitForToolEnd("subagent", { from, timeoutMs: FIRST_DIALOG_MS });
+			expect(JSON.stringify(end.result), "the child's model was told the tool is missing").toContain(`Tool ${ASK_TOOL} not found`);
+			await pi.waitForSettled({ from });
+		}
+		const notices = pi.frames.filter(isToolMissingNotice);
+		expect(notices, "one notice for the agent, though it ran twice").toHaveLength(1);
+		expect(notices[0]!.notifyType).toBe("warning");
+		expect(notices[0]!.message).toBe(
+			`checkpoint-bridge: sub-agent "checkpoint-reviewer" cannot ask you: its agent file's tools: line leaves out ${ASK_TOOL} (its model reads "Tool ${ASK_TOOL} not found"). Use excludeTools: instead of tools: in that agent file.`,
+		);
+		expect(pi.frames.filter(isDialog)).toEqual([]);
 	});
 
 	it("while a child waits on its question the main model asks too: dialogs reach the client one at a time, each answer reaches its asker", async () => {

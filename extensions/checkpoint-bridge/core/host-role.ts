@@ -12,6 +12,7 @@ import { OBSERVER_EVENTS, type ObservedRequest } from "./observers.ts";
 import { PROTOCOL_VERSION, type RelayCancel, type RelayRequest, replyChannel } from "./protocol.ts";
 import type { SharedHandle } from "./shared-handle.ts";
 import type { HostUI, Surface } from "./surface.ts";
+import { noticeOnce } from "./tool-missing.ts";
 
 /** How long requests of a host being replaced wait for the next host. @default 1000 */
 export const HANDOVER_GRACE_MS = 1_000;
@@ -133,9 +134,17 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 		const reply = served.answerFromOutside(payload);
 		if (typeof respond === "function") respond(reply);
 	};
+	const onNotice = noticeOnce((message) => {
+		try {
+			ui.notify(message, "warning");
+		} catch {
+			// A notice is a courtesy.
+		}
+	});
 	bus.on("request", onRequest);
 	bus.on("cancel", onCancel);
 	bus.on("answer", onAnswer);
+	bus.on("notice", onNotice);
 	// Requests a replaced host parked are shown here, in their original order.
 	for (const parked of handle.takeParked()) served.serve(parked.request, parked);
 	let released = false;
@@ -147,6 +156,7 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 			bus.off("request", onRequest);
 			bus.off("cancel", onCancel);
 			bus.off("answer", onAnswer);
+			bus.off("notice", onNotice);
 			if (reason === "quit") {
 				claim.release();
 				served.shutdown(note);

@@ -80,6 +80,13 @@ export interface RelayResult {
 export type RelayReply = RelayProgress | RelayResult;
 
 /** Bus event names and their payloads (eventemitter3 typing). Replies go to a channel per request id. */
+/** A notice for the host's human from another session of the process (shown once per key). */
+export interface HostNotice {
+	/** What makes two notices the same one. */
+	key: string;
+	message: string;
+}
+
 export interface BusEvents {
 	request: [RelayRequest];
 	cancel: [RelayCancel];
@@ -89,6 +96,8 @@ export interface BusEvents {
 	"observe:queued": [QueuedEvent];
 	"observe:shown": [ShownEvent];
 	"observe:settled": [SettledEvent];
+	/** A session without a UI has something to tell the human (see tool-missing.ts). */
+	notice: [HostNotice];
 }
 
 /** The one channel a request's replies travel on: nobody else's listener sees them. */

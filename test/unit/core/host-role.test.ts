@@ -5,6 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { claimHostRole, HANDOVER_GRACE_MS, type SettledRecord } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
 import { OBSERVER_EVENTS } from "../../../extensions/checkpoint-bridge/core/observers.ts";
+import { reportToolMissing, toolMissingNotice } from "../../../extensions/checkpoint-bridge/core/tool-missing.ts";
 import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { fakeUI } from "../support/fake-ui.ts";
 import { flush, relay, track } from "../support/relay.ts";
@@ -79,5 +80,22 @@ describe("releasing the role", () => {
 		expect(call.envelope).toMatchObject({ status: "ok", answers: [{ answer: "kept" }] });
 		await vi.advanceTimersByTimeAsync(HANDOVER_GRACE_MS);
 		expect(call.envelope?.status).toBe("ok");
+	});
+});
+
+describe("notices from sessions without a UI (a child whose tools: line leaves out the tool)", () => {
+	it("shows each agent's notice once, as a warning, made safe for the terminal, and none after release", () => {
+		const { handle, fake, role } = relay();
+		reportToolMissing(handle, "reviewer", "ask_user_via_host");
+		reportToolMissing(handle, "reviewer", "ask_user_via_host");
+		reportToolMissing(handle, "tester\x1b[2J", "ask_user_via_host");
+		expect(fake.notices).toEqual([
+			{ message: toolMissingNotice("reviewer", "ask_user_via_host"), type: "warning" },
+			{ message: toolMissingNotice("tester", "ask_user_via_host"), type: "warning" },
+		]);
+		expect(fake.notices[0]!.message).toContain("Use excludeTools: instead of tools:");
+		role.release("quit", "bye");
+		reportToolMissing(handle, "writer", "ask_user_via_host");
+		expect(fake.notices).toHaveLength(2);
 	});
 });
