@@ -42,6 +42,23 @@ describe("shared state across module copies", () => {
 	});
 });
 
+describe("a session without the tool active (a tools: line)", () => {
+	it("tells the host once per agent; a session with the tool active says nothing", async () => {
+		const copy = await loadExtensionCopy();
+		const ui = fakeUI();
+		await session(copy, { sessionId: "host", ui: ui.ui }).start();
+		await session(copy, { sessionId: "with-tool", name: "subagent-planner-1" }).start();
+		expect(ui.notices).toEqual([]);
+		for (const id of ["narrowed-1", "narrowed-2"]) await session(copy, { sessionId: id, name: "subagent-reviewer-1", activeTools: ["read"] }).start();
+		expect(ui.notices.map((n) => [n.type, n.message])).toEqual([
+			[
+				"warning",
+				'checkpoint-bridge: sub-agent "subagent-reviewer-1" cannot ask you: its agent file\'s tools: line leaves out ask_user_via_host (its model reads "Tool ask_user_via_host not found"). Use excludeTools: instead of tools: in that agent file.',
+			],
+		]);
+	});
+});
+
 describe("host claim", () => {
 	it("goes to the first session with a UI; sessions without a UI never claim", async () => {
 		const copy = await loadExtensionCopy();

@@ -24,6 +24,8 @@ export interface SessionOptions {
 	sessionId: string;
 	ui?: DialogUI;
 	name?: string;
+	/** The session's active tools (an agent file's `tools:` line narrows them). @default every registered tool */
+	activeTools?: string[];
 	/** pi's run mode; "rpc" when there is a UI, else "print". */
 	mode?: "tui" | "rpc" | "print";
 }
@@ -39,6 +41,8 @@ export function playSession(factory: Factory, options: SessionOptions) {
 		registerCommand: (name: string, command: unknown) => void commands.set(name, command),
 		appendEntry: (customType: string, data: unknown) => void entries.push({ type: "custom", customType, data }),
 		getSessionName: () => options.name,
+		// pi activates every registered tool unless the session's tool list says otherwise.
+		getActiveTools: () => options.activeTools ?? (tool ? [tool.name] : []),
 	};
 	factory(pi as never);
 	const ctx = {
