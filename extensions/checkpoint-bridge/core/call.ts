@@ -10,7 +10,8 @@ import type { Question, QuestionInput } from "../model/question.ts";
 import { type Envelope, makeEnvelope, type Status } from "../model/result.ts";
 import { validateAskParams } from "../model/validate.ts";
 import { NO_LIMIT, shorterLimit } from "./config.ts";
-import { type AskerIdentity, PROTOCOL_VERSION, type RelayProgress, type RelayReply, type RelayRequest } from "./protocol.ts";
+import type { AskerIdentity } from "./identity.ts";
+import { PROTOCOL_VERSION, type RelayProgress, type RelayReply, type RelayRequest } from "./protocol.ts";
 
 export interface CallOptions {
 	asker: AskerIdentity;

@@ -1,6 +1,13 @@
 /** How an asking session is named to the human, and the host's check of who a request says asks. */
 import { capLength, sanitiseText } from "../model/sanitise.ts";
-import type { AskerIdentity } from "./protocol.ts";
+
+/** Who asks, as the host shows it. */
+export interface AskerIdentity {
+	/** Shown in dialog titles: the session's name when set, else a short session id. */
+	label: string;
+	/** The asking session's id; equal to the host's own id when the host's model asks. */
+	sessionId: string;
+}
 
 /** Longest label an asker gives itself. @default 48 */
 export const MAX_LABEL_LENGTH = 48;

@@ -6,7 +6,7 @@
 import type { Answer } from "../model/answer.ts";
 import type { Question } from "../model/question.ts";
 import type { Status } from "../model/result.ts";
-import type { AskerIdentity } from "./protocol.ts";
+import type { AskerIdentity } from "./identity.ts";
 
 /** Version of the observer contract; every event and snapshot carries it as `v`. */
 export const OBSERVER_VERSION = 1;

@@ -5,19 +5,12 @@
 import type { Answer } from "../model/answer.ts";
 import type { QuestionInput } from "../model/question.ts";
 import type { Status } from "../model/result.ts";
+import type { AskerIdentity } from "./identity.ts";
 import type { InboundReply } from "./inbound.ts";
 import type { QueuedEvent, SettledEvent, ShownEvent } from "./observers.ts";
 
 /** Bumped on any incompatible change to a message below. */
 export const PROTOCOL_VERSION = 1;
-
-/** Who asks, as the host shows it. */
-export interface AskerIdentity {
-	/** Shown in dialog titles: the session's name when set, else a short session id. */
-	label: string;
-	/** The asking session's id; equal to the host's own id when the host's model asks. */
-	sessionId: string;
-}
 
 /** Asker → host: show these questions. */
 export interface RelayRequest {

@@ -12,7 +12,7 @@
 import type { Answer } from "../model/answer.ts";
 import { questionKey } from "../model/answer-check.ts";
 import type { Question } from "../model/question.ts";
-import type { AskerIdentity } from "./protocol.ts";
+import type { AskerIdentity } from "./identity.ts";
 
 /** What the index needs of a held request. */
 export interface Asking {

@@ -7,8 +7,8 @@
 import type net from "node:net";
 import { nanoid } from "nanoid";
 import { MAX_TIMEOUT_MS, NO_LIMIT } from "../../core/config.ts";
-import { askerIdentity } from "../../core/identity.ts";
-import { type AskerIdentity, PROTOCOL_VERSION, type RelayReply, replyChannel } from "../../core/protocol.ts";
+import { type AskerIdentity, askerIdentity } from "../../core/identity.ts";
+import { PROTOCOL_VERSION, type RelayReply, replyChannel } from "../../core/protocol.ts";
 import type { SharedHandle } from "../../core/shared-handle.ts";
 import type { Answer } from "../../model/answer.ts";
 import type { Status } from "../../model/result.ts";
