@@ -9,7 +9,7 @@ import type { Snapshot } from "./observers.ts";
 /** `customType` of the audit entries in the host's session. */
 export const AUDIT_ENTRY_TYPE = "checkpoint-bridge";
 /** Settled requests `/checkpoints` lists. @default 10 */
-export const HISTORY_SHOWN = 10;
+const HISTORY_SHOWN = 10;
 
 interface EntryLike {
 	type: string;
@@ -18,7 +18,7 @@ interface EntryLike {
 }
 
 /** The audit records in a session's entries, oldest first. */
-export function auditRecords(entries: readonly EntryLike[]): SettledRecord[] {
+function auditRecords(entries: readonly EntryLike[]): SettledRecord[] {
 	return entries.filter((e) => e.type === "custom" && e.customType === AUDIT_ENTRY_TYPE && e.data).map((e) => e.data as SettledRecord);
 }
 

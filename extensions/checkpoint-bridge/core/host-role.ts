@@ -59,7 +59,7 @@ export interface HostRole {
 }
 
 /** Askers named in the status line; the rest are counted. @default 3 */
-export const STATUS_ASKERS_SHOWN = 3;
+const STATUS_ASKERS_SHOWN = 3;
 
 /** The status line while questions wait, e.g. `checkpoint-bridge: 2 waiting (planner, reviewer)`. */
 export function statusText(host: DialogHost): string | undefined {

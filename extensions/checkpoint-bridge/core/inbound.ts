@@ -18,7 +18,7 @@ export type InboundValue = string | boolean | string[] | { answer?: string | boo
 export type InboundMessage = ({ requestId: string; answers: InboundValue[] } | { requestId: string; cancel: true }) & { source: OutsideSource };
 
 /** Why an outside answer was refused. */
-export type InboundErrorCode = "not_found" | "invalid_payload" | "invalid_answer";
+type InboundErrorCode = "not_found" | "invalid_payload" | "invalid_answer";
 
 /** The one reply every attempt gets. */
 export type InboundReply = { ok: true } | { ok: false; code: InboundErrorCode; reason: string };

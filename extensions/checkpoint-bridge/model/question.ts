@@ -14,7 +14,7 @@ export interface Option {
  * `origin`, only askers of the same origin (the same process, or the same connection); `any`, askers
  * of every origin, when their question says `any` too. Typed text is never shared across origins.
  */
-export type ShareScope = "origin" | "any";
+type ShareScope = "origin" | "any";
 
 /** What kind of dialog a question needs. */
 export type QuestionKind = "choice" | "text" | "confirm";

@@ -18,7 +18,7 @@ export interface DialogUI extends HostUI {
 }
 
 /** Resolves with the dialog's value, or with undefined as soon as `signal` aborts: a UI that ignores the signal cannot hold the queue. */
-export function untilAborted<T>(dialog: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
+function untilAborted<T>(dialog: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
 	if (signal.aborted) return Promise.resolve(undefined);
 	return new Promise((resolve, reject) => {
 		const onAbort = () => resolve(undefined);
@@ -36,7 +36,7 @@ export function untilAborted<T>(dialog: Promise<T>, signal: AbortSignal): Promis
 	});
 }
 
-export interface AskContext {
+interface AskContext {
 	ui: DialogUI;
 	title: string;
 	/** Aborts when the question's time is up or its call ended. */
@@ -140,7 +140,7 @@ async function askMulti(ctx: AskContext, question: Question): Promise<Answer | u
 }
 
 /** One question, answered or not. Throws when the UI fails. */
-export async function askQuestion(ctx: AskContext, question: Question): Promise<Answer | undefined> {
+async function askQuestion(ctx: AskContext, question: Question): Promise<Answer | undefined> {
 	switch (question.kind) {
 		case "text": {
 			const value = await input(ctx, ctx.title, question.placeholder);

@@ -22,7 +22,7 @@ const UNCHECKED = "☐ ";
 export const PREVIEW_IN_TITLE = 300;
 
 /** An option's preview as a dialog title carries it: under a `── preview: label ──` line, cut to PREVIEW_IN_TITLE with a mark that says how much is left out. */
-export function foldedPreview(label: string, preview: string): string {
+function foldedPreview(label: string, preview: string): string {
 	const chars = [...preview];
 	const cut =
 		chars.length > PREVIEW_IN_TITLE
@@ -68,7 +68,7 @@ export function multiSelectEntries(question: Question, picked: ReadonlySet<strin
 
 /** Sentinel for the multi-select's Done entry. */
 export const DONE = "\u0000done";
-export const doneEntry = (count: number) => `Done (${count} selected)`;
+const doneEntry = (count: number) => `Done (${count} selected)`;
 
 /** Maps what a select returned to the label behind it: the entry itself, or an option's bare label (RPC clients may send that). */
 export function entryValue(entries: Map<string, string>, value: string): string | undefined {

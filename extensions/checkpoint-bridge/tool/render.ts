@@ -17,7 +17,7 @@ export interface LinesComponent {
 }
 
 /** Answers shown before "expand" in the compact result view. @default 3 */
-export const COMPACT_ANSWERS = 3;
+const COMPACT_ANSWERS = 3;
 
 interface Line {
 	text: string;
@@ -28,7 +28,7 @@ interface Line {
 const oneLine = (text: string) => text.replace(/\s+/g, " ").trim();
 
 /** Cuts plain text to `width` code points, marking the cut. */
-export function fit(text: string, width: number): string {
+function fit(text: string, width: number): string {
 	const chars = [...text];
 	if (chars.length <= width) return text;
 	return width <= 1 ? chars.slice(0, width).join("") : `${chars.slice(0, width - 1).join("")}…`;

@@ -5,7 +5,7 @@
  */
 import { type Static, Type } from "typebox";
 
-export const OptionSchema = Type.Union([
+const OptionSchema = Type.Union([
 	Type.String(),
 	Type.Object({
 		label: Type.String({ description: "What the human picks; returned as the answer." }),
@@ -14,7 +14,7 @@ export const OptionSchema = Type.Union([
 	}),
 ]);
 
-export const QuestionSchema = Type.Object({
+const QuestionSchema = Type.Object({
 	question: Type.String({ description: "The question, one decision, phrased for a human who has not seen your work." }),
 	id: Type.Optional(Type.String({ description: "Your id for the question; echoed in its answer." })),
 	header: Type.Optional(Type.String({ description: "A short label shown before the question (max 40 chars)." })),

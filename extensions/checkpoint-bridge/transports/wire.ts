@@ -30,7 +30,7 @@ const MIN_SECRET_LENGTH = 22;
 const MAX_SECRET_LENGTH = 128;
 
 /** Client → server, first frame of every connection. Carries nothing secret. */
-export interface HelloFrame {
+interface HelloFrame {
 	type: "hello";
 	v: number;
 	/** Fresh random bytes (base64url) the server must answer with a proof. */
@@ -40,7 +40,7 @@ export interface HelloFrame {
 }
 
 /** Server → client, the answer to hello: proof that the server holds the token, and a nonce of its own. */
-export interface WelcomeFrame {
+interface WelcomeFrame {
 	type: "welcome";
 	v: number;
 	/** HMAC-SHA256 under the token of the server's tag and both nonces (base64url); see proof.ts. */
@@ -49,7 +49,7 @@ export interface WelcomeFrame {
 }
 
 /** Client → server, once the server has proven itself: the client's proof. Requests may follow at once. */
-export interface AuthFrame {
+interface AuthFrame {
 	type: "auth";
 	v: number;
 	/** HMAC-SHA256 under the token of the client's tag and both nonces (base64url). */
@@ -90,7 +90,7 @@ export interface ErrorFrame {
 }
 
 export type ClientFrame = HelloFrame | AuthFrame | RequestFrame | CancelFrame;
-export type ServerFrame = WelcomeFrame | ProgressFrame | ResultFrame | ErrorFrame;
+type ServerFrame = WelcomeFrame | ProgressFrame | ResultFrame | ErrorFrame;
 export type Frame = ClientFrame | ServerFrame;
 
 export type FrameCheck = { ok: true; frame: Frame } | { ok: false; code: "malformed" | "bad-version"; message: string };

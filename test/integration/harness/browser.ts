@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import puppeteer, { type Browser, type ElementHandle, type Page } from "puppeteer-core";
 
-export const CHROMIUM = "/usr/bin/chromium";
+const CHROMIUM = "/usr/bin/chromium";
 /** Whether Chromium is installed (`apt-get install -y chromium`; .ci/run installs it). */
 export const HAS_CHROMIUM = existsSync(CHROMIUM);
 
@@ -17,7 +17,7 @@ export const POLL_MS = 25;
 
 const REPO_ROOT = resolve(import.meta.dirname, "../../..");
 /** Where this run's screenshots go: `.tmp/test-output/web-page/<run>/`. */
-export const OUTPUT_DIR = join(REPO_ROOT, ".tmp/test-output/web-page", new Date().toISOString().replace(/[:.]/g, "-"));
+const OUTPUT_DIR = join(REPO_ROOT, ".tmp/test-output/web-page", new Date().toISOString().replace(/[:.]/g, "-"));
 
 /** Chromium with no GPU, no sandbox (containers), no background traffic and a profile of its own. */
 export async function launchBrowser(): Promise<{ browser: Browser; close(): Promise<void> }> {

@@ -4,7 +4,7 @@
  */
 
 /** One answer. `kind` and after are question model v2 fields; not every answer carries each. */
-export interface Answer {
+interface Answer {
 	question: string;
 	answer: string;
 	kind?: string;

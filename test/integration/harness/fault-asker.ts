@@ -8,7 +8,7 @@ import { writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { BRIDGE_EXT, type Envelope, type Frame, type PiEnv, type PiRpc } from "./pi-cli.ts";
 
-export const REPORT = "fault:";
+const REPORT = "fault:";
 
 const ASKER_EXTENSION = `
 import { askViaHost } from ${JSON.stringify(join(dirname(BRIDGE_EXT), "core", "asker.ts"))};

@@ -44,7 +44,7 @@ export interface NatsServer {
 }
 
 /** A port nobody listens on right now. */
-export async function freePort(): Promise<number> {
+async function freePort(): Promise<number> {
 	return new Promise((resolve, reject) => {
 		const server = net.createServer();
 		server.once("error", reject);

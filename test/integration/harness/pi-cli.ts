@@ -11,7 +11,7 @@ import { expect } from "vitest";
 import type { ScriptConfig } from "../fixtures/scripted-model.ts";
 import type { Envelope } from "./envelope.ts";
 
-export { type Answer, answerPairs, type Envelope } from "./envelope.ts";
+export { answerPairs, type Envelope } from "./envelope.ts";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 /** pi refuses Node < 22; the repository pins Node 22 as a dev dependency. */
@@ -21,13 +21,13 @@ export const NODE_BIN = join(REPO_ROOT, "node_modules/.bin/node");
  * The supported pi versions the suite can run against, each an install holding pi and pi-subagents:
  * the dev dependency (newest) and the oldest supported one, installed apart by `npm run setup:compat`.
  */
-export const PI_INSTALLS = {
+const PI_INSTALLS = {
 	"1.6": REPO_ROOT,
 	"0.85": join(REPO_ROOT, "test/compat/pi-0.85"),
 } as const;
 export type PiVersion = keyof typeof PI_INSTALLS;
 /** Env var naming the pi version under test (a key of PI_INSTALLS); unset means the dev dependency. */
-export const PI_VERSION_ENV = "PI_VERSION_UNDER_TEST";
+const PI_VERSION_ENV = "PI_VERSION_UNDER_TEST";
 
 function piVersionUnderTest(): PiVersion {
 	const wanted = process.env[PI_VERSION_ENV] || "1.6";
@@ -64,19 +64,19 @@ function hasNodeExport(root: string): boolean {
 }
 /** The extension under test; CHECKPOINT_BRIDGE_EXTENSION points the suite at another build of it. */
 export const BRIDGE_EXT = process.env.CHECKPOINT_BRIDGE_EXTENSION ?? join(REPO_ROOT, "extensions/checkpoint-bridge/index.ts");
-export const SCRIPTED_MODEL_EXT = join(REPO_ROOT, "test/integration/fixtures/scripted-model.ts");
-export const EXAMPLE_AGENTS_DIR = join(REPO_ROOT, "examples/agents");
+const SCRIPTED_MODEL_EXT = join(REPO_ROOT, "test/integration/fixtures/scripted-model.ts");
+const EXAMPLE_AGENTS_DIR = join(REPO_ROOT, "examples/agents");
 /**
  * pi compiles extensions with jiti into `$TMPDIR/jiti`. pi-subagents is large: compiling it costs
  * 10-20 s per process, reusing the compiled files about 1 s. Every run keeps its own TMPDIR but links
  * its `jiti` folder here. Entries are keyed by source hash, and jiti treats a half-written entry as a
  * miss, so concurrent runs are safe.
  */
-export const COMPILE_CACHE_DIR = join(REPO_ROOT, "node_modules/.cache/checkpoint-bridge-integration/jiti");
+const COMPILE_CACHE_DIR = join(REPO_ROOT, "node_modules/.cache/checkpoint-bridge-integration/jiti");
 /** Token in the example agent files that stands for the path of checkpoint-bridge. */
-export const EXTENSION_PLACEHOLDER = "CHECKPOINT_BRIDGE_PATH";
+const EXTENSION_PLACEHOLDER = "CHECKPOINT_BRIDGE_PATH";
 export const ASK_TOOL = "ask_user_via_host";
-export const DIALOG_METHODS = new Set(["select", "input", "confirm", "editor"]);
+const DIALOG_METHODS = new Set(["select", "input", "confirm", "editor"]);
 
 /** One JSON record of pi's stdout (RPC or `--mode json`). Loosely typed: tests read what they assert on. */
 export type Frame = { type: string; [key: string]: any };
@@ -457,7 +457,7 @@ export function isDialog(frame: Frame): boolean {
 	return frame.type === "extension_ui_request" && DIALOG_METHODS.has(frame.method);
 }
 
-export function isSettled(frame: Frame): boolean {
+function isSettled(frame: Frame): boolean {
 	return frame.type === "agent_settled";
 }
 

@@ -31,15 +31,15 @@ import {
 import { expect } from "vitest";
 import type { Envelope } from "./envelope.ts";
 
-export { type Answer, answerPairs, type Envelope } from "./envelope.ts";
+export { answerPairs, type Envelope } from "./envelope.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));
-export const EXTENSION_PATH = resolve(here, "../../../extensions/checkpoint-bridge/index.ts");
+const EXTENSION_PATH = resolve(here, "../../../extensions/checkpoint-bridge/index.ts");
 const MODULE_COPY_PROBE = resolve(here, "../fixtures/sdk-module-copy.ts");
 const MODULE_COPY_REGISTRY = Symbol.for("checkpoint-bridge.test.module-copies");
-export const TOOL = "ask_user_via_host";
+const TOOL = "ask_user_via_host";
 /** Prefix of a scripted model's last message; the tool result text follows it verbatim. */
-export const FINAL_PREFIX = "FINAL ";
+const FINAL_PREFIX = "FINAL ";
 
 // ---------------------------------------------------------------------------------------------
 // Waiting
@@ -85,7 +85,7 @@ class Changes {
 // Programmatic UI
 
 export type DialogMethod = "select" | "input" | "confirm" | "editor";
-export type DialogOutcome =
+type DialogOutcome =
 	| { how: "answered"; value: string | boolean }
 	| { how: "dismissed" }
 	| { how: "threw"; error: Error }

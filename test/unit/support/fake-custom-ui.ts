@@ -7,7 +7,7 @@ import type { FormTheme } from "../../../extensions/checkpoint-bridge/surfaces/t
 import type { CustomUI } from "../../../extensions/checkpoint-bridge/surfaces/terminal-form/surface.ts";
 import { ansiTheme, KEY } from "../surfaces/terminal-form/support.ts";
 
-export interface ShownForm {
+interface ShownForm {
 	component: Component & { dispose?(): void };
 	options: Parameters<CustomUI["custom"]>[1];
 	/** How the form closed, once it has. */

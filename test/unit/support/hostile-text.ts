@@ -2,7 +2,7 @@
 import fc from "fast-check";
 
 /** Pieces a terminal interprets, mixed into random text. */
-export const HOSTILE = [
+const HOSTILE = [
 	"\x1b",
 	"\x1b[",
 	"\x1b]",

@@ -22,7 +22,7 @@ export interface WebAddress {
 const canonical = (ip: string) => new net.SocketAddress({ address: ip, family: net.isIPv6(ip) ? "ipv6" : "ipv4" }).address;
 
 /** A loopback address: only processes on this machine reach it. */
-export function isLoopback(host: string): boolean {
+function isLoopback(host: string): boolean {
 	if (net.isIPv4(host)) return host.split(".")[0] === "127";
 	return net.isIPv6(host) && canonical(host) === "::1";
 }

@@ -14,7 +14,7 @@ import { digestOf, newSecret } from "./tokens.ts";
 export type ObserverHandle = Pick<SharedHandle, "bus" | "snapshot" | "host">;
 
 /** Settled requests whose trace (and dead link) is remembered. @default 200 */
-export const TRACES_KEPT = 200;
+const TRACES_KEPT = 200;
 
 /** One open request as the page shows it. */
 export interface Card {

@@ -20,7 +20,7 @@ export const MAX_LINK_STREAMS = 32;
 /** Unsent bytes past which a stream is behind: changes are held back and it gets a fresh state once it drains. @default 262144 (256 KiB) */
 export const STREAM_BUFFER_BYTES = 256 * 1024;
 /** Traces a fresh page gets. @default 20 */
-export const TRACES_SHOWN = 20;
+const TRACES_SHOWN = 20;
 
 /** Whose view a request has: the whole page, or one request through its link. */
 export type Scope = { kind: "page" } | { kind: "request"; requestId: string };
@@ -29,7 +29,7 @@ export type Scope = { kind: "page" } | { kind: "request"; requestId: string };
 export type CardView = Card & { link?: string };
 
 /** The first message of a stream. */
-export interface StateMessage {
+interface StateMessage {
 	/** The server's clock, so a phone whose clock is off still counts down right. */
 	now: number;
 	scope: Scope["kind"];

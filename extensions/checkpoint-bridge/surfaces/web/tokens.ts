@@ -8,7 +8,7 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 
 /** Random bytes per secret. @default 32 (256 bits) */
-export const SECRET_BYTES = 32;
+const SECRET_BYTES = 32;
 
 /** A fresh secret. */
 export const newSecret = (): string => randomBytes(SECRET_BYTES).toString("base64url");

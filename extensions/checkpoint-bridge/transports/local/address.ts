@@ -10,7 +10,7 @@ export const ENDPOINT_ENV = "CHECKPOINT_BRIDGE_ENDPOINT";
 
 /** File names inside the endpoint's private directory. */
 export const SOCKET_NAME = "socket";
-export const TOKEN_NAME = "token";
+const TOKEN_NAME = "token";
 
 export interface EndpointAddress {
 	/** Absolute path of the Unix domain socket. */

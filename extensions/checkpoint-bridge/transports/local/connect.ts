@@ -24,7 +24,7 @@ import { checkEndpointFiles, readPrivateToken } from "./private-files.ts";
 import { checkProof, freshNonce, proofOf } from "./proof.ts";
 
 /** Default of ConnectOptions.connectTimeoutMs. */
-export const DEFAULT_CONNECT_TIMEOUT_MS = 3_000;
+const DEFAULT_CONNECT_TIMEOUT_MS = 3_000;
 /** The first pause (ms, jittered) before trying again after `busy`, EAGAIN, EPIPE or ECONNRESET, grown with each try up to MAX_RETRY_PAUSE_MS. */
 const RETRY_PAUSE_MS = 10;
 const MAX_RETRY_PAUSE_MS = 100;

@@ -26,7 +26,7 @@ import {
 import { checkProof, freshNonce, proofOf } from "./proof.ts";
 
 /** How long a refused connection is drained before it is destroyed, if the client does not close it first. @default 1000 */
-export const REFUSAL_LINGER_MS = 1_000;
+const REFUSAL_LINGER_MS = 1_000;
 
 /** How a remote asker is shown: its own label, marked with the process it asks from. */
 export function remoteAsker(asker: AskerIdentity, pid: number): AskerIdentity {

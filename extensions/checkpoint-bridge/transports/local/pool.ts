@@ -16,7 +16,7 @@ import { DEFAULT_MAX_OPEN_REQUESTS } from "./server.ts";
 /** Default of PoolKey.idleMs: long enough to carry a burst of calls, short enough not to hold a host's descriptor for long. */
 export const DEFAULT_POOL_IDLE_MS = 10_000;
 /** Most calls one pooled connection carries at once: the endpoint's default cap; a further call opens another connection. */
-export const MAX_CALLS_PER_CONNECTION = DEFAULT_MAX_OPEN_REQUESTS;
+const MAX_CALLS_PER_CONNECTION = DEFAULT_MAX_OPEN_REQUESTS;
 
 /** The note for calls in flight on a connection that closed. */
 const CLOSED_NOTE = "The host process closed the connection (it ended, crashed, or stopped serving) before the questions were answered.";

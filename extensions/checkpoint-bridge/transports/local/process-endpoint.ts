@@ -9,7 +9,7 @@ import type { SharedHandle } from "../../core/shared-handle.ts";
 import { type EndpointOptions, type LocalEndpoint, startEndpoint } from "./server.ts";
 
 /** Registry key of the process's endpoint; `Symbol.for` makes it the same in every module copy. */
-export const ENDPOINT_KEY = Symbol.for("checkpoint-bridge.endpoint");
+const ENDPOINT_KEY = Symbol.for("checkpoint-bridge.endpoint");
 
 const slotOf = (target: object) => processSlot<StartSlot<LocalEndpoint>>(target, ENDPOINT_KEY, () => ({}));
 

@@ -17,12 +17,10 @@ import { addressOf, advertise, type EndpointAddress, SOCKET_NAME } from "./addre
 import { Connection } from "./connection.ts";
 import { endpointParent, privateDirProblem } from "./private-files.ts";
 
-export { REFUSAL_LINGER_MS, remoteAsker } from "./connection.ts";
-
 /** Default of EndpointOptions.helloTimeoutMs. */
-export const DEFAULT_HELLO_TIMEOUT_MS = 2_000;
+const DEFAULT_HELLO_TIMEOUT_MS = 2_000;
 /** Default of EndpointOptions.maxPendingConnections. */
-export const DEFAULT_MAX_PENDING_CONNECTIONS = 128;
+const DEFAULT_MAX_PENDING_CONNECTIONS = 128;
 /** Default of EndpointOptions.maxOpenRequests. */
 export const DEFAULT_MAX_OPEN_REQUESTS = 128;
 

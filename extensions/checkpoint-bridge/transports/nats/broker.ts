@@ -47,12 +47,12 @@ export interface BrokerOptions {
 }
 
 /** Longest the close waits for published messages to leave. @default 1000 */
-export const CLOSE_FLUSH_MS = 1_000;
+const CLOSE_FLUSH_MS = 1_000;
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /** Why a connection failed, in words that name the variable to check. */
-export function connectFailure(error: unknown, config: NatsConfig): string {
+function connectFailure(error: unknown, config: NatsConfig): string {
 	const text = messageOf(error);
 	if (/authori[sz]ation|authentication|auth/i.test(text)) {
 		const how = config.credsFile

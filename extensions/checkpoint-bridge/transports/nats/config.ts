@@ -7,18 +7,18 @@ import { MAX_TIMEOUT_MS } from "../../core/config.ts";
 /** Server URL(s), comma-separated: `nats://host:4222,nats://other:4222`. Unset: no NATS transport. */
 export const ENV_NATS = "CHECKPOINT_BRIDGE_NATS";
 /** The room both sides name; mapped to the subject prefix `cpb.<room>`. @default "default" */
-export const ENV_ROOM = "CHECKPOINT_BRIDGE_ROOM";
+const ENV_ROOM = "CHECKPOINT_BRIDGE_ROOM";
 /** A server token (`authorization { token }`). */
-export const ENV_TOKEN = "CHECKPOINT_BRIDGE_NATS_TOKEN";
+const ENV_TOKEN = "CHECKPOINT_BRIDGE_NATS_TOKEN";
 /** A creds file (user JWT and NKey seed) for servers run with accounts. */
-export const ENV_CREDS = "CHECKPOINT_BRIDGE_NATS_CREDS";
+const ENV_CREDS = "CHECKPOINT_BRIDGE_NATS_CREDS";
 /** A CA certificate (PEM file) that signs the server's certificate, for `tls://` URLs. */
-export const ENV_CA = "CHECKPOINT_BRIDGE_NATS_CA";
+const ENV_CA = "CHECKPOINT_BRIDGE_NATS_CA";
 /** How long an asker whose host vanished waits for a host to serve the room again, in ms. @default 0 */
-export const ENV_GRACE = "CHECKPOINT_BRIDGE_HOST_GRACE_MS";
+const ENV_GRACE = "CHECKPOINT_BRIDGE_HOST_GRACE_MS";
 
 /** The room when none is named. */
-export const DEFAULT_ROOM = "default";
+const DEFAULT_ROOM = "default";
 /** A room is one NATS subject token: letters, digits, `_` and `-`, at most 64. */
 const ROOM_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 const SCHEMES = new Set(["nats:", "tls:"]);

@@ -60,14 +60,14 @@ export interface Sealed {
 }
 
 /** Asker → host, on `<prefix>.ping` with the asker's inbox as reply subject: "I still wait for `id`". */
-export interface PingFrame {
+interface PingFrame {
 	type: "ping";
 	v: number;
 	id: string;
 }
 
 /** Host → asker inbox: the answer to a ping (or the host letting go of a request, `held: false`). */
-export type PongFrame = {
+type PongFrame = {
 	type: "pong";
 	v: number;
 	id: string;
@@ -80,7 +80,7 @@ export type PongFrame = {
 } & Sealed;
 
 /** Host → anyone asking on `<prefix>.host`: the room is served. */
-export interface HostFrame {
+interface HostFrame {
 	type: "host";
 	v: number;
 	host: string;

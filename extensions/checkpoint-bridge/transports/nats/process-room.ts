@@ -15,7 +15,7 @@ import { type RoomServer, serveRoom } from "./room-server.ts";
 import { roomSubjects } from "./subjects.ts";
 
 /** Registry key of the process's room server; `Symbol.for` makes it the same in every module copy. */
-export const ROOM_KEY = Symbol.for("checkpoint-bridge.nats-room");
+const ROOM_KEY = Symbol.for("checkpoint-bridge.nats-room");
 
 /** How a host's start in a room went. */
 export type RoomStart =

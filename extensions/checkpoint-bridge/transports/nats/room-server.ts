@@ -59,7 +59,7 @@ export const MAX_INBOX_LENGTH = 256;
  */
 export const KEEP_DROPPED_MS = 600_000;
 /** At most this many dropped requests' answers are kept; the oldest go first. @default 1000 */
-export const MAX_DROPPED = 1_000;
+const MAX_DROPPED = 1_000;
 
 /** A room served from this process. */
 export interface RoomServer {
