@@ -1,0 +1,61 @@
+// The extension's layers (ADR-0011): model < core < surfaces, transports, tool, interop < the
+// extension's root files (index.ts registers). A lower folder never imports a higher one, and the
+// folders of one layer never import each other. `npm run lint` runs this (`depcruise`).
+const EXT = "^extensions/checkpoint-bridge/";
+const LAYER_FOLDERS = ["model", "core", "surfaces", "transports", "tool", "interop"];
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+	forbidden: [
+		{
+			name: "no-circular",
+			severity: "error",
+			comment: "No import cycle, type-only imports included: a cycle means two modules are one concern, or share a type that belongs lower.",
+			from: {},
+			to: { circular: true },
+		},
+		{
+			name: "model-imports-only-model",
+			severity: "error",
+			comment: "model/ is the bottom layer: questions, answers, results, limits, validation, sanitising, the answer check.",
+			from: { path: `${EXT}model/` },
+			to: { path: EXT, pathNot: `${EXT}model/` },
+		},
+		{
+			name: "core-imports-model-and-core",
+			severity: "error",
+			comment: "core/ (the relay) sees the model below it, never a surface, a transport, the tool or the root.",
+			from: { path: `${EXT}core/` },
+			to: { path: EXT, pathNot: `${EXT}(model|core)/` },
+		},
+		{
+			name: "middle-layer-imports-down-only",
+			severity: "error",
+			comment: "surfaces/, transports/, tool/ and interop/ import model/, core/ and their own folder: never each other, never the root.",
+			from: { path: `${EXT}(surfaces|transports|tool|interop)/` },
+			to: { path: EXT, pathNot: [`${EXT}(model|core)/`, `${EXT}$1/`] },
+		},
+		{
+			name: "no-folder-outside-the-layers",
+			severity: "error",
+			comment: `A folder of the extension is one of the layers (${LAYER_FOLDERS.join(", ")}); a new one needs its place in this file and in ADR-0011.`,
+			from: {},
+			to: { path: `${EXT}[^/]+/`, pathNot: `${EXT}(${LAYER_FOLDERS.join("|")})/` },
+		},
+		{
+			name: "no-unresolvable-import",
+			severity: "error",
+			comment: "An import that resolves to nothing.",
+			from: {},
+			to: { couldNotResolve: true },
+		},
+	],
+	options: {
+		doNotFollow: { path: "node_modules" },
+		exclude: { path: ["^test/compat/pi-0\\.85/", "^\\.tmp/", "^\\.stryker-tmp/"] },
+		// Type-only imports count: a cycle of types is still a cycle.
+		tsPreCompilationDeps: true,
+		tsConfig: { fileName: "tsconfig.json" },
+		enhancedResolveOptions: { exportsFields: ["exports"], conditionNames: ["import", "require", "node", "default", "types"] },
+	},
+};
