@@ -70,7 +70,7 @@ export function rawAsker(nats: FakeNats) {
 
 /** The raw askers' key pair and cancel secret: request frames carry the public key and the secret's hash. */
 export const RAW_KEYS = newKeyPair();
-export const RAW_CANCEL = newCancelSecret();
+const RAW_CANCEL = newCancelSecret();
 
 /** A cancel frame; with the raw askers' secret unless told otherwise. */
 export function cancelFrame(id: string, secret = RAW_CANCEL.secret): NatsFrame {
