@@ -11,7 +11,7 @@ export const DEFAULT_CALL_TIMEOUT_MS = 300_000;
 /** Longest a single dialog stays open, never beyond what is left of the call's budget. @default 180_000 (3 min) */
 export const DEFAULT_DIALOG_TIMEOUT_MS = 180_000;
 /** Lower clamp for any budget: shorter would close dialogs before a human can read them. */
-export const MIN_TIMEOUT_MS = 1_000;
+const MIN_TIMEOUT_MS = 1_000;
 /** Upper clamp for any budget: a workflow must not block for longer than an hour. */
 export const MAX_TIMEOUT_MS = 3_600_000;
 
@@ -26,9 +26,9 @@ export const asMs = (limit: number): number => (limit === NO_LIMIT ? Number.POSI
 export const shorterLimit = (a: number, b: number): number => (a === NO_LIMIT ? b : b === NO_LIMIT ? a : Math.min(a, b));
 
 /** Environment variable that sets the default call budget in milliseconds. */
-export const ENV_CALL_TIMEOUT = "CHECKPOINT_BRIDGE_TIMEOUT_MS";
+const ENV_CALL_TIMEOUT = "CHECKPOINT_BRIDGE_TIMEOUT_MS";
 /** Environment variable that sets the default per-dialog budget in milliseconds. */
-export const ENV_DIALOG_TIMEOUT = "CHECKPOINT_BRIDGE_DIALOG_TIMEOUT_MS";
+const ENV_DIALOG_TIMEOUT = "CHECKPOINT_BRIDGE_DIALOG_TIMEOUT_MS";
 
 export interface BridgeConfig {
 	/** Default budget of a call when the call sets none; NO_LIMIT for none. @default DEFAULT_CALL_TIMEOUT_MS */
@@ -40,7 +40,7 @@ export interface BridgeConfig {
 }
 
 /** Clamps a budget to [MIN_TIMEOUT_MS, MAX_TIMEOUT_MS]; NO_LIMIT stays as it is. */
-export function clampTimeout(ms: number): number {
+function clampTimeout(ms: number): number {
 	if (ms === NO_LIMIT) return NO_LIMIT;
 	return Math.min(MAX_TIMEOUT_MS, Math.max(MIN_TIMEOUT_MS, Math.round(ms)));
 }

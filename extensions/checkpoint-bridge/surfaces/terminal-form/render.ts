@@ -13,11 +13,11 @@ export interface FormTheme {
 }
 
 /** Terminal width from which a preview is shown beside the list instead of below it. @default 100 */
-export const PREVIEW_BESIDE_MIN_WIDTH = 100;
+const PREVIEW_BESIDE_MIN_WIDTH = 100;
 /** Preview rows shown at most; the rest is counted on a last row. @default 16 */
-export const PREVIEW_ROWS = 16;
+const PREVIEW_ROWS = 16;
 /** Time left under which the countdown turns to a warning. @default 30000 */
-export const COUNTDOWN_WARNING_MS = 30_000;
+const COUNTDOWN_WARNING_MS = 30_000;
 
 /** What the form needs to draw besides its model. */
 export interface FormView {
@@ -31,7 +31,7 @@ export interface FormView {
 }
 
 /** Text from an asker, safe to draw: no escape sequences or control characters; tabs as spaces. */
-export function plain(text: string): string {
+function plain(text: string): string {
 	return text
 		.replace(/\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)?/g, "")
 		.replace(/\t/g, "  ")
@@ -39,7 +39,7 @@ export function plain(text: string): string {
 }
 
 /** `4:59 left`, or `12s left` under a minute; `no time limit` for Infinity. */
-export function countdown(ms: number): string {
+function countdown(ms: number): string {
 	if (ms === Number.POSITIVE_INFINITY) return "no time limit";
 	const s = Math.max(0, Math.ceil(ms / 1000));
 	return s < 60 ? `${s}s left` : `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")} left`;

@@ -15,11 +15,11 @@ export const NOTIFY_COMMAND_ENV = "CHECKPOINT_BRIDGE_NOTIFY_COMMAND";
 /** Environment variable: how long a request waits unanswered before the command runs for it, in ms; read for each request. 0: at once. */
 export const NOTIFY_AFTER_ENV = "CHECKPOINT_BRIDGE_NOTIFY_AFTER_MS";
 /** Variables the command gets. */
-export const NOTIFY_VARS = { url: "CHECKPOINT_BRIDGE_URL", asker: "CHECKPOINT_BRIDGE_ASKER", question: "CHECKPOINT_BRIDGE_QUESTION" } as const;
+const NOTIFY_VARS = { url: "CHECKPOINT_BRIDGE_URL", asker: "CHECKPOINT_BRIDGE_ASKER", question: "CHECKPOINT_BRIDGE_QUESTION" } as const;
 /** At this long after its start the command's process group is killed (SIGKILL), whether the command is still running or only what it started is. @default 10000 */
 export const NOTIFY_TIMEOUT_MS = 10_000;
 /** Bytes of the command's stderr kept to say why it failed; the rest, and all of stdout, are discarded. @default 2048 */
-export const NOTIFY_STDERR_KEPT = 2_048;
+const NOTIFY_STDERR_KEPT = 2_048;
 
 /** What the command is told about one request. */
 export interface NotifyFacts {
@@ -32,7 +32,7 @@ export interface NotifyFacts {
 }
 
 /** How one run ended. */
-export type NotifyOutcome = { ok: true } | { ok: false; reason: string };
+type NotifyOutcome = { ok: true } | { ok: false; reason: string };
 
 export interface NotifyRunOptions {
 	/** @default NOTIFY_TIMEOUT_MS */
@@ -42,7 +42,7 @@ export interface NotifyRunOptions {
 }
 
 /** How often a group whose command has exited is checked for members left, so it is let go once empty. @default 250 */
-export const NOTIFY_GROUP_POLL_MS = 250;
+const NOTIFY_GROUP_POLL_MS = 250;
 
 /** A running command: its end, the end of its process group, and a way to end both now (the page closing). */
 export interface NotifyRun {
@@ -168,7 +168,7 @@ export interface NotifierOptions extends NotifyRunOptions {
 }
 
 /** Request ids remembered as notified, so a request adopted by a new host is not announced twice. @default 1000 */
-export const NOTIFIED_KEPT = 1_000;
+const NOTIFIED_KEPT = 1_000;
 
 /** Runs the command once per request, off the relay's own flow, and stops every run on close. */
 export class Notifier {

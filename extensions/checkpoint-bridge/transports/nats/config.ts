@@ -7,7 +7,7 @@ import { MAX_TIMEOUT_MS } from "../../core/config.ts";
 /** Server URL(s), comma-separated: `nats://host:4222,nats://other:4222`. Unset: no NATS transport. */
 export const ENV_NATS = "CHECKPOINT_BRIDGE_NATS";
 /** The room both sides name; mapped to the subject prefix `cpb.<room>`. @default "default" */
-const ENV_ROOM = "CHECKPOINT_BRIDGE_ROOM";
+export const ENV_ROOM = "CHECKPOINT_BRIDGE_ROOM";
 /** A server token (`authorization { token }`). */
 const ENV_TOKEN = "CHECKPOINT_BRIDGE_NATS_TOKEN";
 /** A creds file (user JWT and NKey seed) for servers run with accounts. */
