@@ -5,9 +5,10 @@
  */
 import { readFileSync } from "node:fs";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { urlHost, type WebAddress } from "./address.ts";
 import { Board, type ObserverHandle } from "./board.ts";
+import { Connections, MAX_CONNECTIONS, refuseConnection, timeoutOptions } from "./connections.ts";
 import { MAX_BODY_BYTES, refuse } from "./guard.ts";
 import { NOTIFY_TIMEOUT_MS, Notifier, notifyDelay } from "./notify-command.ts";
 import { type Assets, route } from "./routes.ts";
@@ -27,6 +28,8 @@ export interface WebPageOptions {
 	keepAliveMs?: number;
 	/** @default MAX_STREAMS */
 	maxStreams?: number;
+	/** @default MAX_CONNECTIONS */
+	maxConnections?: number;
 	/** @default STREAM_BUFFER_BYTES */
 	streamBufferBytes?: number;
 	/** The notify command, read for each relayed request. @default process.env.CHECKPOINT_BRIDGE_NOTIFY_COMMAND */
@@ -48,6 +51,8 @@ export interface WebPage {
 	readonly address: WebAddress;
 	/** Live streams open now. */
 	readonly streamCount: number;
+	/** TCP connections open now. */
+	readonly connectionCount: number;
 	/** Bytes the live streams hold unsent, all together. */
 	readonly streamBufferedBytes: number;
 	/** Notify commands still running. */
@@ -65,7 +70,8 @@ export async function startWebPage(options: WebPageOptions): Promise<WebPage> {
 	const { handle } = options;
 	const assets: Assets = { html: staticFile("page.html"), js: staticFile("app.js"), css: staticFile("app.css") };
 	// A request without Host is refused by checkHost, with its reason, rather than by Node's bare 400.
-	const server = http.createServer({ requireHostHeader: false });
+	const server = http.createServer({ requireHostHeader: false, ...timeoutOptions });
+	const connections = new Connections(server, options.maxConnections ?? MAX_CONNECTIONS);
 	await new Promise<void>((resolve, reject) => {
 		server.once("error", reject);
 		server.listen(options.address.port, options.address.host, () => {
@@ -131,13 +137,15 @@ export async function startWebPage(options: WebPageOptions): Promise<WebPage> {
 	server.on("connection", (socket) => socket.unref());
 	// A failing accept or a malformed request line must not take the host session down.
 	server.on("error", () => {});
-	server.on("clientError", (_error, socket) => {
-		const reason = "the request could not be parsed as HTTP/1.1\n";
-		if (socket.writable)
-			socket.end(
-				`HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${reason.length}\r\nconnection: close\r\n\r\n${reason}`,
-			);
-		else socket.destroy();
+	// A malformed request, or one too slow to arrive: one line of answer, then the descriptor is given back even if the peer never reads.
+	server.on("clientError", (error: NodeJS.ErrnoException, socket) => {
+		const late = error.code === "ERR_HTTP_REQUEST_TIMEOUT";
+		const reason = late ? "the request took too long to arrive\n" : "the request could not be parsed as HTTP/1.1\n";
+		const status = late ? "408 Request Timeout" : "400 Bad Request";
+		refuseConnection(
+			socket as Socket,
+			`HTTP/1.1 ${status}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${reason.length}\r\nconnection: close\r\n\r\n${reason}`,
+		);
 	});
 	server.unref();
 	const keepAlive = setInterval(() => {
@@ -153,6 +161,9 @@ export async function startWebPage(options: WebPageOptions): Promise<WebPage> {
 		address,
 		get streamCount() {
 			return streams.count;
+		},
+		get connectionCount() {
+			return connections.count;
 		},
 		get streamBufferedBytes() {
 			return streams.bufferedBytes;
