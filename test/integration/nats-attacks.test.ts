@@ -4,7 +4,7 @@
  * answering in the host's place, and the warning for a server that asks for no credentials. The
  * host is a host role with a programmatic UI serving the room as the extension does.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { MAX_OPEN_PER_ASKER } from "../../extensions/checkpoint-bridge/core/dialog-host.ts";
 import { claimHostRole } from "../../extensions/checkpoint-bridge/core/host-role.ts";
 import { createHandle, type SharedHandle } from "../../extensions/checkpoint-bridge/core/shared-handle.ts";
@@ -26,6 +26,7 @@ import {
 	readNatsConfig,
 } from "../../extensions/checkpoint-bridge/transports/nats/index.ts";
 import { newCancelSecret, newKeyPair, seal, sharedKey } from "../../extensions/checkpoint-bridge/transports/nats/seal.ts";
+import { loadExtensionCopy, playedSessions } from "../unit/support/fake-pi.ts";
 import { type FakeDialog, fakeUI } from "../unit/support/fake-ui.ts";
 import { requestFrame } from "../unit/support/nats-room.ts";
 import { NATS_SERVER_MISSING, type NatsServer, startNatsServer } from "./harness/nats-server.ts";
@@ -238,5 +239,22 @@ describe.skipIf(NATS_SERVER_MISSING)("a NATS room under abuse by raw clients on 
 		const second = await host({ CHECKPOINT_BRIDGE_NATS: locked.url, CHECKPOINT_BRIDGE_NATS_TOKEN: "s3cret-token" });
 		expect(second.started.kind).toBe("serving");
 		expect(second.started.kind === "serving" && second.started.warning).toBeFalsy();
+	});
+
+	it("the extension's host session on a server that asks for no credentials gets one warning notice saying so", async () => {
+		const open = await server();
+		vi.stubEnv("CHECKPOINT_BRIDGE_NATS", open.url);
+		vi.stubEnv("CHECKPOINT_BRIDGE_ROOM", "warned");
+		const sessions = playedSessions();
+		cleanups.push(async () => {
+			await sessions.shutdownAll();
+			vi.unstubAllEnvs();
+		});
+		const ui = fakeUI();
+		const session = sessions.play(await loadExtensionCopy(), { sessionId: "host-1", ui: ui.ui });
+		await session.start();
+		expect(ui.notices.filter((n) => n.type === "warning")).toEqual([
+			expect.objectContaining({ message: expect.stringMatching(/^checkpoint-bridge: the NATS server at nats:\/\/127\.0\.0\.1:\d+ asks for no credentials/) }),
+		]);
 	});
 });

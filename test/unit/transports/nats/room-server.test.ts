@@ -11,6 +11,7 @@ import { encodeNatsFrame, NATS_VERSION, type NatsFrame } from "../../../../exten
 import { SILENCE_MS, TICK_MS } from "../../../../extensions/checkpoint-bridge/transports/nats/liveness.ts";
 import {
 	KEEP_DROPPED_MS,
+	MAX_INBOX_LENGTH,
 	MAX_OPEN_PER_CLIENT,
 	MAX_ROOM_BYTES,
 	MAX_ROOM_REQUESTS,
@@ -308,6 +309,20 @@ describe("refusals: told to the sender only, never a dialog", () => {
 			expect(host.fake.notices).toEqual([]);
 			expect(host.server.heldCount).toBe(0);
 		});
+
+	it("a reply subject longer than MAX_INBOX_LENGTH (256): a malformed error frame to it, nothing queued", async () => {
+		const nats = new FakeNats();
+		const host = natsHost(nats);
+		const asker = rawAsker(nats);
+		const long = `_INBOX.${"x".repeat(MAX_INBOX_LENGTH)}`;
+		const received: string[] = [];
+		asker.client.subscribe(long, (m) => void received.push(new TextDecoder().decode(m.data)));
+		asker.send(SUBJECTS.request, requestFrame("r", Q), long);
+		await flush();
+		expect(received).toEqual([expect.stringMatching(/"code":"malformed".*at most 256/)]);
+		expect(host.fake.dialogs).toEqual([]);
+		expect(host.server.heldCount).toBe(0);
+	});
 
 	it("a request without a reply subject is dropped unanswered", async () => {
 		const nats = new FakeNats();
