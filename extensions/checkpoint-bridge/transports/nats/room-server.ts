@@ -50,7 +50,7 @@ export const MAX_ROOM_REQUESTS = 1_024;
 /** Most bytes (request frames as received, kept answers as JSON) a room holds at once. @default 16 MiB */
 export const MAX_ROOM_BYTES = 16 * 1024 * 1024;
 /** Longest reply subject (inbox) accepted; NATS inboxes are about 30 characters. @default 256 */
-const MAX_INBOX_LENGTH = 256;
+export const MAX_INBOX_LENGTH = 256;
 
 /**
  * The answers of a request whose asker fell silent are kept this long: when the asker comes back
