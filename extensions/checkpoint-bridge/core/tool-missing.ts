@@ -9,9 +9,9 @@ import type { HostNotice } from "./protocol.ts";
 import type { SharedHandle } from "./shared-handle.ts";
 
 /** Notice keys a host remembers, so a runaway stream of distinct keys cannot grow it without end. @default 256 */
-export const MAX_NOTICE_KEYS = 256;
+const MAX_NOTICE_KEYS = 256;
 /** Longest notice the host shows, in code points. @default 400 */
-export const MAX_NOTICE_LENGTH = 400;
+const MAX_NOTICE_LENGTH = 400;
 
 /** The notice for `agent` (an agent name, or the session's label when it has none). */
 export function toolMissingNotice(agent: string, tool: string): string {
