@@ -4,7 +4,7 @@
  *   `FC_SEED=<seed> FC_PATH=<path> npx vitest run <file>` replays exactly that run.
  * - Every counterexample ever found is kept as a fixed case of its property (fast-check runs
  *   `examples` before the random runs), in a `…_COUNTEREXAMPLES` list beside the property (for the
- *   relay: test/unit/core/properties.test.ts), with a comment or a handwritten regression test that
+ *   relay: test/unit/core/relay-properties.test.ts), with a comment or a handwritten regression test that
  *   explains it. Never delete one; a fix that makes one pass keeps it.
  * - Without FC_SEED each run draws a fresh seed, so CI keeps exploring new interleavings.
  * - PROPERTY_RUNS_SCALE (mutation testing sets 0.1) scales the random runs, never the kept counterexamples.
