@@ -5,6 +5,11 @@
  * ("checkpoint-bridge: 12 questions from [a], [b], [c] +2 more"), leaving out what settled
  * meanwhile. So a runaway asker sending thousands of requests costs the UI one notice per window,
  * and a few askers arriving together are each noticed as before.
+ *
+ * pi's TUI shows a notice that follows another with nothing drawn between in the other's place
+ * (InteractiveMode.showStatus), so a second asker's notice would wipe out the first's. Each notice
+ * therefore restates the at-once notices of its window whose requests are still open:
+ * "checkpoint-bridge: [a] asks 1 question; [b] asks 1 question (1 ahead)".
  */
 
 /** Length of a notice window. @default 2000 */
@@ -21,6 +26,8 @@ export class ArrivalNotices<K> {
 	readonly #windowMs: number;
 	/** Arrivals of this window still owed a notice, in arrival order. */
 	readonly #pending = new Map<K, { label: string; questions: number }>();
+	/** At-once notices of this window whose requests are still open, in arrival order: each notice restates them. */
+	readonly #told = new Map<K, string>();
 	/** Askers noticed in this window, at once or in the summary that opened it. */
 	#noticed = new Set<string>();
 	/** Epoch ms at which the current window ends. */
@@ -39,7 +46,8 @@ export class ArrivalNotices<K> {
 		if (this.#timer === undefined && now >= this.#windowEnds) this.#openWindow(now, []);
 		if (!this.#noticed.has(label) && this.#noticed.size < NOTICE_ASKERS_AT_ONCE) {
 			this.#noticed.add(label);
-			this.#send(`checkpoint-bridge: [${label}] asks ${plural(questions)}${ahead > 0 ? ` (${ahead} ahead)` : ""}`);
+			this.#told.set(key, `[${label}] asks ${plural(questions)}${ahead > 0 ? ` (${ahead} ahead)` : ""}`);
+			this.#send(`checkpoint-bridge: ${[...this.#told.values()].join("; ")}`);
 			return;
 		}
 		this.#pending.set(key, { label, questions });
@@ -48,12 +56,14 @@ export class ArrivalNotices<K> {
 
 	/** A request settled: a notice still owed for it is dropped, and with nothing left owed, so is the timer. */
 	gone(key: K): void {
+		this.#told.delete(key);
 		if (!this.#pending.delete(key) || this.#pending.size > 0 || this.#timer === undefined) return;
 		clearTimeout(this.#timer);
 		this.#timer = undefined;
 	}
 
 	#openWindow(now: number, noticed: string[]): void {
+		this.#told.clear();
 		this.#windowEnds = now + this.#windowMs;
 		this.#noticed = new Set(noticed);
 	}
@@ -64,15 +74,15 @@ export class ArrivalNotices<K> {
 		const arrivals = [...this.#pending.values()];
 		this.#pending.clear();
 		const labels = [...new Set(arrivals.map((a) => a.label))];
+		const told = [...this.#told.values()];
 		// The askers summed up count as noticed in the next window: a runaway stays in the summaries.
 		this.#openWindow(Date.now(), labels);
 		const more = labels.length - NOTICE_ASKERS_SHOWN;
 		const total = arrivals.reduce((sum, a) => sum + a.questions, 0);
-		this.#send(
-			`checkpoint-bridge: ${plural(total)} from ${labels
-				.slice(0, NOTICE_ASKERS_SHOWN)
-				.map((l) => `[${l}]`)
-				.join(", ")}${more > 0 ? ` +${more} more` : ""}`,
-		);
+		const summary = `${plural(total)} from ${labels
+			.slice(0, NOTICE_ASKERS_SHOWN)
+			.map((l) => `[${l}]`)
+			.join(", ")}${more > 0 ? ` +${more} more` : ""}`;
+		this.#send(`checkpoint-bridge: ${[...told, summary].join("; ")}`);
 	}
 }

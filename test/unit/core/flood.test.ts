@@ -20,25 +20,27 @@ describe("arrival notices", () => {
 		const notices = new ArrivalNotices<number>((m) => sent.push(m));
 		const askers = ["a", "a", "b", "c", "d", "e", "f", "g", "a"];
 		askers.forEach((label, i) => notices.arrived(i, label, i === 0 ? 2 : 1, i));
-		expect(sent).toEqual([
-			"checkpoint-bridge: [a] asks 2 questions",
-			"checkpoint-bridge: [b] asks 1 question (2 ahead)",
-			"checkpoint-bridge: [c] asks 1 question (3 ahead)",
-			"checkpoint-bridge: [d] asks 1 question (4 ahead)",
-			"checkpoint-bridge: [e] asks 1 question (5 ahead)",
-		]);
+		// Each notice restates the window's earlier ones: pi's TUI shows back-to-back notices in one place.
+		const told = [
+			"[a] asks 2 questions",
+			"[b] asks 1 question (2 ahead)",
+			"[c] asks 1 question (3 ahead)",
+			"[d] asks 1 question (4 ahead)",
+			"[e] asks 1 question (5 ahead)",
+		];
+		expect(sent).toEqual(told.map((_, i) => `checkpoint-bridge: ${told.slice(0, i + 1).join("; ")}`));
 		expect(NOTICE_ASKERS_AT_ONCE).toBe(5);
 		await vi.advanceTimersByTimeAsync(NOTICE_WINDOW_MS - 1);
 		expect(sent).toHaveLength(5);
 		await vi.advanceTimersByTimeAsync(1);
 		// a's second and third, f and g.
-		expect(sent.at(-1)).toBe(`checkpoint-bridge: 4 questions from [a], [f], [g]`);
+		expect(sent.at(-1)).toBe(`checkpoint-bridge: ${told.join("; ")}; 4 questions from [a], [f], [g]`);
 		// Those summed up stay in the summaries of the next window; a new asker is noticed at once.
 		notices.arrived(20, "a", 1, 0);
 		notices.arrived(21, "h", 1, 1);
 		expect(sent.at(-1)).toBe("checkpoint-bridge: [h] asks 1 question (1 ahead)");
 		await vi.advanceTimersByTimeAsync(NOTICE_WINDOW_MS);
-		expect(sent.at(-1)).toBe("checkpoint-bridge: 1 question from [a]");
+		expect(sent.at(-1)).toBe("checkpoint-bridge: [h] asks 1 question (1 ahead); 1 question from [a]");
 		expect(sent).toHaveLength(8);
 		// After a quiet window, everyone is noticed at once again.
 		await vi.advanceTimersByTimeAsync(NOTICE_WINDOW_MS);
@@ -52,7 +54,7 @@ describe("arrival notices", () => {
 		const notices = new ArrivalNotices<number>((m) => sent.push(m));
 		for (let i = 0; i < NOTICE_ASKERS_AT_ONCE + 6; i++) notices.arrived(i, `s${i}`, 1, i);
 		await vi.advanceTimersByTimeAsync(NOTICE_WINDOW_MS);
-		expect(sent.at(-1)).toBe("checkpoint-bridge: 6 questions from [s5], [s6], [s7] +3 more");
+		expect(sent.at(-1)).toMatch(/; 6 questions from \[s5\], \[s6\], \[s7\] \+3 more$/);
 	});
 
 	it("drops what settled before its notice, and with nothing left owed, its timer", async () => {
@@ -86,10 +88,11 @@ describe(`${FLOOD.toLocaleString("en")} requests from one asker session`, () => 
 		await vi.advanceTimersByTimeAsync(NOTICE_WINDOW_MS);
 		const info = fake.notices.filter((n) => n.type === "info").map((n) => n.message);
 		console.log(`${FLOOD} requests from one asker: ${info.length} notices, ${refused.length} refused, ${MAX_OPEN_PER_ASKER} held`);
+		const told = `[runaway] asks 1 question; [planner] asks 1 question (${MAX_OPEN_PER_ASKER} ahead)`;
 		expect(info).toEqual([
 			"checkpoint-bridge: [runaway] asks 1 question",
-			`checkpoint-bridge: [planner] asks 1 question (${MAX_OPEN_PER_ASKER} ahead)`,
-			`checkpoint-bridge: ${MAX_OPEN_PER_ASKER - 1} questions from [runaway]`,
+			`checkpoint-bridge: ${told}`,
+			`checkpoint-bridge: ${told}; ${MAX_OPEN_PER_ASKER - 1} questions from [runaway]`,
 		]);
 
 		// The human dismisses the runaway's dialogs; the planner's opens after at most the cap of them.
