@@ -13,9 +13,10 @@ import type { RelayProgress } from "./core/protocol.ts";
 import { sharedHandle } from "./core/shared-handle.ts";
 import { reportToolMissing } from "./core/tool-missing.ts";
 import { hostLife } from "./host-life.ts";
+import { offerExternalUI } from "./interop/pi-agent-ask.ts";
 import { type Envelope, makeEnvelope } from "./model/result.ts";
 import { validateAskParams } from "./model/validate.ts";
-import { askAlong, chooseRoute } from "./route.ts";
+import { askAlong, chooseRoute, reachesHost } from "./route.ts";
 import { loadingPiVersion, reportUnsupportedPi } from "./supported-pi.ts";
 import { WEB_USAGE, webCommand, webPageLine } from "./surfaces/web/command.ts";
 import { prepareArguments, rawArguments } from "./tool/arguments.ts";
@@ -58,6 +59,22 @@ export default function checkpointBridge(pi: ExtensionAPI): void {
 
 	pi.on("session_shutdown", (event) => host.release(event.reason));
 
+	/** The way a call goes now, read per call: a host that comes or goes is found at the next one. */
+	const routeNow = () => chooseRoute({ hostHere: handle.host() !== undefined, endpoint: endpointFromEnv(process.env), nats: readNatsConfig() });
+
+	// Other ask tools' forms ride the same relay (interop/): pi-agent-ask's external UI outside TUI mode.
+	// Without an event bus (an extension API older than pi.events) no other ask tool can negotiate.
+	if (pi.events)
+		offerExternalUI(pi.events, {
+			reachable: () => reachesHost(routeNow()),
+			ask: (questions, signal) => {
+				const budgetMs = readConfig().callTimeoutMs;
+				// A form's dialogs get the call's whole budget: a dialog closing at the deadline is then a timeout, never read as the human's dismiss.
+				const options = { asker: askerIdentity(pi.getSessionName(), sessionId ?? "unknown"), questions, budgetMs, dialogTimeoutMs: budgetMs, signal };
+				return askAlong(routeNow(), options, { handle, loadNats });
+			},
+		});
+
 	pi.registerCommand("checkpoints", {
 		description: "checkpoint-bridge: questions open now and the recent history; `web` / `web off` start / stop the answer page",
 		handler: async (args, ctx) => {
@@ -99,8 +116,7 @@ export default function checkpointBridge(pi: ExtensionAPI): void {
 					onProgress: (progress: RelayProgress) =>
 						onUpdate?.({ content: [{ type: "text", text: progressText(progress, total) }], details: undefined as unknown as Envelope }),
 				};
-				const route = chooseRoute({ hostHere: handle.host() !== undefined, endpoint: endpointFromEnv(process.env), nats: readNatsConfig() });
-				return toToolResult(await askAlong(route, options, { handle, loadNats }));
+				return toToolResult(await askAlong(routeNow(), options, { handle, loadNats }));
 			} catch (error) {
 				// Environmental failures become a status, never an exception into pi.
 				const reason = error instanceof Error ? error.message : String(error);

@@ -3,6 +3,7 @@
  * local endpoint of a host that spawned this process, a NATS room, else none (the call settles
  * `no-host`). Everything is read per call, so a host that comes or goes is found at the next call.
  */
+import { statSync } from "node:fs";
 import { askViaHost } from "./core/asker.ts";
 import type { CallOptions } from "./core/call.ts";
 import type { SharedHandle } from "./core/shared-handle.ts";
@@ -41,6 +42,21 @@ export function chooseRoute(found: RouteFindings): Route {
 	if (found.nats.kind === "error") return { kind: "misconfigured", error: found.nats.error };
 	if (found.nats.kind === "ok") return { kind: "nats", config: found.nats.config };
 	return { kind: "none" };
+}
+
+/**
+ * Whether a call along `route` reaches a host, told synchronously (for a negotiation that must answer
+ * at once): a host here, an advertised endpoint whose socket is there (the variable alone does not say
+ * a host listens), or a configured NATS room (which cannot be probed without a round trip).
+ */
+export function reachesHost(route: Route): boolean {
+	if (route.kind === "host" || route.kind === "nats") return true;
+	if (route.kind !== "endpoint") return false;
+	try {
+		return statSync(route.endpoint.socketPath).isSocket();
+	} catch {
+		return false;
+	}
 }
 
 /** Sends the call along `route` and resolves with its envelope. Rejects only when the NATS transport cannot load. */

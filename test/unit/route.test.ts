@@ -2,10 +2,14 @@
  * The way an asker's call goes (route.ts): the order host here, local endpoint, NATS room, none;
  * what the environment makes of it; and each route carrying a call to a real host role.
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { claimHostRole } from "../../extensions/checkpoint-bridge/core/host-role.ts";
 import { createHandle } from "../../extensions/checkpoint-bridge/core/shared-handle.ts";
-import { askAlong, chooseRoute, type Route, type RouteFindings } from "../../extensions/checkpoint-bridge/route.ts";
+import { askAlong, chooseRoute, type Route, type RouteFindings, reachesHost } from "../../extensions/checkpoint-bridge/route.ts";
 import { dialogSurface } from "../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { addressOf, ENDPOINT_ENV, endpointFromEnv } from "../../extensions/checkpoint-bridge/transports/local/address.ts";
 import { startEndpoint } from "../../extensions/checkpoint-bridge/transports/local/server.ts";
@@ -137,5 +141,24 @@ describe("askAlong", () => {
 		expect(envelope).toMatchObject({ status: "ok", answers: [{ answer: "yes" }] });
 		expect(loads).toBe(1);
 		expect(fake.dialogs).toHaveLength(1);
+	});
+});
+
+describe("reachesHost", () => {
+	it("a host here and a NATS room reach one; an endpoint only while its socket is there; none and a broken NATS configuration do not", async () => {
+		expect(reachesHost({ kind: "host" })).toBe(true);
+		expect(reachesHost(chooseRoute({ hostHere: false, endpoint: undefined, nats: NATS_OK }))).toBe(true);
+		expect(reachesHost({ kind: "none" })).toBe(false);
+		expect(reachesHost(chooseRoute({ hostHere: false, endpoint: undefined, nats: NATS_BAD }))).toBe(false);
+		// The variable alone is not a connection: no socket at the advertised path, no host.
+		expect(reachesHost({ kind: "endpoint", endpoint: ENDPOINT })).toBe(false);
+		const dir = mkdtempSync(join(tmpdir(), "cb-reach-"));
+		cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+		const socketPath = join(dir, "socket");
+		const server = createServer();
+		await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+		expect(reachesHost({ kind: "endpoint", endpoint: addressOf(socketPath) })).toBe(true);
+		await new Promise((resolve) => server.close(resolve));
+		expect(reachesHost({ kind: "endpoint", endpoint: addressOf(socketPath) })).toBe(false);
 	});
 });

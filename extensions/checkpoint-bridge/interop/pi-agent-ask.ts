@@ -1,0 +1,202 @@
+/**
+ * checkpoint-bridge as pi-agent-ask's external UI (its integration contract: `pi-agent-ask:external-ui`).
+ * Outside TUI mode a foreground `ask_user` call emits the event once and waits for a connected provider;
+ * this adapter connects, inside the listener (the contract accepts `connect` only then), when a host is
+ * reachable, and turns the form into one request of the relay. The relay knows nothing of this file:
+ * index.ts hands it the route to the host.
+ */
+import type { Answer } from "../model/answer.ts";
+import { LIMITS } from "../model/limits.ts";
+import type { QuestionInput } from "../model/question.ts";
+import type { Envelope } from "../model/result.ts";
+import { capLength, sanitiseText } from "../model/sanitise.ts";
+import { validateAskParams } from "../model/validate.ts";
+
+/** The negotiation event a foreground `ask_user` call emits outside TUI mode. */
+const EXTERNAL_UI_EVENT = "pi-agent-ask:external-ui";
+/** The id this provider gives itself. */
+export const PROVIDER_ID = "checkpoint-bridge";
+/** The contract version this adapter speaks. */
+const CONTRACT_VERSION = 1;
+
+/** One option of a pi-agent-ask question (its public types). */
+interface AskOption {
+	label: string;
+	value: string;
+	description?: string;
+	preview?: string;
+	recommended?: boolean;
+}
+
+/** One pi-agent-ask question: `single`, `multi`, or `preview` (a single choice whose options carry previews). */
+export interface AskQuestion {
+	id: string;
+	label?: string;
+	prompt: string;
+	type?: "single" | "multi" | "preview";
+	required?: boolean;
+	options?: AskOption[];
+}
+
+/** What `open` receives. */
+export interface ExternalAskRequest {
+	version: 1;
+	flowId: string;
+	toolCallId: string;
+	title?: string;
+	questions: AskQuestion[];
+	signal: AbortSignal;
+}
+
+/** What `open` resolves with. */
+export type RemoteAskResponse =
+	| { kind: "answer"; mode?: "submit" | "elaborate"; answers: Record<string, { values?: string[]; customText?: string; note?: string }> }
+	| { kind: "cancel" };
+
+/** What this adapter connects. */
+export interface ExternalAskProvider {
+	version: 1;
+	id: string;
+	open(request: ExternalAskRequest): Promise<RemoteAskResponse>;
+}
+
+/** The event's payload. */
+interface ExternalAskConnection {
+	version: number;
+	mode?: string;
+	toolCallId?: string;
+	connect(provider: ExternalAskProvider): boolean;
+}
+
+/** What index.ts gives the adapter: the one route to the host the tool uses too. */
+export interface HostRoute {
+	/** Whether a host can be reached now (checked synchronously, inside the listener). */
+	reachable(): boolean;
+	/** Asks the questions through the host; resolves with the call's envelope, never rejects. */
+	ask(questions: QuestionInput[], signal: AbortSignal): Promise<Envelope>;
+}
+
+/** How one of our questions maps back to the pi-agent-ask question it shows. */
+interface Back {
+	id: string;
+	/** Our (shown) option label → the option's value. */
+	values: Map<string, string>;
+}
+
+export type Mapped = { ok: true; questions: QuestionInput[]; back: Back[] } | { ok: false; problem: string };
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const text = (v: unknown) => (typeof v === "string" ? v : "");
+/** One line of asker text, neutralised and cut to `max` (cuts are marked with "…"). */
+const line = (v: unknown, max: number) => capLength(sanitiseText(text(v)).replace(/\s+/g, " ").trim(), max);
+const block = (v: unknown, max: number) => capLength(sanitiseText(text(v), { multiline: true }).trim(), max);
+
+/**
+ * The form as questions of the relay. Shown labels are cut to our limits and made unique, and each
+ * is mapped back to its option's value; the form's title and a prompt too long for a question go
+ * into the question's details. What the relay would still refuse (too many questions or options,
+ * a lone option) is named, not shown.
+ */
+export function toRelayQuestions(request: Pick<ExternalAskRequest, "title" | "questions">): Mapped {
+	const { questions } = request;
+	if (!Array.isArray(questions) || questions.length === 0) return { ok: false, problem: "the form has no questions" };
+	const title = line(request.title, LIMITS.details);
+	const mapped: QuestionInput[] = [];
+	const back: Back[] = [];
+	for (const [i, raw] of questions.entries()) {
+		if (!isRecord(raw) || typeof raw.id !== "string") return { ok: false, problem: `question ${i + 1} has no id` };
+		const prompt = sanitiseText(text(raw.prompt)).replace(/\s+/g, " ").trim() || line(raw.label, LIMITS.question) || line(raw.id, LIMITS.question);
+		const question = capLength(prompt, LIMITS.question);
+		// The whole prompt stays readable when the question had to be cut.
+		const details = block([title, question === prompt ? "" : prompt].filter(Boolean).join("\n\n"), LIMITS.details);
+		const header = line(raw.label ?? raw.id, LIMITS.header);
+		const q: QuestionInput = { question, ...(header ? { header } : {}), ...(details ? { details } : {}) };
+		const values = new Map<string, string>();
+		const options = Array.isArray(raw.options) ? (raw.options as unknown[]) : [];
+		if (options.length > 0) {
+			const shown: { label: string; description?: string; preview?: string }[] = [];
+			for (const [j, option] of options.entries()) {
+				if (!isRecord(option) || typeof option.value !== "string") return { ok: false, problem: `question ${i + 1}, option ${j + 1} has no value` };
+				let label = line(option.label, LIMITS.label) || line(option.value, LIMITS.label) || `Option ${j + 1}`;
+				// Our answers name labels: two options shown alike get their position added.
+				for (let n = 2; values.has(label); n++) label = `${capLength(label, LIMITS.label - 4)} #${n}`;
+				values.set(label, option.value);
+				const description = line(option.description, LIMITS.description);
+				const preview = block(option.preview, LIMITS.preview);
+				shown.push({ label, ...(description ? { description } : {}), ...(preview ? { preview } : {}) });
+				if (option.recommended === true && q.recommended === undefined) q.recommended = label;
+			}
+			q.options = shown;
+			q.multiSelect = raw.type === "multi";
+		}
+		mapped.push(q);
+		back.push({ id: raw.id, values });
+	}
+	const checked = validateAskParams({ questions: mapped });
+	if (!checked.ok) return { ok: false, problem: checked.problems.join("; ") };
+	return { ok: true, questions: mapped, back };
+}
+
+/** One answer as pi-agent-ask reads it: option values, typed text as `customText`, the human's note. */
+function answerEntry(answer: Answer, back: Back): { values?: string[]; customText?: string; note?: string } {
+	const given = answer.values ?? [answer.answer];
+	const values: string[] = [];
+	const typed: string[] = [];
+	for (const value of given) {
+		const mapped = back.values.get(value);
+		if (mapped !== undefined && answer.kind !== "text") values.push(mapped);
+		else typed.push(value);
+	}
+	return {
+		...(values.length > 0 ? { values } : {}),
+		...(typed.length > 0 ? { customText: typed.join(", ") } : {}),
+		...(answer.note !== undefined ? { note: answer.note } : {}),
+	};
+}
+
+/**
+ * The envelope as pi-agent-ask's response: `answer` keyed by question id when every question was
+ * answered, `cancel` only when the human dismissed the form; every other ending throws an error that
+ * says what happened (the contract reads a rejection as a UI failure, never as the human's cancel).
+ */
+export function toResponse(envelope: Envelope, back: readonly Back[]): RemoteAskResponse {
+	if (envelope.status === "timeout-or-cancelled") return { kind: "cancel" };
+	if (envelope.status !== "ok") throw new Error(`checkpoint-bridge: ${envelope.status}: ${envelope.note ?? "no answer"}`);
+	const answers: Record<string, { values?: string[]; customText?: string; note?: string }> = {};
+	// The relay answers in question order, every question once.
+	for (const [i, entry] of back.entries()) {
+		const answer = envelope.answers[i];
+		if (!answer) throw new Error(`checkpoint-bridge: the host's answers stop before question ${i + 1}`);
+		answers[entry.id] = answerEntry(answer, entry);
+	}
+	return { kind: "answer", mode: "submit", answers };
+}
+
+/** The provider: each `open` is one request of the relay, abandoned when the request's signal aborts. */
+function provider(route: HostRoute): ExternalAskProvider {
+	return {
+		version: CONTRACT_VERSION,
+		id: PROVIDER_ID,
+		async open(request) {
+			const mapped = toRelayQuestions(request);
+			if (!mapped.ok) throw new Error(`checkpoint-bridge cannot show this form: ${mapped.problem}`);
+			const envelope = await route.ask(mapped.questions, request.signal);
+			return toResponse(envelope, mapped.back);
+		},
+	};
+}
+
+/**
+ * Listens for the negotiation on `events` (the session's `pi.events`) and connects, synchronously,
+ * when the call is outside TUI mode and a host is reachable; otherwise leaves the call to its own
+ * fallback. Returns the unsubscribe.
+ */
+export function offerExternalUI(events: { on(channel: string, handler: (data: unknown) => void): () => void }, route: HostRoute): () => void {
+	return events.on(EXTERNAL_UI_EVENT, (data) => {
+		if (!isRecord(data) || data.version !== CONTRACT_VERSION || typeof data.connect !== "function") return;
+		const connection = data as unknown as ExternalAskConnection;
+		// The TUI shows its own form; the contract does not emit there, and a TUI session is the host anyway.
+		if (connection.mode === "tui" || !route.reachable()) return;
+		connection.connect(provider(route));
+	});
+}
