@@ -1,0 +1,228 @@
+/**
+ * checkpoint-bridge as pi-agent-ask's external UI, on the real pi (1.6, and 0.85 in the
+ * integration-pi-0.85 project): a stand-in for pi-agent-ask's `ask_user`, written from its contract
+ * alone (fixtures/pi-agent-ask-standin.ts), loaded beside the bridge.
+ *
+ * 1. The main session of `pi --mode rpc` (one process, several prompts): the form reaches the RPC
+ *    client as dialogs; single, multi and a typed Other come back as option values and customText;
+ *    a dismiss is `cancel`; another local submitter's answer aborts the signal and the host's request
+ *    leaves at once; a call whose budget runs out rejects (the tool reports the error).
+ * 2. A pi-subagents child (no UI of its own): its form reaches the RPC client, its answer the child.
+ * 3. No host (`--mode json`): the bridge does not connect, the stand-in's own fallback stands.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { ScriptConfig } from "./fixtures/scripted-model.ts";
+import {
+	BRIDGE_EXT,
+	baseArgs,
+	createPiEnv,
+	type Frame,
+	isDialog,
+	isNotify,
+	type PiEnv,
+	PiRpcFixture,
+	parseJsonLines,
+	REPO_ROOT,
+	readTranscript,
+	resultText,
+	runPi,
+	toolResultsIn,
+} from "./harness/pi-cli.ts";
+
+const STANDIN_EXT = join(REPO_ROOT, "test/integration/fixtures/pi-agent-ask-standin.ts");
+const SCRIPTED_MODEL_EXT = join(REPO_ROOT, "test/integration/fixtures/scripted-model.ts");
+const ASK_USER = "ask_user";
+/** pi-subagents compiles on start: the first dialog of a run with children may take a while. */
+const FIRST_DIALOG_MS = 90_000;
+/** The budget of every bridge call in the RPC run: long enough for a client that answers at once, short enough to wait out once. */
+const BUDGET_MS = 8_000;
+
+const stack = {
+	id: "stack",
+	label: "Stack",
+	prompt: "Which stack?",
+	type: "single",
+	options: [
+		{ label: "TypeScript", value: "ts", description: "typed" },
+		{ label: "Go", value: "go", recommended: true, preview: "package main" },
+	],
+};
+const checks = {
+	id: "checks",
+	label: "Checks",
+	prompt: "Which checks run?",
+	type: "multi",
+	options: [
+		{ label: "Lint", value: "lint" },
+		{ label: "Unit tests", value: "unit" },
+		{ label: "E2E", value: "e2e" },
+	],
+};
+const call = (args: Record<string, unknown>) => ({ call: { tool: ASK_USER, arguments: args } });
+
+/** The stand-in's result (its `details`) and whether pi reported the call as an error. */
+function standInResult(end: Frame): { isError: boolean; details: any; text: string } {
+	return { isError: end.isError === true, details: end.result?.details, text: resultText(end.result) };
+}
+
+describe("pi-agent-ask's ask_user in the main session of pi --mode rpc", () => {
+	const run = new PiRpcFixture();
+	afterEach(() => run.stop());
+
+	it("the form reaches the RPC client; answers, Other, dismiss, another submitter's answer and a timeout come back as the contract says", async () => {
+		const script: ScriptConfig = {
+			prompts: {
+				single: call({ title: "Project setup", questions: [stack] }),
+				multi: call({ questions: [checks, { ...stack, id: "lang", label: "Language", prompt: "Which language?" }] }),
+				dismiss: call({ questions: [stack] }),
+				elsewhere: call({
+					questions: [stack],
+					standIn: { localAnswerAfterMs: 1_500, localAnswer: { kind: "answer", answers: { stack: { values: ["go"] } } } },
+				}),
+				wait: call({ questions: [stack] }),
+			},
+		};
+		run.createEnv({ script, env: { CHECKPOINT_BRIDGE_TIMEOUT_MS: String(BUDGET_MS) } });
+		const pi = run.startPi({ args: ["--extension", STANDIN_EXT] });
+		const prompt = async (text: string) => {
+			const from = pi.mark();
+			await pi.prompt(text);
+			return from;
+		};
+		const end = async (from: number) => {
+			const frame = await pi.waitForToolEnd(ASK_USER, { from, timeoutMs: BUDGET_MS + 20_000 });
+			await pi.waitForSettled({ from });
+			return standInResult(frame);
+		};
+
+		// Single choice: the title, label, prompt, description, preview and the recommended option all shown.
+		let from = await prompt("single");
+		const single = await pi.waitForDialog({ from, timeoutMs: 60_000 });
+		expect(single.method).toBe("select");
+		expect(single.title).toMatch(/^\[[^\]]+\] Stack: Which stack\?\nProject setup\n── preview: Go ──\npackage main$/);
+		expect(single.options).toEqual(["Go (recommended)", "TypeScript — typed", "Other (type your own)"]);
+		pi.answer(single, "TypeScript — typed");
+		const answered = await end(from);
+		expect(answered.isError).toBe(false);
+		expect(answered.details).toEqual({ status: "answered", by: "provider", answers: [{ id: "stack", values: ["ts"], labels: ["TypeScript"] }] });
+
+		// Multi-select (two boxes ticked), then a typed Other: option values and customText.
+		from = await prompt("multi");
+		let dialog = await pi.waitForDialog({ from });
+		expect(dialog.title).toMatch(/\(1\/2\) Checks: Which checks run\?$/);
+		dialog = await pi.answerThenNextDialog(dialog, "Lint");
+		dialog = await pi.answerThenNextDialog(dialog, "E2E");
+		dialog = await pi.answerThenNextDialog(dialog, "Done (2 selected)");
+		expect(dialog.title).toMatch(/\(2\/2\) Language: Which language\?/);
+		dialog = await pi.answerThenNextDialog(dialog, "Other (type your own)");
+		expect(dialog.method).toBe("input");
+		pi.answer(dialog, "Rust");
+		expect((await end(from)).details).toEqual({
+			status: "answered",
+			by: "provider",
+			answers: [
+				{ id: "checks", values: ["lint", "e2e"], labels: ["Lint", "E2E"] },
+				{ id: "lang", values: [], labels: [], customText: "Rust" },
+			],
+		});
+
+		// The human dismisses the dialog: cancel, not an error.
+		from = await prompt("dismiss");
+		pi.cancel(await pi.waitForDialog({ from }));
+		expect(await end(from)).toMatchObject({ isError: false, details: { status: "cancelled", reason: "user" } });
+
+		// Another local submitter answers while the dialog is open: the signal aborts, the request leaves the host at once.
+		from = await prompt("elsewhere");
+		const open = await pi.waitForDialog({ from });
+		const elsewhere = await end(from);
+		expect(elsewhere.details).toEqual({ status: "answered", by: "local", answers: [{ id: "stack", values: ["go"], labels: ["Go"] }] });
+		const reportFrom = await prompt("/checkpoints");
+		const report = await pi.waitFor((f) => isNotify(f) && String(f.message).startsWith("checkpoint-bridge:"), { from: reportFrom, what: "the report" });
+		expect(report.message).toMatch(/^checkpoint-bridge: no questions open\./);
+		expect(report.message).toMatch(/\] cancelled, 0\/1 answered/);
+		pi.answer(open, "TypeScript — typed");
+
+		// Nobody answers: the budget runs out, the open rejects, and the stand-in reports a UI failure (a tool error).
+		from = await prompt("wait");
+		await pi.waitForDialog({ from });
+		const timedOut = await end(from);
+		expect(timedOut.isError).toBe(true);
+		expect(timedOut.text).toMatch(/ask_user: the external UI failed: checkpoint-bridge: timeout: .*budget/);
+
+		// Every dialog of the run was the bridge's: one per question shown.
+		expect(pi.frames.filter(isDialog)).toHaveLength(9);
+	});
+});
+
+/** A child agent that loads the bridge, the scripted model and the stand-in. */
+function installFormFiller(piEnv: PiEnv): void {
+	writeFileSync(
+		join(piEnv.agentDir, "agents", "form-filler.md"),
+		[
+			"---",
+			"name: form-filler",
+			"description: Fills in a form with the user through ask_user",
+			"model: faux/faux-1",
+			`extensions: ${BRIDGE_EXT}, ${SCRIPTED_MODEL_EXT}, ${STANDIN_EXT}`,
+			"systemPromptMode: replace",
+			"inheritProjectContext: false",
+			"inheritSkills: false",
+			"completionGuard: false",
+			"acceptanceRole: read-only",
+			'acceptance: {"level":"none","reason":"a test agent"}',
+			"---",
+			"You fill in forms with the user.",
+			"",
+		].join("\n"),
+	);
+}
+
+const childScript: ScriptConfig = {
+	main: { subagent: { agent: "form-filler", task: "Fill in the form." } },
+	childCalls: { "form-filler": { tool: ASK_USER, arguments: { title: "Release", questions: [checks] } } },
+};
+
+describe("pi-agent-ask's ask_user in a pi-subagents child", () => {
+	const run = new PiRpcFixture();
+	afterEach(() => run.stop());
+
+	it("a child without UI connects the bridge: its form reaches the RPC client and the answer the child", async () => {
+		const piEnv = run.createEnv({ script: childScript });
+		installFormFiller(piEnv);
+		const pi = run.startPi({ subagents: true, args: ["--extension", STANDIN_EXT] });
+		// pi-subagents compiles on start: pi answers its first command once it is up.
+		await pi.command("get_state", {}, FIRST_DIALOG_MS);
+		const from = pi.mark();
+		await pi.prompt("Fill in the form with the form filler.");
+		let dialog = await pi.waitForDialog({ from, timeoutMs: FIRST_DIALOG_MS });
+		expect(dialog.title).toMatch(/^\[subagent-form-filler\] Checks: Which checks run\?\nRelease$/);
+		dialog = await pi.answerThenNextDialog(dialog, "Unit tests");
+		pi.answer(dialog, "Done (1 selected)");
+		const subagentEnd = await pi.waitForToolEnd("subagent", { from, timeoutMs: 60_000 });
+		const transcript = subagentEnd.result?.details?.results?.[0]?.transcriptPath as string;
+		const results = toolResultsIn(readTranscript(transcript), ASK_USER).map((text) => JSON.parse(text));
+		expect(results).toEqual([{ status: "answered", by: "provider", answers: [{ id: "checks", values: ["unit"], labels: ["Unit tests"] }] }]);
+		await pi.waitForSettled({ from });
+	});
+});
+
+describe("pi-agent-ask's ask_user with no host", () => {
+	let piEnv: PiEnv | undefined;
+	afterEach(() => piEnv?.cleanup());
+
+	it("pi --mode json: the bridge does not connect, in the main session nor in a child; the stand-in's fallback stands", async () => {
+		piEnv = createPiEnv({ script: { ...childScript, main: { ...childScript.main, ...call({ questions: [stack] }) } } });
+		installFormFiller(piEnv);
+		const run = await runPi(piEnv, [...baseArgs({ subagents: true }), "--extension", STANDIN_EXT, "--mode", "json", "Fill in the form."], 120_000);
+		expect(run.code, run.stderr.slice(-2_000)).toBe(0);
+		const events = parseJsonLines(run.stdout);
+		const fallback = { status: "cancelled", reason: "no_ui", message: "ask_user needs the terminal UI: no external UI is connected." };
+		const mainEnd = events.find((e) => e.type === "tool_execution_end" && e.toolName === ASK_USER);
+		expect(mainEnd?.result?.details).toEqual(fallback);
+		const subagentEnd = events.find((e) => e.type === "tool_execution_end" && e.toolName === "subagent");
+		const transcript = subagentEnd?.result?.details?.results?.[0]?.transcriptPath as string;
+		expect(toolResultsIn(readTranscript(transcript), ASK_USER).map((text) => JSON.parse(text))).toEqual([fallback]);
+	});
+});
