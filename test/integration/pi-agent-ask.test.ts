@@ -9,18 +9,23 @@
  *    leaves at once; a call whose budget runs out rejects (the tool reports the error).
  * 2. A pi-subagents child (no UI of its own): its form reaches the RPC client, its answer the child.
  * 3. No host (`--mode json`): the bridge does not connect, the stand-in's own fallback stands.
+ * 4. The TUI in tmux as host: a child's form is the terminal form; a note comes back as `note`; another
+ *    submitter's answer closes the form on screen at once.
  */
-import { writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ScriptConfig } from "./fixtures/scripted-model.ts";
 import {
 	BRIDGE_EXT,
 	baseArgs,
+	childTranscripts,
 	createPiEnv,
 	type Frame,
 	isDialog,
 	isNotify,
+	NODE_BIN,
+	PI_CLI,
 	type PiEnv,
 	PiRpcFixture,
 	parseJsonLines,
@@ -30,6 +35,7 @@ import {
 	runPi,
 	toolResultsIn,
 } from "./harness/pi-cli.ts";
+import { TmuxSession, tmuxAvailable } from "./harness/tmux.ts";
 
 const STANDIN_EXT = join(REPO_ROOT, "test/integration/fixtures/pi-agent-ask-standin.ts");
 const SCRIPTED_MODEL_EXT = join(REPO_ROOT, "test/integration/fixtures/scripted-model.ts");
@@ -157,12 +163,12 @@ describe("pi-agent-ask's ask_user in the main session of pi --mode rpc", () => {
 });
 
 /** A child agent that loads the bridge, the scripted model and the stand-in. */
-function installFormFiller(piEnv: PiEnv): void {
+function installFormFiller(piEnv: PiEnv, name = "form-filler"): void {
 	writeFileSync(
-		join(piEnv.agentDir, "agents", "form-filler.md"),
+		join(piEnv.agentDir, "agents", `${name}.md`),
 		[
 			"---",
-			"name: form-filler",
+			`name: ${name}`,
 			"description: Fills in a form with the user through ask_user",
 			"model: faux/faux-1",
 			`extensions: ${BRIDGE_EXT}, ${SCRIPTED_MODEL_EXT}, ${STANDIN_EXT}`,
@@ -224,5 +230,109 @@ describe("pi-agent-ask's ask_user with no host", () => {
 		const subagentEnd = events.find((e) => e.type === "tool_execution_end" && e.toolName === "subagent");
 		const transcript = subagentEnd?.result?.details?.results?.[0]?.transcriptPath as string;
 		expect(toolResultsIn(readTranscript(transcript), ASK_USER).map((text) => JSON.parse(text))).toEqual([fallback]);
+	});
+});
+
+const quote = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
+const EXIT_MARKER = "pi-exited-with-";
+
+/** Every ask_user result in the child transcripts written so far, parsed. */
+const childResults = (piEnv: PiEnv) => childTranscripts(piEnv).flatMap(({ records }) => toolResultsIn(records, ASK_USER).map((text) => JSON.parse(text)));
+
+/** The child transcripts' ask_user results once there are `count` of them (pi-subagents writes a transcript as its child ends). */
+async function resultsOnceThere(piEnv: PiEnv, count: number, timeoutMs = 60_000): Promise<unknown[]> {
+	const deadline = Date.now() + timeoutMs;
+	for (;;) {
+		const results = childResults(piEnv);
+		if (results.length >= count || Date.now() > deadline) return results;
+		await new Promise((resolve) => setTimeout(resolve, 200));
+	}
+}
+
+describe.skipIf(!tmuxAvailable())("pi-agent-ask's ask_user in a child of the TUI (tmux)", () => {
+	let tmux: TmuxSession | undefined;
+	let piEnv: PiEnv | undefined;
+	afterEach(async () => {
+		await tmux?.dispose();
+		piEnv?.cleanup();
+	});
+
+	it("the child's form is the host's terminal form: the title shown, a note comes back as note; another submitter's answer closes it at once", async () => {
+		piEnv = createPiEnv({
+			script: {
+				prompts: {
+					fill: { subagent: { agent: "form-filler", task: "Fill in the form." } },
+					elsewhere: { subagent: { agent: "form-elsewhere", task: "Fill in the form." } },
+				},
+				childCalls: {
+					"form-filler": { tool: ASK_USER, arguments: { title: "Release plan", questions: [stack] } },
+					"form-elsewhere": {
+						tool: ASK_USER,
+						arguments: {
+							questions: [checks],
+							standIn: { localAnswerAfterMs: 4_000, localAnswer: { kind: "answer", answers: { checks: { values: ["e2e"] } } } },
+						},
+					},
+				},
+			},
+		});
+		installFormFiller(piEnv);
+		installFormFiller(piEnv, "form-elsewhere");
+		const env = piEnv;
+		const stderrFile = join(env.root, "stderr.log");
+		const envPart = Object.entries({ ...env.env, TERM: "xterm-256color" }).map(([key, value]) => `${key}=${quote(String(value))}`);
+		const piPart = [NODE_BIN, PI_CLI, ...baseArgs({ subagents: true }), "--extension", STANDIN_EXT, "--name", "tui-host"].map(quote);
+		const command = [`env -i ${envPart.join(" ")} ${piPart.join(" ")} 2>${quote(stderrFile)}`, `echo "${EXIT_MARKER}$?"`, "sleep 30"].join("; ");
+		tmux = new TmuxSession();
+		const session = tmux;
+		const deadEnd = new RegExp(EXIT_MARKER);
+		const form = (agent: string) => new RegExp(`\\[subagent-${agent}\\] · (\\d+:\\d\\d|\\d+s) left · 1 question`);
+		// pi 0.85 drops an Enter pressed while its startup is still in progress: press it again (an empty editor ignores it) until the form opens.
+		const prompt = async (text: string, shown: RegExp) => {
+			await session.type(text);
+			for (let attempt = 0; ; attempt++) {
+				await session.keys("Enter");
+				try {
+					return await session.waitFor(shown, 8_000, `the form for "${text}"`, deadEnd);
+				} catch (error) {
+					if (attempt >= FIRST_DIALOG_MS / 8_000) throw error;
+				}
+			}
+		};
+		try {
+			await session.start({ command, cwd: env.cwd, width: 120, height: 48 });
+			await session.waitFor("tui-host", 60_000, "pi's editor and footer", deadEnd);
+
+			let screen = await prompt("fill", form("form-filler"));
+			expect(screen).toContain("Release plan");
+			expect(screen).toMatch(/^→ ○ Go \(recommended\)/m);
+			await session.formTakesKeys();
+			await session.keys("Down");
+			await session.keys("C-n");
+			await session.waitFor(/^ note: /m, 5_000, "the note field", deadEnd);
+			await session.type("we know it");
+			await session.keys("Enter");
+			await session.waitFor(/^ note: we know it\s*$/m, 5_000, "the note kept", deadEnd);
+			await session.keys("Enter");
+			expect(await resultsOnceThere(env, 1)).toEqual([
+				{ status: "answered", by: "provider", answers: [{ id: "stack", values: ["ts"], labels: ["TypeScript"], note: "we know it" }] },
+			]);
+
+			// Nobody touches the form; another local submitter answers and the form leaves the screen at once.
+			screen = await prompt("elsewhere", form("form-elsewhere"));
+			const shownAt = Date.now();
+			expect(screen).toContain("Which checks run?");
+			for (;;) {
+				screen = await session.screen();
+				if (!form("form-elsewhere").test(screen)) break;
+				expect(Date.now() - shownAt, "the form closes once the signal aborts").toBeLessThan(20_000);
+				await new Promise((resolve) => setTimeout(resolve, 100));
+			}
+			expect(screen).not.toContain("Which checks run?\n");
+			expect(await resultsOnceThere(env, 2)).toContainEqual({ status: "answered", by: "local", answers: [{ id: "checks", values: ["e2e"], labels: ["E2E"] }] });
+		} catch (error) {
+			if (error instanceof Error) error.message += `\n--- stderr of pi:\n${existsSync(stderrFile) ? readFileSync(stderrFile, "utf8") : "(empty)"}`;
+			throw error;
+		}
 	});
 });
