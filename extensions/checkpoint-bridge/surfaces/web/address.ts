@@ -45,3 +45,29 @@ export function parseWebAddress(raw: string): { ok: true; address: WebAddress } 
 	if (host === "0.0.0.0" || host === "::") return fail("that listens on every interface; name the one address to serve on (e.g. 192.168.1.20:8787)");
 	return { ok: true, address: { host, port, loopback: isLoopback(host) } };
 }
+
+/** Environment variable naming the one external origin (a reverse proxy in front of the page) the page also answers on, e.g. `https://box.tailnet.ts.net`. */
+export const WEB_PUBLIC_URL_ENV = "CHECKPOINT_BRIDGE_WEB_PUBLIC_URL";
+
+/** The page as a reverse proxy serves it: the `Host` it forwards and the `Origin` browsers send. */
+export interface PublicOrigin {
+	/** e.g. `https://box.tailnet.ts.net` (no default port). */
+	origin: string;
+	/** e.g. `box.tailnet.ts.net`, as a `Host` header names it. */
+	host: string;
+}
+
+/** Parses an `http(s)://host[:port]` origin (a trailing `/` allowed, nothing else after it), or says what is wrong with it. */
+export function parsePublicUrl(raw: string): { ok: true; publicOrigin: PublicOrigin } | { ok: false; reason: string } {
+	const fail = (why: string) => ({ ok: false as const, reason: `${WEB_PUBLIC_URL_ENV}=${JSON.stringify(raw)}: ${why}` });
+	let url: URL;
+	try {
+		url = new URL(raw.trim());
+	} catch {
+		return fail("not a URL; expected e.g. https://box.tailnet.ts.net");
+	}
+	if (url.protocol !== "https:" && url.protocol !== "http:") return fail("the scheme must be https or http");
+	if (url.username || url.password) return fail("a URL with credentials is refused");
+	if (url.pathname !== "/" || url.search || url.hash) return fail("only an origin is accepted (no path, query or fragment): the page serves from its root");
+	return { ok: true, publicOrigin: { origin: url.origin, host: url.host } };
+}

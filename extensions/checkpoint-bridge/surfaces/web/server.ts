@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { urlHost, type WebAddress } from "./address.ts";
+import { type PublicOrigin, parsePublicUrl, urlHost, WEB_PUBLIC_URL_ENV, type WebAddress } from "./address.ts";
 import { Board, type ObserverHandle } from "./board.ts";
 import { Connections, MAX_CONNECTIONS, refuseConnection, timeoutOptions } from "./connections.ts";
 import { MAX_BODY_BYTES, refuse } from "./guard.ts";
@@ -30,6 +30,8 @@ export interface WebPageOptions {
 	maxStreams?: number;
 	/** @default MAX_CONNECTIONS */
 	maxConnections?: number;
+	/** The one external origin (a reverse proxy) the page also answers on, and announces. @default process.env.CHECKPOINT_BRIDGE_WEB_PUBLIC_URL */
+	publicUrl?: string;
 	/** @default STREAM_BUFFER_BYTES */
 	streamBufferBytes?: number;
 	/** The notify command, read for each relayed request. @default process.env.CHECKPOINT_BRIDGE_NOTIFY_COMMAND */
@@ -43,9 +45,9 @@ export interface WebPageOptions {
 }
 
 export interface WebPage {
-	/** The page's URL, token included: whoever has it can answer every request. */
+	/** The page's URL, token included: whoever has it can answer every request. Behind a proxy (publicUrl), the proxy's. */
 	readonly url: string;
-	/** Scheme, host and port. */
+	/** Scheme, host and port it listens on (the proxy's origin is in `url`). */
 	readonly origin: string;
 	/** Where it listens, with the port it got. */
 	readonly address: WebAddress;
@@ -65,9 +67,16 @@ export interface WebPage {
 
 const staticFile = (name: string) => readFileSync(new URL(`./static/${name}`, import.meta.url), "utf8");
 
-/** Starts the page; rejects when the address cannot be listened on. */
+/** Starts the page; rejects when the address cannot be listened on or the public URL is not an origin. */
 export async function startWebPage(options: WebPageOptions): Promise<WebPage> {
 	const { handle } = options;
+	const publicSpec = (options.publicUrl ?? process.env[WEB_PUBLIC_URL_ENV])?.trim();
+	let publicOrigin: PublicOrigin | undefined;
+	if (publicSpec) {
+		const parsed = parsePublicUrl(publicSpec);
+		if (!parsed.ok) throw new Error(parsed.reason);
+		publicOrigin = parsed.publicOrigin;
+	}
 	const assets: Assets = { html: staticFile("page.html"), js: staticFile("app.js"), css: staticFile("app.css") };
 	// A request without Host is refused by checkHost, with its reason, rather than by Node's bare 400.
 	const server = http.createServer({ requireHostHeader: false, ...timeoutOptions });
@@ -83,8 +92,11 @@ export async function startWebPage(options: WebPageOptions): Promise<WebPage> {
 	const address: WebAddress = { ...options.address, port };
 	const authority = `${urlHost(address.host)}:${port}`;
 	const origin = `http://${authority}`;
-	const hosts = new Set([authority, ...(address.loopback ? [`localhost:${port}`] : [])]);
-	const origins = new Set([...hosts].map((h) => `http://${h}`));
+	const local = [authority, ...(address.loopback ? [`localhost:${port}`] : [])];
+	// Behind a proxy: the Host it forwards and its Origin, and nothing else besides the page's own.
+	const hosts = new Set([...local, ...(publicOrigin ? [publicOrigin.host] : [])]);
+	const origins = new Set([...local.map((h) => `http://${h}`), ...(publicOrigin ? [publicOrigin.origin] : [])]);
+	const shownOrigin = publicOrigin?.origin ?? origin;
 	const token = newSecret();
 
 	const board = new Board(handle);
@@ -108,7 +120,7 @@ export async function startWebPage(options: WebPageOptions): Promise<WebPage> {
 	});
 	const linkFor = (requestId: string) => {
 		const secret = board.linkSecret(requestId);
-		return secret ? `${origin}${linkPath(secret)}` : undefined;
+		return secret ? `${shownOrigin}${linkPath(secret)}` : undefined;
 	};
 	const unsubscribe = board.subscribe((change) => {
 		if (change.type === "gone") return notifier.forget(change.requestId);
@@ -156,7 +168,7 @@ export async function startWebPage(options: WebPageOptions): Promise<WebPage> {
 
 	let closing: Promise<void> | undefined;
 	return {
-		url: `${origin}/t/${token}/`,
+		url: `${shownOrigin}/t/${token}/`,
 		origin,
 		address,
 		get streamCount() {
