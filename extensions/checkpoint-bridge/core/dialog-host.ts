@@ -11,13 +11,14 @@ import type { Status } from "../model/result.ts";
 import { sanitiseText } from "../model/sanitise.ts";
 import { validateAskParams } from "../model/validate.ts";
 import { ArrivalNotices } from "./arrival-notices.ts";
-import { asMs, msLeft, NO_LIMIT } from "./config.ts";
+import { msLeft } from "./config.ts";
 import { checkedAsker } from "./identity.ts";
 import { type InboundReply, parseInbound, resolveInbound } from "./inbound.ts";
 import { OBSERVER_VERSION, type ObservedRequest, type Snapshot } from "./observers.ts";
 import { PROTOCOL_VERSION, type RelayCancel, type RelayProgress, type RelayReply, type RelayRequest, type RelayResult } from "./protocol.ts";
 import { SameQuestions } from "./same-questions.ts";
-import type { HostUI, RequestOutcome, Surface } from "./surface.ts";
+import { type Show, type ShowOutcome, showFor } from "./show.ts";
+import type { HostUI, Surface } from "./surface.ts";
 
 /** Lifecycle notifications for observers, the audit trail and the status line. */
 export interface HostEvents {
@@ -73,26 +74,27 @@ export interface HostStats {
 /** Why a held request stopped before its questions were done. */
 type StopReason = "timeout" | "cancelled" | "host-ended" | "answered-outside" | "handed-over";
 
+/** Where a held request is in its life: one value, so no two flags can disagree. */
+type HeldState =
+	/** Waiting in the queue; aborting `unqueue` drops it there (never once it runs, so p-queue frees no running slot early). */
+	| { phase: "queued"; unqueue: AbortController }
+	/** Its task runs: whatever is open closes by `open` (any stop of the request aborts it); `question` is on screen, while one is. */
+	| { phase: "running"; open: AbortController; question?: number }
+	/** Settled or handed over: nothing more happens to it. */
+	| { phase: "settled" };
+
 interface Held {
 	/** The request as taken in: asker and questions neutralised for the terminal. */
 	request: RelayRequest;
 	/** The request's questions, normalised. */
 	questions: Question[];
-	/** What is open now (a dialog or a form) aborts by this: its own timeout, or any stop of the request (#stop), closes it. */
-	dialog?: AbortController;
-	/** Aborts only while still queued, so p-queue drops it without freeing a running slot early. */
-	unqueue: AbortController;
-	started: boolean;
-	settled: boolean;
+	state: HeldState;
 	/** Answers by question index. */
 	answers: (Answer | undefined)[];
 	/** None when the call has no budget. */
 	deadlineTimer: ReturnType<typeof setTimeout> | undefined;
 	queuedAt: number;
 	shownAt?: number;
-	/** Index of the question on screen, while one is. */
-	showing?: number;
-	hostEndedNote?: string;
 }
 
 /** Timers may fire a millisecond early by the wall clock: a capped dialog closing this close to the call's deadline timed out with it. */
@@ -142,7 +144,8 @@ const askerKey = (request: RelayRequest) => `${request.origin ?? ""}\n${request.
 
 export class DialogHost {
 	readonly #ui: HostUI;
-	readonly #surface: Surface;
+	/** Every request is shown through this, whichever kind the surface is. */
+	readonly #show: Show;
 	readonly #sessionId: string;
 	readonly #reply: (reply: RelayReply) => void;
 	readonly #events: HostEvents;
@@ -160,7 +163,7 @@ export class DialogHost {
 
 	constructor(options: DialogHostOptions) {
 		this.#ui = options.ui;
-		this.#surface = options.surface;
+		this.#show = showFor(options.surface);
 		this.#sessionId = options.sessionId;
 		this.#reply = options.reply;
 		this.#events = guarded(options.events ?? {});
@@ -203,11 +206,10 @@ export class DialogHost {
 		return {
 			v: OBSERVER_VERSION,
 			takenAt: Date.now(),
-			open: [...this.#held.values()].map((held) => ({
-				...this.#observed(held),
-				state: held.showing === undefined ? "queued" : "shown",
-				...(held.showing !== undefined ? { question: held.showing } : {}),
-			})),
+			open: [...this.#held.values()].map((held) => {
+				const showing = held.state.phase === "running" ? held.state.question : undefined;
+				return { ...this.#observed(held), state: showing === undefined ? "queued" : "shown", ...(showing !== undefined ? { question: showing } : {}) };
+			}),
 		};
 	}
 
@@ -234,12 +236,11 @@ export class DialogHost {
 		const remaining = msLeft(request.deadline);
 		if (remaining <= 0) return this.#replyResult(request.id, "timeout", carriedAnswers, "The call's budget had run out before it reached the host.");
 		const answers: (Answer | undefined)[] = questions.map((q) => carriedAnswers.find((a) => a.question === q.question && a.id === q.id));
+		const unqueue = new AbortController();
 		const held: Held = {
 			request,
 			questions,
-			unqueue: new AbortController(),
-			started: false,
-			settled: false,
+			state: { phase: "queued", unqueue },
 			answers,
 			deadlineTimer: Number.isFinite(remaining) ? setTimeout(() => this.#stop(held, "timeout"), remaining) : undefined,
 			queuedAt: carried?.queuedAt ?? Date.now(),
@@ -256,7 +257,7 @@ export class DialogHost {
 		if (this.#isRelayed(held) && !carried) this.#arrivals.arrived(held, request.asker.label, questions.length, position - 1);
 		// Everything may already be answerable from identical questions of other askers.
 		if (this.#completeFromShared(held)) return;
-		this.#queue.add(() => this.#run(held), { signal: held.unqueue.signal }).catch(ignore);
+		this.#queue.add(() => this.#run(held), { signal: unqueue.signal }).catch(ignore);
 	}
 
 	/** The asker gave up (its budget or its abort): dismiss the dialog or drop the queued request. */
@@ -270,7 +271,7 @@ export class DialogHost {
 		const parsed = parseInbound(raw);
 		if (!parsed.ok) return parsed.reply;
 		const held = this.#held.get(parsed.message.requestId);
-		if (!held || held.settled)
+		if (!held || held.state.phase === "settled")
 			return { ok: false, code: "not_found", reason: `no open request ${JSON.stringify(parsed.message.requestId)} (unknown, or already settled)` };
 		if ("cancel" in parsed.message) {
 			this.#stop(held, "answered-outside");
@@ -288,10 +289,7 @@ export class DialogHost {
 
 	/** The host session is going away for good: every held request settles now with `no-host`. */
 	shutdown(note: string): void {
-		for (const held of [...this.#held.values()]) {
-			held.hostEndedNote = note;
-			this.#stop(held, "host-ended");
-		}
+		for (const held of [...this.#held.values()]) this.#stop(held, "host-ended", note);
 		this.#queue.clear();
 	}
 
@@ -353,12 +351,13 @@ export class DialogHost {
 
 	/** Settles a request whose every question has an answer already (its own or shared); true when it did. */
 	#completeFromShared(held: Held): boolean {
-		if (held.settled || held.started) return held.settled;
+		const { state } = held;
+		if (state.phase !== "queued") return state.phase === "settled";
 		const filled = held.questions.map((_, i) => held.answers[i] ?? this.#same.sharedAnswer(held, i));
 		if (filled.some((a) => a === undefined)) return false;
 		held.answers = filled;
 		this.#stats.sharedAnswers += filled.filter((a) => a?.source === "shared").length;
-		held.unqueue.abort("answered");
+		state.unqueue.abort("answered");
 		this.#settle(held, "ok");
 		return true;
 	}
@@ -396,9 +395,8 @@ export class DialogHost {
 	}
 
 	#settle(held: Held, status: Status, note?: string): void {
-		if (held.settled) return;
-		held.settled = true;
-		held.showing = undefined;
+		if (held.state.phase === "settled") return;
+		held.state = { phase: "settled" };
 		this.#forget(held);
 		const answers: Answer[] = [];
 		held.answers.forEach((answer, i) => answer && answers.push(this.#same.withSharers(held, i, answer)));
@@ -410,16 +408,18 @@ export class DialogHost {
 		for (const other of this.#same.dependents(held)) this.#completeFromShared(other);
 	}
 
-	#stop(held: Held, reason: StopReason): void {
-		if (held.settled) return;
-		if (!held.started) held.unqueue.abort(reason);
-		held.dialog?.abort(reason);
+	/** Stops a held request: drops it from the queue or closes what is open, and settles it as `reason` says (`note`: the host's, when it ended). */
+	#stop(held: Held, reason: StopReason, note?: string): void {
+		const { state } = held;
+		if (state.phase === "settled") return;
+		if (state.phase === "queued") state.unqueue.abort(reason);
+		else state.open.abort(reason);
 		if (reason === "timeout") this.#settle(held, "timeout", "The call's budget ran out before every question was answered.");
-		else if (reason === "host-ended") this.#settle(held, "no-host", held.hostEndedNote);
+		else if (reason === "host-ended") this.#settle(held, "no-host", note);
 		else if (reason === "cancelled") this.#settle(held, "cancelled");
 		else if (reason === "handed-over") {
 			// Silent: the request lives on with the next host.
-			held.settled = true;
+			held.state = { phase: "settled" };
 			this.#forget(held);
 			this.#events.changed?.();
 		}
@@ -435,153 +435,98 @@ export class DialogHost {
 		return true;
 	}
 
+	/** Shows the request, one way for every surface, and ends it as its showing ended. */
 	async #run(held: Held): Promise<void> {
-		held.started = true;
-		if (this.#surface.askRequest) return this.#runWhole(held);
 		const { request, questions } = held;
-		const total = questions.length;
-		for (const [index, question] of questions.entries()) {
-			if (held.settled) return;
-			if (held.answers[index]) continue;
-			if (this.#takeShared(held, index)) continue;
-			let answer: Answer | undefined;
-			// When the call has less time left than a dialog gets, the dialog's own timeout is the call's.
-			const cappedByCall = request.deadline !== NO_LIMIT && msLeft(request.deadline) <= asMs(request.dialogTimeoutMs);
-			try {
-				answer = await this.#ask(held, index);
-			} catch (error) {
-				this.#settle(held, "error", `The host dialog failed: ${errorText(error)}`);
-				return;
-			}
-			if (held.settled) return;
-			if (answer === undefined) {
-				// The dialog's time was capped by the call's: closing at the call's deadline is the call's timeout.
-				if (cappedByCall && Date.now() >= request.deadline - DEADLINE_TOLERANCE_MS) return this.#stop(held, "timeout");
-				const n = answered(held).length;
-				this.#settle(held, "timeout-or-cancelled", `The user dismissed question ${index + 1} of ${total}, or its dialog timed out; ${n} answered.`);
-				return;
-			}
-			// A surface is passed in: what it hands back passes the same check as any other answer.
-			const problem = answerProblem(question, answer);
-			if (problem !== undefined) return this.#settle(held, "error", `The host dialog's answer to question ${index + 1} ${problem}.`);
-			// A copy: the surface keeps no reference into what is sealed and sent.
-			held.answers[index] = copyAnswer(answer, "dialog");
-			this.#progress(held, "answered", index);
-			// Other askers waiting on this very question may be complete now.
-			for (const other of this.#same.dependents(held)) this.#completeFromShared(other);
-		}
-		this.#settle(held, "ok");
-	}
-
-	/**
-	 * A surface that shows whole requests (the terminal form): one task of the queue for the whole
-	 * request, open for the per-dialog limit once per open question (never beyond the call's budget).
-	 * Answers count as the human gives them (progress, and what a timeout returns); the outcome's
-	 * answers are final. The same endings as the per-question path.
-	 */
-	async #runWhole(held: Held): Promise<void> {
-		const { request, questions } = held;
-		questions.forEach((_, index) => held.answers[index] ?? this.#takeShared(held, index));
-		const open = held.answers.filter((a) => a === undefined).length;
-		if (open === 0) return this.#settle(held, "ok");
-		const limit = request.dialogTimeoutMs === NO_LIMIT ? NO_LIMIT : request.dialogTimeoutMs * open;
-		const cappedByCall = request.deadline !== NO_LIMIT && msLeft(request.deadline) <= asMs(limit);
-		// A surface is passed in: what it hands back passes the same check as any other answer, or the call ends with error and the form closes.
-		const refused = (index: number, answer: Answer) => {
-			const problem = answerProblem(questions[index]!, answer);
-			if (problem === undefined) return false;
-			held.dialog?.abort("refused");
-			this.#settle(held, "error", `The host dialog's answer to question ${index + 1} ${problem}.`);
-			return true;
-		};
-		let outcome: RequestOutcome | undefined;
+		const state: HeldState & { phase: "running" } = { phase: "running", open: new AbortController() };
+		held.state = state;
+		let outcome: ShowOutcome;
 		try {
-			outcome = await this.#withBudget(
-				held,
-				questions.findIndex((_, i) => !held.answers[i]),
-				limit,
-				(signal, deadline) =>
-					this.#surface.askRequest!({
-						asker: request.asker.label,
-						questions,
-						known: [...held.answers],
-						signal,
-						deadline,
-						onDialog: () => void this.#stats.dialogsShown++,
-						onShown: (index) => {
-							if (held.settled || !questions[index]) return;
-							held.showing = index;
-							this.#progress(held, "shown", index);
-							if (this.#wants("shown")) this.#events.shown!(this.#observed(held), index);
-						},
-						onAnswer: (index, answer) => {
-							if (held.settled || !questions[index] || refused(index, answer)) return;
-							held.answers[index] = copyAnswer(answer, "dialog");
-							this.#progress(held, "answered", index);
-						},
-					}),
-			);
+			outcome = await this.#show({
+				asker: request.asker.label,
+				questions,
+				known: (index) => held.answers[index],
+				takeShared: (index) => this.#takeShared(held, index),
+				signal: state.open.signal,
+				callDeadline: request.deadline,
+				dialogTimeoutMs: request.dialogTimeoutMs,
+				onDialog: () => void this.#stats.dialogsShown++,
+				onShown: (index) => this.#shown(held, index),
+				onAnswer: (index, answer, final) => this.#answered(held, index, answer, final),
+			});
 		} catch (error) {
 			return this.#settle(held, "error", `The host dialog failed: ${errorText(error)}`);
+		} finally {
+			state.question = undefined;
 		}
-		if (held.settled) return;
-		// The form's answers are final (the human may have changed or withdrawn one); shared answers stand.
-		for (const [i] of questions.entries()) {
-			const answer = outcome?.answers[i];
-			if (!outcome || held.answers[i]?.source === "shared") continue;
-			// Shared answers were skipped above: whatever else the form hands back is checked, whatever source it names.
-			if (answer && refused(i, answer)) return;
-			// Only the host marks an answer as shared (with whom): one the form marks so was given in the form.
-			held.answers[i] = answer ? copyAnswer(answer, answer.source === undefined || answer.source === "shared" ? "dialog" : answer.source) : undefined;
-		}
-		if (outcome?.ended === "submitted" && held.answers.every((a) => a !== undefined)) return this.#settle(held, "ok");
-		if (cappedByCall && Date.now() >= request.deadline - DEADLINE_TOLERANCE_MS) return this.#stop(held, "timeout");
-		const n = answered(held).length;
-		this.#settle(
-			held,
-			"timeout-or-cancelled",
-			`The user dismissed the form of ${questions.length} question${questions.length === 1 ? "" : "s"}, or it timed out; ${n} answered.`,
-		);
+		this.#ended(held, outcome);
 	}
 
-	/** Runs what is shown within its budget (never more than `limit` or what is left of the call; NO_LIMIT for none), with the shown event and the bell; undefined when no time is left. */
-	async #withBudget<T>(held: Held, index: number, limit: number, show: (signal: AbortSignal, deadline: number) => Promise<T>): Promise<T | undefined> {
-		const budget = Math.min(asMs(limit), msLeft(held.request.deadline));
-		if (budget <= 0) return undefined;
-		// One controller for what is shown, aborted by its timer or by #stop: cheaper than AbortSignal.any of two.
-		const dialog = new AbortController();
-		held.dialog = dialog;
-		// Without any limit the dialog stays until the human, the asker or the host ends it.
-		const timer = Number.isFinite(budget) ? setTimeout(() => dialog.abort("dialog-timeout"), budget) : undefined;
+	/** Question `index` of a running request is on screen: progress, the shown event, and the bell the first time a relayed request shows. */
+	#shown(held: Held, index: number): void {
+		const { state } = held;
+		if (state.phase !== "running" || !held.questions[index]) return;
 		const firstShown = held.shownAt === undefined;
 		held.shownAt ??= Date.now();
-		held.showing = index;
+		state.question = index;
 		this.#progress(held, "shown", index);
 		if (this.#wants("shown")) this.#events.shown!(this.#observed(held), index);
 		if (firstShown && this.#isRelayed(held)) this.#bell?.();
-		try {
-			return await show(dialog.signal, Number.isFinite(budget) ? Date.now() + budget : NO_LIMIT);
-		} finally {
-			clearTimeout(timer);
-			held.dialog = undefined;
-			held.showing = undefined;
-		}
 	}
 
-	/** One question within its own budget: never more than the per-dialog limit or what is left of the call. */
-	async #ask(held: Held, index: number): Promise<Answer | undefined> {
-		return this.#withBudget(held, index, held.request.dialogTimeoutMs, (signal, deadline) =>
-			this.#surface.ask(
-				{
-					asker: held.request.asker.label,
-					index,
-					total: held.questions.length,
-					signal,
-					deadline,
-					onDialog: () => void this.#stats.dialogsShown++,
-				},
-				held.questions[index]!,
-			),
+	/**
+	 * Takes a surface's answer: a surface is passed in, so what it hands back passes the same check
+	 * as any other answer, or the call ends with error and what is open closes. False when refused.
+	 */
+	#refused(held: Held, index: number, answer: Answer): boolean {
+		const problem = answerProblem(held.questions[index]!, answer);
+		if (problem === undefined) return false;
+		if (held.state.phase === "running") held.state.open.abort("refused");
+		this.#settle(held, "error", `The host dialog's answer to question ${index + 1} ${problem}.`);
+		return true;
+	}
+
+	/** The human answered question `index` (again, on a form): it counts from now on; a final one may complete the requests that joined it. */
+	#answered(held: Held, index: number, answer: Answer, final: boolean): boolean {
+		const { state } = held;
+		if (state.phase !== "running" || !held.questions[index]) return false;
+		if (final) state.question = undefined;
+		if (this.#refused(held, index, answer)) return false;
+		// A copy: the surface keeps no reference into what is sealed and sent.
+		held.answers[index] = copyAnswer(answer, "dialog");
+		this.#progress(held, "answered", index);
+		// Other askers waiting on this very question may be complete now.
+		if (final) for (const other of this.#same.dependents(held)) this.#completeFromShared(other);
+		return true;
+	}
+
+	/** How a shown request ended, decided in one place: ok, the call's timeout, or dismissed; an answer the surface hands back last is checked like the others. */
+	#ended(held: Held, outcome: ShowOutcome): void {
+		if (held.state.phase === "settled") return;
+		const { request, questions } = held;
+		if (outcome.answers) {
+			const final = outcome.answers;
+			// The form's answers are final (the human may have changed or withdrawn one); shared answers stand.
+			for (const [i] of questions.entries()) {
+				if (held.answers[i]?.source === "shared") continue;
+				const answer = final[i];
+				// Shared answers were skipped above: whatever else the form hands back is checked, whatever source it names.
+				if (answer && this.#refused(held, i, answer)) return;
+				// Only the host marks an answer as shared (with whom): one the form marks so was given in the form.
+				held.answers[i] = answer ? copyAnswer(answer, answer.source === undefined || answer.source === "shared" ? "dialog" : answer.source) : undefined;
+			}
+		}
+		if (outcome.ended === "submitted" && held.answers.every((a) => a !== undefined)) return this.#settle(held, "ok");
+		// What was open had its time capped by the call's: closing at the call's deadline is the call's timeout.
+		if (outcome.cappedByCall && Date.now() >= request.deadline - DEADLINE_TOLERANCE_MS) return this.#stop(held, "timeout");
+		const n = answered(held).length;
+		const total = questions.length;
+		this.#settle(
+			held,
+			"timeout-or-cancelled",
+			outcome.question !== undefined
+				? `The user dismissed question ${outcome.question + 1} of ${total}, or its dialog timed out; ${n} answered.`
+				: `The user dismissed the form of ${total} question${total === 1 ? "" : "s"}, or it timed out; ${n} answered.`,
 		);
 	}
 }

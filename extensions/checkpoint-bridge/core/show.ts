@@ -1,0 +1,140 @@
+/**
+ * How the host shows one request, whatever the surface: both kinds of surface become one `Show`,
+ * so the dialog host runs every request the same way. A whole-request surface (the terminal form)
+ * gets the request at once, open for the per-dialog limit once per open question; a surface that
+ * asks one question at a time (pi's dialogs) is adapted: each open question in turn, each within
+ * its own limit, taking an identical question's shared answer when it comes to it. Never beyond
+ * the call's deadline; any stop of the request closes what is open.
+ */
+import type { Answer } from "../model/answer.ts";
+import type { Question } from "../model/question.ts";
+import { asMs, msLeft, NO_LIMIT } from "./config.ts";
+import type { Surface } from "./surface.ts";
+
+/** What the host gives the code that shows a request. */
+export interface ShowPrompt {
+	/** Who asks, as titles show it. */
+	asker: string;
+	questions: readonly Question[];
+	/** The answer the host holds for question `index` now (carried, shared, or given). */
+	known(index: number): Answer | undefined;
+	/** Takes the answer of an identical question another asker already got, when there is one; true when it did. */
+	takeShared(index: number): boolean;
+	/** Aborts when the request stops (budget, abort, hand-over, an outside answer, a refused answer): what is open closes at once. */
+	signal: AbortSignal;
+	/** Epoch ms: the call's deadline; NO_LIMIT (0): the call has no budget. */
+	callDeadline: number;
+	/** Longest one dialog may stay open, in ms; NO_LIMIT (0): no limit of its own. */
+	dialogTimeoutMs: number;
+	/** Called each time a dialog opens, to count what the human saw. */
+	onDialog(): void;
+	/** Question `index` is on screen now. */
+	onShown(index: number): void;
+	/**
+	 * The human answered question `index`; `final` when that answer cannot change any more (a
+	 * question asked on its own), so other askers waiting on it may take it now. False when the
+	 * host refused it (the request has ended).
+	 */
+	onAnswer(index: number, answer: Answer, final: boolean): boolean;
+}
+
+/** How showing a request ended. */
+export interface ShowOutcome {
+	/** `submitted`: every question was answered and confirmed; `dismissed`: closed (or out of time) before that. */
+	ended: "submitted" | "dismissed";
+	/** The surface's final answers by question index, replacing what it reported as it went; undefined when it reported every answer as final. */
+	answers?: (Answer | undefined)[];
+	/** The question that was open when it was dismissed, for a surface that asks one at a time. */
+	question?: number;
+	/** Whether what was open had its time cut to the call's deadline, so closing then is the call's timeout. */
+	cappedByCall: boolean;
+}
+
+/** Shows one request; rejects when the surface fails. */
+export type Show = (prompt: ShowPrompt) => Promise<ShowOutcome>;
+
+/**
+ * Runs what is shown within its budget (never more than `limit` or what is left of the call; NO_LIMIT for none),
+ * telling the host which question is shown; undefined, showing nothing, when no time is left.
+ */
+async function withBudget<T>(
+	prompt: ShowPrompt,
+	index: number,
+	limit: number,
+	show: (signal: AbortSignal, deadline: number) => Promise<T>,
+): Promise<T | undefined> {
+	const budget = Math.min(asMs(limit), msLeft(prompt.callDeadline));
+	if (budget <= 0) return undefined;
+	const open = new AbortController();
+	const { signal } = prompt;
+	const onStop = () => open.abort(signal.reason);
+	if (signal.aborted) onStop();
+	else signal.addEventListener("abort", onStop, { once: true });
+	// Without any limit what is open stays until the human, the asker or the host ends it.
+	const timer = Number.isFinite(budget) ? setTimeout(() => open.abort("dialog-timeout"), budget) : undefined;
+	prompt.onShown(index);
+	try {
+		return await show(open.signal, Number.isFinite(budget) ? Date.now() + budget : NO_LIMIT);
+	} finally {
+		clearTimeout(timer);
+		signal.removeEventListener("abort", onStop);
+	}
+}
+
+/** A whole-request surface as a Show: the answers it reports count as they come, its outcome's answers are final. */
+function wholeRequest(askRequest: NonNullable<Surface["askRequest"]>): Show {
+	return async (prompt) => {
+		const { questions } = prompt;
+		questions.forEach((_, index) => prompt.known(index) ?? prompt.takeShared(index));
+		const known = questions.map((_, index) => prompt.known(index));
+		const open = known.filter((a) => a === undefined).length;
+		if (open === 0) return { ended: "submitted", cappedByCall: false };
+		const limit = prompt.dialogTimeoutMs === NO_LIMIT ? NO_LIMIT : prompt.dialogTimeoutMs * open;
+		const cappedByCall = prompt.callDeadline !== NO_LIMIT && msLeft(prompt.callDeadline) <= asMs(limit);
+		if (prompt.signal.aborted) return { ended: "dismissed", cappedByCall };
+		const outcome = await withBudget(
+			prompt,
+			known.findIndex((a) => a === undefined),
+			limit,
+			(signal, deadline) =>
+				askRequest({
+					asker: prompt.asker,
+					questions,
+					known,
+					signal,
+					deadline,
+					onDialog: prompt.onDialog,
+					onShown: prompt.onShown,
+					onAnswer: (index, answer) => void prompt.onAnswer(index, answer, false),
+				}),
+		);
+		return outcome ? { ended: outcome.ended, answers: outcome.answers, cappedByCall } : { ended: "dismissed", cappedByCall };
+	};
+}
+
+/** A surface that asks one question at a time as a Show: each open question in turn, within its own limit; each answer final. */
+function oneAtATime(ask: Surface["ask"]): Show {
+	return async (prompt) => {
+		const { questions } = prompt;
+		const total = questions.length;
+		for (const [index, question] of questions.entries()) {
+			if (prompt.signal.aborted) return { ended: "dismissed", cappedByCall: false };
+			if (prompt.known(index) || prompt.takeShared(index)) continue;
+			// When the call has less time left than a dialog gets, the dialog's own timeout is the call's.
+			const cappedByCall = prompt.callDeadline !== NO_LIMIT && msLeft(prompt.callDeadline) <= asMs(prompt.dialogTimeoutMs);
+			const answer = await withBudget(prompt, index, prompt.dialogTimeoutMs, (signal, deadline) =>
+				ask({ asker: prompt.asker, index, total, signal, deadline, onDialog: prompt.onDialog }, question),
+			);
+			if (prompt.signal.aborted) return { ended: "dismissed", cappedByCall: false };
+			if (answer === undefined) return { ended: "dismissed", question: index, cappedByCall };
+			if (!prompt.onAnswer(index, answer, true)) return { ended: "dismissed", cappedByCall: false };
+		}
+		return { ended: "submitted", cappedByCall: false };
+	};
+}
+
+/** The Show of `surface`: its whole-request form when it has one, else its questions one at a time. */
+export function showFor(surface: Surface): Show {
+	const { askRequest } = surface;
+	return askRequest ? wholeRequest(askRequest.bind(surface)) : oneAtATime(surface.ask.bind(surface));
+}
