@@ -12,7 +12,7 @@ import { asMs, msLeft, NO_LIMIT } from "./config.ts";
 import type { Surface } from "./surface.ts";
 
 /** What the host gives the code that shows a request. */
-export interface ShowPrompt {
+interface ShowPrompt {
 	/** Who asks, as titles show it. */
 	asker: string;
 	questions: readonly Question[];
@@ -94,7 +94,7 @@ function wholeRequest(askRequest: NonNullable<Surface["askRequest"]>): Show {
 		if (prompt.signal.aborted) return { ended: "dismissed", cappedByCall };
 		const outcome = await withBudget(
 			prompt,
-			known.findIndex((a) => a === undefined),
+			known.indexOf(undefined),
 			limit,
 			(signal, deadline) =>
 				askRequest({
