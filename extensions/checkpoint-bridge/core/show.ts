@@ -92,21 +92,17 @@ function wholeRequest(askRequest: NonNullable<Surface["askRequest"]>): Show {
 		const limit = prompt.dialogTimeoutMs === NO_LIMIT ? NO_LIMIT : prompt.dialogTimeoutMs * open;
 		const cappedByCall = prompt.callDeadline !== NO_LIMIT && msLeft(prompt.callDeadline) <= asMs(limit);
 		if (prompt.signal.aborted) return { ended: "dismissed", cappedByCall };
-		const outcome = await withBudget(
-			prompt,
-			known.indexOf(undefined),
-			limit,
-			(signal, deadline) =>
-				askRequest({
-					asker: prompt.asker,
-					questions,
-					known,
-					signal,
-					deadline,
-					onDialog: prompt.onDialog,
-					onShown: prompt.onShown,
-					onAnswer: (index, answer) => void prompt.onAnswer(index, answer, false),
-				}),
+		const outcome = await withBudget(prompt, known.indexOf(undefined), limit, (signal, deadline) =>
+			askRequest({
+				asker: prompt.asker,
+				questions,
+				known,
+				signal,
+				deadline,
+				onDialog: prompt.onDialog,
+				onShown: prompt.onShown,
+				onAnswer: (index, answer) => void prompt.onAnswer(index, answer, false),
+			}),
 		);
 		return outcome ? { ended: outcome.ended, answers: outcome.answers, cappedByCall } : { ended: "dismissed", cappedByCall };
 	};
