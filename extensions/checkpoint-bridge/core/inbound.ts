@@ -13,7 +13,8 @@ import { type Answer, OUTSIDE_SOURCES, type OutsideSource } from "../model/answe
 import { answerOf, answerProblem } from "../model/answer-check.ts";
 import type { Question } from "../model/question.ts";
 
-export type InboundValue = string | boolean | string[] | { answer?: string | boolean; values?: string[]; note?: string };
+/** `recommended: true` marks the answer as the question's recommendation, accepted as such (it must be that option). */
+export type InboundValue = string | boolean | string[] | { answer?: string | boolean; values?: string[]; note?: string; recommended?: boolean };
 
 export type InboundMessage = ({ requestId: string; answers: InboundValue[] } | { requestId: string; cancel: true }) & { source: OutsideSource };
 
@@ -90,8 +91,11 @@ export function resolveAnswer(question: Question, value: InboundValue, at: strin
 	if (typeof built === "string") return `${at}: ${built}`;
 	const note = typeof value === "object" && value !== null && !Array.isArray(value) ? (value.note as unknown) : undefined;
 	if (note !== undefined && typeof note !== "string") return `${at}: note must be text`;
+	const recommended = typeof value === "object" && value !== null && !Array.isArray(value) ? (value.recommended as unknown) : undefined;
+	if (recommended !== undefined && typeof recommended !== "boolean") return `${at}: recommended must be true, false or left out`;
 	// A blank note is no note; the check below bounds its length.
-	const answer = typeof note === "string" && note.trim() !== "" ? { ...built, note: note.trim() } : built;
+	let answer = typeof note === "string" && note.trim() !== "" ? { ...built, note: note.trim() } : built;
+	if (recommended === true) answer = { ...answer, recommended: true };
 	const problem = answerProblem(question, answer);
 	return problem === undefined ? answer : `${at}: ${problem}`;
 }

@@ -56,6 +56,12 @@ export function answerProblem(question: Question, answer: Answer): string | unde
 		return `note must be text of at most ${LIMITS.note} characters`;
 	const values = answer.values;
 	if (values !== undefined && !(question.kind === "choice" && question.multiSelect)) return "has several values, but the question takes one";
+	if (answer.recommended !== undefined) {
+		if (answer.recommended !== true) return "recommended must be true or left out";
+		// Marked as the recommendation only when it is exactly that: the recommended option and nothing else.
+		const isRecommendation = question.recommended !== undefined && answer.kind === "option" && answer.answer === question.recommended;
+		if (!isRecommendation || (values !== undefined && values.length !== 1)) return "is marked recommended, but is not the question's recommended option";
+	}
 	switch (question.kind) {
 		case "text":
 			return answer.kind === "text" ? undefined : `is of kind ${JSON.stringify(answer.kind)}, the question takes text`;

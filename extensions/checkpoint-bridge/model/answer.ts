@@ -24,6 +24,8 @@ export interface Answer {
 	note?: string;
 	/** Other askers who asked the same question at the same time and got this same answer. */
 	sharedWith?: string[];
+	/** Present when the human took the question's recommended option by accepting every recommendation at once (the form's Review key, the page's button). */
+	recommended?: true;
 	/** Where the answer came from: a dialog here, another asker's dialog, an outside answer, or the web answer page. */
 	source?: "dialog" | "shared" | OutsideSource;
 }

@@ -203,6 +203,30 @@ describe("the answer check on its own (parseInbound, resolveInbound)", () => {
 		expect(values("no")?.[1]).toMatchObject({ answer: "mac", kind: "option" });
 	});
 
+	it("takes recommended: true only on the question's recommended option, and says so on the answer", () => {
+		const one = (recommended?: string) => {
+			const checked = validateAskParams({
+				questions: [{ question: "Which database?", options: ["Postgres", "SQLite"], ...(recommended ? { recommended } : {}) }],
+			});
+			if (!checked.ok) throw new Error(checked.problems.join("; "));
+			return checked.questions[0]!;
+		};
+		const q = one("SQLite");
+		const plain = one();
+		expect(resolveInbound([q], [{ answer: "SQLite", recommended: true }], "web")).toEqual({
+			ok: true,
+			answers: [{ question: "Which database?", answer: "SQLite", kind: "option", recommended: true, source: "web" }],
+		});
+		expect(resolveInbound([q], [{ answer: "SQLite", recommended: false }], "web")).toMatchObject({ ok: true, answers: [{ answer: "SQLite" }] });
+		expect((resolveInbound([q], [{ answer: "SQLite", recommended: false }], "web") as { answers: object[] }).answers[0]).not.toHaveProperty("recommended");
+		for (const [question, value] of [
+			[q, { answer: "Postgres", recommended: true }],
+			[plain, { answer: "SQLite", recommended: true }],
+			[q, { answer: "SQLite", recommended: "yes" }],
+		] as const)
+			expect(resolveInbound([question], [value as never]).ok, JSON.stringify(value)).toBe(false);
+	});
+
 	it("takes a typed answer to a choice that allows it, trimmed, as other", () => {
 		const result = resolve(["Postgres", ["mac"], "x", "no", "  helix  "]);
 		expect(result.ok && result.answers[4]).toEqual({ question: "Which editor?", answer: "helix", kind: "other", source: "outside" });

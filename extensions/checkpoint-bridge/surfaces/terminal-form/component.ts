@@ -5,7 +5,7 @@
 import { type Component, type Focusable, Input, matchesKey } from "@earendil-works/pi-tui";
 import { msLeft } from "../../core/config.ts";
 import { LIMITS } from "../../model/limits.ts";
-import type { Effect, Field, FormModel } from "./model.ts";
+import { ACCEPT_KEY, type Effect, type Field, type FormModel } from "./model.ts";
 import { type FormTheme, renderForm } from "./render.ts";
 
 /** How often the countdown is redrawn, in ms. @default 1000 */
@@ -156,7 +156,10 @@ export class FormComponent implements Component, Focusable {
 			if (effect) return this.#o.finish(effect);
 		} else if ((matchesKey(data, "right") || matchesKey(data, "left")) && !textBeside) model.turn(matchesKey(data, "right") ? 1 : -1);
 		else if (field) this.#type(field, data);
-		else if (matchesKey(data, "space")) model.toggle();
+		else if (model.onReview && matchesKey(data, ACCEPT_KEY)) {
+			const effect = model.acceptRecommended();
+			if (effect) return this.#o.finish(effect);
+		} else if (matchesKey(data, "space")) model.toggle();
 		this.#load();
 		if (model.tab !== before && model.current) this.#o.onShown?.(model.tab);
 	}

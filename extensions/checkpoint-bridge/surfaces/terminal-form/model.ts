@@ -38,6 +38,9 @@ export interface QuestionState {
 	value?: InboundValue;
 }
 
+/** The Review tab's key that accepts every recommendation and submits (FormModel.acceptRecommended). @default "a" */
+export const ACCEPT_KEY = "a";
+
 /** What a key did to the form as a whole. */
 export type Effect = "submit" | "dismiss" | undefined;
 
@@ -204,6 +207,30 @@ export class FormModel {
 		} else if (row?.kind === "option") value = { answer: row.label };
 		if (value === undefined || !this.#answer(q, value)) return undefined;
 		return this.#advance();
+	}
+
+	/**
+	 * The Review key: every unanswered question that has a recommended option gets it (the answer
+	 * marked `recommended`), then the form submits; when questions without a recommendation are
+	 * still open it stays, naming them.
+	 */
+	acceptRecommended(): Effect {
+		if (!this.onReview) return undefined;
+		for (const q of this.questions) {
+			const rec = q.question.recommended;
+			if (q.answer || q.known || rec === undefined) continue;
+			if (q.question.multiSelect) q.ticked.add(rec);
+			// The cursor on the option taken, so going back to the question shows it picked.
+			q.cursor = Math.max(
+				0,
+				q.rows.findIndex((row) => row.kind === "option" && row.label === rec),
+			);
+			this.#answer(q, q.question.multiSelect ? { values: [rec], recommended: true } : { answer: rec, recommended: true });
+		}
+		const open = this.unanswered;
+		if (open.length === 0) return "submit";
+		this.message = `No recommendation to accept for: ${open.map((i) => `${i + 1}. ${tabLabel(this.questions[i]!.question, 24)}`).join(", ")}; answer ${open.length === 1 ? "it" : "them"}, then Enter`;
+		return undefined;
 	}
 
 	/** After an answer: the next unanswered question, else Review, else (a single question) submit. */

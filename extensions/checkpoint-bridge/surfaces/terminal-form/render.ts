@@ -4,7 +4,7 @@
  */
 import { truncateToWidth, visibleWidth, wrapTextWithAnsi } from "@earendil-works/pi-tui";
 import { OTHER_ENTRY } from "../present.ts";
-import { type FormModel, type QuestionState, type Row, tabLabel } from "./model.ts";
+import { ACCEPT_KEY, type FormModel, type QuestionState, type Row, tabLabel } from "./model.ts";
 
 /** The slice of pi's Theme the form uses. */
 export interface FormTheme {
@@ -96,7 +96,11 @@ function previewLines(text: string, width: number, theme: FormTheme): string[] {
 function hint(model: FormModel, q: QuestionState | undefined, single: boolean): string {
 	const turn = single ? [] : ["Tab/→ next", "⇧Tab/← back"];
 	if (model.noteOpen) return "type a note · Enter keep · Esc back";
-	if (!q) return ["Enter submit", "⇧Tab/← back", "Esc dismiss"].join(" · ");
+	if (!q) {
+		// Named only while it would fill something: an open question with a recommended option.
+		const accept = model.questions.some((s) => !s.answer && s.question.recommended !== undefined) ? [`${ACCEPT_KEY} accept recommended & submit`] : [];
+		return ["Enter submit", ...accept, "⇧Tab/← back", "Esc dismiss"].join(" · ");
+	}
 	if (q.known) return [...turn, "Esc dismiss"].join(" · ");
 	const keys = ["↑↓ move"];
 	if (q.question.kind === "text") keys.splice(0, 1, "type your answer", "Enter confirm");

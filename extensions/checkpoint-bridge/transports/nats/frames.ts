@@ -118,6 +118,7 @@ function cleanAnswers(answers: Answer[]): Answer[] {
 		kind: KINDS.includes(a.kind) ? a.kind : "text",
 		...(typeof a.id === "string" ? { id: a.id } : {}),
 		...(Array.isArray(a.values) && a.values.every((x) => typeof x === "string") ? { values: [...a.values] } : {}),
+		...(a.recommended === true ? { recommended: true as const } : {}),
 		// Where the answer came from survives a re-send, so the asker's envelope reads as if nothing happened.
 		...(SOURCES.includes(a.source) ? { source: a.source } : {}),
 	}));

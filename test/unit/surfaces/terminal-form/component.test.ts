@@ -226,6 +226,43 @@ describe("keys produce the answers", () => {
 		expect(f.ended).toEqual(["submit"]);
 	});
 
+	it("Review: a fills every unanswered question that has a recommended option with it, marked recommended, and submits; what the human gave stands", () => {
+		const f = form([
+			{ id: "db", question: "Which database?", options: ["Postgres", "SQLite"], recommended: "SQLite" },
+			{ id: "os", question: "Which targets?", options: ["linux", "mac"], multiSelect: true, recommended: "mac" },
+			{ id: "ci", question: "Which CI?", options: ["GitHub", "GitLab"], recommended: "GitLab" },
+		]);
+		// The human picks GitHub for the third, over its recommendation (listed first), and goes to Review.
+		f.press("tab", "tab", "down", "enter", "tab", "tab", "tab");
+		expect(f.model.onReview).toBe(true);
+		const help = f.component.render(120).map(visible).join("\n");
+		expect(help).toContain("a accept recommended & submit");
+		f.press({ type: "a" });
+		expect(f.ended).toEqual(["submit"]);
+		expect(f.model.answers).toEqual([
+			{ question: "Which database?", id: "db", answer: "SQLite", kind: "option", recommended: true },
+			{ question: "Which targets?", id: "os", answer: "mac", kind: "option", values: ["mac"], recommended: true },
+			{ question: "Which CI?", id: "ci", answer: "GitHub", kind: "option" },
+		]);
+	});
+
+	it("Review: a with questions that have no recommendation fills the others, keeps the form open and names those", () => {
+		const f = form(rich);
+		f.press("tab", "tab", "tab", "tab");
+		expect(f.model.onReview).toBe(true);
+		f.press({ type: "a" });
+		expect(f.ended).toEqual([]);
+		expect(f.model.answers[0]).toMatchObject({ answer: "SQLite", recommended: true });
+		expect(f.model.answers.slice(1)).toEqual([undefined, undefined, undefined]);
+		const screen = f.component.render(120).map(visible).join("\n");
+		expect(screen).toContain("No recommendation to accept for: 2. Targets, 3. Project name?, 4. Ship it now?");
+		// Nothing left to accept: the key is no longer offered.
+		expect(screen).not.toContain("accept recommended");
+		// Typed on a question, a is a letter like any other.
+		f.press("shiftTab", "shiftTab", { type: "a" });
+		expect(f.model.current?.typed).toBe("a");
+	});
+
 	it("Tab/→ and Shift+Tab/← change questions and stop at the ends", () => {
 		const f = form(rich);
 		f.press("shiftTab", "left");
