@@ -9,11 +9,16 @@
  * 3. a call whose budget runs out while its form is open: `timeout`, and the form is gone;
  * 4. an Enter sent the moment a form appears is ignored (the key guard), a pick a second later answers.
  *
+ * A second pi process, at 80 columns, with the page on and no budget: `/checkpoints web qr` prints a
+ * code jsqr reads back as the page's link, the form says "no time limit", and `a` on Review accepts
+ * the recommendations (naming the question without one) and submits.
+ *
  * The screen of every step is written under .tmp/tui-form/pi-<version>/ (the path is printed).
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { decodeHalfBlocks } from "../unit/support/qr-decode.ts";
 import type { ScriptAsk } from "./fixtures/scripted-model.ts";
 import { baseArgs, createPiEnv, NODE_BIN, PI_CLI, PI_VERSION, type PiEnv, REPO_ROOT } from "./harness/pi-cli.ts";
 import { FORM_NOT_TAKING_KEYS, ScreenCaptures, TmuxSession, tmuxAvailable } from "./harness/tmux.ts";
@@ -71,6 +76,11 @@ const PROMPTS = {
 	]),
 	"ask briefly": ask([{ id: "target", question: "Deploy target?", options: ["staging", "prod"] }], 4_000),
 	"ask while typing": ask([{ id: "region", question: "Which region?", options: ["eu-west", "us-east"] }]),
+	"ask with advice": ask([
+		{ id: "db", header: "Storage", question: "Which database?", options: ["Postgres", "SQLite"], recommended: "SQLite" },
+		{ id: "areas", header: "Areas", question: "Which areas?", options: ["api", "cli", "docs"], multiSelect: true, recommended: "docs" },
+		{ id: "codename", header: "Codename", question: "Codename of the release?", options: ["aurora", "borealis"] },
+	]),
 };
 
 const quote = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
@@ -254,6 +264,73 @@ describe.skipIf(!hasTmux)(`the terminal form in the real TUI, pi ${PI_VERSION}${
 		} catch (error) {
 			if (error instanceof Error) error.message += `\n--- stderr of pi:\n${stderr() || "(empty)"}`;
 			throw error;
+		}
+	});
+	it("Review: a accepts the recommendations and submits; /checkpoints web qr prints the page's link as a QR code that reads back", async () => {
+		const env = createPiEnv({
+			script: { prompts: PROMPTS },
+			env: { CHECKPOINT_BRIDGE_WEB: "127.0.0.1:0", CHECKPOINT_BRIDGE_TIMEOUT_MS: "0", CHECKPOINT_BRIDGE_DIALOG_TIMEOUT_MS: "0" },
+		});
+		const stderrFile = join(env.root, "stderr.log");
+		const envPart = Object.entries({ ...env.env, TERM: "xterm-256color" }).map(([key, value]) => `${key}=${quote(String(value))}`);
+		const piPart = [NODE_BIN, PI_CLI, ...baseArgs(), "--name", "tui-host"].map(quote);
+		const command = [`env -i ${envPart.join(" ")} ${piPart.join(" ")} 2>${quote(stderrFile)}`, `echo "${EXIT_MARKER}$?"`, "sleep 30"].join("; ");
+		const session = new TmuxSession();
+		const deadEnd = new RegExp(`${EXIT_MARKER}|"status":"error"`);
+		try {
+			await session.start({ command, cwd: env.cwd, width: 80, height: 60 });
+			const started = await waitForSqueezed(session, /answerinabrowserathttp:\/\/127\.0\.0\.1:\d+\/t\/[\w-]{43}\//, 30_000, "the page's announcement");
+			const url = /answerinabrowserat(http:\/\/127\.0\.0\.1:\d+\/t\/[\w-]{43}\/)/.exec(squeezed(started))![1]!;
+
+			// The page's link as a QR code, read back from what tmux captured of the 80-column screen.
+			await session.type("/checkpoints web qr");
+			await session.keys("Enter");
+			let screen = await session.waitFor(/for your phone/, 10_000, "the QR code", deadEnd);
+			// The code may still be drawing: read captures until one decodes (or give up and show the last).
+			for (let tries = 0; decodeHalfBlocks(screen) === undefined && tries < 20; tries++) {
+				await new Promise((resolve) => setTimeout(resolve, 100));
+				screen = await session.screen();
+			}
+			capture("qr-80-columns", screen);
+			expect(screen.split("\n").every((line) => [...line].length <= 80)).toBe(true);
+			expect(decodeHalfBlocks(screen), "jsqr reads the captured code as the page's link").toBe(url);
+
+			// No budget: the form says so instead of counting down; `a` on Review fills what has a recommendation and names the rest.
+			await session.type("ask with advice");
+			await session.keys("Enter");
+			await session.waitFor(/\[tui-host\] · no time limit · 3 questions/, 15_000, "the form without a time limit", deadEnd);
+			await session.formTakesKeys();
+			await session.keys("Tab", "Tab", "Tab");
+			screen = await session.waitFor(/a accept recommended & submit/, 5_000, "Review naming the accept key", deadEnd);
+			capture("accept-review", screen);
+			await session.keys("a");
+			screen = await waitForSqueezed(session, /Norecommendationtoacceptfor:3\.Codename/, 5_000, "the question without a recommendation named");
+			capture("accept-named", screen);
+			expect(screen).toMatch(/^ 1\. Storage → SQLite\s*$/m);
+			expect(screen).toMatch(/^ 2\. Areas → docs\s*$/m);
+			expect(screen).toMatch(/^ 3\. Codename → not answered\s*$/m);
+			await session.keys("BTab");
+			await session.waitFor(/\[☐ Codename\]/, 5_000, "the codename question", deadEnd);
+			await session.keys("Enter");
+			await session.waitFor(/\[Review\]/, 5_000, "back on Review", deadEnd);
+			await session.keys("a");
+			const ok = await envelopeOnScreen(session, "ok", 20_000);
+			capture("envelope-accepted", ok.screen);
+			expect(ok.envelope.answers).toEqual(
+				unspaced([
+					{ question: "Which database?", answer: "SQLite", kind: "option", id: "db", recommended: true, source: "dialog" },
+					{ question: "Which areas?", answer: "docs", kind: "option", id: "areas", values: ["docs"], recommended: true, source: "dialog" },
+					{ question: "Codename of the release?", answer: "aurora", kind: "option", id: "codename", source: "dialog" },
+				]),
+			);
+			await session.keys("C-d");
+			await session.waitFor(`${EXIT_MARKER}0`, 15_000, "a clean exit");
+		} catch (error) {
+			if (error instanceof Error) error.message += `\n--- stderr of pi:\n${existsSync(stderrFile) ? readFileSync(stderrFile, "utf8") : "(empty)"}`;
+			throw error;
+		} finally {
+			await session.dispose();
+			env.cleanup();
 		}
 	});
 });

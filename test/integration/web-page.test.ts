@@ -9,6 +9,7 @@ import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { decodePixels } from "../unit/support/qr-decode.ts";
 import { cardGone, cardOf, fill, HAS_CHROMIUM, launchBrowser, openTab, POLL_MS, screenshot, submit } from "./harness/browser.ts";
 import { type AskArgs, checkedEnvelope, PiWorld, type ProgrammaticUI } from "./harness/sdk-sessions.ts";
 
@@ -59,6 +60,57 @@ const portRefuses = (url: string) =>
 	new Promise<boolean>((resolve) => http.get(url, () => resolve(false)).on("error", (e: NodeJS.ErrnoException) => resolve(e.code === "ECONNREFUSED")));
 
 describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, SDK host", () => {
+	it("a request's QR code reads as its own link and nothing else; Accept the recommendations answers with them, naming a question without one; no time limit shown", async () => {
+		const { ui, url } = await hostWithPage();
+		const child = await askingChild("phone", {
+			timeoutMs: 0,
+			questions: [
+				{ id: "db", header: "Storage", question: "Which database?", options: ["Postgres", "SQLite"], recommended: "SQLite" },
+				{ id: "areas", question: "Which areas?", options: ["api", "cli", "docs"], multiSelect: true, recommended: "docs" },
+				{ id: "codename", question: "Codename?", options: ["aurora", "borealis"] },
+			],
+		});
+		const dialog = await ui.waitForDialog((d) => d.title.startsWith("[phone]"), 10_000, "the child's first dialog");
+		const tab = await openTab(browser.browser, url);
+		const card = await cardOf(tab.page, "phone");
+		expect(await card.$eval(".countdown", (c) => c.textContent)).toBe("no time limit");
+		expect(await card.$eval("figcaption", (c) => c.textContent)).toBe("open on your phone");
+		await tab.page.waitForFunction(() => (document.querySelector<HTMLImageElement>(".qr img")?.naturalWidth ?? 0) > 0, { polling: POLL_MS, timeout: 10_000 });
+		// The code as the browser drew it, read back in Node by jsqr.
+		const drawn = await card.evaluate((c) => {
+			const image = c.querySelector<HTMLImageElement>(".qr img")!;
+			const canvas = document.createElement("canvas");
+			canvas.width = canvas.height = 512;
+			const g = canvas.getContext("2d")!;
+			g.fillStyle = "#fff";
+			g.fillRect(0, 0, 512, 512);
+			g.drawImage(image, 0, 0, 512, 512);
+			return { pixels: [...g.getImageData(0, 0, 512, 512).data], link: c.querySelector<HTMLAnchorElement>("a.own-link")!.href };
+		});
+		const read = decodePixels(new Uint8ClampedArray(drawn.pixels), 512, 512);
+		expect(read, "the code is the request's own link").toBe(drawn.link);
+		expect(read).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/r\/[\w-]{43}\/$/);
+		expect(read, "never the page token").not.toContain(new URL(url).pathname.split("/")[2]);
+		await screenshot(tab.page, "qr-and-accept");
+
+		// Accept: the two with a recommendation are filled, the third is named and nothing is sent.
+		await tab.page.bringToFront();
+		await (await card.$("button.accept"))!.click();
+		expect(await card.$eval(".message", (m) => m.textContent)).toBe("No recommendation to accept for: 3. Codename?. Answer it, then send.");
+		expect(dialog.open).toBe(true);
+		await fill(tab.page, card, 2, { pick: ["borealis"] });
+		await (await card.$("button.accept"))!.click();
+		await child.done(20_000);
+		const envelope = checkedEnvelope(child);
+		expect(envelope.status).toBe("ok");
+		expect(envelope.answers).toEqual([
+			{ id: "db", question: "Which database?", answer: "SQLite", kind: "option", recommended: true, source: "web" },
+			{ id: "areas", question: "Which areas?", answer: "docs", kind: "option", values: ["docs"], recommended: true, source: "web" },
+			{ id: "codename", question: "Codename?", answer: "borealis", kind: "option", source: "web" },
+		]);
+		expect(tab.dialogs).toEqual([]);
+	});
+
 	it("shows a relayed child's request as a card with every question kind; one submit answers all of them with source web and closes the host's dialog", async () => {
 		const { ui, url } = await hostWithPage();
 		const child = await askingChild("deployer", {

@@ -15,7 +15,28 @@ const loadWeb = (): Promise<WebModule> => (webModule ??= import("./index.ts"));
 const webIfStarted = (): Promise<WebModule> | undefined => (webPageSlotExists() ? loadWeb() : undefined);
 
 /** What `/checkpoints` says to arguments it does not know. */
-export const WEB_USAGE = "checkpoint-bridge: /checkpoints web [<host>:<port>] serves the answer page (default 127.0.0.1:0); /checkpoints web off stops it";
+export const WEB_USAGE =
+	"checkpoint-bridge: /checkpoints web [<host>:<port>] serves the answer page (default 127.0.0.1:0); /checkpoints web qr shows its link as a QR code; /checkpoints web off stops it";
+
+/** What `/checkpoints web qr` says while no page runs. */
+export const QR_PAGE_OFF =
+	"checkpoint-bridge: the answer page is not running, so there is no link to show; start it with /checkpoints web (or set CHECKPOINT_BRIDGE_WEB=127.0.0.1:0), then /checkpoints web qr";
+
+/** `/checkpoints web qr`: the running page's link as a QR code in the terminal, or how to start the page. */
+async function webQr(ui: HostUI): Promise<void> {
+	const web = webIfStarted();
+	const page = web ? await (await web).currentWebPage() : undefined;
+	if (!page) return ui.notify(QR_PAGE_OFF, "info");
+	try {
+		const code = await (await web!).qrHalfBlocks(page.url);
+		ui.notify(
+			`checkpoint-bridge: the answer page, for your phone (this link answers every request: scan it only on your own device)\n${code}\n${page.url}`,
+			"info",
+		);
+	} catch (error) {
+		ui.notify(`checkpoint-bridge: cannot draw the QR code: ${error instanceof Error ? error.message : String(error)}; the link: ${page.url}`, "warning");
+	}
+}
 
 /** A notice that cannot fail the caller (a UI that is going away). */
 const noticeTo = (ui: HostUI) => (message: string, type: "info" | "warning") => {
@@ -50,8 +71,9 @@ export async function closeRunningWebPage(): Promise<boolean> {
 	return web ? (await web).closeWebPage() : false;
 }
 
-/** `/checkpoints web [<host>:<port>]` and `/checkpoints web off`; `isHost`: whether this session holds the host role. */
+/** `/checkpoints web [<host>:<port>]`, `/checkpoints web qr` and `/checkpoints web off`; `isHost`: whether this session holds the host role. */
 export async function webCommand(words: string[], ui: HostUI, handle: ObserverHandle, isHost: boolean): Promise<void> {
+	if (words[0] === "qr" && words.length === 1) return webQr(ui);
 	if (words[0] === "off" && words.length === 1) {
 		const closed = await closeRunningWebPage();
 		return ui.notify(

@@ -9,6 +9,7 @@ import type { WebPage } from "./server.ts";
 export { DEFAULT_WEB_ADDRESS, parseWebAddress, type WebAddress } from "./address.ts";
 export { NOTIFY_COMMAND_ENV } from "./notify-command.ts";
 export { closeWebPage, currentWebPage, ensureWebPage, setWebNotice } from "./process-page.ts";
+export { qrHalfBlocks } from "./qr.ts";
 export type { WebPage } from "./server.ts";
 
 /** The line the host shows when the page starts, and `/checkpoints` again. */

@@ -1,14 +1,15 @@
 /**
  * The page's HTTP routes. Every path starts with a secret: `/t/<page token>/…` is the whole page,
  * `/r/<request link>/…` one request. Under either: `` (the page), `app.js`, `app.css`, `events`
- * (the live stream) and `answer` (POST). Checks run in this order: Host, secret, method, and for
+ * (the live stream) and `answer` (POST); under a request link only, `qr.svg` (that link as a QR code). Checks run in this order: Host, secret, method, and for
  * an answer Origin, body, then the one answer check of the core (an `answer` event on the bus).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { InboundReply } from "../../core/inbound.ts";
 import type { Board, ObserverHandle } from "./board.ts";
 import { checkHost, checkSameOrigin, type Refusal, readJsonBody, refuse, SECURITY_HEADERS } from "./guard.ts";
-import type { Scope, Streams } from "./stream.ts";
+import { qrSvg } from "./qr.ts";
+import { linkPath, type Scope, type Streams } from "./stream.ts";
 import { matchesDigest } from "./tokens.ts";
 
 /** The page's own files, read once at start. */
@@ -30,6 +31,8 @@ export interface RouteContext {
 	/** Origins the page is served from. */
 	origins: ReadonlySet<string>;
 	maxBodyBytes: number;
+	/** Scheme, host and port of the page's links, as announced. */
+	origin: string;
 	/** How long to wait for the host's reply to an answer. @default 5000 */
 	replyTimeoutMs?: number;
 }
@@ -137,6 +140,19 @@ export function route(ctx: RouteContext, req: IncomingMessage, res: ServerRespon
 	if (name === "answer") {
 		if (method !== "POST") return refuse(res, { status: 405, reason: "answers are sent with POST" }, { allow: "POST" });
 		void answer(ctx, req, res, scope).catch(() => refuse(res, { status: 400, reason: "the answer could not be read" }));
+		return;
+	}
+	if (name === "qr.svg") {
+		// A request's code is its own link, and only a request link serves one: no code ever carries the page token.
+		if (scope.kind !== "request") return refuse(res, { status: 404, reason: "a QR code is served under a request's own link only" });
+		if (method !== "GET" && method !== "HEAD") return refuse(res, { status: 405, reason: "the QR code is read with GET" }, { allow: "GET, HEAD" });
+		void qrSvg(`${ctx.origin}${linkPath(secret!)}`).then(
+			(svg) => {
+				res.writeHead(200, { ...SECURITY_HEADERS, "content-type": "image/svg+xml", "content-length": String(Buffer.byteLength(svg)) });
+				res.end(method === "HEAD" ? undefined : svg);
+			},
+			() => refuse(res, { status: 404, reason: "QR codes are not available: the qrcode package cannot be loaded" }),
+		);
 		return;
 	}
 	if (name === "events") {

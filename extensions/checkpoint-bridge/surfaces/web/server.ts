@@ -137,7 +137,7 @@ export async function startWebPage(options: WebPageOptions): Promise<WebPage> {
 		);
 	});
 
-	const context = { handle, board, streams, assets, pageDigest: digestOf(token), hosts, origins, maxBodyBytes: options.maxBodyBytes ?? MAX_BODY_BYTES };
+	const context = { handle, board, streams, assets, pageDigest: digestOf(token), hosts, origins, origin, maxBodyBytes: options.maxBodyBytes ?? MAX_BODY_BYTES };
 	server.on("request", (req, res) => {
 		try {
 			route(context, req, res);

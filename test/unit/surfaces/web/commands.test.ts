@@ -6,10 +6,12 @@
  */
 import http from "node:http";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { QR_PAGE_OFF } from "../../../../extensions/checkpoint-bridge/surfaces/web/command.ts";
 import { webPageSlotExists } from "../../../../extensions/checkpoint-bridge/surfaces/web/enable.ts";
 import { exposureWarning } from "../../../../extensions/checkpoint-bridge/surfaces/web/index.ts";
 import { loadExtensionCopy, playedSessions } from "../../support/fake-pi.ts";
 import { fakeUI } from "../../support/fake-ui.ts";
+import { decodeHalfBlocks } from "../../support/qr-decode.ts";
 
 const sessions = playedSessions();
 afterEach(async () => {
@@ -70,6 +72,22 @@ describe("web page commands", () => {
 		}
 		expect(said().at(-3)).toContain("that listens on every interface");
 		expect(said().at(-1)).toContain("/checkpoints web off stops it");
+	});
+
+	it("/checkpoints web qr shows the running page's link as a QR code that reads back as that link; with the page off it says how to turn it on", async () => {
+		const { s, said, lastUrl } = await host();
+		await s.command("checkpoints", "web qr");
+		expect(said().at(-1)).toBe(QR_PAGE_OFF);
+		expect(QR_PAGE_OFF).toContain("/checkpoints web");
+		await s.command("checkpoints", "web");
+		const url = lastUrl()!;
+		await s.command("checkpoints", "web qr");
+		const shown = said().at(-1)!;
+		expect(decodeHalfBlocks(shown)).toBe(url);
+		expect(shown.split("\n").at(-1)).toBe(url);
+		await s.command("checkpoints", "web off");
+		await s.command("checkpoints", "web qr");
+		expect(said().at(-1)).toBe(QR_PAGE_OFF);
 	});
 
 	it("only the host session serves it", async () => {

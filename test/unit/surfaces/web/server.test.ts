@@ -246,6 +246,21 @@ describe("web page: a request's own link", () => {
 		expect(s.handle.snapshot()!.open.map((o) => o.requestId)).toEqual([first.requestId]);
 	});
 
+	it("serves its QR code under its own link only (an SVG), never under the page token, and none once it settled", async () => {
+		const s = await setup();
+		const { requestId, call } = await s.ask([{ question: "Phone?", options: ["a", "b"] }], { label: "one" });
+		const link = linkPathOf(s.page, requestId);
+		const qr = await raw(s.page, { path: `${link}qr.svg` });
+		expect(qr.status).toBe(200);
+		expect(qr.headers["content-type"]).toBe("image/svg+xml");
+		expect(qr.body).toMatch(/^<svg [^>]*viewBox/);
+		expect((await raw(s.page, { path: `${pagePath(s.page)}qr.svg` })).status).toBe(404);
+		expect((await raw(s.page, { method: "POST", path: `${link}qr.svg`, headers: { origin: s.page.origin } })).status).toBe(405);
+		expect((await postAnswer(s.page, `${link}answer`, { answers: ["a"] })).status).toBe(200);
+		await call;
+		expect((await raw(s.page, { path: `${link}qr.svg` })).status).toBe(410);
+	});
+
 	it("its stream ends when the request settles at the host", async () => {
 		const s = await setup();
 		const { requestId } = await s.ask([{ question: "Only?", options: ["a", "b"] }]);

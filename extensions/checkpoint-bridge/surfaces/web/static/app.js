@@ -161,6 +161,17 @@ function buildCard(card) {
 		link.rel = "noreferrer";
 		meta.append(link);
 	}
+	// The request's own link as a QR code, served under that link: it answers this request only.
+	let qr;
+	if (card.link) {
+		qr = el("figure", "qr");
+		const image = el("img");
+		image.src = `${card.link}qr.svg`;
+		image.alt = "QR code of this request's own link";
+		image.width = 160;
+		image.height = 160;
+		qr.append(image, el("figcaption", "", "open on your phone"));
+	}
 	const form = el("form");
 	form.noValidate = true;
 	card.questions.forEach((q, i) => form.append(questionBlock(card, q, i)));
@@ -169,16 +180,31 @@ function buildCard(card) {
 	button.type = "submit";
 	const message = el("p", "message");
 	message.setAttribute("aria-live", "polite");
-	actions.append(button, message);
+	actions.append(button);
+	// Questions filled by the accept button, by index: their answers say they are the recommendation.
+	const accepted = new Set();
+	let accept;
+	if (card.questions.some((q) => q.recommended !== undefined)) {
+		accept = el("button", "accept", "Accept the recommendations");
+		accept.type = "button";
+		actions.append(accept);
+	}
+	actions.append(message);
 	form.append(actions);
-	root.append(meta, form);
-	const entry = { card, root, form, button, message, where, countdown };
+	root.append(meta, ...(qr ? [qr] : []), form);
+	const entry = { card, root, form, button, accept, accepted, message, where, countdown };
 	form.addEventListener("submit", (event) => {
 		event.preventDefault();
 		void submit(entry);
 	});
-	// What the last send said (a question left out, a refusal) is stale once the human changes an answer.
-	form.addEventListener("input", () => (message.textContent = ""));
+	accept?.addEventListener("click", () => acceptRecommended(entry));
+	form.addEventListener("input", (event) => {
+		// What the last send said (a question left out, a refusal) is stale once the human changes an answer,
+		// and a question the human changed is no longer the accepted recommendation.
+		message.textContent = "";
+		const index = /^q(\d+)/.exec(event.target?.name ?? "")?.[1];
+		if (index !== undefined) accepted.delete(Number(index));
+	});
 	return entry;
 }
 
@@ -227,6 +253,28 @@ function addTrace(trace) {
 	$("history").hidden = false;
 }
 
+/** Whether question `q` has nothing given yet (an empty text field counts as nothing). */
+function unanswered(form, q, index) {
+	const got = answerValue(form, q, index);
+	return got.missing !== undefined || (q.kind === "text" && got.value.trim() === "");
+}
+
+/** The accept button: every unanswered question with a recommended option gets it, then the card is sent; with questions left that have none, it stays and names them. */
+function acceptRecommended(entry) {
+	const { card, form } = entry;
+	card.questions.forEach((q, i) => {
+		if (q.recommended === undefined || !unanswered(form, q, i)) return;
+		const input = [...form.querySelectorAll(`input[name="q${i}"]`)].find((node) => node.value === q.recommended);
+		if (!input) return;
+		input.checked = true;
+		entry.accepted.add(i);
+	});
+	const open = card.questions.flatMap((q, i) => (unanswered(form, q, i) ? [`${i + 1}. ${q.header ?? q.question}`] : []));
+	if (open.length)
+		return setMessage(entry, `No recommendation to accept for: ${open.join(", ")}. Answer ${open.length === 1 ? "it" : "them"}, then send.`, "bad");
+	void submit(entry);
+}
+
 async function submit(entry) {
 	const { card, form } = entry;
 	const answers = [];
@@ -234,9 +282,12 @@ async function submit(entry) {
 	for (const [i, q] of card.questions.entries()) {
 		const got = answerValue(form, q, i);
 		if (got.missing) return setMessage(entry, `Question ${i + 1}: ${got.missing}.`, "bad");
-		answers.push(got.value);
+		// Still the recommendation the accept button put there: the answer says so (the host checks it is).
+		if (entry.accepted.has(i)) answers.push(Array.isArray(got.value) ? { values: got.value, recommended: true } : { answer: got.value, recommended: true });
+		else answers.push(got.value);
 	}
 	entry.button.disabled = true;
+	if (entry.accept) entry.accept.disabled = true;
 	setMessage(entry, "Sending…");
 	let status = 0;
 	let reason = "";
@@ -258,6 +309,7 @@ async function submit(entry) {
 		return;
 	}
 	entry.button.disabled = false;
+	if (entry.accept) entry.accept.disabled = false;
 	setMessage(entry, `Not sent: ${reason}`, "bad");
 	notice(`[${card.asker}] ${reason}`);
 }
