@@ -14,7 +14,7 @@ function load(): Promise<QrCode> {
 }
 
 /** Modules of quiet zone around a code: the 4 the QR standard asks for. @default 4 */
-export const QR_MARGIN = 4;
+const QR_MARGIN = 4;
 
 /** An SVG of `text` as a QR code, sized for a phone to read off a screen. */
 export async function qrSvg(text: string): Promise<string> {
