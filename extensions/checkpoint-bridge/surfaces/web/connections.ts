@@ -13,11 +13,11 @@ export const MAX_CONNECTIONS = 128;
 /** How long a client may take to send a request's headers before its connection is destroyed. @default 5000 */
 export const HEADERS_TIMEOUT_MS = 5_000;
 /** How long a client may take to send a whole request (headers and body). @default 15000 */
-export const REQUEST_TIMEOUT_MS = 15_000;
+const REQUEST_TIMEOUT_MS = 15_000;
 /** How often Node checks those two timeouts. @default 1000 */
-export const TIMEOUT_CHECK_MS = 1_000;
+const TIMEOUT_CHECK_MS = 1_000;
 /** How long a refused connection may take to flush its one-line answer before it is destroyed. @default 1000 */
-export const REFUSAL_LINGER_MS = 1_000;
+const REFUSAL_LINGER_MS = 1_000;
 
 /** Options for http.createServer that make the timeouts above apply. */
 export const timeoutOptions = { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: TIMEOUT_CHECK_MS };
