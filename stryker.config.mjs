@@ -1,15 +1,16 @@
 // Mutation testing of the relay: `npm run mutation` (see test/mutation/README.md).
 const core = (name) => `extensions/checkpoint-bridge/core/${name}.ts`;
+const model = (name) => `extensions/checkpoint-bridge/model/${name}.ts`;
 /** Only the host answers: the shared handle and its seal, one call's life, the bus asker, the endpoint's connection: each frame's checks, forwarding, the seal check. */
 const SEAL = [core("shared-handle"), core("call"), core("asker"), "extensions/checkpoint-bridge/transports/local/connection.ts:134-229"];
 /** Holding the host role (claim, release, hand-over) and asking the human once. */
 const HOST = [core("host-role"), core("same-questions")];
 /** The dialog queue: what a request goes through (not its read-only views). */
 const QUEUE = ["extensions/checkpoint-bridge/core/dialog-host.ts:183-270", "extensions/checkpoint-bridge/core/dialog-host.ts:312-524"];
-/** What comes back: the answer check for outside answers, and the envelope. */
-const ANSWERS = [core("inbound"), "extensions/checkpoint-bridge/model/result.ts"];
-/** Every call's validation. */
-const TOOL = ["extensions/checkpoint-bridge/model/validate.ts"];
+/** What comes back: the answer check for outside answers, the one answer check every reply goes through, and the envelope. */
+const ANSWERS = [core("inbound"), model("answer-check"), model("result")];
+/** Every call's validation, and the sanitising of asker text it starts with. */
+const TOOL = [model("validate"), model("sanitise")];
 const GROUPS = { seal: SEAL, host: HOST, queue: QUEUE, answers: ANSWERS, tool: TOOL };
 const group = process.env.MUTATION_GROUP ?? "seal";
 if (!(group in GROUPS)) throw new Error(`MUTATION_GROUP must be one of ${Object.keys(GROUPS).join(", ")}, not ${group}`);
