@@ -7,7 +7,7 @@ import { nanoid } from "nanoid";
 import type { Answer } from "../model/answer.ts";
 import { answerProblem, copyAnswer } from "../model/answer-check.ts";
 import type { Question, QuestionInput } from "../model/question.ts";
-import { type Envelope, makeEnvelope, type Status } from "../model/result.ts";
+import { END_REASONS, type EndReason, type Envelope, makeEnvelope, type Status } from "../model/result.ts";
 import { validateAskParams } from "../model/validate.ts";
 import { NO_LIMIT, shorterLimit } from "./config.ts";
 import type { AskerIdentity } from "./identity.ts";
@@ -74,12 +74,18 @@ export function runCall(options: CallOptions, start: (call: CallControl) => ((ca
 	const id = nanoid();
 	let answers: readonly Answer[] = [];
 	// Copied once, at the end: a sealed reply is frozen, and the envelope is the caller's to keep.
-	const envelopeFor = (status: Status, note?: string) =>
+	const envelopeFor = (status: Status, note?: string, reason?: EndReason) =>
 		makeEnvelope(
 			status,
 			answers.map((answer) => copyAnswer(answer)),
 			note,
-			{ requestId: id, asker: asker.label, waitedMs: Date.now() - startedAt },
+			// Every timeout-or-cancelled envelope says why; a host that names no known reason (an older one) counts as the human's.
+			{
+				requestId: id,
+				asker: asker.label,
+				waitedMs: Date.now() - startedAt,
+				...(status === "timeout-or-cancelled" ? { reason: reason && END_REASONS.includes(reason) ? reason : "dismissed" } : {}),
+			},
 		);
 	if (signal?.aborted) return Promise.resolve(envelopeFor("cancelled", "The tool call was aborted before it was asked."));
 	// The same check and neutralisation the host applies, so the answers can be checked against the very labels it shows.
@@ -91,13 +97,13 @@ export function runCall(options: CallOptions, start: (call: CallControl) => ((ca
 	return new Promise<Envelope>((resolve) => {
 		let settled: { status: Status; cancelHost: boolean } | undefined;
 		let cleanup: ((cancelHost: boolean, status: Status) => void) | void;
-		const end = (status: Status, note: string | undefined, askerGaveUp: boolean) => {
+		const end = (status: Status, note: string | undefined, askerGaveUp: boolean, reason?: EndReason) => {
 			if (settled) return;
 			settled = { status, cancelHost: askerGaveUp };
 			if (budgetTimer) clearTimeout(budgetTimer);
 			signal?.removeEventListener("abort", onAbort);
 			cleanup?.(askerGaveUp, status);
-			resolve(envelopeFor(status, note));
+			resolve(envelopeFor(status, note, reason));
 		};
 		const onAbort = () => end("cancelled", "The tool call was aborted.", true);
 		// Without a budget the call ends only when answered, dismissed, aborted, or its host goes.
@@ -123,7 +129,7 @@ export function runCall(options: CallOptions, start: (call: CallControl) => ((ca
 				const problem = replyAnswersProblem(questions, reply);
 				if (problem !== undefined) return end("error", `The host's reply was refused: ${problem}.`, true);
 				answers = reply.answers;
-				if (reply.kind === "result") return end(reply.status, reply.note, false);
+				if (reply.kind === "result") return end(reply.status, reply.note, false, reply.reason);
 				try {
 					onProgress?.(reply);
 				} catch {

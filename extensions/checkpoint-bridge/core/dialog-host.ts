@@ -7,7 +7,7 @@ import PQueue from "p-queue";
 import type { Answer } from "../model/answer.ts";
 import { answerProblem, copyAnswer } from "../model/answer-check.ts";
 import type { Question } from "../model/question.ts";
-import type { Status } from "../model/result.ts";
+import type { EndReason, Status } from "../model/result.ts";
 import { sanitiseText } from "../model/sanitise.ts";
 import { validateAskParams } from "../model/validate.ts";
 import { ArrivalNotices } from "./arrival-notices.ts";
@@ -24,7 +24,7 @@ import type { HostUI, Surface } from "./surface.ts";
 export interface HostEvents {
 	queued?(request: ObservedRequest, position: number): void;
 	shown?(request: ObservedRequest, question: number): void;
-	settled?(request: ObservedRequest, outcome: { status: Status; answers: Answer[]; note?: string }, settledAt: number): void;
+	settled?(request: ObservedRequest, outcome: { status: Status; answers: Answer[]; note?: string; reason?: EndReason }, settledAt: number): void;
 	/** The set of waiting requests changed. */
 	changed?(): void;
 	/**
@@ -275,7 +275,7 @@ export class DialogHost {
 			return { ok: false, code: "not_found", reason: `no open request ${JSON.stringify(parsed.message.requestId)} (unknown, or already settled)` };
 		if ("cancel" in parsed.message) {
 			this.#stop(held, "answered-outside");
-			this.#settle(held, "timeout-or-cancelled", "The question was cancelled from outside the terminal.");
+			this.#settle(held, "timeout-or-cancelled", "The question was cancelled from outside the terminal.", "dismissed");
 			return { ok: true };
 		}
 		const resolved = resolveInbound(held.questions, parsed.message.answers, parsed.message.source);
@@ -388,22 +388,24 @@ export class DialogHost {
 		this.#reply(progress);
 	}
 
-	#replyResult(id: string, status: Status, answers: Answer[], note?: string): void {
+	#replyResult(id: string, status: Status, answers: Answer[], note?: string, reason?: EndReason): void {
 		const result: RelayResult = { v: PROTOCOL_VERSION, id, kind: "result", status, answers };
 		if (note) result.note = note;
+		if (reason) result.reason = reason;
 		this.#reply(result);
 	}
 
-	#settle(held: Held, status: Status, note?: string): void {
+	#settle(held: Held, status: Status, note?: string, reason?: EndReason): void {
 		if (held.state.phase === "settled") return;
 		held.state = { phase: "settled" };
 		this.#forget(held);
 		const answers: Answer[] = [];
 		held.answers.forEach((answer, i) => answer && answers.push(this.#same.withSharers(held, i, answer)));
-		if (this.#wants("settled")) this.#events.settled!(this.#observed(held), note ? { status, answers, note } : { status, answers }, Date.now());
+		const outcome = { status, answers, ...(note ? { note } : {}), ...(reason ? { reason } : {}) };
+		if (this.#wants("settled")) this.#events.settled!(this.#observed(held), outcome, Date.now());
 		this.#events.changed?.();
 		// Nobody listens any more for a cancelled or handed-over request.
-		if (status !== "cancelled") this.#replyResult(held.request.id, status, answers, note);
+		if (status !== "cancelled") this.#replyResult(held.request.id, status, answers, note, reason);
 		// Askers that joined this request's questions may now have everything they need.
 		for (const other of this.#same.dependents(held)) this.#completeFromShared(other);
 	}
@@ -521,12 +523,14 @@ export class DialogHost {
 		if (outcome.cappedByCall && Date.now() >= request.deadline - DEADLINE_TOLERANCE_MS) return this.#stop(held, "timeout");
 		const n = answered(held).length;
 		const total = questions.length;
-		this.#settle(
-			held,
-			"timeout-or-cancelled",
-			outcome.question !== undefined
-				? `The user dismissed question ${outcome.question + 1} of ${total}, or its dialog timed out; ${n} answered.`
-				: `The user dismissed the form of ${total} question${total === 1 ? "" : "s"}, or it timed out; ${n} answered.`,
-		);
+		const what = outcome.question !== undefined ? `question ${outcome.question + 1} of ${total}` : `the form of ${total} question${total === 1 ? "" : "s"}`;
+		// Why it ended, and the note's words with it: the human said no, or nobody was there. (A host that goes or is
+		// replaced stops the request first: it is handed over, or ends no-host; see #stop.)
+		const reason: EndReason = outcome.timedOut ? "dialog-timeout" : "dismissed";
+		const notes: Record<typeof reason, string> = {
+			dismissed: `The user dismissed ${what}; ${n} answered.`,
+			"dialog-timeout": `Nobody answered ${what} within its own time limit (the user may not be there); ${n} answered.`,
+		};
+		this.#settle(held, "timeout-or-cancelled", notes[reason], reason);
 	}
 }

@@ -5,7 +5,7 @@
  */
 import type { Answer } from "../model/answer.ts";
 import type { Question } from "../model/question.ts";
-import type { Status } from "../model/result.ts";
+import type { EndReason, Status } from "../model/result.ts";
 import type { AskerIdentity } from "./identity.ts";
 
 /** Version of the observer contract; every event and snapshot carries it as `v`. */
@@ -48,7 +48,8 @@ export interface ShownEvent extends ObservedRequest {
 
 export interface SettledEvent extends ObservedRequest {
 	settledAt: number;
-	outcome: { status: Status; answers: Answer[]; note?: string };
+	/** `reason` on every `timeout-or-cancelled` outcome (see EndReason). */
+	outcome: { status: Status; answers: Answer[]; note?: string; reason?: EndReason };
 }
 
 /** What is open right now, oldest first, for an observer that connects late. */

@@ -4,7 +4,7 @@
  */
 import type { Answer } from "../model/answer.ts";
 import type { QuestionInput } from "../model/question.ts";
-import type { Status } from "../model/result.ts";
+import type { EndReason, Status } from "../model/result.ts";
 import type { AskerIdentity } from "./identity.ts";
 import type { InboundReply } from "./inbound.ts";
 import type { QueuedEvent, SettledEvent, ShownEvent } from "./observers.ts";
@@ -68,6 +68,8 @@ export interface RelayResult {
 	status: Status;
 	answers: Answer[];
 	note?: string;
+	/** Why a `timeout-or-cancelled` result ended; an older host sends none. */
+	reason?: EndReason;
 }
 
 export type RelayReply = RelayProgress | RelayResult;

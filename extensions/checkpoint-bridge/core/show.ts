@@ -48,7 +48,12 @@ export interface ShowOutcome {
 	question?: number;
 	/** Whether what was open had its time cut to the call's deadline, so closing then is the call's timeout. */
 	cappedByCall: boolean;
+	/** Whether what was open closed because its own time ran out (a `dialog-timeout`), not by the human. @default false */
+	timedOut?: boolean;
 }
+
+/** Timers, and pi closing its dialogs at their own timeout, may end a millisecond early by the wall clock: this close to its end a dialog timed out. */
+const OWN_TIME_TOLERANCE_MS = 2;
 
 /** Shows one request; rejects when the surface fails. */
 export type Show = (prompt: ShowPrompt) => Promise<ShowOutcome>;
@@ -62,6 +67,7 @@ async function withBudget<T>(
 	index: number,
 	limit: number,
 	show: (signal: AbortSignal, deadline: number) => Promise<T>,
+	spent: { timedOut: boolean } = { timedOut: false },
 ): Promise<T | undefined> {
 	const budget = Math.min(asMs(limit), msLeft(prompt.callDeadline));
 	if (budget <= 0) return undefined;
@@ -73,9 +79,12 @@ async function withBudget<T>(
 	// Without any limit what is open stays until the human, the asker or the host ends it.
 	const timer = Number.isFinite(budget) ? setTimeout(() => open.abort("dialog-timeout"), budget) : undefined;
 	prompt.onShown(index);
+	const endsAt = Date.now() + budget;
 	try {
-		return await show(open.signal, Number.isFinite(budget) ? Date.now() + budget : NO_LIMIT);
+		return await show(open.signal, Number.isFinite(budget) ? endsAt : NO_LIMIT);
 	} finally {
+		// Its own time ran out: our timer fired, or the UI closed it at its own timeout (pi gets the same one).
+		spent.timedOut = open.signal.reason === "dialog-timeout" || (Number.isFinite(budget) && Date.now() >= endsAt - OWN_TIME_TOLERANCE_MS);
 		clearTimeout(timer);
 		signal.removeEventListener("abort", onStop);
 	}
@@ -92,19 +101,26 @@ function wholeRequest(askRequest: NonNullable<Surface["askRequest"]>): Show {
 		const limit = prompt.dialogTimeoutMs === NO_LIMIT ? NO_LIMIT : prompt.dialogTimeoutMs * open;
 		const cappedByCall = prompt.callDeadline !== NO_LIMIT && msLeft(prompt.callDeadline) <= asMs(limit);
 		if (prompt.signal.aborted) return { ended: "dismissed", cappedByCall };
-		const outcome = await withBudget(prompt, known.indexOf(undefined), limit, (signal, deadline) =>
-			askRequest({
-				asker: prompt.asker,
-				questions,
-				known,
-				signal,
-				deadline,
-				onDialog: prompt.onDialog,
-				onShown: prompt.onShown,
-				onAnswer: (index, answer) => void prompt.onAnswer(index, answer, false),
-			}),
+		const spent = { timedOut: false };
+		const outcome = await withBudget(
+			prompt,
+			known.indexOf(undefined),
+			limit,
+			(signal, deadline) =>
+				askRequest({
+					asker: prompt.asker,
+					questions,
+					known,
+					signal,
+					deadline,
+					onDialog: prompt.onDialog,
+					onShown: prompt.onShown,
+					onAnswer: (index, answer) => void prompt.onAnswer(index, answer, false),
+				}),
+			spent,
 		);
-		return outcome ? { ended: outcome.ended, answers: outcome.answers, cappedByCall } : { ended: "dismissed", cappedByCall };
+		const { timedOut } = spent;
+		return outcome ? { ended: outcome.ended, answers: outcome.answers, cappedByCall, timedOut } : { ended: "dismissed", cappedByCall, timedOut };
 	};
 }
 
@@ -118,11 +134,16 @@ function oneAtATime(ask: Surface["ask"]): Show {
 			if (prompt.known(index) || prompt.takeShared(index)) continue;
 			// When the call has less time left than a dialog gets, the dialog's own timeout is the call's.
 			const cappedByCall = prompt.callDeadline !== NO_LIMIT && msLeft(prompt.callDeadline) <= asMs(prompt.dialogTimeoutMs);
-			const answer = await withBudget(prompt, index, prompt.dialogTimeoutMs, (signal, deadline) =>
-				ask({ asker: prompt.asker, index, total, signal, deadline, onDialog: prompt.onDialog }, question),
+			const spent = { timedOut: false };
+			const answer = await withBudget(
+				prompt,
+				index,
+				prompt.dialogTimeoutMs,
+				(signal, deadline) => ask({ asker: prompt.asker, index, total, signal, deadline, onDialog: prompt.onDialog }, question),
+				spent,
 			);
 			if (prompt.signal.aborted) return { ended: "dismissed", cappedByCall: false };
-			if (answer === undefined) return { ended: "dismissed", question: index, cappedByCall };
+			if (answer === undefined) return { ended: "dismissed", question: index, cappedByCall, timedOut: spent.timedOut };
 			if (!prompt.onAnswer(index, answer, true)) return { ended: "dismissed", cappedByCall: false };
 		}
 		return { ended: "submitted", cappedByCall: false };

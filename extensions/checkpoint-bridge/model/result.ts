@@ -20,6 +20,15 @@ export type Status =
 
 export const STATUSES: readonly Status[] = ["ok", "timeout-or-cancelled", "timeout", "cancelled", "no-host", "error"];
 
+/**
+ * Why a call ended `timeout-or-cancelled`: `dismissed`, the human closed it (Esc, cancel, a web
+ * or outside cancel); `dialog-timeout`, a question's own time ran out (nobody may be there);
+ * `replaced`, the host went away or was replaced while it was open.
+ */
+export type EndReason = "dismissed" | "dialog-timeout" | "replaced";
+
+export const END_REASONS: readonly EndReason[] = ["dismissed", "dialog-timeout", "replaced"];
+
 /** What the tool returns. */
 export interface Envelope {
 	status: Status;
@@ -27,6 +36,8 @@ export interface Envelope {
 	answers: Answer[];
 	/** Why the call ended as it did, with what to do next; present on every non-ok status. */
 	note?: string;
+	/** Present on every `timeout-or-cancelled` envelope: why it ended (see EndReason). */
+	reason?: EndReason;
 	/** The request's id, when a request was made. */
 	requestId?: string;
 	/** Who asked, as shown to the human. */
@@ -40,7 +51,12 @@ export const NEEDS_INPUT_ADVICE =
 	"Do not guess the answer: return a structured needs_input result that lists the open questions, unless the answers so far are enough to proceed.";
 
 /** Builds an envelope; a non-ok status always carries the needs_input advice in its note. */
-export function makeEnvelope(status: Status, answers: Answer[], reason?: string, extra: Pick<Envelope, "requestId" | "asker" | "waitedMs"> = {}): Envelope {
+export function makeEnvelope(
+	status: Status,
+	answers: Answer[],
+	reason?: string,
+	extra: Pick<Envelope, "requestId" | "asker" | "waitedMs" | "reason"> = {},
+): Envelope {
 	const note = status === "ok" ? reason : [reason, NEEDS_INPUT_ADVICE].filter(Boolean).join(" ");
 	return { status, answers, ...(note ? { note } : {}), ...extra };
 }

@@ -21,8 +21,10 @@ const typed = (question: QuestionInput, answer: string): Answer => ({ question: 
 const picked = (answer: string): Answer => ({ question: DB.question, id: "db", answer, kind: "option" });
 
 const TIMEOUT_NOTE = "The call's budget ran out before every question was answered.";
-const dismissedNote = (questions: number, answered: number) =>
-	`The user dismissed the form of ${questions} question${questions === 1 ? "" : "s"}, or it timed out; ${answered} answered.`;
+const form = (questions: number) => `the form of ${questions} question${questions === 1 ? "" : "s"}`;
+const dismissedNote = (questions: number, answered: number) => `The user dismissed ${form(questions)}; ${answered} answered.`;
+const timedOutNote = (questions: number, answered: number) =>
+	`Nobody answered ${form(questions)} within its own time limit (the user may not be there); ${answered} answered.`;
 
 function request(
 	id: string,
@@ -97,7 +99,7 @@ describe("a request whose questions are known already", () => {
 		await vi.advanceTimersByTimeAsync(60_000 - 1);
 		expect(result()).toBeUndefined();
 		await vi.advanceTimersByTimeAsync(1);
-		expect(result()).toMatchObject({ status: "timeout-or-cancelled", answers: [{ answer: "Ada" }], note: dismissedNote(2, 1) });
+		expect(result()).toMatchObject({ status: "timeout-or-cancelled", answers: [{ answer: "Ada" }], note: timedOutNote(2, 1), reason: "dialog-timeout" });
 	});
 });
 
@@ -137,6 +139,7 @@ describe("the form's final answers count", () => {
 			status: "timeout-or-cancelled",
 			answers: [{ ...typed(NAME, "Ada"), source: "dialog" }],
 			note: dismissedNote(2, 1),
+			reason: "dismissed",
 		});
 	});
 
@@ -290,7 +293,7 @@ describe("how the form ends", () => {
 		const { host, result } = formHost([async () => ({ ended: outcome.ended, answers: [...outcome.answers] })]);
 		host.serve(request("r1", [NAME, CITY]));
 		await flush(vi);
-		expect(result()).toMatchObject({ status: "timeout-or-cancelled", note: dismissedNote(2, answered) });
+		expect(result()).toMatchObject({ status: "timeout-or-cancelled", note: dismissedNote(2, answered), reason: "dismissed" });
 		expect(result()!.answers).toHaveLength(answered);
 	});
 });
@@ -328,6 +331,14 @@ describe("a form that closes near the call's deadline", () => {
 		const { host, result } = formHost([untilClosed]);
 		host.serve(request("r1", [NAME], { budgetMs: 60_001, dialogTimeoutMs: 60_000 }));
 		await vi.advanceTimersByTimeAsync(60_000);
-		expect(result()).toEqual({ v: PROTOCOL_VERSION, id: "r1", kind: "result", status: "timeout-or-cancelled", answers: [], note: dismissedNote(1, 0) });
+		expect(result()).toEqual({
+			v: PROTOCOL_VERSION,
+			id: "r1",
+			kind: "result",
+			status: "timeout-or-cancelled",
+			answers: [],
+			note: timedOutNote(1, 0),
+			reason: "dialog-timeout",
+		});
 	});
 });

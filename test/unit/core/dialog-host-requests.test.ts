@@ -175,12 +175,8 @@ describe("what the host replies", () => {
 		await flush(vi);
 		fake.current()!.answer(undefined);
 		await flush(vi);
-		expect(results("first")).toMatchObject([
-			{ status: "timeout-or-cancelled", note: "The user dismissed question 1 of 2, or its dialog timed out; 0 answered." },
-		]);
-		expect(results("second")).toMatchObject([
-			{ status: "timeout-or-cancelled", note: "The user dismissed question 2 of 2, or its dialog timed out; 1 answered." },
-		]);
+		expect(results("first")).toMatchObject([{ status: "timeout-or-cancelled", note: "The user dismissed question 1 of 2; 0 answered.", reason: "dismissed" }]);
+		expect(results("second")).toMatchObject([{ status: "timeout-or-cancelled", note: "The user dismissed question 2 of 2; 1 answered.", reason: "dismissed" }]);
 		expect(fake.dialogs).toHaveLength(3);
 	});
 
