@@ -4,12 +4,17 @@
  * endpoint and everything else. Past the bound the oldest idle connection (no request in flight:
  * one still sending its headers, or a keep-alive one between requests) is destroyed to make room;
  * when every connection is busy (streams, answers in flight), the new one is destroyed instead.
+ * Node accepts a whole backlog in one turn of the event loop, before it reads what any of those
+ * connections sent: so that a burst cannot evict a browser whose request is waiting to be read,
+ * at most EVICTIONS_PER_TURN connections make room per turn, and the rest of the burst is turned away.
  */
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 
 /** TCP connections the page holds at once. Above MAX_STREAMS + MAX_LINK_STREAMS, so every stream fits with room for requests. @default 128 */
 export const MAX_CONNECTIONS = 128;
+/** Connections evicted to make room within one turn of the event loop; later newcomers of that turn are destroyed instead. @default 16 */
+export const EVICTIONS_PER_TURN = 16;
 /** How long a client may take to send a request's headers before its connection is destroyed. @default 5000 */
 export const HEADERS_TIMEOUT_MS = 5_000;
 /** How long a client may take to send a whole request (headers and body). @default 15000 */
@@ -38,6 +43,7 @@ export class Connections {
 	/** Every open connection, oldest first, with the requests it has in flight. */
 	readonly #open = new Map<Socket, number>();
 	readonly #max: number;
+	#evictedThisTurn = 0;
 
 	constructor(server: Server, max = MAX_CONNECTIONS) {
 		this.#max = max;
@@ -60,9 +66,10 @@ export class Connections {
 
 	#accept(socket: Socket): void {
 		if (this.#open.size >= this.#max) {
-			const victim = this.#oldestIdle();
-			// Every connection is serving: the newcomer is the one turned away.
+			const victim = this.#evictedThisTurn < EVICTIONS_PER_TURN ? this.#oldestIdle() : undefined;
+			// Every connection is serving, or this turn's burst has made room enough: the newcomer is the one turned away.
 			if (!victim) return void socket.destroy();
+			if (this.#evictedThisTurn++ === 0) setImmediate(() => (this.#evictedThisTurn = 0)).unref();
 			this.#open.delete(victim);
 			victim.destroy();
 		}
