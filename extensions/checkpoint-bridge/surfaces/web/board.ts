@@ -60,10 +60,15 @@ interface Entry {
 /** The words for how a request ended: where its answers came from, or why it has none. */
 export function outcomeText(status: Status, answers: SettledEvent["outcome"]["answers"], note?: string): string {
 	if (status === "ok") {
-		const sources = new Set(answers.map((a) => a.source));
-		if (sources.has("web")) return sources.size > 1 ? "answered in the browser and the terminal" : "answered in the browser";
-		if (sources.has("outside")) return "answered from outside the terminal";
-		return "answered in the terminal";
+		// Each place an answer was given, once: a shared answer names whose answer it was, never a place it was not given in.
+		const sources = new Set(answers.map((a) => a.source ?? "dialog"));
+		const places: string[] = [];
+		if (sources.has("web")) places.push("in the browser");
+		if (sources.has("dialog")) places.push("in the terminal");
+		if (sources.has("outside")) places.push("from outside the terminal");
+		const sharers = [...new Set(answers.filter((a) => a.source === "shared").map((a) => a.sharedWith?.[0] ?? "another asker"))];
+		if (sharers.length) places.push(`with ${sharers.map((label) => `${label}'s`).join(" and ")} answer`);
+		return `answered ${places.join(" and ") || "in the terminal"}`;
 	}
 	switch (status) {
 		case "timeout":

@@ -11,7 +11,7 @@ import { claimHostRole } from "../../../../extensions/checkpoint-bridge/core/hos
 import { dialogSurface } from "../../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { outcomeText } from "../../../../extensions/checkpoint-bridge/surfaces/web/board.ts";
 import { fakeUI } from "../../support/fake-ui.ts";
-import { pagePath, pageWithRelay, postAnswer, raw } from "./support.ts";
+import { pagePath, pageWithRelay, postAnswer, raw, readEvents } from "./support.ts";
 
 let cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -57,11 +57,38 @@ describe("web page board", () => {
 		expect((await first.call).status).toBe("ok");
 	});
 
+	it("a request answered with another asker's answer given on the page is traced as shared, not as answered in the terminal", async () => {
+		const s = await pageWithRelay();
+		cleanup.push(async () => {
+			s.role.release("quit", "test over");
+			await s.page.close();
+		});
+		const first = await s.ask([{ question: "Same?", options: ["a", "b"] }], { label: "planner" });
+		const second = await s.ask([{ question: "Same?", options: ["a", "b"] }], { label: "reviewer" });
+		expect((await postAnswer(s.page, `${pagePath(s.page)}answer`, { requestId: first.requestId, answers: ["b"] })).status).toBe(200);
+		expect((await second.call).answers).toMatchObject([{ answer: "b", source: "shared", sharedWith: ["planner"] }]);
+		const [state] = await readEvents(s.page, `${pagePath(s.page)}events`, (events) => events.length > 0);
+		const traces = state!.data.traces;
+		expect(traces).toMatchObject([
+			{ asker: "planner", outcome: "answered in the browser" },
+			{ asker: "reviewer", outcome: "answered with planner's answer" },
+		]);
+	});
+
 	it("names how a request ended", () => {
-		const answer = (source: "dialog" | "web" | "outside" | "shared") => ({ question: "q", answer: "a", kind: "text" as const, source });
-		expect(outcomeText("ok", [answer("dialog"), answer("shared")])).toBe("answered in the terminal");
+		const answer = (source: "dialog" | "web" | "outside" | "shared", sharedWith?: string[]) => ({
+			question: "q",
+			answer: "a",
+			kind: "text" as const,
+			source,
+			...(sharedWith ? { sharedWith } : {}),
+		});
+		expect(outcomeText("ok", [answer("dialog")])).toBe("answered in the terminal");
+		expect(outcomeText("ok", [answer("dialog"), answer("shared", ["planner"])])).toBe("answered in the terminal and with planner's answer");
+		expect(outcomeText("ok", [answer("shared", ["planner"]), answer("shared", ["planner"])])).toBe("answered with planner's answer");
 		expect(outcomeText("ok", [answer("web")])).toBe("answered in the browser");
-		expect(outcomeText("ok", [answer("dialog"), answer("web")])).toBe("answered in the browser and the terminal");
+		expect(outcomeText("ok", [answer("dialog"), answer("web")])).toBe("answered in the browser and in the terminal");
+		expect(outcomeText("ok", [answer("web"), answer("shared", ["a"]), answer("shared", ["b"])])).toBe("answered in the browser and with a's and b's answer");
 		expect(outcomeText("ok", [answer("outside")])).toBe("answered from outside the terminal");
 		expect(outcomeText("timeout", [])).toBe("ran out of time");
 		expect(outcomeText("cancelled", [])).toBe("withdrawn by the asker");
