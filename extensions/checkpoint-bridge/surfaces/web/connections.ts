@@ -14,7 +14,7 @@ import type { Socket } from "node:net";
 /** TCP connections the page holds at once. Above MAX_STREAMS + MAX_LINK_STREAMS, so every stream fits with room for requests. @default 128 */
 export const MAX_CONNECTIONS = 128;
 /** Connections evicted to make room within one turn of the event loop; later newcomers of that turn are destroyed instead. @default 16 */
-export const EVICTIONS_PER_TURN = 16;
+const EVICTIONS_PER_TURN = 16;
 /** How long a client may take to send a request's headers before its connection is destroyed. @default 5000 */
 export const HEADERS_TIMEOUT_MS = 5_000;
 /** How long a client may take to send a whole request (headers and body). @default 15000 */
