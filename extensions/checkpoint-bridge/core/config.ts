@@ -11,7 +11,7 @@ export const DEFAULT_CALL_TIMEOUT_MS = 300_000;
 /** Longest a single dialog stays open, never beyond what is left of the call's budget. @default 180_000 (3 min) */
 export const DEFAULT_DIALOG_TIMEOUT_MS = 180_000;
 /** Lower clamp for any budget: shorter would close dialogs before a human can read them. */
-const MIN_TIMEOUT_MS = 1_000;
+export const MIN_TIMEOUT_MS = 1_000;
 /** Upper clamp for any budget: a workflow must not block for longer than an hour. */
 export const MAX_TIMEOUT_MS = 3_600_000;
 

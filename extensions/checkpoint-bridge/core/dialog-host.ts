@@ -6,6 +6,7 @@
 import PQueue from "p-queue";
 import type { Answer } from "../model/answer.ts";
 import { answerProblem, copyAnswer } from "../model/answer-check.ts";
+import { MAX_REQUEST_ID_LENGTH } from "../model/limits.ts";
 import type { Question } from "../model/question.ts";
 import type { EndReason, Status } from "../model/result.ts";
 import { sanitiseText } from "../model/sanitise.ts";
@@ -51,8 +52,8 @@ export interface DialogHostOptions {
 
 /** Requests one asker session may have open at the host at once: a runaway asker cannot flood the queue. @default 16 */
 export const MAX_OPEN_PER_ASKER = 16;
-/** Longest request id the host takes; ids are nanoids (21 characters). @default 128 */
-export const MAX_REQUEST_ID_LENGTH = 128;
+/** Longest request id the host takes (model/limits.ts). */
+export { MAX_REQUEST_ID_LENGTH };
 
 /** A request handed from a host that is going away to the one that replaces it. */
 export interface ParkedRequest {

@@ -1,4 +1,6 @@
 /** How an asking session is named to the human, and the host's check of who a request says asks. */
+
+import { MAX_SESSION_ID_LENGTH } from "../model/limits.ts";
 import { capLength, sanitiseText } from "../model/sanitise.ts";
 
 /** Who asks, as the host shows it. */
@@ -13,8 +15,8 @@ export interface AskerIdentity {
 export const MAX_LABEL_LENGTH = 48;
 /** Longest asker label the host shows: room for a transport's mark, e.g. ` (pid 4194304)`. Longer ones are cut. @default 64 */
 export const MAX_SHOWN_LABEL_LENGTH = 64;
-/** Longest asker session id the host takes; a request with a longer one is refused with `error`. @default 128 */
-export const MAX_SESSION_ID_LENGTH = 128;
+/** Longest asker session id the host takes (model/limits.ts); a request with a longer one is refused with `error`. */
+export { MAX_SESSION_ID_LENGTH };
 
 /**
  * The asker of a request as the host keeps it: label and session id neutralised for the terminal

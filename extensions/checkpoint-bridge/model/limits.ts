@@ -27,3 +27,8 @@ export const LIMITS = {
 	/** Characters of a question id. */
 	id: 64,
 } as const;
+
+/** Longest request id, on every wire and at the host; the ids askers make are nanoids (21 characters). @default 128 */
+export const MAX_REQUEST_ID_LENGTH = 128;
+/** Longest asker session id the host takes. @default 128 */
+export const MAX_SESSION_ID_LENGTH = 128;

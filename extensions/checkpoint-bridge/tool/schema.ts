@@ -2,24 +2,29 @@
  * The tool's parameter schema as the model sees it. Deliberately lenient about bounds (no
  * minItems, no maxLength): pi rejects schema violations before the tool runs, and the tool's own
  * validator gives a better envelope that names every problem at once (see validate.ts, LIMITS).
+ * Every bound a description states is taken from LIMITS and the budget's bounds, never typed twice.
  */
 import { type Static, Type } from "typebox";
+import { DEFAULT_CALL_TIMEOUT_MS, MAX_TIMEOUT_MS, MIN_TIMEOUT_MS, NO_LIMIT } from "../core/config.ts";
+import { LIMITS } from "../model/limits.ts";
 
 const OptionSchema = Type.Union([
 	Type.String(),
 	Type.Object({
 		label: Type.String({ description: "What the human picks; returned as the answer." }),
 		description: Type.Optional(Type.String({ description: "One line on what this choice means." })),
-		preview: Type.Optional(Type.String({ description: "Text the human sees while this option is under the cursor, e.g. code or a diff (max 4000 chars)." })),
+		preview: Type.Optional(
+			Type.String({ description: `Text the human sees while this option is under the cursor, e.g. code or a diff (max ${LIMITS.preview} chars).` }),
+		),
 	}),
 ]);
 
 const QuestionSchema = Type.Object({
 	question: Type.String({ description: "The question, one decision, phrased for a human who has not seen your work." }),
 	id: Type.Optional(Type.String({ description: "Your id for the question; echoed in its answer." })),
-	header: Type.Optional(Type.String({ description: "A short label shown before the question (max 40 chars)." })),
+	header: Type.Optional(Type.String({ description: `A short label shown before the question (max ${LIMITS.header} chars).` })),
 	details: Type.Optional(Type.String({ description: "Context the human needs to decide, shown with the question." })),
-	options: Type.Optional(Type.Array(OptionSchema, { description: "2 to 12 choices. Omit for a free-text answer." })),
+	options: Type.Optional(Type.Array(OptionSchema, { description: `${LIMITS.options.min} to ${LIMITS.options.max} choices. Omit for a free-text answer.` })),
 	multiSelect: Type.Optional(Type.Boolean({ description: "Let the human pick several options. Default false." })),
 	allowOther: Type.Optional(Type.Boolean({ description: 'Offer "Other (type your own)" with the options. Default true.' })),
 	recommended: Type.Optional(Type.String({ description: "The label of the option you recommend; shown first and marked." })),
@@ -35,12 +40,11 @@ const QuestionSchema = Type.Object({
 
 export const AskParamsSchema = Type.Object({
 	questions: Type.Array(QuestionSchema, {
-		description:
-			"1 to 10 questions you need answered now, batched in one call. The human sees them together in one form (in the terminal) or one after another.",
+		description: `${LIMITS.questions.min} to ${LIMITS.questions.max} questions you need answered now, batched in one call. The human sees them together in one form (in the terminal) or one after another.`,
 	}),
 	timeoutMs: Type.Optional(
 		Type.Number({
-			description: "How long to wait for the human in total, in ms (1000 to 3600000; 0: no limit, wait until answered or dismissed). Default 300000.",
+			description: `How long to wait for the human in total, in ms (${MIN_TIMEOUT_MS} to ${MAX_TIMEOUT_MS}; ${NO_LIMIT}: no limit, wait until answered or dismissed). Default ${DEFAULT_CALL_TIMEOUT_MS}.`,
 		}),
 	),
 });

@@ -8,6 +8,7 @@
 
 import type { RelayCancel, RelayProgress, RelayRequest, RelayResult } from "../core/protocol.ts";
 import type { Answer } from "../model/answer.ts";
+import { MAX_REQUEST_ID_LENGTH } from "../model/limits.ts";
 import { STATUSES } from "../model/result.ts";
 
 /**
@@ -23,8 +24,6 @@ export const MAX_FRAME_BYTES = 1024 * 1024;
 /** Longest frame accepted before the handshake is done: a handshake frame is under 200 bytes. */
 export const HANDSHAKE_MAX_FRAME_BYTES = 4 * 1024;
 
-/** Longest request id accepted from a client; ids are nanoids (21 characters). */
-const MAX_ID_LENGTH = 128;
 /** Nonces and proofs are 32 bytes in base64url (43 characters); anything shorter than 16 bytes is refused. */
 const MIN_SECRET_LENGTH = 22;
 const MAX_SECRET_LENGTH = 128;
@@ -108,7 +107,7 @@ export function errorFrame(code: ErrorCode, message: string): ErrorFrame {
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const isText = (v: unknown, max = Number.POSITIVE_INFINITY): v is string => typeof v === "string" && v.length <= max;
 const isSecret = (v: unknown): v is string => isText(v, MAX_SECRET_LENGTH) && v.length >= MIN_SECRET_LENGTH && /^[\w-]+$/.test(v);
-const isId = (v: unknown): v is string => isText(v, MAX_ID_LENGTH) && v !== "";
+const isId = (v: unknown): v is string => isText(v, MAX_REQUEST_ID_LENGTH) && v !== "";
 const isFiniteNumber = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
 const isIndex = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
 /** Whether `v` is a list of answers with string `question` and `answer` (the rest is the host's to check). */
@@ -130,7 +129,7 @@ function problemOf(frame: Record<string, unknown>): string | undefined {
 			if (!isSecret(frame.proof)) return `auth.proof must be ${MIN_SECRET_LENGTH}-${MAX_SECRET_LENGTH} base64url characters`;
 			return undefined;
 		case "request": {
-			if (!isId(frame.id)) return `request.id must be a non-empty string of at most ${MAX_ID_LENGTH} characters`;
+			if (!isId(frame.id)) return `request.id must be a non-empty string of at most ${MAX_REQUEST_ID_LENGTH} characters`;
 			const asker = frame.asker;
 			if (!isRecord(asker) || typeof asker.label !== "string" || typeof asker.sessionId !== "string") return "request.asker must be {label, sessionId} strings";
 			if (!Array.isArray(frame.questions)) return "request.questions must be an array";

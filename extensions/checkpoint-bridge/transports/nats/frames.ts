@@ -7,6 +7,7 @@
  * secret, and the host's frames for a request its key and a MAC (seal.ts).
  */
 import { type Answer, type AnswerKind, OUTSIDE_SOURCES } from "../../model/answer.ts";
+import { MAX_REQUEST_ID_LENGTH } from "../../model/limits.ts";
 import {
 	type CancelFrame,
 	checkFrame,
@@ -29,7 +30,6 @@ export const NATS_VERSION = 3;
 
 /** Longest machine name accepted; longer ones are refused, not cut. */
 export const MAX_MACHINE_LENGTH = 64;
-const MAX_ID_LENGTH = 128;
 
 /** Asker → host, on `<prefix>.request` with the asker's inbox as reply subject. */
 export type NatsRequestFrame = RequestFrame & {
@@ -106,7 +106,7 @@ export function encodeNatsFrame(frame: NatsFrame): Uint8Array {
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-const isId = (v: unknown): v is string => typeof v === "string" && v !== "" && v.length <= MAX_ID_LENGTH;
+const isId = (v: unknown): v is string => typeof v === "string" && v !== "" && v.length <= MAX_REQUEST_ID_LENGTH;
 const KINDS: readonly AnswerKind[] = ["option", "other", "text", "confirm"];
 const SOURCES: readonly unknown[] = ["dialog", "shared", ...OUTSIDE_SOURCES];
 

@@ -1,0 +1,40 @@
+/** The tool schema's descriptions state the limits the validator checks, taken from where those are defined. */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { DEFAULT_CALL_TIMEOUT_MS, MAX_TIMEOUT_MS, MIN_TIMEOUT_MS } from "../../../extensions/checkpoint-bridge/core/config.ts";
+import { LIMITS } from "../../../extensions/checkpoint-bridge/model/limits.ts";
+import { AskParamsSchema } from "../../../extensions/checkpoint-bridge/tool/schema.ts";
+
+const SOURCE = readFileSync(join(import.meta.dirname, "../../../extensions/checkpoint-bridge/tool/schema.ts"), "utf8");
+
+/** Every description in the schema, by where it sits. */
+function descriptions(schema: unknown, at = "", found: Record<string, string> = {}): Record<string, string> {
+	if (typeof schema !== "object" || schema === null) return found;
+	const node = schema as Record<string, unknown>;
+	if (typeof node.description === "string") found[at] = node.description;
+	for (const [key, value] of Object.entries(node)) if (key !== "description") descriptions(value, at ? `${at}.${key}` : key, found);
+	return found;
+}
+
+describe("the tool schema's descriptions", () => {
+	const said = Object.values(descriptions(AskParamsSchema));
+	const saying = (start: string) => said.find((d) => d.startsWith(start));
+
+	it("state the validator's limits and the budget's bounds as they are defined", () => {
+		expect(saying("Text the human sees")).toContain(`(max ${LIMITS.preview} chars)`);
+		expect(saying("A short label")).toContain(`(max ${LIMITS.header} chars)`);
+		expect(saying(`${LIMITS.options.min} to ${LIMITS.options.max} choices.`)).toBeDefined();
+		expect(saying(`${LIMITS.questions.min} to ${LIMITS.questions.max} questions`)).toBeDefined();
+		expect(saying("How long to wait")).toBe(
+			`How long to wait for the human in total, in ms (${MIN_TIMEOUT_MS} to ${MAX_TIMEOUT_MS}; 0: no limit, wait until answered or dismissed). Default ${DEFAULT_CALL_TIMEOUT_MS}.`,
+		);
+	});
+
+	it("type none of those numbers themselves: each is built from LIMITS and the budget's bounds", () => {
+		const typed = [LIMITS.preview, LIMITS.header, LIMITS.options.max, LIMITS.questions.max, MIN_TIMEOUT_MS, MAX_TIMEOUT_MS, DEFAULT_CALL_TIMEOUT_MS].filter(
+			(n) => new RegExp(`(?<![\\w.])${n}(?![\\w])`).test(SOURCE.replace(/_/g, "")),
+		);
+		expect(typed).toEqual([]);
+	});
+});
