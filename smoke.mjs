@@ -19,7 +19,8 @@ if (major < 22 || (major === 22 && minor < 18)) {
 
 const started = performance.now();
 const extension = (path) => new URL(`./extensions/checkpoint-bridge/${path}`, import.meta.url).href;
-const { askRemote, ENDPOINT_ENV } = await import(extension("transports/local/index.ts"));
+const { askRemote } = await import(extension("transports/local/index.ts"));
+const { ENDPOINT_ENV } = await import(extension("transports/local/address.ts"));
 
 /** A session as pi would run it: its own copy of the module, its own events bus, maybe a UI. */
 async function session({ copy, sessionId, name, ui }) {
@@ -32,6 +33,8 @@ async function session({ copy, sessionId, name, ui }) {
 		registerTool: (definition) => (tool = definition),
 		registerCommand: () => {},
 		getSessionName: () => name,
+		// As pi: every registered tool is active unless a tools: line narrowed them.
+		getActiveTools: () => (tool ? [tool.name] : []),
 	});
 	const ctx = { hasUI: Boolean(ui), mode: ui ? "rpc" : "print", ui, sessionManager: { getSessionId: () => sessionId } };
 	const emit = async (event) => {
