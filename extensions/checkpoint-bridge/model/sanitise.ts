@@ -7,7 +7,12 @@
  * Removed: escape sequences (CSI, OSC, DCS/SOS/PM/APC strings and two-character ESC sequences, in
  * their 7-bit and 8-bit forms), every other C0 and C1 control character and DEL, bidirectional
  * overrides, embeddings, isolates and marks (U+061C, U+200E, U+200F, U+202A–U+202E,
- * U+2066–U+2069) and U+FEFF. Lone surrogates become U+FFFD. Line breaks (CR, CRLF, LF, U+2028,
+ * U+2066–U+2069) and U+FEFF, and the invisible format characters (Unicode category Cf) whose width
+ * pi-tui and the terminal disagree on: pi-tui counts them as 0 columns, glibc's wcwidth (and so tmux
+ * and most terminals) as 1 or -1, so a soft hyphen would make a row wider than pi-tui measured it
+ * (U+00AD, U+0600–U+0605, U+06DD, U+070F, U+0890, U+0891, U+08E2, U+110BD, U+110CD, U+13439–U+1343F).
+ * The Cf characters both count as 0 (zero-width joiner and non-joiner, word joiner, emoji tags) stay,
+ * so emoji sequences and scripts that need joiners keep their shape. Lone surrogates become U+FFFD. Line breaks (CR, CRLF, LF, U+2028,
  * U+2029) become "\n" where newlines are meaningful (`multiline`, used for details and previews) and a
  * space everywhere else; a tab becomes a space. The output contains none of these characters, so
  * sanitising twice changes nothing.
@@ -35,11 +40,16 @@ const LINE_BREAK = /\r\n|[\r\n\u2028\u2029]/g;
 /** What never reaches a terminal: C0 and C1 controls (LF is handled before), DEL, bidi controls, BOM. */
 const FORBIDDEN = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g;
 
+/** Invisible format characters (Cf) pi-tui draws 0 columns wide and glibc's wcwidth 1 or -1 (measured on both). */
+const DISPUTED_FORMAT = /[\u00ad\u0600-\u0605\u06dd\u070f\u0890\u0891\u08e2\u{110bd}\u{110cd}\u{13439}-\u{1343f}]/gu;
+
 /** Characters `sanitiseText` never outputs (LF excepted, which it keeps in multiline text). For tests and checks. */
-export const UNSAFE_CHARACTER = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ufeff]/;
+export const UNSAFE_CHARACTER =
+	/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ufeff\u{110bd}\u{110cd}\u{13439}-\u{1343f}]/u;
 
 /** Every character any of the replacements above acts on: text without one comes back as it is. */
-const TOUCHED = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069\ufeff\ud800-\udfff]/;
+const TOUCHED =
+	/[\u0000-\u001f\u007f-\u009f\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u200e\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069\ufeff\ud800-\udfff]/;
 
 /** Asker text with everything a terminal would interpret removed; see the module doc. */
 export function sanitiseText(text: string, options?: { multiline?: boolean }): string {
@@ -49,7 +59,7 @@ export function sanitiseText(text: string, options?: { multiline?: boolean }): s
 		.replace(LONE_SURROGATE, "\ufffd")
 		.replace(ESCAPE_SEQUENCE, "")
 		.replace(LINE_BREAK, options?.multiline ? "\n" : " ");
-	return wellFormed.replace(/\t/g, " ").replace(FORBIDDEN, "");
+	return wellFormed.replace(/\t/g, " ").replace(FORBIDDEN, "").replace(DISPUTED_FORMAT, "");
 }
 
 /** Cuts `text` to at most `max` code points, marking a cut with "…". */

@@ -55,6 +55,13 @@ export class TmuxSession {
 		return stdout;
 	}
 
+	/** The visible screen row by row, as the terminal wrapped it (no `-J`): a line wider than the pane shows as two rows. */
+	async rows(): Promise<string[]> {
+		const { stdout } = await this.tmux("capture-pane", "-p", "-t", this.target);
+		this.lastScreen = stdout;
+		return stdout.split("\n");
+	}
+
 	/** Named keys as tmux spells them: "Enter", "Down", "Up", "Escape", "C-c", "C-d". */
 	async keys(...names: string[]): Promise<void> {
 		await this.tmux("send-keys", "-t", this.target, ...names);

@@ -20,12 +20,23 @@ describe("sanitiseText", () => {
 		["a byte order mark", "\ufeffa", "a"],
 		["line breaks and tabs on one line", "a\r\nb\rc\nd\u2028e\tf", "a b c d e f"],
 		["a lone surrogate", "a\ud800b", "a\ufffdb"],
+		["soft hyphens (pi-tui counts 0 columns, the terminal 1)", "con\u00adfig\u00adu\u00adra\u00adtion", "configuration"],
+		[
+			"the other format characters whose width pi-tui and the terminal disagree on",
+			"a\u0600\u0605b\u06dd\u070fc\u0890\u0891\u08e2d\u{110bd}\u{110cd}e\u{13439}\u{1343f}f",
+			"abcdef",
+		],
 	])("removes %s", (_name, raw, expected) => {
 		expect(sanitiseText(raw)).toBe(expected);
 	});
 
 	it("keeps line breaks, as \\n, only in multiline text (details)", () => {
 		expect(sanitiseText("one\r\ntwo\rthree\u2029four\x1b[2K", { multiline: true })).toBe("one\ntwo\nthree\nfour");
+	});
+
+	it("keeps the format characters pi-tui and the terminal both count as 0 columns: joiners, the word joiner, emoji tags", () => {
+		const text = "می\u200cخواهم a\u2060b 🏴\u{e0067}\u{e0062}\u{e0073}\u{e0063}\u{e0074}\u{e007f}";
+		expect(sanitiseText(text)).toBe(text);
 	});
 
 	it("keeps ordinary text, accents, CJK and emoji as they are", () => {
