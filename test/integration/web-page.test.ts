@@ -60,6 +60,32 @@ const portRefuses = (url: string) =>
 	new Promise<boolean>((resolve) => http.get(url, () => resolve(false)).on("error", (e: NodeJS.ErrnoException) => resolve(e.code === "ECONNREFUSED")));
 
 describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, SDK host", () => {
+	it("Enter in a text field goes to the next open question, and sends the card once every question has an answer", async () => {
+		const { ui, url } = await hostWithPage();
+		const child = await askingChild("namer", {
+			questions: [
+				{ id: "name", question: "Project name?", placeholder: "type a name and press Enter" },
+				{ id: "license", question: "Which license?", options: ["MIT", "Apache-2.0"] },
+			],
+		});
+		const dialog = await ui.waitForDialog((d) => d.title.startsWith("[namer]"), 10_000, "the child's first dialog");
+		const tab = await openTab(browser.browser, url);
+		const card = await cardOf(tab.page, "namer");
+		await fill(tab.page, card, 0, { type: "atlas" });
+		await tab.page.keyboard.press("Enter");
+		// Not sent: the license is open, so Enter moved there.
+		expect(await tab.page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.name)).toBe("q1");
+		expect(dialog.open).toBe(true);
+		await fill(tab.page, card, 1, { pick: ["MIT"] });
+		await (await card.$("input[name=q0]"))!.focus();
+		await tab.page.keyboard.press("Enter");
+		await child.done(20_000);
+		expect(checkedEnvelope(child).answers).toEqual([
+			{ id: "name", question: "Project name?", answer: "atlas", kind: "text", source: "web" },
+			{ id: "license", question: "Which license?", answer: "MIT", kind: "option", source: "web" },
+		]);
+	});
+
 	it("a request's QR code reads as its own link and nothing else; Accept the recommendations answers with them, naming a question without one; no time limit shown", async () => {
 		const { ui, url } = await hostWithPage();
 		const child = await askingChild("phone", {

@@ -205,7 +205,24 @@ function buildCard(card) {
 		const index = /^q(\d+)/.exec(event.target?.name ?? "")?.[1];
 		if (index !== undefined) accepted.delete(Number(index));
 	});
+	form.addEventListener("keydown", (event) => enterInText(entry, event));
 	return entry;
+}
+
+/** Enter in a text field sends the card when every question has an answer, else goes to the next open question. */
+function enterInText(entry, event) {
+	const field = event.target;
+	if (event.key !== "Enter" || event.isComposing || !(field instanceof HTMLInputElement) || field.type !== "text") return;
+	event.preventDefault();
+	const { card, form } = entry;
+	const open = card.questions.flatMap((q, i) => {
+		const got = answerValue(form, q, i);
+		return got.missing || (q.kind === "text" && got.value.trim() === "") ? [i] : [];
+	});
+	if (open.length === 0) return void submit(entry);
+	const here = Number(/^q(\d+)/.exec(field.name)?.[1] ?? -1);
+	const next = open.find((i) => i > here) ?? open[0];
+	form.querySelector(`input[name="q${next}"], input[name="q${next}-other"]`)?.focus();
 }
 
 function addCard(card) {
