@@ -134,7 +134,7 @@ describe("audit trail in the host's session file", () => {
 		const openReport = await checkpointsReport(rpc);
 		expect(openReport.split("\n")[0]).toBe("checkpoint-bridge: 1 open, oldest first:");
 		expect(openReport).toMatch(
-			new RegExp(`^  \\[host\\] shown \\(question 1 of 1\\) since \\d\\d:\\d\\d:\\d\\d UTC: ${RELEASE_QUESTION.replace("?", "\\?")}$`, "m"),
+			new RegExp(`^  \\[host\\] shown \\(question 1 of 1\\) since \\d\\d:\\d\\d:\\d\\d: ${RELEASE_QUESTION.replace("?", "\\?")}$`, "m"),
 		);
 		const mainEnd = await rpc.waitForToolEnd(ASK_TOOL, { from: start, timeoutMs: CALL_BUDGET_MS + 10_000 });
 		const mainEnvelope = envelopesIn(resultText(mainEnd.result))[0];
@@ -145,7 +145,7 @@ describe("audit trail in the host's session file", () => {
 		const statuses = rpc.frames
 			.slice(start)
 			.filter((f) => f.type === "extension_ui_request" && f.method === "setStatus" && f.statusKey === "checkpoint-bridge");
-		expect(statuses.map((f) => f.statusText ?? null)).toEqual(["checkpoint-bridge: 1 waiting (host)", null]);
+		expect(statuses.map((f) => f.statusText ?? null)).toEqual(["checkpoint-bridge: 1 waiting: host", null]);
 
 		// The session file holds one audit entry per settled request, in order.
 		expect(existsSync(sessionFile)).toBe(true);
@@ -186,10 +186,10 @@ describe("audit trail in the host's session file", () => {
 		const report = await checkpointsReport(rpc);
 		const lines = report.split("\n");
 		expect(lines[0]).toBe("checkpoint-bridge: no questions open.");
-		expect(report).toContain("Dialogs shown: 3 for 3 questions asked (0 answered once for several askers).");
+		expect(report).toContain("3 questions asked, shown to you in 3 dialogs.");
 		expect(lines).toContain("Recent (2):");
 		const history = lines.slice(lines.indexOf("Recent (2):") + 1);
-		const clock = (ms: number) => `${new Date(ms).toISOString().slice(11, 19)} UTC`;
+		const clock = (ms: number) => new Date(ms).toTimeString().slice(0, 8);
 		const seconds = (ms: number) => (ms / 1000).toFixed(1);
 		expect(history).toEqual([
 			`  ${clock(answered.settledAt)} [${answered.asker}] ok, 2/2 answered, waited ${seconds(answered.waitedMs)} s`,
@@ -202,7 +202,7 @@ describe("audit trail in the host's session file", () => {
 		running.push(resumed);
 		expect((await resumed.command("get_state")).data.sessionId).toBe(hostSessionId);
 		const resumedReport = await checkpointsReport(resumed);
-		expect(resumedReport).not.toContain("Dialogs shown:");
+		expect(resumedReport).not.toContain("shown to you in");
 		expect(resumedReport.split("\n").slice(-3)).toEqual(["Recent (2):", ...history]);
 	});
 });

@@ -22,7 +22,13 @@ function auditRecords(entries: readonly EntryLike[]): SettledRecord[] {
 	return entries.filter((e) => e.type === "custom" && e.customType === AUDIT_ENTRY_TYPE && e.data).map((e) => e.data as SettledRecord);
 }
 
-const clock = (ms: number) => `${new Date(ms).toISOString().slice(11, 19)} UTC`;
+/** A time of day in the local time zone, as the web page shows it: `21:07:03`. */
+const clock = (ms: number) => {
+	const d = new Date(ms);
+	return [d.getHours(), d.getMinutes(), d.getSeconds()].map((n) => String(n).padStart(2, "0")).join(":");
+};
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 /** The text `/checkpoints` shows. */
 export function checkpointsReport(snapshot: Snapshot | undefined, entries: readonly EntryLike[], stats?: Readonly<HostStats>): string {
@@ -37,7 +43,9 @@ export function checkpointsReport(snapshot: Snapshot | undefined, entries: reado
 			);
 	}
 	if (stats && stats.questionsAsked > 0)
-		lines.push(`Dialogs shown: ${stats.dialogsShown} for ${stats.questionsAsked} questions asked (${stats.sharedAnswers} answered once for several askers).`);
+		lines.push(
+			`${plural(stats.questionsAsked, "question")} asked, shown to you in ${plural(stats.dialogsShown, "dialog")}${stats.sharedAnswers > 0 ? `; ${plural(stats.sharedAnswers, "answer")} given once went to several askers who asked the same` : ""}.`,
+		);
 	const history = auditRecords(entries).slice(-HISTORY_SHOWN);
 	lines.push(history.length ? `Recent (${history.length}):` : "No settled questions in this session yet.");
 	for (const record of history)

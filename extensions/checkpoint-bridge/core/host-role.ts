@@ -61,12 +61,12 @@ export interface HostRole {
 /** Askers named in the status line; the rest are counted. @default 3 */
 const STATUS_ASKERS_SHOWN = 3;
 
-/** The status line while questions wait, e.g. `checkpoint-bridge: 2 waiting (planner, reviewer)`. */
+/** The status line while questions wait, e.g. `checkpoint-bridge: 2 waiting: planner, reviewer` (labels may hold brackets of their own). */
 export function statusText(host: DialogHost): string | undefined {
 	const waiting = host.heldCount;
 	if (waiting === 0) return undefined;
 	const more = host.waitingAskerCount - STATUS_ASKERS_SHOWN;
-	return `checkpoint-bridge: ${waiting} waiting (${host.waitingAskers(STATUS_ASKERS_SHOWN).join(", ")}${more > 0 ? ` +${more} more` : ""})`;
+	return `checkpoint-bridge: ${waiting} waiting: ${host.waitingAskers(STATUS_ASKERS_SHOWN).join(", ")}${more > 0 ? ` and ${more} more` : ""}`;
 }
 
 const settledRecord = (request: ObservedRequest, outcome: { status: Status; answers: Answer[]; note?: string }, settledAt: number): SettledRecord => ({

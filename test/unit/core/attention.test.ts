@@ -21,10 +21,10 @@ describe("attention and visibility", () => {
 		const first = ask([{ question: "A?" }], { label: "planner" });
 		const second = ask([{ question: "B?" }], { label: "reviewer" });
 		await flush(vi);
-		expect(status.statuses.at(-1)).toBe("checkpoint-bridge: 2 waiting (planner, reviewer)");
+		expect(status.statuses.at(-1)).toBe("checkpoint-bridge: 2 waiting: planner, reviewer");
 		fake.current()!.answer("a");
 		await flush(vi);
-		expect(status.statuses.at(-1)).toBe("checkpoint-bridge: 1 waiting (reviewer)");
+		expect(status.statuses.at(-1)).toBe("checkpoint-bridge: 1 waiting: reviewer");
 		fake.current()!.answer("b");
 		await Promise.all([first, second]);
 		expect(status.statuses.at(-1)).toBeUndefined();
@@ -36,7 +36,7 @@ describe("attention and visibility", () => {
 		fake.ui.setStatus = status.setStatus;
 		for (const label of ["a", "b", "c", "d", "e"]) void ask([{ question: `${label}?` }], { label });
 		await flush(vi);
-		expect(status.statuses.at(-1)).toBe("checkpoint-bridge: 5 waiting (a, b, c +2 more)");
+		expect(status.statuses.at(-1)).toBe("checkpoint-bridge: 5 waiting: a, b, c and 2 more");
 	});
 
 	it("rings once when a relayed question is first shown, never for the host's own", async () => {

@@ -54,8 +54,30 @@ describe("audit trail", () => {
 		expect(report).toContain("shown (question 1 of 1)");
 		expect(report).toContain("Still open?");
 		expect(report).toMatch(/Recent \(1\):\n.*ok, 1\/1 answered/);
-		expect(report).toContain("Dialogs shown: 2 for 2 questions asked");
+		expect(report).toContain("2 questions asked, shown to you in 2 dialogs.");
 		await host.shutdown();
+	});
+
+	it("gives times in the local time zone, as the web page does", () => {
+		const tz = process.env.TZ;
+		process.env.TZ = "Asia/Kolkata";
+		try {
+			const record = {
+				requestId: "r",
+				asker: "planner",
+				askerSessionId: "s",
+				questions: ["Q?"],
+				answers: [],
+				status: "ok",
+				queuedAt: 0,
+				settledAt: 0,
+				waitedMs: 0,
+			};
+			expect(checkpointsReport(undefined, [{ type: "custom", customType: AUDIT_ENTRY_TYPE, data: record }])).toContain("  05:30:00 [planner] ok");
+		} finally {
+			if (tz === undefined) delete process.env.TZ;
+			else process.env.TZ = tz;
+		}
 	});
 
 	it("says when there is no host", () => {

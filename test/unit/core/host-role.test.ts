@@ -25,10 +25,10 @@ describe("the footer status", () => {
 		for (const label of ["a", "b", "c"]) void ask([{ question: `${label}?` }], { label });
 		await flush(vi);
 		expect([...keys]).toEqual(["checkpoint-bridge"]);
-		expect(texts.at(-1)).toBe("checkpoint-bridge: 3 waiting (a, b, c)");
+		expect(texts.at(-1)).toBe("checkpoint-bridge: 3 waiting: a, b, c");
 		void ask([{ question: "d?" }], { label: "d" });
 		await flush(vi);
-		expect(texts.at(-1)).toBe("checkpoint-bridge: 4 waiting (a, b, c +1 more)");
+		expect(texts.at(-1)).toBe("checkpoint-bridge: 4 waiting: a, b, c and 1 more");
 	});
 });
 

@@ -27,6 +27,7 @@ import { EXTENSION, NODE } from "../../support/host-process.ts";
 const NOBODY = 65534;
 const QUESTION = "Deploy to production now?";
 const AS_ROOT = process.getuid?.() === 0;
+if (!AS_ROOT) console.warn("other-user.test.ts: the tests that start a process as another user are skipped: that needs root, which CI has");
 const rootOnly = (name: string) => (AS_ROOT ? name : `${name} (skipped: starting a process as another user needs root, which CI has)`);
 
 /** The orphaned child: on each line "ask" on stdin, asks the endpoint in its environment and prints the envelope as one JSON line. */

@@ -21,6 +21,7 @@ import { encodeFrame, WIRE_VERSION } from "../../../../extensions/checkpoint-bri
 /** Changing a file's owner needs root; CI runs as root. Elsewhere these cases are skipped, saying so. */
 const AS_ROOT: (name: string, test: () => Promise<void>) => void =
 	process.getuid?.() === 0 ? (name, test) => it(name, test) : (name, test) => it.skip(`${name} (skipped: changing an owner needs root, which CI has)`, test);
+if (process.getuid?.() !== 0) console.warn("trust.test.ts: the tests that change a file's owner are skipped: that needs root, which CI has");
 const NOBODY = 65534;
 const TOKEN = "T".repeat(43);
 const QUESTION = "Deploy to production now?";
