@@ -89,7 +89,7 @@ export function runCall(options: CallOptions, start: (call: CallControl) => ((ca
 		);
 	if (signal?.aborted) return Promise.resolve(envelopeFor("cancelled", "The tool call was aborted before it was asked."));
 	// The same check and neutralisation the host applies, so the answers can be checked against the very labels it shows.
-	const checked = validateAskParams({ questions: options.questions });
+	const checked = validateAskParams({ questions: options.questions }, { dialogs: true });
 	if (!checked.ok)
 		return Promise.resolve(makeEnvelope("error", [], `Invalid parameters: ${checked.problems.join("; ")}.`, { asker: asker.label, waitedMs: 0 }));
 	const { questions } = checked;

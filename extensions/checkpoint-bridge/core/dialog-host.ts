@@ -372,7 +372,8 @@ export class DialogHost {
 		if (request.v !== PROTOCOL_VERSION) return `The asker speaks checkpoint-bridge protocol v${String(request.v)}; the host speaks v${PROTOCOL_VERSION}.`;
 		if (request.id.length > MAX_REQUEST_ID_LENGTH || sanitiseText(request.id) !== request.id)
 			return `The request id must be at most ${MAX_REQUEST_ID_LENGTH} characters, none of them control or bidi characters.`;
-		const checked = validateAskParams({ questions: request.questions });
+		// Relayed dialogs of other extensions come over every transport (interop/dialog-relay.ts).
+		const checked = validateAskParams({ questions: request.questions }, { dialogs: true });
 		if (!checked.ok) return `Invalid parameters: ${checked.problems.join("; ")}.`;
 		const asker = checkedAsker(request.asker);
 		if (typeof asker === "string") return asker;

@@ -32,3 +32,23 @@ export const LIMITS = {
 export const MAX_REQUEST_ID_LENGTH = 128;
 /** Longest asker session id the host takes. @default 128 */
 export const MAX_SESSION_ID_LENGTH = 128;
+
+/**
+ * Bounds of a relayed dialog of another extension (Question.dialog): generous, because such a dialog
+ * is shown whole, never refused for the tool's bounds. The relay cuts anything beyond them (with a
+ * visible mark) before it asks, so a dialog is never refused.
+ */
+export const DIALOG_LIMITS = {
+	/** Options of a relayed select. */
+	options: { min: 1, max: 1_000 },
+	/** Characters of a relayed dialog's title. */
+	question: 4_000,
+	/** Characters of one option of a relayed select. */
+	label: 2_000,
+	/** Characters of a relayed confirm's message. */
+	details: 20_000,
+	/** Characters of a relayed input's placeholder. */
+	placeholder: 2_000,
+	/** Characters of a relayed editor's prefill. */
+	initial: 100_000,
+} as const;

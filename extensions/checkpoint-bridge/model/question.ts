@@ -16,6 +16,14 @@ export interface Option {
  */
 type ShareScope = "origin" | "any";
 
+/**
+ * Which dialog of another extension a question carries, when it is one (interop/dialog-relay.ts):
+ * shown exactly as that extension gave it (its options in its order, no "Other", no recommended
+ * mark, no descriptions), within DIALOG_LIMITS instead of the tool's LIMITS. Only the relay sets it:
+ * the tool refuses it (see validateAskParams).
+ */
+export type RelayedDialog = "select" | "confirm" | "input" | "editor";
+
 /** What kind of dialog a question needs. */
 export type QuestionKind = "choice" | "text" | "confirm";
 
@@ -41,6 +49,10 @@ export interface Question {
 	placeholder?: string;
 	/** Present only as `any`: the answer may be shared with askers of other origins. @default "origin" */
 	share?: "any";
+	/** Set when the question is another extension's dialog relayed from a session without UI. @default none */
+	dialog?: RelayedDialog;
+	/** Text a free-text field starts with: a relayed editor's prefill (text questions of a relayed dialog only). @default "" */
+	initial?: string;
 }
 
 /** A question as a caller writes it: v1 (options as strings) or v2; `kind` is inferred when left out. */
@@ -56,4 +68,6 @@ export interface QuestionInput {
 	recommended?: string;
 	placeholder?: string;
 	share?: ShareScope;
+	dialog?: RelayedDialog;
+	initial?: string;
 }

@@ -6,9 +6,20 @@
  * Every text is neutralised for the terminal (sanitise.ts) before its limits are checked, so the
  * asker and the host, which both validate, agree on every label.
  */
-import { LIMITS } from "./limits.ts";
-import type { Option, Question, QuestionKind } from "./question.ts";
+import { DIALOG_LIMITS, LIMITS } from "./limits.ts";
+import type { Option, Question, QuestionKind, RelayedDialog } from "./question.ts";
 import { sanitiseText } from "./sanitise.ts";
+
+/** Whether questions may be relayed dialogs of other extensions (Question.dialog): the relay's own paths only, never the tool. @default false */
+export interface ValidateOptions {
+	dialogs?: boolean;
+}
+
+/** The question kind each relayed dialog is. */
+const DIALOG_KINDS: Record<RelayedDialog, QuestionKind> = { select: "choice", confirm: "confirm", input: "text", editor: "text" };
+
+/** The bounds a question is held to: the tool's, or a relayed dialog's. */
+type Bounds = { options: { min: number; max: number }; question: number; label: number; details: number; placeholder: number };
 
 export type ValidationResult = { ok: true; questions: Question[]; timeoutMs?: number } | { ok: false; problems: string[] };
 
@@ -22,7 +33,7 @@ function optionalText(raw: Record<string, unknown>, key: string, max: number, at
 		problems.push(`${at}.${key}: must be a string`);
 		return undefined;
 	}
-	const text = sanitiseText(value, { multiline: key === "details" || key === "preview" });
+	const text = sanitiseText(value, { multiline: key === "details" || key === "preview" || key === "initial" });
 	if (text.length > max) problems.push(`${at}.${key}: is ${text.length} characters, at most ${max}`);
 	else return text;
 	return undefined;
@@ -35,13 +46,13 @@ function optionalBoolean(raw: Record<string, unknown>, key: string, at: string, 
 	return undefined;
 }
 
-function checkOptions(options: unknown, at: string, problems: string[]): Option[] | undefined {
+function checkOptions(options: unknown, at: string, problems: string[], bounds: Bounds): Option[] | undefined {
 	if (!Array.isArray(options)) {
 		problems.push(`${at}.options: must be an array of strings or {label, description} objects`);
 		return undefined;
 	}
-	if (options.length < LIMITS.options.min || options.length > LIMITS.options.max)
-		problems.push(`${at}.options: has ${options.length}, needs ${LIMITS.options.min} to ${LIMITS.options.max} (omit it for a free-text question)`);
+	if (options.length < bounds.options.min || options.length > bounds.options.max)
+		problems.push(`${at}.options: has ${options.length}, needs ${bounds.options.min} to ${bounds.options.max} (omit it for a free-text question)`);
 	const seen = new Set<string>();
 	const checked: Option[] = [];
 	// Indexed, so a hole in a sparse array reads as undefined and is reported, not skipped.
@@ -61,8 +72,8 @@ function checkOptions(options: unknown, at: string, problems: string[]): Option[
 		const problem =
 			clean.trim() === ""
 				? "is empty"
-				: clean.length > LIMITS.label
-					? `label is ${clean.length} characters, at most ${LIMITS.label}`
+				: clean.length > bounds.label
+					? `label is ${clean.length} characters, at most ${bounds.label}`
 					: seen.has(clean)
 						? `duplicates ${JSON.stringify(clean)}`
 						: undefined;
@@ -83,29 +94,32 @@ function checkOptions(options: unknown, at: string, problems: string[]): Option[
 	return checked;
 }
 
-function checkQuestion(raw: unknown, at: string, problems: string[]): Question | undefined {
+function checkQuestion(raw: unknown, at: string, problems: string[], dialogs: boolean): Question | undefined {
 	if (!isRecord(raw)) {
 		problems.push(`${at}: must be an object with a "question" text`);
 		return undefined;
 	}
 	const before = problems.length;
 	const { options, kind, share } = raw;
+	const dialog = raw.dialog === undefined ? undefined : checkDialog(raw, at, problems, dialogs);
+	const bounds: Bounds = dialog ? DIALOG_LIMITS : LIMITS;
 	const question = typeof raw.question === "string" ? sanitiseText(raw.question) : raw.question;
 	if (typeof question !== "string") problems.push(`${at}.question: must be a string`);
 	else if (question.trim() === "") problems.push(`${at}.question: is empty`);
-	else if (question.length > LIMITS.question) problems.push(`${at}.question: is ${question.length} characters, at most ${LIMITS.question}`);
+	else if (question.length > bounds.question) problems.push(`${at}.question: is ${question.length} characters, at most ${bounds.question}`);
 	const id = optionalText(raw, "id", LIMITS.id, at, problems);
 	if (id !== undefined && id.trim() === "") problems.push(`${at}.id: is empty`);
 	const header = optionalText(raw, "header", LIMITS.header, at, problems);
-	const details = optionalText(raw, "details", LIMITS.details, at, problems);
-	const placeholder = optionalText(raw, "placeholder", LIMITS.placeholder, at, problems);
+	const details = optionalText(raw, "details", bounds.details, at, problems);
+	const placeholder = optionalText(raw, "placeholder", bounds.placeholder, at, problems);
+	const initial = optionalText(raw, "initial", DIALOG_LIMITS.initial, at, problems);
 	const multiSelect = optionalBoolean(raw, "multiSelect", at, problems);
 	const allowOther = optionalBoolean(raw, "allowOther", at, problems);
 	const recommended = optionalText(raw, "recommended", LIMITS.label, at, problems);
 	if (kind !== undefined && kind !== "confirm" && kind !== "choice" && kind !== "text")
 		problems.push(`${at}.kind: must be "confirm" (or "choice" / "text", which the options imply) or left out`);
 	if (share !== undefined && share !== "any" && share !== "origin") problems.push(`${at}.share: must be "any" or "origin" (the default)`);
-	const checkedOptions = options === undefined ? undefined : checkOptions(options, at, problems);
+	const checkedOptions = options === undefined ? undefined : checkOptions(options, at, problems, bounds);
 	const resolvedKind: QuestionKind = kind === "confirm" ? "confirm" : options !== undefined ? "choice" : "text";
 	if (resolvedKind === "confirm" && options !== undefined) problems.push(`${at}.options: a confirm question has its own yes/no options`);
 	if (kind === "choice" && options === undefined) problems.push(`${at}.options: a choice needs options`);
@@ -114,6 +128,8 @@ function checkQuestion(raw: unknown, at: string, problems: string[]): Question |
 		for (const key of ["multiSelect", "allowOther", "recommended"] as const)
 			if (raw[key] !== undefined) problems.push(`${at}.${key}: only applies to a question with options`);
 	}
+	if (initial !== undefined && !(dialog && resolvedKind === "text")) problems.push(`${at}.initial: only a relayed editor or input starts with text`);
+	if (dialog && DIALOG_KINDS[dialog] !== resolvedKind) problems.push(`${at}.dialog: a relayed ${dialog} is a ${DIALOG_KINDS[dialog]} question`);
 	if (recommended !== undefined && checkedOptions && !checkedOptions.some((o) => o.label === recommended))
 		problems.push(`${at}.recommended: ${JSON.stringify(recommended)} is not one of the options`);
 	if (problems.length > before) return undefined;
@@ -125,16 +141,42 @@ function checkQuestion(raw: unknown, at: string, problems: string[]): Question |
 	if (checkedOptions) checked.options = checkedOptions;
 	if (resolvedKind === "choice") {
 		checked.multiSelect = multiSelect ?? false;
-		checked.allowOther = allowOther ?? true;
+		// A relayed select offers exactly its extension's options.
+		checked.allowOther = dialog ? false : (allowOther ?? true);
 	}
 	if (recommended !== undefined) checked.recommended = recommended;
 	if (placeholder !== undefined) checked.placeholder = placeholder;
 	if (share === "any") checked.share = share;
+	if (dialog) checked.dialog = dialog;
+	if (initial !== undefined) checked.initial = initial;
 	return checked;
 }
 
+/**
+ * The relayed dialog a question says it is, when relayed dialogs are taken here and the rest of
+ * the question is what such a dialog can be: its options exactly (no multiSelect, "Other",
+ * recommended option or descriptions), no sharing across origins.
+ */
+function checkDialog(raw: Record<string, unknown>, at: string, problems: string[], dialogs: boolean): RelayedDialog | undefined {
+	const { dialog } = raw;
+	if (!dialogs) {
+		problems.push(`${at}.dialog: only the relay of other extensions' dialogs sets it`);
+		return undefined;
+	}
+	if (typeof dialog !== "string" || !Object.hasOwn(DIALOG_KINDS, dialog)) {
+		problems.push(`${at}.dialog: must be one of ${Object.keys(DIALOG_KINDS).join(", ")}`);
+		return undefined;
+	}
+	// What validation itself fills in (multiSelect and allowOther false, options as {label}) passes again: the host re-validates.
+	for (const key of ["multiSelect", "allowOther", "recommended", "share", "header"] as const)
+		if (raw[key] !== undefined && raw[key] !== false) problems.push(`${at}.${key}: a relayed dialog has none`);
+	if (Array.isArray(raw.options) && raw.options.some((o) => isRecord(o) && (o.description !== undefined || o.preview !== undefined)))
+		problems.push(`${at}.options: a relayed select's options are plain labels`);
+	return dialog as RelayedDialog;
+}
+
 /** Validates the tool's parameters; on failure lists every problem, each naming where it is. */
-export function validateAskParams(raw: unknown): ValidationResult {
+export function validateAskParams(raw: unknown, options: ValidateOptions = {}): ValidationResult {
 	const problems: string[] = [];
 	if (!isRecord(raw)) return { ok: false, problems: ['parameters: must be an object with a "questions" array'] };
 	const { questions, timeoutMs } = raw;
@@ -145,7 +187,7 @@ export function validateAskParams(raw: unknown): ValidationResult {
 	else {
 		// Indexed, so a hole in a sparse array reads as undefined and is reported, not skipped.
 		for (let i = 0; i < questions.length; i++) {
-			const question = checkQuestion(questions[i], `questions[${i}]`, problems);
+			const question = checkQuestion(questions[i], `questions[${i}]`, problems, options.dialogs === true);
 			if (question) checked.push(question);
 		}
 		const reported: string[] = [];
