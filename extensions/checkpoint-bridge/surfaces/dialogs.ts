@@ -15,6 +15,8 @@ import { choiceEntries, DONE, dialogTitle, entryValue, multiSelectEntries, NO, O
 export interface DialogUI extends HostUI {
 	select(title: string, options: string[], opts?: { signal?: AbortSignal; timeout?: number }): Promise<string | undefined>;
 	input(title: string, placeholder?: string, opts?: { signal?: AbortSignal; timeout?: number }): Promise<string | undefined>;
+	/** pi's multi-line editor, for a relayed editor dialog; it takes no signal, so an ended request abandons it. @default input instead */
+	editor?(title: string, prefill?: string): Promise<string | undefined>;
 }
 
 /** Resolves with the dialog's value, or with undefined as soon as `signal` aborts: a UI that ignores the signal cannot hold the queue. */
@@ -143,7 +145,10 @@ async function askMulti(ctx: AskContext, question: Question): Promise<Answer | u
 async function askQuestion(ctx: AskContext, question: Question): Promise<Answer | undefined> {
 	switch (question.kind) {
 		case "text": {
-			const value = await input(ctx, ctx.title, question.placeholder);
+			const value =
+				question.dialog === "editor" && ctx.ui.editor
+					? (ctx.onDialog?.(), checkText(await untilAborted(ctx.ui.editor(ctx.title, question.initial), ctx.signal)))
+					: await input(ctx, ctx.title, question.placeholder);
 			return value === undefined || ctx.signal.aborted ? undefined : answerOf(question, "text", value);
 		}
 		case "confirm": {

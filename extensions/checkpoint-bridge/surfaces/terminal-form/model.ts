@@ -90,7 +90,8 @@ export class FormModel {
 				rows,
 				cursor,
 				ticked: new Set<string>(),
-				typed: "",
+				// A relayed editor's prefill is where its text starts.
+				typed: question.initial ?? "",
 				note: answer?.note ?? "",
 				known: answer !== undefined,
 				...(answer ? { answer } : {}),

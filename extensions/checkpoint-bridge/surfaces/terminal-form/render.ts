@@ -16,6 +16,8 @@ export interface FormTheme {
 const PREVIEW_BESIDE_MIN_WIDTH = 100;
 /** Preview rows shown at most; the rest is counted on a last row. @default 16 */
 const PREVIEW_ROWS = 16;
+/** Rows of a list shown at once; a longer list (a relayed select may have hundreds) scrolls with the cursor. @default 12 */
+const LIST_ROWS = 12;
 /** Time left under which the countdown turns to a warning. @default 30000 */
 const COUNTDOWN_WARNING_MS = 30_000;
 
@@ -67,7 +69,17 @@ function mark(q: QuestionState, row: Row, theme: FormTheme): string {
 }
 
 function rowLines(model: FormModel, q: QuestionState, view: FormView, theme: FormTheme, width: number): string[] {
-	return q.rows.map((row, i) => {
+	if (q.rows.length <= LIST_ROWS) return rowsFrom(model, q, view, theme, width, 0, q.rows.length);
+	// A window around the cursor, with what lies above and below it counted.
+	const start = Math.min(q.rows.length - LIST_ROWS, Math.max(0, q.cursor - Math.floor(LIST_ROWS / 2)));
+	const end = start + LIST_ROWS;
+	const more = (n: number, arrow: string) => (n > 0 ? [theme.fg("dim", truncateToWidth(`  ${arrow} ${n} more`, width))] : []);
+	return [...more(start, "↑"), ...rowsFrom(model, q, view, theme, width, start, end), ...more(q.rows.length - end, "↓")];
+}
+
+function rowsFrom(model: FormModel, q: QuestionState, view: FormView, theme: FormTheme, width: number, start: number, end: number): string[] {
+	return q.rows.slice(start, end).map((row, k) => {
+		const i = start + k;
 		const here = i === q.cursor && !q.known;
 		const pointer = here ? theme.fg("accent", "→ ") : "  ";
 		const lead = pointer + mark(q, row, theme);

@@ -71,8 +71,10 @@ function questionBlock(card, q, index) {
 	if (q.details) box.append(el("p", "details", q.details));
 	const name = `q${index}`;
 	if (q.kind === "text") {
-		const input = el("input");
-		input.type = "text";
+		// A relayed editor starts with its extension's prefill, lines kept.
+		const input = el(q.dialog === "editor" ? "textarea" : "input");
+		if (q.dialog !== "editor") input.type = "text";
+		if (q.initial) input.value = q.initial;
 		input.name = name;
 		input.autocomplete = "off";
 		if (q.placeholder) input.placeholder = q.placeholder;
@@ -109,7 +111,7 @@ function answerValue(form, q, index) {
 	const typed = other ? other.value.trim() : "";
 	switch (q.kind) {
 		case "text":
-			return { value: form.querySelector(`input[name="${name}"]`).value };
+			return { value: form.querySelector(`[name="${name}"]`).value };
 		case "confirm":
 			return checked.length ? { value: checked[0] } : { missing: "pick Yes or No" };
 		default:
