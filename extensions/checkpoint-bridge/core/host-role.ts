@@ -7,9 +7,11 @@
 
 import type { Answer } from "../model/answer.ts";
 import type { Status } from "../model/result.ts";
+import { capLength, sanitiseText } from "../model/sanitise.ts";
 import { DialogHost } from "./dialog-host.ts";
+import { checkedAsker } from "./identity.ts";
 import { OBSERVER_EVENTS, type ObservedRequest } from "./observers.ts";
-import { PROTOCOL_VERSION, type RelayCancel, type RelayRequest, replyChannel } from "./protocol.ts";
+import { PROTOCOL_VERSION, type RelayCancel, type RelayNotice, type RelayRequest, replyChannel } from "./protocol.ts";
 import type { SharedHandle } from "./shared-handle.ts";
 import type { HostUI, Surface } from "./surface.ts";
 import { noticeOnce } from "./tool-missing.ts";
@@ -56,6 +58,19 @@ export interface HostRole {
 	 * HANDOVER_GRACE_MS for the next host, then settle with `no-host`.
 	 */
 	release(reason: string, note: string): void;
+}
+
+/** Characters of a relayed notice shown to the human; the rest is cut with a mark. @default 2000 */
+export const MAX_RELAYED_NOTICE_LENGTH = 2_000;
+
+/** A relayed notice as the human sees it, `[asker] message`, neutralised and cut; undefined when it is not one. */
+export function noticeText(notice: unknown): { text: string; type: RelayNotice["type"] } | undefined {
+	if (typeof notice !== "object" || notice === null) return undefined;
+	const { v, asker, message, type } = notice as Partial<RelayNotice>;
+	const who = checkedAsker(asker);
+	if (v !== PROTOCOL_VERSION || typeof who === "string" || typeof message !== "string") return undefined;
+	const text = capLength(sanitiseText(message), MAX_RELAYED_NOTICE_LENGTH);
+	return { text: `[${who.label}] ${text}`, type: type === "warning" || type === "error" ? type : "info" };
 }
 
 /** Askers named in the status line; the rest are counted. @default 3 */
@@ -141,10 +156,20 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 			// A notice is a courtesy.
 		}
 	});
+	// A notice of another extension in a session without UI (interop/dialog-relay.ts); a failing notify is the UI's.
+	const onRelayedNotice = (notice: RelayNotice) => {
+		const shown = noticeText(notice);
+		try {
+			if (shown) ui.notify(shown.text, shown.type);
+		} catch {
+			// Nothing to fall back to.
+		}
+	};
 	bus.on("request", onRequest);
 	bus.on("cancel", onCancel);
 	bus.on("answer", onAnswer);
 	bus.on("notice", onNotice);
+	bus.on("relay:notice", onRelayedNotice);
 	// Requests a replaced host parked are shown here, in their original order.
 	for (const parked of handle.takeParked()) served.serve(parked.request, parked);
 	let released = false;
@@ -157,6 +182,7 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 			bus.off("cancel", onCancel);
 			bus.off("answer", onAnswer);
 			bus.off("notice", onNotice);
+			bus.off("relay:notice", onRelayedNotice);
 			if (reason === "quit") {
 				claim.release();
 				served.shutdown(note);

@@ -74,6 +74,14 @@ export interface RelayResult {
 
 export type RelayReply = RelayProgress | RelayResult;
 
+/** Asker → host: a notice of another extension in a session without UI (its `ctx.ui.notify`), shown to the human prefixed with who sends it. */
+export interface RelayNotice {
+	v: number;
+	asker: AskerIdentity;
+	message: string;
+	type: "info" | "warning" | "error";
+}
+
 /** Bus event names and their payloads (eventemitter3 typing). Replies go to a channel per request id. */
 /** A notice for the host's human from another session of the process (shown once per key). */
 export interface HostNotice {
@@ -88,6 +96,7 @@ export interface BusEvents {
 	[reply: `reply:${string}`]: [RelayReply];
 	/** An answer from outside the terminal; the host calls `respond` exactly once. See inbound.ts. */
 	answer: [payload: unknown, respond?: (reply: InboundReply) => void];
+	"relay:notice": [RelayNotice];
 	"observe:queued": [QueuedEvent];
 	"observe:shown": [ShownEvent];
 	"observe:settled": [SettledEvent];
