@@ -5,14 +5,15 @@
  * the terminal form and pi-tui (which pi supplies to extensions) are imported on the first TUI question.
  * This file only registers: the host's life is host-life.ts's, the way a call goes route.ts's.
  */
-import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import type { ExtensionAPI, ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { AUDIT_ENTRY_TYPE, checkpointsReport } from "./core/audit.ts";
 import { callBudget, readConfig } from "./core/config.ts";
 import { activeAgentOf, askerIdentity } from "./core/identity.ts";
-import type { RelayProgress } from "./core/protocol.ts";
+import { PROTOCOL_VERSION, type RelayProgress } from "./core/protocol.ts";
 import { sharedHandle } from "./core/shared-handle.ts";
 import { reportToolMissing } from "./core/tool-missing.ts";
 import { hostLife } from "./host-life.ts";
+import { isRelayedUI, relayDialogsOn } from "./interop/dialog-relay.ts";
 import { offerExternalUI } from "./interop/pi-agent-ask.ts";
 import { type Envelope, makeEnvelope } from "./model/result.ts";
 import { validateAskParams } from "./model/validate.ts";
@@ -38,23 +39,31 @@ const bell = () => {
 /** The NATS transport, loaded on first use: a session without CHECKPOINT_BRIDGE_NATS never loads it (nor the client). */
 const loadNats = () => import("./transports/nats/index.ts");
 
-export default function checkpointBridge(pi: ExtensionAPI): void {
+/** The relay of other extensions' dialogs, loaded only when it is switched on. */
+const loadDialogRelay = () => import("./interop/enable.ts");
+
+export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void> {
 	// Read now, while pi's loader is on the stack; told at the first session start.
 	const piVersion = loadingPiVersion();
 	const handle = sharedHandle();
 	const host = hostLife({ handle, bell, loadNats, onSettled: (record) => pi.appendEntry(AUDIT_ENTRY_TYPE, record) });
 	/** This session's id, known from session_start on; names the asker in the transcript. */
 	let sessionId: string | undefined;
+	/** This session's system prompt, known from session_start on: a pi-subagents child's names its agent. */
+	let systemPrompt: (() => string | undefined) | undefined;
 
 	// A session with a UI claims the role at start; the next one claims it after /new, /resume, /fork, /reload.
 	pi.on("session_start", async (_event, ctx) => {
 		// With a UI the human gets a notice; without one (print, json modes) stderr is where pi itself warns.
 		reportUnsupportedPi(piVersion, (notice) => (ctx.hasUI ? ctx.ui.notify(notice, "warning") : process.stderr.write(`${notice}\n`)));
 		sessionId = ctx.sessionManager.getSessionId();
+		systemPrompt = () => ctx.getSystemPrompt?.();
+		// A relayed UI (a child's, ADR-0012) is the host's, reached from here: such a session is no host of its own.
+		const relayed = isRelayedUI(ctx.ui);
 		// A child whose agent file narrows `tools:` has no ask_user_via_host: the host tells the human why, and the fix.
-		if (!ctx.hasUI && !pi.getActiveTools().includes(TOOL_NAME))
+		if ((!ctx.hasUI || relayed) && !pi.getActiveTools().includes(TOOL_NAME))
 			reportToolMissing(handle, activeAgentOf(ctx.getSystemPrompt?.()) ?? askerIdentity(pi.getSessionName(), sessionId).label, TOOL_NAME);
-		await host.claim(ctx, sessionId);
+		if (!relayed) await host.claim(ctx, sessionId);
 	});
 
 	pi.on("session_shutdown", (event) => host.release(event.reason));
@@ -87,7 +96,7 @@ export default function checkpointBridge(pi: ExtensionAPI): void {
 		},
 	});
 
-	pi.registerTool<typeof AskParamsSchema, Envelope>({
+	const tool: ToolDefinition<typeof AskParamsSchema, Envelope> = {
 		name: TOOL_NAME,
 		label: TOOL_LABEL,
 		description: DESCRIPTION,
@@ -123,5 +132,21 @@ export default function checkpointBridge(pi: ExtensionAPI): void {
 				return toToolResult(makeEnvelope("error", [], `checkpoint-bridge failed: ${reason}`, { waitedMs: Date.now() - startedAt }));
 			}
 		},
-	});
+	};
+	pi.registerTool(tool);
+
+	// Dialogs of other extensions in this session, when it has no UI, reach the host (ADR-0012).
+	if (!relayDialogsOn()) return;
+	return loadDialogRelay().then((relay) =>
+		// The tool's definition marks this copy: pi keeps it as given in the session's runner.
+		relay.enableDialogRelay(tool, {
+			// Reachable when the session binds: a host in this process, the endpoint of the host that spawned it, or a NATS room.
+			reachable: () => reachesHost(routeNow()),
+			asker: () => askerIdentity(pi.getSessionName(), sessionId ?? "unknown", activeAgentOf(systemPrompt?.())),
+			ask: (options) => askAlong(routeNow(), options, { handle, loadNats }),
+			budgetMs: () => readConfig().callTimeoutMs,
+			// In process only: the bus reaches the host's UI; other transports carry no notices.
+			notify: (asker, message, type) => void handle.bus.emit("relay:notice", { v: PROTOCOL_VERSION, asker, message, type }),
+		}),
+	);
 }

@@ -61,10 +61,10 @@ export interface HostRole {
 }
 
 /** Characters of a relayed notice shown to the human; the rest is cut with a mark. @default 2000 */
-export const MAX_RELAYED_NOTICE_LENGTH = 2_000;
+const MAX_RELAYED_NOTICE_LENGTH = 2_000;
 
 /** A relayed notice as the human sees it, `[asker] message`, neutralised and cut; undefined when it is not one. */
-export function noticeText(notice: unknown): { text: string; type: RelayNotice["type"] } | undefined {
+function noticeText(notice: unknown): { text: string; type: RelayNotice["type"] } | undefined {
 	if (typeof notice !== "object" || notice === null) return undefined;
 	const { v, asker, message, type } = notice as Partial<RelayNotice>;
 	const who = checkedAsker(asker);
