@@ -64,7 +64,7 @@ function hasNodeExport(root: string): boolean {
 }
 /** The extension under test; CHECKPOINT_BRIDGE_EXTENSION points the suite at another build of it. */
 export const BRIDGE_EXT = process.env.CHECKPOINT_BRIDGE_EXTENSION ?? join(REPO_ROOT, "extensions/checkpoint-bridge/index.ts");
-const SCRIPTED_MODEL_EXT = join(REPO_ROOT, "test/integration/fixtures/scripted-model.ts");
+export const SCRIPTED_MODEL_EXT = join(REPO_ROOT, "test/integration/fixtures/scripted-model.ts");
 const EXAMPLE_AGENTS_DIR = join(REPO_ROOT, "examples/agents");
 /**
  * pi compiles extensions with jiti into `$TMPDIR/jiti`. pi-subagents is large: compiling it costs
