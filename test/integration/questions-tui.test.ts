@@ -37,7 +37,7 @@ async function envelopeOnScreen(
 	timeoutMs: number,
 ): Promise<{ screen: string; envelope: { answers: Record<string, unknown>[]; asker?: string } }> {
 	const start = `returned:{"status":"${status}"`;
-	const screen = await waitForSqueezed(session, new RegExp(`${escapeRe(start)}.*"waitedMs":\\d+\\}`), timeoutMs, `the ${status} envelope`);
+	const screen = await waitForSqueezed(session, new RegExp(`${escapeRe(start)}.*"waitedMs":\\d+(,"reason":"[a-z-]+")?\\}`), timeoutMs, `the ${status} envelope`);
 	const flat = squeezed(screen);
 	const from = flat.lastIndexOf(start) + "returned:".length;
 	const end = flat.indexOf("}", flat.indexOf('"waitedMs":', from)) + 1;
@@ -231,6 +231,7 @@ describe.skipIf(!hasTmux)(`the terminal form in the real TUI, pi ${PI_VERSION}${
 			expect(dismissed.envelope.answers, "the first answer only").toEqual(
 				unspaced([{ question: "Ship it now?", answer: "yes", kind: "confirm", id: "ship", source: "dialog" }]),
 			);
+			expect((dismissed.envelope as { reason?: string }).reason, "Esc is the human's dismissal").toBe("dismissed");
 
 			// 3. The call's budget closes the open form.
 			screen = await prompt("ask briefly", header(1));
