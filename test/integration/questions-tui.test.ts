@@ -37,7 +37,12 @@ async function envelopeOnScreen(
 	timeoutMs: number,
 ): Promise<{ screen: string; envelope: { answers: Record<string, unknown>[]; asker?: string } }> {
 	const start = `returned:{"status":"${status}"`;
-	const screen = await waitForSqueezed(session, new RegExp(`${escapeRe(start)}.*"waitedMs":\\d+(,"reason":"[a-z-]+")?\\}`), timeoutMs, `the ${status} envelope`);
+	const screen = await waitForSqueezed(
+		session,
+		new RegExp(`${escapeRe(start)}.*"waitedMs":\\d+(,"reason":"[a-z-]+")?\\}`),
+		timeoutMs,
+		`the ${status} envelope`,
+	);
 	const flat = squeezed(screen);
 	const from = flat.lastIndexOf(start) + "returned:".length;
 	const end = flat.indexOf("}", flat.indexOf('"waitedMs":', from)) + 1;
