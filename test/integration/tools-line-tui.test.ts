@@ -39,7 +39,8 @@ describe.skipIf(!hasTmux)(`a tools: line in the real TUI${hasTmux ? "" : " (skip
 		for (let attempt = 0; ; attempt++) {
 			await tmux.keys("Enter");
 			try {
-				await tmux.waitFor(/subagent/, 5_000, "the subagent call");
+				// Not "pi-subagents" of the startup banner: the call itself.
+				await tmux.waitFor(/(?<!pi-)subagent(?!s)/, 5_000, "the subagent call");
 				break;
 			} catch (error) {
 				if (attempt >= 5) throw error;
