@@ -6,6 +6,7 @@
 import PQueue from "p-queue";
 import type { Answer } from "../model/answer.ts";
 import { answerProblem, copyAnswer } from "../model/answer-check.ts";
+import type { Checked } from "../model/check.ts";
 import { MAX_REQUEST_ID_LENGTH } from "../model/limits.ts";
 import type { Question } from "../model/question.ts";
 import type { EndReason, Status } from "../model/result.ts";
@@ -52,8 +53,6 @@ export interface DialogHostOptions {
 
 /** Requests one asker session may have open at the host at once: a runaway asker cannot flood the queue. @default 16 */
 export const MAX_OPEN_PER_ASKER = 16;
-/** Longest request id the host takes (model/limits.ts). */
-export { MAX_REQUEST_ID_LENGTH };
 
 /** A request handed from a host that is going away to the one that replaces it. */
 export interface ParkedRequest {
@@ -218,9 +217,9 @@ export class DialogHost {
 	serve(raw: RelayRequest, carried?: { answers: Answer[]; queuedAt: number }): void {
 		if (typeof raw !== "object" || raw === null || typeof raw.id !== "string" || raw.id === "" || this.#held.has(raw.id)) return;
 		const checked = this.#checkRequest(raw);
-		if (typeof checked === "string") return this.#replyResult(raw.id, "error", [], checked);
-		const request = checked;
-		const { questions } = checked;
+		if (!checked.ok) return this.#replyResult(raw.id, "error", [], checked.reason);
+		const { request } = checked;
+		const { questions } = request;
 		const key = askerKey(request);
 		const open = this.#openByAsker.get(key) ?? 0;
 		// Requests carried over from a replaced host were counted there; they are never refused here.
@@ -272,6 +271,7 @@ export class DialogHost {
 		const parsed = parseInbound(raw);
 		if (!parsed.ok) return parsed.reply;
 		const held = this.#held.get(parsed.message.requestId);
+		// `not_found` keeps the observer contract's snake case (docs/observers.md), as inbound.ts says.
 		if (!held || held.state.phase === "settled")
 			return { ok: false, code: "not_found", reason: `no open request ${JSON.stringify(parsed.message.requestId)} (unknown, or already settled)` };
 		if ("cancel" in parsed.message) {
@@ -368,19 +368,22 @@ export class DialogHost {
 	 * reaches a dialog, a notice, the status line, the audit trail or an observer is neutralised here
 	 * (sanitise.ts), by the same validation the asker applied to its own questions.
 	 */
-	#checkRequest(request: RelayRequest): (RelayRequest & { questions: Question[] }) | string {
-		if (request.v !== PROTOCOL_VERSION) return `The asker speaks checkpoint-bridge protocol v${String(request.v)}; the host speaks v${PROTOCOL_VERSION}.`;
+	#checkRequest(request: RelayRequest): Checked<{ request: RelayRequest & { questions: Question[] } }, { reason: string }> {
+		const refuse = (reason: string) => ({ ok: false as const, reason });
+		if (request.v !== PROTOCOL_VERSION)
+			return refuse(`The asker speaks checkpoint-bridge protocol v${String(request.v)}; the host speaks v${PROTOCOL_VERSION}.`);
 		if (request.id.length > MAX_REQUEST_ID_LENGTH || sanitiseText(request.id) !== request.id)
-			return `The request id must be at most ${MAX_REQUEST_ID_LENGTH} characters, none of them control or bidi characters.`;
+			return refuse(`The request id must be at most ${MAX_REQUEST_ID_LENGTH} characters, none of them control or bidi characters.`);
 		// Relayed dialogs of other extensions come over every transport (interop/dialog-relay.ts).
 		const checked = validateAskParams({ questions: request.questions }, { dialogs: true });
-		if (!checked.ok) return `Invalid parameters: ${checked.problems.join("; ")}.`;
-		const asker = checkedAsker(request.asker);
-		if (typeof asker === "string") return asker;
-		if (!Number.isFinite(request.deadline) || !Number.isFinite(request.dialogTimeoutMs)) return "The request has no valid deadline.";
-		if (request.origin !== undefined && typeof request.origin !== "string") return "The request's origin must be a string.";
+		if (!checked.ok) return refuse(`Invalid parameters: ${checked.problems.join("; ")}.`);
+		const who = checkedAsker(request.asker);
+		if (!who.ok) return refuse(who.reason);
+		if (!Number.isFinite(request.deadline) || !Number.isFinite(request.dialogTimeoutMs)) return refuse("The request has no valid deadline.");
+		if (request.origin !== undefined && typeof request.origin !== "string") return refuse("The request's origin must be a string.");
 		const { v, id, deadline, dialogTimeoutMs, createdAt, origin } = request;
-		return { v, id, asker, questions: checked.questions, deadline, dialogTimeoutMs, createdAt, ...(origin !== undefined ? { origin } : {}) };
+		const kept = { v, id, asker: who.asker, questions: checked.questions, deadline, dialogTimeoutMs, createdAt, ...(origin !== undefined ? { origin } : {}) };
+		return { ok: true, request: kept };
 	}
 
 	#progress(held: Held, stage: "queued" | "shown" | "answered", question?: number, position?: number): void {

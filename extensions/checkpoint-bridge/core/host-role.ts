@@ -68,9 +68,9 @@ function noticeText(notice: unknown): { text: string; type: RelayNotice["type"] 
 	if (typeof notice !== "object" || notice === null) return undefined;
 	const { v, asker, message, type } = notice as Partial<RelayNotice>;
 	const who = checkedAsker(asker);
-	if (v !== PROTOCOL_VERSION || typeof who === "string" || typeof message !== "string") return undefined;
+	if (v !== PROTOCOL_VERSION || !who.ok || typeof message !== "string") return undefined;
 	const text = capLength(sanitiseText(message), MAX_RELAYED_NOTICE_LENGTH);
-	return { text: `[${who.label}] ${text}`, type: type === "warning" || type === "error" ? type : "info" };
+	return { text: `[${who.asker.label}] ${text}`, type: type === "warning" || type === "error" ? type : "info" };
 }
 
 /** Askers named in the status line; the rest are counted. @default 3 */

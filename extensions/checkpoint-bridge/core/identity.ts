@@ -1,5 +1,6 @@
 /** How an asking session is named to the human, and the host's check of who a request says asks. */
 
+import type { Checked } from "../model/check.ts";
 import { MAX_SESSION_ID_LENGTH } from "../model/limits.ts";
 import { capLength, sanitiseText } from "../model/sanitise.ts";
 
@@ -15,20 +16,20 @@ export interface AskerIdentity {
 export const MAX_LABEL_LENGTH = 48;
 /** Longest asker label the host shows: room for a transport's mark, e.g. ` (pid 4194304)`. Longer ones are cut. @default 64 */
 export const MAX_SHOWN_LABEL_LENGTH = 64;
-/** Longest asker session id the host takes (model/limits.ts); a request with a longer one is refused with `error`. */
-export { MAX_SESSION_ID_LENGTH };
 
 /**
  * The asker of a request as the host keeps it: label and session id neutralised for the terminal
- * (sanitise.ts), the label cut to MAX_SHOWN_LABEL_LENGTH; or what is wrong with it.
+ * (sanitise.ts), the label cut to MAX_SHOWN_LABEL_LENGTH; or what is wrong with it. A session id
+ * longer than MAX_SESSION_ID_LENGTH (model/limits.ts) is refused.
  */
-export function checkedAsker(asker: unknown): AskerIdentity | string {
+export function checkedAsker(asker: unknown): Checked<{ asker: AskerIdentity }, { reason: string }> {
 	const { label, sessionId } = (typeof asker === "object" && asker !== null ? asker : {}) as Partial<Record<keyof AskerIdentity, unknown>>;
-	if (typeof label !== "string" || typeof sessionId !== "string") return "The request does not say who asks.";
+	if (typeof label !== "string" || typeof sessionId !== "string") return { ok: false, reason: "The request does not say who asks." };
 	const id = sanitiseText(sessionId);
-	if (id.length > MAX_SESSION_ID_LENGTH) return `The request's asker session id is ${id.length} characters, at most ${MAX_SESSION_ID_LENGTH}.`;
+	if (id.length > MAX_SESSION_ID_LENGTH)
+		return { ok: false, reason: `The request's asker session id is ${id.length} characters, at most ${MAX_SESSION_ID_LENGTH}.` };
 	const shown = sanitiseText(label).replace(/\s+/g, " ").trim();
-	return { label: capLength(shown || id.slice(0, 8), MAX_SHOWN_LABEL_LENGTH), sessionId: id };
+	return { ok: true, asker: { label: capLength(shown || id.slice(0, 8), MAX_SHOWN_LABEL_LENGTH), sessionId: id } };
 }
 
 /** pi-subagents names a child `subagent-<agent>-<run id>[-<step>]`: the run id means nothing to the human. */

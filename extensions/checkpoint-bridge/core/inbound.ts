@@ -11,6 +11,7 @@
 
 import { type Answer, OUTSIDE_SOURCES, type OutsideSource } from "../model/answer.ts";
 import { answerOf, answerProblem } from "../model/answer-check.ts";
+import type { Checked } from "../model/check.ts";
 import type { Question } from "../model/question.ts";
 
 /** `recommended: true` marks the answer as the question's recommendation, accepted as such (it must be that option). */
@@ -18,16 +19,19 @@ export type InboundValue = string | boolean | string[] | { answer?: string | boo
 
 export type InboundMessage = ({ requestId: string; answers: InboundValue[] } | { requestId: string; cancel: true }) & { source: OutsideSource };
 
-/** Why an outside answer was refused. */
+/**
+ * Why an outside answer was refused. Snake case, unlike every other code (ADR-0011): the observer
+ * contract (docs/observers.md) fixed these before, and extensions outside this package read them.
+ */
 type InboundErrorCode = "not_found" | "invalid_payload" | "invalid_answer";
 
 /** The one reply every attempt gets. */
-export type InboundReply = { ok: true } | { ok: false; code: InboundErrorCode; reason: string };
+export type InboundReply = Checked<object, { code: InboundErrorCode; reason: string }>;
 
 const refuse = (code: InboundErrorCode, reason: string): InboundReply => ({ ok: false, code, reason });
 
 /** Checks the payload's shape; the answers' content is checked against the questions later. */
-export function parseInbound(raw: unknown): { ok: true; message: InboundMessage } | { ok: false; reply: InboundReply } {
+export function parseInbound(raw: unknown): Checked<{ message: InboundMessage }, { reply: InboundReply }> {
 	const fail = (reason: string) => ({ ok: false as const, reply: refuse("invalid_payload", reason) });
 	if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return fail("the payload must be an object");
 	const { requestId, answers, cancel, source = "outside" } = raw as Record<string, unknown>;
@@ -54,50 +58,53 @@ function asValues(value: InboundValue): string[] | undefined {
 	return Array.isArray(values) && values.every((v) => typeof v === "string") ? values : undefined;
 }
 
-/** The answer record `value` stands for, before it is checked; a string when its shape is wrong for the question. */
-function candidate(question: Question, value: InboundValue): Answer | string {
+/** The answer record `value` stands for, before it is checked; what is wrong when its shape is wrong for the question. */
+function candidate(question: Question, value: InboundValue): Checked<{ answer: Answer }, { reason: string }> {
+	const wrong = (reason: string) => ({ ok: false as const, reason });
+	const found = (answer: Answer) => ({ ok: true as const, answer });
 	switch (question.kind) {
 		case "text": {
 			const text = asText(value);
-			return text === undefined ? "must be text" : answerOf(question, "text", text);
+			return text === undefined ? wrong("must be text") : found(answerOf(question, "text", text));
 		}
 		case "confirm": {
 			const raw = typeof value === "object" && value !== null && !Array.isArray(value) ? value.answer : value;
 			const yes = raw === true || (typeof raw === "string" && /^(yes|y|true)$/i.test(raw));
 			const no = raw === false || (typeof raw === "string" && /^(no|n|false)$/i.test(raw));
-			return yes || no ? answerOf(question, "confirm", yes ? "yes" : "no") : "must be yes or no";
+			return yes || no ? found(answerOf(question, "confirm", yes ? "yes" : "no")) : wrong("must be yes or no");
 		}
 		case "choice": {
 			const labels = (question.options ?? []).map((o) => o.label);
 			if (question.multiSelect) {
 				const values = asValues(value);
-				if (!values || values.length === 0) return "must be a non-empty array of option labels";
+				if (!values || values.length === 0) return wrong("must be a non-empty array of option labels");
 				// Picked options in option order, typed values last, as a dialog gives them.
 				const all = [...labels.filter((l) => values.includes(l)), ...values.filter((v) => !labels.includes(v))];
 				// A repeated value survives into `all` only when typed; one picked twice is counted here.
-				if (new Set(values).size !== values.length) return "repeats a value";
-				return answerOf(question, all.some((v) => !labels.includes(v)) ? "other" : "option", all.join(", "), all);
+				if (new Set(values).size !== values.length) return wrong("repeats a value");
+				return found(answerOf(question, all.some((v) => !labels.includes(v)) ? "other" : "option", all.join(", "), all));
 			}
 			const text = asText(value);
-			if (text === undefined) return "must be one option's label";
-			return labels.includes(text) ? answerOf(question, "option", text) : answerOf(question, "other", question.allowOther ? text.trim() : text);
+			if (text === undefined) return wrong("must be one option's label");
+			return found(labels.includes(text) ? answerOf(question, "option", text) : answerOf(question, "other", question.allowOther ? text.trim() : text));
 		}
 	}
 }
 
 /** One answer given outside or in the terminal form, checked by the one answer check every surface uses: the record, or what is wrong (prefixed with `at`). */
-export function resolveAnswer(question: Question, value: InboundValue, at: string): Answer | string {
+export function resolveAnswer(question: Question, value: InboundValue, at: string): Checked<{ answer: Answer }, { reason: string }> {
+	const wrong = (reason: string) => ({ ok: false as const, reason: `${at}: ${reason}` });
 	const built = candidate(question, value);
-	if (typeof built === "string") return `${at}: ${built}`;
+	if (!built.ok) return wrong(built.reason);
 	const note = typeof value === "object" && value !== null && !Array.isArray(value) ? (value.note as unknown) : undefined;
-	if (note !== undefined && typeof note !== "string") return `${at}: note must be text`;
+	if (note !== undefined && typeof note !== "string") return wrong("note must be text");
 	const recommended = typeof value === "object" && value !== null && !Array.isArray(value) ? (value.recommended as unknown) : undefined;
-	if (recommended !== undefined && typeof recommended !== "boolean") return `${at}: recommended must be true, false or left out`;
+	if (recommended !== undefined && typeof recommended !== "boolean") return wrong("recommended must be true, false or left out");
 	// A blank note is no note; the check below bounds its length.
-	let answer = typeof note === "string" && note.trim() !== "" ? { ...built, note: note.trim() } : built;
+	let answer = typeof note === "string" && note.trim() !== "" ? { ...built.answer, note: note.trim() } : built.answer;
 	if (recommended === true) answer = { ...answer, recommended: true };
 	const problem = answerProblem(question, answer);
-	return problem === undefined ? answer : `${at}: ${problem}`;
+	return problem === undefined ? { ok: true, answer } : wrong(problem);
 }
 
 /** Resolves every answer or none: the answers (each marked with `source`), or the reply naming each problem. */
@@ -105,15 +112,15 @@ export function resolveInbound(
 	questions: Question[],
 	values: InboundValue[],
 	source: OutsideSource = "outside",
-): { ok: true; answers: Answer[] } | { ok: false; reply: InboundReply } {
+): Checked<{ answers: Answer[] }, { reply: InboundReply }> {
 	if (values.length !== questions.length)
 		return { ok: false, reply: refuse("invalid_payload", `expected ${questions.length} answers, one per question, got ${values.length}`) };
 	const problems: string[] = [];
 	const answers: Answer[] = [];
 	questions.forEach((question, i) => {
 		const resolved = resolveAnswer(question, values[i] as InboundValue, `answers[${i}]`);
-		if (typeof resolved === "string") problems.push(resolved);
-		else answers.push({ ...resolved, source });
+		if (resolved.ok) answers.push({ ...resolved.answer, source });
+		else problems.push(resolved.reason);
 	});
 	if (problems.length > 0) return { ok: false, reply: refuse("invalid_answer", problems.join("; ")) };
 	return { ok: true, answers };

@@ -6,6 +6,7 @@
  * index.ts hands it the route to the host.
  */
 import type { Answer } from "../model/answer.ts";
+import type { Checked } from "../model/check.ts";
 import { LIMITS } from "../model/limits.ts";
 import type { QuestionInput } from "../model/question.ts";
 import type { Envelope } from "../model/result.ts";
@@ -83,7 +84,7 @@ interface Back {
 	values: Map<string, string>;
 }
 
-export type Mapped = { ok: true; questions: QuestionInput[]; back: Back[] } | { ok: false; problem: string };
+export type Mapped = Checked<{ questions: QuestionInput[]; back: Back[] }, { problem: string }>;
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const text = (v: unknown) => (typeof v === "string" ? v : "");

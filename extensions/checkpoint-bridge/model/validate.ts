@@ -6,6 +6,7 @@
  * Every text is neutralised for the terminal (sanitise.ts) before its limits are checked, so the
  * asker and the host, which both validate, agree on every label.
  */
+import type { Checked } from "./check.ts";
 import { DIALOG_LIMITS, LIMITS } from "./limits.ts";
 import type { Option, Question, QuestionKind, RelayedDialog } from "./question.ts";
 import { sanitiseText } from "./sanitise.ts";
@@ -21,7 +22,8 @@ const DIALOG_KINDS: Record<RelayedDialog, QuestionKind> = { select: "choice", co
 /** The bounds a question is held to: the tool's, or a relayed dialog's. */
 type Bounds = { options: { min: number; max: number }; question: number; label: number; details: number; placeholder: number };
 
-export type ValidationResult = { ok: true; questions: Question[]; timeoutMs?: number } | { ok: false; problems: string[] };
+/** The checked questions (and the call's own timeout, when it gives one), or every problem found. */
+export type ValidationResult = Checked<{ questions: Question[]; timeoutMs?: number }, { problems: string[] }>;
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 

@@ -8,6 +8,7 @@
 
 import type { RelayCancel, RelayProgress, RelayRequest, RelayResult } from "../core/protocol.ts";
 import type { Answer } from "../model/answer.ts";
+import type { Checked } from "../model/check.ts";
 import { MAX_REQUEST_ID_LENGTH } from "../model/limits.ts";
 import { STATUSES } from "../model/result.ts";
 
@@ -92,7 +93,8 @@ export type ClientFrame = HelloFrame | AuthFrame | RequestFrame | CancelFrame;
 type ServerFrame = WelcomeFrame | ProgressFrame | ResultFrame | ErrorFrame;
 export type Frame = ClientFrame | ServerFrame;
 
-export type FrameCheck = { ok: true; frame: Frame } | { ok: false; code: "malformed" | "bad-version"; message: string };
+/** A checked frame, or the code and message of the error frame that refuses it. */
+export type FrameCheck = Checked<{ frame: Frame }, { code: "malformed" | "bad-version"; message: string }>;
 
 /** One line of JSON for the socket. */
 export function encodeFrame(frame: Frame): string {
@@ -115,7 +117,7 @@ export const isAnswers = (v: unknown): v is Answer[] =>
 	Array.isArray(v) && v.every((a) => isRecord(a) && typeof a.question === "string" && typeof a.answer === "string");
 
 /** What is wrong with a frame's fields, by type; undefined when they check out. Question contents are the host's to check. */
-function problemOf(frame: Record<string, unknown>): string | undefined {
+function frameProblem(frame: Record<string, unknown>): string | undefined {
 	switch (frame.type) {
 		case "hello":
 			if (!isSecret(frame.nonce)) return `hello.nonce must be ${MIN_SECRET_LENGTH}-${MAX_SECRET_LENGTH} base64url characters`;
@@ -192,7 +194,7 @@ export function checkFrame(raw: unknown): FrameCheck {
 	// An error frame must be readable whatever its version: it is how a version mismatch is reported.
 	if (raw.type !== "error" && raw.v !== WIRE_VERSION)
 		return { ok: false, code: "bad-version", message: `The frame speaks checkpoint-bridge wire v${String(raw.v)}; this side speaks v${WIRE_VERSION}.` };
-	const problem = problemOf(raw);
+	const problem = frameProblem(raw);
 	if (problem) return { ok: false, code: "malformed", message: `Malformed frame: ${problem}.` };
 	return { ok: true, frame: raw as unknown as Frame };
 }

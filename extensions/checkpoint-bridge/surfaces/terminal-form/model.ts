@@ -266,13 +266,13 @@ export class FormModel {
 		}
 		const withNote = q.note === "" ? value : { ...(typeof value === "object" && !Array.isArray(value) ? value : { answer: value as string }), note: q.note };
 		const resolved = resolveAnswer(q.question, withNote, `question ${index + 1}`);
-		if (typeof resolved === "string") {
-			this.message = resolved;
+		if (!resolved.ok) {
+			this.message = resolved.reason;
 			return false;
 		}
 		q.value = value;
-		q.answer = resolved;
-		this.#onAnswer?.(index, resolved);
+		q.answer = resolved.answer;
+		this.#onAnswer?.(index, resolved.answer);
 		return true;
 	}
 }

@@ -5,6 +5,7 @@
  * header names that very address (DNS rebinding).
  */
 import net from "node:net";
+import type { Checked } from "../../model/check.ts";
 
 /** Where `/checkpoints web` serves when neither its argument nor WEB_ENV names an address. @default "127.0.0.1:0" (any free port) */
 export const DEFAULT_WEB_ADDRESS = "127.0.0.1:0";
@@ -31,7 +32,7 @@ function isLoopback(host: string): boolean {
 export const urlHost = (host: string) => (net.isIPv6(host) ? `[${host}]` : host);
 
 /** Parses `<host>:<port>` (`[v6]:port` for IPv6; `localhost` means 127.0.0.1), or says what is wrong with it. */
-export function parseWebAddress(raw: string): { ok: true; address: WebAddress } | { ok: false; reason: string } {
+export function parseWebAddress(raw: string): Checked<{ address: WebAddress }, { reason: string }> {
 	const text = raw.trim();
 	const fail = (why: string) => ({ ok: false as const, reason: `${JSON.stringify(raw)}: ${why}` });
 	const match = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(text);
@@ -58,7 +59,7 @@ export interface PublicOrigin {
 }
 
 /** Parses an `http(s)://host[:port]` origin (a trailing `/` allowed, nothing else after it), or says what is wrong with it. */
-export function parsePublicUrl(raw: string): { ok: true; publicOrigin: PublicOrigin } | { ok: false; reason: string } {
+export function parsePublicUrl(raw: string): Checked<{ publicOrigin: PublicOrigin }, { reason: string }> {
 	const fail = (why: string) => ({ ok: false as const, reason: `${WEB_PUBLIC_URL_ENV}=${JSON.stringify(raw)}: ${why}` });
 	let url: URL;
 	try {

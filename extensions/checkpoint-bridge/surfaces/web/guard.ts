@@ -4,6 +4,7 @@
  * must not read it (token, Host), drive it (Origin), frame it, or make it run script of its own.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Checked } from "../../model/check.ts";
 
 /** Largest request body read. @default 65536 (64 KiB) */
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -63,7 +64,7 @@ export function checkSameOrigin(req: IncomingMessage, origins: ReadonlySet<strin
 }
 
 /** Reads a JSON body of at most `limit` bytes; an oversized body is refused as soon as it is known to be, without reading the rest. */
-export function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<{ ok: true; value: unknown } | { ok: false; refusal: Refusal }> {
+export function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Checked<{ value: unknown }, { refusal: Refusal }>> {
 	const type = (req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
 	if (type !== "application/json")
 		return Promise.resolve({ ok: false, refusal: { status: 415, reason: "the body must be JSON (Content-Type: application/json)" } });
@@ -74,7 +75,7 @@ export function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Prom
 		const chunks: Buffer[] = [];
 		let size = 0;
 		let done = false;
-		const finish = (result: { ok: true; value: unknown } | { ok: false; refusal: Refusal }) => {
+		const finish = (result: Checked<{ value: unknown }, { refusal: Refusal }>) => {
 			if (done) return;
 			done = true;
 			req.off("data", onData);

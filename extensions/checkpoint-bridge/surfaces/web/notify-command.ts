@@ -9,6 +9,7 @@
  * (`setsid`, a daemon that starts its own session) is out of reach and is not killed.
  */
 import { spawn } from "node:child_process";
+import type { Checked } from "../../model/check.ts";
 
 /** Environment variable holding the command; read for each request, so a change applies at once. */
 export const NOTIFY_COMMAND_ENV = "CHECKPOINT_BRIDGE_NOTIFY_COMMAND";
@@ -32,7 +33,7 @@ export interface NotifyFacts {
 }
 
 /** How one run ended. */
-type NotifyOutcome = { ok: true } | { ok: false; reason: string };
+type NotifyOutcome = Checked<object, { reason: string }>;
 
 export interface NotifyRunOptions {
 	/** @default NOTIFY_TIMEOUT_MS */

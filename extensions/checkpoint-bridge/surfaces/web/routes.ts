@@ -45,7 +45,7 @@ const FILES: Record<string, { type: string; body: keyof Assets }> = {
 
 const PATH = /^\/([tr])\/([A-Za-z0-9_-]{1,128})(\/[^/]*)?$/;
 
-/** Status of each refusal code of the core's answer check. */
+/** Status of each refusal code of the core's answer check (snake case: the observer contract's codes, docs/observers.md). */
 const ANSWER_STATUS: Record<Exclude<InboundReply, { ok: true }>["code"], number> = { invalid_payload: 400, invalid_answer: 422, not_found: 404 };
 
 function json(res: ServerResponse, status: number, value: unknown): void {

@@ -6,7 +6,9 @@
  * before then reaches the caller as more than a status and a note this side writes. One
  * connection may then carry any number of requests: pool.ts keeps it for later calls.
  */
+
 import net from "node:net";
+import type { Checked } from "../../model/check.ts";
 import {
 	type ClientFrame,
 	decodeFrame,
@@ -20,7 +22,7 @@ import {
 	WIRE_VERSION,
 } from "../wire.ts";
 import { ENDPOINT_ENV, type EndpointAddress } from "./address.ts";
-import { checkEndpointFiles, readPrivateToken } from "./private-files.ts";
+import { endpointFilesProblem, readPrivateToken } from "./private-files.ts";
 import { checkProof, freshNonce, proofOf } from "./proof.ts";
 
 /** Default of ConnectOptions.connectTimeoutMs. */
@@ -56,7 +58,7 @@ export interface HostConnection {
 }
 
 /** A connection to a proven host, or the status and note the caller settles with. */
-export type Connected = { ok: true; connection: HostConnection } | { ok: false; status: "no-host" | "error"; note: string };
+export type Connected = Checked<{ connection: HostConnection }, { status: "no-host" | "error"; note: string }>;
 
 const errnoOf = (error: unknown) => (error as NodeJS.ErrnoException | undefined)?.code ?? (error instanceof Error ? error.message : String(error));
 
@@ -74,10 +76,10 @@ export async function connectToHost(address: EndpointAddress, options: ConnectOp
 		note: `The endpoint at ${socketPath} is not trusted: ${problem}. Nothing was asked there; the host process advertised in ${ENDPOINT_ENV} is gone or its endpoint was replaced.`,
 	});
 
-	const files = await checkEndpointFiles(socketPath);
+	const files = await endpointFilesProblem(socketPath);
 	if (files) return files.missing ? gone(files.problem) : distrusted(files.problem);
 	const read = await readPrivateToken(tokenPath);
-	if (!("token" in read)) return read.missing ? gone(read.problem) : distrusted(read.problem);
+	if (!read.ok) return read.missing ? gone(read.problem) : distrusted(read.problem);
 	const { token } = read;
 	if (options.signal?.aborted) return gone("the call ended before it connected");
 

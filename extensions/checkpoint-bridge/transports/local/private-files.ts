@@ -5,9 +5,11 @@
  * and reads the token without following a link. An endpoint that fails a check is treated as
  * gone: whoever recreated it (another user, after the host quit) is never asked anything.
  */
+
 import { constants, promises as fs, type Stats } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import type { Checked } from "../../model/check.ts";
 
 /** Longest token file read; tokens are 43 characters. */
 const MAX_TOKEN_BYTES = 1024;
@@ -20,7 +22,7 @@ function ownUid(): number | undefined {
 const modeOf = (stat: Stats) => (stat.mode & 0o777).toString(8).padStart(3, "0");
 
 /** Who owns `stat`, if not this process's user. */
-function foreignOwner(what: string, stat: Stats): string | undefined {
+function foreignOwnerProblem(what: string, stat: Stats): string | undefined {
 	const uid = ownUid();
 	if (uid !== undefined && stat.uid !== uid) return `${what} belongs to another user (uid ${stat.uid}, not ${uid})`;
 	return undefined;
@@ -29,7 +31,7 @@ function foreignOwner(what: string, stat: Stats): string | undefined {
 /** What keeps `stat` (from lstat) from being a private directory of this user: not a directory (a link is not), another owner, or open to others. */
 export function privateDirProblem(dir: string, stat: Stats): string | undefined {
 	if (!stat.isDirectory()) return `${dir} is not a directory`;
-	return foreignOwner(dir, stat) ?? ((stat.mode & 0o077) !== 0 ? `${dir} is open to other users (mode ${modeOf(stat)}); it must be 0700` : undefined);
+	return foreignOwnerProblem(dir, stat) ?? ((stat.mode & 0o077) !== 0 ? `${dir} is open to other users (mode ${modeOf(stat)}); it must be 0700` : undefined);
 }
 
 /**
@@ -54,8 +56,8 @@ export interface Distrust {
 	missing: boolean;
 }
 
-/** The endpoint's directory and socket: this user's, the directory closed to others, the socket a socket and not a link. */
-export async function checkEndpointFiles(socketPath: string): Promise<Distrust | undefined> {
+/** What keeps the endpoint's directory and socket from being trusted (this user's, the directory closed to others, the socket a socket and not a link); undefined when nothing does. */
+export async function endpointFilesProblem(socketPath: string): Promise<Distrust | undefined> {
 	const dir = path.dirname(socketPath);
 	try {
 		const problem = privateDirProblem(`its directory ${dir}`, await fs.lstat(dir));
@@ -66,7 +68,7 @@ export async function checkEndpointFiles(socketPath: string): Promise<Distrust |
 	try {
 		const stat = await fs.lstat(socketPath);
 		if (!stat.isSocket()) return { problem: `${socketPath} is not a socket`, missing: false };
-		const problem = foreignOwner(`its socket ${socketPath}`, stat);
+		const problem = foreignOwnerProblem(`its socket ${socketPath}`, stat);
 		if (problem) return { problem, missing: false };
 	} catch (error) {
 		return { problem: `its socket: ${errnoOf(error)}`, missing: true };
@@ -78,28 +80,28 @@ export async function checkEndpointFiles(socketPath: string): Promise<Distrust |
  * Reads the token without following a link (O_NOFOLLOW) or blocking on a pipe, then checks the
  * file it opened, not the path: a regular file of this user, mode 0600.
  */
-export async function readPrivateToken(tokenPath: string): Promise<{ token: string } | Distrust> {
+export async function readPrivateToken(tokenPath: string): Promise<Checked<{ token: string }, Distrust>> {
 	let file: fs.FileHandle;
 	try {
 		file = await fs.open(tokenPath, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
 	} catch (error) {
 		const code = errnoOf(error);
 		// Linux says ELOOP for a link under O_NOFOLLOW, some systems EMLINK.
-		if (code === "ELOOP" || code === "EMLINK") return { problem: `its token file ${tokenPath} is a symbolic link`, missing: false };
-		return { problem: `its token file: ${code}`, missing: code === "ENOENT" };
+		if (code === "ELOOP" || code === "EMLINK") return { ok: false, problem: `its token file ${tokenPath} is a symbolic link`, missing: false };
+		return { ok: false, problem: `its token file: ${code}`, missing: code === "ENOENT" };
 	}
 	try {
 		const stat = await file.stat();
-		if (!stat.isFile()) return { problem: `its token file ${tokenPath} is not a regular file`, missing: false };
+		if (!stat.isFile()) return { ok: false, problem: `its token file ${tokenPath} is not a regular file`, missing: false };
 		const problem =
-			foreignOwner(`its token file ${tokenPath}`, stat) ??
+			foreignOwnerProblem(`its token file ${tokenPath}`, stat) ??
 			((stat.mode & 0o777) !== 0o600 ? `its token file ${tokenPath} has mode ${modeOf(stat)}, not 0600` : undefined);
-		if (problem) return { problem, missing: false };
+		if (problem) return { ok: false, problem, missing: false };
 		const buffer = Buffer.alloc(MAX_TOKEN_BYTES + 1);
 		const { bytesRead } = await file.read(buffer, 0, buffer.length, 0);
 		const token = buffer.toString("utf8", 0, bytesRead).trim();
-		if (bytesRead > MAX_TOKEN_BYTES || token === "") return { problem: `its token file ${tokenPath} does not hold a token`, missing: false };
-		return { token };
+		if (bytesRead > MAX_TOKEN_BYTES || token === "") return { ok: false, problem: `its token file ${tokenPath} does not hold a token`, missing: false };
+		return { ok: true, token };
 	} finally {
 		await file.close();
 	}

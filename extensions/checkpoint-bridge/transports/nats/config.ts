@@ -3,6 +3,7 @@
  * loads the NATS client: a process without CHECKPOINT_BRIDGE_NATS never pays for it.
  */
 import { MAX_TIMEOUT_MS } from "../../core/config.ts";
+import type { Checked } from "../../model/check.ts";
 
 /** Server URL(s), comma-separated: `nats://host:4222,nats://other:4222`. Unset: no NATS transport. */
 export const ENV_NATS = "CHECKPOINT_BRIDGE_NATS";
@@ -51,7 +52,8 @@ export type NatsConfigResult =
 	| { kind: "error"; error: string };
 
 /** Parses the server list; user and password in a URL are taken out of it and returned apart. */
-function parseServers(raw: string): { servers: string[]; user?: string; pass?: string } | string {
+function parseServers(raw: string): Checked<{ servers: string[]; user?: string; pass?: string }, { reason: string }> {
+	const refuse = (reason: string) => ({ ok: false as const, reason });
 	const servers: string[] = [];
 	let user: string | undefined;
 	let pass: string | undefined;
@@ -63,21 +65,21 @@ function parseServers(raw: string): { servers: string[]; user?: string; pass?: s
 		try {
 			url = new URL(part.includes("://") ? part : `nats://${part}`);
 		} catch {
-			return `${ENV_NATS}: ${JSON.stringify(part)} is not a server URL (expected nats://host:port or tls://host:port).`;
+			return refuse(`${ENV_NATS}: ${JSON.stringify(part)} is not a server URL (expected nats://host:port or tls://host:port).`);
 		}
-		if (!SCHEMES.has(url.protocol)) return `${ENV_NATS}: ${JSON.stringify(part)} uses ${url.protocol}//; only nats:// and tls:// are supported.`;
-		if (url.hostname === "") return `${ENV_NATS}: ${JSON.stringify(part)} names no host.`;
+		if (!SCHEMES.has(url.protocol)) return refuse(`${ENV_NATS}: ${JSON.stringify(part)} uses ${url.protocol}//; only nats:// and tls:// are supported.`);
+		if (url.hostname === "") return refuse(`${ENV_NATS}: ${JSON.stringify(part)} names no host.`);
 		if (url.username !== "") {
 			const u = decodeURIComponent(url.username);
 			const p = decodeURIComponent(url.password);
-			if (user !== undefined && (u !== user || p !== pass)) return `${ENV_NATS}: the URLs carry different users; give one user for all servers.`;
+			if (user !== undefined && (u !== user || p !== pass)) return refuse(`${ENV_NATS}: the URLs carry different users; give one user for all servers.`);
 			user = u;
 			pass = p;
 		}
 		servers.push(`${url.protocol}//${url.host}`);
 	}
-	if (servers.length === 0) return `${ENV_NATS} is set but names no server.`;
-	return { servers, ...(user !== undefined ? { user, pass: pass ?? "" } : {}) };
+	if (servers.length === 0) return refuse(`${ENV_NATS} is set but names no server.`);
+	return { ok: true, servers, ...(user !== undefined ? { user, pass: pass ?? "" } : {}) };
 }
 
 /** Reads the NATS transport's configuration; read per call, so a changed variable takes effect at once. */
@@ -85,7 +87,7 @@ export function readNatsConfig(env: NodeJS.ProcessEnv = process.env): NatsConfig
 	const raw = env[ENV_NATS]?.trim();
 	if (!raw) return { kind: "off" };
 	const parsed = parseServers(raw);
-	if (typeof parsed === "string") return { kind: "error", error: parsed };
+	if (!parsed.ok) return { kind: "error", error: parsed.reason };
 	const warnings: string[] = [];
 	const room = env[ENV_ROOM]?.trim() || DEFAULT_ROOM;
 	if (!ROOM_PATTERN.test(room))

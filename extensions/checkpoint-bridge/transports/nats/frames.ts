@@ -7,6 +7,7 @@
  * secret, and the host's frames for a request its key and a MAC (seal.ts).
  */
 import { type Answer, type AnswerKind, OUTSIDE_SOURCES } from "../../model/answer.ts";
+import type { Checked } from "../../model/check.ts";
 import { MAX_REQUEST_ID_LENGTH } from "../../model/limits.ts";
 import {
 	type CancelFrame,
@@ -90,7 +91,7 @@ interface HostFrame {
 export type NatsFrame = NatsRequestFrame | NatsCancelFrame | (ProgressFrame & Sealed) | (ResultFrame & Sealed) | ErrorFrame | PingFrame | PongFrame | HostFrame;
 
 /** A checked message: its frame, or why it is refused (the code an error frame carries). */
-export type NatsFrameCheck = { ok: true; frame: NatsFrame } | { ok: false; code: ErrorCode; message: string };
+export type NatsFrameCheck = Checked<{ frame: NatsFrame }, { code: ErrorCode; message: string }>;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });
