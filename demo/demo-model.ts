@@ -10,7 +10,8 @@
  *                  subagent { workflowScript } (its runs.all starts reviewer and tester at once
  *                  in the background) and a short reply while they run; their results come back
  *                  later as a message, and the summary of what every sub-agent reported follows
- *   planner child:  asks a choice (select) through ask_user_via_host, then reports the answer
+ *   planner child:  asks a form of two questions through ask_user_via_host (a choice with a preview
+ *                   per option, a multi-select), then reports every answer and note
  *   writer child:   asks free text (input)
  *   reviewer child: asks a yes/no confirm
  *   tester child:   asks a choice
@@ -20,24 +21,34 @@ import { fauxAssistantMessage, fauxProvider, fauxText, fauxToolCall } from "@ear
 export const DEMO_PROVIDER = "demo";
 export const DEMO_MODEL = "scripted";
 
-/** What each demo sub-agent asks; the agent files describe the same questions for real models. */
+/**
+ * What each demo sub-agent asks, one request each; the agent files describe the same questions for
+ * real models. The planner's is a form of several questions: a tab each, previews, a multi-select,
+ * room for a note and the Review tab.
+ */
 export const QUESTIONS = {
-	planner: {
-		question: "Which naming convention should the project use?",
-		options: ["camelCase", "snake_case", "kebab-case"],
-	},
-	writer: {
-		question: "What should the project be called?",
-		placeholder: "type a name and press Enter",
-	},
-	reviewer: {
-		question: "Does the missing test block the merge?",
-		kind: "confirm",
-	},
-	tester: {
-		question: "Which test suite should run first?",
-		options: ["unit", "integration", "end-to-end"],
-	},
+	planner: [
+		{
+			id: "naming",
+			header: "Naming",
+			question: "Which naming convention should the project use?",
+			options: [
+				{ label: "camelCase", preview: "const userName = getUserName();\nfunction parseConfigFile() {}" },
+				{ label: "snake_case", preview: "user_name = get_user_name()\ndef parse_config_file(): ..." },
+				{ label: "kebab-case", preview: "src/user-name.ts\nsrc/parse-config-file.ts" },
+			],
+		},
+		{
+			id: "checks",
+			header: "Checks",
+			question: "Which checks must pass before a merge?",
+			options: [{ label: "lint", description: "Biome" }, "unit tests", "integration tests", "docs gate"],
+			multiSelect: true,
+		},
+	],
+	writer: [{ question: "What should the project be called?", placeholder: "type a name and press Enter" }],
+	reviewer: [{ question: "Does the missing test block the merge?", kind: "confirm" }],
+	tester: [{ question: "Which test suite should run first?", options: ["unit", "integration", "end-to-end"] }],
 } as const;
 
 type Agent = keyof typeof QUESTIONS;
@@ -65,12 +76,20 @@ function systemTextOf(context: any): string {
 	return [String(context.systemPrompt ?? ""), ...fromMessages].join("\n");
 }
 
+/** One answer of a form as the report names it: `naming: snake_case (note: …)`; a lone question's answer as is. */
+function answerText(answer: any, alone: boolean): string {
+	const note = typeof answer?.note === "string" ? ` (note: ${answer.note})` : "";
+	return `${alone ? "" : `${answer?.id ?? answer?.question}: `}${answer?.answer}${note}`;
+}
+
 /** The line a child ends with; the main session reads it back out of the sub-agent result. */
 function reportLine(agent: Agent, envelopeText: string): string {
 	try {
 		const envelope = JSON.parse(envelopeText);
-		const answer = envelope?.answers?.[0]?.answer;
-		if (envelope?.status === "ok" && typeof answer === "string") return `Answer received by ${agent}: ${answer}`;
+		const answers: any[] = Array.isArray(envelope?.answers) ? envelope.answers : [];
+		if (envelope?.status === "ok" && answers.length > 0 && answers.every((answer) => typeof answer?.answer === "string")) {
+			return `Answer received by ${agent}: ${answers.map((answer) => answerText(answer, answers.length === 1)).join("; ")}`;
+		}
 		// The note's first sentence says why (dismissed, timed out, no host, error text); the rest is advice for models.
 		const why = typeof envelope?.note === "string" ? envelope.note.split(/(?<=[.;])\s/)[0].replace(/[.;]$/, "") : "";
 		return `No answer reached ${agent} (status: ${envelope?.status ?? "unknown"}${why ? `: ${why}` : ""})`;
@@ -83,7 +102,7 @@ function childStep(agent: Agent, last: any) {
 	if (last?.role === "toolResult") {
 		return fauxAssistantMessage(fauxText(reportLine(agent, textOf(last))));
 	}
-	return fauxAssistantMessage(fauxToolCall("ask_user_via_host", { questions: [{ ...QUESTIONS[agent] }] }), { stopReason: "toolUse" });
+	return fauxAssistantMessage(fauxToolCall("ask_user_via_host", { questions: structuredClone(QUESTIONS[agent]) }), { stopReason: "toolUse" });
 }
 
 interface SubagentCall {
@@ -157,10 +176,10 @@ function mainStep(conversation: any[]) {
 	const results = new Map(calls.filter((call) => call.result).map((call) => [call.agent, call.result!.text]));
 	const next = FOREGROUND.find((agent) => !results.has(agent));
 	if (next) {
-		const convention = /Answer received by planner: (.+)/.exec(results.get("planner") ?? "")?.[1]?.trim();
+		const convention = /Answer received by planner: naming: ([^;(\n]+)/.exec(results.get("planner") ?? "")?.[1]?.trim();
 		const task =
 			next === "planner"
-				? "Ask the user which naming convention the project should use, then report the answer."
+				? "Ask the user, in one form, which naming convention the project should use and which checks must pass before a merge, then report the answers."
 				: `Ask the user what the project should be called${convention ? ` (naming convention: ${convention})` : ""}, then report the answer.`;
 		return fauxAssistantMessage(fauxToolCall("subagent", { agent: next, task, async: false }), { stopReason: "toolUse" });
 	}

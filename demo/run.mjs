@@ -10,6 +10,10 @@
  *                                                 arguments are passed to pi unchanged
  *   npm run demo -- --pi 1.6                      the dev pi (1.6): foreground sub-agents only
  *   npm run demo -- --pi 0.85                     pi 0.85.1 from test/compat/pi-0.85
+ *   npm run demo -- --web                         the web page on too; the host shows its link
+ *
+ * It needs a terminal: the questions open in pi's interactive TUI, the host. Without one (stdin or
+ * stdout not a TTY) pi would fall back to print mode and end at once, so the launcher refuses.
  *
  * pi-subagents' background runner needs `@earendil-works/pi-agent-core/node`, which pi 0.85.x has and
  * pi 1.6.0 lacks. By default the demo runs on the dev pi when its runner works there, else on the
@@ -71,7 +75,7 @@ function backgroundRunnerWorks(installRoot) {
 
 // The scripted model follows its own script; a real model needs the steps spelled out.
 const SCRIPTED_PROMPT = "Run the checkpoint-bridge demo: planner and writer ask in the foreground, then reviewer and tester ask from the background.";
-const SCRIPTED_PROMPT_FOREGROUND = "Run the checkpoint-bridge demo: the planner asks for a naming convention, then the writer asks for a project name.";
+const SCRIPTED_PROMPT_FOREGROUND = "Run the checkpoint-bridge demo: the planner asks a form of two questions, then the writer asks for a project name.";
 
 function realModelPrompt(background) {
 	const summary = [
@@ -80,7 +84,7 @@ function realModelPrompt(background) {
 	];
 	return [
 		"Demo of checkpoint-bridge. Follow these steps exactly, one tool call per turn:",
-		'1. run the agent "planner" with the subagent tool (async: false) and the task "Ask the user which naming convention the project should use, then report the answer.";',
+		'1. run the agent "planner" with the subagent tool (async: false) and the task "Ask the user, in one form, which naming convention the project should use and which checks must pass before a merge, then report the answers.";',
 		'2. after it has finished, run the agent "writer" the same way with the task "Ask the user what the project should be called, then report the answer.";',
 		...(background
 			? [
@@ -97,7 +101,8 @@ function realModelPrompt(background) {
 
 function usage() {
 	return [
-		"usage: npm run demo [-- [--pi 1.6|0.85] [--model <provider/id> [more pi arguments]]]",
+		"usage: npm run demo [-- [--web] [--pi 1.6|0.85] [--model <provider/id> [more pi arguments]]]",
+		"  --web                  the web page on too (loopback, any free port); the host prints its link",
 		"  --model <provider/id>  a real model (its key from the environment); without it a scripted model, no API key",
 		"  --pi 1.6               the dev pi 1.6: the two foreground sub-agents only (its background runner cannot start)",
 		"  --pi 0.85              pi 0.85.1 from test/compat/pi-0.85 (the default while the dev pi cannot run background children)",
@@ -107,12 +112,15 @@ function usage() {
 function parseArgs(argv) {
 	let model;
 	let pi;
+	let web = false;
 	const passThrough = [];
 	for (let i = 0; i < argv.length; i++) {
 		const arg = argv[i];
 		if (arg === "--help" || arg === "-h") {
 			console.log(usage());
 			process.exit(0);
+		} else if (arg === "--web") {
+			web = true;
 		} else if (arg === "--model" || arg === "--pi") {
 			const value = argv[++i];
 			if (!value) throw new Error(`${arg} needs a value`);
@@ -127,7 +135,17 @@ function parseArgs(argv) {
 		}
 	}
 	if (pi !== undefined && !(pi in PI_INSTALLS)) throw new Error(`--pi ${pi}: the demo runs on ${Object.keys(PI_INSTALLS).join(" or ")}`);
-	return { model, pi, passThrough };
+	return { model, pi, web, passThrough };
+}
+
+/**
+ * The one line for a run without a terminal, or undefined when stdin and stdout are both TTYs.
+ * The web page cannot stand in: its host is the TUI, which needs the terminal too.
+ */
+function noTerminal() {
+	const missing = [process.stdin.isTTY ? "" : "stdin", process.stdout.isTTY ? "" : "stdout"].filter(Boolean);
+	if (missing.length === 0) return undefined;
+	return `npm run demo needs a terminal (${missing.join(" and ")} ${missing.length > 1 ? "are" : "is"} not a TTY): the questions open in pi's interactive TUI. Run it in a terminal; --web adds the web page there, it cannot replace the terminal.`;
 }
 
 function checkNode() {
@@ -171,14 +189,16 @@ function writeAgents(agentDir, model) {
 	}
 }
 
-/** The explanation, printed before pi starts and shown by demo/intro.ts as the TUI header. */
-function explanation(model, pi) {
+/** The explanation, shown by demo/intro.ts as the TUI header (only there: printed before, it showed twice). */
+function explanation(model, pi, web) {
 	const scripted = model === SCRIPTED_MODEL;
 	return [
 		`checkpoint-bridge demo (pi ${pi.version})`,
-		"The main agent hands work to sub-agents (pi-subagents). Each asks you one question with the",
-		"ask_user_via_host tool; it opens here, in the main session, as a form headed with who asks.",
-		"  1. planner, foreground: choose a naming convention (Up/Down, then Enter)",
+		"The main agent hands work to sub-agents (pi-subagents). Each asks you with the ask_user_via_host",
+		"tool; the request opens here, in the main session, as one form headed with who asks.",
+		"  1. planner, foreground: a form of two questions, one tab each (Tab/Shift+Tab move between them):",
+		"     a naming convention with a preview of each (Up/Down, Ctrl+N adds a note, Enter picks), then",
+		"     the checks to run (Space ticks several, Enter goes on); Review lists your answers, Enter sends",
 		"  2. writer, foreground: type a project name (then Enter)",
 		...(pi.background
 			? [
@@ -187,8 +207,12 @@ function explanation(model, pi) {
 				]
 			: [`  3. skipped: background sub-agents need pi 0.85; their runner cannot start on pi ${pi.version}`]),
 		"The final summary shows which answer reached which sub-agent.",
+		web
+			? 'Web page on: open the link of the line "answer in a browser at" below (/checkpoints shows it again).'
+			: "Answer in a browser too: npm run demo -- --web (or /checkpoints web here).",
 		scripted ? "Model: scripted, no API key needed." : `Model: ${model} (main session and sub-agents).`,
-		"Press Enter to send the prepared message and start. Quit with Ctrl+D, or Ctrl+C twice quickly.",
+		"Press Enter to send the prepared message and start. Quit: Ctrl+C twice quickly (the first press",
+		"clears the editor), or Ctrl+D once the editor is empty; Esc first closes an open form.",
 	].join("\n");
 }
 
@@ -235,13 +259,14 @@ async function stopRunners(subagentsRoot, agentDir) {
 }
 
 async function main() {
-	const { model = SCRIPTED_MODEL, pi: wantedPi, passThrough } = parseArgs(process.argv.slice(2));
+	const { model = SCRIPTED_MODEL, pi: wantedPi, web, passThrough } = parseArgs(process.argv.slice(2));
+	const refusal = noTerminal();
+	if (refusal) {
+		console.error(refusal);
+		process.exit(1);
+	}
 	checkNode();
 	const pi = choosePi(wantedPi);
-	if (!pi.background)
-		console.log(
-			`Note: background step skipped: pi-subagents' background runner cannot start on pi ${pi.version} (it needs @earendil-works/pi-agent-core/node); run without --pi for the whole demo.`,
-		);
 
 	const runDir = fs.mkdtempSync(path.join(os.tmpdir(), "checkpoint-bridge-demo-"));
 	const agentDir = path.join(runDir, "agent");
@@ -251,7 +276,7 @@ async function main() {
 	for (const dir of [agentDir, workDir, tmpDir, compileCache]) fs.mkdirSync(dir, { recursive: true });
 	fs.symlinkSync(compileCache, path.join(tmpDir, "jiti"));
 	writeAgents(agentDir, model);
-	const intro = explanation(model, pi);
+	const intro = explanation(model, pi, web);
 
 	const env = {
 		...process.env,
@@ -262,6 +287,8 @@ async function main() {
 		PI_OFFLINE: "1",
 		PI_SKIP_VERSION_CHECK: "1",
 		PI_TELEMETRY: "0",
+		// The host serves the page from the start and announces its link in the TUI.
+		...(web ? { CHECKPOINT_BRIDGE_WEB: process.env.CHECKPOINT_BRIDGE_WEB || "127.0.0.1:0" } : {}),
 		CHECKPOINT_BRIDGE_DEMO_INTRO: intro,
 		CHECKPOINT_BRIDGE_DEMO_PROMPT: model === SCRIPTED_MODEL ? (pi.background ? SCRIPTED_PROMPT : SCRIPTED_PROMPT_FOREGROUND) : realModelPrompt(pi.background),
 		// The scripted model starts this workflow after the foreground step; unset, it skips the background step.
@@ -282,7 +309,6 @@ async function main() {
 		...passThrough,
 	];
 
-	console.log(`\n${intro}\n`);
 	// pi's own diagnostics would draw over the TUI; keep them in a log and show them if pi fails.
 	const stderrLog = path.join(runDir, "pi-stderr.log");
 	const stderrFd = fs.openSync(stderrLog, "w");

@@ -55,6 +55,12 @@ export class TmuxSession {
 		return stdout;
 	}
 
+	/** Everything the pane printed: the scrollback and the visible screen, wrapped lines joined. */
+	async history(): Promise<string> {
+		const { stdout } = await this.tmux("capture-pane", "-p", "-J", "-S", "-", "-t", this.target);
+		return stdout;
+	}
+
 	/** The visible screen row by row, as the terminal wrapped it (no `-J`): a line wider than the pane shows as two rows. */
 	async rows(): Promise<string[]> {
 		const { stdout } = await this.tmux("capture-pane", "-p", "-t", this.target);
