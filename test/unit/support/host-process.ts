@@ -3,6 +3,7 @@
  * the host role with the given UI, serves the local endpoint in the directory given as its second
  * argument (after the extension's path), prints `READY <socket path>`, and then runs `after`.
  */
+import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
 /** Node 22 from the project's devDependencies. */
@@ -27,4 +28,59 @@ const endpoint = await startEndpoint({ handle, dir });
 process.stdout.write("READY " + endpoint.endpoint + "\\n");
 ${after}
 `;
+}
+
+/** A process started by `startProcess`: its stdout so far, and a wait for a line of it. */
+export interface Started {
+	child: ChildProcess;
+	/** Resolves with the first match of `pattern` in stdout; rejects if the process exits first. */
+	waitFor(pattern: RegExp): Promise<RegExpExecArray>;
+	stdout(): string;
+}
+
+const started: ChildProcess[] = [];
+
+/** Kills every process `startProcess` started; call it in `afterEach`. */
+export function killStarted(): void {
+	for (const child of started.splice(0)) child.kill("SIGKILL");
+}
+
+/** Starts a process with piped stdio, kept for `killStarted`. */
+export function startProcess(command: string, args: string[]): Started {
+	const child = spawn(command, args, { stdio: ["pipe", "pipe", "pipe"] });
+	started.push(child);
+	let stdout = "";
+	let stderr = "";
+	const listeners: (() => void)[] = [];
+	child.stdout!.on("data", (chunk) => {
+		stdout += String(chunk);
+		for (const listener of listeners) listener();
+	});
+	child.stderr!.on("data", (chunk) => (stderr += String(chunk)));
+	const waitFor = (pattern: RegExp) =>
+		new Promise<RegExpExecArray>((resolve, reject) => {
+			const check = () => {
+				const match = pattern.exec(stdout);
+				if (match) resolve(match);
+			};
+			listeners.push(check);
+			child.once("exit", (code) => reject(new Error(`${command} exited (${code}): ${stderr}`)));
+			check();
+		});
+	return { child, waitFor, stdout: () => stdout };
+}
+
+const quote = (text: string) => `'${text.replaceAll("'", "'\\''")}'`;
+
+/** Starts `hostProcessScript`'s output under `ulimit -n fdLimit`, serving the local endpoint in `dir`. */
+export function startLimitedHost(script: string, dir: string, fdLimit: number): Started {
+	return startProcess("sh", [
+		"-c",
+		`ulimit -n ${fdLimit} && exec ${quote(NODE)} --input-type=module --no-warnings -e ${quote(script)} ${quote(EXTENSION)} ${quote(dir)}`,
+	]);
+}
+
+/** Starts a `node -e` module script with the given arguments. */
+export function startScript(script: string, args: string[]): Started {
+	return startProcess(NODE, ["--input-type=module", "--no-warnings", "-e", script, ...args]);
 }

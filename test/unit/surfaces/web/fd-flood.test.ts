@@ -6,7 +6,6 @@
  * browser (raw HTTP, as a browser sends it) loads the page, follows its live stream and answers
  * there. Every round must be served; the host's page connections stay within their bound.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import http from "node:http";
 import os from "node:os";
@@ -14,7 +13,8 @@ import path from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { MAX_CONNECTIONS } from "../../../../extensions/checkpoint-bridge/surfaces/web/connections.ts";
 import { askRemote } from "../../../../extensions/checkpoint-bridge/transports/local/client.ts";
-import { EXTENSION, hostProcessScript, NODE } from "../../support/host-process.ts";
+import { hostProcessScript, killStarted, startLimitedHost, startScript } from "../../support/host-process.ts";
+import { takeEvents } from "./support.ts";
 
 const FD_LIMIT = 256;
 const FIRST_WAVE = 300;
@@ -50,34 +50,7 @@ process.stdin.on("data", () => {});
 process.stdin.on("end", () => { stopped = true; clearInterval(more); process.stdout.write("TOTAL " + opened + "\\n"); process.exit(0); });
 `;
 
-const children: ChildProcess[] = [];
-afterEach(() => {
-	for (const child of children.splice(0)) child.kill("SIGKILL");
-});
-
-function start(command: string, args: string[]) {
-	const child = spawn(command, args, { stdio: ["pipe", "pipe", "pipe"] });
-	children.push(child);
-	let stdout = "";
-	let stderr = "";
-	const listeners: (() => void)[] = [];
-	child.stdout!.on("data", (chunk) => {
-		stdout += String(chunk);
-		for (const listener of listeners) listener();
-	});
-	child.stderr!.on("data", (chunk) => (stderr += String(chunk)));
-	const waitFor = (pattern: RegExp) =>
-		new Promise<RegExpExecArray>((resolve, reject) => {
-			const check = () => {
-				const match = pattern.exec(stdout);
-				if (match) resolve(match);
-			};
-			listeners.push(check);
-			child.once("exit", (code) => reject(new Error(`${command} exited (${code}): ${stderr}`)));
-			check();
-		});
-	return { child, waitFor, stdout: () => stdout };
-}
+afterEach(killStarted);
 
 function get(url: URL): Promise<number> {
 	return new Promise((resolve, reject) => {
@@ -98,15 +71,7 @@ function stream(url: URL) {
 		let buffer = "";
 		res.setEncoding("utf8");
 		res.on("data", (chunk: string) => {
-			buffer += chunk;
-			let end: number;
-			while ((end = buffer.indexOf("\n\n")) >= 0) {
-				const block = buffer.slice(0, end);
-				buffer = buffer.slice(end + 2);
-				const event = /^event: (.*)$/m.exec(block)?.[1];
-				const data = /^data: (.*)$/m.exec(block)?.[1];
-				if (event && data) events.push({ event, data: JSON.parse(data) });
-			}
+			buffer = takeEvents(buffer + chunk, events);
 			for (const wake of waiting.splice(0)) wake();
 		});
 	});
@@ -145,15 +110,11 @@ it("with ulimit -n 256, a flood of half request lines that never read leaves the
 	timeout: 120_000,
 }, async () => {
 	const dir = path.join(await mkdtemp(path.join(os.tmpdir(), "cpb-web-flood-")), "endpoint");
-	const quote = (text: string) => `'${text.replaceAll("'", "'\\''")}'`;
-	const host = start("sh", [
-		"-c",
-		`ulimit -n ${FD_LIMIT} && exec ${quote(NODE)} --input-type=module --no-warnings -e ${quote(HOST)} ${quote(EXTENSION)} ${quote(dir)}`,
-	]);
+	const host = startLimitedHost(HOST, dir, FD_LIMIT);
 	try {
 		const socketPath = (await host.waitFor(/^READY (.+)$/m))[1]!;
 		const pageUrl = new URL((await host.waitFor(/^PAGE (.+)$/m))[1]!);
-		const flood = start(NODE, ["--input-type=module", "--no-warnings", "-e", FLOOD, pageUrl.hostname, pageUrl.port, String(FIRST_WAVE)]);
+		const flood = startScript(FLOOD, [pageUrl.hostname, pageUrl.port, String(FIRST_WAVE)]);
 		// Past the first wave and well into the steady flood before the legitimate traffic starts.
 		await flood.waitFor(new RegExp(`^OPENED ${FIRST_WAVE + 200}$`, "m"));
 		const rounds: { page: number; answer: number; status: string; source?: string; ms: number }[] = [];

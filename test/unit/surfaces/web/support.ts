@@ -80,6 +80,19 @@ export async function pageWithRelay(options: Partial<Omit<WebPageOptions, "handl
 	return { ...setup, page, settled, ask };
 }
 
+/** Moves each whole server-sent event of `buffer` into `events`; returns what is left of `buffer`. */
+export function takeEvents(buffer: string, events: { event: string; data: any }[]): string {
+	let end: number;
+	while ((end = buffer.indexOf("\n\n")) >= 0) {
+		const block = buffer.slice(0, end);
+		buffer = buffer.slice(end + 2);
+		const event = /^event: (.*)$/m.exec(block)?.[1];
+		const data = /^data: (.*)$/m.exec(block)?.[1];
+		if (event && data) events.push({ event, data: JSON.parse(data) });
+	}
+	return buffer;
+}
+
 /** Reads server-sent events from a stream until `until` says stop (or the stream ends). */
 export function readEvents(
 	page: WebPage,
@@ -99,15 +112,7 @@ export function readEvents(
 			res.setEncoding("utf8");
 			res.on("data", (chunk: string) => {
 				onChunk?.(chunk);
-				buffer += chunk;
-				let end: number;
-				while ((end = buffer.indexOf("\n\n")) >= 0) {
-					const block = buffer.slice(0, end);
-					buffer = buffer.slice(end + 2);
-					const event = /^event: (.*)$/m.exec(block)?.[1];
-					const data = /^data: (.*)$/m.exec(block)?.[1];
-					if (event && data) events.push({ event, data: JSON.parse(data) });
-				}
+				buffer = takeEvents(buffer + chunk, events);
 				if (until(events)) {
 					req.destroy();
 					resolve(events);

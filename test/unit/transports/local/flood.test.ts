@@ -6,13 +6,12 @@
  * asker does. Every call must be served (`ok`), and the host's RSS must stay bounded. The asker's
  * latency and the host's RSS are printed, not asserted: they depend on the machine.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { askRemote } from "../../../../extensions/checkpoint-bridge/transports/local/client.ts";
-import { EXTENSION, hostProcessScript, NODE } from "../../support/host-process.ts";
+import { hostProcessScript, killStarted, startLimitedHost, startScript } from "../../support/host-process.ts";
 
 const FD_LIMIT = 256;
 const IDLE_CONNECTIONS = 600;
@@ -50,44 +49,13 @@ process.stdin.on("data", () => {});
 process.stdin.on("end", () => { stopped = true; process.stdout.write("TOTAL " + opened + "\\n"); process.exit(0); });
 `;
 
-const children: ChildProcess[] = [];
-afterEach(() => {
-	for (const child of children.splice(0)) child.kill("SIGKILL");
-});
-
-function start(command: string, args: string[]) {
-	const child = spawn(command, args, { stdio: ["pipe", "pipe", "pipe"] });
-	children.push(child);
-	let stdout = "";
-	let stderr = "";
-	const listeners: (() => void)[] = [];
-	child.stdout!.on("data", (chunk) => {
-		stdout += String(chunk);
-		for (const listener of listeners) listener();
-	});
-	child.stderr!.on("data", (chunk) => (stderr += String(chunk)));
-	const waitFor = (pattern: RegExp) =>
-		new Promise<RegExpExecArray>((resolve, reject) => {
-			const check = () => {
-				const match = pattern.exec(stdout);
-				if (match) resolve(match);
-			};
-			listeners.push(check);
-			child.once("exit", (code) => reject(new Error(`${command} exited (${code}): ${stderr}`)));
-			check();
-		});
-	return { child, waitFor, stdout: () => stdout };
-}
+afterEach(killStarted);
 
 const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
 
 it("a legitimate asker is served during a flood of idle and 1 MiB connections, and the host's memory stays bounded", { timeout: 120_000 }, async () => {
 	const dir = path.join(await mkdtemp(path.join(os.tmpdir(), "cpb-flood-")), "endpoint");
-	const quote = (text: string) => `'${text.replaceAll("'", "'\\''")}'`;
-	const host = start("sh", [
-		"-c",
-		`ulimit -n ${FD_LIMIT} && exec ${quote(NODE)} --input-type=module --no-warnings -e ${quote(HOST)} ${quote(EXTENSION)} ${quote(dir)}`,
-	]);
+	const host = startLimitedHost(HOST, dir, FD_LIMIT);
 	try {
 		const socketPath = (await host.waitFor(/^READY (.+)$/m))[1]!;
 		const rssSamples = () =>
@@ -108,7 +76,7 @@ it("a legitimate asker is served during a flood of idle and 1 MiB connections, a
 				.map((s) => s.rss),
 		);
 
-		const flood = start(NODE, ["--input-type=module", "--no-warnings", "-e", FLOOD, socketPath, String(IDLE_CONNECTIONS), String(MEBIBYTE_SENDERS)]);
+		const flood = startScript(FLOOD, [socketPath, String(IDLE_CONNECTIONS), String(MEBIBYTE_SENDERS)]);
 		// The host is already dropping flood connections and the flood re-opening them when the asking starts.
 		const reopened = IDLE_CONNECTIONS + MEBIBYTE_SENDERS + 200;
 		await flood.waitFor(new RegExp(`^OPENED ${reopened}$`, "m"));
