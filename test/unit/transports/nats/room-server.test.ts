@@ -26,6 +26,11 @@ import { cancelFrame, natsHost, PREFIX, pingFrame, RAW_KEYS, rawAsker, requestFr
 const Q = [{ question: "Which naming convention?", options: [{ label: "camelCase" }, { label: "snake_case" }] }];
 const TWO = [{ question: "Name?" }, { question: "Colour?" }];
 const flush = () => vi.advanceTimersByTimeAsync(0);
+/** A fake NATS server with a host serving the room and one raw asker on it. */
+function room() {
+	const nats = new FakeNats();
+	return { nats, host: natsHost(nats), asker: rawAsker(nats) };
+}
 
 beforeEach(() => void vi.useFakeTimers());
 afterEach(() => void vi.useRealTimers());
@@ -68,9 +73,7 @@ describe("forwarding a request onto the host's bus", () => {
 	});
 
 	it("keeps answers a re-sent request carries: only the open question is shown", async () => {
-		const nats = new FakeNats();
-		const host = natsHost(nats);
-		const asker = rawAsker(nats);
+		const { host, asker } = room();
 		asker.send(SUBJECTS.request, requestFrame("r", TWO, { answers: [{ question: "Name?", answer: "Ada", kind: "text", source: "web", smuggled: "x" }] }));
 		await flush();
 		expect(host.fake.dialogs.map((d) => d.title)).toEqual(["[planner (build-7:4242)] (2/2) Colour?"]);
@@ -88,9 +91,7 @@ describe("forwarding a request onto the host's bus", () => {
 	});
 
 	it("a carried answer keeps a known source only", async () => {
-		const nats = new FakeNats();
-		const host = natsHost(nats);
-		const asker = rawAsker(nats);
+		const { host, asker } = room();
 		asker.send(SUBJECTS.request, requestFrame("r", TWO, { answers: [{ question: "Name?", answer: "Ada", kind: "text", source: "<b>forged</b>" }] }));
 		await flush();
 		host.fake.current()!.answer("blue");
@@ -111,9 +112,7 @@ describe("forwarding a request onto the host's bus", () => {
 	});
 
 	it("a duplicate of a held request (a re-send that crossed the first reply) is acknowledged, not queued twice", async () => {
-		const nats = new FakeNats();
-		const host = natsHost(nats);
-		const asker = rawAsker(nats);
+		const { host, asker } = room();
 		asker.send(SUBJECTS.request, requestFrame("r", Q));
 		asker.send(SUBJECTS.request, requestFrame("r", Q));
 		await flush();
@@ -150,9 +149,7 @@ describe("forwarding a request onto the host's bus", () => {
 
 describe(`the asker's heartbeats (silence ${SILENCE_MS} ms, checked every ${TICK_MS} ms)`, () => {
 	it(`an asker that stops pinging loses its question: the dialog is dismissed within ${SILENCE_MS + TICK_MS} ms, not before ${SILENCE_MS} ms`, async () => {
-		const nats = new FakeNats();
-		const host = natsHost(nats);
-		const asker = rawAsker(nats);
+		const { host, asker } = room();
 		asker.send(SUBJECTS.request, requestFrame("r", Q));
 		await flush();
 		const dialog = host.fake.current()!;
@@ -181,9 +178,7 @@ describe(`the asker's heartbeats (silence ${SILENCE_MS} ms, checked every ${TICK
 	});
 
 	it("an asker that pings keeps its question open, and each ping is answered held", async () => {
-		const nats = new FakeNats();
-		const host = natsHost(nats);
-		const asker = rawAsker(nats);
+		const { host, asker } = room();
 		asker.send(SUBJECTS.request, requestFrame("r", Q));
 		for (let i = 0; i < 10; i++) {
 			await vi.advanceTimersByTimeAsync(SILENCE_MS / 2);
@@ -195,9 +190,7 @@ describe(`the asker's heartbeats (silence ${SILENCE_MS} ms, checked every ${TICK
 	});
 
 	it("answers given before the asker fell silent are kept for its re-send (its progress may never have arrived), for its inbox only, for KEEP_DROPPED_MS", async () => {
-		const nats = new FakeNats();
-		const host = natsHost(nats);
-		const asker = rawAsker(nats);
+		const { nats, host, asker } = room();
 		asker.send(SUBJECTS.request, requestFrame("r", TWO));
 		await flush();
 		host.fake.current()!.answer("Ada");
@@ -228,9 +221,7 @@ describe(`the asker's heartbeats (silence ${SILENCE_MS} ms, checked every ${TICK
 	});
 
 	it(`kept answers are forgotten after KEEP_DROPPED_MS (${KEEP_DROPPED_MS} ms)`, async () => {
-		const nats = new FakeNats();
-		const host = natsHost(nats);
-		const asker = rawAsker(nats);
+		const { host, asker } = room();
 		asker.send(SUBJECTS.request, requestFrame("r", TWO, { budgetMs: 2 * KEEP_DROPPED_MS }));
 		await flush();
 		host.fake.current()!.answer("Ada");
@@ -241,9 +232,7 @@ describe(`the asker's heartbeats (silence ${SILENCE_MS} ms, checked every ${TICK
 	});
 
 	it("a cancel drops the request and closes its dialog; a ping for it then hears held: false", async () => {
-		const nats = new FakeNats();
-		const host = natsHost(nats);
-		const asker = rawAsker(nats);
+		const { host, asker } = room();
 		asker.send(SUBJECTS.request, requestFrame("r", Q));
 		await flush();
 		asker.send(SUBJECTS.cancel, cancelFrame("r"));
@@ -255,9 +244,7 @@ describe(`the asker's heartbeats (silence ${SILENCE_MS} ms, checked every ${TICK
 	});
 
 	it("another client cannot cancel or ping a request it did not send (requests are keyed by the asker's inbox)", async () => {
-		const nats = new FakeNats();
-		const host = natsHost(nats);
-		const asker = rawAsker(nats);
+		const { nats, host, asker } = room();
 		const other = rawAsker(nats);
 		asker.send(SUBJECTS.request, requestFrame("r", Q));
 		await flush();
@@ -269,9 +256,7 @@ describe(`the asker's heartbeats (silence ${SILENCE_MS} ms, checked every ${TICK
 	});
 
 	it("closing the room lets every held request go at once (pong held: false with the note) and dismisses its dialog", async () => {
-		const nats = new FakeNats();
-		const host = natsHost(nats);
-		const asker = rawAsker(nats);
+		const { host, asker } = room();
 		asker.send(SUBJECTS.request, requestFrame("r", Q));
 		await flush();
 		host.server.close("host quit");
@@ -299,9 +284,7 @@ describe("refusals: told to the sender only, never a dialog", () => {
 	];
 	for (const [what, bytes, code] of cases)
 		it(`${what}: an error frame "${code}" to its inbox, nothing queued`, async () => {
-			const nats = new FakeNats();
-			const host = natsHost(nats);
-			const asker = rawAsker(nats);
+			const { host, asker } = room();
 			asker.send(SUBJECTS.request, bytes());
 			await flush();
 			expect(asker.received).toEqual([expect.objectContaining({ type: "error", code })]);
@@ -311,9 +294,7 @@ describe("refusals: told to the sender only, never a dialog", () => {
 		});
 
 	it("a reply subject longer than MAX_INBOX_LENGTH (256): a malformed error frame to it, nothing queued", async () => {
-		const nats = new FakeNats();
-		const host = natsHost(nats);
-		const asker = rawAsker(nats);
+		const { host, asker } = room();
 		const long = `_INBOX.${"x".repeat(MAX_INBOX_LENGTH)}`;
 		const received: string[] = [];
 		asker.client.subscribe(long, (m) => void received.push(new TextDecoder().decode(m.data)));
@@ -325,18 +306,14 @@ describe("refusals: told to the sender only, never a dialog", () => {
 	});
 
 	it("a request without a reply subject is dropped unanswered", async () => {
-		const nats = new FakeNats();
-		const host = natsHost(nats);
-		const asker = rawAsker(nats);
+		const { host, asker } = room();
 		asker.client.publish(SUBJECTS.request, encodeNatsFrame(requestFrame("r", Q)));
 		await flush();
 		expect(host.fake.dialogs).toEqual([]);
 	});
 
 	it("a request whose questions are invalid gets the host's error result, no dialog", async () => {
-		const nats = new FakeNats();
-		const host = natsHost(nats);
-		const asker = rawAsker(nats);
+		const { host, asker } = room();
 		asker.send(SUBJECTS.request, requestFrame("r", [{ question: "" }]));
 		await flush();
 		expect(asker.received).toEqual([expect.objectContaining({ type: "result", status: "error" })]);
@@ -365,9 +342,7 @@ describe("random input on every subject (property)", () => {
 			fc.asyncProperty(
 				fc.array(fc.tuple(fc.constantFrom(SUBJECTS.request, SUBJECTS.cancel, SUBJECTS.ping, SUBJECTS.host), junk, fc.boolean()), { maxLength: 12 }),
 				async (messages) => {
-					const nats = new FakeNats();
-					const host = natsHost(nats);
-					const asker = rawAsker(nats);
+					const { nats, host, asker } = room();
 					asker.send(SUBJECTS.request, requestFrame("r", Q));
 					await flush();
 					const intruder = rawAsker(nats);
@@ -401,9 +376,7 @@ describe("what a room holds is bounded: refusals are error results naming the li
 	});
 
 	it("one asker session past MAX_OPEN_PER_ASKER (16) from one inbox: each further request refused, the open ones untouched", async () => {
-		const nats = new FakeNats();
-		const host = natsHost(nats);
-		const asker = rawAsker(nats);
+		const { host, asker } = room();
 		for (let i = 0; i < 40; i++) asker.send(SUBJECTS.request, requestFrame(`r${i}`, Q));
 		await flush();
 		expect(host.server.heldCount).toBe(MAX_OPEN_PER_ASKER);
@@ -430,9 +403,7 @@ describe("what a room holds is bounded: refusals are error results naming the li
 	});
 
 	it("one client (inbox) under ever new session ids is capped at MAX_OPEN_PER_CLIENT (128), like one local connection", async () => {
-		const nats = new FakeNats();
-		const host = natsHost(nats);
-		const asker = rawAsker(nats);
+		const { host, asker } = room();
 		for (let i = 0; i < MAX_OPEN_PER_CLIENT + 5; i++) asker.send(SUBJECTS.request, requestFrame(`r${i}`, Q, { asker: { label: "flood", sessionId: `s${i}` } }));
 		await flush();
 		expect(host.server.heldCount).toBe(MAX_OPEN_PER_CLIENT);
@@ -512,9 +483,7 @@ describe("what a room holds is bounded: refusals are error results naming the li
 
 describe("who may cancel a request, and whose frames an asker can trust", () => {
 	it("a cancel under the asker's own inbox and id but without its secret is ignored; the asker's own cancel works", async () => {
-		const nats = new FakeNats();
-		const host = natsHost(nats);
-		const asker = rawAsker(nats);
+		const { nats, host, asker } = room();
 		asker.send(SUBJECTS.request, requestFrame("r", Q));
 		await flush();
 		// Whoever read the request off the room knows the inbox, the id and the secret's hash, not the secret.
@@ -531,9 +500,7 @@ describe("who may cancel a request, and whose frames an asker can trust", () => 
 	});
 
 	it("every frame for a request (progress, result, pong) carries the host's key and a valid MAC under the asker's key", async () => {
-		const nats = new FakeNats();
-		const host = natsHost(nats);
-		const asker = rawAsker(nats);
+		const { host, asker } = room();
 		asker.send(SUBJECTS.request, requestFrame("r", Q));
 		await flush();
 		asker.send(SUBJECTS.ping, pingFrame("r"));
@@ -547,9 +514,7 @@ describe("who may cancel a request, and whose frames an asker can trust", () => 
 	});
 
 	it("a re-send of a held request under another key (someone who read it) gets nothing", async () => {
-		const nats = new FakeNats();
-		const host = natsHost(nats);
-		const asker = rawAsker(nats);
+		const { nats, host, asker } = room();
 		asker.send(SUBJECTS.request, requestFrame("r", Q));
 		await flush();
 		const before = asker.received.length;
