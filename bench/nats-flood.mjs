@@ -8,10 +8,7 @@
  * ({ skipped } when nats-server is not installed). `node --expose-gc bench/nats-flood.mjs [N]` sends N
  * of the largest (default 300); with `host` as argument it is the host process.
  */
-import { fork, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { fork, spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { claimHostRole } from "../extensions/checkpoint-bridge/core/host-role.ts";
 import { createHandle } from "../extensions/checkpoint-bridge/core/shared-handle.ts";
@@ -20,6 +17,7 @@ import { dialogSurface } from "../extensions/checkpoint-bridge/surfaces/dialogs.
 import { encodeNatsFrame, NATS_VERSION } from "../extensions/checkpoint-bridge/transports/nats/frames.ts";
 import { closeProcessRoom, ensureProcessRoom, readNatsConfig } from "../extensions/checkpoint-bridge/transports/nats/index.ts";
 import { newCancelSecret, newKeyPair } from "../extensions/checkpoint-bridge/transports/nats/seal.ts";
+import { requireNatsServer, startNatsServer } from "./nats-server.mjs";
 
 const MB = 1024 * 1024;
 /** How many of the largest requests each of the first two floods sends (the attack run sent 300). @default 300 */
@@ -51,27 +49,8 @@ if (process.argv[2] === "host") {
 }
 
 async function flood() {
-	if (spawnSync("nats-server", ["--version"]).status !== 0) {
-		process.stdout.write(`${JSON.stringify({ skipped: "nats-server is not installed (apt-get install -y nats-server)" })}\n`);
-		process.exit(0);
-	}
-	const dir = mkdtempSync(join(tmpdir(), "cb-bench-flood-"));
-	const server = spawn("nats-server", ["-a", "127.0.0.1", "-p", "-1", "--ports_file_dir", dir], { stdio: "ignore" });
-	process.on("exit", () => {
-		server.kill("SIGKILL");
-		rmSync(dir, { recursive: true, force: true });
-	});
-	let url;
-	for (let waited = 0; !url; waited += 20) {
-		if (waited > 10_000) throw new Error("nats-server did not report its port within 10 s");
-		const file = readdirSync(dir).find((name) => name.endsWith(".ports"));
-		try {
-			url = file && JSON.parse(readFileSync(join(dir, file), "utf8")).nats[0];
-		} catch {
-			// half written
-		}
-		if (!url) await new Promise((resolve) => setTimeout(resolve, 20));
-	}
+	requireNatsServer();
+	const url = await startNatsServer("flood");
 
 	const env = { ...process.env, CHECKPOINT_BRIDGE_NATS: url, CHECKPOINT_BRIDGE_ROOM: "flood" };
 	const host = fork(fileURLToPath(import.meta.url), ["host"], { env, execArgv: ["--expose-gc"], stdio: ["ignore", "ignore", "inherit", "ipc"] });

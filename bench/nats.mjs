@@ -5,13 +5,12 @@
  * askOverNats (one connection per call, as the tool does): one after another, and 100 at once.
  * Prints one JSON document on stdout ({ skipped } when nats-server is not installed).
  */
-import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { closeProcessRoom, ensureProcessRoom, readNatsConfig } from "../extensions/checkpoint-bridge/transports/nats/index.ts";
 import { answeringHost, forkAsker } from "./asker-process.mjs";
+import { requireNatsServer, startNatsServer } from "./nats-server.mjs";
 import { median, summary } from "./stats.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -19,28 +18,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 const SEQUENTIAL = { warmup: 50, calls: 300 };
 const CONCURRENT = { askers: 100, warmup: 2, rounds: 15 };
 
-if (spawnSync("nats-server", ["--version"]).status !== 0) {
-	process.stdout.write(`${JSON.stringify({ skipped: "nats-server is not installed (apt-get install -y nats-server)" })}\n`);
-	process.exit(0);
-}
-
-const dir = mkdtempSync(join(tmpdir(), "cb-bench-nats-"));
-const server = spawn("nats-server", ["-a", "127.0.0.1", "-p", "-1", "--ports_file_dir", dir], { stdio: "ignore" });
-process.on("exit", () => {
-	server.kill("SIGKILL");
-	rmSync(dir, { recursive: true, force: true });
-});
-let url;
-for (let waited = 0; !url; waited += 20) {
-	if (waited > 10_000) throw new Error("nats-server did not report its port within 10 s");
-	const file = readdirSync(dir).find((name) => name.endsWith(".ports"));
-	try {
-		url = file && JSON.parse(readFileSync(join(dir, file), "utf8")).nats[0];
-	} catch {
-		// half written
-	}
-	if (!url) await new Promise((resolve) => setTimeout(resolve, 20));
-}
+requireNatsServer();
+const url = await startNatsServer("nats");
 
 const env = { ...process.env, CHECKPOINT_BRIDGE_NATS: url, CHECKPOINT_BRIDGE_ROOM: "bench" };
 const config = readNatsConfig(env);
