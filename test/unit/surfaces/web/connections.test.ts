@@ -8,7 +8,7 @@ import net from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { HEADERS_TIMEOUT_MS, MAX_CONNECTIONS } from "../../../../extensions/checkpoint-bridge/surfaces/web/connections.ts";
 import type { WebPage } from "../../../../extensions/checkpoint-bridge/surfaces/web/server.ts";
-import { pagePath, readEvents, trackedPages } from "./support.ts";
+import { pagePath, readEvents, trackedPages, until } from "./support.ts";
 
 const pages = trackedPages();
 const sockets: net.Socket[] = [];
@@ -16,16 +16,6 @@ afterEach(async () => {
 	for (const socket of sockets.splice(0)) socket.destroy();
 	await pages.closeAll();
 });
-
-async function until<T>(check: () => T | undefined, what: string, timeoutMs = 10_000): Promise<T> {
-	const deadline = Date.now() + timeoutMs;
-	for (;;) {
-		const value = check();
-		if (value !== undefined) return value;
-		if (Date.now() > deadline) throw new Error(`no ${what} within ${timeoutMs} ms`);
-		await new Promise((resolve) => setTimeout(resolve, 10));
-	}
-}
 
 /** A connection that sends half a request line and never reads. */
 function halfRequest(page: WebPage): Promise<void> {

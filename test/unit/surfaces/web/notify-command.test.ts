@@ -15,20 +15,10 @@ import {
 	notifyDelay,
 	runNotifyCommand,
 } from "../../../../extensions/checkpoint-bridge/surfaces/web/notify-command.ts";
-import { pagePath, pageWithRelay, postAnswer, trackedPages } from "./support.ts";
+import { pagePath, pageWithRelay, postAnswer, trackedPages, until } from "./support.ts";
 
 const pages = trackedPages();
 afterEach(() => pages.closeAll());
-
-async function until<T>(check: () => T | undefined, what: string, timeoutMs = 10_000): Promise<T> {
-	const deadline = Date.now() + timeoutMs;
-	for (;;) {
-		const value = check();
-		if (value !== undefined) return value;
-		if (Date.now() > deadline) throw new Error(`no ${what} within ${timeoutMs} ms`);
-		await new Promise((resolve) => setTimeout(resolve, 20));
-	}
-}
 
 /** A command that exits at once, leaving a backgrounded child, a nohup one and a setsid one, each writing its pid. */
 const treeCommand = (dir: string) =>

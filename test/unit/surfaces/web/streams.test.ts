@@ -9,7 +9,7 @@ import net from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import type { WebPage } from "../../../../extensions/checkpoint-bridge/surfaces/web/server.ts";
 import { MAX_LINK_STREAMS, MAX_STREAMS_PER_LINK, STREAM_BUFFER_BYTES } from "../../../../extensions/checkpoint-bridge/surfaces/web/stream.ts";
-import { linkPathOf, pagePath, trackedPages } from "./support.ts";
+import { linkPathOf, pagePath, trackedPages, until } from "./support.ts";
 
 const pages = trackedPages();
 const held: (http.ClientRequest | net.Socket)[] = [];
@@ -17,16 +17,6 @@ afterEach(async () => {
 	for (const r of held.splice(0)) r.destroy();
 	await pages.closeAll();
 });
-
-async function until<T>(check: () => T | undefined, what: string, timeoutMs = 10_000): Promise<T> {
-	const deadline = Date.now() + timeoutMs;
-	for (;;) {
-		const value = check();
-		if (value !== undefined) return value;
-		if (Date.now() > deadline) throw new Error(`no ${what} within ${timeoutMs} ms`);
-		await new Promise((resolve) => setTimeout(resolve, 10));
-	}
-}
 
 /** Opens a stream and keeps it open; resolves with its status (and a refusal's reason) once the headers are in. */
 function openStream(page: WebPage, path: string): Promise<{ status: number; reason: string }> {
