@@ -78,7 +78,7 @@ export interface HostRoute {
 }
 
 /** How one of our questions maps back to the pi-agent-ask question it shows. */
-interface Back {
+export interface Back {
 	id: string;
 	/** Our (shown) option label → the option's value. */
 	values: Map<string, string>;
@@ -86,7 +86,7 @@ interface Back {
 
 export type Mapped = Checked<{ questions: QuestionInput[]; back: Back[] }, { problem: string }>;
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+export const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const text = (v: unknown) => (typeof v === "string" ? v : "");
 /** One line of asker text, neutralised and cut to `max` (cuts are marked with "…"). */
 const line = (v: unknown, max: number) => capLength(sanitiseText(text(v)).replace(/\s+/g, " ").trim(), max);
@@ -139,7 +139,7 @@ export function toRelayQuestions(request: Pick<ExternalAskRequest, "title" | "qu
 }
 
 /** One answer as pi-agent-ask reads it: option values, typed text as `customText`, the human's note. */
-function answerEntry(answer: Answer, back: Back): { values?: string[]; customText?: string; note?: string } {
+export function answerEntry(answer: Answer, back: Back): { values?: string[]; customText?: string; note?: string } {
 	const given = answer.values ?? [answer.answer];
 	const values: string[] = [];
 	const typed: string[] = [];
