@@ -1,12 +1,14 @@
 /**
  * The page's HTTP routes. Every path starts with a secret: `/t/<page token>/…` is the whole page,
  * `/r/<request link>/…` one request. Under either: `` (the page), `app.js`, `app.css`, `events`
- * (the live stream) and `answer` (POST); under a request link only, `qr.svg` (that link as a QR code). Checks run in this order: Host, secret, method, and for
+ * (the live stream) and `answer` (POST); under a request link only, `qr.svg` (that link as a QR code);
+ * under the page token only, `form` (POST: an answer to a form open in the terminal, forms.ts). Checks run in this order: Host, secret, method, and for
  * an answer Origin, body, then the one answer check of the core (an `answer` event on the bus).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { InboundReply } from "../../core/inbound.ts";
 import type { Board, ObserverHandle } from "./board.ts";
+import { answerForm, type FormRouteContext } from "./forms.ts";
 import { checkHost, checkSameOrigin, type Refusal, readJsonBody, refuse, SECURITY_HEADERS } from "./guard.ts";
 import { qrSvg } from "./qr.ts";
 import { linkPath, type Scope, type Streams } from "./stream.ts";
@@ -35,6 +37,8 @@ export interface RouteContext {
 	origin: string;
 	/** How long to wait for the host's reply to an answer. @default 5000 */
 	replyTimeoutMs?: number;
+	/** Forms open in the host's terminal that the page answers too. */
+	forms: FormRouteContext["forms"];
 }
 
 const FILES: Record<string, { type: string; body: keyof Assets }> = {
@@ -140,6 +144,14 @@ export function route(ctx: RouteContext, req: IncomingMessage, res: ServerRespon
 	if (name === "answer") {
 		if (method !== "POST") return refuse(res, { status: 405, reason: "answers are sent with POST" }, { allow: "POST" });
 		void answer(ctx, req, res, scope).catch(() => refuse(res, { status: 400, reason: "the answer could not be read" }));
+		return;
+	}
+	if (name === "form") {
+		// The page token answers everything; a request's link answers its own request only.
+		if (scope.kind !== "page")
+			return refuse(res, { status: 404, reason: "forms open in the terminal are answered on the page itself, not through a request's link" });
+		if (method !== "POST") return refuse(res, { status: 405, reason: "answers are sent with POST" }, { allow: "POST" });
+		void answerForm(ctx, req, res).catch(() => refuse(res, { status: 400, reason: "the answer could not be read" }));
 		return;
 	}
 	if (name === "qr.svg") {

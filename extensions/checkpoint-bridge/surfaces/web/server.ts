@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import { type FormsElsewhere, formsElsewhere } from "../../core/elsewhere.ts";
 import { type PublicOrigin, parsePublicUrl, urlHost, WEB_PUBLIC_URL_ENV, type WebAddress } from "./address.ts";
 import { Board, type ObserverHandle } from "./board.ts";
 import { Connections, MAX_CONNECTIONS, refuseConnection, timeoutOptions } from "./connections.ts";
@@ -42,6 +43,8 @@ export interface WebPageOptions {
 	notifyAfterMs?: () => number;
 	/** Where the page reports a problem (the notify command failing). @default none */
 	notice?: (message: string, type: "info" | "warning") => void;
+	/** Forms open in the host's terminal (other extensions'), shown and answered too. @default the process's (formsElsewhere()) */
+	forms?: FormsElsewhere;
 }
 
 export interface WebPage {
@@ -100,9 +103,13 @@ export async function startWebPage(options: WebPageOptions): Promise<WebPage> {
 	const token = newSecret();
 
 	const board = new Board(handle);
-	const streams = new Streams(board, options.maxStreams ?? MAX_STREAMS, {
-		...(options.streamBufferBytes === undefined ? {} : { bufferBytes: options.streamBufferBytes }),
-	});
+	const forms = options.forms ?? formsElsewhere();
+	const streams = new Streams(
+		board,
+		options.maxStreams ?? MAX_STREAMS,
+		{ ...(options.streamBufferBytes === undefined ? {} : { bufferBytes: options.streamBufferBytes }) },
+		forms,
+	);
 	let delayProblem: string | undefined;
 	const notifier = new Notifier({
 		...(options.notifyCommand ? { command: options.notifyCommand } : {}),
@@ -137,7 +144,18 @@ export async function startWebPage(options: WebPageOptions): Promise<WebPage> {
 		);
 	});
 
-	const context = { handle, board, streams, assets, pageDigest: digestOf(token), hosts, origins, origin, maxBodyBytes: options.maxBodyBytes ?? MAX_BODY_BYTES };
+	const context = {
+		handle,
+		board,
+		streams,
+		forms,
+		assets,
+		pageDigest: digestOf(token),
+		hosts,
+		origins,
+		origin,
+		maxBodyBytes: options.maxBodyBytes ?? MAX_BODY_BYTES,
+	};
 	server.on("request", (req, res) => {
 		try {
 			route(context, req, res);

@@ -8,6 +8,7 @@
  * keep-alive pings in a row is closed (its browser reconnects).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { FormChange, FormElsewhere, FormsElsewhere } from "../../core/elsewhere.ts";
 import type { Board, BoardChange, Card, Trace } from "./board.ts";
 import { refuse, SECURITY_HEADERS } from "./guard.ts";
 
@@ -36,6 +37,8 @@ interface StateMessage {
 	host: boolean;
 	cards: CardView[];
 	traces: Trace[];
+	/** Forms open in the host's terminal (another extension's), on the page only. */
+	forms: FormElsewhere[];
 }
 
 /** Path of a request's own link, relative to the server's root. */
@@ -62,9 +65,17 @@ export class Streams {
 	readonly #maxPerLink: number;
 	readonly #maxLinks: number;
 	readonly #bufferBytes: number;
+	readonly #forms: Pick<FormsElsewhere, "list" | "subscribe"> | undefined;
 
-	constructor(board: Board, max = MAX_STREAMS, limits: { perLink?: number; links?: number; bufferBytes?: number } = {}) {
+	constructor(
+		board: Board,
+		max = MAX_STREAMS,
+		limits: { perLink?: number; links?: number; bufferBytes?: number } = {},
+		/** Forms open in the host's terminal, streamed to the page's tabs. @default none */
+		forms?: Pick<FormsElsewhere, "list" | "subscribe">,
+	) {
 		this.#board = board;
+		this.#forms = forms;
 		this.#max = max;
 		this.#maxPerLink = limits.perLink ?? MAX_STREAMS_PER_LINK;
 		this.#maxLinks = limits.links ?? MAX_LINK_STREAMS;
@@ -112,7 +123,8 @@ export class Streams {
 		this.#board.sync();
 		const cards = this.#board.cards().filter((c) => this.#covers(scope, c.requestId));
 		const traces = scope.kind === "page" ? this.#board.traces().slice(-TRACES_SHOWN) : [];
-		return { now: Date.now(), scope: scope.kind, host: this.#board.hostPresent, cards: cards.map((c) => this.#view(c, scope)), traces };
+		const forms = scope.kind === "page" ? (this.#forms?.list() ?? []) : [];
+		return { now: Date.now(), scope: scope.kind, host: this.#board.hostPresent, cards: cards.map((c) => this.#view(c, scope)), traces, forms };
 	}
 
 	/** Writes to a stream that keeps up; one that is behind gets nothing now and a fresh state once it drains. */
@@ -150,9 +162,14 @@ export class Streams {
 			res.write(frame("state", this.#state(scope)));
 		};
 		const unsubscribe = this.#board.subscribe(onChange);
+		// A request link sees its own request only: no forms.
+		const onForm = (change: FormChange) =>
+			this.#send(stream, change.type === "form" ? frame("form", { form: change.form }) : frame("form-gone", { id: change.id }));
+		const unsubscribeForms = scope.kind === "page" ? this.#forms?.subscribe(onForm) : undefined;
 		res.on("drain", onDrain);
 		const closed = () => {
 			unsubscribe();
+			unsubscribeForms?.();
 			res.off("drain", onDrain);
 			this.#open.delete(stream);
 		};

@@ -257,7 +257,7 @@ function removeCard(requestId, trace) {
 
 function refreshEmpty() {
 	const empty = $("empty");
-	empty.hidden = cards.size > 0;
+	empty.hidden = cards.size + forms.size > 0;
 	if (scope === "request") empty.textContent = closed ? "This request is no longer open." : "Waiting for the request…";
 	else empty.textContent = "No open questions. New ones appear here as they are asked.";
 }
@@ -333,6 +333,104 @@ async function submit(entry) {
 	notice(`[${card.asker}] ${reason}`);
 }
 
+// ---- forms open in the terminal -----------------------------------------------------------------
+// Another extension's questionnaire open in the host's terminal: answered here when its tool takes
+// answers from outside (the tool's verdict shown), else shown as waiting in the terminal.
+
+const forms = new Map(); // form id -> { form, root, form element, button, message, sending }
+
+function verdictText(verdict) {
+	return verdict.ok ? `Sent: ${verdict.text}.` : `Not applied: ${verdict.text}`;
+}
+
+function buildForm(form) {
+	const root = el("article", "card elsewhere");
+	root.dataset.formId = form.id;
+	root.append(el("h2", "asker", `[${form.tool}]`));
+	const meta = el("p", "meta");
+	meta.append(el("span", "where", form.answerable ? "open in the terminal; answer here or there" : "waiting in the terminal"));
+	if (form.title) meta.append(el("span", "title", form.title));
+	root.append(meta);
+	const box = el("form");
+	box.noValidate = true;
+	form.questions.forEach((q, i) => box.append(questionBlock(form, q, i)));
+	const entry = { form, root, box, button: undefined, message: el("p", "message"), sending: false };
+	entry.message.setAttribute("aria-live", "polite");
+	if (!form.answerable) {
+		// Shown, never answered here: the tool takes no answer from outside the terminal.
+		box.disabled = true;
+		for (const input of box.querySelectorAll("input, textarea")) input.disabled = true;
+		root.append(box, el("p", "readonly", `${form.tool} takes no answer from outside the terminal: answer it there.`));
+		return entry;
+	}
+	const actions = el("div", "actions");
+	entry.button = el("button", "", form.questions.length > 1 ? "Send all answers" : "Send answer");
+	entry.button.type = "submit";
+	actions.append(entry.button, entry.message);
+	box.append(actions);
+	root.append(box);
+	if (form.verdict) setMessage(entry, verdictText(form.verdict), form.verdict.ok ? "good" : "bad");
+	box.addEventListener("submit", (event) => {
+		event.preventDefault();
+		void submitForm(entry);
+	});
+	box.addEventListener("input", () => (entry.message.textContent = ""));
+	return entry;
+}
+
+function addForm(form) {
+	const known = forms.get(form.id);
+	if (known) {
+		known.form = form;
+		// The tool's verdict, for every tab; the tab that sent it also has its reply.
+		if (form.verdict && !known.sending) setMessage(known, verdictText(form.verdict), form.verdict.ok ? "good" : "bad");
+		return;
+	}
+	const entry = buildForm(form);
+	forms.set(form.id, entry);
+	$("forms").append(entry.root);
+	refreshEmpty();
+}
+
+function removeForm(id) {
+	forms.get(id)?.root.remove();
+	forms.delete(id);
+	refreshEmpty();
+}
+
+async function submitForm(entry) {
+	const { form, box } = entry;
+	const answers = [];
+	for (const [i, q] of form.questions.entries()) {
+		const got = answerValue(box, q, i);
+		if (got.missing) return setMessage(entry, `Question ${i + 1}: ${got.missing}.`, "bad");
+		answers.push(got.value);
+	}
+	entry.button.disabled = true;
+	entry.sending = true;
+	setMessage(entry, "Sending…");
+	let status = 0;
+	let reason = "";
+	try {
+		const response = await fetch("form", {
+			method: "POST",
+			headers: { "content-type": "application/json" },
+			body: JSON.stringify({ formId: form.id, answers }),
+			credentials: "omit",
+			cache: "no-store",
+		});
+		status = response.status;
+		reason = (await response.text()).trim();
+	} catch {
+		reason = "the host could not be reached";
+	}
+	entry.sending = false;
+	if (status === 200) return setMessage(entry, `Sent: ${form.tool} took the answer.`, "good");
+	// Refused: the form stays open, to be corrected here or answered in the terminal.
+	entry.button.disabled = false;
+	setMessage(entry, `Not applied: ${reason}`, "bad");
+}
+
 // ---- live view --------------------------------------------------------------------------------
 
 function tick() {
@@ -354,6 +452,9 @@ function connect() {
 		for (const card of state.cards) addCard(card);
 		$("traces").replaceChildren();
 		for (const trace of state.traces) addTrace(trace);
+		const openForms = new Set((state.forms || []).map((f) => f.id));
+		for (const id of [...forms.keys()]) if (!openForms.has(id)) removeForm(id);
+		for (const form of state.forms || []) addForm(form);
 		if (scope === "request") document.title = "checkpoint-bridge: one question";
 		refreshEmpty();
 		setStatus("live", true);
@@ -372,6 +473,8 @@ function connect() {
 			refreshEmpty();
 		}
 	});
+	events.addEventListener("form", (event) => addForm(JSON.parse(event.data).form));
+	events.addEventListener("form-gone", (event) => removeForm(JSON.parse(event.data).id));
 	events.addEventListener("host", (event) => ($("nohost").hidden = JSON.parse(event.data).present));
 	events.addEventListener("error", () => {
 		if (closed) return;
