@@ -8,6 +8,7 @@
 import type { ExtensionAPI, ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { AUDIT_ENTRY_TYPE, checkpointsReport } from "./core/audit.ts";
 import { callBudget, readConfig } from "./core/config.ts";
+import { formsElsewhere } from "./core/elsewhere.ts";
 import { activeAgentOf, askerIdentity } from "./core/identity.ts";
 import { PROTOCOL_VERSION, type RelayProgress } from "./core/protocol.ts";
 import { sharedHandle } from "./core/shared-handle.ts";
@@ -15,6 +16,8 @@ import { reportToolMissing } from "./core/tool-missing.ts";
 import { hostLife } from "./host-life.ts";
 import { isRelayedUI, relayDialogsOn } from "./interop/dialog-relay.ts";
 import { offerExternalUI } from "./interop/pi-agent-ask.ts";
+import { piAgentAskOnPage } from "./interop/pi-agent-ask-page.ts";
+import { rpivOnPage } from "./interop/rpiv-page.ts";
 import { type Envelope, makeEnvelope } from "./model/result.ts";
 import { validateAskParams } from "./model/validate.ts";
 import { askAlong, chooseRoute, reachesHost } from "./route.ts";
@@ -51,6 +54,8 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 	let sessionId: string | undefined;
 	/** This session's system prompt, known from session_start on: a pi-subagents child's names its agent. */
 	let systemPrompt: (() => string | undefined) | undefined;
+	/** Stops feeding the web page with the other ask tools' forms open in this session's terminal. */
+	let stopFormsOnPage: (() => void) | undefined;
 
 	// A session with a UI claims the role at start; the next one claims it after /new, /resume, /fork, /reload.
 	pi.on("session_start", async (_event, ctx) => {
@@ -64,9 +69,18 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 		if ((!ctx.hasUI || relayed) && !pi.getActiveTools().includes(TOOL_NAME))
 			reportToolMissing(handle, activeAgentOf(ctx.getSystemPrompt?.()) ?? askerIdentity(pi.getSessionName(), sessionId).label, TOOL_NAME);
 		if (!relayed) await host.claim(ctx, sessionId);
+		// Other ask tools' forms open in this terminal show on the web page too (interop/); elsewhere they ride the relay.
+		if (pi.events && ctx.mode === "tui" && !relayed && !stopFormsOnPage) {
+			const stops = [piAgentAskOnPage(pi.events, formsElsewhere()), rpivOnPage(pi.events, formsElsewhere())];
+			stopFormsOnPage = () => stops.forEach((stop) => stop());
+		}
 	});
 
-	pi.on("session_shutdown", (event) => host.release(event.reason));
+	pi.on("session_shutdown", (event) => {
+		stopFormsOnPage?.();
+		stopFormsOnPage = undefined;
+		return host.release(event.reason);
+	});
 
 	/** The way a call goes now, read per call: a host that comes or goes is found at the next one. */
 	const routeNow = () => chooseRoute({ hostHere: handle.host() !== undefined, endpoint: endpointFromEnv(process.env), nats: readNatsConfig() });

@@ -11,11 +11,15 @@
  * 3. No host (`--mode json`): the bridge does not connect, the stand-in's own fallback stands.
  * 4. The TUI in tmux as host: a child's form is the terminal form; a note comes back as `note`; another
  *    submitter's answer closes the form on screen at once.
+ * 5. The TUI in tmux with the web page, in Chromium: a form open in the TUI itself is a card too, answered
+ *    through `:submit` (a refused submit's reason shown), gone at `:completed`; the real rpiv's
+ *    questionnaire is a read-only card while it waits.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ScriptConfig } from "./fixtures/scripted-model.ts";
+import { cardGone, cardOf, fill, HAS_CHROMIUM, launchBrowser, openTab, POLL_MS, screenshot, submit } from "./harness/browser.ts";
 import {
 	BRIDGE_EXT,
 	baseArgs,
@@ -26,6 +30,7 @@ import {
 	isNotify,
 	NODE_BIN,
 	PI_CLI,
+	PI_VERSION,
 	type PiEnv,
 	PiRpcFixture,
 	parseJsonLines,
@@ -336,3 +341,115 @@ describe.skipIf(!tmuxAvailable())("pi-agent-ask's ask_user in a child of the TUI
 		}
 	});
 });
+
+const RPIV_EXT = join(REPO_ROOT, "node_modules/@juicesharp/rpiv-ask-user-question/index.ts");
+/** The screen without any whitespace: the TUI wraps long lines wherever it likes. */
+const squeezed = (screen: string) => screen.replace(/\s+/g, "");
+const REFUSAL = "the release needs a second reviewer";
+
+describe.skipIf(!tmuxAvailable() || !HAS_CHROMIUM || PI_VERSION !== "1.6")(
+	`other ask tools' forms open in the TUI, on the web page (tmux, Chromium)${PI_VERSION === "1.6" ? "" : ": skipped on pi 0.85, the page and pi.events are the same there and the run is costly"}`,
+	() => {
+		let tmux: TmuxSession | undefined;
+		let piEnv: PiEnv | undefined;
+		let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined;
+		afterEach(async () => {
+			await browser?.close();
+			await tmux?.dispose();
+			piEnv?.cleanup();
+		});
+
+		it("the page answers a pi-agent-ask form open in the TUI through :submit, shows a refused submit's reason, drops the card on :completed; rpiv's questionnaire is a read-only card while it waits", async () => {
+			piEnv = createPiEnv({
+				script: {
+					prompts: {
+						form: call({ title: "Release plan", questions: [stack, checks], standIn: { refuseFirstSubmit: REFUSAL } }),
+						rpiv: {
+							call: {
+								tool: "ask_user_question",
+								arguments: {
+									questions: [
+										{
+											question: "Which database?",
+											header: "DB",
+											options: [
+												{ label: "Postgres", description: "relational" },
+												{ label: "SQLite", description: "embedded" },
+											],
+										},
+									],
+								},
+							},
+						},
+					},
+				},
+				env: { CHECKPOINT_BRIDGE_WEB: "127.0.0.1:0" },
+			});
+			const env = piEnv;
+			const stderrFile = join(env.root, "stderr.log");
+			const envPart = Object.entries({ ...env.env, TERM: "xterm-256color" }).map(([key, value]) => `${key}=${quote(String(value))}`);
+			const piPart = [NODE_BIN, PI_CLI, ...baseArgs(), "--extension", STANDIN_EXT, "--extension", RPIV_EXT, "--name", "tui-host"].map(quote);
+			const command = [`env -i ${envPart.join(" ")} ${piPart.join(" ")} 2>${quote(stderrFile)}`, `echo "${EXIT_MARKER}$?"`, "sleep 30"].join("; ");
+			tmux = new TmuxSession();
+			const session = tmux;
+			const deadEnd = new RegExp(EXIT_MARKER);
+			try {
+				const [, launched] = await Promise.all([session.start({ command, cwd: env.cwd, width: 120, height: 48 }), launchBrowser()]);
+				browser = launched;
+				let screen = await session.waitFor(/answer in a browser at/, 60_000, "the page's announcement", deadEnd);
+				// The link may wrap: read it from the screen without whitespace.
+				for (let i = 0; !/\/t\/[\w-]{43}\//.test(squeezed(screen)) && i < 50; i++) screen = await session.screen();
+				const url = /answerinabrowserat(http:\/\/127\.0\.0\.1:\d+\/t\/[\w-]{43}\/)/.exec(squeezed(screen))![1]!;
+				const tab = await openTab(browser.browser, url);
+
+				// pi-agent-ask's form in the terminal (its own select), and on the page as a card.
+				await session.type("form");
+				await session.keys("Enter");
+				screen = await session.waitFor("Release plan: Which stack?", 30_000, "the stand-in's form in the terminal", deadEnd);
+				const card = await cardOf(tab.page, "pi-agent-ask");
+				expect(await card.evaluate((c) => c.querySelector(".meta")?.textContent)).toContain("Release plan");
+				await fill(tab.page, card, 0, { pick: ["Go"] });
+				await fill(tab.page, card, 1, { pick: ["Lint", "E2E"] });
+				await submit(card);
+				// The first submit is refused: its reason on the card, which stays open and answerable.
+				await tab.page.waitForFunction(
+					(reason) => document.querySelector("article.elsewhere .message")?.textContent?.includes(reason),
+					{ timeout: 10_000, polling: POLL_MS },
+					REFUSAL,
+				);
+				expect(await card.evaluate((c) => c.querySelector(".message")?.textContent)).toBe(
+					`Not applied: pi-agent-ask refused the answer: invalid_answer: ${REFUSAL}`,
+				);
+				await screenshot(tab.page, "pi-agent-ask form refused");
+				expect(await card.evaluate((c) => (c.querySelector("button[type=submit]") as HTMLButtonElement).disabled)).toBe(false);
+				expect(await session.screen()).toContain("Release plan: Which stack?");
+				await submit(card);
+				// Taken: pi-agent-ask completes the form, the terminal's select closes and the card leaves.
+				await cardGone(tab.page, "pi-agent-ask", 10_000);
+				screen = await session.waitFor(/"status":\s*"answered"/, 20_000, "the stand-in's result", deadEnd);
+				const flat = squeezed(screen);
+				expect(flat).toContain('{"id":"stack","values":["go"],"labels":["Go"]}');
+				expect(flat).toContain('{"id":"checks","values":["lint","e2e"],"labels":["Lint","E2E"]}');
+				expect(screen).not.toContain("Release plan: Which stack?");
+
+				// rpiv's questionnaire: a read-only card while it waits in the terminal, gone once it ends.
+				await session.type("rpiv");
+				await session.keys("Enter");
+				await session.waitFor("Which database?", 30_000, "rpiv's questionnaire in the terminal", deadEnd);
+				const rpiv = await cardOf(tab.page, "rpiv-ask-user-question");
+				expect(await rpiv.evaluate((c) => c.querySelector(".where")?.textContent)).toBe("waiting in the terminal");
+				expect(await rpiv.evaluate((c) => c.querySelector("legend")?.textContent)).toBe("DB: Which database?");
+				expect(await rpiv.$("button[type=submit]")).toBeNull();
+				expect(await rpiv.evaluate((c) => [...c.querySelectorAll("input")].every((i) => (i as HTMLInputElement).disabled))).toBe(true);
+				await screenshot(tab.page, "rpiv questionnaire read-only");
+				await session.keys("Escape");
+				await cardGone(tab.page, "rpiv-ask-user-question", 15_000);
+				expect(tab.errors).toEqual([]);
+				expect(tab.dialogs).toEqual([]);
+			} catch (error) {
+				if (error instanceof Error) error.message += `\n--- stderr of pi:\n${existsSync(stderrFile) ? readFileSync(stderrFile, "utf8") : "(empty)"}`;
+				throw error;
+			}
+		});
+	},
+);
