@@ -9,26 +9,22 @@
  *   the asker's promise settling with the page's answer.
  * Prints one JSON document on stdout; `{ skipped }` when Chromium is missing.
  */
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { askViaHost } from "../extensions/checkpoint-bridge/core/asker.ts";
 import { claimHostRole } from "../extensions/checkpoint-bridge/core/host-role.ts";
 import { createHandle } from "../extensions/checkpoint-bridge/core/shared-handle.ts";
 import { dialogSurface } from "../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { startWebPage } from "../extensions/checkpoint-bridge/surfaces/web/server.ts";
+import { HAS_CHROMIUM, launchBrowser } from "../test/integration/harness/browser.ts";
 import { summary } from "./stats.mjs";
 
-const CHROMIUM = "/usr/bin/chromium";
 const WARMUP = 5;
 const SAMPLES = 50;
 
-if (!existsSync(CHROMIUM)) {
-	console.log(JSON.stringify({ skipped: `Chromium not found at ${CHROMIUM} (apt-get install -y chromium)` }));
+if (!HAS_CHROMIUM) {
+	console.log(JSON.stringify({ skipped: "Chromium not found at /usr/bin/chromium (apt-get install -y chromium)" }));
 	process.exit(0);
 }
-const { default: puppeteer } = await import("puppeteer-core");
 
 const handle = createHandle();
 // Dialogs stay open until the page's answer closes them through their signal.
@@ -37,22 +33,7 @@ const ui = { select: never, input: never, notify() {}, setStatus() {} };
 const role = claimHostRole(handle, { ui, surface: dialogSurface(ui), sessionId: "host-session" });
 const page = await startWebPage({ handle, address: { host: "127.0.0.1", port: 0, loopback: true }, notifyCommand: () => undefined });
 
-const profile = mkdtempSync(join(tmpdir(), "cb-bench-chromium-"));
-const browser = await puppeteer.launch({
-	executablePath: CHROMIUM,
-	headless: true,
-	args: [
-		"--headless",
-		"--no-sandbox",
-		"--disable-gpu",
-		"--disable-quic",
-		"--no-first-run",
-		"--disable-background-networking",
-		"--disable-component-update",
-		"--disable-sync",
-		`--user-data-dir=${profile}`,
-	],
-});
+const { browser, close } = await launchBrowser();
 try {
 	const tab = await browser.newPage();
 	const seen = new Map();
@@ -103,8 +84,7 @@ try {
 		JSON.stringify({ chromium: await browser.version(), samples: SAMPLES, askToCardVisibleMs: summary(visibleMs), webSubmitToResultMs: summary(answeredMs) }),
 	);
 } finally {
-	await browser.close();
+	await close();
 	await page.close();
 	role?.release("quit", "bench over");
-	rmSync(profile, { recursive: true, force: true });
 }
