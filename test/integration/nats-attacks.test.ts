@@ -17,31 +17,18 @@ import {
 	type NatsFrame,
 	type NatsRequestFrame,
 } from "../../extensions/checkpoint-bridge/transports/nats/frames.ts";
-import {
-	askOverNats,
-	closeProcessRoom,
-	connectBroker,
-	ensureProcessRoom,
-	type NatsConfig,
-	readNatsConfig,
-} from "../../extensions/checkpoint-bridge/transports/nats/index.ts";
+import { askOverNats, closeProcessRoom, connectBroker, ensureProcessRoom } from "../../extensions/checkpoint-bridge/transports/nats/index.ts";
 import { newCancelSecret, newKeyPair, seal, sharedKey } from "../../extensions/checkpoint-bridge/transports/nats/seal.ts";
 import { loadExtensionCopy, playedSessions } from "../unit/support/fake-pi.ts";
 import { type FakeDialog, fakeUI } from "../unit/support/fake-ui.ts";
 import { requestFrame } from "../unit/support/nats-room.ts";
-import { NATS_SERVER_MISSING, type NatsServer, startNatsServer } from "./harness/nats-server.ts";
+import { NATS_SERVER_MISSING, type NatsServer, natsConfigOf, startNatsServer } from "./harness/nats-server.ts";
 
 const Q = [{ question: "Deploy now?", options: [{ label: "yes" }, { label: "no" }] }];
 const cleanups: (() => Promise<unknown> | unknown)[] = [];
 afterEach(async () => {
 	for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
-function configOf(env: NodeJS.ProcessEnv): NatsConfig {
-	const result = readNatsConfig(env);
-	if (result.kind !== "ok") throw new Error(`bad test configuration: ${JSON.stringify(result)}`);
-	return result.config;
-}
 
 async function server(options: Parameters<typeof startNatsServer>[0] = {}): Promise<NatsServer> {
 	const started = await startNatsServer(options);
@@ -62,7 +49,7 @@ async function host(env: NodeJS.ProcessEnv) {
 	});
 	if (!claimHostRole(handle, { ui: fake.ui, surface: dialogSurface(fake.ui), sessionId: "host-session" })) throw new Error("claim refused");
 	const registry = {};
-	const started = await ensureProcessRoom(handle, configOf(env), registry);
+	const started = await ensureProcessRoom(handle, natsConfigOf(env), registry);
 	cleanups.push(() => closeProcessRoom(undefined, registry));
 	const next = () => (opened.length > 0 && !opened.at(-1)!.closedBy ? Promise.resolve(opened.at(-1)!) : new Promise<FakeDialog>((r) => waiting.push(r)));
 	return { handle, started, opened, next };
@@ -78,7 +65,7 @@ async function rawClient(url: string) {
 
 /** Asks over NATS as the tool does (its own connection). */
 function ask(env: NodeJS.ProcessEnv): Promise<Envelope> {
-	const config = configOf(env);
+	const config = natsConfigOf(env);
 	return askOverNats({
 		asker: { label: "victim", sessionId: "victim-session" },
 		questions: Q,

@@ -12,17 +12,19 @@ import { claimHostRole } from "../../extensions/checkpoint-bridge/core/host-role
 import { createHandle, type SharedHandle } from "../../extensions/checkpoint-bridge/core/shared-handle.ts";
 import type { Envelope } from "../../extensions/checkpoint-bridge/model/result.ts";
 import { dialogSurface } from "../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
-import {
-	askOverNats,
-	closeProcessRoom,
-	connectBroker,
-	ensureProcessRoom,
-	type NatsConfig,
-	readNatsConfig,
-} from "../../extensions/checkpoint-bridge/transports/nats/index.ts";
+import { askOverNats, closeProcessRoom, connectBroker, ensureProcessRoom } from "../../extensions/checkpoint-bridge/transports/nats/index.ts";
 import { SILENCE_MS, TICK_MS } from "../../extensions/checkpoint-bridge/transports/nats/liveness.ts";
+import { dialogFeed } from "../unit/support/dialog-feed.ts";
 import { type FakeDialog, fakeUI } from "../unit/support/fake-ui.ts";
-import { makeCertificates, NATS_SERVER_MISSING, type NatsServer, operatorSetup, startNatsCluster, startNatsServer } from "./harness/nats-server.ts";
+import {
+	makeCertificates,
+	NATS_SERVER_MISSING,
+	type NatsServer,
+	natsConfigOf,
+	operatorSetup,
+	startNatsCluster,
+	startNatsServer,
+} from "./harness/nats-server.ts";
 
 const TWO = [{ question: "Name?" }, { question: "Colour?" }];
 /** ADR-0002: an asker learns within two seconds that it cannot be served. */
@@ -33,28 +35,6 @@ afterEach(async () => {
 	for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-function configOf(env: NodeJS.ProcessEnv): NatsConfig {
-	const result = readNatsConfig(env);
-	if (result.kind !== "ok") throw new Error(`bad test configuration: ${JSON.stringify(result)}`);
-	return result.config;
-}
-
-/** Dialogs as they open: `next()` waits for the next one. */
-function dialogFeed() {
-	const opened: FakeDialog[] = [];
-	const waiting: ((dialog: FakeDialog) => void)[] = [];
-	return {
-		all: [] as FakeDialog[],
-		respond(dialog: FakeDialog) {
-			this.all.push(dialog);
-			const waiter = waiting.shift();
-			if (waiter) waiter(dialog);
-			else opened.push(dialog);
-		},
-		next: () => (opened.length > 0 ? Promise.resolve(opened.shift()!) : new Promise<FakeDialog>((resolve) => waiting.push(resolve))),
-	};
-}
-
 /** A host process stand-in: a host role with a programmatic UI, serving the room of `env`. */
 async function host(env: NodeJS.ProcessEnv) {
 	const handle: SharedHandle = createHandle();
@@ -63,7 +43,7 @@ async function host(env: NodeJS.ProcessEnv) {
 	const role = claimHostRole(handle, { ui: fake.ui, surface: dialogSurface(fake.ui), sessionId: "host-session" });
 	if (!role) throw new Error("claim refused");
 	const registry = {};
-	const started = await ensureProcessRoom(handle, configOf(env), registry);
+	const started = await ensureProcessRoom(handle, natsConfigOf(env), registry);
 	expect(started.kind).toBe("serving");
 	cleanups.push(() => closeProcessRoom(undefined, registry));
 	return { handle, feed, fake };
@@ -71,7 +51,7 @@ async function host(env: NodeJS.ProcessEnv) {
 
 /** An asker on its own connection, as in another process. */
 function ask(env: NodeJS.ProcessEnv, questions = TWO, budgetMs = 60_000): Promise<Envelope & { elapsedMs: number }> {
-	const config = configOf(env);
+	const config = natsConfigOf(env);
 	const started = Date.now();
 	return askOverNats({
 		asker: { label: "planner", sessionId: "planner-session" },
@@ -108,7 +88,7 @@ describe.skipIf(NATS_SERVER_MISSING)("NATS relay in one process against a real n
 		const nats = await server();
 		const env = { CHECKPOINT_BRIDGE_NATS: nats.url };
 		await host(env);
-		const second = await ensureProcessRoom(createHandle(), configOf(env), {});
+		const second = await ensureProcessRoom(createHandle(), natsConfigOf(env), {});
 		expect(second.kind).toBe("taken");
 	});
 

@@ -8,6 +8,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type NatsConfig, readNatsConfig } from "../../../extensions/checkpoint-bridge/transports/nats/config.ts";
 import { WIRE_VERSION } from "../../../extensions/checkpoint-bridge/transports/wire.ts";
 
 /** Whether nats-server is installed; tests that need it are skipped with this reason otherwise. */
@@ -258,4 +259,11 @@ export async function operatorSetup(dir: string, accountNames: string[] = ["team
 		},
 		strangerCreds: () => userCreds(jwt.createAccount()),
 	};
+}
+
+/** The NATS configuration `env` names; throws when the test set it up wrong. */
+export function natsConfigOf(env: NodeJS.ProcessEnv): NatsConfig {
+	const result = readNatsConfig(env);
+	if (result.kind !== "ok") throw new Error(`bad test configuration: ${JSON.stringify(result)}`);
+	return result.config;
 }

@@ -11,7 +11,7 @@ import type { QuestionInput } from "../../../extensions/checkpoint-bridge/model/
 import type { Envelope } from "../../../extensions/checkpoint-bridge/model/result.ts";
 import { askRemote } from "../../../extensions/checkpoint-bridge/transports/local/client.ts";
 import { startEndpoint } from "../../../extensions/checkpoint-bridge/transports/local/server.ts";
-import type { FakeDialog } from "../support/fake-ui.ts";
+import { dialogFeed } from "../support/dialog-feed.ts";
 import { relay } from "../support/relay.ts";
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -21,16 +21,6 @@ afterEach(async () => {
 
 const PASSWORD: QuestionInput = { question: "What is the database password?" };
 const LICENSE: QuestionInput = { question: "Which license?", options: ["MIT", "Apache-2.0"] };
-
-/** Dialogs as they open: each `next()` waits for the next one. */
-function dialogFeed() {
-	const opened: FakeDialog[] = [];
-	const waiting: ((dialog: FakeDialog) => void)[] = [];
-	return {
-		respond: (dialog: FakeDialog) => (waiting.length ? waiting.shift()!(dialog) : void opened.push(dialog)),
-		next: () => (opened.length ? Promise.resolve(opened.shift()!) : new Promise<FakeDialog>((resolve) => waiting.push(resolve))),
-	};
-}
 
 /** A relay whose requests can also come from another origin, as a transport delivers them. */
 function world() {
