@@ -28,6 +28,8 @@ export interface SessionOptions {
 	activeTools?: string[];
 	/** pi's run mode; "rpc" when there is a UI, else "print". */
 	mode?: "tui" | "rpc" | "print";
+	/** The session's `pi.events` (pi's createEventBus()). @default none, as an extension API without an event bus */
+	events?: { on(channel: string, handler: (data: unknown) => void): () => void; emit(channel: string, data: unknown): void };
 }
 
 export function playSession(factory: Factory, options: SessionOptions) {
@@ -43,6 +45,7 @@ export function playSession(factory: Factory, options: SessionOptions) {
 		getSessionName: () => options.name,
 		// pi activates every registered tool unless the session's tool list says otherwise.
 		getActiveTools: () => options.activeTools ?? (tool ? [tool.name] : []),
+		...(options.events ? { events: options.events } : {}),
 	};
 	factory(pi as never);
 	const ctx = {
