@@ -347,6 +347,17 @@ const RPIV_EXT = join(REPO_ROOT, "node_modules/@juicesharp/rpiv-ask-user-questio
 const squeezed = (screen: string) => screen.replace(/\s+/g, "");
 const REFUSAL = "the release needs a second reviewer";
 
+/** Polls until the whitespace-free screen matches: a wrapped line may split any token. */
+async function waitForSqueezed(session: TmuxSession, pattern: RegExp, timeoutMs: number, what: string): Promise<string> {
+	const deadline = Date.now() + timeoutMs;
+	for (;;) {
+		const screen = await session.screen();
+		if (pattern.test(squeezed(screen))) return screen;
+		if (screen.includes(EXIT_MARKER) || Date.now() > deadline) throw new Error(`gave up waiting for ${what}; screen:\n${screen}`);
+		await new Promise((resolve) => setTimeout(resolve, 100));
+	}
+}
+
 describe.skipIf(!tmuxAvailable() || !HAS_CHROMIUM || PI_VERSION !== "1.6")(
 	`other ask tools' forms open in the TUI, on the web page (tmux, Chromium)${PI_VERSION === "1.6" ? "" : ": skipped on pi 0.85, the page and pi.events are the same there and the run is costly"}`,
 	() => {
@@ -359,11 +370,12 @@ describe.skipIf(!tmuxAvailable() || !HAS_CHROMIUM || PI_VERSION !== "1.6")(
 			piEnv?.cleanup();
 		});
 
-		it("the page answers a pi-agent-ask form open in the TUI through :submit, shows a refused submit's reason, drops the card on :completed; rpiv's questionnaire is a read-only card while it waits", async () => {
+		it("the page answers a pi-agent-ask form open in the TUI through :submit, shows a refused submit's reason, drops the card on :completed (the page's answer or the terminal's); rpiv's questionnaire is a read-only card while it waits", async () => {
 			piEnv = createPiEnv({
 				script: {
 					prompts: {
 						form: call({ title: "Release plan", questions: [stack, checks], standIn: { refuseFirstSubmit: REFUSAL } }),
+						hotfix: call({ title: "Hotfix", questions: [stack] }),
 						rpiv: {
 							call: {
 								tool: "ask_user_question",
@@ -431,6 +443,15 @@ describe.skipIf(!tmuxAvailable() || !HAS_CHROMIUM || PI_VERSION !== "1.6")(
 				expect(flat).toContain('{"id":"stack","values":["go"],"labels":["Go"]}');
 				expect(flat).toContain('{"id":"checks","values":["lint","e2e"],"labels":["Lint","E2E"]}');
 				expect(screen).not.toContain("Release plan: Which stack?");
+
+				// A form answered in the terminal leaves the page too.
+				await session.type("hotfix");
+				await session.keys("Enter");
+				await session.waitFor("Hotfix: Which stack?", 30_000, "the second form in the terminal", deadEnd);
+				await cardOf(tab.page, "pi-agent-ask");
+				await session.keys("Enter");
+				await cardGone(tab.page, "pi-agent-ask", 10_000);
+				await waitForSqueezed(session, /\{"id":"stack","values":\["ts"\],"labels":\["TypeScript"\]\}\]\}/, 20_000, "the terminal's answer");
 
 				// rpiv's questionnaire: a read-only card while it waits in the terminal, gone once it ends.
 				await session.type("rpiv");

@@ -156,5 +156,8 @@ describe("web page: forms open in the terminal", () => {
 		// Random answers to closed choices cannot pass the one answer check, so none reached the tool.
 		expect(reached).toEqual([]);
 		expect(forms.list().map((f) => f.id)).toEqual([answerable, readOnly]);
+		// Nor did the relay's own request change.
+		expect(s.handle.snapshot()!.open.map((o) => o.requestId)).toEqual([requestId]);
+		expect(s.settled).toEqual([]);
 	});
 });
