@@ -72,7 +72,7 @@ export function hostLife(options: HostLifeOptions): HostLife {
 			role = claimHostRole(handle, {
 				ui: ctx.ui,
 				// The terminal shows a request as one form; RPC hosts keep pi's select/input dialogs.
-				surface: ctx.mode === "tui" ? lazyFormSurface(ctx.ui) : dialogSurface(ctx.ui),
+				surface: ctx.mode === "tui" ? lazyFormSurface(ctx.ui) : dialogSurface(ctx.ui, "rpc"),
 				sessionId,
 				bell,
 				onSettled,

@@ -38,7 +38,7 @@ interface AuditRecord {
 	asker: string;
 	askerSessionId: string;
 	questions: string[];
-	answers: { question: string; answer: string; kind: string; source?: string }[];
+	answers: { question: string; answer: string; kind: string; source?: string; place?: string }[];
 	status: string;
 	note?: string;
 	queuedAt: number;
@@ -160,8 +160,8 @@ describe("audit trail in the host's session file", () => {
 		expect(answered.askerSessionId, "the child asked, not the host").not.toBe(hostSessionId);
 		expect(answered.questions).toEqual(PLAN_QUESTIONS);
 		expect(answered.answers).toEqual([
-			{ id: "backend", question: PLAN_QUESTIONS[0], answer: "postgres", kind: "option", source: "dialog" },
-			{ question: PLAN_QUESTIONS[1], answer: "storage_items", kind: "text", source: "dialog" },
+			{ id: "backend", question: PLAN_QUESTIONS[0], answer: "postgres", kind: "option", source: "dialog", place: "rpc" },
+			{ question: PLAN_QUESTIONS[1], answer: "storage_items", kind: "text", source: "dialog", place: "rpc" },
 		]);
 		expect(answered.note).toBeUndefined();
 		// Timings on the host's clock, checked against what the client saw.

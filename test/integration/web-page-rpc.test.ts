@@ -90,7 +90,7 @@ describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, pi --mode rpc host"
 		await cardOf(tab.page, "subagent-checkpoint-reviewer");
 		pi.answer(question, "follow-up issue");
 		await cardGone(tab.page, "subagent-checkpoint-reviewer");
-		expect(await tab.page.$eval("#traces", (t) => t.textContent)).toContain("[subagent-checkpoint-reviewer] answered in the terminal");
+		expect(await tab.page.$eval("#traces", (t) => t.textContent)).toContain("[subagent-checkpoint-reviewer] answered in the RPC client's dialog");
 		await screenshot(tab.page, "rpc-host-answered-in-the-client");
 		const reviewed = onlyEnvelope(childAskResults(await pi.waitForToolEnd("subagent", { from: start, timeoutMs: 60_000 }))[0]!);
 		expect(reviewed.answers).toEqual([{ question: "Does the missing test block the merge?", answer: "follow-up issue", kind: "option", source: "dialog" }]);

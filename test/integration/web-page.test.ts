@@ -214,7 +214,7 @@ describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, SDK host", () => {
 		expect(dialog.outcome).toEqual({ how: "signal" });
 		expect(ui.dialogs).toHaveLength(1);
 		await cardGone(tab.page, "deployer");
-		expect(await tab.page.$eval("#traces", (t) => t.textContent)).toContain("[deployer] answered in the browser");
+		expect(await tab.page.$eval("#traces", (t) => t.textContent)).toContain("[deployer] answered on the page, in this tab");
 		expect(tab.dialogs).toEqual([]);
 		expect(tab.errors).toEqual([]);
 		expect(tab.foreignRequests).toEqual([]);
@@ -230,7 +230,7 @@ describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, SDK host", () => {
 		const dialog = await ui.waitForDialog((d) => d.title.startsWith("[reviewer]"));
 		dialog.answer("follow-up");
 		await cardGone(tab.page, "reviewer", 5_000);
-		expect(await tab.page.$eval("#traces", (t) => t.textContent)).toContain("[reviewer] answered in the terminal");
+		expect(await tab.page.$eval("#traces", (t) => t.textContent)).toContain("[reviewer] answered in the RPC client's dialog");
 		await screenshot(tab.page, "answered-in-the-terminal");
 		await child.done();
 		expect(checkedEnvelope(child).answers).toEqual([
@@ -265,12 +265,46 @@ describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, SDK host", () => {
 		expect(checkedEnvelope(child).answers).toEqual([{ question: "Tag the release?", answer: "v1.0.0", kind: "option", source: "web" }]);
 		await b.page.evaluate(() => (window as unknown as { release: () => void }).release());
 		await b.page.waitForFunction(() => !document.getElementById("notice")!.hidden, { polling: POLL_MS, timeout: 20_000 });
-		expect(await b.page.$eval("#notice", (n) => n.textContent)).toBe("[tagger] not applied: this request is already closed (answered in the browser)");
+		expect(await b.page.$eval("#notice", (n) => n.textContent)).toBe(
+			"[tagger] not applied: this request is already closed (answered on the page, in another tab)",
+		);
 		await cardGone(b.page, "tagger");
-		expect(await b.page.$eval("#traces", (t) => t.textContent)).toContain("[tagger] answered in the browser");
+		expect(await b.page.$eval("#traces", (t) => t.textContent)).toContain("[tagger] answered on the page, in another tab");
 		await screenshot(b.page, "two-tabs-the-losing-tab");
 		expect(await a.page.$eval("#notice", (n) => (n as HTMLElement).hidden)).toBe(true);
 		expect(checkedEnvelope(child).answers[0]!.answer).toBe("v1.0.0");
+		await a.page.close();
+		await b.page.close();
+	});
+
+	it("a shared answer given in a second tab: both askers' traces say the page and which tab, never the terminal", async () => {
+		const { ui, url } = await hostWithPage();
+		const same = { questions: [{ question: "Which license?", options: ["MIT", "Apache-2.0"] }] };
+		const planner = await askingChild("planner", same);
+		const dialog = await ui.waitForDialog((d) => d.title.startsWith("[planner]"), 10_000, "the planner's dialog");
+		const reviewer = await askingChild("reviewer", same);
+		const a = await openTab(browser.browser, url);
+		const b = await openTab(browser.browser, url);
+		await cardOf(a.page, "reviewer");
+		const card = await cardOf(b.page, "planner");
+		await fill(b.page, card, 0, { pick: ["Apache-2.0"] });
+		await submit(card);
+		await Promise.all([planner.done(), reviewer.done()]);
+		expect(checkedEnvelope(reviewer).answers).toMatchObject([{ answer: "Apache-2.0", source: "shared", sharedWith: ["planner"] }]);
+		expect(dialog.outcome).toEqual({ how: "signal" });
+		const traces = async (tab: typeof a) => {
+			await tab.page.waitForFunction(() => document.querySelectorAll("#traces li").length === 2, { polling: POLL_MS, timeout: 20_000 });
+			return tab.page.$$eval("#traces li", (items) => items.map((li) => li.textContent!.replace(/ · [^·]*$/, "")).sort());
+		};
+		expect(await traces(a), "the other tab").toEqual([
+			"[planner] answered on the page, in another tab",
+			"[reviewer] answered with planner's answer (given on the page, in another tab)",
+		]);
+		expect(await traces(b), "the tab that answered").toEqual([
+			"[planner] answered on the page, in this tab",
+			"[reviewer] answered with planner's answer (given on the page, in this tab)",
+		]);
+		await screenshot(a.page, "shared-answer-other-tab");
 		await a.page.close();
 		await b.page.close();
 	});
@@ -285,7 +319,7 @@ describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, SDK host", () => {
 		for (let i = 0; i < 500 && !(existsSync(join(dir, "writer")) && existsSync(join(dir, "planner"))); i++)
 			await new Promise((resolve) => setTimeout(resolve, 20));
 		const link = readFileSync(join(dir, "writer"), "utf8");
-		expect(link).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/r\/[A-Za-z0-9_-]{43}\/$/);
+		expect(link, "the request's own link, marked as the notify command's").toMatch(/^http:\/\/127\.0\.0\.1:\d+\/r\/[A-Za-z0-9_-]{43}\/\?via=notify$/);
 		const tab = await openTab(browser.browser, link, { width: 390, height: 844 });
 		const card = await cardOf(tab.page, "writer");
 		// Only that request: the planner's, open at the same time, is not on it.
@@ -296,14 +330,17 @@ describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, SDK host", () => {
 		await submit(card);
 		await second.done();
 		expect(checkedEnvelope(second).answers).toEqual([{ question: "Project name?", answer: "atlas", kind: "text", source: "web" }]);
-		await tab.page.waitForFunction(() => document.getElementById("status")!.textContent === "This request has settled: answered in the browser.", {
-			polling: POLL_MS,
-			timeout: 20_000,
-		});
+		await tab.page.waitForFunction(
+			() => document.getElementById("status")!.textContent === "This request has settled: answered through the link the notify command sent.",
+			{
+				polling: POLL_MS,
+				timeout: 20_000,
+			},
+		);
 		await screenshot(tab.page, "request-link-settled");
 		const dead = await tab.page.goto(link);
 		expect(dead?.status()).toBe(410);
-		expect(await dead?.text()).toBe("this request has settled: answered in the browser\n");
+		expect(await dead?.text()).toBe("this request has settled: answered through the link the notify command sent\n");
 		// The planner's request was never touched.
 		expect(ui.openDialogs().map((d) => d.title)).toEqual(["[planner] Which naming convention?"]);
 		ui.openDialogs()[0]!.answer("snake_case");

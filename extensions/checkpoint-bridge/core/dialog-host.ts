@@ -4,7 +4,7 @@
  * asked at the same time by different sessions are shown once and the answer goes to each.
  */
 import PQueue from "p-queue";
-import type { Answer } from "../model/answer.ts";
+import type { Answer, AnswerPlace } from "../model/answer.ts";
 import { answerProblem, copyAnswer } from "../model/answer-check.ts";
 import type { Checked } from "../model/check.ts";
 import { MAX_REQUEST_ID_LENGTH } from "../model/limits.ts";
@@ -59,6 +59,8 @@ export interface ParkedRequest {
 	request: RelayRequest;
 	answers: Answer[];
 	queuedAt: number;
+	/** Where each of `answers` was given, in its order. @default none known */
+	places?: (AnswerPlace | undefined)[];
 }
 
 /** Figures for "ask the human once": how many dialogs the human saw for how many questions. */
@@ -91,6 +93,8 @@ interface Held {
 	state: HeldState;
 	/** Answers by question index. */
 	answers: (Answer | undefined)[];
+	/** Where each answer was given, by question index (kept beside the answers: the asker's result does not carry it). */
+	places: (AnswerPlace | undefined)[];
 	/** None when the call has no budget. */
 	deadlineTimer: ReturnType<typeof setTimeout> | undefined;
 	queuedAt: number;
@@ -150,6 +154,8 @@ export class DialogHost {
 	readonly #reply: (reply: RelayReply) => void;
 	readonly #events: HostEvents;
 	readonly #bell: (() => void) | undefined;
+	/** Where the surface's answers are given. */
+	readonly #place: AnswerPlace | undefined;
 	readonly #queue = new PQueue({ concurrency: 1 });
 	readonly #held = new Map<string, Held>();
 	/** Identical questions of different sessions, shown once. */
@@ -168,6 +174,7 @@ export class DialogHost {
 		this.#reply = options.reply;
 		this.#events = guarded(options.events ?? {});
 		this.#bell = options.bell;
+		this.#place = options.surface.place;
 		this.#arrivals = new ArrivalNotices((message) => this.#notify(message));
 	}
 
@@ -214,7 +221,7 @@ export class DialogHost {
 	}
 
 	/** Takes a request off the bus and queues its dialogs. Malformed requests get an `error` result when they can be addressed. */
-	serve(raw: RelayRequest, carried?: { answers: Answer[]; queuedAt: number }): void {
+	serve(raw: RelayRequest, carried?: { answers: Answer[]; queuedAt: number; places?: (AnswerPlace | undefined)[] }): void {
 		if (typeof raw !== "object" || raw === null || typeof raw.id !== "string" || raw.id === "" || this.#held.has(raw.id)) return;
 		const checked = this.#checkRequest(raw);
 		if (!checked.ok) return this.#replyResult(raw.id, "error", [], checked.reason);
@@ -235,13 +242,16 @@ export class DialogHost {
 		const carriedAnswers = (carried?.answers ?? givenAnswers(raw)).map((a) => copyAnswer(a));
 		const remaining = msLeft(request.deadline);
 		if (remaining <= 0) return this.#replyResult(request.id, "timeout", carriedAnswers, "The call's budget had run out before it reached the host.");
-		const answers: (Answer | undefined)[] = questions.map((q) => carriedAnswers.find((a) => a.question === q.question && a.id === q.id));
+		const carriedAt = questions.map((q) => carriedAnswers.findIndex((a) => a.question === q.question && a.id === q.id));
+		const answers: (Answer | undefined)[] = carriedAt.map((at) => carriedAnswers[at]);
+		const places = carriedAt.map((at) => carried?.places?.[at]);
 		const unqueue = new AbortController();
 		const held: Held = {
 			request,
 			questions,
 			state: { phase: "queued", unqueue },
 			answers,
+			places,
 			deadlineTimer: Number.isFinite(remaining) ? setTimeout(() => this.#stop(held, "timeout"), remaining) : undefined,
 			queuedAt: carried?.queuedAt ?? Date.now(),
 		};
@@ -282,7 +292,12 @@ export class DialogHost {
 		const resolved = resolveInbound(held.questions, parsed.message.answers, parsed.message.source);
 		if (!resolved.ok) return resolved.reply;
 		// Answers already given in a dialog stand: the first answer wins.
-		resolved.answers.forEach((answer, i) => (held.answers[i] ??= answer));
+		const place = parsed.message.place ?? (parsed.message.source === "outside" ? "outside" : undefined);
+		resolved.answers.forEach((answer, i) => {
+			if (held.answers[i] !== undefined) return;
+			held.answers[i] = answer;
+			held.places[i] = place;
+		});
 		this.#stop(held, "answered-outside");
 		this.#settle(held, "ok");
 		return { ok: true };
@@ -296,7 +311,12 @@ export class DialogHost {
 
 	/** The host session is being replaced: closes every dialog and hands the unsettled requests over, oldest first. */
 	handOver(): ParkedRequest[] {
-		const parked = [...this.#held.values()].map((held) => ({ request: held.request, answers: answered(held), queuedAt: held.queuedAt }));
+		const parked = [...this.#held.values()].map((held) => ({
+			request: held.request,
+			answers: answered(held),
+			queuedAt: held.queuedAt,
+			places: held.places.filter((_, i) => held.answers[i] !== undefined),
+		}));
 		for (const held of [...this.#held.values()]) this.#stop(held, "handed-over");
 		this.#queue.clear();
 		return parked;
@@ -356,6 +376,7 @@ export class DialogHost {
 		if (state.phase !== "queued") return state.phase === "settled";
 		const filled = held.questions.map((_, i) => held.answers[i] ?? this.#same.sharedAnswer(held, i));
 		if (filled.some((a) => a === undefined)) return false;
+		held.places = filled.map((_, i) => (held.answers[i] !== undefined ? held.places[i] : this.#same.sharedPlace(held, i)));
 		held.answers = filled;
 		this.#stats.sharedAnswers += filled.filter((a) => a?.source === "shared").length;
 		state.unqueue.abort("answered");
@@ -405,9 +426,17 @@ export class DialogHost {
 		held.state = { phase: "settled" };
 		this.#forget(held);
 		const answers: Answer[] = [];
-		held.answers.forEach((answer, i) => answer && answers.push(this.#same.withSharers(held, i, answer)));
-		const outcome = { status, answers, ...(note ? { note } : {}), ...(reason ? { reason } : {}) };
-		if (this.#wants("settled")) this.#events.settled!(this.#observed(held), outcome, Date.now());
+		const places: (AnswerPlace | undefined)[] = [];
+		held.answers.forEach((answer, i) => {
+			if (!answer) return;
+			answers.push(this.#same.withSharers(held, i, answer));
+			places.push(held.places[i]);
+		});
+		if (this.#wants("settled")) {
+			// Observers and the audit trail learn where each answer was given; the asker's result does not carry it.
+			const observed = answers.map((answer, i) => (places[i] === undefined ? answer : { ...answer, place: places[i] }));
+			this.#events.settled!(this.#observed(held), { status, answers: observed, ...(note ? { note } : {}), ...(reason ? { reason } : {}) }, Date.now());
+		}
 		this.#events.changed?.();
 		// Nobody listens any more for a cancelled or handed-over request.
 		if (status !== "cancelled") this.#replyResult(held.request.id, status, answers, note, reason);
@@ -437,6 +466,7 @@ export class DialogHost {
 		const shared = this.#same.sharedAnswer(held, index);
 		if (!shared) return false;
 		held.answers[index] = shared;
+		held.places[index] = this.#same.sharedPlace(held, index);
 		this.#stats.sharedAnswers++;
 		this.#progress(held, "answered", index);
 		return true;
@@ -501,6 +531,7 @@ export class DialogHost {
 		if (this.#refused(held, index, answer)) return false;
 		// A copy: the surface keeps no reference into what is sealed and sent.
 		held.answers[index] = copyAnswer(answer, "dialog");
+		held.places[index] = this.#place;
 		this.#progress(held, "answered", index);
 		// Other askers waiting on this very question may be complete now.
 		if (final) for (const other of this.#same.dependents(held)) this.#completeFromShared(other);
@@ -519,6 +550,9 @@ export class DialogHost {
 				const answer = final[i];
 				// Shared answers were skipped above: whatever else the form hands back is checked, whatever source it names.
 				if (answer && this.#refused(held, i, answer)) return;
+				// An answer the host did not hold yet was given in the form; one it held keeps the place it was given in.
+				if (!answer) held.places[i] = undefined;
+				else if (held.answers[i] === undefined) held.places[i] = this.#place;
 				// Only the host marks an answer as shared (with whom): one the form marks so was given in the form.
 				held.answers[i] = answer ? copyAnswer(answer, answer.source === undefined || answer.source === "shared" ? "dialog" : answer.source) : undefined;
 			}

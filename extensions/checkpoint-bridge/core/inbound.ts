@@ -4,12 +4,13 @@
  *
  * Payload: `{ requestId, answers }` with one answer per question in question order, or
  * `{ requestId, cancel: true }`, either with an optional `source` ("outside", the default, or
- * "web") that the answers carry. An answer is a string (an option's label, typed text,
+ * "web") that the answers carry; an answer of the web page may name its `place` ("page", "link",
+ * "notify-link"), which the host records. An answer is a string (an option's label, typed text,
  * "yes"/"no"), a string array for a multi-select, or `{ answer }` / `{ values }`, either with an
  * optional `note`. The terminal form puts what the human gave through the same check (`resolveAnswer`).
  */
 
-import { type Answer, OUTSIDE_SOURCES, type OutsideSource } from "../model/answer.ts";
+import { type Answer, OUTSIDE_SOURCES, type OutsideSource, WEB_PLACES } from "../model/answer.ts";
 import { answerOf, answerProblem } from "../model/answer-check.ts";
 import type { Checked } from "../model/check.ts";
 import type { Question } from "../model/question.ts";
@@ -17,7 +18,11 @@ import type { Question } from "../model/question.ts";
 /** `recommended: true` marks the answer as the question's recommendation, accepted as such (it must be that option). */
 export type InboundValue = string | boolean | string[] | { answer?: string | boolean; values?: string[]; note?: string; recommended?: boolean };
 
-export type InboundMessage = ({ requestId: string; answers: InboundValue[] } | { requestId: string; cancel: true }) & { source: OutsideSource };
+export type InboundMessage = ({ requestId: string; answers: InboundValue[] } | { requestId: string; cancel: true }) & {
+	source: OutsideSource;
+	/** Where on the web page the answers were given; only with source "web". */
+	place?: (typeof WEB_PLACES)[number];
+};
 
 /**
  * Why an outside answer was refused. Snake case, unlike every other code (ADR-0011): the observer
@@ -34,17 +39,20 @@ const refuse = (code: InboundErrorCode, reason: string): InboundReply => ({ ok: 
 export function parseInbound(raw: unknown): Checked<{ message: InboundMessage }, { reply: InboundReply }> {
 	const fail = (reason: string) => ({ ok: false as const, reply: refuse("invalid_payload", reason) });
 	if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return fail("the payload must be an object");
-	const { requestId, answers, cancel, source = "outside" } = raw as Record<string, unknown>;
+	const { requestId, answers, cancel, source = "outside", place } = raw as Record<string, unknown>;
 	if (typeof requestId !== "string" || requestId === "") return fail("requestId must be a non-empty string");
 	if (!(OUTSIDE_SOURCES as readonly unknown[]).includes(source))
 		return fail(`source must be one of ${OUTSIDE_SOURCES.map((s) => JSON.stringify(s)).join(", ")} or left out`);
 	const from = source as OutsideSource;
+	if (place !== undefined && (from !== "web" || !(WEB_PLACES as readonly unknown[]).includes(place)))
+		return fail(`place must be one of ${WEB_PLACES.map((p) => JSON.stringify(p)).join(", ")} with source "web", or left out`);
+	const where = place === undefined ? {} : { place: place as (typeof WEB_PLACES)[number] };
 	if (cancel !== undefined) {
 		if (cancel !== true || answers !== undefined) return fail("a cancel is { requestId, cancel: true } and nothing else");
-		return { ok: true, message: { requestId, cancel: true, source: from } };
+		return { ok: true, message: { requestId, cancel: true, source: from, ...where } };
 	}
 	if (!Array.isArray(answers)) return fail("answers must be an array with one answer per question, in question order");
-	return { ok: true, message: { requestId, answers: answers as InboundValue[], source: from } };
+	return { ok: true, message: { requestId, answers: answers as InboundValue[], source: from, ...where } };
 }
 
 function asText(value: InboundValue): string | undefined {

@@ -9,7 +9,7 @@
  * typed text (a free-text answer, or "Other" typed in a choice) never crosses origins.
  */
 
-import type { Answer } from "../model/answer.ts";
+import type { Answer, AnswerPlace } from "../model/answer.ts";
 import { questionKey } from "../model/answer-check.ts";
 import type { Question } from "../model/question.ts";
 import type { AskerIdentity } from "./identity.ts";
@@ -20,6 +20,8 @@ export interface Asking {
 	readonly questions: readonly Question[];
 	/** Answers by question index, as they come. */
 	readonly answers: readonly (Answer | undefined)[];
+	/** Where each answer was given, by question index, as far as known. */
+	readonly places?: readonly (AnswerPlace | undefined)[];
 }
 
 interface Links<T> {
@@ -95,6 +97,14 @@ export class SameQuestions<T extends Asking> {
 			source: "shared",
 			sharedWith: [owner.request.asker.label],
 		};
+	}
+
+	/** Where the answer `sharedAnswer` gives for question `index` of `entry` was given, when known. */
+	sharedPlace(entry: T, index: number): AnswerPlace | undefined {
+		const links = this.#links.get(entry);
+		const owner = links?.joined[index];
+		if (!links || !owner) return undefined;
+		return owner.places?.[this.#links.get(owner)?.keys.indexOf(links.keys[index]!) ?? -1];
 	}
 
 	/** `answer` to question `index` of `entry`, naming every asker that joined that question. */

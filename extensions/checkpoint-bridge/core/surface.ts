@@ -7,7 +7,7 @@
  * request at once (the terminal form). A surface that has `askRequest` gets every request through
  * it, as one task of the host's queue, so it is still one thing on screen at a time.
  */
-import type { Answer } from "../model/answer.ts";
+import type { Answer, AnswerPlace } from "../model/answer.ts";
 import type { Question } from "../model/question.ts";
 
 /** What the host needs of its UI besides the dialogs themselves. */
@@ -64,6 +64,8 @@ export interface RequestOutcome {
 
 /** Where the human answers. */
 export interface Surface {
+	/** Where the human gives the answers it hands back (the terminal form, an RPC client's dialogs). @default none: traces say "in the terminal" */
+	readonly place?: AnswerPlace;
 	/** Shows one question; resolves with its answer, or undefined when dismissed or out of time. Rejects when the UI fails. */
 	ask(prompt: QuestionPrompt, question: Question): Promise<Answer | undefined>;
 	/** Shows a whole request; when present the host uses it instead of `ask`. Resolves when the human submits or dismisses, or at once when `signal` aborts; rejects when the UI fails. */

@@ -8,6 +8,15 @@ export type AnswerKind = "option" | "other" | "text" | "confirm";
 export const OUTSIDE_SOURCES = ["outside", "web"] as const;
 export type OutsideSource = (typeof OUTSIDE_SOURCES)[number];
 
+/**
+ * Where exactly the human gave an answer: the terminal form, an RPC client's dialogs, the web
+ * page, a request's own link, the link the notify command sent, or outside (another extension).
+ */
+const ANSWER_PLACES = ["terminal", "rpc", "page", "link", "notify-link", "outside"] as const;
+export type AnswerPlace = (typeof ANSWER_PLACES)[number];
+/** Places an answer from the web page may name (core/inbound.ts). */
+export const WEB_PLACES = ["page", "link", "notify-link"] as const satisfies readonly AnswerPlace[];
+
 /** One answered question, in the order asked. */
 export interface Answer {
 	/** The question's text as asked. */
@@ -28,4 +37,10 @@ export interface Answer {
 	recommended?: true;
 	/** Where the answer came from: a dialog here, another asker's dialog, an outside answer, or the web answer page. */
 	source?: "dialog" | "shared" | OutsideSource;
+	/**
+	 * Where exactly it was given; for a shared answer, where the answer it shares was given. Only on
+	 * the answers the host reports when a request settles (observer events, the audit trail), never
+	 * in the asker's result.
+	 */
+	place?: AnswerPlace;
 }

@@ -166,9 +166,10 @@ async function askQuestion(ctx: AskContext, question: Question): Promise<Answer 
 	}
 }
 
-/** The surface of pi's own dialogs: each question a `select` or `input` titled with who asks. */
-export function dialogSurface(ui: DialogUI): Surface {
+/** The surface of pi's own dialogs: each question a `select` or `input` titled with who asks; `place` says where they are (an RPC client's). */
+export function dialogSurface(ui: DialogUI, place?: Surface["place"]): Surface {
 	return {
+		...(place ? { place } : {}),
 		ask: (prompt: QuestionPrompt, question: Question) =>
 			askQuestion(
 				{

@@ -14,6 +14,7 @@ export function lazyFormSurface(ui: CustomUI, options: FormOptions = {}): Surfac
 		return loaded;
 	};
 	return {
+		place: "terminal",
 		askRequest: async (prompt) => (await load()).askRequest!(prompt),
 		ask: async (prompt, question) => (await load()).ask(prompt, question),
 	};

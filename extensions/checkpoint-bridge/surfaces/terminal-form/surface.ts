@@ -86,6 +86,7 @@ export function showForm(ui: CustomUI, prompt: RequestPrompt, options: FormOptio
 /** The terminal form surface: whole requests through `askRequest`; a lone question is a form of one. */
 export function formSurface(ui: CustomUI, options: FormOptions = {}): Surface {
 	return {
+		place: "terminal",
 		askRequest: (prompt) => showForm(ui, prompt, options),
 		ask: async (prompt: QuestionPrompt, question: Question): Promise<Answer | undefined> => {
 			const result = await showForm(

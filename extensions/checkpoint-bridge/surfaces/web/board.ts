@@ -6,6 +6,8 @@
  */
 import type { SettledEvent, Snapshot } from "../../core/observers.ts";
 import type { SharedHandle } from "../../core/shared-handle.ts";
+import type { AnswerPlace } from "../../model/answer.ts";
+import { answeredWhere } from "../../model/answer-places.ts";
 import type { Question } from "../../model/question.ts";
 import type { Status } from "../../model/result.ts";
 import { digestOf, newSecret } from "./tokens.ts";
@@ -41,10 +43,24 @@ export interface Card {
 export interface Trace {
 	requestId: string;
 	asker: string;
-	/** e.g. "answered in the terminal". */
+	/** e.g. "answered in the terminal"; as every tab but the one that answered reads it. */
 	outcome: string;
 	settledAt: number;
+	/** The tab whose answer settled it, when it was a tab of the page: kept here, never sent. */
+	tab?: string;
+	/** `outcome` as that tab reads it ("in this tab"): kept here, never sent. */
+	outcomeHere?: string;
 }
+
+/** A trace as `tab` reads it (undefined: a viewer that is no tab of the page), without what is kept only here. */
+export function traceFor(trace: Trace, tab: string | undefined): Trace {
+	const { requestId, asker, outcome, settledAt } = trace;
+	return { requestId, asker, outcome: tab !== undefined && tab === trace.tab && trace.outcomeHere ? trace.outcomeHere : outcome, settledAt };
+}
+
+/** How the page names its own place when it knows which tab answered. */
+const OTHER_TAB: Partial<Record<AnswerPlace, string>> = { page: "on the page, in another tab" };
+const THIS_TAB: Partial<Record<AnswerPlace, string>> = { page: "on the page, in this tab" };
 
 export type BoardChange = { type: "added" | "update"; card: Card } | { type: "gone"; requestId: string; trace?: Trace } | { type: "host"; present: boolean };
 
@@ -57,19 +73,9 @@ interface Entry {
 	linkDigest: string;
 }
 
-/** The words for how a request ended: where its answers came from, or why it has none. */
-export function outcomeText(status: Status, answers: SettledEvent["outcome"]["answers"], note?: string): string {
-	if (status === "ok") {
-		// Each place an answer was given, once: a shared answer names whose answer it was, never a place it was not given in.
-		const sources = new Set(answers.map((a) => a.source ?? "dialog"));
-		const places: string[] = [];
-		if (sources.has("web")) places.push("in the browser");
-		if (sources.has("dialog")) places.push("in the terminal");
-		if (sources.has("outside")) places.push("from outside the terminal");
-		const sharers = [...new Set(answers.filter((a) => a.source === "shared").map((a) => a.sharedWith?.[0] ?? "another asker"))];
-		if (sharers.length) places.push(`with ${sharers.map((label) => `${label}'s`).join(" and ")} answer`);
-		return `answered ${places.join(" and ") || "in the terminal"}`;
-	}
+/** The words for how a request ended: where its answers were given (`words` names some places its own way), or why it has none. */
+export function outcomeText(status: Status, answers: SettledEvent["outcome"]["answers"], note?: string, words?: Partial<Record<AnswerPlace, string>>): string {
+	if (status === "ok") return `answered ${answeredWhere(answers, words)}`;
 	switch (status) {
 		case "timeout":
 			return "ran out of time";
@@ -98,6 +104,8 @@ export class Board {
 	readonly #listeners = new Set<(change: BoardChange) => void>();
 	#hostPresent = false;
 	#stopped = false;
+	/** The tab whose answer the host is taking right now (see `answering`). */
+	#answeringTab: string | undefined;
 	readonly #onEvent = () => this.sync(false);
 	readonly #onSettled = (event: SettledEvent) => this.#settled(event);
 
@@ -123,13 +131,29 @@ export class Board {
 		return this.#entries.get(requestId)?.card;
 	}
 
-	/** Recent traces, oldest first. */
+	/** Recent traces, oldest first (as kept: see traceFor). */
 	traces(): Trace[] {
 		return [...this.#traces.values()];
 	}
 
+	/** A settled request's trace, as kept (see traceFor). */
 	trace(requestId: string): Trace | undefined {
 		return this.#traces.get(requestId);
+	}
+
+	/**
+	 * Runs `deliver`, which hands `tab`'s answer to the host: the host settles synchronously, on the
+	 * bus, the request answered and every request that took that answer, so each trace made
+	 * meanwhile says it was answered in that tab.
+	 */
+	answering<T>(tab: string | undefined, deliver: () => T): T {
+		const outer = this.#answeringTab;
+		this.#answeringTab = tab;
+		try {
+			return deliver();
+		} finally {
+			this.#answeringTab = outer;
+		}
 	}
 
 	/** The secret of an open request's own link. */
@@ -226,11 +250,15 @@ export class Board {
 		if (this.#stopped) return;
 		const entry = this.#entries.get(event.requestId);
 		if (entry) {
+			const { status, answers, note } = event.outcome;
+			const tab = this.#answeringTab;
+			const byTab = tab !== undefined && status === "ok" && answers.some((a) => a.place === "page");
 			this.#remember({
 				requestId: event.requestId,
 				asker: event.asker.label,
-				outcome: outcomeText(event.outcome.status, event.outcome.answers, event.outcome.note),
+				outcome: outcomeText(status, answers, note, byTab ? OTHER_TAB : undefined),
 				settledAt: event.settledAt,
+				...(byTab ? { tab, outcomeHere: outcomeText(status, answers, note, THIS_TAB) } : {}),
 			});
 			this.#drop(event.requestId);
 		}

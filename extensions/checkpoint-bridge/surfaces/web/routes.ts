@@ -7,11 +7,11 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { InboundReply } from "../../core/inbound.ts";
-import type { Board, ObserverHandle } from "./board.ts";
+import { type Board, type ObserverHandle, traceFor } from "./board.ts";
 import { answerForm, type FormRouteContext } from "./forms.ts";
 import { checkHost, checkSameOrigin, type Refusal, readJsonBody, refuse, SECURITY_HEADERS } from "./guard.ts";
 import { qrSvg } from "./qr.ts";
-import { linkPath, type Scope, type Streams } from "./stream.ts";
+import { linkPath, type Scope, type Streams, tabId } from "./stream.ts";
 import { matchesDigest } from "./tokens.ts";
 
 /** The page's own files, read once at start. */
@@ -94,7 +94,11 @@ async function answer(ctx: RouteContext, req: IncomingMessage, res: ServerRespon
 	const value = body.value;
 	if (typeof value !== "object" || value === null || Array.isArray(value))
 		return refuse(res, { status: 400, reason: "the body must be a JSON object: { requestId, answers }" });
-	const { requestId: named, answers } = value as Record<string, unknown>;
+	const { requestId: named, answers, tab: tabValue, via } = value as Record<string, unknown>;
+	const tab = tabId(tabValue);
+	if ("status" in tab) return refuse(res, tab);
+	if (via !== undefined && via !== "notify")
+		return refuse(res, { status: 400, reason: 'via must be "notify" (the page was opened from the notify command\'s link) or left out' });
 	let requestId: unknown = named;
 	if (scope.kind === "request") {
 		if (named !== undefined && named !== scope.requestId) return refuse(res, { status: 403, reason: "this link answers its own request only" });
@@ -102,7 +106,9 @@ async function answer(ctx: RouteContext, req: IncomingMessage, res: ServerRespon
 	}
 	if (typeof requestId !== "string" || requestId === "") return refuse(res, { status: 400, reason: "requestId must be a non-empty string" });
 	// Only the answers are taken from the body: the source is always the page, and the page never cancels.
-	const reply = await askHost(ctx, { requestId, answers, source: "web" });
+	// Where on the page: its secret says; a request link opened from the notify command's message says so.
+	const place = scope.kind === "page" ? "page" : via === "notify" ? "notify-link" : "link";
+	const reply = await ctx.board.answering(tab.tab, () => askHost(ctx, { requestId, answers, source: "web", place }));
 	if (reply === "no-host" || reply === "no-reply") {
 		return refuse(res, {
 			status: 409,
@@ -113,7 +119,7 @@ async function answer(ctx: RouteContext, req: IncomingMessage, res: ServerRespon
 	if (reply.ok) return json(res, 200, { ok: true });
 	if (reply.code === "not_found") {
 		const trace = ctx.board.trace(requestId);
-		if (trace) return refuse(res, { status: 409, reason: `not applied: this request is already closed (${trace.outcome})` });
+		if (trace) return refuse(res, { status: 409, reason: `not applied: this request is already closed (${traceFor(trace, tab.tab).outcome})` });
 		ctx.board.sync();
 	}
 	refuse(res, { status: ANSWER_STATUS[reply.code], reason: reply.reason });

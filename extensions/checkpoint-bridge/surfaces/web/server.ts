@@ -137,7 +137,9 @@ export async function startWebPage(options: WebPageOptions): Promise<WebPage> {
 		notifier.notify(
 			requestId,
 			() => {
-				const url = linkFor(requestId);
+				// Marked, so an answer given through it is traced as given through the notify command's link.
+				const link = linkFor(requestId);
+				const url = link && `${link}?via=notify`;
 				return url ? { url, asker, question: questions[0]?.question ?? "" } : undefined;
 			},
 			queuedAt,

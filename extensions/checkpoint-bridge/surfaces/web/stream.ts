@@ -9,8 +9,8 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { FormChange, FormElsewhere, FormsElsewhere } from "../../core/elsewhere.ts";
-import type { Board, BoardChange, Card, Trace } from "./board.ts";
-import { refuse, SECURITY_HEADERS } from "./guard.ts";
+import { type Board, type BoardChange, type Card, type Trace, traceFor } from "./board.ts";
+import { type Refusal, refuse, SECURITY_HEADERS } from "./guard.ts";
 
 /** Page streams (the page token's) open at once; more are refused (429). @default 64 */
 export const MAX_STREAMS = 64;
@@ -22,6 +22,15 @@ export const MAX_LINK_STREAMS = 32;
 export const STREAM_BUFFER_BYTES = 256 * 1024;
 /** Traces a fresh page gets. @default 20 */
 const TRACES_SHOWN = 20;
+
+/** What a tab's id may be: the page makes one per tab, to tell "answered in this tab" from "in another tab". */
+const TAB_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** A tab id as a request names it: the id, none, or why it is refused. */
+export function tabId(value: unknown): { tab: string | undefined } | Refusal {
+	if (value === undefined || value === null) return { tab: undefined };
+	return typeof value === "string" && TAB_ID.test(value) ? { tab: value } : { status: 400, reason: "tab must be 1 to 64 letters, digits, - or _, or left out" };
+}
 
 /** Whose view a request has: the whole page, or one request through its link. */
 export type Scope = { kind: "page" } | { kind: "request"; requestId: string };
@@ -52,6 +61,8 @@ function frame(event: string, data: unknown): string {
 interface OpenStream {
 	res: ServerResponse;
 	scope: Scope;
+	/** The tab it streams to, when the page named it (`events?tab=`). */
+	tab: string | undefined;
 	/** Changes were held back while it was behind: it needs a fresh state. */
 	stale: boolean;
 	/** Pings in a row at which it was behind. */
@@ -119,10 +130,16 @@ export class Streams {
 		return links >= this.#maxLinks ? `too many request links are open (${this.#maxLinks}); close one` : undefined;
 	}
 
-	#state(scope: Scope): StateMessage {
+	#state(scope: Scope, tab: string | undefined): StateMessage {
 		this.#board.sync();
 		const cards = this.#board.cards().filter((c) => this.#covers(scope, c.requestId));
-		const traces = scope.kind === "page" ? this.#board.traces().slice(-TRACES_SHOWN) : [];
+		const traces =
+			scope.kind === "page"
+				? this.#board
+						.traces()
+						.slice(-TRACES_SHOWN)
+						.map((t) => traceFor(t, tab))
+				: [];
 		const forms = scope.kind === "page" ? (this.#forms?.list() ?? []) : [];
 		return { now: Date.now(), scope: scope.kind, host: this.#board.hostPresent, cards: cards.map((c) => this.#view(c, scope)), traces, forms };
 	}
@@ -138,18 +155,21 @@ export class Streams {
 
 	/** Serves one stream until the tab goes away or the page closes. */
 	open(req: IncomingMessage, res: ServerResponse, scope: Scope): void {
+		const named = tabId(new URL(req.url ?? "/", "http://page.invalid").searchParams.get("tab") ?? undefined);
+		if ("status" in named) return refuse(res, named);
+		const { tab } = named;
 		const full = this.#full(scope);
 		if (full) return refuse(res, { status: 429, reason: full });
 		res.writeHead(200, { ...SECURITY_HEADERS, "content-type": "text/event-stream; charset=utf-8", connection: "keep-alive" });
-		res.write(frame("state", this.#state(scope)));
-		const stream: OpenStream = { res, scope, stale: false, behindPings: 0 };
+		res.write(frame("state", this.#state(scope, tab)));
+		const stream: OpenStream = { res, scope, tab, stale: false, behindPings: 0 };
 		this.#open.add(stream);
 		const onChange = (change: BoardChange) => {
 			if (change.type === "host") return void this.#send(stream, frame("host", { present: change.present }));
 			const requestId = change.type === "gone" ? change.requestId : change.card.requestId;
 			if (!this.#covers(scope, requestId)) return;
 			if (change.type === "gone") {
-				this.#send(stream, frame("gone", { requestId, ...(change.trace ? { trace: change.trace } : {}) }));
+				this.#send(stream, frame("gone", { requestId, ...(change.trace ? { trace: traceFor(change.trace, tab) } : {}) }));
 				// A request link dies with its request.
 				if (scope.kind === "request") res.end();
 				return;
@@ -159,7 +179,7 @@ export class Streams {
 		const onDrain = () => {
 			if (!stream.stale || res.writableEnded) return;
 			stream.stale = false;
-			res.write(frame("state", this.#state(scope)));
+			res.write(frame("state", this.#state(scope, tab)));
 		};
 		const unsubscribe = this.#board.subscribe(onChange);
 		// A request link sees its own request only: no forms.

@@ -11,7 +11,7 @@ import { claimHostRole } from "../../../../extensions/checkpoint-bridge/core/hos
 import { dialogSurface } from "../../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { outcomeText } from "../../../../extensions/checkpoint-bridge/surfaces/web/board.ts";
 import { fakeUI } from "../../support/fake-ui.ts";
-import { pagePath, pageWithRelay, postAnswer, raw, readEvents } from "./support.ts";
+import { linkPathOf, pagePath, pageWithRelay, postAnswer, raw, readEvents } from "./support.ts";
 
 let cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -65,14 +65,68 @@ describe("web page board", () => {
 		});
 		const first = await s.ask([{ question: "Same?", options: ["a", "b"] }], { label: "planner" });
 		const second = await s.ask([{ question: "Same?", options: ["a", "b"] }], { label: "reviewer" });
-		expect((await postAnswer(s.page, `${pagePath(s.page)}answer`, { requestId: first.requestId, answers: ["b"] })).status).toBe(200);
+		const body = { requestId: first.requestId, answers: ["b"], tab: "tab-b" };
+		expect((await postAnswer(s.page, `${pagePath(s.page)}answer`, body)).status).toBe(200);
 		expect((await second.call).answers).toMatchObject([{ answer: "b", source: "shared", sharedWith: ["planner"] }]);
-		const [state] = await readEvents(s.page, `${pagePath(s.page)}events`, (events) => events.length > 0);
-		const traces = state!.data.traces;
-		expect(traces).toMatchObject([
-			{ asker: "planner", outcome: "answered in the browser" },
-			{ asker: "reviewer", outcome: "answered with planner's answer" },
+		const tracesOf = async (query: string) => {
+			const [state] = await readEvents(s.page, `${pagePath(s.page)}events${query}`, (events) => events.length > 0);
+			return state!.data.traces.map((t: Record<string, unknown>) => `[${t.asker}] ${t.outcome}`);
+		};
+		expect(await tracesOf("?tab=tab-a"), "another tab").toEqual([
+			"[planner] answered on the page, in another tab",
+			"[reviewer] answered with planner's answer (given on the page, in another tab)",
 		]);
+		expect(await tracesOf("?tab=tab-b"), "the tab that answered").toEqual([
+			"[planner] answered on the page, in this tab",
+			"[reviewer] answered with planner's answer (given on the page, in this tab)",
+		]);
+		expect(await tracesOf(""), "a tab that names none reads it as any other tab").toEqual(await tracesOf("?tab=tab-a"));
+		const again = await postAnswer(s.page, `${pagePath(s.page)}answer`, body);
+		expect(again.body).toBe("not applied: this request is already closed (answered on the page, in this tab)\n");
+	});
+
+	it("an answer through a request's link, or through the link the notify command sent, is traced as given there", async () => {
+		const s = await pageWithRelay();
+		cleanup.push(async () => {
+			s.role.release("quit", "test over");
+			await s.page.close();
+		});
+		const linked = await s.ask([{ question: "Linked?", options: ["a", "b"] }], { label: "linked" });
+		const notified = await s.ask([{ question: "Notified?", options: ["a", "b"] }], { label: "notified" });
+		expect((await postAnswer(s.page, `${linkPathOf(s.page, linked.requestId)}answer`, { answers: ["a"], tab: "t1" })).status).toBe(200);
+		expect((await postAnswer(s.page, `${linkPathOf(s.page, notified.requestId)}answer`, { answers: ["a"], via: "notify" })).status).toBe(200);
+		const [state] = await readEvents(s.page, `${pagePath(s.page)}events?tab=t1`, (events) => events.length > 0);
+		expect(state!.data.traces.map((t: Record<string, unknown>) => t.outcome)).toEqual([
+			"answered through the request's own link",
+			"answered through the link the notify command sent",
+		]);
+		expect(
+			state!.data.traces.every((t: Record<string, unknown>) => !("tab" in t) && !("outcomeHere" in t)),
+			"what is kept for the tab is not sent",
+		).toBe(true);
+	});
+
+	it("refuses a tab id or a via it does not know, naming what is wrong, and applies nothing", async () => {
+		const s = await pageWithRelay();
+		cleanup.push(async () => {
+			s.role.release("quit", "test over");
+			await s.page.close();
+		});
+		const open = await s.ask([{ question: "Kept?", options: ["a", "b"] }], { label: "kept" });
+		const answer = `${pagePath(s.page)}answer`;
+		const tabProblem = "tab must be 1 to 64 letters, digits, - or _, or left out\n";
+		for (const tab of ["", "a b", "x".repeat(65), 7, ["t"]]) {
+			const refused = await postAnswer(s.page, answer, { requestId: open.requestId, answers: ["a"], tab });
+			expect([refused.status, refused.body], JSON.stringify(tab)).toEqual([400, tabProblem]);
+		}
+		for (const via of ["page", "", 1]) {
+			const refused = await postAnswer(s.page, `${linkPathOf(s.page, open.requestId)}answer`, { answers: ["a"], via });
+			expect(refused.status, JSON.stringify(via)).toBe(400);
+			expect(refused.body).toMatch(/^via must be "notify"/);
+		}
+		const stream = await raw(s.page, { path: `${pagePath(s.page)}events?tab=${encodeURIComponent("<tab>")}` });
+		expect([stream.status, stream.body]).toEqual([400, tabProblem]);
+		expect(s.settled, "nothing was applied").toEqual([]);
 	});
 
 	it("names how a request ended", () => {
@@ -88,7 +142,9 @@ describe("web page board", () => {
 		expect(outcomeText("ok", [answer("shared", ["planner"]), answer("shared", ["planner"])])).toBe("answered with planner's answer");
 		expect(outcomeText("ok", [answer("web")])).toBe("answered in the browser");
 		expect(outcomeText("ok", [answer("dialog"), answer("web")])).toBe("answered in the browser and in the terminal");
-		expect(outcomeText("ok", [answer("web"), answer("shared", ["a"]), answer("shared", ["b"])])).toBe("answered in the browser and with a's and b's answer");
+		expect(outcomeText("ok", [answer("web"), answer("shared", ["a"]), answer("shared", ["b"])])).toBe(
+			"answered in the browser and with a's answer and with b's answer",
+		);
 		expect(outcomeText("ok", [answer("outside")])).toBe("answered from outside the terminal");
 		expect(outcomeText("timeout", [])).toBe("ran out of time");
 		expect(outcomeText("cancelled", [])).toBe("withdrawn by the asker");

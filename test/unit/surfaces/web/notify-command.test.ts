@@ -70,7 +70,7 @@ describe("notify command", () => {
 			"notify run",
 		);
 		const [url, asker, question] = readFileSync(join(dir, runs[0]!), "utf8").split("\n");
-		expect(url).toBe(s.page.linkFor(first.requestId));
+		expect(url, "the request's own link, marked as the notify command's").toBe(`${s.page.linkFor(first.requestId)}?via=notify`);
 		expect(asker).toBe("planner");
 		// The asker's text arrives as data; nothing in it ran.
 		expect(question).toBe(HOSTILE);

@@ -45,7 +45,7 @@ describe("web page: answering", () => {
 		// A second submit comes too late and says how the request ended.
 		const late = await postAnswer(s.page, `${pagePath(s.page)}answer`, { requestId, answers: VALID });
 		expect(late.status).toBe(409);
-		expect(late.body).toBe("not applied: this request is already closed (answered in the browser)\n");
+		expect(late.body).toBe("not applied: this request is already closed (answered on the page)\n");
 	});
 
 	it("an invalid answer is refused with the core's reason and changes nothing", async () => {
@@ -238,7 +238,7 @@ describe("web page: a request's own link", () => {
 		for (const path of [link, `${link}events`, `${link}app.js`]) {
 			const response = await raw(s.page, { path });
 			expect(response.status, path).toBe(410);
-			expect(response.body).toBe("this request has settled: answered in the browser\n");
+			expect(response.body).toBe("this request has settled: answered through the request's own link\n");
 		}
 		expect((await postAnswer(s.page, `${link}answer`, { answers: ["c"] })).status).toBe(410);
 		expect((await raw(s.page, { path: `/r/${"A".repeat(43)}/` })).status).toBe(404);
@@ -314,7 +314,7 @@ describe("web page: live stream", () => {
 		expect(goneFirst!.data).toMatchObject({ trace: { outcome: "answered in the terminal", asker: "planner" } });
 		expect(movedUp!.data.card).toMatchObject({ position: 1, state: "queued" });
 		expect(shown!.data.card).toMatchObject({ position: 1, state: "shown" });
-		expect(goneSecond!.data).toMatchObject({ trace: { outcome: "answered in the browser", asker: "reviewer" } });
+		expect(goneSecond!.data).toMatchObject({ trace: { outcome: "answered on the page", asker: "reviewer" } });
 	});
 });
 

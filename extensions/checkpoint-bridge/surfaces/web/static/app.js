@@ -7,6 +7,10 @@ const cards = new Map(); // requestId -> { card, root, form, button, message }
 let clockOffset = 0; // server clock minus this device's
 let scope = "page";
 let closed = false;
+// This tab's own id: the server tells it "answered in this tab" from "in another tab" by it.
+const TAB = [...crypto.getRandomValues(new Uint8Array(12))].map((b) => b.toString(16).padStart(2, "0")).join("");
+// A request link opened from the notify command's message says so, and its answer is traced as given there.
+const VIA = new URLSearchParams(location.search).get("via") === "notify" ? "notify" : undefined;
 
 function el(tag, className, text) {
 	const node = document.createElement(tag);
@@ -314,7 +318,7 @@ async function submit(entry) {
 		const response = await fetch("answer", {
 			method: "POST",
 			headers: { "content-type": "application/json" },
-			body: JSON.stringify({ requestId: card.requestId, answers }),
+			body: JSON.stringify({ requestId: card.requestId, answers, tab: TAB, ...(VIA ? { via: VIA } : {}) }),
 			credentials: "omit",
 			cache: "no-store",
 		});
@@ -441,7 +445,7 @@ function tick() {
 }
 
 function connect() {
-	const events = new EventSource("events");
+	const events = new EventSource(`events?tab=${TAB}`);
 	events.addEventListener("state", (event) => {
 		const state = JSON.parse(event.data);
 		clockOffset = state.now - Date.now();
