@@ -84,6 +84,8 @@ log("bench: NATS relay (figure 7)...");
 const nats = child("nats.mjs", [], { nodeFlags: ["--expose-gc"] });
 log("bench: NATS room flooded (figure 8)...");
 const natsFlood = child("nats-flood.mjs", [], { nodeFlags: ["--expose-gc"] });
+log("bench: relayed dialog of another extension (figure 9)...");
+const dialogRelay = child("dialog-relay.mjs");
 
 // ---- figures ----
 const loadFigure = (samples) => ({
@@ -133,6 +135,7 @@ const results = {
 	web,
 	nats,
 	natsFlood,
+	dialogRelay,
 };
 const tmp = `${RESULTS}.tmp`;
 writeFileSync(tmp, `${JSON.stringify(results, null, "\t")}\n`);
@@ -319,5 +322,20 @@ out.push(
 out.push(...webReport(web, { f, table }));
 out.push(...natsSection(nats, remote, { f, ratio, table }));
 out.push(...natsFloodSection(natsFlood, { f, table }));
+out.push(
+	"",
+	`9. A relayed dialog of another extension (µs per call, ${dialogRelay.calls} calls a side, one at a time): ctx.ui.confirm in an in-process child (CHECKPOINT_BRIDGE_RELAY_DIALOGS=1) against the same confirm in the host session; the host's UI answers at once`,
+);
+const dialogRow = (label, side) => [label, f(side.e2eUs.p50), f(side.e2eUs.p99), f(side.e2eUs.mean), f(side.cpuPerCallUs)];
+out.push(
+	table(
+		["confirm from", "p50", "p99", "mean", "thread CPU per call (mean)"],
+		[
+			dialogRow("the host session (its own UI)", dialogRelay.host),
+			dialogRow("a child (relayed to the host)", dialogRelay.child),
+			["added by the relay", f(dialogRelay.addedP50Us), "", "", f(dialogRelay.addedCpuPerCallUs)],
+		],
+	),
+);
 out.push("", `written to ${RESULTS}`);
 console.log(out.join("\n"));

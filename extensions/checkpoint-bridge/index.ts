@@ -56,6 +56,8 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 	let systemPrompt: (() => string | undefined) | undefined;
 	/** Stops feeding the web page with the other ask tools' forms open in this session's terminal. */
 	let stopFormsOnPage: (() => void) | undefined;
+	/** The agent a child runs as, once found: pi rebuilds the system prompt on every read (0.1 ms, at times several). */
+	let activeAgent: string | undefined;
 
 	// A session with a UI claims the role at start; the next one claims it after /new, /resume, /fork, /reload.
 	pi.on("session_start", async (_event, ctx) => {
@@ -63,6 +65,7 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 		reportUnsupportedPi(piVersion, (notice) => (ctx.hasUI ? ctx.ui.notify(notice, "warning") : process.stderr.write(`${notice}\n`)));
 		sessionId = ctx.sessionManager.getSessionId();
 		systemPrompt = () => ctx.getSystemPrompt?.();
+		activeAgent = undefined;
 		// A relayed UI (a child's, ADR-0012) is the host's, reached from here: such a session is no host of its own.
 		const relayed = isRelayedUI(ctx.ui);
 		// A child whose agent file narrows `tools:` has no ask_user_via_host: the host tells the human why, and the fix.
@@ -156,7 +159,8 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 		relay.enableDialogRelay(tool, {
 			// Reachable when the session binds: a host in this process, the endpoint of the host that spawned it, or a NATS room.
 			reachable: () => reachesHost(routeNow()),
-			asker: () => askerIdentity(pi.getSessionName(), sessionId ?? "unknown", activeAgentOf(systemPrompt?.())),
+			// A child's agent does not change within its session: read from the prompt until found, then kept.
+			asker: () => askerIdentity(pi.getSessionName(), sessionId ?? "unknown", (activeAgent ??= activeAgentOf(systemPrompt?.()))),
 			ask: (options) => askAlong(routeNow(), options, { handle, loadNats }),
 			budgetMs: () => readConfig().callTimeoutMs,
 			// In process only: the bus reaches the host's UI; other transports carry no notices.
