@@ -10,7 +10,7 @@ import { AUDIT_ENTRY_TYPE, checkpointsReport } from "./core/audit.ts";
 import { callBudget, readConfig } from "./core/config.ts";
 import { formsElsewhere } from "./core/elsewhere.ts";
 import { activeAgentOf, askerIdentity } from "./core/identity.ts";
-import { PROTOCOL_VERSION, type RelayProgress } from "./core/protocol.ts";
+import type { RelayProgress } from "./core/protocol.ts";
 import { sharedHandle } from "./core/shared-handle.ts";
 import { reportToolMissing } from "./core/tool-missing.ts";
 import { hostLife } from "./host-life.ts";
@@ -20,7 +20,7 @@ import { piAgentAskOnPage } from "./interop/pi-agent-ask-page.ts";
 import { rpivOnPage } from "./interop/rpiv-page.ts";
 import { type Envelope, makeEnvelope } from "./model/result.ts";
 import { validateAskParams } from "./model/validate.ts";
-import { askAlong, chooseRoute, reachesHost } from "./route.ts";
+import { askAlong, chooseRoute, noticeAlong, reachesHost } from "./route.ts";
 import { loadingPiVersion, reportUnsupportedPi } from "./supported-pi.ts";
 import { WEB_USAGE, webCommand, webPageLine } from "./surfaces/web/command.ts";
 import { prepareArguments, rawArguments } from "./tool/arguments.ts";
@@ -163,8 +163,8 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 			asker: () => askerIdentity(pi.getSessionName(), sessionId ?? "unknown", (activeAgent ??= activeAgentOf(systemPrompt?.()))),
 			ask: (options) => askAlong(routeNow(), options, { handle, loadNats }),
 			budgetMs: () => readConfig().callTimeoutMs,
-			// In process only: the bus reaches the host's UI; other transports carry no notices.
-			notify: (asker, message, type) => void handle.bus.emit("relay:notice", { v: PROTOCOL_VERSION, asker, message, type }),
+			// A host in this process over the bus, one in another over its local endpoint (NATS carries none).
+			notify: (asker, message, type) => noticeAlong(routeNow(), { asker, message, type }, { handle }),
 		}),
 	);
 }

@@ -6,10 +6,11 @@
 import { statSync } from "node:fs";
 import { askViaHost } from "./core/asker.ts";
 import type { CallOptions } from "./core/call.ts";
+import { PROTOCOL_VERSION, type RelayNotice } from "./core/protocol.ts";
 import type { SharedHandle } from "./core/shared-handle.ts";
 import type { LoadNats } from "./host-life.ts";
 import { type Envelope, makeEnvelope } from "./model/result.ts";
-import { askRemote, type EndpointAddress } from "./transports/local/index.ts";
+import { askRemote, type EndpointAddress, noticeRemote } from "./transports/local/index.ts";
 import type { NatsConfig, NatsConfigResult } from "./transports/nats/config.ts";
 
 /** The way one call goes. */
@@ -77,4 +78,14 @@ export async function askAlong(route: Route, options: CallOptions, via: { handle
 			return askOverNats({ ...options, connect, config });
 		}
 	}
+}
+
+/**
+ * Hands a notice of another extension (interop/dialog-relay.ts) to the host along `route`: on the
+ * bus for a host in this process, in a notice frame to the endpoint of a host in another. NATS
+ * carries none yet; with no host it is dropped, as pi's own no-op UI drops it.
+ */
+export function noticeAlong(route: Route, notice: Omit<RelayNotice, "v">, via: { handle: SharedHandle }): void {
+	if (route.kind === "host") via.handle.bus.emit("relay:notice", { v: PROTOCOL_VERSION, ...notice });
+	else if (route.kind === "endpoint") noticeRemote(route.endpoint, notice);
 }

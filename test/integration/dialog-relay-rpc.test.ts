@@ -5,26 +5,25 @@
  * foreground child and (pi 0.85's runner) in a background child over the local endpoint. Without
  * the switch, and with no host, nothing changes.
  */
-import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { TARGETS } from "./fixtures/permission-gate.ts";
+import { NOTICE, TARGETS } from "./fixtures/permission-gate.ts";
+import { installRelayAgent } from "./fixtures/relay-agent.ts";
 import type { ScriptConfig } from "./fixtures/scripted-model.ts";
 import {
 	BACKGROUND_CHILDREN,
-	BRIDGE_EXT,
 	baseArgs,
 	childTranscripts,
 	type Frame,
 	hostEndpoint,
 	isDialog,
+	isNotify,
 	PI_VERSION,
 	PiRpcFixture,
 	parseJsonLines,
 	REPO_ROOT,
 	resultText,
 	runPi,
-	SCRIPTED_MODEL_EXT,
 	toolResultsIn,
 } from "./harness/pi-cli.ts";
 
@@ -33,28 +32,6 @@ const RPIV_EXT = join(REPO_ROOT, "node_modules/@juicesharp/rpiv-ask-user-questio
 const SWITCH = { CHECKPOINT_BRIDGE_RELAY_DIALOGS: "1" };
 /** pi-subagents loads slowly (it compiles its TypeScript on start): allow for it on a busy machine. */
 const FIRST_DIALOG_MS = 90_000;
-
-/** An agent file whose child loads checkpoint-bridge, the scripted model and `extra`. */
-function installAgent(agentDir: string, name: string, extra: string): void {
-	const text = [
-		"---",
-		`name: ${name}`,
-		`description: ${name} for the dialog relay test`,
-		"model: faux/faux-1",
-		`extensions: ${BRIDGE_EXT}, ${SCRIPTED_MODEL_EXT}, ${extra}`,
-		"systemPromptMode: replace",
-		"inheritProjectContext: false",
-		"inheritSkills: false",
-		"completionGuard: false",
-		"acceptanceRole: read-only",
-		'acceptance: {"level":"none","reason":"a test child"}',
-		"---",
-		"",
-		`You are ${name}.`,
-		"",
-	].join("\n");
-	writeFileSync(join(agentDir, "agents", `${name}.md`), text);
-}
 
 const RPIV_QUESTIONS = {
 	questions: [
@@ -106,8 +83,8 @@ describe(`dialogs of other extensions in children reach the RPC client (pi ${PI_
 
 	it("with the switch: a foreground child's confirm, select and input, and rpiv's questionnaire, answered by the human", async () => {
 		const piEnv = run.createEnv({ script, env: SWITCH });
-		installAgent(piEnv.agentDir, "gatekeeper", GATE_EXT);
-		installAgent(piEnv.agentDir, "rpiv-child", RPIV_EXT);
+		installRelayAgent(piEnv.agentDir, "gatekeeper", GATE_EXT);
+		installRelayAgent(piEnv.agentDir, "rpiv-child", RPIV_EXT);
 		const pi = run.startPi({ subagents: true });
 		await hostEndpoint(piEnv, FIRST_DIALOG_MS);
 
@@ -127,6 +104,10 @@ describe(`dialogs of other extensions in children reach the RPC client (pi ${PI_
 		await pi.waitForToolEnd("subagent", { from: start });
 		expect(transcriptResults(run, "guarded_step").map(gateReport)).toEqual([
 			{ hasUI: true, mode: "rpc", confirmed: true, target: TARGETS.at(-1), note: "ship it" },
+		]);
+		// Its notice reached the human before its dialogs, prefixed with who sent it.
+		expect(pi.frames.filter(isNotify).filter((f) => f.message.includes(NOTICE))).toMatchObject([
+			{ message: `[subagent-gatekeeper] ${NOTICE}`, notifyType: "warning" },
 		]);
 		await pi.waitForSettled({ from: start });
 
@@ -150,6 +131,13 @@ describe(`dialogs of other extensions in children reach the RPC client (pi ${PI_
 		await pi.prompt("background");
 		const remote = await pi.waitForDialog({ from: start, timeoutMs: FIRST_DIALOG_MS, failOn: () => false });
 		expect(remote.title).toMatch(/^\[subagent-gatekeeper \(pid \d+\)\] Run rm -rf build\/\?\nThe build folder is deleted\.$/);
+		// The runner's notice came over the local endpoint, marked with the runner's process.
+		const runnerPid = Number(/\(pid (\d+)\)/.exec(remote.title)?.[1]);
+		await pi.waitFor((f: Frame) => isNotify(f) && f.message === `[subagent-gatekeeper (pid ${runnerPid})] ${NOTICE}`, {
+			from: start,
+			timeoutMs: 10_000,
+			what: "the background child's notice",
+		});
 		const remoteSelect = await pi.answerThenNextDialog(remote, "No");
 		expect(remoteSelect.options).toEqual(TARGETS);
 		const remoteInput = await pi.answerThenNextDialog(remoteSelect, "target-3");
@@ -167,13 +155,13 @@ describe(`dialogs of other extensions in children reach the RPC client (pi ${PI_
 			note: "from the runner",
 		});
 		// The runner (its pid is in the title) writes into the temp tree until it exits: let it go before the tree is removed.
-		await exitOf(Number(/\(pid (\d+)\)/.exec(remote.title)?.[1]));
+		await exitOf(runnerPid);
 	});
 
 	it("without the switch nothing changes: the child has no UI, its dialogs answer themselves, rpiv's tool stays stripped", async () => {
 		const piEnv = run.createEnv({ script });
-		installAgent(piEnv.agentDir, "gatekeeper", GATE_EXT);
-		installAgent(piEnv.agentDir, "rpiv-child", RPIV_EXT);
+		installRelayAgent(piEnv.agentDir, "gatekeeper", GATE_EXT);
+		installRelayAgent(piEnv.agentDir, "rpiv-child", RPIV_EXT);
 		const pi = run.startPi({ subagents: true });
 		let start = pi.mark();
 		await pi.prompt("gate");

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { claimHostRole } from "../../extensions/checkpoint-bridge/core/host-role.ts";
 import { createHandle } from "../../extensions/checkpoint-bridge/core/shared-handle.ts";
-import { askAlong, chooseRoute, type Route, type RouteFindings, reachesHost } from "../../extensions/checkpoint-bridge/route.ts";
+import { askAlong, chooseRoute, noticeAlong, type Route, type RouteFindings, reachesHost } from "../../extensions/checkpoint-bridge/route.ts";
 import { dialogSurface } from "../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { addressOf, ENDPOINT_ENV, endpointFromEnv } from "../../extensions/checkpoint-bridge/transports/local/address.ts";
 import { startEndpoint } from "../../extensions/checkpoint-bridge/transports/local/server.ts";
@@ -143,6 +143,54 @@ describe("askAlong", () => {
 		expect(fake.dialogs).toHaveLength(1);
 	});
 });
+
+describe("noticeAlong", () => {
+	const notice = { asker: { label: "subagent-gatekeeper", sessionId: "child" }, message: "Build started.", type: "warning" as const };
+	function notedHost() {
+		const handle = createHandle();
+		const fake = fakeUI();
+		const role = claimHostRole(handle, { ui: fake.ui, surface: dialogSurface(fake.ui), sessionId: "host" });
+		if (!role) throw new Error("a fresh handle must accept the claim");
+		cleanups.push(() => role.release("quit", "done"));
+		return { handle, fake };
+	}
+
+	it("host: the host's human sees it over the bus, prefixed with who sends it", () => {
+		const { handle, fake } = notedHost();
+		noticeAlong({ kind: "host" }, notice, { handle });
+		expect(fake.notices).toEqual([{ message: "[subagent-gatekeeper] Build started.", type: "warning" }]);
+	});
+
+	it("endpoint: through the socket to a host in another process, marked with this process", async () => {
+		const { handle, fake } = notedHost();
+		const endpoint = await startEndpoint({ handle, env: {} });
+		cleanups.push(() => endpoint.close());
+		noticeAlong({ kind: "endpoint", endpoint: addressOf(endpoint.endpoint) }, notice, { handle: createHandle() });
+		await until(() => fake.notices.length > 0);
+		expect(fake.notices).toEqual([{ message: `[subagent-gatekeeper (pid ${process.pid})] Build started.`, type: "warning" }]);
+	});
+
+	it("none, misconfigured and NATS: dropped, as pi's own UI-less sessions drop a notice", () => {
+		const handle = createHandle();
+		let heard = 0;
+		handle.bus.on("relay:notice", () => heard++);
+		for (const route of [
+			{ kind: "none" },
+			{ kind: "misconfigured", error: "bad" },
+			{ kind: "nats", config: (NATS_OK as unknown as { config: never }).config },
+		] as Route[])
+			expect(() => noticeAlong(route, notice, { handle })).not.toThrow();
+		expect(heard).toBe(0);
+	});
+});
+
+/** Resolves once `check()` holds (polled; at most 5 s). */
+async function until(check: () => boolean): Promise<void> {
+	for (let waited = 0; !check(); waited += 5) {
+		if (waited > 5_000) throw new Error("timed out");
+		await new Promise((resolve) => setTimeout(resolve, 5));
+	}
+}
 
 describe("reachesHost", () => {
 	it("a host here and a NATS room reach one; an endpoint only while its socket is there; none and a broken NATS configuration do not", async () => {

@@ -2,10 +2,11 @@
  * Frames on the local endpoint: newline-delimited JSON, one frame a line, each carrying the wire
  * version. A connection opens with a handshake (hello, welcome, auth) in which the host proves it
  * holds the endpoint's secret before the asker sends anything of value, then the asker proves it
- * too. Request, cancel, progress and result frames are the bus messages of protocol.ts plus a
+ * too. Request, cancel, progress, result and notice frames are the bus messages of protocol.ts plus a
  * `type`, so the socket carries the same contract as the in-process bus.
  */
 
+import type { AskerIdentity } from "../core/identity.ts";
 import type { RelayCancel, RelayProgress, RelayRequest, RelayResult } from "../core/protocol.ts";
 import type { Answer } from "../model/answer.ts";
 import type { Checked } from "../model/check.ts";
@@ -57,6 +58,24 @@ interface AuthFrame {
 }
 
 export type RequestFrame = { type: "request" } & RelayRequest;
+
+/** Longest notice message a frame carries, in characters; the asker cuts a longer one before sending (a refused frame would close its connection). @default 2000 */
+export const MAX_NOTICE_LENGTH = 2_000;
+/** The levels of a notice, as pi's `notify` takes them. */
+const NOTICE_LEVELS = ["info", "warning", "error"] as const;
+
+/**
+ * Client → server, once proven: a notice of another extension in the client's session without UI
+ * (its `ctx.ui.notify`, interop/dialog-relay.ts), shown to the human prefixed with who sends it.
+ * The bus's RelayNotice, with its `type` as `level` (the frame's `type` names the frame).
+ */
+export interface NoticeFrame {
+	type: "notice";
+	v: number;
+	asker: AskerIdentity;
+	message: string;
+	level: (typeof NOTICE_LEVELS)[number];
+}
 export type CancelFrame = { type: "cancel" } & RelayCancel;
 export type ProgressFrame = { type: "progress" } & RelayProgress;
 export type ResultFrame = { type: "result" } & RelayResult;
@@ -89,7 +108,7 @@ export interface ErrorFrame {
 	message: string;
 }
 
-export type ClientFrame = HelloFrame | AuthFrame | RequestFrame | CancelFrame;
+export type ClientFrame = HelloFrame | AuthFrame | RequestFrame | CancelFrame | NoticeFrame;
 type ServerFrame = WelcomeFrame | ProgressFrame | ResultFrame | ErrorFrame;
 export type Frame = ClientFrame | ServerFrame;
 
@@ -143,6 +162,15 @@ function frameProblem(frame: Record<string, unknown>): string | undefined {
 			if (!isId(frame.id)) return "cancel.id must be a non-empty string";
 			if (frame.reason !== "timeout" && frame.reason !== "cancelled") return 'cancel.reason must be "timeout" or "cancelled"';
 			return undefined;
+		case "notice": {
+			const asker = frame.asker;
+			if (!isRecord(asker) || typeof asker.label !== "string" || typeof asker.sessionId !== "string") return "notice.asker must be {label, sessionId} strings";
+			// Counted in code points, as the asker's cut (capLength) counts them.
+			if (typeof frame.message !== "string" || frame.message.length > 2 * MAX_NOTICE_LENGTH || [...frame.message].length > MAX_NOTICE_LENGTH)
+				return `notice.message must be a string of at most ${MAX_NOTICE_LENGTH} characters`;
+			if (!NOTICE_LEVELS.includes(frame.level as never)) return `notice.level must be one of ${NOTICE_LEVELS.join(", ")}`;
+			return undefined;
+		}
 		case "progress":
 			if (!isId(frame.id)) return "progress.id must be a non-empty string";
 			if (frame.kind !== "progress") return 'progress.kind must be "progress"';

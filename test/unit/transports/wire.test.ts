@@ -24,6 +24,7 @@ describe("frames", () => {
 		{ type: "auth", v, proof: NONCE },
 		request,
 		{ type: "cancel", v, id: "r1", reason: "timeout" },
+		{ type: "notice", v, asker: { label: "planner", sessionId: "s-1" }, message: "Build started.", level: "warning" },
 		{ type: "progress", v, id: "r1", kind: "progress", stage: "queued", answers: [], position: 1 },
 		{ type: "result", v, id: "r1", kind: "result", status: "ok", answers: [{ question: "q", answer: "a", kind: "text" }] },
 		{ type: "error", v, code: "bad-token", message: "no" },
@@ -55,6 +56,13 @@ describe("frames", () => {
 		["a request with questions not a list", JSON.stringify({ ...request, questions: "why?" }), "malformed"],
 		["a request without a deadline", JSON.stringify({ ...request, deadline: null }), "malformed"],
 		["a request with a huge id", JSON.stringify({ ...request, id: "x".repeat(200) }), "malformed"],
+		["a notice without asker", JSON.stringify({ type: "notice", v, message: "m", level: "info" }), "malformed"],
+		[
+			"a notice whose message is not text",
+			JSON.stringify({ type: "notice", v, asker: { label: "p", sessionId: "s" }, message: null, level: "info" }),
+			"malformed",
+		],
+		["a notice of an unknown level", JSON.stringify({ type: "notice", v, asker: { label: "p", sessionId: "s" }, message: "m", level: "loud" }), "malformed"],
 		["a cancel with an unknown reason", JSON.stringify({ type: "cancel", v, id: "r1", reason: "bored" }), "malformed"],
 		["a result with an unknown status", JSON.stringify({ type: "result", v, id: "r1", kind: "result", status: "maybe", answers: [] }), "malformed"],
 		[

@@ -8,10 +8,12 @@
  * connection for, is refused here for that call alone, before anything is sent.
  */
 import { type CallOptions, runCall } from "../../core/call.ts";
+import type { AskerIdentity } from "../../core/identity.ts";
 import type { Envelope } from "../../model/result.ts";
-import { decodeFrame, encodeFrame, MAX_FRAME_BYTES, WIRE_VERSION } from "../wire.ts";
+import { capLength } from "../../model/sanitise.ts";
+import { decodeFrame, encodeFrame, MAX_FRAME_BYTES, MAX_NOTICE_LENGTH, WIRE_VERSION } from "../wire.ts";
 import { addressOf, type EndpointAddress } from "./address.ts";
-import { takeSeat } from "./pool.ts";
+import { postLine, takeSeat } from "./pool.ts";
 
 export interface RemoteAskOptions extends CallOptions {
 	/** Give up when the host has not proven itself after this long (connecting included): `no-host`. @default DEFAULT_CONNECT_TIMEOUT_MS (3000) */
@@ -28,6 +30,24 @@ function requestProblem(line: string): string | undefined {
 	if (bytes > MAX_FRAME_BYTES) return `The request is ${bytes} bytes; the host takes at most ${MAX_FRAME_BYTES} bytes in one frame. Nothing was sent.`;
 	const checked = decodeFrame(line.slice(0, -1));
 	return checked.ok ? undefined : `The request would be refused by the host (${checked.code}): ${checked.message} Nothing was sent.`;
+}
+
+/** What a notice says: the bus's RelayNotice without its version. */
+export interface RemoteNotice {
+	asker: AskerIdentity;
+	message: string;
+	type: "info" | "warning" | "error";
+}
+
+/**
+ * Hands a notice to the host behind `endpoint`, cut to MAX_NOTICE_LENGTH. It rides a connection of
+ * its own per asker session, so a host too old to know notice frames, which refuses one by closing
+ * its connection, ends no call. Fire and forget: dropped when the host cannot be reached.
+ */
+export function noticeRemote(endpoint: EndpointAddress | string, notice: RemoteNotice, options: { pid?: number } = {}): void {
+	const address = typeof endpoint === "string" ? addressOf(endpoint) : endpoint;
+	const line = encodeFrame({ type: "notice", v: WIRE_VERSION, asker: notice.asker, message: capLength(notice.message, MAX_NOTICE_LENGTH), level: notice.type });
+	postLine(address, { sessionId: `${notice.asker.sessionId}\u0000notices`, ...(options.pid === undefined ? {} : { pid: options.pid }) }, line);
 }
 
 /** Asks the host behind `endpoint` (an address, or the socket's path) and resolves with the call's envelope. Never rejects. */

@@ -1,6 +1,6 @@
 /**
  * One client connection to the host's endpoint: the handshake (hello, welcome, auth), then any
- * number of requests and cancels, each request put on the process-global bus as a local asker
+ * number of requests, cancels and notices, each request put on the process-global bus as a local asker
  * puts its own, under an id of the host's, and its replies written back under the client's id.
  * Before the handshake is done a frame may be a few KiB at most; after it, MAX_FRAME_BYTES.
  */
@@ -20,6 +20,7 @@ import {
 	type Frame,
 	HANDSHAKE_MAX_FRAME_BYTES,
 	LineReader,
+	type NoticeFrame,
 	type RequestFrame,
 	WIRE_VERSION,
 } from "../wire.ts";
@@ -27,6 +28,11 @@ import { checkProof, freshNonce, proofOf } from "./proof.ts";
 
 /** How long a refused connection is drained before it is destroyed, if the client does not close it first. @default 1000 */
 const REFUSAL_LINGER_MS = 1_000;
+
+/** Most notices one connection brings the human per NOTICE_WINDOW_MS; further ones in the window are dropped. @default 20 */
+export const MAX_NOTICES_PER_WINDOW = 20;
+/** The window MAX_NOTICES_PER_WINDOW counts in, in ms. @default 10000 */
+export const NOTICE_WINDOW_MS = 10_000;
 
 /** How a remote asker is shown: its own label, marked with the process it asks from. */
 export function remoteAsker(asker: AskerIdentity, pid: number): AskerIdentity {
@@ -73,6 +79,9 @@ export class Connection {
 	readonly #helloTimer: ReturnType<typeof setTimeout>;
 	/** Frames are being gathered for one write at the end of this turn of the event loop. */
 	#corked = false;
+	/** Start of the current notice window, and the notices taken in it. */
+	#noticeWindowStart = 0;
+	#noticesInWindow = 0;
 
 	readonly socket: net.Socket;
 	readonly options: ConnectionOptions;
@@ -178,6 +187,8 @@ export class Connection {
 		switch (frame.type) {
 			case "request":
 				return this.#forward(frame);
+			case "notice":
+				return this.#notice(frame);
 			case "cancel": {
 				const forwarded = this.#requests.get(frame.id);
 				if (!forwarded) return; // already settled: the cancel crossed the result
@@ -243,6 +254,22 @@ export class Connection {
 			this.#drop(clientId, forwarded);
 			this.#answer(clientId, "no-host", "The host role is claimed in the host process but nothing is listening for questions.");
 		}
+	}
+
+	/** A notice onto the bus as a local one is put, marked with the asking process; past the burst, dropped (a notice is a courtesy). */
+	#notice(frame: NoticeFrame): void {
+		const now = Date.now();
+		if (now - this.#noticeWindowStart >= NOTICE_WINDOW_MS) {
+			this.#noticeWindowStart = now;
+			this.#noticesInWindow = 0;
+		}
+		if (++this.#noticesInWindow > MAX_NOTICES_PER_WINDOW) return;
+		this.options.handle.bus.emit("relay:notice", {
+			v: PROTOCOL_VERSION,
+			asker: remoteAsker(frame.asker, this.#pid),
+			message: frame.message,
+			type: frame.level,
+		});
 	}
 
 	/** A result the endpoint gives itself, without the host. */

@@ -61,6 +61,19 @@ export function takeSeat(address: EndpointAddress, key: PoolKey, id: string, cal
 	return pooled.seat(id, call);
 }
 
+/**
+ * Sends one line that wants no reply (a notice) on a pooled connection to `address` for `key`,
+ * opening one when there is none; dropped when the connection cannot be opened or ends.
+ */
+export function postLine(address: EndpointAddress, key: PoolKey, line: string): void {
+	const name = JSON.stringify([address.socketPath, address.tokenPath, key.sessionId, key.pid ?? process.pid]);
+	let list = pools.get(name);
+	if (!list) pools.set(name, (list = []));
+	let pooled = list[0];
+	if (!pooled) list.push((pooled = new PooledConnection(name, address, key)));
+	pooled.post(line);
+}
+
 /** Closes every pooled connection (calls in flight on them end `no-host`). For tests and shutdown. */
 export function closePooledConnections(): void {
 	for (const list of [...pools.values()]) for (const pooled of [...list]) pooled.end("no-host", CLOSED_NOTE);
@@ -75,6 +88,8 @@ export function pooledConnectionCount(): number {
 
 class PooledConnection {
 	readonly calls = new Map<string, PooledCall>();
+	/** Lines posted before the host proved itself, sent once it has. */
+	#posted: string[] = [];
 	#connection: HostConnection | undefined;
 	#over = false;
 	#idleTimer: ReturnType<typeof setTimeout> | undefined;
@@ -97,6 +112,7 @@ class PooledConnection {
 			if (this.#over) return connected.connection.close();
 			this.#connection = connected.connection;
 			// Requests go in the same flight as the client's proof.
+			for (const line of this.#posted.splice(0)) this.#connection.send(line);
 			for (const call of this.calls.values()) this.#connection.send(call.line);
 			if (this.calls.size === 0) this.#idle();
 		});
@@ -131,12 +147,20 @@ class PooledConnection {
 		};
 	}
 
+	/** Sends a line that wants no reply, now or once the host has proven itself; a connection carrying no call stays idle. */
+	post(line: string): void {
+		if (!this.#connection) return void this.#posted.push(line);
+		this.#connection.send(line);
+		if (this.calls.size === 0) this.#idle();
+	}
+
 	/** Ends every call on this connection with `status` and closes it; the next call opens another. */
 	end(status: "no-host" | "error", note: string): void {
 		if (this.#over) return;
 		this.#leavePool();
 		this.#abandon.abort();
 		this.#connection?.close();
+		this.#posted = [];
 		const calls = [...this.calls.values()];
 		this.calls.clear();
 		for (const call of calls) call.onEnd(status, note);

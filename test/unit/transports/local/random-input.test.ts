@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { claimHostRole } from "../../../../extensions/checkpoint-bridge/core/host-role.ts";
 import type { RelayRequest } from "../../../../extensions/checkpoint-bridge/core/protocol.ts";
 import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { capLength, sanitiseText } from "../../../../extensions/checkpoint-bridge/model/sanitise.ts";
 import { dialogSurface } from "../../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { askRemote } from "../../../../extensions/checkpoint-bridge/transports/local/client.ts";
 import { type LocalEndpoint, startEndpoint } from "../../../../extensions/checkpoint-bridge/transports/local/server.ts";
@@ -73,18 +74,44 @@ const piece: fc.Arbitrary<Piece> = fc.oneof(
 		.map(([key, value, requestId]) => ({ bytes: Buffer.from(`${JSON.stringify({ ...validRequest(requestId, "Mutated?"), [key]: value })}\n`) })),
 	fc
 		.tuple(
-			fc.constantFrom("hello", "welcome", "auth", "cancel", "progress", "result", "error"),
+			fc.constantFrom("hello", "welcome", "auth", "cancel", "progress", "result", "error", "notice"),
 			fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue(), { maxKeys: 4 }),
 		)
 		.map(([type, fields]) => ({ bytes: Buffer.from(`${JSON.stringify({ ...fields, type, v: WIRE_VERSION })}\n`) })),
 	fc.tuple(id, fc.string({ unit: "binary", minLength: 1, maxLength: 60 })).map(([requestId, question]) => ({
 		bytes: Buffer.from(encodeFrame(validRequest(requestId, question) as never)),
 	})),
+	// Notices: valid ones with random text, and valid ones with one field replaced by random JSON.
+	fc.string({ unit: "binary", maxLength: 80 }).map((message) => ({
+		bytes: Buffer.from(encodeFrame({ type: "notice", v: WIRE_VERSION, asker: { label: "random", sessionId: "r" }, message, level: "info" })),
+	})),
+	fc.tuple(fc.constantFrom("v", "asker", "message", "level", "__proto__"), fc.jsonValue()).map(([key, value]) => ({
+		bytes: Buffer.from(
+			`${JSON.stringify({ type: "notice", v: WIRE_VERSION, asker: { label: "random", sessionId: "r" }, message: "Mutated.", level: "info", [key]: value })}\n`,
+		),
+	})),
 );
+
+/** The notice messages the pieces carried, as the host shows them. */
+const sentNotices = (pieces: Piece[]) =>
+	pieces.flatMap(({ bytes }) =>
+		bytes
+			.toString()
+			.split("\n")
+			.flatMap((line) => {
+				try {
+					const frame = JSON.parse(line) as { type?: unknown; message?: unknown };
+					return frame?.type === "notice" && typeof frame.message === "string" ? [`[random (pid 99)] ${capLength(sanitiseText(frame.message), 2_000)}`] : [];
+				} catch {
+					return [];
+				}
+			}),
+	);
 
 /** Sends the pieces on a fresh connection (after the handshake when `handshake`), then a sentinel, and checks every invariant. */
 async function play(pieces: Piece[], handshake: boolean) {
 	const busFrom = onBus.length;
+	const noticesFrom = fake.notices.length;
 	const raw = rawConnection(endpoint.endpoint);
 	if (handshake) await raw.handshake(token);
 	const handshakeFrames = raw.frames.length;
@@ -121,6 +148,14 @@ async function play(pieces: Piece[], handshake: boolean) {
 		expect(sentQuestions, `questions nobody sent reached the host: ${JSON.stringify(request.questions)}`).toContainEqual(request.questions);
 		expect(request.asker.label).toMatch(/ \(pid 99\)$/);
 	}
+	// A notice shown is one a notice frame carried, marked with its process; before the handshake none is.
+	const shownNotices = fake.notices
+		.slice(noticesFrom)
+		.map((n) => n.message)
+		.filter((m) => !m.startsWith("checkpoint-bridge: "));
+	if (!handshake) expect(shownNotices).toEqual([]);
+	const sent = sentNotices(pieces);
+	for (const shown of shownNotices) expect(sent, `a notice nobody sent was shown: ${shown}`).toContain(shown);
 	// The connection is gone: so are its dialogs (a dialog left open would hang the run until its timeout fails it).
 	await Promise.all(
 		fake.open.map((dialog) => new Promise((resolve) => (dialog.signal?.aborted ? resolve(undefined) : dialog.signal?.addEventListener("abort", resolve)))),
@@ -153,14 +188,16 @@ describe("random input to the endpoint", () => {
 		await legitimateAskerServed();
 	});
 
-	it("after the handshake: requests reach the host unchanged or not at all, never a crash", { timeout: 60_000 }, async () => {
+	it("after the handshake: requests and notices reach the host as sent or not at all, never a crash", { timeout: 60_000 }, async () => {
 		const before = onBus.length;
+		const noticesBefore = fake.notices.length;
 		await fc.assert(
 			fc.asyncProperty(fc.array(piece, { minLength: 1, maxLength: 8 }), (pieces) => play(pieces, true)),
 			{ numRuns: 150 },
 		);
-		// The runs did put random requests on the bus, not only sentinels.
+		// The runs did put random requests on the bus, not only sentinels, and brought the human random notices.
 		expect(onBus.slice(before).filter((r) => JSON.stringify(r.questions) !== '[{"question":"Sentinel?"}]').length).toBeGreaterThan(20);
+		expect(fake.notices.slice(noticesBefore).filter((n) => n.message.startsWith("[random (pid 99)] ")).length).toBeGreaterThan(10);
 		await legitimateAskerServed();
 	});
 });
