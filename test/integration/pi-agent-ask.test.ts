@@ -291,7 +291,7 @@ describe.skipIf(!tmuxAvailable())("pi-agent-ask's ask_user in a child of the TUI
 		tmux = new TmuxSession();
 		const session = tmux;
 		const deadEnd = new RegExp(EXIT_MARKER);
-		const form = (agent: string) => new RegExp(`\\[subagent-${agent}\\] · (\\d+:\\d\\d|\\d+s) left · 1 question`);
+		const form = (agent: string) => new RegExp(`\\[subagent-${agent}\\] · question \\d+:\\d\\d left( · call (\\d+:\\d\\d|no limit))? · 1 question`);
 		// pi 0.85 drops an Enter pressed while its startup is still in progress: press it again (an empty editor ignores it) until the form opens.
 		const prompt = async (text: string, shown: RegExp) => {
 			await session.type(text);

@@ -92,8 +92,8 @@ const quote = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
 /** The screen without any whitespace: the TUI wraps long JSON lines wherever it likes. */
 const squeezed = (screen: string) => screen.replace(/\s+/g, "");
 const escapeRe = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-/** The form's header: who asks, the time left, how many questions. */
-const header = (questions: number) => new RegExp(`\\[tui-host\\] · (\\d+:\\d\\d|\\d+s) left · ${questions} question`);
+/** The form's header: who asks, the time left (the form's, and the call's when it differs), how many questions. */
+const header = (questions: number) => new RegExp(`\\[tui-host\\] · question \\d+:\\d\\d left( · call (\\d+:\\d\\d|no limit))? · ${questions} question`);
 
 /** Polls until the whitespace-free screen matches: a wrapped line may split any token. */
 async function waitForSqueezed(session: TmuxSession, pattern: RegExp, timeoutMs: number, what: string): Promise<string> {

@@ -56,8 +56,8 @@ const NO_TERMINAL = (what: string) => new RegExp(`^npm run demo needs a terminal
 const DEAD_END = /No answer reached|received no answer|Demo stopped:|Startup is still in progress/;
 
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-/** The form's header and its question: `[<asker>] · 2:59 left · 1 question`, then the question two lines below. */
-const formOf = (asker: string, question: string) => `\\[${asker}\\] · [^\\n]* left · 1 question\\s*\\n\\s*\\n ${escape(question)}`;
+/** The form's header and its question: `[<asker>] · question 2:59 left · call 4:59 · 1 question`, then the question two lines below. */
+const formOf = (asker: string, question: string) => `\\[${asker}\\] · question [^\\n]* left[^\\n]* · 1 question\\s*\\n\\s*\\n ${escape(question)}`;
 /** A remote asker's form: headed `[subagent-<agent>... (pid N)]`. */
 const remoteTitle = (agent: string, question: string) => new RegExp(formOf(`(subagent-${agent}(?:#\\d+)?) \\(pid (\\d+)\\)`, question));
 /** The planner's form: two questions, a tab each and Review, the first one open. */

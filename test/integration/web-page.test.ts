@@ -9,6 +9,12 @@ import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { askViaHost } from "../../extensions/checkpoint-bridge/core/asker.ts";
+import { claimHostRole } from "../../extensions/checkpoint-bridge/core/host-role.ts";
+import { createHandle } from "../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { formSurface } from "../../extensions/checkpoint-bridge/surfaces/terminal-form/surface.ts";
+import { startWebPage } from "../../extensions/checkpoint-bridge/surfaces/web/server.ts";
+import { fakeCustomUI } from "../unit/support/fake-custom-ui.ts";
 import { decodePixels } from "../unit/support/qr-decode.ts";
 import { cardGone, cardOf, fill, HAS_CHROMIUM, launchBrowser, openTab, POLL_MS, screenshot, submit } from "./harness/browser.ts";
 import { type AskArgs, checkedEnvelope, PiWorld, type ProgrammaticUI } from "./harness/sdk-sessions.ts";
@@ -99,7 +105,8 @@ describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, SDK host", () => {
 		const dialog = await ui.waitForDialog((d) => d.title.startsWith("[phone]"), 10_000, "the child's first dialog");
 		const tab = await openTab(browser.browser, url);
 		const card = await cardOf(tab.page, "phone");
-		expect(await card.$eval(".countdown", (c) => c.textContent)).toBe("no time limit");
+		// The call has no budget; the dialog the host shows still has its own time.
+		expect(await card.$eval(".countdown", (c) => c.textContent)).toMatch(/^question \d:\d\d left · call no limit$/);
 		expect(await card.$eval("figcaption", (c) => c.textContent)).toBe("open on your phone");
 		await tab.page.waitForFunction(() => (document.querySelector<HTMLImageElement>(".qr img")?.naturalWidth ?? 0) > 0, { polling: POLL_MS, timeout: 10_000 });
 		// The code as the browser drew it, read back in Node by jsqr.
@@ -172,7 +179,7 @@ describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, SDK host", () => {
 			placeholder: c.querySelector<HTMLInputElement>("fieldset:last-of-type input")?.placeholder,
 		}));
 		expect(view.where).toBe("question 1 on screen in the terminal");
-		expect(view.countdown).toMatch(/^\d+:\d\d left$/);
+		expect(view.countdown).toMatch(/^question \d+:\d\d left · call \d+:\d\d$/);
 		expect(view.legends).toEqual([
 			"(1/5) Storage: Which database?",
 			"(2/5) Which targets?",
@@ -346,6 +353,59 @@ describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, SDK host", () => {
 		ui.openDialogs()[0]!.answer("snake_case");
 		await first.done();
 		await tab.page.close();
+	});
+
+	it("one clock on the page and in the terminal form for the same request: the question's time and the call's, each labelled", async () => {
+		// The terminal form as pi's TUI builds it (the real component, drawn with pi-tui's width handling), on a handle of its own.
+		const handle = createHandle();
+		const forms = fakeCustomUI();
+		const role = claimHostRole(handle, { ui: { notify: () => {} }, surface: formSurface(forms.ui, { keyGuardMs: 0 }), sessionId: "clock-host" })!;
+		const page = await startWebPage({ handle, address: { host: "127.0.0.1", port: 0, loopback: true }, notifyCommand: () => undefined });
+		const ask = (label: string) =>
+			askViaHost({
+				handle,
+				asker: { label, sessionId: `${label}-session` },
+				questions: [{ question: `${label}: which database?`, options: ["Postgres", "SQLite"] }],
+				budgetMs: 300_000,
+				dialogTimeoutMs: 180_000,
+			});
+		try {
+			const calls = [ask("shown"), ask("queued")];
+			const tab = await openTab(browser.browser, page.url);
+			const shown = await cardOf(tab.page, "shown");
+			const queued = await cardOf(tab.page, "queued");
+			const terminal = () => forms.current()!.screen().split("\n")[1]!;
+			// Right after a tick of the page's countdown both read the same clock; a second boundary between the two reads is tried again.
+			let same: { page: string; terminal: string } | undefined;
+			for (let i = 0; i < 3 && !same; i++) {
+				const before = await shown.$eval(".countdown", (c) => c.textContent);
+				await tab.page.waitForFunction(
+					(card, was) => card.querySelector(".countdown")!.textContent !== was,
+					{ polling: POLL_MS, timeout: 5_000 },
+					shown,
+					before,
+				);
+				const read = { page: (await shown.$eval(".countdown", (c) => c.textContent))!, terminal: terminal() };
+				if (read.terminal.includes(` · ${read.page} · `)) same = read;
+			}
+			expect(same, "the page's countdown is the terminal's").toBeDefined();
+			expect(same!.page).toMatch(/^question 2:5\d left · call 4:5\d$/);
+			expect(same!.terminal).toBe(` [shown] · ${same!.page} · 1 question`);
+			expect(await queued.$eval(".countdown", (c) => c.textContent), "a queued request has only the call's time").toMatch(/^call 4:5\d left$/);
+			await screenshot(tab.page, "one-clock");
+			forms.current()!.press("enter");
+			await tab.page.waitForFunction(
+				(card) => /^question 2:5\d left · call 4:5\d$/.test(card.querySelector(".countdown")!.textContent ?? ""),
+				{ polling: POLL_MS, timeout: 5_000 },
+				queued,
+			);
+			forms.current()!.press("enter");
+			expect((await Promise.all(calls)).map((e) => e.status)).toEqual(["ok", "ok"]);
+			await tab.page.close();
+		} finally {
+			role.release("quit", "test over");
+			await page.close();
+		}
 	});
 
 	it("an asker's text is shown as text and runs nothing", async () => {

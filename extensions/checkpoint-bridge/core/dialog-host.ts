@@ -80,8 +80,8 @@ type StopReason = "timeout" | "cancelled" | "host-ended" | "answered-outside" | 
 type HeldState =
 	/** Waiting in the queue; aborting `unqueue` drops it there (never once it runs, so p-queue frees no running slot early). */
 	| { phase: "queued"; unqueue: AbortController }
-	/** Its task runs: whatever is open closes by `open` (any stop of the request aborts it); `question` is on screen, while one is. */
-	| { phase: "running"; open: AbortController; question?: number }
+	/** Its task runs: whatever is open closes by `open` (any stop of the request aborts it); `question` is on screen, while one is, until `closesAt`. */
+	| { phase: "running"; open: AbortController; question?: number; closesAt?: number }
 	/** Settled or handed over: nothing more happens to it. */
 	| { phase: "settled" };
 
@@ -215,7 +215,12 @@ export class DialogHost {
 			takenAt: Date.now(),
 			open: [...this.#held.values()].map((held) => {
 				const showing = held.state.phase === "running" ? held.state.question : undefined;
-				return { ...this.#observed(held), state: showing === undefined ? "queued" : "shown", ...(showing !== undefined ? { question: showing } : {}) };
+				const closesAt = held.state.phase === "running" ? held.state.closesAt : undefined;
+				return {
+					...this.#observed(held),
+					state: showing === undefined ? "queued" : "shown",
+					...(showing !== undefined ? { question: showing, ...(closesAt !== undefined ? { questionDeadline: closesAt } : {}) } : {}),
+				};
 			}),
 		};
 	}
@@ -488,24 +493,26 @@ export class DialogHost {
 				callDeadline: request.deadline,
 				dialogTimeoutMs: request.dialogTimeoutMs,
 				onDialog: () => void this.#stats.dialogsShown++,
-				onShown: (index) => this.#shown(held, index),
+				onShown: (index, deadline) => this.#shown(held, index, deadline),
 				onAnswer: (index, answer, final) => this.#answered(held, index, answer, final),
 			});
 		} catch (error) {
 			return this.#settle(held, "error", `The host dialog failed: ${errorText(error)}`);
 		} finally {
 			state.question = undefined;
+			state.closesAt = undefined;
 		}
 		this.#ended(held, outcome);
 	}
 
 	/** Question `index` of a running request is on screen: progress, the shown event, and the bell the first time a relayed request shows. */
-	#shown(held: Held, index: number): void {
+	#shown(held: Held, index: number, deadline?: number): void {
 		const { state } = held;
 		if (state.phase !== "running" || !held.questions[index]) return;
 		const firstShown = held.shownAt === undefined;
 		held.shownAt ??= Date.now();
 		state.question = index;
+		if (deadline !== undefined) state.closesAt = deadline;
 		this.#progress(held, "shown", index);
 		if (this.#wants("shown")) this.#events.shown!(this.#observed(held), index);
 		if (firstShown && this.#isRelayed(held)) this.#bell?.();

@@ -56,5 +56,9 @@ export interface SettledEvent extends ObservedRequest {
 export interface Snapshot {
 	v: typeof OBSERVER_VERSION;
 	takenAt: number;
-	open: (ObservedRequest & { state: "queued" | "shown"; question?: number })[];
+	/**
+	 * `questionDeadline`, while shown: epoch ms at which what is on screen closes (its own time,
+	 * never past `deadline`; 0 when it has no limit), the time the terminal form counts down.
+	 */
+	open: (ObservedRequest & { state: "queued" | "shown"; question?: number; questionDeadline?: number })[];
 }

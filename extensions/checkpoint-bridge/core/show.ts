@@ -28,8 +28,8 @@ interface ShowPrompt {
 	dialogTimeoutMs: number;
 	/** Called each time a dialog opens, to count what the human saw. */
 	onDialog(): void;
-	/** Question `index` is on screen now. */
-	onShown(index: number): void;
+	/** Question `index` is on screen now; `deadline` (epoch ms, NO_LIMIT for none) is when what is open closes, given when it opens. */
+	onShown(index: number, deadline?: number): void;
 	/**
 	 * The human answered question `index`; `final` when that answer cannot change any more (a
 	 * question asked on its own), so other askers waiting on it may take it now. False when the
@@ -78,8 +78,8 @@ async function withBudget<T>(
 	else signal.addEventListener("abort", onStop, { once: true });
 	// Without any limit what is open stays until the human, the asker or the host ends it.
 	const timer = Number.isFinite(budget) ? setTimeout(() => open.abort("dialog-timeout"), budget) : undefined;
-	prompt.onShown(index);
 	const endsAt = Date.now() + budget;
+	prompt.onShown(index, Number.isFinite(budget) ? endsAt : NO_LIMIT);
 	try {
 		return await show(open.signal, Number.isFinite(budget) ? endsAt : NO_LIMIT);
 	} finally {
@@ -113,8 +113,10 @@ function wholeRequest(askRequest: NonNullable<Surface["askRequest"]>): Show {
 					known,
 					signal,
 					deadline,
+					callDeadline: prompt.callDeadline,
 					onDialog: prompt.onDialog,
-					onShown: prompt.onShown,
+					// The human moving between questions: what is open keeps its deadline.
+					onShown: (index) => prompt.onShown(index),
 					onAnswer: (index, answer) => void prompt.onAnswer(index, answer, false),
 				}),
 			spent,
@@ -139,7 +141,8 @@ function oneAtATime(ask: Surface["ask"]): Show {
 				prompt,
 				index,
 				prompt.dialogTimeoutMs,
-				(signal, deadline) => ask({ asker: prompt.asker, index, total, signal, deadline, onDialog: prompt.onDialog }, question),
+				(signal, deadline) =>
+					ask({ asker: prompt.asker, index, total, signal, deadline, callDeadline: prompt.callDeadline, onDialog: prompt.onDialog }, question),
 				spent,
 			);
 			if (prompt.signal.aborted) return { ended: "dismissed", cappedByCall: false };

@@ -30,6 +30,8 @@ export interface QuestionPrompt {
 	signal: AbortSignal;
 	/** Epoch ms by which the question must be answered; 0 (NO_LIMIT): no time limit. */
 	deadline: number;
+	/** Epoch ms at which the call's budget runs out (a surface shows it beside `deadline` when it differs); 0 (NO_LIMIT): none. @default deadline */
+	callDeadline?: number;
 	/** Called each time a dialog opens, to count what the human saw. */
 	onDialog?: () => void;
 }
@@ -46,6 +48,8 @@ export interface RequestPrompt {
 	signal: AbortSignal;
 	/** Epoch ms by which the request must be answered; 0 (NO_LIMIT): no time limit. */
 	deadline: number;
+	/** Epoch ms at which the call's budget runs out (a surface shows it beside `deadline` when it differs); 0 (NO_LIMIT): none. @default deadline */
+	callDeadline?: number;
 	/** Called once when the request is put on screen, to count what the human saw. */
 	onDialog?: () => void;
 	/** The human moved to question `index`. */

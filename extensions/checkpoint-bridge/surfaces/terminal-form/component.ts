@@ -5,6 +5,7 @@
 import { type Component, type Focusable, Input, matchesKey } from "@earendil-works/pi-tui";
 import { msLeft } from "../../core/config.ts";
 import { LIMITS } from "../../model/limits.ts";
+import { timeLeftText } from "../../model/time-left.ts";
 import { ACCEPT_KEY, type Effect, type Field, type FormModel } from "./model.ts";
 import { type FormTheme, renderForm } from "./render.ts";
 
@@ -22,6 +23,8 @@ export interface FormComponentOptions {
 	asker: string;
 	/** Epoch ms at which the form closes; drives the countdown. 0 (NO_LIMIT): it shows "no time limit". */
 	deadline: number;
+	/** Epoch ms at which the call's budget runs out, shown beside the form's own time when it differs; 0 (NO_LIMIT): none. @default deadline */
+	callDeadline?: number;
 	/** Asks the TUI to draw again. */
 	requestRender(): void;
 	/** The human submitted or dismissed the form. */
@@ -57,9 +60,16 @@ export class FormComponent implements Component, Focusable {
 		if (this.#failed) return [];
 		try {
 			this.#input.focused = this.focused;
-			const { model, theme, asker, deadline } = this.#o;
+			const { model, theme, asker, deadline, callDeadline = deadline } = this.#o;
 			this.#firstShown();
-			const view = { asker, remainingMs: msLeft(deadline), field: (w: number) => this.#input.render(w)[0] ?? "", waiting: !this.#takesKeys() };
+			const now = Date.now();
+			const view = {
+				asker,
+				remainingMs: msLeft(deadline, now),
+				timeLeft: timeLeftText({ question: deadline, call: callDeadline }, now),
+				field: (w: number) => this.#input.render(w)[0] ?? "",
+				waiting: !this.#takesKeys(),
+			};
 			return renderForm(model, view, theme, width);
 		} catch (error) {
 			this.#fail(error);

@@ -26,6 +26,8 @@ export interface FormView {
 	asker: string;
 	/** Milliseconds left before the form closes; Infinity when it has no time limit. */
 	remainingMs: number;
+	/** The time left as the web page says it too (model/time-left.ts): `question 3:00 left · call 4:59`. */
+	timeLeft: string;
 	/** The text field being typed in, drawn by its component at `width` (one line). */
 	field(width: number): string;
 	/** The form does not take keys yet (just opened): the key help starts with "…". @default false */
@@ -38,13 +40,6 @@ function plain(text: string): string {
 		.replace(/\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)?/g, "")
 		.replace(/\t/g, "  ")
 		.replace(/[\x00-\x09\x0b-\x1f\x7f-\x9f]/g, "");
-}
-
-/** `4:59 left`, or `12s left` under a minute; `no time limit` for Infinity. */
-function countdown(ms: number): string {
-	if (ms === Number.POSITIVE_INFINITY) return "no time limit";
-	const s = Math.max(0, Math.ceil(ms / 1000));
-	return s < 60 ? `${s}s left` : `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")} left`;
 }
 
 const wrap = (text: string, width: number, indent = "") =>
@@ -180,7 +175,7 @@ function tabs(model: FormModel, theme: FormTheme): string {
 export function renderForm(model: FormModel, view: FormView, theme: FormTheme, width: number): string[] {
 	const w = Math.max(1, width);
 	const n = model.questions.length;
-	const left = countdown(view.remainingMs);
+	const left = view.timeLeft;
 	const header = ` ${theme.fg("accent", theme.bold(`[${plain(view.asker)}]`))} · ${theme.fg(view.remainingMs < COUNTDOWN_WARNING_MS ? "warning" : "muted", left)} · ${n === 1 ? "1 question" : `${n} questions`}`;
 	const lines = [theme.fg("borderAccent", "─".repeat(w)), header];
 	if (n > 1) lines.push(...wrapTextWithAnsi(tabs(model, theme), w));

@@ -28,6 +28,8 @@ export interface Card {
 	queuedAt: number;
 	/** Epoch ms at which the asker's budget runs out; 0 when it has none. */
 	deadline: number;
+	/** While shown: epoch ms at which what the host shows closes (the time the terminal counts down); 0 when it has no limit. */
+	questionDeadline?: number;
 	/** "shown" while one of its questions is on screen at the host. */
 	state: "queued" | "shown";
 	/**
@@ -90,7 +92,8 @@ export function outcomeText(status: Status, answers: SettledEvent["outcome"]["an
 	}
 }
 
-const sameCard = (a: Card, b: Card) => a.state === b.state && a.question === b.question && a.position === b.position;
+const sameCard = (a: Card, b: Card) =>
+	a.state === b.state && a.question === b.question && a.position === b.position && a.questionDeadline === b.questionDeadline;
 
 export class Board {
 	readonly #handle: ObserverHandle;
@@ -231,6 +234,7 @@ export class Board {
 				deadline: o.deadline,
 				state: o.state,
 				...(o.state === "shown" && o.question !== undefined ? { question: o.question } : {}),
+				...(o.state === "shown" && o.questionDeadline !== undefined ? { questionDeadline: o.questionDeadline } : {}),
 				position: i + 1,
 			};
 			if (!entry) {

@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { type FormsElsewhere, formsElsewhere } from "../../core/elsewhere.ts";
+import { timeLeftText } from "../../model/time-left.ts";
 import { type PublicOrigin, parsePublicUrl, urlHost, WEB_PUBLIC_URL_ENV, type WebAddress } from "./address.ts";
 import { Board, type ObserverHandle } from "./board.ts";
 import { Connections, MAX_CONNECTIONS, refuseConnection, timeoutOptions } from "./connections.ts";
@@ -70,6 +71,9 @@ export interface WebPage {
 
 const staticFile = (name: string) => readFileSync(new URL(`./static/${name}`, import.meta.url), "utf8");
 
+/** The page's script: the terminal form's own time formatter (model/time-left.ts, self-contained), then app.js, so page and terminal say the same. */
+export const pageScript = () => `const timeLeftText = ${timeLeftText.toString()};\n${staticFile("app.js")}`;
+
 /** Starts the page; rejects when the address cannot be listened on or the public URL is not an origin. */
 export async function startWebPage(options: WebPageOptions): Promise<WebPage> {
 	const { handle } = options;
@@ -80,7 +84,7 @@ export async function startWebPage(options: WebPageOptions): Promise<WebPage> {
 		if (!parsed.ok) throw new Error(parsed.reason);
 		publicOrigin = parsed.publicOrigin;
 	}
-	const assets: Assets = { html: staticFile("page.html"), js: staticFile("app.js"), css: staticFile("app.css") };
+	const assets: Assets = { html: staticFile("page.html"), js: pageScript(), css: staticFile("app.css") };
 	// A request without Host is refused by checkHost, with its reason, rather than by Node's bare 400.
 	const server = http.createServer({ requireHostHeader: false, ...timeoutOptions });
 	const connections = new Connections(server, options.maxConnections ?? MAX_CONNECTIONS);

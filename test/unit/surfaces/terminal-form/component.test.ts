@@ -287,10 +287,10 @@ describe("the component's life", () => {
 	it(`redraws every ${TICK_MS} ms for the countdown, and stops when disposed`, () => {
 		vi.useFakeTimers();
 		const f = form(rich, { deadline: Date.now() + 65_000 });
-		expect(visible(f.component.render(80)[1]!)).toBe(" [subagent-planner] · 1:05 left · 4 questions");
+		expect(visible(f.component.render(80)[1]!)).toBe(" [subagent-planner] · question 1:05 left · 4 questions");
 		vi.advanceTimersByTime(3 * TICK_MS);
 		expect(f.renders()).toBe(3);
-		expect(visible(f.component.render(80)[1]!)).toContain("1:02 left");
+		expect(visible(f.component.render(80)[1]!)).toContain("question 1:02 left");
 		f.component.dispose();
 		vi.advanceTimersByTime(5 * TICK_MS);
 		expect(f.renders()).toBe(3);

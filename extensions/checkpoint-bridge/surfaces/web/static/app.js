@@ -1,5 +1,6 @@
 // checkpoint-bridge answer page. Everything an asker wrote is put in the page with textContent
 // (or as a form value), never as HTML. No framework, nothing fetched but this page's own server.
+// The server puts `timeLeftText` (model/time-left.ts, the terminal form's own) before this script.
 
 const $ = (id) => document.getElementById(id);
 const cardsBox = $("cards");
@@ -130,16 +131,21 @@ function answerValue(form, q, index) {
 
 // ---- cards ------------------------------------------------------------------------------------
 
-function remaining(deadline) {
-	// 0: the call has no budget.
-	if (deadline === 0) return "no time limit";
-	const ms = deadline - (Date.now() + clockOffset);
-	if (ms <= 0) return "time is up";
-	const s = Math.ceil(ms / 1000);
-	const h = Math.floor(s / 3600);
-	const m = Math.floor((s % 3600) / 60);
-	const rest = String(s % 60).padStart(2, "0");
-	return `${h ? `${h}:${String(m).padStart(2, "0")}` : m}:${rest} left`;
+/** What is on screen at the host while it is, as absolute times on the server's clock (0: no limit). */
+function deadlinesOf(card) {
+	return { question: card.state === "shown" ? card.questionDeadline : undefined, call: card.deadline };
+}
+
+/** The time left, as the terminal says it: the question's (while shown) and the call's when it differs. */
+function remaining(card) {
+	return timeLeftText(deadlinesOf(card), Date.now() + clockOffset);
+}
+
+/** Under 30 s left of the question's time or the call's. */
+function late(card) {
+	const now = Date.now() + clockOffset;
+	const { question, call } = deadlinesOf(card);
+	return [question, call].some((deadline) => deadline !== undefined && deadline !== 0 && deadline - now < 30_000);
 }
 
 function whereText(card) {
@@ -159,7 +165,7 @@ function buildCard(card) {
 	root.append(el("h2", "asker", `[${card.asker}]`));
 	const meta = el("p", "meta");
 	const where = el("span", "where", whereText(card));
-	const countdown = el("span", "countdown", remaining(card.deadline));
+	const countdown = el("span", "countdown", remaining(card));
 	meta.append(where, countdown);
 	if (card.link) {
 		const link = el("a", "own-link", "link to this request");
@@ -246,7 +252,10 @@ function updateCard(card) {
 	const entry = cards.get(card.requestId);
 	if (!entry) return addCard(card);
 	entry.card = { ...entry.card, ...card };
+	// A question that closed takes its deadline with it.
+	if (!("questionDeadline" in card)) delete entry.card.questionDeadline;
 	entry.where.textContent = whereText(entry.card);
+	entry.countdown.textContent = remaining(entry.card);
 }
 
 function removeCard(requestId, trace) {
@@ -439,8 +448,8 @@ async function submitForm(entry) {
 
 function tick() {
 	for (const entry of cards.values()) {
-		entry.countdown.textContent = remaining(entry.card.deadline);
-		entry.countdown.classList.toggle("late", entry.card.deadline !== 0 && entry.card.deadline - (Date.now() + clockOffset) < 30_000);
+		entry.countdown.textContent = remaining(entry.card);
+		entry.countdown.classList.toggle("late", late(entry.card));
 	}
 }
 
