@@ -24,6 +24,10 @@ const notYetOnPi085: Record<string, string> = {
 
 export default defineConfig({
 	test: {
+		// Two test files at a time whatever the core count (vitest's default on 2 cores is one):
+		// integration files mostly wait on pi processes, browsers and servers, so a second file
+		// roughly halves the run on a 2-core machine. VITEST_MAX_WORKERS overrides it.
+		maxWorkers: 2,
 		projects: [
 			{
 				test: {
