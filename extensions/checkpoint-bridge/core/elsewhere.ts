@@ -7,6 +7,7 @@
  * One registry per process, on `globalThis` (any copy may start the page, only the host feeds it).
  */
 import type { Answer } from "../model/answer.ts";
+import type { Checked } from "../model/check.ts";
 import { LIMITS } from "../model/limits.ts";
 import type { Question, QuestionInput } from "../model/question.ts";
 import { capLength, sanitiseText } from "../model/sanitise.ts";
@@ -66,11 +67,15 @@ export interface FormSpec {
 /** What changed, for the page's streams. */
 export type FormChange = { type: "form"; form: FormElsewhere } | { type: "form-gone"; id: string };
 
-/** Why an answer to a form was not applied. */
-export type FormRefusalCode = "not_found" | "read_only" | "invalid_payload" | "invalid_answer" | "refused" | "no_verdict";
+/**
+ * Why an answer to a form was not applied: kebab-case (ADR-0011), apart from the answer check's own
+ * `not_found`, `invalid_payload` and `invalid_answer`, which keep the observer contract's snake
+ * case (docs/observers.md).
+ */
+export type FormRefusalCode = "not_found" | "read-only" | "invalid_payload" | "invalid_answer" | "refused" | "no-verdict";
 
 /** The reply to a page's answer. */
-export type FormSubmitReply = { ok: true } | { ok: false; code: FormRefusalCode; reason: string };
+export type FormSubmitReply = Checked<object, { code: FormRefusalCode; reason: string }>;
 
 /** One line of another extension's text: neutralised like asker text, cut to TEXT_MAX. */
 const oneLine = (text: string) => capLength(sanitiseText(text).replace(/\s+/g, " ").trim(), TEXT_MAX);
@@ -145,7 +150,7 @@ export class FormsElsewhere {
 	async submit(id: string, values: unknown): Promise<FormSubmitReply> {
 		const entry = this.#entries.get(id);
 		if (!entry) return { ok: false, code: "not_found", reason: "no form open in the terminal has this id (it may have closed)" };
-		if (!entry.submit) return { ok: false, code: "read_only", reason: `${entry.form.tool} takes no answer from outside the terminal: answer it there` };
+		if (!entry.submit) return { ok: false, code: "read-only", reason: `${entry.form.tool} takes no answer from outside the terminal: answer it there` };
 		if (!Array.isArray(values))
 			return { ok: false, code: "invalid_payload", reason: "answers must be an array with one answer per question, in question order" };
 		const checked = resolveInbound(entry.form.questions, values as InboundValue[], "web");
@@ -167,7 +172,7 @@ export class FormsElsewhere {
 		const tool = entry.form.tool;
 		const reply: FormSubmitReply =
 			outcome === "late"
-				? { ok: false, code: "no_verdict", reason: `${tool} did not confirm the answer within ${this.#verdictTimeoutMs} ms; it may still apply it` }
+				? { ok: false, code: "no-verdict", reason: `${tool} did not confirm the answer within ${this.#verdictTimeoutMs} ms; it may still apply it` }
 				: outcome.ok
 					? { ok: true }
 					: { ok: false, code: "refused", reason: `${tool} refused the answer: ${oneLine(outcome.reason) || "no reason given"}` };

@@ -48,7 +48,7 @@ describe("forms open elsewhere", () => {
 		expect(forms.get(bad)).toMatchObject({ answerable: false, questions: [] });
 		expect(await forms.submit(plain, ["Go", ["Lint"]])).toEqual({
 			ok: false,
-			code: "read_only",
+			code: "read-only",
 			reason: "rpiv-ask-user-question takes no answer from outside the terminal: answer it there",
 		});
 	});
@@ -105,7 +105,7 @@ describe("forms open elsewhere", () => {
 			});
 			const waiting = forms.submit(stalled, ["Go", ["Lint"]]);
 			await vi.advanceTimersByTimeAsync(VERDICT_TIMEOUT_MS);
-			expect(await waiting).toMatchObject({ ok: false, code: "no_verdict" });
+			expect(await waiting).toMatchObject({ ok: false, code: "no-verdict" });
 			// The adapter is told to stop listening.
 			expect(signal?.aborted).toBe(true);
 		} finally {

@@ -109,7 +109,7 @@ describe("pi-agent-ask's forms in the host's terminal, on the page", () => {
 		});
 		expect(forms.get(id)).toMatchObject({ answerable: true });
 		off();
-		expect(await forms.submit(id, ["Go", ["Lint"]])).toMatchObject({ ok: false, code: "no_verdict" });
+		expect(await forms.submit(id, ["Go", ["Lint"]])).toMatchObject({ ok: false, code: "no-verdict" });
 	});
 
 	it("ignores :started of another version, without a flow id, or twice for one flow; a form the relay cannot show waits read-only", () => {

@@ -48,7 +48,7 @@ describe("rpiv's questionnaire in the host's terminal, on the page", () => {
 		expect(form!.questions).toMatchObject([
 			{ header: "DB", question: "Which database?", options: [{ label: "Postgres", description: "relational" }, { label: "SQLite" }] },
 		]);
-		expect(await forms.submit(form!.id, ["Postgres"])).toMatchObject({ ok: false, code: "read_only" });
+		expect(await forms.submit(form!.id, ["Postgres"])).toMatchObject({ ok: false, code: "read-only" });
 		bus.emit(ASK_USER_BLOCKED_EVENT, { active: false });
 		expect(forms.list()).toEqual([]);
 	});

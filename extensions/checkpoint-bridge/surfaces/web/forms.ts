@@ -15,14 +15,14 @@ export interface FormRouteContext {
 	maxBodyBytes: number;
 }
 
-/** Status of each refusal. */
+/** Status of each refusal (the answer check's codes in the observer contract's snake case, docs/observers.md). */
 const STATUS: Record<FormRefusalCode, number> = {
 	invalid_payload: 400,
 	not_found: 404,
-	read_only: 409,
+	"read-only": 409,
 	invalid_answer: 422,
 	refused: 409,
-	no_verdict: 409,
+	"no-verdict": 409,
 };
 
 /** Handles one answer to a form; never throws into the server. */
