@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { FormRefusalCode, FormsElsewhere } from "../../core/elsewhere.ts";
-import { checkSameOrigin, readJsonBody, refuse, SECURITY_HEADERS } from "./guard.ts";
+import { readPostedObject, refuse, SECURITY_HEADERS } from "./guard.ts";
 
 /** What the route needs. */
 export interface FormRouteContext {
@@ -27,14 +27,9 @@ const STATUS: Record<FormRefusalCode, number> = {
 
 /** Handles one answer to a form; never throws into the server. */
 export async function answerForm(ctx: FormRouteContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
-	const foreign = checkSameOrigin(req, ctx.origins);
-	if (foreign) return refuse(res, foreign);
-	const body = await readJsonBody(req, ctx.maxBodyBytes);
-	if (!body.ok) return refuse(res, body.refusal, body.refusal.status === 413 ? { connection: "close" } : {});
-	const value = body.value;
-	if (typeof value !== "object" || value === null || Array.isArray(value))
-		return refuse(res, { status: 400, reason: "the body must be a JSON object: { formId, answers }" });
-	const { formId, answers } = value as Record<string, unknown>;
+	const value = await readPostedObject(req, res, ctx.origins, ctx.maxBodyBytes, "{ formId, answers }");
+	if (!value) return;
+	const { formId, answers } = value;
 	if (typeof formId !== "string" || formId === "") return refuse(res, { status: 400, reason: "formId must be a non-empty string" });
 	const reply = await ctx.forms.submit(formId, answers);
 	if (!reply.ok) return refuse(res, { status: STATUS[reply.code], reason: reply.reason });

@@ -99,3 +99,25 @@ export function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Prom
 		req.once("aborted", () => finish({ ok: false, refusal: { status: 400, reason: "the body was cut off" } }));
 	});
 }
+
+/**
+ * What every answer route reads first: a same-origin request whose body is a JSON object. Resolves
+ * with the object, or with undefined once the refusal (naming `shape`, the object expected) is sent.
+ */
+export async function readPostedObject(
+	req: IncomingMessage,
+	res: ServerResponse,
+	origins: ReadonlySet<string>,
+	limit: number,
+	shape: string,
+): Promise<Record<string, unknown> | undefined> {
+	const foreign = checkSameOrigin(req, origins);
+	if (foreign) return void refuse(res, foreign);
+	const body = await readJsonBody(req, limit);
+	// An oversized body is not read to its end: close the connection after saying so.
+	if (!body.ok) return void refuse(res, body.refusal, body.refusal.status === 413 ? { connection: "close" } : {});
+	const value = body.value;
+	if (typeof value === "object" && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
+	refuse(res, { status: 400, reason: `the body must be a JSON object: ${shape}` });
+	return undefined;
+}

@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { InboundReply } from "../../core/inbound.ts";
 import { type Board, type ObserverHandle, traceFor } from "./board.ts";
 import { answerForm, type FormRouteContext } from "./forms.ts";
-import { checkHost, checkSameOrigin, type Refusal, readJsonBody, refuse, SECURITY_HEADERS } from "./guard.ts";
+import { checkHost, type Refusal, readPostedObject, refuse, SECURITY_HEADERS } from "./guard.ts";
 import { qrSvg } from "./qr.ts";
 import { linkPath, type Scope, type Streams, tabId } from "./stream.ts";
 import { matchesDigest } from "./tokens.ts";
@@ -86,15 +86,9 @@ function askHost(ctx: RouteContext, payload: unknown): Promise<InboundReply | "n
 }
 
 async function answer(ctx: RouteContext, req: IncomingMessage, res: ServerResponse, scope: Scope): Promise<void> {
-	const foreign = checkSameOrigin(req, ctx.origins);
-	if (foreign) return refuse(res, foreign);
-	const body = await readJsonBody(req, ctx.maxBodyBytes);
-	// An oversized body is not read to its end: close the connection after saying so.
-	if (!body.ok) return refuse(res, body.refusal, body.refusal.status === 413 ? { connection: "close" } : {});
-	const value = body.value;
-	if (typeof value !== "object" || value === null || Array.isArray(value))
-		return refuse(res, { status: 400, reason: "the body must be a JSON object: { requestId, answers }" });
-	const { requestId: named, answers, tab: tabValue, via } = value as Record<string, unknown>;
+	const value = await readPostedObject(req, res, ctx.origins, ctx.maxBodyBytes, "{ requestId, answers }");
+	if (!value) return;
+	const { requestId: named, answers, tab: tabValue, via } = value;
 	const tab = tabId(tabValue);
 	if ("status" in tab) return refuse(res, tab);
 	if (via !== undefined && via !== "notify")
