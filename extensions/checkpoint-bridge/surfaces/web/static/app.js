@@ -307,6 +307,22 @@ function acceptRecommended(entry) {
 	void submit(entry);
 }
 
+/** POSTs `body` as JSON to `route` (relative to the page); resolves with the status (0: unreachable) and the reply's text. */
+async function post(route, body) {
+	try {
+		const response = await fetch(route, {
+			method: "POST",
+			headers: { "content-type": "application/json" },
+			body: JSON.stringify(body),
+			credentials: "omit",
+			cache: "no-store",
+		});
+		return { status: response.status, reason: (await response.text()).trim() };
+	} catch {
+		return { status: 0, reason: "the host could not be reached" };
+	}
+}
+
 async function submit(entry) {
 	const { card, form } = entry;
 	const answers = [];
@@ -321,21 +337,7 @@ async function submit(entry) {
 	entry.button.disabled = true;
 	if (entry.accept) entry.accept.disabled = true;
 	setMessage(entry, "Sending…");
-	let status = 0;
-	let reason = "";
-	try {
-		const response = await fetch("answer", {
-			method: "POST",
-			headers: { "content-type": "application/json" },
-			body: JSON.stringify({ requestId: card.requestId, answers, tab: TAB, ...(VIA ? { via: VIA } : {}) }),
-			credentials: "omit",
-			cache: "no-store",
-		});
-		status = response.status;
-		reason = (await response.text()).trim();
-	} catch {
-		reason = "the host could not be reached";
-	}
+	const { status, reason } = await post("answer", { requestId: card.requestId, answers, tab: TAB, ...(VIA ? { via: VIA } : {}) });
 	if (status === 200) {
 		setMessage(entry, "Sent.", "good");
 		return;
@@ -422,21 +424,7 @@ async function submitForm(entry) {
 	entry.button.disabled = true;
 	entry.sending = true;
 	setMessage(entry, "Sending…");
-	let status = 0;
-	let reason = "";
-	try {
-		const response = await fetch("form", {
-			method: "POST",
-			headers: { "content-type": "application/json" },
-			body: JSON.stringify({ formId: form.id, answers }),
-			credentials: "omit",
-			cache: "no-store",
-		});
-		status = response.status;
-		reason = (await response.text()).trim();
-	} catch {
-		reason = "the host could not be reached";
-	}
+	const { status, reason } = await post("form", { formId: form.id, answers });
 	entry.sending = false;
 	if (status === 200) return setMessage(entry, `Sent: ${form.tool} took the answer.`, "good");
 	// Refused: the form stays open, to be corrected here or answered in the terminal.
