@@ -52,7 +52,7 @@ export function checkHost(req: IncomingMessage, allowed: ReadonlySet<string>): R
  * A request that changes something must come from the page itself: its `Origin` is the page's
  * origin, or, without one, `Sec-Fetch-Site` says same-origin. A request that says neither is refused.
  */
-export function checkSameOrigin(req: IncomingMessage, origins: ReadonlySet<string>): Refusal | undefined {
+function checkSameOrigin(req: IncomingMessage, origins: ReadonlySet<string>): Refusal | undefined {
 	const origin = req.headers.origin;
 	const site = req.headers["sec-fetch-site"];
 	if (origin !== undefined)
@@ -64,7 +64,7 @@ export function checkSameOrigin(req: IncomingMessage, origins: ReadonlySet<strin
 }
 
 /** Reads a JSON body of at most `limit` bytes; an oversized body is refused as soon as it is known to be, without reading the rest. */
-export function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Checked<{ value: unknown }, { refusal: Refusal }>> {
+function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Checked<{ value: unknown }, { refusal: Refusal }>> {
 	const type = (req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
 	if (type !== "application/json")
 		return Promise.resolve({ ok: false, refusal: { status: 415, reason: "the body must be JSON (Content-Type: application/json)" } });
