@@ -163,8 +163,8 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 			asker: () => askerIdentity(pi.getSessionName(), sessionId ?? "unknown", (activeAgent ??= activeAgentOf(systemPrompt?.()))),
 			ask: (options) => askAlong(routeNow(), options, { handle, loadNats }),
 			budgetMs: () => readConfig().callTimeoutMs,
-			// A host in this process over the bus, one in another over its local endpoint (NATS carries none).
-			notify: (asker, message, type) => noticeAlong(routeNow(), { asker, message, type }, { handle }),
+			// Along the way a dialog goes: the bus, the local endpoint, or the NATS room.
+			notify: (asker, message, type) => noticeAlong(routeNow(), { asker, message, type }, { handle, loadNats }),
 		}),
 	);
 }

@@ -82,10 +82,19 @@ export async function askAlong(route: Route, options: CallOptions, via: { handle
 
 /**
  * Hands a notice of another extension (interop/dialog-relay.ts) to the host along `route`: on the
- * bus for a host in this process, in a notice frame to the endpoint of a host in another. NATS
- * carries none yet; with no host it is dropped, as pi's own no-op UI drops it.
+ * bus for a host in this process, in a notice frame to the endpoint of a host in another, on the
+ * room's notice subject over NATS; with no host it is dropped, as pi's own no-op UI drops it.
  */
-export function noticeAlong(route: Route, notice: Omit<RelayNotice, "v">, via: { handle: SharedHandle }): void {
+export function noticeAlong(route: Route, notice: Omit<RelayNotice, "v">, via: { handle: SharedHandle; loadNats: LoadNats }): void {
 	if (route.kind === "host") via.handle.bus.emit("relay:notice", { v: PROTOCOL_VERSION, ...notice });
 	else if (route.kind === "endpoint") noticeRemote(route.endpoint, notice);
+	else if (route.kind === "nats") {
+		const { config } = route;
+		void via
+			.loadNats()
+			.then(({ connectBroker, noticeOverNats }) =>
+				noticeOverNats({ connect: () => connectBroker(config, { name: `checkpoint-bridge notice ${notice.asker.label}` }), config, notice }),
+			)
+			.catch(() => {});
+	}
 }

@@ -146,6 +146,7 @@ describe("askAlong", () => {
 
 describe("noticeAlong", () => {
 	const notice = { asker: { label: "subagent-gatekeeper", sessionId: "child" }, message: "Build started.", type: "warning" as const };
+	const noNats = () => Promise.reject(new Error("the NATS transport must not load"));
 	function notedHost() {
 		const handle = createHandle();
 		const fake = fakeUI();
@@ -157,7 +158,7 @@ describe("noticeAlong", () => {
 
 	it("host: the host's human sees it over the bus, prefixed with who sends it", () => {
 		const { handle, fake } = notedHost();
-		noticeAlong({ kind: "host" }, notice, { handle });
+		noticeAlong({ kind: "host" }, notice, { handle, loadNats: noNats });
 		expect(fake.notices).toEqual([{ message: "[subagent-gatekeeper] Build started.", type: "warning" }]);
 	});
 
@@ -165,21 +166,41 @@ describe("noticeAlong", () => {
 		const { handle, fake } = notedHost();
 		const endpoint = await startEndpoint({ handle, env: {} });
 		cleanups.push(() => endpoint.close());
-		noticeAlong({ kind: "endpoint", endpoint: addressOf(endpoint.endpoint) }, notice, { handle: createHandle() });
+		noticeAlong({ kind: "endpoint", endpoint: addressOf(endpoint.endpoint) }, notice, { handle: createHandle(), loadNats: noNats });
 		await until(() => fake.notices.length > 0);
 		expect(fake.notices).toEqual([{ message: `[subagent-gatekeeper (pid ${process.pid})] Build started.`, type: "warning" }]);
 	});
 
-	it("none, misconfigured and NATS: dropped, as pi's own UI-less sessions drop a notice", () => {
+	it("nats: loads the transport and publishes on the room's notice subject, marked with this machine and process", async () => {
+		const { handle, fake } = notedHost();
+		const nats = new FakeNats();
+		const server = natsTransport.serveRoom({ broker: nats.client(), handle, prefix: PREFIX });
+		cleanups.push(() => server.close());
+		const loadNats = async () => ({ ...natsTransport, connectBroker: async () => nats.client() });
+		if (NATS_OK.kind !== "ok") throw new Error("the configuration must read");
+		noticeAlong({ kind: "nats", config: { ...NATS_OK.config, room: "test", prefix: PREFIX } }, notice, { handle: createHandle(), loadNats });
+		await until(() => fake.notices.length > 0);
+		expect(fake.notices).toEqual([
+			{ message: `[subagent-gatekeeper (${natsTransport.machineName().replace(/[^\w.-]+/g, "-")}:${process.pid})] Build started.`, type: "warning" },
+		]);
+	});
+
+	it("nats with no server to reach: dropped, nothing thrown or rejected", async () => {
+		const handle = createHandle();
+		if (NATS_OK.kind !== "ok") throw new Error("the configuration must read");
+		await expect(
+			natsTransport.noticeOverNats({ connect: () => Promise.reject(new Error("ECONNREFUSED")), config: { prefix: PREFIX }, notice }),
+		).resolves.toBeUndefined();
+		const loadNats = async () => ({ ...natsTransport, connectBroker: () => Promise.reject(new Error("ECONNREFUSED")) });
+		expect(() => noticeAlong({ kind: "nats", config: NATS_OK.config }, notice, { handle, loadNats })).not.toThrow();
+	});
+
+	it("none and misconfigured: dropped, as pi's own UI-less sessions drop a notice; nothing loaded", () => {
 		const handle = createHandle();
 		let heard = 0;
 		handle.bus.on("relay:notice", () => heard++);
-		for (const route of [
-			{ kind: "none" },
-			{ kind: "misconfigured", error: "bad" },
-			{ kind: "nats", config: (NATS_OK as unknown as { config: never }).config },
-		] as Route[])
-			expect(() => noticeAlong(route, notice, { handle })).not.toThrow();
+		for (const route of [{ kind: "none" }, { kind: "misconfigured", error: "bad" }] as Route[])
+			expect(() => noticeAlong(route, notice, { handle, loadNats: noNats })).not.toThrow();
 		expect(heard).toBe(0);
 	});
 });

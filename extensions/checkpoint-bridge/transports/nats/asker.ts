@@ -10,8 +10,11 @@
 import os from "node:os";
 import { type CallOptions, runCall } from "../../core/call.ts";
 import { MAX_TIMEOUT_MS, NO_LIMIT } from "../../core/config.ts";
+import type { AskerIdentity } from "../../core/identity.ts";
 import type { Answer } from "../../model/answer.ts";
 import type { Envelope } from "../../model/result.ts";
+import { capLength } from "../../model/sanitise.ts";
+import { MAX_NOTICE_LENGTH } from "../wire.ts";
 import type { Broker, BrokerMessage } from "./broker.ts";
 import type { NatsConfig } from "./config.ts";
 import { decodeNatsFrame, encodeNatsFrame, MAX_MACHINE_LENGTH, NATS_VERSION, type NatsFrame, type Sealed } from "./frames.ts";
@@ -35,6 +38,41 @@ export interface NatsAskOptions extends CallOptions {
 /** The machine name sent with a request: the host name, shortened to the frame's limit. */
 export function machineName(): string {
 	return (os.hostname() || "unknown").slice(0, MAX_MACHINE_LENGTH);
+}
+
+/** One notice over NATS: how to connect, the room, and what it says. */
+export interface NatsNoticeOptions {
+	/** Opens the notice's connection, closed once the notice is sent. */
+	connect: () => Promise<Broker>;
+	config: Pick<NatsConfig, "prefix">;
+	notice: { asker: AskerIdentity; message: string; type: "info" | "warning" | "error" };
+	/** Shown to the human. @default os.hostname() */
+	machine?: string;
+	/** Shown to the human. @default process.pid */
+	pid?: number;
+}
+
+/** Publishes a notice on the room's notice subject, cut to MAX_NOTICE_LENGTH. Fire and forget: never rejects; dropped when the server cannot be reached. */
+export async function noticeOverNats(options: NatsNoticeOptions): Promise<void> {
+	const { notice } = options;
+	try {
+		const broker = await options.connect();
+		broker.publish(
+			roomSubjects(options.config.prefix).notice,
+			encodeNatsFrame({
+				type: "notice",
+				v: NATS_VERSION,
+				asker: notice.asker,
+				message: capLength(notice.message, MAX_NOTICE_LENGTH),
+				level: notice.type,
+				pid: options.pid ?? process.pid,
+				machine: options.machine ?? machineName(),
+			}),
+		);
+		await broker.close();
+	} catch {
+		// A notice is a courtesy.
+	}
 }
 
 type Phase =

@@ -16,6 +16,7 @@ import {
 	type ErrorFrame,
 	isAnswers,
 	MAX_FRAME_BYTES,
+	type NoticeFrame,
 	type ProgressFrame,
 	type RequestFrame,
 	type ResultFrame,
@@ -44,6 +45,14 @@ export type NatsRequestFrame = RequestFrame & {
 	key: string;
 	/** SHA-256 (base64url) of the call's cancel secret: only a cancel carrying the secret takes the request off the host. */
 	cancelHash: string;
+};
+
+/** Asker → host, on `<prefix>.notice`: the local socket's notice, with where the asker runs (shown to the human). */
+type NatsNoticeFrame = NoticeFrame & {
+	/** The asker's process id. */
+	pid: number;
+	/** The asker's machine (host name). */
+	machine: string;
 };
 
 /** Asker → host, on `<prefix>.cancel`: the request's secret proves the cancel is its asker's. */
@@ -88,7 +97,16 @@ interface HostFrame {
 }
 
 /** Every frame that travels on NATS. */
-export type NatsFrame = NatsRequestFrame | NatsCancelFrame | (ProgressFrame & Sealed) | (ResultFrame & Sealed) | ErrorFrame | PingFrame | PongFrame | HostFrame;
+export type NatsFrame =
+	| NatsRequestFrame
+	| NatsCancelFrame
+	| NatsNoticeFrame
+	| (ProgressFrame & Sealed)
+	| (ResultFrame & Sealed)
+	| ErrorFrame
+	| PingFrame
+	| PongFrame
+	| HostFrame;
 
 /** A checked message: its frame, or why it is refused (the code an error frame carries). */
 export type NatsFrameCheck = Checked<{ frame: NatsFrame }, { code: ErrorCode; message: string }>;
@@ -143,6 +161,11 @@ function natsProblem(frame: Record<string, unknown>): string | undefined {
 			if (typeof frame.machine !== "string" || frame.machine.trim() === "" || frame.machine.length > MAX_MACHINE_LENGTH)
 				return `request.machine must be a non-empty string of at most ${MAX_MACHINE_LENGTH} characters`;
 			if (frame.answers !== undefined && !isAnswers(frame.answers)) return "request.answers must be [{question, answer}] strings";
+			return undefined;
+		case "notice":
+			if (!Number.isSafeInteger(frame.pid) || (frame.pid as number) <= 0) return "notice.pid must be a positive integer";
+			if (typeof frame.machine !== "string" || frame.machine.trim() === "" || frame.machine.length > MAX_MACHINE_LENGTH)
+				return `notice.machine must be a non-empty string of at most ${MAX_MACHINE_LENGTH} characters`;
 			return undefined;
 		case "ping":
 			return isId(frame.id) ? undefined : "ping.id must be a non-empty string";

@@ -6,6 +6,7 @@
  * cancelled (its dialog dismissed), as a closed socket's requests are. What a room holds is
  * bounded per asker session, per client (its inbox) and in all, and every frame for a request is
  * sealed for its asker (seal.ts): only that asker can cancel it, only this host can answer it.
+ * Notices of other extensions (interop/dialog-relay.ts) are shown to the human, a bounded number per window.
  */
 import { nanoid } from "nanoid";
 import { MAX_TIMEOUT_MS, NO_LIMIT } from "../../core/config.ts";
@@ -49,6 +50,10 @@ export const MAX_OPEN_PER_CLIENT = 128;
 export const MAX_ROOM_REQUESTS = 1_024;
 /** Most bytes (request frames as received, kept answers as JSON) a room holds at once. @default 16 MiB */
 export const MAX_ROOM_BYTES = 16 * 1024 * 1024;
+/** Most notices the room brings the human per ROOM_NOTICE_WINDOW_MS, from all askers together; the rest are dropped. @default 20 */
+export const MAX_ROOM_NOTICES_PER_WINDOW = 20;
+/** The window MAX_ROOM_NOTICES_PER_WINDOW counts in, in ms. @default 10000 */
+export const ROOM_NOTICE_WINDOW_MS = 10_000;
 /** Longest reply subject (inbox) accepted; NATS inboxes are about 30 characters. @default 256 */
 export const MAX_INBOX_LENGTH = 256;
 
@@ -302,7 +307,31 @@ export function serveRoom(options: RoomServerOptions): RoomServer {
 		}
 	};
 
+	// Notices are a courtesy, and anyone in the room can send one: a bounded number per window for the whole room.
+	let noticeWindowStart = 0;
+	let noticesInWindow = 0;
+	const onNotice = (message: BrokerMessage) => {
+		if (closed || message.noResponders) return;
+		const checked = decodeNatsFrame(message.data);
+		if (!checked.ok) return refuse(message, checked.code, checked.message);
+		const frame = checked.frame;
+		if (frame.type !== "notice") return refuse(message, "unexpected", `A ${frame.type} frame does not belong on the notice subject.`);
+		const now = Date.now();
+		if (now - noticeWindowStart >= ROOM_NOTICE_WINDOW_MS) {
+			noticeWindowStart = now;
+			noticesInWindow = 0;
+		}
+		if (++noticesInWindow > MAX_ROOM_NOTICES_PER_WINDOW) return;
+		handle.bus.emit("relay:notice", {
+			v: PROTOCOL_VERSION,
+			asker: natsAsker(frame.asker, frame.machine, frame.pid),
+			message: frame.message,
+			type: frame.level,
+		});
+	};
+
 	const unsubscribe = [
+		broker.subscribe(subjects.notice, onNotice),
 		broker.subscribe(subjects.request, onMessage("request")),
 		broker.subscribe(subjects.cancel, onMessage("cancel")),
 		broker.subscribe(subjects.ping, onMessage("ping")),

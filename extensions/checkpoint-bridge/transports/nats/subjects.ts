@@ -10,9 +10,11 @@ export interface RoomSubjects {
 	ping: string;
 	/** A would-be host asks here whether the room is already served. */
 	host: string;
+	/** Askers publish notices of other extensions here (no reply subject); the host subscribes. */
+	notice: string;
 }
 
 /** The subjects under `prefix`. */
 export function roomSubjects(prefix: string): RoomSubjects {
-	return { request: `${prefix}.request`, cancel: `${prefix}.cancel`, ping: `${prefix}.ping`, host: `${prefix}.host` };
+	return { request: `${prefix}.request`, cancel: `${prefix}.cancel`, ping: `${prefix}.ping`, host: `${prefix}.host`, notice: `${prefix}.notice` };
 }

@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { MAX_TIMEOUT_MS } from "../../../../extensions/checkpoint-bridge/core/config.ts";
 import { MAX_OPEN_PER_ASKER } from "../../../../extensions/checkpoint-bridge/core/dialog-host.ts";
 import { PROTOCOL_VERSION, type RelayRequest } from "../../../../extensions/checkpoint-bridge/core/protocol.ts";
+import { capLength, sanitiseText } from "../../../../extensions/checkpoint-bridge/model/sanitise.ts";
 import { encodeNatsFrame, NATS_VERSION, type NatsFrame } from "../../../../extensions/checkpoint-bridge/transports/nats/frames.ts";
 import { SILENCE_MS, TICK_MS } from "../../../../extensions/checkpoint-bridge/transports/nats/liveness.ts";
 import {
@@ -14,8 +15,10 @@ import {
 	MAX_INBOX_LENGTH,
 	MAX_OPEN_PER_CLIENT,
 	MAX_ROOM_BYTES,
+	MAX_ROOM_NOTICES_PER_WINDOW,
 	MAX_ROOM_REQUESTS,
 	natsAsker,
+	ROOM_NOTICE_WINDOW_MS,
 	serveRoom,
 } from "../../../../extensions/checkpoint-bridge/transports/nats/room-server.ts";
 import { newCancelSecret, sealValid, sharedKey } from "../../../../extensions/checkpoint-bridge/transports/nats/seal.ts";
@@ -321,6 +324,77 @@ describe("refusals: told to the sender only, never a dialog", () => {
 	});
 });
 
+describe("notices of other extensions on the notice subject", () => {
+	const notice = (extra: Record<string, unknown> = {}) =>
+		({
+			type: "notice",
+			v: NATS_VERSION,
+			asker: { label: "planner", sessionId: "planner-session" },
+			message: "Build started.",
+			level: "warning",
+			pid: 4242,
+			machine: "build-7",
+			...extra,
+		}) as NatsFrame;
+
+	it("shows it as [label (machine:pid)] message at its level; nothing is sent back", async () => {
+		const { host, asker } = room();
+		asker.send(SUBJECTS.notice, notice(), undefined);
+		await flush();
+		expect(host.fake.notices).toEqual([{ message: "[planner (build-7:4242)] Build started.", type: "warning" }]);
+		expect(asker.received).toEqual([]);
+	});
+
+	it.each([
+		["a malformed notice (no machine)", () => encodeNatsFrame(notice({ machine: "" })), "malformed"],
+		["a notice of an unknown level", () => encodeNatsFrame(notice({ level: "loud" })), "malformed"],
+		["a notice of another version", () => encodeNatsFrame(notice({ v: NATS_VERSION - 1 })), "bad-version"],
+		["a request on the notice subject", () => encodeNatsFrame(requestFrame("r", Q)), "unexpected"],
+		["bytes that are not JSON", () => new TextEncoder().encode("{nope"), "malformed"],
+	])("%s: an error frame %j to its sender's reply subject, nothing shown or queued", async (_what, bytes, code) => {
+		const { host, asker } = room();
+		asker.send(SUBJECTS.notice, bytes());
+		await flush();
+		expect(asker.received).toEqual([expect.objectContaining({ type: "error", code })]);
+		expect(host.fake.notices).toEqual([]);
+		expect(host.fake.dialogs).toEqual([]);
+	});
+
+	it("a notice on the request subject is refused there, never shown", async () => {
+		const { host, asker } = room();
+		asker.send(SUBJECTS.request, notice());
+		await flush();
+		expect(asker.received).toEqual([expect.objectContaining({ type: "error", code: "unexpected" })]);
+		expect(host.fake.notices).toEqual([]);
+	});
+
+	it(`at most ${MAX_ROOM_NOTICES_PER_WINDOW} in ${ROOM_NOTICE_WINDOW_MS} ms for the whole room, whoever sends them: the rest are dropped`, async () => {
+		const { nats, host } = room();
+		for (let i = 0; i < MAX_ROOM_NOTICES_PER_WINDOW + 5; i++) rawAsker(nats).send(SUBJECTS.notice, notice({ message: `n${i}`, pid: i + 1 }), undefined);
+		await flush();
+		expect(host.fake.notices.map((n) => n.message)).toEqual(
+			Array.from({ length: MAX_ROOM_NOTICES_PER_WINDOW }, (_, i) => `[planner (build-7:${i + 1})] n${i}`),
+		);
+		await vi.advanceTimersByTimeAsync(ROOM_NOTICE_WINDOW_MS);
+		rawAsker(nats).send(SUBJECTS.notice, notice({ message: "later" }), undefined);
+		await flush();
+		expect(host.fake.notices.at(-1)?.message).toBe("[planner (build-7:4242)] later");
+	});
+
+	it("random text in a valid notice: shown neutralised and bounded, prefixed with who sends it (property)", async () => {
+		await fc.assert(
+			fc.asyncProperty(fc.string({ unit: "binary", maxLength: 2_000 }), async (message) => {
+				const { host, asker } = room();
+				asker.send(SUBJECTS.notice, notice({ message }), undefined);
+				await flush();
+				expect(host.fake.notices).toEqual([{ message: `[planner (build-7:4242)] ${capLength(sanitiseText(message), 2_000)}`, type: "warning" }]);
+				host.quit();
+			}),
+			{ numRuns: 100 },
+		);
+	});
+});
+
 describe("random input on every subject (property)", () => {
 	const junk = fc.oneof(
 		fc.uint8Array({ maxLength: 300 }),
@@ -328,7 +402,7 @@ describe("random input on every subject (property)", () => {
 		fc
 			.record(
 				{
-					type: fc.constantFrom("request", "cancel", "ping", "pong", "host", "result", "progress", "hello", "error"),
+					type: fc.constantFrom("request", "cancel", "ping", "pong", "host", "result", "progress", "hello", "error", "notice"),
 					v: fc.constantFrom(1, 2, "1"),
 					id: fc.oneof(fc.string(), fc.constant("r")),
 				},
@@ -340,7 +414,9 @@ describe("random input on every subject (property)", () => {
 	it("never crashes, never shows a dialog, never changes the request that is already open", async () => {
 		await fc.assert(
 			fc.asyncProperty(
-				fc.array(fc.tuple(fc.constantFrom(SUBJECTS.request, SUBJECTS.cancel, SUBJECTS.ping, SUBJECTS.host), junk, fc.boolean()), { maxLength: 12 }),
+				fc.array(fc.tuple(fc.constantFrom(SUBJECTS.request, SUBJECTS.cancel, SUBJECTS.ping, SUBJECTS.host, SUBJECTS.notice), junk, fc.boolean()), {
+					maxLength: 12,
+				}),
 				async (messages) => {
 					const { nats, host, asker } = room();
 					asker.send(SUBJECTS.request, requestFrame("r", Q));
