@@ -43,6 +43,7 @@ describe("frames", () => {
 		["no version", JSON.stringify({ type: "hello", nonce: NONCE, pid: 1 }), "bad-version"],
 		["another version", JSON.stringify({ type: "hello", v: v + 1, nonce: NONCE, pid: 1 }), "bad-version"],
 		["a v1 hello, which carried the token itself", JSON.stringify({ type: "hello", v: 1, token: NONCE, pid: 1 }), "bad-version"],
+		["a version that String() cannot turn into text", '{"type":"hello","v":{"toString":1}}', "bad-version"],
 		["an unknown type", JSON.stringify({ type: "shout", v }), "malformed"],
 		["a hello without a nonce", JSON.stringify({ type: "hello", v, token: NONCE, pid: 1 }), "malformed"],
 		["a hello with a short nonce", JSON.stringify({ type: "hello", v, nonce: "abc", pid: 1 }), "malformed"],

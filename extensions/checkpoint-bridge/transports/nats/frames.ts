@@ -20,6 +20,7 @@ import {
 	type ProgressFrame,
 	type RequestFrame,
 	type ResultFrame,
+	versionText,
 	WIRE_VERSION,
 } from "../wire.ts";
 import { isSealText } from "./seal.ts";
@@ -209,7 +210,7 @@ export function decodeNatsFrame(data: Uint8Array, maxBytes = MAX_FRAME_BYTES): N
 		return {
 			ok: false,
 			code: "bad-version",
-			message: `The frame speaks checkpoint-bridge NATS protocol v${String(raw.v)}; this side speaks v${NATS_VERSION}.`,
+			message: `The frame speaks checkpoint-bridge NATS protocol v${versionText(raw.v)}; this side speaks v${NATS_VERSION}.`,
 		};
 	if (type !== "ping" && type !== "pong" && type !== "host") {
 		// The bus messages inside are the socket's: checked by its validator, at its version.

@@ -24,6 +24,11 @@ describe("versions", () => {
 		expect(!checked.ok && checked.message).toMatch(/v2.*v3/);
 	});
 
+	it("a version that String() cannot turn into text is refused as bad-version, not thrown", () => {
+		const checked = decodeNatsFrame(new TextEncoder().encode('{"type":"request","v":{"toString":1}}'));
+		expect(checked).toMatchObject({ ok: false, code: "bad-version", message: expect.stringContaining('v{"toString":1}') });
+	});
+
 	it("an error frame of another version is still read: it is how a peer says it speaks another version", () => {
 		const checked = decodeNatsFrame(
 			bytes({ type: "error", v: 2, code: "bad-version", message: "The frame speaks checkpoint-bridge wire v3; this side speaks v2." }),
