@@ -5,10 +5,10 @@ const model = (name) => `extensions/checkpoint-bridge/model/${name}.ts`;
 const SEAL = [core("shared-handle"), core("call"), core("asker"), "extensions/checkpoint-bridge/transports/local/connection.ts:134-229"];
 /** Holding the host role (claim, release, hand-over) and asking the human once. */
 const HOST = [core("host-role"), core("same-questions")];
-/** The dialog queue: what a request goes through (not its read-only views). */
-const QUEUE = ["extensions/checkpoint-bridge/core/dialog-host.ts:183-270", "extensions/checkpoint-bridge/core/dialog-host.ts:312-524"];
-/** What comes back: the answer check for outside answers, the one answer check every reply goes through, and the envelope. */
-const ANSWERS = [core("inbound"), model("answer-check"), model("result")];
+/** The dialog queue: the dialog host whole, and the one way a request is shown (a surface adapted into a Show). */
+const QUEUE = [core("dialog-host"), core("show")];
+/** What comes back: the answer check for outside answers, the one answer check every reply goes through, the envelope, and the checks' one shape. */
+const ANSWERS = [core("inbound"), model("answer-check"), model("result"), model("check")];
 /** Every call's validation, and the sanitising of asker text it starts with. */
 const TOOL = [model("validate"), model("sanitise")];
 const GROUPS = { seal: SEAL, host: HOST, queue: QUEUE, answers: ANSWERS, tool: TOOL };
@@ -18,7 +18,8 @@ if (!(group in GROUPS)) throw new Error(`MUTATION_GROUP must be one of ${Object.
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
 	testRunner: "vitest",
-	vitest: { configFile: "test/mutation/vitest.config.ts", related: false },
+	// Forks, not threads: a test that sets process.env.TZ sees it only in a process of its own.
+	vitest: { configFile: "test/mutation/vitest.config.ts", related: false, pool: "forks" },
 	checkers: ["typescript"],
 	tsconfigFile: "test/mutation/tsconfig.json",
 	typescriptChecker: { prioritizePerformanceOverAccuracy: true },
