@@ -15,6 +15,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
+import { quietUI } from "../test/integration/harness/quiet-ui.ts";
 import { summary } from "./stats.mjs";
 
 // Read by checkpoint-bridge when it loads: set before any session does.
@@ -51,29 +52,8 @@ const hostUI = {
 	input: () => Promise.resolve(undefined),
 	editor: () => Promise.resolve(undefined),
 	notify: noop,
-	custom: async () => undefined,
-	onTerminalInput: () => noop,
-	setStatus: noop,
-	setWorkingMessage: noop,
-	setWorkingVisible: noop,
-	setWorkingIndicator: noop,
-	setHiddenThinkingLabel: noop,
-	setWidget: noop,
-	setFooter: noop,
-	setHeader: noop,
-	setTitle: noop,
-	pasteToEditor: noop,
-	setEditorText: noop,
-	getEditorText: () => "",
-	addAutocompleteProvider: noop,
-	setEditorComponent: noop,
-	getEditorComponent: () => undefined,
 	theme: undefined,
-	getAllThemes: () => [],
-	getTheme: () => undefined,
-	setTheme: () => ({ success: false, error: "not supported" }),
-	getToolsExpanded: () => false,
-	setToolsExpanded: noop,
+	...quietUI(),
 };
 
 /** A session loading checkpoint-bridge and an extension that hands out its context; resolves with the session and that context. */

@@ -20,7 +20,7 @@ import { NOTICE, TARGETS } from "./fixtures/permission-gate.ts";
 import { installRelayAgent } from "./fixtures/relay-agent.ts";
 import { fill, HAS_CHROMIUM, launchBrowser, openTab, POLL_MS, screenshot, submit } from "./harness/browser.ts";
 import { baseArgs, childTranscripts, createPiEnv, NODE_BIN, PI_CLI, PI_VERSION, type PiEnv, REPO_ROOT, toolResultsIn } from "./harness/pi-cli.ts";
-import { ScreenCaptures, TmuxSession, tmuxAvailable } from "./harness/tmux.ts";
+import { ScreenCaptures, squeezed, TmuxSession, tmuxAvailable } from "./harness/tmux.ts";
 
 const hasTmux = tmuxAvailable();
 const GATE_EXT = join(REPO_ROOT, "test/integration/fixtures/permission-gate.ts");
@@ -31,7 +31,6 @@ const BOOT_MS = 90_000;
 
 const quote = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
 /** The screen without whitespace: pi wraps long lines wherever it likes. */
-const squeezed = (text: string) => text.replace(/\s+/g, "");
 const captures = new ScreenCaptures(join(REPO_ROOT, ".tmp", "dialog-relay-tui", `pi-${PI_VERSION}`));
 afterAll(() => {
 	if (captures.files.length) console.log(captures.report(`dialog-relay-tui.test.ts (pi ${PI_VERSION})`));

@@ -40,7 +40,7 @@ import {
 	runPi,
 	toolResultsIn,
 } from "./harness/pi-cli.ts";
-import { TmuxSession, tmuxAvailable } from "./harness/tmux.ts";
+import { EXIT_MARKER, squeezed, TmuxSession, tmuxAvailable, waitForSqueezed } from "./harness/tmux.ts";
 
 const STANDIN_EXT = join(REPO_ROOT, "test/integration/fixtures/pi-agent-ask-standin.ts");
 const SCRIPTED_MODEL_EXT = join(REPO_ROOT, "test/integration/fixtures/scripted-model.ts");
@@ -239,7 +239,6 @@ describe("pi-agent-ask's ask_user with no host", () => {
 });
 
 const quote = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
-const EXIT_MARKER = "pi-exited-with-";
 
 /** Every ask_user result in the child transcripts written so far, parsed. */
 const childResults = (piEnv: PiEnv) => childTranscripts(piEnv).flatMap(({ records }) => toolResultsIn(records, ASK_USER).map((text) => JSON.parse(text)));
@@ -343,20 +342,7 @@ describe.skipIf(!tmuxAvailable())("pi-agent-ask's ask_user in a child of the TUI
 });
 
 const RPIV_EXT = join(REPO_ROOT, "node_modules/@juicesharp/rpiv-ask-user-question/index.ts");
-/** The screen without any whitespace: the TUI wraps long lines wherever it likes. */
-const squeezed = (screen: string) => screen.replace(/\s+/g, "");
 const REFUSAL = "the release needs a second reviewer";
-
-/** Polls until the whitespace-free screen matches: a wrapped line may split any token. */
-async function waitForSqueezed(session: TmuxSession, pattern: RegExp, timeoutMs: number, what: string): Promise<string> {
-	const deadline = Date.now() + timeoutMs;
-	for (;;) {
-		const screen = await session.screen();
-		if (pattern.test(squeezed(screen))) return screen;
-		if (screen.includes(EXIT_MARKER) || Date.now() > deadline) throw new Error(`gave up waiting for ${what}; screen:\n${screen}`);
-		await new Promise((resolve) => setTimeout(resolve, 100));
-	}
-}
 
 describe.skipIf(!tmuxAvailable() || !HAS_CHROMIUM || PI_VERSION !== "1.6")(
 	`other ask tools' forms open in the TUI, on the web page (tmux, Chromium)${PI_VERSION === "1.6" ? "" : ": skipped on pi 0.85, the page and pi.events are the same there and the run is costly"}`,

@@ -21,12 +21,11 @@ import { afterAll, describe, expect, it } from "vitest";
 import { decodeHalfBlocks } from "../unit/support/qr-decode.ts";
 import type { ScriptAsk } from "./fixtures/scripted-model.ts";
 import { baseArgs, createPiEnv, NODE_BIN, PI_CLI, PI_VERSION, type PiEnv, REPO_ROOT } from "./harness/pi-cli.ts";
-import { FORM_NOT_TAKING_KEYS, ScreenCaptures, TmuxSession, tmuxAvailable } from "./harness/tmux.ts";
+import { EXIT_MARKER, FORM_NOT_TAKING_KEYS, ScreenCaptures, squeezed, TmuxSession, tmuxAvailable, waitForSqueezed } from "./harness/tmux.ts";
 
 const hasTmux = tmuxAvailable();
 if (!hasTmux) console.warn("questions-tui.test.ts: skipped because tmux is not installed (CI installs it)");
 
-const EXIT_MARKER = "pi-exited-with-";
 /**
  * The envelope of the last `status` result on screen, parsed: the TUI wraps the JSON anywhere, so it
  * is read with all whitespace removed (strings lose their spaces, keys keep any order).
@@ -90,21 +89,9 @@ const PROMPTS = {
 
 const quote = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
 /** The screen without any whitespace: the TUI wraps long JSON lines wherever it likes. */
-const squeezed = (screen: string) => screen.replace(/\s+/g, "");
 const escapeRe = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 /** The form's header: who asks, the time left (the form's, and the call's when it differs), how many questions. */
 const header = (questions: number) => new RegExp(`\\[tui-host\\] · question \\d+:\\d\\d left( · call (\\d+:\\d\\d|no limit))? · ${questions} question`);
-
-/** Polls until the whitespace-free screen matches: a wrapped line may split any token. */
-async function waitForSqueezed(session: TmuxSession, pattern: RegExp, timeoutMs: number, what: string): Promise<string> {
-	const deadline = Date.now() + timeoutMs;
-	for (;;) {
-		const screen = await session.screen();
-		if (pattern.test(squeezed(screen))) return screen;
-		if (screen.includes(EXIT_MARKER) || Date.now() > deadline) throw new Error(`gave up waiting for ${what}; screen:\n${screen}`);
-		await new Promise((resolve) => setTimeout(resolve, 100));
-	}
-}
 
 const capture = (name: string, screen: string) => captures.save(name, screen);
 afterAll(() => {

@@ -30,6 +30,7 @@ import {
 } from "@earendil-works/pi-coding-agent";
 import { expect } from "vitest";
 import type { Envelope } from "./envelope.ts";
+import { quietUI } from "./quiet-ui.ts";
 
 export { answerPairs, type Envelope } from "./envelope.ts";
 
@@ -140,7 +141,6 @@ export class ProgrammaticUI {
 
 	constructor(options: ProgrammaticUIOptions = {}) {
 		this.honourTimeouts = options.honourTimeouts ?? true;
-		const noop = (): void => {};
 		const ui = this;
 		this.context = {
 			select: (title, options, opts) => this.openDialog({ method: "select", title, options, opts }) as Promise<string | undefined>,
@@ -151,31 +151,10 @@ export class ProgrammaticUI {
 				this.notifications.push({ message, type, at: Date.now() });
 				this.changes.emit();
 			},
-			custom: async () => undefined as never,
-			onTerminalInput: () => noop,
-			setStatus: noop,
-			setWorkingMessage: noop,
-			setWorkingVisible: noop,
-			setWorkingIndicator: noop,
-			setHiddenThinkingLabel: noop,
-			setWidget: noop,
-			setFooter: noop,
-			setHeader: noop,
-			setTitle: noop,
-			pasteToEditor: noop,
-			setEditorText: noop,
-			getEditorText: () => "",
-			addAutocompleteProvider: noop,
-			setEditorComponent: noop,
-			getEditorComponent: () => undefined,
+			...quietUI(),
 			get theme(): Theme {
 				return ui.currentTheme();
 			},
-			getAllThemes: () => [],
-			getTheme: () => undefined,
-			setTheme: () => ({ success: false, error: "not supported" }),
-			getToolsExpanded: () => false,
-			setToolsExpanded: noop,
 		} satisfies ExtensionUIContext;
 	}
 

@@ -29,6 +29,23 @@ export interface TmuxStartOptions {
 /** The key help of a form that does not take keys yet: " … ↑↓ move · … · Esc dismiss". */
 export const FORM_NOT_TAKING_KEYS = /^ … .*Esc /m;
 
+/** What a pane's shell prints when the program under test exits: `echo "${EXIT_MARKER}$?"` after it. */
+export const EXIT_MARKER = "pi-exited-with-";
+
+/** The screen without any whitespace: the TUI wraps long lines wherever it likes. */
+export const squeezed = (screen: string) => screen.replace(/\s+/g, "");
+
+/** Polls until the whitespace-free screen matches (a wrapped line may split any token); fails at once when the program exited. */
+export async function waitForSqueezed(session: TmuxSession, pattern: RegExp, timeoutMs: number, what: string): Promise<string> {
+	const deadline = Date.now() + timeoutMs;
+	for (;;) {
+		const screen = await session.screen();
+		if (pattern.test(squeezed(screen))) return screen;
+		if (screen.includes(EXIT_MARKER) || Date.now() > deadline) throw new Error(`gave up waiting for ${what}; screen:\n${screen}`);
+		await new Promise((resolve) => setTimeout(resolve, 100));
+	}
+}
+
 export class TmuxSession {
 	private readonly socket = `cb-test-${randomUUID().slice(0, 8)}`;
 	private readonly target = "main";
