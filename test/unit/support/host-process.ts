@@ -4,10 +4,12 @@
  * argument (after the extension's path), prints `READY <socket path>`, and then runs `after`.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
-/** Node 22 from the project's devDependencies. */
-export const NODE = fileURLToPath(new URL("../../../node_modules/.bin/node", import.meta.url));
+const PROJECT_NODE = fileURLToPath(new URL("../../../node_modules/.bin/node", import.meta.url));
+/** Node 22 from the project's devDependencies; the running Node where a copy of the tree has no node_modules of its own (Stryker's sandbox of a linked node_modules). */
+export const NODE = existsSync(PROJECT_NODE) ? PROJECT_NODE : process.execPath;
 /** The extension's folder, with a trailing slash: the script's first argument. */
 export const EXTENSION = fileURLToPath(new URL("../../../extensions/checkpoint-bridge/", import.meta.url));
 
