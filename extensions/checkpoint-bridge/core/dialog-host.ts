@@ -10,7 +10,7 @@ import type { Checked } from "../model/check.ts";
 import { MAX_REQUEST_ID_LENGTH } from "../model/limits.ts";
 import type { Question } from "../model/question.ts";
 import type { EndReason, Status } from "../model/result.ts";
-import { sanitiseText } from "../model/sanitise.ts";
+import { sanitiseText, shownValue } from "../model/sanitise.ts";
 import { validateAskParams } from "../model/validate.ts";
 import { ArrivalNotices } from "./arrival-notices.ts";
 import { msLeft } from "./config.ts";
@@ -397,7 +397,7 @@ export class DialogHost {
 	#checkRequest(request: RelayRequest): Checked<{ request: RelayRequest & { questions: Question[] } }, { reason: string }> {
 		const refuse = (reason: string) => ({ ok: false as const, reason });
 		if (request.v !== PROTOCOL_VERSION)
-			return refuse(`The asker speaks checkpoint-bridge protocol v${String(request.v)}; the host speaks v${PROTOCOL_VERSION}.`);
+			return refuse(`The asker speaks checkpoint-bridge protocol v${shownValue(request.v)}; the host speaks v${PROTOCOL_VERSION}.`);
 		if (request.id.length > MAX_REQUEST_ID_LENGTH || sanitiseText(request.id) !== request.id)
 			return refuse(`The request id must be at most ${MAX_REQUEST_ID_LENGTH} characters, none of them control or bidi characters.`);
 		// Relayed dialogs of other extensions come over every transport (interop/dialog-relay.ts).

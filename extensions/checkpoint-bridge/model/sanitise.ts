@@ -67,3 +67,22 @@ export function capLength(text: string, max: number): string {
 	const chars = [...text];
 	return chars.length <= max ? text : `${chars.slice(0, max - 1).join("")}…`;
 }
+
+/**
+ * A value a peer sent, as short text for a refusal that names it. String() throws on `{ "toString": 1 }`
+ * and JSON.stringify on a cycle or a throwing toJSON, so neither is used alone; the result is
+ * sanitised and cut to `max`, since the peer chose it.
+ */
+export function shownValue(value: unknown, max = 40): string {
+	let text: string | undefined;
+	if (typeof value !== "object" || value === null) text = String(value);
+	else {
+		try {
+			text = JSON.stringify(value);
+		} catch {
+			// a cycle, a bigint inside or a throwing toJSON: the kind of value still says what is wrong
+		}
+		text ??= Object.prototype.toString.call(value);
+	}
+	return capLength(sanitiseText(text), max);
+}

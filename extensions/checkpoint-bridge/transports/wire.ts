@@ -12,6 +12,7 @@ import type { Answer } from "../model/answer.ts";
 import type { Checked } from "../model/check.ts";
 import { MAX_REQUEST_ID_LENGTH } from "../model/limits.ts";
 import { STATUSES } from "../model/result.ts";
+import { shownValue } from "../model/sanitise.ts";
 
 /**
  * The wire's own version, apart from the bus's PROTOCOL_VERSION: the endpoint translates between
@@ -131,8 +132,6 @@ const isSecret = (v: unknown): v is string => isText(v, MAX_SECRET_LENGTH) && v.
 const isId = (v: unknown): v is string => isText(v, MAX_REQUEST_ID_LENGTH) && v !== "";
 const isFiniteNumber = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
 const isIndex = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
-/** A frame's version as text for a refusal: JSON for an object, since `{ "toString": 1 }` makes String() throw. */
-export const versionText = (v: unknown): string => (typeof v === "object" && v !== null ? JSON.stringify(v) : String(v));
 /** Whether `v` is a list of answers with string `question` and `answer` (the rest is the host's to check). */
 export const isAnswers = (v: unknown): v is Answer[] =>
 	Array.isArray(v) && v.every((a) => isRecord(a) && typeof a.question === "string" && typeof a.answer === "string");
@@ -223,7 +222,7 @@ export function checkFrame(raw: unknown): FrameCheck {
 	if (!isRecord(raw)) return { ok: false, code: "malformed", message: "The frame is not a JSON object." };
 	// An error frame must be readable whatever its version: it is how a version mismatch is reported.
 	if (raw.type !== "error" && raw.v !== WIRE_VERSION)
-		return { ok: false, code: "bad-version", message: `The frame speaks checkpoint-bridge wire v${versionText(raw.v)}; this side speaks v${WIRE_VERSION}.` };
+		return { ok: false, code: "bad-version", message: `The frame speaks checkpoint-bridge wire v${shownValue(raw.v)}; this side speaks v${WIRE_VERSION}.` };
 	const problem = frameProblem(raw);
 	if (problem) return { ok: false, code: "malformed", message: `Malformed frame: ${problem}.` };
 	return { ok: true, frame: raw as unknown as Frame };

@@ -298,6 +298,29 @@ describe("error: the host dialog fails", () => {
 		expect(replies).toMatchObject([{ kind: "result", status: "error" }]);
 		expect((replies[0] as { note: string }).note).toMatch(/v99.*v1/);
 	});
+
+	it("answers a request whose version String() cannot turn into text with that error too, never throwing", async () => {
+		const { handle } = relay();
+		const replies: RelayReply[] = [];
+		handle.bus.on(replyChannel("r2"), (r) => replies.push(r));
+		const cyclic: Record<string, unknown> = {};
+		cyclic.self = cyclic;
+		for (const v of [{ toString: 1 }, cyclic]) {
+			handle.bus.emit("request", {
+				v: v as never,
+				id: "r2",
+				asker: { label: "x", sessionId: "x" },
+				questions: [text],
+				deadline: Date.now() + 1_000,
+				dialogTimeoutMs: 1_000,
+				createdAt: Date.now(),
+			});
+		}
+		expect(replies.map((r) => (r as { note: string }).note)).toEqual([
+			expect.stringContaining('protocol v{"toString":1}; the host speaks v1'),
+			expect.stringContaining("protocol v[object Object]; the host speaks v1"),
+		]);
+	});
 });
 
 describe("answer integrity", () => {

@@ -1,7 +1,7 @@
 /** Neutralising asker text for the terminal (issue 13, finding 5): the function itself. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { capLength, sanitiseText, UNSAFE_CHARACTER } from "../../../extensions/checkpoint-bridge/model/sanitise.ts";
+import { capLength, sanitiseText, shownValue, UNSAFE_CHARACTER } from "../../../extensions/checkpoint-bridge/model/sanitise.ts";
 import { validateAskParams } from "../../../extensions/checkpoint-bridge/model/validate.ts";
 import { hostileText } from "../support/hostile-text.ts";
 
@@ -60,6 +60,50 @@ describe("sanitiseText", () => {
 		expect(capLength("abcdef", 4)).toBe("abc…");
 		expect(capLength("🚀🚀🚀", 3)).toBe("🚀🚀🚀");
 		expect(capLength("🚀🚀🚀🚀", 3)).toBe("🚀🚀…");
+	});
+});
+
+describe("shownValue: a peer's value named in a refusal", () => {
+	it("shows primitives as String() does and objects as JSON", () => {
+		expect(shownValue(3)).toBe("3");
+		expect(shownValue("2")).toBe("2");
+		expect(shownValue(undefined)).toBe("undefined");
+		expect(shownValue(null)).toBe("null");
+		expect(shownValue(10n)).toBe("10");
+		expect(shownValue(Symbol("v"))).toBe("Symbol(v)");
+		expect(shownValue({ toString: 1 })).toBe('{"toString":1}');
+		expect(shownValue([1, 2])).toBe("[1,2]");
+	});
+
+	it("falls back to the value's kind where JSON cannot show it", () => {
+		const cyclic: unknown[] = [];
+		cyclic.push(cyclic);
+		expect(shownValue(cyclic)).toBe("[object Array]");
+		expect(shownValue({ n: 1n })).toBe("[object Object]");
+		expect(
+			shownValue({
+				toJSON: () => {
+					throw new Error("no");
+				},
+			}),
+		).toBe("[object Object]");
+	});
+
+	it("cuts and neutralises what the peer chose", () => {
+		expect(shownValue("x".repeat(100))).toBe(`${"x".repeat(39)}…`);
+		expect(shownValue("abcdef", 4)).toBe("abc…");
+		expect(shownValue("\u001b[31mred\u0007")).toBe("red");
+	});
+
+	it("never throws and never outputs a character a terminal interprets (property)", () => {
+		fc.assert(
+			fc.property(fc.oneof(fc.anything(), hostileText(80)), (value) => {
+				const shown = shownValue(value);
+				expect(shown).not.toMatch(UNSAFE_CHARACTER);
+				expect([...shown].length).toBeLessThanOrEqual(40);
+			}),
+			{ numRuns: 500 },
+		);
 	});
 });
 

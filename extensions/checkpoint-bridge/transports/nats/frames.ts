@@ -9,6 +9,7 @@
 import { type Answer, type AnswerKind, OUTSIDE_SOURCES } from "../../model/answer.ts";
 import type { Checked } from "../../model/check.ts";
 import { MAX_REQUEST_ID_LENGTH } from "../../model/limits.ts";
+import { shownValue } from "../../model/sanitise.ts";
 import {
 	type CancelFrame,
 	checkFrame,
@@ -20,7 +21,6 @@ import {
 	type ProgressFrame,
 	type RequestFrame,
 	type ResultFrame,
-	versionText,
 	WIRE_VERSION,
 } from "../wire.ts";
 import { isSealText } from "./seal.ts";
@@ -210,7 +210,7 @@ export function decodeNatsFrame(data: Uint8Array, maxBytes = MAX_FRAME_BYTES): N
 		return {
 			ok: false,
 			code: "bad-version",
-			message: `The frame speaks checkpoint-bridge NATS protocol v${versionText(raw.v)}; this side speaks v${NATS_VERSION}.`,
+			message: `The frame speaks checkpoint-bridge NATS protocol v${shownValue(raw.v)}; this side speaks v${NATS_VERSION}.`,
 		};
 	if (type !== "ping" && type !== "pong" && type !== "host") {
 		// The bus messages inside are the socket's: checked by its validator, at its version.
