@@ -193,6 +193,17 @@ describe("what the host replies", () => {
 		]);
 	});
 
+	it("gives a shown question's deadline in the snapshot, 0 when it has none", async () => {
+		const { host: h } = host();
+		h.serve(request("timed", { dialogTimeoutMs: 30_000 }));
+		h.serve(request("untimed", { label: "reviewer", questions: [city], deadline: 0, dialogTimeoutMs: 0 }));
+		await flush(vi);
+		expect(h.snapshot().open[0]).toMatchObject({ requestId: "timed", state: "shown", questionDeadline: Date.now() + 30_000 });
+		h.cancel(cancel("timed"));
+		await flush(vi);
+		expect(h.snapshot().open).toMatchObject([{ requestId: "untimed", state: "shown", question: 0, questionDeadline: 0 }]);
+	});
+
 	it("tells observers when a request was first shown only once it was", async () => {
 		const queued = vi.fn();
 		const shown = vi.fn();
@@ -354,6 +365,15 @@ describe(`the cap of ${MAX_OPEN_PER_ASKER} open requests per asker`, () => {
 		expect(second.every(accepted)).toBe(true);
 		expect(to("over-last")).toMatchObject([{ status: "error", note: refusal }]);
 	});
+
+	it("counts one asker session per origin: the same session id over two connections, or none, are three askers", () => {
+		const { host: h, to } = host();
+		const origins = ["local:1", "local:2", undefined];
+		for (const origin of origins) for (let i = 0; i < MAX_OPEN_PER_ASKER; i++) h.serve(request(`${origin}-${i}`, origin === undefined ? {} : { origin }));
+		for (const origin of origins) for (let i = 0; i < MAX_OPEN_PER_ASKER; i++) expect(to(`${origin}-${i}`)[0]?.kind, `${origin}-${i}`).toBe("progress");
+		h.serve(request("over", { origin: "local:2" }));
+		expect(to("over")).toMatchObject([{ kind: "result", status: "error", note: refusal }]);
+	});
 });
 
 describe("the status line and a hand-over", () => {
@@ -404,6 +424,26 @@ describe("answers carried in, and the figures", () => {
 		expect(results("other-id")).toEqual([]);
 		expect(results("resent")).toEqual([]);
 		expect(fake.dialogs.map((d) => d.title)).toEqual(["[planner] Project name?"]);
+	});
+
+	it("keeps of a re-sent request's answers only those that are answers, and never throws on the rest", () => {
+		const { host: h, results } = host();
+		const given: Answer = { question: "Project name?", answer: "atlas", kind: "text", source: "dialog" };
+		const junk = [
+			undefined,
+			null,
+			7,
+			"atlas",
+			{ answer: "no question" },
+			{ question: "Project name?" },
+			{ question: 1, answer: "x" },
+			{ question: "q", answer: 2 },
+		];
+		// Spent before it reached the host: the reply carries exactly the answers the host kept.
+		h.serve(request("resent", { deadline: Date.now() - 1, answers: [...junk, given] as Answer[] }));
+		h.serve(request("not-a-list", { label: "reviewer", deadline: Date.now() - 1, answers: { 0: given, length: 1 } as never }));
+		expect(results("resent")).toEqual([expect.objectContaining({ status: "timeout", answers: [given] })]);
+		expect(results("not-a-list")).toEqual([expect.objectContaining({ status: "timeout", answers: [] })]);
 	});
 
 	it("does not count the questions of a request carried over from a replaced host as asked again", () => {
