@@ -10,11 +10,12 @@ const asked = process.argv.slice(2).filter((arg) => GROUPS.includes(arg));
 mkdirSync(".tmp/mutation", { recursive: true });
 for (const group of asked.length > 0 ? asked : GROUPS) {
 	const startedAt = Date.now();
+	const commit = spawnSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8" }).stdout.trim() || undefined;
 	const run = spawnSync("npx", ["stryker", "run"], { stdio: "inherit", env: { ...process.env, MUTATION_GROUP: group } });
 	if (run.status !== 0) process.exit(run.status ?? 1);
 	writeFileSync(
 		`.tmp/mutation/${group}.timing.json`,
-		JSON.stringify({ group, seconds: Math.round((Date.now() - startedAt) / 1000), at: new Date().toISOString() }),
+		JSON.stringify({ group, commit, seconds: Math.round((Date.now() - startedAt) / 1000), at: new Date().toISOString() }),
 	);
 }
 summarize();

@@ -19,6 +19,9 @@ const isCounted = (status) => isCaught(status) || status === "Survived" || statu
 const percent = (part, whole) => (whole === 0 ? 100 : Math.round((1000 * part) / whole) / 10);
 const short = (text, max) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
+/** The code a mutant replaces, when it lies on one line. */
+const mutatedCode = (lines, { start, end }) => (start.line === end.line ? (lines[start.line - 1] ?? "").slice(start.column - 1, end.column - 1) : undefined);
+
 /** One file's figures from Stryker's report. */
 function fileSummary(path, file, equivalents) {
 	const lines = file.source.split("\n");
@@ -30,7 +33,13 @@ function fileSummary(path, file, equivalents) {
 		const line = mutant.location.start.line;
 		const replacement = short((mutant.replacement ?? "").replace(/\s+/g, " "), 80);
 		const equivalent = equivalents.find(
-			(e) => e.file === path && e.line === line && e.mutator === mutant.mutatorName && (e.replacement === undefined || e.replacement === replacement),
+			(e) =>
+				e.file === path &&
+				e.line === line &&
+				e.mutator === mutant.mutatorName &&
+				(e.replacement === undefined || e.replacement === replacement) &&
+				// Two mutants of one line with the same replacement differ in the code they replace.
+				(e.code === undefined || e.code === mutatedCode(lines, mutant.location)),
 		);
 		survivors.push({
 			line,
@@ -69,10 +78,12 @@ export function summarize() {
 		const instrumented = Number(/Instrumented \d+ source file\(s\) with (\d+) mutant/.exec(log)?.[1] ?? Number.NaN);
 		const files = {};
 		for (const [path, file] of Object.entries(report.files)) files[path] = fileSummary(path, file, equivalents);
-		let commit = "unknown";
-		try {
-			commit = execSync("git rev-parse --short HEAD", { encoding: "utf8" }).trim();
-		} catch {}
+		// The commit the run started on (run.mjs records it), else the one checked out now.
+		let commit = timing?.commit ?? "unknown";
+		if (!timing?.commit)
+			try {
+				commit = execSync("git rev-parse --short HEAD", { encoding: "utf8" }).trim();
+			} catch {}
 		const tested = Object.values(files).reduce((sum, f) => sum + f.mutants, 0);
 		groups[group] = {
 			commit,

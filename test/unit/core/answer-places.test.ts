@@ -113,6 +113,9 @@ describe("the place of each answer", () => {
 		])
 			expect(parseInbound(bad)).toEqual({ ok: false, reply: { ok: false, code: "invalid_payload", reason: problem } });
 		expect(parseInbound({ requestId: "r", answers: [], source: "web", place: "link" })).toMatchObject({ ok: true, message: { place: "link" } });
+		// No place given, no place key: the answers it builds name none.
+		expect(parseInbound({ requestId: "r", answers: [], source: "web" })).toStrictEqual({ ok: true, message: { requestId: "r", answers: [], source: "web" } });
+		expect(parseInbound({ requestId: "r", cancel: true })).toStrictEqual({ ok: true, message: { requestId: "r", cancel: true, source: "outside" } });
 	});
 });
 

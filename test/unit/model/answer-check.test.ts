@@ -86,6 +86,23 @@ describe("answerProblem: the one answer check", () => {
 	it("takes a recommendation marked as such only when it is exactly the recommended option", () => {
 		expect(answerProblem(choiceOther, ans(choiceOther, { kind: "option", answer: "blue", recommended: true }))).toBeUndefined();
 		expect(answerProblem(multiOther, ans(multiOther, { kind: "option", answer: "b", values: ["b"], recommended: true }))).toBeUndefined();
+		// Two picked labels whose joined text is the recommended label: still not the recommendation alone.
+		const commas: Question = {
+			question: "Pair?",
+			kind: "choice",
+			options: [{ label: "x, y" }, { label: "x" }, { label: "y" }],
+			multiSelect: true,
+			recommended: "x, y",
+		};
+		expect(answerProblem(commas, ans(commas, { kind: "option", answer: "x, y", values: ["x, y"], recommended: true }))).toBeUndefined();
+		expect(answerProblem(commas, ans(commas, { kind: "option", answer: "x, y", values: ["x", "y"], recommended: true }))).toBe(
+			"is marked recommended, but is not the question's recommended option",
+		);
+	});
+
+	it("takes several values only for a choice that is a multi-select, whatever else the question claims", () => {
+		const odd = { ...text, multiSelect: true } as Question;
+		expect(answerProblem(odd, ans(odd, { answer: "a, b", values: ["a", "b"] }))).toBe("has several values, but the question takes one");
 	});
 
 	it("takes typed values of a multi-select in any place, with options listed", () => {
