@@ -261,3 +261,51 @@ describe("each refusal named, each limit exact", () => {
 		expect(validateAskParams({ questions: [{ question: "A?" }], timeoutMs: 1_000 })).toMatchObject({ ok: true, timeoutMs: 1_000 });
 	});
 });
+
+describe("relayed dialogs (the relay's own questions, validated with dialogs: true)", () => {
+	const relayedProblems = (question: Record<string, unknown>) => {
+		const result = validateAskParams({ questions: [question] }, { dialogs: true });
+		if (result.ok) throw new Error("expected a refusal");
+		return result.problems;
+	};
+
+	it("names a dialog it does not know, and each of the four it does", () => {
+		for (const dialog of ["bogus", 3, "toString"])
+			expect(relayedProblems({ question: "A?", dialog })).toEqual(["questions[0].dialog: must be one of select, confirm, input, editor"]);
+	});
+
+	it("starts only a relayed editor or input with text", () => {
+		expect(relayedProblems({ question: "A?", dialog: "select", options: ["x"], initial: "x" })).toEqual([
+			"questions[0].initial: only a relayed editor or input starts with text",
+		]);
+		expect(validateAskParams({ questions: [{ question: "A?", dialog: "input", initial: "x" }] }, { dialogs: true })).toMatchObject({ ok: true });
+	});
+
+	it("refuses a dialog whose question is of another kind", () => {
+		expect(relayedProblems({ question: "A?", dialog: "confirm", options: ["x"] })).toContain("questions[0].dialog: a relayed confirm is a confirm question");
+		expect(relayedProblems({ question: "A?", dialog: "input", options: ["x"] })).toContain("questions[0].dialog: a relayed input is a text question");
+	});
+
+	it("takes a relayed select's options only as plain labels: no description, no preview, on any option", () => {
+		const plain = "questions[0].options: a relayed select's options are plain labels";
+		for (const options of [
+			["x", { label: "y", description: "d" }],
+			[{ label: "x", preview: "p" }],
+			[{ label: "x" }, { label: "y", description: "d", preview: "p" }],
+		])
+			expect(relayedProblems({ question: "A?", dialog: "select", options })).toEqual([plain]);
+		expect(validateAskParams({ questions: [{ question: "A?", dialog: "select", options: ["x", { label: "y" }] }] }, { dialogs: true })).toMatchObject({
+			ok: true,
+		});
+	});
+});
+
+describe("the question count", () => {
+	it(`takes exactly ${LIMITS.questions.max} questions, and names the count beyond`, () => {
+		const questions = (n: number) => Array.from({ length: n }, (_, i) => ({ question: `Q${i}?` }));
+		expect(validateAskParams({ questions: questions(LIMITS.questions.max) })).toMatchObject({ ok: true });
+		expect(problemsOf({ questions: questions(LIMITS.questions.max + 1) })).toEqual([
+			`questions: has ${LIMITS.questions.max + 1}, at most ${LIMITS.questions.max} in one call`,
+		]);
+	});
+});
