@@ -282,19 +282,22 @@ describe("error: the host dialog fails", () => {
 		expect(envelope.note).toContain(`v${PROTOCOL_VERSION}`);
 	});
 
+	/** A request as an asker of protocol version `v` sends it. */
+	const requestIn = (v: unknown, id: string) => ({
+		v: v as never,
+		id,
+		asker: { label: "x", sessionId: "x" },
+		questions: [text],
+		deadline: Date.now() + 1_000,
+		dialogTimeoutMs: 1_000,
+		createdAt: Date.now(),
+	});
+
 	it("answers a request in another protocol version with an error naming both", async () => {
 		const { handle } = relay();
 		const replies: RelayReply[] = [];
 		handle.bus.on(replyChannel("r1"), (r) => replies.push(r));
-		handle.bus.emit("request", {
-			v: 99,
-			id: "r1",
-			asker: { label: "x", sessionId: "x" },
-			questions: [text],
-			deadline: Date.now() + 1_000,
-			dialogTimeoutMs: 1_000,
-			createdAt: Date.now(),
-		});
+		handle.bus.emit("request", requestIn(99, "r1"));
 		expect(replies).toMatchObject([{ kind: "result", status: "error" }]);
 		expect((replies[0] as { note: string }).note).toMatch(/v99.*v1/);
 	});
@@ -305,17 +308,7 @@ describe("error: the host dialog fails", () => {
 		handle.bus.on(replyChannel("r2"), (r) => replies.push(r));
 		const cyclic: Record<string, unknown> = {};
 		cyclic.self = cyclic;
-		for (const v of [{ toString: 1 }, cyclic]) {
-			handle.bus.emit("request", {
-				v: v as never,
-				id: "r2",
-				asker: { label: "x", sessionId: "x" },
-				questions: [text],
-				deadline: Date.now() + 1_000,
-				dialogTimeoutMs: 1_000,
-				createdAt: Date.now(),
-			});
-		}
+		for (const v of [{ toString: 1 }, cyclic]) handle.bus.emit("request", requestIn(v, "r2"));
 		expect(replies.map((r) => (r as { note: string }).note)).toEqual([
 			expect.stringContaining('protocol v{"toString":1}; the host speaks v1'),
 			expect.stringContaining("protocol v[object Object]; the host speaks v1"),
