@@ -8,6 +8,7 @@
 import { spawnSync } from "node:child_process";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { relative } from "node:path";
+import { mutatedCode, shownReplacement } from "./summarize.mjs";
 
 const args = process.argv.slice(2);
 const record = args[0] === "--record";
@@ -52,6 +53,7 @@ for (const [path, file] of Object.entries(report.files)) {
 		console.error(`${path}: changed since the report; skipped (${survivors.length} survivors)`);
 		continue;
 	}
+	const lines = original.split("\n");
 	const restore = () => writeFileSync(path, original);
 	process.once("SIGINT", () => {
 		restore();
@@ -67,15 +69,12 @@ for (const [path, file] of Object.entries(report.files)) {
 			);
 			const failed = firstFailure();
 			const killed = run.status !== 0;
-			const { start, end } = mutant.location;
-			const lines = original.split("\n");
-			const code = start.line === end.line ? lines[start.line - 1].slice(start.column - 1, end.column - 1) : undefined;
 			rows.push({
 				path,
-				line: start.line,
+				line: mutant.location.start.line,
 				mutator: mutant.mutatorName,
 				replacement: mutant.replacement,
-				code,
+				code: mutatedCode(lines, mutant.location),
 				killed,
 				by: failed,
 			});
@@ -92,19 +91,16 @@ const killed = rows.filter((r) => r.killed).length;
 if (record) {
 	const path = new URL("equivalent.json", import.meta.url);
 	const entries = JSON.parse(readFileSync(path, "utf8"));
-	// As summarize.mjs shows a replacement: spaces folded, at most 80 characters.
-	const shown = (text) => {
-		const folded = text.replace(/\s+/g, " ");
-		return folded.length > 80 ? `${folded.slice(0, 79)}…` : folded;
-	};
 	const known = (r) =>
-		entries.some((e) => e.file === r.path && e.line === r.line && e.mutator === r.mutator && e.replacement === shown(r.replacement) && e.code === r.code);
+		entries.some(
+			(e) => e.file === r.path && e.line === r.line && e.mutator === r.mutator && e.replacement === shownReplacement(r.replacement) && e.code === r.code,
+		);
 	for (const r of rows.filter((row) => row.killed && !known(row)))
 		entries.push({
 			file: r.path,
 			line: r.line,
 			mutator: r.mutator,
-			replacement: shown(r.replacement),
+			replacement: shownReplacement(r.replacement),
 			...(r.code !== undefined ? { code: r.code } : {}),
 			killedByHand: r.by ?? tests.join(", "),
 			why: `written after the ${group} group's last run; seen failing with the mutant applied by recheck.mjs.`,

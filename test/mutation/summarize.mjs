@@ -19,8 +19,12 @@ const isCounted = (status) => isCaught(status) || status === "Survived" || statu
 const percent = (part, whole) => (whole === 0 ? 100 : Math.round((1000 * part) / whole) / 10);
 const short = (text, max) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
+/** A mutant's replacement as the report shows it and equivalent.json names it: spaces folded, at most 80 characters. */
+export const shownReplacement = (replacement) => short((replacement ?? "").replace(/\s+/g, " "), 80);
+
 /** The code a mutant replaces, when it lies on one line. */
-const mutatedCode = (lines, { start, end }) => (start.line === end.line ? (lines[start.line - 1] ?? "").slice(start.column - 1, end.column - 1) : undefined);
+export const mutatedCode = (lines, { start, end }) =>
+	start.line === end.line ? (lines[start.line - 1] ?? "").slice(start.column - 1, end.column - 1) : undefined;
 
 /** One file's figures from Stryker's report. */
 function fileSummary(path, file, equivalents) {
@@ -31,7 +35,7 @@ function fileSummary(path, file, equivalents) {
 		counts[mutant.status] = (counts[mutant.status] ?? 0) + 1;
 		if (mutant.status !== "Survived" && mutant.status !== "NoCoverage") continue;
 		const line = mutant.location.start.line;
-		const replacement = short((mutant.replacement ?? "").replace(/\s+/g, " "), 80);
+		const replacement = shownReplacement(mutant.replacement);
 		const equivalent = equivalents.find(
 			(e) =>
 				e.file === path &&
