@@ -6,8 +6,10 @@
  * This file only registers: the host's life is host-life.ts's, the way a call goes route.ts's.
  */
 import type { ExtensionAPI, ToolDefinition } from "@earendil-works/pi-coding-agent";
+import { askLater } from "./ask-later.ts";
 import { AUDIT_ENTRY_TYPE, checkpointsReport } from "./core/audit.ts";
 import { callBudget, readConfig } from "./core/config.ts";
+import { deliveryBox, sessionPoster } from "./core/delivery.ts";
 import { formsElsewhere } from "./core/elsewhere.ts";
 import { activeAgentOf, askerIdentity } from "./core/identity.ts";
 import type { RelayProgress } from "./core/protocol.ts";
@@ -50,6 +52,10 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 	const piVersion = loadingPiVersion();
 	const handle = sharedHandle();
 	const host = hostLife({ handle, bell, loadNats, onSettled: (record) => pi.appendEntry(AUDIT_ENTRY_TYPE, record) });
+	/** Queued requests of every session of the process and their deliveries as messages (core/delivery.ts). */
+	const box = deliveryBox(() => handle.host()?.sessionId);
+	/** Detaches this session from the box; set from session_start to session_shutdown. */
+	let detach: (() => void) | undefined;
 	/** This session's id, known from session_start on; names the asker in the transcript. */
 	let sessionId: string | undefined;
 	/** This session's system prompt, known from session_start on: a pi-subagents child's names its agent. */
@@ -72,6 +78,12 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 		if ((!ctx.hasUI || relayed) && !pi.getActiveTools().includes(TOOL_NAME))
 			reportToolMissing(handle, activeAgentOf(ctx.getSystemPrompt?.()) ?? askerIdentity(pi.getSessionName(), sessionId).label, TOOL_NAME);
 		if (!relayed) await host.claim(ctx, sessionId);
+		// Attached once the role is settled: a host's session takes what was held for askers that are gone.
+		detach?.();
+		detach = box.attach(
+			sessionId,
+			sessionPoster(pi, () => ctx.sessionManager.getEntries()),
+		);
 		// Other ask tools' forms open in this terminal show on the web page too (interop/); elsewhere they ride the relay.
 		if (pi.events && ctx.mode === "tui" && !relayed && !stopFormsOnPage) {
 			const stops = [piAgentAskOnPage(pi.events, formsElsewhere()), rpivOnPage(pi.events, formsElsewhere())];
@@ -82,6 +94,8 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 	pi.on("session_shutdown", (event) => {
 		stopFormsOnPage?.();
 		stopFormsOnPage = undefined;
+		detach?.();
+		detach = undefined;
 		return host.release(event.reason);
 	});
 
@@ -132,6 +146,10 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 					return toToolResult(makeEnvelope("error", [], `Invalid parameters: ${checked.problems.join("; ")}.`, { asker: asker.label, waitedMs: 0 }));
 				const config = readConfig();
 				const total = checked.questions.length;
+				if (checked.wait === false) {
+					const later = { asker, questions: checked.questions, budgetMs: callBudget(checked.timeoutMs, config), dialogTimeoutMs: config.dialogTimeoutMs };
+					return toToolResult(await askLater(routeNow(), later, { handle, loadNats, box }));
+				}
 				const options = {
 					asker,
 					questions: checked.questions,

@@ -24,6 +24,8 @@ export interface CallOptions {
 	signal?: AbortSignal;
 	/** Called for every progress reply: queued, shown, answered. */
 	onProgress?: (progress: RelayProgress) => void;
+	/** The request's id, when the caller needs it before the call ends (a `wait: false` receipt). @default a fresh nanoid */
+	id?: string;
 }
 
 /** What a transport gets to drive one call. */
@@ -71,7 +73,7 @@ export function replyAnswersProblem(questions: readonly Question[], reply: Pick<
 export function runCall(options: CallOptions, start: (call: CallControl) => ((cancelHost: boolean, status: Status) => void) | void): Promise<Envelope> {
 	const { asker, budgetMs, dialogTimeoutMs, signal, onProgress } = options;
 	const startedAt = Date.now();
-	const id = nanoid();
+	const id = options.id ?? nanoid();
 	let answers: readonly Answer[] = [];
 	// Copied once, at the end: a sealed reply is frozen, and the envelope is the caller's to keep.
 	const envelopeFor = (status: Status, note?: string, reason?: EndReason) =>
