@@ -26,6 +26,8 @@ export interface CallOptions {
 	onProgress?: (progress: RelayProgress) => void;
 	/** The request's id, when the caller needs it before the call ends (a `wait: false` receipt). @default a fresh nanoid */
 	id?: string;
+	/** Asked with `wait: false`: the request says so to the host (RelayRequest.later). @default false */
+	later?: boolean;
 }
 
 /** What a transport gets to drive one call. */
@@ -124,6 +126,7 @@ export function runCall(options: CallOptions, start: (call: CallControl) => ((ca
 				deadline: budgetMs === NO_LIMIT ? NO_LIMIT : startedAt + budgetMs,
 				dialogTimeoutMs: shorterLimit(dialogTimeoutMs, budgetMs),
 				createdAt: startedAt,
+				...(options.later ? { later: true as const } : {}),
 			},
 			reply(reply) {
 				if (settled) return;

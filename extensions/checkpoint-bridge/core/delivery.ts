@@ -161,8 +161,11 @@ export interface DeliveryBox {
 	attach(sessionId: string, poster: SessionPoster): () => void;
 	/** A request was asked with `wait: false`: it counts as open for its session until delivered. */
 	expect(ask: QueuedAsk): void;
-	/** The request ended: its envelope goes to its session (to a wait on it first), or, that session gone, to the host's. */
-	deliver(delivery: Delivery): void;
+	/**
+	 * The request ended: its envelope goes to its session (to a wait on it first), or, that session gone,
+	 * to the host's. `gone`: the asking session is known to be gone (its process exited): straight to the host's.
+	 */
+	deliver(delivery: Delivery, options?: { gone?: boolean }): void;
 	/** The session's queued requests not yet delivered, oldest first. */
 	open(sessionId: string): QueuedAsk[];
 	/** Whether `requestId` was delivered in this process already. */
@@ -270,8 +273,12 @@ export function createDeliveryBox(options: DeliveryBoxOptions): DeliveryBox {
 		expect(ask) {
 			expected.set(ask.requestId, ask);
 		},
-		deliver(delivery) {
+		deliver(delivery, { gone = false } = {}) {
 			if (delivered.has(delivery.requestId)) return;
+			if (gone) {
+				if (!tryPost(delivery, true)) hold(delivery, true);
+				return;
+			}
 			const wait = waits.get(delivery.requestId);
 			if (wait) {
 				waits.delete(delivery.requestId);

@@ -408,7 +408,17 @@ export class DialogHost {
 		if (!Number.isFinite(request.deadline) || !Number.isFinite(request.dialogTimeoutMs)) return refuse("The request has no valid deadline.");
 		if (request.origin !== undefined && typeof request.origin !== "string") return refuse("The request's origin must be a string.");
 		const { v, id, deadline, dialogTimeoutMs, createdAt, origin } = request;
-		const kept = { v, id, asker: who.asker, questions: checked.questions, deadline, dialogTimeoutMs, createdAt, ...(origin !== undefined ? { origin } : {}) };
+		const kept = {
+			v,
+			id,
+			asker: who.asker,
+			questions: checked.questions,
+			deadline,
+			dialogTimeoutMs,
+			createdAt,
+			...(origin !== undefined ? { origin } : {}),
+			...(request.later === true ? { later: true as const } : {}),
+		};
 		return { ok: true, request: kept };
 	}
 
