@@ -41,7 +41,12 @@ export interface QueuedAsk {
 /** One ended request on its way to its session. */
 export interface Delivery extends QueuedAsk {
 	envelope: Envelope;
+	/** An answer given after the call's budget ran out (core/late.ts): delivered apart from the call's own end. */
+	late?: true;
 }
+
+/** What makes two deliveries the same one: a request's own end, and its late answer, are two. */
+const keyOf = (d: { requestId: string; late?: boolean }) => (d.late ? `${d.requestId}:late` : d.requestId);
 
 /** What the message's `details` hold (docs/tool.md pins it). @public */
 export interface AnswerMessageDetails {
@@ -55,6 +60,8 @@ export interface AnswerMessageDetails {
 	questions: string[];
 	/** Present when the asking session was gone and the host's session got the message instead. */
 	forwarded?: true;
+	/** Present on an answer given after the call's budget ran out (the call itself ended `timeout`). */
+	late?: true;
 }
 
 /** What the delivery record holds in the session. @public */
@@ -63,6 +70,7 @@ export interface DeliveredRecord {
 	status: Envelope["status"];
 	deliveredAt: number;
 	forwarded?: true;
+	late?: true;
 }
 
 /** The slice of pi's ExtensionAPI a session's poster uses. */
@@ -88,13 +96,13 @@ export interface SessionPoster {
 	record(delivery: Delivery): void;
 }
 
-/** Request ids the session's entries record as delivered. */
+/** Deliveries the session's entries record: request ids, and `<id>:late` for late answers. */
 export function deliveredIn(entries: readonly EntryLike[]): Set<string> {
 	const ids = new Set<string>();
 	for (const entry of entries) {
 		if (entry.type !== "custom" || entry.customType !== DELIVERED_ENTRY_TYPE) continue;
-		const id = (entry.data as Partial<DeliveredRecord> | undefined)?.requestId;
-		if (typeof id === "string") ids.add(id);
+		const data = entry.data as Partial<DeliveredRecord> | undefined;
+		if (typeof data?.requestId === "string") ids.add(keyOf({ requestId: data.requestId, late: data.late === true }));
 	}
 	return ids;
 }
@@ -109,6 +117,8 @@ function messageText(delivery: Delivery, forwarded = false): string {
 	const json = JSON.stringify(envelope);
 	if (forwarded)
 		return `checkpoint-bridge: ${asker} asked${quoted(questions)} (request ${requestId}) and ended before it came back; it ended "${envelope.status}": ${json}`;
+	if (delivery.late && envelope.status === "ok")
+		return `checkpoint-bridge: the human answered your question${questions.length === 1 ? "" : "s"} (request ${requestId}) late, after the call's budget ran out. This is the answer; do not ask again: ${json}`;
 	const what = `your queued ${questions.length === 1 ? "question" : "questions"} (request ${requestId})`;
 	if (envelope.status === "ok") return `checkpoint-bridge: the human answered ${what}. This is the answer; do not ask again: ${json}`;
 	return `checkpoint-bridge: ${what} ended "${envelope.status}" without every answer: ${json}`;
@@ -125,10 +135,11 @@ export function sessionPoster(pi: MessageApi, entries: () => readonly EntryLike[
 			status: delivery.envelope.status,
 			deliveredAt: Date.now(),
 			...(forwarded ? { forwarded: true } : {}),
+			...(delivery.late ? { late: true } : {}),
 		} satisfies DeliveredRecord);
 	return {
 		post(delivery, forwarded = false) {
-			if (deliveredIn(entries()).has(delivery.requestId)) return "already";
+			if (deliveredIn(entries()).has(keyOf(delivery))) return "already";
 			record(delivery, forwarded);
 			const details: AnswerMessageDetails = {
 				v: DELIVERY_VERSION,
@@ -137,6 +148,7 @@ export function sessionPoster(pi: MessageApi, entries: () => readonly EntryLike[
 				asker: delivery.asker,
 				questions: delivery.questions,
 				...(forwarded ? { forwarded: true as const } : {}),
+				...(delivery.late ? { late: true as const } : {}),
 			};
 			const message = { customType: ANSWER_MESSAGE_TYPE, content: messageText(delivery, forwarded), display: true, details };
 			// An answer starts a turn when idle and waits for the turn's end when busy; anything else only joins the transcript.
@@ -199,8 +211,9 @@ export function createDeliveryBox(options: DeliveryBoxOptions): DeliveryBox {
 	const waits = new Map<string, (delivery: Delivery) => void>();
 	const delivered = new Set<string>();
 
-	const remember = (requestId: string) => {
-		expected.delete(requestId);
+	const remember = (delivery: { requestId: string; late?: boolean }) => {
+		const requestId = keyOf(delivery);
+		expected.delete(delivery.requestId);
 		delivered.add(requestId);
 		// A Set iterates in insertion order: the first is the oldest.
 		if (delivered.size > DELIVERED_REMEMBERED) delivered.delete(delivered.values().next().value!);
@@ -220,20 +233,21 @@ export function createDeliveryBox(options: DeliveryBoxOptions): DeliveryBox {
 			// A session that cannot take a message any more counts as gone.
 			return false;
 		}
-		remember(delivery.requestId);
+		remember(delivery);
 		return true;
 	};
 
 	const hold = (delivery: Delivery, toHost: boolean) => {
-		const previous = held.get(delivery.requestId);
+		const key = keyOf(delivery);
+		const previous = held.get(key);
 		if (previous?.timer) clearTimeout(previous.timer);
 		const entry: { delivery: Delivery; timer?: ReturnType<typeof setTimeout>; toHost: boolean } = { delivery, toHost };
 		if (!toHost)
 			entry.timer = setTimeout(() => {
-				held.delete(delivery.requestId);
+				held.delete(key);
 				if (!tryPost(delivery, true)) hold(delivery, true);
 			}, graceMs);
-		held.set(delivery.requestId, entry);
+		held.set(key, entry);
 		// Bounded: the oldest goes first (a Map iterates in insertion order).
 		while (held.size > maxHeld) {
 			const [oldestId, oldest] = held.entries().next().value!;
@@ -274,7 +288,7 @@ export function createDeliveryBox(options: DeliveryBoxOptions): DeliveryBox {
 			expected.set(ask.requestId, ask);
 		},
 		deliver(delivery, { gone = false } = {}) {
-			if (delivered.has(delivery.requestId)) return;
+			if (delivered.has(keyOf(delivery))) return;
 			if (gone) {
 				if (!tryPost(delivery, true)) hold(delivery, true);
 				return;
@@ -282,7 +296,7 @@ export function createDeliveryBox(options: DeliveryBoxOptions): DeliveryBox {
 			const wait = waits.get(delivery.requestId);
 			if (wait) {
 				waits.delete(delivery.requestId);
-				remember(delivery.requestId);
+				remember(delivery);
 				try {
 					posterOf(delivery.askerSessionId)?.record(delivery);
 				} catch {
@@ -294,6 +308,7 @@ export function createDeliveryBox(options: DeliveryBoxOptions): DeliveryBox {
 		},
 		open: (sessionId) => [...expected.values()].filter((ask) => ask.askerSessionId === sessionId && !held.has(ask.requestId)),
 		wasDelivered: (requestId) => delivered.has(requestId),
+
 		waitFor(sessionId, ids, budgetMs, signal) {
 			const ended: Delivery[] = [];
 			const pending = new Set(ids);
@@ -303,7 +318,7 @@ export function createDeliveryBox(options: DeliveryBoxOptions): DeliveryBox {
 				if (!entry || entry.delivery.askerSessionId !== sessionId) continue;
 				if (entry.timer) clearTimeout(entry.timer);
 				held.delete(id);
-				remember(id);
+				remember(entry.delivery);
 				ended.push(entry.delivery);
 				pending.delete(id);
 			}
