@@ -7,7 +7,7 @@
  */
 import type { ExtensionAPI, ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { askLater } from "./ask-later.ts";
-import { AUDIT_ENTRY_TYPE, checkpointsReport } from "./core/audit.ts";
+import { AUDIT_ENTRY_TYPE, answerLate, checkpointsReport } from "./core/audit.ts";
 import { callBudget, readConfig } from "./core/config.ts";
 import { deliveryBox, sessionPoster } from "./core/delivery.ts";
 import { formsElsewhere } from "./core/elsewhere.ts";
@@ -116,10 +116,12 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 		});
 
 	pi.registerCommand("checkpoints", {
-		description: "checkpoint-bridge: questions open now and the recent history; `web` / `web off` start / stop the answer page",
+		description:
+			"checkpoint-bridge: questions open now (late ones too) and the recent history; `answer <n>` shows late question n again; `web` / `web off` start / stop the answer page",
 		handler: async (args, ctx) => {
 			const words = (args ?? "").trim().split(/\s+/).filter(Boolean);
 			if (words[0] === "web") return webCommand(words.slice(1), ctx.ui, handle, host.role !== undefined);
+			if (words[0] === "answer") return ctx.ui.notify(answerLate(host.role?.host, words[1]), "info");
 			if (words.length > 0) return ctx.ui.notify(WEB_USAGE, "warning");
 			const report = checkpointsReport(handle.snapshot(), ctx.sessionManager.getEntries(), host.role?.host.stats);
 			const page = await webPageLine();

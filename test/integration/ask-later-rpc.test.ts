@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { ANSWER_MESSAGE_TYPE } from "../../extensions/checkpoint-bridge/core/delivery.ts";
 import type { ScriptAsk } from "./fixtures/scripted-model.ts";
-import { ASK_TOOL, type Frame, onlyEnvelope, PiRpcFixture, resultText } from "./harness/pi-cli.ts";
+import { ASK_TOOL, type Frame, isNotify, onlyEnvelope, PiRpcFixture, resultText } from "./harness/pi-cli.ts";
 
 const FIRST_DIALOG_MS = 60_000;
 const QUEUED = { questions: [{ question: "Which database?", options: ["Postgres", "SQLite"] }], wait: false } as unknown as ScriptAsk;
@@ -73,6 +73,41 @@ describe("wait: false over RPC", () => {
 		await rpc.waitFor((f) => f.type === "message_end" && f.message?.role === "assistant", {
 			from: rpc.frames.indexOf(message),
 			what: "the turn after the answer",
+		});
+		await rpc.waitForSettled({ from: rpc.frames.indexOf(message) });
+		await sleep(500);
+		expect(rpc.frames.filter(isAnswerMessage)).toHaveLength(1);
+	});
+
+	it("a call with timeoutMs 3000 ends timeout; its question, late, is answered from /checkpoints in pi's dialogs and reaches the session once", async () => {
+		run.createEnv({ script: { main: { ask: { questions: [{ question: "Which database?", options: ["Postgres", "SQLite"] }], timeoutMs: 3_000 } } } });
+		const rpc = run.startPi();
+		const start = rpc.mark();
+		await rpc.prompt("Set up the storage.");
+		const first = await rpc.waitForDialog({ from: start, timeoutMs: FIRST_DIALOG_MS });
+		const ended = onlyEnvelope(resultText((await rpc.waitForToolEnd(ASK_TOOL, { from: start, timeoutMs: 30_000 })).result));
+		expect(ended.status).toBe("timeout");
+		expect(ended.note).toContain("stays open on the host, marked late");
+		await rpc.waitForSettled({ from: start });
+
+		const listedAt = rpc.mark();
+		await rpc.prompt("/checkpoints");
+		const report = await rpc.waitFor((f) => isNotify(f) && String(f.message).includes("late"), { from: listedAt, what: "the /checkpoints report" });
+		expect(report.message).toContain("1 late");
+		expect(report.message).toContain("Which database?");
+
+		const reopenedAt = rpc.mark();
+		await rpc.prompt("/checkpoints answer 1");
+		const again = await rpc.waitForDialog({ from: reopenedAt, failOn: () => false });
+		expect(again.id).not.toBe(first.id);
+		expect(String(again.title)).toContain("Which database?");
+		const answeredAt = rpc.mark();
+		rpc.answer(again, (again.options as string[]).find((o) => o.startsWith("SQLite"))!);
+		const message = await rpc.waitFor(isAnswerMessage, { from: answeredAt, what: "the late answer message" });
+		expect(message.message.details).toMatchObject({
+			late: true,
+			requestId: ended.requestId,
+			envelope: { status: "ok", answers: [{ question: "Which database?", answer: "SQLite" }] },
 		});
 		await rpc.waitForSettled({ from: rpc.frames.indexOf(message) });
 		await sleep(500);
