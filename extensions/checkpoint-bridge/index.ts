@@ -31,6 +31,7 @@ import { toToolResult } from "./tool/envelope.ts";
 import { progressText } from "./tool/progress.ts";
 import { renderCallView, renderResultView } from "./tool/render.ts";
 import { AskParamsSchema } from "./tool/schema.ts";
+import { WAIT_TOOL_NAME, WaitParamsSchema, waitForAnswers } from "./tool/wait.ts";
 import { endpointFromEnv } from "./transports/local/index.ts";
 import { readNatsConfig } from "./transports/nats/config.ts";
 
@@ -171,6 +172,17 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 		},
 	};
 	pi.registerTool(tool);
+	pi.registerTool({
+		name: WAIT_TOOL_NAME,
+		label: "Wait for host answers",
+		description:
+			"Wait, within a budget, for the answers to questions you asked with ask_user_via_host and wait: false. Returns each that ended; the rest arrive later as messages. Use only when you have nothing else to do.",
+		parameters: WaitParamsSchema,
+		async execute(_toolCallId, params, signal, _onUpdate, ctx) {
+			const outcome = await waitForAnswers(box, ctx.sessionManager.getSessionId(), params, signal);
+			return { content: [{ type: "text", text: JSON.stringify(outcome) }], details: outcome };
+		},
+	});
 
 	// Dialogs of other extensions in this session, when it has no UI, reach the host (ADR-0012).
 	if (!relayDialogsOn()) return;

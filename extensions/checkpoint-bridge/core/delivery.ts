@@ -182,6 +182,8 @@ export interface DeliveryBox {
 	open(sessionId: string): QueuedAsk[];
 	/** Whether `requestId` was delivered in this process already. */
 	wasDelivered(requestId: string): boolean;
+	/** The session that asked `requestId`, while it is queued and not yet delivered. */
+	ownerOf(requestId: string): string | undefined;
 	/**
 	 * Waits for `ids` (queued requests of `sessionId`) to end, for at most `budgetMs`: their envelopes
 	 * reach the wait instead of a message. Ends early when every id ended or `signal` aborts.
@@ -308,7 +310,7 @@ export function createDeliveryBox(options: DeliveryBoxOptions): DeliveryBox {
 		},
 		open: (sessionId) => [...expected.values()].filter((ask) => ask.askerSessionId === sessionId && !held.has(ask.requestId)),
 		wasDelivered: (requestId) => delivered.has(requestId),
-
+		ownerOf: (requestId) => expected.get(requestId)?.askerSessionId,
 		waitFor(sessionId, ids, budgetMs, signal) {
 			const ended: Delivery[] = [];
 			const pending = new Set(ids);
