@@ -75,6 +75,9 @@ for (let s = 0; s < NO_DISK_CACHE_SAMPLES; s++) noCacheSamples.push(child("load.
 log("bench: memory (figure 4)...");
 const memory = child("memory.mjs", [MEMORY_N], { nodeFlags: ["--expose-gc"] });
 
+log("bench: ask now, answer later...");
+const later = child("ask-later.mjs", [2_000], { nodeFlags: ["--expose-gc"] });
+
 log("bench: remote relay (figure 5)...");
 const remote = child("remote.mjs", [], { nodeFlags: ["--expose-gc"] });
 
@@ -131,6 +134,7 @@ const results = {
 	scaling,
 	load,
 	memory,
+	later,
 	remote,
 	web,
 	nats,
@@ -276,6 +280,19 @@ out.push(
 			["heap per pending request", `${f(memory.bytesPerPendingRequest / 1024, 2)} KiB`],
 			["heap before / pending", `${f(memory.heapBeforeBytes / 2 ** 20)} / ${f(memory.heapPendingBytes / 2 ** 20)} MiB`],
 			["heap left after release (all requests)", `${f((memory.heapAfterReleaseBytes - memory.heapBeforeBytes) / 1024, 0)} KiB`],
+		],
+	),
+);
+out.push(
+	"",
+	`4b. Ask now, answer later (wait: false receipts in the host's process; ${later.n.toLocaleString("en")} late questions at a host that never answers)`,
+);
+out.push(
+	table(
+		["figure", "value"],
+		[
+			[`receipt latency p50 / p99 (${later.receipts} calls)`, `${f(later.receiptUs.p50)} / ${f(later.receiptUs.p99)} µs`],
+			["heap per late question", `${f(later.bytesPerLateQuestion / 1024, 2)} KiB`],
 		],
 	),
 );
