@@ -117,7 +117,7 @@ describe(`the packed package, installed as a user installs it, on pi ${PI_VERSIO
 		expect(installed).toEqual(expect.arrayContaining(Object.keys(manifest.dependencies)));
 	});
 
-	it("another package's `import type` from checkpoint-bridge/observers type-checks against the tarball's exports: every example of docs/observers.md; a payload misused is an error", async () => {
+	it("another package's `import type` from checkpoint-bridge/observers type-checks against the tarball's exports: every example of docs/observers.md and the bare name; a payload misused is an error", async () => {
 		expect(OBSERVER_EXAMPLES.length).toBeGreaterThanOrEqual(2);
 		const consumer = join(root, "consumer");
 		mkdirSync(join(consumer, "node_modules"), { recursive: true });
@@ -129,6 +129,12 @@ describe(`the packed package, installed as a user installs it, on pi ${PI_VERSIO
 			writeFileSync(join(consumer, `example-${index}.ts`), code);
 			return `example-${index}.ts`;
 		});
+		// The package's bare name gives the same module.
+		writeFileSync(
+			join(consumer, "bare-name.ts"),
+			'import type { Snapshot } from "checkpoint-bridge";\nexport const takenAt = (snapshot: Snapshot): number => snapshot.takenAt;\n',
+		);
+		examples.push("bare-name.ts");
 		writeFileSync(join(consumer, "tsconfig.json"), JSON.stringify({ compilerOptions: CONSUMER_OPTIONS, files: examples }));
 		const checked = await typeCheck(consumer, "tsconfig.json");
 		expect(checked.output).toBe("");

@@ -74,8 +74,9 @@ describe("package.json", () => {
 		expect(manifest.pi?.extensions).toEqual(["./extensions/checkpoint-bridge/index.ts"]);
 	});
 
-	it("publishes the observer contract as checkpoint-bridge/observers: declarations built from observers.ts when packed, the source to load", () => {
-		expect(manifest.exports?.["./observers"]).toEqual({ types: "./types/observers.d.ts", default: "./extensions/checkpoint-bridge/observers.ts" });
+	it("publishes the observer contract as checkpoint-bridge/observers (and the bare name): declarations built from observers.ts when packed, the source to load", () => {
+		const observers = { types: "./types/observers.d.ts", default: "./extensions/checkpoint-bridge/observers.ts" };
+		expect(manifest.exports).toEqual({ ".": observers, "./observers": observers, "./package.json": "./package.json" });
 		expect(manifest.types).toBe("./types/observers.d.ts");
 		expect(manifest.files).toContain("types");
 		expect(manifest.scripts?.prepack).toBe("npm run types");
