@@ -15,8 +15,11 @@ import type { ScriptConfig } from "./fixtures/scripted-model.ts";
 import { ASK_TOOL, baseArgs, createPiEnv, envelopesIn, NODE_BIN, PI_VERSION, type PiEnv, REPO_ROOT, runPi } from "./harness/pi-cli.ts";
 
 const run = promisify(execFile);
-/** pack and unpack take seconds; npm install resolves the manifest's whole tree from the registry or its cache. */
-const PREPARE_MS = 170_000;
+/**
+ * pack (which builds the observer declarations first) and unpack take seconds; npm install resolves
+ * the manifest's whole tree from the registry or its cache.
+ */
+const PREPARE_MS = 240_000;
 const RUN_MS = 90_000;
 /** What pi supplies to extensions (pi's docs/packages.md, "Declare dependencies"): never installed with the package. */
 const HOST_PROVIDED = ["@earendil-works/pi-agent-core", "@earendil-works/pi-ai", "@earendil-works/pi-coding-agent", "@earendil-works/pi-tui", "typebox"];
