@@ -62,6 +62,7 @@ async function cardWith(page: Page, text: string): Promise<ElementHandle<Element
 	).asElement() as ElementHandle<Element>;
 }
 
+if (!hasTmux || !HAS_CHROMIUM) console.warn("dialog-relay-tui.test.ts: skipped: tmux or Chromium is not installed");
 describe.skipIf(!hasTmux || !HAS_CHROMIUM)(
 	`dialogs of other extensions in a child, answered in the real TUI and on the web page, pi ${PI_VERSION}${hasTmux && HAS_CHROMIUM ? "" : " (skipped: tmux or Chromium is not installed)"}`,
 	() => {

@@ -86,6 +86,7 @@ const until = async (what: string, ok: () => boolean, timeoutMs = 10_000) => {
 	}
 };
 
+if (NATS_SERVER_MISSING) console.warn(`nats-attacks.test.ts: skipped: ${NATS_SERVER_MISSING}`);
 describe.skipIf(NATS_SERVER_MISSING)("a NATS room under abuse by raw clients on a real nats-server", () => {
 	it("10,000 requests under one session id from one client: at most 16 open, every other one an error result naming the limit", async () => {
 		const nats = await server();

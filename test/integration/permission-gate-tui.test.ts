@@ -48,6 +48,7 @@ async function until(check: () => boolean, timeoutMs: number, what: string): Pro
 	}
 }
 
+if (!hasTmux || !HAS_CHROMIUM) console.warn("permission-gate-tui.test.ts: skipped: tmux or Chromium is not installed");
 describe.skipIf(!hasTmux || !HAS_CHROMIUM)(
 	`pi's permission gate in a child: nothing is approved by accident, pi ${PI_VERSION}${hasTmux && HAS_CHROMIUM ? "" : " (skipped: tmux or Chromium is not installed)"}`,
 	() => {

@@ -65,6 +65,7 @@ async function askingChild(name: string, ask: unknown) {
 const portRefuses = (url: string) =>
 	new Promise<boolean>((resolve) => http.get(url, () => resolve(false)).on("error", (e: NodeJS.ErrnoException) => resolve(e.code === "ECONNREFUSED")));
 
+if (!HAS_CHROMIUM) console.warn("web-page.test.ts: skipped: Chromium is not installed (/usr/bin/chromium)");
 describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, SDK host", () => {
 	it("Enter in a text field goes to the next open question, and sends the card once every question has an answer", async () => {
 		const { ui, url } = await hostWithPage();
