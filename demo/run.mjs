@@ -273,6 +273,13 @@ async function main() {
 	const workDir = path.join(runDir, "work");
 	const tmpDir = path.join(runDir, "tmp");
 	const subagentsRoot = path.join(runDir, "subagents");
+	// The first start compiles pi-subagents and the extensions (nothing cached yet): say why the screen stays still.
+	const firstStart = !fs.existsSync(compileCache) || fs.readdirSync(compileCache).length === 0;
+	console.log(
+		firstStart
+			? `Starting pi ${pi.version}: the first start compiles pi-subagents and the extensions (20 s to 2 minutes on a busy machine; later starts reuse node_modules/.cache)...`
+			: `Starting pi ${pi.version}...`,
+	);
 	for (const dir of [agentDir, workDir, tmpDir, compileCache]) fs.mkdirSync(dir, { recursive: true });
 	fs.symlinkSync(compileCache, path.join(tmpDir, "jiti"));
 	writeAgents(agentDir, model);

@@ -135,7 +135,10 @@ describe.skipIf(!hasTmux || !HAS_CHROMIUM)(
 			await session.type("ops run it");
 			await session.keys("Enter", "Enter");
 			// pi wraps the result wherever it likes: compared without whitespace.
-			captures.save("own-question-answered", await waitForSqueezed(session, /"answer":"Postgres","kind":"option","note":"opsrunit"/, 30_000, "the note in the tool result"));
+			captures.save(
+				"own-question-answered",
+				await waitForSqueezed(session, /"answer":"Postgres","kind":"option","note":"opsrunit"/, 30_000, "the note in the tool result"),
+			);
 
 			// 2. The page, at phone width.
 			browser = await launching;
@@ -151,6 +154,7 @@ describe.skipIf(!hasTmux || !HAS_CHROMIUM)(
 				return {
 					order: [...card.children].map((c) => c.tagName.toLowerCase() + (c.className ? `.${c.className}` : "")),
 					firstInForm: form.firstElementChild?.tagName.toLowerCase(),
+					// biome-ignore lint/performance/useDomNodeTextContent: the text as rendered, its line breaks as the page shows them
 					legend: legend.innerText,
 					legendTop: legend.getBoundingClientRect().top,
 					notes: card.querySelectorAll("input.note").length,
@@ -180,7 +184,10 @@ describe.skipIf(!hasTmux || !HAS_CHROMIUM)(
 			await fill(tab.page, ownCard, 0, { pick: ["SQLite"], note: "from the phone" });
 			await screenshot(tab.page, `own-question-note-390px-pi-${PI_VERSION}`);
 			await submit(ownCard);
-			captures.save("page-note", await waitForSqueezed(session, /"answer":"SQLite","kind":"option","note":"fromthephone","source":"web"/, 30_000, "the page's note in the tool result"));
+			captures.save(
+				"page-note",
+				await waitForSqueezed(session, /"answer":"SQLite","kind":"option","note":"fromthephone","source":"web"/, 30_000, "the page's note in the tool result"),
+			);
 			expect(tab.errors).toEqual([]);
 		});
 	},

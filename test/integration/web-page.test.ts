@@ -192,7 +192,13 @@ describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, SDK host", () => {
 		// The recommended option first, marked, with its description; "Other" offered (allowOther defaults on).
 		expect(view.recommended).toBe("SQLiterecommendedone file");
 		// Each question ends with its note field (a note goes with the answer, as in the terminal form).
-		expect(view.kinds).toEqual(["radio,radio,radio,text,text", "checkbox,checkbox,checkbox,text,text", "radio,radio,radio,text,text", "radio,radio,text", "text,text"]);
+		expect(view.kinds).toEqual([
+			"radio,radio,radio,text,text",
+			"checkbox,checkbox,checkbox,text,text",
+			"radio,radio,radio,text,text",
+			"radio,radio,text",
+			"text,text",
+		]);
 		expect(view.placeholder).toBe("e.g. atlas");
 
 		// Sent incomplete: the page says what is missing and sends nothing.

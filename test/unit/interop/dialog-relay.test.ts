@@ -217,7 +217,9 @@ describe("a relayed dialog's title keeps its line breaks, bounded and neutralise
 
 describe("a relayed dialog's answer carries no note", () => {
 	it("the one answer check refuses a note on it: the extension would drop it unseen", () => {
-		const [question] = (validateAskParams({ questions: [selectQuestion("Pick", ["a", "b"]).question] }, { dialogs: true }) as { questions: never[] }).questions;
+		const checked = validateAskParams({ questions: [selectQuestion("Pick", ["a", "b"]).question] }, { dialogs: true });
+		if (!checked.ok) throw new Error(checked.problems.join("; "));
+		const [question] = checked.questions;
 		expect(answerProblem(question!, { question: "Pick", answer: "a", kind: "option" })).toBeUndefined();
 		expect(answerProblem(question!, { question: "Pick", answer: "a", kind: "option", note: "why" })).toBe(
 			"carries a note, which a relayed dialog's answer cannot pass on",
