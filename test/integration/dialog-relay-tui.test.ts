@@ -17,19 +17,15 @@ import { join } from "node:path";
 import type { ElementHandle, Page } from "puppeteer-core";
 import { afterAll, describe, expect, it } from "vitest";
 import { NOTICE, TARGETS } from "./fixtures/permission-gate.ts";
-import { installRelayAgent } from "./fixtures/relay-agent.ts";
+import { installRelayAgent, promptUntil, startTuiHost, until } from "./fixtures/relay-agent.ts";
 import { fill, HAS_CHROMIUM, launchBrowser, openTab, POLL_MS, screenshot, submit } from "./harness/browser.ts";
-import { baseArgs, childTranscripts, createPiEnv, NODE_BIN, PI_CLI, PI_VERSION, type PiEnv, REPO_ROOT, toolResultsIn } from "./harness/pi-cli.ts";
-import { ScreenCaptures, squeezed, TmuxSession, tmuxAvailable } from "./harness/tmux.ts";
+import { childTranscripts, createPiEnv, PI_VERSION, type PiEnv, REPO_ROOT, toolResultsIn } from "./harness/pi-cli.ts";
+import { ScreenCaptures, squeezed, type TmuxSession, tmuxAvailable } from "./harness/tmux.ts";
 
 const hasTmux = tmuxAvailable();
 const GATE_EXT = join(REPO_ROOT, "test/integration/fixtures/permission-gate.ts");
 const ASKER = "subagent-gatekeeper";
-const PAGE_URL = /http:\/\/127\.0\.0\.1:\d+\/t\/[A-Za-z0-9_-]{43}\//;
-/** pi and pi-subagents load slowly on a busy machine (they compile their TypeScript on start). */
-const BOOT_MS = 90_000;
 
-const quote = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
 /** The screen without whitespace: pi wraps long lines wherever it likes. */
 const captures = new ScreenCaptures(join(REPO_ROOT, ".tmp", "dialog-relay-tui", `pi-${PI_VERSION}`));
 afterAll(() => {
@@ -41,14 +37,6 @@ const gateReports = (piEnv: PiEnv) =>
 	childTranscripts(piEnv)
 		.flatMap((t) => toolResultsIn(t.records, "guarded_step"))
 		.map((text) => JSON.parse(/guarded_step: (\{.*\})/.exec(text)?.[1] ?? "null") as Record<string, unknown> | null);
-
-/** Resolves once `check()` holds (polled every 100 ms). */
-async function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
-	for (const deadline = Date.now() + timeoutMs; !check(); ) {
-		if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-		await new Promise((resolve) => setTimeout(resolve, 100));
-	}
-}
 
 /** The card on the page whose text holds `text`, once it is there. */
 async function cardWith(page: Page, text: string): Promise<ElementHandle<Element>> {
@@ -85,27 +73,12 @@ describe.skipIf(!hasTmux || !HAS_CHROMIUM)(
 			});
 			installRelayAgent(piEnv.agentDir, "gatekeeper", GATE_EXT);
 			const launching = HAS_CHROMIUM ? launchBrowser() : undefined;
-			const envPart = Object.entries({ ...piEnv.env, TERM: "xterm-256color" }).map(([key, value]) => `${key}=${quote(String(value))}`);
-			const piPart = [NODE_BIN, PI_CLI, ...baseArgs({ subagents: true }), "--name", "tui-host"].map(quote);
-			const session = new TmuxSession();
+			const host = await startTuiHost(piEnv, { width: 160, height: 50 });
+			const { session, url } = host;
 			tmux = session;
-			await session.start({ command: `env -i ${envPart.join(" ")} ${piPart.join(" ")} 2>/dev/null; sleep 30`, cwd: piEnv.cwd, width: 160, height: 50 });
-			let screen = await session.waitFor(PAGE_URL, BOOT_MS, "the page's announcement");
-			const url = PAGE_URL.exec(screen)![0];
+			let screen = host.screen;
 			captures.save("booted", screen);
-
-			/** Sends the prompt; pi drops an Enter pressed while its startup is still in progress, so Enter is pressed until the run starts. */
-			const prompt = async (text: string, started: RegExp) => {
-				await session.type(text);
-				for (let attempt = 0; ; attempt++) {
-					await session.keys("Enter");
-					try {
-						return await session.waitFor(started, 15_000, "the child's first dialog");
-					} catch (error) {
-						if (attempt >= 5) throw error;
-					}
-				}
-			};
+			const prompt = (text: string, started: RegExp) => promptUntil(session, text, started);
 
 			// 1. Everything typed in the terminal.
 			screen = await prompt("gate", /Run rm -rf build\/\?/);

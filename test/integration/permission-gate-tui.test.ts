@@ -18,35 +18,23 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { installRelayAgent } from "./fixtures/relay-agent.ts";
+import { installRelayAgent, promptUntil, startTuiHost, until } from "./fixtures/relay-agent.ts";
 import { cardOf, fill, HAS_CHROMIUM, launchBrowser, openTab, screenshot, submit } from "./harness/browser.ts";
-import { baseArgs, createPiEnv, NODE_BIN, PI_CLI, PI_VERSION, type PiEnv, REPO_ROOT } from "./harness/pi-cli.ts";
-import { ScreenCaptures, TmuxSession, tmuxAvailable, waitForSqueezed } from "./harness/tmux.ts";
+import { createPiEnv, PI_CLI, PI_VERSION, type PiEnv, REPO_ROOT } from "./harness/pi-cli.ts";
+import { ScreenCaptures, type TmuxSession, tmuxAvailable, waitForSqueezed } from "./harness/tmux.ts";
 
 const hasTmux = tmuxAvailable();
 /** pi's own example, from the pi under test. */
 const PI_GATE = join(dirname(PI_CLI), "..", "examples", "extensions", "permission-gate.ts");
 const ASKER = "subagent-janitor";
 const COMMAND = "rm -rf doomed && echo removed";
-const PAGE_URL = /http:\/\/127\.0\.0\.1:\d+\/t\/[A-Za-z0-9_-]{43}\//;
-/** pi and pi-subagents load slowly on a busy machine (they compile their TypeScript on start). */
-const BOOT_MS = 90_000;
 /** When the stray Enter comes: past the form's 500 ms key guard, as in the report that found it. */
 const STRAY_ENTER_MS = 800;
 
-const quote = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
 const captures = new ScreenCaptures(join(REPO_ROOT, ".tmp", "permission-gate-tui", `pi-${PI_VERSION}`));
 afterAll(() => {
 	if (captures.files.length) console.log(captures.report(`permission-gate-tui.test.ts (pi ${PI_VERSION})`));
 });
-
-/** Resolves once `check()` holds (polled every 100 ms). */
-async function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
-	for (const deadline = Date.now() + timeoutMs; !check(); ) {
-		if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-		await new Promise((resolve) => setTimeout(resolve, 100));
-	}
-}
 
 if (!hasTmux || !HAS_CHROMIUM) console.warn("permission-gate-tui.test.ts: skipped: tmux or Chromium is not installed");
 describe.skipIf(!hasTmux || !HAS_CHROMIUM)(
@@ -76,26 +64,10 @@ describe.skipIf(!hasTmux || !HAS_CHROMIUM)(
 			const doomed = join(piEnv.cwd, "doomed");
 			mkdirSync(doomed);
 			const launching = launchBrowser();
-			const envPart = Object.entries({ ...piEnv.env, TERM: "xterm-256color" }).map(([key, value]) => `${key}=${quote(String(value))}`);
-			const piPart = [NODE_BIN, PI_CLI, ...baseArgs({ subagents: true }), "--name", "tui-host"].map(quote);
-			const session = new TmuxSession();
+			const { session, url } = await startTuiHost(piEnv, { width: 120, height: 50 });
 			tmux = session;
-			await session.start({ command: `env -i ${envPart.join(" ")} ${piPart.join(" ")} 2>/dev/null; sleep 30`, cwd: piEnv.cwd, width: 120, height: 50 });
-			let screen = await session.waitFor(PAGE_URL, BOOT_MS, "the page's announcement");
-			const url = PAGE_URL.exec(screen)![0];
-
-			/** Sends the prompt; pi drops an Enter pressed while its startup is still in progress, so Enter is pressed until the run starts. */
-			const prompt = async (text: string, started: string) => {
-				await session.type(text);
-				for (let attempt = 0; ; attempt++) {
-					await session.keys("Enter");
-					try {
-						return await session.waitFor(started, 15_000, started);
-					} catch (error) {
-						if (attempt >= 5) throw error;
-					}
-				}
-			};
+			let screen: string;
+			const prompt = (text: string, started: string) => promptUntil(session, text, started);
 
 			// 1. The terminal: the form as it first appears.
 			screen = await prompt("gate", "Dangerous command:");
