@@ -116,6 +116,8 @@ function noteField(index) {
 	input.type = "text";
 	input.name = `q${index}-note`;
 	input.placeholder = "Note (optional)";
+	// LIMITS.note: the host refuses a longer one.
+	input.maxLength = 2000;
 	input.autocomplete = "off";
 	input.setAttribute("aria-label", "note with this answer (optional)");
 	return input;
