@@ -17,10 +17,10 @@ import { join } from "node:path";
 import type { ElementHandle, Page } from "puppeteer-core";
 import { afterAll, describe, expect, it } from "vitest";
 import { NOTICE, TARGETS } from "./fixtures/permission-gate.ts";
-import { installRelayAgent, promptUntil, startTuiHost, until } from "./fixtures/relay-agent.ts";
+import { closedAfterAll, installRelayAgent, promptUntil, startTuiHost, until } from "./fixtures/relay-agent.ts";
 import { fill, HAS_CHROMIUM, launchBrowser, openTab, POLL_MS, screenshot, submit } from "./harness/browser.ts";
 import { childTranscripts, createPiEnv, PI_VERSION, type PiEnv, REPO_ROOT, toolResultsIn } from "./harness/pi-cli.ts";
-import { ScreenCaptures, squeezed, type TmuxSession, tmuxAvailable } from "./harness/tmux.ts";
+import { ScreenCaptures, squeezed, tmuxAvailable } from "./harness/tmux.ts";
 
 const hasTmux = tmuxAvailable();
 const GATE_EXT = join(REPO_ROOT, "test/integration/fixtures/permission-gate.ts");
@@ -54,28 +54,21 @@ if (!hasTmux || !HAS_CHROMIUM) console.warn("dialog-relay-tui.test.ts: skipped: 
 describe.skipIf(!hasTmux || !HAS_CHROMIUM)(
 	`dialogs of other extensions in a child, answered in the real TUI and on the web page, pi ${PI_VERSION}${hasTmux && HAS_CHROMIUM ? "" : " (skipped: tmux or Chromium is not installed)"}`,
 	() => {
-		let tmux: TmuxSession | undefined;
-		let piEnv: PiEnv | undefined;
-		let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined;
-		afterAll(async () => {
-			await tmux?.dispose();
-			await browser?.close();
-			piEnv?.cleanup();
-		});
+		const held = closedAfterAll();
 
 		it("a foreground child's notice, confirm, select and input reach the host's terminal; a confirm answered on the page reaches it as false", async () => {
-			piEnv = createPiEnv({
+			const piEnv = (held.piEnv = createPiEnv({
 				script: {
 					prompts: { gate: { subagent: { agent: "gatekeeper", task: "Run the guarded step." } } },
 					childCalls: { gatekeeper: { tool: "guarded_step", arguments: {} } },
 				},
 				env: { CHECKPOINT_BRIDGE_RELAY_DIALOGS: "1", CHECKPOINT_BRIDGE_WEB: "127.0.0.1:0" },
-			});
+			}));
 			installRelayAgent(piEnv.agentDir, "gatekeeper", GATE_EXT);
 			const launching = HAS_CHROMIUM ? launchBrowser() : undefined;
 			const host = await startTuiHost(piEnv, { width: 160, height: 50 });
 			const { session, url } = host;
-			tmux = session;
+			held.tmux = session;
 			let screen = host.screen;
 			captures.save("booted", screen);
 			const prompt = (text: string, started: RegExp) => promptUntil(session, text, started);
@@ -105,7 +98,7 @@ describe.skipIf(!hasTmux || !HAS_CHROMIUM)(
 			expect(screen).toContain("one line");
 			await session.type("ship it");
 			await session.keys("Enter");
-			await until(() => gateReports(piEnv!).length === 1, 60_000, "the child's tool result");
+			await until(() => gateReports(piEnv).length === 1, 60_000, "the child's tool result");
 			expect(gateReports(piEnv)).toEqual([{ hasUI: true, mode: "rpc", confirmed: true, target: TARGETS.at(-1), note: "ship it" }]);
 			// The child's tool result, as the host's terminal shows the subagent's output.
 			screen = await session.waitFor(/Tool guarded_step returned/, 30_000, "the subagent's output");
@@ -113,7 +106,7 @@ describe.skipIf(!hasTmux || !HAS_CHROMIUM)(
 			expect(squeezed(screen)).toContain(squeezed(`"confirmed":true,"target":"${TARGETS.at(-1)}","note":"ship it"}`));
 
 			// 2. The confirm answered on the web page; the rest there too.
-			browser = await launching!;
+			const browser = (held.browser = await launching!);
 			const tab = await openTab(browser.browser, url);
 			// pi's startup is long over: one Enter starts the run.
 			await session.type("gate");
@@ -148,7 +141,7 @@ describe.skipIf(!hasTmux || !HAS_CHROMIUM)(
 			const inputCard = await cardWith(tab.page, "Release note?");
 			await fill(tab.page, inputCard, 0, { type: "from the page" });
 			await submit(inputCard);
-			await until(() => gateReports(piEnv!).length === 2, 60_000, "the second run's tool result");
+			await until(() => gateReports(piEnv).length === 2, 60_000, "the second run's tool result");
 			// Transcripts are not listed in run order.
 			expect(gateReports(piEnv)).toContainEqual({ hasUI: true, mode: "rpc", confirmed: false, target: "target-2", note: "from the page" });
 			expect(tab.errors).toEqual([]);

@@ -18,10 +18,10 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { installRelayAgent, promptUntil, startTuiHost, until } from "./fixtures/relay-agent.ts";
+import { closedAfterAll, installRelayAgent, promptUntil, startTuiHost, until } from "./fixtures/relay-agent.ts";
 import { cardOf, fill, HAS_CHROMIUM, launchBrowser, openTab, screenshot, submit } from "./harness/browser.ts";
-import { createPiEnv, PI_CLI, PI_VERSION, type PiEnv, REPO_ROOT } from "./harness/pi-cli.ts";
-import { ScreenCaptures, type TmuxSession, tmuxAvailable, waitForSqueezed } from "./harness/tmux.ts";
+import { createPiEnv, PI_CLI, PI_VERSION, REPO_ROOT } from "./harness/pi-cli.ts";
+import { ScreenCaptures, tmuxAvailable, waitForSqueezed } from "./harness/tmux.ts";
 
 const hasTmux = tmuxAvailable();
 /** pi's own example, from the pi under test. */
@@ -40,17 +40,10 @@ if (!hasTmux || !HAS_CHROMIUM) console.warn("permission-gate-tui.test.ts: skippe
 describe.skipIf(!hasTmux || !HAS_CHROMIUM)(
 	`pi's permission gate in a child: nothing is approved by accident, pi ${PI_VERSION}${hasTmux && HAS_CHROMIUM ? "" : " (skipped: tmux or Chromium is not installed)"}`,
 	() => {
-		let tmux: TmuxSession | undefined;
-		let piEnv: PiEnv | undefined;
-		let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined;
-		afterAll(async () => {
-			await tmux?.dispose();
-			await browser?.close();
-			piEnv?.cleanup();
-		});
+		const held = closedAfterAll();
 
 		it("a stray Enter chooses nothing and the command does not run; Down to Yes, Enter runs it; on a 390 px page the question comes first and a note reaches the asker", async () => {
-			piEnv = createPiEnv({
+			const piEnv = (held.piEnv = createPiEnv({
 				script: {
 					prompts: {
 						gate: { subagent: { agent: "janitor", task: "Clean up the doomed folder." } },
@@ -59,13 +52,13 @@ describe.skipIf(!hasTmux || !HAS_CHROMIUM)(
 					childCalls: { janitor: { tool: "bash", arguments: { command: COMMAND } } },
 				},
 				env: { CHECKPOINT_BRIDGE_RELAY_DIALOGS: "1", CHECKPOINT_BRIDGE_WEB: "127.0.0.1:0" },
-			});
+			}));
 			installRelayAgent(piEnv.agentDir, "janitor", PI_GATE);
 			const doomed = join(piEnv.cwd, "doomed");
 			mkdirSync(doomed);
 			const launching = launchBrowser();
 			const { session, url } = await startTuiHost(piEnv, { width: 120, height: 50 });
-			tmux = session;
+			held.tmux = session;
 			let screen: string;
 			const prompt = (text: string, started: string) => promptUntil(session, text, started);
 
@@ -113,7 +106,7 @@ describe.skipIf(!hasTmux || !HAS_CHROMIUM)(
 			);
 
 			// 2. The page, at phone width.
-			browser = await launching;
+			const browser = (held.browser = await launching);
 			const tab = await openTab(browser.browser, url, { width: 390, height: 844 });
 			mkdirSync(doomed);
 			await session.type("gate");
