@@ -45,7 +45,7 @@ export function checkpointsReport(snapshot: Snapshot | undefined, entries: reado
 		lines.push(`checkpoint-bridge: ${snapshot.open.length} open, oldest first:`);
 		for (const open of snapshot.open)
 			lines.push(
-				`  [${open.asker.label}] ${open.state === "queued" ? `queued ${minutesAgo(open.queuedAt)}` : open.state}${open.question !== undefined ? ` (question ${open.question + 1} of ${open.questions.length})` : ""} since ${clock(open.queuedAt)}: ${open.questions.map((q) => q.question).join(" | ")}`,
+				`  [${open.asker.label}] ${open.state === "queued" ? `queued ${minutesAgo(open.queuedAt)}` : open.state}${open.question !== undefined ? ` (question ${open.question + 1} of ${open.questions.length})` : ""} since ${clock(open.queuedAt)}: ${open.questions.map((q) => q.question.replace(/\s+/g, " ")).join(" | ")}`,
 			);
 	}
 	const late = snapshot?.late ?? [];
@@ -53,7 +53,7 @@ export function checkpointsReport(snapshot: Snapshot | undefined, entries: reado
 		lines.push(`${late.length} late (the call's budget ran out; still answerable, the answer goes to the asker as a message):`);
 		late.forEach((request, i) =>
 			lines.push(
-				`  ${i + 1}. [${request.asker.label}] late since ${clock(request.lateSince)} (asked ${minutesAgo(request.queuedAt)}): ${request.questions.map((q) => q.question).join(" | ")}`,
+				`  ${i + 1}. [${request.asker.label}] late since ${clock(request.lateSince)} (asked ${minutesAgo(request.queuedAt)}): ${request.questions.map((q) => q.question.replace(/\s+/g, " ")).join(" | ")}`,
 			),
 		);
 		lines.push(`  Answer one with /checkpoints answer <number>.`);

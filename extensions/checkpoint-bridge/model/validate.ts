@@ -28,6 +28,8 @@ export type ValidationResult = Checked<{ questions: Question[]; timeoutMs?: numb
 /** The call's parameters; any other is refused by name, never ignored. */
 const PARAMETERS = ["questions", "timeoutMs", "wait"];
 
+const lineCount = (text: string) => text.split("\n").length;
+
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** Checks an optional string field with a length bound; returns it, neutralised, when valid. Only details and previews keep line breaks. */
@@ -108,10 +110,13 @@ function checkQuestion(raw: unknown, at: string, problems: string[], dialogs: bo
 	const { options, kind, share } = raw;
 	const dialog = raw.dialog === undefined ? undefined : checkDialog(raw, at, problems, dialogs);
 	const bounds: Bounds = dialog ? DIALOG_LIMITS : LIMITS;
-	const question = typeof raw.question === "string" ? sanitiseText(raw.question) : raw.question;
+	// A relayed dialog's title keeps its line breaks (a permission gate puts the command on a line of its own).
+	const question = typeof raw.question === "string" ? sanitiseText(raw.question, { multiline: dialog !== undefined }) : raw.question;
 	if (typeof question !== "string") problems.push(`${at}.question: must be a string`);
 	else if (question.trim() === "") problems.push(`${at}.question: is empty`);
 	else if (question.length > bounds.question) problems.push(`${at}.question: is ${question.length} characters, at most ${bounds.question}`);
+	else if (dialog !== undefined && lineCount(question) > DIALOG_LIMITS.titleLines)
+		problems.push(`${at}.question: has ${lineCount(question)} lines, at most ${DIALOG_LIMITS.titleLines}`);
 	const id = optionalText(raw, "id", LIMITS.id, at, problems);
 	if (id !== undefined && id.trim() === "") problems.push(`${at}.id: is empty`);
 	const header = optionalText(raw, "header", LIMITS.header, at, problems);
