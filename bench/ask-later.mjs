@@ -13,18 +13,12 @@ import { claimHostRole } from "../extensions/checkpoint-bridge/core/host-role.ts
 import { LateBook, readLateConfig } from "../extensions/checkpoint-bridge/core/late.ts";
 import { createHandle } from "../extensions/checkpoint-bridge/core/shared-handle.ts";
 import { dialogSurface } from "../extensions/checkpoint-bridge/surfaces/dialogs.ts";
-import { summary } from "./stats.mjs";
+import { heapAfterGc, summary } from "./stats.mjs";
 
 if (typeof globalThis.gc !== "function") throw new Error("run with --expose-gc");
 const N = Number(process.argv[2] ?? 2_000);
 const RECEIPTS = 2_000;
 const OPTIONS = ["yes", "no"];
-const settle = () => new Promise((resolve) => setImmediate(resolve));
-async function heapAfterGc() {
-	await settle();
-	for (let i = 0; i < 3; i++) globalThis.gc();
-	return process.memoryUsage().heapUsed;
-}
 /** A host whose UI never answers. */
 function neverAnswering(late) {
 	const handle = createHandle();

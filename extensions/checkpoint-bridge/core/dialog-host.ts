@@ -152,6 +152,15 @@ const givenAnswers = (request: RelayRequest): Answer[] =>
 	Array.isArray(request.answers)
 		? request.answers.filter((a): a is Answer => typeof a === "object" && a !== null && typeof a.question === "string" && typeof a.answer === "string")
 		: [];
+/** A late request as observers see a request. */
+const observedLate = (late: LateRequest): ObservedRequest => ({
+	v: OBSERVER_VERSION,
+	requestId: late.request.id,
+	asker: late.request.asker,
+	questions: late.questions,
+	queuedAt: late.queuedAt,
+	deadline: late.request.deadline,
+});
 /** Whose open requests count together against the cap: one asker session of one origin. */
 const askerKey = (request: RelayRequest) => `${request.origin ?? ""}\n${request.asker.sessionId}`;
 
@@ -255,16 +264,7 @@ export class DialogHost {
 			}),
 			...(this.#late && this.#late.size > 0
 				? {
-						late: this.#late.list().map((late) => ({
-							v: OBSERVER_VERSION,
-							requestId: late.request.id,
-							asker: late.request.asker,
-							questions: late.questions,
-							queuedAt: late.queuedAt,
-							deadline: late.request.deadline,
-							lateSince: late.lateSince,
-							expiresAt: late.expiresAt,
-						})),
+						late: this.#late.list().map((late) => ({ ...observedLate(late), lateSince: late.lateSince, expiresAt: late.expiresAt })),
 					}
 				: {}),
 		};
@@ -380,17 +380,7 @@ export class DialogHost {
 	#endLate(late: LateRequest, status: Status, note?: string, reason?: EndReason): void {
 		const answers = late.answers.filter((a): a is Answer => a !== undefined);
 		const outcome = { status, answers, ...(note ? { note } : {}), ...(reason ? { reason } : {}) };
-		if (this.#wants("settled")) {
-			const observed: ObservedRequest = {
-				v: OBSERVER_VERSION,
-				requestId: late.request.id,
-				asker: late.request.asker,
-				questions: late.questions,
-				queuedAt: late.queuedAt,
-				deadline: late.request.deadline,
-			};
-			this.#events.settled!(observed, outcome, Date.now());
-		}
+		if (this.#wants("settled")) this.#events.settled!(observedLate(late), outcome, Date.now());
 		this.#events.changed?.();
 		try {
 			this.#lateEnded?.(late, outcome);
