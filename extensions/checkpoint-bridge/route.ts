@@ -6,11 +6,12 @@
 import { statSync } from "node:fs";
 import { askViaHost } from "./core/asker.ts";
 import type { CallOptions } from "./core/call.ts";
+import { readHostGrace } from "./core/config.ts";
 import { PROTOCOL_VERSION, type RelayNotice } from "./core/protocol.ts";
 import type { SharedHandle } from "./core/shared-handle.ts";
 import type { LoadNats } from "./host-life.ts";
 import { type Envelope, makeEnvelope } from "./model/result.ts";
-import { askRemote, type EndpointAddress, noticeRemote } from "./transports/local/index.ts";
+import { askRemote, type EndpointAddress, findHostEndpoint, noticeRemote } from "./transports/local/index.ts";
 import type { NatsConfig, NatsConfigResult } from "./transports/nats/config.ts";
 
 /** The way one call goes. */
@@ -68,7 +69,8 @@ export async function askAlong(route: Route, options: CallOptions, via: { handle
 			// With no host the bus call settles `no-host` itself, through the same call life as any other.
 			return askViaHost({ handle: via.handle, ...options });
 		case "endpoint":
-			return askRemote(route.endpoint, options);
+			// A host that goes away is waited for: the next one in this working directory gets the request again.
+			return askRemote(route.endpoint, { ...options, graceMs: readHostGrace().graceMs, find: () => findHostEndpoint() });
 		case "misconfigured":
 			return makeEnvelope("error", [], `checkpoint-bridge: ${route.error}`, { asker: options.asker.label, waitedMs: 0 });
 		case "nats": {
