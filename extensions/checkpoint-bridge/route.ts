@@ -70,7 +70,7 @@ export async function askAlong(route: Route, options: CallOptions, via: { handle
 			return askViaHost({ handle: via.handle, ...options });
 		case "endpoint":
 			// A host that goes away is waited for: the next one in this working directory gets the request again.
-			return askRemote(route.endpoint, { ...options, graceMs: readHostGrace().graceMs, find: () => findHostEndpoint() });
+			return askRemote(route.endpoint, { ...options, graceMs: readHostGrace().graceMs, find: (gone) => findHostEndpoint({ gone }) });
 		case "misconfigured":
 			return makeEnvelope("error", [], `checkpoint-bridge: ${route.error}`, { asker: options.asker.label, waitedMs: 0 });
 		case "nats": {

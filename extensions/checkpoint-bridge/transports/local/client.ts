@@ -30,8 +30,8 @@ export interface RemoteAskOptions extends CallOptions {
 	 * once this process has had a host (CHECKPOINT_BRIDGE_HOST_GRACE_MS). @default 0: `no-host` at once
 	 */
 	graceMs?: number;
-	/** Where the next host is, looked up while waiting for it. @default the same endpoint */
-	find?: () => EndpointAddress | undefined;
+	/** Where the next host is, looked up while waiting for it; `gone` is the endpoint just lost. @default the same endpoint */
+	find?: (gone: EndpointAddress) => EndpointAddress | undefined;
 }
 
 /** What is wrong with a request's line in the host's eyes (which would close the connection), or undefined. */
@@ -108,7 +108,10 @@ export function askRemote(endpoint: EndpointAddress | string, options: RemoteAsk
 		};
 		const lineNow = () =>
 			encodeFrame({ ...call.request, type: "request", v: WIRE_VERSION, ...(resent ? { resent: true, ...(answers.length > 0 ? { answers } : {}) } : {}) });
+		/** The endpoint the call is on now (or was on when its host was lost). */
+		let current = first;
 		const sit = (address: EndpointAddress) => {
+			current = address;
 			const mine: Seat = takeSeat(address, key, call.id, {
 				line: lineNow(),
 				onReply: ({ type: _type, ...reply }) => {
@@ -146,7 +149,7 @@ export function askRemote(endpoint: EndpointAddress | string, options: RemoteAsk
 		/** Looks for the next host; asks it again when one is there, else looks again shortly. */
 		const look = () => {
 			if (ended || !waiting) return;
-			const address = find();
+			const address = find(current);
 			if (!address || !socketThere(address.socketPath)) return void (waiting.look = setTimeout(look, LOOK_AGAIN_MS));
 			resent = true;
 			sit(address);
