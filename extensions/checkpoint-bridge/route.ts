@@ -75,8 +75,9 @@ export async function askAlong(route: Route, options: CallOptions, via: { handle
 			return makeEnvelope("error", [], `checkpoint-bridge: ${route.error}`, { asker: options.asker.label, waitedMs: 0 });
 		case "nats": {
 			const { config } = route;
-			const { askOverNats, connectBroker } = await via.loadNats();
-			const connect = () => connectBroker(config, { name: `checkpoint-bridge asker ${options.asker.label}` });
+			const { askOverNats, connectBroker, keptBroker } = await via.loadNats();
+			// One connection per asker process, kept across calls.
+			const connect = () => keptBroker(config, () => connectBroker(config, { name: `checkpoint-bridge asker (pid ${process.pid})` }));
 			return askOverNats({ ...options, connect, config });
 		}
 	}
@@ -94,8 +95,12 @@ export function noticeAlong(route: Route, notice: Omit<RelayNotice, "v">, via: {
 		const { config } = route;
 		void via
 			.loadNats()
-			.then(({ connectBroker, noticeOverNats }) =>
-				noticeOverNats({ connect: () => connectBroker(config, { name: `checkpoint-bridge notice ${notice.asker.label}` }), config, notice }),
+			.then(({ connectBroker, keptBroker, noticeOverNats }) =>
+				noticeOverNats({
+					connect: () => keptBroker(config, () => connectBroker(config, { name: `checkpoint-bridge asker (pid ${process.pid})` })),
+					config,
+					notice,
+				}),
 			)
 			.catch(() => {});
 	}
