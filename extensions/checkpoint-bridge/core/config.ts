@@ -72,9 +72,9 @@ export function callBudget(requested: number | undefined, config: BridgeConfig):
 }
 
 /** Environment variable: how long an asker in another process whose host went away waits for the next one, in ms (local endpoint and NATS). */
-export const ENV_HOST_GRACE = "CHECKPOINT_BRIDGE_HOST_GRACE_MS";
+const ENV_HOST_GRACE = "CHECKPOINT_BRIDGE_HOST_GRACE_MS";
 /** Default of the host grace: a restarted host (pi started again in the same directory) has a minute. @default 60_000 */
-export const DEFAULT_HOST_GRACE_MS = 60_000;
+const DEFAULT_HOST_GRACE_MS = 60_000;
 
 /**
  * The host grace from the environment: 0 is none (`no-host` at once), a bad value is the default

@@ -155,7 +155,7 @@ const givenAnswers = (request: RelayRequest, questions: readonly Question[]): An
 			)
 		: [];
 /** How a request sent again after its host went away is marked wherever its asker is shown. */
-export const RESENT_MARK = "asked before the restart";
+const RESENT_MARK = "asked before the restart";
 /** Whose open requests count together against the cap: one asker session of one origin. */
 const askerKey = (request: RelayRequest) => `${request.origin ?? ""}\n${request.asker.sessionId}`;
 
