@@ -207,6 +207,46 @@ describe("askers in other processes reach the host's dialogs", () => {
 	);
 
 	it.skipIf(!BACKGROUND_CHILDREN)(
+		`a background child keeps its question across a host killed (SIGKILL) and started again in the same directory; the answer reaches the child ${BACKGROUND_CHILDREN ? "" : NEEDS_RUNNER}`,
+		async () => {
+			piEnv = createPiEnv({
+				agents: ["checkpoint-planner"],
+				script: {
+					main: { subagent: { agent: "checkpoint-planner", task: "Plan the storage layer.", async: true } },
+					children: { "checkpoint-planner": { questions: [{ question: "Which storage backend?", options: ["sqlite", "postgres"] }] } },
+				},
+			});
+			pi = PiRpc.start(piEnv, { subagents: true });
+			await hostEndpoint(piEnv, FIRST_DIALOG_MS);
+			const start = pi.mark();
+			await pi.prompt("Plan the storage layer in the background.");
+			const launched = await pi.waitForToolEnd("subagent", { from: start, timeoutMs: FIRST_DIALOG_MS });
+			const runId = launched.result?.details?.asyncId as string;
+			const settled = await pi.waitForSettled({ from: start });
+			const dialog = await pi.waitForDialog({ from: pi.frames.indexOf(settled) + 1, timeoutMs: FIRST_DIALOG_MS, failOn: () => false });
+			const title = parseRemoteTitle(dialog);
+			pi.kill("SIGKILL");
+			await pi.exited;
+
+			pi = PiRpc.start(piEnv, { subagents: true, args: ["--name", "host-again"] });
+			const again = await pi.waitForDialog({ timeoutMs: FIRST_DIALOG_MS, failOn: () => false });
+			expect(again.title).toBe(`[${title.label} (pid ${title.pid}) · asked before the restart] Which storage backend?`);
+			pi.answer(again, "postgres");
+			const written = () => {
+				try {
+					return childAskEnvelopes(piEnv!, runId)[0];
+				} catch {
+					return undefined; // the child's transcript is not written yet
+				}
+			};
+			const envelope = await until(written, 60_000, "the child's result after the restart", 100);
+			expect(envelope.status).toBe("ok");
+			expect(answerPairs(envelope)).toEqual([{ question: "Which storage backend?", answer: "postgres" }]);
+			expect(pi.frames.filter(isDialog)).toEqual([again]);
+		},
+	);
+
+	it.skipIf(!BACKGROUND_CHILDREN)(
 		`three workflow children (runs.all) ask at once: one dialog at a time, titled by asker, each answer to its asker ${BACKGROUND_CHILDREN ? "" : NEEDS_RUNNER}`,
 		async () => {
 			const asks: ScriptConfig["children"] = {
