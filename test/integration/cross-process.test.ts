@@ -152,27 +152,32 @@ describe("askers in other processes reach the host's dialogs", () => {
 		world = undefined;
 	});
 
+	/** A host whose model launches the planner as a background child (async: true); resolves once the main turn has ended. */
+	async function launchBackgroundPlanner() {
+		piEnv = createPiEnv({
+			agents: ["checkpoint-planner"],
+			script: {
+				main: { subagent: { agent: "checkpoint-planner", task: "Plan the storage layer.", async: true } },
+				children: { "checkpoint-planner": { questions: [{ question: "Which storage backend?", options: ["sqlite", "postgres"] }] } },
+			},
+		});
+		const host = PiRpc.start(piEnv, { subagents: true });
+		pi = host;
+		await hostEndpoint(piEnv, FIRST_DIALOG_MS);
+		const start = host.mark();
+		await host.prompt("Plan the storage layer in the background.");
+		// The launch returns at once and the main turn ends: the child runs detached.
+		const launched = await host.waitForToolEnd("subagent", { from: start, timeoutMs: FIRST_DIALOG_MS });
+		expect(launched.isError, resultText(launched.result)).toBe(false);
+		const runId = launched.result?.details?.asyncId as string;
+		expect(runId, "the launch names its background run").toBeTypeOf("string");
+		return { runId, start, settled: await host.waitForSettled({ from: start }), host, env: piEnv };
+	}
+
 	it.skipIf(!BACKGROUND_CHILDREN)(
 		`a background child (async: true) asks from its runner process; the answer reaches it and its result reaches the main session ${BACKGROUND_CHILDREN ? "" : NEEDS_RUNNER}`,
 		async () => {
-			piEnv = createPiEnv({
-				agents: ["checkpoint-planner"],
-				script: {
-					main: { subagent: { agent: "checkpoint-planner", task: "Plan the storage layer.", async: true } },
-					children: { "checkpoint-planner": { questions: [{ question: "Which storage backend?", options: ["sqlite", "postgres"] }] } },
-				},
-			});
-			pi = PiRpc.start(piEnv, { subagents: true });
-			await hostEndpoint(piEnv, FIRST_DIALOG_MS);
-			const start = pi.mark();
-			await pi.prompt("Plan the storage layer in the background.");
-
-			// The launch returns at once and the main turn ends: the child runs detached.
-			const launched = await pi.waitForToolEnd("subagent", { from: start, timeoutMs: FIRST_DIALOG_MS });
-			expect(launched.isError, resultText(launched.result)).toBe(false);
-			const runId = launched.result?.details?.asyncId as string;
-			expect(runId, "the launch names its background run").toBeTypeOf("string");
-			const settled = await pi.waitForSettled({ from: start });
+			const { runId, settled, host: pi, env: piEnv } = await launchBackgroundPlanner();
 			const afterTurn = pi.frames.indexOf(settled) + 1;
 
 			const dialog = await pi.waitForDialog({ from: afterTurn, timeoutMs: FIRST_DIALOG_MS, failOn: () => false });
@@ -209,32 +214,19 @@ describe("askers in other processes reach the host's dialogs", () => {
 	it.skipIf(!BACKGROUND_CHILDREN)(
 		`a background child keeps its question across a host killed (SIGKILL) and started again in the same directory; the answer reaches the child ${BACKGROUND_CHILDREN ? "" : NEEDS_RUNNER}`,
 		async () => {
-			piEnv = createPiEnv({
-				agents: ["checkpoint-planner"],
-				script: {
-					main: { subagent: { agent: "checkpoint-planner", task: "Plan the storage layer.", async: true } },
-					children: { "checkpoint-planner": { questions: [{ question: "Which storage backend?", options: ["sqlite", "postgres"] }] } },
-				},
-			});
-			pi = PiRpc.start(piEnv, { subagents: true });
-			await hostEndpoint(piEnv, FIRST_DIALOG_MS);
-			const start = pi.mark();
-			await pi.prompt("Plan the storage layer in the background.");
-			const launched = await pi.waitForToolEnd("subagent", { from: start, timeoutMs: FIRST_DIALOG_MS });
-			const runId = launched.result?.details?.asyncId as string;
-			const settled = await pi.waitForSettled({ from: start });
-			const dialog = await pi.waitForDialog({ from: pi.frames.indexOf(settled) + 1, timeoutMs: FIRST_DIALOG_MS, failOn: () => false });
+			const { runId, settled, host, env } = await launchBackgroundPlanner();
+			const dialog = await host.waitForDialog({ from: host.frames.indexOf(settled) + 1, timeoutMs: FIRST_DIALOG_MS, failOn: () => false });
 			const title = parseRemoteTitle(dialog);
-			pi.kill("SIGKILL");
-			await pi.exited;
+			host.kill("SIGKILL");
+			await host.exited;
 
-			pi = PiRpc.start(piEnv, { subagents: true, args: ["--name", "host-again"] });
+			pi = PiRpc.start(env, { subagents: true, args: ["--name", "host-again"] });
 			const again = await pi.waitForDialog({ timeoutMs: FIRST_DIALOG_MS, failOn: () => false });
 			expect(again.title).toBe(`[${title.label} (pid ${title.pid}) · asked before the restart] Which storage backend?`);
 			pi.answer(again, "postgres");
 			const written = () => {
 				try {
-					return childAskEnvelopes(piEnv!, runId)[0];
+					return childAskEnvelopes(env, runId)[0];
 				} catch {
 					return undefined; // the child's transcript is not written yet
 				}
