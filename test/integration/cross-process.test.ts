@@ -408,23 +408,30 @@ describe("askers in other processes reach the host's dialogs", () => {
 		});
 	});
 
-	it("with CHECKPOINT_BRIDGE_HOST_GRACE_MS=0, the host process killed (SIGKILL) while a remote asker's dialog is open: the asker gets no-host in under 2 s", async () => {
-		piEnv = createPiEnv({ env: { CHECKPOINT_BRIDGE_HOST_GRACE_MS: "0" } });
-		const events = join(piEnv.root, "asker-events.jsonl");
-		// The host's model runs the asker with its bash tool, so the asker inherits the host's environment.
+	/** A host whose model starts a `pi --mode json` asker with its bash tool (so it inherits the host's environment); resolves once the asker's dialog is open. */
+	async function hostWithAskerWaiting(env: Record<string, string> = {}) {
+		const tree = createPiEnv({ env });
+		piEnv = tree;
+		const events = join(tree.root, "asker-events.jsonl");
 		const asker = [NODE_BIN, PI_CLI, ...baseArgs(), "--mode", "json", "ask the human"].map(quote).join(" ");
-		piEnv.writeScript({
+		tree.writeScript({
 			prompts: {
 				"start the asker": { bash: { command: `exec ${asker} < /dev/null > ${quote(events)} 2> ${quote(`${events}.stderr`)}` } },
 				"ask the human": { ask: { questions: [{ question: "Proceed with the rollback?", options: ["yes", "no"] }] } },
 			},
 		});
-		pi = PiRpc.start(piEnv, { args: ["--name", "rpc-host"] });
-		await hostEndpoint(piEnv);
-		const start = pi.mark();
-		await pi.prompt("start the asker");
-		await pi.waitFor((f) => f.type === "tool_execution_start" && f.toolName === "bash", { from: start, what: "the bash call" });
-		const dialog = await pi.waitForDialog({ from: start, timeoutMs: 60_000 });
+		const host = PiRpc.start(tree, { args: ["--name", "rpc-host"] });
+		pi = host;
+		await hostEndpoint(tree);
+		const start = host.mark();
+		await host.prompt("start the asker");
+		await host.waitFor((f) => f.type === "tool_execution_start" && f.toolName === "bash", { from: start, what: "the bash call" });
+		const dialog = await host.waitForDialog({ from: start, timeoutMs: 60_000 });
+		return { host, events, dialog, env: tree };
+	}
+
+	it("with CHECKPOINT_BRIDGE_HOST_GRACE_MS=0, the host process killed (SIGKILL) while a remote asker's dialog is open: the asker gets no-host in under 2 s", async () => {
+		const { host: pi, events, dialog } = await hostWithAskerWaiting({ CHECKPOINT_BRIDGE_HOST_GRACE_MS: "0" });
 		const title = parseRemoteTitle(dialog);
 		expect(title.question).toBe("Proceed with the rollback?");
 		expect(title.pid).not.toBe(pi.pid);
@@ -451,29 +458,16 @@ describe("askers in other processes reach the host's dialogs", () => {
 		await until(() => (askerEvents().at(-1)?.type === "agent_settled" ? true : undefined), 30_000, "the asker's run to settle", 50);
 	});
 	it("the host process killed (SIGKILL) while a pi asker waits: a new host started in the same directory shows the question within 5 s, marked as asked before the restart, and the answer reaches the asker", async () => {
-		piEnv = createPiEnv();
-		const events = join(piEnv.root, "asker-events.jsonl");
-		const asker = [NODE_BIN, PI_CLI, ...baseArgs(), "--mode", "json", "ask the human"].map(quote).join(" ");
-		piEnv.writeScript({
-			prompts: {
-				"start the asker": { bash: { command: `exec ${asker} < /dev/null > ${quote(events)} 2> ${quote(`${events}.stderr`)}` } },
-				"ask the human": { ask: { questions: [{ question: "Proceed with the rollback?", options: ["yes", "no"] }] } },
-			},
-		});
-		pi = PiRpc.start(piEnv, { args: ["--name", "rpc-host"] });
-		await hostEndpoint(piEnv);
-		const start = pi.mark();
-		await pi.prompt("start the asker");
-		const dialog = await pi.waitForDialog({ from: start, timeoutMs: 60_000 });
+		const { host, events, dialog, env } = await hostWithAskerWaiting();
 		const title = parseRemoteTitle(dialog);
 		strays.add(title.pid);
-		pi.kill("SIGKILL");
-		await pi.exited;
+		host.kill("SIGKILL");
+		await host.exited;
 
 		// The asker keeps its question; pi started again in the same directory (nothing passes it the old variable) shows it.
 		const startedAt = Date.now();
-		pi = PiRpc.start(piEnv, { args: ["--name", "rpc-host-again"] });
-		const advert = advertPath(advertDir(piEnv.env.TMPDIR!), piEnv.cwd);
+		pi = PiRpc.start(env, { args: ["--name", "rpc-host-again"] });
+		const advert = advertPath(advertDir(env.env.TMPDIR!), env.cwd);
 		const advertisedAt = await until(
 			() => (existsSync(advert) && JSON.parse(readFileSync(advert, "utf8")).pid === pi!.pid ? Date.now() : undefined),
 			90_000,
