@@ -125,6 +125,17 @@ describe("a host is found through its advertisement", () => {
 	});
 });
 
+/** An advertisement of a host that is alive until its `child` is killed, naming an endpoint directory as a host leaves it. */
+async function deadHostAdvertised() {
+	const found = await place();
+	const child = sleeper();
+	const leftover = path.join(found.runtime, "checkpoint-bridge-dead");
+	await mkdir(leftover, { mode: 0o700 });
+	await writeFile(path.join(leftover, "token"), "t".repeat(43), { mode: 0o600 });
+	const advert = await advertiseEndpoint(path.join(leftover, "socket"), { cwd: found.cwd, env: found.env, pid: child.pid! });
+	return { ...found, child, leftover, advert };
+}
+
 describe("an advertisement that is not to be trusted is ignored", () => {
 	it("a group- or world-writable file, an open directory, a link: each ignored", async () => {
 		const { runtime, cwd, env } = await place();
@@ -147,12 +158,7 @@ describe("an advertisement that is not to be trusted is ignored", () => {
 	});
 
 	it("a dead host's advertisement is skipped and removed, with the endpoint directory it left behind", async () => {
-		const { runtime, cwd, env } = await place();
-		const child = sleeper();
-		const leftover = path.join(runtime, "checkpoint-bridge-dead1");
-		await mkdir(leftover, { mode: 0o700 });
-		await writeFile(path.join(leftover, "token"), "t".repeat(43), { mode: 0o600 });
-		const advert = await advertiseEndpoint(path.join(leftover, "socket"), { cwd, env, pid: child.pid! });
+		const { cwd, env, child, leftover, advert } = await deadHostAdvertised();
 		expect(findHostEndpoint({ env, cwd })?.socketPath).toBe(path.join(leftover, "socket"));
 		child.kill("SIGKILL");
 		await exited(child);
@@ -162,12 +168,7 @@ describe("an advertisement that is not to be trusted is ignored", () => {
 	});
 
 	it("a new host in the directory cleans a dead host's left-over endpoint directory", async () => {
-		const { runtime, cwd, env } = await place();
-		const child = sleeper();
-		const leftover = path.join(runtime, "checkpoint-bridge-dead2");
-		await mkdir(leftover, { mode: 0o700 });
-		await writeFile(path.join(leftover, "token"), "t".repeat(43), { mode: 0o600 });
-		await advertiseEndpoint(path.join(leftover, "socket"), { cwd, env, pid: child.pid! });
+		const { runtime, cwd, env, child, leftover } = await deadHostAdvertised();
 		child.kill("SIGKILL");
 		await exited(child);
 		const { endpoint } = await hostIn(cwd, { ...env });
