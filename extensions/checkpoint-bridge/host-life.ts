@@ -80,8 +80,13 @@ export function hostLife(options: HostLifeOptions): HostLife {
 			// Processes this host spawns (background sub-agents, pi -p runs) reach it through a local socket.
 			// Awaited: pi waits for session_start, so nothing the session spawns can miss the variable.
 			if (role)
-				await ensureProcessEndpoint(handle).catch((error: unknown) =>
-					ctx.ui.notify(`checkpoint-bridge: cannot serve other processes: ${error instanceof Error ? error.message : String(error)}`, "warning"),
+				await ensureProcessEndpoint(handle).then(
+					// The variable still reaches what this host spawns; a restarted host's askers and tools outside pi will not find it.
+					(endpoint) =>
+						endpoint.advertProblem &&
+						ctx.ui.notify(`checkpoint-bridge: other processes in this directory cannot find this host: ${endpoint.advertProblem}`, "warning"),
+					(error: unknown) =>
+						ctx.ui.notify(`checkpoint-bridge: cannot serve other processes: ${error instanceof Error ? error.message : String(error)}`, "warning"),
 				);
 			if (!role) return;
 			// Askers on other machines reach it through a NATS room, when one is configured (ADR-0009).

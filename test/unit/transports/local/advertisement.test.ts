@@ -20,6 +20,7 @@ import { askRemote } from "../../../../extensions/checkpoint-bridge/transports/l
 import { closePooledConnections } from "../../../../extensions/checkpoint-bridge/transports/local/pool.ts";
 import { startEndpoint } from "../../../../extensions/checkpoint-bridge/transports/local/server.ts";
 import { dialogFeed } from "../../support/dialog-feed.ts";
+import { loadExtensionCopy, playSession } from "../../support/fake-pi.ts";
 import { fakeUI } from "../../support/fake-ui.ts";
 
 const AS_ROOT: (name: string, test: () => Promise<void>) => void =
@@ -202,5 +203,28 @@ describe("an advertisement that is not to be trusted is ignored", () => {
 		expect(findHostEndpoint({ env, cwd })).toBeUndefined();
 		await expect(advertiseEndpoint(endpoint.endpoint, { cwd, env })).rejects.toThrow(/belongs to another user/);
 		await chown(advertDir(runtime), 0, 0);
+	});
+});
+
+describe("a host that cannot advertise", () => {
+	it("tells its human that other processes in the directory cannot find it, and serves what it spawns through the variable", async () => {
+		const { runtime } = await place();
+		await mkdir(advertDir(runtime), { mode: 0o700 });
+		await chmod(advertDir(runtime), 0o777);
+		const before = process.env.XDG_RUNTIME_DIR;
+		process.env.XDG_RUNTIME_DIR = runtime;
+		cleanups.push(async () => {
+			if (before === undefined) delete process.env.XDG_RUNTIME_DIR;
+			else process.env.XDG_RUNTIME_DIR = before;
+		});
+		const fake = fakeUI();
+		const session = playSession(await loadExtensionCopy(), { sessionId: "host", ui: fake.ui });
+		cleanups.push(() => session.shutdown("quit"));
+		await session.start();
+		expect(process.env[ENDPOINT_ENV]).toBeTruthy();
+		expect(fake.notices).toContainEqual({
+			message: expect.stringMatching(/^checkpoint-bridge: other processes in this directory cannot find this host: .*is open to other users/),
+			type: "warning",
+		});
 	});
 });
