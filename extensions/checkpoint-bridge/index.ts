@@ -11,6 +11,7 @@ import { callBudget, readConfig } from "./core/config.ts";
 import { formsElsewhere } from "./core/elsewhere.ts";
 import { activeAgentOf, askerIdentity } from "./core/identity.ts";
 import type { RelayProgress } from "./core/protocol.ts";
+import { terminalHere } from "./core/screens.ts";
 import { sharedHandle } from "./core/shared-handle.ts";
 import { reportToolMissing } from "./core/tool-missing.ts";
 import { hostLife } from "./host-life.ts";
@@ -73,7 +74,8 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 			reportToolMissing(handle, activeAgentOf(ctx.getSystemPrompt?.()) ?? askerIdentity(pi.getSessionName(), sessionId).label, TOOL_NAME);
 		if (!relayed) await host.claim(ctx, sessionId);
 		// Other ask tools' forms open in this terminal show on the web page too (interop/); elsewhere they ride the relay.
-		if (pi.events && ctx.mode === "tui" && !relayed && !stopFormsOnPage) {
+		// A foreground child of a terminal host (relayed in mode "tui", ADR-0015) draws its forms in that terminal: they show too.
+		if (pi.events && ctx.mode === "tui" && !stopFormsOnPage) {
 			const stops = [piAgentAskOnPage(pi.events, formsElsewhere()), rpivOnPage(pi.events, formsElsewhere())];
 			stopFormsOnPage = () => stops.forEach((stop) => stop());
 		}
@@ -165,6 +167,8 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 			budgetMs: () => readConfig().callTimeoutMs,
 			// Along the way a dialog goes: the bus, the local endpoint, or the NATS room.
 			notify: (asker, message, type) => noticeAlong(routeNow(), { asker, message, type }, { handle, loadNats }),
+			// A child's own components reach the host's terminal only when that terminal is in this process (ADR-0015).
+			terminalHere: () => terminalHere() && routeNow().kind === "host",
 		}),
 	);
 }

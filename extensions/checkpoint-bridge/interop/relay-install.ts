@@ -4,7 +4,7 @@
  * `ExtensionRunner.prototype.setUIContext` is wrapped, once per process. A runner bound with no UI
  * whose extensions include a copy of checkpoint-bridge (found by the tool definition each copy
  * registers, which pi keeps as it was given) is handed that copy's relayed UI in mode "rpc", when the copy says a host is
- * reachable; every other call passes through untouched. Module copies cooperate through one
+ * reachable (in mode "tui" when the relayed UI says so: a foreground child of a terminal host, ADR-0015); every other call passes through untouched. Module copies cooperate through one
  * process-global slot, as the bus does. See ADR-0012.
  */
 
@@ -17,8 +17,14 @@ interface RunnerLike {
 	getUIContext?(): object;
 }
 
-/** Called with the runner's no-op UI: the relayed UI to bind instead, or undefined to leave the runner as it is. */
-export type RelayBinder = (noUI: object) => object | undefined;
+/** The mode a relayed UI is bound with, when it says one (RELAY_MODE); "rpc" when it says none. */
+export type RelayMode = "rpc" | "tui";
+
+/** Key under which a relayed UI says the mode it is bound with: "tui" for a foreground child of a terminal host (ADR-0015). */
+export const RELAY_MODE = Symbol.for("checkpoint-bridge.relay-mode");
+
+/** Called with the runner's no-op UI and the runner: the relayed UI to bind instead, or undefined to leave the runner as it is. */
+export type RelayBinder = (noUI: object, runner: object) => object | undefined;
 
 /** What every copy shares. */
 interface RelaySlot {
@@ -85,8 +91,8 @@ export function installRelay(prototype: unknown, marker: object, binder: RelayBi
 			const bind = binderOf(slot, this);
 			// pi's own no-op UI, now bound: the relayed UI keeps every method of it.
 			const noUI = bind && typeof this.getUIContext === "function" ? this.getUIContext() : undefined;
-			const relayed = noUI ? bind!(noUI) : undefined;
-			if (relayed) original.call(this, relayed, "rpc");
+			const relayed = noUI ? bind!(noUI, this) : undefined;
+			if (relayed) original.call(this, relayed, (relayed as Record<symbol, unknown>)[RELAY_MODE] === "tui" ? "tui" : "rpc");
 		} catch {
 			// The relay is a courtesy: a runner it cannot serve stays as pi bound it.
 		}

@@ -1,0 +1,125 @@
+/**
+ * `ctx.ui.custom` in a session with the relayed UI (ADR-0015). In a foreground child of a TUI host
+ * (the same process) the child's component is one request of the host's queue: its factory waits in
+ * the process's child screens (core/screens.ts) under a token the request's one question carries,
+ * the host's terminal draws it when its turn comes, and what the component hands to `done()` comes
+ * back; a request that ends otherwise (its budget, the child's abort, the host's end, the human's
+ * dismiss, the per-asker cap) is a closed component, `undefined`. Anywhere else a component cannot be
+ * drawn: `custom()` gives `undefined`, as pi does in RPC mode, and the host gets one notice per child
+ * naming the extension that asked.
+ */
+import { nanoid } from "nanoid";
+import type { CallOptions } from "../core/call.ts";
+import type { AskerIdentity } from "../core/identity.ts";
+import { type ScreenFactory, screens } from "../core/screens.ts";
+import { DIALOG_LIMITS } from "../model/limits.ts";
+import type { Envelope } from "../model/result.ts";
+import { capLength, sanitiseText } from "../model/sanitise.ts";
+
+/** What a child's `custom()` needs from the extension copy that relays it. */
+export interface ScreenDeps {
+	/** Who asks, read when the component is asked for. */
+	asker(): AskerIdentity;
+	/** Carries one call to the host. Never rejects. */
+	ask(options: CallOptions): Promise<Envelope>;
+	/** Longest a component waits and stays open, queue included, in ms (pi's `custom()` takes no timeout). */
+	budgetMs(): number;
+	/** Hands a notice to the host, prefixed with who sends it. */
+	notify(asker: AskerIdentity, message: string, type: "info" | "warning" | "error"): void;
+	/** Whether a host's terminal in this process draws child screens now. */
+	terminalHere(): boolean;
+	/** The child's abort signal now (its agent's run), if any: aborting it closes the component. @default none */
+	signal?(): AbortSignal | undefined;
+}
+
+/** pi's `custom()` as the relayed UI has it. */
+export type RelayedCustom = (factory: unknown, options?: unknown) => Promise<unknown>;
+
+/** Our own files and pi's: a stack frame in these is never the extension that asked. */
+const OWN_OR_PI = /checkpoint-bridge[\\/]extensions[\\/]checkpoint-bridge[\\/]|[\\/]node_modules[\\/]@(earendil-works|mariozechner)[\\/]|^node:|[\\/]jiti[\\/]/;
+
+/**
+ * The extension whose code called `custom()`, from the call's stack: the first frame outside this
+ * extension and pi, as its npm package name when it is one, else its file's name; "an extension" when
+ * none is found.
+ */
+export function callerExtension(stack: string | undefined): string {
+	for (const line of (stack ?? "").split("\n").slice(1)) {
+		const file = /\(?((?:file:\/\/)?[^\s()]+?):\d+:\d+\)?\s*$/.exec(line.trim())?.[1]?.replace(/^file:\/\//, "");
+		if (!file || OWN_OR_PI.test(file)) continue;
+		const packaged = /[\\/]node_modules[\\/]((?:@[^\\/]+[\\/])?[^\\/]+)[\\/]/.exec(file)?.[1];
+		const name = packaged?.replace(/\\/g, "/") ?? file.split(/[\\/]/).pop() ?? "";
+		const shown = capLength(sanitiseText(name), 100).trim();
+		if (shown) return shown;
+	}
+	return "an extension";
+}
+
+/** One notice per child (per relayed UI) that its extension's screen could not be shown. */
+function unshownNotice(deps: Pick<ScreenDeps, "asker" | "notify">): (extension: string, why: string) => void {
+	let told = false;
+	return (extension, why) => {
+		if (told) return;
+		told = true;
+		try {
+			deps.notify(deps.asker(), `${extension} asked to show its own screen, which ${why}; it got nothing, as if closed.`, "warning");
+		} catch {
+			// A notice is a courtesy.
+		}
+	};
+}
+
+/** Why a child's screen is not drawn where the host has no terminal in this process. */
+const NO_TERMINAL_HERE = "cannot reach the host from here (only pi's dialogs do: a component is drawn only in a terminal host's own process)";
+
+/** `custom()` where no component can be drawn (RPC hosts, other processes, other machines): undefined, and the one notice. */
+export function unshownCustom(deps: Pick<ScreenDeps, "asker" | "notify">): RelayedCustom {
+	const tell = unshownNotice(deps);
+	return async () => {
+		tell(callerExtension(new Error().stack), NO_TERMINAL_HERE);
+		return undefined;
+	};
+}
+
+/** The question a child's screen is in the host's queue: a confirm titled with the extension, its `id` the screen's token. */
+const screenQuestion = (extension: string, token: string) => ({
+	question: capLength(`${extension} shows its own screen in the terminal`, DIALOG_LIMITS.question),
+	kind: "confirm" as const,
+	dialog: "custom" as const,
+	id: token,
+});
+
+/** `custom()` in a foreground child of a TUI host: the child's component, drawn in the host's terminal in its turn. */
+export function relayedCustom(deps: ScreenDeps): RelayedCustom {
+	const tell = unshownNotice(deps);
+	return async (factory, options) => {
+		const extension = callerExtension(new Error().stack);
+		if (typeof factory !== "function") return undefined;
+		// The host went, or is no terminal any more: nothing can draw it.
+		if (!deps.terminalHere()) {
+			tell(extension, NO_TERMINAL_HERE);
+			return undefined;
+		}
+		const open = screens().open;
+		const token = nanoid();
+		const given = typeof options === "object" && options !== null ? (options as Record<string, unknown>) : {};
+		open.set(token, { factory: factory as ScreenFactory, options: given, extension });
+		try {
+			const budgetMs = deps.budgetMs();
+			const signal = deps.signal?.();
+			const envelope = await deps.ask({
+				asker: deps.asker(),
+				questions: [screenQuestion(extension, token)],
+				budgetMs,
+				dialogTimeoutMs: budgetMs,
+				...(signal ? { signal } : {}),
+			});
+			const result = open.get(token)?.result;
+			return envelope.status === "ok" && result ? result.value : undefined;
+		} catch {
+			return undefined;
+		} finally {
+			open.delete(token);
+		}
+	};
+}
