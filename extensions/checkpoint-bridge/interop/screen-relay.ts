@@ -8,6 +8,7 @@
  * drawn: `custom()` gives `undefined`, as pi does in RPC mode, and the host gets one notice per child
  * naming the extension that asked.
  */
+import { fileURLToPath } from "node:url";
 import { nanoid } from "nanoid";
 import type { CallOptions } from "../core/call.ts";
 import type { AskerIdentity } from "../core/identity.ts";
@@ -35,8 +36,19 @@ export interface ScreenDeps {
 /** pi's `custom()` as the relayed UI has it. */
 export type RelayedCustom = (factory: unknown, options?: unknown) => Promise<unknown>;
 
-/** Our own files and pi's: a stack frame in these is never the extension that asked. */
-const OWN_OR_PI = /checkpoint-bridge[\\/]extensions[\\/]checkpoint-bridge[\\/]|[\\/]node_modules[\\/]@(earendil-works|mariozechner)[\\/]|^node:|[\\/]jiti[\\/]/;
+/** This extension's own directory: a stack frame in it is never the extension that asked. */
+const OWN_DIR = (() => {
+	try {
+		return fileURLToPath(new URL("../", import.meta.url));
+	} catch {
+		return undefined;
+	}
+})();
+
+/** pi's own code (its dist, not its examples), Node's and the TypeScript loader's: never the extension that asked. */
+const PI_OR_NODE = /[\\/]node_modules[\\/](@(earendil-works|mariozechner)[\\/][^\\/]+[\\/]dist|jiti)[\\/]|^node:|^internal[\\/]/;
+/** pi's own packages: an extension among their examples is named by its file. */
+const PI_PACKAGE = /^@(earendil-works|mariozechner)\//;
 
 /**
  * The extension whose code called `custom()`, from the call's stack: the first frame outside this
@@ -46,9 +58,11 @@ const OWN_OR_PI = /checkpoint-bridge[\\/]extensions[\\/]checkpoint-bridge[\\/]|[
 export function callerExtension(stack: string | undefined): string {
 	for (const line of (stack ?? "").split("\n").slice(1)) {
 		const file = /\(?((?:file:\/\/)?[^\s()]+?):\d+:\d+\)?\s*$/.exec(line.trim())?.[1]?.replace(/^file:\/\//, "");
-		if (!file || OWN_OR_PI.test(file)) continue;
-		const packaged = /[\\/]node_modules[\\/]((?:@[^\\/]+[\\/])?[^\\/]+)[\\/]/.exec(file)?.[1];
-		const name = packaged?.replace(/\\/g, "/") ?? file.split(/[\\/]/).pop() ?? "";
+		if (!file || PI_OR_NODE.test(file) || (OWN_DIR !== undefined && file.startsWith(OWN_DIR))) continue;
+		// The innermost package the file is in.
+		const packaged = [...file.matchAll(/[\\/]node_modules[\\/]((?:@[^\\/]+[\\/])?[^\\/]+)[\\/]/g)].pop()?.[1];
+		const pkg = packaged?.replace(/\\/g, "/");
+		const name = pkg && !PI_PACKAGE.test(pkg) ? pkg : (file.split(/[\\/]/).pop() ?? "");
 		const shown = capLength(sanitiseText(name), 100).trim();
 		if (shown) return shown;
 	}

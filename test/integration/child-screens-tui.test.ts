@@ -1,0 +1,183 @@
+/**
+ * A foreground child's own screens (`ctx.ui.custom`) drawn in the host's real TUI (tmux), with the
+ * real pi-subagents and CHECKPOINT_BRIDGE_RELAY_DIALOGS=1 (ADR-0015), on the pi under test: pi's
+ * example `question.ts` and `questionnaire.ts`, and rpiv-ask-user-question's tabbed form, each in a
+ * child whose agent file loads it, answered with the keys a person would press. The screen of every
+ * step is written under .tmp/child-screens-tui/pi-<version>/ (the path is printed).
+ */
+import { dirname, join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { installRelayAgent } from "./fixtures/relay-agent.ts";
+import { baseArgs, childTranscripts, createPiEnv, NODE_BIN, PI_CLI, PI_VERSION, type PiEnv, REPO_ROOT, toolResultsIn } from "./harness/pi-cli.ts";
+import { ScreenCaptures, squeezed, TmuxSession, tmuxAvailable } from "./harness/tmux.ts";
+
+const hasTmux = tmuxAvailable();
+/** pi's own example extensions, of the pi under test. */
+const EXAMPLES = join(dirname(dirname(PI_CLI)), "examples/extensions");
+const QUESTION_EXT = join(EXAMPLES, "question.ts");
+const QUESTIONNAIRE_EXT = join(EXAMPLES, "questionnaire.ts");
+const RPIV_EXT = join(REPO_ROOT, "node_modules/@juicesharp/rpiv-ask-user-question/index.ts");
+/** pi and pi-subagents load slowly on a busy machine (they compile their TypeScript on start). */
+const BOOT_MS = 90_000;
+/** The line the host draws above a child's screen while keys do not reach it yet. */
+const GUARDED = "keys reach it in a moment";
+
+const quote = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
+const captures = new ScreenCaptures(join(REPO_ROOT, ".tmp", "child-screens-tui", `pi-${PI_VERSION}`));
+afterAll(() => {
+	if (captures.files.length) console.log(captures.report(`child-screens-tui.test.ts (pi ${PI_VERSION})`));
+});
+
+/** Resolves once `check()` holds (polled every 100 ms). */
+async function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
+	for (const deadline = Date.now() + timeoutMs; !check(); ) {
+		if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+		await new Promise((resolve) => setTimeout(resolve, 100));
+	}
+}
+
+/** Every result of `tool` in the children's transcripts. */
+const childResults = (piEnv: PiEnv, tool: string) => childTranscripts(piEnv).flatMap((t) => toolResultsIn(t.records, tool));
+
+/** The questionnaire of questionnaire.ts: two questions, so it shows tabs. */
+const SURVEY = {
+	questions: [
+		{
+			id: "scope",
+			label: "Scope",
+			prompt: "How big is the change?",
+			options: [
+				{ value: "small", label: "Small" },
+				{ value: "large", label: "Large" },
+			],
+		},
+		{
+			id: "when",
+			label: "When",
+			prompt: "When does it ship?",
+			options: [
+				{ value: "now", label: "Now" },
+				{ value: "later", label: "Later" },
+			],
+		},
+	],
+};
+
+/** rpiv-ask-user-question's form: two questions, so it shows its tabs. */
+const RPIV_QUESTIONS = {
+	questions: [
+		{
+			question: "Which database?",
+			header: "DB",
+			options: [
+				{ label: "sqlite", description: "a file" },
+				{ label: "postgres", description: "a server" },
+			],
+		},
+		{
+			question: "Which cache?",
+			header: "Cache",
+			options: [
+				{ label: "none", description: "no cache" },
+				{ label: "redis", description: "a server" },
+			],
+		},
+	],
+};
+
+const COLOURS = { question: "Which colour?", options: [{ label: "Red" }, { label: "Green" }, { label: "Blue" }] };
+
+describe.skipIf(!hasTmux)(
+	`a foreground child's own screens in the host's real TUI, pi ${PI_VERSION}${hasTmux ? "" : " (skipped: tmux is not installed)"}`,
+	() => {
+		let session: TmuxSession | undefined;
+		let piEnv: PiEnv | undefined;
+		afterAll(async () => {
+			await session?.dispose();
+			piEnv?.cleanup();
+		});
+
+		/** The host pi with pi-subagents in tmux, started by the first test that needs it, ready for a prompt. */
+		async function host(): Promise<{ session: TmuxSession; piEnv: PiEnv }> {
+			if (session && piEnv) return { session, piEnv };
+			piEnv = createPiEnv({
+				script: {
+					prompts: {
+						pick: { subagent: { agent: "picker", task: "Ask which colour." } },
+						survey: { subagent: { agent: "surveyor", task: "Ask about the change." } },
+						rpiv: { subagent: { agent: "rpiv-child", task: "Ask which database." } },
+						both: { subagent: { agent: "picker", task: "Ask which colour." }, ask: { questions: [{ question: "Deploy today?", options: ["yes", "no"] }] } },
+					},
+					childCalls: {
+						picker: { tool: "question", arguments: COLOURS },
+						surveyor: { tool: "questionnaire", arguments: SURVEY },
+						"rpiv-child": { tool: "ask_user_question", arguments: RPIV_QUESTIONS },
+					},
+				},
+				env: { CHECKPOINT_BRIDGE_RELAY_DIALOGS: "1" },
+			});
+			installRelayAgent(piEnv.agentDir, "picker", QUESTION_EXT);
+			installRelayAgent(piEnv.agentDir, "surveyor", QUESTIONNAIRE_EXT);
+			installRelayAgent(piEnv.agentDir, "rpiv-child", RPIV_EXT);
+			const envPart = Object.entries({ ...piEnv.env, TERM: "xterm-256color" }).map(([key, value]) => `${key}=${quote(String(value))}`);
+			const piPart = [NODE_BIN, PI_CLI, ...baseArgs({ subagents: true }), "--name", "tui-host"].map(quote);
+			session = new TmuxSession();
+			await session.start({ command: `env -i ${envPart.join(" ")} ${piPart.join(" ")} 2>/dev/null; sleep 30`, cwd: piEnv.cwd, width: 150, height: 50 });
+			await session.waitFor(/faux-1/, BOOT_MS, "pi's footer");
+			return { session, piEnv };
+		}
+
+		/** Sends the prompt; pi drops an Enter pressed while its startup is still in progress, so Enter is pressed until `started` shows. */
+		async function prompt(tmux: TmuxSession, text: string, started: string | RegExp): Promise<string> {
+			await tmux.type(text);
+			for (let attempt = 0; ; attempt++) {
+				await tmux.keys("Enter");
+				try {
+					return await tmux.waitFor(started, 20_000, "the child's screen");
+				} catch (error) {
+					if (attempt >= 3) throw error;
+				}
+			}
+		}
+
+		/** Waits until the child's screen takes keys (the host's key guard is over). */
+		async function takesKeys(tmux: TmuxSession): Promise<string> {
+			for (const deadline = Date.now() + 5_000; ; ) {
+				const screen = await tmux.screen();
+				if (!screen.includes(GUARDED)) return screen;
+				if (Date.now() > deadline) throw new Error(`the child's screen never took keys:\n${screen}`);
+				await new Promise((resolve) => setTimeout(resolve, 50));
+			}
+		}
+
+		it("pi's question.ts in a child: drawn in the host's terminal under who asks; Down and Enter reach it as its second option; Esc as its own cancel, and it leaves the screen", async () => {
+			const { session: tmux, piEnv: env } = await host();
+			let screen = await prompt(tmux, "pick", "question.ts's own screen");
+			captures.save("question-guarded", screen);
+			expect(screen).toContain("[subagent-picker] · question.ts's own screen");
+			screen = await takesKeys(tmux);
+			captures.save("question", screen);
+			expect(screen).toContain("Which colour?");
+			expect(screen).toMatch(/> 1\. Red/);
+			await tmux.keys("Down");
+			await tmux.waitFor(/> 2\. Green/, 5_000, "the cursor on Green");
+			await tmux.keys("Enter");
+			await until(() => childResults(env, "question").length === 1, 60_000, "the child's question result");
+			expect(childResults(env, "question")).toEqual(["User selected: 2. Green"]);
+			screen = await tmux.waitFor(/User selected: 2\. Green/, 30_000, "the subagent's output");
+			captures.save("question-answered", screen);
+			expect(screen).not.toContain("question.ts's own screen");
+
+			// The same question again, cancelled with Esc: the child's own cancel, and its screen is gone.
+			await prompt(tmux, "pick", "question.ts's own screen");
+			await takesKeys(tmux);
+			await tmux.keys("Escape");
+			await until(() => childResults(env, "question").length === 2, 60_000, "the second question result");
+			expect(childResults(env, "question")).toContain("User cancelled the selection");
+			screen = await tmux.waitFor(/User cancelled the selection/, 30_000, "the cancelled result");
+			captures.save("question-cancelled", screen);
+			expect(screen).not.toContain("question.ts's own screen");
+			expect(squeezed(screen)).not.toContain(squeezed("UI not available"));
+		});
+	},
+);
