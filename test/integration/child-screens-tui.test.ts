@@ -179,5 +179,95 @@ describe.skipIf(!hasTmux)(
 			expect(screen).not.toContain("question.ts's own screen");
 			expect(squeezed(screen)).not.toContain(squeezed("UI not available"));
 		});
+
+		it("pi's questionnaire.ts in a child: its tabs answered in the host's terminal", async () => {
+			const { session: tmux, piEnv: env } = await host();
+			await prompt(tmux, "survey", "questionnaire.ts's own screen");
+			let screen = await takesKeys(tmux);
+			captures.save("questionnaire", screen);
+			expect(screen).toContain("[subagent-surveyor] · questionnaire.ts's own screen");
+			expect(screen).toMatch(/Scope .*When .*Submit/);
+			// Small (Enter) moves to the next tab; Later (Down, Enter) to Submit; Enter submits.
+			await tmux.keys("Enter");
+			await tmux.waitFor("When does it ship?", 5_000, "the second tab");
+			await tmux.keys("Down");
+			await tmux.waitFor(/> 2\. Later/, 5_000, "the cursor on Later");
+			await tmux.keys("Enter");
+			screen = await tmux.waitFor("Ready to submit", 5_000, "the submit tab");
+			captures.save("questionnaire-submit", screen);
+			await tmux.keys("Enter");
+			await until(() => childResults(env, "questionnaire").length === 1, 60_000, "the child's questionnaire result");
+			expect(childResults(env, "questionnaire")).toEqual(["Scope: user selected: 1. Small\nWhen: user selected: 2. Later"]);
+			screen = await tmux.waitFor(/When: user selected: 2\. Later/, 30_000, "the subagent's output");
+			expect(screen).not.toContain("questionnaire.ts's own screen");
+		});
+
+		it("rpiv-ask-user-question's tabbed form in a child: answered in the host's terminal", async () => {
+			const { session: tmux, piEnv: env } = await host();
+			await prompt(tmux, "rpiv", "@juicesharp/rpiv-ask-user-question's own screen");
+			let screen = await takesKeys(tmux);
+			captures.save("rpiv", screen);
+			expect(screen).toContain("[subagent-rpiv-child] · @juicesharp/rpiv-ask-user-question's own screen");
+			expect(screen).toMatch(/DB .*Cache .*Submit/);
+			await tmux.keys("Down");
+			await tmux.waitFor(/❯ 2\. postgres/, 5_000, "the cursor on postgres");
+			await tmux.keys("Enter");
+			await tmux.waitFor("Which cache?", 5_000, "the second tab");
+			await tmux.keys("Down");
+			await tmux.waitFor(/❯ 2\. redis/, 5_000, "the cursor on redis");
+			await tmux.keys("Enter");
+			screen = await tmux.waitFor("Ready to submit your answers?", 5_000, "the review");
+			captures.save("rpiv-review", screen);
+			await tmux.keys("Enter");
+			await until(() => childResults(env, "ask_user_question").length === 1, 60_000, "the child's rpiv result");
+			const [result] = childResults(env, "ask_user_question");
+			expect(result).toContain('"Which database?"="postgres"');
+			expect(result).toContain('"Which cache?"="redis"');
+			screen = await tmux.waitFor(/Tool ask_user_question returned/, 30_000, "the subagent's output");
+			expect(screen).not.toContain("rpiv-ask-user-question's own screen");
+		});
+
+		it("the host's own ask_user_via_host form and a child's screen asked at once: one after the other, never on the screen together", async () => {
+			const { session: tmux, piEnv: env } = await host();
+			const greens = () => childResults(env, "question").filter((r) => r === "User selected: 2. Green").length;
+		const before = greens();
+			const FORM = "Deploy today?";
+			const SCREEN = "question.ts's own screen";
+			await prompt(tmux, "both", /Deploy today\?|question\.ts's own screen/);
+			const seen: string[] = [];
+			/** Answers what is on screen now; records which of the two it was, and that the other was not there. */
+			const answerShown = async () => {
+				for (const deadline = Date.now() + 30_000; ; ) {
+					const screen = await tmux.screen();
+					const form = /→ ○ yes/.test(screen);
+					const own = screen.includes(SCREEN);
+					expect(form && own, screen).toBe(false);
+					if (form && !seen.includes("form")) {
+						seen.push("form");
+						const shown = await tmux.formTakesKeys();
+						captures.save("both-form", shown);
+						expect(shown).toContain(FORM);
+						expect(shown).not.toContain(SCREEN);
+						return tmux.keys("Enter");
+					}
+					if (own && !seen.includes("screen")) {
+						seen.push("screen");
+						const shown = await takesKeys(tmux);
+						captures.save("both-screen", shown);
+						expect(shown).not.toMatch(/→ ○ yes/);
+						await tmux.keys("Down");
+						await tmux.waitFor(/> 2\. Green/, 5_000, "the cursor on Green");
+						return tmux.keys("Enter");
+					}
+					if (Date.now() > deadline) throw new Error(`neither the form nor the child's screen showed:\n${screen}`);
+					await new Promise((resolve) => setTimeout(resolve, 50));
+				}
+			};
+			await answerShown();
+			await answerShown();
+			expect([...seen].sort()).toEqual(["form", "screen"]);
+			await until(() => childResults(env, "question").length === before + 1, 60_000, "the child's question result");
+			expect(childResults(env, "question").at(-1)).toBe("User selected: 2. Green");
+		});
 	},
 );
