@@ -8,6 +8,7 @@
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { installRelayAgent } from "./fixtures/relay-agent.ts";
+import { cardGone, cardOf, HAS_CHROMIUM, launchBrowser, openTab, screenshot } from "./harness/browser.ts";
 import { baseArgs, childTranscripts, createPiEnv, NODE_BIN, PI_CLI, PI_VERSION, type PiEnv, REPO_ROOT, toolResultsIn } from "./harness/pi-cli.ts";
 import { ScreenCaptures, squeezed, TmuxSession, tmuxAvailable } from "./harness/tmux.ts";
 
@@ -21,6 +22,7 @@ const RPIV_EXT = join(REPO_ROOT, "node_modules/@juicesharp/rpiv-ask-user-questio
 const BOOT_MS = 90_000;
 /** The line the host draws above a child's screen while keys do not reach it yet. */
 const GUARDED = "keys reach it in a moment";
+const PAGE_URL = /http:\/\/127\.0\.0\.1:\d+\/t\/[A-Za-z0-9_-]{43}\//;
 
 const quote = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
 const captures = new ScreenCaptures(join(REPO_ROOT, ".tmp", "child-screens-tui", `pi-${PI_VERSION}`));
@@ -92,8 +94,12 @@ describe.skipIf(!hasTmux)(
 	() => {
 		let session: TmuxSession | undefined;
 		let piEnv: PiEnv | undefined;
+		/** The web page's address, as the host announced it at start. */
+		let pageUrl = "";
+		let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined;
 		afterAll(async () => {
 			await session?.dispose();
+			await browser?.close();
 			piEnv?.cleanup();
 		});
 
@@ -114,7 +120,7 @@ describe.skipIf(!hasTmux)(
 						"rpiv-child": { tool: "ask_user_question", arguments: RPIV_QUESTIONS },
 					},
 				},
-				env: { CHECKPOINT_BRIDGE_RELAY_DIALOGS: "1" },
+				env: { CHECKPOINT_BRIDGE_RELAY_DIALOGS: "1", CHECKPOINT_BRIDGE_WEB: "127.0.0.1:0" },
 			});
 			installRelayAgent(piEnv.agentDir, "picker", QUESTION_EXT);
 			installRelayAgent(piEnv.agentDir, "surveyor", QUESTIONNAIRE_EXT);
@@ -123,6 +129,8 @@ describe.skipIf(!hasTmux)(
 			const piPart = [NODE_BIN, PI_CLI, ...baseArgs({ subagents: true }), "--name", "tui-host"].map(quote);
 			session = new TmuxSession();
 			await session.start({ command: `env -i ${envPart.join(" ")} ${piPart.join(" ")} 2>/dev/null; sleep 30`, cwd: piEnv.cwd, width: 150, height: 50 });
+			const booted = await session.waitFor(PAGE_URL, BOOT_MS, "the page's announcement");
+			pageUrl = PAGE_URL.exec(booted)![0];
 			await session.waitFor(/faux-1/, BOOT_MS, "pi's footer");
 			return { session, piEnv };
 		}
@@ -230,7 +238,7 @@ describe.skipIf(!hasTmux)(
 		it("the host's own ask_user_via_host form and a child's screen asked at once: one after the other, never on the screen together", async () => {
 			const { session: tmux, piEnv: env } = await host();
 			const greens = () => childResults(env, "question").filter((r) => r === "User selected: 2. Green").length;
-		const before = greens();
+			const before = greens();
 			const FORM = "Deploy today?";
 			const SCREEN = "question.ts's own screen";
 			await prompt(tmux, "both", /Deploy today\?|question\.ts's own screen/);
@@ -266,8 +274,38 @@ describe.skipIf(!hasTmux)(
 			await answerShown();
 			await answerShown();
 			expect([...seen].sort()).toEqual(["form", "screen"]);
+			// Transcripts are not listed in run order: the child's answer is one more Green.
+			await until(() => greens() === before + 1, 60_000, "the child's question result");
+		});
+
+		it.skipIf(!HAS_CHROMIUM)("the page (Chromium) shows a read-only card naming who asks while the child's screen is open, gone once it closes", async () => {
+			const { session: tmux, piEnv: env } = await host();
+			browser = await launchBrowser();
+			const tab = await openTab(browser.browser, pageUrl);
+			await prompt(tmux, "pick", "question.ts's own screen");
+			const card = await cardOf(tab.page, "subagent-picker");
+			const shown = await card.evaluate((c) => ({
+				legend: c.querySelector(".legend")?.textContent,
+				details: c.querySelector(".details")?.textContent,
+				where: c.querySelector(".where")?.textContent,
+				forms: c.querySelectorAll("form").length,
+				inputs: c.querySelectorAll("input, textarea, button").length,
+			}));
+			expect(shown).toEqual({
+				legend: "question.ts shows its own screen in the terminal",
+				details: "Answer in the terminal: this is the asker's own screen there.",
+				where: "on screen in the terminal",
+				forms: 0,
+				inputs: 0,
+			});
+			await screenshot(tab.page, `child-screen-card-pi-${PI_VERSION}`);
+			const before = childResults(env, "question").length;
+			await takesKeys(tmux);
+			await tmux.keys("Enter");
 			await until(() => childResults(env, "question").length === before + 1, 60_000, "the child's question result");
-			expect(childResults(env, "question").at(-1)).toBe("User selected: 2. Green");
+			await cardGone(tab.page, "subagent-picker");
+			expect(childResults(env, "question")).toContain("User selected: 1. Red");
+			expect(tab.errors).toEqual([]);
 		});
 	},
 );
