@@ -19,6 +19,7 @@ import { isRelayedUI, relayDialogsOn } from "./interop/dialog-relay.ts";
 import { offerExternalUI } from "./interop/pi-agent-ask.ts";
 import { piAgentAskOnPage } from "./interop/pi-agent-ask-page.ts";
 import { rpivOnPage } from "./interop/rpiv-page.ts";
+import { toolEdge } from "./interop/screen-relay.ts";
 import { type Envelope, makeEnvelope } from "./model/result.ts";
 import { validateAskParams } from "./model/validate.ts";
 import { askAlong, chooseRoute, noticeAlong, reachesHost } from "./route.ts";
@@ -80,6 +81,10 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 			stopFormsOnPage = () => stops.forEach((stop) => stop());
 		}
 	});
+
+	// A child bound in mode "rpc" watches for an extension that refuses to ask without pi's terminal (ADR-0015).
+	pi.on("tool_execution_start", (_event, ctx) => toolEdge(ctx.ui, "start"));
+	pi.on("tool_execution_end", (_event, ctx) => toolEdge(ctx.ui, "end"));
 
 	pi.on("session_shutdown", (event) => {
 		stopFormsOnPage?.();

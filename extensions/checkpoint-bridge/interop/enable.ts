@@ -6,7 +6,7 @@
  */
 import { type RelayDeps, relayDialogsOn, relayedUI } from "./dialog-relay.ts";
 import { installRelay, RELAY_MODE } from "./relay-install.ts";
-import { relayedCustom, type ScreenDeps, unshownCustom } from "./screen-relay.ts";
+import { relayedCustom, type ScreenDeps, unshownCustom, unshownNotice, watchUnshown } from "./screen-relay.ts";
 
 /** What the copy tells the relay besides the relayed UI's needs. */
 export interface EnableDeps extends RelayDeps {
@@ -34,7 +34,11 @@ const runnerSignal = (runner: object) => () => {
 function bindRelayed(noUI: object, runner: object, deps: EnableDeps): object | undefined {
 	if (!relayDialogsOn() || !deps.reachable()) return undefined;
 	const { terminalHere } = deps;
-	if (!terminalHere?.()) return relayedUI(noUI, { ...deps, custom: unshownCustom(deps) });
+	if (!terminalHere?.()) {
+		// One notice per child, whichever way its extension could not show its screen.
+		const tell = unshownNotice(deps);
+		return watchUnshown(relayedUI(noUI, { ...deps, custom: unshownCustom(tell) }), tell);
+	}
 	const custom = relayedCustom({ ...deps, terminalHere, signal: runnerSignal(runner) });
 	return Object.assign(relayedUI(noUI, { ...deps, custom }), { [RELAY_MODE]: "tui" });
 }

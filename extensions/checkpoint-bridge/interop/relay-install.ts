@@ -64,6 +64,40 @@ function binderOf(slot: RelaySlot, runner: RunnerLike): RelayBinder | undefined 
 	return undefined;
 }
 
+/** Key of a relayed UI's hook for reads of the runner's mode (interop/screen-relay.ts). */
+const MODE_READ = Symbol.for("checkpoint-bridge.mode-read");
+
+/** The hook each runner's mode reads call now, by runner. */
+const modeHooks = new WeakMap<object, () => void>();
+
+/**
+ * Has every read of `runner.mode` (which each context's `ctx.mode` reads) call the hook `ui` carries,
+ * if it carries one; the mode itself reads and writes as before.
+ */
+function watchModeReads(runner: object, ui: object): void {
+	const hook = (ui as Record<symbol, unknown>)[MODE_READ];
+	if (typeof hook !== "function") return void modeHooks.delete(runner);
+	modeHooks.set(runner, hook as () => void);
+	const own = Object.getOwnPropertyDescriptor(runner, "mode");
+	if (!own || !("value" in own)) return;
+	let mode: unknown = own.value;
+	Object.defineProperty(runner, "mode", {
+		configurable: true,
+		enumerable: own.enumerable ?? true,
+		get() {
+			try {
+				modeHooks.get(runner)?.();
+			} catch {
+				// A watch must never change what pi reads.
+			}
+			return mode;
+		},
+		set(value: unknown) {
+			mode = value;
+		},
+	});
+}
+
 /** What `installRelay` did. */
 export type InstallResult = "installed" | "already" | "unsupported";
 
@@ -92,7 +126,10 @@ export function installRelay(prototype: unknown, marker: object, binder: RelayBi
 			// pi's own no-op UI, now bound: the relayed UI keeps every method of it.
 			const noUI = bind && typeof this.getUIContext === "function" ? this.getUIContext() : undefined;
 			const relayed = noUI ? bind!(noUI, this) : undefined;
-			if (relayed) original.call(this, relayed, (relayed as Record<symbol, unknown>)[RELAY_MODE] === "tui" ? "tui" : "rpc");
+			if (relayed) {
+				original.call(this, relayed, (relayed as Record<symbol, unknown>)[RELAY_MODE] === "tui" ? "tui" : "rpc");
+				watchModeReads(this, relayed);
+			}
 		} catch {
 			// The relay is a courtesy: a runner it cannot serve stays as pi bound it.
 		}

@@ -56,6 +56,11 @@ const PI_PACKAGE = /^@(earendil-works|mariozechner)\//;
  * none is found.
  */
 export function callerExtension(stack: string | undefined): string {
+	return findCaller(stack) ?? "an extension";
+}
+
+/** The extension whose code is on `stack` below this extension's and pi's, if any. */
+function findCaller(stack: string | undefined): string | undefined {
 	for (const line of (stack ?? "").split("\n").slice(1)) {
 		const file = /\(?((?:file:\/\/)?[^\s()]+?):\d+:\d+\)?\s*$/.exec(line.trim())?.[1]?.replace(/^file:\/\//, "");
 		if (!file || PI_OR_NODE.test(file) || (OWN_DIR !== undefined && file.startsWith(OWN_DIR))) continue;
@@ -66,17 +71,20 @@ export function callerExtension(stack: string | undefined): string {
 		const shown = capLength(sanitiseText(name), 100).trim();
 		if (shown) return shown;
 	}
-	return "an extension";
+	return undefined;
 }
 
+/** Tells the host, once per child, that `extension`'s screen could not be shown, and `why`. */
+export type UnshownNotice = (extension: string, why: string) => void;
+
 /** One notice per child (per relayed UI) that its extension's screen could not be shown. */
-function unshownNotice(deps: Pick<ScreenDeps, "asker" | "notify">): (extension: string, why: string) => void {
+export function unshownNotice(deps: Pick<ScreenDeps, "asker" | "notify">): UnshownNotice {
 	let told = false;
 	return (extension, why) => {
 		if (told) return;
 		told = true;
 		try {
-			deps.notify(deps.asker(), `${extension} asked to show its own screen, which ${why}; it got nothing, as if closed.`, "warning");
+			deps.notify(deps.asker(), `${extension} could not show its own screen here: ${why}.`, "warning");
 		} catch {
 			// A notice is a courtesy.
 		}
@@ -84,11 +92,11 @@ function unshownNotice(deps: Pick<ScreenDeps, "asker" | "notify">): (extension: 
 }
 
 /** Why a child's screen is not drawn where the host has no terminal in this process. */
-const NO_TERMINAL_HERE = "cannot reach the host from here (only pi's dialogs do: a component is drawn only in a terminal host's own process)";
+const NO_TERMINAL_HERE =
+	"its custom() got nothing, as in pi's RPC mode (a component is drawn only in the process of a host with a terminal; only pi's dialogs reach this host)";
 
 /** `custom()` where no component can be drawn (RPC hosts, other processes, other machines): undefined, and the one notice. */
-export function unshownCustom(deps: Pick<ScreenDeps, "asker" | "notify">): RelayedCustom {
-	const tell = unshownNotice(deps);
+export function unshownCustom(tell: UnshownNotice): RelayedCustom {
 	return async () => {
 		tell(callerExtension(new Error().stack), NO_TERMINAL_HERE);
 		return undefined;
@@ -136,4 +144,56 @@ export function relayedCustom(deps: ScreenDeps): RelayedCustom {
 			open.delete(token);
 		}
 	};
+}
+
+/** Key of the hook a relayed UI in mode "rpc" has pi's runner call on every read of its mode (relay-install.ts). */
+export const MODE_READ = Symbol.for("checkpoint-bridge.mode-read");
+/** Key of the hook told when a tool of the child starts ("start") and ends ("end"). */
+const TOOL_EDGE = Symbol.for("checkpoint-bridge.tool-edge");
+
+/** Why a screen that refused without pi's terminal is not shown. */
+const NEEDS_TERMINAL = 'it asks only in pi\'s terminal (it checked for mode "tui" and asked nothing), and only pi\'s dialogs reach this host';
+
+/**
+ * Watches a child bound in mode "rpc" for an extension that refuses to ask without mode "tui" (pi's
+ * question.ts, questionnaire.ts): an extension that reads `ctx.mode` while one of the child's tools
+ * runs, when no dialog opens before that tool ends, gets the one notice. `ui` is changed in place:
+ * its dialogs note that one opened.
+ */
+export function watchUnshown<U extends object>(ui: U, tell: UnshownNotice): U {
+	const readers = new Set<string>();
+	let inTool = false;
+	let asked = false;
+	const methods = ui as Record<string, unknown>;
+	for (const name of ["select", "confirm", "input", "editor", "custom"]) {
+		const method = methods[name];
+		if (typeof method !== "function") continue;
+		methods[name] = (...args: unknown[]) => {
+			asked = true;
+			return (method as (...a: unknown[]) => unknown)(...args);
+		};
+	}
+	return Object.assign(ui, {
+		[MODE_READ]: () => {
+			if (!inTool) return;
+			const reader = findCaller(new Error().stack);
+			if (reader) readers.add(reader);
+		},
+		[TOOL_EDGE]: (edge: "start" | "end") => {
+			if (edge === "end" && !asked && readers.size > 0) tell([...readers][0]!, NEEDS_TERMINAL);
+			inTool = edge === "start";
+			asked = false;
+			readers.clear();
+		},
+	});
+}
+
+/** Tells a watched relayed UI (watchUnshown) that a tool of its session started or ended; any other UI is left alone. */
+export function toolEdge(ui: unknown, edge: "start" | "end"): void {
+	try {
+		const hook = typeof ui === "object" && ui !== null ? (ui as Record<symbol, unknown>)[TOOL_EDGE] : undefined;
+		if (typeof hook === "function") hook(edge);
+	} catch {
+		// The watch is a courtesy.
+	}
 }
