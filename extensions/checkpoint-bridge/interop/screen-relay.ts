@@ -65,7 +65,7 @@ function findCaller(stack: string | undefined): string | undefined {
 		const file = /\(?((?:file:\/\/)?[^\s()]+?):\d+:\d+\)?\s*$/.exec(line.trim())?.[1]?.replace(/^file:\/\//, "");
 		if (!file || PI_OR_NODE.test(file) || (OWN_DIR !== undefined && file.startsWith(OWN_DIR))) continue;
 		// The innermost package the file is in.
-		const packaged = [...file.matchAll(/[\\/]node_modules[\\/]((?:@[^\\/]+[\\/])?[^\\/]+)[\\/]/g)].pop()?.[1];
+		const packaged = [...file.matchAll(/[\\/]node_modules[\\/]((?:@[^\\/]+[\\/])?[^\\/]+)(?=[\\/])/g)].pop()?.[1];
 		const pkg = packaged?.replace(/\\/g, "/");
 		const name = pkg && !PI_PACKAGE.test(pkg) ? pkg : (file.split(/[\\/]/).pop() ?? "");
 		const shown = capLength(sanitiseText(name), 100).trim();
@@ -152,7 +152,7 @@ export const MODE_READ = Symbol.for("checkpoint-bridge.mode-read");
 const TOOL_EDGE = Symbol.for("checkpoint-bridge.tool-edge");
 
 /** Why a screen that refused without pi's terminal is not shown. */
-const NEEDS_TERMINAL = 'it asks only in pi\'s terminal (it checked for mode "tui" and asked nothing), and only pi\'s dialogs reach this host';
+const NEEDS_TERMINAL = "it asks only in pi's terminal (it checked for mode \"tui\" and asked nothing), and only pi's dialogs reach this host";
 
 /**
  * Watches a child bound in mode "rpc" for an extension that refuses to ask without mode "tui" (pi's
