@@ -8,6 +8,8 @@
  * process-global slot, as the bus does. See ADR-0012.
  */
 
+import { MODE_READ } from "./screen-relay.ts";
+
 /** Registry key of the process's relay slot; `Symbol.for` makes it the same in every module copy. */
 export const RELAY_SLOT_KEY = Symbol.for("checkpoint-bridge.dialog-relay");
 
@@ -16,9 +18,6 @@ interface RunnerLike {
 	extensions?: readonly { tools?: Map<string, { definition?: unknown }> }[];
 	getUIContext?(): object;
 }
-
-/** The mode a relayed UI is bound with, when it says one (RELAY_MODE); "rpc" when it says none. */
-export type RelayMode = "rpc" | "tui";
 
 /** Key under which a relayed UI says the mode it is bound with: "tui" for a foreground child of a terminal host (ADR-0015). */
 export const RELAY_MODE = Symbol.for("checkpoint-bridge.relay-mode");
@@ -63,9 +62,6 @@ function binderOf(slot: RelaySlot, runner: RunnerLike): RelayBinder | undefined 
 	}
 	return undefined;
 }
-
-/** Key of a relayed UI's hook for reads of the runner's mode (interop/screen-relay.ts). */
-const MODE_READ = Symbol.for("checkpoint-bridge.mode-read");
 
 /** The hook each runner's mode reads call now, by runner. */
 const modeHooks = new WeakMap<object, () => void>();

@@ -16,6 +16,7 @@ import {
 	unshownNotice,
 	watchUnshown,
 } from "../../../extensions/checkpoint-bridge/interop/screen-relay.ts";
+import type { ScreenUI } from "../../../extensions/checkpoint-bridge/surfaces/child-screen/frame.ts";
 import { withChildScreens } from "../../../extensions/checkpoint-bridge/surfaces/child-screen/surface.ts";
 import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { KEY_GUARD_MS } from "../../../extensions/checkpoint-bridge/surfaces/terminal-form/component.ts";
@@ -34,7 +35,7 @@ function fakeTerminal() {
 	const ui = {
 		custom<T>(factory: (tui: { requestRender(): void }, theme: unknown, kb: unknown, done: (v: T) => void) => unknown, options?: unknown): Promise<T> {
 			return new Promise<T>((resolve) => {
-				const entry = { component: undefined as never, closed: false, options, done: (v: unknown) => {} };
+				const entry = { component: undefined as never, closed: false, options, done: (_v: unknown) => {} };
 				entry.done = (v: unknown) => {
 					if (entry.closed) return;
 					entry.closed = true;
@@ -47,7 +48,7 @@ function fakeTerminal() {
 		},
 	};
 	return {
-		ui,
+		ui: ui as unknown as ScreenUI,
 		shown,
 		get maxOpen() {
 			return maxOpen;
@@ -166,7 +167,7 @@ describe("a child's screen in the host's terminal", () => {
 			s.terminal.screen();
 			await vi.advanceTimersByTimeAsync(KEY_GUARD_MS);
 			s.terminal.screen();
-			s.terminal.current()?.component.handleInput!("x");
+			s.terminal.current()?.component.handleInput?.("x");
 			expect(await result).toBeUndefined();
 			expect(s.terminal.current()).toBeUndefined();
 			expect(s.role.host.heldCount).toBe(0);

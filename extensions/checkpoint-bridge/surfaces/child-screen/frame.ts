@@ -61,7 +61,7 @@ function themed(theme: unknown, color: string, text: string, bold = false): stri
 }
 
 /** The child's component inside the host's terminal. */
-export class ScreenFrame implements Component, Focusable {
+class ScreenFrame implements Component, Focusable {
 	readonly #o: FrameOptions;
 	#failed = false;
 	#shownAt: number | undefined;
