@@ -75,7 +75,7 @@ export function hostLife(options: HostLifeOptions): HostLife {
 			if (role || !ctx.hasUI) return;
 			role = claimHostRole(handle, {
 				ui: ctx.ui,
-				// The terminal shows a request as one form, and a foreground child's own component (ADR-0015); RPC hosts keep pi's select/input dialogs.
+				// The terminal shows a request as one form, and a foreground child's own component (ADR-0016); RPC hosts keep pi's select/input dialogs.
 				surface: withChildScreens(ctx.mode === "tui" ? lazyFormSurface(ctx.ui) : dialogSurface(ctx.ui, "rpc"), ctx.mode === "tui" ? ctx.ui : undefined),
 				sessionId,
 				bell,

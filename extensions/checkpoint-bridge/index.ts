@@ -75,14 +75,14 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 			reportToolMissing(handle, activeAgentOf(ctx.getSystemPrompt?.()) ?? askerIdentity(pi.getSessionName(), sessionId).label, TOOL_NAME);
 		if (!relayed) await host.claim(ctx, sessionId);
 		// Other ask tools' forms open in this terminal show on the web page too (interop/); elsewhere they ride the relay.
-		// A foreground child of a terminal host (relayed in mode "tui", ADR-0015) draws its forms in that terminal: they show too.
+		// A foreground child of a terminal host (relayed in mode "tui", ADR-0016) draws its forms in that terminal: they show too.
 		if (pi.events && ctx.mode === "tui" && !stopFormsOnPage) {
 			const stops = [piAgentAskOnPage(pi.events, formsElsewhere()), rpivOnPage(pi.events, formsElsewhere())];
 			stopFormsOnPage = () => stops.forEach((stop) => stop());
 		}
 	});
 
-	// A child bound in mode "rpc" watches for an extension that refuses to ask without pi's terminal (ADR-0015).
+	// A child bound in mode "rpc" watches for an extension that refuses to ask without pi's terminal (ADR-0016).
 	pi.on("tool_execution_start", (_event, ctx) => toolEdge(ctx.ui, "start"));
 	pi.on("tool_execution_end", (_event, ctx) => toolEdge(ctx.ui, "end"));
 
@@ -172,7 +172,7 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 			budgetMs: () => readConfig().callTimeoutMs,
 			// Along the way a dialog goes: the bus, the local endpoint, or the NATS room.
 			notify: (asker, message, type) => noticeAlong(routeNow(), { asker, message, type }, { handle, loadNats }),
-			// A child's own components reach the host's terminal only when that terminal is in this process (ADR-0015).
+			// A child's own components reach the host's terminal only when that terminal is in this process (ADR-0016).
 			terminalHere: () => terminalHere() && routeNow().kind === "host",
 		}),
 	);

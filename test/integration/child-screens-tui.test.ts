@@ -278,7 +278,8 @@ describe.skipIf(!hasTmux)(
 			await until(() => greens() === before + 1, 60_000, "the child's question result");
 		});
 
-		it.skipIf(!HAS_CHROMIUM)("the page (Chromium) shows a read-only card naming who asks while the child's screen is open, gone once it closes", async () => {
+		it("the page (Chromium) shows a read-only card naming who asks while the child's screen is open, gone once it closes", async (test) => {
+			if (!HAS_CHROMIUM) test.skip("Chromium is not installed");
 			const { session: tmux, piEnv: env } = await host();
 			browser = await launchBrowser();
 			const tab = await openTab(browser.browser, pageUrl);

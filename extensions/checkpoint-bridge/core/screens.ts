@@ -1,6 +1,6 @@
 /**
  * Child screens: a foreground child's own `ctx.ui.custom` component, drawn in the host's terminal
- * when its request's turn in the one queue comes (ADR-0015). A component cannot cross a process, so
+ * when its request's turn in the one queue comes (ADR-0016). A component cannot cross a process, so
  * it never rides the request: the request carries a token (its question's `id`), and the component
  * waits here, in one process-global registry every copy of the extension finds, until the terminal
  * surface draws it or the request ends.

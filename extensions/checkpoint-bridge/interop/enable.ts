@@ -12,7 +12,7 @@ import { relayedCustom, type ScreenDeps, unshownCustom, unshownNotice, watchUnsh
 export interface EnableDeps extends RelayDeps {
 	/** Whether a host is reachable now, when a session binds. */
 	reachable(): boolean;
-	/** Whether a host's terminal in this process draws child screens now (ADR-0015). @default never */
+	/** Whether a host's terminal in this process draws child screens now (ADR-0016). @default never */
 	terminalHere?: ScreenDeps["terminalHere"];
 }
 
@@ -29,7 +29,7 @@ const runnerSignal = (runner: object) => () => {
 /**
  * The relayed UI for a runner bound without one: in a foreground child of a terminal host (the
  * host's terminal draws child screens in this process) mode "tui" with `custom()` relayed; elsewhere
- * mode "rpc" with `custom()` giving undefined and one notice. ADR-0012, ADR-0015.
+ * mode "rpc" with `custom()` giving undefined and one notice. ADR-0012, ADR-0016.
  */
 function bindRelayed(noUI: object, runner: object, deps: EnableDeps): object | undefined {
 	if (!relayDialogsOn() || !deps.reachable()) return undefined;

@@ -4,7 +4,7 @@
  * `ExtensionRunner.prototype.setUIContext` is wrapped, once per process. A runner bound with no UI
  * whose extensions include a copy of checkpoint-bridge (found by the tool definition each copy
  * registers, which pi keeps as it was given) is handed that copy's relayed UI in mode "rpc", when the copy says a host is
- * reachable (in mode "tui" when the relayed UI says so: a foreground child of a terminal host, ADR-0015); every other call passes through untouched. Module copies cooperate through one
+ * reachable (in mode "tui" when the relayed UI says so: a foreground child of a terminal host, ADR-0016); every other call passes through untouched. Module copies cooperate through one
  * process-global slot, as the bus does. See ADR-0012.
  */
 
@@ -19,7 +19,7 @@ interface RunnerLike {
 	getUIContext?(): object;
 }
 
-/** Key under which a relayed UI says the mode it is bound with: "tui" for a foreground child of a terminal host (ADR-0015). */
+/** Key under which a relayed UI says the mode it is bound with: "tui" for a foreground child of a terminal host (ADR-0016). */
 export const RELAY_MODE = Symbol.for("checkpoint-bridge.relay-mode");
 
 /** Called with the runner's no-op UI and the runner: the relayed UI to bind instead, or undefined to leave the runner as it is. */

@@ -1,5 +1,5 @@
 /**
- * `ctx.ui.custom` in a session with the relayed UI (ADR-0015). In a foreground child of a TUI host
+ * `ctx.ui.custom` in a session with the relayed UI (ADR-0016). In a foreground child of a TUI host
  * (the same process) the child's component is one request of the host's queue: its factory waits in
  * the process's child screens (core/screens.ts) under a token the request's one question carries,
  * the host's terminal draws it when its turn comes, and what the component hands to `done()` comes

@@ -1,5 +1,5 @@
 /**
- * A child's own component drawn in the host's terminal (ADR-0015): under a line naming who asks and
+ * A child's own component drawn in the host's terminal (ADR-0016): under a line naming who asks and
  * the extension, behind the same key guard as the form, every line cut to the terminal's width. The
  * child's code runs inside the host's TUI, so whatever it throws while drawn or on a key ends its
  * screen as closed (`undefined` to the child) and the host's screen stays whole.

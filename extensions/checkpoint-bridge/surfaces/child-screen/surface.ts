@@ -1,5 +1,5 @@
 /**
- * The host's surface with child screens (ADR-0015): a request whose one question is a child's own
+ * The host's surface with child screens (ADR-0016): a request whose one question is a child's own
  * component (`dialog: "custom"`, core/screens.ts) is drawn in the host's terminal with pi's
  * `ctx.ui.custom`; every other request goes to the surface it wraps. Where there is no terminal (an
  * RPC host), or the component is not in this process, such a request ends dismissed at once, showing

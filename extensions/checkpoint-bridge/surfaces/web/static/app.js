@@ -184,7 +184,7 @@ function buildCard(card) {
 		image.height = 160;
 		qr.append(image, el("figcaption", "", "open on your phone"));
 	}
-	// A child's own screen, open in the terminal (ADR-0015): shown, never answered here.
+	// A child's own screen, open in the terminal (ADR-0016): shown, never answered here.
 	if (card.questions.length === 1 && card.questions[0].dialog === "custom") {
 		const box = el("div", "question screen");
 		box.append(el("p", "legend", card.questions[0].question), el("p", "details", "Answer in the terminal: this is the asker's own screen there."));
