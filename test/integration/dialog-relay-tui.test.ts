@@ -7,7 +7,8 @@
  * select, input):
  *
  * 1. in the terminal: the notice shows prefixed with who asks; each dialog is a form titled with who
- *    asks (the confirm with its message); the answers typed there are what the child's tool returns;
+ *    asks (the confirm with its message); the answers typed there are what the child's tool returns,
+ *    and the child reports mode "tui" (a foreground child of a terminal host, ADR-0016);
  * 2. on the web page: the confirm's card names who asks and shows the message; "No" there reaches
  *    the child as `false`, and the terminal form it was also shown in closes.
  *
@@ -130,7 +131,7 @@ describe.skipIf(!hasTmux || !HAS_CHROMIUM)(
 			await session.type("ship it");
 			await session.keys("Enter");
 			await until(() => gateReports(piEnv!).length === 1, 60_000, "the child's tool result");
-			expect(gateReports(piEnv)).toEqual([{ hasUI: true, mode: "rpc", confirmed: true, target: TARGETS.at(-1), note: "ship it" }]);
+			expect(gateReports(piEnv)).toEqual([{ hasUI: true, mode: "tui", confirmed: true, target: TARGETS.at(-1), note: "ship it" }]);
 			// The child's tool result, as the host's terminal shows the subagent's output.
 			screen = await session.waitFor(/Tool guarded_step returned/, 30_000, "the subagent's output");
 			captures.save("child-result", screen);
@@ -174,7 +175,7 @@ describe.skipIf(!hasTmux || !HAS_CHROMIUM)(
 			await submit(inputCard);
 			await until(() => gateReports(piEnv!).length === 2, 60_000, "the second run's tool result");
 			// Transcripts are not listed in run order.
-			expect(gateReports(piEnv)).toContainEqual({ hasUI: true, mode: "rpc", confirmed: false, target: "target-2", note: "from the page" });
+			expect(gateReports(piEnv)).toContainEqual({ hasUI: true, mode: "tui", confirmed: false, target: "target-2", note: "from the page" });
 			expect(tab.errors).toEqual([]);
 		});
 	},

@@ -116,6 +116,8 @@ export function installRelay(prototype: unknown, marker: object, binder: RelayBi
 	const original = proto.setUIContext;
 	proto.setUIContext = function (this: RunnerLike, ui?: object, mode?: string) {
 		const result = original.call(this, ui, mode);
+		// A runner given a UI of its own is watched no more.
+		modeHooks.delete(this);
 		if (ui) return result;
 		try {
 			const bind = binderOf(slot, this);
