@@ -278,7 +278,7 @@ describe.skipIf(!hasTmux)(
 			await until(() => greens() === before + 1, 60_000, "the child's question result");
 		});
 
-		it("the page (Chromium) shows a read-only card naming who asks while the child's screen is open, gone once it closes", async (test) => {
+		it("the page (Chromium) shows a read-only card naming who asks while the child's screen is open, gone once it closes; a child's rpiv form shows as the host's own does", async (test) => {
 			if (!HAS_CHROMIUM) test.skip("Chromium is not installed");
 			const { session: tmux, piEnv: env } = await host();
 			browser = await launchBrowser();
@@ -306,6 +306,22 @@ describe.skipIf(!hasTmux)(
 			await until(() => childResults(env, "question").length === before + 1, 60_000, "the child's question result");
 			await cardGone(tab.page, "subagent-picker");
 			expect(childResults(env, "question")).toContain("User selected: 1. Red");
+
+			// rpiv's form drawn in the host's terminal by a child: on the page as the host's own is (from the child's event bus).
+			const rpivBefore = childResults(env, "ask_user_question").length;
+			await prompt(tmux, "rpiv", "@juicesharp/rpiv-ask-user-question's own screen");
+			const rpiv = await cardOf(tab.page, "rpiv-ask-user-question");
+			expect(await rpiv.evaluate((c) => c.querySelector("legend")?.textContent)).toBe("(1/2) DB: Which database?");
+			expect(await rpiv.$("button[type=submit]")).toBeNull();
+			await screenshot(tab.page, `child-rpiv-card-pi-${PI_VERSION}`);
+			await takesKeys(tmux);
+			await tmux.keys("Enter");
+			await tmux.waitFor("Which cache?", 5_000, "the second tab");
+			await tmux.keys("Enter");
+			await tmux.waitFor("Ready to submit your answers?", 5_000, "the review");
+			await tmux.keys("Enter");
+			await until(() => childResults(env, "ask_user_question").length === rpivBefore + 1, 60_000, "the child's rpiv result");
+			await cardGone(tab.page, "rpiv-ask-user-question", 15_000);
 			expect(tab.errors).toEqual([]);
 		});
 	},
