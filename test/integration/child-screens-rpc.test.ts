@@ -8,11 +8,11 @@
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { installRelayAgent } from "./fixtures/relay-agent.ts";
+import { RPIV_DB_QUESTION, RPIV_EXT } from "./fixtures/rpiv.ts";
 import type { ScriptConfig } from "./fixtures/scripted-model.ts";
-import { childTranscripts, hostEndpoint, isDialog, isNotify, PI_CLI, PI_VERSION, PiRpcFixture, REPO_ROOT, toolResultsIn } from "./harness/pi-cli.ts";
+import { childTranscripts, hostEndpoint, isDialog, isNotify, PI_CLI, PI_VERSION, PiRpcFixture, toolResultsIn } from "./harness/pi-cli.ts";
 
 const QUESTION_EXT = join(dirname(dirname(PI_CLI)), "examples/extensions/question.ts");
-const RPIV_EXT = join(REPO_ROOT, "node_modules/@juicesharp/rpiv-ask-user-question/index.ts");
 /** pi and pi-subagents load slowly on a busy machine. */
 const FIRST_DIALOG_MS = 90_000;
 
@@ -26,16 +26,7 @@ const script: ScriptConfig = {
 		"rpiv-child": {
 			tool: "ask_user_question",
 			arguments: {
-				questions: [
-					{
-						question: "Which database?",
-						header: "DB",
-						options: [
-							{ label: "sqlite", description: "a file" },
-							{ label: "postgres", description: "a server" },
-						],
-					},
-				],
+				questions: [RPIV_DB_QUESTION],
 			},
 		},
 	},

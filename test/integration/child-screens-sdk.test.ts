@@ -35,7 +35,7 @@ function terminal(ui: ProgrammaticUI) {
 	const drawn: Drawn[] = [];
 	let maxOpen = 0;
 	const custom = ((factory: (tui: unknown, theme: unknown, kb: unknown, done: (v: unknown) => void) => unknown) =>
-		new Promise((resolve) => {
+		new Promise<unknown>((resolve) => {
 			const entry: Drawn = {
 				closed: false,
 				done: (value) => {

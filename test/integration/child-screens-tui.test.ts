@@ -8,6 +8,7 @@
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { installRelayAgent } from "./fixtures/relay-agent.ts";
+import { RPIV_DB_QUESTION, RPIV_EXT } from "./fixtures/rpiv.ts";
 import { cardGone, cardOf, HAS_CHROMIUM, launchBrowser, openTab, screenshot } from "./harness/browser.ts";
 import { baseArgs, childTranscripts, createPiEnv, NODE_BIN, PI_CLI, PI_VERSION, type PiEnv, REPO_ROOT, toolResultsIn } from "./harness/pi-cli.ts";
 import { ScreenCaptures, squeezed, TmuxSession, tmuxAvailable } from "./harness/tmux.ts";
@@ -17,11 +18,12 @@ const hasTmux = tmuxAvailable();
 const EXAMPLES = join(dirname(dirname(PI_CLI)), "examples/extensions");
 const QUESTION_EXT = join(EXAMPLES, "question.ts");
 const QUESTIONNAIRE_EXT = join(EXAMPLES, "questionnaire.ts");
-const RPIV_EXT = join(REPO_ROOT, "node_modules/@juicesharp/rpiv-ask-user-question/index.ts");
 /** pi and pi-subagents load slowly on a busy machine (they compile their TypeScript on start). */
 const BOOT_MS = 90_000;
 /** The line the host draws above a child's screen while keys do not reach it yet. */
 const GUARDED = "keys reach it in a moment";
+/** How long a prompt's child takes to show its screen, and how many Enters pi may drop meanwhile. */
+const SCREEN_SHOWS = { attempts: 4, timeoutMs: 20_000, what: "the child's screen" };
 const PAGE_URL = /http:\/\/127\.0\.0\.1:\d+\/t\/[A-Za-z0-9_-]{43}\//;
 
 const quote = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
@@ -68,14 +70,7 @@ const SURVEY = {
 /** rpiv-ask-user-question's form: two questions, so it shows its tabs. */
 const RPIV_QUESTIONS = {
 	questions: [
-		{
-			question: "Which database?",
-			header: "DB",
-			options: [
-				{ label: "sqlite", description: "a file" },
-				{ label: "postgres", description: "a server" },
-			],
-		},
+		RPIV_DB_QUESTION,
 		{
 			question: "Which cache?",
 			header: "Cache",
@@ -135,19 +130,6 @@ describe.skipIf(!hasTmux)(
 			return { session, piEnv };
 		}
 
-		/** Sends the prompt; pi drops an Enter pressed while its startup is still in progress, so Enter is pressed until `started` shows. */
-		async function prompt(tmux: TmuxSession, text: string, started: string | RegExp): Promise<string> {
-			await tmux.type(text);
-			for (let attempt = 0; ; attempt++) {
-				await tmux.keys("Enter");
-				try {
-					return await tmux.waitFor(started, 20_000, "the child's screen");
-				} catch (error) {
-					if (attempt >= 3) throw error;
-				}
-			}
-		}
-
 		/** Waits until the child's screen takes keys (the host's key guard is over). */
 		async function takesKeys(tmux: TmuxSession): Promise<string> {
 			for (const deadline = Date.now() + 5_000; ; ) {
@@ -160,7 +142,7 @@ describe.skipIf(!hasTmux)(
 
 		it("pi's question.ts in a child: drawn in the host's terminal under who asks; Down and Enter reach it as its second option; Esc as its own cancel, and it leaves the screen", async () => {
 			const { session: tmux, piEnv: env } = await host();
-			let screen = await prompt(tmux, "pick", "question.ts's own screen");
+			let screen = await tmux.prompt("pick", "question.ts's own screen", SCREEN_SHOWS);
 			captures.save("question-guarded", screen);
 			expect(screen).toContain("[subagent-picker] · question.ts's own screen");
 			screen = await takesKeys(tmux);
@@ -177,7 +159,7 @@ describe.skipIf(!hasTmux)(
 			expect(screen).not.toContain("question.ts's own screen");
 
 			// The same question again, cancelled with Esc: the child's own cancel, and its screen is gone.
-			await prompt(tmux, "pick", "question.ts's own screen");
+			await tmux.prompt("pick", "question.ts's own screen", SCREEN_SHOWS);
 			await takesKeys(tmux);
 			await tmux.keys("Escape");
 			await until(() => childResults(env, "question").length === 2, 60_000, "the second question result");
@@ -190,7 +172,7 @@ describe.skipIf(!hasTmux)(
 
 		it("pi's questionnaire.ts in a child: its tabs answered in the host's terminal", async () => {
 			const { session: tmux, piEnv: env } = await host();
-			await prompt(tmux, "survey", "questionnaire.ts's own screen");
+			await tmux.prompt("survey", "questionnaire.ts's own screen", SCREEN_SHOWS);
 			let screen = await takesKeys(tmux);
 			captures.save("questionnaire", screen);
 			expect(screen).toContain("[subagent-surveyor] · questionnaire.ts's own screen");
@@ -212,7 +194,7 @@ describe.skipIf(!hasTmux)(
 
 		it("rpiv-ask-user-question's tabbed form in a child: answered in the host's terminal", async () => {
 			const { session: tmux, piEnv: env } = await host();
-			await prompt(tmux, "rpiv", "@juicesharp/rpiv-ask-user-question's own screen");
+			await tmux.prompt("rpiv", "@juicesharp/rpiv-ask-user-question's own screen", SCREEN_SHOWS);
 			let screen = await takesKeys(tmux);
 			captures.save("rpiv", screen);
 			expect(screen).toContain("[subagent-rpiv-child] · @juicesharp/rpiv-ask-user-question's own screen");
@@ -241,7 +223,7 @@ describe.skipIf(!hasTmux)(
 			const before = greens();
 			const FORM = "Deploy today?";
 			const SCREEN = "question.ts's own screen";
-			await prompt(tmux, "both", /Deploy today\?|question\.ts's own screen/);
+			await tmux.prompt("both", /Deploy today\?|question\.ts's own screen/, SCREEN_SHOWS);
 			const seen: string[] = [];
 			/** Answers what is on screen now; records which of the two it was, and that the other was not there. */
 			const answerShown = async () => {
@@ -283,7 +265,7 @@ describe.skipIf(!hasTmux)(
 			const { session: tmux, piEnv: env } = await host();
 			browser = await launchBrowser();
 			const tab = await openTab(browser.browser, pageUrl);
-			await prompt(tmux, "pick", "question.ts's own screen");
+			await tmux.prompt("pick", "question.ts's own screen", SCREEN_SHOWS);
 			const card = await cardOf(tab.page, "subagent-picker");
 			const shown = await card.evaluate((c) => ({
 				legend: c.querySelector(".legend")?.textContent,
@@ -309,7 +291,7 @@ describe.skipIf(!hasTmux)(
 
 			// rpiv's form drawn in the host's terminal by a child: on the page as the host's own is (from the child's event bus).
 			const rpivBefore = childResults(env, "ask_user_question").length;
-			await prompt(tmux, "rpiv", "@juicesharp/rpiv-ask-user-question's own screen");
+			await tmux.prompt("rpiv", "@juicesharp/rpiv-ask-user-question's own screen", SCREEN_SHOWS);
 			const rpiv = await cardOf(tab.page, "rpiv-ask-user-question");
 			expect(await rpiv.evaluate((c) => c.querySelector("legend")?.textContent)).toBe("(1/2) DB: Which database?");
 			expect(await rpiv.$("button[type=submit]")).toBeNull();

@@ -94,21 +94,8 @@ describe.skipIf(!hasTmux || !HAS_CHROMIUM)(
 			const url = PAGE_URL.exec(screen)![0];
 			captures.save("booted", screen);
 
-			/** Sends the prompt; pi drops an Enter pressed while its startup is still in progress, so Enter is pressed until the run starts. */
-			const prompt = async (text: string, started: RegExp) => {
-				await session.type(text);
-				for (let attempt = 0; ; attempt++) {
-					await session.keys("Enter");
-					try {
-						return await session.waitFor(started, 15_000, "the child's first dialog");
-					} catch (error) {
-						if (attempt >= 5) throw error;
-					}
-				}
-			};
-
 			// 1. Everything typed in the terminal.
-			screen = await prompt("gate", /Run rm -rf build\/\?/);
+			screen = await session.prompt("gate", /Run rm -rf build\/\?/, { what: "the child's first dialog" });
 			screen = await session.formTakesKeys();
 			captures.save("confirm", screen);
 			expect(screen).toContain(`[${ASKER}] · `);
