@@ -187,7 +187,7 @@ describe("a child's screen in the host's terminal", () => {
 		expect(s.terminal.current()).toBeUndefined();
 	});
 
-	it("the host closes it: the call's budget, the child's abort, the host's end; each time the child gets undefined and the screen leaves", async () => {
+	it("the host closes it: the call's budget, the child's abort, the human's dismiss, the host's end; each time the child gets undefined and the screen leaves", async () => {
 		const abort = new AbortController();
 		const s = setUp({ budgetMs: 10_000, signal: () => abort.signal });
 		const factory = (_t: unknown, _th: unknown, _k: unknown, done: (v: unknown) => void) => component(done);
@@ -202,6 +202,15 @@ describe("a child's screen in the host's terminal", () => {
 		abort.abort();
 		expect(await aborted).toBeUndefined();
 		expect(s.terminal.current()).toBeUndefined();
+		// The human's dismiss of the request from outside the terminal (the page's link, an observer).
+		const human = setUp();
+		const dismissed = human.custom(factory);
+		await flush(vi);
+		expect(human.terminal.current()).toBeDefined();
+		const requestId = human.handle.snapshot()!.open[0]!.requestId;
+		expect(human.role.host.answerFromOutside({ requestId, cancel: true })).toEqual({ ok: true });
+		expect(await dismissed).toBeUndefined();
+		expect(human.terminal.current()).toBeUndefined();
 		const ended = setUp();
 		const hostEnd = ended.custom(factory);
 		await flush(vi);
