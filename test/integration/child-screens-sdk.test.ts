@@ -7,7 +7,8 @@
 import type { ExtensionUIContext } from "@earendil-works/pi-coding-agent";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { KEY_GUARD_MS } from "../../extensions/checkpoint-bridge/surfaces/terminal-form/component.ts";
-import { PiWorld, ProgrammaticUI, type SessionHandle, until } from "./harness/sdk-sessions.ts";
+import { until } from "../support/until.ts";
+import { PiWorld, ProgrammaticUI, type SessionHandle } from "./harness/sdk-sessions.ts";
 
 const RELAY = "CHECKPOINT_BRIDGE_RELAY_DIALOGS";
 let world: PiWorld;

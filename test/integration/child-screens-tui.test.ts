@@ -7,6 +7,7 @@
  */
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { until } from "../support/until.ts";
 import { installRelayAgent } from "./fixtures/relay-agent.ts";
 import { RPIV_DB_QUESTION, RPIV_EXT } from "./fixtures/rpiv.ts";
 import { cardGone, cardOf, HAS_CHROMIUM, launchBrowser, openTab, screenshot } from "./harness/browser.ts";
@@ -31,14 +32,6 @@ const captures = new ScreenCaptures(join(REPO_ROOT, ".tmp", "child-screens-tui",
 afterAll(() => {
 	if (captures.files.length) console.log(captures.report(`child-screens-tui.test.ts (pi ${PI_VERSION})`));
 });
-
-/** Resolves once `check()` holds (polled every 100 ms). */
-async function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
-	for (const deadline = Date.now() + timeoutMs; !check(); ) {
-		if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-		await new Promise((resolve) => setTimeout(resolve, 100));
-	}
-}
 
 /** Every result of `tool` in the children's transcripts. */
 const childResults = (piEnv: PiEnv, tool: string) => childTranscripts(piEnv).flatMap((t) => toolResultsIn(t.records, tool));
@@ -132,12 +125,15 @@ describe.skipIf(!hasTmux)(
 
 		/** Waits until the child's screen takes keys (the host's key guard is over). */
 		async function takesKeys(tmux: TmuxSession): Promise<string> {
-			for (const deadline = Date.now() + 5_000; ; ) {
-				const screen = await tmux.screen();
-				if (!screen.includes(GUARDED)) return screen;
-				if (Date.now() > deadline) throw new Error(`the child's screen never took keys:\n${screen}`);
-				await new Promise((resolve) => setTimeout(resolve, 50));
-			}
+			return until(
+				async () => {
+					const screen = await tmux.screen();
+					return !screen.includes(GUARDED) && screen;
+				},
+				"the child's screen to take keys",
+				5_000,
+				50,
+			);
 		}
 
 		it("pi's question.ts in a child: drawn in the host's terminal under who asks; Down and Enter reach it as its second option; Esc as its own cancel, and it leaves the screen", async () => {
@@ -152,7 +148,7 @@ describe.skipIf(!hasTmux)(
 			await tmux.keys("Down");
 			await tmux.waitFor(/> 2\. Green/, 5_000, "the cursor on Green");
 			await tmux.keys("Enter");
-			await until(() => childResults(env, "question").length === 1, 60_000, "the child's question result");
+			await until(() => childResults(env, "question").length === 1, "the child's question result", 60_000, 100);
 			expect(childResults(env, "question")).toEqual(["User selected: 2. Green"]);
 			screen = await tmux.waitFor(/User selected: 2\. Green/, 30_000, "the subagent's output");
 			captures.save("question-answered", screen);
@@ -162,7 +158,7 @@ describe.skipIf(!hasTmux)(
 			await tmux.prompt("pick", "question.ts's own screen", SCREEN_SHOWS);
 			await takesKeys(tmux);
 			await tmux.keys("Escape");
-			await until(() => childResults(env, "question").length === 2, 60_000, "the second question result");
+			await until(() => childResults(env, "question").length === 2, "the second question result", 60_000, 100);
 			expect(childResults(env, "question")).toContain("User cancelled the selection");
 			screen = await tmux.waitFor(/User cancelled the selection/, 30_000, "the cancelled result");
 			captures.save("question-cancelled", screen);
@@ -186,7 +182,7 @@ describe.skipIf(!hasTmux)(
 			screen = await tmux.waitFor("Ready to submit", 5_000, "the submit tab");
 			captures.save("questionnaire-submit", screen);
 			await tmux.keys("Enter");
-			await until(() => childResults(env, "questionnaire").length === 1, 60_000, "the child's questionnaire result");
+			await until(() => childResults(env, "questionnaire").length === 1, "the child's questionnaire result", 60_000, 100);
 			expect(childResults(env, "questionnaire")).toEqual(["Scope: user selected: 1. Small\nWhen: user selected: 2. Later"]);
 			screen = await tmux.waitFor(/When: user selected: 2\. Later/, 30_000, "the subagent's output");
 			expect(screen).not.toContain("questionnaire.ts's own screen");
@@ -209,7 +205,7 @@ describe.skipIf(!hasTmux)(
 			screen = await tmux.waitFor("Ready to submit your answers?", 5_000, "the review");
 			captures.save("rpiv-review", screen);
 			await tmux.keys("Enter");
-			await until(() => childResults(env, "ask_user_question").length === 1, 60_000, "the child's rpiv result");
+			await until(() => childResults(env, "ask_user_question").length === 1, "the child's rpiv result", 60_000, 100);
 			const [result] = childResults(env, "ask_user_question");
 			expect(result).toContain('"Which database?"="postgres"');
 			expect(result).toContain('"Which cache?"="redis"');
@@ -257,7 +253,7 @@ describe.skipIf(!hasTmux)(
 			await answerShown();
 			expect([...seen].sort()).toEqual(["form", "screen"]);
 			// Transcripts are not listed in run order: the child's answer is one more Green.
-			await until(() => greens() === before + 1, 60_000, "the child's question result");
+			await until(() => greens() === before + 1, "the child's question result", 60_000, 100);
 		});
 
 		it("the page (Chromium) shows a read-only card naming who asks while the child's screen is open, gone once it closes; a child's rpiv form shows as the host's own does", async (test) => {
@@ -285,7 +281,7 @@ describe.skipIf(!hasTmux)(
 			const before = childResults(env, "question").length;
 			await takesKeys(tmux);
 			await tmux.keys("Enter");
-			await until(() => childResults(env, "question").length === before + 1, 60_000, "the child's question result");
+			await until(() => childResults(env, "question").length === before + 1, "the child's question result", 60_000, 100);
 			await cardGone(tab.page, "subagent-picker");
 			expect(childResults(env, "question")).toContain("User selected: 1. Red");
 
@@ -302,7 +298,7 @@ describe.skipIf(!hasTmux)(
 			await tmux.keys("Enter");
 			await tmux.waitFor("Ready to submit your answers?", 5_000, "the review");
 			await tmux.keys("Enter");
-			await until(() => childResults(env, "ask_user_question").length === rpivBefore + 1, 60_000, "the child's rpiv result");
+			await until(() => childResults(env, "ask_user_question").length === rpivBefore + 1, "the child's rpiv result", 60_000, 100);
 			await cardGone(tab.page, "rpiv-ask-user-question", 15_000);
 			expect(tab.errors).toEqual([]);
 		});

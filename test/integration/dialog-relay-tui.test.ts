@@ -17,6 +17,7 @@
 import { join } from "node:path";
 import type { ElementHandle, Page } from "puppeteer-core";
 import { afterAll, describe, expect, it } from "vitest";
+import { until } from "../support/until.ts";
 import { NOTICE, TARGETS } from "./fixtures/permission-gate.ts";
 import { installRelayAgent } from "./fixtures/relay-agent.ts";
 import { fill, HAS_CHROMIUM, launchBrowser, openTab, POLL_MS, screenshot, submit } from "./harness/browser.ts";
@@ -42,14 +43,6 @@ const gateReports = (piEnv: PiEnv) =>
 	childTranscripts(piEnv)
 		.flatMap((t) => toolResultsIn(t.records, "guarded_step"))
 		.map((text) => JSON.parse(/guarded_step: (\{.*\})/.exec(text)?.[1] ?? "null") as Record<string, unknown> | null);
-
-/** Resolves once `check()` holds (polled every 100 ms). */
-async function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
-	for (const deadline = Date.now() + timeoutMs; !check(); ) {
-		if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-		await new Promise((resolve) => setTimeout(resolve, 100));
-	}
-}
 
 /** The card on the page whose text holds `text`, once it is there. */
 async function cardWith(page: Page, text: string): Promise<ElementHandle<Element>> {
@@ -117,7 +110,7 @@ describe.skipIf(!hasTmux || !HAS_CHROMIUM)(
 			expect(screen).toContain("one line");
 			await session.type("ship it");
 			await session.keys("Enter");
-			await until(() => gateReports(piEnv!).length === 1, 60_000, "the child's tool result");
+			await until(() => gateReports(piEnv!).length === 1, "the child's tool result", 60_000, 100);
 			expect(gateReports(piEnv)).toEqual([{ hasUI: true, mode: "tui", confirmed: true, target: TARGETS.at(-1), note: "ship it" }]);
 			// The child's tool result, as the host's terminal shows the subagent's output.
 			screen = await session.waitFor(/Tool guarded_step returned/, 30_000, "the subagent's output");
@@ -160,7 +153,7 @@ describe.skipIf(!hasTmux || !HAS_CHROMIUM)(
 			const inputCard = await cardWith(tab.page, "Release note?");
 			await fill(tab.page, inputCard, 0, { type: "from the page" });
 			await submit(inputCard);
-			await until(() => gateReports(piEnv!).length === 2, 60_000, "the second run's tool result");
+			await until(() => gateReports(piEnv!).length === 2, "the second run's tool result", 60_000, 100);
 			// Transcripts are not listed in run order.
 			expect(gateReports(piEnv)).toContainEqual({ hasUI: true, mode: "tui", confirmed: false, target: "target-2", note: "from the page" });
 			expect(tab.errors).toEqual([]);

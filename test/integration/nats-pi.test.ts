@@ -8,6 +8,7 @@ import { spawn } from "node:child_process";
 import os from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
 import { SILENCE_MS, TICK_MS } from "../../extensions/checkpoint-bridge/transports/nats/liveness.ts";
+import { until } from "../support/until.ts";
 import type { ScriptConfig } from "./fixtures/scripted-model.ts";
 import { NATS_SERVER_MISSING, type NatsServer, roomServedAt, startNatsCluster, startNatsServer } from "./harness/nats-server.ts";
 import {
@@ -120,10 +121,12 @@ const STABLE_MS = SILENCE_MS + 3 * TICK_MS;
  */
 async function afterDisruption(pi: PiRpc, servers: NatsServer[], since: number): Promise<{ reconnectedMs: number; dialog: Frame }> {
 	const deadline = Date.now() + 30_000;
-	while (!(await Promise.all(servers.map((s) => s.clientsNamed(ASKER_CONNECTION).catch(() => 0)))).some((n) => n > 0)) {
-		if (Date.now() > deadline) throw new Error("the asker did not reconnect within 30 s");
-		await new Promise((r) => setTimeout(r, 20));
-	}
+	await until(
+		async () => (await Promise.all(servers.map((s) => s.clientsNamed(ASKER_CONNECTION).catch(() => 0)))).some((n) => n > 0),
+		"the asker to reconnect",
+		30_000,
+		20,
+	);
 	const reconnectedMs = Date.now() - since;
 	let seen: { dialog: Frame; since: number } | undefined;
 	for (;;) {

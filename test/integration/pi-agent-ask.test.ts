@@ -18,6 +18,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { checks, stack } from "../support/pi-agent-ask-questions.ts";
 import type { ScriptConfig } from "./fixtures/scripted-model.ts";
 import { cardGone, cardOf, fill, HAS_CHROMIUM, launchBrowser, openTab, POLL_MS, screenshot, submit } from "./harness/browser.ts";
 import {
@@ -50,27 +51,6 @@ const FIRST_DIALOG_MS = 90_000;
 /** The budget of every bridge call in the RPC run: long enough for a client that answers at once, short enough to wait out once. */
 const BUDGET_MS = 8_000;
 
-const stack = {
-	id: "stack",
-	label: "Stack",
-	prompt: "Which stack?",
-	type: "single",
-	options: [
-		{ label: "TypeScript", value: "ts", description: "typed" },
-		{ label: "Go", value: "go", recommended: true, preview: "package main" },
-	],
-};
-const checks = {
-	id: "checks",
-	label: "Checks",
-	prompt: "Which checks run?",
-	type: "multi",
-	options: [
-		{ label: "Lint", value: "lint" },
-		{ label: "Unit tests", value: "unit" },
-		{ label: "E2E", value: "e2e" },
-	],
-};
 const call = (args: Record<string, unknown>) => ({ call: { tool: ASK_USER, arguments: args } });
 
 /** The stand-in's result (its `details`) and whether pi reported the call as an error. */
