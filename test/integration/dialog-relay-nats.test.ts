@@ -18,6 +18,7 @@ afterEach(async () => {
 	for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
+if (NATS_SERVER_MISSING) console.warn(`dialog-relay-nats.test.ts: skipped: ${NATS_SERVER_MISSING}`);
 describe.skipIf(NATS_SERVER_MISSING)(`a relayed notice over a real nats-server${NATS_SERVER_MISSING ? ` (skipped: ${NATS_SERVER_MISSING})` : ""}`, () => {
 	it("reaches the host's human as [asker (machine:pid)] message; its connection is closed once sent; junk on the subject is never shown", async () => {
 		const nats = await startNatsServer();

@@ -79,6 +79,7 @@ function ask(env: NodeJS.ProcessEnv): Promise<Envelope> {
 	});
 }
 
+if (NATS_SERVER_MISSING) console.warn(`nats-attacks.test.ts: skipped: ${NATS_SERVER_MISSING}`);
 describe.skipIf(NATS_SERVER_MISSING)("a NATS room under abuse by raw clients on a real nats-server", () => {
 	it("10,000 requests under one session id from one client: at most 16 open, every other one an error result naming the limit", async () => {
 		const nats = await server();

@@ -72,6 +72,7 @@ async function server(options: Parameters<typeof startNatsServer>[0] = {}): Prom
 	return started;
 }
 
+if (NATS_SERVER_MISSING) console.warn(`nats-relay.test.ts: skipped: ${NATS_SERVER_MISSING}`);
 describe.skipIf(NATS_SERVER_MISSING)("NATS relay in one process against a real nats-server", () => {
 	it("answers over NATS: title [planner (build-7:4242)], answers in order", async () => {
 		const nats = await server();

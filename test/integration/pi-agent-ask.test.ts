@@ -233,6 +233,7 @@ async function resultsOnceThere(piEnv: PiEnv, count: number, timeoutMs = 60_000)
 	}
 }
 
+if (!tmuxAvailable()) console.warn("pi-agent-ask.test.ts: the TUI (tmux) tests are skipped: tmux is not installed");
 describe.skipIf(!tmuxAvailable())("pi-agent-ask's ask_user in a child of the TUI (tmux)", () => {
 	let tmux: TmuxSession | undefined;
 	let piEnv: PiEnv | undefined;
@@ -324,6 +325,11 @@ describe.skipIf(!tmuxAvailable())("pi-agent-ask's ask_user in a child of the TUI
 const RPIV_EXT = join(REPO_ROOT, "node_modules/@juicesharp/rpiv-ask-user-question/index.ts");
 const REFUSAL = "the release needs a second reviewer";
 
+// The run's summary only counts skipped tests: say which and why where the run prints it.
+if (!tmuxAvailable() || !HAS_CHROMIUM || PI_VERSION !== "1.6")
+	console.warn(
+		`pi-agent-ask.test.ts: "other ask tools' forms open in the TUI, on the web page" is skipped: ${PI_VERSION !== "1.6" ? "on pi 0.85 the page and pi.events are the same and the run is costly" : "tmux or Chromium is not installed"}`,
+	);
 describe.skipIf(!tmuxAvailable() || !HAS_CHROMIUM || PI_VERSION !== "1.6")(
 	`other ask tools' forms open in the TUI, on the web page (tmux, Chromium)${PI_VERSION === "1.6" ? "" : ": skipped on pi 0.85, the page and pi.events are the same there and the run is costly"}`,
 	() => {

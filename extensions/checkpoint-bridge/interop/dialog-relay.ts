@@ -41,6 +41,8 @@ export interface RelayDeps {
 	budgetMs(): number;
 	/** Hands a notice to the host, prefixed with who sends it. */
 	notify(asker: AskerIdentity, message: string, type: "info" | "warning" | "error"): void;
+	/** The child's `custom()` (interop/screen-relay.ts). @default resolves undefined, as in RPC mode */
+	custom?: (factory: unknown, options?: unknown) => Promise<unknown>;
 }
 
 /** A dialog as one question, and how its answer goes back to the extension. */
@@ -54,8 +56,22 @@ export interface RelayedQuestion<T> {
 const bounded = (text: unknown, max: number, multiline = false) =>
 	capLength(sanitiseText(typeof text === "string" ? text : String(text ?? ""), { multiline }), max);
 
-/** A title as a question: never empty (the validator refuses an empty question). */
-const titleOf = (title: unknown) => bounded(title, DIALOG_LIMITS.question).trim() || "(untitled dialog)";
+/**
+ * A title as a question, its line breaks kept (a permission gate puts the command on a line of its
+ * own): trailing spaces and blank lines around it dropped, runs of blank lines made one, at most
+ * DIALOG_LIMITS.titleLines lines (the rest counted on the last), never empty (the validator refuses
+ * an empty question).
+ */
+export function titleOf(title: unknown): string {
+	const lines = bounded(title, DIALOG_LIMITS.question, true)
+		.split("\n")
+		.map((line) => line.trimEnd())
+		.filter((line, i, all) => line !== "" || (i > 0 && all[i - 1] !== ""));
+	while (lines.at(-1) === "") lines.pop();
+	const max = DIALOG_LIMITS.titleLines;
+	if (lines.length > max) lines.splice(max - 1, lines.length, `… ${lines.length - max + 1} more lines`);
+	return capLength(lines.join("\n"), DIALOG_LIMITS.question).trim() || "(untitled dialog)";
+}
 
 /** The one answer of an ok envelope, else undefined. */
 const answerOf = (envelope: Envelope) => (envelope.status === "ok" ? envelope.answers[0]?.answer : undefined);
@@ -133,13 +149,13 @@ export interface RelayedMethods {
 	input(title: string, placeholder?: string, opts?: DialogOptions): Promise<string | undefined>;
 	editor(title: string, prefill?: string): Promise<string | undefined>;
 	notify(message: string, type?: "info" | "warning" | "error"): void;
-	custom(...args: unknown[]): Promise<undefined>;
+	custom(factory: unknown, options?: unknown): Promise<unknown>;
 }
 
 /**
  * The relayed UI: `base` (pi's own no-op UI, every method of ExtensionUIContext, so setters stay
  * no-ops and the object lists every method pi spreads) with the dialogs relayed, `notify` sent to
- * the host and `custom()` resolving undefined, as pi documents for RPC mode.
+ * the host and `custom()` as `deps` has it (undefined, as pi documents for RPC mode, unless relayed).
  */
 export function relayedUI<B extends object>(base: B, deps: RelayDeps): B & RelayedMethods {
 	const methods: RelayedMethods = {
@@ -154,7 +170,7 @@ export function relayedUI<B extends object>(base: B, deps: RelayDeps): B & Relay
 				// A notice is a courtesy.
 			}
 		},
-		custom: async () => undefined,
+		custom: deps.custom ?? (async () => undefined),
 	};
 	return Object.assign({ ...base }, methods, { [RELAYED_UI]: true });
 }
