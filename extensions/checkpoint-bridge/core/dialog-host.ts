@@ -16,7 +16,7 @@ import { ArrivalNotices } from "./arrival-notices.ts";
 import { msLeft } from "./config.ts";
 import { checkedAsker } from "./identity.ts";
 import { type InboundReply, parseInbound, resolveInbound } from "./inbound.ts";
-import type { LateBook, LateRequest } from "./late.ts";
+import { LATE_NOTE, type LateBook, type LateRequest } from "./late.ts";
 import { OBSERVER_VERSION, type ObservedRequest, type Snapshot } from "./observers.ts";
 import { PROTOCOL_VERSION, type RelayCancel, type RelayProgress, type RelayReply, type RelayRequest, type RelayResult } from "./protocol.ts";
 import { SameQuestions } from "./same-questions.ts";
@@ -55,10 +55,6 @@ export interface DialogHostOptions {
 	/** A late request ended (answered, or dismissed): its end goes to the asker as a message (core/delivery.ts). @default none */
 	lateEnded?: (late: LateRequest, outcome: { status: Status; answers: Answer[]; note?: string; reason?: EndReason }) => void;
 }
-
-/** What a timed-out call's note adds when its questions stay open, marked late. */
-export const LATE_NOTE =
-	"The question stays open on the host, marked late: the human can still answer it, and a later answer is delivered as a message (custom type checkpoint-bridge:answer). Do not ask it again.";
 
 /** Requests one asker session may have open at the host at once: a runaway asker cannot flood the queue. @default 16 */
 export const MAX_OPEN_PER_ASKER = 16;

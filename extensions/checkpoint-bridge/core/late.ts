@@ -9,6 +9,10 @@ import type { Answer, AnswerPlace } from "../model/answer.ts";
 import type { Question } from "../model/question.ts";
 import type { RelayRequest } from "./protocol.ts";
 
+/** What a timed-out call's note adds when its questions stay open, marked late. */
+export const LATE_NOTE =
+	"The question stays open on the host, marked late: the human can still answer it, and a later answer is delivered as a message (custom type checkpoint-bridge:answer). Do not ask it again.";
+
 /** Environment variable that turns late answers off with `0`. */
 const ENV_LATE = "CHECKPOINT_BRIDGE_LATE_ANSWERS";
 /** Environment variable with how long a late question stays open, in ms. */

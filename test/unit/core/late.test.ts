@@ -5,9 +5,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ANSWER_MESSAGE_TYPE, deliveryBox, type MessageApi, sessionPoster } from "../../../extensions/checkpoint-bridge/core/delivery.ts";
-import { LATE_NOTE } from "../../../extensions/checkpoint-bridge/core/dialog-host.ts";
 import { statusText } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
-import { DEFAULT_LATE_EXPIRY_MS, LateBook, type LateConfig, readLateConfig } from "../../../extensions/checkpoint-bridge/core/late.ts";
+import { DEFAULT_LATE_EXPIRY_MS, LATE_NOTE, LateBook, type LateConfig, readLateConfig } from "../../../extensions/checkpoint-bridge/core/late.ts";
 import { flush, relay, track } from "../support/relay.ts";
 
 const Q = [{ question: "Which database?", options: ["Postgres", "SQLite"] }];
@@ -47,6 +46,8 @@ describe("late questions", () => {
 		await flush(vi);
 		await vi.advanceTimersByTimeAsync(3_000);
 		expect(state.envelope).toMatchObject({ status: "timeout" });
+		// Whichever clock ends the call, its note says the question stays open.
+		expect(state.envelope?.note).toContain(LATE_NOTE);
 		// Off the queue, still open.
 		expect(handle.snapshot()!.open).toHaveLength(0);
 		const late = handle.snapshot()!.late!;
