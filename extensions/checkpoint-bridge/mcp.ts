@@ -1,0 +1,72 @@
+/**
+ * The MCP server of the package's bin `checkpoint-bridge-mcp`: agents outside pi (Claude Code,
+ * Codex, Cursor, …) ask the same human over stdio. This file only wires: the questions' schema is
+ * the pi tool's, a call goes the way route.ts sends any asker's (the host's local endpoint, else a
+ * NATS room), and the tools themselves are mcp/server.ts's.
+ */
+import { readFileSync } from "node:fs";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import type { CallOptions } from "./core/call.ts";
+import { DEFAULT_CALL_TIMEOUT_MS, MAX_TIMEOUT_MS } from "./core/config.ts";
+import { sharedHandle } from "./core/shared-handle.ts";
+import { type AskServer, createAskServer } from "./mcp/server.ts";
+import { askInputSchema } from "./mcp/schema.ts";
+import type { Envelope } from "./model/result.ts";
+import { askAlong, chooseRoute } from "./route.ts";
+import { progressText } from "./tool/progress.ts";
+import { AskParamsSchema } from "./tool/schema.ts";
+import { endpointFromEnv } from "./transports/local/index.ts";
+import { readNatsConfig } from "./transports/nats/config.ts";
+
+/** The NATS transport, loaded only when CHECKPOINT_BRIDGE_NATS is set. */
+const loadNats = () => import("./transports/nats/index.ts");
+
+/** The package's version, told to the client. */
+const version = (): string => {
+	try {
+		return (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version?: string }).version ?? "0.0.0";
+	} catch {
+		return "0.0.0";
+	}
+};
+
+/** Sends one call the way it goes now: this process is never a host, so the host's endpoint, a NATS room, or none. */
+function askNow(options: CallOptions, env: NodeJS.ProcessEnv): Promise<Envelope> {
+	const route = chooseRoute({ hostHere: false, endpoint: endpointFromEnv(env), nats: readNatsConfig(env) });
+	return askAlong(route, options, { handle: sharedHandle(), loadNats });
+}
+
+/** The MCP server with this package's tools, not yet connected. */
+export function mcpServer(env: NodeJS.ProcessEnv = process.env): AskServer {
+	return createAskServer({
+		askInputSchema: askInputSchema(AskParamsSchema, MAX_TIMEOUT_MS, DEFAULT_CALL_TIMEOUT_MS),
+		ask: (options) => askNow(options, env),
+		progressText,
+		version: version(),
+		env,
+	});
+}
+
+/**
+ * Serves MCP on stdin/stdout until the client goes away (stdin ends, or a signal): then every call
+ * still open is cancelled at the host, so its dialog closes, and the process ends.
+ */
+export async function serveStdio(): Promise<void> {
+	const { server, close } = mcpServer();
+	const transport = new StdioServerTransport();
+	let closing = false;
+	const shutDown = () => {
+		if (closing) return;
+		closing = true;
+		// Closing the transport aborts every call in flight; the receipts' calls are cancelled here.
+		void Promise.allSettled([server.close(), close()]).then(() => {
+			// The cancels are written to the host's socket before the process ends.
+			setTimeout(() => process.exit(0), 100);
+		});
+	};
+	server.onclose = shutDown;
+	process.stdin.on("end", shutDown);
+	process.stdin.on("close", shutDown);
+	for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, shutDown);
+	await server.connect(transport);
+}
