@@ -29,7 +29,7 @@ import { toToolResult } from "./tool/envelope.ts";
 import { progressText } from "./tool/progress.ts";
 import { renderCallView, renderResultView } from "./tool/render.ts";
 import { AskParamsSchema } from "./tool/schema.ts";
-import { endpointFromEnv } from "./transports/local/index.ts";
+import { findHostEndpoint } from "./transports/local/index.ts";
 import { readNatsConfig } from "./transports/nats/config.ts";
 
 export { TOOL_NAME };
@@ -86,7 +86,7 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 	});
 
 	/** The way a call goes now, read per call: a host that comes or goes is found at the next one. */
-	const routeNow = () => chooseRoute({ hostHere: handle.host() !== undefined, endpoint: endpointFromEnv(process.env), nats: readNatsConfig() });
+	const routeNow = () => chooseRoute({ hostHere: handle.host() !== undefined, endpoint: findHostEndpoint(), nats: readNatsConfig() });
 
 	// Other ask tools' forms ride the same relay (interop/): pi-agent-ask's external UI outside TUI mode.
 	// Without an event bus (an extension API older than pi.events) no other ask tool can negotiate.

@@ -17,7 +17,7 @@ import type { NatsConfig, NatsConfigResult } from "./transports/nats/config.ts";
 export type Route =
 	/** A session of this process holds the host role: over the process-global bus. */
 	| { kind: "host" }
-	/** A host in another process advertised its local endpoint (CHECKPOINT_BRIDGE_ENDPOINT). */
+	/** A host in another process advertised its local endpoint (CHECKPOINT_BRIDGE_ENDPOINT, or for this working directory). */
 	| { kind: "endpoint"; endpoint: EndpointAddress }
 	/** A NATS room is configured (CHECKPOINT_BRIDGE_NATS). */
 	| { kind: "nats"; config: NatsConfig }
@@ -30,7 +30,7 @@ export type Route =
 export interface RouteFindings {
 	/** Whether a session of this process holds the host role. */
 	hostHere: boolean;
-	/** The endpoint advertised in the environment, if any. */
+	/** The endpoint advertised in the environment or for the working directory, if any. */
 	endpoint: EndpointAddress | undefined;
 	/** The NATS transport's configuration. */
 	nats: NatsConfigResult;
