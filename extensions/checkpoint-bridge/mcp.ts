@@ -9,13 +9,13 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import type { CallOptions } from "./core/call.ts";
 import { DEFAULT_CALL_TIMEOUT_MS, MAX_TIMEOUT_MS } from "./core/config.ts";
 import { sharedHandle } from "./core/shared-handle.ts";
-import { type AskServer, createAskServer } from "./mcp/server.ts";
 import { askInputSchema } from "./mcp/schema.ts";
+import { type AskServer, createAskServer } from "./mcp/server.ts";
 import type { Envelope } from "./model/result.ts";
 import { askAlong, chooseRoute } from "./route.ts";
 import { progressText } from "./tool/progress.ts";
 import { AskParamsSchema } from "./tool/schema.ts";
-import { endpointFromEnv } from "./transports/local/index.ts";
+import { findHostEndpoint } from "./transports/local/index.ts";
 import { readNatsConfig } from "./transports/nats/config.ts";
 
 /** The NATS transport, loaded only when CHECKPOINT_BRIDGE_NATS is set. */
@@ -30,9 +30,13 @@ const version = (): string => {
 	}
 };
 
-/** Sends one call the way it goes now: this process is never a host, so the host's endpoint, a NATS room, or none. */
+/**
+ * Sends one call the way it goes now: this process is never a host, so the endpoint of the pi host
+ * of this user and working directory (advertised, or named by CHECKPOINT_BRIDGE_ENDPOINT), a NATS
+ * room, or none. Read per call: a host that starts later serves the next one.
+ */
 function askNow(options: CallOptions, env: NodeJS.ProcessEnv): Promise<Envelope> {
-	const route = chooseRoute({ hostHere: false, endpoint: endpointFromEnv(env), nats: readNatsConfig(env) });
+	const route = chooseRoute({ hostHere: false, endpoint: findHostEndpoint({ env }), nats: readNatsConfig(env) });
 	return askAlong(route, options, { handle: sharedHandle(), loadNats });
 }
 

@@ -17,8 +17,8 @@ import {
 	type ServerNotification,
 } from "@modelcontextprotocol/sdk/types.js";
 import { nanoid } from "nanoid";
-import { MAX_TIMEOUT_MS, NO_LIMIT, readConfig } from "../core/config.ts";
 import type { CallOptions } from "../core/call.ts";
+import { MAX_TIMEOUT_MS, NO_LIMIT, readConfig } from "../core/config.ts";
 import { type AskerIdentity, MAX_LABEL_LENGTH } from "../core/identity.ts";
 import type { RelayProgress } from "../core/protocol.ts";
 import type { Question } from "../model/question.ts";
@@ -152,8 +152,14 @@ export function createAskServer(options: McpServerOptions): AskServer {
 				{ signal, timeout: left },
 			);
 			if (result.action === "decline")
-				return end("timeout-or-cancelled", "No pi host was reachable and the client declined its form (a client may decline with nobody asked).", [], "dismissed");
-			if (result.action === "cancel") return end("cancelled", "No pi host was reachable and the client cancelled its form (a client may cancel with nobody asked).");
+				return end(
+					"timeout-or-cancelled",
+					"No pi host was reachable and the client declined its form (a client may decline with nobody asked).",
+					[],
+					"dismissed",
+				);
+			if (result.action === "cancel")
+				return end("cancelled", "No pi host was reachable and the client cancelled its form (a client may cancel with nobody asked).");
 			const read = answersFromForm(questions, result.content);
 			if (!read.ok) return end("error", `No pi host was reachable and the client's form was refused: ${read.problem}.`);
 			return end("ok", "", read.answers);
@@ -161,7 +167,10 @@ export function createAskServer(options: McpServerOptions): AskServer {
 			if (signal.aborted) return end("cancelled", "The tool call was aborted while the client's form was open.");
 			if (error instanceof McpError && error.code === ErrorCode.RequestTimeout)
 				return end("timeout", `The call's budget of ${budgetMs} ms ran out before the client's form was answered.`);
-			return end("no-host", `${NO_HOST_NOTE.replace("cannot show a form.", "could not show its form")}: ${error instanceof Error ? error.message : String(error)}.`);
+			return end(
+				"no-host",
+				`${NO_HOST_NOTE.replace("cannot show a form.", "could not show its form")}: ${error instanceof Error ? error.message : String(error)}.`,
+			);
 		}
 	}
 
@@ -227,7 +236,8 @@ export function createAskServer(options: McpServerOptions): AskServer {
 						: undefined;
 				return toolResult({ settled, open: collected.open, ...(note ? { note } : {}) });
 			}
-			if (name !== ASK_TOOL) throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${JSON.stringify(name)}: this server has ${ASK_TOOL} and ${COLLECT_TOOL}.`);
+			if (name !== ASK_TOOL)
+				throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${JSON.stringify(name)}: this server has ${ASK_TOOL} and ${COLLECT_TOOL}.`);
 			// The pi tool's own checks, and MCP's own parameters beside them.
 			const checked = validateAskParams(args);
 			const problems = checked.ok ? [] : [...checked.problems];
