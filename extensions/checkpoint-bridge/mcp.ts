@@ -10,7 +10,7 @@ import type { CallOptions } from "./core/call.ts";
 import { DEFAULT_CALL_TIMEOUT_MS, MAX_TIMEOUT_MS } from "./core/config.ts";
 import { sharedHandle } from "./core/shared-handle.ts";
 import { askInputSchema } from "./mcp/schema.ts";
-import { type AskServer, createAskServer } from "./mcp/server.ts";
+import { createAskServer } from "./mcp/server.ts";
 import type { Envelope } from "./model/result.ts";
 import { askAlong, chooseRoute } from "./route.ts";
 import { progressText } from "./tool/progress.ts";
@@ -40,37 +40,23 @@ function askNow(options: CallOptions, env: NodeJS.ProcessEnv): Promise<Envelope>
 	return askAlong(route, options, { handle: sharedHandle(), loadNats });
 }
 
-/** The MCP server with this package's tools, not yet connected. */
-export function mcpServer(env: NodeJS.ProcessEnv = process.env): AskServer {
-	return createAskServer({
+/**
+ * Serves MCP on stdin/stdout until the client goes away (stdin ends, or a signal): then every call
+ * still open is cancelled at the host, so its dialog closes, and the process ends.
+ */
+export async function serveStdio(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+	const server = createAskServer({
 		askInputSchema: askInputSchema(AskParamsSchema, MAX_TIMEOUT_MS, DEFAULT_CALL_TIMEOUT_MS),
 		ask: (options) => askNow(options, env),
 		progressText,
 		version: version(),
 		env,
+		// The cancels are on their way to the host's socket: let them be written, then end.
+		onClosed: () => setTimeout(() => process.exit(0), 100),
 	});
-}
-
-/**
- * Serves MCP on stdin/stdout until the client goes away (stdin ends, or a signal): then every call
- * still open is cancelled at the host, so its dialog closes, and the process ends.
- */
-export async function serveStdio(): Promise<void> {
-	const { server, close } = mcpServer();
-	const transport = new StdioServerTransport();
-	let closing = false;
-	const shutDown = () => {
-		if (closing) return;
-		closing = true;
-		// Closing the transport aborts every call in flight; the receipts' calls are cancelled here.
-		void Promise.allSettled([server.close(), close()]).then(() => {
-			// The cancels are written to the host's socket before the process ends.
-			setTimeout(() => process.exit(0), 100);
-		});
-	};
-	server.onclose = shutDown;
-	process.stdin.on("end", shutDown);
-	process.stdin.on("close", shutDown);
-	for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, shutDown);
-	await server.connect(transport);
+	const goAway = () => void server.close();
+	process.stdin.on("end", goAway);
+	process.stdin.on("close", goAway);
+	for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, goAway);
+	await server.connect(new StdioServerTransport());
 }

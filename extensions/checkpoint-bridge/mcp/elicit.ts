@@ -10,7 +10,7 @@ import type { Checked } from "../model/check.ts";
 import type { Question } from "../model/question.ts";
 
 /** One property of the flat form: the primitive shapes MCP's `requestedSchema` allows. */
-export type FormProperty =
+type FormProperty =
 	| { type: "string"; title: string; description?: string; enum?: string[] }
 	| { type: "boolean"; title: string; description?: string }
 	| { type: "array"; title: string; description?: string; items: { type: "string"; enum: string[] }; minItems?: number };
@@ -73,6 +73,10 @@ const typedText = (value: unknown) => (typeof value === "string" && value.trim()
 function answerFrom(q: Question, i: number, content: Record<string, unknown>): Checked<{ answer: Answer }, { problem: string }> {
 	const value = content[keyOf(i)];
 	const other = q.allowOther ? typedText(content[otherKeyOf(i)]) : undefined;
+	// A pick is one of the labels the form offered; anything else the client sent is refused, never dropped or retyped.
+	const labels = (q.options ?? []).map((o) => o.label);
+	const notOffered = (Array.isArray(value) ? value : [value]).find((v) => q.kind === "choice" && v !== undefined && v !== "" && !labels.includes(v as string));
+	if (notOffered !== undefined) return { ok: false, problem: `the form's answer to ${keyOf(i)} picks ${JSON.stringify(notOffered)}, which was not offered` };
 	let answer: Answer | undefined;
 	if (q.kind === "confirm") {
 		if (typeof value === "boolean") answer = answerOf(q, "confirm", value ? "yes" : "no");

@@ -11,7 +11,7 @@ import type { Envelope } from "../model/result.ts";
 export const MAX_OPEN_RECEIPTS = 16;
 
 /** An envelope handed back for its receipt. */
-export interface Collected {
+interface Collected {
 	receipt: string;
 	envelope: Envelope;
 }

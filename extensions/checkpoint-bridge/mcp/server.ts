@@ -41,10 +41,10 @@ import {
 } from "./schema.ts";
 
 /** Longest gap between two progress notifications of a waiting call that carries a progress token. @default 5_000 */
-export const PROGRESS_EVERY_MS = 5_000;
+const PROGRESS_EVERY_MS = 5_000;
 
 /** What an MCP client's model is told instead of pi's needs_input advice: its chat is where to ask, once. */
-export const MCP_ADVICE = "Do not guess the answer and do not call this tool again for these questions: ask the human in your chat instead.";
+const MCP_ADVICE = "Do not guess the answer and do not call this tool again for these questions: ask the human in your chat instead.";
 
 /** The note of a call that reached nobody. */
 const NO_HOST_NOTE = "No pi host of this user and directory is reachable, and this client cannot show a form.";
@@ -73,17 +73,12 @@ export interface McpServerOptions {
 	progressEveryMs?: number;
 	/** The environment the budgets are read from. @default process.env */
 	env?: NodeJS.ProcessEnv;
-}
-
-/** What the server holds beside the SDK's Server: its receipts, and closing them. */
-export interface AskServer {
-	server: Server;
-	/** Cancels every call still open (receipts included) at the host; resolves once they have all ended. */
-	close(): Promise<void>;
+	/** Called once the client has gone and every call it left open (receipts included) has ended, cancelled at its host. */
+	onClosed?: () => void;
 }
 
 /** The budget of one MCP call: its `timeoutMs` clamped to [MCP_MIN_TIMEOUT_MS, MAX_TIMEOUT_MS] (0: none), else the configured default. */
-export function mcpBudget(requested: number | undefined, defaultMs: number): number {
+function mcpBudget(requested: number | undefined, defaultMs: number): number {
 	if (requested === undefined) return defaultMs;
 	if (requested === NO_LIMIT) return NO_LIMIT;
 	return Math.min(MAX_TIMEOUT_MS, Math.max(MCP_MIN_TIMEOUT_MS, Math.round(requested)));
@@ -116,8 +111,12 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "obj
 /** The ask tool's own parameters beside the questions. */
 const ASK_KEYS = new Set(["questions", "timeoutMs", "wait"]);
 
-/** Builds the MCP server; connect it to a transport (`server.connect`). */
-export function createAskServer(options: McpServerOptions): AskServer {
+/**
+ * Builds the MCP server; connect it to a transport (`server.connect`). When the transport closes
+ * (the client cancelled nothing but went away) the SDK aborts the calls in flight, and the calls
+ * behind receipts are cancelled here: each one's dialog closes at its host.
+ */
+export function createAskServer(options: McpServerOptions): Server {
 	const { ask, progressText, progressEveryMs = PROGRESS_EVERY_MS, env = process.env } = options;
 	const server = new Server({ name: "checkpoint-bridge", version: options.version }, { capabilities: { tools: {} } });
 	const receipts = new Receipts();
@@ -262,5 +261,8 @@ export function createAskServer(options: McpServerOptions): AskServer {
 		}
 	});
 
-	return { server, close: () => receipts.cancelAll() };
+	server.onclose = () => {
+		void receipts.cancelAll().then(() => options.onClosed?.());
+	};
+	return server;
 }

@@ -9,7 +9,7 @@ import { type ElicitRequest, ElicitRequestSchema, type ElicitResult } from "@mod
 import { NODE_BIN, REPO_ROOT } from "./pi-cli.ts";
 
 /** The bin as package.json names it. */
-export const MCP_BIN = join(REPO_ROOT, "bin/checkpoint-bridge-mcp.mjs");
+const MCP_BIN = join(REPO_ROOT, "bin/checkpoint-bridge-mcp.mjs");
 
 export interface McpClientOptions {
 	/** The working directory the client starts the server in. */
