@@ -29,5 +29,13 @@ process.on("warning", (warning) => {
 	if (warning.name !== "ExperimentalWarning") process.stderr.write(`${warning.stack ?? warning}\n`);
 });
 
-const { serveStdio } = await import("../extensions/checkpoint-bridge/mcp.ts");
-await serveStdio();
+let server;
+try {
+	server = await import("../extensions/checkpoint-bridge/mcp.ts");
+} catch (error) {
+	// typebox is a peer dependency (pi supplies it to extensions): an install made with --omit=peer lacks it.
+	const missing = error?.code === "ERR_MODULE_NOT_FOUND" ? ` (install the package's dependencies and its peer typebox: npm install typebox)` : "";
+	process.stderr.write(`checkpoint-bridge-mcp cannot start${missing}: ${error instanceof Error ? error.message : String(error)}\n`);
+	process.exit(1);
+}
+await server.serveStdio();
