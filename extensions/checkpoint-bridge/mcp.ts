@@ -4,7 +4,9 @@
  * the pi tool's, a call goes the way route.ts sends any asker's (the host's local endpoint, else a
  * NATS room), and the tools themselves are mcp/server.ts's.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
+import path from "node:path";
+import { parseArgs } from "node:util";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { CallOptions } from "./core/call.ts";
 import { DEFAULT_CALL_TIMEOUT_MS, MAX_TIMEOUT_MS } from "./core/config.ts";
@@ -35,19 +37,37 @@ const version = (): string => {
  * of this user and working directory (advertised, or named by CHECKPOINT_BRIDGE_ENDPOINT), a NATS
  * room, or none. Read per call: a host that starts later serves the next one.
  */
-function askNow(options: CallOptions, env: NodeJS.ProcessEnv): Promise<Envelope> {
-	const route = chooseRoute({ hostHere: false, endpoint: findHostEndpoint({ env }), nats: readNatsConfig(env) });
+function askNow(options: CallOptions, env: NodeJS.ProcessEnv, cwd: string): Promise<Envelope> {
+	const route = chooseRoute({ hostHere: false, endpoint: findHostEndpoint({ env, cwd }), nats: readNatsConfig(env) });
 	return askAlong(route, options, { handle: sharedHandle(), loadNats });
+}
+
+/** The command line's usage, told on stderr when it is wrong. */
+const USAGE = "usage: checkpoint-bridge-mcp [--cwd <directory>]  (the directory whose pi host is asked; default: the working directory)";
+
+/** The working directory whose host is asked: `--cwd`, else the process's; undefined (told on stderr) when the command line is wrong. */
+function workingDirectory(argv: string[]): string | undefined {
+	try {
+		const { values } = parseArgs({ args: argv, options: { cwd: { type: "string" } }, strict: true, allowPositionals: false });
+		const cwd = path.resolve(values.cwd ?? process.cwd());
+		if (!statSync(cwd).isDirectory()) throw new Error(`${cwd} is not a directory`);
+		return cwd;
+	} catch (error) {
+		process.stderr.write(`checkpoint-bridge-mcp: ${error instanceof Error ? error.message : String(error)}\n${USAGE}\n`);
+		return undefined;
+	}
 }
 
 /**
  * Serves MCP on stdin/stdout until the client goes away (stdin ends, or a signal): then every call
  * still open is cancelled at the host, so its dialog closes, and the process ends.
  */
-export async function serveStdio(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+export async function serveStdio(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Promise<void> {
+	const cwd = workingDirectory(argv);
+	if (cwd === undefined) process.exit(2);
 	const server = createAskServer({
 		askInputSchema: askInputSchema(AskParamsSchema, MAX_TIMEOUT_MS, DEFAULT_CALL_TIMEOUT_MS),
-		ask: (options) => askNow(options, env),
+		ask: (options) => askNow(options, env, cwd),
 		progressText,
 		version: version(),
 		env,

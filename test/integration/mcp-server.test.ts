@@ -5,13 +5,15 @@
  * host's advertisement for that directory; the host's dialog names the client. Without a host: the
  * client's own form (elicitation), else `no-host` at once.
  */
+import { execFile } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
-import { type McpSession, startMcpClient } from "./harness/mcp-client.ts";
-import { createPiEnv, type Frame, hostEndpoint, type PiEnv, PiRpc } from "./harness/pi-cli.ts";
+import { MCP_BIN, type McpSession, startMcpClient } from "./harness/mcp-client.ts";
+import { createPiEnv, type Frame, hostEndpoint, NODE_BIN, type PiEnv, PiRpc } from "./harness/pi-cli.ts";
 
 const ASK = "ask_user_via_host";
 const COLLECT = "wait_for_answers";
@@ -114,6 +116,20 @@ describe("the MCP server with a real pi host of the same user and directory", ()
 		expect(typeof envelope.requestId).toBe("string");
 		// No listener of its own: stdio is the client's.
 		expect(listeningSockets(session.pid)).toEqual([]);
+	});
+
+	it("a server started elsewhere with --cwd <the host's directory> reaches that host", async () => {
+		piEnv = createPiEnv();
+		pi = PiRpc.start(piEnv, { args: ["--name", "rpc-host"] });
+		await hostEndpoint(piEnv);
+		const session = await startMcpClient({ cwd: piEnv.root, env: userEnv(piEnv), name: "cursor", args: ["--cwd", piEnv.cwd] });
+		sessions.push(session);
+		const start = pi.mark();
+		const call = session.client.callTool({ name: ASK, arguments: { questions: [{ question: "Which port?", options: ["80", "443"] }] } });
+		const { dialog, label } = await remoteDialog(start);
+		expect(label).toBe("cursor");
+		pi.answer(dialog, "443");
+		expect(envelopeOf(await call)).toMatchObject({ status: "ok", answers: [{ answer: "443" }] });
 	});
 
 	it("progress keeps a client with a 15 s request timeout (resetTimeoutOnProgress) alive through a 30 s wait", async () => {
@@ -297,6 +313,19 @@ describe("the MCP server with no host", () => {
 		const envelope = envelopeOf(await session.client.callTool({ name: ASK, arguments: { questions: QUESTIONS } }));
 		expect(envelope).toMatchObject({ status: "cancelled", answers: [] });
 		expect(envelope.note).toMatch(/client cancelled its form/);
+	});
+
+	it("a wrong command line ends the bin at once with its usage on stderr, stdout untouched", async () => {
+		cwd = mkdtempSync(join(tmpdir(), "cb-mcp-"));
+		const run = promisify(execFile);
+		const failed = await run(NODE_BIN, [MCP_BIN, "--cwd", join(cwd, "missing")], { cwd }).catch(
+			(error: { code: number; stdout: string; stderr: string }) => error,
+		);
+		expect(failed).toMatchObject({ code: 2, stdout: "" });
+		expect((failed as { stderr: string }).stderr).toMatch(/no such file or directory[\s\S]*usage: checkpoint-bridge-mcp \[--cwd <directory>\]/);
+		const unknown = await run(NODE_BIN, [MCP_BIN, "--port", "80"], { cwd }).catch((error: { code: number; stderr: string }) => error);
+		expect(unknown).toMatchObject({ code: 2 });
+		expect((unknown as { stderr: string }).stderr).toMatch(/Unknown option '--port'/);
 	});
 
 	it("bad arguments are refused as isError results naming each problem; the server serves on", async () => {

@@ -9,7 +9,7 @@ import { type ElicitRequest, ElicitRequestSchema, type ElicitResult } from "@mod
 import { NODE_BIN, REPO_ROOT } from "./pi-cli.ts";
 
 /** The bin as package.json names it. */
-const MCP_BIN = join(REPO_ROOT, "bin/checkpoint-bridge-mcp.mjs");
+export const MCP_BIN = join(REPO_ROOT, "bin/checkpoint-bridge-mcp.mjs");
 
 export interface McpClientOptions {
 	/** The working directory the client starts the server in. */
@@ -18,6 +18,8 @@ export interface McpClientOptions {
 	env: Record<string, string>;
 	/** The client's name (clientInfo.name): who asks, as the host shows it. @default "mcp-test-client" */
 	name?: string;
+	/** The bin's command-line arguments. @default none */
+	args?: string[];
 	/** Declares form elicitation and answers every form with this. @default none declared */
 	elicit?: (request: ElicitRequest) => ElicitResult | Promise<ElicitResult>;
 }
@@ -34,7 +36,13 @@ export interface McpSession {
 
 /** Starts the bin and connects the SDK client to it. */
 export async function startMcpClient(options: McpClientOptions): Promise<McpSession> {
-	const transport = new StdioClientTransport({ command: NODE_BIN, args: [MCP_BIN], cwd: options.cwd, env: options.env, stderr: "pipe" });
+	const transport = new StdioClientTransport({
+		command: NODE_BIN,
+		args: [MCP_BIN, ...(options.args ?? [])],
+		cwd: options.cwd,
+		env: options.env,
+		stderr: "pipe",
+	});
 	let stderr = "";
 	transport.stderr?.on("data", (chunk: Buffer) => {
 		stderr += chunk.toString("utf8");
