@@ -26,7 +26,12 @@ const { handle, role } = host;
 const childEnv = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", TMPDIR: process.env.TMPDIR ?? "/tmp" };
 await ensureProcessEndpoint(handle, { env: childEnv });
 
-const transport = new StdioClientTransport({ command: process.execPath, args: [join(here, "../bin/checkpoint-bridge-mcp.mjs")], env: childEnv, stderr: "inherit" });
+const transport = new StdioClientTransport({
+	command: process.execPath,
+	args: [join(here, "../bin/checkpoint-bridge-mcp.mjs")],
+	env: childEnv,
+	stderr: "inherit",
+});
 const client = new Client({ name: "bench-client", version: "1" });
 await client.connect(transport);
 host.tag = "[bench-client";
