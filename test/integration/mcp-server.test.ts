@@ -13,7 +13,8 @@ import { promisify } from "node:util";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { MCP_BIN, type McpSession, startMcpClient } from "./harness/mcp-client.ts";
-import { createPiEnv, type Frame, hostEndpoint, NODE_BIN, type PiEnv, PiRpc } from "./harness/pi-cli.ts";
+import { NATS_SERVER_MISSING, roomServedAt, startNatsServer } from "./harness/nats-server.ts";
+import { createPiEnv, type Frame, hostEndpoint, isNotify, NODE_BIN, type PiEnv, PiRpc } from "./harness/pi-cli.ts";
 
 const ASK = "ask_user_via_host";
 const COLLECT = "wait_for_answers";
@@ -337,5 +338,40 @@ describe("the MCP server with no host", () => {
 			expect(note).toContain(part);
 		const fine = envelopeOf(await session.client.callTool({ name: ASK, arguments: { questions: [{ question: "Still there?", kind: "confirm" }] } }));
 		expect(fine.status).toBe("no-host");
+	});
+});
+
+describe.skipIf(NATS_SERVER_MISSING)("the MCP server over a real nats-server", () => {
+	const cleanups: (() => Promise<unknown> | unknown)[] = [];
+	afterEach(async () => {
+		for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+	});
+
+	it("with CHECKPOINT_BRIDGE_NATS and no host of its directory, the question goes to the room's host, whose dialog names the client and its machine", async () => {
+		const nats = await startNatsServer();
+		cleanups.push(() => nats.cleanup());
+		const piEnv = createPiEnv({ env: { CHECKPOINT_BRIDGE_NATS: nats.url } });
+		const pi = PiRpc.start(piEnv);
+		cleanups.push(async () => {
+			await pi.close(5_000);
+			piEnv.cleanup();
+		});
+		await pi.waitFor((f) => isNotify(f) && String(f.message).includes("serving room"), { timeoutMs: 90_000, what: 'the "serving room" notice' });
+		await roomServedAt(nats.url);
+		// "Another machine": a directory, HOME and TMPDIR of its own, only the room's variable shared.
+		const elsewhere = mkdtempSync(join(tmpdir(), "cb-mcp-nats-"));
+		cleanups.push(() => rmSync(elsewhere, { recursive: true, force: true }));
+		const session = await startMcpClient({
+			cwd: elsewhere,
+			env: { PATH: process.env.PATH!, HOME: elsewhere, TMPDIR: elsewhere, CHECKPOINT_BRIDGE_NATS: nats.url },
+			name: "codex",
+		});
+		cleanups.push(() => session.close());
+		const start = pi.mark();
+		const call = session.client.callTool({ name: ASK, arguments: { questions: [{ question: "Which region?", options: ["eu", "us"] }] } });
+		const dialog = await pi.waitForDialog({ from: start, timeoutMs: 30_000, what: "the MCP client's dialog over NATS" });
+		expect(String(dialog.title)).toMatch(new RegExp(`^\\[codex \\([^():]+:${session.pid}\\)\\] Which region\\?$`));
+		pi.answer(dialog, "us");
+		expect(envelopeOf(await call)).toMatchObject({ status: "ok", asker: "codex", answers: [{ question: "Which region?", answer: "us" }] });
 	});
 });
