@@ -177,15 +177,19 @@ function socketThere(socketPath: string): boolean {
 /**
  * The host a process of this user in `cwd` can reach: the endpoint in CHECKPOINT_BRIDGE_ENDPOINT
  * when its socket is there, else the one advertised for the working directory, else the variable's
- * (gone: asking there gives `no-host`, naming it), else undefined. Synchronous and cheap (a stat and
- * a small read): read per call, since a host may come and go. The endpoint found must still prove
- * itself before anything is asked there. @public
+ * (gone: asking there gives `no-host`, naming it), else undefined. With `gone` (an endpoint whose
+ * host was just lost, while waiting for the next one) the advertisement comes first, since a killed
+ * host leaves its socket file behind. Synchronous and cheap (a stat and a small read): read it per
+ * call, since a host may come and go. The endpoint found must still prove itself before anything is
+ * asked there. @public
  */
-export function findHostEndpoint(options: FindOptions = {}): EndpointAddress | undefined {
+export function findHostEndpoint(options: FindOptions & { gone?: EndpointAddress } = {}): EndpointAddress | undefined {
 	const env = options.env ?? process.env;
 	const fromEnv = endpointFromEnv(env);
-	if (fromEnv && socketThere(fromEnv.socketPath)) return fromEnv;
-	return advertisedEndpoint(options.cwd ?? process.cwd(), env) ?? fromEnv;
+	const envFirst = fromEnv && fromEnv.socketPath !== options.gone?.socketPath && socketThere(fromEnv.socketPath);
+	if (envFirst) return fromEnv;
+	const advertised = advertisedEndpoint(options.cwd ?? process.cwd(), env);
+	return advertised && advertised.socketPath !== options.gone?.socketPath ? advertised : (fromEnv ?? advertised);
 }
 
 /** Options of advertiseEndpoint. */

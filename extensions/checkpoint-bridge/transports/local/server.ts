@@ -175,6 +175,7 @@ export async function startEndpoint(options: EndpointOptions): Promise<LocalEndp
 		maxFrameBytes: options.maxFrameBytes ?? MAX_FRAME_BYTES,
 		helloTimeoutMs: options.helloTimeoutMs ?? DEFAULT_HELLO_TIMEOUT_MS,
 		maxOpenRequests: options.maxOpenRequests ?? DEFAULT_MAX_OPEN_REQUESTS,
+		resentHolders: new Map<string, number>(),
 	};
 	const maxPending = Math.max(1, options.maxPendingConnections ?? DEFAULT_MAX_PENDING_CONNECTIONS);
 	// Connections that have not proven themselves, oldest first: what a flood of idle or junk connections can hold is bounded by this.

@@ -91,6 +91,19 @@ describe("a host is found through its advertisement", () => {
 		expect(findHostEndpoint({ env: { ...env, [ENDPOINT_ENV]: path.join(root, "gone", "socket") }, cwd })?.socketPath).toBe(endpoint.endpoint);
 	});
 
+	it("while waiting for the next host, the advertisement comes before the variable naming the host just lost", async () => {
+		const { root, cwd, env } = await place();
+		const lost = await hostIn(path.join(root, "elsewhere-cwd"), { ...env });
+		const { endpoint } = await hostIn(cwd, { ...env });
+		const withVariable = { ...env, [ENDPOINT_ENV]: lost.endpoint.endpoint };
+		expect(findHostEndpoint({ env: withVariable, cwd })?.socketPath).toBe(lost.endpoint.endpoint);
+		expect(findHostEndpoint({ env: withVariable, cwd, gone: lost.endpoint.address })?.socketPath).toBe(endpoint.endpoint);
+		// No other host advertised: the variable's, which may come back at the same path.
+		expect(findHostEndpoint({ env: withVariable, cwd: path.join(root, "elsewhere-cwd"), gone: lost.endpoint.address })?.socketPath).toBe(
+			lost.endpoint.endpoint,
+		);
+	});
+
 	it("is withdrawn when the endpoint closes; a newer host's is left alone", async () => {
 		const { cwd, env } = await place();
 		const first = await hostIn(cwd, { ...env });
