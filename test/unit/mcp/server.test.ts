@@ -361,6 +361,35 @@ describe("random tool arguments (property)", () => {
 		expect((await w.client.listTools()).tools.map((t) => t.name)).toEqual([ASK, COLLECT]);
 	});
 
+	it("wait_for_answers with random arguments: never a crash; a refusal is isError naming the problem, else what it waited for", async () => {
+		const w = await world({ host: false });
+		const receipt = structured(await w.client.callTool({ name: ASK, arguments: { ...CONFIRM, wait: false } })).receipt as string;
+		const collectArgs = fc.oneof(
+			fc.object(),
+			fc.record(
+				{
+					receipts: fc.oneof(fc.array(fc.oneof(fc.constant(receipt), fc.string({ maxLength: 22 })), { maxLength: 20 }), fc.anything()),
+					waitMs: fc.oneof(fc.integer({ min: -10, max: 20 }), fc.anything()),
+				},
+				{ requiredKeys: [] },
+			),
+		);
+		await fc.assert(
+			fc.asyncProperty(collectArgs, async (raw) => {
+				const result = (await w.client.callTool({ name: COLLECT, arguments: raw as Record<string, unknown> })) as CallToolResult;
+				const value = structured(result);
+				expect(JSON.parse((result.content[0] as { text: string }).text)).toEqual(value);
+				if (result.isError) expect(value.note).toMatch(/^Invalid parameters: .*(receipts|waitMs|is not a parameter)/);
+				else {
+					expect(Array.isArray(value.settled) && Array.isArray(value.open)).toBe(true);
+					for (const { envelope } of value.settled) expect(envelope.status).toBe("no-host");
+				}
+			}),
+			{ numRuns: 200 },
+		);
+		expect((await w.client.listTools()).tools).toHaveLength(2);
+	});
+
 	it("arguments that are not an object are a protocol error (the SDK's own check); the server serves on", async () => {
 		const w = await world();
 		await expect(w.client.callTool({ name: ASK, arguments: "questions" as unknown as Record<string, unknown> })).rejects.toThrow(/expected record/);
