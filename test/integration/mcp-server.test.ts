@@ -198,6 +198,21 @@ describe("the MCP server with a real pi host of the same user and directory", ()
 		expect(envelopeOf(await next).status).toBe("ok");
 	});
 
+	it("a server killed outright (SIGKILL) leaves nothing open at the host: its connection closes, and so does its dialog", async () => {
+		const { pi, session } = await hostAndClient("killed-client");
+		const start = pi.mark();
+		void session.client.callTool({ name: ASK, arguments: { questions: [{ question: "Drop the table?", kind: "confirm" }] } }).catch(() => {});
+		await remoteDialog(start);
+		const afterKill = pi.mark();
+		process.kill(session.pid, "SIGKILL");
+		const other = await client("opencode");
+		const next = other.client.callTool({ name: ASK, arguments: { questions: [{ question: "Notify the team?", options: ["yes", "no"] }] } });
+		const shown = await remoteDialog(afterKill, "the next client's dialog");
+		expect(shown).toMatchObject({ label: "opencode", question: "Notify the team?" });
+		pi.answer(shown.dialog, "yes");
+		expect(envelopeOf(await next).status).toBe("ok");
+	});
+
 	it("wait: false returns a receipt at once; wait_for_answers returns the envelope once it is answered, once", async () => {
 		const { pi, session } = await hostAndClient("copilot");
 		const start = pi.mark();
