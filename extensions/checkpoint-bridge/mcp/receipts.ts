@@ -35,11 +35,6 @@ interface Kept {
 export class Receipts {
 	readonly #kept = new Map<string, Kept>();
 
-	/** How many receipts are kept now. */
-	get size(): number {
-		return this.#kept.size;
-	}
-
 	/** Starts `call` (given the signal that ends it) under a new receipt; refused when MAX_OPEN_RECEIPTS are kept. */
 	open(call: (signal: AbortSignal) => Promise<Envelope>): Checked<{ receipt: string }, { problem: string }> {
 		if (this.#kept.size >= MAX_OPEN_RECEIPTS)
