@@ -113,8 +113,8 @@ const ASK_KEYS = new Set(["questions", "timeoutMs", "wait"]);
 
 /**
  * Builds the MCP server; connect it to a transport (`server.connect`). When the transport closes
- * (the client cancelled nothing but went away) the SDK aborts the calls in flight, and the calls
- * behind receipts are cancelled here: each one's dialog closes at its host.
+ * (the client went away) the SDK aborts the calls in flight, and the calls behind receipts are
+ * cancelled here: each one's dialog closes at its host.
  */
 export function createAskServer(options: McpServerOptions): Server {
 	const { ask, progressText, progressEveryMs = PROGRESS_EVERY_MS, env = process.env } = options;
