@@ -96,6 +96,19 @@ describe("the MCP server with a real pi host of the same user and directory", ()
 		return { dialog, label: match![1]!, pid: Number(match![2]), question: match![3]! };
 	}
 
+	/**
+	 * Another client's question, asked after `from`: shown next and answered there. The host shows one
+	 * dialog at a time, so it being shown means no earlier dialog is still open.
+	 */
+	async function nextClientShownAfter(from: number): Promise<void> {
+		const other = await client("opencode");
+		const next = other.client.callTool({ name: ASK, arguments: { questions: [{ question: "Notify the team?", options: ["yes", "no"] }] } });
+		const shown = await remoteDialog(from, "the next client's dialog");
+		expect(shown).toMatchObject({ label: "opencode", question: "Notify the team?" });
+		pi!.answer(shown.dialog, "no");
+		expect(envelopeOf(await next)).toMatchObject({ status: "ok", answers: [{ answer: "no" }] });
+	}
+
 	it("a question from the SDK client over stdio is answered at the host, whose dialog names the client; the envelope comes as structured content and as text", async () => {
 		const { pi, session } = await hostAndClient("claude-code");
 		const start = pi.mark();
@@ -168,12 +181,7 @@ describe("the MCP server with a real pi host of the same user and directory", ()
 		const afterCancel = pi.mark();
 		abort.abort("the user pressed Esc");
 		await expect(call).rejects.toThrow();
-		const other = await client("opencode");
-		const next = other.client.callTool({ name: ASK, arguments: { questions: [{ question: "Notify the team?", options: ["yes", "no"] }] } });
-		const second = await remoteDialog(afterCancel, "the next client's dialog");
-		expect(second).toMatchObject({ label: "opencode", question: "Notify the team?" });
-		pi.answer(second.dialog, "no");
-		expect(envelopeOf(await next)).toMatchObject({ status: "ok", answers: [{ answer: "no" }] });
+		await nextClientShownAfter(afterCancel);
 		// The cancelled dialog was never asked again.
 		expect(pi.frames.slice(start).filter((f) => f.type === "extension_ui_request" && /Deploy now\?/.test(String(f.title)))).toHaveLength(1);
 	});
@@ -189,13 +197,8 @@ describe("the MCP server with a real pi host of the same user and directory", ()
 		await remoteDialog(start);
 		const afterClose = pi.mark();
 		await session.close();
-		const other = await client("opencode");
-		const next = other.client.callTool({ name: ASK, arguments: { questions: [{ question: "Notify the team?", options: ["yes", "no"] }] } });
-		const shown = await remoteDialog(afterClose, "the next client's dialog");
 		// Neither of the gone client's questions is shown after it went: the next one is the other client's.
-		expect(shown).toMatchObject({ label: "opencode", question: "Notify the team?" });
-		pi.answer(shown.dialog, "yes");
-		expect(envelopeOf(await next).status).toBe("ok");
+		await nextClientShownAfter(afterClose);
 	});
 
 	it("a server killed outright (SIGKILL) leaves nothing open at the host: its connection closes, and so does its dialog", async () => {
@@ -205,12 +208,7 @@ describe("the MCP server with a real pi host of the same user and directory", ()
 		await remoteDialog(start);
 		const afterKill = pi.mark();
 		process.kill(session.pid, "SIGKILL");
-		const other = await client("opencode");
-		const next = other.client.callTool({ name: ASK, arguments: { questions: [{ question: "Notify the team?", options: ["yes", "no"] }] } });
-		const shown = await remoteDialog(afterKill, "the next client's dialog");
-		expect(shown).toMatchObject({ label: "opencode", question: "Notify the team?" });
-		pi.answer(shown.dialog, "yes");
-		expect(envelopeOf(await next).status).toBe("ok");
+		await nextClientShownAfter(afterKill);
 	});
 
 	it("wait: false returns a receipt at once; wait_for_answers returns the envelope once it is answered, once", async () => {
