@@ -20,6 +20,7 @@ import { askRemote } from "../../../../extensions/checkpoint-bridge/transports/l
 import { closePooledConnections } from "../../../../extensions/checkpoint-bridge/transports/local/pool.ts";
 import { startEndpoint } from "../../../../extensions/checkpoint-bridge/transports/local/server.ts";
 import { dialogFeed } from "../../support/dialog-feed.ts";
+import { loadExtensionCopy, playSession } from "../../support/fake-pi.ts";
 import { fakeUI } from "../../support/fake-ui.ts";
 
 const AS_ROOT: (name: string, test: () => Promise<void>) => void =
@@ -125,6 +126,17 @@ describe("a host is found through its advertisement", () => {
 	});
 });
 
+/** An advertisement of a host that is alive until its `child` is killed, naming an endpoint directory as a host leaves it. */
+async function deadHostAdvertised() {
+	const found = await place();
+	const child = sleeper();
+	const leftover = path.join(found.runtime, "checkpoint-bridge-dead");
+	await mkdir(leftover, { mode: 0o700 });
+	await writeFile(path.join(leftover, "token"), "t".repeat(43), { mode: 0o600 });
+	const advert = await advertiseEndpoint(path.join(leftover, "socket"), { cwd: found.cwd, env: found.env, pid: child.pid! });
+	return { ...found, child, leftover, advert };
+}
+
 describe("an advertisement that is not to be trusted is ignored", () => {
 	it("a group- or world-writable file, an open directory, a link: each ignored", async () => {
 		const { runtime, cwd, env } = await place();
@@ -147,12 +159,7 @@ describe("an advertisement that is not to be trusted is ignored", () => {
 	});
 
 	it("a dead host's advertisement is skipped and removed, with the endpoint directory it left behind", async () => {
-		const { runtime, cwd, env } = await place();
-		const child = sleeper();
-		const leftover = path.join(runtime, "checkpoint-bridge-dead1");
-		await mkdir(leftover, { mode: 0o700 });
-		await writeFile(path.join(leftover, "token"), "t".repeat(43), { mode: 0o600 });
-		const advert = await advertiseEndpoint(path.join(leftover, "socket"), { cwd, env, pid: child.pid! });
+		const { cwd, env, child, leftover, advert } = await deadHostAdvertised();
 		expect(findHostEndpoint({ env, cwd })?.socketPath).toBe(path.join(leftover, "socket"));
 		child.kill("SIGKILL");
 		await exited(child);
@@ -162,12 +169,7 @@ describe("an advertisement that is not to be trusted is ignored", () => {
 	});
 
 	it("a new host in the directory cleans a dead host's left-over endpoint directory", async () => {
-		const { runtime, cwd, env } = await place();
-		const child = sleeper();
-		const leftover = path.join(runtime, "checkpoint-bridge-dead2");
-		await mkdir(leftover, { mode: 0o700 });
-		await writeFile(path.join(leftover, "token"), "t".repeat(43), { mode: 0o600 });
-		await advertiseEndpoint(path.join(leftover, "socket"), { cwd, env, pid: child.pid! });
+		const { runtime, cwd, env, child, leftover } = await deadHostAdvertised();
 		child.kill("SIGKILL");
 		await exited(child);
 		const { endpoint } = await hostIn(cwd, { ...env });
@@ -201,5 +203,28 @@ describe("an advertisement that is not to be trusted is ignored", () => {
 		expect(findHostEndpoint({ env, cwd })).toBeUndefined();
 		await expect(advertiseEndpoint(endpoint.endpoint, { cwd, env })).rejects.toThrow(/belongs to another user/);
 		await chown(advertDir(runtime), 0, 0);
+	});
+});
+
+describe("a host that cannot advertise", () => {
+	it("tells its human that other processes in the directory cannot find it, and serves what it spawns through the variable", async () => {
+		const { runtime } = await place();
+		await mkdir(advertDir(runtime), { mode: 0o700 });
+		await chmod(advertDir(runtime), 0o777);
+		const before = process.env.XDG_RUNTIME_DIR;
+		process.env.XDG_RUNTIME_DIR = runtime;
+		cleanups.push(async () => {
+			if (before === undefined) delete process.env.XDG_RUNTIME_DIR;
+			else process.env.XDG_RUNTIME_DIR = before;
+		});
+		const fake = fakeUI();
+		const session = playSession(await loadExtensionCopy(), { sessionId: "host", ui: fake.ui });
+		cleanups.push(() => session.shutdown("quit"));
+		await session.start();
+		expect(process.env[ENDPOINT_ENV]).toBeTruthy();
+		expect(fake.notices).toContainEqual({
+			message: expect.stringMatching(/^checkpoint-bridge: other processes in this directory cannot find this host: .*is open to other users/),
+			type: "warning",
+		});
 	});
 });
