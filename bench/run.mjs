@@ -89,6 +89,8 @@ log("bench: NATS room flooded (figure 8)...");
 const natsFlood = child("nats-flood.mjs", [], { nodeFlags: ["--expose-gc"] });
 log("bench: relayed dialog of another extension (figure 9)...");
 const dialogRelay = child("dialog-relay.mjs");
+log("bench: MCP client round trip (figure 10)...");
+const mcp = child("mcp.mjs");
 
 // ---- figures ----
 const loadFigure = (samples) => ({
@@ -140,6 +142,7 @@ const results = {
 	nats,
 	natsFlood,
 	dialogRelay,
+	mcp,
 };
 const tmp = `${RESULTS}.tmp`;
 writeFileSync(tmp, `${JSON.stringify(results, null, "\t")}\n`);
@@ -351,6 +354,20 @@ out.push(
 			dialogRow("the host session (its own UI)", dialogRelay.host),
 			dialogRow("a child (relayed to the host)", dialogRelay.child),
 			["added by the relay", f(dialogRelay.addedP50Us), "", "", f(dialogRelay.addedCpuPerCallUs)],
+		],
+	),
+);
+out.push(
+	"",
+	`10. A question from an MCP client (µs per call, ${mcp.calls} calls a side, one at a time): the SDK client's tools/call of ask_user_via_host over stdio to the bin checkpoint-bridge-mcp, on to this process's host through the local socket, against askViaHost in the host's process; the host's UI answers at once`,
+);
+out.push(
+	table(
+		["asked from", "p50", "p99"],
+		[
+			["the host's process (askViaHost)", f(mcp.inProcessUs.p50), f(mcp.inProcessUs.p99)],
+			["an MCP client (stdio, then the socket)", f(mcp.mcpUs.p50), f(mcp.mcpUs.p99)],
+			["added by MCP and the socket", f(mcp.addedP50Us), ""],
 		],
 	),
 );
