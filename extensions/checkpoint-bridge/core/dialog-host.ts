@@ -389,7 +389,9 @@ export class DialogHost {
 	#endLate(late: LateRequest, status: Status, note?: string, reason?: EndReason): void {
 		const answers = late.answers.filter((a): a is Answer => a !== undefined);
 		const outcome = { status, answers, ...(note ? { note } : {}), ...(reason ? { reason } : {}) };
-		if (this.#wants("settled")) this.#events.settled!(observedLate(late), outcome, Date.now());
+		// Observers and the audit trail learn where each answer was given (the page's trace says "in this tab"); the asker's message does not carry it.
+		const observed = late.answers.flatMap((a, i) => (a === undefined ? [] : [late.places[i] === undefined ? a : { ...a, place: late.places[i] }]));
+		if (this.#wants("settled")) this.#events.settled!(observedLate(late), { ...outcome, answers: observed }, Date.now());
 		this.#events.changed?.();
 		try {
 			this.#lateEnded?.(late, outcome);
@@ -586,11 +588,9 @@ export class DialogHost {
 		else state.open.abort(reason);
 		if (reason === "timeout") {
 			const late = this.#goesLate(held);
+			// Kept before it settles: an observer told of the timeout finds it late in the snapshot (the page keeps its card and link).
+			if (late) this.#late!.keep({ request: held.request, questions: held.questions, answers: held.answers, places: held.places, queuedAt: held.queuedAt });
 			this.#settle(held, "timeout", `The call's budget ran out before every question was answered.${late ? ` ${LATE_NOTE}` : ""}`);
-			if (late) {
-				this.#late!.keep({ request: held.request, questions: held.questions, answers: held.answers, places: held.places, queuedAt: held.queuedAt });
-				this.#events.changed?.();
-			}
 		} else if (reason === "host-ended") this.#settle(held, "no-host", note);
 		else if (reason === "cancelled") this.#settle(held, "cancelled");
 		else if (reason === "handed-over") {

@@ -30,14 +30,16 @@ export interface Card {
 	deadline: number;
 	/** While shown: epoch ms at which what the host shows closes (the time the terminal counts down); 0 when it has no limit. */
 	questionDeadline?: number;
-	/** "shown" while one of its questions is on screen at the host. */
-	state: "queued" | "shown";
+	/** "shown" while one of its questions is on screen at the host; "late" once its call's budget ran out and it stays open (core/late.ts). */
+	state: "queued" | "shown" | "late";
+	/** While late: epoch ms at which its call's budget ran out. */
+	lateSince?: number;
 	/**
 	 * The question on screen at the host, while one is. Nothing follows about the others: the
 	 * terminal form lets the human move between questions, so the page never guesses what is answered.
 	 */
 	question?: number;
-	/** 1 for the oldest open request. */
+	/** 1 for the oldest open request; late ones follow those in the queue. */
 	position: number;
 }
 
@@ -93,7 +95,7 @@ export function outcomeText(status: Status, answers: SettledEvent["outcome"]["an
 }
 
 const sameCard = (a: Card, b: Card) =>
-	a.state === b.state && a.question === b.question && a.position === b.position && a.questionDeadline === b.questionDeadline;
+	a.state === b.state && a.question === b.question && a.position === b.position && a.questionDeadline === b.questionDeadline && a.lateSince === b.lateSince;
 
 export class Board {
 	readonly #handle: ObserverHandle;
@@ -220,39 +222,56 @@ export class Board {
 			this.#emit({ type: "host", present });
 		}
 		if (!snapshot) return;
+		const late = snapshot.late ?? [];
 		if (prune) {
-			const open = new Set(snapshot.open.map((o) => o.requestId));
+			const open = new Set([...snapshot.open, ...late].map((o) => o.requestId));
 			for (const [requestId] of this.#entries) if (!open.has(requestId)) this.#drop(requestId);
 		}
-		snapshot.open.forEach((o, i) => {
-			const entry = this.#entries.get(o.requestId);
-			const card: Card = {
-				requestId: o.requestId,
-				asker: o.asker.label,
-				questions: o.questions,
-				queuedAt: o.queuedAt,
-				deadline: o.deadline,
-				state: o.state,
-				...(o.state === "shown" && o.question !== undefined ? { question: o.question } : {}),
-				...(o.state === "shown" && o.questionDeadline !== undefined ? { questionDeadline: o.questionDeadline } : {}),
-				position: i + 1,
-			};
+		const cards: Card[] = snapshot.open.map((o, i) => ({
+			requestId: o.requestId,
+			asker: o.asker.label,
+			questions: o.questions,
+			queuedAt: o.queuedAt,
+			deadline: o.deadline,
+			state: o.state,
+			...(o.state === "shown" && o.question !== undefined ? { question: o.question } : {}),
+			...(o.state === "shown" && o.questionDeadline !== undefined ? { questionDeadline: o.questionDeadline } : {}),
+			position: i + 1,
+		}));
+		// A late request keeps its card and its link: it is still answerable here, with no budget left to count down.
+		late.forEach((l, i) =>
+			cards.push({
+				requestId: l.requestId,
+				asker: l.asker.label,
+				questions: l.questions,
+				queuedAt: l.queuedAt,
+				deadline: 0,
+				state: "late",
+				lateSince: l.lateSince,
+				position: snapshot.open.length + i + 1,
+			}),
+		);
+		const sessions = new Map([...snapshot.open, ...late].map((o) => [o.requestId, o.asker.sessionId]));
+		for (const card of cards) {
+			const entry = this.#entries.get(card.requestId);
 			if (!entry) {
 				const linkSecret = newSecret();
 				const linkDigest = digestOf(linkSecret).toString("hex");
-				this.#entries.set(o.requestId, { card, sessionId: o.asker.sessionId, linkSecret, linkDigest });
-				this.#links.set(linkDigest, o.requestId);
+				this.#entries.set(card.requestId, { card, sessionId: sessions.get(card.requestId)!, linkSecret, linkDigest });
+				this.#links.set(linkDigest, card.requestId);
 				this.#emit({ type: "added", card });
 			} else if (!sameCard(entry.card, card)) {
 				entry.card = card;
 				this.#emit({ type: "update", card });
 			}
-		});
+		}
 	}
 
 	#settled(event: SettledEvent): void {
 		if (this.#stopped) return;
 		const entry = this.#entries.get(event.requestId);
+		// Its budget ran out but it stays open, marked late (the host keeps it before it settles): the card stays, and so does its link.
+		if (entry && event.outcome.status === "timeout" && this.#isLate(event.requestId)) return this.sync(false);
 		if (entry) {
 			const { status, answers, note } = event.outcome;
 			const tab = this.#answeringTab;
@@ -268,6 +287,14 @@ export class Board {
 		}
 		// Positions of the others moved up.
 		this.sync(false);
+	}
+
+	#isLate(requestId: string): boolean {
+		try {
+			return this.#handle.snapshot()?.late?.some((l) => l.requestId === requestId) === true;
+		} catch {
+			return false;
+		}
 	}
 
 	#remember(trace: Trace): void {

@@ -151,8 +151,15 @@ function deadlinesOf(card) {
 	return { question: card.state === "shown" ? card.questionDeadline : undefined, call: card.deadline };
 }
 
-/** The time left, as the terminal says it: the question's (while shown) and the call's when it differs. */
+/** How long ago `at` (server clock) was, in whole minutes or hours. */
+function ago(at) {
+	const minutes = Math.max(0, Math.floor((Date.now() + clockOffset - at) / 60_000));
+	return minutes < 60 ? `${minutes} min ago` : `${Math.floor(minutes / 60)} h ago`;
+}
+
+/** The time left, as the terminal says it: the question's (while shown) and the call's when it differs. A late one has none: how long ago it was asked. */
 function remaining(card) {
+	if (card.state === "late") return `asked ${ago(card.queuedAt)}, late since ${ago(card.lateSince)}`;
 	return timeLeftText(deadlinesOf(card), Date.now() + clockOffset);
 }
 
@@ -164,6 +171,7 @@ function late(card) {
 }
 
 function whereText(card) {
+	if (card.state === "late") return "late: the asker's call stopped waiting; an answer here still reaches it, as a message";
 	if (card.state === "shown")
 		return card.questions.length > 1 && card.question !== undefined ? `question ${card.question + 1} on screen in the terminal` : "on screen in the terminal";
 	return card.position === 1 ? "next in the terminal" : `waiting in the terminal (${card.position - 1} ahead)`;
@@ -177,6 +185,7 @@ function setMessage(entry, text, kind) {
 function buildCard(card) {
 	const root = el("article", "card");
 	root.dataset.requestId = card.requestId;
+	root.classList.toggle("late-question", card.state === "late");
 	root.append(el("h2", "asker", `[${card.asker}]`));
 	const meta = el("p", "meta");
 	const where = el("span", "where", whereText(card));
@@ -288,10 +297,12 @@ function updateCard(card) {
 	const entry = cards.get(card.requestId);
 	if (!entry) return addCard(card);
 	entry.card = { ...entry.card, ...card };
-	// A question that closed takes its deadline with it.
+	// A question that closed takes its deadline with it; a late one shown again is no longer late.
 	if (!("questionDeadline" in card)) delete entry.card.questionDeadline;
+	if (!("lateSince" in card)) delete entry.card.lateSince;
 	entry.where.textContent = whereText(entry.card);
 	entry.countdown.textContent = remaining(entry.card);
+	entry.root.classList.toggle("late-question", entry.card.state === "late");
 }
 
 function removeCard(requestId, trace) {
