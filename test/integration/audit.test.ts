@@ -132,20 +132,24 @@ describe("audit trail in the host's session file", () => {
 		expect(ignored.title).toBe(`[host] ${RELEASE_QUESTION}`);
 		// While it is open, /checkpoints lists it (an extension command runs even during a run).
 		const openReport = await checkpointsReport(rpc);
-		expect(openReport.split("\n")[0]).toBe("checkpoint-bridge: 1 open, oldest first:");
+		expect(openReport.split("\n")[0]).toBe("checkpoint-bridge: 1 open (1 shown, 0 queued), oldest first:");
 		expect(openReport).toMatch(
-			new RegExp(`^  \\[host\\] shown \\(question 1 of 1\\) since \\d\\d:\\d\\d:\\d\\d: ${RELEASE_QUESTION.replace("?", "\\?")}$`, "m"),
+			new RegExp(`^  \\[host\\] shown \\(question 1 of 1\\) since \\d\\d:\\d\\d:\\d\\d, asked 0 min ago: ${RELEASE_QUESTION.replace("?", "\\?")}$`, "m"),
 		);
 		const mainEnd = await rpc.waitForToolEnd(ASK_TOOL, { from: start, timeoutMs: CALL_BUDGET_MS + 10_000 });
 		const mainEnvelope = envelopesIn(resultText(mainEnd.result))[0];
 		expect(mainEnvelope?.status).toBe("timeout");
 		await rpc.waitForSettled({ from: start });
 		expect(rpc.frames.filter(isDialog)).toHaveLength(3);
-		// The status line named the waiting asker, and was cleared when the call ended.
+		// The status line named the asker, queued and then shown, and named it late when the call's budget ran out.
 		const statuses = rpc.frames
 			.slice(start)
 			.filter((f) => f.type === "extension_ui_request" && f.method === "setStatus" && f.statusKey === "checkpoint-bridge");
-		expect(statuses.map((f) => f.statusText ?? null)).toEqual(["checkpoint-bridge: 1 waiting: host", null]);
+		expect(statuses.map((f) => f.statusText ?? null)).toEqual([
+			"checkpoint-bridge: 1 queued: host (0 min)",
+			"checkpoint-bridge: shown: host (0 min)",
+			"checkpoint-bridge: 1 late: host (0 min)",
+		]);
 
 		// The session file holds one audit entry per settled request, in order.
 		expect(existsSync(sessionFile)).toBe(true);

@@ -149,7 +149,7 @@ describe.skipIf(!hasTmux)(`the terminal form in the real TUI, pi ${PI_VERSION}${
 			expect(screen).toMatch(/^ Which database\?\s*$/m);
 			expect(screen).toMatch(/^→ ○ SQLite \(recommended\)\s+│ preview: SQLite\s*$/m);
 			expect(screen).toMatch(/^ {2}○ Postgres — relational\s+│ sqlite3 app\.db\s*$/m);
-			expect(screen).toContain("checkpoint-bridge: 1 waiting: tui-host");
+			expect(screen).toContain("checkpoint-bridge: shown: tui-host (0 min)");
 			await session.keys("Down");
 			screen = await session.waitFor(/│ preview: Postgres/, 5_000, "Postgres's preview beside the list", deadEnd);
 			capture("preview-beside-120", screen);

@@ -266,7 +266,7 @@ describe.skipIf(!hasTmux)(`npm run demo in the real TUI${hasTmux ? "" : " (skipp
 				const other = otherThan(agent);
 				if (turn === 0) {
 					// Both wait at the host now, yet only this one's form is open.
-					const queued = await session.waitFor(/checkpoint-bridge: 2 waiting: /, 30_000, "both background questions waiting at the host", DEAD_END);
+					const queued = await session.waitFor(/checkpoint-bridge: shown: .+ · 1 queued: /, 30_000, "both background questions waiting at the host", DEAD_END);
 					expect(queued).toMatch(remoteTitle(agent, BACKGROUND[agent].question));
 					expect(queued, `${other}'s form must wait until ${agent}'s is answered`).not.toMatch(remoteTitle(other, BACKGROUND[other].question));
 				} else {

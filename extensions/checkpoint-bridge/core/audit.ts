@@ -42,10 +42,13 @@ export function checkpointsReport(snapshot: Snapshot | undefined, entries: reado
 	if (!snapshot) lines.push("checkpoint-bridge: this process has no host session; questions get no-host.");
 	else if (snapshot.open.length === 0) lines.push("checkpoint-bridge: no questions open.");
 	else {
-		lines.push(`checkpoint-bridge: ${snapshot.open.length} open, oldest first:`);
-		for (const open of snapshot.open)
+		const shown = snapshot.open.filter((o) => o.state === "shown");
+		const queued = snapshot.open.filter((o) => o.state === "queued");
+		// The one on screen first, then those waiting their turn, each with who asked and how long ago.
+		lines.push(`checkpoint-bridge: ${snapshot.open.length} open (${shown.length} shown, ${queued.length} queued), oldest first:`);
+		for (const open of [...shown, ...queued])
 			lines.push(
-				`  [${open.asker.label}] ${open.state}${open.question !== undefined ? ` (question ${open.question + 1} of ${open.questions.length})` : ""} since ${clock(open.queuedAt)}: ${open.questions.map((q) => q.question.replace(/\s+/g, " ")).join(" | ")}`,
+				`  [${open.asker.label}] ${open.state}${open.question !== undefined ? ` (question ${open.question + 1} of ${open.questions.length})` : ""} since ${clock(open.queuedAt)}, asked ${minutesAgo(open.queuedAt)}: ${open.questions.map((q) => q.question.replace(/\s+/g, " ")).join(" | ")}`,
 			);
 	}
 	const late = snapshot?.late ?? [];

@@ -649,6 +649,8 @@ export class DialogHost {
 		state.question = index;
 		if (deadline !== undefined) state.closesAt = deadline;
 		this.#progress(held, "shown", index);
+		// The status line names the request on screen apart from those waiting their turn.
+		this.#events.changed?.();
 		if (this.#wants("shown")) this.#events.shown!(this.#observed(held), index);
 		if (firstShown && this.#isRelayed(held)) this.#bell?.();
 	}

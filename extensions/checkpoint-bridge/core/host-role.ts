@@ -77,7 +77,7 @@ function noticeText(notice: unknown): { text: string; type: RelayNotice["type"] 
 	return { text: `[${who.asker.label}] ${text}`, type: type === "warning" || type === "error" ? type : "info" };
 }
 
-/** Askers named in the status line; the rest are counted. @default 3 */
+/** Requests named in each part of the status line; the rest are counted. @default 3 */
 const STATUS_ASKERS_SHOWN = 3;
 
 /** Minutes (or hours) since `at`, as the status line says it. */
@@ -87,20 +87,28 @@ const ago = (at: number, now = Date.now()) => {
 };
 
 /**
- * The status line while questions wait, e.g. `checkpoint-bridge: 2 waiting: planner, reviewer · 1 late: planner (12 min)`
- * (labels may hold brackets of their own); late questions are counted apart, with who asked and how long ago.
+ * The status line while questions wait, e.g.
+ * `checkpoint-bridge: shown: planner (2 min) · 2 queued: reviewer (1 min), tester (0 min) · 1 late: planner (12 min)`
+ * (labels may hold brackets of their own): the request on screen, those waiting their turn and the
+ * late ones apart, each with who asked and how long ago (queued: since asked; late: since late).
  */
 export function statusText(host: DialogHost): string | undefined {
-	const waiting = host.heldCount;
+	const { open } = host.snapshot();
 	const late = host.lateRequests();
-	if (waiting === 0 && late.length === 0) return undefined;
-	const more = host.waitingAskerCount - STATUS_ASKERS_SHOWN;
+	if (open.length === 0 && late.length === 0) return undefined;
+	const named = (requests: { label: string; at: number }[]) => {
+		const more = requests.length - STATUS_ASKERS_SHOWN;
+		return `${requests
+			.slice(0, STATUS_ASKERS_SHOWN)
+			.map((r) => `${r.label} (${ago(r.at)})`)
+			.join(", ")}${more > 0 ? ` and ${more} more` : ""}`;
+	};
 	const parts: string[] = [];
-	if (waiting > 0) parts.push(`${waiting} waiting: ${host.waitingAskers(STATUS_ASKERS_SHOWN).join(", ")}${more > 0 ? ` and ${more} more` : ""}`);
-	if (late.length > 0) {
-		const oldest = late[0]!;
-		parts.push(`${late.length} late: ${oldest.request.asker.label} (${ago(oldest.lateSince)})${late.length > 1 ? ` and ${late.length - 1} more` : ""}`);
-	}
+	const shown = open.filter((o) => o.state === "shown").map((o) => ({ label: o.asker.label, at: o.queuedAt }));
+	const queued = open.filter((o) => o.state === "queued").map((o) => ({ label: o.asker.label, at: o.queuedAt }));
+	if (shown.length > 0) parts.push(`shown: ${named(shown)}`);
+	if (queued.length > 0) parts.push(`${queued.length} queued: ${named(queued)}`);
+	if (late.length > 0) parts.push(`${late.length} late: ${named(late.map((l) => ({ label: l.request.asker.label, at: l.lateSince })))}`);
 	return `checkpoint-bridge: ${parts.join(" · ")}`;
 }
 

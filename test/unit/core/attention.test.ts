@@ -13,17 +13,19 @@ function withStatus() {
 }
 
 describe("attention and visibility", () => {
-	it("shows who waits in the status line and clears it when nobody does", async () => {
+	it("shows the request on screen apart from those waiting their turn, with who asked and how long ago, and clears it when nobody waits", async () => {
 		const status = withStatus();
 		const { fake, ask } = relay({}, {});
 		fake.ui.setStatus = status.setStatus;
 		const first = ask([{ question: "A?" }], { label: "planner" });
 		const second = ask([{ question: "B?" }], { label: "reviewer" });
 		await flush(vi);
-		expect(status.statuses.at(-1)).toBe("checkpoint-bridge: 2 waiting: planner, reviewer");
+		expect(status.statuses.at(-1)).toBe("checkpoint-bridge: shown: planner (0 min) · 1 queued: reviewer (0 min)");
+		vi.advanceTimersByTime(120_000);
 		fake.current()!.answer("a");
 		await flush(vi);
-		expect(status.statuses.at(-1)).toBe("checkpoint-bridge: 1 waiting: reviewer");
+		// Shown now, and how long ago it was asked.
+		expect(status.statuses.at(-1)).toBe("checkpoint-bridge: shown: reviewer (2 min)");
 		fake.current()!.answer("b");
 		await Promise.all([first, second]);
 		expect(status.statuses.at(-1)).toBeUndefined();
@@ -35,7 +37,7 @@ describe("attention and visibility", () => {
 		fake.ui.setStatus = status.setStatus;
 		for (const label of ["a", "b", "c", "d", "e"]) void ask([{ question: `${label}?` }], { label });
 		await flush(vi);
-		expect(status.statuses.at(-1)).toBe("checkpoint-bridge: 5 waiting: a, b, c and 2 more");
+		expect(status.statuses.at(-1)).toBe("checkpoint-bridge: shown: a (0 min) · 4 queued: b (0 min), c (0 min), d (0 min) and 1 more");
 	});
 
 	it("rings once when a relayed question is first shown, never for the host's own", async () => {

@@ -50,8 +50,8 @@ describe("audit trail", () => {
 		await vi.advanceTimersByTimeAsync(0);
 		await host.command("checkpoints");
 		const report = ui.notices.at(-1)!.message;
-		expect(report).toContain("1 open, oldest first:");
-		expect(report).toContain("shown (question 1 of 1)");
+		expect(report).toContain("1 open (1 shown, 0 queued), oldest first:");
+		expect(report).toMatch(/\[host\] shown \(question 1 of 1\) since \d\d:\d\d:\d\d, asked 0 min ago: Still open\?/);
 		expect(report).toContain("Still open?");
 		expect(report).toMatch(/Recent \(1\):\n.*ok, 1\/1 answered/);
 		expect(report).toContain("2 questions asked, shown to you in 2 dialogs.");

@@ -384,13 +384,13 @@ describe("the status line and a hand-over", () => {
 		h.serve(request("p2", { questions: [city] }));
 		h.serve(request("r1", { label: "reviewer", questions: [{ question: "Which port?" }] }));
 		await flush(vi);
-		expect(statusText(h)).toBe("checkpoint-bridge: 3 waiting: planner, reviewer");
+		expect(statusText(h)).toBe("checkpoint-bridge: shown: planner (0 min) · 2 queued: planner (0 min), reviewer (0 min)");
 		fake.current()!.answer("atlas");
 		await flush(vi);
-		expect(statusText(h)).toBe("checkpoint-bridge: 2 waiting: planner, reviewer");
+		expect(statusText(h)).toBe("checkpoint-bridge: shown: planner (0 min) · 1 queued: reviewer (0 min)");
 		fake.current()!.answer("atlas");
 		await flush(vi);
-		expect(statusText(h)).toBe("checkpoint-bridge: 1 waiting: reviewer");
+		expect(statusText(h)).toBe("checkpoint-bridge: shown: reviewer (0 min)");
 	});
 
 	it("hands over every request as it was taken in and holds nothing after", async () => {

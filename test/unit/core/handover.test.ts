@@ -92,7 +92,7 @@ describe("host replacement (/new, /resume, /fork, /reload)", () => {
 		fake.ui.setStatus = (_key: string, text: string | undefined) => void statuses.push(text);
 		const call = track(ask([{ question: "Carried?" }]));
 		await flush(vi);
-		expect(statuses.at(-1)).toMatch(/1 waiting/);
+		expect(statuses.at(-1)).toMatch(/shown: child \(0 min\)/);
 		role.release("new", "The host session ended (new).");
 		expect(statuses.at(-1)).toBeUndefined();
 		const next = fakeUI();

@@ -22,13 +22,13 @@ describe("the footer status", () => {
 			keys.add(key);
 			texts.push(text);
 		};
-		for (const label of ["a", "b", "c"]) void ask([{ question: `${label}?` }], { label });
+		for (const label of ["a", "b", "c", "d"]) void ask([{ question: `${label}?` }], { label });
 		await flush(vi);
 		expect([...keys]).toEqual(["checkpoint-bridge"]);
-		expect(texts.at(-1)).toBe("checkpoint-bridge: 3 waiting: a, b, c");
-		void ask([{ question: "d?" }], { label: "d" });
+		expect(texts.at(-1)).toBe("checkpoint-bridge: shown: a (0 min) · 3 queued: b (0 min), c (0 min), d (0 min)");
+		void ask([{ question: "e?" }], { label: "e" });
 		await flush(vi);
-		expect(texts.at(-1)).toBe("checkpoint-bridge: 4 waiting: a, b, c and 1 more");
+		expect(texts.at(-1)).toBe("checkpoint-bridge: shown: a (0 min) · 4 queued: b (0 min), c (0 min), d (0 min) and 1 more");
 	});
 });
 

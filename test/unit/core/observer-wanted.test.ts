@@ -41,7 +41,8 @@ describe("HostEvents.wanted", () => {
 		expect(host.heldCount).toBe(0);
 		expect(wanted.mock.calls.map(([name]) => name)).toEqual(["queued", "shown", "settled"]);
 		for (const hook of [events.queued, events.shown, events.settled]) expect(hook).not.toHaveBeenCalled();
-		expect(events.changed).toHaveBeenCalledTimes(2);
+		// Taken in, shown (the status line names what is on screen), settled.
+		expect(events.changed).toHaveBeenCalledTimes(3);
 	});
 
 	it("calls every hook without it, and when it throws", async () => {
