@@ -7,7 +7,7 @@
 
 import type { Answer } from "../model/answer.ts";
 import type { Status } from "../model/result.ts";
-import { capLength, sanitiseText } from "../model/sanitise.ts";
+import { cutText } from "../model/sanitise.ts";
 import { DialogHost } from "./dialog-host.ts";
 import { checkedAsker } from "./identity.ts";
 import { OBSERVER_EVENTS, type ObservedRequest } from "./observers.ts";
@@ -69,7 +69,7 @@ function noticeText(notice: unknown): { text: string; type: RelayNotice["type"] 
 	const { v, asker, message, type } = notice as Partial<RelayNotice>;
 	const who = checkedAsker(asker);
 	if (v !== PROTOCOL_VERSION || !who.ok || typeof message !== "string") return undefined;
-	const text = capLength(sanitiseText(message), MAX_RELAYED_NOTICE_LENGTH);
+	const text = cutText(message, MAX_RELAYED_NOTICE_LENGTH);
 	return { text: `[${who.asker.label}] ${text}`, type: type === "warning" || type === "error" ? type : "info" };
 }
 

@@ -11,7 +11,7 @@ import type { AskerIdentity } from "../core/identity.ts";
 import { DIALOG_LIMITS } from "../model/limits.ts";
 import type { QuestionInput, RelayedDialog } from "../model/question.ts";
 import type { Envelope } from "../model/result.ts";
-import { capLength, sanitiseText } from "../model/sanitise.ts";
+import { cutText } from "../model/sanitise.ts";
 
 /** The environment variable that turns the relay on ("1"). */
 const RELAY_DIALOGS_ENV = "CHECKPOINT_BRIDGE_RELAY_DIALOGS";
@@ -51,8 +51,7 @@ export interface RelayedQuestion<T> {
 }
 
 /** Text of an extension's dialog within `max` characters: neutralised here so a cut never splits what the validator would remove. */
-const bounded = (text: unknown, max: number, multiline = false) =>
-	capLength(sanitiseText(typeof text === "string" ? text : String(text ?? ""), { multiline }), max);
+const bounded = (text: unknown, max: number, multiline = false) => cutText(typeof text === "string" ? text : String(text ?? ""), max, { multiline });
 
 /** A title as a question: never empty (the validator refuses an empty question). */
 const titleOf = (title: unknown) => bounded(title, DIALOG_LIMITS.question).trim() || "(untitled dialog)";
@@ -68,10 +67,14 @@ const answerOf = (envelope: Envelope) => (envelope.status === "ok" ? envelope.an
 export function selectQuestion(title: unknown, options: readonly unknown[]): RelayedQuestion<string | undefined> {
 	const originals = options.slice(0, DIALOG_LIMITS.options.max).map((o) => (typeof o === "string" ? o : String(o)));
 	const seen = new Set<string>();
+	/** The next number to try for each label shown alike: a thousand alike options cost a thousand tries, not half a million. */
+	const nextNumber = new Map<string, number>();
 	const labels = originals.map((original, i) => {
 		const base = bounded(original, DIALOG_LIMITS.label - 8).trim() || "(empty)";
 		let label = base;
-		for (let n = 2; seen.has(label); n++) label = `${base} (${n})`;
+		let n = nextNumber.get(base) ?? 2;
+		while (seen.has(label)) label = `${base} (${n++})`;
+		nextNumber.set(base, n);
 		seen.add(label);
 		return { label, original, i };
 	});

@@ -9,7 +9,7 @@
 import type { FormsElsewhere } from "../core/elsewhere.ts";
 import { LIMITS } from "../model/limits.ts";
 import type { QuestionInput } from "../model/question.ts";
-import { capLength, sanitiseText } from "../model/sanitise.ts";
+import { cutText, squeezeSpace } from "../model/sanitise.ts";
 import { isRecord } from "./pi-agent-ask.ts";
 import type { EventBus } from "./pi-agent-ask-page.ts";
 
@@ -19,7 +19,7 @@ const BLOCKED = "rpiv:ask-user:blocked";
 export const RPIV = "rpiv-ask-user-question";
 
 const text = (v: unknown) => (typeof v === "string" ? v : "");
-const line = (v: unknown, max: number) => capLength(sanitiseText(text(v)).replace(/\s+/g, " ").trim(), max);
+const line = (v: unknown, max: number) => cutText(text(v), max, { tidy: squeezeSpace });
 
 /** rpiv's prompt questions as ours, cut to our limits; shown only, never answered here. */
 function questionsOf(payload: unknown): QuestionInput[] {
