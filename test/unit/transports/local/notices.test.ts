@@ -115,6 +115,7 @@ describe("what the endpoint refuses", () => {
 
 	it.each([
 		["an asker that is not {label, sessionId}", { asker: "me" }, "notice.asker"],
+		["an asker label of a megabyte", { asker: { label: "L".repeat(1_000_000), sessionId: "s" } }, "notice.asker"],
 		["a message that is not text", { message: 42 }, "notice.message"],
 		["a message longer than the frame takes", { message: "x".repeat(MAX_NOTICE_LENGTH + 1) }, "notice.message"],
 		["an unknown level", { level: "shout" }, "notice.level"],
