@@ -7,6 +7,7 @@
  * Installed by relay-install.ts; see ADR-0012.
  */
 import type { CallOptions } from "../core/call.ts";
+import { MAX_TIMEOUT_MS } from "../core/config.ts";
 import type { AskerIdentity } from "../core/identity.ts";
 import { DIALOG_LIMITS } from "../model/limits.ts";
 import type { QuestionInput, RelayedDialog } from "../model/question.ts";
@@ -115,7 +116,8 @@ async function relay<T>(deps: RelayDeps, relayed: RelayedQuestion<T>, dismissed:
 		if (opts?.signal?.aborted) return dismissed as T;
 		const own = opts?.timeout;
 		// The dialog's own timeout is the whole budget: when it passes, the call ends and the host closes its dialog.
-		const budgetMs = typeof own === "number" && Number.isFinite(own) && own > 0 ? own : deps.budgetMs();
+		// Clamped as any budget is: past 2^31 - 1 ms a timer fires at once, and Node warns on the host's stderr.
+		const budgetMs = typeof own === "number" && Number.isFinite(own) && own > 0 ? Math.min(own, MAX_TIMEOUT_MS) : deps.budgetMs();
 		const envelope = await deps.ask({
 			asker: deps.asker(),
 			questions: [relayed.question],
