@@ -10,6 +10,7 @@ import type { Status } from "../model/result.ts";
 import { cutText } from "../model/sanitise.ts";
 import { DialogHost } from "./dialog-host.ts";
 import { checkedAsker } from "./identity.ts";
+import { NoticeWindow } from "./notice-window.ts";
 import { OBSERVER_EVENTS, type ObservedRequest } from "./observers.ts";
 import { PROTOCOL_VERSION, type RelayCancel, type RelayNotice, type RelayRequest, replyChannel } from "./protocol.ts";
 import type { SharedHandle } from "./shared-handle.ts";
@@ -156,8 +157,11 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 			// A notice is a courtesy.
 		}
 	});
+	// Notices from sessions of this process (foreground children) have no transport to limit them: the host does, as the endpoint and the room do theirs.
+	const inProcess = new NoticeWindow();
 	// A notice of another extension in a session without UI (interop/dialog-relay.ts); a failing notify is the UI's.
 	const onRelayedNotice = (notice: RelayNotice) => {
+		if (notice?.origin === undefined && !inProcess.take()) return;
 		const shown = noticeText(notice);
 		try {
 			if (shown) ui.notify(shown.text, shown.type);

@@ -80,6 +80,11 @@ export interface RelayNotice {
 	asker: AskerIdentity;
 	message: string;
 	type: "info" | "warning" | "error";
+	/**
+	 * Set by the transport that delivered it (which limits its notices itself), as a request's origin
+	 * is; absent for a notice from this process, which the host limits. @default absent
+	 */
+	origin?: string;
 }
 
 /** Bus event names and their payloads (eventemitter3 typing). Replies go to a channel per request id. */
