@@ -1,5 +1,5 @@
 /**
- * An answer given at the deadline (issue 30, finding 4; ADR-0015), on the real pi 1.6 host in RPC
+ * An answer given at the deadline (issue 30, finding 4; ADR-0019), on the real pi 1.6 host in RPC
  * mode: an asker in this process asks over the host's local endpoint, or over a real nats-server,
  * and the human answers 1 to 8 ms before the call's deadline, many times. Whatever the host took
  * and recorded in its audit trail (`get_entries`) is what the asker gets, every time.
@@ -59,7 +59,7 @@ async function race(pi: PiRpc, tag: string, ask: (question: string) => Promise<E
 	return outcomes;
 }
 
-describe.skipIf(PI_VERSION !== "1.6")("an answer at the deadline: the asker's result and the host's audit agree every time (ADR-0015)", () => {
+describe.skipIf(PI_VERSION !== "1.6")("an answer at the deadline: the asker's result and the host's audit agree every time (ADR-0019)", () => {
 	const run = new PiRpcFixture();
 	let nats: NatsServer | undefined;
 	let piEnv: PiEnv;

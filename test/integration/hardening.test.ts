@@ -153,7 +153,9 @@ describe("a runaway extension cannot bury the human or freeze the host (issue 30
 		const piEnv = run.createEnv({ script, env: SWITCH });
 		for (const agent of Object.keys(CHILD_ATTACKS)) installRelayAgent(piEnv.agentDir, agent, FLOOD_EXT);
 		const pi = run.startPi({ subagents: true });
-		await hostEndpoint(piEnv, CHILD_MS);
+		await hostEndpoint(piEnv, CHILD_MS).catch((error: Error) => {
+			throw new Error(`${error.message}\n${pi.diagnostics()}`);
+		});
 		const slowest: Record<string, number> = {};
 
 		for (const agent of Object.keys(CHILD_ATTACKS)) {

@@ -28,7 +28,7 @@ export interface CallOptions {
 
 /**
  * How long a call whose budget ran out waits for the verdict of a host that holds its request (it
- * said so with a progress reply): the host's clock decides (ADR-0015), and an answer it took at the
+ * said so with a progress reply): the host's clock decides (ADR-0019), and an answer it took at the
  * deadline, or its own timeout, is on its way. Without a verdict within this long the call ends
  * with `timeout` itself. @default 1000
  */

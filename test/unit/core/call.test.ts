@@ -200,7 +200,7 @@ describe("a call settles exactly once", () => {
 	});
 });
 
-describe("at the deadline the host's clock decides (ADR-0015, issue 30 finding 4)", () => {
+describe("at the deadline the host's clock decides (ADR-0019, issue 30 finding 4)", () => {
 	it("a host that holds the request and answered at the deadline: its ok, sent on a later turn, is what the asker gets", async () => {
 		const t = transport();
 		const call = runCall(options({ budgetMs: 5_000 }), t.start);

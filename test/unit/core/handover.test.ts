@@ -142,7 +142,7 @@ describe("host replacement (/new, /resume, /fork, /reload)", () => {
 		await vi.advanceTimersByTimeAsync(1_000);
 		role.release("fork", "ended");
 		await vi.advanceTimersByTimeAsync(500);
-		// The asker was told a host held it: it waits for a verdict (ADR-0015), which the replacement gives.
+		// The asker was told a host held it: it waits for a verdict (ADR-0019), which the replacement gives.
 		const { ui } = fakeUI();
 		claimHostRole(handle, { ui, surface: dialogSurface(ui), sessionId: "replacement" });
 		await flush(vi);

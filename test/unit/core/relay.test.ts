@@ -446,7 +446,7 @@ describe("every call settles exactly once and leaves nothing behind", () => {
 		expect(calls.map((c) => c.envelope?.status)).toEqual(["ok", "timeout-or-cancelled", "cancelled", "timeout"]);
 		const ids = calls.map((c) => c.envelope!.requestId!);
 		// A cancelled request gets no result (nobody listens); the aborted asker tells the host once. At the budget the
-		// host's own clock settles the request and its verdict ends the call (ADR-0015): no cancel is needed.
+		// host's own clock settles the request and its verdict ends the call (ADR-0019): no cancel is needed.
 		expect(ids.map((id) => results.get(id) ?? 0)).toEqual([1, 1, 0, 1]);
 		expect(ids.map((id) => cancels.get(id) ?? 0)).toEqual([0, 0, 1, 0]);
 		expect(audit).toEqual(ids);

@@ -130,7 +130,7 @@ describe("no host, and a host that goes away (grace 0)", () => {
 		const call = track(askFake(nats, Q, { budgetMs: 5_000, connect: async () => (client = nats.client()) }));
 		await vi.advanceTimersByTimeAsync(5_000);
 		await flush();
-		// The host's clock decided (ADR-0015): its timeout, with its note, is what the asker reports.
+		// The host's clock decided (ADR-0019): its timeout, with its note, is what the asker reports.
 		expect(call.envelope).toMatchObject({ status: "timeout", note: expect.stringMatching(/^The call's budget ran out before every question was answered\./) });
 		expect(host.fake.dialogs[0]!.closedBy).toBe("signal");
 		expect(client!.closed).toBe(true);
