@@ -39,17 +39,15 @@ const isStatus = (f: Frame) => f.type === "extension_ui_request" && f.method ===
 /** How many requests the host's status line says wait, from its latest status. */
 const waiting = (pi: PiRpc) => Number(/(\d+) waiting/.exec(pi.frames.filter(isStatus).at(-1)?.statusText ?? "")?.[1] ?? 0);
 
-/** Asks the host for its state every 100 ms until stopped; resolves with the slowest answer's time in ms. */
-function measureHost(pi: PiRpc): { stop(): Promise<{ slowestMs: number; answers: number }> } {
+/** Asks the host for its state every 100 ms until stopped; resolves with when each was asked and how long its answer took. */
+function measureHost(pi: PiRpc): { stop(): Promise<{ sent: number; tookMs: number }[]> } {
 	let stopped = false;
-	let slowestMs = 0;
-	let answers = 0;
+	const answers: { sent: number; tookMs: number }[] = [];
 	const loop = (async () => {
 		while (!stopped) {
 			const sent = Date.now();
 			await pi.command("get_state", {}, 60_000);
-			slowestMs = Math.max(slowestMs, Date.now() - sent);
-			answers++;
+			answers.push({ sent, tookMs: Date.now() - sent });
 			await new Promise((resolve) => setTimeout(resolve, 100));
 		}
 	})();
@@ -57,7 +55,7 @@ function measureHost(pi: PiRpc): { stop(): Promise<{ slowestMs: number; answers:
 		async stop() {
 			stopped = true;
 			await loop;
-			return { slowestMs, answers };
+			return answers;
 		},
 	};
 }
@@ -157,6 +155,10 @@ describe("a runaway extension cannot bury the human or freeze the host (issue 30
 			throw new Error(`${error.message}\n${pi.diagnostics()}`);
 		});
 		const slowest: Record<string, number> = {};
+		const reportOf = (agent: string) => {
+			const { what, count } = CHILD_ATTACKS[agent as keyof typeof CHILD_ATTACKS];
+			return floodReports(piEnv).find((r) => r?.what === what && r.count === count) as { floodStart: number; floodEnd: number } & Record<string, unknown>;
+		};
 
 		for (const agent of Object.keys(CHILD_ATTACKS)) {
 			const start = pi.mark();
@@ -171,17 +173,19 @@ describe("a runaway extension cannot bury the human or freeze the host (issue 30
 			}
 			await pi.waitForToolEnd("subagent", { from: start, timeoutMs: CHILD_MS });
 			await pi.waitForSettled({ from: start, timeoutMs: CHILD_MS });
-			const { slowestMs, answers } = await measured.stop();
-			slowest[agent] = slowestMs;
-			expect(answers).toBeGreaterThan(0);
+			const answers = await measured.stop();
+			// Only what the flood itself did counts: pi-subagents starting the child (loading its extensions) stalls the host too.
+			const { floodStart, floodEnd } = reportOf(agent);
+			const during = answers.filter(({ sent, tookMs }) => sent <= floodEnd && sent + tookMs >= floodStart);
+			// A flood that fell between two asks (they come every 100 ms) held the host no longer than it lasted.
+			slowest[agent] = during.length > 0 ? Math.max(...during.map((a) => a.tookMs)) : floodEnd - floodStart;
 		}
 		console.log(`slowest state answer while each child flooded (ms): ${JSON.stringify(slowest)}`);
 		for (const [agent, ms] of Object.entries(slowest)) expect(ms, `${agent}: the host's slowest answer`).toBeLessThan(HOST_ANSWERS_WITHIN_MS);
 
-		const reports = floodReports(piEnv);
-		expect(reports).toContainEqual({ picked: "7 xxxxxx" });
-		expect(reports).toContainEqual({ refused: expect.stringContaining("the form has 50 questions, at most 10") });
-		expect(reports).toContainEqual({ refused: expect.stringContaining("question 1 has 4000 options, at most 12") });
+		expect(reportOf("flood-select")).toMatchObject({ picked: "7 xxxxxx" });
+		expect(reportOf("flood-form")).toMatchObject({ refused: expect.stringContaining("the form has 50 questions, at most 10") });
+		expect(reportOf("flood-labels")).toMatchObject({ refused: expect.stringContaining("question 1 has 4000 options, at most 12") });
 		// 10,100 notices from children of this process: one window of 20 (the two floods came within 10 s of each other or not).
 		const relayed = pi.frames.filter((f) => isNotify(f) && String(f.message).startsWith("[subagent-flood-"));
 		expect(relayed.length).toBeLessThanOrEqual(40);
