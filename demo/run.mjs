@@ -17,7 +17,7 @@
  *
  * pi-subagents' background runner needs `@earendil-works/pi-agent-core/node`, which pi 0.85.x has and
  * pi 1.6.0 lacks. By default the demo runs on the dev pi when its runner works there, else on the
- * pi 0.85.1 install of test/compat/pi-0.85, which it installs first when missing (once, ~20 s).
+ * pi 0.85.1 install of test/compat/pi-0.85, which it installs first when missing (once, 30-90 s, with progress).
  *
  * Everything runs in a fresh temp dir (config, HOME, TMPDIR, sub-agent scratch space), which is
  * removed when pi exits, so your own pi settings, sessions and credentials are never touched. Only
@@ -156,20 +156,20 @@ function checkNode() {
 }
 
 /** Installs test/compat/pi-0.85 when missing (what `npm run setup:compat` does). */
-function installCompat() {
+async function installCompat() {
 	try {
-		ensureCompatInstall("for the background sub-agents");
+		await ensureCompatInstall("for the background sub-agents");
 	} catch (error) {
 		throw new Error(`${error instanceof Error ? error.message : String(error)} Or run "npm run demo -- --pi 1.6" for the foreground part only.`);
 	}
 }
 
 /** The pi to run: `--pi`, else the dev pi if background children work there, else the compat install. */
-function choosePi(wanted) {
+async function choosePi(wanted) {
 	const key = wanted ?? (backgroundRunnerWorks(PI_INSTALLS["1.6"]) ? "1.6" : COMPAT);
 	const installRoot = PI_INSTALLS[key];
 	const paths = installPaths(installRoot);
-	if (key === COMPAT && !fs.existsSync(paths.cli)) installCompat();
+	if (key === COMPAT && !fs.existsSync(paths.cli)) await installCompat();
 	for (const file of [paths.cli, paths.subagents, bridgeExtension]) {
 		if (!fs.existsSync(file))
 			throw new Error(`missing ${path.relative(root, file)}; run "npm install"${key === COMPAT ? ' and "npm run setup:compat"' : ""} first`);
@@ -266,13 +266,20 @@ async function main() {
 		process.exit(1);
 	}
 	checkNode();
-	const pi = choosePi(wantedPi);
+	const pi = await choosePi(wantedPi);
 
 	const runDir = fs.mkdtempSync(path.join(os.tmpdir(), "checkpoint-bridge-demo-"));
 	const agentDir = path.join(runDir, "agent");
 	const workDir = path.join(runDir, "work");
 	const tmpDir = path.join(runDir, "tmp");
 	const subagentsRoot = path.join(runDir, "subagents");
+	// The first start compiles pi-subagents and the extensions (nothing cached yet): say why the screen stays still.
+	const firstStart = !fs.existsSync(compileCache) || fs.readdirSync(compileCache).length === 0;
+	console.log(
+		firstStart
+			? `Starting pi ${pi.version}: the first start compiles pi-subagents and the extensions (20 s to 2 minutes on a busy machine; later starts reuse node_modules/.cache)...`
+			: `Starting pi ${pi.version}...`,
+	);
 	for (const dir of [agentDir, workDir, tmpDir, compileCache]) fs.mkdirSync(dir, { recursive: true });
 	fs.symlinkSync(compileCache, path.join(tmpDir, "jiti"));
 	writeAgents(agentDir, model);

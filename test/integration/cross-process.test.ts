@@ -11,6 +11,7 @@ import { existsSync, linkSync, mkdtempSync, readdirSync, readFileSync, rmSync, w
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { until } from "../support/until.ts";
 import type { ScriptConfig } from "./fixtures/scripted-model.ts";
 import {
 	ASK_TOOL,
@@ -63,8 +64,6 @@ function parseRemoteTitle(dialog: Frame): RemoteTitle {
 /** pi-subagents names a child `subagent-<agent>-<runId>[-<step>]`; the title shows `subagent-<agent>[#<step>]`. */
 const namesAgent = (label: string, agent: string) => new RegExp(`^subagent-${agent}(?:#\\d+)?$`).test(label);
 
-const sleep = (ms: number) => new Promise((resolveLater) => setTimeout(resolveLater, ms));
-
 /**
  * Whether `pid` is a live process started under `piEnv` (its environment names the run's agent dir):
  * runners and askers outlive the pi that started them, and a pid may be reused once they are gone.
@@ -76,16 +75,6 @@ function runningIn(piEnv: PiEnv, pid: number): boolean {
 		return readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(`PI_CODING_AGENT_DIR=${piEnv.agentDir}`);
 	} catch {
 		return false;
-	}
-}
-
-async function until<T>(check: () => T | undefined, timeoutMs: number, what: string, everyMs = 20): Promise<T> {
-	const deadline = Date.now() + timeoutMs;
-	for (;;) {
-		const value = check();
-		if (value !== undefined) return value;
-		if (Date.now() > deadline) throw new Error(`no ${what} within ${timeoutMs} ms`);
-		await sleep(everyMs);
 	}
 }
 
@@ -138,11 +127,11 @@ describe("askers in other processes reach the host's dialogs", () => {
 		await world?.close();
 		if (env) {
 			const left = () => [...strays].filter((pid) => runningIn(env, pid));
-			await until(() => (left().length === 0 ? true : undefined), 10_000, "stray processes to end", 50).catch(() => {
+			await until(() => left().length === 0, "stray processes to end", 10_000, 50).catch(() => {
 				for (const pid of left()) process.kill(pid, "SIGKILL");
 			});
 			// Removing the temp dir while one of them still writes there would fail.
-			await until(() => (left().length === 0 ? true : undefined), 5_000, "killed processes to go", 50);
+			await until(() => left().length === 0, "killed processes to go", 5_000, 50);
 		}
 		strays.clear();
 		piEnv?.cleanup();
@@ -248,7 +237,7 @@ describe("askers in other processes reach the host's dialogs", () => {
 						// A notice restates the earlier arrivals of its window still open: every asker it names counts.
 						.flatMap((f) => [...String(f.message).matchAll(/\[([^\]]+?) \(pid \d+\)\] asks/g)].map((m) => m[1]!)),
 				);
-			await until(() => (receipts().size === 3 ? true : undefined), FIRST_DIALOG_MS, "receipts of all three askers", 50);
+			await until(() => receipts().size === 3, "receipts of all three askers", FIRST_DIALOG_MS, 50);
 			const shown: Frame[] = [];
 			const titles: (RemoteTitle & { agent: string })[] = [];
 			let from = afterTurn;
@@ -307,7 +296,7 @@ describe("askers in other processes reach the host's dialogs", () => {
 		async function sdkHost(): Promise<{ ui: ProgrammaticUI; endpoint: string }> {
 			world = new PiWorld();
 			const { ui } = await world.createHost({ name: "sdk-host" });
-			const endpoint = await until(() => process.env.CHECKPOINT_BRIDGE_ENDPOINT, 10_000, "CHECKPOINT_BRIDGE_ENDPOINT in the host's environment");
+			const endpoint = await until(() => process.env.CHECKPOINT_BRIDGE_ENDPOINT, "CHECKPOINT_BRIDGE_ENDPOINT in the host's environment");
 			return { ui, endpoint };
 		}
 
@@ -403,7 +392,6 @@ describe("askers in other processes reach the host's dialogs", () => {
 		const askerEvents = () => (existsSync(events) ? parseJsonLines(readFileSync(events, "utf8")) : []);
 		const seenAt = await until(
 			() => (askerEvents().some((e) => e.type === "tool_execution_end" && e.toolName === ASK_TOOL) ? Date.now() : undefined),
-			10_000,
 			"the asker's tool result after the host died",
 		);
 		expect(seenAt - killedAt, "host loss noticed within two seconds").toBeLessThan(HOST_LOSS_MS);
@@ -415,6 +403,6 @@ describe("askers in other processes reach the host's dialogs", () => {
 		expect(envelope.asker).toBe(title.label);
 
 		// The asker finishes its run by itself (its pid may linger as a zombie: nobody is left to reap it).
-		await until(() => (askerEvents().at(-1)?.type === "agent_settled" ? true : undefined), 30_000, "the asker's run to settle", 50);
+		await until(() => askerEvents().at(-1)?.type === "agent_settled", "the asker's run to settle", 30_000, 50);
 	});
 });

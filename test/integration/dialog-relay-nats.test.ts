@@ -9,6 +9,7 @@ import { createHandle } from "../../extensions/checkpoint-bridge/core/shared-han
 import { dialogSurface } from "../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { closeProcessRoom, connectBroker, ensureProcessRoom, noticeOverNats } from "../../extensions/checkpoint-bridge/transports/nats/index.ts";
 import { roomSubjects } from "../../extensions/checkpoint-bridge/transports/nats/subjects.ts";
+import { until } from "../support/until.ts";
 import { fakeUI } from "../unit/support/fake-ui.ts";
 import { NATS_SERVER_MISSING, natsConfigOf, startNatsServer } from "./harness/nats-server.ts";
 
@@ -17,14 +18,7 @@ afterEach(async () => {
 	for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** Resolves once `check()` holds (polled every 10 ms, at most 10 s). */
-async function until(check: () => boolean, what: string): Promise<void> {
-	for (const deadline = Date.now() + 10_000; !check(); ) {
-		if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-		await new Promise((resolve) => setTimeout(resolve, 10));
-	}
-}
-
+if (NATS_SERVER_MISSING) console.warn(`dialog-relay-nats.test.ts: skipped: ${NATS_SERVER_MISSING}`);
 describe.skipIf(NATS_SERVER_MISSING)(`a relayed notice over a real nats-server${NATS_SERVER_MISSING ? ` (skipped: ${NATS_SERVER_MISSING})` : ""}`, () => {
 	it("reaches the host's human as [asker (machine:pid)] message; its connection is closed once sent; junk on the subject is never shown", async () => {
 		const nats = await startNatsServer();

@@ -16,20 +16,17 @@
 import { join } from "node:path";
 import type { ElementHandle, Page } from "puppeteer-core";
 import { afterAll, describe, expect, it } from "vitest";
+import { until } from "../support/until.ts";
 import { NOTICE, TARGETS } from "./fixtures/permission-gate.ts";
-import { installRelayAgent } from "./fixtures/relay-agent.ts";
+import { closedAfterAll, installRelayAgent, promptUntil, startTuiHost } from "./fixtures/relay-agent.ts";
 import { fill, HAS_CHROMIUM, launchBrowser, openTab, POLL_MS, screenshot, submit } from "./harness/browser.ts";
-import { baseArgs, childTranscripts, createPiEnv, NODE_BIN, PI_CLI, PI_VERSION, type PiEnv, REPO_ROOT, toolResultsIn } from "./harness/pi-cli.ts";
-import { ScreenCaptures, squeezed, TmuxSession, tmuxAvailable } from "./harness/tmux.ts";
+import { childTranscripts, createPiEnv, PI_VERSION, type PiEnv, REPO_ROOT, toolResultsIn } from "./harness/pi-cli.ts";
+import { ScreenCaptures, squeezed, tmuxAvailable } from "./harness/tmux.ts";
 
 const hasTmux = tmuxAvailable();
 const GATE_EXT = join(REPO_ROOT, "test/integration/fixtures/permission-gate.ts");
 const ASKER = "subagent-gatekeeper";
-const PAGE_URL = /http:\/\/127\.0\.0\.1:\d+\/t\/[A-Za-z0-9_-]{43}\//;
-/** pi and pi-subagents load slowly on a busy machine (they compile their TypeScript on start). */
-const BOOT_MS = 90_000;
 
-const quote = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
 /** The screen without whitespace: pi wraps long lines wherever it likes. */
 const captures = new ScreenCaptures(join(REPO_ROOT, ".tmp", "dialog-relay-tui", `pi-${PI_VERSION}`));
 afterAll(() => {
@@ -41,14 +38,6 @@ const gateReports = (piEnv: PiEnv) =>
 	childTranscripts(piEnv)
 		.flatMap((t) => toolResultsIn(t.records, "guarded_step"))
 		.map((text) => JSON.parse(/guarded_step: (\{.*\})/.exec(text)?.[1] ?? "null") as Record<string, unknown> | null);
-
-/** Resolves once `check()` holds (polled every 100 ms). */
-async function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
-	for (const deadline = Date.now() + timeoutMs; !check(); ) {
-		if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-		await new Promise((resolve) => setTimeout(resolve, 100));
-	}
-}
 
 /** The card on the page whose text holds `text`, once it is there. */
 async function cardWith(page: Page, text: string): Promise<ElementHandle<Element>> {
@@ -62,49 +51,28 @@ async function cardWith(page: Page, text: string): Promise<ElementHandle<Element
 	).asElement() as ElementHandle<Element>;
 }
 
+if (!hasTmux || !HAS_CHROMIUM) console.warn("dialog-relay-tui.test.ts: skipped: tmux or Chromium is not installed");
 describe.skipIf(!hasTmux || !HAS_CHROMIUM)(
 	`dialogs of other extensions in a child, answered in the real TUI and on the web page, pi ${PI_VERSION}${hasTmux && HAS_CHROMIUM ? "" : " (skipped: tmux or Chromium is not installed)"}`,
 	() => {
-		let tmux: TmuxSession | undefined;
-		let piEnv: PiEnv | undefined;
-		let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined;
-		afterAll(async () => {
-			await tmux?.dispose();
-			await browser?.close();
-			piEnv?.cleanup();
-		});
+		const held = closedAfterAll();
 
 		it("a foreground child's notice, confirm, select and input reach the host's terminal; a confirm answered on the page reaches it as false", async () => {
-			piEnv = createPiEnv({
+			const piEnv = (held.piEnv = createPiEnv({
 				script: {
 					prompts: { gate: { subagent: { agent: "gatekeeper", task: "Run the guarded step." } } },
 					childCalls: { gatekeeper: { tool: "guarded_step", arguments: {} } },
 				},
 				env: { CHECKPOINT_BRIDGE_RELAY_DIALOGS: "1", CHECKPOINT_BRIDGE_WEB: "127.0.0.1:0" },
-			});
+			}));
 			installRelayAgent(piEnv.agentDir, "gatekeeper", GATE_EXT);
 			const launching = HAS_CHROMIUM ? launchBrowser() : undefined;
-			const envPart = Object.entries({ ...piEnv.env, TERM: "xterm-256color" }).map(([key, value]) => `${key}=${quote(String(value))}`);
-			const piPart = [NODE_BIN, PI_CLI, ...baseArgs({ subagents: true }), "--name", "tui-host"].map(quote);
-			const session = new TmuxSession();
-			tmux = session;
-			await session.start({ command: `env -i ${envPart.join(" ")} ${piPart.join(" ")} 2>/dev/null; sleep 30`, cwd: piEnv.cwd, width: 160, height: 50 });
-			let screen = await session.waitFor(PAGE_URL, BOOT_MS, "the page's announcement");
-			const url = PAGE_URL.exec(screen)![0];
+			const host = await startTuiHost(piEnv, { width: 160, height: 50 });
+			const { session, url } = host;
+			held.tmux = session;
+			let screen = host.screen;
 			captures.save("booted", screen);
-
-			/** Sends the prompt; pi drops an Enter pressed while its startup is still in progress, so Enter is pressed until the run starts. */
-			const prompt = async (text: string, started: RegExp) => {
-				await session.type(text);
-				for (let attempt = 0; ; attempt++) {
-					await session.keys("Enter");
-					try {
-						return await session.waitFor(started, 15_000, "the child's first dialog");
-					} catch (error) {
-						if (attempt >= 5) throw error;
-					}
-				}
-			};
+			const prompt = (text: string, started: RegExp) => promptUntil(session, text, started);
 
 			// 1. Everything typed in the terminal.
 			screen = await prompt("gate", /Run rm -rf build\/\?/);
@@ -117,9 +85,11 @@ describe.skipIf(!hasTmux || !HAS_CHROMIUM)(
 			await session.waitFor("Which target?", 20_000, "the select");
 			screen = await session.formTakesKeys();
 			captures.save("select", screen);
-			expect(screen).toMatch(/→ ○ target-1\n/);
+			// Another extension's select opens with nothing chosen: the first Down reaches its first option.
+			expect(screen).toMatch(/^ {2}○ target-1\n/m);
+			expect(screen).not.toContain("→ ○");
 			// The last of sixteen options, longer than ask_user_via_host allows a label: scrolled to, shown whole.
-			for (let i = 1; i < TARGETS.length; i++) await session.keys("Down");
+			for (let i = 0; i < TARGETS.length; i++) await session.keys("Down");
 			screen = await session.waitFor(`→ ○ ${TARGETS.at(-1)}`, 5_000, "the long last option under the cursor");
 			captures.save("select-last", screen);
 			await session.keys("Enter");
@@ -129,7 +99,7 @@ describe.skipIf(!hasTmux || !HAS_CHROMIUM)(
 			expect(screen).toContain("one line");
 			await session.type("ship it");
 			await session.keys("Enter");
-			await until(() => gateReports(piEnv!).length === 1, 60_000, "the child's tool result");
+			await until(() => gateReports(piEnv!).length === 1, "the child's tool result", 60_000, 100);
 			expect(gateReports(piEnv)).toEqual([{ hasUI: true, mode: "rpc", confirmed: true, target: TARGETS.at(-1), note: "ship it" }]);
 			// The child's tool result, as the host's terminal shows the subagent's output.
 			screen = await session.waitFor(/Tool guarded_step returned/, 30_000, "the subagent's output");
@@ -137,7 +107,7 @@ describe.skipIf(!hasTmux || !HAS_CHROMIUM)(
 			expect(squeezed(screen)).toContain(squeezed(`"confirmed":true,"target":"${TARGETS.at(-1)}","note":"ship it"}`));
 
 			// 2. The confirm answered on the web page; the rest there too.
-			browser = await launching!;
+			const browser = (held.browser = await launching!);
 			const tab = await openTab(browser.browser, url);
 			// pi's startup is long over: one Enter starts the run.
 			await session.type("gate");
@@ -172,7 +142,7 @@ describe.skipIf(!hasTmux || !HAS_CHROMIUM)(
 			const inputCard = await cardWith(tab.page, "Release note?");
 			await fill(tab.page, inputCard, 0, { type: "from the page" });
 			await submit(inputCard);
-			await until(() => gateReports(piEnv!).length === 2, 60_000, "the second run's tool result");
+			await until(() => gateReports(piEnv!).length === 2, "the second run's tool result", 60_000, 100);
 			// Transcripts are not listed in run order.
 			expect(gateReports(piEnv)).toContainEqual({ hasUI: true, mode: "rpc", confirmed: false, target: "target-2", note: "from the page" });
 			expect(tab.errors).toEqual([]);

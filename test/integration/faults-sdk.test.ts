@@ -10,17 +10,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { MAX_REFUSALS } from "../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
-import {
-	answerPairs,
-	type Dialog,
-	expectProbeNext,
-	openRequests,
-	PiWorld,
-	ProgrammaticUI,
-	type Question,
-	type SessionHandle,
-	until,
-} from "./harness/sdk-sessions.ts";
+import { until } from "../support/until.ts";
+import { answerPairs, type Dialog, expectProbeNext, openRequests, PiWorld, ProgrammaticUI, type Question, type SessionHandle } from "./harness/sdk-sessions.ts";
 
 /** How long requests of a replaced host wait for the next one: docs/guarantees.md's promise, written as a literal. */
 const GRACE_MS = 1_000;

@@ -37,6 +37,7 @@ async function drawn(question: object): Promise<{ counted: number; rows: string[
 	return { counted: Number(rows[begin]!.slice("BEGIN ".length)), rows: rows.slice(begin + 1, end) };
 }
 
+if (!hasTmux) console.warn("format-characters-tui.test.ts: skipped: tmux is not installed");
 describe.skipIf(!hasTmux)(`invisible format characters in a real terminal${hasTmux ? "" : " (skipped: tmux is not installed)"}`, () => {
 	it("a description full of soft hyphens takes exactly the rows the form counted, none wider than the terminal", async () => {
 		const { counted, rows } = await drawn({ question: "Which tool?", options: [{ label: "A", description: HYPHENATED }, "B"] });

@@ -6,7 +6,7 @@
  * nobody holds the host role in a print run, so it answers `no-host`.
  */
 import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { promisify } from "node:util";
@@ -15,13 +15,16 @@ import type { ScriptConfig } from "./fixtures/scripted-model.ts";
 import { ASK_TOOL, baseArgs, createPiEnv, envelopesIn, NODE_BIN, PI_VERSION, type PiEnv, REPO_ROOT, runPi } from "./harness/pi-cli.ts";
 
 const run = promisify(execFile);
-/** pack and unpack take seconds; npm install resolves the manifest's whole tree from the registry or its cache. */
-const PREPARE_MS = 170_000;
+/**
+ * pack (which builds the observer declarations first) and unpack take seconds; npm install resolves
+ * the manifest's whole tree from the registry or its cache.
+ */
+const PREPARE_MS = 240_000;
 const RUN_MS = 90_000;
 /** What pi supplies to extensions (pi's docs/packages.md, "Declare dependencies"): never installed with the package. */
 const HOST_PROVIDED = ["@earendil-works/pi-agent-core", "@earendil-works/pi-ai", "@earendil-works/pi-coding-agent", "@earendil-works/pi-tui", "typebox"];
 /** Folders shipped whole, and the files beside them. */
-const SHIPPED_FOLDERS = ["extensions", "examples", "adr", "docs"];
+const SHIPPED_FOLDERS = ["extensions", "types", "examples", "adr", "docs"];
 const SHIPPED_FILES = ["package.json", "README.md", "LICENSE", "CHANGELOG.md"];
 const PROMPT = "Should we release today?";
 const SCRIPT: ScriptConfig = { main: { ask: { questions: [{ question: "Release today?", options: ["yes", "no"] }] } } };
@@ -51,6 +54,23 @@ function installedPackages(nodeModules: string): string[] {
 	return readdirSync(nodeModules)
 		.filter((name) => !name.startsWith("."))
 		.flatMap((name) => (name.startsWith("@") ? readdirSync(join(nodeModules, name)).map((inner) => `${name}/${inner}`) : [name]));
+}
+
+/** The TypeScript examples of docs/observers.md, each a module of its own. */
+const OBSERVER_EXAMPLES = [...readFileSync(join(REPO_ROOT, "docs/observers.md"), "utf8").matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1]!);
+/** A consumer's compiler options: strict, Node's resolution (package `exports`), no Node types, the package's declarations checked too. */
+const CONSUMER_OPTIONS = { strict: true, module: "NodeNext", moduleResolution: "NodeNext", target: "ES2023", noEmit: true, skipLibCheck: false, types: [] };
+
+/** `tsc -p <dir>/<config>` as a consumer runs it: its exit code and what it printed. */
+async function typeCheck(dir: string, config: string): Promise<{ code: number; output: string }> {
+	const tsc = join(REPO_ROOT, "node_modules/typescript/bin/tsc");
+	try {
+		const { stdout } = await run(NODE_BIN, [tsc, "-p", join(dir, config)], { cwd: dir });
+		return { code: 0, output: stdout };
+	} catch (error) {
+		const failed = error as { code: number; stdout: string; stderr: string };
+		return { code: failed.code, output: `${failed.stdout}${failed.stderr}` };
+	}
 }
 
 /** `pi -p` with the scripted model and no extension but the package under test, loaded the way `extra` says. */
@@ -98,6 +118,45 @@ describe(`the packed package, installed as a user installs it, on pi ${PI_VERSIO
 		const installed = installedPackages(join(unpacked, "node_modules"));
 		expect(installed.filter((name) => HOST_PROVIDED.includes(name))).toEqual([]);
 		expect(installed).toEqual(expect.arrayContaining(Object.keys(manifest.dependencies)));
+	});
+
+	it("another package's `import type` from checkpoint-bridge/observers type-checks against the tarball's exports: every example of docs/observers.md and the bare name; a payload misused is an error", async () => {
+		expect(OBSERVER_EXAMPLES.length).toBeGreaterThanOrEqual(2);
+		const consumer = join(root, "consumer");
+		mkdirSync(join(consumer, "node_modules"), { recursive: true });
+		// What `npm install` makes of a "file:" dependency on a folder: a link to it.
+		symlinkSync(unpacked, join(consumer, "node_modules/checkpoint-bridge"), "dir");
+		const manifest = { name: "observer-consumer", private: true, type: "module", devDependencies: { "checkpoint-bridge": `file:${unpacked}` } };
+		writeFileSync(join(consumer, "package.json"), JSON.stringify(manifest));
+		const examples = OBSERVER_EXAMPLES.map((code, index) => {
+			writeFileSync(join(consumer, `example-${index}.ts`), code);
+			return `example-${index}.ts`;
+		});
+		// The package's bare name gives the same module.
+		writeFileSync(
+			join(consumer, "bare-name.ts"),
+			'import type { Snapshot } from "checkpoint-bridge";\nexport const takenAt = (snapshot: Snapshot): number => snapshot.takenAt;\n',
+		);
+		examples.push("bare-name.ts");
+		writeFileSync(join(consumer, "tsconfig.json"), JSON.stringify({ compilerOptions: CONSUMER_OPTIONS, files: examples }));
+		const checked = await typeCheck(consumer, "tsconfig.json");
+		expect(checked.output).toBe("");
+		expect(checked.code).toBe(0);
+
+		writeFileSync(
+			join(consumer, "misuse.ts"),
+			[
+				'import type { ObserverHandle, OutsideAnswer } from "checkpoint-bridge/observers";',
+				"declare const handle: ObserverHandle;",
+				'handle.bus.on("observe:settled", (event) => { const status: number = event.outcome.status; void status; });',
+				'export const payload: OutsideAnswer = { requestId: "r1", cancel: false };',
+			].join("\n"),
+		);
+		writeFileSync(join(consumer, "tsconfig.misuse.json"), JSON.stringify({ compilerOptions: CONSUMER_OPTIONS, files: ["misuse.ts"] }));
+		const misuse = await typeCheck(consumer, "tsconfig.misuse.json");
+		expect(misuse.code).not.toBe(0);
+		expect(misuse.output).toMatch(/misuse\.ts\(3,\d+\): error TS2322/);
+		expect(misuse.output).toMatch(/misuse\.ts\(4,\d+\): error TS2322/);
 	});
 
 	it("pi install <dir> into a fresh agent dir, then pi -p: no warning or error, and the tool answers no-host", async () => {

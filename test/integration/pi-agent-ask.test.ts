@@ -18,6 +18,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { checks, stack } from "../support/pi-agent-ask-questions.ts";
 import type { ScriptConfig } from "./fixtures/scripted-model.ts";
 import { cardGone, cardOf, fill, HAS_CHROMIUM, launchBrowser, openTab, POLL_MS, screenshot, submit } from "./harness/browser.ts";
 import {
@@ -50,27 +51,6 @@ const FIRST_DIALOG_MS = 90_000;
 /** The budget of every bridge call in the RPC run: long enough for a client that answers at once, short enough to wait out once. */
 const BUDGET_MS = 8_000;
 
-const stack = {
-	id: "stack",
-	label: "Stack",
-	prompt: "Which stack?",
-	type: "single",
-	options: [
-		{ label: "TypeScript", value: "ts", description: "typed" },
-		{ label: "Go", value: "go", recommended: true, preview: "package main" },
-	],
-};
-const checks = {
-	id: "checks",
-	label: "Checks",
-	prompt: "Which checks run?",
-	type: "multi",
-	options: [
-		{ label: "Lint", value: "lint" },
-		{ label: "Unit tests", value: "unit" },
-		{ label: "E2E", value: "e2e" },
-	],
-};
 const call = (args: Record<string, unknown>) => ({ call: { tool: ASK_USER, arguments: args } });
 
 /** The stand-in's result (its `details`) and whether pi reported the call as an error. */
@@ -253,6 +233,7 @@ async function resultsOnceThere(piEnv: PiEnv, count: number, timeoutMs = 60_000)
 	}
 }
 
+if (!tmuxAvailable()) console.warn("pi-agent-ask.test.ts: the TUI (tmux) tests are skipped: tmux is not installed");
 describe.skipIf(!tmuxAvailable())("pi-agent-ask's ask_user in a child of the TUI (tmux)", () => {
 	let tmux: TmuxSession | undefined;
 	let piEnv: PiEnv | undefined;
@@ -344,6 +325,11 @@ describe.skipIf(!tmuxAvailable())("pi-agent-ask's ask_user in a child of the TUI
 const RPIV_EXT = join(REPO_ROOT, "node_modules/@juicesharp/rpiv-ask-user-question/index.ts");
 const REFUSAL = "the release needs a second reviewer";
 
+// The run's summary only counts skipped tests: say which and why where the run prints it.
+if (!tmuxAvailable() || !HAS_CHROMIUM || PI_VERSION !== "1.6")
+	console.warn(
+		`pi-agent-ask.test.ts: "other ask tools' forms open in the TUI, on the web page" is skipped: ${PI_VERSION !== "1.6" ? "on pi 0.85 the page and pi.events are the same and the run is costly" : "tmux or Chromium is not installed"}`,
+	);
 describe.skipIf(!tmuxAvailable() || !HAS_CHROMIUM || PI_VERSION !== "1.6")(
 	`other ask tools' forms open in the TUI, on the web page (tmux, Chromium)${PI_VERSION === "1.6" ? "" : ": skipped on pi 0.85, the page and pi.events are the same there and the run is costly"}`,
 	() => {

@@ -98,6 +98,7 @@ afterAll(() => {
 	if (captures.files.length) console.log(captures.report(`questions-tui.test.ts (pi ${PI_VERSION})`));
 });
 
+if (!hasTmux) console.warn("questions-tui.test.ts: skipped: tmux is not installed");
 describe.skipIf(!hasTmux)(`the terminal form in the real TUI, pi ${PI_VERSION}${hasTmux ? "" : " (skipped: tmux is not installed)"}`, () => {
 	let tmux: TmuxSession | undefined;
 	let piEnv: PiEnv | undefined;

@@ -67,6 +67,8 @@ describe("RPC host with pi-subagents children", () => {
 
 		const subagentEnd = await pi.waitForToolEnd("subagent", { from: start });
 		expect(subagentEnd.isError).toBe(false);
+		// The example's acceptanceRole: pi-subagents asks no acceptance report of it, so none is rejected.
+		expect(JSON.stringify(subagentEnd.result)).not.toContain('"status":"rejected"');
 		const expectedAnswers = [
 			{ question: "Which storage backend?", answer: "postgres" },
 			{ question: "Name of the new table?", answer: "storage_items" },

@@ -3,7 +3,8 @@
  * no UI) ask through `ask_user_via_host`; the host session's programmatic UI shows and answers.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { answerPairs, checkedEnvelope, type Dialog, openRequests, PiWorld, ProgrammaticUI, type SessionHandle, until } from "./harness/sdk-sessions.ts";
+import { until } from "../support/until.ts";
+import { answerPairs, checkedEnvelope, type Dialog, openRequests, PiWorld, ProgrammaticUI, type SessionHandle } from "./harness/sdk-sessions.ts";
 
 let world: PiWorld;
 beforeEach(() => {

@@ -11,6 +11,7 @@ import { TmuxSession, tmuxAvailable } from "./harness/tmux.ts";
 const hasTmux = tmuxAvailable();
 const quote = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
 
+if (!hasTmux) console.warn("tools-line-tui.test.ts: skipped: tmux is not installed");
 describe.skipIf(!hasTmux)(`a tools: line in the real TUI${hasTmux ? "" : " (skipped: tmux is not installed)"}`, () => {
 	let tmux: TmuxSession | undefined;
 	let piEnv: PiEnv | undefined;

@@ -207,6 +207,7 @@ async function quit(session: TmuxSession, runDir: string, how: "ctrl+d" | "ctrl+
 	expect(fs.readdirSync(runDir).filter((name) => name.startsWith("checkpoint-bridge-demo-"))).toEqual([]);
 }
 
+if (!hasTmux) console.warn("tui-demo.test.ts: skipped: tmux is not installed");
 describe.skipIf(!hasTmux)(`npm run demo in the real TUI${hasTmux ? "" : " (skipped: tmux is not installed)"}`, () => {
 	let tmux: TmuxSession | undefined;
 	let runDir: string | undefined;

@@ -20,6 +20,7 @@ afterAll(async () => {
 	await browser?.close();
 });
 
+if (!HAS_CHROMIUM) console.warn("web-page-rpc.test.ts: skipped: Chromium is not installed (/usr/bin/chromium)");
 describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, pi --mode rpc host", () => {
 	const run = new PiRpcFixture();
 	afterEach(() => run.stop());

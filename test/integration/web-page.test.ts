@@ -65,6 +65,7 @@ async function askingChild(name: string, ask: unknown) {
 const portRefuses = (url: string) =>
 	new Promise<boolean>((resolve) => http.get(url, () => resolve(false)).on("error", (e: NodeJS.ErrnoException) => resolve(e.code === "ECONNREFUSED")));
 
+if (!HAS_CHROMIUM) console.warn("web-page.test.ts: skipped: Chromium is not installed (/usr/bin/chromium)");
 describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, SDK host", () => {
 	it("Enter in a text field goes to the next open question, and sends the card once every question has an answer", async () => {
 		const { ui, url } = await hostWithPage();
@@ -190,7 +191,14 @@ describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, SDK host", () => {
 		expect(view.details).toBe("Both work with the ORM.");
 		// The recommended option first, marked, with its description; "Other" offered (allowOther defaults on).
 		expect(view.recommended).toBe("SQLiterecommendedone file");
-		expect(view.kinds).toEqual(["radio,radio,radio,text", "checkbox,checkbox,checkbox,text", "radio,radio,radio,text", "radio,radio", "text"]);
+		// Each question ends with its note field (a note goes with the answer, as in the terminal form).
+		expect(view.kinds).toEqual([
+			"radio,radio,radio,text,text",
+			"checkbox,checkbox,checkbox,text,text",
+			"radio,radio,radio,text,text",
+			"radio,radio,text",
+			"text,text",
+		]);
 		expect(view.placeholder).toBe("e.g. atlas");
 
 		// Sent incomplete: the page says what is missing and sends nothing.

@@ -4,7 +4,7 @@
  *
  *     `test/unit/core/relay.test.ts` › "one dialog at a time", "sends the host's own model through…"
  *
- * The file is a path from the repository root (cite this way), or a bare name (`quiet.test.ts`), which
+ * The file is a path from the repository root (cite this way), or a bare name (`nothing-logged.test.ts`), which
  * stands for every file of that name under test/; `*` matches any part of a name
  * (`test/integration/faults-*.test.ts`). A title is the
  * exact title of a `describe` or `it` in that file (a line break inside it reads as a space); a title
@@ -143,7 +143,7 @@ describe("the docs gate", () => {
 		expect(relay!.titles.map((title) => titles.some((t) => matches(title, t)))).toEqual([true, false]);
 		expect(resolveCited(gone!.file)).toEqual([]);
 		expect(resolveCited("test/integration/faults-*.test.ts")).toEqual(["test/integration/faults-rpc.test.ts", "test/integration/faults-sdk.test.ts"]);
-		expect(resolveCited("quiet.test.ts")).toEqual(["test/unit/core/quiet.test.ts"]);
+		expect(resolveCited("nothing-logged.test.ts")).toEqual(["test/unit/nothing-logged.test.ts"]);
 		expect(resolveCited("relay.test.ts")).toEqual(["test/unit/core/relay.test.ts", "test/unit/surfaces/terminal-form/relay.test.ts"]);
 	});
 

@@ -18,6 +18,10 @@ interface Manifest {
 	peerDependencies?: Record<string, string>;
 	peerDependenciesMeta?: Record<string, { optional?: boolean }>;
 	pi?: { extensions?: string[] };
+	types?: string;
+	exports?: Record<string, unknown>;
+	files?: string[];
+	scripts?: Record<string, string>;
 }
 const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as Manifest;
 
@@ -68,6 +72,27 @@ describe("package.json", () => {
 
 	it("names the extension's entry point for pi", () => {
 		expect(manifest.pi?.extensions).toEqual(["./extensions/checkpoint-bridge/index.ts"]);
+	});
+
+	it("publishes the observer contract as checkpoint-bridge/observers (and the bare name): declarations built from observers.ts when packed, the source to load", () => {
+		const observers = { types: "./types/observers.d.ts", default: "./extensions/checkpoint-bridge/observers.ts" };
+		expect(manifest.exports).toEqual({ ".": observers, "./observers": observers, "./package.json": "./package.json" });
+		expect(manifest.types).toBe("./types/observers.d.ts");
+		expect(manifest.files).toContain("types");
+		expect(manifest.scripts?.prepack).toBe("npm run types");
+		const config = JSON.parse(readFileSync(join(ROOT, manifest.scripts!.types!.replace("tsc -p ", "")), "utf8")) as {
+			files: string[];
+			compilerOptions: { outDir: string; rootDir: string };
+		};
+		expect(config.files).toEqual(["extensions/checkpoint-bridge/observers.ts"]);
+		expect(config.compilerOptions).toMatchObject({ outDir: "types", rootDir: "extensions/checkpoint-bridge" });
+	});
+
+	it("the observer module only re-exports: every name comes from the module that defines it", () => {
+		const code = readFileSync(join(EXTENSION_DIR, "observers.ts"), "utf8")
+			.replace(/\/\*\*[\s\S]*?\*\//g, "")
+			.trim();
+		for (const line of code.split("\n")) expect(line).toMatch(/^export (type )?\{[^}]+\} from "\.\/(core|model)\/[a-z-]+\.ts";$/);
 	});
 });
 

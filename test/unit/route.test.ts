@@ -15,6 +15,7 @@ import { addressOf, ENDPOINT_ENV, endpointFromEnv } from "../../extensions/check
 import { startEndpoint } from "../../extensions/checkpoint-bridge/transports/local/server.ts";
 import { ENV_NATS, ENV_ROOM, readNatsConfig } from "../../extensions/checkpoint-bridge/transports/nats/config.ts";
 import * as natsTransport from "../../extensions/checkpoint-bridge/transports/nats/index.ts";
+import { until } from "../support/until.ts";
 import { FakeNats } from "./support/fake-broker.ts";
 import { fakeUI } from "./support/fake-ui.ts";
 import { PREFIX } from "./support/nats-room.ts";
@@ -167,7 +168,7 @@ describe("noticeAlong", () => {
 		const endpoint = await startEndpoint({ handle, env: {} });
 		cleanups.push(() => endpoint.close());
 		noticeAlong({ kind: "endpoint", endpoint: addressOf(endpoint.endpoint) }, notice, { handle: createHandle(), loadNats: noNats });
-		await until(() => fake.notices.length > 0);
+		await until(() => fake.notices.length > 0, "a notice", 5_000, 5);
 		expect(fake.notices).toEqual([{ message: `[subagent-gatekeeper (pid ${process.pid})] Build started.`, type: "warning" }]);
 	});
 
@@ -179,7 +180,7 @@ describe("noticeAlong", () => {
 		const loadNats = async () => ({ ...natsTransport, connectBroker: async () => nats.client() });
 		if (NATS_OK.kind !== "ok") throw new Error("the configuration must read");
 		noticeAlong({ kind: "nats", config: { ...NATS_OK.config, room: "test", prefix: PREFIX } }, notice, { handle: createHandle(), loadNats });
-		await until(() => fake.notices.length > 0);
+		await until(() => fake.notices.length > 0, "a notice", 5_000, 5);
 		expect(fake.notices).toEqual([
 			{ message: `[subagent-gatekeeper (${natsTransport.machineName().replace(/[^\w.-]+/g, "-")}:${process.pid})] Build started.`, type: "warning" },
 		]);
@@ -204,14 +205,6 @@ describe("noticeAlong", () => {
 		expect(heard).toBe(0);
 	});
 });
-
-/** Resolves once `check()` holds (polled; at most 5 s). */
-async function until(check: () => boolean): Promise<void> {
-	for (let waited = 0; !check(); waited += 5) {
-		if (waited > 5_000) throw new Error("timed out");
-		await new Promise((resolve) => setTimeout(resolve, 5));
-	}
-}
 
 describe("reachesHost", () => {
 	it("a host here and a NATS room reach one; an endpoint only while its socket is there; none and a broken NATS configuration do not", async () => {

@@ -39,7 +39,7 @@ export function checkpointsReport(snapshot: Snapshot | undefined, entries: reado
 		lines.push(`checkpoint-bridge: ${snapshot.open.length} open, oldest first:`);
 		for (const open of snapshot.open)
 			lines.push(
-				`  [${open.asker.label}] ${open.state}${open.question !== undefined ? ` (question ${open.question + 1} of ${open.questions.length})` : ""} since ${clock(open.queuedAt)}: ${open.questions.map((q) => q.question).join(" | ")}`,
+				`  [${open.asker.label}] ${open.state}${open.question !== undefined ? ` (question ${open.question + 1} of ${open.questions.length})` : ""} since ${clock(open.queuedAt)}: ${open.questions.map((q) => q.question.replace(/\s+/g, " ")).join(" | ")}`,
 			);
 	}
 	if (stats && stats.questionsAsked > 0)

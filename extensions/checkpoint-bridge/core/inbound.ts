@@ -18,11 +18,16 @@ import type { Question } from "../model/question.ts";
 /** `recommended: true` marks the answer as the question's recommendation, accepted as such (it must be that option). */
 export type InboundValue = string | boolean | string[] | { answer?: string | boolean; values?: string[]; note?: string; recommended?: boolean };
 
-export type InboundMessage = ({ requestId: string; answers: InboundValue[] } | { requestId: string; cancel: true }) & {
-	source: OutsideSource;
+/** What an outside answer sends on the bus's `answer` event: one answer per question, or a cancel. @public */
+export type OutsideAnswer = ({ requestId: string; answers: InboundValue[] } | { requestId: string; cancel: true }) & {
+	/** "outside" when left out; "web" marks answers given in a browser. */
+	source?: OutsideSource;
 	/** Where on the web page the answers were given; only with source "web". */
 	place?: (typeof WEB_PLACES)[number];
 };
+
+/** An outside answer whose shape passed the check, its source filled in. */
+export type InboundMessage = OutsideAnswer & { source: OutsideSource };
 
 /**
  * Why an outside answer was refused. Snake case, unlike every other code (ADR-0011): the observer

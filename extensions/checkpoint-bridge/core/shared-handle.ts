@@ -59,6 +59,9 @@ export interface SharedHandle {
 	takeParked(): ParkedRequest[];
 }
 
+/** What an observer uses of the shared handle (docs/observers.md): the bus, the snapshot and the host's public facts. @public */
+export type ObserverHandle = Pick<SharedHandle, "bus" | "snapshot" | "host">;
+
 /** Seals a reply as the host's: returns a deeply frozen copy bound to the reply's request id. */
 export type ReplySeal = <T extends RelayReply>(reply: T) => T;
 

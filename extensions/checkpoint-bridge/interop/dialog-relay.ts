@@ -12,7 +12,7 @@ import type { AskerIdentity } from "../core/identity.ts";
 import { DIALOG_LIMITS } from "../model/limits.ts";
 import type { QuestionInput, RelayedDialog } from "../model/question.ts";
 import type { Envelope } from "../model/result.ts";
-import { cutText } from "../model/sanitise.ts";
+import { capLength, cutText } from "../model/sanitise.ts";
 
 /** The environment variable that turns the relay on ("1"). */
 const RELAY_DIALOGS_ENV = "CHECKPOINT_BRIDGE_RELAY_DIALOGS";
@@ -54,8 +54,22 @@ export interface RelayedQuestion<T> {
 /** Text of an extension's dialog within `max` characters: neutralised here so a cut never splits what the validator would remove. */
 const bounded = (text: unknown, max: number, multiline = false) => cutText(typeof text === "string" ? text : String(text ?? ""), max, { multiline });
 
-/** A title as a question: never empty (the validator refuses an empty question). */
-const titleOf = (title: unknown) => bounded(title, DIALOG_LIMITS.question).trim() || "(untitled dialog)";
+/**
+ * A title as a question, its line breaks kept (a permission gate puts the command on a line of its
+ * own): trailing spaces and blank lines around it dropped, runs of blank lines made one, at most
+ * DIALOG_LIMITS.titleLines lines (the rest counted on the last), never empty (the validator refuses
+ * an empty question).
+ */
+export function titleOf(title: unknown): string {
+	const lines = bounded(title, DIALOG_LIMITS.question, true)
+		.split("\n")
+		.map((line) => line.trimEnd())
+		.filter((line, i, all) => line !== "" || (i > 0 && all[i - 1] !== ""));
+	while (lines.at(-1) === "") lines.pop();
+	const max = DIALOG_LIMITS.titleLines;
+	if (lines.length > max) lines.splice(max - 1, lines.length, `… ${lines.length - max + 1} more lines`);
+	return capLength(lines.join("\n"), DIALOG_LIMITS.question).trim() || "(untitled dialog)";
+}
 
 /** The one answer of an ok envelope, else undefined. */
 const answerOf = (envelope: Envelope) => (envelope.status === "ok" ? envelope.answers[0]?.answer : undefined);

@@ -52,6 +52,8 @@ export function answerProblem(question: Question, answer: Answer): string | unde
 	if (answer.question !== question.question) return `answers ${JSON.stringify(answer.question)}, which was not asked`;
 	if (answer.id !== question.id) return `carries id ${JSON.stringify(answer.id)}, the question has ${JSON.stringify(question.id)}`;
 	if (typeof answer.answer !== "string") return "has no answer text";
+	// The extension's select, confirm or input has no place for a note: one would be dropped unseen.
+	if (answer.note !== undefined && question.dialog !== undefined) return "carries a note, which a relayed dialog's answer cannot pass on";
 	if (answer.note !== undefined && (typeof answer.note !== "string" || answer.note.length > LIMITS.note))
 		return `note must be text of at most ${LIMITS.note} characters`;
 	const values = answer.values;

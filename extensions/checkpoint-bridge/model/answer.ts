@@ -35,7 +35,7 @@ export interface Answer {
 	sharedWith?: string[];
 	/** Present when the human took the question's recommended option by accepting every recommendation at once (the form's Review key, the page's button). */
 	recommended?: true;
-	/** Where the answer came from: a dialog here, another asker's dialog, an outside answer, or the web answer page. */
+	/** Where the answer came from: a dialog here, another asker's dialog, an outside answer, or the web page. */
 	source?: "dialog" | "shared" | OutsideSource;
 	/**
 	 * Where exactly it was given; for a shared answer, where the answer it shares was given. Only on

@@ -48,6 +48,8 @@ export const DIALOG_LIMITS = {
 	options: { min: 1, max: 1_000 },
 	/** Characters of a relayed dialog's title. */
 	question: 4_000,
+	/** Lines of a relayed dialog's title, which keeps its line breaks; the relay folds the rest into a last line that counts them. */
+	titleLines: 20,
 	/** Characters of one option of a relayed select. */
 	label: 2_000,
 	/** Characters of a relayed confirm's message. */

@@ -25,6 +25,8 @@ type Bounds = { options: { min: number; max: number }; question: number; label: 
 /** The checked questions (and the call's own timeout, when it gives one), or every problem found. */
 export type ValidationResult = Checked<{ questions: Question[]; timeoutMs?: number }, { problems: string[] }>;
 
+const lineCount = (text: string) => text.split("\n").length;
+
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** Checks an optional string field with a length bound; returns it, neutralised, when valid. Only details and previews keep line breaks. */
@@ -105,10 +107,13 @@ function checkQuestion(raw: unknown, at: string, problems: string[], dialogs: bo
 	const { options, kind, share } = raw;
 	const dialog = raw.dialog === undefined ? undefined : checkDialog(raw, at, problems, dialogs);
 	const bounds: Bounds = dialog ? DIALOG_LIMITS : LIMITS;
-	const question = typeof raw.question === "string" ? sanitiseText(raw.question) : raw.question;
+	// A relayed dialog's title keeps its line breaks (a permission gate puts the command on a line of its own).
+	const question = typeof raw.question === "string" ? sanitiseText(raw.question, { multiline: dialog !== undefined }) : raw.question;
 	if (typeof question !== "string") problems.push(`${at}.question: must be a string`);
 	else if (question.trim() === "") problems.push(`${at}.question: is empty`);
 	else if (question.length > bounds.question) problems.push(`${at}.question: is ${question.length} characters, at most ${bounds.question}`);
+	else if (dialog !== undefined && lineCount(question) > DIALOG_LIMITS.titleLines)
+		problems.push(`${at}.question: has ${lineCount(question)} lines, at most ${DIALOG_LIMITS.titleLines}`);
 	const id = optionalText(raw, "id", LIMITS.id, at, problems);
 	if (id !== undefined && id.trim() === "") problems.push(`${at}.id: is empty`);
 	const header = optionalText(raw, "header", LIMITS.header, at, problems);

@@ -102,8 +102,8 @@ export function cardGone(page: Page, asker: string, timeoutMs = 30_000) {
 	);
 }
 
-/** Fills question `index` (0-based) of a card: radio/checkbox labels are clicked, text typed. */
-export async function fill(page: Page, card: ElementHandle<Element>, index: number, action: { pick?: string[]; type?: string; other?: string }) {
+/** Fills question `index` (0-based) of a card: radio/checkbox labels are clicked, text typed (the answer, Other, the note). */
+export async function fill(page: Page, card: ElementHandle<Element>, index: number, action: { pick?: string[]; type?: string; other?: string; note?: string }) {
 	// Clicks reach only the tab in front.
 	await page.bringToFront();
 	const box = (await card.$$("fieldset.question"))[index]!;
@@ -122,8 +122,9 @@ export async function fill(page: Page, card: ElementHandle<Element>, index: numb
 		}
 		if (!clicked) throw new Error(`question ${index}: no choice ${JSON.stringify(label)}`);
 	}
-	if (action.type !== undefined) await (await box.$("input[type=text]:not(.other)"))!.type(action.type);
+	if (action.type !== undefined) await (await box.$("input[type=text]:not(.other):not(.note), textarea"))!.type(action.type);
 	if (action.other !== undefined) await (await box.$("input.other"))!.type(action.other);
+	if (action.note !== undefined) await (await box.$("input.note"))!.type(action.note);
 }
 
 /** Clicks the card's submit button. */

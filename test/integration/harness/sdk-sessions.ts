@@ -245,15 +245,6 @@ export function openRequests(): { requestId: string; asker: { label: string; ses
 	return handle?.snapshot()?.open ?? [];
 }
 
-/** Polls `check` until it holds (state on globalThis has no change event); fails after `timeoutMs`. */
-export async function until(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-	const deadline = Date.now() + timeoutMs;
-	while (!check()) {
-		if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-		await new Promise((resolve) => setTimeout(resolve, 10));
-	}
-}
-
 /**
  * Checks that `ui` shows nothing more, against a positive event rather than a fixed wait: a probe child
  * asks, and its dialog must be the next one `ui` shows. The host's queue is one FIFO, so any dialog that

@@ -1,5 +1,4 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { progressText } from "../../../extensions/checkpoint-bridge/tool/progress.ts";
 import { loadExtensionCopy, playSession } from "../support/fake-pi.ts";
 import { fakeUI } from "../support/fake-ui.ts";
 import { flush, HOST_SESSION, relay } from "../support/relay.ts";
@@ -75,9 +74,5 @@ describe("attention and visibility", () => {
 			"checkpoint-bridge: answered question 2 of 2",
 		]);
 		await host.shutdown();
-	});
-
-	it("words the first place in the queue as next", () => {
-		expect(progressText({ stage: "queued", position: 1 }, 1)).toBe("checkpoint-bridge: queued, next to be shown");
 	});
 });

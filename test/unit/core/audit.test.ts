@@ -80,6 +80,27 @@ describe("audit trail", () => {
 		}
 	});
 
+	it("lists a relayed dialog's title of several lines on one line", () => {
+		const title = "⚠️ Dangerous command:\n\n  rm -rf build\n\nAllow?";
+		const snapshot = {
+			v: 1,
+			takenAt: 0,
+			open: [
+				{
+					v: 1,
+					requestId: "r",
+					asker: { label: "subagent-janitor", sessionId: "s" },
+					questions: [{ question: title, kind: "choice" as const, dialog: "select" as const, options: [{ label: "Yes" }, { label: "No" }] }],
+					queuedAt: 0,
+					deadline: 0,
+					state: "queued" as const,
+				},
+			],
+		};
+		const report = checkpointsReport(snapshot as Parameters<typeof checkpointsReport>[0], []);
+		expect(report.split("\n")[1]).toMatch(/^ {2}\[subagent-janitor\] queued since .*: ⚠️ Dangerous command: rm -rf build Allow\?$/);
+	});
+
 	it("says when there is no host", () => {
 		expect(checkpointsReport(undefined, [])).toContain("no host session");
 	});

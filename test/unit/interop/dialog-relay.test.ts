@@ -8,8 +8,9 @@ import { askViaHost } from "../../../extensions/checkpoint-bridge/core/asker.ts"
 import { MAX_TIMEOUT_MS } from "../../../extensions/checkpoint-bridge/core/config.ts";
 import { PROTOCOL_VERSION } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
 import { createHandle, type SharedHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
-import { confirmQuestion, type RelayDeps, relayedUI, selectQuestion } from "../../../extensions/checkpoint-bridge/interop/dialog-relay.ts";
-import { LIMITS } from "../../../extensions/checkpoint-bridge/model/limits.ts";
+import { confirmQuestion, type RelayDeps, relayedUI, selectQuestion, titleOf } from "../../../extensions/checkpoint-bridge/interop/dialog-relay.ts";
+import { answerProblem } from "../../../extensions/checkpoint-bridge/model/answer-check.ts";
+import { DIALOG_LIMITS, LIMITS } from "../../../extensions/checkpoint-bridge/model/limits.ts";
 import { validateAskParams } from "../../../extensions/checkpoint-bridge/model/validate.ts";
 import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { flush, relay } from "../support/relay.ts";
@@ -205,5 +206,49 @@ describe("the relayed dialog is an explicit part of the model", () => {
 			ok: true,
 			questions: [{ kind: "confirm", dialog: "confirm", details: "msg" }],
 		});
+	});
+});
+
+describe("a relayed dialog's title keeps its line breaks, bounded and neutralised", () => {
+	/** What pi's example permission gate (examples/extensions/permission-gate.ts) asks before a dangerous command. */
+	const GATE = "⚠️ Dangerous command:\n\n  rm -rf build\n\nAllow?";
+
+	it("the permission gate's select reaches an RPC host's select with the command on a line of its own", async () => {
+		const { ui, fake } = child(() => "No");
+		expect(await ui.select(GATE, ["Yes", "No"])).toBe("No");
+		expect(fake.dialogs[0]?.title).toBe(`[subagent-reviewer] ${GATE}`);
+	});
+
+	it("escape sequences and controls go, every kind of line break becomes one, blank runs become one blank line, the ends are trimmed", () => {
+		expect(titleOf("\n\n  Title\x1b[31m red\r\n\n\n\u2028 body \t\n\n")).toBe("Title red\n\n body");
+		expect(titleOf("\n \n")).toBe("(untitled dialog)");
+	});
+
+	it("at most 20 lines: the rest counted on the last; the host refuses more from a peer that did not cut them", () => {
+		const title = titleOf(Array.from({ length: 30 }, (_, i) => `line ${i}`).join("\n"));
+		expect(title.split("\n")).toHaveLength(DIALOG_LIMITS.titleLines);
+		expect(title.split("\n").at(-1)).toBe(`… ${30 - DIALOG_LIMITS.titleLines + 1} more lines`);
+		expect(validateAskParams({ questions: [selectQuestion(title, ["Yes", "No"]).question] }, { dialogs: true })).toMatchObject({ ok: true });
+		const tooMany = { question: Array.from({ length: 21 }, () => "x").join("\n"), kind: "confirm", dialog: "confirm" };
+		expect(validateAskParams({ questions: [tooMany] }, { dialogs: true })).toMatchObject({
+			ok: false,
+			problems: [`questions[0].question: has 21 lines, at most ${DIALOG_LIMITS.titleLines}`],
+		});
+	});
+
+	it("the tool's own question text stays on one line", () => {
+		expect(validateAskParams({ questions: [{ question: "Ship\nit?", kind: "confirm" }] })).toMatchObject({ ok: true, questions: [{ question: "Ship it?" }] });
+	});
+});
+
+describe("a relayed dialog's answer carries no note", () => {
+	it("the one answer check refuses a note on it: the extension would drop it unseen", () => {
+		const checked = validateAskParams({ questions: [selectQuestion("Pick", ["a", "b"]).question] }, { dialogs: true });
+		if (!checked.ok) throw new Error(checked.problems.join("; "));
+		const [question] = checked.questions;
+		expect(answerProblem(question!, { question: "Pick", answer: "a", kind: "option" })).toBeUndefined();
+		expect(answerProblem(question!, { question: "Pick", answer: "a", kind: "option", note: "why" })).toBe(
+			"carries a note, which a relayed dialog's answer cannot pass on",
+		);
 	});
 });

@@ -15,6 +15,7 @@ import {
 	toRelayQuestions,
 	toResponse,
 } from "../../../extensions/checkpoint-bridge/interop/pi-agent-ask.ts";
+import { checks, stack } from "../../support/pi-agent-ask-questions.ts";
 import type { FakeDialog } from "../support/fake-ui.ts";
 import { relay } from "../support/relay.ts";
 
@@ -50,28 +51,6 @@ const request = (questions: AskQuestion[], extra: Partial<ExternalAskRequest> = 
 	signal: new AbortController().signal,
 	...extra,
 });
-
-const stack: AskQuestion = {
-	id: "stack",
-	label: "Stack",
-	prompt: "Which stack?",
-	type: "single",
-	options: [
-		{ label: "TypeScript", value: "ts", description: "typed" },
-		{ label: "Go", value: "go", recommended: true, preview: "package main" },
-	],
-};
-const checks: AskQuestion = {
-	id: "checks",
-	label: "Checks",
-	prompt: "Which checks run?",
-	type: "multi",
-	options: [
-		{ label: "Lint", value: "lint" },
-		{ label: "Unit tests", value: "unit" },
-		{ label: "E2E", value: "e2e" },
-	],
-};
 
 /** Answers each dialog from a list, in order (select picks by entry prefix, input types the text). */
 function scripted(steps: (string | undefined)[]) {

@@ -1,6 +1,6 @@
 /**
  * ADR-0011's result convention, pinned where a test can: one spelling of error codes on the wire
- * and in frames, one shape of a check's outcome, the id length limits defined once.
+ * and in frames, one shape of a check's outcome (the id length limits defined once: limits.test.ts).
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
@@ -74,14 +74,5 @@ describe("one shape of a check's outcome (ADR-0011)", () => {
 		);
 		expect(valueOrString).toEqual([]);
 		expect(SOURCES.filter(({ text }) => text.includes('kind: "error"')).map(({ path }) => path)).toEqual(["transports/nats/config.ts"]);
-	});
-});
-
-describe("the id length limits are defined once (ADR-0011)", () => {
-	it("MAX_REQUEST_ID_LENGTH and MAX_SESSION_ID_LENGTH are defined in model/limits.ts and nowhere else, nor re-exported", () => {
-		const defined = SOURCES.filter(({ text }) => /(REQUEST|SESSION)_ID_LENGTH\s*=/.test(text)).map(({ path }) => path);
-		expect(defined).toEqual(["model/limits.ts"]);
-		const reexported = SOURCES.filter(({ text }) => /export \{[^}]*(REQUEST|SESSION)_ID_LENGTH/.test(text)).map(({ path }) => path);
-		expect(reexported).toEqual([]);
 	});
 });

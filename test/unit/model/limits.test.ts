@@ -1,4 +1,4 @@
-/** The ID length limits are defined once, in model/limits.ts, and every check takes them from there. */
+/** The ID length limits are defined once, in model/limits.ts (ADR-0011), and every check takes them from there. */
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -17,5 +17,13 @@ describe("ID length limits", () => {
 		expect(defining).toEqual(["model/limits.ts"]);
 		for (const user of ["transports/wire.ts", "transports/nats/frames.ts", "core/dialog-host.ts", "core/identity.ts"])
 			expect(readFileSync(join(ROOT, user), "utf8"), user).toMatch(/import \{[^}]*MAX_\w*ID_LENGTH[^}]*\} from "(\.\.\/)+model\/limits\.ts"/);
+	});
+
+	it("MAX_REQUEST_ID_LENGTH and MAX_SESSION_ID_LENGTH are defined in model/limits.ts and nowhere else, nor re-exported", () => {
+		const sources = files(ROOT).map((file) => ({ path: relative(ROOT, file), text: readFileSync(file, "utf8") }));
+		const defined = sources.filter(({ text }) => /(REQUEST|SESSION)_ID_LENGTH\s*=/.test(text)).map(({ path }) => path);
+		expect(defined).toEqual(["model/limits.ts"]);
+		const reexported = sources.filter(({ text }) => /export \{[^}]*(REQUEST|SESSION)_ID_LENGTH/.test(text)).map(({ path }) => path);
+		expect(reexported).toEqual([]);
 	});
 });

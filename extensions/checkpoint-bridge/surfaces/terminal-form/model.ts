@@ -82,8 +82,9 @@ export class FormModel {
 		this.#onAnswer = onAnswer;
 		this.questions = questions.map((question, i) => {
 			const rows = rowsOf(question);
-			// The recommended option is listed first; a confirm has no row under the cursor until the human moves.
-			const cursor = question.kind === "confirm" ? -1 : 0;
+			// The recommended option is listed first; a confirm, and any relayed dialog's choice, has no row under
+			// the cursor until the human moves: a stray Enter must not approve another extension's "Yes".
+			const cursor = question.kind === "confirm" || question.dialog !== undefined ? -1 : 0;
 			const answer = known[i];
 			return {
 				question,
@@ -166,9 +167,15 @@ export class FormModel {
 		else if (q.question.kind === "text") this.#answer(q, text.trim() === "" ? undefined : { answer: text });
 	}
 
-	/** Opens the note field of the question on screen. */
+	/** Whether the question on screen takes a note: not when answered before, nor a relayed dialog, whose extension has no place for one. */
+	get takesNote(): boolean {
+		const q = this.current;
+		return q !== undefined && !q.known && q.question.dialog === undefined;
+	}
+
+	/** Opens the note field of the question on screen, where its answer can carry one. */
 	openNote(): void {
-		if (this.current && !this.current.known) this.noteOpen = true;
+		if (this.takesNote) this.noteOpen = true;
 	}
 
 	/** Closes the note field; `note` is kept unless undefined (the human backed out). */
@@ -202,10 +209,11 @@ export class FormModel {
 			// Ticks count as they are made; Enter only confirms them.
 			if (q.answer) return this.#advance();
 			this.message = "Tick at least one option with Space (or type one on the Other row), then Enter.";
-		} else if (row?.kind === "other") {
+		} else if (!row) this.message = "Choose one (↑/↓), then Enter.";
+		else if (row.kind === "other") {
 			if (q.typed.trim() === "") this.message = "Type your answer on the Other row, then Enter.";
 			else value = { answer: q.typed.trim() };
-		} else if (row?.kind === "option") value = { answer: row.label };
+		} else if (row.kind === "option") value = { answer: row.label };
 		if (value === undefined || !this.#answer(q, value)) return undefined;
 		return this.#advance();
 	}

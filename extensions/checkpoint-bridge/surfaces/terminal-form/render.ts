@@ -18,6 +18,8 @@ const PREVIEW_BESIDE_MIN_WIDTH = 100;
 const PREVIEW_ROWS = 16;
 /** Rows of a list shown at once; a longer list (a relayed select may have hundreds) scrolls with the cursor. @default 12 */
 const LIST_ROWS = 12;
+/** Rows of a question's title shown at most (a relayed dialog's title may be long); the rest is counted on a last row. @default 24 */
+const TITLE_ROWS = 24;
 /** Time left under which the countdown turns to a warning. @default 30000 */
 const COUNTDOWN_WARNING_MS = 30_000;
 
@@ -93,6 +95,13 @@ function rowsFrom(model: FormModel, q: QuestionState, view: FormView, theme: For
 	});
 }
 
+/** A question's title, wrapped: a relayed dialog's keeps its line breaks, and a long one is cut at TITLE_ROWS rows with a count of the rest. */
+function titleLines(text: string, width: number): string[] {
+	const rows = wrap(text, width, " ");
+	if (rows.length <= TITLE_ROWS) return rows;
+	return [...rows.slice(0, TITLE_ROWS - 1), ` … ${rows.length - TITLE_ROWS + 1} more lines`];
+}
+
 function previewLines(text: string, width: number, theme: FormTheme): string[] {
 	const rows = wrap(text, width);
 	const shown = rows.slice(0, PREVIEW_ROWS);
@@ -113,11 +122,11 @@ function hint(model: FormModel, q: QuestionState | undefined, single: boolean): 
 	if (q.question.kind === "text") keys.splice(0, 1, "type your answer", "Enter confirm");
 	else if (q.question.multiSelect) keys.push(model.field === "other" ? "type a value" : "Space tick", "Enter confirm");
 	else keys.push(model.field === "other" ? "type, Enter pick" : "Enter pick");
-	return [...keys, ...turn, "ctrl+n note", "Esc dismiss"].join(" · ");
+	return [...keys, ...turn, ...(model.takesNote ? ["ctrl+n note"] : []), "Esc dismiss"].join(" · ");
 }
 
 function questionBody(model: FormModel, q: QuestionState, view: FormView, theme: FormTheme, width: number): string[] {
-	const lines = [...wrap(q.question.question, width, " ").map((l) => theme.bold(l))];
+	const lines = titleLines(q.question.question, width).map((l) => theme.bold(l));
 	if (q.question.details) lines.push(...wrap(q.question.details, width, " ").map((l) => theme.fg("muted", l)));
 	lines.push("");
 	if (q.known) {

@@ -5,7 +5,7 @@
  * tells its listeners (the page's live streams) what changed.
  */
 import type { SettledEvent, Snapshot } from "../../core/observers.ts";
-import type { SharedHandle } from "../../core/shared-handle.ts";
+import type { ObserverHandle } from "../../core/shared-handle.ts";
 import type { AnswerPlace } from "../../model/answer.ts";
 import { answeredWhere } from "../../model/answer-places.ts";
 import type { Question } from "../../model/question.ts";
@@ -13,7 +13,7 @@ import type { Status } from "../../model/result.ts";
 import { digestOf, newSecret } from "./tokens.ts";
 
 /** What the page needs of the shared handle: the public observer API and nothing else. */
-export type ObserverHandle = Pick<SharedHandle, "bus" | "snapshot" | "host">;
+export type { ObserverHandle };
 
 /** Settled requests whose trace (and dead link) is remembered. @default 200 */
 const TRACES_KEPT = 200;

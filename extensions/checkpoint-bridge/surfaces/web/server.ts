@@ -144,7 +144,7 @@ export async function startWebPage(options: WebPageOptions): Promise<WebPage> {
 				// Marked, so an answer given through it is traced as given through the notify command's link.
 				const link = linkFor(requestId);
 				const url = link && `${link}?via=notify`;
-				return url ? { url, asker, question: questions[0]?.question ?? "" } : undefined;
+				return url ? { url, asker, question: questions[0]?.question.replace(/\s+/g, " ") ?? "" } : undefined;
 			},
 			queuedAt,
 		);

@@ -28,9 +28,9 @@ export const ansiTheme: FormTheme = {
 	bold: (text) => `\x1b[1m${text}\x1b[22m`,
 };
 
-/** Questions through the tool's own validation. */
+/** Questions through the tool's own validation (the relay's, when one is a relayed dialog). */
 export function questions(input: QuestionInput[]) {
-	const checked = validateAskParams({ questions: input });
+	const checked = validateAskParams({ questions: input }, { dialogs: input.some((q) => q.dialog !== undefined) });
 	if (!checked.ok) throw new Error(checked.problems.join("; "));
 	return checked.questions;
 }

@@ -8,7 +8,8 @@ import net from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { HEADERS_TIMEOUT_MS, MAX_CONNECTIONS } from "../../../../extensions/checkpoint-bridge/surfaces/web/connections.ts";
 import type { WebPage } from "../../../../extensions/checkpoint-bridge/surfaces/web/server.ts";
-import { pagePath, readEvents, trackedPages, until } from "./support.ts";
+import { until } from "../../../support/until.ts";
+import { pagePath, readEvents, trackedPages } from "./support.ts";
 
 const pages = trackedPages();
 const sockets: net.Socket[] = [];

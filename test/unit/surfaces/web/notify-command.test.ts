@@ -15,7 +15,8 @@ import {
 	notifyDelay,
 	runNotifyCommand,
 } from "../../../../extensions/checkpoint-bridge/surfaces/web/notify-command.ts";
-import { pagePath, pageWithRelay, postAnswer, trackedPages, until } from "./support.ts";
+import { until } from "../../../support/until.ts";
+import { pagePath, pageWithRelay, postAnswer, trackedPages } from "./support.ts";
 
 const pages = trackedPages();
 afterEach(() => pages.closeAll());

@@ -9,7 +9,8 @@ import net from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import type { WebPage } from "../../../../extensions/checkpoint-bridge/surfaces/web/server.ts";
 import { MAX_LINK_STREAMS, MAX_STREAMS_PER_LINK, STREAM_BUFFER_BYTES } from "../../../../extensions/checkpoint-bridge/surfaces/web/stream.ts";
-import { linkPathOf, pagePath, trackedPages, until } from "./support.ts";
+import { until } from "../../../support/until.ts";
+import { linkPathOf, pagePath, trackedPages } from "./support.ts";
 
 const pages = trackedPages();
 const held: (http.ClientRequest | net.Socket)[] = [];

@@ -1,7 +1,6 @@
 /** A relay with a fake host UI and a web page on a loopback port, and a raw HTTP client for it. */
 
 import http from "node:http";
-import { vi } from "vitest";
 import type { QuestionInput } from "../../../../extensions/checkpoint-bridge/model/question.ts";
 import type { Envelope } from "../../../../extensions/checkpoint-bridge/model/result.ts";
 import { startWebPage, type WebPage, type WebPageOptions } from "../../../../extensions/checkpoint-bridge/surfaces/web/server.ts";
@@ -142,11 +141,4 @@ export function trackedPages() {
 			}
 		},
 	};
-}
-
-/** Resolves with `check`'s first defined value (polled every 10 ms); after `timeoutMs`, fails naming `what`. */
-export function until<T>(check: () => T | undefined, what: string, timeoutMs = 10_000): Promise<T> {
-	return vi.waitUntil(check, { timeout: timeoutMs, interval: 10 }).catch(() => {
-		throw new Error(`no ${what} within ${timeoutMs} ms`);
-	}) as Promise<T>;
 }

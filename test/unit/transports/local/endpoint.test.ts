@@ -20,6 +20,7 @@ import { closeProcessEndpoint, ensureProcessEndpoint } from "../../../../extensi
 import { type EndpointOptions, type LocalEndpoint, startEndpoint } from "../../../../extensions/checkpoint-bridge/transports/local/server.ts";
 import { encodeFrame, WIRE_VERSION } from "../../../../extensions/checkpoint-bridge/transports/wire.ts";
 import { dialogFeed } from "../../support/dialog-feed.ts";
+import { hostWithEndpoint as hostServing } from "../../support/endpoint-host.ts";
 import { type FakeDialog, fakeUI } from "../../support/fake-ui.ts";
 import { rawConnection, requestLine, tokenAt } from "../../support/raw-endpoint.ts";
 
@@ -37,14 +38,8 @@ const dismissed = (dialog: FakeDialog) =>
 		else dialog.signal?.addEventListener("abort", () => resolve(), { once: true });
 	});
 
-async function hostWithEndpoint(options: Partial<EndpointOptions> = {}) {
-	const handle = createHandle();
-	const feed = dialogFeed();
-	const fake = fakeUI({ respond: feed.respond });
-	const role = claimHostRole(handle, { ui: fake.ui, surface: dialogSurface(fake.ui), sessionId: HOST_SESSION });
-	if (!role) throw new Error("a fresh handle must accept the claim");
-	const endpoint = await startEndpoint({ handle, ...options });
-	cleanups.push(() => endpoint.close());
+async function hostWithEndpoint(options: Partial<Omit<EndpointOptions, "handle">> = {}) {
+	const { handle, fake, feed, role, endpoint } = await hostServing(cleanups, { sessionId: HOST_SESSION, ...options });
 	const budgets = { budgetMs: 10_000, dialogTimeoutMs: 10_000 };
 	const local = (label: string, questions: QuestionInput[]) => askViaHost({ handle, asker: { label, sessionId: `${label}-session` }, questions, ...budgets });
 	const remote = (

@@ -9,14 +9,12 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { MAX_TIMEOUT_MS } from "../../../../extensions/checkpoint-bridge/core/config.ts";
-import { claimHostRole } from "../../../../extensions/checkpoint-bridge/core/host-role.ts";
 import type { RelayRequest } from "../../../../extensions/checkpoint-bridge/core/protocol.ts";
-import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared-handle.ts";
-import { dialogSurface } from "../../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { askRemote } from "../../../../extensions/checkpoint-bridge/transports/local/client.ts";
-import { type EndpointOptions, startEndpoint } from "../../../../extensions/checkpoint-bridge/transports/local/server.ts";
+import type { EndpointOptions } from "../../../../extensions/checkpoint-bridge/transports/local/server.ts";
 import { encodeFrame, HANDSHAKE_MAX_FRAME_BYTES, MAX_FRAME_BYTES, WIRE_VERSION } from "../../../../extensions/checkpoint-bridge/transports/wire.ts";
-import { type FakeDialog, fakeUI } from "../../support/fake-ui.ts";
+import { hostWithEndpoint as hostServing } from "../../support/endpoint-host.ts";
+import type { FakeDialog } from "../../support/fake-ui.ts";
 import { type RawFrame, rawConnection, requestLine, tokenAt } from "../../support/raw-endpoint.ts";
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -31,25 +29,9 @@ async function tempDir(): Promise<string> {
 }
 
 async function hostWithEndpoint(extra: Partial<Omit<EndpointOptions, "handle">> = {}) {
-	const handle = createHandle();
-	const opened: FakeDialog[] = [];
-	let onOpen: (() => void) | undefined;
-	const fake = fakeUI({
-		respond: (dialog) => {
-			opened.push(dialog);
-			onOpen?.();
-		},
-	});
-	if (!claimHostRole(handle, { ui: fake.ui, surface: dialogSurface(fake.ui), sessionId: "host" })) throw new Error("a fresh handle must accept the claim");
-	const endpoint = await startEndpoint({ handle, ...extra });
-	cleanups.push(() => endpoint.close());
+	const { handle, fake, feed, endpoint } = await hostServing(cleanups, { sessionId: "host", ...extra });
 	/** The n-th dialog (1-based), once it has opened. */
-	const dialog = (n: number) =>
-		new Promise<FakeDialog>((resolve) => {
-			const check = () => opened.length >= n && resolve(opened[n - 1]!);
-			onOpen = check;
-			check();
-		});
+	const dialog = feed.nth;
 	const ask = (label: string) =>
 		askRemote(endpoint.endpoint, { asker: { label, sessionId: label }, questions: [{ question: `${label}?` }], budgetMs: 10_000, dialogTimeoutMs: 10_000 });
 	const raw = () => {

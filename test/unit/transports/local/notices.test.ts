@@ -13,6 +13,7 @@ import { askRemote, noticeRemote } from "../../../../extensions/checkpoint-bridg
 import { closePooledConnections, pooledConnectionCount } from "../../../../extensions/checkpoint-bridge/transports/local/pool.ts";
 import { type LocalEndpoint, startEndpoint } from "../../../../extensions/checkpoint-bridge/transports/local/server.ts";
 import { encodeFrame, MAX_NOTICE_LENGTH, WIRE_VERSION } from "../../../../extensions/checkpoint-bridge/transports/wire.ts";
+import { until } from "../../../support/until.ts";
 import { fakeUI } from "../../support/fake-ui.ts";
 import { rawConnection, requestLine, tokenAt } from "../../support/raw-endpoint.ts";
 
@@ -31,13 +32,7 @@ async function host() {
 	const endpoint = await startEndpoint({ handle });
 	cleanups.push(() => endpoint.close());
 	/** Resolves once the host's UI has shown `count` notices. */
-	const notices = async (count: number) => {
-		for (let waited = 0; fake.notices.length < count; waited += 5) {
-			if (waited > 5_000) throw new Error(`${fake.notices.length} notices shown, waited for ${count}`);
-			await new Promise((resolve) => setTimeout(resolve, 5));
-		}
-		return fake.notices;
-	};
+	const notices = (count: number) => until(() => fake.notices.length >= count && fake.notices, `${count} notices`, 5_000, 5);
 	return { handle, fake, endpoint, notices };
 }
 

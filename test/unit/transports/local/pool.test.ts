@@ -11,18 +11,14 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { claimHostRole } from "../../../../extensions/checkpoint-bridge/core/host-role.ts";
-import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared-handle.ts";
 import type { Envelope } from "../../../../extensions/checkpoint-bridge/model/result.ts";
-import { dialogSurface } from "../../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { ENDPOINT_ENV } from "../../../../extensions/checkpoint-bridge/transports/local/address.ts";
 import { askRemote, type RemoteAskOptions } from "../../../../extensions/checkpoint-bridge/transports/local/client.ts";
 import { closePooledConnections, DEFAULT_POOL_IDLE_MS, pooledConnectionCount } from "../../../../extensions/checkpoint-bridge/transports/local/pool.ts";
 import { proofOf } from "../../../../extensions/checkpoint-bridge/transports/local/proof.ts";
-import { type EndpointOptions, startEndpoint } from "../../../../extensions/checkpoint-bridge/transports/local/server.ts";
+import type { EndpointOptions } from "../../../../extensions/checkpoint-bridge/transports/local/server.ts";
 import { encodeFrame, MAX_FRAME_BYTES, WIRE_VERSION } from "../../../../extensions/checkpoint-bridge/transports/wire.ts";
-import { dialogFeed } from "../../support/dialog-feed.ts";
-import { fakeUI } from "../../support/fake-ui.ts";
+import { hostWithEndpoint as hostServing } from "../../support/endpoint-host.ts";
 import { EXTENSION, NODE } from "../../support/host-process.ts";
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
@@ -32,16 +28,7 @@ afterEach(async () => {
 	for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function hostWithEndpoint(options: Partial<EndpointOptions> = {}) {
-	const handle = createHandle();
-	const feed = dialogFeed();
-	const fake = fakeUI({ respond: feed.respond });
-	const role = claimHostRole(handle, { ui: fake.ui, surface: dialogSurface(fake.ui), sessionId: "host-session" });
-	if (!role) throw new Error("a fresh handle must accept the claim");
-	const endpoint = await startEndpoint({ handle, ...options });
-	cleanups.push(() => endpoint.close());
-	return { handle, feed, role, endpoint };
-}
+const hostWithEndpoint = (options: Partial<Omit<EndpointOptions, "handle">> = {}) => hostServing(cleanups, options);
 
 const ask = (endpoint: string, session: string, question: string, extra: Partial<RemoteAskOptions> = {}): Promise<Envelope> =>
 	askRemote(endpoint, { asker: { label: session, sessionId: session }, questions: [{ question }], budgetMs: 10_000, dialogTimeoutMs: 10_000, ...extra });

@@ -8,6 +8,8 @@ const cards = new Map(); // requestId -> { card, root, form, button, message }
 let clockOffset = 0; // server clock minus this device's
 let scope = "page";
 let closed = false;
+// A screen wide enough for a QR code beside the cards: one a phone can scan.
+const WIDE = matchMedia("(min-width: 48rem)");
 // This tab's own id: the server tells it "answered in this tab" from "in another tab" by it.
 const TAB = [...crypto.getRandomValues(new Uint8Array(12))].map((b) => b.toString(16).padStart(2, "0")).join("");
 // A request link opened from the notify command's message says so, and its answer is traced as given there.
@@ -108,6 +110,19 @@ function questionBlock(card, q, index) {
 	return box;
 }
 
+/** The optional note of question `index`, sent with its answer. */
+function noteField(index) {
+	const input = el("input", "note");
+	input.type = "text";
+	input.name = `q${index}-note`;
+	input.placeholder = "Note (optional)";
+	// LIMITS.note: the host refuses a longer one.
+	input.maxLength = 2000;
+	input.autocomplete = "off";
+	input.setAttribute("aria-label", "note with this answer (optional)");
+	return input;
+}
+
 /** What to send for question `q`, or a string saying what is missing. */
 function answerValue(form, q, index) {
 	const name = `q${index}`;
@@ -173,20 +188,33 @@ function buildCard(card) {
 		link.rel = "noreferrer";
 		meta.append(link);
 	}
-	// The request's own link as a QR code, served under that link: it answers this request only.
+	// The request's own link as a QR code, served under that link: it answers this request only. Shown
+	// open on a wide screen; on a phone, where it helps nobody, behind "show code" and fetched only then.
 	let qr;
 	if (card.link) {
-		qr = el("figure", "qr");
+		qr = el("details", "qr-box");
+		const figure = el("figure", "qr");
 		const image = el("img");
-		image.src = `${card.link}qr.svg`;
 		image.alt = "QR code of this request's own link";
 		image.width = 160;
 		image.height = 160;
-		qr.append(image, el("figcaption", "", "open on your phone"));
+		figure.append(image, el("figcaption", "", "open on your phone"));
+		qr.append(el("summary", "", "show code"), figure);
+		const load = () => {
+			if (qr.open && !image.src) image.src = `${card.link}qr.svg`;
+		};
+		qr.addEventListener("toggle", load);
+		qr.open = WIDE.matches;
+		load();
 	}
 	const form = el("form");
 	form.noValidate = true;
-	card.questions.forEach((q, i) => form.append(questionBlock(card, q, i)));
+	card.questions.forEach((q, i) => {
+		const block = questionBlock(card, q, i);
+		// A note goes with the answer, as in the terminal form; another extension's dialog has no place for one.
+		if (q.dialog === undefined) block.append(noteField(i));
+		form.append(block);
+	});
 	const actions = el("div", "actions");
 	const button = el("button", "", card.questions.length > 1 ? "Send all answers" : "Send answer");
 	button.type = "submit";
@@ -203,7 +231,8 @@ function buildCard(card) {
 	}
 	actions.append(message);
 	form.append(actions);
-	root.append(meta, ...(qr ? [qr] : []), form);
+	// The question first: who asks heads the card, where it is and the time left follow the form.
+	root.append(form, meta, ...(qr ? [qr] : []));
 	const entry = { card, root, form, button, accept, accepted, message, where, countdown };
 	form.addEventListener("submit", (event) => {
 		event.preventDefault();
@@ -214,7 +243,7 @@ function buildCard(card) {
 		// What the last send said (a question left out, a refusal) is stale once the human changes an answer,
 		// and a question the human changed is no longer the accepted recommendation.
 		message.textContent = "";
-		const index = /^q(\d+)/.exec(event.target?.name ?? "")?.[1];
+		const index = /^q(\d+)(?:-other)?$/.exec(event.target?.name ?? "")?.[1];
 		if (index !== undefined) accepted.delete(Number(index));
 	});
 	form.addEventListener("keydown", (event) => enterInText(entry, event));
@@ -330,9 +359,11 @@ async function submit(entry) {
 	for (const [i, q] of card.questions.entries()) {
 		const got = answerValue(form, q, i);
 		if (got.missing) return setMessage(entry, `Question ${i + 1}: ${got.missing}.`, "bad");
+		const note = form.querySelector(`[name="q${i}-note"]`)?.value.trim();
 		// Still the recommendation the accept button put there: the answer says so (the host checks it is).
-		if (entry.accepted.has(i)) answers.push(Array.isArray(got.value) ? { values: got.value, recommended: true } : { answer: got.value, recommended: true });
-		else answers.push(got.value);
+		const recommended = entry.accepted.has(i) ? { recommended: true } : {};
+		if (!note && !recommended.recommended) answers.push(got.value);
+		else answers.push({ ...(Array.isArray(got.value) ? { values: got.value } : { answer: got.value }), ...recommended, ...(note ? { note } : {}) });
 	}
 	entry.button.disabled = true;
 	if (entry.accept) entry.accept.disabled = true;

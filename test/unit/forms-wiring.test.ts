@@ -5,9 +5,9 @@
  */
 import { createEventBus } from "@earendil-works/pi-coding-agent";
 import { afterEach, describe, expect, it } from "vitest";
-import { formsElsewhere } from "../../../extensions/checkpoint-bridge/core/elsewhere.ts";
-import { loadExtensionCopy, playedSessions } from "../support/fake-pi.ts";
-import { fakeUI } from "../support/fake-ui.ts";
+import { formsElsewhere } from "../../extensions/checkpoint-bridge/core/elsewhere.ts";
+import { loadExtensionCopy, playedSessions } from "./support/fake-pi.ts";
+import { fakeUI } from "./support/fake-ui.ts";
 
 const sessions = playedSessions();
 afterEach(() => sessions.shutdownAll());

@@ -5,8 +5,8 @@
  */
 import net from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { loadExtensionCopy, playedSessions } from "../../support/fake-pi.ts";
-import { fakeUI } from "../../support/fake-ui.ts";
+import { loadExtensionCopy, playedSessions } from "./support/fake-pi.ts";
+import { fakeUI } from "./support/fake-ui.ts";
 
 const question = { question: "Ship it?", options: ["yes", "no"] };
 const sessions = playedSessions();

@@ -1,0 +1,20 @@
+/**
+ * The observer contract for code outside this package (docs/observers.md), published as
+ * `checkpoint-bridge/observers`: the event names and payloads, the snapshot, the handle an observer
+ * uses and the outside-answer API. Each name is re-exported from the module that defines it.
+ *
+ * ```ts
+ * import type { ObserverHandle } from "checkpoint-bridge/observers";
+ * const handle = (globalThis as Record<symbol, ObserverHandle | undefined>)[Symbol.for("checkpoint-bridge.handle")];
+ * ```
+ */
+
+export type { AskerIdentity } from "./core/identity.ts";
+export type { InboundReply as OutsideAnswerReply, InboundValue as OutsideAnswerValue, OutsideAnswer } from "./core/inbound.ts";
+export type { ObservedRequest, QueuedEvent, SettledEvent, ShownEvent, Snapshot } from "./core/observers.ts";
+export { OBSERVER_EVENTS, OBSERVER_VERSION } from "./core/observers.ts";
+export type { HostClaim, ObserverHandle } from "./core/shared-handle.ts";
+export { HANDLE_KEY } from "./core/shared-handle.ts";
+export type { Answer, AnswerKind, AnswerPlace, OutsideSource } from "./model/answer.ts";
+export type { Option, Question, QuestionKind, RelayedDialog } from "./model/question.ts";
+export type { EndReason, Status } from "./model/result.ts";
