@@ -167,8 +167,8 @@ describe("a runaway extension cannot bury the human or freeze the host (issue 30
 			if (agent === "flood-select") {
 				const select = await pi.waitForDialog({ from: start, timeoutMs: CHILD_MS });
 				expect(select.options).toHaveLength(100);
-				// Each option cut to the relayed dialog's bound, marked.
-				expect(select.options.every((o: string) => [...o].length <= 2_000 && o.endsWith("…"))).toBe(true);
+				// Each option cut to the relayed dialog's bound, marked, and numbered apart.
+				expect(select.options.every((o: string) => [...o].length <= 2_000 && /…( \(\d+\))?$/.test(o))).toBe(true);
 				pi.answer(select, select.options[7]);
 			}
 			await pi.waitForToolEnd("subagent", { from: start, timeoutMs: CHILD_MS });
@@ -183,7 +183,7 @@ describe("a runaway extension cannot bury the human or freeze the host (issue 30
 		console.log(`slowest state answer while each child flooded (ms): ${JSON.stringify(slowest)}`);
 		for (const [agent, ms] of Object.entries(slowest)) expect(ms, `${agent}: the host's slowest answer`).toBeLessThan(HOST_ANSWERS_WITHIN_MS);
 
-		expect(reportOf("flood-select")).toMatchObject({ picked: "7 xxxxxx" });
+		expect(reportOf("flood-select")).toMatchObject({ picked: "xxxxxxxx" });
 		expect(reportOf("flood-form")).toMatchObject({ refused: expect.stringContaining("the form has 50 questions, at most 10") });
 		expect(reportOf("flood-labels")).toMatchObject({ refused: expect.stringContaining("question 1 has 4000 options, at most 12") });
 		// 10,100 notices from children of this process: one window of 20 (the two floods came within 10 s of each other or not).
