@@ -3,7 +3,7 @@
 /** The lines of section 7; `fmt` holds run.mjs's number format, ratio and table helpers. */
 export function natsSection(nats, remote, { f, ratio, table }) {
 	const head =
-		"7. NATS relay against the local socket and in-process (µs per call), host UI answers at once. NATS = askOverNats from another process through a local nats-server, a connection per call";
+		"7. NATS relay against the local socket and in-process (µs per call), host UI answers at once. NATS = askOverNats from another process through a local nats-server, one connection kept across calls";
 	if (nats.skipped) return ["", head, `skipped: ${nats.skipped}`];
 	const row = (label, figure, local, socket, far) => [
 		label,

@@ -2,7 +2,7 @@
  * Figure 7: a question over NATS, beside figure 5's local socket and in-process figures. Starts a
  * real nats-server on a free loopback port; this process holds the host role (UI answers at once)
  * and serves the room as the extension does; it forks nats-asker.mjs, which asks through
- * askOverNats (one connection per call, as the tool does): one after another, and 100 at once.
+ * askOverNats (one connection kept across calls, as the tool does): one after another, and 100 at once.
  * Prints one JSON document on stdout ({ skipped } when nats-server is not installed).
  */
 import { spawnSync } from "node:child_process";

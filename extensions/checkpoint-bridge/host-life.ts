@@ -6,8 +6,10 @@
  */
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { claimHostRole, type HostRole, type SettledRecord } from "./core/host-role.ts";
+import { terminalDraws } from "./core/screens.ts";
 import type { SharedHandle } from "./core/shared-handle.ts";
 import type { HostUI } from "./core/surface.ts";
+import { withChildScreens } from "./surfaces/child-screen/surface.ts";
 import { dialogSurface } from "./surfaces/dialogs.ts";
 import { lazyFormSurface } from "./surfaces/terminal-form/lazy.ts";
 import { closeRunningWebPage, webPageOnClaim, webPageOnRelease } from "./surfaces/web/command.ts";
@@ -42,6 +44,8 @@ export interface HostLife {
 export function hostLife(options: HostLifeOptions): HostLife {
 	const { handle, bell, onSettled, loadNats } = options;
 	let role: HostRole | undefined;
+	/** The session whose terminal draws child screens, while this session holds the role in the TUI. */
+	let drawing: string | undefined;
 
 	/** Serves the configured NATS room from this process (or says why not). */
 	async function serveNatsRoom(ui: HostUI): Promise<void> {
@@ -71,8 +75,8 @@ export function hostLife(options: HostLifeOptions): HostLife {
 			if (role || !ctx.hasUI) return;
 			role = claimHostRole(handle, {
 				ui: ctx.ui,
-				// The terminal shows a request as one form; RPC hosts keep pi's select/input dialogs.
-				surface: ctx.mode === "tui" ? lazyFormSurface(ctx.ui) : dialogSurface(ctx.ui, "rpc"),
+				// The terminal shows a request as one form, and a foreground child's own component (ADR-0016); RPC hosts keep pi's select/input dialogs.
+				surface: withChildScreens(ctx.mode === "tui" ? lazyFormSurface(ctx.ui) : dialogSurface(ctx.ui, "rpc"), ctx.mode === "tui" ? ctx.ui : undefined),
 				sessionId,
 				bell,
 				onSettled,
@@ -80,10 +84,16 @@ export function hostLife(options: HostLifeOptions): HostLife {
 			// Processes this host spawns (background sub-agents, pi -p runs) reach it through a local socket.
 			// Awaited: pi waits for session_start, so nothing the session spawns can miss the variable.
 			if (role)
-				await ensureProcessEndpoint(handle).catch((error: unknown) =>
-					ctx.ui.notify(`checkpoint-bridge: cannot serve other processes: ${error instanceof Error ? error.message : String(error)}`, "warning"),
+				await ensureProcessEndpoint(handle).then(
+					// The variable still reaches what this host spawns; a restarted host's askers and tools outside pi will not find it.
+					(endpoint) =>
+						endpoint.advertProblem &&
+						ctx.ui.notify(`checkpoint-bridge: other processes in this directory cannot find this host: ${endpoint.advertProblem}`, "warning"),
+					(error: unknown) =>
+						ctx.ui.notify(`checkpoint-bridge: cannot serve other processes: ${error instanceof Error ? error.message : String(error)}`, "warning"),
 				);
 			if (!role) return;
+			if (ctx.mode === "tui") terminalDraws((drawing = sessionId), true);
 			// Askers on other machines reach it through a NATS room, when one is configured (ADR-0009).
 			await serveNatsRoom(ctx.ui);
 			await webPageOnClaim(handle, ctx.ui);
@@ -93,6 +103,8 @@ export function hostLife(options: HostLifeOptions): HostLife {
 			const note = `The host session ended (${reason}) before the questions were answered.`;
 			// A quitting host lets its NATS askers go first, so those with a grace wait for the next host instead of settling.
 			if (reason === "quit" && readNatsConfig().kind === "ok") await (await loadNats()).closeProcessRoom(note);
+			if (drawing !== undefined) terminalDraws(drawing, false);
+			drawing = undefined;
 			role.release(reason, note);
 			role = undefined;
 			await webPageOnRelease();

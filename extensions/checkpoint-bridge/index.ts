@@ -11,6 +11,7 @@ import { callBudget, readConfig } from "./core/config.ts";
 import { formsElsewhere } from "./core/elsewhere.ts";
 import { activeAgentOf, askerIdentity } from "./core/identity.ts";
 import type { RelayProgress } from "./core/protocol.ts";
+import { terminalHere } from "./core/screens.ts";
 import { sharedHandle } from "./core/shared-handle.ts";
 import { reportToolMissing } from "./core/tool-missing.ts";
 import { hostLife } from "./host-life.ts";
@@ -18,6 +19,7 @@ import { isRelayedUI, relayDialogsOn } from "./interop/dialog-relay.ts";
 import { offerExternalUI } from "./interop/pi-agent-ask.ts";
 import { piAgentAskOnPage } from "./interop/pi-agent-ask-page.ts";
 import { rpivOnPage } from "./interop/rpiv-page.ts";
+import { toolEdge } from "./interop/screen-relay.ts";
 import { type Envelope, makeEnvelope } from "./model/result.ts";
 import { validateAskParams } from "./model/validate.ts";
 import { askAlong, chooseRoute, noticeAlong, reachesHost } from "./route.ts";
@@ -29,7 +31,7 @@ import { toToolResult } from "./tool/envelope.ts";
 import { progressText } from "./tool/progress.ts";
 import { renderCallView, renderResultView } from "./tool/render.ts";
 import { AskParamsSchema } from "./tool/schema.ts";
-import { endpointFromEnv } from "./transports/local/index.ts";
+import { findHostEndpoint } from "./transports/local/index.ts";
 import { readNatsConfig } from "./transports/nats/config.ts";
 
 export { TOOL_NAME };
@@ -73,11 +75,16 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 			reportToolMissing(handle, activeAgentOf(ctx.getSystemPrompt?.()) ?? askerIdentity(pi.getSessionName(), sessionId).label, TOOL_NAME);
 		if (!relayed) await host.claim(ctx, sessionId);
 		// Other ask tools' forms open in this terminal show on the web page too (interop/); elsewhere they ride the relay.
-		if (pi.events && ctx.mode === "tui" && !relayed && !stopFormsOnPage) {
+		// A foreground child of a terminal host (relayed in mode "tui", ADR-0016) draws its forms in that terminal: they show too.
+		if (pi.events && ctx.mode === "tui" && !stopFormsOnPage) {
 			const stops = [piAgentAskOnPage(pi.events, formsElsewhere()), rpivOnPage(pi.events, formsElsewhere())];
 			stopFormsOnPage = () => stops.forEach((stop) => stop());
 		}
 	});
+
+	// A child bound in mode "rpc" watches for an extension that refuses to ask without pi's terminal (ADR-0016).
+	pi.on("tool_execution_start", (_event, ctx) => toolEdge(ctx.ui, "start"));
+	pi.on("tool_execution_end", (_event, ctx) => toolEdge(ctx.ui, "end"));
 
 	pi.on("session_shutdown", (event) => {
 		stopFormsOnPage?.();
@@ -86,7 +93,7 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 	});
 
 	/** The way a call goes now, read per call: a host that comes or goes is found at the next one. */
-	const routeNow = () => chooseRoute({ hostHere: handle.host() !== undefined, endpoint: endpointFromEnv(process.env), nats: readNatsConfig() });
+	const routeNow = () => chooseRoute({ hostHere: handle.host() !== undefined, endpoint: findHostEndpoint(), nats: readNatsConfig() });
 
 	// Other ask tools' forms ride the same relay (interop/): pi-agent-ask's external UI outside TUI mode.
 	// Without an event bus (an extension API older than pi.events) no other ask tool can negotiate.
@@ -165,6 +172,8 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 			budgetMs: () => readConfig().callTimeoutMs,
 			// Along the way a dialog goes: the bus, the local endpoint, or the NATS room.
 			notify: (asker, message, type) => noticeAlong(routeNow(), { asker, message, type }, { handle, loadNats }),
+			// A child's own components reach the host's terminal only when that terminal is in this process (ADR-0016).
+			terminalHere: () => terminalHere() && routeNow().kind === "host",
 		}),
 	);
 }

@@ -6,18 +6,19 @@
 import { statSync } from "node:fs";
 import { askViaHost } from "./core/asker.ts";
 import type { CallOptions } from "./core/call.ts";
+import { readHostGrace } from "./core/config.ts";
 import { PROTOCOL_VERSION, type RelayNotice } from "./core/protocol.ts";
 import type { SharedHandle } from "./core/shared-handle.ts";
 import type { LoadNats } from "./host-life.ts";
 import { type Envelope, makeEnvelope } from "./model/result.ts";
-import { askRemote, type EndpointAddress, noticeRemote } from "./transports/local/index.ts";
+import { askRemote, type EndpointAddress, findHostEndpoint, noticeRemote } from "./transports/local/index.ts";
 import type { NatsConfig, NatsConfigResult } from "./transports/nats/config.ts";
 
 /** The way one call goes. */
 export type Route =
 	/** A session of this process holds the host role: over the process-global bus. */
 	| { kind: "host" }
-	/** A host in another process advertised its local endpoint (CHECKPOINT_BRIDGE_ENDPOINT). */
+	/** A host in another process advertised its local endpoint (CHECKPOINT_BRIDGE_ENDPOINT, or for this working directory). */
 	| { kind: "endpoint"; endpoint: EndpointAddress }
 	/** A NATS room is configured (CHECKPOINT_BRIDGE_NATS). */
 	| { kind: "nats"; config: NatsConfig }
@@ -30,7 +31,7 @@ export type Route =
 export interface RouteFindings {
 	/** Whether a session of this process holds the host role. */
 	hostHere: boolean;
-	/** The endpoint advertised in the environment, if any. */
+	/** The endpoint advertised in the environment or for the working directory, if any. */
 	endpoint: EndpointAddress | undefined;
 	/** The NATS transport's configuration. */
 	nats: NatsConfigResult;
@@ -68,13 +69,15 @@ export async function askAlong(route: Route, options: CallOptions, via: { handle
 			// With no host the bus call settles `no-host` itself, through the same call life as any other.
 			return askViaHost({ handle: via.handle, ...options });
 		case "endpoint":
-			return askRemote(route.endpoint, options);
+			// A host that goes away is waited for: the next one in this working directory gets the request again.
+			return askRemote(route.endpoint, { ...options, graceMs: readHostGrace().graceMs, find: (gone) => findHostEndpoint({ gone }) });
 		case "misconfigured":
 			return makeEnvelope("error", [], `checkpoint-bridge: ${route.error}`, { asker: options.asker.label, waitedMs: 0 });
 		case "nats": {
 			const { config } = route;
-			const { askOverNats, connectBroker } = await via.loadNats();
-			const connect = () => connectBroker(config, { name: `checkpoint-bridge asker ${options.asker.label}` });
+			const { askOverNats, connectBroker, keptBroker } = await via.loadNats();
+			// One connection per asker process, kept across calls.
+			const connect = () => keptBroker(config, () => connectBroker(config, { name: `checkpoint-bridge asker (pid ${process.pid})` }));
 			return askOverNats({ ...options, connect, config });
 		}
 	}
@@ -92,8 +95,12 @@ export function noticeAlong(route: Route, notice: Omit<RelayNotice, "v">, via: {
 		const { config } = route;
 		void via
 			.loadNats()
-			.then(({ connectBroker, noticeOverNats }) =>
-				noticeOverNats({ connect: () => connectBroker(config, { name: `checkpoint-bridge notice ${notice.asker.label}` }), config, notice }),
+			.then(({ connectBroker, keptBroker, noticeOverNats }) =>
+				noticeOverNats({
+					connect: () => keptBroker(config, () => connectBroker(config, { name: `checkpoint-bridge asker (pid ${process.pid})` })),
+					config,
+					notice,
+				}),
 			)
 			.catch(() => {});
 	}

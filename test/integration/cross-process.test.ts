@@ -11,6 +11,7 @@ import { existsSync, linkSync, mkdtempSync, readdirSync, readFileSync, rmSync, w
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { advertDir, advertPath } from "../../extensions/checkpoint-bridge/transports/local/advertisement.ts";
 import { until } from "../support/until.ts";
 import type { ScriptConfig } from "./fixtures/scripted-model.ts";
 import {
@@ -140,27 +141,32 @@ describe("askers in other processes reach the host's dialogs", () => {
 		world = undefined;
 	});
 
+	/** A host whose model launches the planner as a background child (async: true); resolves once the main turn has ended. */
+	async function launchBackgroundPlanner() {
+		piEnv = createPiEnv({
+			agents: ["checkpoint-planner"],
+			script: {
+				main: { subagent: { agent: "checkpoint-planner", task: "Plan the storage layer.", async: true } },
+				children: { "checkpoint-planner": { questions: [{ question: "Which storage backend?", options: ["sqlite", "postgres"] }] } },
+			},
+		});
+		const host = PiRpc.start(piEnv, { subagents: true });
+		pi = host;
+		await hostEndpoint(piEnv, FIRST_DIALOG_MS);
+		const start = host.mark();
+		await host.prompt("Plan the storage layer in the background.");
+		// The launch returns at once and the main turn ends: the child runs detached.
+		const launched = await host.waitForToolEnd("subagent", { from: start, timeoutMs: FIRST_DIALOG_MS });
+		expect(launched.isError, resultText(launched.result)).toBe(false);
+		const runId = launched.result?.details?.asyncId as string;
+		expect(runId, "the launch names its background run").toBeTypeOf("string");
+		return { runId, start, settled: await host.waitForSettled({ from: start }), host, env: piEnv };
+	}
+
 	it.skipIf(!BACKGROUND_CHILDREN)(
 		`a background child (async: true) asks from its runner process; the answer reaches it and its result reaches the main session ${BACKGROUND_CHILDREN ? "" : NEEDS_RUNNER}`,
 		async () => {
-			piEnv = createPiEnv({
-				agents: ["checkpoint-planner"],
-				script: {
-					main: { subagent: { agent: "checkpoint-planner", task: "Plan the storage layer.", async: true } },
-					children: { "checkpoint-planner": { questions: [{ question: "Which storage backend?", options: ["sqlite", "postgres"] }] } },
-				},
-			});
-			pi = PiRpc.start(piEnv, { subagents: true });
-			await hostEndpoint(piEnv, FIRST_DIALOG_MS);
-			const start = pi.mark();
-			await pi.prompt("Plan the storage layer in the background.");
-
-			// The launch returns at once and the main turn ends: the child runs detached.
-			const launched = await pi.waitForToolEnd("subagent", { from: start, timeoutMs: FIRST_DIALOG_MS });
-			expect(launched.isError, resultText(launched.result)).toBe(false);
-			const runId = launched.result?.details?.asyncId as string;
-			expect(runId, "the launch names its background run").toBeTypeOf("string");
-			const settled = await pi.waitForSettled({ from: start });
+			const { runId, settled, host: pi, env: piEnv } = await launchBackgroundPlanner();
 			const afterTurn = pi.frames.indexOf(settled) + 1;
 
 			const dialog = await pi.waitForDialog({ from: afterTurn, timeoutMs: FIRST_DIALOG_MS, failOn: () => false });
@@ -191,6 +197,33 @@ describe("askers in other processes reach the host's dialogs", () => {
 			expect(childAskEnvelopes(piEnv, runId)).toEqual([envelope]);
 			await pi.waitFor((f) => f.type === "agent_end", { from: pi.frames.indexOf(completion), what: "the main session's turn on the result" });
 			expect(pi.frames.filter(isDialog)).toEqual([dialog]);
+		},
+	);
+
+	it.skipIf(!BACKGROUND_CHILDREN)(
+		`a background child keeps its question across a host killed (SIGKILL) and started again in the same directory; the answer reaches the child ${BACKGROUND_CHILDREN ? "" : NEEDS_RUNNER}`,
+		async () => {
+			const { runId, settled, host, env } = await launchBackgroundPlanner();
+			const dialog = await host.waitForDialog({ from: host.frames.indexOf(settled) + 1, timeoutMs: FIRST_DIALOG_MS, failOn: () => false });
+			const title = parseRemoteTitle(dialog);
+			host.kill("SIGKILL");
+			await host.exited;
+
+			pi = PiRpc.start(env, { subagents: true, args: ["--name", "host-again"] });
+			const again = await pi.waitForDialog({ timeoutMs: FIRST_DIALOG_MS, failOn: () => false });
+			expect(again.title).toBe(`[${title.label} (pid ${title.pid}) · asked before the restart] Which storage backend?`);
+			pi.answer(again, "postgres");
+			const written = () => {
+				try {
+					return childAskEnvelopes(env, runId)[0];
+				} catch {
+					return undefined; // the child's transcript is not written yet
+				}
+			};
+			const envelope = await until(written, "the child's result after the restart", 60_000, 100);
+			expect(envelope.status).toBe("ok");
+			expect(answerPairs(envelope)).toEqual([{ question: "Which storage backend?", answer: "postgres" }]);
+			expect(pi.frames.filter(isDialog)).toEqual([again]);
 		},
 	);
 
@@ -364,23 +397,30 @@ describe("askers in other processes reach the host's dialogs", () => {
 		});
 	});
 
-	it("the host process is killed (SIGKILL) while a remote asker's dialog is open: the asker gets no-host in under 2 s", async () => {
-		piEnv = createPiEnv();
-		const events = join(piEnv.root, "asker-events.jsonl");
-		// The host's model runs the asker with its bash tool, so the asker inherits the host's environment.
+	/** A host whose model starts a `pi --mode json` asker with its bash tool (so it inherits the host's environment); resolves once the asker's dialog is open. */
+	async function hostWithAskerWaiting(env: Record<string, string> = {}) {
+		const tree = createPiEnv({ env });
+		piEnv = tree;
+		const events = join(tree.root, "asker-events.jsonl");
 		const asker = [NODE_BIN, PI_CLI, ...baseArgs(), "--mode", "json", "ask the human"].map(quote).join(" ");
-		piEnv.writeScript({
+		tree.writeScript({
 			prompts: {
 				"start the asker": { bash: { command: `exec ${asker} < /dev/null > ${quote(events)} 2> ${quote(`${events}.stderr`)}` } },
 				"ask the human": { ask: { questions: [{ question: "Proceed with the rollback?", options: ["yes", "no"] }] } },
 			},
 		});
-		pi = PiRpc.start(piEnv, { args: ["--name", "rpc-host"] });
-		await hostEndpoint(piEnv);
-		const start = pi.mark();
-		await pi.prompt("start the asker");
-		await pi.waitFor((f) => f.type === "tool_execution_start" && f.toolName === "bash", { from: start, what: "the bash call" });
-		const dialog = await pi.waitForDialog({ from: start, timeoutMs: 60_000 });
+		const host = PiRpc.start(tree, { args: ["--name", "rpc-host"] });
+		pi = host;
+		await hostEndpoint(tree);
+		const start = host.mark();
+		await host.prompt("start the asker");
+		await host.waitFor((f) => f.type === "tool_execution_start" && f.toolName === "bash", { from: start, what: "the bash call" });
+		const dialog = await host.waitForDialog({ from: start, timeoutMs: 60_000 });
+		return { host, events, dialog, env: tree };
+	}
+
+	it("with CHECKPOINT_BRIDGE_HOST_GRACE_MS=0, the host process killed (SIGKILL) while a remote asker's dialog is open: the asker gets no-host in under 2 s", async () => {
+		const { host: pi, events, dialog } = await hostWithAskerWaiting({ CHECKPOINT_BRIDGE_HOST_GRACE_MS: "0" });
 		const title = parseRemoteTitle(dialog);
 		expect(title.question).toBe("Proceed with the rollback?");
 		expect(title.pid).not.toBe(pi.pid);
@@ -403,6 +443,43 @@ describe("askers in other processes reach the host's dialogs", () => {
 		expect(envelope.asker).toBe(title.label);
 
 		// The asker finishes its run by itself (its pid may linger as a zombie: nobody is left to reap it).
+		await until(() => askerEvents().at(-1)?.type === "agent_settled", "the asker's run to settle", 30_000, 50);
+	});
+	it("the host process killed (SIGKILL) while a pi asker waits: a new host started in the same directory shows the question within 5 s, marked as asked before the restart, and the answer reaches the asker", async () => {
+		const { host, events, dialog, env } = await hostWithAskerWaiting();
+		const title = parseRemoteTitle(dialog);
+		strays.add(title.pid);
+		host.kill("SIGKILL");
+		await host.exited;
+
+		// The asker keeps its question; pi started again in the same directory (nothing passes it the old variable) shows it.
+		const startedAt = Date.now();
+		pi = PiRpc.start(env, { args: ["--name", "rpc-host-again"] });
+		const advert = advertPath(advertDir(env.env.TMPDIR!), env.cwd);
+		const advertisedAt = await until(
+			() => (existsSync(advert) && JSON.parse(readFileSync(advert, "utf8")).pid === pi!.pid ? Date.now() : undefined),
+			"the new host's advertisement",
+			90_000,
+		);
+		const again = await pi.waitForDialog({ timeoutMs: 30_000 });
+		const shownAt = Date.now();
+		console.info(
+			`cross-process.test.ts: the new host showed the question ${shownAt - advertisedAt} ms after it advertised its endpoint, ${shownAt - startedAt} ms after pi was started`,
+		);
+		expect(shownAt - advertisedAt, "shown within 5 s of the new host's start").toBeLessThan(5_000);
+		expect(again.title).toBe(`[${title.label} (pid ${title.pid}) · asked before the restart] Proceed with the rollback?`);
+		pi.answer(again, "no");
+
+		const askerEvents = () => (existsSync(events) ? parseJsonLines(readFileSync(events, "utf8")) : []);
+		const end = await until(
+			() => askerEvents().find((e) => e.type === "tool_execution_end" && e.toolName === ASK_TOOL),
+			"the asker's tool result after the restart",
+			30_000,
+		);
+		const envelope = end.result?.details as Envelope;
+		expect(envelope.status).toBe("ok");
+		expect(answerPairs(envelope)).toEqual([{ question: "Proceed with the rollback?", answer: "no" }]);
+		expect(pi.frames.filter(isDialog)).toHaveLength(1);
 		await until(() => askerEvents().at(-1)?.type === "agent_settled", "the asker's run to settle", 30_000, 50);
 	});
 });

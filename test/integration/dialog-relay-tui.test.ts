@@ -7,7 +7,8 @@
  * select, input):
  *
  * 1. in the terminal: the notice shows prefixed with who asks; each dialog is a form titled with who
- *    asks (the confirm with its message); the answers typed there are what the child's tool returns;
+ *    asks (the confirm with its message); the answers typed there are what the child's tool returns,
+ *    and the child reports mode "tui" (a foreground child of a terminal host, ADR-0016);
  * 2. on the web page: the confirm's card names who asks and shows the message; "No" there reaches
  *    the child as `false`, and the terminal form it was also shown in closes.
  *
@@ -18,7 +19,7 @@ import type { ElementHandle, Page } from "puppeteer-core";
 import { afterAll, describe, expect, it } from "vitest";
 import { until } from "../support/until.ts";
 import { NOTICE, TARGETS } from "./fixtures/permission-gate.ts";
-import { closedAfterAll, installRelayAgent, promptUntil, startTuiHost } from "./fixtures/relay-agent.ts";
+import { closedAfterAll, installRelayAgent, startTuiHost } from "./fixtures/relay-agent.ts";
 import { fill, HAS_CHROMIUM, launchBrowser, openTab, POLL_MS, screenshot, submit } from "./harness/browser.ts";
 import { childTranscripts, createPiEnv, PI_VERSION, type PiEnv, REPO_ROOT, toolResultsIn } from "./harness/pi-cli.ts";
 import { ScreenCaptures, squeezed, tmuxAvailable } from "./harness/tmux.ts";
@@ -72,10 +73,9 @@ describe.skipIf(!hasTmux || !HAS_CHROMIUM)(
 			held.tmux = session;
 			let screen = host.screen;
 			captures.save("booted", screen);
-			const prompt = (text: string, started: RegExp) => promptUntil(session, text, started);
 
 			// 1. Everything typed in the terminal.
-			screen = await prompt("gate", /Run rm -rf build\/\?/);
+			screen = await session.prompt("gate", /Run rm -rf build\/\?/, { what: "the child's first dialog" });
 			screen = await session.formTakesKeys();
 			captures.save("confirm", screen);
 			expect(screen).toContain(`[${ASKER}] · `);
@@ -100,7 +100,7 @@ describe.skipIf(!hasTmux || !HAS_CHROMIUM)(
 			await session.type("ship it");
 			await session.keys("Enter");
 			await until(() => gateReports(piEnv!).length === 1, "the child's tool result", 60_000, 100);
-			expect(gateReports(piEnv)).toEqual([{ hasUI: true, mode: "rpc", confirmed: true, target: TARGETS.at(-1), note: "ship it" }]);
+			expect(gateReports(piEnv)).toEqual([{ hasUI: true, mode: "tui", confirmed: true, target: TARGETS.at(-1), note: "ship it" }]);
 			// The child's tool result, as the host's terminal shows the subagent's output.
 			screen = await session.waitFor(/Tool guarded_step returned/, 30_000, "the subagent's output");
 			captures.save("child-result", screen);
@@ -144,7 +144,7 @@ describe.skipIf(!hasTmux || !HAS_CHROMIUM)(
 			await submit(inputCard);
 			await until(() => gateReports(piEnv!).length === 2, "the second run's tool result", 60_000, 100);
 			// Transcripts are not listed in run order.
-			expect(gateReports(piEnv)).toContainEqual({ hasUI: true, mode: "rpc", confirmed: false, target: "target-2", note: "from the page" });
+			expect(gateReports(piEnv)).toContainEqual({ hasUI: true, mode: "tui", confirmed: false, target: "target-2", note: "from the page" });
 			expect(tab.errors).toEqual([]);
 		});
 	},

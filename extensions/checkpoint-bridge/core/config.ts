@@ -70,3 +70,31 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): BridgeConfig {
 export function callBudget(requested: number | undefined, config: BridgeConfig): number {
 	return requested === undefined ? config.callTimeoutMs : clampTimeout(requested);
 }
+
+/** Environment variable: how long an asker in another process whose host went away waits for the next one, in ms (local endpoint and NATS). */
+const ENV_HOST_GRACE = "CHECKPOINT_BRIDGE_HOST_GRACE_MS";
+/** Default of the host grace: a restarted host (pi started again in the same directory) has a minute. @default 60_000 */
+const DEFAULT_HOST_GRACE_MS = 60_000;
+
+/**
+ * The host grace from the environment: 0 is none (`no-host` at once), a bad value is the default
+ * with a warning, a longer one is clamped to MAX_TIMEOUT_MS. Read per call.
+ */
+export function readHostGrace(env: NodeJS.ProcessEnv = process.env): { graceMs: number; warning?: string } {
+	const raw = env[ENV_HOST_GRACE]?.trim();
+	if (!raw) return { graceMs: DEFAULT_HOST_GRACE_MS };
+	const value = Number(raw);
+	if (!Number.isFinite(value) || value < 0)
+		return {
+			graceMs: DEFAULT_HOST_GRACE_MS,
+			warning: `${ENV_HOST_GRACE}=${JSON.stringify(raw)} is not a number of milliseconds ≥ 0; using ${DEFAULT_HOST_GRACE_MS}.`,
+		};
+	return { graceMs: Math.min(Math.round(value), MAX_TIMEOUT_MS) };
+}
+
+/** A grace cut short by the call's budget ends this long before it, so the call says `no-host` rather than `timeout`. @default 25 */
+const GRACE_BEFORE_DEADLINE_MS = 25;
+
+/** When a grace that starts now must end: `graceMs` from now, never past the call's `deadline` (epoch ms, NO_LIMIT for none). */
+export const graceEnd = (graceMs: number, deadline: number, now = Date.now()): number =>
+	deadline === NO_LIMIT ? now + graceMs : Math.min(now + graceMs, deadline - GRACE_BEFORE_DEADLINE_MS);

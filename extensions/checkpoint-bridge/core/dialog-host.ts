@@ -138,11 +138,24 @@ const answered = (held: Held): Answer[] => {
 };
 /** Dropped while queued: #stop has already settled it. */
 const ignore = () => {};
-/** The answers a re-sent request says were given before (NATS, ADR-0009); anything that is not an answer is dropped. */
-const givenAnswers = (request: RelayRequest): Answer[] =>
+/**
+ * The answers a re-sent request says were given before (NATS, ADR-0009; the local endpoint after a
+ * restart): only those that pass the one answer check for a question of the request count, the rest
+ * is asked again, never guessed.
+ */
+const givenAnswers = (request: RelayRequest, questions: readonly Question[]): Answer[] =>
 	Array.isArray(request.answers)
-		? request.answers.filter((a): a is Answer => typeof a === "object" && a !== null && typeof a.question === "string" && typeof a.answer === "string")
+		? request.answers.filter(
+				(a): a is Answer =>
+					typeof a === "object" &&
+					a !== null &&
+					typeof a.question === "string" &&
+					typeof a.answer === "string" &&
+					questions.some((q) => q.question === a.question && q.id === a.id && answerProblem(q, a) === undefined),
+			)
 		: [];
+/** How a request sent again after its host went away is marked wherever its asker is shown. */
+const RESENT_MARK = "asked before the restart";
 /**
  * Whose open requests count together against the cap: one asker session over every connection of
  * one transport (an origin's part before its colon, protocol.ts). A pooled client opens another
@@ -248,7 +261,7 @@ export class DialogHost {
 			);
 		// Carried answers come through the shared handle: copied, so every reply is built of the host's own data (see sealBuilt).
 		// A re-sent request's own answers (NATS, ADR-0009) count like a parked one's: those questions are not asked again.
-		const carriedAnswers = (carried?.answers ?? givenAnswers(raw)).map((a) => copyAnswer(a));
+		const carriedAnswers = (carried?.answers ?? givenAnswers(raw, questions)).map((a) => copyAnswer(a));
 		const remaining = msLeft(request.deadline);
 		if (remaining <= 0) return this.#replyResult(request.id, "timeout", carriedAnswers, "The call's budget had run out before it reached the host.");
 		const carriedAt = questions.map((q) => carriedAnswers.findIndex((a) => a.question === q.question && a.id === q.id));
@@ -412,7 +425,19 @@ export class DialogHost {
 		if (!Number.isFinite(request.deadline) || !Number.isFinite(request.dialogTimeoutMs)) return refuse("The request has no valid deadline.");
 		if (request.origin !== undefined && typeof request.origin !== "string") return refuse("The request's origin must be a string.");
 		const { v, id, deadline, dialogTimeoutMs, createdAt, origin } = request;
-		const kept = { v, id, asker: who.asker, questions: checked.questions, deadline, dialogTimeoutMs, createdAt, ...(origin !== undefined ? { origin } : {}) };
+		// A re-sent request is shown marked, wherever its asker is named.
+		const asker = request.resent === true ? { ...who.asker, label: `${who.asker.label} · ${RESENT_MARK}` } : who.asker;
+		const kept = {
+			v,
+			id,
+			asker,
+			questions: checked.questions,
+			deadline,
+			dialogTimeoutMs,
+			createdAt,
+			...(origin !== undefined ? { origin } : {}),
+			...(request.resent === true ? { resent: true } : {}),
+		};
 		return { ok: true, request: kept };
 	}
 

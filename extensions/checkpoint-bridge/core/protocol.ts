@@ -35,9 +35,14 @@ export interface RelayRequest {
 	origin?: string;
 	/**
 	 * Answers already given, when an asker re-sends its request to a host that replaced a vanished
-	 * one (NATS, ADR-0009): those questions are not asked again. @default none
+	 * one (NATS, ADR-0009; the local endpoint): those questions are not asked again. @default none
 	 */
 	answers?: Answer[];
+	/**
+	 * The asker sends this request again after its host went away (a restart): the host shows it
+	 * marked as asked before the restart. @default false
+	 */
+	resent?: boolean;
 }
 
 /** Asker → host: the call ended on the asker's side; drop it from the queue or dismiss its dialog. */

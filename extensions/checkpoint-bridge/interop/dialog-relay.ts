@@ -42,6 +42,8 @@ export interface RelayDeps {
 	budgetMs(): number;
 	/** Hands a notice to the host, prefixed with who sends it. */
 	notify(asker: AskerIdentity, message: string, type: "info" | "warning" | "error"): void;
+	/** The child's `custom()` (interop/screen-relay.ts). @default resolves undefined, as in RPC mode */
+	custom?: (factory: unknown, options?: unknown) => Promise<unknown>;
 }
 
 /** A dialog as one question, and how its answer goes back to the extension. */
@@ -152,13 +154,13 @@ export interface RelayedMethods {
 	input(title: string, placeholder?: string, opts?: DialogOptions): Promise<string | undefined>;
 	editor(title: string, prefill?: string): Promise<string | undefined>;
 	notify(message: string, type?: "info" | "warning" | "error"): void;
-	custom(...args: unknown[]): Promise<undefined>;
+	custom(factory: unknown, options?: unknown): Promise<unknown>;
 }
 
 /**
  * The relayed UI: `base` (pi's own no-op UI, every method of ExtensionUIContext, so setters stay
  * no-ops and the object lists every method pi spreads) with the dialogs relayed, `notify` sent to
- * the host and `custom()` resolving undefined, as pi documents for RPC mode.
+ * the host and `custom()` as `deps` has it (undefined, as pi documents for RPC mode, unless relayed).
  */
 export function relayedUI<B extends object>(base: B, deps: RelayDeps): B & RelayedMethods {
 	const methods: RelayedMethods = {
@@ -173,7 +175,7 @@ export function relayedUI<B extends object>(base: B, deps: RelayDeps): B & Relay
 				// A notice is a courtesy.
 			}
 		},
-		custom: async () => undefined,
+		custom: deps.custom ?? (async () => undefined),
 	};
 	return Object.assign({ ...base }, methods, { [RELAYED_UI]: true });
 }

@@ -5,12 +5,42 @@
  * once per process (relay-install.ts).
  */
 import { type RelayDeps, relayDialogsOn, relayedUI } from "./dialog-relay.ts";
-import { installRelay } from "./relay-install.ts";
+import { installRelay, RELAY_MODE } from "./relay-install.ts";
+import { relayedCustom, type ScreenDeps, unshownCustom, unshownNotice, watchUnshown } from "./screen-relay.ts";
 
 /** What the copy tells the relay besides the relayed UI's needs. */
 export interface EnableDeps extends RelayDeps {
 	/** Whether a host is reachable now, when a session binds. */
 	reachable(): boolean;
+	/** Whether a host's terminal in this process draws child screens now (ADR-0016). @default never */
+	terminalHere?: ScreenDeps["terminalHere"];
+}
+
+/** The child's abort signal now, read from pi's runner (its `getSignalFn`, which every context's `signal` reads). */
+const runnerSignal = (runner: object) => () => {
+	try {
+		const read = (runner as { getSignalFn?: () => AbortSignal | undefined }).getSignalFn;
+		return typeof read === "function" ? read.call(runner) : undefined;
+	} catch {
+		return undefined;
+	}
+};
+
+/**
+ * The relayed UI for a runner bound without one: in a foreground child of a terminal host (the
+ * host's terminal draws child screens in this process) mode "tui" with `custom()` relayed; elsewhere
+ * mode "rpc" with `custom()` giving undefined and one notice. ADR-0012, ADR-0016.
+ */
+function bindRelayed(noUI: object, runner: object, deps: EnableDeps): object | undefined {
+	if (!relayDialogsOn() || !deps.reachable()) return undefined;
+	const { terminalHere } = deps;
+	if (!terminalHere?.()) {
+		// One notice per child, whichever way its extension could not show its screen.
+		const tell = unshownNotice(deps);
+		return watchUnshown(relayedUI(noUI, { ...deps, custom: unshownCustom(tell) }), tell);
+	}
+	const custom = relayedCustom({ ...deps, terminalHere, signal: runnerSignal(runner) });
+	return Object.assign(relayedUI(noUI, { ...deps, custom }), { [RELAY_MODE]: "tui" });
 }
 
 /** pi's ExtensionRunner.prototype, or undefined when the loading pi does not export it. */
@@ -32,5 +62,5 @@ export async function enableDialogRelay(
 	options: { warn?: (message: string) => void; prototype?: () => Promise<unknown> } = {},
 ): Promise<void> {
 	const prototype = await (options.prototype ?? runnerPrototype)();
-	installRelay(prototype, marker, (noUI) => (relayDialogsOn() && deps.reachable() ? relayedUI(noUI, deps) : undefined), options.warn ?? toStderr);
+	installRelay(prototype, marker, (noUI, runner) => bindRelayed(noUI, runner, deps), options.warn ?? toStderr);
 }

@@ -4,9 +4,11 @@
  * `ExtensionRunner.prototype.setUIContext` is wrapped, once per process. A runner bound with no UI
  * whose extensions include a copy of checkpoint-bridge (found by the tool definition each copy
  * registers, which pi keeps as it was given) is handed that copy's relayed UI in mode "rpc", when the copy says a host is
- * reachable; every other call passes through untouched. Module copies cooperate through one
+ * reachable (in mode "tui" when the relayed UI says so: a foreground child of a terminal host, ADR-0016); every other call passes through untouched. Module copies cooperate through one
  * process-global slot, as the bus does. See ADR-0012.
  */
+
+import { MODE_READ } from "./screen-relay.ts";
 
 /** Registry key of the process's relay slot; `Symbol.for` makes it the same in every module copy. */
 export const RELAY_SLOT_KEY = Symbol.for("checkpoint-bridge.dialog-relay");
@@ -17,8 +19,11 @@ interface RunnerLike {
 	getUIContext?(): object;
 }
 
-/** Called with the runner's no-op UI: the relayed UI to bind instead, or undefined to leave the runner as it is. */
-export type RelayBinder = (noUI: object) => object | undefined;
+/** Key under which a relayed UI says the mode it is bound with: "tui" for a foreground child of a terminal host (ADR-0016). */
+export const RELAY_MODE = Symbol.for("checkpoint-bridge.relay-mode");
+
+/** Called with the runner's no-op UI and the runner: the relayed UI to bind instead, or undefined to leave the runner as it is. */
+export type RelayBinder = (noUI: object, runner: object) => object | undefined;
 
 /** What every copy shares. */
 interface RelaySlot {
@@ -58,6 +63,37 @@ function binderOf(slot: RelaySlot, runner: RunnerLike): RelayBinder | undefined 
 	return undefined;
 }
 
+/** The hook each runner's mode reads call now, by runner. */
+const modeHooks = new WeakMap<object, () => void>();
+
+/**
+ * Has every read of `runner.mode` (which each context's `ctx.mode` reads) call the hook `ui` carries,
+ * if it carries one; the mode itself reads and writes as before.
+ */
+function watchModeReads(runner: object, ui: object): void {
+	const hook = (ui as Record<symbol, unknown>)[MODE_READ];
+	if (typeof hook !== "function") return void modeHooks.delete(runner);
+	modeHooks.set(runner, hook as () => void);
+	const own = Object.getOwnPropertyDescriptor(runner, "mode");
+	if (!own || !("value" in own)) return;
+	let mode: unknown = own.value;
+	Object.defineProperty(runner, "mode", {
+		configurable: true,
+		enumerable: own.enumerable ?? true,
+		get() {
+			try {
+				modeHooks.get(runner)?.();
+			} catch {
+				// A watch must never change what pi reads.
+			}
+			return mode;
+		},
+		set(value: unknown) {
+			mode = value;
+		},
+	});
+}
+
 /** What `installRelay` did. */
 export type InstallResult = "installed" | "already" | "unsupported";
 
@@ -80,13 +116,18 @@ export function installRelay(prototype: unknown, marker: object, binder: RelayBi
 	const original = proto.setUIContext;
 	proto.setUIContext = function (this: RunnerLike, ui?: object, mode?: string) {
 		const result = original.call(this, ui, mode);
+		// A runner given a UI of its own is watched no more.
+		modeHooks.delete(this);
 		if (ui) return result;
 		try {
 			const bind = binderOf(slot, this);
 			// pi's own no-op UI, now bound: the relayed UI keeps every method of it.
 			const noUI = bind && typeof this.getUIContext === "function" ? this.getUIContext() : undefined;
-			const relayed = noUI ? bind!(noUI) : undefined;
-			if (relayed) original.call(this, relayed, "rpc");
+			const relayed = noUI ? bind!(noUI, this) : undefined;
+			if (relayed) {
+				original.call(this, relayed, (relayed as Record<symbol, unknown>)[RELAY_MODE] === "tui" ? "tui" : "rpc");
+				watchModeReads(this, relayed);
+			}
 		} catch {
 			// The relay is a courtesy: a runner it cannot serve stays as pi bound it.
 		}

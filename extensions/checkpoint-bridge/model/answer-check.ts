@@ -38,7 +38,10 @@ export function multiAnswer(question: Question, picked: ReadonlySet<string>, typ
 
 /** Identical questions (same kind, text and options) are shown once to the human. */
 export function questionKey(question: Question): string {
-	return JSON.stringify([question.kind, question.question, question.options?.map((o) => o.label) ?? null, question.multiSelect ?? false]);
+	const key: unknown[] = [question.kind, question.question, question.options?.map((o) => o.label) ?? null, question.multiSelect ?? false];
+	// A child's screen is its own (its token): never the same question as another child's.
+	if (question.dialog === "custom") key.push(question.id);
+	return JSON.stringify(key);
 }
 
 /**
@@ -54,6 +57,8 @@ export function answerProblem(question: Question, answer: Answer): string | unde
 	if (typeof answer.answer !== "string") return "has no answer text";
 	// The extension's select, confirm or input has no place for a note: one would be dropped unseen.
 	if (answer.note !== undefined && question.dialog !== undefined) return "carries a note, which a relayed dialog's answer cannot pass on";
+	// A child's own screen is answered where it is drawn: the host's terminal.
+	if (question.dialog === "custom" && answer.source !== "dialog") return "answers a child's own screen, which is answered in the host's terminal only";
 	if (answer.note !== undefined && (typeof answer.note !== "string" || answer.note.length > LIMITS.note))
 		return `note must be text of at most ${LIMITS.note} characters`;
 	const values = answer.values;

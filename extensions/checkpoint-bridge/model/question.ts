@@ -20,9 +20,10 @@ type ShareScope = "origin" | "any";
  * Which dialog of another extension a question carries, when it is one (interop/dialog-relay.ts):
  * shown exactly as that extension gave it (its options in its order, no "Other", no recommended
  * mark, no descriptions), within DIALOG_LIMITS instead of the tool's LIMITS. Only the relay sets it:
- * the tool refuses it (see validateAskParams).
+ * the tool refuses it (see validateAskParams). A `custom` one is a child's own component, drawn in the
+ * host's terminal (core/screens.ts): a confirm whose `id` is the component's token, answered there only.
  */
-export type RelayedDialog = "select" | "confirm" | "input" | "editor";
+export type RelayedDialog = "select" | "confirm" | "input" | "editor" | "custom";
 
 /** What kind of dialog a question needs. */
 export type QuestionKind = "choice" | "text" | "confirm";

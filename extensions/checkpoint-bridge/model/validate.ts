@@ -17,7 +17,7 @@ export interface ValidateOptions {
 }
 
 /** The question kind each relayed dialog is. */
-const DIALOG_KINDS: Record<RelayedDialog, QuestionKind> = { select: "choice", confirm: "confirm", input: "text", editor: "text" };
+const DIALOG_KINDS: Record<RelayedDialog, QuestionKind> = { select: "choice", confirm: "confirm", input: "text", editor: "text", custom: "confirm" };
 
 /** The bounds a question is held to: the tool's, or a relayed dialog's. */
 type Bounds = { options: { min: number; max: number }; question: number; label: number; details: number; placeholder: number };

@@ -113,6 +113,23 @@ export class TmuxSession {
 	}
 
 	/**
+	 * Types `text` and presses Enter until `started` shows: pi drops an Enter pressed while its startup
+	 * is still in progress. Returns the screen; throws after `attempts` Enters.
+	 */
+	async prompt(text: string, started: string | RegExp, options: { attempts?: number; timeoutMs?: number; what?: string } = {}): Promise<string> {
+		const { attempts = 6, timeoutMs = 15_000, what = "the run's first question" } = options;
+		await this.type(text);
+		for (let attempt = 1; ; attempt++) {
+			await this.keys("Enter");
+			try {
+				return await this.waitFor(started, timeoutMs, what);
+			} catch (error) {
+				if (attempt >= attempts) throw error;
+			}
+		}
+	}
+
+	/**
 	 * Waits until the open form takes keys: a form ignores keys for KEY_GUARD_MS after it appears and
 	 * starts its key help with "…" meanwhile. Returns the screen.
 	 */

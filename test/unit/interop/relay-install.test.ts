@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { claimHostRole } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
 import { sharedHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
 import { isRelayedUI } from "../../../extensions/checkpoint-bridge/interop/dialog-relay.ts";
-import { installRelay, RELAY_SLOT_KEY, relaySlot } from "../../../extensions/checkpoint-bridge/interop/relay-install.ts";
+import { installRelay, RELAY_MODE, RELAY_SLOT_KEY, relaySlot } from "../../../extensions/checkpoint-bridge/interop/relay-install.ts";
 import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { fakeUI } from "../support/fake-ui.ts";
 
@@ -166,5 +166,40 @@ describe("installed once per process, for UI-less runners of sessions that loade
 		const slot = relaySlot(target);
 		expect(relaySlot(target)).toBe(slot);
 		expect(() => Object.assign(target, { [RELAY_SLOT_KEY]: {} })).toThrow();
+	});
+
+	it("a relayed UI that says mode tui is bound in mode tui; one carrying a mode-read hook has every read of the runner's mode call it, the mode unchanged", () => {
+		class Runner {
+			mode = "print";
+			ui: object | undefined;
+			extensions = [{ tools: new Map([["t", { definition: marker }]]) }];
+			setUIContext(ui?: object, mode = "print") {
+				this.ui = ui ?? noUI;
+				this.mode = mode;
+			}
+			getUIContext() {
+				return this.ui;
+			}
+		}
+		const noUI = { no: true };
+		const marker = {};
+		const reads: string[] = [];
+		let give: object = {};
+		expect(installRelay(Runner.prototype, marker, () => give, vi.fn(), relaySlot({}))).toBe("installed");
+		give = { [RELAY_MODE]: "tui" };
+		const tui = new Runner();
+		tui.setUIContext(undefined, "print");
+		expect(tui.mode).toBe("tui");
+		give = { [Symbol.for("checkpoint-bridge.mode-read")]: () => reads.push("read") };
+		const rpc = new Runner();
+		rpc.setUIContext(undefined, "print");
+		expect([rpc.mode, rpc.mode]).toEqual(["rpc", "rpc"]);
+		expect(reads).toEqual(["read", "read"]);
+		// pi binding the runner again with a UI of its own: its mode as pi writes it, watched no more.
+		rpc.setUIContext({ own: true }, "rpc");
+		expect(rpc.mode).toBe("rpc");
+		rpc.mode = "print";
+		expect(rpc.mode).toBe("print");
+		expect(reads).toEqual(["read", "read"]);
 	});
 });

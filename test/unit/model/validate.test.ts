@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { answerProblem, questionKey } from "../../../extensions/checkpoint-bridge/model/answer-check.ts";
 import { LIMITS } from "../../../extensions/checkpoint-bridge/model/limits.ts";
 import { validateAskParams } from "../../../extensions/checkpoint-bridge/model/validate.ts";
 
@@ -269,9 +270,30 @@ describe("relayed dialogs (the relay's own questions, validated with dialogs: tr
 		return result.problems;
 	};
 
-	it("names a dialog it does not know, and each of the four it does", () => {
+	it("names a dialog it does not know, and each of the five it does", () => {
 		for (const dialog of ["bogus", 3, "toString"])
-			expect(relayedProblems({ question: "A?", dialog })).toEqual(["questions[0].dialog: must be one of select, confirm, input, editor"]);
+			expect(relayedProblems({ question: "A?", dialog })).toEqual(["questions[0].dialog: must be one of select, confirm, input, editor, custom"]);
+	});
+
+	it("a child's screen is a confirm with its token as id, never the same question as another child's, answered only where it is drawn", () => {
+		const checked = validateAskParams(
+			{ questions: [{ question: "question.ts shows its own screen in the terminal", kind: "confirm", dialog: "custom", id: "tok1" }] },
+			{ dialogs: true },
+		);
+		if (!checked.ok) throw new Error(checked.problems.join("; "));
+		const [screen] = checked.questions;
+		expect(screen).toEqual({ question: "question.ts shows its own screen in the terminal", kind: "confirm", dialog: "custom", id: "tok1" });
+		expect(relayedProblems({ question: "A?", dialog: "custom", options: ["a"] })).toEqual(["questions[0].dialog: a relayed custom is a confirm question"]);
+		// Two children's screens with the same text are two questions.
+		expect(questionKey(screen!)).not.toBe(questionKey({ ...screen!, id: "tok2" }));
+		expect(questionKey({ question: "Go?", kind: "confirm", id: "a" })).toBe(questionKey({ question: "Go?", kind: "confirm", id: "b" }));
+		// Given in the terminal ("dialog"): taken; from the page or another extension: refused.
+		const yes = { question: screen!.question, id: "tok1", answer: "yes", kind: "confirm" as const };
+		expect(answerProblem(screen!, { ...yes, source: "dialog" })).toBeUndefined();
+		for (const source of [undefined, "web", "outside"] as const)
+			expect(answerProblem(screen!, { ...yes, ...(source ? { source } : {}) })).toBe(
+				"answers a child's own screen, which is answered in the host's terminal only",
+			);
 	});
 
 	it("starts only a relayed editor or input with text", () => {

@@ -7,13 +7,16 @@
  * the same path or at a new one, serves it). A request the host would refuse, and so close the
  * connection for, is refused here for that call alone, before anything is sent.
  */
+import { statSync } from "node:fs";
 import { type CallOptions, runCall } from "../../core/call.ts";
+import { graceEnd } from "../../core/config.ts";
 import type { AskerIdentity } from "../../core/identity.ts";
+import type { Answer } from "../../model/answer.ts";
 import type { Envelope } from "../../model/result.ts";
 import { capLength } from "../../model/sanitise.ts";
 import { decodeFrame, encodeFrame, MAX_FRAME_BYTES, MAX_NOTICE_LENGTH, WIRE_VERSION } from "../wire.ts";
 import { addressOf, type EndpointAddress } from "./address.ts";
-import { postLine, takeSeat } from "./pool.ts";
+import { hadHost, postLine, type Seat, takeSeat } from "./pool.ts";
 
 export interface RemoteAskOptions extends CallOptions {
 	/** Give up when the host has not proven itself after this long (connecting included): `no-host`. @default DEFAULT_CONNECT_TIMEOUT_MS (3000) */
@@ -22,6 +25,13 @@ export interface RemoteAskOptions extends CallOptions {
 	pid?: number;
 	/** Close the asker's pooled connection once it has carried no call for this long (ms). @default DEFAULT_POOL_IDLE_MS (10000) */
 	poolIdleMs?: number;
+	/**
+	 * How long to wait for the next host when this one goes away, never past the call's budget; only
+	 * once this process has had a host (CHECKPOINT_BRIDGE_HOST_GRACE_MS). @default 0: `no-host` at once
+	 */
+	graceMs?: number;
+	/** Where the next host is, looked up while waiting for it; `gone` is the endpoint just lost. @default the same endpoint */
+	find?: (gone: EndpointAddress) => EndpointAddress | undefined;
 }
 
 /** What is wrong with a request's line in the host's eyes (which would close the connection), or undefined. */
@@ -50,30 +60,107 @@ export function noticeRemote(endpoint: EndpointAddress | string, notice: RemoteN
 	postLine(address, { sessionId: `${notice.asker.sessionId}\u0000notices`, ...(options.pid === undefined ? {} : { pid: options.pid }) }, line);
 }
 
-/** Asks the host behind `endpoint` (an address, or the socket's path) and resolves with the call's envelope. Never rejects. */
+/** How often an asker waiting for the next host looks for it. @default 200 */
+const LOOK_AGAIN_MS = 200;
+
+/** Whether a socket is at `socketPath` now. */
+function socketThere(socketPath: string): boolean {
+	try {
+		return statSync(socketPath).isSocket();
+	} catch {
+		return false;
+	}
+}
+
+/**
+ * Asks the host behind `endpoint` (an address, or the socket's path) and resolves with the call's
+ * envelope. Never rejects. When the host goes away (its connection closes, or it ends the request
+ * with `no-host`) and this process has had a host, the call waits up to `graceMs` (never past its
+ * budget) for the next one, found by `find`, and sends the request there again, marked as re-sent,
+ * with the answers it was given so far: only the rest is asked.
+ */
 export function askRemote(endpoint: EndpointAddress | string, options: RemoteAskOptions): Promise<Envelope> {
-	const address = typeof endpoint === "string" ? addressOf(endpoint) : endpoint;
+	const first = typeof endpoint === "string" ? addressOf(endpoint) : endpoint;
+	const graceMs = options.graceMs ?? 0;
+	const find = options.find ?? (() => first);
+	const key = {
+		sessionId: options.asker.sessionId,
+		...(options.pid === undefined ? {} : { pid: options.pid }),
+		...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
+		...(options.poolIdleMs === undefined ? {} : { idleMs: options.poolIdleMs }),
+	};
 	return runCall(options, (call) => {
-		const line = encodeFrame({ ...call.request, type: "request", v: WIRE_VERSION });
-		const problem = requestProblem(line);
+		const problem = requestProblem(encodeFrame({ ...call.request, type: "request", v: WIRE_VERSION }));
 		if (problem !== undefined) return call.finish("error", problem);
-		const seat = takeSeat(
-			address,
-			{
-				sessionId: options.asker.sessionId,
-				...(options.pid === undefined ? {} : { pid: options.pid }),
-				...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
-				...(options.poolIdleMs === undefined ? {} : { idleMs: options.poolIdleMs }),
-			},
-			call.id,
-			{
-				line,
-				onReply: ({ type: _type, ...reply }) => call.reply(reply),
-				onEnd: (status, note) => call.finish(status, note),
-			},
-		);
-		return (cancelHost, status) =>
+		let ended = false;
+		let seat: Seat | undefined;
+		/** Answers the host gave so far: a re-sent request carries them, so they are not asked again. */
+		let answers: Answer[] = [];
+		let resent = false;
+		/** While waiting for the next host: when the wait ends, why it began, and the timers. */
+		let waiting: { until: number; note: string; look?: ReturnType<typeof setTimeout>; stop: ReturnType<typeof setTimeout> } | undefined;
+
+		const stopWaiting = () => {
+			if (!waiting) return;
+			clearTimeout(waiting.look);
+			clearTimeout(waiting.stop);
+			waiting = undefined;
+		};
+		const lineNow = () =>
+			encodeFrame({ ...call.request, type: "request", v: WIRE_VERSION, ...(resent ? { resent: true, ...(answers.length > 0 ? { answers } : {}) } : {}) });
+		/** The endpoint the call is on now (or was on when its host was lost). */
+		let current = first;
+		const sit = (address: EndpointAddress) => {
+			current = address;
+			const mine: Seat = takeSeat(address, key, call.id, {
+				line: lineNow(),
+				onReply: ({ type: _type, ...reply }) => {
+					if (ended || seat !== mine) return;
+					// A host ending the request because it goes away (quit, no role) is a host lost, not an outcome.
+					if (reply.kind === "result" && reply.status === "no-host" && mayWait()) {
+						answers = reply.answers;
+						return lost(reply.note ?? "The host went away before the questions were answered.");
+					}
+					stopWaiting();
+					answers = reply.answers;
+					call.reply(reply);
+				},
+				onEnd: (status, note) => {
+					if (ended || seat !== mine) return;
+					if (status === "no-host" && mayWait()) return lost(note);
+					call.finish(status, note);
+				},
+			});
+			seat = mine;
+		};
+		const mayWait = () => graceMs > 0 && hadHost();
+		/** The host is gone: wait for the next one within the grace, or settle `no-host`. */
+		const lost = (note: string) => {
+			seat?.leave();
+			seat = undefined;
+			if (waiting) return void (waiting.look = setTimeout(look, LOOK_AGAIN_MS));
+			const now = Date.now();
+			const until = graceEnd(graceMs, call.request.deadline, now);
+			const give = () =>
+				call.finish("no-host", `${note} No host came back within ${graceMs} ms${until < now + graceMs ? " (the call's budget ended first)" : ""}.`);
+			if (until <= Date.now()) return give();
+			waiting = { until, note, stop: setTimeout(give, until - Date.now()), look: setTimeout(look, LOOK_AGAIN_MS) };
+		};
+		/** Looks for the next host; asks it again when one is there, else looks again shortly. */
+		const look = () => {
+			if (ended || !waiting) return;
+			const address = find(current);
+			if (!address || !socketThere(address.socketPath)) return void (waiting.look = setTimeout(look, LOOK_AGAIN_MS));
+			resent = true;
+			sit(address);
+		};
+
+		sit(first);
+		return (cancelHost, status) => {
+			ended = true;
+			stopWaiting();
 			// The host drops the request from its queue or dismisses its open dialog.
-			seat.leave(cancelHost ? { type: "cancel", v: WIRE_VERSION, id: call.id, reason: status === "timeout" ? "timeout" : "cancelled" } : undefined);
+			seat?.leave(cancelHost ? { type: "cancel", v: WIRE_VERSION, id: call.id, reason: status === "timeout" ? "timeout" : "cancelled" } : undefined);
+		};
 	});
 }

@@ -4,6 +4,7 @@
  * puts its own, under an id of the host's, and its replies written back under the client's id.
  * Before the handshake is done a frame may be a few KiB at most; after it, MAX_FRAME_BYTES.
  */
+import { createHmac } from "node:crypto";
 import type net from "node:net";
 import { nanoid } from "nanoid";
 import { MAX_TIMEOUT_MS, NO_LIMIT } from "../../core/config.ts";
@@ -59,7 +60,13 @@ export interface ConnectionOptions {
 	notices: NoticeWindow;
 	/** Called once, when the client has proven itself. */
 	onAuthenticated: () => void;
+	/** How many connections of the endpoint forward each re-sent request (by its id in the host): one sent again twice is shown once. */
+	resentHolders: Map<string, number>;
 }
+
+/** The host's id for a re-sent request: the same for every copy the asker sends, unguessable without the token. */
+const resentHostId = (token: Buffer, pid: number, sessionId: string, clientId: string) =>
+	createHmac("sha256", token).update(`resent\n${pid}\n${sessionId}\n${clientId}`).digest("base64url").slice(0, 21);
 
 /** Where a connection is: awaiting the hello, awaiting the client's proof, serving, or closed. */
 export type ConnectionStage = "hello" | "auth" | "ready" | "closed";
@@ -188,6 +195,7 @@ export class Connection {
 				const forwarded = this.#requests.get(frame.id);
 				if (!forwarded) return; // already settled: the cancel crossed the result
 				this.#drop(frame.id, forwarded);
+				// The asker gave up: whatever other connection still carries it, the request goes.
 				this.options.handle.bus.emit("cancel", { v: PROTOCOL_VERSION, id: forwarded.hostId, reason: frame.reason });
 				return;
 			}
@@ -214,8 +222,12 @@ export class Connection {
 			return this.#answer(clientId, "no-host", "No session with a UI holds the host role in the host process (it is between sessions, or it has none).");
 		if (claim.protocol !== PROTOCOL_VERSION)
 			return this.#answer(clientId, "error", `The host speaks checkpoint-bridge protocol v${claim.protocol}; its endpoint speaks v${PROTOCOL_VERSION}.`);
+		const holders = this.options.resentHolders;
+		const hostId = frame.resent === true ? resentHostId(this.options.token, this.#pid, frame.asker.sessionId, clientId) : nanoid();
+		// Sent again while the host still holds it (through another connection): this one hears its replies too, nothing is shown twice.
+		const alreadyHeld = (holders.get(hostId) ?? 0) > 0;
 		const forwarded: Forwarded = {
-			hostId: nanoid(),
+			hostId,
 			answers: [],
 			listener: (reply) => {
 				// Only what the host role sent goes back to the remote asker.
@@ -228,8 +240,10 @@ export class Connection {
 			},
 		};
 		this.#requests.set(clientId, forwarded);
+		holders.set(hostId, (holders.get(hostId) ?? 0) + 1);
 		// Listen before asking: the host may answer at once (a malformed or expired request).
 		bus.on(replyChannel(forwarded.hostId), forwarded.listener);
+		if (alreadyHeld) return;
 		const now = Date.now();
 		// The wire's request becomes a bus message in this copy's protocol version.
 		const delivered = bus.emit("request", {
@@ -244,6 +258,8 @@ export class Connection {
 			createdAt: frame.createdAt,
 			// Set here, never taken from the frame: the asker cannot claim another connection's origin.
 			origin: this.#origin,
+			// Sent again after its host went away: what it was told is not asked again (the host checks each answer).
+			...(frame.resent === true ? { resent: true, ...(frame.answers && frame.answers.length > 0 ? { answers: frame.answers } : {}) } : {}),
 		});
 		if (!delivered && this.#requests.get(clientId) === forwarded) {
 			this.#drop(clientId, forwarded);
@@ -268,17 +284,21 @@ export class Connection {
 		this.#send({ type: "result", v: WIRE_VERSION, id: clientId, kind: "result", status, answers, note });
 	}
 
-	#drop(clientId: string, forwarded: Forwarded): void {
+	/** Stops forwarding the request; true when no other connection forwards it. */
+	#drop(clientId: string, forwarded: Forwarded): boolean {
 		this.options.handle.bus.off(replyChannel(forwarded.hostId), forwarded.listener);
 		this.#requests.delete(clientId);
+		const holders = this.options.resentHolders;
+		const left = (holders.get(forwarded.hostId) ?? 1) - 1;
+		if (left > 0) holders.set(forwarded.hostId, left);
+		else holders.delete(forwarded.hostId);
+		return left <= 0;
 	}
 
-	/** Stops forwarding and takes every open request off the host, closing its dialog. */
+	/** Stops forwarding and takes every open request off the host, closing its dialog (unless another connection still carries it). */
 	#cancelAll(): void {
-		for (const [clientId, forwarded] of [...this.#requests]) {
-			this.#drop(clientId, forwarded);
-			this.options.handle.bus.emit("cancel", { v: PROTOCOL_VERSION, id: forwarded.hostId, reason: "cancelled" });
-		}
+		for (const [clientId, forwarded] of [...this.#requests])
+			if (this.#drop(clientId, forwarded)) this.options.handle.bus.emit("cancel", { v: PROTOCOL_VERSION, id: forwarded.hostId, reason: "cancelled" });
 	}
 
 	#send(frame: Frame): void {

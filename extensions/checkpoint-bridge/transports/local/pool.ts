@@ -50,6 +50,18 @@ export interface Seat {
 }
 
 const pools = new Map<string, PooledConnection[]>();
+/** Whether any host has proven itself to this process: an asker that never had a host does not wait for one. */
+let proven = false;
+
+/** Whether a host has ever proven itself to this process over the local endpoint. */
+export function hadHost(): boolean {
+	return proven;
+}
+
+/** Forgets that a host was ever reached (for tests). */
+export function forgetHadHost(): void {
+	proven = false;
+}
 
 /** Puts call `id` on a pooled connection to `address` for `key`, opening one when none has room. */
 export function takeSeat(address: EndpointAddress, key: PoolKey, id: string, call: PooledCall): Seat {
@@ -109,6 +121,7 @@ class PooledConnection {
 			onClose: () => this.end("no-host", CLOSED_NOTE),
 		}).then((connected) => {
 			if (!connected.ok) return this.end(connected.status, connected.note);
+			proven = true;
 			if (this.#over) return connected.connection.close();
 			this.#connection = connected.connection;
 			// Requests go in the same flight as the client's proof.

@@ -6,7 +6,7 @@
  * gone: whoever recreated it (another user, after the host quit) is never asked anything.
  */
 
-import { constants, promises as fs, type Stats } from "node:fs";
+import { constants, promises as fs, lstatSync, type Stats } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { Checked } from "../../model/check.ts";
@@ -40,9 +40,19 @@ export function privateDirProblem(dir: string, stat: Stats): string | undefined 
  * temp dir, where the endpoint's own 0700 directory is the barrier.
  */
 export async function endpointParent(env: NodeJS.ProcessEnv = process.env): Promise<string> {
+	return endpointParentSync(env);
+}
+
+/** endpointParent, synchronously (one lstat): for finding a host at a call. */
+export function endpointParentSync(env: NodeJS.ProcessEnv = process.env): string {
 	const runtime = env.XDG_RUNTIME_DIR?.trim();
 	if (runtime && path.isAbsolute(runtime)) {
-		const stat = await fs.lstat(runtime).catch(() => undefined);
+		let stat: Stats | undefined;
+		try {
+			stat = lstatSync(runtime);
+		} catch {
+			stat = undefined;
+		}
 		if (stat && privateDirProblem(runtime, stat) === undefined) return runtime;
 	}
 	return os.tmpdir();

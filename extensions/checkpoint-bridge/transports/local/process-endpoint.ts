@@ -15,14 +15,14 @@ const slotOf = (target: object) => processSlot<StartSlot<LocalEndpoint>>(target,
 
 /**
  * The process's endpoint, started on the first call (advertised in `options.env`, default
- * process.env) and the same one after. A failed start is forgotten, so the next claim retries.
+ * process.env, and for the working directory in the user's private place) and the same one after. A failed start is forgotten, so the next claim retries.
  */
 export function ensureProcessEndpoint(
 	handle: SharedHandle,
 	options: Omit<EndpointOptions, "handle"> = {},
 	target: object = globalThis,
 ): Promise<LocalEndpoint> {
-	return startOnce(slotOf(target), () => startEndpoint({ handle, env: process.env, ...options }));
+	return startOnce(slotOf(target), () => startEndpoint({ handle, env: process.env, advertiseFor: process.cwd(), ...options }));
 }
 
 /** Closes the process's endpoint, if one was started (the host quits): its askers get `no-host` with `note`. */

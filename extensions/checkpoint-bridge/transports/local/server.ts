@@ -15,6 +15,7 @@ import { NoticeWindow } from "../../core/notice-window.ts";
 import type { SharedHandle } from "../../core/shared-handle.ts";
 import { MAX_FRAME_BYTES } from "../wire.ts";
 import { addressOf, advertise, type EndpointAddress, SOCKET_NAME } from "./address.ts";
+import { type Advertisement, advertiseEndpoint, ENDPOINT_DIR_PREFIX } from "./advertisement.ts";
 import { Connection } from "./connection.ts";
 import { endpointParent, privateDirProblem } from "./private-files.ts";
 
@@ -37,6 +38,12 @@ export interface EndpointOptions {
 	dir?: string;
 	/** Where to advertise the endpoint while it is open (pass process.env); restored on close. */
 	env?: NodeJS.ProcessEnv;
+	/**
+	 * Also advertise the endpoint for this working directory in the user's private place
+	 * (advertisement.ts), so a process of this user there finds it without the variable; withdrawn on
+	 * close. @default none
+	 */
+	advertiseFor?: string;
 	/** Longest frame once a connection's handshake is done (before it: HANDSHAKE_MAX_FRAME_BYTES). @default MAX_FRAME_BYTES */
 	maxFrameBytes?: number;
 	/** A connection that has not done the handshake (hello and auth) by then gets `hello-timeout` and is closed. @default DEFAULT_HELLO_TIMEOUT_MS (2000) */
@@ -60,6 +67,8 @@ export interface LocalEndpoint {
 	readonly connectionCount: number;
 	/** Connections awaiting the handshake now, refused ones not yet closed included (for tests and diagnostics). */
 	readonly pendingCount: number;
+	/** Why the endpoint could not be advertised for its working directory, when it could not (the variable still works). */
+	readonly advertProblem: string | undefined;
 	/**
 	 * Stops serving: every remote request still held settles with `no-host` and `note` and is
 	 * dropped from the host's queue, connections close, the socket, the token and a directory
@@ -132,7 +141,7 @@ export async function startEndpoint(options: EndpointOptions): Promise<LocalEndp
 	let created: boolean;
 	if (options.dir === undefined) {
 		// mkdtemp makes the directory 0700; the chmod only guards against an odd umask.
-		dir = await fs.mkdtemp(path.join(await endpointParent(), "checkpoint-bridge-"));
+		dir = await fs.mkdtemp(path.join(await endpointParent(), ENDPOINT_DIR_PREFIX));
 		await fs.chmod(dir, 0o700);
 		created = true;
 	} else {
@@ -168,6 +177,7 @@ export async function startEndpoint(options: EndpointOptions): Promise<LocalEndp
 		helloTimeoutMs: options.helloTimeoutMs ?? DEFAULT_HELLO_TIMEOUT_MS,
 		maxOpenRequests: options.maxOpenRequests ?? DEFAULT_MAX_OPEN_REQUESTS,
 		notices: new NoticeWindow(),
+		resentHolders: new Map<string, number>(),
 	};
 	const maxPending = Math.max(1, options.maxPendingConnections ?? DEFAULT_MAX_PENDING_CONNECTIONS);
 	// Connections that have not proven themselves, oldest first: what a flood of idle or junk connections can hold is bounded by this.
@@ -192,8 +202,17 @@ export async function startEndpoint(options: EndpointOptions): Promise<LocalEndp
 	server.on("error", () => {});
 	server.unref();
 	const unadvertise = env ? advertise(env, address.socketPath) : () => {};
-	// A process that exits without closing still takes its socket and token with it.
+	let advertisement: Advertisement | undefined;
+	let advertProblem: string | undefined;
+	if (options.advertiseFor !== undefined)
+		try {
+			advertisement = await advertiseEndpoint(address.socketPath, { cwd: options.advertiseFor, ...(env ? { env } : {}) });
+		} catch (error) {
+			advertProblem = error instanceof Error ? error.message : String(error);
+		}
+	// A process that exits without closing still takes its socket, token and advertisement with it.
 	const removeOnExit = () => {
+		advertisement?.withdraw();
 		rmSync(address.socketPath, { force: true });
 		rmSync(address.tokenPath, { force: true });
 		if (created) rmSync(dir, { recursive: true, force: true });
@@ -210,10 +229,12 @@ export async function startEndpoint(options: EndpointOptions): Promise<LocalEndp
 		get pendingCount() {
 			return pending.size;
 		},
+		advertProblem,
 		close(note = DEFAULT_CLOSE_NOTE) {
 			// Everything that stops new work happens now, synchronously; only the clean-up is awaited.
 			closing ??= (async () => {
 				unadvertise();
+				advertisement?.withdraw();
 				process.off("exit", removeOnExit);
 				const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
 				for (const connection of connections) connection.shutdown(note);

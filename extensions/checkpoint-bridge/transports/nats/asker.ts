@@ -9,7 +9,7 @@
  */
 import os from "node:os";
 import { type CallOptions, runCall } from "../../core/call.ts";
-import { MAX_TIMEOUT_MS, NO_LIMIT } from "../../core/config.ts";
+import { graceEnd, MAX_TIMEOUT_MS, NO_LIMIT } from "../../core/config.ts";
 import type { AskerIdentity } from "../../core/identity.ts";
 import type { Answer } from "../../model/answer.ts";
 import type { Envelope } from "../../model/result.ts";
@@ -75,6 +75,14 @@ export async function noticeOverNats(options: NatsNoticeOptions): Promise<void> 
 	}
 }
 
+/** Whether a host has ever held a request of this process: an asker that never had a host does not wait for one. */
+let hadNatsHost = false;
+
+/** Forgets that a host was ever heard (for tests). */
+export function forgetNatsHost(): void {
+	hadNatsHost = false;
+}
+
 type Phase =
 	/** Connecting, or the request sent and no word from a host yet. */
 	| "sending"
@@ -100,8 +108,9 @@ export function askOverNats(options: NatsAskOptions): Promise<Envelope> {
 		let answers: Answer[] = [];
 		let lastHeard = 0;
 		let lastSent = 0;
-		let graceEnd = 0;
+		let graceEnds = 0;
 		let lostNote = "";
+		let resent = false;
 		let ticker: ReturnType<typeof setInterval> | undefined;
 		const keys = newKeyPair();
 		const cancelSecret = newCancelSecret();
@@ -133,24 +142,29 @@ export function askOverNats(options: NatsAskOptions): Promise<Envelope> {
 				key: keys.publicKey,
 				cancelHash: cancelSecret.hash,
 				...(answers.length > 0 ? { answers } : {}),
+				// Sent again for a host that replaced a vanished one: shown marked as asked before the restart.
+				...(resent ? { resent: true } : {}),
 			});
 		};
 
 		/** `mayHaveReached`: the request may be held by a host that then fell silent, so a grace waits for it too. */
-		const hostLost = (note: string, mayHaveReached = reached) => {
+		const hostLost = (note: string, mayHaveReached = reached || hadNatsHost) => {
 			if (ended || phase === "waiting") return;
 			if (!mayHaveReached || config.graceMs <= 0) return call.finish("no-host", note);
 			phase = "waiting";
 			// The lost host's hold is over: whichever host takes the re-sent request is the one to trust.
 			pinned = undefined;
 			lostNote = note;
-			graceEnd = Date.now() + config.graceMs;
+			// Never past the call's own budget.
+			graceEnds = graceEnd(config.graceMs, call.request.deadline);
+			resent = true;
 			sendRequest();
 		};
 
 		const heard = () => {
 			lastHeard = Date.now();
 			reached = true;
+			hadNatsHost = true;
 			phase = "held";
 		};
 
@@ -187,7 +201,7 @@ export function askOverNats(options: NatsAskOptions): Promise<Envelope> {
 			if (ended) return;
 			const now = Date.now();
 			if (phase === "waiting") {
-				if (now >= graceEnd) return call.finish("no-host", `${lostNote} No host served the room again within ${config.graceMs} ms.`);
+				if (now >= graceEnds) return call.finish("no-host", `${lostNote} No host served the room again within ${config.graceMs} ms.`);
 				if (now - lastSent >= RESEND_INTERVAL_MS) sendRequest();
 				return;
 			}

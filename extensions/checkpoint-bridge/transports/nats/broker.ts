@@ -32,6 +32,8 @@ export interface Broker {
 	close(): Promise<void>;
 	/** Whether the server asked this connection for credentials (its INFO's `auth_required`); undefined when not known. */
 	readonly authRequired?: boolean;
+	/** Resolves once the connection has closed for good (closed here, or refused by the server). @default not known */
+	readonly whenClosed?: Promise<void>;
 }
 
 /** Connection tuning. Every timeout is bounded so that nothing hangs on a dead server. */
@@ -116,6 +118,10 @@ export async function connectBroker(config: NatsConfig, options: BrokerOptions):
 	}
 	return {
 		authRequired: nc.info?.auth_required === true,
+		whenClosed: nc.closed().then(
+			() => {},
+			() => {},
+		),
 		publish(subject, data, reply) {
 			try {
 				nc.publish(subject, data, reply ? { reply } : undefined);

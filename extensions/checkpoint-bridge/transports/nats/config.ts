@@ -2,7 +2,7 @@
  * Configuration of the NATS transport, read from the environment on both sides. Nothing here
  * loads the NATS client: a process without CHECKPOINT_BRIDGE_NATS never pays for it.
  */
-import { MAX_TIMEOUT_MS } from "../../core/config.ts";
+import { readHostGrace } from "../../core/config.ts";
 import type { Checked } from "../../model/check.ts";
 
 /** Server URL(s), comma-separated: `nats://host:4222,nats://other:4222`. Unset: no NATS transport. */
@@ -15,8 +15,6 @@ const ENV_TOKEN = "CHECKPOINT_BRIDGE_NATS_TOKEN";
 const ENV_CREDS = "CHECKPOINT_BRIDGE_NATS_CREDS";
 /** A CA certificate (PEM file) that signs the server's certificate, for `tls://` URLs. */
 const ENV_CA = "CHECKPOINT_BRIDGE_NATS_CA";
-/** How long an asker whose host vanished waits for a host to serve the room again, in ms. @default 0 */
-const ENV_GRACE = "CHECKPOINT_BRIDGE_HOST_GRACE_MS";
 
 /** The room when none is named. */
 const DEFAULT_ROOM = "default";
@@ -39,7 +37,7 @@ export interface NatsConfig {
 	credsFile?: string;
 	/** Path of a CA certificate (PEM). */
 	caFile?: string;
-	/** How long an asker waits for a host to come back. @default 0 */
+	/** How long an asker waits for a host to come back (CHECKPOINT_BRIDGE_HOST_GRACE_MS, core/config.ts). @default DEFAULT_HOST_GRACE_MS */
 	graceMs: number;
 }
 
@@ -99,13 +97,8 @@ export function readNatsConfig(env: NodeJS.ProcessEnv = process.env): NatsConfig
 	if (methods.length > 1) return { kind: "error", error: `Give one way to authenticate to NATS, not ${methods.join(" and ")}.` };
 	if (caFile && !parsed.servers.some((s) => s.startsWith("tls:")))
 		warnings.push(`${ENV_CA} is set but no URL in ${ENV_NATS} is tls://; the CA is used only if the server asks for TLS.`);
-	let graceMs = 0;
-	const graceRaw = env[ENV_GRACE]?.trim();
-	if (graceRaw) {
-		const value = Number(graceRaw);
-		if (!Number.isFinite(value) || value < 0) warnings.push(`${ENV_GRACE}=${JSON.stringify(graceRaw)} is not a number of milliseconds ≥ 0; using 0.`);
-		else graceMs = Math.min(Math.round(value), MAX_TIMEOUT_MS);
-	}
+	const grace = readHostGrace(env);
+	if (grace.warning) warnings.push(grace.warning);
 	return {
 		kind: "ok",
 		config: {
@@ -116,7 +109,7 @@ export function readNatsConfig(env: NodeJS.ProcessEnv = process.env): NatsConfig
 			...(parsed.user !== undefined ? { user: parsed.user, pass: parsed.pass ?? "" } : {}),
 			...(credsFile ? { credsFile } : {}),
 			...(caFile ? { caFile } : {}),
-			graceMs,
+			graceMs: grace.graceMs,
 		},
 		warnings,
 	};

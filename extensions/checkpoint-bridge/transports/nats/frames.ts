@@ -162,6 +162,7 @@ function natsProblem(frame: Record<string, unknown>): string | undefined {
 			if (typeof frame.machine !== "string" || frame.machine.trim() === "" || frame.machine.length > MAX_MACHINE_LENGTH)
 				return `request.machine must be a non-empty string of at most ${MAX_MACHINE_LENGTH} characters`;
 			if (frame.answers !== undefined && !isAnswers(frame.answers)) return "request.answers must be [{question, answer}] strings";
+			if (frame.resent !== undefined && typeof frame.resent !== "boolean") return "request.resent must be a boolean";
 			return undefined;
 		case "notice":
 			if (!Number.isSafeInteger(frame.pid) || (frame.pid as number) <= 0) return "notice.pid must be a positive integer";

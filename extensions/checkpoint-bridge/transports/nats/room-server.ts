@@ -277,6 +277,7 @@ export function serveRoom(options: RoomServerOptions): RoomServer {
 			// Set here, never taken from the frame: each NATS client (its inbox) is an origin of its own (ADR-0003), as a socket connection is.
 			origin: `nats:${inbox}`,
 			...(given.length > 0 ? { answers: given } : {}),
+			...(frame.resent === true ? { resent: true } : {}),
 		});
 		if (!delivered && held.get(key) === entry) {
 			drop(key, entry);

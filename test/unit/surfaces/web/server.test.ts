@@ -60,6 +60,15 @@ describe("web page: answering", () => {
 		unchanged(s, requestId);
 	});
 
+	it("a child's own screen is answered in the terminal only: an answer from the page is refused and changes nothing", async () => {
+		const s = await setup();
+		const screen = { question: "question.ts shows its own screen in the terminal", kind: "confirm" as const, dialog: "custom" as const, id: "token-1" };
+		const { requestId } = await s.ask([screen]);
+		const refused = await postAnswer(s.page, `${pagePath(s.page)}answer`, { requestId, answers: ["yes"] });
+		expect([refused.status, refused.body]).toEqual([422, "answers[0]: answers a child's own screen, which is answered in the host's terminal only\n"]);
+		unchanged(s, requestId);
+	});
+
 	it("the body cannot pick another source or cancel: only its answers are taken", async () => {
 		const s = await setup();
 		const { requestId, call } = await s.ask(BATCH);

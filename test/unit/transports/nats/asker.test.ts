@@ -6,6 +6,7 @@
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Envelope } from "../../../../extensions/checkpoint-bridge/model/result.ts";
+import { forgetNatsHost } from "../../../../extensions/checkpoint-bridge/transports/nats/asker.ts";
 import {
 	decodeNatsFrame,
 	encodeNatsFrame,
@@ -25,7 +26,10 @@ const flush = () => vi.advanceTimersByTimeAsync(0);
 /** Worst case for a silent host to be noticed. */
 const NOTICE_MS = SILENCE_MS + 2 * TICK_MS;
 
-beforeEach(() => void vi.useFakeTimers());
+beforeEach(() => {
+	vi.useFakeTimers();
+	forgetNatsHost();
+});
 afterEach(() => void vi.useRealTimers());
 
 /** Tracks a call: its envelope once settled, and how many times it settled. */
@@ -323,7 +327,7 @@ describe("a grace for the host to come back (CHECKPOINT_BRIDGE_HOST_GRACE_MS)", 
 		expect(settled).toEqual([]);
 		const second = natsHost(nats);
 		await vi.advanceTimersByTimeAsync(RESEND_INTERVAL_MS + TICK_MS);
-		expect(second.fake.dialogs.map((d) => d.title)).toEqual(["[planner (build-7:4242)] (2/2) Colour?"]);
+		expect(second.fake.dialogs.map((d) => d.title)).toEqual(["[planner (build-7:4242) · asked before the restart] (2/2) Colour?"]);
 		second.fake.current()!.answer("blue");
 		await promise;
 		await vi.advanceTimersByTimeAsync(10_000);

@@ -19,10 +19,11 @@ describe("readNatsConfig", () => {
 		expect(readNatsConfig({ CHECKPOINT_BRIDGE_NATS: "  " })).toEqual({ kind: "off" });
 	});
 
-	it("takes comma-separated URLs, a bare host:port as nats://, the room `default` as cpb.default, no grace", () => {
+	it("takes comma-separated URLs, a bare host:port as nats://, the room `default` as cpb.default, a grace of 60 s", () => {
 		const { config, warnings } = ok({ CHECKPOINT_BRIDGE_NATS: "nats://a:4222, b:4223,tls://c:4224" });
-		expect(config).toEqual({ servers: ["nats://a:4222", "nats://b:4223", "tls://c:4224"], room: "default", prefix: "cpb.default", graceMs: 0 });
+		expect(config).toEqual({ servers: ["nats://a:4222", "nats://b:4223", "tls://c:4224"], room: "default", prefix: "cpb.default", graceMs: 60_000 });
 		expect(warnings).toEqual([]);
+		expect(ok({ CHECKPOINT_BRIDGE_NATS: "a", CHECKPOINT_BRIDGE_HOST_GRACE_MS: "0" }).config.graceMs).toBe(0);
 	});
 
 	it("takes the room, the token, the creds file, the CA and the grace", () => {
@@ -67,9 +68,9 @@ describe("readNatsConfig", () => {
 	];
 	for (const [what, env, message] of bad) it(`refuses ${what}, naming the variable`, () => expect(error(env)).toMatch(message));
 
-	it("warns, naming the variable, about a grace that is not a number (and uses 0) and a CA without tls:// URLs", () => {
+	it("warns, naming the variable, about a grace that is not a number (and uses the default) and a CA without tls:// URLs", () => {
 		const { config, warnings } = ok({ CHECKPOINT_BRIDGE_NATS: "a", CHECKPOINT_BRIDGE_HOST_GRACE_MS: "soon", CHECKPOINT_BRIDGE_NATS_CA: "/ca.pem" });
-		expect(config.graceMs).toBe(0);
+		expect(config.graceMs).toBe(60_000);
 		expect(warnings).toEqual([
 			expect.stringMatching(/^CHECKPOINT_BRIDGE_NATS_CA is set but no URL/),
 			expect.stringMatching(/^CHECKPOINT_BRIDGE_HOST_GRACE_MS="soon"/),

@@ -207,6 +207,13 @@ function buildCard(card) {
 		qr.open = WIDE.matches;
 		load();
 	}
+	// A child's own screen, open in the terminal (ADR-0016): shown, never answered here.
+	if (card.questions.length === 1 && card.questions[0].dialog === "custom") {
+		const box = el("div", "question screen");
+		box.append(el("p", "legend", card.questions[0].question), el("p", "details", "Answer in the terminal: this is the asker's own screen there."));
+		root.append(meta, box);
+		return { card, root, where, countdown };
+	}
 	const form = el("form");
 	form.noValidate = true;
 	card.questions.forEach((q, i) => {

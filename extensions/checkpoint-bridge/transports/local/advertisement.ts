@@ -1,0 +1,255 @@
+/**
+ * Where the next host can be found: beside the environment variable it sets for what it spawns, a
+ * host advertises its local endpoint for its working directory in a private place of the user's
+ * (a 0700 directory under $XDG_RUNTIME_DIR when that is private to the user, else under the temp
+ * dir), one 0600 file per working directory. A process of the same user in the same directory
+ * finds the host there even when nothing passed it the variable (an asker whose host restarted, a
+ * tool outside pi). An advertisement is only a pointer: the endpoint it names is checked and must
+ * prove itself as ever (connect.ts). One whose directory or file is not this user's alone is
+ * ignored; one whose host is dead is removed, with the endpoint directory that host left behind.
+ */
+import { createHash } from "node:crypto";
+import {
+	closeSync,
+	constants,
+	promises as fs,
+	fstatSync,
+	lstatSync,
+	openSync,
+	readdirSync,
+	readSync,
+	realpathSync,
+	rmSync,
+	type Stats,
+	statSync,
+} from "node:fs";
+import path from "node:path";
+import { nanoid } from "nanoid";
+import type { Checked } from "../../model/check.ts";
+import { addressOf, type EndpointAddress, endpointFromEnv, SOCKET_NAME } from "./address.ts";
+import { endpointParentSync, privateDirProblem } from "./private-files.ts";
+
+/** The advertisement's format version, bumped on an incompatible change. */
+const ADVERT_VERSION = 1;
+/** Longest advertisement read; one is about 300 bytes. */
+const MAX_ADVERT_BYTES = 8 * 1024;
+/** Prefix of the endpoint directories a host makes (server.ts), the only ones a stale advertisement's clean-up removes. */
+export const ENDPOINT_DIR_PREFIX = "checkpoint-bridge-";
+
+/** What an advertisement file holds. */
+interface Advert {
+	v: number;
+	/** The endpoint's socket; its token is the file `token` beside it. */
+	endpoint: string;
+	/** The host process, to tell a dead host's advertisement from a live one. */
+	pid: number;
+	/** The working directory it is for (real path), so a hash collision is never taken for a match. */
+	cwd: string;
+	/** Epoch ms at which the host advertised. */
+	at: number;
+}
+
+/** Where to look: the environment and the working directory. @default process.env, process.cwd() */
+export interface FindOptions {
+	env?: NodeJS.ProcessEnv;
+	cwd?: string;
+}
+
+const uid = () => (typeof process.getuid === "function" ? process.getuid() : undefined);
+
+/** The private directory of advertisements under `parent`: one per user. */
+export function advertDir(parent: string): string {
+	return path.join(parent, `checkpoint-bridge-hosts-${uid() ?? "user"}`);
+}
+
+/** The working directory as one path, links resolved, so two spellings of one directory meet. */
+function realCwd(cwd: string): string {
+	try {
+		return realpathSync(cwd);
+	} catch {
+		return path.resolve(cwd);
+	}
+}
+
+/** The advertisement file for `cwd` in `dir`: a hash of the directory's real path. */
+export function advertPath(dir: string, cwd: string): string {
+	return path.join(dir, `${createHash("sha256").update(realCwd(cwd)).digest("base64url").slice(0, 32)}.json`);
+}
+
+/** Whether process `pid` is alive (a process of another user counts as alive: it is not ours to judge). */
+function alive(pid: number): boolean {
+	try {
+		process.kill(pid, 0);
+		return true;
+	} catch (error) {
+		return (error as NodeJS.ErrnoException).code === "EPERM";
+	}
+}
+
+/** Whether `stat` is a regular file of this user that nobody else can read or write. */
+function privateFileProblem(file: string, stat: Stats): string | undefined {
+	if (!stat.isFile()) return `${file} is not a regular file`;
+	const own = uid();
+	if (own !== undefined && stat.uid !== own) return `${file} belongs to another user (uid ${stat.uid}, not ${own})`;
+	if ((stat.mode & 0o777) !== 0o600) return `${file} has mode ${(stat.mode & 0o777).toString(8).padStart(3, "0")}, not 0600`;
+	return undefined;
+}
+
+/** Reads the advertisement at `file` without following a link, or says why it is not to be trusted (`missing`: there is none). */
+function readAdvert(file: string): Checked<{ advert: Advert }, { problem: string; missing: boolean }> {
+	let fd: number;
+	try {
+		fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+	} catch (error) {
+		const code = (error as NodeJS.ErrnoException).code;
+		return { ok: false, problem: `${file}: ${code}`, missing: code === "ENOENT" };
+	}
+	try {
+		const problem = privateFileProblem(file, fstatSync(fd));
+		if (problem) return { ok: false, problem, missing: false };
+		const buffer = Buffer.alloc(MAX_ADVERT_BYTES + 1);
+		const bytes = readSync(fd, buffer, 0, buffer.length, 0);
+		if (bytes > MAX_ADVERT_BYTES) return { ok: false, problem: `${file} is too long`, missing: false };
+		const raw = JSON.parse(buffer.toString("utf8", 0, bytes)) as Partial<Advert>;
+		if (
+			raw?.v !== ADVERT_VERSION ||
+			typeof raw.endpoint !== "string" ||
+			!path.isAbsolute(raw.endpoint) ||
+			typeof raw.cwd !== "string" ||
+			!Number.isSafeInteger(raw.pid) ||
+			(raw.pid as number) <= 0
+		)
+			return { ok: false, problem: `${file} is not an advertisement of this version`, missing: false };
+		return { ok: true, advert: raw as Advert };
+	} catch {
+		return { ok: false, problem: `${file} is not an advertisement`, missing: false };
+	} finally {
+		closeSync(fd);
+	}
+}
+
+/**
+ * Removes the endpoint directory a dead host left behind (a SIGKILLed host cannot clean up): only a
+ * directory named as server.ts names them, private to this user, holding nothing but a socket and a token.
+ */
+function removeLeftover(socketPath: string): void {
+	const dir = path.dirname(socketPath);
+	try {
+		if (path.basename(socketPath) !== SOCKET_NAME || !path.basename(dir).startsWith(ENDPOINT_DIR_PREFIX)) return;
+		if (privateDirProblem(dir, lstatSync(dir)) !== undefined) return;
+		if (!readdirSync(dir).every((name) => name === SOCKET_NAME || name === "token")) return;
+		rmSync(dir, { recursive: true, force: true });
+	} catch {
+		// Gone already, or not ours to remove.
+	}
+}
+
+/** The advertised endpoint for `cwd`, when its directory and file are this user's alone and its host is alive; a dead host's is removed. */
+function advertisedEndpoint(cwd: string, env: NodeJS.ProcessEnv): EndpointAddress | undefined {
+	const dir = advertDir(endpointParentSync(env));
+	try {
+		if (privateDirProblem(dir, lstatSync(dir)) !== undefined) return undefined;
+	} catch {
+		return undefined;
+	}
+	const file = advertPath(dir, cwd);
+	const read = readAdvert(file);
+	if (!read.ok) return undefined;
+	const { advert } = read;
+	if (advert.cwd !== realCwd(cwd)) return undefined;
+	if (!alive(advert.pid)) {
+		rmSync(file, { force: true });
+		removeLeftover(advert.endpoint);
+		return undefined;
+	}
+	return addressOf(path.normalize(advert.endpoint));
+}
+
+/** Whether a socket is there at `socketPath` (the variable alone does not say a host listens). */
+function socketThere(socketPath: string): boolean {
+	try {
+		return statSync(socketPath).isSocket();
+	} catch {
+		return false;
+	}
+}
+
+/**
+ * The host a process of this user in `cwd` can reach: the endpoint in CHECKPOINT_BRIDGE_ENDPOINT
+ * when its socket is there, else the one advertised for the working directory, else the variable's
+ * (gone: asking there gives `no-host`, naming it), else undefined. With `gone` (an endpoint whose
+ * host was just lost, while waiting for the next one) the advertisement comes first, since a killed
+ * host leaves its socket file behind. Synchronous and cheap (a stat and a small read): read it per
+ * call, since a host may come and go. The endpoint found must still prove itself before anything is
+ * asked there. @public
+ */
+export function findHostEndpoint(options: FindOptions & { gone?: EndpointAddress } = {}): EndpointAddress | undefined {
+	const env = options.env ?? process.env;
+	const fromEnv = endpointFromEnv(env);
+	const envFirst = fromEnv && fromEnv.socketPath !== options.gone?.socketPath && socketThere(fromEnv.socketPath);
+	if (envFirst) return fromEnv;
+	const advertised = advertisedEndpoint(options.cwd ?? process.cwd(), env);
+	return advertised && advertised.socketPath !== options.gone?.socketPath ? advertised : (fromEnv ?? advertised);
+}
+
+/** Options of advertiseEndpoint. */
+export interface AdvertiseOptions {
+	/** The working directory to advertise for. @default process.cwd() */
+	cwd?: string;
+	/** Where $XDG_RUNTIME_DIR is read. @default process.env */
+	env?: NodeJS.ProcessEnv;
+	/** The host's pid, written for staleness checks. @default process.pid */
+	pid?: number;
+}
+
+/** An advertisement in place; `withdraw` removes it unless a newer host has replaced it since. */
+export interface Advertisement {
+	/** The advertisement file. */
+	readonly file: string;
+	/** Removes the file if it still names this endpoint. */
+	withdraw(): void;
+}
+
+/** Creates the advertisements' directory 0700, or checks that an existing one is private to this user. */
+async function preparedDir(parent: string): Promise<string> {
+	const dir = advertDir(parent);
+	try {
+		await fs.mkdir(dir, { mode: 0o700 });
+		await fs.chmod(dir, 0o700);
+	} catch (error) {
+		if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+	}
+	const problem = privateDirProblem(dir, await fs.lstat(dir));
+	if (problem) throw new Error(`Cannot advertise the endpoint: ${problem}.`);
+	return dir;
+}
+
+/**
+ * Advertises the endpoint at `socketPath` for the working directory: written atomically as a 0600
+ * file, replacing any earlier host's (a dead host's left-over endpoint directory is removed with
+ * it). Rejects when the private place is not this user's alone; the environment variable works
+ * without it. @public
+ */
+export async function advertiseEndpoint(socketPath: string, options: AdvertiseOptions = {}): Promise<Advertisement> {
+	const env = options.env ?? process.env;
+	const cwd = realCwd(options.cwd ?? process.cwd());
+	const dir = await preparedDir(endpointParentSync(env));
+	const file = advertPath(dir, cwd);
+	const before = readAdvert(file);
+	if (before.ok && before.advert.endpoint !== socketPath && !alive(before.advert.pid)) removeLeftover(before.advert.endpoint);
+	const advert: Advert = { v: ADVERT_VERSION, endpoint: socketPath, pid: options.pid ?? process.pid, cwd, at: Date.now() };
+	const staging = `${file}.${nanoid(8)}`;
+	await fs.writeFile(staging, JSON.stringify(advert), { mode: 0o600, flag: "wx" });
+	await fs.chmod(staging, 0o600);
+	await fs.rename(staging, file);
+	let withdrawn = false;
+	return {
+		file,
+		withdraw() {
+			if (withdrawn) return;
+			withdrawn = true;
+			const now = readAdvert(file);
+			if (now.ok && now.advert.endpoint === socketPath && now.advert.pid === advert.pid) rmSync(file, { force: true });
+		},
+	};
+}

@@ -1,0 +1,96 @@
+/**
+ * One NATS connection per asker process and server configuration, kept across calls (and across a
+ * host's restart, since a call waiting for the next host holds it), as the local endpoint's pool
+ * keeps its connections (ADR-0010): the TCP connect, the server's INFO and the auth are paid once,
+ * not per call. Each call gets a lease; what a lease subscribed is unsubscribed when it is closed,
+ * and the connection closes once no lease has held it for `idleMs`. The NATS client offers no way
+ * not to keep the process alive, so the idle time is short: a `pi -p` run exits that long after
+ * its last call at most.
+ */
+import type { Broker } from "./broker.ts";
+import type { NatsConfig } from "./config.ts";
+
+/** How long a kept connection without a call stays open. @default 1500 */
+export const KEPT_IDLE_MS = 1_500;
+
+interface Kept {
+	broker: Promise<Broker>;
+	leases: number;
+	idle?: ReturnType<typeof setTimeout>;
+}
+
+const kept = new Map<string, Kept>();
+
+/** What makes two configurations share a connection: the servers and the credentials. */
+const keyOf = (config: NatsConfig) => JSON.stringify([config.servers, config.token, config.user, config.pass, config.credsFile, config.caFile]);
+
+/**
+ * A lease on the process's connection for `config`, opened by `open` when there is none. Its
+ * `close()` ends the lease only (its subscriptions go); a failed open is forgotten, so the next call
+ * tries again. Rejects as `open` does.
+ */
+export async function keptBroker(config: NatsConfig, open: () => Promise<Broker>, idleMs = KEPT_IDLE_MS): Promise<Broker> {
+	const key = keyOf(config);
+	let entry = kept.get(key);
+	if (!entry) {
+		const created: Kept = { broker: open(), leases: 0 };
+		entry = created;
+		kept.set(key, created);
+		created.broker.then(
+			(broker) => void broker.whenClosed?.then(() => kept.get(key) === created && kept.delete(key)),
+			() => kept.get(key) === created && kept.delete(key),
+		);
+	}
+	const current = entry;
+	current.leases++;
+	clearTimeout(current.idle);
+	let broker: Broker;
+	try {
+		broker = await current.broker;
+	} catch (error) {
+		current.leases--;
+		throw error;
+	}
+	const subscriptions = new Set<() => void>();
+	let released = false;
+	return {
+		...(broker.authRequired === undefined ? {} : { authRequired: broker.authRequired }),
+		publish: (subject, data, reply) => broker.publish(subject, data, reply),
+		subscribe(subject, onMessage) {
+			const off = broker.subscribe(subject, onMessage);
+			subscriptions.add(off);
+			return () => {
+				subscriptions.delete(off);
+				off();
+			};
+		},
+		inbox: () => broker.inbox(),
+		request: (subject, data, timeoutMs) => broker.request(subject, data, timeoutMs),
+		async close() {
+			if (released) return;
+			released = true;
+			for (const off of subscriptions) off();
+			subscriptions.clear();
+			if (--current.leases > 0) return;
+			current.idle = setTimeout(() => {
+				if (current.leases > 0 || kept.get(key) !== current) return;
+				kept.delete(key);
+				void broker.close();
+			}, idleMs);
+		},
+	};
+}
+
+/** Connections kept now (for tests and the bench). */
+export function keptConnectionCount(): number {
+	return kept.size;
+}
+
+/** Closes every kept connection now, leases or not (for tests). */
+export function closeKeptConnections(): void {
+	for (const [key, entry] of [...kept]) {
+		kept.delete(key);
+		clearTimeout(entry.idle);
+		void entry.broker.then((broker) => broker.close()).catch(() => {});
+	}
+}
