@@ -148,7 +148,8 @@ export function runCall(options: CallOptions, start: (call: CallControl) => ((ca
 					// A failing progress listener must not break the call.
 				}
 			},
-			finish: (status, note) => end(status, note, false),
+			// A host that goes away while its verdict is awaited changes nothing: the budget had already run out.
+			finish: (status, note) => (graceTimer !== undefined && status === "no-host" ? ranOut() : end(status, note, false)),
 		});
 		// The transport may have settled the call before it could hand back its cleanup.
 		if (settled) cleanup?.(settled.cancelHost, settled.status);
