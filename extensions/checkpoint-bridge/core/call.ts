@@ -11,6 +11,7 @@ import { END_REASONS, type EndReason, type Envelope, makeEnvelope, type Status }
 import { validateAskParams } from "../model/validate.ts";
 import { NO_LIMIT, shorterLimit } from "./config.ts";
 import type { AskerIdentity } from "./identity.ts";
+import { LATE_NOTE, readLateConfig } from "./late.ts";
 import { PROTOCOL_VERSION, type RelayProgress, type RelayReply, type RelayRequest } from "./protocol.ts";
 
 export interface CallOptions {
@@ -24,6 +25,10 @@ export interface CallOptions {
 	signal?: AbortSignal;
 	/** Called for every progress reply: queued, shown, answered. */
 	onProgress?: (progress: RelayProgress) => void;
+	/** The request's id, when the caller needs it before the call ends (a `wait: false` receipt). @default a fresh nanoid */
+	id?: string;
+	/** Asked with `wait: false`: the request says so to the host (RelayRequest.later). @default false */
+	later?: boolean;
 }
 
 /**
@@ -79,7 +84,7 @@ export function replyAnswersProblem(questions: readonly Question[], reply: Pick<
 export function runCall(options: CallOptions, start: (call: CallControl) => ((cancelHost: boolean, status: Status) => void) | void): Promise<Envelope> {
 	const { asker, budgetMs, dialogTimeoutMs, signal, onProgress } = options;
 	const startedAt = Date.now();
-	const id = nanoid();
+	const id = options.id ?? nanoid();
 	let answers: readonly Answer[] = [];
 	// Copied once, at the end: a sealed reply is frozen, and the envelope is the caller's to keep.
 	const envelopeFor = (status: Status, note?: string, reason?: EndReason) =>
@@ -101,6 +106,8 @@ export function runCall(options: CallOptions, start: (call: CallControl) => ((ca
 	if (!checked.ok)
 		return Promise.resolve(makeEnvelope("error", [], `Invalid parameters: ${checked.problems.join("; ")}.`, { asker: asker.label, waitedMs: 0 }));
 	const { questions } = checked;
+	// The host keeps a timed-out request open, marked late (core/late.ts), unless turned off; never another extension's dialog.
+	const staysLate = readLateConfig().on && !questions.some((q) => q.dialog);
 
 	return new Promise<Envelope>((resolve) => {
 		let settled: { status: Status; cancelHost: boolean } | undefined;
@@ -118,7 +125,8 @@ export function runCall(options: CallOptions, start: (call: CallControl) => ((ca
 			resolve(envelopeFor(status, note, reason));
 		};
 		const onAbort = () => end("cancelled", "The tool call was aborted.", true);
-		const ranOut = () => end("timeout", `The call's budget of ${budgetMs} ms ran out before every question was answered.`, true);
+		const ranOut = () =>
+			end("timeout", `The call's budget of ${budgetMs} ms ran out before every question was answered.${staysLate ? ` ${LATE_NOTE}` : ""}`, true);
 		// Without a budget the call ends only when answered, dismissed, aborted, or its host goes. With one, a host that
 		// holds the request settles it at the deadline itself: a result it sent at the last instant is not lost on the way.
 		const budgetTimer = budgetMs === NO_LIMIT ? undefined : setTimeout(() => (held ? (graceTimer = setTimeout(ranOut, VERDICT_GRACE_MS)) : ranOut()), budgetMs);
@@ -133,6 +141,7 @@ export function runCall(options: CallOptions, start: (call: CallControl) => ((ca
 				deadline: budgetMs === NO_LIMIT ? NO_LIMIT : startedAt + budgetMs,
 				dialogTimeoutMs: shorterLimit(dialogTimeoutMs, budgetMs),
 				createdAt: startedAt,
+				...(options.later ? { later: true as const } : {}),
 			},
 			reply(reply) {
 				if (settled) return;
