@@ -192,7 +192,7 @@ describe(`the packed package, installed as a user installs it, on pi ${PI_VERSIO
 		const client = new Client({ name: "install-check", version: "1" });
 		try {
 			await client.connect(transport);
-			expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual([ASK_TOOL, "wait_for_answers"]);
+			expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual([ASK_TOOL, "wait_for_host_answers"]);
 			const result = await client.callTool({ name: ASK_TOOL, arguments: { questions: [{ question: "Release today?", kind: "confirm" }] } });
 			expect(result.structuredContent).toMatchObject({ status: "no-host", asker: "install-check" });
 		} finally {

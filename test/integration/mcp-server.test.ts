@@ -17,7 +17,7 @@ import { NATS_SERVER_MISSING, roomServedAt, startNatsServer } from "./harness/na
 import { createPiEnv, type Frame, hostEndpoint, isNotify, NODE_BIN, type PiEnv, PiRpc } from "./harness/pi-cli.ts";
 
 const ASK = "ask_user_via_host";
-const COLLECT = "wait_for_answers";
+const COLLECT = "wait_for_host_answers";
 
 /** A remote asker's dialog title: `[<label> (pid N)] <question>`. */
 const REMOTE_TITLE = /^\[(.+) \(pid (\d+)\)\] (.+)$/;
@@ -211,7 +211,7 @@ describe("the MCP server with a real pi host of the same user and directory", ()
 		await nextClientShownAfter(afterKill);
 	});
 
-	it("wait: false returns a receipt at once; wait_for_answers returns the envelope once it is answered, once", async () => {
+	it("wait: false returns a receipt at once; wait_for_host_answers returns the envelope once it is answered, once", async () => {
 		const { pi, session } = await hostAndClient("copilot");
 		const start = pi.mark();
 		const t0 = Date.now();

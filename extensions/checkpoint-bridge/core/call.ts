@@ -31,6 +31,14 @@ export interface CallOptions {
 	later?: boolean;
 }
 
+/**
+ * How long a call whose budget ran out waits for the verdict of a host that holds its request (it
+ * said so with a progress reply): the host's clock decides (ADR-0019), and an answer it took at the
+ * deadline, or its own timeout, is on its way. Without a verdict within this long the call ends
+ * with `timeout` itself. @default 1000
+ */
+export const VERDICT_GRACE_MS = 1_000;
+
 /** What a transport gets to drive one call. */
 export interface CallControl {
 	readonly id: string;
@@ -104,23 +112,24 @@ export function runCall(options: CallOptions, start: (call: CallControl) => ((ca
 	return new Promise<Envelope>((resolve) => {
 		let settled: { status: Status; cancelHost: boolean } | undefined;
 		let cleanup: ((cancelHost: boolean, status: Status) => void) | void;
+		/** The host holds the request: at the deadline its verdict, not this side's timer, ends the call. */
+		let held = false;
+		let graceTimer: ReturnType<typeof setTimeout> | undefined;
 		const end = (status: Status, note: string | undefined, askerGaveUp: boolean, reason?: EndReason) => {
 			if (settled) return;
 			settled = { status, cancelHost: askerGaveUp };
 			if (budgetTimer) clearTimeout(budgetTimer);
+			clearTimeout(graceTimer);
 			signal?.removeEventListener("abort", onAbort);
 			cleanup?.(askerGaveUp, status);
 			resolve(envelopeFor(status, note, reason));
 		};
 		const onAbort = () => end("cancelled", "The tool call was aborted.", true);
-		// Without a budget the call ends only when answered, dismissed, aborted, or its host goes.
-		const budgetTimer =
-			budgetMs === NO_LIMIT
-				? undefined
-				: setTimeout(
-						() => end("timeout", `The call's budget of ${budgetMs} ms ran out before every question was answered.${staysLate ? ` ${LATE_NOTE}` : ""}`, true),
-						budgetMs,
-					);
+		const ranOut = () =>
+			end("timeout", `The call's budget of ${budgetMs} ms ran out before every question was answered.${staysLate ? ` ${LATE_NOTE}` : ""}`, true);
+		// Without a budget the call ends only when answered, dismissed, aborted, or its host goes. With one, a host that
+		// holds the request settles it at the deadline itself: a result it sent at the last instant is not lost on the way.
+		const budgetTimer = budgetMs === NO_LIMIT ? undefined : setTimeout(() => (held ? (graceTimer = setTimeout(ranOut, VERDICT_GRACE_MS)) : ranOut()), budgetMs);
 		signal?.addEventListener("abort", onAbort, { once: true });
 		cleanup = start({
 			id,
@@ -141,13 +150,15 @@ export function runCall(options: CallOptions, start: (call: CallControl) => ((ca
 				if (problem !== undefined) return end("error", `The host's reply was refused: ${problem}.`, true);
 				answers = reply.answers;
 				if (reply.kind === "result") return end(reply.status, reply.note, false, reply.reason);
+				held = true;
 				try {
 					onProgress?.(reply);
 				} catch {
 					// A failing progress listener must not break the call.
 				}
 			},
-			finish: (status, note) => end(status, note, false),
+			// A host that goes away while its verdict is awaited changes nothing: the budget had already run out.
+			finish: (status, note) => (graceTimer !== undefined && status === "no-host" ? ranOut() : end(status, note, false)),
 		});
 		// The transport may have settled the call before it could hand back its cleanup.
 		if (settled) cleanup?.(settled.cancelHost, settled.status);

@@ -170,8 +170,12 @@ const observedLate = (late: LateRequest): ObservedRequest => ({
 });
 /** How a request sent again after its host went away is marked wherever its asker is shown. */
 const RESENT_MARK = "asked before the restart";
-/** Whose open requests count together against the cap: one asker session of one origin. */
-const askerKey = (request: RelayRequest) => `${request.origin ?? ""}\n${request.asker.sessionId}`;
+/**
+ * Whose open requests count together against the cap: one asker session over every connection of
+ * one transport (an origin's part before its colon, protocol.ts). A pooled client opens another
+ * connection, a new origin, every 128 calls: counted per origin, 10,000 calls put 1,264 in the queue.
+ */
+const askerKey = (request: RelayRequest) => `${request.origin?.split(":", 1)[0] ?? ""}\n${request.asker.sessionId}`;
 
 export class DialogHost {
 	readonly #ui: HostUI;
@@ -190,7 +194,7 @@ export class DialogHost {
 	/** Held requests per asker label, oldest asker first, for the status line. */
 	readonly #askers = new Map<string, number>();
 	readonly #stats: HostStats = { questionsAsked: 0, dialogsShown: 0, sharedAnswers: 0 };
-	/** Held requests per asker session and origin, for the cap. */
+	/** Held requests per asker session and transport, for the cap. */
 	readonly #openByAsker = new Map<string, number>();
 	readonly #arrivals: ArrivalNotices<Held>;
 	readonly #late: LateBook | undefined;

@@ -10,7 +10,7 @@ import type { Answer } from "../model/answer.ts";
 import type { Checked } from "../model/check.ts";
 import { LIMITS } from "../model/limits.ts";
 import type { Question, QuestionInput } from "../model/question.ts";
-import { capLength, sanitiseText } from "../model/sanitise.ts";
+import { cutText, squeezeSpace } from "../model/sanitise.ts";
 import { validateAskParams } from "../model/validate.ts";
 import { type InboundValue, resolveInbound } from "./inbound.ts";
 import { processSlot } from "./process-slot.ts";
@@ -78,7 +78,7 @@ export type FormRefusalCode = "not_found" | "read-only" | "invalid_payload" | "i
 export type FormSubmitReply = Checked<object, { code: FormRefusalCode; reason: string }>;
 
 /** One line of another extension's text: neutralised like asker text, cut to TEXT_MAX. */
-const oneLine = (text: string) => capLength(sanitiseText(text).replace(/\s+/g, " ").trim(), TEXT_MAX);
+const oneLine = (text: string) => cutText(text, TEXT_MAX, { tidy: squeezeSpace });
 
 interface Entry {
 	form: FormElsewhere;

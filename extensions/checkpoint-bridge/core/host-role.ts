@@ -7,11 +7,12 @@
 
 import type { Answer } from "../model/answer.ts";
 import { makeEnvelope, type Status } from "../model/result.ts";
-import { capLength, sanitiseText } from "../model/sanitise.ts";
+import { cutText } from "../model/sanitise.ts";
 import { deliveryBox } from "./delivery.ts";
 import { DialogHost } from "./dialog-host.ts";
 import { checkedAsker } from "./identity.ts";
 import type { LateBook } from "./late.ts";
+import { NoticeWindow } from "./notice-window.ts";
 import { OBSERVER_EVENTS, type ObservedRequest } from "./observers.ts";
 import { PROTOCOL_VERSION, type RelayCancel, type RelayNotice, type RelayRequest, replyChannel } from "./protocol.ts";
 import type { SharedHandle } from "./shared-handle.ts";
@@ -73,7 +74,7 @@ function noticeText(notice: unknown): { text: string; type: RelayNotice["type"] 
 	const { v, asker, message, type } = notice as Partial<RelayNotice>;
 	const who = checkedAsker(asker);
 	if (v !== PROTOCOL_VERSION || !who.ok || typeof message !== "string") return undefined;
-	const text = capLength(sanitiseText(message), MAX_RELAYED_NOTICE_LENGTH);
+	const text = cutText(message, MAX_RELAYED_NOTICE_LENGTH);
 	return { text: `[${who.asker.label}] ${text}`, type: type === "warning" || type === "error" ? type : "info" };
 }
 
@@ -213,8 +214,11 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 			// A notice is a courtesy.
 		}
 	});
+	// Notices from sessions of this process (foreground children) have no transport to limit them: the host does, as the endpoint and the room do theirs.
+	const inProcess = new NoticeWindow();
 	// A notice of another extension in a session without UI (interop/dialog-relay.ts); a failing notify is the UI's.
 	const onRelayedNotice = (notice: RelayNotice) => {
+		if (notice?.origin === undefined && !inProcess.take()) return;
 		const shown = noticeText(notice);
 		try {
 			if (shown) ui.notify(shown.text, shown.type);

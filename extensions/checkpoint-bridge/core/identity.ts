@@ -2,7 +2,7 @@
 
 import type { Checked } from "../model/check.ts";
 import { MAX_SESSION_ID_LENGTH } from "../model/limits.ts";
-import { capLength, sanitiseText } from "../model/sanitise.ts";
+import { capLength, cutText, sanitiseText, squeezeSpace } from "../model/sanitise.ts";
 
 /** Who asks, as the host shows it. */
 export interface AskerIdentity {
@@ -20,16 +20,17 @@ export const MAX_SHOWN_LABEL_LENGTH = 64;
 /**
  * The asker of a request as the host keeps it: label and session id neutralised for the terminal
  * (sanitise.ts), the label cut to MAX_SHOWN_LABEL_LENGTH; or what is wrong with it. A session id
- * longer than MAX_SESSION_ID_LENGTH (model/limits.ts) is refused.
+ * longer than MAX_SESSION_ID_LENGTH (model/limits.ts) is refused before any of it is read.
  */
 export function checkedAsker(asker: unknown): Checked<{ asker: AskerIdentity }, { reason: string }> {
 	const { label, sessionId } = (typeof asker === "object" && asker !== null ? asker : {}) as Partial<Record<keyof AskerIdentity, unknown>>;
 	if (typeof label !== "string" || typeof sessionId !== "string") return { ok: false, reason: "The request does not say who asks." };
+	// Counted as sent: sanitising a megabyte only to refuse it would cost the host what the asker chose.
+	if (sessionId.length > MAX_SESSION_ID_LENGTH)
+		return { ok: false, reason: `The request's asker session id is ${sessionId.length} characters, at most ${MAX_SESSION_ID_LENGTH}.` };
 	const id = sanitiseText(sessionId);
-	if (id.length > MAX_SESSION_ID_LENGTH)
-		return { ok: false, reason: `The request's asker session id is ${id.length} characters, at most ${MAX_SESSION_ID_LENGTH}.` };
-	const shown = sanitiseText(label).replace(/\s+/g, " ").trim();
-	return { ok: true, asker: { label: capLength(shown || id.slice(0, 8), MAX_SHOWN_LABEL_LENGTH), sessionId: id } };
+	const shown = cutText(label, MAX_SHOWN_LABEL_LENGTH, { tidy: squeezeSpace });
+	return { ok: true, asker: { label: shown || id.slice(0, 8), sessionId: id } };
 }
 
 /** pi-subagents names a child `subagent-<agent>-<run id>[-<step>]`: the run id means nothing to the human. */
@@ -66,8 +67,9 @@ function childLabel(name: string, agent: string | undefined): string | undefined
  * an unnamed one by the first 8 characters of its session id.
  */
 export function askerIdentity(sessionName: string | undefined, sessionId: string, activeAgent?: string): AskerIdentity {
-	const name = sessionName === undefined ? undefined : sanitiseText(sessionName).replace(/\s+/g, " ").trim();
-	if (!name) return { label: sanitiseText(sessionId).slice(0, 8), sessionId };
+	// A name longer than this is no pi-subagents name and is cut for the label anyway: the rest is not read.
+	const name = sessionName === undefined ? undefined : cutText(sessionName, 4 * MAX_LABEL_LENGTH, { tidy: squeezeSpace });
+	if (!name) return { label: sanitiseText(sessionId.slice(0, MAX_SESSION_ID_LENGTH)).slice(0, 8), sessionId };
 	const short = childLabel(name, activeAgent) ?? name;
 	return { label: capLength(short, MAX_LABEL_LENGTH), sessionId };
 }

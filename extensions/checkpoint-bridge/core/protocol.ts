@@ -28,7 +28,8 @@ export interface RelayRequest {
 	/**
 	 * Where the request came from, set by the transport that delivered it, never taken from the
 	 * asker's own text: absent for askers in the host's process, `local:<connection id>` for the local
-	 * endpoint. Answers are shared only between askers of the same origin unless both questions say
+	 * endpoint, `nats:<inbox>` for the NATS room. The part before the colon names the transport: the
+	 * cap of open requests counts an asker session over all of that transport's connections. Answers are shared only between askers of the same origin unless both questions say
 	 * `share: "any"` (see same-questions.ts).
 	 */
 	origin?: string;
@@ -91,6 +92,11 @@ export interface RelayNotice {
 	asker: AskerIdentity;
 	message: string;
 	type: "info" | "warning" | "error";
+	/**
+	 * Set by the transport that delivered it (which limits its notices itself), as a request's origin
+	 * is; absent for a notice from this process, which the host limits. @default absent
+	 */
+	origin?: string;
 }
 
 /** Bus event names and their payloads (eventemitter3 typing). Replies go to a channel per request id. */

@@ -4,7 +4,7 @@
  * "Tool ask_user_via_host not found" and guesses. The session tells the host instead, which shows
  * one notice per agent naming the agent and the fix.
  */
-import { capLength, sanitiseText } from "../model/sanitise.ts";
+import { cutText } from "../model/sanitise.ts";
 import type { HostNotice } from "./protocol.ts";
 import type { SharedHandle } from "./shared-handle.ts";
 
@@ -30,6 +30,6 @@ export function noticeOnce(notify: (message: string) => void): (notice: HostNoti
 		if (typeof notice?.key !== "string" || typeof notice.message !== "string" || seen.has(notice.key)) return;
 		if (seen.size >= MAX_NOTICE_KEYS) return;
 		seen.add(notice.key);
-		notify(capLength(sanitiseText(notice.message), MAX_NOTICE_LENGTH));
+		notify(cutText(notice.message, MAX_NOTICE_LENGTH));
 	};
 }

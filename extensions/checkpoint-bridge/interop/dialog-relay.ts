@@ -7,11 +7,12 @@
  * Installed by relay-install.ts; see ADR-0012.
  */
 import type { CallOptions } from "../core/call.ts";
+import { MAX_TIMEOUT_MS } from "../core/config.ts";
 import type { AskerIdentity } from "../core/identity.ts";
 import { DIALOG_LIMITS } from "../model/limits.ts";
 import type { QuestionInput, RelayedDialog } from "../model/question.ts";
 import type { Envelope } from "../model/result.ts";
-import { capLength, sanitiseText } from "../model/sanitise.ts";
+import { capLength, cutText } from "../model/sanitise.ts";
 
 /** The environment variable that turns the relay on ("1"). */
 const RELAY_DIALOGS_ENV = "CHECKPOINT_BRIDGE_RELAY_DIALOGS";
@@ -53,8 +54,7 @@ export interface RelayedQuestion<T> {
 }
 
 /** Text of an extension's dialog within `max` characters: neutralised here so a cut never splits what the validator would remove. */
-const bounded = (text: unknown, max: number, multiline = false) =>
-	capLength(sanitiseText(typeof text === "string" ? text : String(text ?? ""), { multiline }), max);
+const bounded = (text: unknown, max: number, multiline = false) => cutText(typeof text === "string" ? text : String(text ?? ""), max, { multiline });
 
 /**
  * A title as a question, its line breaks kept (a permission gate puts the command on a line of its
@@ -84,10 +84,14 @@ const answerOf = (envelope: Envelope) => (envelope.status === "ok" ? envelope.an
 export function selectQuestion(title: unknown, options: readonly unknown[]): RelayedQuestion<string | undefined> {
 	const originals = options.slice(0, DIALOG_LIMITS.options.max).map((o) => (typeof o === "string" ? o : String(o)));
 	const seen = new Set<string>();
+	/** The next number to try for each label shown alike: a thousand alike options cost a thousand tries, not half a million. */
+	const nextNumber = new Map<string, number>();
 	const labels = originals.map((original, i) => {
 		const base = bounded(original, DIALOG_LIMITS.label - 8).trim() || "(empty)";
 		let label = base;
-		for (let n = 2; seen.has(label); n++) label = `${base} (${n})`;
+		let n = nextNumber.get(base) ?? 2;
+		while (seen.has(label)) label = `${base} (${n++})`;
+		nextNumber.set(base, n);
 		seen.add(label);
 		return { label, original, i };
 	});
@@ -128,7 +132,8 @@ async function relay<T>(deps: RelayDeps, relayed: RelayedQuestion<T>, dismissed:
 		if (opts?.signal?.aborted) return dismissed as T;
 		const own = opts?.timeout;
 		// The dialog's own timeout is the whole budget: when it passes, the call ends and the host closes its dialog.
-		const budgetMs = typeof own === "number" && Number.isFinite(own) && own > 0 ? own : deps.budgetMs();
+		// Clamped as any budget is: past 2^31 - 1 ms a timer fires at once, and Node warns on the host's stderr.
+		const budgetMs = typeof own === "number" && Number.isFinite(own) && own > 0 ? Math.min(own, MAX_TIMEOUT_MS) : deps.budgetMs();
 		const envelope = await deps.ask({
 			asker: deps.asker(),
 			questions: [relayed.question],

@@ -5,7 +5,7 @@
  * and `:completed` (whoever answered) removes it. The questions are mapped as the external UI maps
  * them (pi-agent-ask.ts), answers back by option value.
  */
-import type { FormsElsewhere } from "../core/elsewhere.ts";
+import { type FormsElsewhere, MAX_FORMS_ELSEWHERE } from "../core/elsewhere.ts";
 import { MAX_REQUEST_ID_LENGTH } from "../model/limits.ts";
 import { answerEntry, type Back, isRecord, type RemoteAskResponse, toRelayQuestions } from "./pi-agent-ask.ts";
 
@@ -37,7 +37,7 @@ let submits = 0;
  * stop, which also removes the forms it added (the terminal they are open in is going away).
  */
 export function piAgentAskOnPage(events: EventBus, forms: Pick<FormsElsewhere, "add" | "remove">): () => void {
-	/** Our form id by pi-agent-ask's flow id. */
+	/** Our form id by pi-agent-ask's flow id, oldest first; no more than the forms keep, so forms that never complete cannot grow it. */
 	const open = new Map<string, string>();
 
 	/** Sends the answers as one submit and resolves with its acknowledgement. */
@@ -76,6 +76,12 @@ export function piAgentAskOnPage(events: EventBus, forms: Pick<FormsElsewhere, "
 			: // A form the relay could not show still waits in the terminal: the page says so.
 				forms.add({ tool: PI_AGENT_ASK, ...(title ? { title } : {}), questions: [] });
 		open.set(flowId, id);
+		// The forms have dropped the oldest already (one more drops the oldest): forget it too.
+		if (open.size > MAX_FORMS_ELSEWHERE) {
+			const [oldest, oldestId] = open.entries().next().value!;
+			open.delete(oldest);
+			forms.remove(oldestId);
+		}
 	});
 	const offCompleted = events.on(COMPLETED, (data) => {
 		if (!isRecord(data)) return;

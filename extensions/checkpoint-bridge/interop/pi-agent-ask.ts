@@ -10,7 +10,7 @@ import type { Checked } from "../model/check.ts";
 import { LIMITS } from "../model/limits.ts";
 import type { QuestionInput } from "../model/question.ts";
 import type { Envelope } from "../model/result.ts";
-import { capLength, sanitiseText } from "../model/sanitise.ts";
+import { capLength, cutText, squeezeSpace } from "../model/sanitise.ts";
 import { validateAskParams } from "../model/validate.ts";
 
 /** The negotiation event a foreground `ask_user` call emits outside TUI mode. */
@@ -89,8 +89,8 @@ export type Mapped = Checked<{ questions: QuestionInput[]; back: Back[] }, { pro
 export const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const text = (v: unknown) => (typeof v === "string" ? v : "");
 /** One line of asker text, neutralised and cut to `max` (cuts are marked with "…"). */
-const line = (v: unknown, max: number) => capLength(sanitiseText(text(v)).replace(/\s+/g, " ").trim(), max);
-const block = (v: unknown, max: number) => capLength(sanitiseText(text(v), { multiline: true }).trim(), max);
+const line = (v: unknown, max: number) => cutText(text(v), max, { tidy: squeezeSpace });
+const block = (v: unknown, max: number) => cutText(text(v), max, { multiline: true, tidy: (clean) => clean.trim() });
 
 /**
  * The form as questions of the relay. Shown labels are cut to our limits and made unique, and each
@@ -101,12 +101,15 @@ const block = (v: unknown, max: number) => capLength(sanitiseText(text(v), { mul
 export function toRelayQuestions(request: Pick<ExternalAskRequest, "title" | "questions">): Mapped {
 	const { questions } = request;
 	if (!Array.isArray(questions) || questions.length === 0) return { ok: false, problem: "the form has no questions" };
+	// Counted before anything is mapped: a form the relay refuses costs nothing to refuse.
+	if (questions.length > LIMITS.questions.max) return { ok: false, problem: `the form has ${questions.length} questions, at most ${LIMITS.questions.max}` };
 	const title = line(request.title, LIMITS.details);
 	const mapped: QuestionInput[] = [];
 	const back: Back[] = [];
 	for (const [i, raw] of questions.entries()) {
 		if (!isRecord(raw) || typeof raw.id !== "string") return { ok: false, problem: `question ${i + 1} has no id` };
-		const prompt = sanitiseText(text(raw.prompt)).replace(/\s+/g, " ").trim() || line(raw.label, LIMITS.question) || line(raw.id, LIMITS.question);
+		// Read no further than the details could show of it.
+		const prompt = line(raw.prompt, LIMITS.details) || line(raw.label, LIMITS.question) || line(raw.id, LIMITS.question);
 		const question = capLength(prompt, LIMITS.question);
 		// The whole prompt stays readable when the question had to be cut.
 		const details = block([title, question === prompt ? "" : prompt].filter(Boolean).join("\n\n"), LIMITS.details);
@@ -114,13 +117,15 @@ export function toRelayQuestions(request: Pick<ExternalAskRequest, "title" | "qu
 		const q: QuestionInput = { question, ...(header ? { header } : {}), ...(details ? { details } : {}) };
 		const values = new Map<string, string>();
 		const options = Array.isArray(raw.options) ? (raw.options as unknown[]) : [];
+		if (options.length > LIMITS.options.max) return { ok: false, problem: `question ${i + 1} has ${options.length} options, at most ${LIMITS.options.max}` };
 		if (options.length > 0) {
 			const shown: { label: string; description?: string; preview?: string }[] = [];
 			for (const [j, option] of options.entries()) {
 				if (!isRecord(option) || typeof option.value !== "string") return { ok: false, problem: `question ${i + 1}, option ${j + 1} has no value` };
-				let label = line(option.label, LIMITS.label) || line(option.value, LIMITS.label) || `Option ${j + 1}`;
-				// Our answers name labels: two options shown alike get their position added.
-				for (let n = 2; values.has(label); n++) label = `${capLength(label, LIMITS.label - 4)} #${n}`;
+				const base = line(option.label, LIMITS.label) || line(option.value, LIMITS.label) || `Option ${j + 1}`;
+				// Our answers name labels: options shown alike are numbered (x, x #2, x #3), each number tried once.
+				let label = base;
+				for (let n = 2; values.has(label); n++) label = `${capLength(base, LIMITS.label - 4)} #${n}`;
 				values.set(label, option.value);
 				const description = line(option.description, LIMITS.description);
 				const preview = block(option.preview, LIMITS.preview);

@@ -6,10 +6,10 @@
  * and `{ active: false }` when it ends. A `toolCallId` on both, as its later hosts page describes,
  * pairs them; without one an end closes the newest open card (a second questionnaire stacks on the first).
  */
-import type { FormsElsewhere } from "../core/elsewhere.ts";
+import { type FormsElsewhere, MAX_FORMS_ELSEWHERE } from "../core/elsewhere.ts";
 import { LIMITS } from "../model/limits.ts";
 import type { QuestionInput } from "../model/question.ts";
-import { capLength, sanitiseText } from "../model/sanitise.ts";
+import { cutText, squeezeSpace } from "../model/sanitise.ts";
 import { isRecord } from "./pi-agent-ask.ts";
 import type { EventBus } from "./pi-agent-ask-page.ts";
 
@@ -19,7 +19,7 @@ const BLOCKED = "rpiv:ask-user:blocked";
 export const RPIV = "rpiv-ask-user-question";
 
 const text = (v: unknown) => (typeof v === "string" ? v : "");
-const line = (v: unknown, max: number) => capLength(sanitiseText(text(v)).replace(/\s+/g, " ").trim(), max);
+const line = (v: unknown, max: number) => cutText(text(v), max, { tidy: squeezeSpace });
 
 /** rpiv's prompt questions as ours, cut to our limits; shown only, never answered here. */
 function questionsOf(payload: unknown): QuestionInput[] {
@@ -47,7 +47,7 @@ function questionsOf(payload: unknown): QuestionInput[] {
 export function rpivOnPage(events: Pick<EventBus, "on">, forms: Pick<FormsElsewhere, "add" | "remove">): () => void {
 	/** The last prompt's questions, until the wait begins (a questionnaire that fails to load never blocks). */
 	let prompted: { questions: QuestionInput[]; toolCallId?: string } | undefined;
-	/** Open cards, oldest first: our form id and rpiv's toolCallId when it gives one. */
+	/** Open cards, oldest first: our form id and rpiv's toolCallId when it gives one; no more than the forms keep. */
 	const open: { id: string; toolCallId?: string }[] = [];
 	const callId = (data: unknown) => (isRecord(data) && typeof data.toolCallId === "string" && data.toolCallId !== "" ? data.toolCallId : undefined);
 
@@ -62,6 +62,8 @@ export function rpivOnPage(events: Pick<EventBus, "on">, forms: Pick<FormsElsewh
 			const questions = prompted && (toolCallId === undefined || prompted.toolCallId === toolCallId) ? prompted.questions : [];
 			prompted = undefined;
 			open.push({ id: forms.add({ tool: RPIV, questions }), ...(toolCallId ? { toolCallId } : {}) });
+			// Questionnaires that never end cannot grow it: the forms have dropped the oldest card already.
+			if (open.length > MAX_FORMS_ELSEWHERE) forms.remove(open.shift()!.id);
 			return;
 		}
 		const at = toolCallId === undefined ? open.length - 1 : open.findIndex((o) => o.toolCallId === toolCallId);

@@ -40,7 +40,7 @@ export class Receipts {
 		if (this.#kept.size >= MAX_OPEN_RECEIPTS)
 			return {
 				ok: false,
-				problem: `${this.#kept.size} receipts are kept already, the most this server keeps (${MAX_OPEN_RECEIPTS}); collect them with wait_for_answers first`,
+				problem: `${this.#kept.size} receipts are kept already, the most this server keeps (${MAX_OPEN_RECEIPTS}); collect them with wait_for_host_answers first`,
 			};
 		const receipt = nanoid();
 		const abort = new AbortController();

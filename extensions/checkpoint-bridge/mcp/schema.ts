@@ -8,13 +8,13 @@ import { MAX_OPEN_RECEIPTS } from "./receipts.ts";
 /** The MCP ask tool's name: the pi tool's. */
 export const ASK_TOOL = "ask_user_via_host";
 /** The tool that collects what receipts became. */
-export const COLLECT_TOOL = "wait_for_answers";
+export const COLLECT_TOOL = "wait_for_host_answers";
 
 /** Shortest call budget over MCP: a model's `timeoutMs: 1` would close the question before a human can read it. @default 10_000 */
 export const MCP_MIN_TIMEOUT_MS = 10_000;
-/** Default wait of wait_for_answers, under the 60 s most clients give one tool call. @default 25_000 */
+/** Default wait of wait_for_host_answers, under the 60 s most clients give one tool call. @default 25_000 */
 export const DEFAULT_COLLECT_WAIT_MS = 25_000;
-/** Longest wait of wait_for_answers. @default 50_000 */
+/** Longest wait of wait_for_host_answers. @default 50_000 */
 export const MAX_COLLECT_WAIT_MS = 50_000;
 
 /** A JSON schema of an object, as MCP's tool listing takes it. */
@@ -63,7 +63,7 @@ const ENVELOPE_SCHEMA = {
 /** The ask tool's output: the envelope, or with `wait: false` a receipt. */
 export const ASK_OUTPUT_SCHEMA: ObjectSchema = ENVELOPE_SCHEMA as ObjectSchema;
 
-/** wait_for_answers' input. */
+/** wait_for_host_answers' input. */
 export const COLLECT_INPUT_SCHEMA: ObjectSchema = {
 	type: "object",
 	properties: {
@@ -79,7 +79,7 @@ export const COLLECT_INPUT_SCHEMA: ObjectSchema = {
 	},
 };
 
-/** wait_for_answers' output: each ended receipt's envelope (handed back once), and the receipts still open. */
+/** wait_for_host_answers' output: each ended receipt's envelope (handed back once), and the receipts still open. */
 export const COLLECT_OUTPUT_SCHEMA: ObjectSchema = {
 	type: "object",
 	properties: {

@@ -1,6 +1,6 @@
 /**
  * The MCP server's tools over any MCP transport: `ask_user_via_host` (the pi tool's questions, its
- * validation and its envelope) and `wait_for_answers` (what receipts became). Which host a call
+ * validation and its envelope) and `wait_for_host_answers` (what receipts became). Which host a call
  * reaches is the caller's `ask`; with none reachable the questions go to the client's own user as
  * an elicitation form when the client declared it, else the call ends `no-host` at once with a note
  * that tells the model to ask in its chat and not to call again. The client's `clientInfo.name` is

@@ -32,6 +32,11 @@ export const LIMITS = {
 export const MAX_REQUEST_ID_LENGTH = 128;
 /** Longest asker session id the host takes. @default 128 */
 export const MAX_SESSION_ID_LENGTH = 128;
+/**
+ * Longest asker label a frame may carry, in UTF-16 code units, checked before anything reads it: an
+ * asker names itself in at most 48 code points (core/identity.ts), so this leaves room to spare. @default 256
+ */
+export const MAX_SENT_LABEL_LENGTH = 256;
 
 /**
  * Bounds of a relayed dialog of another extension (Question.dialog): generous, because such a dialog

@@ -62,10 +62,51 @@ export function sanitiseText(text: string, options?: { multiline?: boolean }): s
 	return wellFormed.replace(/\t/g, " ").replace(FORBIDDEN, "").replace(DISPUTED_FORMAT, "");
 }
 
-/** Cuts `text` to at most `max` code points, marking a cut with "…". */
+/** Runs of whitespace as one space, and none at either end: text for one line. */
+export const squeezeSpace = (text: string): string => text.replace(/\s+/g, " ").trim();
+
+/** Whether the UTF-16 code unit at `at` starts a surrogate pair (its other half follows). */
+const pairAt = (text: string, at: number) => {
+	const unit = text.charCodeAt(at);
+	if (unit < 0xd800 || unit > 0xdbff) return false;
+	const next = text.charCodeAt(at + 1);
+	return next >= 0xdc00 && next <= 0xdfff;
+};
+
+/** The first `count` code points of `text`; looks at no more of it than it keeps. */
+function headCodePoints(text: string, count: number): string {
+	let end = 0;
+	for (let n = 0; n < count && end < text.length; n++) end += pairAt(text, end) ? 2 : 1;
+	return text.slice(0, end);
+}
+
+/** Cuts `text` to at most `max` code points, marking a cut with "…". The work is bounded by `max`, not by the text. */
 export function capLength(text: string, max: number): string {
-	const chars = [...text];
-	return chars.length <= max ? text : `${chars.slice(0, max - 1).join("")}…`;
+	// A code point is one or two code units: text this short has no more than `max` of them.
+	if (text.length <= max) return text;
+	const kept = headCodePoints(text, max);
+	return kept.length === text.length ? text : `${headCodePoints(kept, max - 1)}…`;
+}
+
+/**
+ * Code units of raw text read per code point a cut keeps: room for what sanitising removes (escape
+ * sequences, controls) and whitespace squeezed away, so text that loses some of its characters
+ * still fills the cut, while a megabyte costs what the cut keeps, not what was sent. @default 4
+ */
+const READ_PER_KEPT = 4;
+
+/**
+ * `text` neutralised (sanitiseText), shaped by `tidy` (a squeeze of whitespace, a trim) and cut to at
+ * most `max` code points, marking a cut with "…". Only the first `READ_PER_KEPT × max` code units are
+ * read: what lies beyond could never be shown, so it is marked as cut without being looked at.
+ */
+export function cutText(text: string, max: number, options?: { multiline?: boolean; tidy?: (clean: string) => string }): string {
+	const window = READ_PER_KEPT * max + 16;
+	// Never end the window between the two halves of a pair: the half would read as a lone surrogate.
+	const head = text.length <= window ? text : text.slice(0, pairAt(text, window - 1) ? window - 1 : window);
+	const clean = sanitiseText(head, options?.multiline ? { multiline: true } : undefined);
+	const shaped = options?.tidy ? options.tidy(clean) : clean;
+	return head.length === text.length ? capLength(shaped, max) : `${headCodePoints(shaped, max - 1)}…`;
 }
 
 /**
@@ -84,5 +125,5 @@ export function shownValue(value: unknown, max = 40): string {
 		}
 		text ??= Object.prototype.toString.call(value);
 	}
-	return capLength(sanitiseText(text), max);
+	return cutText(text, max);
 }

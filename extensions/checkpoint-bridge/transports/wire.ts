@@ -10,7 +10,7 @@ import type { AskerIdentity } from "../core/identity.ts";
 import type { RelayCancel, RelayProgress, RelayRequest, RelayResult } from "../core/protocol.ts";
 import type { Answer } from "../model/answer.ts";
 import type { Checked } from "../model/check.ts";
-import { MAX_REQUEST_ID_LENGTH } from "../model/limits.ts";
+import { MAX_REQUEST_ID_LENGTH, MAX_SENT_LABEL_LENGTH, MAX_SESSION_ID_LENGTH } from "../model/limits.ts";
 import { STATUSES } from "../model/result.ts";
 import { shownValue } from "../model/sanitise.ts";
 
@@ -130,6 +130,11 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "obj
 const isText = (v: unknown, max = Number.POSITIVE_INFINITY): v is string => typeof v === "string" && v.length <= max;
 const isSecret = (v: unknown): v is string => isText(v, MAX_SECRET_LENGTH) && v.length >= MIN_SECRET_LENGTH && /^[\w-]+$/.test(v);
 const isId = (v: unknown): v is string => isText(v, MAX_REQUEST_ID_LENGTH) && v !== "";
+/** Who asks, bounded before anything reads it: a megabyte label cost the host ~50 ms of CPU per frame. */
+const isAsker = (v: unknown): v is AskerIdentity => isRecord(v) && isText(v.label, MAX_SENT_LABEL_LENGTH) && isText(v.sessionId, MAX_SESSION_ID_LENGTH);
+/** What a bad asker is told, for `frame` (request or notice). */
+const askerProblem = (frame: string) =>
+	`${frame}.asker must be {label, sessionId} strings of at most ${MAX_SENT_LABEL_LENGTH} and ${MAX_SESSION_ID_LENGTH} characters`;
 const isFiniteNumber = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
 const isIndex = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
 /** Whether `v` is a list of answers with string `question` and `answer` (the rest is the host's to check). */
@@ -152,8 +157,7 @@ function frameProblem(frame: Record<string, unknown>): string | undefined {
 			return undefined;
 		case "request": {
 			if (!isId(frame.id)) return `request.id must be a non-empty string of at most ${MAX_REQUEST_ID_LENGTH} characters`;
-			const asker = frame.asker;
-			if (!isRecord(asker) || typeof asker.label !== "string" || typeof asker.sessionId !== "string") return "request.asker must be {label, sessionId} strings";
+			if (!isAsker(frame.asker)) return askerProblem("request");
 			if (!Array.isArray(frame.questions)) return "request.questions must be an array";
 			for (const field of ["deadline", "dialogTimeoutMs", "createdAt"] as const)
 				if (!isFiniteNumber(frame[field])) return `request.${field} must be a finite number`;
@@ -167,8 +171,7 @@ function frameProblem(frame: Record<string, unknown>): string | undefined {
 			if (frame.reason !== "timeout" && frame.reason !== "cancelled") return 'cancel.reason must be "timeout" or "cancelled"';
 			return undefined;
 		case "notice": {
-			const asker = frame.asker;
-			if (!isRecord(asker) || typeof asker.label !== "string" || typeof asker.sessionId !== "string") return "notice.asker must be {label, sessionId} strings";
+			if (!isAsker(frame.asker)) return askerProblem("notice");
 			// Counted in code points, as the asker's cut (capLength) counts them.
 			if (typeof frame.message !== "string" || frame.message.length > 2 * MAX_NOTICE_LENGTH || [...frame.message].length > MAX_NOTICE_LENGTH)
 				return `notice.message must be a string of at most ${MAX_NOTICE_LENGTH} characters`;

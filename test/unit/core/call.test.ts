@@ -4,7 +4,7 @@
  */
 import { getEventListeners } from "node:events";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { type CallControl, type CallOptions, replyAnswersProblem, runCall } from "../../../extensions/checkpoint-bridge/core/call.ts";
+import { type CallControl, type CallOptions, replyAnswersProblem, runCall, VERDICT_GRACE_MS } from "../../../extensions/checkpoint-bridge/core/call.ts";
 import { PROTOCOL_VERSION, type RelayProgress } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
 import type { Status } from "../../../extensions/checkpoint-bridge/model/result.ts";
 import { validateAskParams } from "../../../extensions/checkpoint-bridge/model/validate.ts";
@@ -197,5 +197,51 @@ describe("a call settles exactly once", () => {
 		t.control().reply({ v: PROTOCOL_VERSION, id: t.control().id, kind: "result", status: "ok", answers: [answer] });
 		await call;
 		expect(getEventListeners(abort.signal, "abort")).toEqual([]);
+	});
+});
+
+describe("at the deadline the host's clock decides (ADR-0019, issue 30 finding 4)", () => {
+	it("a host that holds the request and answered at the deadline: its ok, sent on a later turn, is what the asker gets", async () => {
+		const t = transport();
+		const call = runCall(options({ budgetMs: 5_000 }), t.start);
+		const { id } = t.control();
+		t.control().reply(progress(id, "queued"));
+		await vi.advanceTimersByTimeAsync(5_000);
+		// The host took the human's answer 1 ms before the deadline; its result arrives just after it.
+		await vi.advanceTimersByTimeAsync(8);
+		t.control().reply({ v: PROTOCOL_VERSION, id, kind: "result", status: "ok", answers: [answer] });
+		expect(await call).toMatchObject({ status: "ok", answers: [answer] });
+		expect(t.ends).toEqual([{ cancelHost: false, status: "ok" }]);
+	});
+
+	it("the host's own timeout is what the asker reports, with the host's note; nothing is cancelled", async () => {
+		const t = transport();
+		const call = runCall(options({ budgetMs: 5_000 }), t.start);
+		const { id } = t.control();
+		t.control().reply(progress(id, "queued"));
+		await vi.advanceTimersByTimeAsync(5_001);
+		t.control().reply({ v: PROTOCOL_VERSION, id, kind: "result", status: "timeout", answers: [], note: "the host's" });
+		expect(await call).toMatchObject({ status: "timeout", note: expect.stringContaining("the host's") });
+		expect(t.ends).toEqual([{ cancelHost: false, status: "timeout" }]);
+	});
+
+	it(`a host whose verdict does not come within ${VERDICT_GRACE_MS} ms of the deadline: timeout, and the host is told`, async () => {
+		const t = transport();
+		const call = runCall(options({ budgetMs: 5_000 }), t.start);
+		t.control().reply(progress(t.control().id, "shown"));
+		await vi.advanceTimersByTimeAsync(5_000 + VERDICT_GRACE_MS - 1);
+		expect(t.ends).toEqual([]);
+		await vi.advanceTimersByTimeAsync(1);
+		expect(await call).toMatchObject({ status: "timeout", note: expect.stringContaining("The call's budget of 5000 ms ran out") });
+		expect(t.ends).toEqual([{ cancelHost: true, status: "timeout" }]);
+		expect(vi.getTimerCount()).toBe(0);
+	});
+
+	it("no host has said it holds the request: timeout at the deadline itself", async () => {
+		const t = transport();
+		const call = runCall(options({ budgetMs: 5_000 }), t.start);
+		await vi.advanceTimersByTimeAsync(5_000);
+		expect(await call).toMatchObject({ status: "timeout" });
+		expect(t.ends).toEqual([{ cancelHost: true, status: "timeout" }]);
 	});
 });

@@ -366,13 +366,16 @@ describe(`the cap of ${MAX_OPEN_PER_ASKER} open requests per asker`, () => {
 		expect(to("over-last")).toMatchObject([{ status: "error", note: refusal }]);
 	});
 
-	it("counts one asker session per origin: the same session id over two connections, or none, are three askers", () => {
+	it("counts one asker session over every connection of a transport: the same session id in this process, on the endpoint and in the room are three askers", () => {
 		const { host: h, to } = host();
-		const origins = ["local:1", "local:2", undefined];
+		const origins = ["local:1", "nats:_INBOX.a", undefined];
 		for (const origin of origins) for (let i = 0; i < MAX_OPEN_PER_ASKER; i++) h.serve(request(`${origin}-${i}`, origin === undefined ? {} : { origin }));
 		for (const origin of origins) for (let i = 0; i < MAX_OPEN_PER_ASKER; i++) expect(to(`${origin}-${i}`)[0]?.kind, `${origin}-${i}`).toBe("progress");
-		h.serve(request("over", { origin: "local:2" }));
-		expect(to("over")).toMatchObject([{ kind: "result", status: "error", note: refusal }]);
+		// Another connection of the endpoint, another inbox in the room: the same askers, already at the cap.
+		h.serve(request("over-local", { origin: "local:2" }));
+		h.serve(request("over-nats", { origin: "nats:_INBOX.b" }));
+		expect(to("over-local")).toMatchObject([{ kind: "result", status: "error", note: refusal }]);
+		expect(to("over-nats")).toMatchObject([{ kind: "result", status: "error", note: refusal }]);
 	});
 });
 

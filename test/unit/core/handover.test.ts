@@ -142,10 +142,11 @@ describe("host replacement (/new, /resume, /fork, /reload)", () => {
 		await vi.advanceTimersByTimeAsync(1_000);
 		role.release("fork", "ended");
 		await vi.advanceTimersByTimeAsync(500);
-		expect(call.envelope?.status).toBe("timeout");
+		// The asker was told a host held it: it waits for a verdict (ADR-0019), which the replacement gives.
 		const { ui } = fakeUI();
 		claimHostRole(handle, { ui, surface: dialogSurface(ui), sessionId: "replacement" });
 		await flush(vi);
+		expect(call.envelope?.status).toBe("timeout");
 		expect(handle.snapshot()?.open).toEqual([]);
 	});
 });

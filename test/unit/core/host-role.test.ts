@@ -4,7 +4,9 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { claimHostRole, HANDOVER_GRACE_MS, type SettledRecord } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
+import { MAX_NOTICES_PER_WINDOW, NOTICE_WINDOW_MS } from "../../../extensions/checkpoint-bridge/core/notice-window.ts";
 import { OBSERVER_EVENTS } from "../../../extensions/checkpoint-bridge/core/observers.ts";
+import { PROTOCOL_VERSION } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
 import { reportToolMissing, toolMissingNotice } from "../../../extensions/checkpoint-bridge/core/tool-missing.ts";
 import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { fakeUI } from "../support/fake-ui.ts";
@@ -97,5 +99,35 @@ describe("notices from sessions without a UI (a child whose tools: line leaves o
 		role.release("quit", "bye");
 		reportToolMissing(handle, "writer", "ask_user_via_host");
 		expect(fake.notices).toHaveLength(2);
+	});
+});
+
+describe("notices of other extensions from sessions of the host's own process (issue 30, finding 6)", () => {
+	const notice = (message: string, origin?: string) => ({
+		v: PROTOCOL_VERSION,
+		asker: { label: "subagent-flooder", sessionId: "child-session" },
+		message,
+		type: "info" as const,
+		...(origin ? { origin } : {}),
+	});
+
+	it("10,000 at once bring the human 20 in 10 s, the next window 20 more; an arrival notice of a request still shows", async () => {
+		const { handle, fake, ask } = relay();
+		for (let i = 0; i < 10_000; i++) handle.bus.emit("relay:notice", notice(`n${i}`));
+		const relayed = () => fake.notices.filter((n) => n.message.startsWith("[subagent-flooder]"));
+		expect(relayed()).toHaveLength(MAX_NOTICES_PER_WINDOW);
+		void ask([{ question: "Still heard?" }], { label: "planner" });
+		await flush(vi);
+		expect(fake.notices.at(-1)?.message).toMatch(/^checkpoint-bridge: \[planner\] asks/);
+		await vi.advanceTimersByTimeAsync(NOTICE_WINDOW_MS);
+		for (let i = 0; i < 100; i++) handle.bus.emit("relay:notice", notice(`later ${i}`));
+		expect(relayed()).toHaveLength(2 * MAX_NOTICES_PER_WINDOW);
+	});
+
+	it("a notice a transport delivered (it carries an origin) is left to that transport's own window", () => {
+		const { handle, fake } = relay();
+		for (let i = 0; i < 2 * MAX_NOTICES_PER_WINDOW; i++) handle.bus.emit("relay:notice", notice(`n${i}`));
+		handle.bus.emit("relay:notice", notice("from the endpoint", "local:abc"));
+		expect(fake.notices.at(-1)?.message).toBe("[subagent-flooder] from the endpoint");
 	});
 });

@@ -445,9 +445,10 @@ describe("every call settles exactly once and leaves nothing behind", () => {
 		await vi.advanceTimersByTimeAsync(10_000);
 		expect(calls.map((c) => c.envelope?.status)).toEqual(["ok", "timeout-or-cancelled", "cancelled", "timeout"]);
 		const ids = calls.map((c) => c.envelope!.requestId!);
-		// A cancelled request gets no result (nobody listens); the asker that gave up tells the host once.
+		// A cancelled request gets no result (nobody listens); the aborted asker tells the host once. At the budget the
+		// host's own clock settles the request and its verdict ends the call (ADR-0019): no cancel is needed.
 		expect(ids.map((id) => results.get(id) ?? 0)).toEqual([1, 1, 0, 1]);
-		expect(ids.map((id) => cancels.get(id) ?? 0)).toEqual([0, 0, 1, 1]);
+		expect(ids.map((id) => cancels.get(id) ?? 0)).toEqual([0, 0, 1, 0]);
 		expect(audit).toEqual(ids);
 		expect(late).toEqual([]);
 		// Only this test's own counter still listens on each reply channel: the askers' listeners are gone.

@@ -5,6 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { askViaHost } from "../../../extensions/checkpoint-bridge/core/asker.ts";
+import { MAX_TIMEOUT_MS } from "../../../extensions/checkpoint-bridge/core/config.ts";
 import { PROTOCOL_VERSION } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
 import { createHandle, type SharedHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
 import { confirmQuestion, type RelayDeps, relayedUI, selectQuestion, titleOf } from "../../../extensions/checkpoint-bridge/interop/dialog-relay.ts";
@@ -125,6 +126,31 @@ describe("what pi hands back for a dismissed dialog, whatever ended it", () => {
 		// The confirm queued behind it had the same five seconds, queue included.
 		expect(await confirm).toBe(false);
 		expect(fake.open).toHaveLength(0);
+	});
+
+	it("a dialog's own timeout beyond the longest budget (1e300, 2^31 ms) is clamped to it: the dialog stays open, no timer overflows", async () => {
+		const warnings: Error[] = [];
+		const onWarning = (warning: Error) => warnings.push(warning);
+		process.on("warning", onWarning);
+		try {
+			const { ui, fake } = child();
+			const confirm = ui.confirm("Huge?", "", { timeout: 1e300 });
+			const select = ui.select("Beyond 2^31?", ["x", "y"], { timeout: 2 ** 31 });
+			await flush(vi);
+			await vi.advanceTimersByTimeAsync(60_000);
+			expect(fake.dialogs, JSON.stringify(fake.dialogs)).toHaveLength(1);
+			expect(fake.open).toHaveLength(1);
+			expect(fake.dialogs[0]?.closedBy).toBeUndefined();
+			await vi.advanceTimersByTimeAsync(MAX_TIMEOUT_MS - 60_000);
+			expect(await confirm).toBe(false);
+			expect(fake.dialogs[0]?.closedBy).toBe("signal");
+			// Queued behind the confirm for the same hour: out of time before it was shown.
+			expect(await select).toBeUndefined();
+			await new Promise((resolve) => process.nextTick(resolve));
+			expect(warnings.map((w) => w.name)).not.toContain("TimeoutOverflowWarning");
+		} finally {
+			process.off("warning", onWarning);
+		}
 	});
 
 	it("the dialog's own signal closes the host's dialog at once", async () => {

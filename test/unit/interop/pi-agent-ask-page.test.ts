@@ -5,8 +5,8 @@
  * tmux, the page in Chromium) is test/integration/pi-agent-ask.test.ts.
  */
 import { createEventBus } from "@earendil-works/pi-coding-agent";
-import { describe, expect, it } from "vitest";
-import { FormsElsewhere } from "../../../extensions/checkpoint-bridge/core/elsewhere.ts";
+import { describe, expect, it, vi } from "vitest";
+import { FormsElsewhere, MAX_FORMS_ELSEWHERE } from "../../../extensions/checkpoint-bridge/core/elsewhere.ts";
 import { PI_AGENT_ASK, piAgentAskOnPage } from "../../../extensions/checkpoint-bridge/interop/pi-agent-ask-page.ts";
 
 const started = (flowId: string, extra: Record<string, unknown> = {}) => ({
@@ -133,5 +133,21 @@ describe("pi-agent-ask's forms in the host's terminal, on the page", () => {
 		expect(forms.list()).toEqual([]);
 		bus.emit("pi-agent-ask:started", started("flow-2"));
 		expect(forms.list()).toEqual([]);
+	});
+});
+
+describe("forms that never complete (issue 30, finding 9)", () => {
+	it("1,000 started forms without a :completed leave the adapter holding no more than the forms keep (16)", () => {
+		const { bus, forms, stop } = setup();
+		for (let i = 0; i < 1_000; i++) bus.emit("pi-agent-ask:started", started(`never-${i}`));
+		expect(forms.list()).toHaveLength(MAX_FORMS_ELSEWHERE);
+		// The stop removes every form the adapter still holds: what it holds is what the forms show, the newest.
+		const removed = vi.spyOn(forms, "remove");
+		stop();
+		expect(removed).toHaveBeenCalledTimes(MAX_FORMS_ELSEWHERE);
+		expect(forms.list()).toEqual([]);
+		// A form dropped long ago that completes now touches nothing.
+		bus.emit("pi-agent-ask:completed", { version: 1, flowId: "never-0" });
+		expect(removed).toHaveBeenCalledTimes(MAX_FORMS_ELSEWHERE);
 	});
 });

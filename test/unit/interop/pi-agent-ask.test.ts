@@ -137,6 +137,29 @@ describe("the form as questions", () => {
 		expect([...mapped.back[0]!.values.values()]).toEqual(["a", "b", "c"]);
 	});
 
+	it("numbers three options shown alike x, x #2, x #3 (each number added to the label as shown, not to the last one made)", () => {
+		const alike = ["a", "b", "c"].map((value) => ({ label: "x", value }));
+		const mapped = toRelayQuestions({ questions: [{ id: "q", prompt: "Which?", options: alike }] });
+		if (!mapped.ok) throw new Error(mapped.problem);
+		expect((mapped.questions[0]!.options as { label: string }[]).map((o) => o.label)).toEqual(["x", "x #2", "x #3"]);
+		expect([...mapped.back[0]!.values]).toEqual([
+			["x", "a"],
+			["x #2", "b"],
+			["x #3", "c"],
+		]);
+	});
+
+	it("counts questions and options before mapping any: 4,000 alike labels or 50 prompts of 1 MB are refused by their count, each named", () => {
+		const big = "p".repeat(1_000_000);
+		const alike = Array.from({ length: 4_000 }, (_, i) => ({ label: "same", value: `v${i}` }));
+		expect(toRelayQuestions({ questions: [{ id: "q", prompt: big, options: alike }] })).toEqual({
+			ok: false,
+			problem: "question 1 has 4000 options, at most 12",
+		});
+		const prompts = Array.from({ length: 50 }, (_, i) => ({ id: `q${i}`, prompt: big, options: alike.slice(0, 2) }));
+		expect(toRelayQuestions({ questions: prompts })).toEqual({ ok: false, problem: "the form has 50 questions, at most 10" });
+	});
+
 	it("names what the relay would refuse: a lone option, more than 12 options, more than 10 questions", () => {
 		const one = toRelayQuestions({ questions: [{ id: "a", prompt: "Only one?", options: [{ label: "yes", value: "y" }] }] });
 		expect(one).toEqual({ ok: false, problem: expect.stringContaining("options: has 1, needs 2 to 12") });

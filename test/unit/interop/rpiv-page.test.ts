@@ -6,8 +6,8 @@
 
 import { createEventBus } from "@earendil-works/pi-coding-agent";
 import { ASK_USER_BLOCKED_EVENT, ASK_USER_PROMPT_EVENT } from "@juicesharp/rpiv-ask-user-question/events";
-import { describe, expect, it } from "vitest";
-import { FormsElsewhere } from "../../../extensions/checkpoint-bridge/core/elsewhere.ts";
+import { describe, expect, it, vi } from "vitest";
+import { FormsElsewhere, MAX_FORMS_ELSEWHERE } from "../../../extensions/checkpoint-bridge/core/elsewhere.ts";
 import { RPIV, rpivOnPage } from "../../../extensions/checkpoint-bridge/interop/rpiv-page.ts";
 
 const prompt = (question: string, extra: Record<string, unknown> = {}) => ({
@@ -82,6 +82,21 @@ describe("rpiv's questionnaire in the host's terminal, on the page", () => {
 		bus.emit(ASK_USER_BLOCKED_EVENT, { active: true });
 		expect(forms.list()).toMatchObject([{ tool: RPIV, questions: [] }]);
 		stop();
+		expect(forms.list()).toEqual([]);
+	});
+});
+
+describe("questionnaires that never end (issue 30, finding 9)", () => {
+	it("1,000 waits without an end leave the adapter holding no more cards than the forms keep (16)", () => {
+		const { bus, forms, stop } = setup();
+		for (let i = 0; i < 1_000; i++) {
+			bus.emit(ASK_USER_PROMPT_EVENT, prompt(`Q${i}?`));
+			bus.emit(ASK_USER_BLOCKED_EVENT, { active: true });
+		}
+		expect(forms.list()).toHaveLength(MAX_FORMS_ELSEWHERE);
+		const removed = vi.spyOn(forms, "remove");
+		stop();
+		expect(removed).toHaveBeenCalledTimes(MAX_FORMS_ELSEWHERE);
 		expect(forms.list()).toEqual([]);
 	});
 });

@@ -24,7 +24,7 @@ import { AskParamsSchema } from "../../../extensions/checkpoint-bridge/tool/sche
 import { type FakeDialog, fakeUI } from "../support/fake-ui.ts";
 
 const ASK = "ask_user_via_host";
-const COLLECT = "wait_for_answers";
+const COLLECT = "wait_for_host_answers";
 const CONFIRM = { questions: [{ question: "Ship it?", kind: "confirm" }] };
 
 interface World {
@@ -173,7 +173,7 @@ describe("progress and cancel", () => {
 });
 
 describe("receipts", () => {
-	it("wait_for_answers returns nothing settled and the open receipt when nothing is answered within waitMs", async () => {
+	it("wait_for_host_answers returns nothing settled and the open receipt when nothing is answered within waitMs", async () => {
 		const w = await world({ host: true });
 		const receipt = structured(await w.client.callTool({ name: ASK, arguments: { ...CONFIRM, wait: false } }));
 		const t0 = Date.now();
@@ -196,14 +196,14 @@ describe("receipts", () => {
 		expect(structured(await w.client.callTool({ name: ASK, arguments: { ...CONFIRM, wait: false } })).status).toBe("queued");
 	});
 
-	it("wait_for_answers refuses unknown receipts, a list that is not strings, a waitMs that is not a number and unknown parameters, naming each", async () => {
+	it("wait_for_host_answers refuses unknown receipts, a list that is not strings, a waitMs that is not a number and unknown parameters, naming each", async () => {
 		const w = await world();
 		for (const [args, named] of [
 			[{ receipts: ["nope"] }, '"nope" is not open here'],
 			[{ receipts: "nope" }, "receipts: must be an array"],
 			[{ receipts: Array.from({ length: MAX_OPEN_RECEIPTS + 1 }, (_, i) => `r${i}`) }, `at most ${MAX_OPEN_RECEIPTS}`],
 			[{ waitMs: "long" }, "waitMs: must be a finite number"],
-			[{ wait: 5 }, "wait: is not a parameter of wait_for_answers"],
+			[{ wait: 5 }, "wait: is not a parameter of wait_for_host_answers"],
 		] as const) {
 			const result = await w.client.callTool({ name: COLLECT, arguments: args as Record<string, unknown> });
 			expect(result.isError, JSON.stringify(args)).toBe(true);
@@ -361,7 +361,7 @@ describe("random tool arguments (property)", () => {
 		expect((await w.client.listTools()).tools.map((t) => t.name)).toEqual([ASK, COLLECT]);
 	});
 
-	it("wait_for_answers with random arguments: never a crash; a refusal is isError naming the problem, else what it waited for", async () => {
+	it("wait_for_host_answers with random arguments: never a crash; a refusal is isError naming the problem, else what it waited for", async () => {
 		const w = await world({ host: false });
 		const receipt = structured(await w.client.callTool({ name: ASK, arguments: { ...CONFIRM, wait: false } })).receipt as string;
 		const collectArgs = fc.oneof(
@@ -398,6 +398,6 @@ describe("random tool arguments (property)", () => {
 
 	it("an unknown tool is a protocol error naming both tools", async () => {
 		const w = await world();
-		await expect(w.client.callTool({ name: "ask_user", arguments: {} })).rejects.toThrow(/ask_user_via_host and wait_for_answers/);
+		await expect(w.client.callTool({ name: "ask_user", arguments: {} })).rejects.toThrow(/ask_user_via_host and wait_for_host_answers/);
 	});
 });

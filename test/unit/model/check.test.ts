@@ -57,8 +57,8 @@ describe("one spelling of error codes (ADR-0011)", () => {
 		expect(documented).toEqual(OBSERVER_CODES);
 		expect(parseInbound({})).toMatchObject({ ok: false, reply: { code: "invalid_payload" } });
 		expect(resolveInbound([{ question: "Go?", kind: "confirm" }], ["maybe"])).toMatchObject({ ok: false, reply: { code: "invalid_answer" } });
-		// pi's own names (events, the tool's name) are not codes of this package.
-		const PI_NAMES = ["session_start", "session_shutdown", "tool_execution_start", "tool_execution_end", "ask_user_via_host"];
+		// pi's own names (events, the tools' names) are not codes of this package.
+		const PI_NAMES = ["session_start", "session_shutdown", "tool_execution_start", "tool_execution_end", "ask_user_via_host", "wait_for_host_answers"];
 		const snake = SOURCES.flatMap(({ path, text }) => [...text.matchAll(/"([a-z0-9]+_[a-z0-9_]+)"/g)].map((m) => `${path}: ${m[1]}`));
 		expect(snake.filter((hit) => !OBSERVER_CODES.concat(PI_NAMES).includes(hit.split(": ")[1]!))).toEqual([]);
 		// Where a contract code is spelled, the file says why it is snake case.

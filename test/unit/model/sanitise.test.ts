@@ -1,7 +1,7 @@
 /** Neutralising asker text for the terminal (issue 13, finding 5): the function itself. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { capLength, sanitiseText, shownValue, UNSAFE_CHARACTER } from "../../../extensions/checkpoint-bridge/model/sanitise.ts";
+import { capLength, cutText, sanitiseText, shownValue, squeezeSpace, UNSAFE_CHARACTER } from "../../../extensions/checkpoint-bridge/model/sanitise.ts";
 import { validateAskParams } from "../../../extensions/checkpoint-bridge/model/validate.ts";
 import { hostileText } from "../support/hostile-text.ts";
 
@@ -60,6 +60,54 @@ describe("sanitiseText", () => {
 		expect(capLength("abcdef", 4)).toBe("abc…");
 		expect(capLength("🚀🚀🚀", 3)).toBe("🚀🚀🚀");
 		expect(capLength("🚀🚀🚀🚀", 3)).toBe("🚀🚀…");
+	});
+
+	it("caps exactly as a cut of the whole text by code points would, lone surrogates included (property)", () => {
+		const whole = (text: string, max: number) => {
+			const chars = [...text];
+			return chars.length <= max ? text : `${chars.slice(0, max - 1).join("")}…`;
+		};
+		fc.assert(
+			fc.property(fc.string({ unit: "binary", maxLength: 60 }), fc.integer({ min: 1, max: 40 }), (text, max) => {
+				expect(capLength(text, max)).toBe(whole(text, max));
+			}),
+			{ numRuns: 2_000 },
+		);
+	});
+});
+
+describe("cutText: neutralised and cut, reading no more of the text than the cut keeps", () => {
+	it("gives what sanitising the whole text and cutting it gives, for text the window holds (property)", () => {
+		fc.assert(
+			fc.property(hostileText(), fc.integer({ min: 1, max: 40 }), fc.boolean(), (text, max, multiline) => {
+				const tidy = multiline ? (clean: string) => clean.trim() : squeezeSpace;
+				const expected = capLength(tidy(sanitiseText(text, { multiline })), max);
+				if (text.length <= 4 * max + 16) expect(cutText(text, max, { multiline, tidy })).toBe(expected);
+			}),
+			{ numRuns: 2_000 },
+		);
+	});
+
+	it("marks a text longer than the window as cut, within the bound and safe for the terminal, however it ends (property)", () => {
+		fc.assert(
+			fc.property(hostileText(), fc.integer({ min: 1, max: 20 }), fc.string({ unit: "binary", minLength: 100, maxLength: 200 }), (text, max, tail) => {
+				const cut = cutText(text + tail.repeat(2), max);
+				expect([...cut].length).toBeLessThanOrEqual(max);
+				expect(cut.endsWith("…")).toBe(true);
+				expect(cut).not.toMatch(UNSAFE_CHARACTER);
+			}),
+			{ numRuns: 1_000 },
+		);
+	});
+
+	it("keeps the start of a plain megabyte as the whole-text cut would, and never splits a surrogate pair at the window's end", () => {
+		const plain = "word ".repeat(200_000);
+		expect(cutText(plain, 80)).toBe(capLength(plain, 80));
+		// The window ends after 4 × 10 + 16 = 56 code units: an emoji starting at unit 55 is not halved.
+		const emoji = `${"a".repeat(55)}🚀${"b".repeat(100)}`;
+		expect(cutText(emoji, 10)).toBe(`${"a".repeat(9)}…`);
+		// What sanitising removes still counts against the window: mostly escapes, the cut keeps less, and says it cut.
+		expect(cutText(`${"\x1b[31m".repeat(10)}red${"!".repeat(100)}`, 10)).toBe("red!!!…");
 	});
 });
 

@@ -12,6 +12,7 @@
 import fc from "fast-check";
 import { afterEach, beforeEach, expect, vi } from "vitest";
 import { askViaHost } from "../../../extensions/checkpoint-bridge/core/asker.ts";
+import { VERDICT_GRACE_MS } from "../../../extensions/checkpoint-bridge/core/call.ts";
 import { DEADLINE_TOLERANCE_MS } from "../../../extensions/checkpoint-bridge/core/dialog-host.ts";
 import { claimHostRole, HANDOVER_GRACE_MS, type HostRole, STATUS_KEY } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
 import { OBSERVER_EVENTS, type SettledEvent } from "../../../extensions/checkpoint-bridge/core/observers.ts";
@@ -606,8 +607,8 @@ export class Relay {
 		await vi.advanceTimersByTimeAsync(ms);
 		await drain();
 		for (const call of this.calls) {
-			// Nothing outlives its budget, and nothing stays parked past the grace period.
-			if (call.askedAt + call.budgetMs <= Date.now()) expect(call.settlements, `call ${call.no} outlived its budget`).toBe(1);
+			// Nothing outlives its budget (and the wait for a holding host's verdict, ADR-0019), and nothing stays parked past the grace period.
+			if (call.askedAt + call.budgetMs + VERDICT_GRACE_MS <= Date.now()) expect(call.settlements, `call ${call.no} outlived its budget`).toBe(1);
 			if (call.parkedAt !== undefined && call.parkedAt + HANDOVER_GRACE_MS <= Date.now()) {
 				call.parkedAt = undefined;
 				call.parkExpired = true;

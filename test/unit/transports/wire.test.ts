@@ -57,6 +57,14 @@ describe("frames", () => {
 		["a request with questions not a list", JSON.stringify({ ...request, questions: "why?" }), "malformed"],
 		["a request without a deadline", JSON.stringify({ ...request, deadline: null }), "malformed"],
 		["a request with a huge id", JSON.stringify({ ...request, id: "x".repeat(200) }), "malformed"],
+		["a request whose asker label is a megabyte", JSON.stringify({ ...request, asker: { label: "L".repeat(1_000_000), sessionId: "s" } }), "malformed"],
+		["a request whose asker label is one character too long", JSON.stringify({ ...request, asker: { label: "L".repeat(257), sessionId: "s" } }), "malformed"],
+		["a request whose asker session id is too long", JSON.stringify({ ...request, asker: { label: "p", sessionId: "s".repeat(129) } }), "malformed"],
+		[
+			"a notice whose asker label is a megabyte",
+			JSON.stringify({ type: "notice", v, asker: { label: "L".repeat(1_000_000), sessionId: "s" }, message: "m", level: "info" }),
+			"malformed",
+		],
 		["a notice without asker", JSON.stringify({ type: "notice", v, message: "m", level: "info" }), "malformed"],
 		[
 			"a notice whose message is not text",

@@ -10,6 +10,7 @@ import { nanoid } from "nanoid";
 import { MAX_TIMEOUT_MS, NO_LIMIT } from "../../core/config.ts";
 import { deliveryBox } from "../../core/delivery.ts";
 import { type AskerIdentity, askerIdentity } from "../../core/identity.ts";
+import type { NoticeWindow } from "../../core/notice-window.ts";
 import { PROTOCOL_VERSION, type RelayReply, type RelayResult, replyChannel } from "../../core/protocol.ts";
 import type { SharedHandle } from "../../core/shared-handle.ts";
 import type { Answer } from "../../model/answer.ts";
@@ -30,11 +31,6 @@ import { checkProof, freshNonce, proofOf } from "./proof.ts";
 
 /** How long a refused connection is drained before it is destroyed, if the client does not close it first. @default 1000 */
 const REFUSAL_LINGER_MS = 1_000;
-
-/** Most notices one connection brings the human per NOTICE_WINDOW_MS; further ones in the window are dropped. @default 20 */
-export const MAX_NOTICES_PER_WINDOW = 20;
-/** The window MAX_NOTICES_PER_WINDOW counts in, in ms. @default 10000 */
-export const NOTICE_WINDOW_MS = 10_000;
 
 /** How a remote asker is shown: its own label, marked with the process it asks from. */
 export function remoteAsker(asker: AskerIdentity, pid: number): AskerIdentity {
@@ -63,6 +59,8 @@ export interface ConnectionOptions {
 	helloTimeoutMs: number;
 	/** Most requests one connection may have open at once. */
 	maxOpenRequests: number;
+	/** The endpoint's one window of notices, for all its connections together: a hundred connections bring no more than one. */
+	notices: NoticeWindow;
 	/** Called once, when the client has proven itself. */
 	onAuthenticated: () => void;
 	/** How many connections of the endpoint forward each re-sent request (by its id in the host): one sent again twice is shown once. */
@@ -89,9 +87,6 @@ export class Connection {
 	readonly #helloTimer: ReturnType<typeof setTimeout>;
 	/** Frames are being gathered for one write at the end of this turn of the event loop. */
 	#corked = false;
-	/** Start of the current notice window, and the notices taken in it. */
-	#noticeWindowStart = 0;
-	#noticesInWindow = 0;
 
 	readonly socket: net.Socket;
 	readonly options: ConnectionOptions;
@@ -279,19 +274,15 @@ export class Connection {
 		}
 	}
 
-	/** A notice onto the bus as a local one is put, marked with the asking process; past the burst, dropped (a notice is a courtesy). */
+	/** A notice onto the bus as a local one is put, marked with the asking process; past the endpoint's window, dropped (a notice is a courtesy). */
 	#notice(frame: NoticeFrame): void {
-		const now = Date.now();
-		if (now - this.#noticeWindowStart >= NOTICE_WINDOW_MS) {
-			this.#noticeWindowStart = now;
-			this.#noticesInWindow = 0;
-		}
-		if (++this.#noticesInWindow > MAX_NOTICES_PER_WINDOW) return;
+		if (!this.options.notices.take()) return;
 		this.options.handle.bus.emit("relay:notice", {
 			v: PROTOCOL_VERSION,
 			asker: remoteAsker(frame.asker, this.#pid),
 			message: frame.message,
 			type: frame.level,
+			origin: this.#origin,
 		});
 	}
 

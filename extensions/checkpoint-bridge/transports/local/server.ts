@@ -11,6 +11,7 @@ import { promises as fs, rmSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { nanoid } from "nanoid";
+import { NoticeWindow } from "../../core/notice-window.ts";
 import type { SharedHandle } from "../../core/shared-handle.ts";
 import { MAX_FRAME_BYTES } from "../wire.ts";
 import { addressOf, advertise, type EndpointAddress, SOCKET_NAME } from "./address.ts";
@@ -175,6 +176,7 @@ export async function startEndpoint(options: EndpointOptions): Promise<LocalEndp
 		maxFrameBytes: options.maxFrameBytes ?? MAX_FRAME_BYTES,
 		helloTimeoutMs: options.helloTimeoutMs ?? DEFAULT_HELLO_TIMEOUT_MS,
 		maxOpenRequests: options.maxOpenRequests ?? DEFAULT_MAX_OPEN_REQUESTS,
+		notices: new NoticeWindow(),
 		resentHolders: new Map<string, number>(),
 	};
 	const maxPending = Math.max(1, options.maxPendingConnections ?? DEFAULT_MAX_PENDING_CONNECTIONS);

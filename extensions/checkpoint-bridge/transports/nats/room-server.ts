@@ -12,6 +12,7 @@ import { nanoid } from "nanoid";
 import { MAX_TIMEOUT_MS, NO_LIMIT } from "../../core/config.ts";
 import { MAX_OPEN_PER_ASKER } from "../../core/dialog-host.ts";
 import { type AskerIdentity, askerIdentity } from "../../core/identity.ts";
+import { NoticeWindow } from "../../core/notice-window.ts";
 import { PROTOCOL_VERSION, type RelayReply, replyChannel } from "../../core/protocol.ts";
 import type { SharedHandle } from "../../core/shared-handle.ts";
 import type { Answer } from "../../model/answer.ts";
@@ -309,25 +310,20 @@ export function serveRoom(options: RoomServerOptions): RoomServer {
 	};
 
 	// Notices are a courtesy, and anyone in the room can send one: a bounded number per window for the whole room.
-	let noticeWindowStart = 0;
-	let noticesInWindow = 0;
+	const notices = new NoticeWindow(MAX_ROOM_NOTICES_PER_WINDOW, ROOM_NOTICE_WINDOW_MS);
 	const onNotice = (message: BrokerMessage) => {
 		if (closed || message.noResponders) return;
 		const checked = decodeNatsFrame(message.data);
 		if (!checked.ok) return refuse(message, checked.code, checked.message);
 		const frame = checked.frame;
 		if (frame.type !== "notice") return refuse(message, "unexpected", `A ${frame.type} frame does not belong on the notice subject.`);
-		const now = Date.now();
-		if (now - noticeWindowStart >= ROOM_NOTICE_WINDOW_MS) {
-			noticeWindowStart = now;
-			noticesInWindow = 0;
-		}
-		if (++noticesInWindow > MAX_ROOM_NOTICES_PER_WINDOW) return;
+		if (!notices.take()) return;
 		handle.bus.emit("relay:notice", {
 			v: PROTOCOL_VERSION,
 			asker: natsAsker(frame.asker, frame.machine, frame.pid),
 			message: frame.message,
 			type: frame.level,
+			origin: "nats",
 		});
 	};
 

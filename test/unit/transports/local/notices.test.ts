@@ -6,10 +6,10 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { claimHostRole } from "../../../../extensions/checkpoint-bridge/core/host-role.ts";
+import { MAX_NOTICES_PER_WINDOW, NOTICE_WINDOW_MS } from "../../../../extensions/checkpoint-bridge/core/notice-window.ts";
 import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared-handle.ts";
 import { dialogSurface } from "../../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { askRemote, noticeRemote } from "../../../../extensions/checkpoint-bridge/transports/local/client.ts";
-import { MAX_NOTICES_PER_WINDOW, NOTICE_WINDOW_MS } from "../../../../extensions/checkpoint-bridge/transports/local/connection.ts";
 import { closePooledConnections, pooledConnectionCount } from "../../../../extensions/checkpoint-bridge/transports/local/pool.ts";
 import { type LocalEndpoint, startEndpoint } from "../../../../extensions/checkpoint-bridge/transports/local/server.ts";
 import { encodeFrame, MAX_NOTICE_LENGTH, WIRE_VERSION } from "../../../../extensions/checkpoint-bridge/transports/wire.ts";
@@ -36,11 +36,11 @@ async function host() {
 	return { handle, fake, endpoint, notices };
 }
 
-/** A raw connection that did the handshake, as pid 77. */
-async function trusted(endpoint: LocalEndpoint) {
+/** A raw connection that did the handshake, as `pid`. */
+async function trusted(endpoint: LocalEndpoint, pid = 77) {
 	const raw = rawConnection(endpoint.endpoint);
 	cleanups.push(() => void raw.socket.destroy());
-	await raw.handshake(await tokenAt(endpoint.address.tokenPath), 77);
+	await raw.handshake(await tokenAt(endpoint.address.tokenPath), pid);
 	return raw;
 }
 
@@ -72,7 +72,7 @@ describe("a notice from another process reaches the host's human", () => {
 		expect(shown?.message.endsWith("…")).toBe(true);
 	});
 
-	it(`at most ${MAX_NOTICES_PER_WINDOW} per connection in ${NOTICE_WINDOW_MS} ms: the rest are dropped, and the connection serves on`, async () => {
+	it(`at most ${MAX_NOTICES_PER_WINDOW} per endpoint in ${NOTICE_WINDOW_MS} ms: the rest are dropped, and the connection serves on`, async () => {
 		const { endpoint, fake, notices } = await host();
 		const raw = await trusted(endpoint);
 		for (let i = 0; i < MAX_NOTICES_PER_WINDOW + 5; i++) raw.send(noticeLine({ message: `notice ${i}` }));
@@ -84,6 +84,18 @@ describe("a notice from another process reaches the host's human", () => {
 			Array.from({ length: MAX_NOTICES_PER_WINDOW }, (_, i) => `[subagent-gatekeeper (pid 77)] notice ${i}`),
 		);
 		expect(raw.frames.some((f) => f.type === "error")).toBe(false);
+	});
+
+	it("one window for the whole endpoint: 100 connections of one process sending 20 notices each bring the human 20", async () => {
+		const { endpoint, fake } = await host();
+		const clients = await Promise.all(Array.from({ length: 100 }, () => trusted(endpoint, 4242)));
+		for (const [c, raw] of clients.entries()) for (let i = 0; i < MAX_NOTICES_PER_WINDOW; i++) raw.send(noticeLine({ message: `c${c} n${i}` }));
+		// Every frame is read once a request sent after them on each connection is answered.
+		for (const [c, raw] of clients.entries()) raw.send(requestLine(`after-${c}`, { label: "gate", question: `Still served ${c}?` }));
+		for (const [c, raw] of clients.entries()) await raw.frame((f) => f.type === "result" && f.id === `after-${c}`);
+		const relayed = fake.notices.map((n) => n.message).filter((m) => m.startsWith("[subagent-gatekeeper"));
+		expect(relayed).toHaveLength(MAX_NOTICES_PER_WINDOW);
+		expect(clients.some((raw) => raw.frames.some((f) => f.type === "error"))).toBe(false);
 	});
 });
 
@@ -110,6 +122,7 @@ describe("what the endpoint refuses", () => {
 
 	it.each([
 		["an asker that is not {label, sessionId}", { asker: "me" }, "notice.asker"],
+		["an asker label of a megabyte", { asker: { label: "L".repeat(1_000_000), sessionId: "s" } }, "notice.asker"],
 		["a message that is not text", { message: 42 }, "notice.message"],
 		["a message longer than the frame takes", { message: "x".repeat(MAX_NOTICE_LENGTH + 1) }, "notice.message"],
 		["an unknown level", { level: "shout" }, "notice.level"],

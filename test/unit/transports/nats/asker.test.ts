@@ -127,14 +127,29 @@ describe("no host, and a host that goes away (grace 0)", () => {
 		expect(call.envelope!.note).toMatch(/authorization.*CHECKPOINT_BRIDGE_NATS_TOKEN/);
 	});
 
-	it("an asker that gives up (budget) tells the host, whose dialog closes, and closes its connection", async () => {
+	it("an asker whose budget runs out takes the host's verdict: the host's dialog closes at its deadline, the asker closes its connection", async () => {
 		const nats = new FakeNats();
 		const host = natsHost(nats);
 		let client: FakeClient | undefined;
 		const call = track(askFake(nats, Q, { budgetMs: 5_000, connect: async () => (client = nats.client()) }));
 		await vi.advanceTimersByTimeAsync(5_000);
-		expect(call.envelope).toMatchObject({ status: "timeout" });
 		await flush();
+		// The host's clock decided (ADR-0019): its timeout, with its note, is what the asker reports.
+		expect(call.envelope).toMatchObject({ status: "timeout", note: expect.stringMatching(/^The call's budget ran out before every question was answered\./) });
+		expect(host.fake.dialogs[0]!.closedBy).toBe("signal");
+		expect(client!.closed).toBe(true);
+	});
+
+	it("an asker that gives up (abort) tells the host, whose dialog closes, and closes its connection", async () => {
+		const nats = new FakeNats();
+		const host = natsHost(nats);
+		let client: FakeClient | undefined;
+		const abort = new AbortController();
+		const call = track(askFake(nats, Q, { budgetMs: 5_000, signal: abort.signal, connect: async () => (client = nats.client()) }));
+		await vi.advanceTimersByTimeAsync(1_000);
+		abort.abort();
+		await flush();
+		expect(call.envelope).toMatchObject({ status: "cancelled" });
 		expect(host.fake.dialogs[0]!.closedBy).toBe("signal");
 		expect(client!.sent.map((m) => m.subject)).toContain(SUBJECTS.cancel);
 		expect(client!.closed).toBe(true);
@@ -281,9 +296,12 @@ describe("only the host that took the request is heard", () => {
 		const nats = new FakeNats();
 		natsHost(nats);
 		let client: FakeClient | undefined;
-		const call = track(askFake(nats, Q, { budgetMs: 1_000, connect: async () => (client = nats.client()) }));
+		const abort = new AbortController();
+		const call = track(askFake(nats, Q, { budgetMs: 10_000, signal: abort.signal, connect: async () => (client = nats.client()) }));
 		await vi.advanceTimersByTimeAsync(1_000);
-		expect(call.envelope).toMatchObject({ status: "timeout" });
+		abort.abort();
+		await flush();
+		expect(call.envelope).toMatchObject({ status: "cancelled" });
 		const frames = client!.sent.map((m) => decodeNatsFrame(m.data)).map((c) => (c.ok ? c.frame : undefined));
 		const request = frames.find((f) => f?.type === "request") as NatsRequestFrame;
 		const cancel = frames.find((f) => f?.type === "cancel") as NatsCancelFrame;

@@ -40,6 +40,17 @@ describe("versions", () => {
 describe("keys, secrets and seals in frames", () => {
 	const cases: [string, Record<string, unknown>, RegExp][] = [
 		["a request without key", { ...requestFrame("r", Q), key: undefined }, /request\.key/],
+		[
+			"a request whose asker label is a megabyte",
+			{ ...requestFrame("r", Q), asker: { label: "L".repeat(1_000_000), sessionId: "s" } },
+			/request\.asker .*at most 256 and 128/,
+		],
+		[
+			"a notice whose asker label is a megabyte",
+			{ type: "notice", v: NATS_VERSION, asker: { label: "L".repeat(1_000_000), sessionId: "s" }, message: "m", level: "info", pid: 1, machine: "m" },
+			/notice\.asker/,
+		],
+		["a request whose asker session id is too long", { ...requestFrame("r", Q), asker: { label: "l", sessionId: "s".repeat(129) } }, /request\.asker/],
 		["a request whose key is too short", { ...requestFrame("r", Q), key: "abc" }, /request\.key/],
 		["a request without cancelHash", { ...requestFrame("r", Q), cancelHash: undefined }, /request\.cancelHash/],
 		["a cancel without secret", { ...cancelFrame("r"), secret: undefined }, /cancel\.secret/],
