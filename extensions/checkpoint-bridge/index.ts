@@ -6,6 +6,7 @@
  * This file only registers: the host's life is host-life.ts's, the way a call goes route.ts's.
  */
 import type { ExtensionAPI, ToolDefinition } from "@earendil-works/pi-coding-agent";
+import { askViaHost } from "./core/asker.ts";
 import { AUDIT_ENTRY_TYPE, checkpointsReport } from "./core/audit.ts";
 import { callBudget, readConfig } from "./core/config.ts";
 import { formsElsewhere } from "./core/elsewhere.ts";
@@ -15,6 +16,7 @@ import { terminalHere } from "./core/screens.ts";
 import { sharedHandle } from "./core/shared-handle.ts";
 import { reportToolMissing } from "./core/tool-missing.ts";
 import { hostLife } from "./host-life.ts";
+import { recordOwn, reopenOwn } from "./own-questions.ts";
 import { isRelayedUI, relayDialogsOn } from "./interop/dialog-relay.ts";
 import { offerExternalUI } from "./interop/pi-agent-ask.ts";
 import { piAgentAskOnPage } from "./interop/pi-agent-ask-page.ts";
@@ -60,9 +62,12 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 	let stopFormsOnPage: (() => void) | undefined;
 	/** The agent a child runs as, once found: pi rebuilds the system prompt on every read (0.1 ms, at times several). */
 	let activeAgent: string | undefined;
+	/** Set from session_shutdown on: a call ended by the quit stays open in the session, for the next start. */
+	let closing = false;
 
 	// A session with a UI claims the role at start; the next one claims it after /new, /resume, /fork, /reload.
-	pi.on("session_start", async (_event, ctx) => {
+	pi.on("session_start", async (event, ctx) => {
+		closing = false;
 		// With a UI the human gets a notice; without one (print, json modes) stderr is where pi itself warns.
 		reportUnsupportedPi(piVersion, (notice) => (ctx.hasUI ? ctx.ui.notify(notice, "warning") : process.stderr.write(`${notice}\n`)));
 		sessionId = ctx.sessionManager.getSessionId();
@@ -74,6 +79,15 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 		if ((!ctx.hasUI || relayed) && !pi.getActiveTools().includes(TOOL_NAME))
 			reportToolMissing(handle, activeAgentOf(ctx.getSystemPrompt?.()) ?? askerIdentity(pi.getSessionName(), sessionId).label, TOOL_NAME);
 		if (!relayed) await host.claim(ctx, sessionId);
+		// A continued or resumed host session asks its own questions a crash or a quit left open again (own-questions.ts).
+		if (host.role && (event.reason === "startup" || event.reason === "resume"))
+			void reopenOwn(
+				pi,
+				() => ctx.sessionManager.getEntries(),
+				sessionId,
+				(own, budget) => askViaHost({ handle, asker: own.asker, questions: own.questions, ...budget, resent: true }),
+				() => !closing,
+			);
 		// Other ask tools' forms open in this terminal show on the web page too (interop/); elsewhere they ride the relay.
 		// A foreground child of a terminal host (relayed in mode "tui", ADR-0016) draws its forms in that terminal: they show too.
 		if (pi.events && ctx.mode === "tui" && !stopFormsOnPage) {
@@ -87,6 +101,7 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 	pi.on("tool_execution_end", (_event, ctx) => toolEdge(ctx.ui, "end"));
 
 	pi.on("session_shutdown", (event) => {
+		closing = true;
 		stopFormsOnPage?.();
 		stopFormsOnPage = undefined;
 		return host.release(event.reason);
@@ -149,7 +164,11 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 					onProgress: (progress: RelayProgress) =>
 						onUpdate?.({ content: [{ type: "text", text: progressText(progress, total) }], details: undefined as unknown as Envelope }),
 				};
-				return toToolResult(await askAlong(routeNow(), options, { handle, loadNats }));
+				// The host session's own question is recorded first: a crash or a quit leaves it open for the next start.
+				const own = host.role ? recordOwn(pi, asker, checked.questions) : undefined;
+				const envelope = await askAlong(routeNow(), options, { handle, loadNats });
+				if (!closing) own?.ended(envelope.status);
+				return toToolResult(envelope);
 			} catch (error) {
 				// Environmental failures become a status, never an exception into pi.
 				const reason = error instanceof Error ? error.message : String(error);

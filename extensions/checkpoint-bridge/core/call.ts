@@ -24,6 +24,8 @@ export interface CallOptions {
 	signal?: AbortSignal;
 	/** Called for every progress reply: queued, shown, answered. */
 	onProgress?: (progress: RelayProgress) => void;
+	/** The request is asked again after its host restarted: shown marked as asked before the restart. @default false */
+	resent?: boolean;
 }
 
 /** What a transport gets to drive one call. */
@@ -122,6 +124,7 @@ export function runCall(options: CallOptions, start: (call: CallControl) => ((ca
 				deadline: budgetMs === NO_LIMIT ? NO_LIMIT : startedAt + budgetMs,
 				dialogTimeoutMs: shorterLimit(dialogTimeoutMs, budgetMs),
 				createdAt: startedAt,
+				...(options.resent === true ? { resent: true } : {}),
 			},
 			reply(reply) {
 				if (settled) return;
