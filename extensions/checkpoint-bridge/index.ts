@@ -165,9 +165,9 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 						onUpdate?.({ content: [{ type: "text", text: progressText(progress, total) }], details: undefined as unknown as Envelope }),
 				};
 				// The host session's own question is recorded first: a crash or a quit leaves it open for the next start.
-				const own = host.role ? recordOwn(pi, asker, checked.questions) : undefined;
+				const own = host.role ? recordOwn(pi, asker, checked.questions, () => !closing) : undefined;
 				const envelope = await askAlong(routeNow(), options, { handle, loadNats });
-				if (!closing) own?.ended(envelope.status);
+				own?.ended(envelope.status, signal?.aborted === true);
 				return toToolResult(envelope);
 			} catch (error) {
 				// Environmental failures become a status, never an exception into pi.

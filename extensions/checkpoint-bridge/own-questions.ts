@@ -51,11 +51,35 @@ export function unendedOwn(entries: readonly EntryLike[]): OwnAsked[] {
 	return [...asked.values()].filter((own) => !ended.has(own.requestId));
 }
 
-/** Records an own question before it is shown; `ended` records its end. */
-export function recordOwn(pi: Pick<MessageApi, "appendEntry">, asker: AskerIdentity, questions: QuestionInput[]): { ended(status: Envelope["status"]): void } {
+/**
+ * How long the end of an aborted own call waits before it is recorded. pi aborts the running turn
+ * before it tells the session it shuts down (a quit, `/resume`, `/new`): an abort followed by the
+ * shutdown within this time leaves the question open for the next start; an abort alone (the human
+ * stopped the turn) ends it. @default 1000
+ */
+export const ABORT_SETTLE_MS = 1_000;
+
+/**
+ * Records an own question before it is shown. `ended` records its end unless the session is
+ * shutting down (`stillHere()` false): a quit leaves the question open, as a crash does.
+ */
+export function recordOwn(
+	pi: Pick<MessageApi, "appendEntry">,
+	asker: AskerIdentity,
+	questions: QuestionInput[],
+	stillHere: () => boolean,
+): { ended(status: Envelope["status"], aborted: boolean): void } {
 	const requestId = nanoid();
 	pi.appendEntry(OWN_ASKED_ENTRY_TYPE, { requestId, asker, questions, askedAt: Date.now() } satisfies OwnAsked);
-	return { ended: (status) => pi.appendEntry(OWN_ENDED_ENTRY_TYPE, { requestId, status }) };
+	const end = (status: Envelope["status"]) => {
+		if (stillHere()) pi.appendEntry(OWN_ENDED_ENTRY_TYPE, { requestId, status });
+	};
+	return {
+		ended(status, aborted) {
+			if (!aborted) return end(status);
+			setTimeout(() => end(status), ABORT_SETTLE_MS).unref?.();
+		},
+	};
 }
 
 /** Request ids reopened in this process, shared by every copy of the extension: a question opens once per process. */

@@ -40,7 +40,7 @@ function sessionEntries(env: PiEnv): Entry[] {
 const answerMessages = (entries: Entry[]) => entries.filter((e) => e.type === "custom_message" && e.customType === "checkpoint-bridge:answer");
 
 describe("the host session's own question across a crash (pi --continue)", () => {
-	it("opens again after SIGKILL, marked as asked before the restart; the answer is one message; a dismissed one does not reopen", async () => {
+	it("opens again after SIGKILL, marked as asked before the restart; the answer is one message, not repeated at the next --continue", async () => {
 		piEnv = createPiEnv({ script: { main: { ask: { questions: [{ question: QUESTION, options: ["Postgres", "SQLite"] }] } } } });
 		let pi = startPi(piEnv);
 		await pi.prompt("pick a database");
@@ -91,5 +91,25 @@ describe("the host session's own question across a crash (pi --continue)", () =>
 		expect(pi.frames.filter(isDialog)).toHaveLength(0);
 		await pi.close();
 		expect(answerMessages(sessionEntries(piEnv))).toHaveLength(1);
+	}, 180_000);
+
+	it("opens again after a quit (stdin closed while the question is open) and is answered once", async () => {
+		piEnv = createPiEnv({ script: { main: { ask: { questions: [{ question: QUESTION, options: ["Postgres", "SQLite"] }] } } } });
+		let pi = startPi(piEnv);
+		await pi.prompt("pick a database");
+		await pi.waitForDialog({ timeoutMs: 60_000 });
+		await pi.close();
+
+		pi = startPi(piEnv, ["--continue"]);
+		const again = await pi.waitForDialog({ timeoutMs: 60_000 });
+		expect(again.title).toContain(QUESTION);
+		expect(JSON.stringify(again)).toContain("asked before the restart");
+		const from = pi.mark();
+		pi.answer(again, "SQLite");
+		await pi.waitFor((f) => f.type === "agent_end", { from, timeoutMs: 60_000 });
+		await pi.close();
+		const messages = answerMessages(sessionEntries(piEnv));
+		expect(messages).toHaveLength(1);
+		expect(JSON.stringify(messages[0])).toContain("SQLite");
 	}, 180_000);
 });
