@@ -14,9 +14,9 @@ import type { AskerIdentity } from "./core/identity.ts";
 import type { QuestionInput } from "./model/question.ts";
 import type { Envelope } from "./model/result.ts";
 
-/** `customType` of the entry recording an own question before it is shown. */
+/** `customType` of the entry recording an own question before it is shown. @public */
 export const OWN_ASKED_ENTRY_TYPE = "checkpoint-bridge:own-asked";
-/** `customType` of the entry recording that an own question's call ended (its tool result carries the envelope). */
+/** `customType` of the entry recording that an own question's call ended (its tool result carries the envelope). @public */
 export const OWN_ENDED_ENTRY_TYPE = "checkpoint-bridge:own-ended";
 
 /** What the session records of an own question. */

@@ -30,7 +30,9 @@ function startPi(env: PiEnv, extra: string[] = []): PiRpc {
 type Entry = { type: string; customType?: string; data?: { requestId?: string }; message?: { role?: string; customType?: string } };
 function sessionEntries(env: PiEnv): Entry[] {
 	const dir = join(env.root, "sessions");
-	const files = readdirSync(dir, { recursive: true }).map(String).filter((f) => f.endsWith(".jsonl"));
+	const files = readdirSync(dir, { recursive: true })
+		.map(String)
+		.filter((f) => f.endsWith(".jsonl"));
 	expect(files).toHaveLength(1);
 	return readFileSync(join(dir, files[0]!), "utf8")
 		.split("\n")
