@@ -1,8 +1,8 @@
-// The extension's layers (ADR-0011): model < core < surfaces, transports, tool, interop < the
+// The extension's layers (ADR-0011): model < core < surfaces, transports, tool, interop, mcp < the
 // extension's root files (index.ts registers). A lower folder never imports a higher one, and the
 // folders of one layer never import each other. `npm run lint` runs this (`depcruise`).
 const EXT = "^extensions/checkpoint-bridge/";
-const LAYER_FOLDERS = ["model", "core", "surfaces", "transports", "tool", "interop"];
+const LAYER_FOLDERS = ["model", "core", "surfaces", "transports", "tool", "interop", "mcp"];
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -31,8 +31,8 @@ module.exports = {
 		{
 			name: "middle-layer-imports-down-only",
 			severity: "error",
-			comment: "surfaces/, transports/, tool/ and interop/ import model/, core/ and their own folder: never each other, never the root.",
-			from: { path: `${EXT}(surfaces|transports|tool|interop)/` },
+			comment: "surfaces/, transports/, tool/, interop/ and mcp/ import model/, core/ and their own folder: never each other, never the root.",
+			from: { path: `${EXT}(surfaces|transports|tool|interop|mcp)/` },
 			to: { path: EXT, pathNot: [`${EXT}(model|core)/`, `${EXT}$1/`] },
 		},
 		{

@@ -75,6 +75,9 @@ for (let s = 0; s < NO_DISK_CACHE_SAMPLES; s++) noCacheSamples.push(child("load.
 log("bench: memory (figure 4)...");
 const memory = child("memory.mjs", [MEMORY_N], { nodeFlags: ["--expose-gc"] });
 
+log("bench: ask now, answer later...");
+const later = child("ask-later.mjs", [2_000], { nodeFlags: ["--expose-gc"] });
+
 log("bench: remote relay (figure 5)...");
 const remote = child("remote.mjs", [], { nodeFlags: ["--expose-gc"] });
 
@@ -86,6 +89,8 @@ log("bench: NATS room flooded (figure 8)...");
 const natsFlood = child("nats-flood.mjs", [], { nodeFlags: ["--expose-gc"] });
 log("bench: relayed dialog of another extension (figure 9)...");
 const dialogRelay = child("dialog-relay.mjs");
+log("bench: MCP client round trip (figure 10)...");
+const mcp = child("mcp.mjs");
 
 // ---- figures ----
 const loadFigure = (samples) => ({
@@ -131,11 +136,13 @@ const results = {
 	scaling,
 	load,
 	memory,
+	later,
 	remote,
 	web,
 	nats,
 	natsFlood,
 	dialogRelay,
+	mcp,
 };
 const tmp = `${RESULTS}.tmp`;
 writeFileSync(tmp, `${JSON.stringify(results, null, "\t")}\n`);
@@ -281,6 +288,19 @@ out.push(
 );
 out.push(
 	"",
+	`4b. Ask now, answer later (wait: false receipts in the host's process; ${later.n.toLocaleString("en")} late questions at a host that never answers)`,
+);
+out.push(
+	table(
+		["figure", "value"],
+		[
+			[`receipt latency p50 / p99 (${later.receipts} calls)`, `${f(later.receiptUs.p50)} / ${f(later.receiptUs.p99)} µs`],
+			["heap per late question", `${f(later.bytesPerLateQuestion / 1024, 2)} KiB`],
+		],
+	),
+);
+out.push(
+	"",
 	"5. Remote relay against in-process (µs per call), host UI answers at once. remote = askRemote from another process through the host's socket endpoint; in-process = askViaHost",
 );
 const remoteRow = (label, figure, local, far) => [
@@ -334,6 +354,20 @@ out.push(
 			dialogRow("the host session (its own UI)", dialogRelay.host),
 			dialogRow("a child (relayed to the host)", dialogRelay.child),
 			["added by the relay", f(dialogRelay.addedP50Us), "", "", f(dialogRelay.addedCpuPerCallUs)],
+		],
+	),
+);
+out.push(
+	"",
+	`10. A question from an MCP client (µs per call, ${mcp.calls} calls a side, one at a time): the SDK client's tools/call of ask_user_via_host over stdio to the bin checkpoint-bridge-mcp, on to this process's host through the local socket, against askViaHost in the host's process; the host's UI answers at once`,
+);
+out.push(
+	table(
+		["asked from", "p50", "p99"],
+		[
+			["the host's process (askViaHost)", f(mcp.inProcessUs.p50), f(mcp.inProcessUs.p99)],
+			["an MCP client (stdio, then the socket)", f(mcp.mcpUs.p50), f(mcp.mcpUs.p99)],
+			["added by MCP and the socket", f(mcp.addedP50Us), ""],
 		],
 	),
 );

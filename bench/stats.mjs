@@ -20,3 +20,10 @@ export function summary(values) {
 	const sorted = Float64Array.from(values).sort();
 	return { p50: percentile(sorted, 50), p99: percentile(sorted, 99), samples: sorted.length };
 }
+
+/** The heap in use after the event loop settled and three full GCs (run node with --expose-gc). */
+export async function heapAfterGc() {
+	await new Promise((resolve) => setImmediate(resolve));
+	for (let i = 0; i < 3; i++) globalThis.gc();
+	return process.memoryUsage().heapUsed;
+}

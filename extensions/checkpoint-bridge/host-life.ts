@@ -6,6 +6,7 @@
  */
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { claimHostRole, type HostRole, type SettledRecord } from "./core/host-role.ts";
+import { lateBook } from "./core/late.ts";
 import { terminalDraws } from "./core/screens.ts";
 import type { SharedHandle } from "./core/shared-handle.ts";
 import type { HostUI } from "./core/surface.ts";
@@ -80,6 +81,7 @@ export function hostLife(options: HostLifeOptions): HostLife {
 				sessionId,
 				bell,
 				onSettled,
+				late: lateBook(),
 			});
 			// Processes this host spawns (background sub-agents, pi -p runs) reach it through a local socket.
 			// Awaited: pi waits for session_start, so nothing the session spawns can miss the variable.

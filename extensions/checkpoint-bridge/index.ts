@@ -6,9 +6,11 @@
  * This file only registers: the host's life is host-life.ts's, the way a call goes route.ts's.
  */
 import type { ExtensionAPI, ToolDefinition } from "@earendil-works/pi-coding-agent";
+import { askLater } from "./ask-later.ts";
 import { askViaHost } from "./core/asker.ts";
-import { AUDIT_ENTRY_TYPE, checkpointsReport } from "./core/audit.ts";
+import { AUDIT_ENTRY_TYPE, answerLate, checkpointsReport } from "./core/audit.ts";
 import { callBudget, readConfig } from "./core/config.ts";
+import { deliveryBox, sessionPoster } from "./core/delivery.ts";
 import { formsElsewhere } from "./core/elsewhere.ts";
 import { activeAgentOf, askerIdentity } from "./core/identity.ts";
 import type { RelayProgress } from "./core/protocol.ts";
@@ -33,6 +35,7 @@ import { toToolResult } from "./tool/envelope.ts";
 import { progressText } from "./tool/progress.ts";
 import { renderCallView, renderResultView } from "./tool/render.ts";
 import { AskParamsSchema } from "./tool/schema.ts";
+import { WAIT_TOOL_NAME, WaitParamsSchema, waitForAnswers } from "./tool/wait.ts";
 import { findHostEndpoint } from "./transports/local/index.ts";
 import { readNatsConfig } from "./transports/nats/config.ts";
 
@@ -54,6 +57,10 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 	const piVersion = loadingPiVersion();
 	const handle = sharedHandle();
 	const host = hostLife({ handle, bell, loadNats, onSettled: (record) => pi.appendEntry(AUDIT_ENTRY_TYPE, record) });
+	/** Queued requests of every session of the process and their deliveries as messages (core/delivery.ts). */
+	const box = deliveryBox(() => handle.host()?.sessionId);
+	/** Detaches this session from the box; set from session_start to session_shutdown. */
+	let detach: (() => void) | undefined;
 	/** This session's id, known from session_start on; names the asker in the transcript. */
 	let sessionId: string | undefined;
 	/** This session's system prompt, known from session_start on: a pi-subagents child's names its agent. */
@@ -79,6 +86,12 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 		if ((!ctx.hasUI || relayed) && !pi.getActiveTools().includes(TOOL_NAME))
 			reportToolMissing(handle, activeAgentOf(ctx.getSystemPrompt?.()) ?? askerIdentity(pi.getSessionName(), sessionId).label, TOOL_NAME);
 		if (!relayed) await host.claim(ctx, sessionId);
+		// Attached once the role is settled: a host's session takes what was held for askers that are gone.
+		detach?.();
+		detach = box.attach(
+			sessionId,
+			sessionPoster(pi, () => ctx.sessionManager.getEntries()),
+		);
 		// A continued or resumed host session asks its own questions a crash or a quit left open again (own-questions.ts).
 		if (host.role && (event.reason === "startup" || event.reason === "resume"))
 			void reopenOwn(
@@ -104,6 +117,8 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 		closing = true;
 		stopFormsOnPage?.();
 		stopFormsOnPage = undefined;
+		detach?.();
+		detach = undefined;
 		return host.release(event.reason);
 	});
 
@@ -124,10 +139,12 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 		});
 
 	pi.registerCommand("checkpoints", {
-		description: "checkpoint-bridge: questions open now and the recent history; `web` / `web off` start / stop the answer page",
+		description:
+			"checkpoint-bridge: questions open now (late ones too) and the recent history; `answer <n>` shows late question n again; `web` / `web off` start / stop the answer page",
 		handler: async (args, ctx) => {
 			const words = (args ?? "").trim().split(/\s+/).filter(Boolean);
 			if (words[0] === "web") return webCommand(words.slice(1), ctx.ui, handle, host.role !== undefined);
+			if (words[0] === "answer") return ctx.ui.notify(answerLate(host.role?.host, words[1]), "info");
 			if (words.length > 0) return ctx.ui.notify(WEB_USAGE, "warning");
 			const report = checkpointsReport(handle.snapshot(), ctx.sessionManager.getEntries(), host.role?.host.stats);
 			const page = await webPageLine();
@@ -154,6 +171,10 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 					return toToolResult(makeEnvelope("error", [], `Invalid parameters: ${checked.problems.join("; ")}.`, { asker: asker.label, waitedMs: 0 }));
 				const config = readConfig();
 				const total = checked.questions.length;
+				if (checked.wait === false) {
+					const later = { asker, questions: checked.questions, budgetMs: callBudget(checked.timeoutMs, config), dialogTimeoutMs: config.dialogTimeoutMs };
+					return toToolResult(await askLater(routeNow(), later, { handle, loadNats, box }));
+				}
 				const options = {
 					asker,
 					questions: checked.questions,
@@ -177,6 +198,17 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 		},
 	};
 	pi.registerTool(tool);
+	pi.registerTool({
+		name: WAIT_TOOL_NAME,
+		label: "Wait for host answers",
+		description:
+			"Wait, within a budget, for the answers to questions you asked with ask_user_via_host and wait: false. Returns each that ended; the rest arrive later as messages. Use only when you have nothing else to do.",
+		parameters: WaitParamsSchema,
+		async execute(_toolCallId, params, signal, _onUpdate, ctx) {
+			const outcome = await waitForAnswers(box, ctx.sessionManager.getSessionId(), params, signal);
+			return { content: [{ type: "text", text: JSON.stringify(outcome) }], details: outcome };
+		},
+	});
 
 	// Dialogs of other extensions in this session, when it has no UI, reach the host (ADR-0012).
 	if (!relayDialogsOn()) return;

@@ -10,6 +10,8 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync,
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { promisify } from "node:util";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { ScriptConfig } from "./fixtures/scripted-model.ts";
 import { ASK_TOOL, baseArgs, createPiEnv, envelopesIn, NODE_BIN, PI_VERSION, type PiEnv, REPO_ROOT, runPi } from "./harness/pi-cli.ts";
@@ -24,7 +26,7 @@ const RUN_MS = 90_000;
 /** What pi supplies to extensions (pi's docs/packages.md, "Declare dependencies"): never installed with the package. */
 const HOST_PROVIDED = ["@earendil-works/pi-agent-core", "@earendil-works/pi-ai", "@earendil-works/pi-coding-agent", "@earendil-works/pi-tui", "typebox"];
 /** Folders shipped whole, and the files beside them. */
-const SHIPPED_FOLDERS = ["extensions", "types", "examples", "adr", "docs"];
+const SHIPPED_FOLDERS = ["extensions", "bin", "types", "examples", "adr", "docs"];
 const SHIPPED_FILES = ["package.json", "README.md", "LICENSE", "CHANGELOG.md"];
 const PROMPT = "Should we release today?";
 const SCRIPT: ScriptConfig = { main: { ask: { questions: [{ question: "Release today?", options: ["yes", "no"] }] } } };
@@ -167,6 +169,36 @@ describe(`the packed package, installed as a user installs it, on pi ${PI_VERSIO
 		const settings = JSON.parse(readFileSync(join(piEnv.agentDir, "settings.json"), "utf8")) as { packages?: string[] };
 		expect(settings.packages).toEqual([relative(piEnv.agentDir, unpacked)]);
 		expectCleanNoHost(await printRun(piEnv, []));
+	});
+
+	it("the bin checkpoint-bridge-mcp runs from a project's node_modules (where Node strips no types itself) and answers over stdio", async () => {
+		// A project that installed the package: npm's layout, typebox (a peer, as npm installs peers by default) beside it.
+		const project = join(root, "project");
+		mkdirSync(join(project, "node_modules"), { recursive: true });
+		// typebox first: npm would prune a package it did not install itself.
+		await run("npm", ["install", "--no-audit", "--no-fund", "--no-save", "typebox@^1"], { cwd: project, env: npmEnv() });
+		await run("cp", ["-r", unpacked, join(project, "node_modules/checkpoint-bridge")]);
+		const manifest = JSON.parse(readFileSync(join(unpacked, "package.json"), "utf8")) as { bin: Record<string, string> };
+		const bin = join(project, "node_modules/checkpoint-bridge", manifest.bin["checkpoint-bridge-mcp"]!);
+		const transport = new StdioClientTransport({
+			command: NODE_BIN,
+			args: [bin],
+			cwd: project,
+			env: { PATH: process.env.PATH ?? "", HOME: root, TMPDIR: root },
+			stderr: "pipe",
+		});
+		let stderr = "";
+		transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+		const client = new Client({ name: "install-check", version: "1" });
+		try {
+			await client.connect(transport);
+			expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual([ASK_TOOL, "wait_for_answers"]);
+			const result = await client.callTool({ name: ASK_TOOL, arguments: { questions: [{ question: "Release today?", kind: "confirm" }] } });
+			expect(result.structuredContent).toMatchObject({ status: "no-host", asker: "install-check" });
+		} finally {
+			await client.close();
+		}
+		expect(stderr, "nothing on stderr").toBe("");
 	});
 
 	it("pi -e <dir> for one run: no warning or error, and the tool answers no-host", async () => {

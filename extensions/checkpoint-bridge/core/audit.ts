@@ -2,7 +2,7 @@
  * The audit trail: every settled request is appended to the host session as a custom entry, so it
  * survives in the session file; `/checkpoints` reads it back with what is open now.
  */
-import type { HostStats } from "./dialog-host.ts";
+import type { DialogHost, HostStats } from "./dialog-host.ts";
 import type { SettledRecord } from "./host-role.ts";
 import type { Snapshot } from "./observers.ts";
 
@@ -28,6 +28,12 @@ const clock = (ms: number) => {
 	return [d.getHours(), d.getMinutes(), d.getSeconds()].map((n) => String(n).padStart(2, "0")).join(":");
 };
 
+/** How long ago `at` was, in whole minutes (or hours). */
+const minutesAgo = (at: number, now = Date.now()) => {
+	const minutes = Math.floor((now - at) / 60_000);
+	return minutes < 60 ? `${minutes} min ago` : `${Math.floor(minutes / 60)} h ago`;
+};
+
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 /** The text `/checkpoints` shows. */
@@ -42,6 +48,16 @@ export function checkpointsReport(snapshot: Snapshot | undefined, entries: reado
 				`  [${open.asker.label}] ${open.state}${open.question !== undefined ? ` (question ${open.question + 1} of ${open.questions.length})` : ""} since ${clock(open.queuedAt)}: ${open.questions.map((q) => q.question.replace(/\s+/g, " ")).join(" | ")}`,
 			);
 	}
+	const late = snapshot?.late ?? [];
+	if (late.length > 0) {
+		lines.push(`${late.length} late (the call's budget ran out; still answerable, the answer goes to the asker as a message):`);
+		late.forEach((request, i) =>
+			lines.push(
+				`  ${i + 1}. [${request.asker.label}] late since ${clock(request.lateSince)} (asked ${minutesAgo(request.queuedAt)}): ${request.questions.map((q) => q.question.replace(/\s+/g, " ")).join(" | ")}`,
+			),
+		);
+		lines.push(`  Answer one with /checkpoints answer <number>.`);
+	}
 	if (stats && stats.questionsAsked > 0)
 		lines.push(
 			`${plural(stats.questionsAsked, "question")} asked, shown to you in ${plural(stats.dialogsShown, "dialog")}${stats.sharedAnswers > 0 ? `; ${plural(stats.sharedAnswers, "answer")} given once went to several askers who asked the same` : ""}.`,
@@ -53,4 +69,20 @@ export function checkpointsReport(snapshot: Snapshot | undefined, entries: reado
 			`  ${clock(record.settledAt)} [${record.asker}] ${record.status}, ${record.answers.length}/${record.questions.length} answered, waited ${(record.waitedMs / 1000).toFixed(1)} s`,
 		);
 	return lines.join("\n");
+}
+
+/**
+ * `/checkpoints answer <n>`: shows late request `n` (1-based, as listed) again, through the queue like
+ * any other, in this host's form or dialogs; what to tell the human.
+ */
+export function answerLate(host: Pick<DialogHost, "lateRequests" | "reopenLate"> | undefined, which: string | undefined): string {
+	if (!host) return "checkpoint-bridge: this session is not the host; late questions are answered in the host's session.";
+	const late = host.lateRequests();
+	if (late.length === 0) return "checkpoint-bridge: no late questions.";
+	const n = Number(which ?? (late.length === 1 ? "1" : ""));
+	if (!Number.isSafeInteger(n) || n < 1 || n > late.length)
+		return `checkpoint-bridge: name the late question by its number, 1 to ${late.length}: /checkpoints answer <number> (/checkpoints lists them).`;
+	const request = late[n - 1]!;
+	host.reopenLate(request.request.id);
+	return `checkpoint-bridge: the late question of ${request.request.asker.label} is shown again.`;
 }

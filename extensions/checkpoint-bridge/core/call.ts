@@ -11,6 +11,7 @@ import { END_REASONS, type EndReason, type Envelope, makeEnvelope, type Status }
 import { validateAskParams } from "../model/validate.ts";
 import { NO_LIMIT, shorterLimit } from "./config.ts";
 import type { AskerIdentity } from "./identity.ts";
+import { LATE_NOTE, readLateConfig } from "./late.ts";
 import { PROTOCOL_VERSION, type RelayProgress, type RelayReply, type RelayRequest } from "./protocol.ts";
 
 export interface CallOptions {
@@ -26,6 +27,10 @@ export interface CallOptions {
 	onProgress?: (progress: RelayProgress) => void;
 	/** The request is asked again after its host restarted: shown marked as asked before the restart. @default false */
 	resent?: boolean;
+	/** The request's id, when the caller needs it before the call ends (a `wait: false` receipt). @default a fresh nanoid */
+	id?: string;
+	/** Asked with `wait: false`: the request says so to the host (RelayRequest.later). @default false */
+	later?: boolean;
 }
 
 /** What a transport gets to drive one call. */
@@ -73,7 +78,7 @@ export function replyAnswersProblem(questions: readonly Question[], reply: Pick<
 export function runCall(options: CallOptions, start: (call: CallControl) => ((cancelHost: boolean, status: Status) => void) | void): Promise<Envelope> {
 	const { asker, budgetMs, dialogTimeoutMs, signal, onProgress } = options;
 	const startedAt = Date.now();
-	const id = nanoid();
+	const id = options.id ?? nanoid();
 	let answers: readonly Answer[] = [];
 	// Copied once, at the end: a sealed reply is frozen, and the envelope is the caller's to keep.
 	const envelopeFor = (status: Status, note?: string, reason?: EndReason) =>
@@ -95,6 +100,8 @@ export function runCall(options: CallOptions, start: (call: CallControl) => ((ca
 	if (!checked.ok)
 		return Promise.resolve(makeEnvelope("error", [], `Invalid parameters: ${checked.problems.join("; ")}.`, { asker: asker.label, waitedMs: 0 }));
 	const { questions } = checked;
+	// The host keeps a timed-out request open, marked late (core/late.ts), unless turned off; never another extension's dialog.
+	const staysLate = readLateConfig().on && !questions.some((q) => q.dialog);
 
 	return new Promise<Envelope>((resolve) => {
 		let settled: { status: Status; cancelHost: boolean } | undefined;
@@ -112,7 +119,10 @@ export function runCall(options: CallOptions, start: (call: CallControl) => ((ca
 		const budgetTimer =
 			budgetMs === NO_LIMIT
 				? undefined
-				: setTimeout(() => end("timeout", `The call's budget of ${budgetMs} ms ran out before every question was answered.`, true), budgetMs);
+				: setTimeout(
+						() => end("timeout", `The call's budget of ${budgetMs} ms ran out before every question was answered.${staysLate ? ` ${LATE_NOTE}` : ""}`, true),
+						budgetMs,
+					);
 		signal?.addEventListener("abort", onAbort, { once: true });
 		cleanup = start({
 			id,
@@ -125,6 +135,7 @@ export function runCall(options: CallOptions, start: (call: CallControl) => ((ca
 				dialogTimeoutMs: shorterLimit(dialogTimeoutMs, budgetMs),
 				createdAt: startedAt,
 				...(options.resent === true ? { resent: true } : {}),
+				...(options.later ? { later: true as const } : {}),
 			},
 			reply(reply) {
 				if (settled) return;

@@ -16,6 +16,7 @@ import { ArrivalNotices } from "./arrival-notices.ts";
 import { msLeft } from "./config.ts";
 import { checkedAsker } from "./identity.ts";
 import { type InboundReply, parseInbound, resolveInbound } from "./inbound.ts";
+import { LATE_NOTE, type LateBook, type LateRequest } from "./late.ts";
 import { OBSERVER_VERSION, type ObservedRequest, type Snapshot } from "./observers.ts";
 import { PROTOCOL_VERSION, type RelayCancel, type RelayProgress, type RelayReply, type RelayRequest, type RelayResult } from "./protocol.ts";
 import { SameQuestions } from "./same-questions.ts";
@@ -49,6 +50,10 @@ export interface DialogHostOptions {
 	events?: HostEvents;
 	/** Rings for the human's attention when a relayed question is first shown. @default none */
 	bell?: () => void;
+	/** Where a request whose budget ran out stays open, marked late (core/late.ts). @default none: it ends with its call */
+	late?: LateBook;
+	/** A late request ended (answered, or dismissed): its end goes to the asker as a message (core/delivery.ts). @default none */
+	lateEnded?: (late: LateRequest, outcome: { status: Status; answers: Answer[]; note?: string; reason?: EndReason }) => void;
 }
 
 /** Requests one asker session may have open at the host at once: a runaway asker cannot flood the queue. @default 16 */
@@ -154,6 +159,15 @@ const givenAnswers = (request: RelayRequest, questions: readonly Question[]): An
 					questions.some((q) => q.question === a.question && q.id === a.id && answerProblem(q, a) === undefined),
 			)
 		: [];
+/** A late request as observers see a request. */
+const observedLate = (late: LateRequest): ObservedRequest => ({
+	v: OBSERVER_VERSION,
+	requestId: late.request.id,
+	asker: late.request.asker,
+	questions: late.questions,
+	queuedAt: late.queuedAt,
+	deadline: late.request.deadline,
+});
 /** How a request sent again after its host went away is marked wherever its asker is shown. */
 const RESENT_MARK = "asked before the restart";
 /** Whose open requests count together against the cap: one asker session of one origin. */
@@ -179,6 +193,10 @@ export class DialogHost {
 	/** Held requests per asker session and origin, for the cap. */
 	readonly #openByAsker = new Map<string, number>();
 	readonly #arrivals: ArrivalNotices<Held>;
+	readonly #late: LateBook | undefined;
+	readonly #lateEnded: DialogHostOptions["lateEnded"];
+	/** Late requests shown again from `/checkpoints`: their end is a late one. */
+	readonly #reopened = new Set<string>();
 
 	constructor(options: DialogHostOptions) {
 		this.#ui = options.ui;
@@ -189,6 +207,24 @@ export class DialogHost {
 		this.#bell = options.bell;
 		this.#place = options.surface.place;
 		this.#arrivals = new ArrivalNotices((message) => this.#notify(message));
+		this.#late = options.late;
+		this.#lateEnded = options.lateEnded;
+	}
+
+	/** Late requests (their budget ran out, still open), oldest first. */
+	lateRequests(): LateRequest[] {
+		return this.#late?.list() ?? [];
+	}
+
+	/** Shows a late request again, through the queue like any other (no budget of its own); false when it is not late. */
+	reopenLate(requestId: string): boolean {
+		const late = this.#late?.take(requestId);
+		if (!late) return false;
+		this.#reopened.add(requestId);
+		const answers = late.answers.filter((a): a is Answer => a !== undefined);
+		this.serve({ ...late.request, deadline: 0 }, { answers, queuedAt: late.queuedAt, places: late.places.filter((_, i) => late.answers[i] !== undefined) });
+		if (!this.#held.has(requestId)) this.#reopened.delete(requestId);
+		return true;
 	}
 
 	/** Requests held: shown or waiting in the queue. */
@@ -235,6 +271,11 @@ export class DialogHost {
 					...(showing !== undefined ? { question: showing, ...(closesAt !== undefined ? { questionDeadline: closesAt } : {}) } : {}),
 				};
 			}),
+			...(this.#late && this.#late.size > 0
+				? {
+						late: this.#late.list().map((late) => ({ ...observedLate(late), lateSince: late.lateSince, expiresAt: late.expiresAt })),
+					}
+				: {}),
 		};
 	}
 
@@ -299,6 +340,8 @@ export class DialogHost {
 		const parsed = parseInbound(raw);
 		if (!parsed.ok) return parsed.reply;
 		const held = this.#held.get(parsed.message.requestId);
+		const late = held ? undefined : this.#late?.get(parsed.message.requestId);
+		if (late) return this.#answerLate(late, parsed.message);
 		// `not_found` keeps the observer contract's snake case (docs/observers.md), as inbound.ts says.
 		if (!held || held.state.phase === "settled")
 			return { ok: false, code: "not_found", reason: `no open request ${JSON.stringify(parsed.message.requestId)} (unknown, or already settled)` };
@@ -321,6 +364,40 @@ export class DialogHost {
 		return { ok: true };
 	}
 
+	/** An answer (or a cancel) from outside for a late request: applied whole, then its end goes to the asker. */
+	#answerLate(late: LateRequest, message: Extract<ReturnType<typeof parseInbound>, { ok: true }>["message"]): InboundReply {
+		const id = late.request.id;
+		if ("cancel" in message) {
+			this.#late!.take(id);
+			this.#endLate(late, "timeout-or-cancelled", "The human dismissed the late question.", "dismissed");
+			return { ok: true };
+		}
+		const resolved = resolveInbound(late.questions, message.answers, message.source);
+		if (!resolved.ok) return resolved.reply;
+		const place = message.place ?? (message.source === "outside" ? "outside" : undefined);
+		resolved.answers.forEach((answer, i) => {
+			if (late.answers[i] !== undefined) return;
+			late.answers[i] = answer;
+			late.places[i] = place;
+		});
+		this.#late!.take(id);
+		this.#endLate(late, "ok");
+		return { ok: true };
+	}
+
+	/** A late request ended: observers and the audit trail learn it, and the asker gets it as a message. */
+	#endLate(late: LateRequest, status: Status, note?: string, reason?: EndReason): void {
+		const answers = late.answers.filter((a): a is Answer => a !== undefined);
+		const outcome = { status, answers, ...(note ? { note } : {}), ...(reason ? { reason } : {}) };
+		if (this.#wants("settled")) this.#events.settled!(observedLate(late), outcome, Date.now());
+		this.#events.changed?.();
+		try {
+			this.#lateEnded?.(late, outcome);
+		} catch {
+			// The delivery's failure is the delivery's; the host goes on.
+		}
+	}
+
 	/** The host session is going away for good: every held request settles now with `no-host`. */
 	shutdown(note: string): void {
 		for (const held of [...this.#held.values()]) this.#stop(held, "host-ended", note);
@@ -329,6 +406,12 @@ export class DialogHost {
 
 	/** The host session is being replaced: closes every dialog and hands the unsettled requests over, oldest first. */
 	handOver(): ParkedRequest[] {
+		// A late request shown again goes back to the late book (which outlives this host), not to the next host's queue.
+		for (const held of [...this.#held.values()])
+			if (this.#reopened.delete(held.request.id)) {
+				this.#stop(held, "handed-over");
+				this.#late?.keep({ request: held.request, questions: held.questions, answers: held.answers, places: held.places, queuedAt: held.queuedAt });
+			}
 		const parked = [...this.#held.values()].map((held) => ({
 			request: held.request,
 			answers: answered(held),
@@ -432,6 +515,7 @@ export class DialogHost {
 			dialogTimeoutMs,
 			createdAt,
 			...(origin !== undefined ? { origin } : {}),
+			...(request.later === true ? { later: true as const } : {}),
 			...(request.resent === true ? { resent: true } : {}),
 		};
 		return { ok: true, request: kept };
@@ -453,6 +537,7 @@ export class DialogHost {
 
 	#settle(held: Held, status: Status, note?: string, reason?: EndReason): void {
 		if (held.state.phase === "settled") return;
+		if (this.#reopened.delete(held.request.id)) return this.#settleReopened(held, status, note, reason);
 		held.state = { phase: "settled" };
 		this.#forget(held);
 		const answers: Answer[] = [];
@@ -474,14 +559,39 @@ export class DialogHost {
 		for (const other of this.#same.dependents(held)) this.#completeFromShared(other);
 	}
 
+	/** A late request shown again ended: answered, its end goes to the asker; otherwise it stays late. */
+	#settleReopened(held: Held, status: Status, note?: string, reason?: EndReason): void {
+		held.state = { phase: "settled" };
+		this.#forget(held);
+		const late = { request: held.request, questions: held.questions, answers: held.answers, places: held.places, queuedAt: held.queuedAt };
+		if (status === "ok") {
+			const kept = { ...late, lateSince: held.queuedAt, expiresAt: 0, bytes: 0 };
+			this.#endLate(kept, status, note, reason);
+		} else if (this.#late) {
+			this.#late.keep(late);
+			this.#events.changed?.();
+		}
+	}
+
+	/** Whether a request whose budget ran out stays open, marked late: not when answered, nor for other extensions' dialogs. */
+	#goesLate(held: Held): boolean {
+		return this.#late?.on === true && held.questions.some((_, i) => held.answers[i] === undefined) && !held.questions.some((q) => q.dialog);
+	}
+
 	/** Stops a held request: drops it from the queue or closes what is open, and settles it as `reason` says (`note`: the host's, when it ended). */
 	#stop(held: Held, reason: StopReason, note?: string): void {
 		const { state } = held;
 		if (state.phase === "settled") return;
 		if (state.phase === "queued") state.unqueue.abort(reason);
 		else state.open.abort(reason);
-		if (reason === "timeout") this.#settle(held, "timeout", "The call's budget ran out before every question was answered.");
-		else if (reason === "host-ended") this.#settle(held, "no-host", note);
+		if (reason === "timeout") {
+			const late = this.#goesLate(held);
+			this.#settle(held, "timeout", `The call's budget ran out before every question was answered.${late ? ` ${LATE_NOTE}` : ""}`);
+			if (late) {
+				this.#late!.keep({ request: held.request, questions: held.questions, answers: held.answers, places: held.places, queuedAt: held.queuedAt });
+				this.#events.changed?.();
+			}
+		} else if (reason === "host-ended") this.#settle(held, "no-host", note);
 		else if (reason === "cancelled") this.#settle(held, "cancelled");
 		else if (reason === "handed-over") {
 			// Silent: the request lives on with the next host.

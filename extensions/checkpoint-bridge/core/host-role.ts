@@ -6,10 +6,12 @@
  */
 
 import type { Answer } from "../model/answer.ts";
-import type { Status } from "../model/result.ts";
+import { makeEnvelope, type Status } from "../model/result.ts";
 import { capLength, sanitiseText } from "../model/sanitise.ts";
+import { deliveryBox } from "./delivery.ts";
 import { DialogHost } from "./dialog-host.ts";
 import { checkedAsker } from "./identity.ts";
+import type { LateBook } from "./late.ts";
 import { OBSERVER_EVENTS, type ObservedRequest } from "./observers.ts";
 import { PROTOCOL_VERSION, type RelayCancel, type RelayNotice, type RelayRequest, replyChannel } from "./protocol.ts";
 import type { SharedHandle } from "./shared-handle.ts";
@@ -47,6 +49,8 @@ export interface HostRoleOptions {
 	bell?: () => void;
 	/** Called for every settled request (the audit trail). @default none */
 	onSettled?: (record: SettledRecord) => void;
+	/** Where requests whose budget ran out stay open, marked late (core/late.ts). @default none: they end with their call */
+	late?: LateBook;
 }
 
 export interface HostRole {
@@ -76,12 +80,28 @@ function noticeText(notice: unknown): { text: string; type: RelayNotice["type"] 
 /** Askers named in the status line; the rest are counted. @default 3 */
 const STATUS_ASKERS_SHOWN = 3;
 
-/** The status line while questions wait, e.g. `checkpoint-bridge: 2 waiting: planner, reviewer` (labels may hold brackets of their own). */
+/** Minutes (or hours) since `at`, as the status line says it. */
+const ago = (at: number, now = Date.now()) => {
+	const minutes = Math.floor((now - at) / 60_000);
+	return minutes < 60 ? `${minutes} min` : `${Math.floor(minutes / 60)} h`;
+};
+
+/**
+ * The status line while questions wait, e.g. `checkpoint-bridge: 2 waiting: planner, reviewer · 1 late: planner (12 min)`
+ * (labels may hold brackets of their own); late questions are counted apart, with who asked and how long ago.
+ */
 export function statusText(host: DialogHost): string | undefined {
 	const waiting = host.heldCount;
-	if (waiting === 0) return undefined;
+	const late = host.lateRequests();
+	if (waiting === 0 && late.length === 0) return undefined;
 	const more = host.waitingAskerCount - STATUS_ASKERS_SHOWN;
-	return `checkpoint-bridge: ${waiting} waiting: ${host.waitingAskers(STATUS_ASKERS_SHOWN).join(", ")}${more > 0 ? ` and ${more} more` : ""}`;
+	const parts: string[] = [];
+	if (waiting > 0) parts.push(`${waiting} waiting: ${host.waitingAskers(STATUS_ASKERS_SHOWN).join(", ")}${more > 0 ? ` and ${more} more` : ""}`);
+	if (late.length > 0) {
+		const oldest = late[0]!;
+		parts.push(`${late.length} late: ${oldest.request.asker.label} (${ago(oldest.lateSince)})${late.length > 1 ? ` and ${late.length - 1} more` : ""}`);
+	}
+	return `checkpoint-bridge: ${parts.join(" · ")}`;
 }
 
 const settledRecord = (request: ObservedRequest, outcome: { status: Status; answers: Answer[]; note?: string }, settledAt: number): SettledRecord => ({
@@ -100,7 +120,7 @@ const settledRecord = (request: ObservedRequest, outcome: { status: Status; answ
 
 /** Claims the host role for a session with a UI; undefined when another session holds it. */
 export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): HostRole | undefined {
-	const { ui, surface, sessionId, bell, onSettled } = options;
+	const { ui, surface, sessionId, bell, onSettled, late } = options;
 	let host: DialogHost | undefined;
 	// The footer is a courtesy: a UI that fails to draw it must not fail a request or a shutdown.
 	const showStatus = (text: string | undefined) => {
@@ -128,6 +148,35 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 		sessionId,
 		reply: (reply) => bus.emit(replyChannel(reply.id), sealBuilt(reply)),
 		...(bell ? { bell } : {}),
+		...(late
+			? {
+					late,
+					// A late answer reaches its asker as a message; an asker of another process or machine is gone by then: the host's session gets it.
+					lateEnded: (request, outcome) =>
+						deliveryBox(() => handle.host()?.sessionId).deliver(
+							{
+								requestId: request.request.id,
+								askerSessionId: request.request.asker.sessionId,
+								asker: request.request.asker.label,
+								questions: request.questions.map((q) => q.question),
+								queuedAt: request.queuedAt,
+								late: true,
+								envelope: makeEnvelope(
+									outcome.status,
+									outcome.answers,
+									outcome.note ?? (outcome.status === "ok" ? "Answered late, after the call's budget ran out." : undefined),
+									{
+										requestId: request.request.id,
+										asker: request.request.asker.label,
+										waitedMs: Date.now() - request.queuedAt,
+										...(outcome.reason ? { reason: outcome.reason } : {}),
+									},
+								),
+							},
+							{ gone: request.request.origin !== undefined },
+						),
+				}
+			: {}),
 		// Each hook gets an object built for it alone, so it completes that object into its event.
 		events: {
 			queued: (request, position) => bus.emit(OBSERVER_EVENTS.queued, Object.assign(request, { position })),
@@ -170,6 +219,20 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 	bus.on("answer", onAnswer);
 	bus.on("notice", onNotice);
 	bus.on("relay:notice", onRelayedNotice);
+	if (late) {
+		const dropped = { expired: "expired", "too-many": "was dropped to make room for newer late questions" } as const;
+		late.onDropped = (request, why) => {
+			try {
+				ui.notify(
+					`checkpoint-bridge: the late question of ${request.request.asker.label} ("${request.questions[0]?.question ?? ""}") ${dropped[why]}; it can no longer be answered.`,
+					"warning",
+				);
+			} catch {
+				// A notice is a courtesy.
+			}
+			showStatus(statusText(host!));
+		};
+	}
 	// Requests a replaced host parked are shown here, in their original order.
 	for (const parked of handle.takeParked()) served.serve(parked.request, parked);
 	let released = false;

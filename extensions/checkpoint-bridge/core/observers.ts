@@ -61,4 +61,6 @@ export interface Snapshot {
 	 * never past `deadline`; 0 when it has no limit), the time the terminal form counts down.
 	 */
 	open: (ObservedRequest & { state: "queued" | "shown"; question?: number; questionDeadline?: number })[];
+	/** Requests whose call's budget ran out, still open and answerable, oldest first (core/late.ts); absent when there are none. */
+	late?: (ObservedRequest & { lateSince: number; expiresAt: number })[];
 }

@@ -42,6 +42,12 @@ export interface RelayRequest {
 	 * marked as asked before the restart. @default false
 	 */
 	resent?: boolean;
+	/**
+	 * The asker asked with `wait: false` and keeps no call waiting on the human: when its connection
+	 * goes (the asking process exited), the host keeps the request and its end goes to the host's
+	 * own session instead (core/delivery.ts). @default absent: the request goes with its connection
+	 */
+	later?: true;
 }
 
 /** Asker → host: the call ended on the asker's side; drop it from the queue or dismiss its dialog. */

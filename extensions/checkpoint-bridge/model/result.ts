@@ -16,8 +16,11 @@ export type Status =
 	/** No session with a UI holds the host role. */
 	| "no-host"
 	/** The host-side dialog failed, the parameters were invalid, the asker had too many requests open, or a reply did not fit the questions. */
-	| "error";
+	| "error"
+	/** A receipt, not an answer: the call asked with `wait: false`; the request's end arrives later as a message (core/delivery.ts). */
+	| "queued";
 
+/** The statuses a request ends with: a host's result carries one of these, never `queued`. */
 export const STATUSES: readonly Status[] = ["ok", "timeout-or-cancelled", "timeout", "cancelled", "no-host", "error"];
 
 /**
@@ -50,13 +53,13 @@ export interface Envelope {
 export const NEEDS_INPUT_ADVICE =
 	"Do not guess the answer: return a structured needs_input result that lists the open questions, unless the answers so far are enough to proceed.";
 
-/** Builds an envelope; a non-ok status always carries the needs_input advice in its note. */
+/** Builds an envelope; a status that ended without the answers always carries the needs_input advice in its note. */
 export function makeEnvelope(
 	status: Status,
 	answers: Answer[],
 	reason?: string,
 	extra: Pick<Envelope, "requestId" | "asker" | "waitedMs" | "reason"> = {},
 ): Envelope {
-	const note = status === "ok" ? reason : [reason, NEEDS_INPUT_ADVICE].filter(Boolean).join(" ");
+	const note = status === "ok" || status === "queued" ? reason : [reason, NEEDS_INPUT_ADVICE].filter(Boolean).join(" ");
 	return { status, answers, ...(note ? { note } : {}), ...extra };
 }

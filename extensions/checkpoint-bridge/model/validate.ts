@@ -22,8 +22,11 @@ const DIALOG_KINDS: Record<RelayedDialog, QuestionKind> = { select: "choice", co
 /** The bounds a question is held to: the tool's, or a relayed dialog's. */
 type Bounds = { options: { min: number; max: number }; question: number; label: number; details: number; placeholder: number };
 
-/** The checked questions (and the call's own timeout, when it gives one), or every problem found. */
-export type ValidationResult = Checked<{ questions: Question[]; timeoutMs?: number }, { problems: string[] }>;
+/** The checked questions (and the call's own timeout and wait, when it gives them), or every problem found. */
+export type ValidationResult = Checked<{ questions: Question[]; timeoutMs?: number; wait?: boolean }, { problems: string[] }>;
+
+/** The call's parameters; any other is refused by name, never ignored. */
+const PARAMETERS = ["questions", "timeoutMs", "wait"];
 
 const lineCount = (text: string) => text.split("\n").length;
 
@@ -186,8 +189,10 @@ function checkDialog(raw: Record<string, unknown>, at: string, problems: string[
 export function validateAskParams(raw: unknown, options: ValidateOptions = {}): ValidationResult {
 	const problems: string[] = [];
 	if (!isRecord(raw)) return { ok: false, problems: ['parameters: must be an object with a "questions" array'] };
-	const { questions, timeoutMs } = raw;
+	const { questions, timeoutMs, wait } = raw;
 	const checked: Question[] = [];
+	for (const key of Object.keys(raw))
+		if (!PARAMETERS.includes(key)) problems.push(`parameters: ${JSON.stringify(key)} is not a parameter (known: ${PARAMETERS.join(", ")})`);
 	if (!Array.isArray(questions)) problems.push("questions: must be an array");
 	else if (questions.length < LIMITS.questions.min) problems.push("questions: at least one question is required");
 	else if (questions.length > LIMITS.questions.max) problems.push(`questions: has ${questions.length}, at most ${LIMITS.questions.max} in one call`);
@@ -207,6 +212,7 @@ export function validateAskParams(raw: unknown, options: ValidateOptions = {}): 
 	}
 	if (timeoutMs !== undefined && (typeof timeoutMs !== "number" || !Number.isFinite(timeoutMs)))
 		problems.push("timeoutMs: must be a finite number of milliseconds");
+	if (wait !== undefined && typeof wait !== "boolean") problems.push("wait: must be true or false");
 	if (problems.length > 0) return { ok: false, problems };
-	return { ok: true, questions: checked, ...(typeof timeoutMs === "number" ? { timeoutMs } : {}) };
+	return { ok: true, questions: checked, ...(typeof timeoutMs === "number" ? { timeoutMs } : {}), ...(typeof wait === "boolean" ? { wait } : {}) };
 }

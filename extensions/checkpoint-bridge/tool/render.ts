@@ -70,6 +70,7 @@ const STATUS_COLOR: Record<Status, Line["color"]> = {
 	cancelled: "muted",
 	"no-host": "warning",
 	error: "error",
+	queued: "accent",
 };
 
 /** An option as the model wrote it: a string (v1) or `{ label }` (v2). */

@@ -47,6 +47,12 @@ export const AskParamsSchema = Type.Object({
 			description: `How long to wait for the human in total, in ms (${MIN_TIMEOUT_MS} to ${MAX_TIMEOUT_MS}; ${NO_LIMIT}: no limit, wait until answered or dismissed). Default ${DEFAULT_CALL_TIMEOUT_MS}.`,
 		}),
 	),
+	wait: Type.Optional(
+		Type.Boolean({
+			description:
+				'false: do not wait. Returns at once with status "queued" and the requestId; the answer arrives later in this session as a message. A receipt is not an answer. Default true.',
+		}),
+	),
 });
 
 export type AskParams = Static<typeof AskParamsSchema>;

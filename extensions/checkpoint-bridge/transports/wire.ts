@@ -157,6 +157,7 @@ function frameProblem(frame: Record<string, unknown>): string | undefined {
 			if (!Array.isArray(frame.questions)) return "request.questions must be an array";
 			for (const field of ["deadline", "dialogTimeoutMs", "createdAt"] as const)
 				if (!isFiniteNumber(frame[field])) return `request.${field} must be a finite number`;
+			if (frame.later !== undefined && frame.later !== true) return "request.later must be true when present";
 			if (frame.answers !== undefined && !isAnswers(frame.answers)) return "request.answers must be [{question, answer}] strings";
 			if (frame.resent !== undefined && typeof frame.resent !== "boolean") return "request.resent must be a boolean";
 			return undefined;

@@ -261,6 +261,19 @@ describe("each refusal named, each limit exact", () => {
 			expect(problemsOf({ questions: [{ question: "A?" }], timeoutMs })).toEqual(["timeoutMs: must be a finite number of milliseconds"]);
 		expect(validateAskParams({ questions: [{ question: "A?" }], timeoutMs: 1_000 })).toMatchObject({ ok: true, timeoutMs: 1_000 });
 	});
+
+	it("takes wait as true or false, and refuses anything else", () => {
+		expect(validateAskParams({ questions: [{ question: "A?" }], wait: false })).toMatchObject({ ok: true, wait: false });
+		expect(validateAskParams({ questions: [{ question: "A?" }] })).not.toHaveProperty("wait");
+		expect(problemsOf({ questions: [{ question: "A?" }], wait: "no" })).toEqual(["wait: must be true or false"]);
+	});
+
+	it("refuses an unknown parameter by name instead of ignoring it", () => {
+		expect(problemsOf({ questions: [{ question: "A?" }], background: true, timeout: 5 })).toEqual([
+			'parameters: "background" is not a parameter (known: questions, timeoutMs, wait)',
+			'parameters: "timeout" is not a parameter (known: questions, timeoutMs, wait)',
+		]);
+	});
 });
 
 describe("relayed dialogs (the relay's own questions, validated with dialogs: true)", () => {

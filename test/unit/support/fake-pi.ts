@@ -35,16 +35,18 @@ export interface SessionOptions {
 export function playSession(factory: Factory, options: SessionOptions) {
 	const handlers = new Map<string, Handler[]>();
 	let tool: Tool | undefined;
+	const others = new Map<string, Tool>();
 	const commands = new Map<string, unknown>();
 	const entries: { type: string; customType: string; data: unknown }[] = [];
 	const pi = {
 		on: (event: string, handler: Handler) => void handlers.set(event, [...(handlers.get(event) ?? []), handler]),
-		registerTool: (definition: Tool) => void (tool = definition),
+		// The ask tool is the one `call` drives; the other tools the extension registers are kept by name.
+		registerTool: (definition: Tool) => void (definition.name === "ask_user_via_host" ? (tool = definition) : others.set(definition.name, definition)),
 		registerCommand: (name: string, command: unknown) => void commands.set(name, command),
 		appendEntry: (customType: string, data: unknown) => void entries.push({ type: "custom", customType, data }),
 		getSessionName: () => options.name,
 		// pi activates every registered tool unless the session's tool list says otherwise.
-		getActiveTools: () => options.activeTools ?? (tool ? [tool.name] : []),
+		getActiveTools: () => options.activeTools ?? [...(tool ? [tool.name] : []), ...others.keys()],
 		...(options.events ? { events: options.events } : {}),
 	};
 	factory(pi as never);

@@ -94,6 +94,18 @@ describe("frames", () => {
 		expect(decodeFrame(JSON.stringify({ type: "error", v: v + 7, code: "bad-version", message: "v8 here" })).ok).toBe(true);
 	});
 
+	it("takes a request asked with wait: false (later: true) and refuses any other value of later", () => {
+		expect(decodeFrame(encodeFrame({ ...request, later: true }).trimEnd())).toMatchObject({ ok: true, frame: { later: true } });
+		for (const later of [false, "yes", 1, null])
+			expect(decodeFrame(JSON.stringify({ ...request, later }))).toMatchObject({
+				ok: false,
+				code: "malformed",
+				message: expect.stringContaining("request.later must be true"),
+			});
+		// A result never carries the receipt's status: queued is no end of a request.
+		expect(decodeFrame(JSON.stringify({ type: "result", v, id: "r1", kind: "result", status: "queued", answers: [] }))).toMatchObject({ ok: false });
+	});
+
 	it("names both versions when they differ", () => {
 		const checked = decodeFrame(JSON.stringify({ ...request, v: 99 }));
 		expect(checked.ok ? "" : checked.message).toContain(`v99; this side speaks v${v}`);

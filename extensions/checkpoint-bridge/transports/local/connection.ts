@@ -8,11 +8,12 @@ import { createHmac } from "node:crypto";
 import type net from "node:net";
 import { nanoid } from "nanoid";
 import { MAX_TIMEOUT_MS, NO_LIMIT } from "../../core/config.ts";
+import { deliveryBox } from "../../core/delivery.ts";
 import { type AskerIdentity, askerIdentity } from "../../core/identity.ts";
-import { PROTOCOL_VERSION, type RelayReply, replyChannel } from "../../core/protocol.ts";
+import { PROTOCOL_VERSION, type RelayReply, type RelayResult, replyChannel } from "../../core/protocol.ts";
 import type { SharedHandle } from "../../core/shared-handle.ts";
 import type { Answer } from "../../model/answer.ts";
-import type { Status } from "../../model/result.ts";
+import { makeEnvelope, type Status } from "../../model/result.ts";
 import {
 	decodeFrame,
 	type ErrorCode,
@@ -47,6 +48,8 @@ interface Forwarded {
 	hostId: string;
 	listener: (reply: RelayReply) => void;
 	answers: Answer[];
+	/** Asked with `wait: false`: outlives its connection, its end then going to the host's session. */
+	later?: { asker: AskerIdentity; questions: string[]; createdAt: number };
 }
 
 /** What every connection of one endpoint shares; the defaults are the endpoint's (server.ts). */
@@ -240,10 +243,13 @@ export class Connection {
 				forwarded.answers = reply.answers;
 				if (reply.kind === "result") {
 					this.#drop(clientId, forwarded);
+					if (this.#stage === "closed" && forwarded.later) return this.#deliverHere(clientId, forwarded.later, reply);
 					this.#send({ ...reply, type: "result", v: WIRE_VERSION, id: clientId });
 				} else if (reply.kind === "progress") this.#send({ ...reply, type: "progress", v: WIRE_VERSION, id: clientId });
 			},
 		};
+		const asker = remoteAsker(frame.asker, this.#pid);
+		if (frame.later) forwarded.later = { asker, questions: frame.questions.map((q) => String(q?.question)), createdAt: frame.createdAt };
 		this.#requests.set(clientId, forwarded);
 		holders.set(hostId, (holders.get(hostId) ?? 0) + 1);
 		// Listen before asking: the host may answer at once (a malformed or expired request).
@@ -254,7 +260,7 @@ export class Connection {
 		const delivered = bus.emit("request", {
 			v: PROTOCOL_VERSION,
 			id: forwarded.hostId,
-			asker: remoteAsker(frame.asker, this.#pid),
+			asker,
 			questions: frame.questions,
 			// Clamped as a local call's budgets are, so a remote request cannot hold the queue longer than a local one could;
 			// one without a budget (0) is held while its connection lives, as a local one is while its session does.
@@ -263,6 +269,7 @@ export class Connection {
 			createdAt: frame.createdAt,
 			// Set here, never taken from the frame: the asker cannot claim another connection's origin.
 			origin: this.#origin,
+			...(frame.later ? { later: true as const } : {}),
 			// Sent again after its host went away: what it was told is not asked again (the host checks each answer).
 			...(frame.resent === true ? { resent: true, ...(frame.answers && frame.answers.length > 0 ? { answers: frame.answers } : {}) } : {}),
 		});
@@ -304,10 +311,30 @@ export class Connection {
 		return left <= 0;
 	}
 
-	/** Stops forwarding and takes every open request off the host, closing its dialog (unless another connection still carries it). */
-	#cancelAll(): void {
-		for (const [clientId, forwarded] of [...this.#requests])
+	/** The end of a `wait: false` request whose asking process is gone: a message to the host's session, naming the asker. */
+	#deliverHere(clientId: string, later: NonNullable<Forwarded["later"]>, result: RelayResult): void {
+		const envelope = makeEnvelope(result.status, [...result.answers], result.note, {
+			requestId: clientId,
+			asker: later.asker.label,
+			waitedMs: Date.now() - later.createdAt,
+			...(result.reason ? { reason: result.reason } : {}),
+		});
+		const delivery = {
+			requestId: clientId,
+			askerSessionId: later.asker.sessionId,
+			asker: later.asker.label,
+			questions: later.questions,
+			queuedAt: later.createdAt,
+		};
+		deliveryBox(() => this.options.handle.host()?.sessionId).deliver({ ...delivery, envelope }, { gone: true });
+	}
+
+	/** Stops forwarding and takes every open request off the host, closing its dialog (unless another connection still carries it); on a close, a `wait: false` one stays. */
+	#cancelAll(keepLater = false): void {
+		for (const [clientId, forwarded] of [...this.#requests]) {
+			if (keepLater && forwarded.later) continue;
 			if (this.#drop(clientId, forwarded)) this.options.handle.bus.emit("cancel", { v: PROTOCOL_VERSION, id: forwarded.hostId, reason: "cancelled" });
+		}
 	}
 
 	#send(frame: Frame): void {
@@ -330,7 +357,8 @@ export class Connection {
 	#onClose(): void {
 		this.#stage = "closed";
 		clearTimeout(this.#helloTimer);
-		// The asker's process ended or dropped the connection: its dialogs close and its queued questions go.
-		this.#cancelAll();
+		// The asker's process ended or dropped the connection: its dialogs close and its queued questions go,
+		// but for those asked with wait: false, whose end then reaches the host's session.
+		this.#cancelAll(true);
 	}
 }

@@ -1,0 +1,67 @@
+/**
+ * A call with `wait: false`: the request goes the way any call goes (route.ts) and joins the host's
+ * one queue, but the call returns a receipt as soon as the host has it; the request's end reaches the asking session
+ * later as one message (core/delivery.ts). With no way to a host at all the call ends as a waiting
+ * one would, at once: there is nothing to wait for.
+ */
+import { nanoid } from "nanoid";
+import type { CallOptions } from "./core/call.ts";
+import { ANSWER_MESSAGE_TYPE, type DeliveryBox } from "./core/delivery.ts";
+import type { SharedHandle } from "./core/shared-handle.ts";
+import type { LoadNats } from "./host-life.ts";
+import { type Envelope, makeEnvelope } from "./model/result.ts";
+import { askAlong, type Route } from "./route.ts";
+
+/** The receipt's note: what the model may and may not do with it. */
+const receiptNote = (requestId: string) =>
+	`Queued: the human has not answered yet. The answer arrives later in this session as one message (custom type ${ANSWER_MESSAGE_TYPE}, request ${requestId}). ` +
+	"This receipt is not an answer and not an approval: do no work that depends on the answer before it arrives, and do not ask these questions again.";
+
+/** Longest a receipt waits for the host to take the request (NATS may take a round trip or two). @default 10000 */
+const RECEIPT_WAIT_MS = 10_000;
+
+/**
+ * Sends the call along `route` without waiting for the human: the receipt once the host has taken
+ * the request (its first progress reply: an asker process may exit right after the receipt, so the
+ * request must have left it), the end as a message later. A call that ends before the host takes it
+ * (no host, refused) returns its envelope as a waiting call would, and nothing is delivered later.
+ */
+export function askLater(
+	route: Route,
+	options: Omit<CallOptions, "signal" | "onProgress" | "id" | "later">,
+	via: { handle: SharedHandle; loadNats: LoadNats; box: DeliveryBox },
+): Envelope | Promise<Envelope> {
+	if (route.kind === "none" || route.kind === "misconfigured") return askAlong(route, options, via);
+	const requestId = nanoid();
+	const { asker } = options;
+	const ask = {
+		requestId,
+		askerSessionId: asker.sessionId,
+		asker: asker.label,
+		questions: options.questions.map((q) => String(q.question)),
+		queuedAt: Date.now(),
+	};
+	const receipt = makeEnvelope("queued", [], receiptNote(requestId), { requestId, asker: asker.label, waitedMs: 0 });
+	return new Promise<Envelope>((resolve) => {
+		let taken = false;
+		const take = () => {
+			if (taken) return;
+			taken = true;
+			clearTimeout(timer);
+			via.box.expect(ask);
+			resolve({ ...receipt, waitedMs: Date.now() - ask.queuedAt });
+		};
+		const timer = setTimeout(take, RECEIPT_WAIT_MS);
+		void askAlong(route, { ...options, id: requestId, later: true, onProgress: take }, via)
+			.catch((error: unknown) =>
+				makeEnvelope("error", [], `checkpoint-bridge failed: ${error instanceof Error ? error.message : String(error)}`, { requestId, asker: asker.label }),
+			)
+			.then((envelope) => {
+				if (taken) return via.box.deliver({ ...ask, envelope });
+				// Ended before the host took it: the call's own result, as a waiting call returns it.
+				taken = true;
+				clearTimeout(timer);
+				resolve(envelope);
+			});
+	});
+}

@@ -1,0 +1,390 @@
+/**
+ * The MCP server (bin `checkpoint-bridge-mcp`) driven by the official MCP SDK client over stdio, the
+ * way an agent outside pi starts it: in the working directory of a real `pi --mode rpc` host of the
+ * same user, with no checkpoint-bridge variable in its environment. It finds the host through the
+ * host's advertisement for that directory; the host's dialog names the client. Without a host: the
+ * client's own form (elicitation), else `no-host` at once.
+ */
+import { execFile } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { afterEach, describe, expect, it } from "vitest";
+import { MCP_BIN, type McpSession, startMcpClient } from "./harness/mcp-client.ts";
+import { NATS_SERVER_MISSING, roomServedAt, startNatsServer } from "./harness/nats-server.ts";
+import { createPiEnv, type Frame, hostEndpoint, isNotify, NODE_BIN, type PiEnv, PiRpc } from "./harness/pi-cli.ts";
+
+const ASK = "ask_user_via_host";
+const COLLECT = "wait_for_answers";
+
+/** A remote asker's dialog title: `[<label> (pid N)] <question>`. */
+const REMOTE_TITLE = /^\[(.+) \(pid (\d+)\)\] (.+)$/;
+
+/** What a user's own shell passes any program: nothing of checkpoint-bridge. */
+const userEnv = (piEnv: PiEnv): Record<string, string> => ({ PATH: piEnv.env.PATH!, HOME: piEnv.env.HOME!, TMPDIR: piEnv.env.TMPDIR! });
+
+/** The envelope a tool result carries, checked to be the same as structured content and as text. */
+function envelopeOf(result: CallToolResult | Record<string, unknown>): Record<string, any> {
+	const r = result as CallToolResult;
+	const text = (r.content?.[0] as { text?: string } | undefined)?.text;
+	expect(JSON.parse(text ?? "null")).toEqual(r.structuredContent);
+	return r.structuredContent as Record<string, any>;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The socket inodes a process listens on (TCP, TCP6, UDP, Unix), from /proc. */
+function listeningSockets(pid: number): string[] {
+	const inodes = new Set<string>();
+	for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+		try {
+			const match = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+			if (match) inodes.add(match[1]!);
+		} catch {
+			// closed meanwhile
+		}
+	}
+	const listening: string[] = [];
+	for (const table of ["tcp", "tcp6"]) {
+		for (const line of readFileSync(`/proc/${pid}/net/${table}`, "utf8").split("\n").slice(1)) {
+			const cols = line.trim().split(/\s+/);
+			if (cols[3] === "0A" && inodes.has(cols[9]!)) listening.push(`${table} ${cols[1]}`);
+		}
+	}
+	for (const line of readFileSync(`/proc/${pid}/net/unix`, "utf8").split("\n").slice(1)) {
+		const cols = line.trim().split(/\s+/);
+		// Flags 00010000: __SO_ACCEPTON, a listening socket.
+		if (cols[3] === "00010000" && inodes.has(cols[6]!)) listening.push(`unix ${cols[7] ?? ""}`);
+	}
+	return listening;
+}
+
+describe("the MCP server with a real pi host of the same user and directory", () => {
+	let piEnv: PiEnv | undefined;
+	let pi: PiRpc | undefined;
+	const sessions: McpSession[] = [];
+
+	afterEach(async () => {
+		await Promise.all(sessions.splice(0).map((s) => s.close().catch(() => {})));
+		await pi?.close();
+		piEnv?.cleanup();
+		pi = undefined;
+		piEnv = undefined;
+	});
+
+	async function hostAndClient(name: string, options: { elicit?: Parameters<typeof startMcpClient>[0]["elicit"] } = {}) {
+		piEnv = createPiEnv();
+		pi = PiRpc.start(piEnv, { args: ["--name", "rpc-host"] });
+		await hostEndpoint(piEnv);
+		const session = await client(name, options);
+		return { pi, session };
+	}
+
+	async function client(name: string, options: { elicit?: Parameters<typeof startMcpClient>[0]["elicit"] } = {}) {
+		const session = await startMcpClient({ cwd: piEnv!.cwd, env: userEnv(piEnv!), name, ...options });
+		sessions.push(session);
+		return session;
+	}
+
+	/** The next dialog of a remote asker, its title parsed. */
+	async function remoteDialog(from: number, what = "the MCP client's dialog"): Promise<{ dialog: Frame; label: string; pid: number; question: string }> {
+		const dialog = await pi!.waitForDialog({ from, timeoutMs: 30_000, what });
+		const match = REMOTE_TITLE.exec(String(dialog.title));
+		expect(match, `a remote asker's title: ${dialog.title}`).not.toBeNull();
+		return { dialog, label: match![1]!, pid: Number(match![2]), question: match![3]! };
+	}
+
+	/**
+	 * Another client's question, asked after `from`: shown next and answered there. The host shows one
+	 * dialog at a time, so it being shown means no earlier dialog is still open.
+	 */
+	async function nextClientShownAfter(from: number): Promise<void> {
+		const other = await client("opencode");
+		const next = other.client.callTool({ name: ASK, arguments: { questions: [{ question: "Notify the team?", options: ["yes", "no"] }] } });
+		const shown = await remoteDialog(from, "the next client's dialog");
+		expect(shown).toMatchObject({ label: "opencode", question: "Notify the team?" });
+		pi!.answer(shown.dialog, "no");
+		expect(envelopeOf(await next)).toMatchObject({ status: "ok", answers: [{ answer: "no" }] });
+	}
+
+	it("a question from the SDK client over stdio is answered at the host, whose dialog names the client; the envelope comes as structured content and as text", async () => {
+		const { pi, session } = await hostAndClient("claude-code");
+		const start = pi.mark();
+		const call = session.client.callTool({
+			name: ASK,
+			arguments: { questions: [{ id: "db", question: "Which database?", options: ["Postgres", "SQLite"] }] },
+		});
+		const { dialog, label, pid, question } = await remoteDialog(start);
+		expect(label).toBe("claude-code");
+		expect(pid).toBe(session.pid);
+		expect(question).toBe("Which database?");
+		pi.answer(dialog, dialog.options[1]);
+		const envelope = envelopeOf(await call);
+		expect(envelope).toMatchObject({
+			status: "ok",
+			asker: "claude-code",
+			answers: [{ question: "Which database?", answer: "SQLite", id: "db", kind: "option" }],
+		});
+		expect(typeof envelope.requestId).toBe("string");
+		// No listener of its own: stdio is the client's.
+		expect(listeningSockets(session.pid)).toEqual([]);
+	});
+
+	it("a server started elsewhere with --cwd <the host's directory> reaches that host", async () => {
+		piEnv = createPiEnv();
+		pi = PiRpc.start(piEnv, { args: ["--name", "rpc-host"] });
+		await hostEndpoint(piEnv);
+		const session = await startMcpClient({ cwd: piEnv.root, env: userEnv(piEnv), name: "cursor", args: ["--cwd", piEnv.cwd] });
+		sessions.push(session);
+		const start = pi.mark();
+		const call = session.client.callTool({ name: ASK, arguments: { questions: [{ question: "Which port?", options: ["80", "443"] }] } });
+		const { dialog, label } = await remoteDialog(start);
+		expect(label).toBe("cursor");
+		pi.answer(dialog, "443");
+		expect(envelopeOf(await call)).toMatchObject({ status: "ok", answers: [{ answer: "443" }] });
+	});
+
+	it("progress keeps a client with a 15 s request timeout (resetTimeoutOnProgress) alive through a 30 s wait", async () => {
+		const { pi, session } = await hostAndClient("codex");
+		const start = pi.mark();
+		const progress: { at: number; message?: string }[] = [];
+		const askedAt = Date.now();
+		const call = session.client.callTool({ name: ASK, arguments: { questions: [{ question: "Ship it?", kind: "confirm" }] } }, undefined, {
+			timeout: 15_000,
+			resetTimeoutOnProgress: true,
+			onprogress: (p) => progress.push({ at: Date.now(), ...(p.message ? { message: p.message } : {}) }),
+		});
+		const { dialog } = await remoteDialog(start);
+		await sleep(30_000 - (Date.now() - askedAt));
+		pi.answer(dialog, "Yes");
+		const envelope = envelopeOf(await call);
+		expect(Date.now() - askedAt).toBeGreaterThanOrEqual(30_000);
+		expect(envelope.status).toBe("ok");
+		expect(envelope.answers[0]).toMatchObject({ answer: "yes", kind: "confirm" });
+		// At least one notification every 10 s; the host's stages among them.
+		const gaps = [askedAt, ...progress.map((p) => p.at)].map((at, i, all) => (i === 0 ? 0 : at - all[i - 1]!));
+		expect(Math.max(...gaps), JSON.stringify(progress)).toBeLessThan(10_000);
+		expect(progress.some((p) => /shown to the human/.test(p.message ?? ""))).toBe(true);
+	});
+
+	it("a client that cancels its call closes the host's dialog: the next question is shown while the first was never answered", async () => {
+		const { pi, session } = await hostAndClient("cursor");
+		const start = pi.mark();
+		const abort = new AbortController();
+		const call = session.client.callTool({ name: ASK, arguments: { questions: [{ question: "Deploy now?", options: ["yes", "no"] }] } }, undefined, {
+			signal: abort.signal,
+		});
+		const first = await remoteDialog(start);
+		expect(first.question).toBe("Deploy now?");
+		const afterCancel = pi.mark();
+		abort.abort("the user pressed Esc");
+		await expect(call).rejects.toThrow();
+		await nextClientShownAfter(afterCancel);
+		// The cancelled dialog was never asked again.
+		expect(pi.frames.slice(start).filter((f) => f.type === "extension_ui_request" && /Deploy now\?/.test(String(f.title)))).toHaveLength(1);
+	});
+
+	it("a client that disconnects (its server's stdin closes) closes the host's dialog, receipts included", async () => {
+		const { pi, session } = await hostAndClient("goose");
+		const start = pi.mark();
+		const receipt = envelopeOf(
+			await session.client.callTool({ name: ASK, arguments: { questions: [{ question: "Later: rename?", kind: "confirm" }], wait: false } }),
+		);
+		expect(receipt.status).toBe("queued");
+		void session.client.callTool({ name: ASK, arguments: { questions: [{ question: "Now: merge?", kind: "confirm" }] } }).catch(() => {});
+		await remoteDialog(start);
+		const afterClose = pi.mark();
+		await session.close();
+		// Neither of the gone client's questions is shown after it went: the next one is the other client's.
+		await nextClientShownAfter(afterClose);
+	});
+
+	it("a server killed outright (SIGKILL) leaves nothing open at the host: its connection closes, and so does its dialog", async () => {
+		const { pi, session } = await hostAndClient("killed-client");
+		const start = pi.mark();
+		void session.client.callTool({ name: ASK, arguments: { questions: [{ question: "Drop the table?", kind: "confirm" }] } }).catch(() => {});
+		await remoteDialog(start);
+		const afterKill = pi.mark();
+		process.kill(session.pid, "SIGKILL");
+		await nextClientShownAfter(afterKill);
+	});
+
+	it("wait: false returns a receipt at once; wait_for_answers returns the envelope once it is answered, once", async () => {
+		const { pi, session } = await hostAndClient("copilot");
+		const start = pi.mark();
+		const t0 = Date.now();
+		const receipt = envelopeOf(
+			await session.client.callTool({ name: ASK, arguments: { questions: [{ question: "Which region?", options: ["eu", "us"] }], wait: false } }),
+		);
+		expect(Date.now() - t0).toBeLessThan(1_000);
+		expect(receipt).toMatchObject({ status: "queued", answers: [], asker: "copilot" });
+		expect(receipt.note).toMatch(/not an answer/);
+		// Nothing answered yet: a short wait lists it as open.
+		const early = envelopeOf(await session.client.callTool({ name: COLLECT, arguments: { waitMs: 200 } }));
+		expect(early).toMatchObject({ settled: [], open: [receipt.receipt] });
+		const { dialog, label } = await remoteDialog(start);
+		expect(label).toBe("copilot");
+		const waiting = session.client.callTool({ name: COLLECT, arguments: { receipts: [receipt.receipt] } });
+		pi.answer(dialog, "eu");
+		const collected = envelopeOf(await waiting);
+		expect(collected.open).toEqual([]);
+		expect(collected.settled).toHaveLength(1);
+		expect(collected.settled[0]).toMatchObject({
+			receipt: receipt.receipt,
+			envelope: { status: "ok", answers: [{ question: "Which region?", answer: "eu" }] },
+		});
+		// Handed back once: the receipt is no longer open.
+		const again = await session.client.callTool({ name: COLLECT, arguments: { receipts: [receipt.receipt] } });
+		expect(again.isError).toBe(true);
+		expect(envelopeOf(again).note).toMatch(/not open here/);
+	});
+
+	it("a flood of calls from one client meets the host's per-asker cap: the 17th ends isError naming it; the rest stay asked", async () => {
+		const { pi, session } = await hostAndClient("flooder");
+		const start = pi.mark();
+		const calls = Array.from({ length: 17 }, (_, i) =>
+			session.client.callTool({ name: ASK, arguments: { questions: [{ question: `Question ${i + 1}?`, kind: "confirm" }] } }),
+		);
+		const refusedOne = (await Promise.race(calls.map((c) => c.then((r) => r)))) as CallToolResult;
+		expect(refusedOne.isError).toBe(true);
+		expect(envelopeOf(refusedOne).note).toMatch(/16/);
+		const { dialog } = await remoteDialog(start);
+		pi.answer(dialog, "Yes");
+		expect(listeningSockets(session.pid)).toEqual([]);
+	});
+});
+
+describe("the MCP server with no host", () => {
+	let cwd: string;
+	const sessions: McpSession[] = [];
+	afterEach(async () => {
+		await Promise.all(sessions.splice(0).map((s) => s.close().catch(() => {})));
+		rmSync(cwd, { recursive: true, force: true });
+	});
+
+	async function lone(name: string, elicit?: Parameters<typeof startMcpClient>[0]["elicit"]) {
+		cwd = mkdtempSync(join(tmpdir(), "cb-mcp-"));
+		const session = await startMcpClient({ cwd, env: { PATH: process.env.PATH!, HOME: cwd, TMPDIR: cwd }, name, ...(elicit ? { elicit } : {}) });
+		sessions.push(session);
+		return session;
+	}
+
+	const QUESTIONS = [
+		{ id: "db", question: "Which database?", options: ["Postgres", "SQLite"], allowOther: false },
+		{ id: "langs", question: "Which languages?", options: ["TS", "Go", "Rust"], multiSelect: true, allowOther: false },
+		{ id: "name", question: "Name of the release?" },
+		{ id: "go", question: "Ship it?", kind: "confirm" },
+	];
+
+	it("no elicitation and no host: no-host in under 1 s, with the note to ask in the chat and not call again", async () => {
+		const session = await lone("gemini-cli");
+		const t0 = Date.now();
+		const envelope = envelopeOf(await session.client.callTool({ name: ASK, arguments: { questions: QUESTIONS } }));
+		expect(Date.now() - t0).toBeLessThan(1_000);
+		expect(envelope).toMatchObject({ status: "no-host", answers: [], asker: "gemini-cli" });
+		expect(envelope.note).toMatch(/do not call this tool again/);
+		expect(envelope.note).toMatch(/ask the human in your chat/);
+	});
+
+	it("a client that declared elicitation gets the questions as one flat form; what it accepts is the answers", async () => {
+		const forms: any[] = [];
+		const session = await lone("claude-code", (request) => {
+			forms.push(request.params);
+			return { action: "accept", content: { q1: "SQLite", q2: ["TS", "Rust"], q3: "1.4", q4: true } };
+		});
+		const envelope = envelopeOf(await session.client.callTool({ name: ASK, arguments: { questions: QUESTIONS } }));
+		expect(forms).toHaveLength(1);
+		expect(forms[0].requestedSchema.properties).toEqual({
+			q1: { type: "string", title: "Which database?", enum: ["Postgres", "SQLite"] },
+			q2: { type: "array", title: "Which languages?", items: { type: "string", enum: ["TS", "Go", "Rust"] }, minItems: 1 },
+			q3: { type: "string", title: "Name of the release?" },
+			q4: { type: "boolean", title: "Ship it?" },
+		});
+		expect(envelope).toMatchObject({
+			status: "ok",
+			asker: "claude-code",
+			answers: [
+				{ id: "db", answer: "SQLite", kind: "option" },
+				{ id: "langs", answer: "TS, Rust", values: ["TS", "Rust"], kind: "option" },
+				{ id: "name", answer: "1.4", kind: "text" },
+				{ id: "go", answer: "yes", kind: "confirm" },
+			],
+		});
+	});
+
+	it("a client that declines its form: timeout-or-cancelled, the note saying the client declined", async () => {
+		const session = await lone("claude-code", () => ({ action: "decline" }));
+		const envelope = envelopeOf(await session.client.callTool({ name: ASK, arguments: { questions: QUESTIONS } }));
+		expect(envelope).toMatchObject({ status: "timeout-or-cancelled", reason: "dismissed", answers: [] });
+		expect(envelope.note).toMatch(/client declined its form/);
+		expect(envelope.note).toMatch(/do not call this tool again/);
+	});
+
+	it("a client that cancels its form: cancelled, the note saying the client cancelled", async () => {
+		const session = await lone("claude-code", () => ({ action: "cancel" }));
+		const envelope = envelopeOf(await session.client.callTool({ name: ASK, arguments: { questions: QUESTIONS } }));
+		expect(envelope).toMatchObject({ status: "cancelled", answers: [] });
+		expect(envelope.note).toMatch(/client cancelled its form/);
+	});
+
+	it("a wrong command line ends the bin at once with its usage on stderr, stdout untouched", async () => {
+		cwd = mkdtempSync(join(tmpdir(), "cb-mcp-"));
+		const run = promisify(execFile);
+		const failed = await run(NODE_BIN, [MCP_BIN, "--cwd", join(cwd, "missing")], { cwd }).catch(
+			(error: { code: number; stdout: string; stderr: string }) => error,
+		);
+		expect(failed).toMatchObject({ code: 2, stdout: "" });
+		expect((failed as { stderr: string }).stderr).toMatch(/no such file or directory[\s\S]*usage: checkpoint-bridge-mcp \[--cwd <directory>\]/);
+		const unknown = await run(NODE_BIN, [MCP_BIN, "--port", "80"], { cwd }).catch((error: { code: number; stderr: string }) => error);
+		expect(unknown).toMatchObject({ code: 2 });
+		expect((unknown as { stderr: string }).stderr).toMatch(/Unknown option '--port'/);
+	});
+
+	it("bad arguments are refused as isError results naming each problem; the server serves on", async () => {
+		const session = await lone("claude-code");
+		const bad = await session.client.callTool({ name: ASK, arguments: { questions: [{ question: "" }], timeoutMs: "soon", wait: "no", extra: 1 } });
+		expect(bad.isError).toBe(true);
+		const note = envelopeOf(bad).note as string;
+		for (const part of ["questions[0].question: is empty", "timeoutMs: must be a finite number", "wait: must be true or false", "extra: is not a parameter"])
+			expect(note).toContain(part);
+		const fine = envelopeOf(await session.client.callTool({ name: ASK, arguments: { questions: [{ question: "Still there?", kind: "confirm" }] } }));
+		expect(fine.status).toBe("no-host");
+	});
+});
+
+describe.skipIf(NATS_SERVER_MISSING)("the MCP server over a real nats-server", () => {
+	const cleanups: (() => Promise<unknown> | unknown)[] = [];
+	afterEach(async () => {
+		for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+	});
+
+	it("with CHECKPOINT_BRIDGE_NATS and no host of its directory, the question goes to the room's host, whose dialog names the client and its machine", async () => {
+		const nats = await startNatsServer();
+		cleanups.push(() => nats.cleanup());
+		const piEnv = createPiEnv({ env: { CHECKPOINT_BRIDGE_NATS: nats.url } });
+		const pi = PiRpc.start(piEnv);
+		cleanups.push(async () => {
+			await pi.close(5_000);
+			piEnv.cleanup();
+		});
+		await pi.waitFor((f) => isNotify(f) && String(f.message).includes("serving room"), { timeoutMs: 90_000, what: 'the "serving room" notice' });
+		await roomServedAt(nats.url);
+		// "Another machine": a directory, HOME and TMPDIR of its own, only the room's variable shared.
+		const elsewhere = mkdtempSync(join(tmpdir(), "cb-mcp-nats-"));
+		cleanups.push(() => rmSync(elsewhere, { recursive: true, force: true }));
+		const session = await startMcpClient({
+			cwd: elsewhere,
+			env: { PATH: process.env.PATH!, HOME: elsewhere, TMPDIR: elsewhere, CHECKPOINT_BRIDGE_NATS: nats.url },
+			name: "codex",
+		});
+		cleanups.push(() => session.close());
+		const start = pi.mark();
+		const call = session.client.callTool({ name: ASK, arguments: { questions: [{ question: "Which region?", options: ["eu", "us"] }] } });
+		const dialog = await pi.waitForDialog({ from: start, timeoutMs: 30_000, what: "the MCP client's dialog over NATS" });
+		expect(String(dialog.title)).toMatch(new RegExp(`^\\[codex \\([^():]+:${session.pid}\\)\\] Which region\\?$`));
+		pi.answer(dialog, "us");
+		expect(envelopeOf(await call)).toMatchObject({ status: "ok", asker: "codex", answers: [{ question: "Which region?", answer: "us" }] });
+	});
+});

@@ -1,0 +1,158 @@
+/**
+ * A budget that runs out does not lose the question: it leaves the queue but stays open at the host,
+ * marked late, answerable from outside (page, link) or shown again from /checkpoints; its answer
+ * reaches the asking session as one message, once. Late questions expire and are bounded. Fake timers.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { ANSWER_MESSAGE_TYPE, deliveryBox, type MessageApi, sessionPoster } from "../../../extensions/checkpoint-bridge/core/delivery.ts";
+import { statusText } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
+import { DEFAULT_LATE_EXPIRY_MS, LATE_NOTE, LateBook, type LateConfig, readLateConfig } from "../../../extensions/checkpoint-bridge/core/late.ts";
+import { flush, relay, track } from "../support/relay.ts";
+
+const Q = [{ question: "Which database?", options: ["Postgres", "SQLite"] }];
+const config = (over: Partial<LateConfig> = {}): LateConfig => ({ ...readLateConfig({}), ...over });
+
+/** The asking session as pi keeps it, attached to the process's box. */
+function askingSession(sessionId: string) {
+	const entries: { type: string; customType?: string; data?: unknown }[] = [];
+	const messages: Parameters<MessageApi["sendMessage"]>[] = [];
+	const pi: MessageApi = {
+		sendMessage: (...args) => void messages.push(args),
+		appendEntry: (customType, data) => void entries.push({ type: "custom", customType, data }),
+	};
+	const detach = deliveryBox(() => undefined).attach(
+		sessionId,
+		sessionPoster(pi, () => entries),
+	);
+	return { messages, detach };
+}
+
+describe("late questions", () => {
+	beforeEach(() => void vi.useFakeTimers());
+	afterEach(() => void vi.useRealTimers());
+
+	it("reads CHECKPOINT_BRIDGE_LATE_ANSWERS=0 as off and the expiry from CHECKPOINT_BRIDGE_LATE_EXPIRY_MS (24 h by default)", () => {
+		expect(readLateConfig({})).toMatchObject({ on: true, expiryMs: DEFAULT_LATE_EXPIRY_MS });
+		expect(DEFAULT_LATE_EXPIRY_MS).toBe(24 * 3_600_000);
+		expect(readLateConfig({ CHECKPOINT_BRIDGE_LATE_ANSWERS: "0" }).on).toBe(false);
+		expect(readLateConfig({ CHECKPOINT_BRIDGE_LATE_EXPIRY_MS: "60000" }).expiryMs).toBe(60_000);
+		expect(readLateConfig({ CHECKPOINT_BRIDGE_LATE_EXPIRY_MS: "soon" }).expiryMs).toBe(DEFAULT_LATE_EXPIRY_MS);
+	});
+
+	it("a call that ends timeout leaves its question open, marked late; an answer from outside reaches the asking session as one message", async () => {
+		const session = askingSession("late-1-session");
+		const { ask, handle, role } = relay({}, { late: new LateBook(config()) });
+		const state = track(ask(Q, { label: "late-1", budgetMs: 3_000 }));
+		await flush(vi);
+		await vi.advanceTimersByTimeAsync(3_000);
+		expect(state.envelope).toMatchObject({ status: "timeout" });
+		// Whichever clock ends the call, its note says the question stays open.
+		expect(state.envelope?.note).toContain(LATE_NOTE);
+		// Off the queue, still open.
+		expect(handle.snapshot()!.open).toHaveLength(0);
+		const late = handle.snapshot()!.late!;
+		expect(late).toHaveLength(1);
+		expect(late[0]).toMatchObject({ asker: { label: "late-1" }, questions: [{ question: "Which database?" }] });
+		expect(statusText(role.host)).toMatch(/1 late: late-1 \(0 min\)/);
+
+		const replies: unknown[] = [];
+		handle.bus.emit("answer", { requestId: late[0]!.requestId, answers: ["SQLite"], source: "web" }, (reply: unknown) => replies.push(reply));
+		expect(replies).toEqual([{ ok: true }]);
+		expect(handle.snapshot()!.late).toBeUndefined();
+		expect(session.messages).toHaveLength(1);
+		const [message, options] = session.messages[0]!;
+		expect(message.customType).toBe(ANSWER_MESSAGE_TYPE);
+		expect(message.details).toMatchObject({ late: true, requestId: late[0]!.requestId, envelope: { status: "ok", answers: [{ answer: "SQLite" }] } });
+		expect(options).toEqual({ triggerTurn: true, deliverAs: "followUp" });
+		// Answered once: a second answer finds nothing open.
+		handle.bus.emit("answer", { requestId: late[0]!.requestId, answers: ["Postgres"] }, (reply: unknown) => replies.push(reply));
+		expect(replies[1]).toMatchObject({ ok: false, code: "not_found" });
+		expect(session.messages).toHaveLength(1);
+		session.detach();
+	});
+
+	it("the host's note tells the asker its question stays open", async () => {
+		const { ask, handle } = relay({}, { late: new LateBook(config()) });
+		const replies: { note?: string }[] = [];
+		const state = track(ask(Q, { label: "late-2", budgetMs: 3_000 }));
+		await flush(vi);
+		const id = handle.snapshot()!.open[0]!.requestId;
+		handle.bus.on(`reply:${id}`, (reply) => replies.push(reply as { note?: string }));
+		// The host's own deadline, a hair before the asker's.
+		await vi.advanceTimersByTimeAsync(3_000);
+		expect(state.envelope?.status).toBe("timeout");
+		expect(replies.at(-1)?.note).toContain(LATE_NOTE);
+	});
+
+	it("shown again from /checkpoints: through the queue like any other request, its answer delivered late", async () => {
+		const session = askingSession("late-3-session");
+		const { ask, fake, handle, role } = relay({}, { late: new LateBook(config()) });
+		track(ask(Q, { label: "late-3", budgetMs: 3_000 }));
+		await flush(vi);
+		await vi.advanceTimersByTimeAsync(3_000);
+		const id = handle.snapshot()!.late![0]!.requestId;
+		expect(role.host.reopenLate(id)).toBe(true);
+		expect(role.host.reopenLate("nope")).toBe(false);
+		await flush(vi);
+		// Dismissed: it stays late.
+		fake.current()!.answer(undefined);
+		await flush(vi);
+		expect(handle.snapshot()!.late?.[0]?.requestId).toBe(id);
+		expect(session.messages).toHaveLength(0);
+		role.host.reopenLate(id);
+		await flush(vi);
+		fake.current()!.answer("Postgres");
+		await flush(vi);
+		expect(handle.snapshot()!.late).toBeUndefined();
+		expect(session.messages).toHaveLength(1);
+		expect(session.messages[0]![0].details).toMatchObject({ late: true, envelope: { status: "ok", answers: [{ answer: "Postgres" }] } });
+		session.detach();
+	});
+
+	it("CHECKPOINT_BRIDGE_LATE_ANSWERS=0: the question ends with its call, as before", async () => {
+		const { ask, handle } = relay({}, { late: new LateBook(config({ on: false })) });
+		track(ask(Q, { budgetMs: 3_000 }));
+		await flush(vi);
+		await vi.advanceTimersByTimeAsync(3_000);
+		expect(handle.snapshot()!.late).toBeUndefined();
+	});
+
+	it("expires after its time, with a notice to the human", async () => {
+		const { ask, fake, handle } = relay({}, { late: new LateBook(config({ expiryMs: 60_000 })) });
+		track(ask(Q, { label: "late-4", budgetMs: 3_000 }));
+		await flush(vi);
+		await vi.advanceTimersByTimeAsync(3_000);
+		expect(handle.snapshot()!.late).toHaveLength(1);
+		await vi.advanceTimersByTimeAsync(60_000);
+		expect(handle.snapshot()!.late).toBeUndefined();
+		expect(fake.notices.at(-1)?.message).toMatch(/late question of late-4 \("Which database\?"\) expired/);
+	});
+
+	it("bounded per asker and in all: the oldest leaves with a notice", async () => {
+		const { ask, fake, handle } = relay({}, { late: new LateBook(config({ maxPerAsker: 2, maxTotal: 3 })) });
+		for (const [i, label] of ["a", "a", "a", "b", "c"].entries()) {
+			track(ask([{ question: `Q${i}?` }], { label, budgetMs: 3_000 }));
+			await flush(vi);
+			await vi.advanceTimersByTimeAsync(3_000);
+		}
+		const late = handle.snapshot()!.late!;
+		// a's first went for a's bound; then a's second for the bound in all.
+		expect(late.map((l) => l.questions[0]!.question)).toEqual(["Q2?", "Q3?", "Q4?"]);
+		expect(fake.notices.filter((n) => /dropped to make room/.test(n.message))).toHaveLength(2);
+	});
+
+	it("bounded in bytes", () => {
+		const book = new LateBook(config({ maxBytes: 200 }));
+		const request = (id: string) => ({
+			request: { v: 1, id, asker: { label: "x", sessionId: "s" }, questions: [], deadline: 0, dialogTimeoutMs: 0, createdAt: 0 },
+			questions: [{ question: "q".repeat(80), kind: "text" as const }],
+			answers: [],
+			places: [],
+			queuedAt: 0,
+		});
+		book.keep(request("1"));
+		book.keep(request("2"));
+		expect(book.list().map((l) => l.request.id)).toEqual(["2"]);
+		expect(book.bytes).toBeLessThanOrEqual(200);
+	});
+});
