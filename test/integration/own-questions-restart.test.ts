@@ -41,35 +41,45 @@ function sessionEntries(env: PiEnv): Entry[] {
 }
 const answerMessages = (entries: Entry[]) => entries.filter((e) => e.type === "custom_message" && e.customType === "checkpoint-bridge:answer");
 
+/** `pi --continue`: the question opens again, marked as asked before the restart; answered, it is one message in the session. */
+async function answerReopened(env: PiEnv, value: string): Promise<void> {
+	const pi = startPi(env, ["--continue"]);
+	const again = await pi.waitForDialog({ timeoutMs: 60_000 });
+	expect(again.title).toContain(QUESTION);
+	expect(JSON.stringify(again)).toContain("asked before the restart");
+	const from = pi.mark();
+	pi.answer(again, value);
+	await pi.waitFor((f) => f.type === "agent_end", { from, timeoutMs: 60_000 });
+	await pi.close();
+	const messages = answerMessages(sessionEntries(env));
+	expect(messages).toHaveLength(1);
+	expect(JSON.stringify(messages[0])).toContain(value);
+}
+
+/** One more `pi --continue`: no dialog opens, and the session still holds exactly one answer message. */
+async function expectNothingReopens(env: PiEnv): Promise<void> {
+	const pi = startPi(env, ["--continue"]);
+	await pi.command("get_state");
+	await new Promise((r) => setTimeout(r, 1_500));
+	expect(pi.frames.filter(isDialog)).toHaveLength(0);
+	await pi.close();
+	expect(answerMessages(sessionEntries(env))).toHaveLength(1);
+}
+
 describe("the host session's own question across a crash (pi --continue)", () => {
 	it("opens again after SIGKILL, marked as asked before the restart; the answer is one message, not repeated at the next --continue", async () => {
 		piEnv = createPiEnv({ script: { main: { ask: { questions: [{ question: QUESTION, options: ["Postgres", "SQLite"] }] } } } });
-		let pi = startPi(piEnv);
+		const pi = startPi(piEnv);
 		await pi.prompt("pick a database");
 		const first = await pi.waitForDialog({ timeoutMs: 60_000 });
 		expect(first.title).toContain(QUESTION);
 		pi.kill("SIGKILL");
 		await pi.exited;
 
-		pi = startPi(piEnv, ["--continue"]);
-		const again = await pi.waitForDialog({ timeoutMs: 60_000 });
-		expect(again.title).toContain(QUESTION);
-		expect(JSON.stringify(again)).toContain("asked before the restart");
-		const from = pi.mark();
-		pi.answer(again, "Postgres");
-		await pi.waitFor((f) => f.type === "agent_end", { from, timeoutMs: 60_000 });
-		await pi.close();
-		const messages = answerMessages(sessionEntries(piEnv));
-		expect(messages).toHaveLength(1);
-		expect(JSON.stringify(messages[0])).toContain("Postgres");
+		await answerReopened(piEnv, "Postgres");
 
 		// Once more: nothing is open, nothing is delivered again.
-		pi = startPi(piEnv, ["--continue"]);
-		await pi.command("get_state");
-		await new Promise((r) => setTimeout(r, 1_500));
-		expect(pi.frames.filter(isDialog)).toHaveLength(0);
-		await pi.close();
-		expect(answerMessages(sessionEntries(piEnv))).toHaveLength(1);
+		await expectNothingReopens(piEnv);
 	}, 180_000);
 
 	it("a reopened question the human dismisses does not open on the next --continue", async () => {
@@ -87,31 +97,16 @@ describe("the host session's own question across a crash (pi --continue)", () =>
 		await pi.waitFor((f) => f.type === "message_end" && f.message?.customType === "checkpoint-bridge:answer", { from, timeoutMs: 30_000 });
 		await pi.close();
 
-		pi = startPi(piEnv, ["--continue"]);
-		await pi.command("get_state");
-		await new Promise((r) => setTimeout(r, 1_500));
-		expect(pi.frames.filter(isDialog)).toHaveLength(0);
-		await pi.close();
-		expect(answerMessages(sessionEntries(piEnv))).toHaveLength(1);
+		await expectNothingReopens(piEnv);
 	}, 180_000);
 
 	it("opens again after a quit (stdin closed while the question is open) and is answered once", async () => {
 		piEnv = createPiEnv({ script: { main: { ask: { questions: [{ question: QUESTION, options: ["Postgres", "SQLite"] }] } } } });
-		let pi = startPi(piEnv);
+		const pi = startPi(piEnv);
 		await pi.prompt("pick a database");
 		await pi.waitForDialog({ timeoutMs: 60_000 });
 		await pi.close();
 
-		pi = startPi(piEnv, ["--continue"]);
-		const again = await pi.waitForDialog({ timeoutMs: 60_000 });
-		expect(again.title).toContain(QUESTION);
-		expect(JSON.stringify(again)).toContain("asked before the restart");
-		const from = pi.mark();
-		pi.answer(again, "SQLite");
-		await pi.waitFor((f) => f.type === "agent_end", { from, timeoutMs: 60_000 });
-		await pi.close();
-		const messages = answerMessages(sessionEntries(piEnv));
-		expect(messages).toHaveLength(1);
-		expect(JSON.stringify(messages[0])).toContain("SQLite");
+		await answerReopened(piEnv, "SQLite");
 	}, 180_000);
 });

@@ -17,6 +17,8 @@ const asker = { label: "main", sessionId: "s1" };
 const questions = [{ question: "Which database?", options: ["Postgres", "SQLite"] }];
 const answered: AskAgain = async (own) => makeEnvelope("ok", [{ question: own.questions[0]!.question, answer: "Postgres", kind: "option" }], undefined, {});
 const dismissed: AskAgain = async () => makeEnvelope("timeout-or-cancelled", [], "dismissed", { reason: "dismissed" });
+/** The next start of the session, asking with `ask`. */
+const reopen = (session: ReturnType<typeof fakeSession>, ask: AskAgain, here = () => true) => reopenOwn(session.pi, () => session.entries, "s1", ask, here);
 /** A new process: the set of questions reopened in this process starts empty. */
 const newProcess = () => void delete (globalThis as Record<symbol, unknown>)[Symbol.for("checkpoint-bridge.own-reopened")];
 
@@ -60,33 +62,15 @@ describe("the host session's own questions across a restart", () => {
 		const session = fakeSession();
 		recordOwn(session.pi, asker, questions, () => true);
 		const ask = vi.fn(answered);
-		await reopenOwn(
-			session.pi,
-			() => session.entries,
-			"s1",
-			ask,
-			() => true,
-		);
+		await reopen(session, ask);
 		expect(ask).toHaveBeenCalledOnce();
 		expect(ask.mock.calls[0]![0].questions).toEqual(questions);
 		expect(session.messages()).toHaveLength(1);
 		expect(JSON.stringify(session.messages()[0])).toContain("Postgres");
 		newProcess();
-		await reopenOwn(
-			session.pi,
-			() => session.entries,
-			"s1",
-			ask,
-			() => true,
-		);
+		await reopen(session, ask);
 		newProcess();
-		await reopenOwn(
-			session.pi,
-			() => session.entries,
-			"s1",
-			ask,
-			() => true,
-		);
+		await reopen(session, ask);
 		expect(ask).toHaveBeenCalledOnce();
 		expect(session.messages()).toHaveLength(1);
 	});
@@ -94,13 +78,7 @@ describe("the host session's own questions across a restart", () => {
 	it("a reopened question the human dismisses is delivered as dismissed and does not open again", async () => {
 		const session = fakeSession();
 		recordOwn(session.pi, asker, questions, () => true);
-		await reopenOwn(
-			session.pi,
-			() => session.entries,
-			"s1",
-			dismissed,
-			() => true,
-		);
+		await reopen(session, dismissed);
 		expect(session.messages()).toHaveLength(1);
 		expect(unendedOwn(session.entries)).toEqual([]);
 	});
@@ -113,33 +91,15 @@ describe("the host session's own questions across a restart", () => {
 			here = false;
 			return makeEnvelope("no-host", [], "the host quit", {});
 		});
-		await reopenOwn(
-			session.pi,
-			() => session.entries,
-			"s1",
-			ask,
-			() => here,
-		);
+		await reopen(session, ask, () => here);
 		expect(session.messages()).toHaveLength(0);
 		expect(unendedOwn(session.entries)).toHaveLength(1);
 		// Two copies of the extension in one process (a second session start) ask it once.
 		let release!: () => void;
 		const slow = vi.fn<AskAgain>(() => new Promise((resolve) => (release = () => resolve(makeEnvelope("ok", [], undefined, {})))));
 		newProcess();
-		const first = reopenOwn(
-			session.pi,
-			() => session.entries,
-			"s1",
-			slow,
-			() => true,
-		);
-		const second = reopenOwn(
-			session.pi,
-			() => session.entries,
-			"s1",
-			slow,
-			() => true,
-		);
+		const first = reopen(session, slow);
+		const second = reopen(session, slow);
 		await second;
 		release();
 		await first;
