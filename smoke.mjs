@@ -30,13 +30,18 @@ async function session({ copy, sessionId, name, ui }) {
 	factory({
 		events: new EventEmitter(),
 		on: (event, handler) => handlers.set(event, [...(handlers.get(event) ?? []), handler]),
-		registerTool: (definition) => (tool = definition),
+		// The ask tool; the extension registers its waiting tool beside it.
+		registerTool: (definition) => {
+			if (definition.name === "ask_user_via_host") tool = definition;
+		},
 		registerCommand: () => {},
+		appendEntry: () => {},
+		sendMessage: () => {},
 		getSessionName: () => name,
 		// As pi: every registered tool is active unless a tools: line narrowed them.
 		getActiveTools: () => (tool ? [tool.name] : []),
 	});
-	const ctx = { hasUI: Boolean(ui), mode: ui ? "rpc" : "print", ui, sessionManager: { getSessionId: () => sessionId } };
+	const ctx = { hasUI: Boolean(ui), mode: ui ? "rpc" : "print", ui, sessionManager: { getSessionId: () => sessionId, getEntries: () => [] } };
 	const emit = async (event) => {
 		for (const handler of handlers.get(event.type) ?? []) await handler(event, ctx);
 	};

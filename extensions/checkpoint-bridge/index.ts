@@ -7,6 +7,7 @@
  */
 import type { ExtensionAPI, ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { askLater } from "./ask-later.ts";
+import { askViaHost } from "./core/asker.ts";
 import { AUDIT_ENTRY_TYPE, answerLate, checkpointsReport } from "./core/audit.ts";
 import { callBudget, readConfig } from "./core/config.ts";
 import { deliveryBox, sessionPoster } from "./core/delivery.ts";
@@ -24,6 +25,7 @@ import { rpivOnPage } from "./interop/rpiv-page.ts";
 import { toolEdge } from "./interop/screen-relay.ts";
 import { type Envelope, makeEnvelope } from "./model/result.ts";
 import { validateAskParams } from "./model/validate.ts";
+import { recordOwn, reopenOwn } from "./own-questions.ts";
 import { askAlong, chooseRoute, noticeAlong, reachesHost } from "./route.ts";
 import { loadingPiVersion, reportUnsupportedPi } from "./supported-pi.ts";
 import { WEB_USAGE, webCommand, webPageLine } from "./surfaces/web/command.ts";
@@ -67,9 +69,12 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 	let stopFormsOnPage: (() => void) | undefined;
 	/** The agent a child runs as, once found: pi rebuilds the system prompt on every read (0.1 ms, at times several). */
 	let activeAgent: string | undefined;
+	/** Set from session_shutdown on: a call ended by the quit stays open in the session, for the next start. */
+	let closing = false;
 
 	// A session with a UI claims the role at start; the next one claims it after /new, /resume, /fork, /reload.
-	pi.on("session_start", async (_event, ctx) => {
+	pi.on("session_start", async (event, ctx) => {
+		closing = false;
 		// With a UI the human gets a notice; without one (print, json modes) stderr is where pi itself warns.
 		reportUnsupportedPi(piVersion, (notice) => (ctx.hasUI ? ctx.ui.notify(notice, "warning") : process.stderr.write(`${notice}\n`)));
 		sessionId = ctx.sessionManager.getSessionId();
@@ -87,6 +92,15 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 			sessionId,
 			sessionPoster(pi, () => ctx.sessionManager.getEntries()),
 		);
+		// A continued or resumed host session asks its own questions a crash or a quit left open again (own-questions.ts).
+		if (host.role && (event.reason === "startup" || event.reason === "resume"))
+			void reopenOwn(
+				pi,
+				() => ctx.sessionManager.getEntries(),
+				sessionId,
+				(own, budget) => askViaHost({ handle, asker: own.asker, questions: own.questions, ...budget, resent: true }),
+				() => !closing,
+			);
 		// Other ask tools' forms open in this terminal show on the web page too (interop/); elsewhere they ride the relay.
 		// A foreground child of a terminal host (relayed in mode "tui", ADR-0016) draws its forms in that terminal: they show too.
 		if (pi.events && ctx.mode === "tui" && !stopFormsOnPage) {
@@ -100,6 +114,7 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 	pi.on("tool_execution_end", (_event, ctx) => toolEdge(ctx.ui, "end"));
 
 	pi.on("session_shutdown", (event) => {
+		closing = true;
 		stopFormsOnPage?.();
 		stopFormsOnPage = undefined;
 		detach?.();
@@ -170,7 +185,11 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 					onProgress: (progress: RelayProgress) =>
 						onUpdate?.({ content: [{ type: "text", text: progressText(progress, total) }], details: undefined as unknown as Envelope }),
 				};
-				return toToolResult(await askAlong(routeNow(), options, { handle, loadNats }));
+				// The host session's own question is recorded first: a crash or a quit leaves it open for the next start.
+				const own = host.role ? recordOwn(pi, asker, checked.questions, () => !closing) : undefined;
+				const envelope = await askAlong(routeNow(), options, { handle, loadNats });
+				own?.ended(envelope.status, signal?.aborted === true);
+				return toToolResult(envelope);
 			} catch (error) {
 				// Environmental failures become a status, never an exception into pi.
 				const reason = error instanceof Error ? error.message : String(error);

@@ -25,6 +25,8 @@ export interface CallOptions {
 	signal?: AbortSignal;
 	/** Called for every progress reply: queued, shown, answered. */
 	onProgress?: (progress: RelayProgress) => void;
+	/** The request is asked again after its host restarted: shown marked as asked before the restart. @default false */
+	resent?: boolean;
 	/** The request's id, when the caller needs it before the call ends (a `wait: false` receipt). @default a fresh nanoid */
 	id?: string;
 	/** Asked with `wait: false`: the request says so to the host (RelayRequest.later). @default false */
@@ -141,6 +143,7 @@ export function runCall(options: CallOptions, start: (call: CallControl) => ((ca
 				deadline: budgetMs === NO_LIMIT ? NO_LIMIT : startedAt + budgetMs,
 				dialogTimeoutMs: shorterLimit(dialogTimeoutMs, budgetMs),
 				createdAt: startedAt,
+				...(options.resent === true ? { resent: true } : {}),
 				...(options.later ? { later: true as const } : {}),
 			},
 			reply(reply) {

@@ -1,0 +1,124 @@
+/**
+ * The host session's own questions across a crash or a quit (issue 33, ADR-0018). A question the
+ * host session's model asks is recorded in the session before it is shown, and its end after; a
+ * session continued or resumed (`pi --continue`, `/resume`) finds the ones recorded but never ended
+ * and asks them again through its host, marked as asked before the restart. The original tool call
+ * no longer exists, so the envelope arrives as one message (core/delivery.ts), recorded first: a
+ * second start of the same session neither asks nor delivers it again. A dismissal is delivered
+ * (and so recorded) like any end: a dismissed question does not open again.
+ */
+import { nanoid } from "nanoid";
+import { readConfig } from "./core/config.ts";
+import { deliveredIn, type MessageApi, sessionPoster } from "./core/delivery.ts";
+import type { AskerIdentity } from "./core/identity.ts";
+import type { QuestionInput } from "./model/question.ts";
+import type { Envelope } from "./model/result.ts";
+
+/** `customType` of the entry recording an own question before it is shown. @public */
+export const OWN_ASKED_ENTRY_TYPE = "checkpoint-bridge:own-asked";
+/** `customType` of the entry recording that an own question's call ended (its tool result carries the envelope). @public */
+export const OWN_ENDED_ENTRY_TYPE = "checkpoint-bridge:own-ended";
+
+/** What the session records of an own question. */
+export interface OwnAsked {
+	requestId: string;
+	asker: AskerIdentity;
+	/** The validated questions, as they were asked. */
+	questions: QuestionInput[];
+	askedAt: number;
+}
+
+interface EntryLike {
+	type: string;
+	customType?: string;
+	data?: unknown;
+}
+
+const isOwnAsked = (data: unknown): data is OwnAsked => {
+	const d = data as Partial<OwnAsked> | undefined;
+	return typeof d?.requestId === "string" && typeof d.asker?.label === "string" && Array.isArray(d.questions) && d.questions.length > 0;
+};
+
+/** Own questions the entries record as asked and neither ended nor delivered, oldest first. */
+export function unendedOwn(entries: readonly EntryLike[]): OwnAsked[] {
+	const asked = new Map<string, OwnAsked>();
+	const ended = deliveredIn(entries);
+	for (const entry of entries) {
+		if (entry.type !== "custom") continue;
+		if (entry.customType === OWN_ASKED_ENTRY_TYPE && isOwnAsked(entry.data)) asked.set(entry.data.requestId, entry.data);
+		else if (entry.customType === OWN_ENDED_ENTRY_TYPE) ended.add(String((entry.data as { requestId?: unknown } | undefined)?.requestId));
+	}
+	return [...asked.values()].filter((own) => !ended.has(own.requestId));
+}
+
+/**
+ * How long the end of an aborted own call waits before it is recorded. pi aborts the running turn
+ * before it tells the session it shuts down (a quit, `/resume`, `/new`): an abort followed by the
+ * shutdown within this time leaves the question open for the next start; an abort alone (the human
+ * stopped the turn) ends it. @default 1000
+ */
+export const ABORT_SETTLE_MS = 1_000;
+
+/**
+ * Records an own question before it is shown. `ended` records its end unless the session is
+ * shutting down (`stillHere()` false): a quit leaves the question open, as a crash does.
+ */
+export function recordOwn(
+	pi: Pick<MessageApi, "appendEntry">,
+	asker: AskerIdentity,
+	questions: QuestionInput[],
+	stillHere: () => boolean,
+): { ended(status: Envelope["status"], aborted: boolean): void } {
+	const requestId = nanoid();
+	pi.appendEntry(OWN_ASKED_ENTRY_TYPE, { requestId, asker, questions, askedAt: Date.now() } satisfies OwnAsked);
+	const end = (status: Envelope["status"]) => {
+		if (stillHere()) pi.appendEntry(OWN_ENDED_ENTRY_TYPE, { requestId, status });
+	};
+	return {
+		ended(status, aborted) {
+			if (!aborted) return end(status);
+			setTimeout(() => end(status), ABORT_SETTLE_MS).unref?.();
+		},
+	};
+}
+
+/** Request ids reopened in this process, shared by every copy of the extension: a question opens once per process. */
+const REOPENED_KEY = Symbol.for("checkpoint-bridge.own-reopened");
+const reopenedHere = (): Set<string> => ((globalThis as Record<symbol, Set<string> | undefined>)[REOPENED_KEY] ??= new Set());
+
+/** How a reopened question is asked: the host's normal path, marked as asked before the restart. */
+export type AskAgain = (own: OwnAsked, options: { budgetMs: number; dialogTimeoutMs: number }) => Promise<Envelope>;
+
+/**
+ * At the start of a continued or resumed host session: asks every unended own question again and
+ * delivers each envelope as one message. `stillHere()` turning false (the session is shutting down)
+ * leaves the question open for the next start. Resolves when every reopened question has ended.
+ */
+export async function reopenOwn(
+	pi: MessageApi,
+	entries: () => readonly EntryLike[],
+	sessionId: string,
+	ask: AskAgain,
+	stillHere: () => boolean,
+): Promise<void> {
+	const poster = sessionPoster(pi, entries);
+	const reopened = reopenedHere();
+	const config = readConfig();
+	await Promise.all(
+		unendedOwn(entries())
+			.filter((own) => !reopened.has(own.requestId))
+			.map(async (own) => {
+				reopened.add(own.requestId);
+				const envelope = await ask(own, { budgetMs: config.callTimeoutMs, dialogTimeoutMs: config.dialogTimeoutMs });
+				if (!stillHere()) return void reopened.delete(own.requestId);
+				poster.post({
+					requestId: own.requestId,
+					askerSessionId: sessionId,
+					asker: own.asker.label,
+					questions: own.questions.map((q) => q.question),
+					queuedAt: own.askedAt,
+					envelope: { ...envelope, requestId: own.requestId },
+				});
+			}),
+	);
+}

@@ -1,0 +1,109 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { ANSWER_MESSAGE_TYPE, type MessageApi } from "../../extensions/checkpoint-bridge/core/delivery.ts";
+import { makeEnvelope } from "../../extensions/checkpoint-bridge/model/result.ts";
+import { ABORT_SETTLE_MS, type AskAgain, recordOwn, reopenOwn, unendedOwn } from "../../extensions/checkpoint-bridge/own-questions.ts";
+
+/** A session file as pi keeps it: entries appended and messages sent, in order; it outlives the process. */
+function fakeSession() {
+	const entries: { type: string; customType?: string; data?: unknown }[] = [];
+	const pi: MessageApi = {
+		sendMessage: (message) => void entries.push({ type: "custom_message", customType: message.customType, data: message.details }),
+		appendEntry: (customType, data) => void entries.push({ type: "custom", customType, data }),
+	};
+	return { entries, pi, messages: () => entries.filter((e) => e.customType === ANSWER_MESSAGE_TYPE) };
+}
+
+const asker = { label: "main", sessionId: "s1" };
+const questions = [{ question: "Which database?", options: ["Postgres", "SQLite"] }];
+const answered: AskAgain = async (own) => makeEnvelope("ok", [{ question: own.questions[0]!.question, answer: "Postgres", kind: "option" }], undefined, {});
+const dismissed: AskAgain = async () => makeEnvelope("timeout-or-cancelled", [], "dismissed", { reason: "dismissed" });
+/** The next start of the session, asking with `ask`. */
+const reopen = (session: ReturnType<typeof fakeSession>, ask: AskAgain, here = () => true) => reopenOwn(session.pi, () => session.entries, "s1", ask, here);
+/** A new process: the set of questions reopened in this process starts empty. */
+const newProcess = () => void delete (globalThis as Record<symbol, unknown>)[Symbol.for("checkpoint-bridge.own-reopened")];
+
+describe("the host session's own questions across a restart", () => {
+	beforeEach(newProcess);
+	afterEach(() => vi.useRealTimers());
+
+	it("a question recorded and never ended (a crash) is open; one that ended is not", () => {
+		const session = fakeSession();
+		recordOwn(session.pi, asker, questions, () => true);
+		recordOwn(session.pi, asker, questions, () => true).ended("ok", false);
+		expect(unendedOwn(session.entries).map((own) => own.questions)).toEqual([questions]);
+	});
+
+	it("an end during the shutdown (a quit) is not recorded: the question stays open", () => {
+		const session = fakeSession();
+		let here = true;
+		const own = recordOwn(session.pi, asker, questions, () => here);
+		here = false;
+		own.ended("no-host", false);
+		expect(unendedOwn(session.entries)).toHaveLength(1);
+	});
+
+	it("an abort followed by the shutdown leaves it open; an abort alone ends it after the settle time", () => {
+		vi.useFakeTimers();
+		const session = fakeSession();
+		let here = true;
+		recordOwn(session.pi, asker, questions, () => here).ended("cancelled", true);
+		here = false;
+		vi.advanceTimersByTime(ABORT_SETTLE_MS);
+		expect(unendedOwn(session.entries)).toHaveLength(1);
+		here = true;
+		const stopped = fakeSession();
+		recordOwn(stopped.pi, asker, questions, () => true).ended("cancelled", true);
+		expect(unendedOwn(stopped.entries)).toHaveLength(1);
+		vi.advanceTimersByTime(ABORT_SETTLE_MS);
+		expect(unendedOwn(stopped.entries)).toHaveLength(0);
+	});
+
+	it("reopened at the next start, asked marked as resent, answered: exactly one message, even across two more starts", async () => {
+		const session = fakeSession();
+		recordOwn(session.pi, asker, questions, () => true);
+		const ask = vi.fn(answered);
+		await reopen(session, ask);
+		expect(ask).toHaveBeenCalledOnce();
+		expect(ask.mock.calls[0]![0].questions).toEqual(questions);
+		expect(session.messages()).toHaveLength(1);
+		expect(JSON.stringify(session.messages()[0])).toContain("Postgres");
+		newProcess();
+		await reopen(session, ask);
+		newProcess();
+		await reopen(session, ask);
+		expect(ask).toHaveBeenCalledOnce();
+		expect(session.messages()).toHaveLength(1);
+	});
+
+	it("a reopened question the human dismisses is delivered as dismissed and does not open again", async () => {
+		const session = fakeSession();
+		recordOwn(session.pi, asker, questions, () => true);
+		await reopen(session, dismissed);
+		expect(session.messages()).toHaveLength(1);
+		expect(unendedOwn(session.entries)).toEqual([]);
+	});
+
+	it("a reopened question still open when the session shuts down again opens at the next start, and is asked once per process", async () => {
+		const session = fakeSession();
+		recordOwn(session.pi, asker, questions, () => true);
+		let here = true;
+		const ask = vi.fn<AskAgain>(async () => {
+			here = false;
+			return makeEnvelope("no-host", [], "the host quit", {});
+		});
+		await reopen(session, ask, () => here);
+		expect(session.messages()).toHaveLength(0);
+		expect(unendedOwn(session.entries)).toHaveLength(1);
+		// Two copies of the extension in one process (a second session start) ask it once.
+		let release!: () => void;
+		const slow = vi.fn<AskAgain>(() => new Promise((resolve) => (release = () => resolve(makeEnvelope("ok", [], undefined, {})))));
+		newProcess();
+		const first = reopen(session, slow);
+		const second = reopen(session, slow);
+		await second;
+		release();
+		await first;
+		expect(slow).toHaveBeenCalledOnce();
+		expect(session.messages()).toHaveLength(1);
+	});
+});
