@@ -41,7 +41,7 @@ export interface LateConfig {
 }
 
 /** Reads the late-answer settings; an unreadable expiry falls back to the default. */
-export function readLateConfig(env: NodeJS.ProcessEnv = process.env): LateConfig {
+export function readLateConfig(env: Readonly<Record<string, string | undefined>> = process.env): LateConfig {
 	const raw = Number(env[ENV_LATE_EXPIRY]);
 	return {
 		on: env[ENV_LATE]?.trim() !== "0",
