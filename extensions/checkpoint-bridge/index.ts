@@ -186,7 +186,8 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 						onUpdate?.({ content: [{ type: "text", text: progressText(progress, total) }], details: undefined as unknown as Envelope }),
 				};
 				// The host session's own question is recorded first: a crash or a quit leaves it open for the next start.
-				const own = host.role ? recordOwn(pi, asker, checked.questions, () => !closing) : undefined;
+				// A call aborted before it starts asks nothing, so there is nothing to reopen.
+				const own = host.role && !signal?.aborted ? recordOwn(pi, asker, checked.questions, () => !closing) : undefined;
 				const envelope = await askAlong(routeNow(), options, { handle, loadNats });
 				own?.ended(envelope.status, signal?.aborted === true);
 				return toToolResult(envelope);
