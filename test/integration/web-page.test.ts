@@ -331,8 +331,9 @@ describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, SDK host", () => {
 		const first = await askingChild("planner", { questions: [{ question: "Which naming convention?", options: ["camelCase", "snake_case"] }] });
 		await ui.waitForDialog((d) => d.title.startsWith("[planner]"));
 		const second = await askingChild("writer", { questions: [{ question: "Project name?", placeholder: "e.g. atlas" }] });
-		for (let i = 0; i < 500 && !(existsSync(join(dir, "writer")) && existsSync(join(dir, "planner"))); i++)
-			await new Promise((resolve) => setTimeout(resolve, 20));
+		// The shell creates the file before printf writes into it: wait for its text, not the file.
+		const written = (name: string) => existsSync(join(dir, name)) && readFileSync(join(dir, name), "utf8").length > 0;
+		for (let i = 0; i < 500 && !(written("writer") && written("planner")); i++) await new Promise((resolve) => setTimeout(resolve, 20));
 		const link = readFileSync(join(dir, "writer"), "utf8");
 		expect(link, "the request's own link, marked as the notify command's").toMatch(/^http:\/\/127\.0\.0\.1:\d+\/r\/[A-Za-z0-9_-]{43}\/\?via=notify$/);
 		const tab = await openTab(browser.browser, link, { width: 390, height: 844 });
