@@ -37,7 +37,11 @@ const MAIN_QUESTION = "Which release goes out today?";
 
 const isStatus = (f: Frame) => f.type === "extension_ui_request" && f.method === "setStatus" && f.statusKey === "checkpoint-bridge";
 /** How many requests the host's status line says wait, from its latest status. */
-const waiting = (pi: PiRpc) => Number(/(\d+) waiting/.exec(pi.frames.filter(isStatus).at(-1)?.statusText ?? "")?.[1] ?? 0);
+/** Requests the host holds, from its status line: the one shown, then `N queued`. */
+const waiting = (pi: PiRpc) => {
+	const status = pi.frames.filter(isStatus).at(-1)?.statusText ?? "";
+	return (status.includes("shown: ") ? 1 : 0) + Number(/(\d+) queued/.exec(status)?.[1] ?? 0);
+};
 
 /** Asks the host for its state every 100 ms until stopped; resolves with when each was asked and how long its answer took. */
 function measureHost(pi: PiRpc): { stop(): Promise<{ sent: number; tookMs: number }[]> } {
