@@ -7,11 +7,13 @@
 import { spawn } from "node:child_process";
 import os from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
+import { ANSWER_MESSAGE_TYPE } from "../../extensions/checkpoint-bridge/core/delivery.ts";
 import { SILENCE_MS, TICK_MS } from "../../extensions/checkpoint-bridge/transports/nats/liveness.ts";
 import { until } from "../support/until.ts";
-import type { ScriptConfig } from "./fixtures/scripted-model.ts";
+import type { ScriptAsk, ScriptConfig } from "./fixtures/scripted-model.ts";
 import { NATS_SERVER_MISSING, type NatsServer, roomServedAt, startNatsCluster, startNatsServer } from "./harness/nats-server.ts";
 import {
+	ASK_TOOL,
 	answerPairs,
 	baseArgs,
 	createPiEnv,
@@ -24,6 +26,8 @@ import {
 	PI_CLI,
 	type PiEnv,
 	PiRpc,
+	parseJsonLines,
+	resultText,
 } from "./harness/pi-cli.ts";
 
 /** A cold pi start compiles the extensions; pi-subagents takes longest. */
@@ -67,10 +71,15 @@ interface Asker {
 }
 
 /** A `pi -p` on "another machine": its own temp tree, only the NATS variables shared with the host. */
-function startAsker(script: ScriptConfig, env: Record<string, string>, options: { subagents?: boolean; agents?: string[] } = {}): Asker {
+function startAsker(
+	script: ScriptConfig,
+	env: Record<string, string>,
+	options: { subagents?: boolean; agents?: string[] /** `json`: pi prints every event as a JSON line. */; mode?: "json" } = {},
+): Asker {
 	const piEnv = createPiEnv({ script, env, ...(options.agents ? { agents: options.agents } : {}) });
 	expect(piEnv.env.CHECKPOINT_BRIDGE_ENDPOINT).toBeUndefined();
-	const child = spawn(NODE_BIN, [PI_CLI, ...baseArgs({ subagents: options.subagents ?? false }), "-p", "Run the job."], {
+	const mode = options.mode ? ["--mode", options.mode] : [];
+	const child = spawn(NODE_BIN, [PI_CLI, ...baseArgs({ subagents: options.subagents ?? false }), ...mode, "-p", "Run the job."], {
 		cwd: piEnv.cwd,
 		env: piEnv.env,
 		stdio: ["ignore", "pipe", "pipe"],
@@ -201,6 +210,37 @@ describe.skipIf(NATS_SERVER_MISSING)("across machines: pi --mode rpc host, pi -p
 		const envelope = run.envelopes.find((e) => e.asker === "subagent-checkpoint-planner");
 		expect(envelope?.status, run.stdout.slice(-2_000)).toBe("ok");
 		expect(answerPairs(envelope!)).toEqual([{ question: "Which storage backend?", answer: "postgres" }]);
+	});
+
+	it("wait: false over NATS: queued at once, answered at the host, the answer delivered once to the asking session by the process that kept the request", async () => {
+		const nats = await natsServer();
+		const env = { CHECKPOINT_BRIDGE_NATS: nats.url };
+		const { pi } = await startHost(env);
+		// The asker's turn stays busy (bash) while the human answers: the answer follows that turn, in the same process.
+		const asker = startAsker(
+			{
+				main: { ask: { questions: [{ question: "Which region?", options: ["eu-west", "us-east"] }], wait: false } as ScriptAsk, bash: { command: "sleep 6" } },
+			},
+			env,
+			{ mode: "json" },
+		);
+		const dialog = await pi.waitForDialog({ timeoutMs: START_MS, failOn: () => false });
+		expect(parseTitle(dialog).pid).toBe(asker.pid);
+		pi.answer(dialog, "us-east");
+		const run = await asker.done;
+		expect(run.code, run.stderr.slice(-1_000)).toBe(0);
+		const events = parseJsonLines(run.stdout);
+		const receipt = envelopesIn(resultText(events.find((f) => f.type === "tool_execution_end" && f.toolName === ASK_TOOL)?.result));
+		expect(receipt[0]).toMatchObject({ status: "queued", answers: [] });
+		const messages = events.filter((f) => f.type === "message_end" && f.message?.role === "custom" && f.message?.customType === ANSWER_MESSAGE_TYPE);
+		expect(messages, run.stdout.slice(-2_000)).toHaveLength(1);
+		expect(messages[0]!.message.details).toMatchObject({
+			requestId: receipt[0]!.requestId,
+			envelope: { status: "ok", answers: [{ question: "Which region?", answer: "us-east" }] },
+		});
+		expect(messages[0]!.message.details.forwarded).toBeUndefined();
+		// Nothing of it reached the host's session: the asker's process delivered it.
+		expect(pi.frames.some((f) => f.type === "message_end" && f.message?.customType === ANSWER_MESSAGE_TYPE)).toBe(false);
 	});
 
 	it("a second host in the same room says so and does not serve it; the first keeps serving", async () => {

@@ -6,7 +6,9 @@
  *    multi-select with two boxes ticked, and an "Other" typed in place: the envelope carries exactly
  *    those values, kinds and the note;
  * 2. Esc on the second question: `timeout-or-cancelled` with the first answer;
- * 3. a call whose budget runs out while its form is open: `timeout`, and the form is gone;
+ * 3. a call whose budget (3 s) runs out while its form is open: `timeout`, and the form is gone; the
+ *    question stays open, late: `/checkpoints` lists it, `/checkpoints answer 1` shows the form again,
+ *    and the answer reaches the session as one message;
  * 4. an Enter sent the moment a form appears is ignored (the key guard), a pick a second later answers.
  *
  * A second pi process, at 80 columns, with the page on and no budget: `/checkpoints web qr` prints a
@@ -78,7 +80,7 @@ const PROMPTS = {
 		{ id: "ship", question: "Ship it now?", kind: "confirm" },
 		{ id: "why", question: "Why not?" },
 	]),
-	"ask briefly": ask([{ id: "target", question: "Deploy target?", options: ["staging", "prod"] }], 4_000),
+	"ask briefly": ask([{ id: "target", question: "Deploy target?", options: ["staging", "prod"] }], 3_000),
 	"ask while typing": ask([{ id: "region", question: "Which region?", options: ["eu-west", "us-east"] }]),
 	"ask with advice": ask([
 		{ id: "db", header: "Storage", question: "Which database?", options: ["Postgres", "SQLite"], recommended: "SQLite" },
@@ -235,6 +237,23 @@ describe.skipIf(!hasTmux)(`the terminal form in the real TUI, pi ${PI_VERSION}${
 			expect(timedOut.envelope.answers).toEqual([]);
 			expect(screen, "the form is gone").not.toMatch(header(1));
 			expect(screen).not.toContain("Deploy target?\n");
+			expect(squeezed(screen), "the note says the question stays open").toContain("staysopenonthehost,markedlate");
+
+			// 3b. The question stays open, late: /checkpoints lists it, `answer 1` shows it again, the answer reaches this session once.
+			await session.type("/checkpoints");
+			await session.keys("Enter");
+			screen = await waitForSqueezed(session, /1late.*Deploytarget\?/, 10_000, "the late question in /checkpoints");
+			capture("checkpoints-late", screen);
+			screen = await prompt("/checkpoints answer 1", header(1));
+			capture("late-form-again", screen);
+			await session.keys("Down", "Enter");
+			screen = await waitForSqueezed(session, /answeredyourquestion\(request[\w-]+\)late/, 20_000, "the late answer as a message");
+			// Its turn ends (the model's reply), and nothing comes twice.
+			await session.waitFor(/main: no script/, 20_000, "the model's reply to the late answer", deadEnd);
+			screen = await session.screen();
+			capture("late-answer-message", screen);
+			expect(squeezed(screen).split("answeredyourquestion(request").length - 1, "one message").toBe(1);
+			expect(squeezed(screen)).toContain('"answer":"prod"');
 
 			// 4. A form opening under the human's typing: an Enter the moment it appears is not an answer; a pick a second later is.
 			screen = await prompt("ask while typing", header(1), true);
