@@ -7,6 +7,7 @@
 import { nanoid } from "nanoid";
 import type { CallOptions } from "./core/call.ts";
 import { ANSWER_MESSAGE_TYPE, type DeliveryBox } from "./core/delivery.ts";
+import type { AskerIdentity } from "./core/identity.ts";
 import type { SharedHandle } from "./core/shared-handle.ts";
 import type { LoadNats } from "./host-life.ts";
 import { type Envelope, makeEnvelope } from "./model/result.ts";
@@ -16,6 +17,20 @@ import { askAlong, type Route } from "./route.ts";
 const receiptNote = (requestId: string) =>
 	`Queued: the human has not answered yet. The answer arrives later in this session as one message (custom type ${ANSWER_MESSAGE_TYPE}, request ${requestId}). ` +
 	"This receipt is not an answer and not an approval: do no work that depends on the answer before it arrives, and do not ask these questions again.";
+
+/**
+ * Where the late end of a call of `asker` goes when a host in another process sends it back
+ * (CallOptions.onLate): to the asking session, as a message, once (core/delivery.ts).
+ */
+export function lateDelivery(box: DeliveryBox, asker: AskerIdentity, questions: readonly { question: unknown }[]): (envelope: Envelope) => void {
+	const queuedAt = Date.now();
+	const texts = questions.map((q) => String(q.question));
+	return (envelope) => {
+		// A transport's late envelope always names its request (client.ts).
+		if (envelope.requestId !== undefined)
+			box.deliver({ requestId: envelope.requestId, askerSessionId: asker.sessionId, asker: asker.label, questions: texts, queuedAt, late: true, envelope });
+	};
+}
 
 /** Longest a receipt waits for the host to take the request (NATS may take a round trip or two). @default 10000 */
 const RECEIPT_WAIT_MS = 10_000;

@@ -6,7 +6,7 @@
  * This file only registers: the host's life is host-life.ts's, the way a call goes route.ts's.
  */
 import type { ExtensionAPI, ToolDefinition } from "@earendil-works/pi-coding-agent";
-import { askLater } from "./ask-later.ts";
+import { askLater, lateDelivery } from "./ask-later.ts";
 import { askViaHost } from "./core/asker.ts";
 import { AUDIT_ENTRY_TYPE, answerLate, checkpointsReport } from "./core/audit.ts";
 import { callBudget, readConfig } from "./core/config.ts";
@@ -172,7 +172,13 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 				const config = readConfig();
 				const total = checked.questions.length;
 				if (checked.wait === false) {
-					const later = { asker, questions: checked.questions, budgetMs: callBudget(checked.timeoutMs, config), dialogTimeoutMs: config.dialogTimeoutMs };
+					const later = {
+						asker,
+						questions: checked.questions,
+						budgetMs: callBudget(checked.timeoutMs, config),
+						dialogTimeoutMs: config.dialogTimeoutMs,
+						onLate: lateDelivery(box, asker, checked.questions),
+					};
 					return toToolResult(await askLater(routeNow(), later, { handle, loadNats, box }));
 				}
 				const options = {
@@ -180,6 +186,8 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 					questions: checked.questions,
 					budgetMs: callBudget(checked.timeoutMs, config),
 					dialogTimeoutMs: config.dialogTimeoutMs,
+					// A host of another process that keeps the question late sends its end back here while this process runs.
+					onLate: lateDelivery(box, asker, checked.questions),
 					...(signal ? { signal } : {}),
 					// Streams why the call waits, into the asker's transcript and pi-subagents' progress.
 					onProgress: (progress: RelayProgress) =>

@@ -31,6 +31,13 @@ export interface CallOptions {
 	id?: string;
 	/** Asked with `wait: false`: the request says so to the host (RelayRequest.later). @default false */
 	later?: boolean;
+	/**
+	 * The call ended `timeout`, its question stayed open at a host in another process, marked late,
+	 * and has ended there since: its envelope (`late` answers, or a dismissal), at most once, while
+	 * this process still holds the connection it asked on. Only transports to other processes call
+	 * it; a host in this process delivers to the asking session itself. @default none: a late end goes to the host's session
+	 */
+	onLate?: (envelope: Envelope) => void;
 }
 
 /**

@@ -14,7 +14,7 @@ import { checkedAsker } from "./identity.ts";
 import type { LateBook } from "./late.ts";
 import { NoticeWindow } from "./notice-window.ts";
 import { OBSERVER_EVENTS, type ObservedRequest } from "./observers.ts";
-import { PROTOCOL_VERSION, type RelayCancel, type RelayNotice, type RelayRequest, replyChannel } from "./protocol.ts";
+import { lateChannel, PROTOCOL_VERSION, type RelayCancel, type RelayLate, type RelayNotice, type RelayRequest, replyChannel } from "./protocol.ts";
 import type { SharedHandle } from "./shared-handle.ts";
 import type { HostUI, Surface } from "./surface.ts";
 import { noticeOnce } from "./tool-missing.ts";
@@ -77,6 +77,9 @@ function noticeText(notice: unknown): { text: string; type: RelayNotice["type"] 
 	const text = cutText(message, MAX_RELAYED_NOTICE_LENGTH);
 	return { text: `[${who.asker.label}] ${text}`, type: type === "warning" || type === "error" ? type : "info" };
 }
+
+/** The note of a late answer that carries none of its own. */
+const LATE_ANSWER_NOTE = "Answered late, after the call's budget ran out.";
 
 /** Requests named in each part of the status line; the rest are counted. @default 3 */
 const STATUS_ASKERS_SHOWN = 3;
@@ -160,30 +163,47 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 		...(late
 			? {
 					late,
-					// A late answer reaches its asker as a message; an asker of another process or machine is gone by then: the host's session gets it.
-					lateEnded: (request, outcome) =>
-						deliveryBox(() => handle.host()?.sessionId).deliver(
-							{
-								requestId: request.request.id,
-								askerSessionId: request.request.asker.sessionId,
-								asker: request.request.asker.label,
-								questions: request.questions.map((q) => q.question),
-								queuedAt: request.queuedAt,
-								late: true,
-								envelope: makeEnvelope(
-									outcome.status,
-									outcome.answers,
-									outcome.note ?? (outcome.status === "ok" ? "Answered late, after the call's budget ran out." : undefined),
-									{
-										requestId: request.request.id,
-										asker: request.request.asker.label,
+					lateEnded: (request, outcome) => {
+						const { id, origin, asker } = request.request;
+						const note = outcome.note ?? (outcome.status === "ok" ? LATE_ANSWER_NOTE : undefined);
+						const reason = outcome.reason ? { reason: outcome.reason } : {};
+						const toBox = (gone: boolean) =>
+							deliveryBox(() => handle.host()?.sessionId).deliver(
+								{
+									requestId: id,
+									askerSessionId: asker.sessionId,
+									asker: asker.label,
+									questions: request.questions.map((q) => q.question),
+									queuedAt: request.queuedAt,
+									late: true,
+									envelope: makeEnvelope(outcome.status, outcome.answers, note, {
+										requestId: id,
+										asker: asker.label,
 										waitedMs: Date.now() - request.queuedAt,
-										...(outcome.reason ? { reason: outcome.reason } : {}),
-									},
-								),
-							},
-							{ gone: request.request.origin !== undefined },
-						),
+										...reason,
+									}),
+								},
+								{ gone },
+							);
+						// In this process the asking session's box takes it. An asker of another process still connected takes it on its
+						// connection (its process delivers it); one that is gone, or takes no late frames, leaves it to the host's session.
+						if (origin === undefined || bus.listenerCount(lateChannel(id)) === 0) return toBox(origin !== undefined);
+						const message: RelayLate = {
+							v: PROTOCOL_VERSION,
+							id,
+							kind: "late",
+							status: outcome.status,
+							answers: outcome.answers,
+							...(note ? { note } : {}),
+							...reason,
+						};
+						let told = false;
+						bus.emit(lateChannel(id), sealBuilt(message), (sent) => {
+							if (told) return;
+							told = true;
+							if (!sent) toBox(true);
+						});
+					},
 				}
 			: {}),
 		// Each hook gets an object built for it alone, so it completes that object into its event.

@@ -86,6 +86,24 @@ export interface RelayResult {
 
 export type RelayReply = RelayProgress | RelayResult;
 
+/**
+ * Host → one asker of another process, after its request's result: the call ended `timeout`, its
+ * questions stayed open at the host, marked late (core/late.ts), and have now ended (answered, or
+ * dismissed). The transport that carried the request takes it back to the asking process while
+ * that process is still connected and said it takes them (`lateFrames`); that process delivers it
+ * to the asking session (core/delivery.ts). Sent on `lateChannel(id)` with a `taken` callback:
+ * false (or no listener) and the host's session gets it instead, naming the asker.
+ */
+export interface RelayLate {
+	v: number;
+	id: string;
+	kind: "late";
+	status: Status;
+	answers: Answer[];
+	note?: string;
+	reason?: EndReason;
+}
+
 /** Asker → host: a notice of another extension in a session without UI (its `ctx.ui.notify`), shown to the human prefixed with who sends it. */
 export interface RelayNotice {
 	v: number;
@@ -111,6 +129,8 @@ export interface BusEvents {
 	request: [RelayRequest];
 	cancel: [RelayCancel];
 	[reply: `reply:${string}`]: [RelayReply];
+	/** A late request's end for an asker of another process; its transport calls `taken` once, true when it sent it on. */
+	[late: `late:${string}`]: [late: RelayLate, taken: (sent: boolean) => void];
 	/** An answer from outside the terminal; the host calls `respond` exactly once. See inbound.ts. */
 	answer: [payload: unknown, respond?: (reply: InboundReply) => void];
 	"relay:notice": [RelayNotice];
@@ -123,3 +143,6 @@ export interface BusEvents {
 
 /** The one channel a request's replies travel on: nobody else's listener sees them. */
 export const replyChannel = (id: string): `reply:${string}` => `reply:${id}`;
+
+/** The one channel a late request's end travels on to the transport that carried it (RelayLate). */
+export const lateChannel = (id: string): `late:${string}` => `late:${id}`;

@@ -7,7 +7,7 @@
 import { EventEmitter } from "eventemitter3";
 import type { ParkedRequest } from "./dialog-host.ts";
 import type { Snapshot } from "./observers.ts";
-import { type BusEvents, PROTOCOL_VERSION, type RelayCancel, type RelayReply } from "./protocol.ts";
+import { type BusEvents, PROTOCOL_VERSION, type RelayCancel, type RelayLate, type RelayReply } from "./protocol.ts";
 
 /** Registry key of the shared handle; `Symbol.for` makes it the same in every module copy. */
 export const HANDLE_KEY = Symbol.for("checkpoint-bridge.handle");
@@ -63,7 +63,7 @@ export interface SharedHandle {
 export type ObserverHandle = Pick<SharedHandle, "bus" | "snapshot" | "host">;
 
 /** Seals a reply as the host's: returns a deeply frozen copy bound to the reply's request id. */
-export type ReplySeal = <T extends RelayReply>(reply: T) => T;
+export type ReplySeal = <T extends RelayReply | RelayLate>(reply: T) => T;
 
 /** A deeply frozen copy of `value`: plain objects and arrays are copied, anything else is kept as it is. */
 function frozenCopy<T>(value: T): T {

@@ -7,7 +7,7 @@
  */
 
 import type { AskerIdentity } from "../core/identity.ts";
-import type { RelayCancel, RelayProgress, RelayRequest, RelayResult } from "../core/protocol.ts";
+import type { RelayCancel, RelayLate, RelayProgress, RelayRequest, RelayResult } from "../core/protocol.ts";
 import type { Answer } from "../model/answer.ts";
 import type { Checked } from "../model/check.ts";
 import { MAX_REQUEST_ID_LENGTH, MAX_SENT_LABEL_LENGTH, MAX_SESSION_ID_LENGTH } from "../model/limits.ts";
@@ -58,7 +58,14 @@ interface AuthFrame {
 	proof: string;
 }
 
-export type RequestFrame = { type: "request" } & RelayRequest;
+export type RequestFrame = { type: "request" } & RelayRequest & {
+		/**
+		 * The asker takes `late` frames: when its call ends `timeout` and the question stays open at the
+		 * host, marked late, the host sends the question's end on this connection while it is open. An
+		 * older asker sends none, and a later answer goes to the host's session, as before. @default absent
+		 */
+		lateFrames?: true;
+	};
 
 /** Longest notice message a frame carries, in characters; the asker cuts a longer one before sending (a refused frame would close its connection). @default 2000 */
 export const MAX_NOTICE_LENGTH = 2_000;
@@ -80,6 +87,8 @@ export interface NoticeFrame {
 export type CancelFrame = { type: "cancel" } & RelayCancel;
 export type ProgressFrame = { type: "progress" } & RelayProgress;
 export type ResultFrame = { type: "result" } & RelayResult;
+/** Server → client: the end of a request that went late after its result (RelayLate), under the client's id. */
+export type LateFrame = { type: "late" } & RelayLate;
 
 /** Why a connection was refused; the server closes the connection after sending it. */
 export type ErrorCode =
@@ -110,7 +119,7 @@ export interface ErrorFrame {
 }
 
 export type ClientFrame = HelloFrame | AuthFrame | RequestFrame | CancelFrame | NoticeFrame;
-type ServerFrame = WelcomeFrame | ProgressFrame | ResultFrame | ErrorFrame;
+type ServerFrame = WelcomeFrame | ProgressFrame | ResultFrame | LateFrame | ErrorFrame;
 export type Frame = ClientFrame | ServerFrame;
 
 /** A checked frame, or the code and message of the error frame that refuses it. */
@@ -162,6 +171,7 @@ function frameProblem(frame: Record<string, unknown>): string | undefined {
 			for (const field of ["deadline", "dialogTimeoutMs", "createdAt"] as const)
 				if (!isFiniteNumber(frame[field])) return `request.${field} must be a finite number`;
 			if (frame.later !== undefined && frame.later !== true) return "request.later must be true when present";
+			if (frame.lateFrames !== undefined && frame.lateFrames !== true) return "request.lateFrames must be true when present";
 			if (frame.answers !== undefined && !isAnswers(frame.answers)) return "request.answers must be [{question, answer}] strings";
 			if (frame.resent !== undefined && typeof frame.resent !== "boolean") return "request.resent must be a boolean";
 			return undefined;
@@ -193,6 +203,14 @@ function frameProblem(frame: Record<string, unknown>): string | undefined {
 			if (!STATUSES.includes(frame.status as never)) return "result.status is unknown";
 			if (!isAnswers(frame.answers)) return "result.answers must be [{question, answer}] strings";
 			if (frame.note !== undefined && typeof frame.note !== "string") return "result.note must be a string";
+			return undefined;
+		case "late":
+			if (!isId(frame.id)) return "late.id must be a non-empty string";
+			if (frame.kind !== "late") return 'late.kind must be "late"';
+			if (!STATUSES.includes(frame.status as never)) return "late.status is unknown";
+			if (!isAnswers(frame.answers)) return "late.answers must be [{question, answer}] strings";
+			if (frame.note !== undefined && typeof frame.note !== "string") return "late.note must be a string";
+			if (frame.reason !== undefined && typeof frame.reason !== "string") return "late.reason must be a string";
 			return undefined;
 		case "error":
 			if (typeof frame.code !== "string" || typeof frame.message !== "string") return "error needs a code and a message";

@@ -8,11 +8,14 @@
  * connection for, is refused here for that call alone, before anything is sent.
  */
 import { statSync } from "node:fs";
-import { type CallOptions, runCall } from "../../core/call.ts";
+import { type CallControl, type CallOptions, replyAnswersProblem, runCall } from "../../core/call.ts";
 import { graceEnd } from "../../core/config.ts";
 import type { AskerIdentity } from "../../core/identity.ts";
+import { readLateConfig } from "../../core/late.ts";
+import type { RelayLate } from "../../core/protocol.ts";
 import type { Answer } from "../../model/answer.ts";
-import type { Envelope } from "../../model/result.ts";
+import type { Question } from "../../model/question.ts";
+import { END_REASONS, type EndReason, type Envelope, makeEnvelope } from "../../model/result.ts";
 import { capLength } from "../../model/sanitise.ts";
 import { decodeFrame, encodeFrame, MAX_FRAME_BYTES, MAX_NOTICE_LENGTH, WIRE_VERSION } from "../wire.ts";
 import { addressOf, type EndpointAddress } from "./address.ts";
@@ -58,6 +61,28 @@ export function noticeRemote(endpoint: EndpointAddress | string, notice: RemoteN
 	const address = typeof endpoint === "string" ? addressOf(endpoint) : endpoint;
 	const line = encodeFrame({ type: "notice", v: WIRE_VERSION, asker: notice.asker, message: capLength(notice.message, MAX_NOTICE_LENGTH), level: notice.type });
 	postLine(address, { sessionId: `${notice.asker.sessionId}\u0000notices`, ...(options.pid === undefined ? {} : { pid: options.pid }) }, line);
+}
+
+/**
+ * Turns a call's late frame into the envelope its `onLate` gets: its answers checked against the
+ * call's questions, as every reply's are (one that does not fit ends it in `error`, naming why).
+ */
+export function lateEnd(call: CallControl, options: Pick<CallOptions, "asker" | "onLate">): (frame: RelayLate) => void {
+	return (frame) => {
+		const problem = replyAnswersProblem(call.request.questions as Question[], { kind: "result", status: frame.status, answers: frame.answers });
+		const meta = { requestId: call.id, asker: options.asker.label, waitedMs: Date.now() - call.request.createdAt };
+		// Every timeout-or-cancelled envelope says why, as call.ts's do; an unknown reason counts as the human's.
+		const reason = END_REASONS.includes(frame.reason as EndReason) ? (frame.reason as EndReason) : "dismissed";
+		const envelope =
+			problem === undefined
+				? makeEnvelope(frame.status, [...frame.answers], frame.note, { ...meta, ...(frame.status === "timeout-or-cancelled" ? { reason } : {}) })
+				: makeEnvelope("error", [], `The host's late reply was refused: ${problem}.`, meta);
+		try {
+			options.onLate?.(envelope);
+		} catch {
+			// The delivery's failure is the delivery's.
+		}
+	};
 }
 
 /** How often an asker waiting for the next host looks for it. @default 200 */
@@ -107,7 +132,13 @@ export function askRemote(endpoint: EndpointAddress | string, options: RemoteAsk
 			waiting = undefined;
 		};
 		const lineNow = () =>
-			encodeFrame({ ...call.request, type: "request", v: WIRE_VERSION, ...(resent ? { resent: true, ...(answers.length > 0 ? { answers } : {}) } : {}) });
+			encodeFrame({
+				...call.request,
+				type: "request",
+				v: WIRE_VERSION,
+				...(options.onLate ? { lateFrames: true as const } : {}),
+				...(resent ? { resent: true, ...(answers.length > 0 ? { answers } : {}) } : {}),
+			});
 		/** The endpoint the call is on now (or was on when its host was lost). */
 		let current = first;
 		const sit = (address: EndpointAddress) => {
@@ -159,8 +190,10 @@ export function askRemote(endpoint: EndpointAddress | string, options: RemoteAsk
 		return (cancelHost, status) => {
 			ended = true;
 			stopWaiting();
+			// Ended `timeout`: the host may keep the question late, and its end still come on this connection.
+			const late = status === "timeout" && options.onLate ? { onLate: lateEnd(call, options), lateMs: readLateConfig().expiryMs } : undefined;
 			// The host drops the request from its queue or dismisses its open dialog.
-			seat?.leave(cancelHost ? { type: "cancel", v: WIRE_VERSION, id: call.id, reason: status === "timeout" ? "timeout" : "cancelled" } : undefined);
+			seat?.leave(cancelHost ? { type: "cancel", v: WIRE_VERSION, id: call.id, reason: status === "timeout" ? "timeout" : "cancelled" } : undefined, late);
 		};
 	});
 }

@@ -11,7 +11,7 @@ import { MAX_TIMEOUT_MS, NO_LIMIT } from "../../core/config.ts";
 import { deliveryBox } from "../../core/delivery.ts";
 import { type AskerIdentity, askerIdentity } from "../../core/identity.ts";
 import type { NoticeWindow } from "../../core/notice-window.ts";
-import { PROTOCOL_VERSION, type RelayReply, type RelayResult, replyChannel } from "../../core/protocol.ts";
+import { lateChannel, PROTOCOL_VERSION, type RelayLate, type RelayReply, type RelayResult, replyChannel } from "../../core/protocol.ts";
 import type { SharedHandle } from "../../core/shared-handle.ts";
 import type { Answer } from "../../model/answer.ts";
 import { makeEnvelope, type Status } from "../../model/result.ts";
@@ -32,6 +32,9 @@ import { checkProof, freshNonce, proofOf } from "./proof.ts";
 /** How long a refused connection is drained before it is destroyed, if the client does not close it first. @default 1000 */
 const REFUSAL_LINGER_MS = 1_000;
 
+/** Requests of one connection that ended `timeout` and may still end late, kept for their late frame; the oldest go first. @default 64 */
+export const MAX_LATE_PER_CONNECTION = 64;
+
 /** How a remote asker is shown: its own label, marked with the process it asks from. */
 export function remoteAsker(asker: AskerIdentity, pid: number): AskerIdentity {
 	const own = askerIdentity(asker.label, asker.sessionId);
@@ -46,6 +49,8 @@ interface Forwarded {
 	answers: Answer[];
 	/** Asked with `wait: false`: outlives its connection, its end then going to the host's session. */
 	later?: { asker: AskerIdentity; questions: string[]; createdAt: number };
+	/** The asker takes late frames (RequestFrame.lateFrames). */
+	lateFrames?: true;
 }
 
 /** What every connection of one endpoint shares; the defaults are the endpoint's (server.ts). */
@@ -83,6 +88,8 @@ export class Connection {
 	#clientNonce = "";
 	#serverNonce = "";
 	readonly #requests = new Map<string, Forwarded>();
+	/** Late frames (ask now, answer later): requests that ended `timeout` and may end late, by client id, oldest first. */
+	readonly #late = new Map<string, { hostId: string; listener: (late: RelayLate, taken: (sent: boolean) => void) => void }>();
 	readonly #reader = new LineReader(HANDSHAKE_MAX_FRAME_BYTES);
 	readonly #helloTimer: ReturnType<typeof setTimeout>;
 	/** Frames are being gathered for one write at the end of this turn of the event loop. */
@@ -198,6 +205,8 @@ export class Connection {
 				const forwarded = this.#requests.get(frame.id);
 				if (!forwarded) return; // already settled: the cancel crossed the result
 				this.#drop(frame.id, forwarded);
+				// Its budget ran out before the host's verdict came: the host keeps the question late, and its end may still come.
+				if (frame.reason === "timeout" && forwarded.lateFrames) this.#awaitLate(frame.id, forwarded.hostId);
 				// The asker gave up: whatever other connection still carries it, the request goes.
 				this.options.handle.bus.emit("cancel", { v: PROTOCOL_VERSION, id: forwarded.hostId, reason: frame.reason });
 				return;
@@ -239,12 +248,14 @@ export class Connection {
 				if (reply.kind === "result") {
 					this.#drop(clientId, forwarded);
 					if (this.#stage === "closed" && forwarded.later) return this.#deliverHere(clientId, forwarded.later, reply);
+					if (reply.status === "timeout" && forwarded.lateFrames) this.#awaitLate(clientId, forwarded.hostId);
 					this.#send({ ...reply, type: "result", v: WIRE_VERSION, id: clientId });
 				} else if (reply.kind === "progress") this.#send({ ...reply, type: "progress", v: WIRE_VERSION, id: clientId });
 			},
 		};
 		const asker = remoteAsker(frame.asker, this.#pid);
 		if (frame.later) forwarded.later = { asker, questions: frame.questions.map((q) => String(q?.question)), createdAt: frame.createdAt };
+		if (frame.lateFrames) forwarded.lateFrames = true;
 		this.#requests.set(clientId, forwarded);
 		holders.set(hostId, (holders.get(hostId) ?? 0) + 1);
 		// Listen before asking: the host may answer at once (a malformed or expired request).
@@ -320,16 +331,50 @@ export class Connection {
 		deliveryBox(() => this.options.handle.host()?.sessionId).deliver({ ...delivery, envelope }, { gone: true });
 	}
 
+	/**
+	 * Late frames (ask now, answer later): listens for the late end of request `clientId`, which ended
+	 * `timeout`, and sends it on as a `late` frame; the host is told whether it went (a closed
+	 * connection's did not: the host's session gets it). Bounded per connection, the oldest dropped.
+	 */
+	#awaitLate(clientId: string, hostId: string): void {
+		if (this.#stage === "closed") return;
+		this.#dropLate(clientId);
+		const listener = (late: RelayLate, taken: (sent: boolean) => void) => {
+			// Only what the host role sealed for this request goes on.
+			if (!this.options.handle.isFromHost(late, hostId)) return;
+			this.#dropLate(clientId);
+			const { v: _v, ...rest } = late;
+			taken(this.#send({ ...rest, type: "late", v: WIRE_VERSION, id: clientId }));
+		};
+		this.#late.set(clientId, { hostId, listener });
+		this.options.handle.bus.on(lateChannel(hostId), listener);
+		// A Map iterates in insertion order: the first is the oldest.
+		if (this.#late.size > MAX_LATE_PER_CONNECTION) this.#dropLate(this.#late.keys().next().value!);
+	}
+
+	/** Stops listening for request `clientId`'s late end (every one's when none is named). */
+	#dropLate(clientId?: string): void {
+		for (const id of clientId === undefined ? [...this.#late.keys()] : [clientId]) {
+			const entry = this.#late.get(id);
+			if (!entry) continue;
+			this.#late.delete(id);
+			this.options.handle.bus.off(lateChannel(entry.hostId), entry.listener);
+		}
+	}
+
 	/** Stops forwarding and takes every open request off the host, closing its dialog (unless another connection still carries it); on a close, a `wait: false` one stays. */
 	#cancelAll(keepLater = false): void {
+		// A closing connection takes no late frame: the host's session gets those ends.
+		this.#dropLate();
 		for (const [clientId, forwarded] of [...this.#requests]) {
 			if (keepLater && forwarded.later) continue;
 			if (this.#drop(clientId, forwarded)) this.options.handle.bus.emit("cancel", { v: PROTOCOL_VERSION, id: forwarded.hostId, reason: "cancelled" });
 		}
 	}
 
-	#send(frame: Frame): void {
-		if (this.socket.destroyed || !this.socket.writable) return;
+	/** Writes a frame; false when the socket no longer takes any. */
+	#send(frame: Frame): boolean {
+		if (this.socket.destroyed || !this.socket.writable) return false;
 		// Frames written in one turn of the event loop (a request's queued, shown and result, when the human
 		// or the host answers at once) leave in one write: a syscall costs more than the frames' bytes.
 		if (!this.#corked) {
@@ -338,6 +383,7 @@ export class Connection {
 			setImmediate(this.#uncork);
 		}
 		this.socket.write(encodeFrame(frame));
+		return true;
 	}
 
 	readonly #uncork = () => {

@@ -8,7 +8,7 @@
  * not keep the process alive and is closed after `idleMs`.
  */
 
-import type { Frame, ProgressFrame, ResultFrame } from "../wire.ts";
+import type { Frame, LateFrame, ProgressFrame, ResultFrame } from "../wire.ts";
 import type { EndpointAddress } from "./address.ts";
 import { connectToHost, type HostConnection } from "./connect.ts";
 import { DEFAULT_MAX_OPEN_REQUESTS } from "./server.ts";
@@ -45,9 +45,16 @@ export interface PooledCall {
 
 /** A call's place on a connection. */
 export interface Seat {
-	/** The call is over: sends `last` (a cancel) if the connection is open, and frees the seat. */
-	leave(last?: Frame & { type: "cancel" }): void;
+	/**
+	 * The call is over: sends `last` (a cancel) if the connection is open, and frees the seat. With
+	 * `onLate` (a call that ended `timeout`), the connection stays open, holding nothing, for the
+	 * call's late frame, for at most `lateMs`.
+	 */
+	leave(last?: Frame & { type: "cancel" }, late?: { onLate: (frame: LateFrame) => void; lateMs: number }): void;
 }
+
+/** Calls one connection waits for a late frame of, the oldest forgotten first. @default 64 (the host's MAX_LATE_PER_CONNECTION) */
+const MAX_LATE_WAITERS = 64;
 
 const pools = new Map<string, PooledConnection[]>();
 /** Whether any host has proven itself to this process: an asker that never had a host does not wait for one. */
@@ -100,6 +107,8 @@ export function pooledConnectionCount(): number {
 
 class PooledConnection {
 	readonly calls = new Map<string, PooledCall>();
+	/** Calls over whose late frame may still come (ask now, answer later), by id, oldest first. */
+	readonly #late = new Map<string, { onLate: (frame: LateFrame) => void; timer: ReturnType<typeof setTimeout> }>();
 	/** Lines posted before the host proved itself, sent once it has. */
 	#posted: string[] = [];
 	#connection: HostConnection | undefined;
@@ -145,10 +154,11 @@ class PooledConnection {
 		}
 		this.#connection?.send(call.line);
 		return {
-			leave: (last) => {
+			leave: (last, late) => {
 				if (this.calls.get(id) !== call) return;
 				this.calls.delete(id);
 				if (last) this.#connection?.send(last);
+				if (late && this.#connection) this.#awaitLate(id, late.onLate, late.lateMs);
 				if (this.calls.size > 0 || this.#over) return;
 				// Nobody waits for a connection still opening: give it up rather than hold the process for it.
 				if (this.#connection) this.#idle();
@@ -176,6 +186,7 @@ class PooledConnection {
 		this.#posted = [];
 		const calls = [...this.calls.values()];
 		this.calls.clear();
+		for (const id of [...this.#late.keys()]) this.#forgetLate(id);
 		for (const call of calls) call.onEnd(status, note);
 	}
 
@@ -185,6 +196,13 @@ class PooledConnection {
 			case "result":
 				// A reply for a call already over (one that crossed its cancel) is dropped.
 				return this.calls.get(frame.id)?.onReply(frame);
+			case "late": {
+				// For a call over whose late end was awaited; any other (forgotten, expired) is dropped.
+				const waiter = this.#late.get(frame.id);
+				if (!waiter) return;
+				this.#forgetLate(frame.id);
+				return waiter.onLate(frame);
+			}
 			case "error":
 				return this.end("error", `The host refused the connection (${frame.code}): ${frame.message}`);
 			default:
@@ -192,10 +210,27 @@ class PooledConnection {
 		}
 	}
 
-	/** No call in flight: the connection stops holding the process and closes after idleMs. */
+	/** Waits for call `id`'s late frame, up to `lateMs`, without holding the process. */
+	#awaitLate(id: string, onLate: (frame: LateFrame) => void, lateMs: number): void {
+		const timer = setTimeout(() => this.#forgetLate(id), lateMs);
+		timer.unref();
+		this.#late.set(id, { onLate, timer });
+		if (this.#late.size > MAX_LATE_WAITERS) this.#forgetLate(this.#late.keys().next().value!);
+	}
+
+	#forgetLate(id: string): void {
+		const waiter = this.#late.get(id);
+		if (!waiter) return;
+		clearTimeout(waiter.timer);
+		this.#late.delete(id);
+		if (this.#late.size === 0 && this.calls.size === 0 && !this.#over) this.#idle();
+	}
+
+	/** No call in flight: the connection stops holding the process and closes after idleMs, unless a late frame is awaited on it. */
 	#idle(): void {
 		this.#connection?.keepAlive(false);
 		clearTimeout(this.#idleTimer);
+		if (this.#late.size > 0) return;
 		this.#idleTimer = setTimeout(() => {
 			this.#leavePool();
 			this.#connection?.close();
