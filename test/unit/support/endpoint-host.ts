@@ -1,5 +1,6 @@
 /** A host role in this process serving a local endpoint: what the endpoint's tests start from. */
 import { claimHostRole } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
+import type { LateBook } from "../../../extensions/checkpoint-bridge/core/late.ts";
 import { createHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
 import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { type EndpointOptions, startEndpoint } from "../../../extensions/checkpoint-bridge/transports/local/server.ts";
@@ -8,16 +9,17 @@ import { fakeUI } from "./fake-ui.ts";
 
 /**
  * A fresh handle whose host role (session `sessionId`, pi's dialogs on a fake UI, each dialog in
- * `feed` as it opens) serves a local endpoint started with `options`; `cleanups` gets its close.
+ * `feed` as it opens, timed-out requests kept in `late` when given) serves a local endpoint started
+ * with `options`; `cleanups` gets its close.
  */
 export async function hostWithEndpoint(
 	cleanups: (() => unknown)[],
-	{ sessionId = "host-session", ...options }: Partial<Omit<EndpointOptions, "handle">> & { sessionId?: string } = {},
+	{ sessionId = "host-session", late, ...options }: Partial<Omit<EndpointOptions, "handle">> & { sessionId?: string; late?: LateBook } = {},
 ) {
 	const handle = createHandle();
 	const feed = dialogFeed();
 	const fake = fakeUI({ respond: feed.respond });
-	const role = claimHostRole(handle, { ui: fake.ui, surface: dialogSurface(fake.ui), sessionId });
+	const role = claimHostRole(handle, { ui: fake.ui, surface: dialogSurface(fake.ui), sessionId, ...(late ? { late } : {}) });
 	if (!role) throw new Error("a fresh handle must accept the claim");
 	const endpoint = await startEndpoint({ handle, ...options });
 	cleanups.push(() => endpoint.close());

@@ -114,6 +114,39 @@ describe("frames", () => {
 		expect(decodeFrame(JSON.stringify({ type: "result", v, id: "r1", kind: "result", status: "queued", answers: [] }))).toMatchObject({ ok: false });
 	});
 
+	it("takes a request's lateFrames: true and refuses any other value", () => {
+		expect(decodeFrame(encodeFrame({ ...request, lateFrames: true }).trimEnd())).toMatchObject({ ok: true, frame: { lateFrames: true } });
+		for (const lateFrames of [false, "yes", 1, null, {}])
+			expect(decodeFrame(JSON.stringify({ ...request, lateFrames }))).toMatchObject({
+				ok: false,
+				code: "malformed",
+				message: expect.stringContaining("request.lateFrames must be true"),
+			});
+	});
+
+	it("reads a late frame and refuses one whose fields do not check out, naming the field", () => {
+		const late = { type: "late", v, id: "r1", kind: "late", status: "ok", answers: [{ question: "Q?", answer: "yes" }], note: "late", reason: "dismissed" };
+		expect(decodeFrame(JSON.stringify(late))).toMatchObject({ ok: true, frame: late });
+		const refusals: [Record<string, unknown>, string][] = [
+			[{ id: "" }, "late.id"],
+			[{ id: "x".repeat(500) }, "late.id"],
+			[{ kind: "result" }, "late.kind"],
+			[{ status: "queued" }, "late.status"],
+			[{ status: "maybe" }, "late.status"],
+			[{ answers: [{ question: "Q?" }] }, "late.answers"],
+			[{ answers: "yes" }, "late.answers"],
+			[{ note: 7 }, "late.note"],
+			[{ reason: ["dismissed"] }, "late.reason"],
+		];
+		for (const [change, field] of refusals)
+			expect(decodeFrame(JSON.stringify({ ...late, ...change })), field).toMatchObject({
+				ok: false,
+				code: "malformed",
+				message: expect.stringContaining(field),
+			});
+		expect(decodeFrame(JSON.stringify({ ...late, v: v + 1 }))).toMatchObject({ ok: false, code: "bad-version" });
+	});
+
 	it("names both versions when they differ", () => {
 		const checked = decodeFrame(JSON.stringify({ ...request, v: 99 }));
 		expect(checked.ok ? "" : checked.message).toContain(`v99; this side speaks v${v}`);

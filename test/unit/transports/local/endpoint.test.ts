@@ -247,6 +247,10 @@ describe("what the endpoint forwards", () => {
 		const raw = await trusted(endpoint);
 		raw.send(encodeFrame({ type: "progress", v: WIRE_VERSION, id: "x", kind: "progress", stage: "queued", answers: [] } as never));
 		expect(await raw.frame((f) => f.type === "error")).toMatchObject({ code: "unexpected", message: "A client does not send progress frames." });
+		// Nor the host's late frames (ask now, answer later).
+		const again = await trusted((await hostWithEndpoint()).endpoint);
+		again.send(encodeFrame({ type: "late", v: WIRE_VERSION, id: "x", kind: "late", status: "ok", answers: [] }));
+		expect(await again.frame((f) => f.type === "error")).toMatchObject({ code: "unexpected", message: "A client does not send late frames." });
 	});
 
 	it("answers error naming both versions when the host role speaks another protocol", async () => {

@@ -74,7 +74,7 @@ const piece: fc.Arbitrary<Piece> = fc.oneof(
 		.map(([key, value, requestId]) => ({ bytes: Buffer.from(`${JSON.stringify({ ...validRequest(requestId, "Mutated?"), [key]: value })}\n`) })),
 	fc
 		.tuple(
-			fc.constantFrom("hello", "welcome", "auth", "cancel", "progress", "result", "error", "notice"),
+			fc.constantFrom("hello", "welcome", "auth", "cancel", "progress", "result", "late", "error", "notice"),
 			fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue(), { maxKeys: 4 }),
 		)
 		.map(([type, fields]) => ({ bytes: Buffer.from(`${JSON.stringify({ ...fields, type, v: WIRE_VERSION })}\n`) })),
