@@ -12,7 +12,7 @@ import { validateAskParams } from "../model/validate.ts";
 import { NO_LIMIT, shorterLimit } from "./config.ts";
 import type { AskerIdentity } from "./identity.ts";
 import { LATE_NOTE, readLateConfig } from "./late.ts";
-import { PROTOCOL_VERSION, type RelayProgress, type RelayReply, type RelayRequest } from "./protocol.ts";
+import { PROTOCOL_VERSION, type RelayLate, type RelayProgress, type RelayReply, type RelayRequest } from "./protocol.ts";
 
 export interface CallOptions {
 	asker: AskerIdentity;
@@ -173,4 +173,27 @@ export function runCall(options: CallOptions, start: (call: CallControl) => ((ca
 		// The transport may have settled the call before it could hand back its cleanup.
 		if (settled) cleanup?.(settled.cancelHost, settled.status);
 	});
+}
+
+/**
+ * Turns a call's late end (RelayLate, as a transport to another process brings it back) into the
+ * envelope its `onLate` gets: its answers checked against the call's questions, as every reply's
+ * are (one that does not fit ends it in `error`, naming why).
+ */
+export function lateEnd(call: Pick<CallControl, "id" | "request">, options: Pick<CallOptions, "asker" | "onLate">): (frame: RelayLate) => void {
+	return (frame) => {
+		const problem = replyAnswersProblem(call.request.questions as Question[], { kind: "result", status: frame.status, answers: frame.answers });
+		const meta = { requestId: call.id, asker: options.asker.label, waitedMs: Date.now() - call.request.createdAt };
+		// Every timeout-or-cancelled envelope says why, as runCall's do; an unknown reason counts as the human's.
+		const reason = END_REASONS.includes(frame.reason as EndReason) ? (frame.reason as EndReason) : "dismissed";
+		const envelope =
+			problem === undefined
+				? makeEnvelope(frame.status, [...frame.answers], frame.note, { ...meta, ...(frame.status === "timeout-or-cancelled" ? { reason } : {}) })
+				: makeEnvelope("error", [], `The host's late reply was refused: ${problem}.`, meta);
+		try {
+			options.onLate?.(envelope);
+		} catch {
+			// The delivery's failure is the delivery's.
+		}
+	};
 }

@@ -1,5 +1,6 @@
 /** A host role with a fake UI serving a room on the in-memory NATS, and raw clients that speak frames to it. */
 import { claimHostRole } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
+import type { LateBook } from "../../../extensions/checkpoint-bridge/core/late.ts";
 import { createHandle, type SharedHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
 import type { QuestionInput } from "../../../extensions/checkpoint-bridge/model/question.ts";
 import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
@@ -24,11 +25,11 @@ export interface NatsHost {
 	quit(note?: string): void;
 }
 
-/** A host process: its own handle, host role and room server on `nats`. */
-export function natsHost(nats: FakeNats, respond?: (dialog: FakeDialog) => void): NatsHost {
+/** A host process: its own handle, host role (timed-out requests kept in `late` when given) and room server on `nats`. */
+export function natsHost(nats: FakeNats, respond?: (dialog: FakeDialog) => void, late?: LateBook): NatsHost {
 	const handle = createHandle();
 	const fake = fakeUI(respond ? { respond } : {});
-	const role = claimHostRole(handle, { ui: fake.ui, surface: dialogSurface(fake.ui), sessionId: "host-session" });
+	const role = claimHostRole(handle, { ui: fake.ui, surface: dialogSurface(fake.ui), sessionId: "host-session", ...(late ? { late } : {}) });
 	if (!role) throw new Error("a fresh handle must accept the claim");
 	const client = nats.client();
 	const server = serveRoom({ broker: client, handle, prefix: PREFIX });

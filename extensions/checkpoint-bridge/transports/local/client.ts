@@ -8,7 +8,7 @@
  * connection for, is refused here for that call alone, before anything is sent.
  */
 import { statSync } from "node:fs";
-import { type CallControl, type CallOptions, replyAnswersProblem, runCall } from "../../core/call.ts";
+import { type CallOptions, lateEnd, runCall } from "../../core/call.ts";
 import { graceEnd } from "../../core/config.ts";
 import type { AskerIdentity } from "../../core/identity.ts";
 import { readLateConfig } from "../../core/late.ts";
@@ -61,28 +61,6 @@ export function noticeRemote(endpoint: EndpointAddress | string, notice: RemoteN
 	const address = typeof endpoint === "string" ? addressOf(endpoint) : endpoint;
 	const line = encodeFrame({ type: "notice", v: WIRE_VERSION, asker: notice.asker, message: capLength(notice.message, MAX_NOTICE_LENGTH), level: notice.type });
 	postLine(address, { sessionId: `${notice.asker.sessionId}\u0000notices`, ...(options.pid === undefined ? {} : { pid: options.pid }) }, line);
-}
-
-/**
- * Turns a call's late frame into the envelope its `onLate` gets: its answers checked against the
- * call's questions, as every reply's are (one that does not fit ends it in `error`, naming why).
- */
-export function lateEnd(call: CallControl, options: Pick<CallOptions, "asker" | "onLate">): (frame: RelayLate) => void {
-	return (frame) => {
-		const problem = replyAnswersProblem(call.request.questions as Question[], { kind: "result", status: frame.status, answers: frame.answers });
-		const meta = { requestId: call.id, asker: options.asker.label, waitedMs: Date.now() - call.request.createdAt };
-		// Every timeout-or-cancelled envelope says why, as call.ts's do; an unknown reason counts as the human's.
-		const reason = END_REASONS.includes(frame.reason as EndReason) ? (frame.reason as EndReason) : "dismissed";
-		const envelope =
-			problem === undefined
-				? makeEnvelope(frame.status, [...frame.answers], frame.note, { ...meta, ...(frame.status === "timeout-or-cancelled" ? { reason } : {}) })
-				: makeEnvelope("error", [], `The host's late reply was refused: ${problem}.`, meta);
-		try {
-			options.onLate?.(envelope);
-		} catch {
-			// The delivery's failure is the delivery's.
-		}
-	};
 }
 
 /** How often an asker waiting for the next host looks for it. @default 200 */

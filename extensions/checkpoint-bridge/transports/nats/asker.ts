@@ -8,9 +8,10 @@
  * call's key names the host; from then on only that host's frames count (seal.ts), until it is lost.
  */
 import os from "node:os";
-import { type CallOptions, runCall } from "../../core/call.ts";
+import { type CallOptions, lateEnd, runCall } from "../../core/call.ts";
 import { graceEnd, MAX_TIMEOUT_MS, NO_LIMIT } from "../../core/config.ts";
 import type { AskerIdentity } from "../../core/identity.ts";
+import { readLateConfig } from "../../core/late.ts";
 import type { Answer } from "../../model/answer.ts";
 import type { Envelope } from "../../model/result.ts";
 import { capLength } from "../../model/sanitise.ts";
@@ -83,6 +84,21 @@ export function forgetNatsHost(): void {
 	hadNatsHost = false;
 }
 
+/**
+ * Late frames awaited (ask now, answer later), by asker session, oldest first: each keeps its call's
+ * inbox and its lease on the process's connection, which holds the process (the NATS client cannot
+ * let go of it), so they go when their session ends (releaseLateWaits), at the late expiry, or past
+ * MAX_LATE_WAITS_PER_SESSION.
+ */
+const lateWaits = new Map<string, Set<() => void>>();
+/** @default 64 */
+const MAX_LATE_WAITS_PER_SESSION = 64;
+
+/** The session is gone: the late frames awaited for it are not (their host's session takes them), and the process may exit. */
+export function releaseLateWaits(sessionId: string): void {
+	for (const release of [...(lateWaits.get(sessionId) ?? [])]) release();
+}
+
 type Phase =
 	/** Connecting, or the request sent and no word from a host yet. */
 	| "sending"
@@ -141,6 +157,7 @@ export function askOverNats(options: NatsAskOptions): Promise<Envelope> {
 				machine,
 				key: keys.publicKey,
 				cancelHash: cancelSecret.hash,
+				...(options.onLate ? { lateFrames: true as const } : {}),
 				...(answers.length > 0 ? { answers } : {}),
 				// Sent again for a host that replaced a vanished one: shown marked as asked before the restart.
 				...(resent ? { resent: true } : {}),
@@ -168,7 +185,10 @@ export function askOverNats(options: NatsAskOptions): Promise<Envelope> {
 			phase = "held";
 		};
 
+		/** Set once the call ended `timeout` and waits for its late frame: the only message it still takes. */
+		let lateWait: ((message: BrokerMessage) => void) | undefined;
 		const onMessage = (message: BrokerMessage) => {
+			if (lateWait) return lateWait(message);
 			if (ended) return;
 			if (message.noResponders)
 				return hostLost(
@@ -231,10 +251,38 @@ export function askOverNats(options: NatsAskOptions): Promise<Envelope> {
 			(error: unknown) => call.finish("no-host", `No host reachable over NATS: ${error instanceof Error ? error.message : String(error)}.`),
 		);
 
+		/** Late frames: keeps the inbox and the lease for the call's late end, delivered once to `onLate`, the host told by an ack. */
+		const awaitLate = (kept: Broker, onLate: NonNullable<CallOptions["onLate"]>) => {
+			const session = options.asker.sessionId;
+			const waits = lateWaits.get(session) ?? new Set<() => void>();
+			lateWaits.set(session, waits);
+			const release = () => {
+				clearTimeout(expiry);
+				lateWait = undefined;
+				waits.delete(release);
+				if (waits.size === 0) lateWaits.delete(session);
+				void kept.close();
+			};
+			const expiry = setTimeout(release, readLateConfig().expiryMs);
+			expiry.unref?.();
+			lateWait = (message) => {
+				const checked = message.noResponders ? undefined : decodeNatsFrame(message.data);
+				if (!checked?.ok || checked.frame.type !== "late" || checked.frame.id !== call.id || !sealedForUs(checked.frame)) return;
+				if (message.reply) kept.publish(message.reply, new Uint8Array(0));
+				const { type: _type, hostKey: _key, mac: _mac, ...late } = checked.frame;
+				release();
+				lateEnd(call, { asker: options.asker, onLate })(late);
+			};
+			waits.add(release);
+			if (waits.size > MAX_LATE_WAITS_PER_SESSION) waits.values().next().value!();
+		};
+
 		return (cancelHost, status) => {
 			ended = true;
 			clearInterval(ticker);
 			if (!broker) return;
+			// Ended `timeout` at a host that took it: the question may stay late there, and its end still come to this inbox.
+			const late = status === "timeout" && options.onLate && pinned ? options.onLate : undefined;
 			// The host drops the request from its queue or dismisses its open dialog; its sweep would too, later.
 			if (cancelHost && reached)
 				publish(subjects.cancel, {
@@ -244,6 +292,7 @@ export function askOverNats(options: NatsAskOptions): Promise<Envelope> {
 					reason: status === "timeout" ? "timeout" : "cancelled",
 					secret: cancelSecret.secret,
 				});
+			if (late) return awaitLate(broker, late);
 			void broker.close();
 		};
 	});

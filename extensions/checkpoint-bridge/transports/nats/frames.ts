@@ -16,6 +16,7 @@ import {
 	type ErrorCode,
 	type ErrorFrame,
 	isAnswers,
+	type LateFrame,
 	MAX_FRAME_BYTES,
 	type NoticeFrame,
 	type ProgressFrame,
@@ -104,6 +105,8 @@ export type NatsFrame =
 	| NatsNoticeFrame
 	| (ProgressFrame & Sealed)
 	| (ResultFrame & Sealed)
+	/** Host → asker inbox, as a NATS request whose reply is the asker's ack (ask now, answer later). */
+	| (LateFrame & Sealed)
 	| ErrorFrame
 	| PingFrame
 	| PongFrame
@@ -181,6 +184,7 @@ function natsProblem(frame: Record<string, unknown>): string | undefined {
 			return isSealText(frame.secret) ? undefined : "cancel.secret must be 43 base64url characters";
 		case "progress":
 		case "result":
+		case "late":
 			return sealProblem(frame);
 		case "host":
 			return isId(frame.host) ? undefined : "host.host must be a non-empty string";

@@ -1,5 +1,5 @@
 /** The NATS transport: what the extension wires in when CHECKPOINT_BRIDGE_NATS is set. The client itself loads on first use. */
-export { askOverNats, machineName, type NatsAskOptions, noticeOverNats } from "./asker.ts";
+export { askOverNats, machineName, type NatsAskOptions, noticeOverNats, releaseLateWaits } from "./asker.ts";
 export { type Broker, connectBroker } from "./broker.ts";
 export { ENV_NATS, type NatsConfig, type NatsConfigResult, readNatsConfig } from "./config.ts";
 export { keptBroker } from "./kept.ts";

@@ -13,7 +13,7 @@ import { MAX_TIMEOUT_MS, NO_LIMIT } from "../../core/config.ts";
 import { MAX_OPEN_PER_ASKER } from "../../core/dialog-host.ts";
 import { type AskerIdentity, askerIdentity } from "../../core/identity.ts";
 import { NoticeWindow } from "../../core/notice-window.ts";
-import { PROTOCOL_VERSION, type RelayReply, replyChannel } from "../../core/protocol.ts";
+import { lateChannel, PROTOCOL_VERSION, type RelayLate, type RelayReply, replyChannel } from "../../core/protocol.ts";
 import type { SharedHandle } from "../../core/shared-handle.ts";
 import type { Answer } from "../../model/answer.ts";
 import type { Status } from "../../model/result.ts";
@@ -67,6 +67,11 @@ export const KEEP_DROPPED_MS = 600_000;
 /** At most this many dropped requests' answers are kept; the oldest go first. @default 1000 */
 const MAX_DROPPED = 1_000;
 
+/** Requests of the room that ended `timeout` and may still end late, kept for their late frame; the oldest go first. @default 256 */
+export const MAX_ROOM_LATE = 256;
+/** How long the host waits for an asker's ack of a late frame before its session takes the answer. @default 2000 */
+export const LATE_ACK_MS = 2_000;
+
 /** A room served from this process. */
 export interface RoomServer {
 	/** This serving instance's id, sent in pongs. */
@@ -104,6 +109,8 @@ interface Held {
 	listener: (reply: RelayReply) => void;
 	answers: Answer[];
 	lastHeard: number;
+	/** The asker takes late frames (RequestFrame.lateFrames). */
+	lateFrames?: true;
 }
 
 /** Answers kept for a re-send, with what the re-send must repeat to get them back. */
@@ -144,6 +151,32 @@ export function serveRoom(options: RoomServerOptions): RoomServer {
 	const keepDroppedMs = options.keepDroppedMs ?? KEEP_DROPPED_MS;
 	const keyOf = (inbox: string, id: string) => `${inbox}\n${id}`;
 	let closed = false;
+
+	/**
+	 * Late frames (ask now, answer later): requests that ended `timeout` for an asker that takes late
+	 * frames, by host id, oldest first. A late end goes to the asker's inbox as a request; its ack
+	 * says the asker's process has it, silence or nobody listening leaves it to the host's session.
+	 */
+	const lateWaits = new Map<string, (late: RelayLate, taken: (sent: boolean) => void) => void>();
+	const dropLate = (hostId: string) => {
+		const listener = lateWaits.get(hostId);
+		if (!listener) return;
+		lateWaits.delete(hostId);
+		handle.bus.off(lateChannel(hostId), listener);
+	};
+	const awaitLate = (entry: Held) => {
+		if (closed || !entry.lateFrames) return;
+		const listener = (late: RelayLate, taken: (sent: boolean) => void) => {
+			if (!handle.isFromHost(late, entry.hostId)) return;
+			dropLate(entry.hostId);
+			const { v: _v, ...rest } = late;
+			const frame = seal({ ...rest, type: "late" as const, v: NATS_VERSION, id: entry.clientId }, keys.publicKey, entry.macKey);
+			void broker.request(entry.inbox, encodeNatsFrame(frame), LATE_ACK_MS).then((outcome) => taken(outcome.kind === "reply"));
+		};
+		lateWaits.set(entry.hostId, listener);
+		handle.bus.on(lateChannel(entry.hostId), listener);
+		if (lateWaits.size > MAX_ROOM_LATE) dropLate(lateWaits.keys().next().value!);
+	};
 
 	const send = (inbox: string, frame: NatsFrame) => broker.publish(inbox, encodeNatsFrame(frame));
 	/** Sealed when the asker's key is known, so the asker can tell this host's frames from anyone's. */
@@ -250,12 +283,14 @@ export function serveRoom(options: RoomServerOptions): RoomServer {
 			cancelHash: frame.cancelHash,
 			answers: given,
 			lastHeard: Date.now(),
+			...(frame.lateFrames ? { lateFrames: true as const } : {}),
 			listener: (reply) => {
 				// Only what the host role sent goes back to the asker.
 				if (!handle.isFromHost(reply, entry.hostId)) return;
 				entry.answers = reply.answers;
 				if (reply.kind === "result") {
 					drop(key, entry);
+					if (reply.status === "timeout") awaitLate(entry);
 					sendFor(inbox, { ...reply, type: "result", v: NATS_VERSION, id: frame.id }, macKey);
 				} else if (reply.kind === "progress") sendFor(inbox, { ...reply, type: "progress", v: NATS_VERSION, id: frame.id }, macKey);
 			},
@@ -300,7 +335,11 @@ export function serveRoom(options: RoomServerOptions): RoomServer {
 		const entry = held.get(key);
 		if (frame.type === "cancel") {
 			// Only the asker knows the secret: anyone else who read its inbox off the room is ignored, unanswered.
-			if (entry && secretMatches(frame.secret, entry.cancelHash)) cancel(key, entry, frame.reason);
+			if (entry && secretMatches(frame.secret, entry.cancelHash)) {
+				// Its budget ran out before the host's verdict came: the question stays late, and its end may still come.
+				if (frame.reason === "timeout") awaitLate(entry);
+				cancel(key, entry, frame.reason);
+			}
 			return;
 		}
 		if (frame.type === "ping") {
@@ -366,6 +405,7 @@ export function serveRoom(options: RoomServerOptions): RoomServer {
 			if (closed) return;
 			closed = true;
 			clearInterval(sweeper);
+			for (const hostId of [...lateWaits.keys()]) dropLate(hostId);
 			dropped.clear();
 			droppedBytes = 0;
 			for (const [key, entry] of [...held]) {

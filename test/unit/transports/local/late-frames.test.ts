@@ -7,12 +7,12 @@
  */
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
-import type { CallControl } from "../../../../extensions/checkpoint-bridge/core/call.ts";
+import { type CallControl, lateEnd } from "../../../../extensions/checkpoint-bridge/core/call.ts";
 import { deliveryBox, type MessageApi, sessionPoster } from "../../../../extensions/checkpoint-bridge/core/delivery.ts";
 import { LateBook, readLateConfig } from "../../../../extensions/checkpoint-bridge/core/late.ts";
 import { type Envelope, STATUSES } from "../../../../extensions/checkpoint-bridge/model/result.ts";
 import { validateAskParams } from "../../../../extensions/checkpoint-bridge/model/validate.ts";
-import { askRemote, lateEnd } from "../../../../extensions/checkpoint-bridge/transports/local/client.ts";
+import { askRemote } from "../../../../extensions/checkpoint-bridge/transports/local/client.ts";
 import { closePooledConnections } from "../../../../extensions/checkpoint-bridge/transports/local/pool.ts";
 import { decodeFrame, WIRE_VERSION } from "../../../../extensions/checkpoint-bridge/transports/wire.ts";
 import { until } from "../../../support/until.ts";

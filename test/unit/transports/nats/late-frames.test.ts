@@ -1,0 +1,90 @@
+/**
+ * Late answers for askers on NATS: a call that ended `timeout` leaves its question open at the host,
+ * marked late; its later end goes to the asker's inbox as a sealed `late` frame, sent as a request
+ * whose ack says the asker's process took it (it delivers it to the asking session, once). An asker
+ * whose session ended (no inbox any more) or that takes no late frames leaves it to the host's
+ * session, naming the asker. In-memory NATS (fake-broker.ts), real timers.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { deliveryBox, type MessageApi, sessionPoster } from "../../../../extensions/checkpoint-bridge/core/delivery.ts";
+import { LateBook, readLateConfig } from "../../../../extensions/checkpoint-bridge/core/late.ts";
+import type { Envelope } from "../../../../extensions/checkpoint-bridge/model/result.ts";
+import { releaseLateWaits } from "../../../../extensions/checkpoint-bridge/transports/nats/asker.ts";
+import { until } from "../../../support/until.ts";
+import { FakeNats } from "../../support/fake-broker.ts";
+import { askFake, type NatsHost, natsHost } from "../../support/nats-room.ts";
+
+const HOST = "host-session";
+// The process's box, made first here: the host's session is HOST in every test of this file.
+const box = deliveryBox(() => HOST);
+const hostMessages: Parameters<MessageApi["sendMessage"]>[0][] = [];
+const hostEntries: { type: string; customType?: string; data?: unknown }[] = [];
+box.attach(
+	HOST,
+	sessionPoster(
+		{
+			sendMessage: (message) => void hostMessages.push(message),
+			appendEntry: (customType, data) => void hostEntries.push({ type: "custom", customType, data }),
+		},
+		() => hostEntries,
+	),
+);
+
+const hosts: NatsHost[] = [];
+afterEach(() => {
+	hostMessages.length = 0;
+	for (const host of hosts.splice(0)) host.quit();
+});
+
+/** A call of `session` whose budget (300 ms) runs out while its dialog is open; `late` collects what comes late. */
+async function timedOut(withLateFrames: boolean, session: string) {
+	const nats = new FakeNats();
+	const host = natsHost(nats, undefined, new LateBook(readLateConfig({})));
+	hosts.push(host);
+	const late: Envelope[] = [];
+	const envelope = await askFake(nats, [{ question: "Deploy to prod?", options: ["yes", "no"] }], {
+		asker: { label: session, sessionId: session },
+		budgetMs: 300,
+		dialogTimeoutMs: 0,
+		...(withLateFrames ? { onLate: (ended: Envelope) => void late.push(ended) } : {}),
+	});
+	expect(envelope.status).toBe("timeout");
+	const requestId = host.handle.snapshot()?.late?.[0]?.requestId;
+	expect(requestId, "the question stays open at the host, marked late").toEqual(expect.any(String));
+	const answer = () => {
+		const replies: unknown[] = [];
+		host.handle.bus.emit("answer", { requestId, answers: ["no"], source: "web" }, (reply) => void replies.push(reply));
+		expect(replies).toEqual([{ ok: true }]);
+	};
+	return { envelope, late, answer };
+}
+
+describe("late frames on NATS", () => {
+	it("an asker whose session still runs gets its late answer in its inbox, once, under its own request id; the host's session gets nothing", async () => {
+		const run = await timedOut(true, "nats-worker-1");
+		run.answer();
+		await until(() => run.late.length > 0, "the late frame");
+		expect(run.late[0]).toMatchObject({ status: "ok", requestId: run.envelope.requestId, answers: [{ question: "Deploy to prod?", answer: "no" }] });
+		// The ack reached the host: nothing goes to its session.
+		await new Promise((resolve) => setTimeout(resolve, 100));
+		expect(run.late).toHaveLength(1);
+		expect(hostMessages).toEqual([]);
+	});
+
+	it("an asker whose session ended (its inbox gone): the host's session gets it, forwarded, naming the asker", async () => {
+		const run = await timedOut(true, "nats-worker-2");
+		releaseLateWaits("nats-worker-2");
+		run.answer();
+		await until(() => hostMessages.length > 0, "the message in the host's session");
+		expect(run.late).toEqual([]);
+		expect(hostMessages[0]!.details).toMatchObject({ forwarded: true, late: true, questions: ["Deploy to prod?"], envelope: { status: "ok" } });
+		expect(hostMessages[0]!.details.asker).toContain("nats-worker-2");
+	});
+
+	it("an asker that takes no late frames (an older version): the host's session gets it, as before", async () => {
+		const run = await timedOut(false, "nats-worker-3");
+		run.answer();
+		await until(() => hostMessages.length > 0, "the message in the host's session");
+		expect(hostMessages[0]!.details).toMatchObject({ forwarded: true, late: true, envelope: { status: "ok" } });
+	});
+});
