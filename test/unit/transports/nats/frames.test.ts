@@ -56,6 +56,13 @@ describe("keys, secrets and seals in frames", () => {
 		["a cancel without secret", { ...cancelFrame("r"), secret: undefined }, /cancel\.secret/],
 		["a cancel whose secret is not base64url", { ...cancelFrame("r"), secret: "!".repeat(43) }, /cancel\.secret/],
 		["a pong with a key but no MAC", { type: "pong", v: NATS_VERSION, id: "r", held: true, host: "h", hostKey: newKeyPair().publicKey }, /hostKey and \.mac/],
+		["a request whose lateFrames is not true", { ...requestFrame("r", Q), lateFrames: "yes" }, /request\.lateFrames/],
+		[
+			"a late frame with a key but no MAC",
+			{ type: "late", v: NATS_VERSION, id: "r", kind: "late", status: "ok", answers: [], hostKey: newKeyPair().publicKey },
+			/late\.hostKey and \.mac/,
+		],
+		["a late frame of an unknown status", { type: "late", v: NATS_VERSION, id: "r", kind: "late", status: "queued", answers: [] }, /late\.status/],
 	];
 	for (const [what, frame, message] of cases)
 		it(`${what}: malformed, naming the field`, () => {
@@ -89,7 +96,7 @@ describe("random input (property)", () => {
 		fc
 			.record(
 				{
-					type: fc.constantFrom("request", "cancel", "ping", "pong", "host", "result", "progress", "error", "hello"),
+					type: fc.constantFrom("request", "cancel", "ping", "pong", "host", "result", "progress", "late", "error", "hello"),
 					v: fc.constantFrom(1, 2, 3, "3", 4),
 					id: fc.oneof(fc.string(), fc.constant("r")),
 					key: text,

@@ -10,9 +10,10 @@ import { deliveryBox, type MessageApi, sessionPoster } from "../../../../extensi
 import { LateBook, readLateConfig } from "../../../../extensions/checkpoint-bridge/core/late.ts";
 import type { Envelope } from "../../../../extensions/checkpoint-bridge/model/result.ts";
 import { releaseLateWaits } from "../../../../extensions/checkpoint-bridge/transports/nats/asker.ts";
+import { encodeNatsFrame, NATS_VERSION, type NatsFrame } from "../../../../extensions/checkpoint-bridge/transports/nats/frames.ts";
 import { until } from "../../../support/until.ts";
 import { FakeNats } from "../../support/fake-broker.ts";
-import { askFake, type NatsHost, natsHost } from "../../support/nats-room.ts";
+import { askFake, type NatsHost, natsHost, SUBJECTS } from "../../support/nats-room.ts";
 
 const HOST = "host-session";
 // The process's box, made first here: the host's session is HOST in every test of this file.
@@ -86,5 +87,36 @@ describe("late frames on NATS", () => {
 		run.answer();
 		await until(() => hostMessages.length > 0, "the message in the host's session");
 		expect(hostMessages[0]!.details).toMatchObject({ forwarded: true, late: true, envelope: { status: "ok" } });
+	});
+
+	it("a late frame for the call not sealed by its host (anyone who reads the room) is ignored and not acked; the host's own still comes", async () => {
+		const nats = new FakeNats();
+		const host = natsHost(nats, undefined, new LateBook(readLateConfig({})));
+		hosts.push(host);
+		const late: Envelope[] = [];
+		const inboxes: string[] = [];
+		const spy = nats.client();
+		spy.subscribe(SUBJECTS.request, (message) => message.reply && inboxes.push(message.reply));
+		const envelope = await askFake(nats, [{ question: "Deploy to prod?", options: ["yes", "no"] }], {
+			asker: { label: "nats-worker-4", sessionId: "nats-worker-4" },
+			budgetMs: 300,
+			dialogTimeoutMs: 0,
+			onLate: (ended) => void late.push(ended),
+		});
+		const forged = {
+			type: "late",
+			v: NATS_VERSION,
+			id: envelope.requestId!,
+			kind: "late",
+			status: "ok",
+			answers: [{ question: "Deploy to prod?", answer: "yes" }],
+		} as const;
+		const outcome = await spy.request(inboxes[0]!, encodeNatsFrame(forged), 200);
+		expect(outcome.kind, "no ack for a frame the host did not seal").toBe("timeout");
+		expect(late).toEqual([]);
+		const requestId = host.handle.snapshot()?.late?.[0]?.requestId;
+		host.handle.bus.emit("answer", { requestId, answers: ["no"], source: "web" }, () => {});
+		await until(() => late.length > 0, "the host's late frame");
+		expect(late[0]).toMatchObject({ status: "ok", answers: [{ answer: "no" }] });
 	});
 });
