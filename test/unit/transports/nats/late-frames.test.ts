@@ -110,7 +110,7 @@ describe("late frames on NATS", () => {
 			kind: "late",
 			status: "ok",
 			answers: [{ question: "Deploy to prod?", answer: "yes" }],
-		} as const;
+		} as unknown as NatsFrame;
 		const outcome = await spy.request(inboxes[0]!, encodeNatsFrame(forged), 200);
 		expect(outcome.kind, "no ack for a frame the host did not seal").toBe("timeout");
 		expect(late).toEqual([]);
