@@ -121,7 +121,11 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 		detach = undefined;
 		// Late answers over NATS are awaited on a connection that holds the process: not past the session that asked.
 		const ended = sessionId;
-		if (ended !== undefined && readNatsConfig().kind === "ok") void loadNats().then((nats) => nats.releaseLateWaits(ended), () => {});
+		if (ended !== undefined && readNatsConfig().kind === "ok")
+			void loadNats().then(
+				(nats) => nats.releaseLateWaits(ended),
+				() => {},
+			);
 		return host.release(event.reason);
 	});
 

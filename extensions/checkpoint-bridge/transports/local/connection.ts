@@ -33,7 +33,7 @@ import { checkProof, freshNonce, proofOf } from "./proof.ts";
 const REFUSAL_LINGER_MS = 1_000;
 
 /** Requests of one connection that ended `timeout` and may still end late, kept for their late frame; the oldest go first. @default 64 */
-export const MAX_LATE_PER_CONNECTION = 64;
+const MAX_LATE_PER_CONNECTION = 64;
 
 /** How a remote asker is shown: its own label, marked with the process it asks from. */
 export function remoteAsker(asker: AskerIdentity, pid: number): AskerIdentity {

@@ -68,9 +68,9 @@ export const KEEP_DROPPED_MS = 600_000;
 const MAX_DROPPED = 1_000;
 
 /** Requests of the room that ended `timeout` and may still end late, kept for their late frame; the oldest go first. @default 256 */
-export const MAX_ROOM_LATE = 256;
+const MAX_ROOM_LATE = 256;
 /** How long the host waits for an asker's ack of a late frame before its session takes the answer. @default 2000 */
-export const LATE_ACK_MS = 2_000;
+const LATE_ACK_MS = 2_000;
 
 /** A room served from this process. */
 export interface RoomServer {
