@@ -150,6 +150,16 @@ const isIndex = (v: unknown): v is number => Number.isSafeInteger(v) && (v as nu
 export const isAnswers = (v: unknown): v is Answer[] =>
 	Array.isArray(v) && v.every((a) => isRecord(a) && typeof a.question === "string" && typeof a.answer === "string");
 
+/** What is wrong with the fields of a request's end, a result or a late one (they are checked alike), named after the frame. */
+function endProblem(frame: Record<string, unknown>, name: "result" | "late"): string | undefined {
+	if (!isId(frame.id)) return `${name}.id must be a non-empty string`;
+	if (frame.kind !== name) return `${name}.kind must be "${name}"`;
+	if (!STATUSES.includes(frame.status as never)) return `${name}.status is unknown`;
+	if (!isAnswers(frame.answers)) return `${name}.answers must be [{question, answer}] strings`;
+	if (frame.note !== undefined && typeof frame.note !== "string") return `${name}.note must be a string`;
+	return undefined;
+}
+
 /** What is wrong with a frame's fields, by type; undefined when they check out. Question contents are the host's to check. */
 function frameProblem(frame: Record<string, unknown>): string | undefined {
 	switch (frame.type) {
@@ -198,20 +208,10 @@ function frameProblem(frame: Record<string, unknown>): string | undefined {
 			if (frame.position !== undefined && !isIndex(frame.position)) return "progress.position must be an index";
 			return undefined;
 		case "result":
-			if (!isId(frame.id)) return "result.id must be a non-empty string";
-			if (frame.kind !== "result") return 'result.kind must be "result"';
-			if (!STATUSES.includes(frame.status as never)) return "result.status is unknown";
-			if (!isAnswers(frame.answers)) return "result.answers must be [{question, answer}] strings";
-			if (frame.note !== undefined && typeof frame.note !== "string") return "result.note must be a string";
-			return undefined;
+			return endProblem(frame, "result");
 		case "late":
-			if (!isId(frame.id)) return "late.id must be a non-empty string";
-			if (frame.kind !== "late") return 'late.kind must be "late"';
-			if (!STATUSES.includes(frame.status as never)) return "late.status is unknown";
-			if (!isAnswers(frame.answers)) return "late.answers must be [{question, answer}] strings";
-			if (frame.note !== undefined && typeof frame.note !== "string") return "late.note must be a string";
 			if (frame.reason !== undefined && typeof frame.reason !== "string") return "late.reason must be a string";
-			return undefined;
+			return endProblem(frame, "late");
 		case "error":
 			if (typeof frame.code !== "string" || typeof frame.message !== "string") return "error needs a code and a message";
 			if (!Number.isSafeInteger(frame.v)) return "error.v must be an integer";

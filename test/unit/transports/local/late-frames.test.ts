@@ -8,7 +8,6 @@
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { type CallControl, lateEnd } from "../../../../extensions/checkpoint-bridge/core/call.ts";
-import { deliveryBox, type MessageApi, sessionPoster } from "../../../../extensions/checkpoint-bridge/core/delivery.ts";
 import { LateBook, readLateConfig } from "../../../../extensions/checkpoint-bridge/core/late.ts";
 import { type Envelope, STATUSES } from "../../../../extensions/checkpoint-bridge/model/result.ts";
 import { validateAskParams } from "../../../../extensions/checkpoint-bridge/model/validate.ts";
@@ -17,23 +16,12 @@ import { closePooledConnections } from "../../../../extensions/checkpoint-bridge
 import { decodeFrame, WIRE_VERSION } from "../../../../extensions/checkpoint-bridge/transports/wire.ts";
 import { until } from "../../../support/until.ts";
 import { hostWithEndpoint } from "../../support/endpoint-host.ts";
+import { hostSessionMessages } from "../../support/host-messages.ts";
 import { propertyRun } from "../../support/property-policy.ts";
 
 const HOST = "host-session";
 // The process's box, made first here: the host's session is HOST in every test of this file.
-const box = deliveryBox(() => HOST);
-const hostMessages: Parameters<MessageApi["sendMessage"]>[0][] = [];
-const hostEntries: { type: string; customType?: string; data?: unknown }[] = [];
-box.attach(
-	HOST,
-	sessionPoster(
-		{
-			sendMessage: (message) => void hostMessages.push(message),
-			appendEntry: (customType, data) => void hostEntries.push({ type: "custom", customType, data }),
-		},
-		() => hostEntries,
-	),
-);
+const hostMessages = hostSessionMessages(HOST);
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {

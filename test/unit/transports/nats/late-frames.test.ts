@@ -6,30 +6,18 @@
  * session, naming the asker. In-memory NATS (fake-broker.ts), real timers.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { deliveryBox, type MessageApi, sessionPoster } from "../../../../extensions/checkpoint-bridge/core/delivery.ts";
 import { LateBook, readLateConfig } from "../../../../extensions/checkpoint-bridge/core/late.ts";
 import type { Envelope } from "../../../../extensions/checkpoint-bridge/model/result.ts";
 import { releaseLateWaits } from "../../../../extensions/checkpoint-bridge/transports/nats/asker.ts";
 import { encodeNatsFrame, NATS_VERSION, type NatsFrame } from "../../../../extensions/checkpoint-bridge/transports/nats/frames.ts";
 import { until } from "../../../support/until.ts";
 import { FakeNats } from "../../support/fake-broker.ts";
+import { hostSessionMessages } from "../../support/host-messages.ts";
 import { askFake, type NatsHost, natsHost, SUBJECTS } from "../../support/nats-room.ts";
 
 const HOST = "host-session";
 // The process's box, made first here: the host's session is HOST in every test of this file.
-const box = deliveryBox(() => HOST);
-const hostMessages: Parameters<MessageApi["sendMessage"]>[0][] = [];
-const hostEntries: { type: string; customType?: string; data?: unknown }[] = [];
-box.attach(
-	HOST,
-	sessionPoster(
-		{
-			sendMessage: (message) => void hostMessages.push(message),
-			appendEntry: (customType, data) => void hostEntries.push({ type: "custom", customType, data }),
-		},
-		() => hostEntries,
-	),
-);
+const hostMessages = hostSessionMessages(HOST);
 
 const hosts: NatsHost[] = [];
 afterEach(() => {
