@@ -17,7 +17,7 @@
 /** What is sent for one question, or what is missing. @typedef {{ value: string | string[]; missing?: undefined } | { missing: string; value?: undefined }} Given */
 /** A card on screen. A child's own screen (ADR-0016) has no form: it is answered in the terminal only. @typedef {{ card: CardView; root: HTMLElement; where: HTMLElement; countdown: HTMLElement }} ShownCard */
 /** A card that is answered here. @typedef {ShownCard & { form: HTMLFormElement; button: HTMLButtonElement; accept: HTMLButtonElement | undefined; accepted: Set<number>; message: HTMLElement }} AnswerCard */
-/** A form open in the terminal, on screen. @typedef {{ form: FormElsewhere; root: HTMLElement; box: HTMLFormElement; button: HTMLButtonElement | undefined; message: HTMLElement; sending: boolean }} FormCard */
+/** A form open in the terminal, on screen. @typedef {{ form: FormElsewhere; root: HTMLElement; box: HTMLFormElement; message: HTMLElement; sending: boolean }} FormCard */
 /** One handler per event of the live stream. @typedef {{ [E in PageEvent]: (data: PageEventData[E]) => void }} PageHandlers */
 
 /**
@@ -547,7 +547,7 @@ function buildForm(form) {
 	box.noValidate = true;
 	form.questions.forEach((q, i) => box.append(questionBlock(form, q, i)));
 	/** @type {FormCard} */
-	const entry = { form, root, box, button: undefined, message: el("p", "message"), sending: false };
+	const entry = { form, root, box, message: el("p", "message"), sending: false };
 	entry.message.setAttribute("aria-live", "polite");
 	if (!form.answerable) {
 		// Shown, never answered here: the tool takes no answer from outside the terminal.
@@ -558,7 +558,6 @@ function buildForm(form) {
 	const actions = el("div", "actions");
 	const button = el("button", "", form.questions.length > 1 ? "Send all answers" : "Send answer");
 	button.type = "submit";
-	entry.button = button;
 	actions.append(button, entry.message);
 	box.append(actions);
 	root.append(box);
