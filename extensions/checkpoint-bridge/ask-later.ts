@@ -7,11 +7,11 @@
 import { nanoid } from "nanoid";
 import type { CallOptions } from "./core/call.ts";
 import { ANSWER_MESSAGE_TYPE, type DeliveryBox } from "./core/delivery.ts";
-import type { AskerIdentity } from "./core/identity.ts";
 import type { SharedHandle } from "./core/shared-handle.ts";
 import type { LoadNats } from "./host-life.ts";
 import { type Envelope, makeEnvelope } from "./model/result.ts";
 import { askAlong, type Route } from "./route.ts";
+import { readNatsConfig } from "./transports/nats/config.ts";
 
 /** The receipt's note: what the model may and may not do with it. */
 const receiptNote = (requestId: string) =>
@@ -19,17 +19,30 @@ const receiptNote = (requestId: string) =>
 	"This receipt is not an answer and not an approval: do no work that depends on the answer before it arrives, and do not ask these questions again.";
 
 /**
- * Where the late end of a call of `asker` goes when a host in another process sends it back
+ * The call's options with where its late end goes when a host in another process sends it back
  * (CallOptions.onLate): to the asking session, as a message, once (core/delivery.ts).
  */
-export function lateDelivery(box: DeliveryBox, asker: AskerIdentity, questions: readonly { question: unknown }[]): (envelope: Envelope) => void {
+export function withLate<T extends Pick<CallOptions, "asker" | "questions">>(box: DeliveryBox, options: T): T & Pick<CallOptions, "onLate"> {
+	const { asker } = options;
 	const queuedAt = Date.now();
-	const texts = questions.map((q) => String(q.question));
-	return (envelope) => {
-		// A transport's late envelope always names its request (client.ts).
-		if (envelope.requestId !== undefined)
-			box.deliver({ requestId: envelope.requestId, askerSessionId: asker.sessionId, asker: asker.label, questions: texts, queuedAt, late: true, envelope });
+	const questions = options.questions.map((q) => String(q.question));
+	return {
+		...options,
+		onLate: (envelope) => {
+			// A transport's late envelope always names its request (core/call.ts lateEnd).
+			if (envelope.requestId !== undefined)
+				box.deliver({ requestId: envelope.requestId, askerSessionId: asker.sessionId, asker: asker.label, questions, queuedAt, late: true, envelope });
+		},
 	};
+}
+
+/** The session is gone: late ends it awaited over NATS go to the host's session, and its connection no longer holds the process. */
+export function releaseLate(sessionId: string, loadNats: LoadNats): void {
+	if (readNatsConfig().kind === "ok")
+		void loadNats().then(
+			(nats) => nats.releaseLateWaits(sessionId),
+			() => {},
+		);
 }
 
 /** Longest a receipt waits for the host to take the request (NATS may take a round trip or two). @default 10000 */
