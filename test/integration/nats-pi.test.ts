@@ -7,7 +7,6 @@
 import { spawn } from "node:child_process";
 import os from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
-import { ANSWER_MESSAGE_TYPE } from "../../extensions/checkpoint-bridge/core/delivery.ts";
 import { SILENCE_MS, TICK_MS } from "../../extensions/checkpoint-bridge/transports/nats/liveness.ts";
 import { until } from "../support/until.ts";
 import type { ScriptAsk, ScriptConfig } from "./fixtures/scripted-model.ts";
@@ -20,6 +19,7 @@ import {
 	type Envelope,
 	envelopesIn,
 	type Frame,
+	isAnswerMessage,
 	isDialog,
 	isNotify,
 	NODE_BIN,
@@ -232,7 +232,7 @@ describe.skipIf(NATS_SERVER_MISSING)("across machines: pi --mode rpc host, pi -p
 		const events = parseJsonLines(run.stdout);
 		const receipt = envelopesIn(resultText(events.find((f) => f.type === "tool_execution_end" && f.toolName === ASK_TOOL)?.result));
 		expect(receipt[0]).toMatchObject({ status: "queued", answers: [] });
-		const messages = events.filter((f) => f.type === "message_end" && f.message?.role === "custom" && f.message?.customType === ANSWER_MESSAGE_TYPE);
+		const messages = events.filter(isAnswerMessage);
 		expect(messages, run.stdout.slice(-2_000)).toHaveLength(1);
 		expect(messages[0]!.message.details).toMatchObject({
 			requestId: receipt[0]!.requestId,
@@ -240,7 +240,7 @@ describe.skipIf(NATS_SERVER_MISSING)("across machines: pi --mode rpc host, pi -p
 		});
 		expect(messages[0]!.message.details.forwarded).toBeUndefined();
 		// Nothing of it reached the host's session: the asker's process delivered it.
-		expect(pi.frames.some((f) => f.type === "message_end" && f.message?.customType === ANSWER_MESSAGE_TYPE)).toBe(false);
+		expect(pi.frames.some(isAnswerMessage)).toBe(false);
 	});
 
 	it("a second host in the same room says so and does not serve it; the first keeps serving", async () => {
