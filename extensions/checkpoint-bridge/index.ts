@@ -100,6 +100,8 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 				sessionId,
 				(own, budget) => askViaHost({ handle, asker: own.asker, questions: own.questions, ...budget, resent: true }),
 				() => !closing,
+				// A queued one this process still holds (handed over at /resume) or delivered is not asked again.
+				(requestId) => box.ownerOf(requestId) !== undefined || box.wasDelivered(requestId),
 			);
 		// Other ask tools' forms open in this terminal show on the web page too (interop/); elsewhere they ride the relay.
 		// A foreground child of a terminal host (relayed in mode "tui", ADR-0016) draws its forms in that terminal: they show too.
@@ -172,8 +174,13 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 				const config = readConfig();
 				const total = checked.questions.length;
 				if (checked.wait === false) {
+					// The host session's queued question is recorded too, under the id it is asked with: its delivery's record ends it.
+					const own = host.role ? recordOwn(pi, asker, checked.questions, () => !closing) : undefined;
 					const later = { asker, questions: checked.questions, budgetMs: callBudget(checked.timeoutMs, config), dialogTimeoutMs: config.dialogTimeoutMs };
-					return toToolResult(await askLater(routeNow(), later, { handle, loadNats, box }));
+					const receipt = await askLater(routeNow(), own ? { ...later, requestId: own.requestId } : later, { handle, loadNats, box });
+					// Ended before the host took it: nothing will be delivered, nothing is left to reopen.
+					if (receipt.status !== "queued") own?.ended(receipt.status, false);
+					return toToolResult(receipt);
 				}
 				const options = {
 					asker,
