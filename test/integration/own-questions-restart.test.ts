@@ -28,7 +28,12 @@ afterEach(async () => {
 });
 
 /** pi's arguments with its session kept in `sessions` (the suite's runs otherwise keep none). */
-const sessionArgs = (env: PiEnv, extra: string[] = []) => [...baseArgs().filter((arg) => arg !== "--no-session"), "--session-dir", join(env.root, "sessions"), ...extra];
+const sessionArgs = (env: PiEnv, extra: string[] = []) => [
+	...baseArgs().filter((arg) => arg !== "--no-session"),
+	"--session-dir",
+	join(env.root, "sessions"),
+	...extra,
+];
 
 /** pi in RPC mode with its session kept. */
 function startPi(env: PiEnv, extra: string[] = []): PiRpc {
@@ -44,7 +49,12 @@ async function startTui(env: PiEnv, name: string): Promise<{ terminal: TmuxSessi
 	const pi = `exec env -i ${envPart.join(" ")} ${[NODE_BIN, PI_CLI, ...sessionArgs(env)].map(quote).join(" ")} 2>${quote(join(env.root, `${name}.stderr`))}`;
 	const terminal = new TmuxSession();
 	terminals.push(terminal);
-	await terminal.start({ command: `sh -c ${quote(`echo $$ > ${quote(pidFile)}; ${pi}`)}; echo "${EXIT_MARKER}$?"; sleep 30`, cwd: env.cwd, width: 120, height: 40 });
+	await terminal.start({
+		command: `sh -c ${quote(`echo $$ > ${quote(pidFile)}; ${pi}`)}; echo "${EXIT_MARKER}$?"; sleep 30`,
+		cwd: env.cwd,
+		width: 120,
+		height: 40,
+	});
 	return { terminal, pid: () => Number(readFileSync(pidFile, "utf8")) };
 }
 
@@ -148,46 +158,49 @@ describe("the host session's own question across a crash (pi --continue)", () =>
 
 const hasTmux = tmuxAvailable();
 const captures = new ScreenCaptures(join(REPO_ROOT, ".tmp", "own-questions-tui", `pi-${PI_VERSION}`));
-describe.skipIf(!hasTmux)(`the host session's own question across a crash (/resume in the real TUI)${hasTmux ? "" : ": skipped, tmux is not installed"}`, () => {
-	it("pi killed with its question open; a new pi, /resume, the session picked: the question opens again marked, answered once", async () => {
-		piEnv = createPiEnv({ script: { main: { ask: { questions: [{ question: QUESTION, options: ["Postgres", "SQLite"] }] } } } });
-		const first = await startTui(piEnv, "first");
-		try {
-			// The footer names the model once pi is ready for a prompt.
-			await first.terminal.waitFor("faux-1", 60_000, "pi's footer");
-			captures.save("asked", await first.terminal.prompt("pick a database", QUESTION, { timeoutMs: 10_000, what: "the own question's form" }));
-			process.kill(first.pid(), "SIGKILL");
-			await first.terminal.waitFor(EXIT_MARKER, 15_000, "pi killed");
+describe.skipIf(!hasTmux)(
+	`the host session's own question across a crash (/resume in the real TUI)${hasTmux ? "" : ": skipped, tmux is not installed"}`,
+	() => {
+		it("pi killed with its question open; a new pi, /resume, the session picked: the question opens again marked, answered once", async () => {
+			piEnv = createPiEnv({ script: { main: { ask: { questions: [{ question: QUESTION, options: ["Postgres", "SQLite"] }] } } } });
+			const first = await startTui(piEnv, "first");
+			try {
+				// The footer names the model once pi is ready for a prompt.
+				await first.terminal.waitFor("faux-1", 60_000, "pi's footer");
+				captures.save("asked", await first.terminal.prompt("pick a database", QUESTION, { timeoutMs: 10_000, what: "the own question's form" }));
+				process.kill(first.pid(), "SIGKILL");
+				await first.terminal.waitFor(EXIT_MARKER, 15_000, "pi killed");
 
-			const second = await startTui(piEnv, "second");
-			await second.terminal.waitFor("faux-1", 60_000, "pi's footer");
-			// The first Enter may only complete the command in the editor's menu: Enter again until the selector shows.
-			captures.save("resume-list", await second.terminal.prompt("/resume", "Resume Session", { timeoutMs: 5_000, what: "the session selector" }));
-			await second.terminal.waitFor("pick a database", 10_000, "the killed session in the selector");
-			await second.terminal.keys("Enter");
-			const reopened = await second.terminal.waitFor(QUESTION, 30_000, "the question opened again");
-			captures.save("reopened", reopened);
-			expect(squeezed(reopened)).toContain(squeezed("asked before the restart"));
-			await second.terminal.formTakesKeys();
-			await second.terminal.keys("Enter");
-			// The new pi's own session may have a file too: the answer is looked for in every one.
-			const messages = await until(
-				() => {
-					const found = answerMessages(sessionEntries(piEnv!, false));
-					return found.length > 0 && found;
-				},
-				"the answer message in the session",
-				30_000,
-				100,
-			);
-			captures.save("answered", await second.terminal.screen());
-			expect(messages).toHaveLength(1);
-			expect(JSON.stringify(messages[0])).toContain("Postgres");
-			await second.terminal.keys("C-d");
-			await second.terminal.waitFor(EXIT_MARKER, 15_000, "a clean exit");
-			expect(answerMessages(sessionEntries(piEnv, false))).toHaveLength(1);
-		} finally {
-			if (captures.files.length) console.log(captures.report("own-questions-restart.test.ts (TUI)"));
-		}
-	}, 180_000);
-});
+				const second = await startTui(piEnv, "second");
+				await second.terminal.waitFor("faux-1", 60_000, "pi's footer");
+				// The first Enter may only complete the command in the editor's menu: Enter again until the selector shows.
+				captures.save("resume-list", await second.terminal.prompt("/resume", "Resume Session", { timeoutMs: 5_000, what: "the session selector" }));
+				await second.terminal.waitFor("pick a database", 10_000, "the killed session in the selector");
+				await second.terminal.keys("Enter");
+				const reopened = await second.terminal.waitFor(QUESTION, 30_000, "the question opened again");
+				captures.save("reopened", reopened);
+				expect(squeezed(reopened)).toContain(squeezed("asked before the restart"));
+				await second.terminal.formTakesKeys();
+				await second.terminal.keys("Enter");
+				// The new pi's own session may have a file too: the answer is looked for in every one.
+				const messages = await until(
+					() => {
+						const found = answerMessages(sessionEntries(piEnv!, false));
+						return found.length > 0 && found;
+					},
+					"the answer message in the session",
+					30_000,
+					100,
+				);
+				captures.save("answered", await second.terminal.screen());
+				expect(messages).toHaveLength(1);
+				expect(JSON.stringify(messages[0])).toContain("Postgres");
+				await second.terminal.keys("C-d");
+				await second.terminal.waitFor(EXIT_MARKER, 15_000, "a clean exit");
+				expect(answerMessages(sessionEntries(piEnv, false))).toHaveLength(1);
+			} finally {
+				if (captures.files.length) console.log(captures.report("own-questions-restart.test.ts (TUI)"));
+			}
+		}, 180_000);
+	},
+);

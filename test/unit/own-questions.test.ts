@@ -140,7 +140,12 @@ describe("the host session's queued own questions (wait: false)", () => {
 		const session = fakeSession();
 		const { requestId } = recordOwn(session.pi, asker, questions, () => true);
 		const ask = vi.fn(answered);
-		await reopen(session, ask, () => true, (id) => id === requestId);
+		await reopen(
+			session,
+			ask,
+			() => true,
+			(id) => id === requestId,
+		);
 		expect(ask).not.toHaveBeenCalled();
 		await reopen(session, ask);
 		expect(ask).toHaveBeenCalledOnce();
