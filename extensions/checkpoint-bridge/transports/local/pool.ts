@@ -8,9 +8,10 @@
  * not keep the process alive and is closed after `idleMs`.
  */
 
-import type { Frame, ProgressFrame, ResultFrame } from "../wire.ts";
+import type { ProgressFrame, ResultFrame } from "../../core/frames.ts";
 import type { EndpointAddress } from "./address.ts";
 import { connectToHost, type HostConnection } from "./connect.ts";
+import type { Frame } from "./frames.ts";
 import { DEFAULT_MAX_OPEN_REQUESTS } from "./server.ts";
 
 /** Default of PoolKey.idleMs: long enough to carry a burst of calls, short enough not to hold a host's descriptor for long. */
