@@ -14,14 +14,11 @@ import type { QuestionInput } from "../model/question.ts";
 import { makeEnvelope, type Status } from "../model/result.ts";
 import { MAX_TIMEOUT_MS, NO_LIMIT } from "./config.ts";
 import { deliveryBox } from "./delivery.ts";
-import { FRAME_VERSION, type NoticeFrame, type ProgressFrame, type ResultFrame, type Transport } from "./frames.ts";
+import { FRAME_VERSION, type NoticeFrame, type ReplyFrame, type ResultFrame, type Transport } from "./frames.ts";
 import { type AskerIdentity, askerIdentity } from "./identity.ts";
 import { NoticeWindow } from "./notice-window.ts";
 import { PROTOCOL_VERSION, type RelayReply, type RelayResult, replyChannel } from "./protocol.ts";
 import type { SharedHandle } from "./shared-handle.ts";
-
-/** What goes back to an asker for its request: where it stands, and how it ended. */
-export type ReplyFrame = ProgressFrame | ResultFrame;
 
 /** How an asker of another process is shown: its own label, marked with where it asks from (`pid 12`, `build-7:12`). */
 export function markedAsker(asker: AskerIdentity, where: string): AskerIdentity {

@@ -55,6 +55,10 @@ export interface NoticeFrame {
 export type CancelFrame = { type: "cancel" } & RelayCancel;
 export type ProgressFrame = { type: "progress" } & RelayProgress;
 export type ResultFrame = { type: "result" } & RelayResult;
+/** What an asker sends the host. */
+export type AskerFrame = RequestFrame | CancelFrame | NoticeFrame;
+/** What goes back to an asker for its request: where it stands, and how it ended. */
+export type ReplyFrame = ProgressFrame | ResultFrame;
 
 /** Why a frame was refused; the endpoint closes the connection after sending it. */
 export type ErrorCode =

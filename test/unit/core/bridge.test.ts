@@ -6,9 +6,9 @@
  */
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { type Asked, Bridge, type BridgeOptions, markedAsker, type ReplyFrame } from "../../../extensions/checkpoint-bridge/core/bridge.ts";
+import { type Asked, Bridge, type BridgeOptions, markedAsker } from "../../../extensions/checkpoint-bridge/core/bridge.ts";
 import { MAX_TIMEOUT_MS, NO_LIMIT } from "../../../extensions/checkpoint-bridge/core/config.ts";
-import { checkFrame, FRAME_VERSION, type RequestFrame, type Transport } from "../../../extensions/checkpoint-bridge/core/frames.ts";
+import { checkFrame, FRAME_VERSION, type ReplyFrame, type RequestFrame, type Transport } from "../../../extensions/checkpoint-bridge/core/frames.ts";
 import { NoticeWindow } from "../../../extensions/checkpoint-bridge/core/notice-window.ts";
 import {
 	PROTOCOL_VERSION,

@@ -7,16 +7,13 @@
  */
 
 import {
-	type CancelFrame,
+	type AskerFrame,
 	checkFrame,
 	type ErrorFrame,
 	type FrameRefusal,
 	isSharedFrame,
 	MAX_FRAME_BYTES,
-	type NoticeFrame,
-	type ProgressFrame,
-	type RequestFrame,
-	type ResultFrame,
+	type ReplyFrame,
 	unknownFrameType,
 } from "../../core/frames.ts";
 import type { Checked } from "../../model/check.ts";
@@ -55,8 +52,8 @@ interface AuthFrame {
 	proof: string;
 }
 
-export type ClientFrame = HelloFrame | AuthFrame | RequestFrame | CancelFrame | NoticeFrame;
-type ServerFrame = WelcomeFrame | ProgressFrame | ResultFrame | ErrorFrame;
+export type ClientFrame = HelloFrame | AuthFrame | AskerFrame;
+type ServerFrame = WelcomeFrame | ReplyFrame | ErrorFrame;
 export type Frame = ClientFrame | ServerFrame;
 
 /** A checked frame, or the code and message of the error frame that refuses it. */
