@@ -28,13 +28,13 @@ export function markedAsker(asker: AskerIdentity, where: string): AskerIdentity 
 }
 
 /** One cap on what the bridge holds: the most, and what an asker past it is told, given how many are held. */
-export interface Cap {
+interface Cap {
 	max: number;
 	refusal: (held: number) => string;
 }
 
 /** What the bridge holds at most; a request past a cap gets an `error` result naming it, and nothing else changes. */
-export interface BridgeCaps {
+interface BridgeCaps {
 	/** Per asker session (as shown, so per process or machine too). @default none of the bridge's own: the dialog host's holds */
 	perAsker?: Cap;
 	/** Per client: a connection, an inbox. */

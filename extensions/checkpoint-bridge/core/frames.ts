@@ -107,7 +107,7 @@ const askerProblem = (frame: string) =>
 const isFiniteNumber = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
 const isIndex = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
 /** Whether `v` is a list of answers with string `question` and `answer` (the rest is the host's to check). */
-export const isAnswers = (v: unknown): v is Answer[] =>
+const isAnswers = (v: unknown): v is Answer[] =>
 	Array.isArray(v) && v.every((a) => isRecord(a) && typeof a.question === "string" && typeof a.answer === "string");
 
 /** What a frame of a type neither the shared check nor its transport knows is told. */
