@@ -132,98 +132,85 @@ describe("a request onto the bus", () => {
 });
 
 describe("refusals: each answered with a result of its own, nothing put on the bus", () => {
-	const cases: [string, () => { bridge: Bridge<{ tag: string }>; host: ReturnType<typeof hostOnBus>; ask: Asked }, string, RegExp][] = [
-		[
-			"no session holds the host role",
-			() => {
-				const host = hostOnBus();
-				const handle = createHandle();
-				const { bridge, asked } = bridgeOn(handle);
-				return { bridge, host, ask: asked("r") };
-			},
-			"no-host",
-			/No session with a UI holds the host role/,
-		],
+	/** A refusal: the host's options, the bridge's, what the bridge already holds, what the asker is told and the request refused (`r` of `local:one`). */
+	interface Refusal {
+		host?: Parameters<typeof hostOnBus>[0];
+		bridge?: Partial<BridgeOptions>;
+		held?: Partial<Asked>[];
+		asking?: Partial<Asked>;
+		status: "no-host" | "error";
+		note: RegExp;
+	}
+	const other = (label: string) => ({ label, sessionId: label });
+	const cases: [string, Refusal][] = [
+		["no session holds the host role", { status: "no-host", note: /No session with a UI holds the host role/ }],
 		[
 			"the host speaks another bus protocol",
-			() => {
-				const host = hostOnBus({ protocol: PROTOCOL_VERSION + 1 });
-				const { bridge, asked } = bridgeOn(host.handle, { server: "room server" });
-				return { bridge, host, ask: asked("r") };
+			{
+				host: { protocol: PROTOCOL_VERSION + 1 },
+				bridge: { server: "room server" },
+				status: "error",
+				note: new RegExp(`protocol v${PROTOCOL_VERSION + 1}; its room server speaks v${PROTOCOL_VERSION}`),
 			},
-			"error",
-			new RegExp(`protocol v${PROTOCOL_VERSION + 1}; its room server speaks v${PROTOCOL_VERSION}`),
 		],
 		[
 			"past the cap per asker session",
-			() => {
-				const host = hostOnBus();
-				const { bridge, asked } = bridgeOn(host.handle, { caps: { perAsker: { max: 1, refusal: (n) => `asker has ${n}` } } });
-				bridge.take(asked("first", { client: "other" }), { tag: "" });
-				return { bridge, host, ask: asked("r") };
-			},
-			"error",
-			/^asker has 1$/,
+			{ bridge: { caps: { perAsker: { max: 1, refusal: (n) => `asker has ${n}` } } }, held: [{ client: "other" }], status: "error", note: /^asker has 1$/ },
 		],
 		[
 			"past the cap per client",
-			() => {
-				const host = hostOnBus();
-				const { bridge, asked } = bridgeOn(host.handle, { caps: { perClient: { max: 1, refusal: (n) => `client has ${n}` } } });
-				bridge.take(asked("first", { asker: { label: "other", sessionId: "other" } }), { tag: "" });
-				return { bridge, host, ask: asked("r") };
+			{
+				bridge: { caps: { perClient: { max: 1, refusal: (n) => `client has ${n}` } } },
+				held: [{ asker: other("b") }],
+				status: "error",
+				note: /^client has 1$/,
 			},
-			"error",
-			/^client has 1$/,
 		],
 		[
 			"past the cap for all clients together",
-			() => {
-				const host = hostOnBus();
-				const { bridge, asked } = bridgeOn(host.handle, { caps: { total: { max: 2, refusal: (n) => `all have ${n}` } } });
-				bridge.take(asked("a", { client: "c1", asker: { label: "a", sessionId: "a" } }), { tag: "" });
-				bridge.take(asked("b", { client: "c2", asker: { label: "b", sessionId: "b" } }), { tag: "" });
-				return { bridge, host, ask: asked("r") };
+			{
+				bridge: { caps: { total: { max: 2, refusal: (n) => `all have ${n}` } } },
+				held: [
+					{ client: "c1", asker: other("a") },
+					{ client: "c2", asker: other("b") },
+				],
+				status: "error",
+				note: /^all have 2$/,
 			},
-			"error",
-			/^all have 2$/,
 		],
 		[
 			"past the cap on bytes, what the transport keeps counted too",
-			() => {
-				const host = hostOnBus();
-				const { bridge, asked } = bridgeOn(host.handle, {
+			{
+				bridge: {
 					caps: { bytes: { max: 100, refusal: (held, asking) => `${held} held, ${asking} asked` } },
 					kept: { bytes: () => 30, freeOldest: () => false },
-				});
-				bridge.take(asked("a", { client: "c1", bytes: 40 }), { tag: "" });
-				return { bridge, host, ask: asked("r", { bytes: 31 }) };
+				},
+				held: [{ client: "c1", bytes: 40 }],
+				asking: { bytes: 31 },
+				status: "error",
+				note: /^40 held, 31 asked$/,
 			},
-			"error",
-			/^40 held, 31 asked$/,
 		],
 		[
 			"the host role is claimed but nothing listens for questions",
-			() => {
-				const host = hostOnBus({ listening: false });
-				const { bridge, asked } = bridgeOn(host.handle);
-				return { bridge, host, ask: asked("r") };
-			},
-			"no-host",
-			/nothing is listening for questions/,
+			{ host: { listening: false }, status: "no-host", note: /nothing is listening for questions/ },
 		],
 	];
 
-	it.each(cases)("%s", (_name, setUp, status, note) => {
-		const { bridge, host, ask } = setUp();
+	it.each(cases)("%s", (name, refusal) => {
+		const host = hostOnBus(refusal.host);
+		// Without a host: a handle nobody claimed.
+		const { bridge, asked } = bridgeOn(name.startsWith("no session") ? createHandle() : host.handle, refusal.bridge);
+		for (const [i, more] of (refusal.held ?? []).entries()) bridge.take(asked(`held-${i}`, more), { tag: "" });
 		const before = host.requests.length;
 		const sizeBefore = bridge.size;
 		const sent: ReplyFrame[] = [];
-		expect(bridge.take({ ...ask, send: (frame) => void sent.push(frame) }, { tag: "" })).toBeUndefined();
+		const ask = asked("r", { ...refusal.asking, send: (frame) => void sent.push(frame) });
+		expect(bridge.take(ask, { tag: "" })).toBeUndefined();
 		expect(sent).toHaveLength(1);
-		expect(sent[0]).toMatchObject({ type: "result", v: FRAME_VERSION.endpoint, id: "r", kind: "result", status, answers: [] });
-		expect((sent[0] as { note: string }).note).toMatch(note);
-		expect(host.requests.length - before).toBe(0);
+		expect(sent[0]).toMatchObject({ type: "result", v: FRAME_VERSION.endpoint, id: "r", kind: "result", status: refusal.status, answers: [] });
+		expect((sent[0] as { note: string }).note).toMatch(refusal.note);
+		expect(host.requests.length).toBe(before);
 		expect(bridge.size).toBe(sizeBefore);
 		expect(bridge.get(ask.client, "r")).toBeUndefined();
 	});
