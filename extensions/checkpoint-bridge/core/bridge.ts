@@ -15,17 +15,10 @@ import { makeEnvelope, type Status } from "../model/result.ts";
 import { MAX_TIMEOUT_MS, NO_LIMIT } from "./config.ts";
 import { deliveryBox } from "./delivery.ts";
 import { FRAME_VERSION, type NoticeFrame, type ReplyFrame, type ResultFrame, type Transport } from "./frames.ts";
-import { type AskerIdentity, askerIdentity } from "./identity.ts";
+import type { AskerIdentity } from "./identity.ts";
 import { NoticeWindow } from "./notice-window.ts";
 import { PROTOCOL_VERSION, type RelayReply, type RelayResult, replyChannel } from "./protocol.ts";
 import type { SharedHandle } from "./shared-handle.ts";
-
-/** How an asker of another process is shown: its own label, marked with where it asks from (`pid 12`, `build-7:12`). */
-export function markedAsker(asker: AskerIdentity, where: string): AskerIdentity {
-	const own = askerIdentity(asker.label, asker.sessionId);
-	// An asker of another process is never the host's own model, so it always gets an arrival receipt.
-	return { label: `${own.label} (${where})`, sessionId: `${where}/${asker.sessionId}` };
-}
 
 /** One cap on what the bridge holds: the most, and what an asker past it is told, given how many are held. */
 interface Cap {
@@ -65,7 +58,7 @@ export interface Asked {
 	client: string;
 	/** The asker's id for it, carried by its replies; unique per client. */
 	id: string;
-	/** Who asks, as shown (markedAsker). */
+	/** Who asks, as shown (markedAsker, identity.ts). */
 	asker: AskerIdentity;
 	questions: QuestionInput[];
 	/** When the call's budget runs out, in the asker's clock; NO_LIMIT for none. */

@@ -6,7 +6,7 @@
  */
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { type Asked, Bridge, type BridgeOptions, markedAsker } from "../../../extensions/checkpoint-bridge/core/bridge.ts";
+import { type Asked, Bridge, type BridgeOptions } from "../../../extensions/checkpoint-bridge/core/bridge.ts";
 import { MAX_TIMEOUT_MS, NO_LIMIT } from "../../../extensions/checkpoint-bridge/core/config.ts";
 import { checkFrame, FRAME_VERSION, type ReplyFrame, type RequestFrame, type Transport } from "../../../extensions/checkpoint-bridge/core/frames.ts";
 import { NoticeWindow } from "../../../extensions/checkpoint-bridge/core/notice-window.ts";
@@ -287,14 +287,6 @@ describe("notices", () => {
 		vi.advanceTimersByTime(1_000);
 		bridge.notice(ASKER, { message: "d", level: "info" }, "nats");
 		expect(host.notices.map((n) => n.message)).toEqual(["a", "b", "d"]);
-	});
-
-	it("an asker of another process is shown with where it asks from, its label made safe for the terminal", () => {
-		expect(markedAsker({ label: "a\n\tb", sessionId: "s" }, "pid 1")).toEqual({ label: "a b (pid 1)", sessionId: "pid 1/s" });
-		expect(markedAsker({ label: "", sessionId: "0123456789abcdef" }, "build-7:4")).toEqual({
-			label: "01234567 (build-7:4)",
-			sessionId: "build-7:4/0123456789abcdef",
-		});
 	});
 });
 

@@ -7,17 +7,20 @@
 import { createHmac } from "node:crypto";
 import type net from "node:net";
 import { nanoid } from "nanoid";
-import { type Bridge, markedAsker } from "../../core/bridge.ts";
+import type { Bridge } from "../../core/bridge.ts";
 import { type ErrorCode, errorFrame, FRAME_VERSION, type RequestFrame } from "../../core/frames.ts";
-import type { AskerIdentity } from "../../core/identity.ts";
+import { type AskerIdentity, markedAsker } from "../../core/identity.ts";
 import { decodeFrame, encodeFrame, type Frame, HANDSHAKE_MAX_FRAME_BYTES, LineReader } from "./frames.ts";
 import { checkProof, freshNonce, proofOf } from "./proof.ts";
 
 /** How long a refused connection is drained before it is destroyed, if the client does not close it first. @default 1000 */
 const REFUSAL_LINGER_MS = 1_000;
 
-/** How an asker of another process is shown: its own label, marked with the process it asks from. */
-export const remoteAsker = (asker: AskerIdentity, pid: number): AskerIdentity => markedAsker(asker, `pid ${pid}`);
+/** How a remote asker is shown: its own label, marked with the process it asks from. */
+export function remoteAsker(asker: AskerIdentity, pid: number): AskerIdentity {
+	// A remote asker is never the host's own model (its session id is marked), so it always gets an arrival receipt.
+	return markedAsker(asker, `pid ${pid}`);
+}
 
 /** What every connection of one endpoint shares; the defaults are the endpoint's (server.ts). */
 export interface ConnectionOptions {

@@ -8,10 +8,10 @@
  * Notices of other extensions (interop/dialog-relay.ts) are shown to the human, a bounded number per window.
  */
 import { nanoid } from "nanoid";
-import { Bridge, markedAsker } from "../../core/bridge.ts";
+import { Bridge } from "../../core/bridge.ts";
 import { MAX_OPEN_PER_ASKER } from "../../core/dialog-host.ts";
 import { type ErrorCode, errorFrame, FRAME_VERSION } from "../../core/frames.ts";
-import type { AskerIdentity } from "../../core/identity.ts";
+import { type AskerIdentity, markedAsker } from "../../core/identity.ts";
 import { MAX_NOTICES_PER_WINDOW, NOTICE_WINDOW_MS } from "../../core/notice-window.ts";
 import type { SharedHandle } from "../../core/shared-handle.ts";
 import type { Answer } from "../../model/answer.ts";
@@ -77,8 +77,9 @@ export interface RoomServer {
 }
 
 /** How a NATS asker is shown: its own label, marked with the machine and process it asks from. */
-export const natsAsker = (asker: AskerIdentity, machine: string, pid: number): AskerIdentity =>
-	markedAsker(asker, `${machine.replace(/[^\w.-]+/g, "-")}:${pid}`);
+export function natsAsker(asker: AskerIdentity, machine: string, pid: number): AskerIdentity {
+	return markedAsker(asker, `${machine.replace(/[^\w.-]+/g, "-")}:${pid}`);
+}
 
 const DEFAULT_CLOSE_NOTE = "The host stopped serving the room before the questions were answered.";
 
