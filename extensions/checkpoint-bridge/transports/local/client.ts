@@ -10,12 +10,13 @@
 import { statSync } from "node:fs";
 import { type CallOptions, runCall } from "../../core/call.ts";
 import { graceEnd } from "../../core/config.ts";
+import { FRAME_VERSION, MAX_FRAME_BYTES, MAX_NOTICE_LENGTH } from "../../core/frames.ts";
 import type { AskerIdentity } from "../../core/identity.ts";
 import type { Answer } from "../../model/answer.ts";
 import type { Envelope } from "../../model/result.ts";
 import { capLength } from "../../model/sanitise.ts";
-import { decodeFrame, encodeFrame, MAX_FRAME_BYTES, MAX_NOTICE_LENGTH, WIRE_VERSION } from "../wire.ts";
 import { addressOf, type EndpointAddress } from "./address.ts";
+import { decodeFrame, encodeFrame } from "./frames.ts";
 import { hadHost, postLine, type Seat, takeSeat } from "./pool.ts";
 
 export interface RemoteAskOptions extends CallOptions {
@@ -56,7 +57,13 @@ export interface RemoteNotice {
  */
 export function noticeRemote(endpoint: EndpointAddress | string, notice: RemoteNotice, options: { pid?: number } = {}): void {
 	const address = typeof endpoint === "string" ? addressOf(endpoint) : endpoint;
-	const line = encodeFrame({ type: "notice", v: WIRE_VERSION, asker: notice.asker, message: capLength(notice.message, MAX_NOTICE_LENGTH), level: notice.type });
+	const line = encodeFrame({
+		type: "notice",
+		v: FRAME_VERSION.endpoint,
+		asker: notice.asker,
+		message: capLength(notice.message, MAX_NOTICE_LENGTH),
+		level: notice.type,
+	});
 	postLine(address, { sessionId: `${notice.asker.sessionId}\u0000notices`, ...(options.pid === undefined ? {} : { pid: options.pid }) }, line);
 }
 
@@ -90,7 +97,7 @@ export function askRemote(endpoint: EndpointAddress | string, options: RemoteAsk
 		...(options.poolIdleMs === undefined ? {} : { idleMs: options.poolIdleMs }),
 	};
 	return runCall(options, (call) => {
-		const problem = requestProblem(encodeFrame({ ...call.request, type: "request", v: WIRE_VERSION }));
+		const problem = requestProblem(encodeFrame({ ...call.request, type: "request", v: FRAME_VERSION.endpoint }));
 		if (problem !== undefined) return call.finish("error", problem);
 		let ended = false;
 		let seat: Seat | undefined;
@@ -107,7 +114,12 @@ export function askRemote(endpoint: EndpointAddress | string, options: RemoteAsk
 			waiting = undefined;
 		};
 		const lineNow = () =>
-			encodeFrame({ ...call.request, type: "request", v: WIRE_VERSION, ...(resent ? { resent: true, ...(answers.length > 0 ? { answers } : {}) } : {}) });
+			encodeFrame({
+				...call.request,
+				type: "request",
+				v: FRAME_VERSION.endpoint,
+				...(resent ? { resent: true, ...(answers.length > 0 ? { answers } : {}) } : {}),
+			});
 		/** The endpoint the call is on now (or was on when its host was lost). */
 		let current = first;
 		const sit = (address: EndpointAddress) => {
@@ -160,7 +172,7 @@ export function askRemote(endpoint: EndpointAddress | string, options: RemoteAsk
 			ended = true;
 			stopWaiting();
 			// The host drops the request from its queue or dismisses its open dialog.
-			seat?.leave(cancelHost ? { type: "cancel", v: WIRE_VERSION, id: call.id, reason: status === "timeout" ? "timeout" : "cancelled" } : undefined);
+			seat?.leave(cancelHost ? { type: "cancel", v: FRAME_VERSION.endpoint, id: call.id, reason: status === "timeout" ? "timeout" : "cancelled" } : undefined);
 		};
 	});
 }

@@ -1,32 +1,16 @@
 /**
  * One client connection to the host's endpoint: the handshake (hello, welcome, auth), then any
- * number of requests, cancels and notices, each request put on the process-global bus as a local asker
- * puts its own, under an id of the host's, and its replies written back under the client's id.
- * Before the handshake is done a frame may be a few KiB at most; after it, MAX_FRAME_BYTES.
+ * number of requests, cancels and notices, each handed to the endpoint's bridge (core/bridge.ts),
+ * which puts it on the process-global bus as a local asker puts its own; what comes back is written
+ * to the socket. Before the handshake is done a frame may be a few KiB at most; after it, MAX_FRAME_BYTES.
  */
 import { createHmac } from "node:crypto";
 import type net from "node:net";
 import { nanoid } from "nanoid";
-import { MAX_TIMEOUT_MS, NO_LIMIT } from "../../core/config.ts";
-import { deliveryBox } from "../../core/delivery.ts";
+import type { Bridge } from "../../core/bridge.ts";
+import { type ErrorCode, errorFrame, FRAME_VERSION, type RequestFrame } from "../../core/frames.ts";
 import { type AskerIdentity, markedAsker } from "../../core/identity.ts";
-import type { NoticeWindow } from "../../core/notice-window.ts";
-import { PROTOCOL_VERSION, type RelayReply, type RelayResult, replyChannel } from "../../core/protocol.ts";
-import type { SharedHandle } from "../../core/shared-handle.ts";
-import type { Answer } from "../../model/answer.ts";
-import { makeEnvelope, type Status } from "../../model/result.ts";
-import {
-	decodeFrame,
-	type ErrorCode,
-	encodeFrame,
-	errorFrame,
-	type Frame,
-	HANDSHAKE_MAX_FRAME_BYTES,
-	LineReader,
-	type NoticeFrame,
-	type RequestFrame,
-	WIRE_VERSION,
-} from "../wire.ts";
+import { decodeFrame, encodeFrame, type Frame, HANDSHAKE_MAX_FRAME_BYTES, LineReader } from "./frames.ts";
 import { checkProof, freshNonce, proofOf } from "./proof.ts";
 
 /** How long a refused connection is drained before it is destroyed, if the client does not close it first. @default 1000 */
@@ -38,32 +22,18 @@ export function remoteAsker(asker: AskerIdentity, pid: number): AskerIdentity {
 	return markedAsker(asker, `pid ${pid}`);
 }
 
-interface Forwarded {
-	/** The id the request has in the host: never the client's, so no client can address another's replies. */
-	hostId: string;
-	listener: (reply: RelayReply) => void;
-	answers: Answer[];
-	/** Asked with `wait: false`: outlives its connection, its end then going to the host's session. */
-	later?: { asker: AskerIdentity; questions: string[]; createdAt: number };
-}
-
 /** What every connection of one endpoint shares; the defaults are the endpoint's (server.ts). */
 export interface ConnectionOptions {
-	handle: SharedHandle;
+	/** The endpoint's bridge to the bus, for all its connections together (its caps and its one window of notices). */
+	bridge: Bridge;
 	/** The endpoint's secret, which both sides prove they hold. */
 	token: Buffer;
 	/** Longest frame once the handshake is done. */
 	maxFrameBytes: number;
 	/** The handshake must be done within this long of the accept. */
 	helloTimeoutMs: number;
-	/** Most requests one connection may have open at once. */
-	maxOpenRequests: number;
-	/** The endpoint's one window of notices, for all its connections together: a hundred connections bring no more than one. */
-	notices: NoticeWindow;
 	/** Called once, when the client has proven itself. */
 	onAuthenticated: () => void;
-	/** How many connections of the endpoint forward each re-sent request (by its id in the host): one sent again twice is shown once. */
-	resentHolders: Map<string, number>;
 }
 
 /** The host's id for a re-sent request: the same for every copy the asker sends, unguessable without the token. */
@@ -81,7 +51,6 @@ export class Connection {
 	readonly #origin = `local:${nanoid()}`;
 	#clientNonce = "";
 	#serverNonce = "";
-	readonly #requests = new Map<string, Forwarded>();
 	readonly #reader = new LineReader(HANDSHAKE_MAX_FRAME_BYTES);
 	readonly #helloTimer: ReturnType<typeof setTimeout>;
 	/** Frames are being gathered for one write at the end of this turn of the event loop. */
@@ -124,7 +93,7 @@ export class Connection {
 		// Half-close and keep draining what a proven client already sent: destroying at once would answer
 		// its in-flight frames with a reset, and the client could lose the error frame that says why.
 		// An unproven one is not read any further: what it sends (a flood, say) stays in the kernel's buffer.
-		this.socket.end(encodeFrame(errorFrame(code, message)));
+		this.socket.end(encodeFrame(errorFrame("endpoint", code, message)));
 		if (!proven) this.socket.pause();
 		const linger = setTimeout(() => this.socket.destroy(), REFUSAL_LINGER_MS);
 		linger.unref();
@@ -142,7 +111,8 @@ export class Connection {
 		if (this.#stage === "closed") return;
 		this.#stage = "closed";
 		clearTimeout(this.#helloTimer);
-		for (const [clientId, forwarded] of this.#requests) this.#answer(clientId, "no-host", note, forwarded.answers);
+		const { bridge } = this.options;
+		for (const held of bridge.held(this.#origin)) this.#send(bridge.result(held.id, "no-host", note, held.answers));
 		this.#cancelAll();
 		this.socket.end(() => this.socket.destroy());
 	}
@@ -173,7 +143,7 @@ export class Connection {
 				this.#stage = "auth";
 				this.#send({
 					type: "welcome",
-					v: WIRE_VERSION,
+					v: FRAME_VERSION.endpoint,
 					proof: proofOf(this.options.token, "server", this.#clientNonce, this.#serverNonce),
 					nonce: this.#serverNonce,
 				});
@@ -192,13 +162,12 @@ export class Connection {
 			case "request":
 				return this.#forward(frame);
 			case "notice":
-				return this.#notice(frame);
+				// Past the endpoint's window, dropped (a notice is a courtesy).
+				return this.options.bridge.notice(remoteAsker(frame.asker, this.#pid), frame, this.#origin);
 			case "cancel": {
-				const forwarded = this.#requests.get(frame.id);
-				if (!forwarded) return; // already settled: the cancel crossed the result
-				this.#drop(frame.id, forwarded);
-				// The asker gave up: whatever other connection still carries it, the request goes.
-				this.options.handle.bus.emit("cancel", { v: PROTOCOL_VERSION, id: forwarded.hostId, reason: frame.reason });
+				const held = this.options.bridge.get(this.#origin, frame.id);
+				// Not held: already settled, the cancel crossed the result. The asker gave up: whatever other connection still carries it, the request goes.
+				if (held) this.options.bridge.giveUp(held, frame.reason);
 				return;
 			}
 			default:
@@ -207,124 +176,32 @@ export class Connection {
 	}
 
 	#forward(frame: RequestFrame): void {
-		if (this.#requests.has(frame.id)) return this.refuse("unexpected", `Request id ${frame.id} is already open on this connection.`);
-		const { maxOpenRequests } = this.options;
-		// The request is refused, not the connection: its other requests carry on.
-		if (this.#requests.size >= maxOpenRequests)
-			return this.#answer(
-				frame.id,
-				"error",
-				`This connection already has ${maxOpenRequests} open requests, the most one connection may have (maxOpenRequests); ask again once one of them has settled.`,
-			);
-		const { bus } = this.options.handle;
-		const clientId = frame.id;
-		const claim = this.options.handle.host();
-		// The same answers a local asker gets when there is no host, or one of another version.
-		if (!claim)
-			return this.#answer(clientId, "no-host", "No session with a UI holds the host role in the host process (it is between sessions, or it has none).");
-		if (claim.protocol !== PROTOCOL_VERSION)
-			return this.#answer(clientId, "error", `The host speaks checkpoint-bridge protocol v${claim.protocol}; its endpoint speaks v${PROTOCOL_VERSION}.`);
-		const holders = this.options.resentHolders;
-		const hostId = frame.resent === true ? resentHostId(this.options.token, this.#pid, frame.asker.sessionId, clientId) : nanoid();
-		// Sent again while the host still holds it (through another connection): this one hears its replies too, nothing is shown twice.
-		const alreadyHeld = (holders.get(hostId) ?? 0) > 0;
-		const forwarded: Forwarded = {
-			hostId,
-			answers: [],
-			listener: (reply) => {
-				// Only what the host role sent goes back to the remote asker.
-				if (!this.options.handle.isFromHost(reply, forwarded.hostId)) return;
-				forwarded.answers = reply.answers;
-				if (reply.kind === "result") {
-					this.#drop(clientId, forwarded);
-					if (this.#stage === "closed" && forwarded.later) return this.#deliverHere(clientId, forwarded.later, reply);
-					this.#send({ ...reply, type: "result", v: WIRE_VERSION, id: clientId });
-				} else if (reply.kind === "progress") this.#send({ ...reply, type: "progress", v: WIRE_VERSION, id: clientId });
+		const { bridge, token } = this.options;
+		if (bridge.get(this.#origin, frame.id)) return this.refuse("unexpected", `Request id ${frame.id} is already open on this connection.`);
+		const resent = frame.resent === true;
+		bridge.take(
+			{
+				client: this.#origin,
+				id: frame.id,
+				asker: remoteAsker(frame.asker, this.#pid),
+				questions: frame.questions,
+				deadline: frame.deadline,
+				dialogTimeoutMs: frame.dialogTimeoutMs,
+				createdAt: frame.createdAt,
+				origin: this.#origin,
+				// The same id in the host for every copy the asker sends, unguessable without the token.
+				...(resent ? { resent, hostId: resentHostId(token, this.#pid, frame.asker.sessionId, frame.id), answers: () => frame.answers ?? [] } : {}),
+				...(frame.later ? { later: frame.later } : {}),
+				send: (reply) => this.#send(reply),
 			},
-		};
-		const asker = remoteAsker(frame.asker, this.#pid);
-		if (frame.later) forwarded.later = { asker, questions: frame.questions.map((q) => String(q?.question)), createdAt: frame.createdAt };
-		this.#requests.set(clientId, forwarded);
-		holders.set(hostId, (holders.get(hostId) ?? 0) + 1);
-		// Listen before asking: the host may answer at once (a malformed or expired request).
-		bus.on(replyChannel(forwarded.hostId), forwarded.listener);
-		if (alreadyHeld) return;
-		const now = Date.now();
-		// The wire's request becomes a bus message in this copy's protocol version.
-		const delivered = bus.emit("request", {
-			v: PROTOCOL_VERSION,
-			id: forwarded.hostId,
-			asker,
-			questions: frame.questions,
-			// Clamped as a local call's budgets are, so a remote request cannot hold the queue longer than a local one could;
-			// one without a budget (0) is held while its connection lives, as a local one is while its session does.
-			deadline: frame.deadline === NO_LIMIT ? NO_LIMIT : Math.min(frame.deadline, now + MAX_TIMEOUT_MS),
-			dialogTimeoutMs: Math.min(frame.dialogTimeoutMs, MAX_TIMEOUT_MS),
-			createdAt: frame.createdAt,
-			// Set here, never taken from the frame: the asker cannot claim another connection's origin.
-			origin: this.#origin,
-			...(frame.later ? { later: true as const } : {}),
-			// Sent again after its host went away: what it was told is not asked again (the host checks each answer).
-			...(frame.resent === true ? { resent: true, ...(frame.answers && frame.answers.length > 0 ? { answers: frame.answers } : {}) } : {}),
-		});
-		if (!delivered && this.#requests.get(clientId) === forwarded) {
-			this.#drop(clientId, forwarded);
-			this.#answer(clientId, "no-host", "The host role is claimed in the host process but nothing is listening for questions.");
-		}
+			undefined,
+		);
 	}
 
-	/** A notice onto the bus as a local one is put, marked with the asking process; past the endpoint's window, dropped (a notice is a courtesy). */
-	#notice(frame: NoticeFrame): void {
-		if (!this.options.notices.take()) return;
-		this.options.handle.bus.emit("relay:notice", {
-			v: PROTOCOL_VERSION,
-			asker: remoteAsker(frame.asker, this.#pid),
-			message: frame.message,
-			type: frame.level,
-			origin: this.#origin,
-		});
-	}
-
-	/** A result the endpoint gives itself, without the host. */
-	#answer(clientId: string, status: Status, note: string, answers: Answer[] = []): void {
-		this.#send({ type: "result", v: WIRE_VERSION, id: clientId, kind: "result", status, answers, note });
-	}
-
-	/** Stops forwarding the request; true when no other connection forwards it. */
-	#drop(clientId: string, forwarded: Forwarded): boolean {
-		this.options.handle.bus.off(replyChannel(forwarded.hostId), forwarded.listener);
-		this.#requests.delete(clientId);
-		const holders = this.options.resentHolders;
-		const left = (holders.get(forwarded.hostId) ?? 1) - 1;
-		if (left > 0) holders.set(forwarded.hostId, left);
-		else holders.delete(forwarded.hostId);
-		return left <= 0;
-	}
-
-	/** The end of a `wait: false` request whose asking process is gone: a message to the host's session, naming the asker. */
-	#deliverHere(clientId: string, later: NonNullable<Forwarded["later"]>, result: RelayResult): void {
-		const envelope = makeEnvelope(result.status, [...result.answers], result.note, {
-			requestId: clientId,
-			asker: later.asker.label,
-			waitedMs: Date.now() - later.createdAt,
-			...(result.reason ? { reason: result.reason } : {}),
-		});
-		const delivery = {
-			requestId: clientId,
-			askerSessionId: later.asker.sessionId,
-			asker: later.asker.label,
-			questions: later.questions,
-			queuedAt: later.createdAt,
-		};
-		deliveryBox(() => this.options.handle.host()?.sessionId).deliver({ ...delivery, envelope }, { gone: true });
-	}
-
-	/** Stops forwarding and takes every open request off the host, closing its dialog (unless another connection still carries it); on a close, a `wait: false` one stays. */
-	#cancelAll(keepLater = false): void {
-		for (const [clientId, forwarded] of [...this.#requests]) {
-			if (keepLater && forwarded.later) continue;
-			if (this.#drop(clientId, forwarded)) this.options.handle.bus.emit("cancel", { v: PROTOCOL_VERSION, id: forwarded.hostId, reason: "cancelled" });
-		}
+	/** Stops forwarding and takes every open request off the host, closing its dialog (unless another connection still carries it). */
+	#cancelAll(): void {
+		const { bridge } = this.options;
+		for (const held of bridge.held(this.#origin)) bridge.release(held);
 	}
 
 	#send(frame: Frame): void {
@@ -349,6 +226,6 @@ export class Connection {
 		clearTimeout(this.#helloTimer);
 		// The asker's process ended or dropped the connection: its dialogs close and its queued questions go,
 		// but for those asked with wait: false, whose end then reaches the host's session.
-		this.#cancelAll(true);
+		this.options.bridge.leave(this.#origin);
 	}
 }

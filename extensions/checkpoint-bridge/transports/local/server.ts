@@ -11,9 +11,9 @@ import { promises as fs, rmSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { nanoid } from "nanoid";
-import { NoticeWindow } from "../../core/notice-window.ts";
+import { Bridge } from "../../core/bridge.ts";
+import { MAX_FRAME_BYTES } from "../../core/frames.ts";
 import type { SharedHandle } from "../../core/shared-handle.ts";
-import { MAX_FRAME_BYTES } from "../wire.ts";
 import { addressOf, advertise, type EndpointAddress, SOCKET_NAME } from "./address.ts";
 import { type Advertisement, advertiseEndpoint, ENDPOINT_DIR_PREFIX } from "./advertisement.ts";
 import { Connection } from "./connection.ts";
@@ -170,14 +170,23 @@ export async function startEndpoint(options: EndpointOptions): Promise<LocalEndp
 		throw error;
 	}
 
+	const maxOpenRequests = options.maxOpenRequests ?? DEFAULT_MAX_OPEN_REQUESTS;
 	const shared = {
-		handle,
+		bridge: new Bridge({
+			handle,
+			transport: "endpoint",
+			server: "endpoint",
+			caps: {
+				perClient: {
+					max: maxOpenRequests,
+					refusal: (held) =>
+						`This connection already has ${held} open requests, the most one connection may have (maxOpenRequests); ask again once one of them has settled.`,
+				},
+			},
+		}),
 		token: Buffer.from(token, "utf8"),
 		maxFrameBytes: options.maxFrameBytes ?? MAX_FRAME_BYTES,
 		helloTimeoutMs: options.helloTimeoutMs ?? DEFAULT_HELLO_TIMEOUT_MS,
-		maxOpenRequests: options.maxOpenRequests ?? DEFAULT_MAX_OPEN_REQUESTS,
-		notices: new NoticeWindow(),
-		resentHolders: new Map<string, number>(),
 	};
 	const maxPending = Math.max(1, options.maxPendingConnections ?? DEFAULT_MAX_PENDING_CONNECTIONS);
 	// Connections that have not proven themselves, oldest first: what a flood of idle or junk connections can hold is bounded by this.

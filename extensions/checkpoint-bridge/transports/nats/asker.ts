@@ -10,14 +10,14 @@
 import os from "node:os";
 import { type CallOptions, runCall } from "../../core/call.ts";
 import { graceEnd, MAX_TIMEOUT_MS, NO_LIMIT } from "../../core/config.ts";
+import { FRAME_VERSION, MAX_NOTICE_LENGTH } from "../../core/frames.ts";
 import type { AskerIdentity } from "../../core/identity.ts";
 import type { Answer } from "../../model/answer.ts";
 import type { Envelope } from "../../model/result.ts";
 import { capLength } from "../../model/sanitise.ts";
-import { MAX_NOTICE_LENGTH } from "../wire.ts";
 import type { Broker, BrokerMessage } from "./broker.ts";
 import type { NatsConfig } from "./config.ts";
-import { decodeNatsFrame, encodeNatsFrame, MAX_MACHINE_LENGTH, NATS_VERSION, type NatsFrame, type Sealed } from "./frames.ts";
+import { decodeNatsFrame, encodeNatsFrame, MAX_MACHINE_LENGTH, type NatsFrame, type Sealed } from "./frames.ts";
 import { PING_INTERVAL_MS, RESEND_INTERVAL_MS, SILENCE_MS, TICK_MS } from "./liveness.ts";
 import { type KeyPair, newCancelSecret, newKeyPair, sealValid, sharedKey } from "./seal.ts";
 import { roomSubjects } from "./subjects.ts";
@@ -61,7 +61,7 @@ export async function noticeOverNats(options: NatsNoticeOptions): Promise<void> 
 			roomSubjects(options.config.prefix).notice,
 			encodeNatsFrame({
 				type: "notice",
-				v: NATS_VERSION,
+				v: FRAME_VERSION.nats,
 				asker: notice.asker,
 				message: capLength(notice.message, MAX_NOTICE_LENGTH),
 				level: notice.type,
@@ -152,7 +152,7 @@ export function askOverNats(options: NatsAskOptions): Promise<Envelope> {
 				...call.request,
 				type: "request",
 				// Frames carry the wire's version; the room server puts the bus's back on (as the local endpoint does).
-				v: NATS_VERSION,
+				v: FRAME_VERSION.nats,
 				// A call without a budget says so by its deadline of 0 (NO_LIMIT); a room server that does not know that holds it for the longest budget.
 				budgetMs: call.request.deadline === NO_LIMIT ? MAX_TIMEOUT_MS : Math.max(0, call.request.deadline - Date.now()),
 				pid,
@@ -227,7 +227,7 @@ export function askOverNats(options: NatsAskOptions): Promise<Envelope> {
 				if (now - lastHeard > silenceMs) return hostLost("The host stopped answering (it ended, hung, or was cut off) before the questions were answered.");
 				if (now - lastSent >= PING_INTERVAL_MS) {
 					lastSent = now;
-					publish(subjects.ping, { type: "ping", v: NATS_VERSION, id: call.id });
+					publish(subjects.ping, { type: "ping", v: FRAME_VERSION.nats, id: call.id });
 				}
 				return;
 			}
@@ -257,7 +257,7 @@ export function askOverNats(options: NatsAskOptions): Promise<Envelope> {
 			if (cancelHost && reached)
 				publish(subjects.cancel, {
 					type: "cancel",
-					v: NATS_VERSION,
+					v: FRAME_VERSION.nats,
 					id: call.id,
 					reason: status === "timeout" ? "timeout" : "cancelled",
 					secret: cancelSecret.secret,
