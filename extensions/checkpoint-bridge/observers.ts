@@ -13,6 +13,7 @@ export type { AskerIdentity } from "./core/identity.ts";
 export type { InboundReply as OutsideAnswerReply, InboundValue as OutsideAnswerValue, OutsideAnswer } from "./core/inbound.ts";
 export type { ObservedRequest, QueuedEvent, SettledEvent, ShownEvent, Snapshot } from "./core/observers.ts";
 export { OBSERVER_EVENTS, OBSERVER_VERSION } from "./core/observers.ts";
+export type { RequestEnd } from "./core/request-record.ts";
 export type { HostClaim, ObserverHandle } from "./core/shared-handle.ts";
 export { HANDLE_KEY } from "./core/shared-handle.ts";
 export type { Answer, AnswerKind, AnswerPlace, OutsideSource } from "./model/answer.ts";

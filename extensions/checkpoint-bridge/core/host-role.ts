@@ -15,6 +15,7 @@ import type { LateBook } from "./late.ts";
 import { NoticeWindow } from "./notice-window.ts";
 import { OBSERVER_EVENTS, type ObservedRequest } from "./observers.ts";
 import { PROTOCOL_VERSION, type RelayCancel, type RelayNotice, type RelayRequest, replyChannel } from "./protocol.ts";
+import { givenAnswers } from "./request-record.ts";
 import type { SharedHandle } from "./shared-handle.ts";
 import type { HostUI, Surface } from "./surface.ts";
 import { noticeOnce } from "./tool-missing.ts";
@@ -265,7 +266,7 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 				const parked = served.handOver();
 				claim.release();
 				handle.park(parked, HANDOVER_GRACE_MS, (expired) => {
-					for (const { request, answers } of expired)
+					for (const { request, entries } of expired)
 						bus.emit(
 							replyChannel(request.id),
 							seal({
@@ -273,7 +274,7 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 								id: request.id,
 								kind: "result",
 								status: "no-host",
-								answers,
+								answers: givenAnswers({ entries }),
 								note: `${note} No new host took over within ${HANDOVER_GRACE_MS} ms.`,
 							}),
 						);

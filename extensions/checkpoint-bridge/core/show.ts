@@ -8,7 +8,7 @@
  */
 import type { Answer } from "../model/answer.ts";
 import type { Question } from "../model/question.ts";
-import { asMs, msLeft, NO_LIMIT } from "./config.ts";
+import { asMs, CLOCK_TOLERANCE_MS, msLeft, NO_LIMIT } from "./config.ts";
 import type { Surface } from "./surface.ts";
 
 /** What the host gives the code that shows a request. */
@@ -52,9 +52,6 @@ export interface ShowOutcome {
 	timedOut?: boolean;
 }
 
-/** Timers, and pi closing its dialogs at their own timeout, may end a millisecond early by the wall clock: this close to its end a dialog timed out. */
-const OWN_TIME_TOLERANCE_MS = 2;
-
 /** Shows one request; rejects when the surface fails. */
 export type Show = (prompt: ShowPrompt) => Promise<ShowOutcome>;
 
@@ -84,7 +81,7 @@ async function withBudget<T>(
 		return await show(open.signal, Number.isFinite(budget) ? endsAt : NO_LIMIT);
 	} finally {
 		// Its own time ran out: our timer fired, or the UI closed it at its own timeout (pi gets the same one).
-		spent.timedOut = open.signal.reason === "dialog-timeout" || (Number.isFinite(budget) && Date.now() >= endsAt - OWN_TIME_TOLERANCE_MS);
+		spent.timedOut = open.signal.reason === "dialog-timeout" || (Number.isFinite(budget) && Date.now() >= endsAt - CLOCK_TOLERANCE_MS);
 		clearTimeout(timer);
 		signal.removeEventListener("abort", onStop);
 	}

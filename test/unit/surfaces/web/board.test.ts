@@ -149,7 +149,7 @@ describe("web page board", () => {
 		expect(outcomeText("timeout", [])).toBe("ran out of time");
 		expect(outcomeText("cancelled", [])).toBe("withdrawn by the asker");
 		expect(outcomeText("no-host", [])).toBe("closed: the host session ended");
-		expect(outcomeText("timeout-or-cancelled", [], "The question was cancelled from outside the terminal.")).toBe("cancelled from outside the terminal");
+		expect(outcomeText("timeout-or-cancelled", [], "cancelled-outside")).toBe("cancelled from outside the terminal");
 		expect(outcomeText("timeout-or-cancelled", [])).toBe("dismissed in the terminal, or its dialog timed out");
 	});
 });
