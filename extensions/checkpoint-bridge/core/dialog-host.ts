@@ -191,6 +191,12 @@ const observedLate = (late: LateRequest): ObservedRequest => ({
 	queuedAt: late.queuedAt,
 	deadline: late.request.deadline,
 });
+/** Who asked a request, and when it was queued, as the status line names it. */
+interface AskedBy {
+	label: string;
+	at: number;
+}
+const askedBy = (record: RequestRecord): AskedBy => ({ label: record.request.asker.label, at: record.queuedAt });
 /** What the late book keeps of a record. */
 const lateOf = ({ request, questions, entries, queuedAt }: RequestRecord) => ({ request, questions, entries, queuedAt });
 /** How a request sent again after its host went away is marked wherever its asker is shown. */
@@ -264,6 +270,8 @@ export class DialogHost {
 	readonly #stats: HostStats = { questionsAsked: 0, dialogsShown: 0, sharedAnswers: 0 };
 	readonly #late: LateBook | undefined;
 	readonly #lateEnded: DialogHostOptions["lateEnded"];
+	/** The request whose task runs (one at a time): the status line finds the one on screen without a scan. */
+	#running: RequestRecord | undefined;
 
 	constructor(options: DialogHostOptions) {
 		this.#ui = options.ui;
@@ -319,6 +327,24 @@ export class DialogHost {
 	/** How many different askers are waiting. */
 	get waitingAskerCount(): number {
 		return this.#holding.askers.size;
+	}
+
+	/**
+	 * The status line's view of what is held, without building a snapshot (it is redrawn at every
+	 * change: a snapshot each time made a round of N requests cost N² in memory): the request on
+	 * screen, if one is, and the first `limit` of those waiting their turn, oldest first, each with
+	 * who asked and when it was queued; `queuedCount` counts every one waiting.
+	 */
+	waiting(limit: number): { shown?: AskedBy; queued: AskedBy[]; queuedCount: number } {
+		const running = this.#running;
+		const shown = running?.state.is === "showing" && running.state.question !== undefined ? running : undefined;
+		const queued: AskedBy[] = [];
+		for (const { record } of this.#holding.byId.values()) {
+			if (queued.length >= limit) break;
+			if (record !== shown) queued.push(askedBy(record));
+		}
+		const queuedCount = this.#holding.byId.size - (shown ? 1 : 0);
+		return { ...(shown ? { shown: askedBy(shown) } : {}), queued, queuedCount };
 	}
 
 	/** What is open, oldest first. */
@@ -643,6 +669,7 @@ export class DialogHost {
 		held.open = open;
 		const showing: RecordState & { is: "showing" } = { is: "showing" };
 		record.state = showing;
+		this.#running = record;
 		let outcome: ShowOutcome;
 		try {
 			outcome = await this.#show({
@@ -662,6 +689,7 @@ export class DialogHost {
 		} finally {
 			showing.question = undefined;
 			showing.closesAt = undefined;
+			this.#running = undefined;
 		}
 		this.#ended(held, outcome);
 	}

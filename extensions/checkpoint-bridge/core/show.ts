@@ -66,15 +66,18 @@ async function withBudget<T>(
 	show: (signal: AbortSignal, deadline: number) => Promise<T>,
 	spent: { timedOut: boolean } = { timedOut: false },
 ): Promise<T | undefined> {
-	const budget = Math.min(asMs(limit), msLeft(prompt.callDeadline));
+	const own = asMs(limit);
+	const left = msLeft(prompt.callDeadline);
+	const budget = Math.min(own, left);
 	if (budget <= 0) return undefined;
 	const open = new AbortController();
 	const { signal } = prompt;
 	const onStop = () => open.abort(signal.reason);
 	if (signal.aborted) onStop();
 	else signal.addEventListener("abort", onStop, { once: true });
-	// Without any limit what is open stays until the human, the asker or the host ends it.
-	const timer = Number.isFinite(budget) ? setTimeout(() => open.abort("dialog-timeout"), budget) : undefined;
+	// Without any limit what is open stays until the human, the asker or the host ends it. A timer only for its own
+	// time: when the call's deadline comes first, the host's one timer of the request closes what is open then.
+	const timer = own < left ? setTimeout(() => open.abort("dialog-timeout"), own) : undefined;
 	const endsAt = Date.now() + budget;
 	prompt.onShown(index, Number.isFinite(budget) ? endsAt : NO_LIMIT);
 	try {
