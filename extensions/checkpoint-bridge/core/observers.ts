@@ -5,9 +5,8 @@
  */
 import type { Answer } from "../model/answer.ts";
 import type { Question } from "../model/question.ts";
-import type { EndReason, Status } from "../model/result.ts";
+import type { EndReason, RequestEnd, Status } from "../model/result.ts";
 import type { AskerIdentity } from "./identity.ts";
-import type { RequestEnd } from "./request-record.ts";
 
 /** Version of the observer contract; every event and snapshot carries it as `v`. */
 export const OBSERVER_VERSION = 1;
