@@ -25,7 +25,7 @@ import type { Question } from "../../../extensions/checkpoint-bridge/model/quest
 import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { fakeUI } from "../support/fake-ui.ts";
 import { propertyRun } from "../support/property-policy.ts";
-import { flush } from "../support/relay.ts";
+import { flush, relayRequest } from "../support/relay.ts";
 
 const text = fc.string({ maxLength: 12 });
 const question: fc.Arbitrary<Question> = fc.record({ question: text, kind: fc.constant("text" as const) }, { noNullPrototype: true });
@@ -132,16 +132,7 @@ describe("the request record written down", () => {
 beforeEach(() => vi.useFakeTimers());
 afterEach(() => vi.useRealTimers());
 
-const request = (id: string, over: Partial<RelayRequest> = {}): RelayRequest => ({
-	v: PROTOCOL_VERSION,
-	id,
-	asker: { label: "planner", sessionId: "planner-session" },
-	questions: [{ question: "Name?" }],
-	deadline: Date.now() + 60_000,
-	dialogTimeoutMs: 30_000,
-	createdAt: Date.now(),
-	...over,
-});
+const request = (id: string, over: Partial<RelayRequest> = {}) => relayRequest(id, { dialogTimeoutMs: 30_000, ...over });
 
 function host(options: { surface?: (ui: ReturnType<typeof fakeUI>["ui"]) => Surface; late?: LateBook } = {}) {
 	const fake = fakeUI();
