@@ -9,8 +9,8 @@ import type { RequestEnd } from "../../core/request-record.ts";
 import type { ObserverHandle } from "../../core/shared-handle.ts";
 import type { AnswerPlace } from "../../model/answer.ts";
 import { answeredWhere } from "../../model/answer-places.ts";
-import type { Question } from "../../model/question.ts";
 import type { Status } from "../../model/result.ts";
+import type { Card, TraceView } from "./page-events.ts";
 import { digestOf, newSecret } from "./tokens.ts";
 
 /** What the page needs of the shared handle: the public observer API and nothing else. */
@@ -19,38 +19,8 @@ export type { ObserverHandle };
 /** Settled requests whose trace (and dead link) is remembered. @default 200 */
 const TRACES_KEPT = 200;
 
-/** One open request as the page shows it. */
-export interface Card {
-	requestId: string;
-	/** Who asks, as the dialog titles show it. */
-	asker: string;
-	questions: Question[];
-	/** Epoch ms at which the host took it. */
-	queuedAt: number;
-	/** Epoch ms at which the asker's budget runs out; 0 when it has none. */
-	deadline: number;
-	/** While shown: epoch ms at which what the host shows closes (the time the terminal counts down); 0 when it has no limit. */
-	questionDeadline?: number;
-	/** "shown" while one of its questions is on screen at the host; "late" once its call's budget ran out and it stays open (core/late.ts). */
-	state: "queued" | "shown" | "late";
-	/** While late: epoch ms at which its call's budget ran out. */
-	lateSince?: number;
-	/**
-	 * The question on screen at the host, while one is. Nothing follows about the others: the
-	 * terminal form lets the human move between questions, so the page never guesses what is answered.
-	 */
-	question?: number;
-	/** 1 for the oldest open request; late ones follow those in the queue. */
-	position: number;
-}
-
-/** How a settled request ended, in a few words. */
-export interface Trace {
-	requestId: string;
-	asker: string;
-	/** e.g. "answered in the terminal"; as every tab but the one that answered reads it. */
-	outcome: string;
-	settledAt: number;
+/** How a settled request ended, in a few words: `outcome` as every tab but the one that answered reads it. */
+export interface Trace extends TraceView {
 	/** The tab whose answer settled it, when it was a tab of the page: kept here, never sent. */
 	tab?: string;
 	/** `outcome` as that tab reads it ("in this tab"): kept here, never sent. */
@@ -58,7 +28,7 @@ export interface Trace {
 }
 
 /** A trace as `tab` reads it (undefined: a viewer that is no tab of the page), without what is kept only here. */
-export function traceFor(trace: Trace, tab: string | undefined): Trace {
+export function traceFor(trace: Trace, tab: string | undefined): TraceView {
 	const { requestId, asker, outcome, settledAt } = trace;
 	return { requestId, asker, outcome: tab !== undefined && tab === trace.tab && trace.outcomeHere ? trace.outcomeHere : outcome, settledAt };
 }

@@ -13,6 +13,7 @@ import { Board, type ObserverHandle } from "./board.ts";
 import { Connections, MAX_CONNECTIONS, refuseConnection, timeoutOptions } from "./connections.ts";
 import { MAX_BODY_BYTES, refuse } from "./guard.ts";
 import { NOTIFY_TIMEOUT_MS, Notifier, notifyDelay } from "./notify-command.ts";
+import { PAGE_EVENTS } from "./page-events.ts";
 import { type Assets, route } from "./routes.ts";
 import { linkPath, MAX_STREAMS, Streams } from "./stream.ts";
 import { digestOf, newSecret } from "./tokens.ts";
@@ -71,8 +72,13 @@ export interface WebPage {
 
 const staticFile = (name: string) => readFileSync(new URL(`./static/${name}`, import.meta.url), "utf8");
 
-/** The page's script: the terminal form's own time formatter (model/time-left.ts, self-contained), then app.js, so page and terminal say the same. */
-export const pageScript = () => `const timeLeftText = ${timeLeftText.toString()};\n${staticFile("app.js")}`;
+/**
+ * The page's script: the terminal form's own time formatter (model/time-left.ts, self-contained), so
+ * page and terminal say the same, and the live stream's event names (page-events.ts), so page and
+ * stream.ts use the same, then app.js (static/page-globals.d.ts declares both for its type check).
+ */
+export const pageScript = () =>
+	`const timeLeftText = ${timeLeftText.toString()};\nconst PAGE_EVENTS = Object.freeze(${JSON.stringify(PAGE_EVENTS)});\n${staticFile("app.js")}`;
 
 /** Starts the page; rejects when the address cannot be listened on or the public URL is not an origin. */
 export async function startWebPage(options: WebPageOptions): Promise<WebPage> {

@@ -8,9 +8,10 @@
  * keep-alive pings in a row is closed (its browser reconnects).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { FormChange, FormElsewhere, FormsElsewhere } from "../../core/elsewhere.ts";
-import { type Board, type BoardChange, type Card, type Trace, traceFor } from "./board.ts";
+import type { FormChange, FormsElsewhere } from "../../core/elsewhere.ts";
+import { type Board, type BoardChange, traceFor } from "./board.ts";
 import { type Refusal, refuse, SECURITY_HEADERS } from "./guard.ts";
+import { type Card, type CardView, frame, PAGE_EVENTS, type StateMessage } from "./page-events.ts";
 
 /** Page streams (the page token's) open at once; more are refused (429). @default 64 */
 export const MAX_STREAMS = 64;
@@ -35,28 +36,8 @@ export function tabId(value: unknown): { tab: string | undefined } | Refusal {
 /** Whose view a request has: the whole page, or one request through its link. */
 export type Scope = { kind: "page" } | { kind: "request"; requestId: string };
 
-/** A card as a tab gets it: the page also gets each request's own link. */
-export type CardView = Card & { link?: string };
-
-/** The first message of a stream. */
-interface StateMessage {
-	/** The server's clock, so a phone whose clock is off still counts down right. */
-	now: number;
-	scope: Scope["kind"];
-	host: boolean;
-	cards: CardView[];
-	traces: Trace[];
-	/** Forms open in the host's terminal (another extension's), on the page only. */
-	forms: FormElsewhere[];
-}
-
 /** Path of a request's own link, relative to the server's root. */
 export const linkPath = (secret: string) => `/r/${secret}/`;
-
-function frame(event: string, data: unknown): string {
-	// JSON has no raw line breaks, so one data line always holds the whole message.
-	return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
-}
 
 interface OpenStream {
 	res: ServerResponse;
@@ -161,30 +142,30 @@ export class Streams {
 		const full = this.#full(scope);
 		if (full) return refuse(res, { status: 429, reason: full });
 		res.writeHead(200, { ...SECURITY_HEADERS, "content-type": "text/event-stream; charset=utf-8", connection: "keep-alive" });
-		res.write(frame("state", this.#state(scope, tab)));
+		res.write(frame(PAGE_EVENTS.state, this.#state(scope, tab)));
 		const stream: OpenStream = { res, scope, tab, stale: false, behindPings: 0 };
 		this.#open.add(stream);
 		const onChange = (change: BoardChange) => {
-			if (change.type === "host") return void this.#send(stream, frame("host", { present: change.present }));
+			if (change.type === "host") return void this.#send(stream, frame(PAGE_EVENTS.host, { present: change.present }));
 			const requestId = change.type === "gone" ? change.requestId : change.card.requestId;
 			if (!this.#covers(scope, requestId)) return;
 			if (change.type === "gone") {
-				this.#send(stream, frame("gone", { requestId, ...(change.trace ? { trace: traceFor(change.trace, tab) } : {}) }));
+				this.#send(stream, frame(PAGE_EVENTS.gone, { requestId, ...(change.trace ? { trace: traceFor(change.trace, tab) } : {}) }));
 				// A request link dies with its request.
 				if (scope.kind === "request") res.end();
 				return;
 			}
-			this.#send(stream, frame(change.type, { now: Date.now(), card: this.#view(change.card, scope) }));
+			this.#send(stream, frame(PAGE_EVENTS[change.type], { now: Date.now(), card: this.#view(change.card, scope) }));
 		};
 		const onDrain = () => {
 			if (!stream.stale || res.writableEnded) return;
 			stream.stale = false;
-			res.write(frame("state", this.#state(scope, tab)));
+			res.write(frame(PAGE_EVENTS.state, this.#state(scope, tab)));
 		};
 		const unsubscribe = this.#board.subscribe(onChange);
 		// A request link sees its own request only: no forms.
 		const onForm = (change: FormChange) =>
-			this.#send(stream, change.type === "form" ? frame("form", { form: change.form }) : frame("form-gone", { id: change.id }));
+			this.#send(stream, change.type === "form" ? frame(PAGE_EVENTS.form, { form: change.form }) : frame(PAGE_EVENTS.formGone, { id: change.id }));
 		const unsubscribeForms = scope.kind === "page" ? this.#forms?.subscribe(onForm) : undefined;
 		res.on("drain", onDrain);
 		const closed = () => {

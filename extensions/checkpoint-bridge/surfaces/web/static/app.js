@@ -1,13 +1,43 @@
+// @ts-check
 // checkpoint-bridge answer page. Everything an asker wrote is put in the page with textContent
 // (or as a form value), never as HTML. No framework, nothing fetched but this page's own server.
-// The server puts `timeLeftText` (model/time-left.ts, the terminal form's own) before this script.
+// The server puts `timeLeftText` (model/time-left.ts, the terminal form's own) and `PAGE_EVENTS`
+// (the live stream's event names, ../page-events.ts) before this script. Checked JavaScript:
+// `npm run typecheck` checks it against the stream's contract with the browser's types (tsconfig.json here).
 
-const $ = (id) => document.getElementById(id);
+/** @typedef {import("../page-events.ts").CardView} CardView */
+/** @typedef {import("../page-events.ts").TraceView} TraceView */
+/** @typedef {import("../page-events.ts").PageEvent} PageEvent */
+/** @typedef {import("../page-events.ts").PageEventData} PageEventData */
+/** @typedef {import("../page-events.ts").StateMessage} StateMessage */
+/** @typedef {import("../../../core/elsewhere.ts").FormElsewhere} FormElsewhere */
+/** @typedef {import("../../../core/inbound.ts").InboundValue} InboundValue */
+/** @typedef {import("../../../model/question.ts").Question} Question */
+/** What the host shows of a request, as far as the page draws it: its questions. @typedef {{ questions: Question[] }} Asked */
+/** What is sent for one question, or what is missing. @typedef {{ value: string | string[]; missing?: undefined } | { missing: string; value?: undefined }} Given */
+/** A card on screen. A child's own screen (ADR-0016) has no form: it is answered in the terminal only. @typedef {{ card: CardView; root: HTMLElement; where: HTMLElement; countdown: HTMLElement }} ShownCard */
+/** A card that is answered here. @typedef {ShownCard & { form: HTMLFormElement; button: HTMLButtonElement; accept: HTMLButtonElement | undefined; accepted: Set<number>; message: HTMLElement }} AnswerCard */
+/** A form open in the terminal, on screen. @typedef {{ form: FormElsewhere; root: HTMLElement; box: HTMLFormElement; message: HTMLElement; sending: boolean }} FormCard */
+/** One handler per event of the live stream. @typedef {{ [E in PageEvent]: (data: PageEventData[E]) => void }} PageHandlers */
+
+/**
+ * The element of page.html with this id.
+ * @param {string} id
+ * @returns {HTMLElement}
+ */
+function $(id) {
+	const node = document.getElementById(id);
+	if (!node) throw new Error(`page.html has no #${id}`);
+	return node;
+}
 const cardsBox = $("cards");
-const cards = new Map(); // requestId -> { card, root, form, button, message }
+/** @type {Map<string, ShownCard | AnswerCard>} */
+const cards = new Map();
 let clockOffset = 0; // server clock minus this device's
+/** @type {StateMessage["scope"]} */
 let scope = "page";
-let closed = false;
+/** A request link's stream ended with its request. */
+let linkClosed = false;
 // A screen wide enough for a QR code beside the cards: one a phone can scan.
 const WIDE = matchMedia("(min-width: 48rem)");
 // This tab's own id: the server tells it "answered in this tab" from "in another tab" by it.
@@ -15,6 +45,13 @@ const TAB = [...crypto.getRandomValues(new Uint8Array(12))].map((b) => b.toStrin
 // A request link opened from the notify command's message says so, and its answer is traced as given there.
 const VIA = new URLSearchParams(location.search).get("via") === "notify" ? "notify" : undefined;
 
+/**
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
+ * @param {string} [className]
+ * @param {string} [text]
+ * @returns {HTMLElementTagNameMap[K]}
+ */
 function el(tag, className, text) {
 	const node = document.createElement(tag);
 	if (className) node.className = className;
@@ -22,11 +59,13 @@ function el(tag, className, text) {
 	return node;
 }
 
+/** @param {string} text @param {boolean} live */
 function setStatus(text, live) {
 	$("status").textContent = text;
 	$("status").classList.toggle("live", live);
 }
 
+/** @param {string} text */
 function notice(text) {
 	const box = $("notice");
 	box.textContent = text;
@@ -35,13 +74,23 @@ function notice(text) {
 
 // ---- questions --------------------------------------------------------------------------------
 
-/** Option labels in display order: the recommended one first, as the terminal shows them. */
+/**
+ * Option labels in display order: the recommended one first, as the terminal shows them.
+ * @param {Question} q
+ */
 function orderedOptions(q) {
 	const options = q.options || [];
 	const rec = options.find((o) => o.label === q.recommended);
 	return rec ? [rec, ...options.filter((o) => o !== rec)] : options;
 }
 
+/**
+ * @param {"radio" | "checkbox"} type
+ * @param {string} name
+ * @param {string} value
+ * @param {string} label
+ * @param {{ recommended?: boolean; description?: string; preview?: string }} [extra]
+ */
 function choiceRow(type, name, value, label, extra) {
 	const row = el("label", "choice");
 	const input = el("input");
@@ -58,6 +107,7 @@ function choiceRow(type, name, value, label, extra) {
 	return { row, input };
 }
 
+/** @param {string} name @param {() => void} onInput */
 function otherField(name, onInput) {
 	const input = el("input", "other");
 	input.type = "text";
@@ -68,6 +118,7 @@ function otherField(name, onInput) {
 	return input;
 }
 
+/** @param {Asked} card @param {Question} q @param {number} index */
 function questionBlock(card, q, index) {
 	const box = el("fieldset", "question");
 	const legend = el("legend");
@@ -79,8 +130,12 @@ function questionBlock(card, q, index) {
 	const name = `q${index}`;
 	if (q.kind === "text") {
 		// A relayed editor starts with its extension's prefill, lines kept.
-		const input = el(q.dialog === "editor" ? "textarea" : "input");
-		if (q.dialog !== "editor") input.type = "text";
+		let input;
+		if (q.dialog === "editor") input = el("textarea");
+		else {
+			input = el("input");
+			input.type = "text";
+		}
 		if (q.initial) input.value = q.initial;
 		input.name = name;
 		input.autocomplete = "off";
@@ -102,7 +157,9 @@ function questionBlock(card, q, index) {
 			if (q.multiSelect) box.append(otherField(`${name}-other`, () => {}));
 			else {
 				const other = choiceRow("radio", name, "\u0000other", "Other");
-				const field = otherField(`${name}-other`, () => (other.input.checked = true));
+				const field = otherField(`${name}-other`, () => {
+					other.input.checked = true;
+				});
 				box.append(other.row, field);
 			}
 		}
@@ -110,7 +167,10 @@ function questionBlock(card, q, index) {
 	return box;
 }
 
-/** The optional note of question `index`, sent with its answer. */
+/**
+ * The optional note of question `index`, sent with its answer.
+ * @param {number} index
+ */
 function noteField(index) {
 	const input = el("input", "note");
 	input.type = "text";
@@ -123,53 +183,85 @@ function noteField(index) {
 	return input;
 }
 
-/** What to send for question `q`, or a string saying what is missing. */
+/**
+ * The inputs of `form` that `selector` (one that picks inputs only) finds.
+ * @param {HTMLFormElement} form
+ * @param {string} selector
+ */
+function inputs(form, selector) {
+	return [...form.querySelectorAll(selector)].filter((node) => node instanceof HTMLInputElement);
+}
+
+/**
+ * What to send for question `q`, or a string saying what is missing.
+ * @param {HTMLFormElement} form
+ * @param {Question} q
+ * @param {number} index
+ * @returns {Given}
+ */
 function answerValue(form, q, index) {
 	const name = `q${index}`;
-	const checked = [...form.querySelectorAll(`input[name="${name}"]:checked`)].map((i) => i.value);
-	const other = form.querySelector(`input[name="${name}-other"]`);
+	const checked = inputs(form, `input[name="${name}"]:checked`).map((i) => i.value);
+	const [first] = checked;
+	const other = inputs(form, `input[name="${name}-other"]`)[0];
 	const typed = other ? other.value.trim() : "";
 	switch (q.kind) {
-		case "text":
-			return { value: form.querySelector(`[name="${name}"]`).value };
+		case "text": {
+			const field = form.querySelector(`[name="${name}"]`);
+			if (!(field instanceof HTMLInputElement || field instanceof HTMLTextAreaElement)) throw new Error(`no text field ${name}`);
+			return { value: field.value };
+		}
 		case "confirm":
-			return checked.length ? { value: checked[0] } : { missing: "pick Yes or No" };
+			return first !== undefined ? { value: first } : { missing: "pick Yes or No" };
 		default:
 			if (q.multiSelect) {
 				const values = typed ? [...checked, typed] : checked;
 				return values.length ? { value: values } : { missing: "pick at least one" };
 			}
-			if (checked[0] === "\u0000other") return typed ? { value: typed } : { missing: "type your answer in Other" };
-			return checked.length ? { value: checked[0] } : { missing: "pick one" };
+			if (first === "\u0000other") return typed ? { value: typed } : { missing: "type your answer in Other" };
+			return first !== undefined ? { value: first } : { missing: "pick one" };
 	}
 }
 
 // ---- cards ------------------------------------------------------------------------------------
 
-/** What is on screen at the host while it is, as absolute times on the server's clock (0: no limit). */
+/**
+ * What is on screen at the host while it is, as absolute times on the server's clock (0: no limit).
+ * @param {CardView} card
+ */
 function deadlinesOf(card) {
 	return { question: card.state === "shown" ? card.questionDeadline : undefined, call: card.deadline };
 }
 
-/** How long ago `at` (server clock) was, in whole minutes or hours. */
+/**
+ * How long ago `at` (server clock) was, in whole minutes or hours.
+ * @param {number} at
+ */
 function ago(at) {
 	const minutes = Math.max(0, Math.floor((Date.now() + clockOffset - at) / 60_000));
 	return minutes < 60 ? `${minutes} min ago` : `${Math.floor(minutes / 60)} h ago`;
 }
 
-/** The time left, as the terminal says it: the question's (while shown) and the call's when it differs. A late one has none: how long ago it was asked. */
+/**
+ * The time left, as the terminal says it: the question's (while shown) and the call's when it differs. A late one has none: how long ago it was asked.
+ * @param {CardView} card
+ */
 function remaining(card) {
-	if (card.state === "late") return `asked ${ago(card.queuedAt)}, late since ${ago(card.lateSince)}`;
+	if (card.state === "late" && card.lateSince !== undefined) return `asked ${ago(card.queuedAt)}, late since ${ago(card.lateSince)}`;
 	return timeLeftText(deadlinesOf(card), Date.now() + clockOffset);
 }
 
-/** Under 30 s left of the question's time or the call's. */
+/**
+ * Under 30 s left of the question's time or the call's.
+ * @param {CardView} card
+ */
 function late(card) {
 	const now = Date.now() + clockOffset;
 	const { question, call } = deadlinesOf(card);
 	return [question, call].some((deadline) => deadline !== undefined && deadline !== 0 && deadline - now < 30_000);
 }
 
+/** @param {CardView} card */
 function whereText(card) {
 	if (card.state === "late") return "late: the asker's call stopped waiting; an answer here still reaches it, as a message";
 	if (card.state === "shown")
@@ -177,11 +269,16 @@ function whereText(card) {
 	return card.position === 1 ? "next in the terminal" : `waiting in the terminal (${card.position - 1} ahead)`;
 }
 
+/** @param {{ message: HTMLElement }} entry @param {string} text @param {"good" | "bad"} [kind] */
 function setMessage(entry, text, kind) {
 	entry.message.textContent = text;
 	entry.message.className = `message ${kind || ""}`;
 }
 
+/**
+ * @param {CardView} card
+ * @returns {ShownCard | AnswerCard}
+ */
 function buildCard(card) {
 	const root = el("article", "card");
 	root.dataset.requestId = card.requestId;
@@ -199,27 +296,30 @@ function buildCard(card) {
 	}
 	// The request's own link as a QR code, served under that link: it answers this request only. Shown
 	// open on a wide screen; on a phone, where it helps nobody, behind "show code" and fetched only then.
+	/** @type {HTMLDetailsElement | undefined} */
 	let qr;
 	if (card.link) {
-		qr = el("details", "qr-box");
+		const box = el("details", "qr-box");
+		qr = box;
 		const figure = el("figure", "qr");
 		const image = el("img");
 		image.alt = "QR code of this request's own link";
 		image.width = 160;
 		image.height = 160;
 		figure.append(image, el("figcaption", "", "open on your phone"));
-		qr.append(el("summary", "", "show code"), figure);
+		box.append(el("summary", "", "show code"), figure);
 		const load = () => {
-			if (qr.open && !image.src) image.src = `${card.link}qr.svg`;
+			if (box.open && !image.src) image.src = `${card.link}qr.svg`;
 		};
-		qr.addEventListener("toggle", load);
-		qr.open = WIDE.matches;
+		box.addEventListener("toggle", load);
+		box.open = WIDE.matches;
 		load();
 	}
 	// A child's own screen, open in the terminal (ADR-0016): shown, never answered here.
-	if (card.questions.length === 1 && card.questions[0].dialog === "custom") {
+	const [only] = card.questions;
+	if (card.questions.length === 1 && only?.dialog === "custom") {
 		const box = el("div", "question screen");
-		box.append(el("p", "legend", card.questions[0].question), el("p", "details", "Answer in the terminal: this is the asker's own screen there."));
+		box.append(el("p", "legend", only.question), el("p", "details", "Answer in the terminal: this is the asker's own screen there."));
 		root.append(meta, box);
 		return { card, root, where, countdown };
 	}
@@ -238,7 +338,9 @@ function buildCard(card) {
 	message.setAttribute("aria-live", "polite");
 	actions.append(button);
 	// Questions filled by the accept button, by index: their answers say they are the recommendation.
+	/** @type {Set<number>} */
 	const accepted = new Set();
+	/** @type {HTMLButtonElement | undefined} */
 	let accept;
 	if (card.questions.some((q) => q.recommended !== undefined)) {
 		accept = el("button", "accept", "Accept the recommendations");
@@ -249,6 +351,7 @@ function buildCard(card) {
 	form.append(actions);
 	// The question first: who asks heads the card, where it is and the time left follow the form.
 	root.append(form, meta, ...(qr ? [qr] : []));
+	/** @type {AnswerCard} */
 	const entry = { card, root, form, button, accept, accepted, message, where, countdown };
 	form.addEventListener("submit", (event) => {
 		event.preventDefault();
@@ -259,29 +362,33 @@ function buildCard(card) {
 		// What the last send said (a question left out, a refusal) is stale once the human changes an answer,
 		// and a question the human changed is no longer the accepted recommendation.
 		message.textContent = "";
-		const index = /^q(\d+)(?:-other)?$/.exec(event.target?.name ?? "")?.[1];
+		const field = event.target;
+		const name = field instanceof HTMLInputElement || field instanceof HTMLTextAreaElement ? field.name : "";
+		const index = /^q(\d+)(?:-other)?$/.exec(name)?.[1];
 		if (index !== undefined) accepted.delete(Number(index));
 	});
 	form.addEventListener("keydown", (event) => enterInText(entry, event));
 	return entry;
 }
 
-/** Enter in a text field sends the card when every question has an answer, else goes to the next open question. */
+/**
+ * Enter in a text field sends the card when every question has an answer, else goes to the next open question.
+ * @param {AnswerCard} entry
+ * @param {KeyboardEvent} event
+ */
 function enterInText(entry, event) {
 	const field = event.target;
 	if (event.key !== "Enter" || event.isComposing || !(field instanceof HTMLInputElement) || field.type !== "text") return;
 	event.preventDefault();
 	const { card, form } = entry;
-	const open = card.questions.flatMap((q, i) => {
-		const got = answerValue(form, q, i);
-		return got.missing || (q.kind === "text" && got.value.trim() === "") ? [i] : [];
-	});
+	const open = card.questions.flatMap((q, i) => (unanswered(form, q, i) ? [i] : []));
 	if (open.length === 0) return void submit(entry);
 	const here = Number(/^q(\d+)/.exec(field.name)?.[1] ?? -1);
 	const next = open.find((i) => i > here) ?? open[0];
-	form.querySelector(`input[name="q${next}"], input[name="q${next}-other"]`)?.focus();
+	inputs(form, `input[name="q${next}"], input[name="q${next}-other"]`)[0]?.focus();
 }
 
+/** @param {CardView} card @returns {void} */
 function addCard(card) {
 	if (cards.has(card.requestId)) return updateCard(card);
 	const entry = buildCard(card);
@@ -293,6 +400,7 @@ function addCard(card) {
 	refreshEmpty();
 }
 
+/** @param {CardView} card @returns {void} */
 function updateCard(card) {
 	const entry = cards.get(card.requestId);
 	if (!entry) return addCard(card);
@@ -305,6 +413,7 @@ function updateCard(card) {
 	entry.root.classList.toggle("late-question", entry.card.state === "late");
 }
 
+/** @param {string} requestId @param {TraceView} [trace] */
 function removeCard(requestId, trace) {
 	const entry = cards.get(requestId);
 	if (entry) {
@@ -318,32 +427,41 @@ function removeCard(requestId, trace) {
 function refreshEmpty() {
 	const empty = $("empty");
 	empty.hidden = cards.size + forms.size > 0;
-	if (scope === "request") empty.textContent = closed ? "This request is no longer open." : "Waiting for the request…";
+	if (scope === "request") empty.textContent = linkClosed ? "This request is no longer open." : "Waiting for the request…";
 	else empty.textContent = "No open questions. New ones appear here as they are asked.";
 }
 
+/** @param {TraceView} trace */
 function addTrace(trace) {
 	const list = $("traces");
 	const time = new Date(trace.settledAt).toLocaleTimeString();
 	const item = el("li", "trace", `[${trace.asker}] ${trace.outcome} · ${time}`);
 	item.dataset.requestId = trace.requestId;
 	list.prepend(item);
-	while (list.children.length > 20) list.lastChild.remove();
+	while (list.children.length > 20) list.lastElementChild?.remove();
 	$("history").hidden = false;
 }
 
-/** Whether question `q` has nothing given yet (an empty text field counts as nothing). */
+/**
+ * Whether question `q` has nothing given yet (an empty text field counts as nothing).
+ * @param {HTMLFormElement} form
+ * @param {Question} q
+ * @param {number} index
+ */
 function unanswered(form, q, index) {
 	const got = answerValue(form, q, index);
-	return got.missing !== undefined || (q.kind === "text" && got.value.trim() === "");
+	return got.missing !== undefined || (q.kind === "text" && typeof got.value === "string" && got.value.trim() === "");
 }
 
-/** The accept button: every unanswered question with a recommended option gets it, then the card is sent; with questions left that have none, it stays and names them. */
+/**
+ * The accept button: every unanswered question with a recommended option gets it, then the card is sent; with questions left that have none, it stays and names them.
+ * @param {AnswerCard} entry
+ */
 function acceptRecommended(entry) {
 	const { card, form } = entry;
 	card.questions.forEach((q, i) => {
 		if (q.recommended === undefined || !unanswered(form, q, i)) return;
-		const input = [...form.querySelectorAll(`input[name="q${i}"]`)].find((node) => node.value === q.recommended);
+		const input = inputs(form, `input[name="q${i}"]`).find((node) => node.value === q.recommended);
 		if (!input) return;
 		input.checked = true;
 		entry.accepted.add(i);
@@ -354,7 +472,12 @@ function acceptRecommended(entry) {
 	void submit(entry);
 }
 
-/** POSTs `body` as JSON to `route` (relative to the page); resolves with the status (0: unreachable) and the reply's text. */
+/**
+ * POSTs `body` as JSON to `route` (relative to the page); resolves with the status (0: unreachable) and the reply's text.
+ * @param {"answer" | "form"} route
+ * @param {object} body
+ * @returns {Promise<{ status: number; reason: string }>}
+ */
 async function post(route, body) {
 	try {
 		const response = await fetch(route, {
@@ -370,14 +493,16 @@ async function post(route, body) {
 	}
 }
 
+/** @param {AnswerCard} entry */
 async function submit(entry) {
 	const { card, form } = entry;
+	/** @type {InboundValue[]} */
 	const answers = [];
 	// Every question is answered here; one already answered in the terminal keeps that answer (the first answer wins).
 	for (const [i, q] of card.questions.entries()) {
 		const got = answerValue(form, q, i);
-		if (got.missing) return setMessage(entry, `Question ${i + 1}: ${got.missing}.`, "bad");
-		const note = form.querySelector(`[name="q${i}-note"]`)?.value.trim();
+		if (got.missing !== undefined) return setMessage(entry, `Question ${i + 1}: ${got.missing}.`, "bad");
+		const note = inputs(form, `input[name="q${i}-note"]`)[0]?.value.trim();
 		// Still the recommendation the accept button put there: the answer says so (the host checks it is).
 		const recommended = entry.accepted.has(i) ? { recommended: true } : {};
 		if (!note && !recommended.recommended) answers.push(got.value);
@@ -401,12 +526,15 @@ async function submit(entry) {
 // Another extension's questionnaire open in the host's terminal: answered here when its tool takes
 // answers from outside (the tool's verdict shown), else shown as waiting in the terminal.
 
-const forms = new Map(); // form id -> { form, root, form element, button, message, sending }
+/** @type {Map<string, FormCard>} */
+const forms = new Map();
 
+/** @param {NonNullable<FormElsewhere["verdict"]>} verdict */
 function verdictText(verdict) {
 	return verdict.ok ? `Sent: ${verdict.text}.` : `Not applied: ${verdict.text}`;
 }
 
+/** @param {FormElsewhere} form @returns {FormCard} */
 function buildForm(form) {
 	const root = el("article", "card elsewhere");
 	root.dataset.formId = form.id;
@@ -418,30 +546,33 @@ function buildForm(form) {
 	const box = el("form");
 	box.noValidate = true;
 	form.questions.forEach((q, i) => box.append(questionBlock(form, q, i)));
-	const entry = { form, root, box, button: undefined, message: el("p", "message"), sending: false };
+	/** @type {FormCard} */
+	const entry = { form, root, box, message: el("p", "message"), sending: false };
 	entry.message.setAttribute("aria-live", "polite");
 	if (!form.answerable) {
 		// Shown, never answered here: the tool takes no answer from outside the terminal.
-		box.disabled = true;
-		for (const input of box.querySelectorAll("input, textarea")) input.disabled = true;
+		for (const input of [...box.querySelectorAll("input"), ...box.querySelectorAll("textarea")]) input.disabled = true;
 		root.append(box, el("p", "readonly", `${form.tool} takes no answer from outside the terminal: answer it there.`));
 		return entry;
 	}
 	const actions = el("div", "actions");
-	entry.button = el("button", "", form.questions.length > 1 ? "Send all answers" : "Send answer");
-	entry.button.type = "submit";
-	actions.append(entry.button, entry.message);
+	const button = el("button", "", form.questions.length > 1 ? "Send all answers" : "Send answer");
+	button.type = "submit";
+	actions.append(button, entry.message);
 	box.append(actions);
 	root.append(box);
 	if (form.verdict) setMessage(entry, verdictText(form.verdict), form.verdict.ok ? "good" : "bad");
 	box.addEventListener("submit", (event) => {
 		event.preventDefault();
-		void submitForm(entry);
+		void submitForm(entry, button);
 	});
-	box.addEventListener("input", () => (entry.message.textContent = ""));
+	box.addEventListener("input", () => {
+		entry.message.textContent = "";
+	});
 	return entry;
 }
 
+/** @param {FormElsewhere} form */
 function addForm(form) {
 	const known = forms.get(form.id);
 	if (known) {
@@ -456,28 +587,31 @@ function addForm(form) {
 	refreshEmpty();
 }
 
+/** @param {string} id */
 function removeForm(id) {
 	forms.get(id)?.root.remove();
 	forms.delete(id);
 	refreshEmpty();
 }
 
-async function submitForm(entry) {
+/** @param {FormCard} entry @param {HTMLButtonElement} button its send button */
+async function submitForm(entry, button) {
 	const { form, box } = entry;
+	/** @type {InboundValue[]} */
 	const answers = [];
 	for (const [i, q] of form.questions.entries()) {
 		const got = answerValue(box, q, i);
-		if (got.missing) return setMessage(entry, `Question ${i + 1}: ${got.missing}.`, "bad");
+		if (got.missing !== undefined) return setMessage(entry, `Question ${i + 1}: ${got.missing}.`, "bad");
 		answers.push(got.value);
 	}
-	entry.button.disabled = true;
+	button.disabled = true;
 	entry.sending = true;
 	setMessage(entry, "Sending…");
 	const { status, reason } = await post("form", { formId: form.id, answers });
 	entry.sending = false;
 	if (status === 200) return setMessage(entry, `Sent: ${form.tool} took the answer.`, "good");
 	// Refused: the form stays open, to be corrected here or answered in the terminal.
-	entry.button.disabled = false;
+	button.disabled = false;
 	setMessage(entry, `Not applied: ${reason}`, "bad");
 }
 
@@ -490,44 +624,60 @@ function tick() {
 	}
 }
 
+/**
+ * Hands each `name` event of the stream, its data parsed, to its handler.
+ * @template {PageEvent} E
+ * @param {EventSource} events
+ * @param {E} name
+ * @param {PageHandlers} handlers
+ */
+function listen(events, name, handlers) {
+	const handle = handlers[name];
+	events.addEventListener(name, (event) => handle(JSON.parse(event.data)));
+}
+
 function connect() {
 	const events = new EventSource(`events?tab=${TAB}`);
-	events.addEventListener("state", (event) => {
-		const state = JSON.parse(event.data);
-		clockOffset = state.now - Date.now();
-		scope = state.scope;
-		$("nohost").hidden = state.host;
-		const open = new Set(state.cards.map((c) => c.requestId));
-		for (const requestId of [...cards.keys()]) if (!open.has(requestId)) removeCard(requestId);
-		for (const card of state.cards) addCard(card);
-		$("traces").replaceChildren();
-		for (const trace of state.traces) addTrace(trace);
-		const openForms = new Set((state.forms || []).map((f) => f.id));
-		for (const id of [...forms.keys()]) if (!openForms.has(id)) removeForm(id);
-		for (const form of state.forms || []) addForm(form);
-		if (scope === "request") document.title = "checkpoint-bridge: one question";
-		refreshEmpty();
-		setStatus("live", true);
-	});
-	// Not "open": EventSource fires its own "open" when it connects.
-	events.addEventListener("added", (event) => addCard(JSON.parse(event.data).card));
-	events.addEventListener("update", (event) => updateCard(JSON.parse(event.data).card));
-	events.addEventListener("gone", (event) => {
-		const { requestId, trace } = JSON.parse(event.data);
-		removeCard(requestId, trace);
-		if (scope === "request") {
-			// A request link dies with its request: nothing more will come.
-			closed = true;
-			events.close();
-			setStatus(trace ? `This request has settled: ${trace.outcome}.` : "This request is no longer open.", false);
+	/** @type {PageHandlers} */
+	const handlers = {
+		[PAGE_EVENTS.state]: (state) => {
+			clockOffset = state.now - Date.now();
+			scope = state.scope;
+			$("nohost").hidden = state.host;
+			const open = new Set(state.cards.map((c) => c.requestId));
+			for (const requestId of [...cards.keys()]) if (!open.has(requestId)) removeCard(requestId);
+			for (const card of state.cards) addCard(card);
+			$("traces").replaceChildren();
+			for (const trace of state.traces) addTrace(trace);
+			const openForms = new Set((state.forms || []).map((f) => f.id));
+			for (const id of [...forms.keys()]) if (!openForms.has(id)) removeForm(id);
+			for (const form of state.forms || []) addForm(form);
+			if (scope === "request") document.title = "checkpoint-bridge: one question";
 			refreshEmpty();
-		}
-	});
-	events.addEventListener("form", (event) => addForm(JSON.parse(event.data).form));
-	events.addEventListener("form-gone", (event) => removeForm(JSON.parse(event.data).id));
-	events.addEventListener("host", (event) => ($("nohost").hidden = JSON.parse(event.data).present));
+			setStatus("live", true);
+		},
+		[PAGE_EVENTS.added]: ({ card }) => addCard(card),
+		[PAGE_EVENTS.update]: ({ card }) => updateCard(card),
+		[PAGE_EVENTS.gone]: ({ requestId, trace }) => {
+			removeCard(requestId, trace);
+			if (scope === "request") {
+				// A request link dies with its request: nothing more will come.
+				linkClosed = true;
+				events.close();
+				setStatus(trace ? `This request has settled: ${trace.outcome}.` : "This request is no longer open.", false);
+				refreshEmpty();
+			}
+		},
+		[PAGE_EVENTS.form]: ({ form }) => addForm(form),
+		[PAGE_EVENTS.formGone]: ({ id }) => removeForm(id),
+		[PAGE_EVENTS.host]: ({ present }) => {
+			$("nohost").hidden = present;
+		},
+	};
+	// The names the handlers are written for: the type check holds them to PAGE_EVENTS, all of them and no other.
+	for (const name of /** @type {PageEvent[]} */ (Object.keys(handlers))) listen(events, name, handlers);
 	events.addEventListener("error", () => {
-		if (closed) return;
+		if (linkClosed) return;
 		if (events.readyState === EventSource.CLOSED) setStatus("disconnected: reload the page to try again", false);
 		else setStatus("reconnecting…", false);
 	});

@@ -1,0 +1,5 @@
+// What the server puts before app.js in the page's script (surfaces/web/server.ts, pageScript): the
+// terminal form's own time formatter and the live stream's event names, from the server's own code.
+
+declare const timeLeftText: typeof import("../../../model/time-left.ts").timeLeftText;
+declare const PAGE_EVENTS: typeof import("../page-events.ts").PAGE_EVENTS;
