@@ -187,7 +187,8 @@ describe("how the board learns a request's end", () => {
 			reason: "dismissed",
 			end: "dismissed",
 		};
-		handle.bus.emit("observe:settled", { ...handle.snapshot()!.open[0], settledAt: Date.now(), outcome });
+		const event: SettledEvent = { ...handle.snapshot()!.open[0]!, v: 1, settledAt: Date.now(), outcome };
+		handle.bus.emit("observe:settled", event);
 		expect(board.trace(card!.requestId)?.outcome).toBe("dismissed in the terminal, or its dialog timed out");
 		role.release("quit", "test over");
 		expect((await third).status).toBe("no-host");
