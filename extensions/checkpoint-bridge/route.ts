@@ -12,7 +12,7 @@ import type { SharedHandle } from "./core/shared-handle.ts";
 import type { LoadNats } from "./host-life.ts";
 import { type Envelope, makeEnvelope } from "./model/result.ts";
 import { askRemote, type EndpointAddress, findHostEndpoint, noticeRemote } from "./transports/local/index.ts";
-import type { NatsConfig, NatsConfigResult } from "./transports/nats/config.ts";
+import { type NatsConfig, type NatsConfigResult, readNatsConfig } from "./transports/nats/config.ts";
 
 /** The way one call goes. */
 export type Route =
@@ -61,6 +61,9 @@ export function reachesHost(route: Route): boolean {
 	}
 }
 
+/** How this process's one NATS connection is named to the broker. */
+const BROKER_NAME = `checkpoint-bridge asker (pid ${process.pid})`;
+
 /** Sends the call along `route` and resolves with its envelope. Rejects only when the NATS transport cannot load. */
 export async function askAlong(route: Route, options: CallOptions, via: { handle: SharedHandle; loadNats: LoadNats }): Promise<Envelope> {
 	switch (route.kind) {
@@ -77,7 +80,7 @@ export async function askAlong(route: Route, options: CallOptions, via: { handle
 			const { config } = route;
 			const { askOverNats, connectBroker, keptBroker } = await via.loadNats();
 			// One connection per asker process, kept across calls.
-			const connect = () => keptBroker(config, () => connectBroker(config, { name: `checkpoint-bridge asker (pid ${process.pid})` }));
+			const connect = () => keptBroker(config, () => connectBroker(config, { name: BROKER_NAME }));
 			return askOverNats({ ...options, connect, config });
 		}
 	}
@@ -97,11 +100,34 @@ export function noticeAlong(route: Route, notice: Omit<RelayNotice, "v">, via: {
 			.loadNats()
 			.then(({ connectBroker, keptBroker, noticeOverNats }) =>
 				noticeOverNats({
-					connect: () => keptBroker(config, () => connectBroker(config, { name: `checkpoint-bridge asker (pid ${process.pid})` })),
+					connect: () => keptBroker(config, () => connectBroker(config, { name: BROKER_NAME })),
 					config,
 					notice,
 				}),
 			)
 			.catch(() => {});
 	}
+}
+
+/** The way calls go from this session, chosen per call: a host that comes or goes is found at the next one. */
+export interface Ways {
+	/** The route a call would take now. */
+	now(): Route;
+	/** Whether a call now reaches a host (reachesHost). */
+	reachable(): boolean;
+	/** Sends a call the way calls go now (askAlong). */
+	ask(options: CallOptions): Promise<Envelope>;
+	/** Sends another extension's notice the way calls go now (noticeAlong). */
+	notice(notice: Omit<RelayNotice, "v">): void;
+}
+
+/** The ways of a session of this process, over `via`. */
+export function waysFrom(via: { handle: SharedHandle; loadNats: LoadNats }): Ways {
+	const now = () => chooseRoute({ hostHere: via.handle.host() !== undefined, endpoint: findHostEndpoint(), nats: readNatsConfig() });
+	return {
+		now,
+		reachable: () => reachesHost(now()),
+		ask: (options) => askAlong(now(), options, via),
+		notice: (notice) => noticeAlong(now(), notice, via),
+	};
 }

@@ -4,16 +4,14 @@
  * dialog and the answer arrives as one message of this project's type, which starts a turn when the
  * session is idle and follows the running turn when it is busy.
  */
+
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
-import { ANSWER_MESSAGE_TYPE } from "../../extensions/checkpoint-bridge/core/delivery.ts";
 import type { ScriptAsk } from "./fixtures/scripted-model.ts";
-import { ASK_TOOL, type Frame, isNotify, onlyEnvelope, PiRpcFixture, resultText } from "./harness/pi-cli.ts";
+import { ASK_TOOL, isAnswerMessage, isNotify, onlyEnvelope, PiRpcFixture, resultText } from "./harness/pi-cli.ts";
 
 const FIRST_DIALOG_MS = 60_000;
 const QUEUED = { questions: [{ question: "Which database?", options: ["Postgres", "SQLite"] }], wait: false } as unknown as ScriptAsk;
-
-const isAnswerMessage = (frame: Frame) => frame.type === "message_end" && frame.message?.role === "custom" && frame.message?.customType === ANSWER_MESSAGE_TYPE;
-const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 describe("wait: false over RPC", () => {
 	const run = new PiRpcFixture();

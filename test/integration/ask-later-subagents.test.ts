@@ -5,18 +5,16 @@
  * runs in the host's process (the process keeps the request); a background child runs in a runner
  * process that exits (the host's endpoint keeps it).
  */
+
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
-import { ANSWER_MESSAGE_TYPE } from "../../extensions/checkpoint-bridge/core/delivery.ts";
 import type { ScriptAsk } from "./fixtures/scripted-model.ts";
-import { BACKGROUND_CHILDREN, type Frame, hostEndpoint, PI_VERSION, PiRpcFixture } from "./harness/pi-cli.ts";
+import { BACKGROUND_CHILDREN, hostEndpoint, isAnswerMessage, PI_VERSION, PiRpcFixture } from "./harness/pi-cli.ts";
 
 /** A cold start compiles pi-subagents in the host and again in every runner process. */
 const FIRST_DIALOG_MS = 120_000;
 const QUESTION = "Which storage backend?";
 const ASK_LATER = { questions: [{ question: QUESTION, options: ["sqlite", "postgres"] }], wait: false } as unknown as ScriptAsk;
-
-const isAnswerMessage = (frame: Frame) => frame.type === "message_end" && frame.message?.role === "custom" && frame.message?.customType === ANSWER_MESSAGE_TYPE;
-const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 describe("wait: false from children that are gone when the answer comes", () => {
 	const run = new PiRpcFixture();

@@ -3,16 +3,10 @@
  * named) and nothing is shown, also when the questions are missing altogether, which pi's own
  * schema check would otherwise refuse with a message of its own.
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type AskArgs, checkedEnvelope, PiWorld } from "./harness/sdk-sessions.ts";
+import { describe, expect, it } from "vitest";
+import { type AskArgs, checkedEnvelope, worldPerTest } from "./harness/sdk-sessions.ts";
 
-let world: PiWorld;
-beforeEach(() => {
-	world = new PiWorld();
-});
-afterEach(async () => {
-	await world.close();
-});
+const world = worldPerTest();
 
 describe("bad parameters through the real pi tool pipeline", () => {
 	const cases: [string, unknown, string[]][] = [

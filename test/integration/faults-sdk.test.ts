@@ -11,20 +11,23 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { MAX_REFUSALS } from "../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { until } from "../support/until.ts";
-import { answerPairs, type Dialog, expectProbeNext, openRequests, PiWorld, ProgrammaticUI, type Question, type SessionHandle } from "./harness/sdk-sessions.ts";
+import {
+	answerPairs,
+	type Dialog,
+	expectProbeNext,
+	openRequests,
+	ProgrammaticUI,
+	type Question,
+	type SessionHandle,
+	worldPerTest,
+} from "./harness/sdk-sessions.ts";
 
 /** How long requests of a replaced host wait for the next one: docs/guarantees.md's promise, written as a literal. */
 const GRACE_MS = 1_000;
 /** How long one dialog stays open by default (CHECKPOINT_BRIDGE_DIALOG_TIMEOUT_MS): the relay's next deadline for a dialog. */
 const DIALOG_TIMEOUT_MS = 180_000;
 
-let world: PiWorld;
-beforeEach(() => {
-	world = new PiWorld();
-});
-afterEach(async () => {
-	await world.close();
-});
+const world = worldPerTest();
 
 // ---------------------------------------------------------------------------------------------
 // The shared handle, read the way any other code in the process would.

@@ -2,17 +2,11 @@
  * The relay on the real pi runtime, in one process: child sessions (built like pi-subagents children,
  * no UI) ask through `ask_user_via_host`; the host session's programmatic UI shows and answers.
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { until } from "../support/until.ts";
-import { answerPairs, checkedEnvelope, type Dialog, openRequests, PiWorld, ProgrammaticUI, type SessionHandle } from "./harness/sdk-sessions.ts";
+import { answerPairs, checkedEnvelope, type Dialog, openRequests, ProgrammaticUI, type SessionHandle, worldPerTest } from "./harness/sdk-sessions.ts";
 
-let world: PiWorld;
-beforeEach(() => {
-	world = new PiWorld();
-});
-afterEach(async () => {
-	await world.close();
-});
+const world = worldPerTest();
 
 describe("relay through the host session's UI (in-process SDK sessions)", () => {
 	it("shows a child's two-question batch on the host UI and returns both answers in order", async () => {

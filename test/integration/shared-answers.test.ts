@@ -4,9 +4,9 @@
  * third a different one. The human must see the identical question once, and both askers must get
  * that one answer, each told whom it was shared with.
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { SharedHandle } from "../../extensions/checkpoint-bridge/core/shared-handle.ts";
-import { type AskArgs, checkedEnvelope, type Dialog, PiWorld } from "./harness/sdk-sessions.ts";
+import { type AskArgs, checkedEnvelope, type Dialog, worldPerTest } from "./harness/sdk-sessions.ts";
 
 const LICENSE = "Which license should the new package use?";
 const LICENSE_OPTIONS = [{ label: "MIT" }, { label: "Apache-2.0", description: "with a patent grant" }];
@@ -20,13 +20,7 @@ const ask = (questions: Record<string, unknown>[]): AskArgs => ({ questions }) a
 /** The process-wide handle every module copy shares (defined by the first copy loaded). */
 const sharedHandle = () => (globalThis as Record<symbol, SharedHandle | undefined>)[Symbol.for("checkpoint-bridge.handle")];
 
-let world: PiWorld;
-beforeEach(() => {
-	world = new PiWorld();
-});
-afterEach(async () => {
-	await world.close();
-});
+const world = worldPerTest();
 
 describe("identical questions from parallel sessions are shown once", () => {
 	it("two children ask the same question, one a different one: two dialogs for three questions, both askers get the one answer", async () => {

@@ -4,25 +4,17 @@
  * (its own link still alive), is answered there, and the answer reaches the asking session once, as
  * the `checkpoint-bridge:answer` message.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ANSWER_MESSAGE_TYPE } from "../../extensions/checkpoint-bridge/core/delivery.ts";
-import { fill, HAS_CHROMIUM, launchBrowser, openTab, POLL_MS, screenshot, submit } from "./harness/browser.ts";
-import { ASK_TOOL, type Frame, isNotify, onlyEnvelope, PiRpcFixture, resultText } from "./harness/pi-cli.ts";
 
-const ANNOUNCE = /^checkpoint-bridge: answer in a browser at (http:\/\/127\.0\.0\.1:\d+\/t\/[A-Za-z0-9_-]{43}\/)$/m;
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterEach, describe, expect, it } from "vitest";
+import { PAGE_ANNOUNCEMENT } from "../support/page-link.ts";
+import { browserForFile, fill, HAS_CHROMIUM, openTab, POLL_MS, screenshot, submit } from "./harness/browser.ts";
+import { ASK_TOOL, isAnswerMessage, isNotify, onlyEnvelope, PiRpcFixture, resultText } from "./harness/pi-cli.ts";
+
 const FIRST_DIALOG_MS = 60_000;
-const isAnswerMessage = (frame: Frame) => frame.type === "message_end" && frame.message?.role === "custom" && frame.message?.customType === ANSWER_MESSAGE_TYPE;
-const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
-let browser: Awaited<ReturnType<typeof launchBrowser>>;
-beforeAll(async () => {
-	if (HAS_CHROMIUM) browser = await launchBrowser();
-});
-afterAll(async () => {
-	await browser?.close();
-});
+const browser = browserForFile("web-page-late.test.ts");
 
-if (!HAS_CHROMIUM) console.warn("web-page-late.test.ts: skipped: Chromium is not installed (/usr/bin/chromium)");
 describe.skipIf(!HAS_CHROMIUM)("a late question on the web page, pi --mode rpc host", () => {
 	const run = new PiRpcFixture();
 	afterEach(() => run.stop());
@@ -36,8 +28,8 @@ describe.skipIf(!HAS_CHROMIUM)("a late question on the web page, pi --mode rpc h
 		await rpc.command("get_state", {}, FIRST_DIALOG_MS);
 		const mark = rpc.mark();
 		await rpc.prompt("/checkpoints");
-		const report = await rpc.waitFor((f) => isNotify(f) && ANNOUNCE.test(String(f.message)), { from: mark, what: "the page's address" });
-		const url = ANNOUNCE.exec(String(report.message))![1]!;
+		const report = await rpc.waitFor((f) => isNotify(f) && PAGE_ANNOUNCEMENT.test(String(f.message)), { from: mark, what: "the page's address" });
+		const url = PAGE_ANNOUNCEMENT.exec(String(report.message))![1]!;
 		const tab = await openTab(browser.browser, url);
 
 		const start = rpc.mark();

@@ -5,7 +5,7 @@
  * its answers work through the proxy and the announced link is the proxy's; every other Host and
  * Origin is still refused. Raw HTTPS requests, each header exactly as given.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import https from "node:https";
 import net from "node:net";
@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { pageWithRelay } from "../unit/surfaces/web/support.ts";
+import { selfSigned } from "./harness/certificates.ts";
 
 const NAME = "cpb.test";
 /** Debian puts it in /usr/sbin, which a non-root PATH may lack. */
@@ -34,27 +35,7 @@ const freePort = () =>
 
 beforeAll(async () => {
 	dir = mkdtempSync(join(tmpdir(), "cpb-proxy-"));
-	execFileSync(
-		"openssl",
-		[
-			"req",
-			"-x509",
-			"-newkey",
-			"rsa:2048",
-			"-nodes",
-			"-days",
-			"1",
-			"-subj",
-			`/CN=${NAME}`,
-			"-addext",
-			`subjectAltName=DNS:${NAME}`,
-			"-keyout",
-			join(dir, "key.pem"),
-			"-out",
-			join(dir, "cert.pem"),
-		],
-		{ stdio: "ignore" },
-	);
+	selfSigned(dir, "cert", `/CN=${NAME}`, `DNS:${NAME}`);
 	cert = readFileSync(join(dir, "cert.pem"));
 	proxyPort = await freePort();
 	pagePort = await freePort();
@@ -66,7 +47,7 @@ events { worker_connections 64; }
 http { access_log off; ${temp}
 	server {
 		listen 127.0.0.1:${proxyPort} ssl; server_name ${NAME};
-		ssl_certificate ${dir}/cert.pem; ssl_certificate_key ${dir}/key.pem;
+		ssl_certificate ${dir}/cert.pem; ssl_certificate_key ${dir}/cert.key;
 		location / {
 			proxy_pass http://127.0.0.1:${pagePort};
 			proxy_set_header Host $http_host;

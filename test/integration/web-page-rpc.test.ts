@@ -4,23 +4,16 @@
  * in the browser (the RPC client's dialog is dropped: nothing more is asked, a late reply changes
  * nothing), then a child's question answered by the RPC client (its card leaves the page).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { cardGone, cardOf, fill, HAS_CHROMIUM, launchBrowser, openTab, screenshot, submit } from "./harness/browser.ts";
+import { afterEach, describe, expect, it } from "vitest";
+import { PAGE_ANNOUNCEMENT } from "../support/page-link.ts";
+import { browserForFile, cardGone, cardOf, fill, HAS_CHROMIUM, openTab, screenshot, submit } from "./harness/browser.ts";
 import { childAskResults, isDialog, isNotify, onlyEnvelope, PiRpcFixture } from "./harness/pi-cli.ts";
 
-const ANNOUNCE = /^checkpoint-bridge: answer in a browser at (http:\/\/127\.0\.0\.1:\d+\/t\/[A-Za-z0-9_-]{43}\/)$/m;
 /** pi-subagents compiles on a cold start: allow for it on a busy machine. */
 const FIRST_DIALOG_MS = 90_000;
 
-let browser: Awaited<ReturnType<typeof launchBrowser>>;
-beforeAll(async () => {
-	if (HAS_CHROMIUM) browser = await launchBrowser();
-});
-afterAll(async () => {
-	await browser?.close();
-});
+const browser = browserForFile("web-page-rpc.test.ts");
 
-if (!HAS_CHROMIUM) console.warn("web-page-rpc.test.ts: skipped: Chromium is not installed (/usr/bin/chromium)");
 describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, pi --mode rpc host", () => {
 	const run = new PiRpcFixture();
 	afterEach(() => run.stop());
@@ -54,10 +47,10 @@ describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, pi --mode rpc host"
 			from: mark,
 			what: "the /checkpoints report",
 		});
-		const url = ANNOUNCE.exec(String(report.message))?.[1];
+		const url = PAGE_ANNOUNCEMENT.exec(String(report.message))?.[1];
 		expect(url, String(report.message)).toBeDefined();
-		const announced = pi.frames.filter((f) => isNotify(f) && ANNOUNCE.test(String(f.message)) && f !== report);
-		if (announced.length) expect(ANNOUNCE.exec(String(announced[0]!.message))![1]).toBe(url);
+		const announced = pi.frames.filter((f) => isNotify(f) && PAGE_ANNOUNCEMENT.test(String(f.message)) && f !== report);
+		if (announced.length) expect(PAGE_ANNOUNCEMENT.exec(String(announced[0]!.message))![1]).toBe(url);
 		const tab = await openTab(browser.browser, url!);
 
 		// 1. Answered in the browser.
@@ -108,8 +101,8 @@ describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, pi --mode rpc host"
 		await tab.page.waitForFunction(() => document.getElementById("status")!.textContent !== "live", { polling: 25, timeout: 20_000 });
 		from = pi.mark();
 		await pi.prompt("/checkpoints web");
-		const again = await pi.waitFor((f) => isNotify(f) && ANNOUNCE.test(String(f.message)), { from, what: "the new announcement" });
-		const next = ANNOUNCE.exec(String(again.message))![1]!;
+		const again = await pi.waitFor((f) => isNotify(f) && PAGE_ANNOUNCEMENT.test(String(f.message)), { from, what: "the new announcement" });
+		const next = PAGE_ANNOUNCEMENT.exec(String(again.message))![1]!;
 		expect(next).not.toBe(url);
 		// Nothing listens where the closed page was.
 		await expect(tab.page.goto(url!)).rejects.toThrow(/ERR_CONNECTION_REFUSED/);

@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { askViaHost } from "../../extensions/checkpoint-bridge/core/asker.ts";
 import { claimHostRole } from "../../extensions/checkpoint-bridge/core/host-role.ts";
 import { createHandle } from "../../extensions/checkpoint-bridge/core/shared-handle.ts";
@@ -16,13 +16,13 @@ import { formSurface } from "../../extensions/checkpoint-bridge/surfaces/termina
 import { startWebPage } from "../../extensions/checkpoint-bridge/surfaces/web/server.ts";
 import { fakeCustomUI } from "../unit/support/fake-custom-ui.ts";
 import { decodePixels } from "../unit/support/qr-decode.ts";
-import { cardGone, cardOf, fill, HAS_CHROMIUM, launchBrowser, openTab, POLL_MS, screenshot, submit } from "./harness/browser.ts";
+import { browserForFile, cardGone, cardOf, fill, HAS_CHROMIUM, openTab, POLL_MS, screenshot, submit } from "./harness/browser.ts";
 import { type AskArgs, checkedEnvelope, PiWorld, type ProgrammaticUI } from "./harness/sdk-sessions.ts";
 
 const ANNOUNCE = /^checkpoint-bridge: answer in a browser at (http:\/\/127\.0\.0\.1:\d+\/t\/[A-Za-z0-9_-]{43}\/)$/;
 const XSS = "<img src=x onerror=alert(1)>";
 
-let browser: Awaited<ReturnType<typeof launchBrowser>>;
+const browser = browserForFile("web-page.test.ts");
 let world: PiWorld;
 const saved: Record<string, string | undefined> = {};
 const setEnv = (name: string, value: string) => {
@@ -30,12 +30,6 @@ const setEnv = (name: string, value: string) => {
 	process.env[name] = value;
 };
 
-beforeAll(async () => {
-	if (HAS_CHROMIUM) browser = await launchBrowser();
-});
-afterAll(async () => {
-	await browser?.close();
-});
 beforeEach(() => {
 	world = new PiWorld();
 	setEnv("CHECKPOINT_BRIDGE_WEB", "127.0.0.1:0");
@@ -65,7 +59,6 @@ async function askingChild(name: string, ask: unknown) {
 const portRefuses = (url: string) =>
 	new Promise<boolean>((resolve) => http.get(url, () => resolve(false)).on("error", (e: NodeJS.ErrnoException) => resolve(e.code === "ECONNREFUSED")));
 
-if (!HAS_CHROMIUM) console.warn("web-page.test.ts: skipped: Chromium is not installed (/usr/bin/chromium)");
 describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, SDK host", () => {
 	it("Enter in a text field goes to the next open question, and sends the card once every question has an answer", async () => {
 		const { ui, url } = await hostWithPage();

@@ -74,6 +74,12 @@ describe("package.json", () => {
 		expect(manifest.pi?.extensions).toEqual(["./extensions/checkpoint-bridge/index.ts"]);
 	});
 
+	it("the entry point only registers: 120 lines at most, its one function the factory pi calls", () => {
+		const entry = readFileSync(join(EXTENSION_DIR, "index.ts"), "utf8");
+		expect(entry.split("\n").length - 1).toBeLessThanOrEqual(120);
+		expect([...entry.matchAll(/^(?:export )?(?:default )?(?:async )?function\b/gm)]).toHaveLength(1);
+	});
+
 	it("publishes the observer contract as checkpoint-bridge/observers (and the bare name): declarations built from observers.ts when packed, the source to load", () => {
 		const observers = { types: "./types/observers.d.ts", default: "./extensions/checkpoint-bridge/observers.ts" };
 		expect(manifest.exports).toEqual({ ".": observers, "./observers": observers, "./package.json": "./package.json" });

@@ -73,3 +73,40 @@ export function askerIdentity(sessionName: string | undefined, sessionId: string
 	const short = childLabel(name, activeAgent) ?? name;
 	return { label: capLength(short, MAX_LABEL_LENGTH), sessionId };
 }
+
+/** What names this session at a moment: its id, and its system prompt (read only when needed, pi rebuilds it per read). */
+export interface SessionReads {
+	sessionId: string;
+	systemPrompt: () => string | undefined;
+}
+
+/** This session as an asker: the one place the extension builds its own identity (index.ts, tool/ask.ts, interop/). */
+export interface SessionAsker {
+	/** At session_start: the session now named, its agent read afresh. */
+	started(at: SessionReads): void;
+	/** The agent a pi-subagents child runs as: read from the prompt until found, then kept (it does not change within a session). */
+	agent(): string | undefined;
+	/** Who asks from this session; `at`, a tool call's own context, wins over what session_start told. */
+	identity(at?: SessionReads): AskerIdentity;
+}
+
+/** The asker of one session; `sessionName` is read at every use, as a session may be renamed. */
+export function sessionAsker(sessionName: () => string | undefined): SessionAsker {
+	let session: SessionReads | undefined;
+	let agent: string | undefined;
+	const agentOf = (at: SessionReads | undefined) => (agent ??= activeAgentOf(at?.systemPrompt()));
+	return {
+		started(at) {
+			session = at;
+			agent = undefined;
+		},
+		agent: () => agentOf(session),
+		identity: (at) => askerIdentity(sessionName(), (at ?? session)?.sessionId ?? "unknown", agentOf(at ?? session)),
+	};
+}
+
+/** A remote asker as the host shows it: its own label, marked with where it asks from (a pid, a machine and pid). */
+export function markedAsker(asker: AskerIdentity, where: string): AskerIdentity {
+	const own = askerIdentity(asker.label, asker.sessionId);
+	return { label: `${own.label} (${where})`, sessionId: `${where}/${asker.sessionId}` };
+}

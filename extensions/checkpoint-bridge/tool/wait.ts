@@ -4,13 +4,14 @@
  * not delivered as a message); a wait that ends first lists what is still open. Ids that are not the
  * session's queued requests, and too many ids, are refused by name.
  */
+import type { ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import type { DeliveryBox } from "../core/delivery.ts";
 import { MAX_OPEN_PER_ASKER } from "../core/dialog-host.ts";
 import type { Envelope } from "../model/result.ts";
 
 /** The tool's name. */
-export const WAIT_TOOL_NAME = "wait_for_host_answers";
+const WAIT_TOOL_NAME = "wait_for_host_answers";
 /** A wait's budget when the call names none. @default 60_000 */
 export const DEFAULT_WAIT_MS = 60_000;
 /** The longest a wait may last; longer is clamped. @default 600_000 (10 min) */
@@ -81,5 +82,20 @@ export async function waitForAnswers(box: DeliveryBox, sessionId: string, raw: u
 		open: result.open,
 		...extra,
 		note: `The wait of ${budget} ms ended with ${result.open.length} still open; their answers arrive later as messages. Do not ask them again.`,
+	};
+}
+
+/** The tool's definition over this process's delivery box, for the calling session. */
+export function waitTool(box: DeliveryBox): ToolDefinition<typeof WaitParamsSchema, WaitOutcome> {
+	return {
+		name: WAIT_TOOL_NAME,
+		label: "Wait for host answers",
+		description:
+			"Wait, within a budget, for the answers to questions you asked with ask_user_via_host and wait: false. Returns each that ended; the rest arrive later as messages. Use only when you have nothing else to do.",
+		parameters: WaitParamsSchema,
+		async execute(_toolCallId, params, signal, _onUpdate, ctx) {
+			const outcome = await waitForAnswers(box, ctx.sessionManager.getSessionId(), params, signal);
+			return { content: [{ type: "text", text: JSON.stringify(outcome) }], details: outcome };
+		},
 	};
 }

@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import puppeteer, { type Browser, type ElementHandle, type Page } from "puppeteer-core";
+import { afterAll, beforeAll } from "vitest";
 
 const CHROMIUM = "/usr/bin/chromium";
 /** Whether Chromium is installed (`apt-get install -y chromium`; .ci/run installs it). */
@@ -42,6 +43,27 @@ export async function launchBrowser(): Promise<{ browser: Browser; close(): Prom
 		async close() {
 			await browser.close().catch(() => {});
 			rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+		},
+	};
+}
+
+/**
+ * One Chromium for the test file: launched before its tests, closed after them. Where Chromium is
+ * missing nothing is launched and `file` says once that its tests are skipped (they skip on HAS_CHROMIUM).
+ */
+export function browserForFile(file: string): { readonly browser: Browser } {
+	let launched: Awaited<ReturnType<typeof launchBrowser>> | undefined;
+	if (!HAS_CHROMIUM) console.warn(`${file}: skipped: Chromium is not installed (${CHROMIUM})`);
+	beforeAll(async () => {
+		if (HAS_CHROMIUM) launched = await launchBrowser();
+	});
+	afterAll(async () => {
+		await launched?.close();
+	});
+	return {
+		get browser() {
+			if (!launched) throw new Error(`${file}: no browser outside the file's tests`);
+			return launched.browser;
 		},
 	};
 }

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type NatsConfig, readNatsConfig } from "../../../extensions/checkpoint-bridge/transports/nats/config.ts";
 import { WIRE_VERSION } from "../../../extensions/checkpoint-bridge/transports/wire.ts";
+import { openssl, selfSigned } from "./certificates.ts";
 
 /** Whether nats-server is installed; tests that need it are skipped with this reason otherwise. */
 export const NATS_SERVER_MISSING =
@@ -174,28 +175,10 @@ export async function roomServedAt(url: string, room = "default", timeoutMs = 15
 /** A throwaway CA and a server certificate it signed for 127.0.0.1, in `dir` (openssl). */
 export function makeCertificates(dir: string): { ca: string; cert: string; key: string } {
 	const file = (name: string) => join(dir, name);
-	const run = (...args: string[]) => {
-		const result = spawnSync("openssl", args, { encoding: "utf8" });
-		if (result.status !== 0) throw new Error(`openssl ${args[0]}: ${result.stderr}`);
-	};
-	run(
-		"req",
-		"-x509",
-		"-newkey",
-		"rsa:2048",
-		"-nodes",
-		"-days",
-		"1",
-		"-subj",
-		"/CN=checkpoint-bridge test CA",
-		"-keyout",
-		file("ca.key"),
-		"-out",
-		file("ca.pem"),
-	);
-	run("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", file("server.key"), "-out", file("server.csr"));
+	selfSigned(dir, "ca", "/CN=checkpoint-bridge test CA");
+	openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", file("server.key"), "-out", file("server.csr"));
 	writeFileSync(file("san.ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
-	run(
+	openssl(
 		"x509",
 		"-req",
 		"-in",

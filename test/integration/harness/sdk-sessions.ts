@@ -28,7 +28,7 @@ import {
 	SettingsManager,
 	type Theme,
 } from "@earendil-works/pi-coding-agent";
-import { expect } from "vitest";
+import { afterEach, beforeEach, expect } from "vitest";
 import type { Envelope } from "./envelope.ts";
 import { quietUI } from "./quiet-ui.ts";
 
@@ -553,4 +553,26 @@ export class PiWorld {
 		if (!model) throw new Error(`${handle.label}: scripted model ${provider}/${id} is not registered`);
 		await handle.session.setModel(model);
 	}
+}
+
+/**
+ * The file's world, made afresh before each of its tests and closed after it: the value returned
+ * stands for the running test's world (each property is read from it), so tests use it as a PiWorld.
+ */
+export function worldPerTest(): PiWorld {
+	let current: PiWorld | undefined;
+	beforeEach(() => {
+		current = new PiWorld();
+	});
+	afterEach(async () => {
+		await current?.close();
+		current = undefined;
+	});
+	return new Proxy({} as PiWorld, {
+		get(_target, key) {
+			if (!current) throw new Error("worldPerTest: the world exists only while a test runs");
+			const value = Reflect.get(current, key, current) as unknown;
+			return typeof value === "function" ? value.bind(current) : value;
+		},
+	});
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { activeAgentOf, askerIdentity, MAX_LABEL_LENGTH } from "../../../extensions/checkpoint-bridge/core/identity.ts";
+import { activeAgentOf, askerIdentity, MAX_LABEL_LENGTH, markedAsker, sessionAsker } from "../../../extensions/checkpoint-bridge/core/identity.ts";
 
 describe("who asks", () => {
 	it("names a pi-subagents child by its agent, and its step when it has one", () => {
@@ -25,5 +25,30 @@ describe("who asks", () => {
 	it("falls back to the first 8 characters of the session id", () => {
 		expect(askerIdentity(undefined, "01a22a01-f9b5-77ab")).toEqual({ label: "01a22a01", sessionId: "01a22a01-f9b5-77ab" });
 		expect(askerIdentity("   ", "abcdef0123").label).toBe("abcdef01");
+	});
+
+	it("a session names itself one way: its agent read from the prompt until found, then kept; a call's own reads win; a new start reads afresh", () => {
+		let name: string | undefined = "subagent-tester-r7k2p-2";
+		let reads = 0;
+		const prompt = (agent: string | undefined) => () => (reads++, agent ? `<active_agent name="${agent}"/>` : "no agent here");
+		const me = sessionAsker(() => name);
+		expect(me.identity()).toEqual({ label: "subagent-tester-r7k2p-2", sessionId: "unknown" });
+		me.started({ sessionId: "child-1", systemPrompt: prompt("tester") });
+		expect(me.identity()).toEqual({ label: "subagent-tester#2", sessionId: "child-1" });
+		expect(me.agent()).toBe("tester");
+		expect(reads).toBe(1);
+		expect(me.identity({ sessionId: "child-1b", systemPrompt: prompt("planner") })).toEqual({ label: "subagent-tester#2", sessionId: "child-1b" });
+		expect(reads).toBe(1);
+		name = "renamed";
+		expect(me.identity().label).toBe("renamed");
+		me.started({ sessionId: "main", systemPrompt: prompt(undefined) });
+		expect(me.agent()).toBeUndefined();
+		expect(me.agent()).toBeUndefined();
+		expect(reads).toBe(3);
+	});
+
+	it("a remote asker is marked with where it asks from, in its label and its session id", () => {
+		expect(markedAsker({ label: "planner", sessionId: "s1" }, "pid 42")).toEqual({ label: "planner (pid 42)", sessionId: "pid 42/s1" });
+		expect(markedAsker({ label: "", sessionId: "0123456789" }, "box:7")).toEqual({ label: "01234567 (box:7)", sessionId: "box:7/0123456789" });
 	});
 });

@@ -9,7 +9,7 @@ import type net from "node:net";
 import { nanoid } from "nanoid";
 import { MAX_TIMEOUT_MS, NO_LIMIT } from "../../core/config.ts";
 import { deliveryBox } from "../../core/delivery.ts";
-import { type AskerIdentity, askerIdentity } from "../../core/identity.ts";
+import { type AskerIdentity, markedAsker } from "../../core/identity.ts";
 import type { NoticeWindow } from "../../core/notice-window.ts";
 import { PROTOCOL_VERSION, type RelayReply, type RelayResult, replyChannel } from "../../core/protocol.ts";
 import type { SharedHandle } from "../../core/shared-handle.ts";
@@ -34,9 +34,8 @@ const REFUSAL_LINGER_MS = 1_000;
 
 /** How a remote asker is shown: its own label, marked with the process it asks from. */
 export function remoteAsker(asker: AskerIdentity, pid: number): AskerIdentity {
-	const own = askerIdentity(asker.label, asker.sessionId);
-	// A remote asker is never the host's own model, so it always gets an arrival receipt.
-	return { label: `${own.label} (pid ${pid})`, sessionId: `pid ${pid}/${asker.sessionId}` };
+	// A remote asker is never the host's own model (its session id is marked), so it always gets an arrival receipt.
+	return markedAsker(asker, `pid ${pid}`);
 }
 
 interface Forwarded {

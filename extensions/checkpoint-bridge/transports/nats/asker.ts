@@ -1,11 +1,11 @@
 /**
- * The asking side on NATS, with the contract of askViaHost and askRemote: one connection per call,
- * one inbox for the host's replies, settled exactly once by call.ts (result, budget, abort, or the
- * host gone). A broker does not say when the host dies or hangs, so the asker pings its request and
+ * The asking side on NATS, with the contract of askViaHost and askRemote: a lease on the process's
+ * kept connection per call (kept.ts), one inbox of its own for the host's replies, settled exactly
+ * once by call.ts (result, budget, abort, or the host gone). A broker does not say when the host dies or hangs, so the asker pings its request and
  * counts the host gone when pongs stop (or the server says nobody serves the room). With a grace
  * (CHECKPOINT_BRIDGE_HOST_GRACE_MS), a lost host is waited for: the request, with the answers given
  * so far, is re-sent until a host takes it or the grace ends. The first host frame sealed for this
- * call's key names the host; from then on only that host's frames count (seal.ts), until it is lost.
+ * process's key and this call's id names the host; from then on only that host's frames count (seal.ts), until it is lost.
  */
 import os from "node:os";
 import { type CallOptions, runCall } from "../../core/call.ts";
@@ -19,7 +19,7 @@ import type { Broker, BrokerMessage } from "./broker.ts";
 import type { NatsConfig } from "./config.ts";
 import { decodeNatsFrame, encodeNatsFrame, MAX_MACHINE_LENGTH, NATS_VERSION, type NatsFrame, type Sealed } from "./frames.ts";
 import { PING_INTERVAL_MS, RESEND_INTERVAL_MS, SILENCE_MS, TICK_MS } from "./liveness.ts";
-import { newCancelSecret, newKeyPair, sealValid, sharedKey } from "./seal.ts";
+import { type KeyPair, newCancelSecret, newKeyPair, sealValid, sharedKey } from "./seal.ts";
 import { roomSubjects } from "./subjects.ts";
 
 /** One NATS call: the call's options plus how to connect and which room to ask. */
@@ -75,6 +75,23 @@ export async function noticeOverNats(options: NatsNoticeOptions): Promise<void> 
 	}
 }
 
+/**
+ * The process's X25519 key pair, made at its first call, and the MAC keys derived with it by host
+ * key: a key pair and an ECDH per call cost about 80 µs, and the key's secrecy, not its age, is what
+ * keeps another client from sealing in a host's name (each frame's MAC also covers its call's id).
+ * Only keys whose frame's seal checked are kept, the newest few.
+ */
+let processKeys: KeyPair | undefined;
+const macKeys = new Map<string, Buffer>();
+/** Host keys whose MAC key is kept. @default 8 */
+const MAC_KEYS_KEPT = 8;
+const macKeyFor = (hostKey: string) => macKeys.get(hostKey) ?? sharedKey((processKeys ??= newKeyPair()).privateKey, hostKey);
+const keepMacKey = (hostKey: string, macKey: Buffer) => {
+	macKeys.delete(hostKey);
+	macKeys.set(hostKey, macKey);
+	if (macKeys.size > MAC_KEYS_KEPT) macKeys.delete(macKeys.keys().next().value!);
+};
+
 /** Whether a host has ever held a request of this process: an asker that never had a host does not wait for one. */
 let hadNatsHost = false;
 
@@ -112,7 +129,7 @@ export function askOverNats(options: NatsAskOptions): Promise<Envelope> {
 		let lostNote = "";
 		let resent = false;
 		let ticker: ReturnType<typeof setInterval> | undefined;
-		const keys = newKeyPair();
+		const keys = (processKeys ??= newKeyPair());
 		const cancelSecret = newCancelSecret();
 		/** The host that took the request: its key, and the MAC key its frames must carry. */
 		let pinned: { hostKey: string; macKey: Buffer } | undefined;
@@ -121,8 +138,9 @@ export function askOverNats(options: NatsAskOptions): Promise<Envelope> {
 		const sealedForUs = (frame: Sealed) => {
 			if (frame.hostKey === undefined) return false;
 			if (pinned) return frame.hostKey === pinned.hostKey && sealValid(frame as Record<string, unknown>, pinned.macKey);
-			const macKey = sharedKey(keys.privateKey, frame.hostKey);
+			const macKey = macKeyFor(frame.hostKey);
 			if (!macKey || !sealValid(frame as Record<string, unknown>, macKey)) return false;
+			keepMacKey(frame.hostKey, macKey);
 			pinned = { hostKey: frame.hostKey, macKey };
 			return true;
 		};

@@ -11,7 +11,7 @@
 import { nanoid } from "nanoid";
 import { MAX_TIMEOUT_MS, NO_LIMIT } from "../../core/config.ts";
 import { MAX_OPEN_PER_ASKER } from "../../core/dialog-host.ts";
-import { type AskerIdentity, askerIdentity } from "../../core/identity.ts";
+import { type AskerIdentity, markedAsker } from "../../core/identity.ts";
 import { NoticeWindow } from "../../core/notice-window.ts";
 import { PROTOCOL_VERSION, type RelayReply, replyChannel } from "../../core/protocol.ts";
 import type { SharedHandle } from "../../core/shared-handle.ts";
@@ -81,9 +81,7 @@ export interface RoomServer {
 
 /** How a NATS asker is shown: its own label, marked with the machine and process it asks from. */
 export function natsAsker(asker: AskerIdentity, machine: string, pid: number): AskerIdentity {
-	const own = askerIdentity(asker.label, asker.sessionId);
-	const where = `${machine.replace(/[^\w.-]+/g, "-")}:${pid}`;
-	return { label: `${own.label} (${where})`, sessionId: `${where}/${asker.sessionId}` };
+	return markedAsker(asker, `${machine.replace(/[^\w.-]+/g, "-")}:${pid}`);
 }
 
 const DEFAULT_CLOSE_NOTE = "The host stopped serving the room before the questions were answered.";

@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { QR_PAGE_OFF } from "../../../../extensions/checkpoint-bridge/surfaces/web/command.ts";
 import { webPageSlotExists } from "../../../../extensions/checkpoint-bridge/surfaces/web/enable.ts";
 import { exposureWarning } from "../../../../extensions/checkpoint-bridge/surfaces/web/index.ts";
+import { PAGE_ANNOUNCEMENT } from "../../../support/page-link.ts";
 import { loadExtensionCopy, playedSessions } from "../../support/fake-pi.ts";
 import { fakeUI } from "../../support/fake-ui.ts";
 import { decodeHalfBlocks } from "../../support/qr-decode.ts";
@@ -19,7 +20,6 @@ afterEach(async () => {
 	vi.unstubAllEnvs();
 });
 
-const ANNOUNCE = /^checkpoint-bridge: answer in a browser at (http:\/\/127\.0\.0\.1:\d+\/t\/[A-Za-z0-9_-]{43}\/)$/m;
 const status = (url: string) =>
 	new Promise<number | string>((resolve) =>
 		http
@@ -34,7 +34,7 @@ async function host(sessionId = "host") {
 	const said = () => fake.notices.map((n) => n.message);
 	const lastUrl = () =>
 		said()
-			.flatMap((m) => ANNOUNCE.exec(m)?.[1] ?? [])
+			.flatMap((m) => PAGE_ANNOUNCEMENT.exec(m)?.[1] ?? [])
 			.at(-1);
 	return { s, fake, said, lastUrl };
 }
@@ -55,7 +55,7 @@ describe("web page commands", () => {
 		expect(url).toBeDefined();
 		expect(await status(url)).toBe(200);
 		await s.command("checkpoints");
-		expect(ANNOUNCE.exec(said().at(-1)!)?.[1]).toBe(url);
+		expect(PAGE_ANNOUNCEMENT.exec(said().at(-1)!)?.[1]).toBe(url);
 		// Running already: the same page, announced again.
 		await s.command("checkpoints", "web");
 		expect(lastUrl()).toBe(url);

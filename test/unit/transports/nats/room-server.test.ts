@@ -488,6 +488,21 @@ describe("what a room holds is bounded: refusals are error results naming the li
 		expect(refused[0]!.note).toContain(`maxOpenPerClient = ${MAX_OPEN_PER_CLIENT}`);
 	});
 
+	it("a flood of re-sent requests (marked resent, answers carried) meets the same caps as new ones: per asker session, per client", async () => {
+		const { host, asker } = room();
+		const carried = [{ question: "Name?", answer: "Ada", kind: "text" }];
+		const resent = (id: string, sessionId: string) => requestFrame(id, TWO, { resent: true, answers: carried, asker: { label: "flood", sessionId } });
+		for (let i = 0; i < 40; i++) asker.send(SUBJECTS.request, resent(`same-${i}`, "one-session"));
+		for (let i = 0; i < MAX_OPEN_PER_CLIENT; i++) asker.send(SUBJECTS.request, resent(`new-${i}`, `s${i}`));
+		await flush();
+		expect(host.server.heldCount).toBe(MAX_OPEN_PER_CLIENT);
+		const refused = refusals(asker.received);
+		// 24 past the session's 16, then 16 past the client's 128.
+		expect(refused).toHaveLength(40 - MAX_OPEN_PER_ASKER + MAX_OPEN_PER_ASKER);
+		expect(refused[0]!.note).toContain(`MAX_OPEN_PER_ASKER = ${MAX_OPEN_PER_ASKER}`);
+		expect(refused.at(-1)!.note).toContain(`maxOpenPerClient = ${MAX_OPEN_PER_CLIENT}`);
+	});
+
 	it("every inbox and session id new: the room holds at most maxRoomRequests (default 1024)", async () => {
 		const nats = new FakeNats();
 		const host = natsHost(nats);
