@@ -33,7 +33,7 @@ export default {
 	// The machine's 2 cores are shared with other work: two test runners at most.
 	concurrency: 2,
 	// Mutants of module-level constants would each re-run every test; the constants that carry a promise
-	// (HANDOVER_GRACE_MS, DEADLINE_TOLERANCE_MS, MAX_TIMEOUT_MS) are pinned by literals in their tests.
+	// (HANDOVER_GRACE_MS, CLOCK_TOLERANCE_MS, MAX_TIMEOUT_MS) are pinned by literals in their tests.
 	ignoreStatic: true,
 	timeoutMS: 10_000,
 	incremental: true,
