@@ -10,11 +10,12 @@
  */
 import { fork, spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { FRAME_VERSION } from "../extensions/checkpoint-bridge/core/frames.ts";
 import { claimHostRole } from "../extensions/checkpoint-bridge/core/host-role.ts";
 import { createHandle } from "../extensions/checkpoint-bridge/core/shared-handle.ts";
 import { LIMITS } from "../extensions/checkpoint-bridge/model/limits.ts";
 import { dialogSurface } from "../extensions/checkpoint-bridge/surfaces/dialogs.ts";
-import { encodeNatsFrame, NATS_VERSION } from "../extensions/checkpoint-bridge/transports/nats/frames.ts";
+import { encodeNatsFrame } from "../extensions/checkpoint-bridge/transports/nats/frames.ts";
 import { closeProcessRoom, ensureProcessRoom, readNatsConfig } from "../extensions/checkpoint-bridge/transports/nats/index.ts";
 import { newCancelSecret, newKeyPair } from "../extensions/checkpoint-bridge/transports/nats/seal.ts";
 import { requireNatsServer, startNatsServer } from "./nats-server.mjs";
@@ -82,7 +83,7 @@ async function flood() {
 		const now = Date.now();
 		return encodeNatsFrame({
 			type: "request",
-			v: NATS_VERSION,
+			v: FRAME_VERSION.nats,
 			id,
 			asker: { label: "flood", sessionId },
 			questions,
@@ -108,7 +109,8 @@ async function flood() {
 	});
 	// Keeps alive whatever the host took, as a real asker does.
 	const pinger = setInterval(() => {
-		for (const [key, inbox] of held) nc.publish("cpb.flood.ping", encodeNatsFrame({ type: "ping", v: NATS_VERSION, id: key.split("\n")[1] }), { reply: inbox });
+		for (const [key, inbox] of held)
+			nc.publish("cpb.flood.ping", encodeNatsFrame({ type: "ping", v: FRAME_VERSION.nats, id: key.split("\n")[1] }), { reply: inbox });
 	}, 300);
 
 	const scenarios = [

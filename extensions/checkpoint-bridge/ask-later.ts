@@ -56,17 +56,17 @@ const RECEIPT_WAIT_MS = 10_000;
  */
 export function askLater(
 	route: Route,
-	options: Omit<CallOptions, "signal" | "onProgress" | "id" | "later">,
+	options: Omit<CallOptions, "signal" | "onProgress" | "id" | "later"> & { requestId?: string },
 	via: { handle: SharedHandle; loadNats: LoadNats; box: DeliveryBox },
 ): Envelope | Promise<Envelope> {
-	if (route.kind === "none" || route.kind === "misconfigured") return askAlong(route, options, via);
-	const requestId = nanoid();
-	const { asker } = options;
+	const { requestId = nanoid(), ...call } = options;
+	if (route.kind === "none" || route.kind === "misconfigured") return askAlong(route, call, via);
+	const { asker } = call;
 	const ask = {
 		requestId,
 		askerSessionId: asker.sessionId,
 		asker: asker.label,
-		questions: options.questions.map((q) => String(q.question)),
+		questions: call.questions.map((q) => String(q.question)),
 		queuedAt: Date.now(),
 	};
 	const receipt = makeEnvelope("queued", [], receiptNote(requestId), { requestId, asker: asker.label, waitedMs: 0 });
@@ -80,7 +80,7 @@ export function askLater(
 			resolve({ ...receipt, waitedMs: Date.now() - ask.queuedAt });
 		};
 		const timer = setTimeout(take, RECEIPT_WAIT_MS);
-		void askAlong(route, { ...options, id: requestId, later: true, onProgress: take }, via)
+		void askAlong(route, { ...call, id: requestId, later: true, onProgress: take }, via)
 			.catch((error: unknown) =>
 				makeEnvelope("error", [], `checkpoint-bridge failed: ${error instanceof Error ? error.message : String(error)}`, { requestId, asker: asker.label }),
 			)

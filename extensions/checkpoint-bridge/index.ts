@@ -46,6 +46,8 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 	const ways = waysFrom({ handle, loadNats });
 	/** A reopened own question goes to this process's host, marked as asked before the restart. */
 	const askAgain: AskAgain = (own, budget) => askViaHost({ handle, asker: own.asker, questions: own.questions, ...budget, resent: true });
+	/** A queued one this process still holds (handed over at /resume) or delivered is not asked again. */
+	const liveHere = (requestId: string) => box.ownerOf(requestId) !== undefined || box.wasDelivered(requestId);
 	/** Set from session_start to session_shutdown: detaches this session from the box, stops feeding the page other ask tools' forms. */
 	let detach: (() => void) | undefined;
 	let stopFormsOnPage: (() => void) | undefined;
@@ -69,7 +71,7 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 		detach?.();
 		detach = box.attach(sessionId, sessionPoster(pi, entries));
 		// A continued or resumed host session asks its own questions a crash or a quit left open again (own-questions.ts).
-		if (host.role && (event.reason === "startup" || event.reason === "resume")) void reopenOwn(pi, entries, sessionId, askAgain, () => !closing);
+		if (host.role && (event.reason === "startup" || event.reason === "resume")) void reopenOwn(pi, entries, sessionId, askAgain, () => !closing, liveHere);
 		// Other ask tools' forms open in this terminal show on the web page too (interop/); elsewhere they ride the relay.
 		// A foreground child of a terminal host (relayed in mode "tui", ADR-0016) draws its forms in that terminal: they show too.
 		if (pi.events && ctx.mode === "tui") stopFormsOnPage ??= otherFormsOnPage(pi.events);
@@ -93,7 +95,14 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 		asker: me.identity,
 		// A host of another process that keeps a timed-out question late sends its end back while this process runs.
 		ask: (options) => ways.ask(withLate(box, options)),
-		askLater: (options) => askLater(ways.now(), withLate(box, options), { handle, loadNats, box }),
+		askLater: async (options) => {
+			// The host session's queued question is recorded too, under the id it is asked with: its delivery's record ends it.
+			const own = host.role ? recordOwn(pi, options.asker, options.questions, () => !closing) : undefined;
+			const receipt = await askLater(ways.now(), withLate(box, own ? { ...options, requestId: own.requestId } : options), { handle, loadNats, box });
+			// Ended before the host took it: nothing will be delivered, nothing is left to reopen.
+			if (receipt.status !== "queued") own?.ended(receipt.status, false);
+			return receipt;
+		},
 		// Only the host session's own questions are recorded: a crash or a quit leaves them open for the next start.
 		recordOwn: (asker, questions) => (host.role ? recordOwn(pi, asker, questions, () => !closing) : undefined),
 	});

@@ -17,4 +17,4 @@ export type { HostClaim, ObserverHandle } from "./core/shared-handle.ts";
 export { HANDLE_KEY } from "./core/shared-handle.ts";
 export type { Answer, AnswerKind, AnswerPlace, OutsideSource } from "./model/answer.ts";
 export type { Option, Question, QuestionKind, RelayedDialog } from "./model/question.ts";
-export type { EndReason, Status } from "./model/result.ts";
+export type { EndReason, RequestEnd, Status } from "./model/result.ts";

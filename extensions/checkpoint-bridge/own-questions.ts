@@ -1,5 +1,5 @@
 /**
- * The host session's own questions across a crash or a quit (issue 33, ADR-0018). A question the
+ * The host session's own questions across a crash or a quit (issue 33, ADR-0021). A question the
  * host session's model asks is recorded in the session before it is shown, and its end after; a
  * session continued or resumed (`pi --continue`, `/resume`) finds the ones recorded but never ended
  * and asks them again through its host, marked as asked before the restart. The original tool call
@@ -61,20 +61,22 @@ export const ABORT_SETTLE_MS = 1_000;
 
 /**
  * Records an own question before it is shown. `ended` records its end unless the session is
- * shutting down (`stillHere()` false): a quit leaves the question open, as a crash does.
+ * shutting down (`stillHere()` false): a quit leaves the question open, as a crash does. A queued
+ * one (`wait: false`) is asked under the returned `requestId`: its delivery's record ends it.
  */
 export function recordOwn(
 	pi: Pick<MessageApi, "appendEntry">,
 	asker: AskerIdentity,
 	questions: QuestionInput[],
 	stillHere: () => boolean,
-): { ended(status: Envelope["status"], aborted: boolean): void } {
+): { requestId: string; ended(status: Envelope["status"], aborted: boolean): void } {
 	const requestId = nanoid();
 	pi.appendEntry(OWN_ASKED_ENTRY_TYPE, { requestId, asker, questions, askedAt: Date.now() } satisfies OwnAsked);
 	const end = (status: Envelope["status"]) => {
 		if (stillHere()) pi.appendEntry(OWN_ENDED_ENTRY_TYPE, { requestId, status });
 	};
 	return {
+		requestId,
 		ended(status, aborted) {
 			if (!aborted) return end(status);
 			setTimeout(() => end(status), ABORT_SETTLE_MS).unref?.();
@@ -92,7 +94,9 @@ export type AskAgain = (own: OwnAsked, options: { budgetMs: number; dialogTimeou
 /**
  * At the start of a continued or resumed host session: asks every unended own question again and
  * delivers each envelope as one message. `stillHere()` turning false (the session is shutting down)
- * leaves the question open for the next start. Resolves when every reopened question has ended.
+ * leaves the question open for the next start. `liveHere(id)`: a queued question this process still
+ * holds or delivered already (a `/resume` within the process hands its request over) is not asked
+ * twice. Resolves when every reopened question has ended.
  */
 export async function reopenOwn(
 	pi: MessageApi,
@@ -100,13 +104,14 @@ export async function reopenOwn(
 	sessionId: string,
 	ask: AskAgain,
 	stillHere: () => boolean,
+	liveHere: (requestId: string) => boolean = () => false,
 ): Promise<void> {
 	const poster = sessionPoster(pi, entries);
 	const reopened = reopenedHere();
 	const config = readConfig();
 	await Promise.all(
 		unendedOwn(entries())
-			.filter((own) => !reopened.has(own.requestId))
+			.filter((own) => !reopened.has(own.requestId) && !liveHere(own.requestId))
 			.map(async (own) => {
 				reopened.add(own.requestId);
 				const envelope = await ask(own, { budgetMs: config.callTimeoutMs, dialogTimeoutMs: config.dialogTimeoutMs });

@@ -6,17 +6,12 @@
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { MAX_OPEN_PER_ASKER } from "../../extensions/checkpoint-bridge/core/dialog-host.ts";
+import { FRAME_VERSION } from "../../extensions/checkpoint-bridge/core/frames.ts";
 import { claimHostRole } from "../../extensions/checkpoint-bridge/core/host-role.ts";
 import { createHandle, type SharedHandle } from "../../extensions/checkpoint-bridge/core/shared-handle.ts";
 import type { Envelope } from "../../extensions/checkpoint-bridge/model/result.ts";
 import { dialogSurface } from "../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
-import {
-	decodeNatsFrame,
-	encodeNatsFrame,
-	NATS_VERSION,
-	type NatsFrame,
-	type NatsRequestFrame,
-} from "../../extensions/checkpoint-bridge/transports/nats/frames.ts";
+import { decodeNatsFrame, encodeNatsFrame, type NatsFrame, type NatsRequestFrame } from "../../extensions/checkpoint-bridge/transports/nats/frames.ts";
 import { askOverNats, closeProcessRoom, connectBroker, ensureProcessRoom } from "../../extensions/checkpoint-bridge/transports/nats/index.ts";
 import { newCancelSecret, newKeyPair, seal, sharedKey } from "../../extensions/checkpoint-bridge/transports/nats/seal.ts";
 import { until } from "../support/until.ts";
@@ -104,7 +99,7 @@ describe.skipIf(NATS_SERVER_MISSING)("a NATS room under abuse by raw clients on 
 		// The flooder keeps the requests that get through alive, as a real asker would: the first ones sent are the ones held.
 		const ping = setInterval(() => {
 			for (let i = 0; i < MAX_OPEN_PER_ASKER; i++)
-				nc.publish("cpb.flood.ping", encodeNatsFrame({ type: "ping", v: NATS_VERSION, id: `r${i}` }), { reply: inbox });
+				nc.publish("cpb.flood.ping", encodeNatsFrame({ type: "ping", v: FRAME_VERSION.nats, id: `r${i}` }), { reply: inbox });
 		}, 300);
 		cleanups.push(() => clearInterval(ping));
 		for (let i = 0; i < TOTAL; i++) {
@@ -158,7 +153,7 @@ describe.skipIf(NATS_SERVER_MISSING)("a NATS room under abuse by raw clients on 
 		for (const secret of [undefined, newCancelSecret().secret, frame.cancelHash])
 			nc.publish(
 				"cpb.cancel.cancel",
-				new TextEncoder().encode(JSON.stringify({ type: "cancel", v: NATS_VERSION, id: frame.id, reason: "cancelled", ...(secret ? { secret } : {}) })),
+				new TextEncoder().encode(JSON.stringify({ type: "cancel", v: FRAME_VERSION.nats, id: frame.id, reason: "cancelled", ...(secret ? { secret } : {}) })),
 				{ reply: inbox },
 			);
 		await nc.flush();
@@ -190,7 +185,7 @@ describe.skipIf(NATS_SERVER_MISSING)("a NATS room under abuse by raw clients on 
 		const { inbox, frame } = seen[0]!;
 		const forged = {
 			type: "result",
-			v: NATS_VERSION,
+			v: FRAME_VERSION.nats,
 			id: frame.id,
 			kind: "result",
 			status: "ok",
@@ -202,7 +197,7 @@ describe.skipIf(NATS_SERVER_MISSING)("a NATS room under abuse by raw clients on 
 			encodeNatsFrame(forged as NatsFrame),
 			encodeNatsFrame(seal(forged as NatsFrame, mine.publicKey, sharedKey(mine.privateKey, frame.key)!)),
 			encodeNatsFrame({ ...forged, hostKey, mac } as NatsFrame),
-			encodeNatsFrame({ type: "pong", v: NATS_VERSION, id: frame.id, held: false, host: "h", hostKey, mac } as NatsFrame),
+			encodeNatsFrame({ type: "pong", v: FRAME_VERSION.nats, id: frame.id, held: false, host: "h", hostKey, mac } as NatsFrame),
 		])
 			nc.publish(inbox, bytes);
 		await nc.flush();

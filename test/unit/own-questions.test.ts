@@ -2,6 +2,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ANSWER_MESSAGE_TYPE, type MessageApi } from "../../extensions/checkpoint-bridge/core/delivery.ts";
 import { makeEnvelope } from "../../extensions/checkpoint-bridge/model/result.ts";
 import { ABORT_SETTLE_MS, type AskAgain, recordOwn, reopenOwn, unendedOwn } from "../../extensions/checkpoint-bridge/own-questions.ts";
+import { loadExtensionCopy, playedSessions } from "./support/fake-pi.ts";
+import { fakeUI } from "./support/fake-ui.ts";
 
 /** A session file as pi keeps it: entries appended and messages sent, in order; it outlives the process. */
 function fakeSession() {
@@ -18,7 +20,8 @@ const questions = [{ question: "Which database?", options: ["Postgres", "SQLite"
 const answered: AskAgain = async (own) => makeEnvelope("ok", [{ question: own.questions[0]!.question, answer: "Postgres", kind: "option" }], undefined, {});
 const dismissed: AskAgain = async () => makeEnvelope("timeout-or-cancelled", [], "dismissed", { reason: "dismissed" });
 /** The next start of the session, asking with `ask`. */
-const reopen = (session: ReturnType<typeof fakeSession>, ask: AskAgain, here = () => true) => reopenOwn(session.pi, () => session.entries, "s1", ask, here);
+const reopen = (session: ReturnType<typeof fakeSession>, ask: AskAgain, here = () => true, liveHere?: (id: string) => boolean) =>
+	reopenOwn(session.pi, () => session.entries, "s1", ask, here, liveHere);
 /** A new process: the set of questions reopened in this process starts empty. */
 const newProcess = () => void delete (globalThis as Record<symbol, unknown>)[Symbol.for("checkpoint-bridge.own-reopened")];
 
@@ -105,5 +108,47 @@ describe("the host session's own questions across a restart", () => {
 		await first;
 		expect(slow).toHaveBeenCalledOnce();
 		expect(session.messages()).toHaveLength(1);
+	});
+});
+
+describe("the host session's queued own questions (wait: false)", () => {
+	const sessions = playedSessions();
+	beforeEach(() => {
+		newProcess();
+		vi.useFakeTimers();
+	});
+	afterEach(async () => {
+		await sessions.shutdownAll();
+		vi.useRealTimers();
+	});
+
+	it("are recorded under the receipt's request id; open until the answer's delivery is recorded in the session", async () => {
+		const ui = fakeUI();
+		const host = sessions.play(await loadExtensionCopy(), { sessionId: "host-session", ui: ui.ui });
+		await host.start();
+		const receipt = await host.call({ questions, wait: false });
+		expect(receipt.status).toBe("queued");
+		// A crash now leaves it open: the next start asks it again, under the same id.
+		expect(unendedOwn(host.entries).map((own) => [own.requestId, own.questions[0]?.question])).toEqual([[receipt.requestId, questions[0]!.question]]);
+		ui.current()!.answer("Postgres");
+		await vi.advanceTimersByTimeAsync(0);
+		expect(host.entries.filter((e) => e.customType === ANSWER_MESSAGE_TYPE)).toHaveLength(1);
+		expect(unendedOwn(host.entries)).toEqual([]);
+	});
+
+	it("reopened after a restart and delivered once under its request id; one this process still holds is not asked twice", async () => {
+		const session = fakeSession();
+		const { requestId } = recordOwn(session.pi, asker, questions, () => true);
+		const ask = vi.fn(answered);
+		await reopen(
+			session,
+			ask,
+			() => true,
+			(id) => id === requestId,
+		);
+		expect(ask).not.toHaveBeenCalled();
+		await reopen(session, ask);
+		expect(ask).toHaveBeenCalledOnce();
+		expect(session.messages().map((m) => (m.data as { requestId: string }).requestId)).toEqual([requestId]);
 	});
 });

@@ -97,8 +97,10 @@ describe("package.json", () => {
 	it("the observer module only re-exports: every name comes from the module that defines it", () => {
 		const code = readFileSync(join(EXTENSION_DIR, "observers.ts"), "utf8")
 			.replace(/\/\*\*[\s\S]*?\*\//g, "")
+			// Mutation testing's sandbox marks every file it copies so: not a line of the module.
+			.replace(/^\s*\/\/ @ts-nocheck\s*$/m, "")
 			.trim();
-		for (const line of code.split("\n")) expect(line).toMatch(/^export (type )?\{[^}]+\} from "\.\/(core|model)\/[a-z-]+\.ts";$/);
+		for (const line of code.split(/\n+/)) expect(line).toMatch(/^export (type )?\{[^}]+\} from "\.\/(core|model)\/[a-z-]+\.ts";$/);
 	});
 });
 

@@ -17,6 +17,11 @@ export const MAX_TIMEOUT_MS = 3_600_000;
 
 /** A budget, a deadline or a dialog time of 0: no limit. */
 export const NO_LIMIT = 0;
+/**
+ * Timers, and pi closing its dialogs at their own timeout, may fire a millisecond early by the wall
+ * clock: what closes this close to its end (a dialog's own time, the call's deadline) ran out of time.
+ */
+export const CLOCK_TOLERANCE_MS = 2;
 
 /** Milliseconds left until `deadline` (epoch ms); Infinity for NO_LIMIT. */
 export const msLeft = (deadline: number, now = Date.now()): number => (deadline === NO_LIMIT ? Number.POSITIVE_INFINITY : deadline - now);

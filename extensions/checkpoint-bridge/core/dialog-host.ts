@@ -1,7 +1,9 @@
 /**
  * The host side: one FIFO queue of dialogs for the whole process. Every request, the host's own
  * included, goes through it, so the human never sees two dialogs at once. Identical questions
- * asked at the same time by different sessions are shown once and the answer goes to each.
+ * asked at the same time by different sessions are shown once and the answer goes to each. Each
+ * request is held as one request record (core/request-record.ts, ADR-0022) with one timer, its
+ * deadline's, and ends through one function, `#end`, whatever the reason.
  */
 import PQueue from "p-queue";
 import type { Answer, AnswerPlace } from "../model/answer.ts";
@@ -13,21 +15,43 @@ import type { EndReason, Status } from "../model/result.ts";
 import { sanitiseText, shownValue } from "../model/sanitise.ts";
 import { validateAskParams } from "../model/validate.ts";
 import { ArrivalNotices } from "./arrival-notices.ts";
-import { msLeft } from "./config.ts";
+import { CLOCK_TOLERANCE_MS, msLeft } from "./config.ts";
 import { checkedAsker } from "./identity.ts";
 import { type InboundReply, parseInbound, resolveInbound } from "./inbound.ts";
 import { LATE_NOTE, type LateBook, type LateRequest } from "./late.ts";
 import { OBSERVER_VERSION, type ObservedRequest, type Snapshot } from "./observers.ts";
 import { PROTOCOL_VERSION, type RelayCancel, type RelayProgress, type RelayReply, type RelayRequest, type RelayResult } from "./protocol.ts";
+import {
+	type AnswerEntry,
+	endedState,
+	givenAnswers,
+	type HeldRequest,
+	hasEnded,
+	placedAnswers,
+	type RecordState,
+	type RequestEnd,
+	type RequestRecord,
+	type StoredRecord,
+	storedRecord,
+} from "./request-record.ts";
 import { SameQuestions } from "./same-questions.ts";
 import { type Show, type ShowOutcome, showFor } from "./show.ts";
 import type { HostUI, Surface } from "./surface.ts";
+
+/** How a request ended, as observers, the audit trail and the page learn it: `end` is the typed reason (request-record.ts). */
+export interface SettledOutcome {
+	status: Status;
+	answers: Answer[];
+	note?: string;
+	reason?: EndReason;
+	end: RequestEnd;
+}
 
 /** Lifecycle notifications for observers, the audit trail and the status line. */
 export interface HostEvents {
 	queued?(request: ObservedRequest, position: number): void;
 	shown?(request: ObservedRequest, question: number): void;
-	settled?(request: ObservedRequest, outcome: { status: Status; answers: Answer[]; note?: string; reason?: EndReason }, settledAt: number): void;
+	settled?(request: ObservedRequest, outcome: SettledOutcome, settledAt: number): void;
 	/** The set of waiting requests changed. */
 	changed?(): void;
 	/**
@@ -59,13 +83,15 @@ export interface DialogHostOptions {
 /** Requests one asker session may have open at the host at once: a runaway asker cannot flood the queue. @default 16 */
 export const MAX_OPEN_PER_ASKER = 16;
 
-/** A request handed from a host that is going away to the one that replaces it. */
-export interface ParkedRequest {
-	request: RelayRequest;
-	answers: Answer[];
+/** A request handed from a host that is going away to the one that replaces it: its record, written down (what the next host needs of it). */
+export type ParkedRequest = Pick<StoredRecord, "entries" | "queuedAt"> & { request: RelayRequest };
+
+/** What a request brings that the host did not take from an asker just now: a hand-over's record, or a late request shown again. */
+interface Carried {
+	entries: readonly (AnswerEntry | null | undefined)[];
 	queuedAt: number;
-	/** Where each of `answers` was given, in its order. @default none known */
-	places?: (AnswerPlace | undefined)[];
+	/** A late request shown again from `/checkpoints`: its end is a late one. @default false */
+	reopened?: boolean;
 }
 
 /** Figures for "ask the human once": how many dialogs the human saw for how many questions. */
@@ -78,36 +104,34 @@ export interface HostStats {
 	sharedAnswers: number;
 }
 
-/** Why a held request stopped before its questions were done. */
-type StopReason = "timeout" | "cancelled" | "host-ended" | "answered-outside" | "handed-over";
-
-/** Where a held request is in its life: one value, so no two flags can disagree. */
-type HeldState =
-	/** Waiting in the queue; aborting `unqueue` drops it there (never once it runs, so p-queue frees no running slot early). */
-	| { phase: "queued"; unqueue: AbortController }
-	/** Its task runs: whatever is open closes by `open` (any stop of the request aborts it); `question` is on screen, while one is, until `closesAt`. */
-	| { phase: "running"; open: AbortController; question?: number; closesAt?: number }
-	/** Settled or handed over: nothing more happens to it. */
-	| { phase: "settled" };
-
+/** A held request: its record, and what lives only as long as this host holds it. */
 interface Held {
-	/** The request as taken in: asker and questions neutralised for the terminal. */
-	request: RelayRequest;
-	/** The request's questions, normalised. */
-	questions: Question[];
-	state: HeldState;
-	/** Answers by question index. */
-	answers: (Answer | undefined)[];
-	/** Where each answer was given, by question index (kept beside the answers: the asker's result does not carry it). */
-	places: (AnswerPlace | undefined)[];
-	/** None when the call has no budget. */
-	deadlineTimer: ReturnType<typeof setTimeout> | undefined;
-	queuedAt: number;
-	shownAt?: number;
+	readonly record: RequestRecord;
+	/** The one timer: the request's deadline. None when the call has no budget. */
+	readonly timer: ReturnType<typeof setTimeout> | undefined;
+	/** Aborting drops it from the queue (never once it runs, so p-queue frees no running slot early). */
+	readonly unqueue: AbortController;
+	/** While it shows: whatever is open closes by this (any end of the request aborts it). */
+	open?: AbortController;
+	/** A late request shown again: unanswered, it goes back to the late book. */
+	readonly reopened: boolean;
 }
 
-/** Timers may fire a millisecond early by the wall clock: a capped dialog closing this close to the call's deadline timed out with it. */
-export const DEADLINE_TOLERANCE_MS = 2;
+/** The wire's status, and the reason a `timeout-or-cancelled` one carries, of each way a request ends (handed-over: none, it lives on). */
+const STATUS_OF: Record<Exclude<RequestEnd, "handed-over">, Status> = {
+	answered: "ok",
+	"answered-outside": "ok",
+	dismissed: "timeout-or-cancelled",
+	"cancelled-outside": "timeout-or-cancelled",
+	"dialog-timeout": "timeout-or-cancelled",
+	timeout: "timeout",
+	cancelled: "cancelled",
+	refused: "error",
+	failed: "error",
+	"host-gone": "no-host",
+};
+const REASON_OF: Partial<Record<RequestEnd, EndReason>> = { dismissed: "dismissed", "cancelled-outside": "dismissed", "dialog-timeout": "dialog-timeout" };
+const OUTSIDE_CANCEL_NOTE = "The question was cancelled from outside the terminal.";
 
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
 /** Hooks run inside the relay's own flow: one that throws must not stall or settle anything. */
@@ -136,19 +160,18 @@ function guarded(events: HostEvents): HostEvents {
 
 /** The answers of a request without one yet: shared, frozen, like every array a reply carries once sealed. */
 const NO_ANSWERS: readonly Answer[] = Object.freeze([]);
-const answered = (held: Held): Answer[] => {
-	const given: Answer[] = [];
-	for (const answer of held.answers) if (answer !== undefined) given.push(answer);
+const answered = (record: Pick<RequestRecord, "entries">): Answer[] => {
+	const given = givenAnswers(record);
 	return given.length === 0 ? (NO_ANSWERS as Answer[]) : given;
 };
-/** Dropped while queued: #stop has already settled it. */
+/** Dropped while queued: `#end` has already ended it. */
 const ignore = () => {};
 /**
  * The answers a re-sent request says were given before (NATS, ADR-0009; the local endpoint after a
  * restart): only those that pass the one answer check for a question of the request count, the rest
  * is asked again, never guessed.
  */
-const givenAnswers = (request: RelayRequest, questions: readonly Question[]): Answer[] =>
+const resentAnswers = (request: RelayRequest, questions: readonly Question[]): Answer[] =>
 	Array.isArray(request.answers)
 		? request.answers.filter(
 				(a): a is Answer =>
@@ -168,6 +191,14 @@ const observedLate = (late: LateRequest): ObservedRequest => ({
 	queuedAt: late.queuedAt,
 	deadline: late.request.deadline,
 });
+/** Who asked a request, and when it was queued, as the status line names it. */
+interface AskedBy {
+	label: string;
+	at: number;
+}
+const askedBy = (record: RequestRecord): AskedBy => ({ label: record.request.asker.label, at: record.queuedAt });
+/** What the late book keeps of a record. */
+const lateOf = ({ request, questions, entries, queuedAt }: RequestRecord) => ({ request, questions, entries, queuedAt });
 /** How a request sent again after its host went away is marked wherever its asker is shown. */
 const RESENT_MARK = "asked before the restart";
 /**
@@ -176,6 +207,53 @@ const RESENT_MARK = "asked before the restart";
  * connection, a new origin, every 128 calls: counted per origin, 10,000 calls put 1,264 in the queue.
  */
 const askerKey = (request: RelayRequest) => `${request.origin?.split(":", 1)[0] ?? ""}\n${request.asker.sessionId}`;
+
+/** Adds one to a count, or takes one away and drops it at zero. */
+function count(counts: Map<string, number>, key: string, by: 1 | -1): void {
+	const n = (counts.get(key) ?? 0) + by;
+	if (n > 0) counts.set(key, n);
+	else counts.delete(key);
+}
+
+/** Every index the host keeps of its held requests, kept in step in one place: a request goes into all of them and out of all of them. */
+class Holding {
+	/** By request id, oldest first. */
+	readonly byId = new Map<string, Held>();
+	/** Identical questions of different sessions, shown once. */
+	readonly same = new SameQuestions<RequestRecord>();
+	/** Held requests per asker label, oldest asker first, for the status line. */
+	readonly askers = new Map<string, number>();
+	/** Held requests per asker session and transport, for the cap. */
+	readonly #openByAsker = new Map<string, number>();
+	readonly arrivals: ArrivalNotices<RequestRecord>;
+
+	constructor(notify: (message: string) => void) {
+		this.arrivals = new ArrivalNotices(notify);
+	}
+
+	openOf(request: RelayRequest): number {
+		return this.#openByAsker.get(askerKey(request)) ?? 0;
+	}
+
+	add(held: Held): void {
+		const { request } = held.record;
+		this.same.add(held.record);
+		this.byId.set(request.id, held);
+		count(this.#openByAsker, askerKey(request), 1);
+		count(this.askers, request.asker.label, 1);
+	}
+
+	/** Drops every trace of an ended request, its timer included. */
+	remove(held: Held): void {
+		const { record } = held;
+		clearTimeout(held.timer);
+		this.byId.delete(record.request.id);
+		this.same.remove(record);
+		this.arrivals.gone(record);
+		count(this.#openByAsker, askerKey(record.request), -1);
+		count(this.askers, record.request.asker.label, -1);
+	}
+}
 
 export class DialogHost {
 	readonly #ui: HostUI;
@@ -188,19 +266,12 @@ export class DialogHost {
 	/** Where the surface's answers are given. */
 	readonly #place: AnswerPlace | undefined;
 	readonly #queue = new PQueue({ concurrency: 1 });
-	readonly #held = new Map<string, Held>();
-	/** Identical questions of different sessions, shown once. */
-	readonly #same = new SameQuestions<Held>();
-	/** Held requests per asker label, oldest asker first, for the status line. */
-	readonly #askers = new Map<string, number>();
+	readonly #holding: Holding;
 	readonly #stats: HostStats = { questionsAsked: 0, dialogsShown: 0, sharedAnswers: 0 };
-	/** Held requests per asker session and transport, for the cap. */
-	readonly #openByAsker = new Map<string, number>();
-	readonly #arrivals: ArrivalNotices<Held>;
 	readonly #late: LateBook | undefined;
 	readonly #lateEnded: DialogHostOptions["lateEnded"];
-	/** Late requests shown again from `/checkpoints`: their end is a late one. */
-	readonly #reopened = new Set<string>();
+	/** The request whose task runs (one at a time): the status line finds the one on screen without a scan. */
+	#running: RequestRecord | undefined;
 
 	constructor(options: DialogHostOptions) {
 		this.#ui = options.ui;
@@ -210,7 +281,7 @@ export class DialogHost {
 		this.#events = guarded(options.events ?? {});
 		this.#bell = options.bell;
 		this.#place = options.surface.place;
-		this.#arrivals = new ArrivalNotices((message) => this.#notify(message));
+		this.#holding = new Holding((message) => this.#notify(message));
 		this.#late = options.late;
 		this.#lateEnded = options.lateEnded;
 	}
@@ -224,16 +295,13 @@ export class DialogHost {
 	reopenLate(requestId: string): boolean {
 		const late = this.#late?.take(requestId);
 		if (!late) return false;
-		this.#reopened.add(requestId);
-		const answers = late.answers.filter((a): a is Answer => a !== undefined);
-		this.serve({ ...late.request, deadline: 0 }, { answers, queuedAt: late.queuedAt, places: late.places.filter((_, i) => late.answers[i] !== undefined) });
-		if (!this.#held.has(requestId)) this.#reopened.delete(requestId);
+		this.serve({ ...late.request, deadline: 0 }, { entries: late.entries, queuedAt: late.queuedAt, reopened: true });
 		return true;
 	}
 
 	/** Requests held: shown or waiting in the queue. */
 	get heldCount(): number {
-		return this.#held.size;
+		return this.#holding.byId.size;
 	}
 
 	/** Tasks in the dialog queue, the running one included. */
@@ -249,7 +317,7 @@ export class DialogHost {
 	/** Askers of the requests held, oldest first, each once; at most `limit` of them. */
 	waitingAskers(limit = Number.POSITIVE_INFINITY): string[] {
 		const labels: string[] = [];
-		for (const label of this.#askers.keys()) {
+		for (const label of this.#holding.askers.keys()) {
 			if (labels.length >= limit) break;
 			labels.push(label);
 		}
@@ -258,7 +326,25 @@ export class DialogHost {
 
 	/** How many different askers are waiting. */
 	get waitingAskerCount(): number {
-		return this.#askers.size;
+		return this.#holding.askers.size;
+	}
+
+	/**
+	 * The status line's view of what is held, without building a snapshot (it is redrawn at every
+	 * change: a snapshot each time made a round of N requests cost N² in memory): the request on
+	 * screen, if one is, and the first `limit` of those waiting their turn, oldest first, each with
+	 * who asked and when it was queued; `queuedCount` counts every one waiting.
+	 */
+	waiting(limit: number): { shown?: AskedBy; queued: AskedBy[]; queuedCount: number } {
+		const running = this.#running;
+		const shown = running?.state.is === "showing" && running.state.question !== undefined ? running : undefined;
+		const queued: AskedBy[] = [];
+		for (const { record } of this.#holding.byId.values()) {
+			if (queued.length >= limit) break;
+			if (record !== shown) queued.push(askedBy(record));
+		}
+		const queuedCount = this.#holding.byId.size - (shown ? 1 : 0);
+		return { ...(shown ? { shown: askedBy(shown) } : {}), queued, queuedCount };
 	}
 
 	/** What is open, oldest first. */
@@ -266,11 +352,12 @@ export class DialogHost {
 		return {
 			v: OBSERVER_VERSION,
 			takenAt: Date.now(),
-			open: [...this.#held.values()].map((held) => {
-				const showing = held.state.phase === "running" ? held.state.question : undefined;
-				const closesAt = held.state.phase === "running" ? held.state.closesAt : undefined;
+			open: [...this.#holding.byId.values()].map(({ record }) => {
+				const { state } = record;
+				const showing = state.is === "showing" ? state.question : undefined;
+				const closesAt = state.is === "showing" ? state.closesAt : undefined;
 				return {
-					...this.#observed(held),
+					...this.#observed(record),
 					state: showing === undefined ? "queued" : "shown",
 					...(showing !== undefined ? { question: showing, ...(closesAt !== undefined ? { questionDeadline: closesAt } : {}) } : {}),
 				};
@@ -284,14 +371,13 @@ export class DialogHost {
 	}
 
 	/** Takes a request off the bus and queues its dialogs. Malformed requests get an `error` result when they can be addressed. */
-	serve(raw: RelayRequest, carried?: { answers: Answer[]; queuedAt: number; places?: (AnswerPlace | undefined)[] }): void {
-		if (typeof raw !== "object" || raw === null || typeof raw.id !== "string" || raw.id === "" || this.#held.has(raw.id)) return;
+	serve(raw: RelayRequest, carried?: Carried): void {
+		if (typeof raw !== "object" || raw === null || typeof raw.id !== "string" || raw.id === "" || this.#holding.byId.has(raw.id)) return;
 		const checked = this.#checkRequest(raw);
 		if (!checked.ok) return this.#replyResult(raw.id, "error", [], checked.reason);
 		const { request } = checked;
 		const { questions } = request;
-		const key = askerKey(request);
-		const open = this.#openByAsker.get(key) ?? 0;
+		const open = this.#holding.openOf(request);
 		// Requests carried over from a replaced host were counted there; they are never refused here.
 		if (!carried && open >= MAX_OPEN_PER_ASKER)
 			return this.#replyResult(
@@ -300,71 +386,70 @@ export class DialogHost {
 				[],
 				`The asker already has ${open} requests open at the host, the most one asker session may have (${MAX_OPEN_PER_ASKER}); ask again once one has settled.`,
 			);
-		// Carried answers come through the shared handle: copied, so every reply is built of the host's own data (see sealBuilt).
-		// A re-sent request's own answers (NATS, ADR-0009) count like a parked one's: those questions are not asked again.
-		const carriedAnswers = (carried?.answers ?? givenAnswers(raw, questions)).map((a) => copyAnswer(a));
+		const entries = this.#carriedEntries(raw, questions, carried);
 		const remaining = msLeft(request.deadline);
-		if (remaining <= 0) return this.#replyResult(request.id, "timeout", carriedAnswers, "The call's budget had run out before it reached the host.");
-		const carriedAt = questions.map((q) => carriedAnswers.findIndex((a) => a.question === q.question && a.id === q.id));
-		const answers: (Answer | undefined)[] = carriedAt.map((at) => carriedAnswers[at]);
-		const places = carriedAt.map((at) => carried?.places?.[at]);
-		const unqueue = new AbortController();
+		if (remaining <= 0) return this.#replyResult(request.id, "timeout", answered({ entries }), "The call's budget had run out before it reached the host.");
+		const record: RequestRecord = { request, questions, entries, queuedAt: carried?.queuedAt ?? Date.now(), state: { is: "queued" } };
 		const held: Held = {
-			request,
-			questions,
-			state: { phase: "queued", unqueue },
-			answers,
-			places,
-			deadlineTimer: Number.isFinite(remaining) ? setTimeout(() => this.#stop(held, "timeout"), remaining) : undefined,
-			queuedAt: carried?.queuedAt ?? Date.now(),
+			record,
+			timer: Number.isFinite(remaining) ? setTimeout(() => this.#end(held, "timeout"), remaining) : undefined,
+			unqueue: new AbortController(),
+			reopened: carried?.reopened === true,
 		};
-		this.#same.add(held);
-		this.#held.set(request.id, held);
-		this.#openByAsker.set(key, open + 1);
-		this.#askers.set(request.asker.label, (this.#askers.get(request.asker.label) ?? 0) + 1);
+		this.#holding.add(held);
 		if (!carried) this.#stats.questionsAsked += questions.length;
-		const position = this.#held.size;
-		this.#progress(held, "queued", undefined, position);
-		if (this.#wants("queued")) this.#events.queued!(this.#observed(held), position);
+		const position = this.#holding.byId.size;
+		this.#progress(record, "queued", undefined, position);
+		if (this.#wants("queued")) this.#events.queued!(this.#observed(record), position);
 		this.#events.changed?.();
-		if (this.#isRelayed(held) && !carried) this.#arrivals.arrived(held, request.asker.label, questions.length, position - 1);
+		if (this.#isRelayed(record) && !carried) this.#holding.arrivals.arrived(record, request.asker.label, questions.length, position - 1);
 		// Everything may already be answerable from identical questions of other askers.
-		if (this.#completeFromShared(held)) return;
-		this.#queue.add(() => this.#run(held), { signal: unqueue.signal }).catch(ignore);
+		if (this.#completeFromShared(record)) return;
+		this.#queue.add(() => this.#run(held), { signal: held.unqueue.signal }).catch(ignore);
+	}
+
+	/**
+	 * The answers a request brings, by question index: a carried record's (copied, so every reply is
+	 * built of the host's own data, see sealBuilt), or those a re-sent request says were given (NATS,
+	 * ADR-0009): those questions are not asked again.
+	 */
+	#carriedEntries(raw: RelayRequest, questions: readonly Question[], carried: Carried | undefined): (AnswerEntry | undefined)[] {
+		if (carried)
+			return questions.map((q, i) => {
+				const entry = carried.entries[i];
+				if (!entry || entry.answer.question !== q.question || entry.answer.id !== q.id) return undefined;
+				return { answer: copyAnswer(entry.answer), ...(entry.place !== undefined ? { place: entry.place } : {}) };
+			});
+		const given = resentAnswers(raw, questions);
+		return questions.map((q) => {
+			const answer = given.find((a) => a.question === q.question && a.id === q.id);
+			return answer ? { answer: copyAnswer(answer) } : undefined;
+		});
 	}
 
 	/** The asker gave up (its budget or its abort): dismiss the dialog or drop the queued request. */
 	cancel(message: RelayCancel): void {
-		const held = typeof message?.id === "string" ? this.#held.get(message.id) : undefined;
-		if (held) this.#stop(held, message.reason === "timeout" ? "timeout" : "cancelled");
+		const held = typeof message?.id === "string" ? this.#holding.byId.get(message.id) : undefined;
+		if (held) this.#end(held, message.reason === "timeout" ? "timeout" : "cancelled");
 	}
 
 	/** An answer from outside the terminal: applied whole or not at all; the first answer wins. */
 	answerFromOutside(raw: unknown): InboundReply {
 		const parsed = parseInbound(raw);
 		if (!parsed.ok) return parsed.reply;
-		const held = this.#held.get(parsed.message.requestId);
+		const held = this.#holding.byId.get(parsed.message.requestId);
 		const late = held ? undefined : this.#late?.get(parsed.message.requestId);
 		if (late) return this.#answerLate(late, parsed.message);
 		// `not_found` keeps the observer contract's snake case (docs/observers.md), as inbound.ts says.
-		if (!held || held.state.phase === "settled")
-			return { ok: false, code: "not_found", reason: `no open request ${JSON.stringify(parsed.message.requestId)} (unknown, or already settled)` };
+		if (!held) return { ok: false, code: "not_found", reason: `no open request ${JSON.stringify(parsed.message.requestId)} (unknown, or already settled)` };
 		if ("cancel" in parsed.message) {
-			this.#stop(held, "answered-outside");
-			this.#settle(held, "timeout-or-cancelled", "The question was cancelled from outside the terminal.", "dismissed");
+			this.#end(held, "cancelled-outside", OUTSIDE_CANCEL_NOTE);
 			return { ok: true };
 		}
-		const resolved = resolveInbound(held.questions, parsed.message.answers, parsed.message.source);
+		const resolved = resolveInbound(held.record.questions, parsed.message.answers, parsed.message.source);
 		if (!resolved.ok) return resolved.reply;
-		// Answers already given in a dialog stand: the first answer wins.
-		const place = parsed.message.place ?? (parsed.message.source === "outside" ? "outside" : undefined);
-		resolved.answers.forEach((answer, i) => {
-			if (held.answers[i] !== undefined) return;
-			held.answers[i] = answer;
-			held.places[i] = place;
-		});
-		this.#stop(held, "answered-outside");
-		this.#settle(held, "ok");
+		fillEntries(held.record, resolved.answers, parsed.message);
+		this.#end(held, "answered-outside");
 		return { ok: true };
 	}
 
@@ -373,29 +458,24 @@ export class DialogHost {
 		const id = late.request.id;
 		if ("cancel" in message) {
 			this.#late!.take(id);
-			this.#endLate(late, "timeout-or-cancelled", "The human dismissed the late question.", "dismissed");
+			this.#endLate(late, "dismissed", "The human dismissed the late question.");
 			return { ok: true };
 		}
 		const resolved = resolveInbound(late.questions, message.answers, message.source);
 		if (!resolved.ok) return resolved.reply;
-		const place = message.place ?? (message.source === "outside" ? "outside" : undefined);
-		resolved.answers.forEach((answer, i) => {
-			if (late.answers[i] !== undefined) return;
-			late.answers[i] = answer;
-			late.places[i] = place;
-		});
+		fillEntries(late, resolved.answers, message);
 		this.#late!.take(id);
-		this.#endLate(late, "ok");
+		this.#endLate(late, "answered-outside");
 		return { ok: true };
 	}
 
-	/** A late request ended: observers and the audit trail learn it, and the asker gets it as a message. */
-	#endLate(late: LateRequest, status: Status, note?: string, reason?: EndReason): void {
-		const answers = late.answers.filter((a): a is Answer => a !== undefined);
-		const outcome = { status, answers, ...(note ? { note } : {}), ...(reason ? { reason } : {}) };
+	/** A late request ended (answered, or dismissed): observers and the audit trail learn it, and the asker gets it as a message. */
+	#endLate(late: LateRequest, end: "answered" | "answered-outside" | "dismissed", note?: string): void {
+		const status = STATUS_OF[end];
+		const reason = REASON_OF[end];
+		const outcome = { status, answers: givenAnswers(late), ...(note ? { note } : {}), ...(reason ? { reason } : {}) };
 		// Observers and the audit trail learn where each answer was given (the page's trace says "in this tab"); the asker's message does not carry it.
-		const observed = late.answers.flatMap((a, i) => (a === undefined ? [] : [late.places[i] === undefined ? a : { ...a, place: late.places[i] }]));
-		if (this.#wants("settled")) this.#events.settled!(observedLate(late), { ...outcome, answers: observed }, Date.now());
+		if (this.#wants("settled")) this.#events.settled!(observedLate(late), { ...outcome, answers: placedAnswers(late), end }, Date.now());
 		this.#events.changed?.();
 		try {
 			this.#lateEnded?.(late, outcome);
@@ -404,27 +484,20 @@ export class DialogHost {
 		}
 	}
 
-	/** The host session is going away for good: every held request settles now with `no-host`. */
+	/** The host session is going away for good: every held request ends now with `no-host`. */
 	shutdown(note: string): void {
-		for (const held of [...this.#held.values()]) this.#stop(held, "host-ended", note);
+		for (const held of [...this.#holding.byId.values()]) this.#end(held, "host-gone", note);
 		this.#queue.clear();
 	}
 
-	/** The host session is being replaced: closes every dialog and hands the unsettled requests over, oldest first. */
+	/** The host session is being replaced: closes every dialog and hands the requests over, oldest first, as records written down. */
 	handOver(): ParkedRequest[] {
+		const parked: ParkedRequest[] = [];
 		// A late request shown again goes back to the late book (which outlives this host), not to the next host's queue.
-		for (const held of [...this.#held.values()])
-			if (this.#reopened.delete(held.request.id)) {
-				this.#stop(held, "handed-over");
-				this.#late?.keep({ request: held.request, questions: held.questions, answers: held.answers, places: held.places, queuedAt: held.queuedAt });
-			}
-		const parked = [...this.#held.values()].map((held) => ({
-			request: held.request,
-			answers: answered(held),
-			queuedAt: held.queuedAt,
-			places: held.places.filter((_, i) => held.answers[i] !== undefined),
-		}));
-		for (const held of [...this.#held.values()]) this.#stop(held, "handed-over");
+		for (const held of [...this.#holding.byId.values()]) {
+			if (!held.reopened) parked.push(storedRecord(held.record));
+			this.#end(held, "handed-over");
+		}
 		this.#queue.clear();
 		return parked;
 	}
@@ -438,24 +511,8 @@ export class DialogHost {
 		}
 	}
 
-	/** Drops every trace of a settled request from the host's indexes. */
-	#forget(held: Held): void {
-		clearTimeout(held.deadlineTimer);
-		this.#held.delete(held.request.id);
-		this.#same.remove(held);
-		this.#arrivals.gone(held);
-		const key = askerKey(held.request);
-		const open = (this.#openByAsker.get(key) ?? 1) - 1;
-		if (open > 0) this.#openByAsker.set(key, open);
-		else this.#openByAsker.delete(key);
-		const label = held.request.asker.label;
-		const left = (this.#askers.get(label) ?? 1) - 1;
-		if (left > 0) this.#askers.set(label, left);
-		else this.#askers.delete(label);
-	}
-
-	#isRelayed(held: Held): boolean {
-		return held.request.asker.sessionId !== this.#sessionId;
+	#isRelayed(record: RequestRecord): boolean {
+		return record.request.asker.sessionId !== this.#sessionId;
 	}
 
 	/** Whether the lifecycle notification `name` has a hook, and anything takes it now. */
@@ -463,31 +520,29 @@ export class DialogHost {
 		return this.#events[name] !== undefined && (this.#events.wanted?.(name) ?? true);
 	}
 
-	#observed(held: Held): ObservedRequest {
-		const { request } = held;
+	#observed(record: RequestRecord): ObservedRequest {
+		const { request } = record;
 		const observed: ObservedRequest = {
 			v: OBSERVER_VERSION,
 			requestId: request.id,
 			asker: request.asker,
-			questions: held.questions,
-			queuedAt: held.queuedAt,
+			questions: record.questions,
+			queuedAt: record.queuedAt,
 			deadline: request.deadline,
 		};
-		if (held.shownAt !== undefined) observed.shownAt = held.shownAt;
+		if (record.shownAt !== undefined) observed.shownAt = record.shownAt;
 		return observed;
 	}
 
-	/** Settles a request whose every question has an answer already (its own or shared); true when it did. */
-	#completeFromShared(held: Held): boolean {
-		const { state } = held;
-		if (state.phase !== "queued") return state.phase === "settled";
-		const filled = held.questions.map((_, i) => held.answers[i] ?? this.#same.sharedAnswer(held, i));
+	/** Ends a queued request whose every question has an answer already (its own or shared); true when it has ended. */
+	#completeFromShared(record: RequestRecord): boolean {
+		if (record.state.is !== "queued") return hasEnded(record);
+		const same = this.#holding.same;
+		const filled = record.questions.map((_, i) => record.entries[i]?.answer ?? same.sharedAnswer(record, i));
 		if (filled.some((a) => a === undefined)) return false;
-		held.places = filled.map((_, i) => (held.answers[i] !== undefined ? held.places[i] : this.#same.sharedPlace(held, i)));
-		held.answers = filled;
+		record.entries = filled.map((answer, i) => record.entries[i] ?? { answer: answer!, place: same.sharedPlace(record, i) });
 		this.#stats.sharedAnswers += filled.filter((a) => a?.source === "shared").length;
-		state.unqueue.abort("answered");
-		this.#settle(held, "ok");
+		this.#end(this.#holding.byId.get(record.request.id)!, "answered");
 		return true;
 	}
 
@@ -496,7 +551,7 @@ export class DialogHost {
 	 * reaches a dialog, a notice, the status line, the audit trail or an observer is neutralised here
 	 * (sanitise.ts), by the same validation the asker applied to its own questions.
 	 */
-	#checkRequest(request: RelayRequest): Checked<{ request: RelayRequest & { questions: Question[] } }, { reason: string }> {
+	#checkRequest(request: RelayRequest): Checked<{ request: HeldRequest }, { reason: string }> {
 		const refuse = (reason: string) => ({ ok: false as const, reason });
 		if (request.v !== PROTOCOL_VERSION)
 			return refuse(`The asker speaks checkpoint-bridge protocol v${shownValue(request.v)}; the host speaks v${PROTOCOL_VERSION}.`);
@@ -527,8 +582,8 @@ export class DialogHost {
 		return { ok: true, request: kept };
 	}
 
-	#progress(held: Held, stage: "queued" | "shown" | "answered", question?: number, position?: number): void {
-		const progress: RelayProgress = { v: PROTOCOL_VERSION, id: held.request.id, kind: "progress", stage, answers: answered(held) };
+	#progress(record: RequestRecord, stage: "queued" | "shown" | "answered", question?: number, position?: number): void {
+		const progress: RelayProgress = { v: PROTOCOL_VERSION, id: record.request.id, kind: "progress", stage, answers: answered(record) };
 		if (question !== undefined) progress.question = question;
 		if (position !== undefined) progress.position = position;
 		this.#reply(progress);
@@ -541,183 +596,191 @@ export class DialogHost {
 		this.#reply(result);
 	}
 
-	#settle(held: Held, status: Status, note?: string, reason?: EndReason): void {
-		if (held.state.phase === "settled") return;
-		if (this.#reopened.delete(held.request.id)) return this.#settleReopened(held, status, note, reason);
-		held.state = { phase: "settled" };
-		this.#forget(held);
+	/**
+	 * Ends a held request, for every reason (request-record.ts, RequestEnd), exactly once: closes
+	 * what is open or drops it from the queue, leaves every index, and tells the asker, observers and
+	 * the audit trail how it ended. `note`: the host's words, when the reason's own are not enough.
+	 */
+	#end(held: Held, end: RequestEnd, note?: string): void {
+		const { record } = held;
+		if (hasEnded(record)) return;
+		if (record.state.is === "queued") held.unqueue.abort(end);
+		else held.open?.abort(end);
+		if (end === "timeout") {
+			const late = this.#goesLate(record);
+			// Kept before it ends: an observer told of the timeout finds it late in the snapshot (the page keeps its card and link).
+			if (late) this.#late!.keep(lateOf(record));
+			note = `The call's budget ran out before every question was answered.${late ? ` ${LATE_NOTE}` : ""}`;
+		}
+		record.state = endedState(end);
+		this.#holding.remove(held);
+		if (held.reopened) return this.#endReopened(record, end);
+		// Silent: a handed-over request lives on with the next host.
+		if (end === "handed-over") return void this.#events.changed?.();
+		const status = STATUS_OF[end];
+		const reason = REASON_OF[end];
+		const same = this.#holding.same;
 		const answers: Answer[] = [];
-		const places: (AnswerPlace | undefined)[] = [];
-		held.answers.forEach((answer, i) => {
-			if (!answer) return;
-			answers.push(this.#same.withSharers(held, i, answer));
-			places.push(held.places[i]);
+		record.entries.forEach((entry, i) => {
+			if (entry) answers.push(same.withSharers(record, i, entry.answer));
 		});
 		if (this.#wants("settled")) {
 			// Observers and the audit trail learn where each answer was given; the asker's result does not carry it.
+			const places = record.entries.filter((entry) => entry !== undefined).map((entry) => entry.place);
 			const observed = answers.map((answer, i) => (places[i] === undefined ? answer : { ...answer, place: places[i] }));
-			this.#events.settled!(this.#observed(held), { status, answers: observed, ...(note ? { note } : {}), ...(reason ? { reason } : {}) }, Date.now());
+			this.#events.settled!(this.#observed(record), { status, answers: observed, ...(note ? { note } : {}), ...(reason ? { reason } : {}), end }, Date.now());
 		}
 		this.#events.changed?.();
-		// Nobody listens any more for a cancelled or handed-over request.
-		if (status !== "cancelled") this.#replyResult(held.request.id, status, answers, note, reason);
+		// Nobody listens any more for a cancelled request.
+		if (status !== "cancelled") this.#replyResult(record.request.id, status, answers, note, reason);
 		// Askers that joined this request's questions may now have everything they need.
-		for (const other of this.#same.dependents(held)) this.#completeFromShared(other);
+		for (const other of same.dependents(record)) this.#completeFromShared(other);
 	}
 
 	/** A late request shown again ended: answered, its end goes to the asker; otherwise it stays late. */
-	#settleReopened(held: Held, status: Status, note?: string, reason?: EndReason): void {
-		held.state = { phase: "settled" };
-		this.#forget(held);
-		const late = { request: held.request, questions: held.questions, answers: held.answers, places: held.places, queuedAt: held.queuedAt };
-		if (status === "ok") {
-			const kept = { ...late, lateSince: held.queuedAt, expiresAt: 0, bytes: 0 };
-			this.#endLate(kept, status, note, reason);
-		} else if (this.#late) {
-			this.#late.keep(late);
-			this.#events.changed?.();
-		}
+	#endReopened(record: RequestRecord, end: RequestEnd): void {
+		if (end === "answered" || end === "answered-outside") return this.#endLate({ ...lateOf(record), lateSince: record.queuedAt, expiresAt: 0, bytes: 0 }, end);
+		if (!this.#late) return;
+		this.#late.keep(lateOf(record));
+		this.#events.changed?.();
 	}
 
 	/** Whether a request whose budget ran out stays open, marked late: not when answered, nor for other extensions' dialogs. */
-	#goesLate(held: Held): boolean {
-		return this.#late?.on === true && held.questions.some((_, i) => held.answers[i] === undefined) && !held.questions.some((q) => q.dialog);
-	}
-
-	/** Stops a held request: drops it from the queue or closes what is open, and settles it as `reason` says (`note`: the host's, when it ended). */
-	#stop(held: Held, reason: StopReason, note?: string): void {
-		const { state } = held;
-		if (state.phase === "settled") return;
-		if (state.phase === "queued") state.unqueue.abort(reason);
-		else state.open.abort(reason);
-		if (reason === "timeout") {
-			const late = this.#goesLate(held);
-			// Kept before it settles: an observer told of the timeout finds it late in the snapshot (the page keeps its card and link).
-			if (late) this.#late!.keep({ request: held.request, questions: held.questions, answers: held.answers, places: held.places, queuedAt: held.queuedAt });
-			this.#settle(held, "timeout", `The call's budget ran out before every question was answered.${late ? ` ${LATE_NOTE}` : ""}`);
-		} else if (reason === "host-ended") this.#settle(held, "no-host", note);
-		else if (reason === "cancelled") this.#settle(held, "cancelled");
-		else if (reason === "handed-over") {
-			// Silent: the request lives on with the next host.
-			held.state = { phase: "settled" };
-			this.#forget(held);
-			this.#events.changed?.();
-		}
+	#goesLate(record: RequestRecord): boolean {
+		return this.#late?.on === true && record.questions.some((_, i) => record.entries[i] === undefined) && !record.questions.some((q) => q.dialog);
 	}
 
 	/** Takes the answer of an identical question another asker already got, when there is one; true when it did. */
-	#takeShared(held: Held, index: number): boolean {
-		const shared = this.#same.sharedAnswer(held, index);
+	#takeShared(record: RequestRecord, index: number): boolean {
+		const same = this.#holding.same;
+		const shared = same.sharedAnswer(record, index);
 		if (!shared) return false;
-		held.answers[index] = shared;
-		held.places[index] = this.#same.sharedPlace(held, index);
+		record.entries[index] = { answer: shared, place: same.sharedPlace(record, index) };
 		this.#stats.sharedAnswers++;
-		this.#progress(held, "answered", index);
+		this.#progress(record, "answered", index);
 		return true;
 	}
 
 	/** Shows the request, one way for every surface, and ends it as its showing ended. */
 	async #run(held: Held): Promise<void> {
-		const { request, questions } = held;
-		const state: HeldState & { phase: "running" } = { phase: "running", open: new AbortController() };
-		held.state = state;
+		const { record } = held;
+		const { request, questions } = record;
+		const open = new AbortController();
+		held.open = open;
+		const showing: RecordState & { is: "showing" } = { is: "showing" };
+		record.state = showing;
+		this.#running = record;
 		let outcome: ShowOutcome;
 		try {
 			outcome = await this.#show({
 				asker: request.asker.label,
 				questions,
-				known: (index) => held.answers[index],
-				takeShared: (index) => this.#takeShared(held, index),
-				signal: state.open.signal,
+				known: (index) => record.entries[index]?.answer,
+				takeShared: (index) => this.#takeShared(record, index),
+				signal: open.signal,
 				callDeadline: request.deadline,
 				dialogTimeoutMs: request.dialogTimeoutMs,
 				onDialog: () => void this.#stats.dialogsShown++,
-				onShown: (index, deadline) => this.#shown(held, index, deadline),
+				onShown: (index, deadline) => this.#shown(record, index, deadline),
 				onAnswer: (index, answer, final) => this.#answered(held, index, answer, final),
 			});
 		} catch (error) {
-			return this.#settle(held, "error", `The host dialog failed: ${errorText(error)}`);
+			return this.#end(held, "failed", `The host dialog failed: ${errorText(error)}`);
 		} finally {
-			state.question = undefined;
-			state.closesAt = undefined;
+			showing.question = undefined;
+			showing.closesAt = undefined;
+			this.#running = undefined;
 		}
 		this.#ended(held, outcome);
 	}
 
-	/** Question `index` of a running request is on screen: progress, the shown event, and the bell the first time a relayed request shows. */
-	#shown(held: Held, index: number, deadline?: number): void {
-		const { state } = held;
-		if (state.phase !== "running" || !held.questions[index]) return;
-		const firstShown = held.shownAt === undefined;
-		held.shownAt ??= Date.now();
+	/** Question `index` of a showing request is on screen: progress, the shown event, and the bell the first time a relayed request shows. */
+	#shown(record: RequestRecord, index: number, deadline?: number): void {
+		const { state } = record;
+		if (state.is !== "showing" || !record.questions[index]) return;
+		const firstShown = record.shownAt === undefined;
+		record.shownAt ??= Date.now();
 		state.question = index;
 		if (deadline !== undefined) state.closesAt = deadline;
-		this.#progress(held, "shown", index);
+		this.#progress(record, "shown", index);
 		// The status line names the request on screen apart from those waiting their turn.
 		this.#events.changed?.();
-		if (this.#wants("shown")) this.#events.shown!(this.#observed(held), index);
-		if (firstShown && this.#isRelayed(held)) this.#bell?.();
+		if (this.#wants("shown")) this.#events.shown!(this.#observed(record), index);
+		if (firstShown && this.#isRelayed(record)) this.#bell?.();
 	}
 
 	/**
-	 * Takes a surface's answer: a surface is passed in, so what it hands back passes the same check
-	 * as any other answer, or the call ends with error and what is open closes. False when refused.
+	 * Ends the request as `refused` when a surface's answer to question `index` fails the answer
+	 * check: a surface is passed in, so what it hands back passes the same check as any other answer.
+	 * Whether it was taken: false when refused (the request has ended).
 	 */
-	#refused(held: Held, index: number, answer: Answer): boolean {
-		const problem = answerProblem(held.questions[index]!, answer);
-		if (problem === undefined) return false;
-		if (held.state.phase === "running") held.state.open.abort("refused");
-		this.#settle(held, "error", `The host dialog's answer to question ${index + 1} ${problem}.`);
-		return true;
+	#takeChecked(held: Held, index: number, answer: Answer): boolean {
+		const problem = answerProblem(held.record.questions[index]!, answer);
+		if (problem === undefined) return true;
+		this.#end(held, "refused", `The host dialog's answer to question ${index + 1} ${problem}.`);
+		return false;
 	}
 
 	/** The human answered question `index` (again, on a form): it counts from now on; a final one may complete the requests that joined it. */
 	#answered(held: Held, index: number, answer: Answer, final: boolean): boolean {
-		const { state } = held;
-		if (state.phase !== "running" || !held.questions[index]) return false;
+		const { record } = held;
+		const { state } = record;
+		if (state.is !== "showing" || !record.questions[index]) return false;
 		if (final) state.question = undefined;
-		if (this.#refused(held, index, answer)) return false;
+		if (!this.#takeChecked(held, index, answer)) return false;
 		// A copy: the surface keeps no reference into what is sealed and sent.
-		held.answers[index] = copyAnswer(answer, "dialog");
-		held.places[index] = this.#place;
-		this.#progress(held, "answered", index);
+		record.entries[index] = { answer: copyAnswer(answer, "dialog"), place: this.#place };
+		this.#progress(record, "answered", index);
 		// Other askers waiting on this very question may be complete now.
-		if (final) for (const other of this.#same.dependents(held)) this.#completeFromShared(other);
+		if (final) for (const other of this.#holding.same.dependents(record)) this.#completeFromShared(other);
 		return true;
 	}
 
-	/** How a shown request ended, decided in one place: ok, the call's timeout, or dismissed; an answer the surface hands back last is checked like the others. */
+	/** How a shown request ended, decided in one place: answered, the call's timeout, or dismissed; an answer the surface hands back last is checked like the others. */
 	#ended(held: Held, outcome: ShowOutcome): void {
-		if (held.state.phase === "settled") return;
-		const { request, questions } = held;
+		const { record } = held;
+		if (hasEnded(record)) return;
+		const { request, questions, entries } = record;
 		if (outcome.answers) {
 			const final = outcome.answers;
 			// The form's answers are final (the human may have changed or withdrawn one); shared answers stand.
 			for (const [i] of questions.entries()) {
-				if (held.answers[i]?.source === "shared") continue;
+				if (entries[i]?.answer.source === "shared") continue;
 				const answer = final[i];
 				// Shared answers were skipped above: whatever else the form hands back is checked, whatever source it names.
-				if (answer && this.#refused(held, i, answer)) return;
-				// An answer the host did not hold yet was given in the form; one it held keeps the place it was given in.
-				if (!answer) held.places[i] = undefined;
-				else if (held.answers[i] === undefined) held.places[i] = this.#place;
+				if (answer && !this.#takeChecked(held, i, answer)) return;
 				// Only the host marks an answer as shared (with whom): one the form marks so was given in the form.
-				held.answers[i] = answer ? copyAnswer(answer, answer.source === undefined || answer.source === "shared" ? "dialog" : answer.source) : undefined;
+				// An answer the host did not hold yet was given in the form; one it held keeps the place it was given in.
+				entries[i] = answer
+					? {
+							answer: copyAnswer(answer, answer.source === undefined || answer.source === "shared" ? "dialog" : answer.source),
+							place: entries[i] === undefined ? this.#place : entries[i].place,
+						}
+					: undefined;
 			}
 		}
-		if (outcome.ended === "submitted" && held.answers.every((a) => a !== undefined)) return this.#settle(held, "ok");
+		if (outcome.ended === "submitted" && entries.every((entry) => entry !== undefined)) return this.#end(held, "answered");
 		// What was open had its time capped by the call's: closing at the call's deadline is the call's timeout.
-		if (outcome.cappedByCall && Date.now() >= request.deadline - DEADLINE_TOLERANCE_MS) return this.#stop(held, "timeout");
-		const n = answered(held).length;
+		if (outcome.cappedByCall && Date.now() >= request.deadline - CLOCK_TOLERANCE_MS) return this.#end(held, "timeout");
+		const n = answered(record).length;
 		const total = questions.length;
 		const what = outcome.question !== undefined ? `question ${outcome.question + 1} of ${total}` : `the form of ${total} question${total === 1 ? "" : "s"}`;
 		// Why it ended, and the note's words with it: the human said no, or nobody was there. (A host that goes or is
-		// replaced stops the request first: it is handed over, or ends no-host; see #stop.)
-		const reason: EndReason = outcome.timedOut ? "dialog-timeout" : "dismissed";
-		const notes: Record<typeof reason, string> = {
-			dismissed: `The user dismissed ${what}; ${n} answered.`,
-			"dialog-timeout": `Nobody answered ${what} within its own time limit (the user may not be there); ${n} answered.`,
-		};
-		this.#settle(held, "timeout-or-cancelled", notes[reason], reason);
+		// replaced ends the request first: it is handed over, or ends host-gone.)
+		if (outcome.timedOut) this.#end(held, "dialog-timeout", `Nobody answered ${what} within its own time limit (the user may not be there); ${n} answered.`);
+		else this.#end(held, "dismissed", `The user dismissed ${what}; ${n} answered.`);
 	}
+}
+
+/** Takes an outside answer's answers for the questions that have none yet (the first answer wins), each with the place it names. */
+function fillEntries(
+	record: Pick<RequestRecord, "entries">,
+	answers: readonly (Answer | undefined)[],
+	message: { place?: AnswerPlace; source?: string },
+): void {
+	const place = message.place ?? (message.source === "outside" ? "outside" : undefined);
+	answers.forEach((answer, i) => {
+		if (record.entries[i] !== undefined || answer === undefined) return;
+		record.entries[i] = { answer, ...(place !== undefined ? { place } : {}) };
+	});
 }

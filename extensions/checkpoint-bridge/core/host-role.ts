@@ -15,6 +15,7 @@ import type { LateBook } from "./late.ts";
 import { NoticeWindow } from "./notice-window.ts";
 import { OBSERVER_EVENTS, type ObservedRequest } from "./observers.ts";
 import { lateChannel, PROTOCOL_VERSION, type RelayCancel, type RelayLate, type RelayNotice, type RelayRequest, replyChannel } from "./protocol.ts";
+import { givenAnswers } from "./request-record.ts";
 import type { SharedHandle } from "./shared-handle.ts";
 import type { HostUI, Surface } from "./surface.ts";
 import { noticeOnce } from "./tool-missing.ts";
@@ -97,21 +98,19 @@ const ago = (at: number, now = Date.now()) => {
  * late ones apart, each with who asked and how long ago (queued: since asked; late: since late).
  */
 export function statusText(host: DialogHost): string | undefined {
-	const { open } = host.snapshot();
+	const { shown, queued, queuedCount } = host.waiting(STATUS_ASKERS_SHOWN);
 	const late = host.lateRequests();
-	if (open.length === 0 && late.length === 0) return undefined;
-	const named = (requests: { label: string; at: number }[]) => {
-		const more = requests.length - STATUS_ASKERS_SHOWN;
+	if (!shown && queuedCount === 0 && late.length === 0) return undefined;
+	const named = (requests: { label: string; at: number }[], total = requests.length) => {
+		const more = total - STATUS_ASKERS_SHOWN;
 		return `${requests
 			.slice(0, STATUS_ASKERS_SHOWN)
 			.map((r) => `${r.label} (${ago(r.at)})`)
 			.join(", ")}${more > 0 ? ` and ${more} more` : ""}`;
 	};
 	const parts: string[] = [];
-	const shown = open.filter((o) => o.state === "shown").map((o) => ({ label: o.asker.label, at: o.queuedAt }));
-	const queued = open.filter((o) => o.state === "queued").map((o) => ({ label: o.asker.label, at: o.queuedAt }));
-	if (shown.length > 0) parts.push(`shown: ${named(shown)}`);
-	if (queued.length > 0) parts.push(`${queued.length} queued: ${named(queued)}`);
+	if (shown) parts.push(`shown: ${named([shown])}`);
+	if (queuedCount > 0) parts.push(`${queuedCount} queued: ${named(queued, queuedCount)}`);
 	if (late.length > 0) parts.push(`${late.length} late: ${named(late.map((l) => ({ label: l.request.asker.label, at: l.lateSince })))}`);
 	return `checkpoint-bridge: ${parts.join(" · ")}`;
 }
@@ -285,7 +284,7 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 				const parked = served.handOver();
 				claim.release();
 				handle.park(parked, HANDOVER_GRACE_MS, (expired) => {
-					for (const { request, answers } of expired)
+					for (const { request, entries } of expired)
 						bus.emit(
 							replyChannel(request.id),
 							seal({
@@ -293,7 +292,7 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 								id: request.id,
 								kind: "result",
 								status: "no-host",
-								answers,
+								answers: givenAnswers({ entries }),
 								note: `${note} No new host took over within ${HANDOVER_GRACE_MS} ms.`,
 							}),
 						);

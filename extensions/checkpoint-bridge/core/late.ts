@@ -5,9 +5,7 @@
  * answer reaches the asker as a message (core/delivery.ts). Bounded per asker and in all, in number
  * and bytes; the oldest goes first, with a notice.
  */
-import type { Answer, AnswerPlace } from "../model/answer.ts";
-import type { Question } from "../model/question.ts";
-import type { RelayRequest } from "./protocol.ts";
+import type { RequestRecord } from "./request-record.ts";
 
 /** What a timed-out call's note adds when its questions stay open, marked late. */
 export const LATE_NOTE =
@@ -52,14 +50,8 @@ export function readLateConfig(env: Readonly<Record<string, string | undefined>>
 	};
 }
 
-/** One late request, as the host keeps it. */
-export interface LateRequest {
-	request: RelayRequest;
-	questions: Question[];
-	/** Answers by question index, those given before the budget ran out. */
-	answers: (Answer | undefined)[];
-	places: (AnswerPlace | undefined)[];
-	queuedAt: number;
+/** One late request, as the host keeps it: its record (answers by question index, those given before the budget ran out), and when it went late. */
+export interface LateRequest extends Pick<RequestRecord, "request" | "questions" | "entries" | "queuedAt"> {
 	/** Epoch ms at which it became late. */
 	lateSince: number;
 	/** Epoch ms at which it expires. */

@@ -5,7 +5,7 @@
  */
 import type { Answer } from "../model/answer.ts";
 import type { Question } from "../model/question.ts";
-import type { EndReason, Status } from "../model/result.ts";
+import type { EndReason, RequestEnd, Status } from "../model/result.ts";
 import type { AskerIdentity } from "./identity.ts";
 
 /** Version of the observer contract; every event and snapshot carries it as `v`. */
@@ -48,8 +48,11 @@ export interface ShownEvent extends ObservedRequest {
 
 export interface SettledEvent extends ObservedRequest {
 	settledAt: number;
-	/** `reason` on every `timeout-or-cancelled` outcome (see EndReason). */
-	outcome: { status: Status; answers: Answer[]; note?: string; reason?: EndReason };
+	/**
+	 * `reason` on every `timeout-or-cancelled` outcome (see EndReason). `end`: how the request ended,
+	 * typed (RequestEnd): what a surface reads, never the note's wording (absent from a host before it).
+	 */
+	outcome: { status: Status; answers: Answer[]; note?: string; reason?: EndReason; end?: RequestEnd };
 }
 
 /** What is open right now, oldest first, for an observer that connects late. */

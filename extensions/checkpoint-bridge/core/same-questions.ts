@@ -18,10 +18,8 @@ import type { AskerIdentity } from "./identity.ts";
 export interface Asking {
 	readonly request: { readonly asker: AskerIdentity; readonly origin?: string };
 	readonly questions: readonly Question[];
-	/** Answers by question index, as they come. */
-	readonly answers: readonly (Answer | undefined)[];
-	/** Where each answer was given, by question index, as far as known. */
-	readonly places?: readonly (AnswerPlace | undefined)[];
+	/** Answers by question index, as they come, each with where it was given as far as known. */
+	readonly entries: readonly ({ readonly answer: Answer; readonly place?: AnswerPlace } | undefined)[];
 }
 
 interface Links<T> {
@@ -85,7 +83,7 @@ export class SameQuestions<T extends Asking> {
 		const links = this.#links.get(entry);
 		const owner = links?.joined[index];
 		if (!links || !owner) return undefined;
-		const answer = owner.answers[this.#links.get(owner)?.keys.indexOf(links.keys[index]!) ?? -1];
+		const answer = owner.entries[this.#links.get(owner)?.keys.indexOf(links.keys[index]!) ?? -1]?.answer;
 		// Typed text stays with its origin: a joiner from elsewhere asks the human itself.
 		if (!answer || !mayTake(entry, owner, answer)) return undefined;
 		const question = entry.questions[index]!;
@@ -104,7 +102,7 @@ export class SameQuestions<T extends Asking> {
 		const links = this.#links.get(entry);
 		const owner = links?.joined[index];
 		if (!links || !owner) return undefined;
-		return owner.places?.[this.#links.get(owner)?.keys.indexOf(links.keys[index]!) ?? -1];
+		return owner.entries[this.#links.get(owner)?.keys.indexOf(links.keys[index]!) ?? -1]?.place;
 	}
 
 	/** `answer` to question `index` of `entry`, naming every asker that joined that question. */

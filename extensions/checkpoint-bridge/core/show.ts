@@ -8,7 +8,7 @@
  */
 import type { Answer } from "../model/answer.ts";
 import type { Question } from "../model/question.ts";
-import { asMs, msLeft, NO_LIMIT } from "./config.ts";
+import { asMs, CLOCK_TOLERANCE_MS, msLeft, NO_LIMIT } from "./config.ts";
 import type { Surface } from "./surface.ts";
 
 /** What the host gives the code that shows a request. */
@@ -52,9 +52,6 @@ export interface ShowOutcome {
 	timedOut?: boolean;
 }
 
-/** Timers, and pi closing its dialogs at their own timeout, may end a millisecond early by the wall clock: this close to its end a dialog timed out. */
-const OWN_TIME_TOLERANCE_MS = 2;
-
 /** Shows one request; rejects when the surface fails. */
 export type Show = (prompt: ShowPrompt) => Promise<ShowOutcome>;
 
@@ -69,22 +66,25 @@ async function withBudget<T>(
 	show: (signal: AbortSignal, deadline: number) => Promise<T>,
 	spent: { timedOut: boolean } = { timedOut: false },
 ): Promise<T | undefined> {
-	const budget = Math.min(asMs(limit), msLeft(prompt.callDeadline));
+	const own = asMs(limit);
+	const left = msLeft(prompt.callDeadline);
+	const budget = Math.min(own, left);
 	if (budget <= 0) return undefined;
 	const open = new AbortController();
 	const { signal } = prompt;
 	const onStop = () => open.abort(signal.reason);
 	if (signal.aborted) onStop();
 	else signal.addEventListener("abort", onStop, { once: true });
-	// Without any limit what is open stays until the human, the asker or the host ends it.
-	const timer = Number.isFinite(budget) ? setTimeout(() => open.abort("dialog-timeout"), budget) : undefined;
+	// Without any limit what is open stays until the human, the asker or the host ends it. A timer only for its own
+	// time: when the call's deadline comes first, the host's one timer of the request closes what is open then.
+	const timer = own < left ? setTimeout(() => open.abort("dialog-timeout"), own) : undefined;
 	const endsAt = Date.now() + budget;
 	prompt.onShown(index, Number.isFinite(budget) ? endsAt : NO_LIMIT);
 	try {
 		return await show(open.signal, Number.isFinite(budget) ? endsAt : NO_LIMIT);
 	} finally {
 		// Its own time ran out: our timer fired, or the UI closed it at its own timeout (pi gets the same one).
-		spent.timedOut = open.signal.reason === "dialog-timeout" || (Number.isFinite(budget) && Date.now() >= endsAt - OWN_TIME_TOLERANCE_MS);
+		spent.timedOut = open.signal.reason === "dialog-timeout" || (Number.isFinite(budget) && Date.now() >= endsAt - CLOCK_TOLERANCE_MS);
 		clearTimeout(timer);
 		signal.removeEventListener("abort", onStop);
 	}

@@ -32,6 +32,35 @@ export type EndReason = "dismissed" | "dialog-timeout" | "replaced";
 
 export const END_REASONS: readonly EndReason[] = ["dismissed", "dialog-timeout", "replaced"];
 
+/**
+ * How a request ended, for every way it can: the one typed reason each surface reads (the page
+ * included), never a note's wording. `answered` and `answered-outside` end it answered; the others
+ * end it without every answer.
+ */
+export type RequestEnd =
+	/** Every question answered: in a dialog, the form, or from identical questions of other askers. */
+	| "answered"
+	/** Answered through the bus's `answer` event (the web page, its link, another extension). */
+	| "answered-outside"
+	/** The human closed what was open without answering. */
+	| "dismissed"
+	/** An outside answer's `{ cancel: true }`: dismissed from outside the terminal. */
+	| "cancelled-outside"
+	/** What was open closed at its own dialog timeout. */
+	| "dialog-timeout"
+	/** The call's budget ran out (it may stay open, marked late). */
+	| "timeout"
+	/** The asker gave up (its abort, or its own timer before the host's). */
+	| "cancelled"
+	/** The surface handed back an answer that fails the answer check. */
+	| "refused"
+	/** The surface failed. */
+	| "failed"
+	/** The host session went away for good. */
+	| "host-gone"
+	/** The host session was replaced: the request lives on with the next host. */
+	| "handed-over";
+
 /** What the tool returns. */
 export interface Envelope {
 	status: Status;

@@ -8,8 +8,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { FRAME_VERSION } from "../../../extensions/checkpoint-bridge/core/frames.ts";
 import { type NatsConfig, readNatsConfig } from "../../../extensions/checkpoint-bridge/transports/nats/config.ts";
-import { WIRE_VERSION } from "../../../extensions/checkpoint-bridge/transports/wire.ts";
 import { openssl, selfSigned } from "./certificates.ts";
 
 /** Whether nats-server is installed; tests that need it are skipped with this reason otherwise. */
@@ -160,7 +160,9 @@ export async function roomServedAt(url: string, room = "default", timeoutMs = 15
 	try {
 		for (;;) {
 			try {
-				await nc.request(`cpb.${room}.host`, new TextEncoder().encode(JSON.stringify({ type: "host", v: WIRE_VERSION, host: "probe" })), { timeout: 500 });
+				await nc.request(`cpb.${room}.host`, new TextEncoder().encode(JSON.stringify({ type: "host", v: FRAME_VERSION.nats, host: "probe" })), {
+					timeout: 500,
+				});
 				return;
 			} catch (error) {
 				if (Date.now() > deadline) throw new Error(`room ${room} not served as seen from ${url} within ${timeoutMs} ms: ${String(error)}`);

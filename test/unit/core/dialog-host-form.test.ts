@@ -4,7 +4,8 @@
  * form that closes near the call's deadline is the call's timeout.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { DEADLINE_TOLERANCE_MS, DialogHost, type HostEvents } from "../../../extensions/checkpoint-bridge/core/dialog-host.ts";
+import { CLOCK_TOLERANCE_MS } from "../../../extensions/checkpoint-bridge/core/config.ts";
+import { DialogHost, type HostEvents } from "../../../extensions/checkpoint-bridge/core/dialog-host.ts";
 import { PROTOCOL_VERSION, type RelayReply, type RelayRequest, type RelayResult } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
 import type { RequestOutcome, RequestPrompt, Surface } from "../../../extensions/checkpoint-bridge/core/surface.ts";
 import type { Answer } from "../../../extensions/checkpoint-bridge/model/answer.ts";
@@ -306,8 +307,8 @@ describe("a form that closes near the call's deadline", () => {
 	};
 
 	it.each([
-		[DEADLINE_TOLERANCE_MS, "timeout", TIMEOUT_NOTE],
-		[DEADLINE_TOLERANCE_MS + 1, "timeout-or-cancelled", dismissedNote(2, 0)],
+		[CLOCK_TOLERANCE_MS, "timeout", TIMEOUT_NOTE],
+		[CLOCK_TOLERANCE_MS + 1, "timeout-or-cancelled", dismissedNote(2, 0)],
 	])("when the call's budget is what the form gets, closing %i ms before the deadline is %s", async (early, status, note) => {
 		const { host, prompts, result } = formHost([closesEarly(early)]);
 		// Two open questions at 30 s each: the form's limit is exactly the call's budget.
@@ -319,11 +320,11 @@ describe("a form that closes near the call's deadline", () => {
 	});
 
 	it("when the call has less time than the form's limit, the form is given the call's deadline", async () => {
-		const { host, prompts, result } = formHost([closesEarly(DEADLINE_TOLERANCE_MS)]);
+		const { host, prompts, result } = formHost([closesEarly(CLOCK_TOLERANCE_MS)]);
 		host.serve(request("r1", [NAME], { budgetMs: 20_000, dialogTimeoutMs: 60_000 }));
 		await flush(vi);
 		expect(prompts[0]!.deadline).toBe(Date.now() + 20_000);
-		await vi.advanceTimersByTimeAsync(20_000 - DEADLINE_TOLERANCE_MS);
+		await vi.advanceTimersByTimeAsync(20_000 - CLOCK_TOLERANCE_MS);
 		expect(result()).toMatchObject({ status: "timeout", note: TIMEOUT_NOTE });
 	});
 

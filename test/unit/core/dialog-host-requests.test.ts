@@ -419,9 +419,9 @@ describe("answers carried in, and the figures", () => {
 		const { host: h, fake, results } = host();
 		const question = { question: "Project name?", id: "name" };
 		const carried = (id: string): Answer => ({ question: question.question, id, answer: "atlas", kind: "text", source: "dialog" });
-		h.serve(request("other-id", { questions: [question] }), { answers: [carried("title")], queuedAt: Date.now() });
+		h.serve(request("other-id", { questions: [question] }), { entries: [{ answer: carried("title") }], queuedAt: Date.now() });
 		h.serve(request("resent", { questions: [question], label: "reviewer", answers: [carried("title")] }));
-		h.serve(request("same-id", { questions: [question], label: "third" }), { answers: [carried("name")], queuedAt: Date.now() });
+		h.serve(request("same-id", { questions: [question], label: "third" }), { entries: [{ answer: carried("name") }], queuedAt: Date.now() });
 		await flush(vi);
 		expect(results("same-id")).toMatchObject([{ status: "ok", answers: [{ answer: "atlas", id: "name" }] }]);
 		expect(results("other-id")).toEqual([]);
@@ -451,7 +451,7 @@ describe("answers carried in, and the figures", () => {
 
 	it("does not count the questions of a request carried over from a replaced host as asked again", () => {
 		const { host: h } = host();
-		h.serve(request("carried", { questions: [name, city] }), { answers: [], queuedAt: Date.now() - 1_000 });
+		h.serve(request("carried", { questions: [name, city] }), { entries: [], queuedAt: Date.now() - 1_000 });
 		expect(h.stats.questionsAsked).toBe(0);
 		h.serve(request("new", { questions: [name, city], label: "reviewer" }));
 		expect(h.stats.questionsAsked).toBe(2);

@@ -88,7 +88,7 @@ describe("a request answered in full on arrival", () => {
 		expect(dialogHost.queueLength).toBe(1);
 		// Carried over with one answer of its own (as from a replaced host), the other answered for "first".
 		dialogHost.serve(request("carried", "carried", [OTHER, NAME]), {
-			answers: [{ question: OTHER.question, answer: "nothing", kind: "text" }],
+			entries: [{ answer: { question: OTHER.question, answer: "nothing", kind: "text" } }],
 			queuedAt: Date.now(),
 		});
 		expect(dialogHost.queueLength).toBe(1);

@@ -146,8 +146,7 @@ describe("late questions", () => {
 		const request = (id: string) => ({
 			request: { v: 1, id, asker: { label: "x", sessionId: "s" }, questions: [], deadline: 0, dialogTimeoutMs: 0, createdAt: 0 },
 			questions: [{ question: "q".repeat(80), kind: "text" as const }],
-			answers: [],
-			places: [],
+			entries: [],
 			queuedAt: 0,
 		});
 		book.keep(request("1"));

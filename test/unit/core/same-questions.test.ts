@@ -11,7 +11,7 @@ import { validateAskParams } from "../../../extensions/checkpoint-bridge/model/v
 interface Entry {
 	request: { asker: { label: string; sessionId: string } };
 	questions: Question[];
-	answers: (Answer | undefined)[];
+	entries: ({ answer: Answer } | undefined)[];
 }
 
 function questions(raw: unknown[]): Question[] {
@@ -24,11 +24,11 @@ const license = { question: "Which license?", options: ["MIT", "Apache-2.0"] };
 const entry = (label: string, raw: unknown[], sessionId = `${label}-session`): Entry => ({
 	request: { asker: { label, sessionId } },
 	questions: questions(raw),
-	answers: raw.map(() => undefined),
+	entries: raw.map(() => undefined),
 });
 const answered = (owner: Entry, index: number, answer: string, id?: string): Answer => {
 	const given: Answer = { question: owner.questions[index]!.question, answer, kind: "option", source: "dialog", ...(id ? { id } : {}) };
-	owner.answers[index] = given;
+	owner.entries[index] = { answer: given };
 	return given;
 };
 

@@ -105,7 +105,7 @@ describe("the host's replies", () => {
 			{ question: "First?", kind: "confirm" },
 			{ question: "Second?", kind: "confirm" },
 		]);
-		handle.park([{ request: req, answers: [carried], queuedAt: Date.now() }], 1_000, () => {});
+		handle.park([{ request: req, entries: [{ answer: carried }], queuedAt: Date.now() }], 1_000, () => {});
 		const replies: RelayReply[] = [];
 		handle.bus.on(replyChannel("req-3"), (reply) => replies.push(reply));
 		const fake = fakeUI();

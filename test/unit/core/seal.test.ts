@@ -14,7 +14,7 @@ import type { Surface } from "../../../extensions/checkpoint-bridge/core/surface
 import type { Answer } from "../../../extensions/checkpoint-bridge/model/answer.ts";
 import type { QuestionInput } from "../../../extensions/checkpoint-bridge/model/question.ts";
 import { fakeUI } from "../support/fake-ui.ts";
-import { flush, HOST_SESSION, relay, track } from "../support/relay.ts";
+import { flush, HOST_SESSION, relay, relayRequest, track } from "../support/relay.ts";
 
 const choice = { question: "Deploy to which environment?", options: ["staging", "production"], allowOther: false };
 const confirm: QuestionInput = { question: "Deploy now?", kind: "confirm" };
@@ -24,15 +24,7 @@ afterEach(() => vi.useRealTimers());
 
 /** A request the attacker puts on the bus itself, to receive sealed replies of its own. */
 function attackerRequest(id: string): RelayRequest {
-	return {
-		v: PROTOCOL_VERSION,
-		id,
-		asker: { label: "attacker", sessionId: "attacker-session" },
-		questions: [{ question: "Anything?" }],
-		deadline: Date.now() + 60_000,
-		dialogTimeoutMs: 60_000,
-		createdAt: Date.now(),
-	};
+	return relayRequest(id, { asker: { label: "attacker", sessionId: "attacker-session" }, questions: [{ question: "Anything?" }] });
 }
 
 const forgedAnswers: Answer[] = [{ question: choice.question, answer: "production", kind: "option", source: "dialog" }];

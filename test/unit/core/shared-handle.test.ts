@@ -14,7 +14,7 @@ const claim = (sessionId: string) => ({ sessionId, protocol: PROTOCOL_VERSION })
 const result = (id: string): RelayResult => ({ v: PROTOCOL_VERSION, id, kind: "result", status: "ok", answers: [] });
 const parked = (id: string): ParkedRequest => ({
 	request: { v: PROTOCOL_VERSION, id, asker: { label: id, sessionId: id }, questions: [{ question: `${id}?` }], deadline: 0, dialogTimeoutMs: 0, createdAt: 0 },
-	answers: [],
+	entries: [],
 	queuedAt: 0,
 });
 

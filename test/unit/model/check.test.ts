@@ -6,10 +6,11 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { ERROR_CODES, FRAME_VERSION } from "../../../extensions/checkpoint-bridge/core/frames.ts";
 import { parseInbound, resolveInbound } from "../../../extensions/checkpoint-bridge/core/inbound.ts";
 import { END_REASONS, STATUSES } from "../../../extensions/checkpoint-bridge/model/result.ts";
+import { decodeFrame } from "../../../extensions/checkpoint-bridge/transports/local/frames.ts";
 import { decodeNatsFrame } from "../../../extensions/checkpoint-bridge/transports/nats/frames.ts";
-import { decodeFrame, ERROR_CODES, WIRE_VERSION } from "../../../extensions/checkpoint-bridge/transports/wire.ts";
 
 const ROOT = join(import.meta.dirname, "../../..");
 const SRC = join(ROOT, "extensions/checkpoint-bridge");
@@ -39,7 +40,7 @@ describe("one spelling of error codes (ADR-0011)", () => {
 				.record(
 					{
 						type: fc.constantFrom("hello", "auth", "request", "cancel", "result", "error", "ping", "host", "x"),
-						v: fc.oneof(fc.constant(WIRE_VERSION), fc.integer()),
+						v: fc.oneof(fc.constant(FRAME_VERSION.endpoint), fc.integer()),
 					},
 					{ requiredKeys: [] },
 				)

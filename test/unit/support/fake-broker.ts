@@ -28,24 +28,34 @@ export class FakeNats {
 		return (this.#subs.get(subject)?.size ?? 0) > 0;
 	}
 
+	/** Subscriptions whose subject matches `subject`: exactly, or token by token with `*` for any one token. */
+	#matching(subject: string): Subscription[] {
+		const tokens = subject.split(".");
+		const matches = (pattern: string) => {
+			const parts = pattern.split(".");
+			return parts.length === tokens.length && parts.every((part, i) => part === "*" || part === tokens[i]);
+		};
+		return [...this.#subs].filter(([pattern]) => matches(pattern)).flatMap(([, subs]) => [...subs]);
+	}
+
 	/** Delivers as the server would; a message with a reply to a subject nobody listens on bounces as no-responders. */
 	deliver(from: { cutOff: boolean }, subject: string, data: Uint8Array, reply?: string): void {
 		if (from.cutOff) return;
-		const targets = [...(this.#subs.get(subject) ?? [])];
+		const targets = this.#matching(subject);
 		if (targets.length === 0) {
 			if (reply) this.#bounce(reply);
 			return;
 		}
 		for (const sub of targets)
 			void Promise.resolve().then(() => {
-				if (!sub.client.cutOff && !sub.client.closed) sub.onMessage({ data, ...(reply ? { reply } : {}), noResponders: false });
+				if (!sub.client.cutOff && !sub.client.closed) sub.onMessage({ data, subject, ...(reply ? { reply } : {}), noResponders: false });
 			});
 	}
 
 	#bounce(reply: string): void {
-		for (const sub of [...(this.#subs.get(reply) ?? [])])
+		for (const sub of this.#matching(reply))
 			void Promise.resolve().then(() => {
-				if (!sub.client.cutOff && !sub.client.closed) sub.onMessage({ data: new Uint8Array(), noResponders: true });
+				if (!sub.client.cutOff && !sub.client.closed) sub.onMessage({ data: new Uint8Array(), subject: reply, noResponders: true });
 			});
 	}
 

@@ -44,6 +44,9 @@ export function playSession(factory: Factory, options: SessionOptions) {
 		registerTool: (definition: Tool) => void (definition.name === "ask_user_via_host" ? (tool = definition) : others.set(definition.name, definition)),
 		registerCommand: (name: string, command: unknown) => void commands.set(name, command),
 		appendEntry: (customType: string, data: unknown) => void entries.push({ type: "custom", customType, data }),
+		// A message joins the session as pi keeps it: an entry of its own.
+		sendMessage: (message: { customType: string; details: unknown }) =>
+			void entries.push({ type: "custom_message", customType: message.customType, data: message.details }),
 		getSessionName: () => options.name,
 		// pi activates every registered tool unless the session's tool list says otherwise.
 		getActiveTools: () => options.activeTools ?? [...(tool ? [tool.name] : []), ...others.keys()],

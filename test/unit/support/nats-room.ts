@@ -1,11 +1,13 @@
 /** A host role with a fake UI serving a room on the in-memory NATS, and raw clients that speak frames to it. */
+
+import { FRAME_VERSION } from "../../../extensions/checkpoint-bridge/core/frames.ts";
 import { claimHostRole } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
 import type { LateBook } from "../../../extensions/checkpoint-bridge/core/late.ts";
 import { createHandle, type SharedHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
 import type { QuestionInput } from "../../../extensions/checkpoint-bridge/model/question.ts";
 import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { askOverNats, type NatsAskOptions } from "../../../extensions/checkpoint-bridge/transports/nats/asker.ts";
-import { decodeNatsFrame, encodeNatsFrame, NATS_VERSION, type NatsFrame } from "../../../extensions/checkpoint-bridge/transports/nats/frames.ts";
+import { decodeNatsFrame, encodeNatsFrame, type NatsFrame } from "../../../extensions/checkpoint-bridge/transports/nats/frames.ts";
 import { type RoomServer, serveRoom } from "../../../extensions/checkpoint-bridge/transports/nats/room-server.ts";
 import { newCancelSecret, newKeyPair } from "../../../extensions/checkpoint-bridge/transports/nats/seal.ts";
 import { roomSubjects } from "../../../extensions/checkpoint-bridge/transports/nats/subjects.ts";
@@ -75,18 +77,18 @@ const RAW_CANCEL = newCancelSecret();
 
 /** A cancel frame; with the raw askers' secret unless told otherwise. */
 export function cancelFrame(id: string, secret = RAW_CANCEL.secret): NatsFrame {
-	return { type: "cancel", v: NATS_VERSION, id, reason: "cancelled", secret };
+	return { type: "cancel", v: FRAME_VERSION.nats, id, reason: "cancelled", secret };
 }
 
 /** A ping frame. */
-export const pingFrame = (id: string): NatsFrame => ({ type: "ping", v: NATS_VERSION, id });
+export const pingFrame = (id: string): NatsFrame => ({ type: "ping", v: FRAME_VERSION.nats, id });
 
 /** A request frame as an asker sends it. */
 export function requestFrame(id: string, questions: QuestionInput[], extra: Record<string, unknown> = {}): NatsFrame {
 	const now = Date.now();
 	return {
 		type: "request",
-		v: NATS_VERSION,
+		v: FRAME_VERSION.nats,
 		id,
 		asker: { label: "planner", sessionId: "planner-session" },
 		questions,

@@ -5,8 +5,9 @@
  */
 import { readFile } from "node:fs/promises";
 import net from "node:net";
+import { FRAME_VERSION } from "../../../extensions/checkpoint-bridge/core/frames.ts";
+import { encodeFrame } from "../../../extensions/checkpoint-bridge/transports/local/frames.ts";
 import { freshNonce, proofOf } from "../../../extensions/checkpoint-bridge/transports/local/proof.ts";
-import { encodeFrame, WIRE_VERSION } from "../../../extensions/checkpoint-bridge/transports/wire.ts";
 
 export type RawFrame = Record<string, unknown>;
 
@@ -48,13 +49,13 @@ export function rawConnection(socketPath: string) {
 		});
 	const send = (text: string) => socket.write(text);
 	const nonce = freshNonce();
-	const helloLine = (pid = 99, v = WIRE_VERSION) => encodeFrame({ type: "hello", v, nonce, pid });
+	const helloLine = (pid = 99, v = FRAME_VERSION.endpoint) => encodeFrame({ type: "hello", v, nonce, pid });
 	/** Sends a hello and waits for the welcome; returns the auth line for `token` (a wrong token gives a wrong proof). */
 	const welcome = async (token: string, pid = 99) => {
 		send(helloLine(pid));
 		const got = await frame((f) => f.type === "welcome" || f.type === "error");
 		if (got.type !== "welcome") throw new Error(`no welcome: ${JSON.stringify(got)}`);
-		return encodeFrame({ type: "auth", v: WIRE_VERSION, proof: proofOf(token, "client", nonce, String(got.nonce)) });
+		return encodeFrame({ type: "auth", v: FRAME_VERSION.endpoint, proof: proofOf(token, "client", nonce, String(got.nonce)) });
 	};
 	/** The whole handshake, ready for requests. */
 	const handshake = async (token: string, pid = 99) => void send(await welcome(token, pid));
@@ -69,7 +70,7 @@ export function requestLine(id: string, extra: { label?: string; question?: stri
 	const now = Date.now();
 	return encodeFrame({
 		type: "request",
-		v: extra.v ?? WIRE_VERSION,
+		v: extra.v ?? FRAME_VERSION.endpoint,
 		id,
 		asker: { label: extra.label ?? "intruder", sessionId: "i" },
 		questions: [{ question: extra.question ?? "Let me in?" }],

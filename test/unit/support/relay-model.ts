@@ -13,7 +13,7 @@ import fc from "fast-check";
 import { afterEach, beforeEach, expect, vi } from "vitest";
 import { askViaHost } from "../../../extensions/checkpoint-bridge/core/asker.ts";
 import { VERDICT_GRACE_MS } from "../../../extensions/checkpoint-bridge/core/call.ts";
-import { DEADLINE_TOLERANCE_MS } from "../../../extensions/checkpoint-bridge/core/dialog-host.ts";
+import { CLOCK_TOLERANCE_MS } from "../../../extensions/checkpoint-bridge/core/config.ts";
 import { claimHostRole, HANDOVER_GRACE_MS, type HostRole, STATUS_KEY } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
 import { OBSERVER_EVENTS, type SettledEvent } from "../../../extensions/checkpoint-bridge/core/observers.ts";
 import { PROTOCOL_VERSION, type RelayReply, type RelayRequest, replyChannel } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
@@ -254,7 +254,7 @@ export interface Call {
 const isPending = (call: Call) => call.settlements === 0;
 
 /** A dialog capped by the call's budget that closes this close to the deadline counts as the call's timeout. */
-const nearDeadline = (call: Call, at = Date.now()) => at >= call.askedAt + call.budgetMs - DEADLINE_TOLERANCE_MS;
+const nearDeadline = (call: Call, at = Date.now()) => at >= call.askedAt + call.budgetMs - CLOCK_TOLERANCE_MS;
 type Reply = { ok: boolean; code?: string };
 
 export class Relay {

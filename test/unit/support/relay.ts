@@ -1,6 +1,7 @@
 /** A host role on a private handle, and an asker bound to it: the relay without pi. */
 import { type AskOptions, askViaHost } from "../../../extensions/checkpoint-bridge/core/asker.ts";
 import { claimHostRole, type HostRoleOptions } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
+import { PROTOCOL_VERSION, type RelayRequest } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
 import { createHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
 import type { QuestionInput } from "../../../extensions/checkpoint-bridge/model/question.ts";
 import type { Envelope } from "../../../extensions/checkpoint-bridge/model/result.ts";
@@ -8,6 +9,18 @@ import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/di
 import { type FakeDialog, fakeUI } from "./fake-ui.ts";
 
 export const HOST_SESSION = "host-session-id";
+
+/** A request as an asker puts it on the bus, with 60 s of budget and of dialog time unless `over` says otherwise. */
+export const relayRequest = (id: string, over: Partial<RelayRequest> = {}): RelayRequest => ({
+	v: PROTOCOL_VERSION,
+	id,
+	asker: { label: "planner", sessionId: "planner-session" },
+	questions: [{ question: "Name?" }],
+	deadline: Date.now() + 60_000,
+	dialogTimeoutMs: 60_000,
+	createdAt: Date.now(),
+	...over,
+});
 
 export type AskArgs = Partial<Omit<AskOptions, "handle" | "questions" | "asker">> & { label?: string; sessionId?: string };
 

@@ -5,6 +5,7 @@
  * tells its listeners (the page's live streams) what changed.
  */
 import type { SettledEvent, Snapshot } from "../../core/observers.ts";
+import type { RequestEnd } from "../../core/request-record.ts";
 import type { ObserverHandle } from "../../core/shared-handle.ts";
 import type { AnswerPlace } from "../../model/answer.ts";
 import { answeredWhere } from "../../model/answer-places.ts";
@@ -47,8 +48,13 @@ interface Entry {
 	linkDigest: string;
 }
 
-/** The words for how a request ended: where its answers were given (`words` names some places its own way), or why it has none. */
-export function outcomeText(status: Status, answers: SettledEvent["outcome"]["answers"], note?: string, words?: Partial<Record<AnswerPlace, string>>): string {
+/** The words for how a request ended: where its answers were given (`words` names some places its own way), or why it has none (`end`, the typed reason). */
+export function outcomeText(
+	status: Status,
+	answers: SettledEvent["outcome"]["answers"],
+	end?: RequestEnd,
+	words?: Partial<Record<AnswerPlace, string>>,
+): string {
 	if (status === "ok") return `answered ${answeredWhere(answers, words)}`;
 	switch (status) {
 		case "timeout":
@@ -60,7 +66,7 @@ export function outcomeText(status: Status, answers: SettledEvent["outcome"]["an
 		case "error":
 			return "failed at the host";
 		default:
-			return /outside/.test(note ?? "") ? "cancelled from outside the terminal" : "dismissed in the terminal, or its dialog timed out";
+			return end === "cancelled-outside" ? "cancelled from outside the terminal" : "dismissed in the terminal, or its dialog timed out";
 	}
 }
 
@@ -243,15 +249,15 @@ export class Board {
 		// Its budget ran out but it stays open, marked late (the host keeps it before it settles): the card stays, and so does its link.
 		if (entry && event.outcome.status === "timeout" && this.#isLate(event.requestId)) return this.sync(false);
 		if (entry) {
-			const { status, answers, note } = event.outcome;
+			const { status, answers, end } = event.outcome;
 			const tab = this.#answeringTab;
 			const byTab = tab !== undefined && status === "ok" && answers.some((a) => a.place === "page");
 			this.#remember({
 				requestId: event.requestId,
 				asker: event.asker.label,
-				outcome: outcomeText(status, answers, note, byTab ? OTHER_TAB : undefined),
+				outcome: outcomeText(status, answers, end, byTab ? OTHER_TAB : undefined),
 				settledAt: event.settledAt,
-				...(byTab ? { tab, outcomeHere: outcomeText(status, answers, note, THIS_TAB) } : {}),
+				...(byTab ? { tab, outcomeHere: outcomeText(status, answers, end, THIS_TAB) } : {}),
 			});
 			this.#drop(event.requestId);
 		}

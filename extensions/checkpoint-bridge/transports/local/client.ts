@@ -10,13 +10,14 @@
 import { statSync } from "node:fs";
 import { type CallOptions, lateEnd, runCall } from "../../core/call.ts";
 import { graceEnd } from "../../core/config.ts";
+import { FRAME_VERSION, MAX_FRAME_BYTES, MAX_NOTICE_LENGTH } from "../../core/frames.ts";
 import type { AskerIdentity } from "../../core/identity.ts";
 import { readLateConfig } from "../../core/late.ts";
 import type { Answer } from "../../model/answer.ts";
 import type { Envelope } from "../../model/result.ts";
 import { capLength } from "../../model/sanitise.ts";
-import { decodeFrame, encodeFrame, MAX_FRAME_BYTES, MAX_NOTICE_LENGTH, WIRE_VERSION } from "../wire.ts";
 import { addressOf, type EndpointAddress } from "./address.ts";
+import { decodeFrame, encodeFrame } from "./frames.ts";
 import { hadHost, postLine, type Seat, takeSeat } from "./pool.ts";
 
 export interface RemoteAskOptions extends CallOptions {
@@ -57,7 +58,13 @@ export interface RemoteNotice {
  */
 export function noticeRemote(endpoint: EndpointAddress | string, notice: RemoteNotice, options: { pid?: number } = {}): void {
 	const address = typeof endpoint === "string" ? addressOf(endpoint) : endpoint;
-	const line = encodeFrame({ type: "notice", v: WIRE_VERSION, asker: notice.asker, message: capLength(notice.message, MAX_NOTICE_LENGTH), level: notice.type });
+	const line = encodeFrame({
+		type: "notice",
+		v: FRAME_VERSION.endpoint,
+		asker: notice.asker,
+		message: capLength(notice.message, MAX_NOTICE_LENGTH),
+		level: notice.type,
+	});
 	postLine(address, { sessionId: `${notice.asker.sessionId}\u0000notices`, ...(options.pid === undefined ? {} : { pid: options.pid }) }, line);
 }
 
@@ -91,7 +98,7 @@ export function askRemote(endpoint: EndpointAddress | string, options: RemoteAsk
 		...(options.poolIdleMs === undefined ? {} : { idleMs: options.poolIdleMs }),
 	};
 	return runCall(options, (call) => {
-		const problem = requestProblem(encodeFrame({ ...call.request, type: "request", v: WIRE_VERSION }));
+		const problem = requestProblem(encodeFrame({ ...call.request, type: "request", v: FRAME_VERSION.endpoint }));
 		if (problem !== undefined) return call.finish("error", problem);
 		let ended = false;
 		let seat: Seat | undefined;
@@ -111,7 +118,7 @@ export function askRemote(endpoint: EndpointAddress | string, options: RemoteAsk
 			encodeFrame({
 				...call.request,
 				type: "request",
-				v: WIRE_VERSION,
+				v: FRAME_VERSION.endpoint,
 				...(options.onLate ? { lateFrames: true as const } : {}),
 				...(resent ? { resent: true, ...(answers.length > 0 ? { answers } : {}) } : {}),
 			});
@@ -169,7 +176,10 @@ export function askRemote(endpoint: EndpointAddress | string, options: RemoteAsk
 			// Ended `timeout`: the host may keep the question late, and its end still come on this connection.
 			const late = status === "timeout" && options.onLate ? { onLate: lateEnd(call, options), lateMs: readLateConfig().expiryMs } : undefined;
 			// The host drops the request from its queue or dismisses its open dialog.
-			seat?.leave(cancelHost ? { type: "cancel", v: WIRE_VERSION, id: call.id, reason: status === "timeout" ? "timeout" : "cancelled" } : undefined, late);
+			seat?.leave(
+				cancelHost ? { type: "cancel", v: FRAME_VERSION.endpoint, id: call.id, reason: status === "timeout" ? "timeout" : "cancelled" } : undefined,
+				late,
+			);
 		};
 	});
 }

@@ -8,20 +8,10 @@
  */
 
 import net from "node:net";
+import { ERROR_CODES, type ErrorFrame, FRAME_VERSION, MAX_FRAME_BYTES } from "../../core/frames.ts";
 import type { Checked } from "../../model/check.ts";
-import {
-	type ClientFrame,
-	decodeFrame,
-	ERROR_CODES,
-	type ErrorFrame,
-	encodeFrame,
-	type Frame,
-	HANDSHAKE_MAX_FRAME_BYTES,
-	LineReader,
-	MAX_FRAME_BYTES,
-	WIRE_VERSION,
-} from "../wire.ts";
 import { ENDPOINT_ENV, type EndpointAddress } from "./address.ts";
+import { type ClientFrame, decodeFrame, encodeFrame, type Frame, HANDSHAKE_MAX_FRAME_BYTES, LineReader } from "./frames.ts";
 import { endpointFilesProblem, readPrivateToken } from "./private-files.ts";
 import { checkProof, freshNonce, proofOf } from "./proof.ts";
 
@@ -156,7 +146,7 @@ function attemptHandshake(
 			if (frame.type === "welcome") {
 				if (!checkProof(frame.proof, token, "server", clientNonce, frame.nonce))
 					return settle(distrusted(`it could not prove it holds the token in ${tokenPath}`));
-				socket.write(encodeFrame({ type: "auth", v: WIRE_VERSION, proof: proofOf(token, "client", clientNonce, frame.nonce) }));
+				socket.write(encodeFrame({ type: "auth", v: FRAME_VERSION.endpoint, proof: proofOf(token, "client", clientNonce, frame.nonce) }));
 				reader.maxBytes = MAX_FRAME_BYTES;
 				return settle({ ok: true, connection });
 			}
@@ -167,7 +157,7 @@ function attemptHandshake(
 		const otherVersion = (v: unknown): Connected => ({
 			ok: false,
 			status: "error",
-			note: `The endpoint at ${socketPath} speaks ${Number.isSafeInteger(v) ? `checkpoint-bridge wire v${String(v)}` : "another checkpoint-bridge wire version"}; this process speaks v${WIRE_VERSION}. Run the same version of checkpoint-bridge on both sides; nothing was asked.`,
+			note: `The endpoint at ${socketPath} speaks ${Number.isSafeInteger(v) ? `checkpoint-bridge wire v${String(v)}` : "another checkpoint-bridge wire version"}; this process speaks v${FRAME_VERSION.endpoint}. Run the same version of checkpoint-bridge on both sides; nothing was asked.`,
 		});
 		/** What an unproven endpoint's error frame may tell the caller: its code and version, in this side's words. */
 		const refusedBeforeProof = (frame: ErrorFrame): Connected | Retry => {
@@ -206,6 +196,6 @@ function attemptHandshake(
 				else onHandshakeFrame(checked.frame);
 			}
 		});
-		socket.write(encodeFrame({ type: "hello", v: WIRE_VERSION, nonce: clientNonce, pid: options.pid ?? process.pid }));
+		socket.write(encodeFrame({ type: "hello", v: FRAME_VERSION.endpoint, nonce: clientNonce, pid: options.pid ?? process.pid }));
 	});
 }

@@ -1,39 +1,20 @@
 /**
  * One client connection to the host's endpoint: the handshake (hello, welcome, auth), then any
- * number of requests, cancels and notices, each request put on the process-global bus as a local asker
- * puts its own, under an id of the host's, and its replies written back under the client's id.
- * Before the handshake is done a frame may be a few KiB at most; after it, MAX_FRAME_BYTES.
+ * number of requests, cancels and notices, each handed to the endpoint's bridge (core/bridge.ts),
+ * which puts it on the process-global bus as a local asker puts its own; what comes back is written
+ * to the socket. Before the handshake is done a frame may be a few KiB at most; after it, MAX_FRAME_BYTES.
  */
 import { createHmac } from "node:crypto";
 import type net from "node:net";
 import { nanoid } from "nanoid";
-import { MAX_TIMEOUT_MS, NO_LIMIT } from "../../core/config.ts";
-import { deliveryBox } from "../../core/delivery.ts";
+import type { Bridge } from "../../core/bridge.ts";
+import { type ErrorCode, errorFrame, FRAME_VERSION, type RequestFrame } from "../../core/frames.ts";
 import { type AskerIdentity, markedAsker } from "../../core/identity.ts";
-import type { NoticeWindow } from "../../core/notice-window.ts";
-import { lateChannel, PROTOCOL_VERSION, type RelayLate, type RelayReply, type RelayResult, replyChannel } from "../../core/protocol.ts";
-import type { SharedHandle } from "../../core/shared-handle.ts";
-import type { Answer } from "../../model/answer.ts";
-import { makeEnvelope, type Status } from "../../model/result.ts";
-import {
-	decodeFrame,
-	type ErrorCode,
-	encodeFrame,
-	errorFrame,
-	type Frame,
-	HANDSHAKE_MAX_FRAME_BYTES,
-	LineReader,
-	type NoticeFrame,
-	type RequestFrame,
-	WIRE_VERSION,
-} from "../wire.ts";
+import { decodeFrame, encodeFrame, type Frame, HANDSHAKE_MAX_FRAME_BYTES, LineReader } from "./frames.ts";
 import { checkProof, freshNonce, proofOf } from "./proof.ts";
 
 /** How long a refused connection is drained before it is destroyed, if the client does not close it first. @default 1000 */
 const REFUSAL_LINGER_MS = 1_000;
-
-/** Requests of one connection that ended `timeout` and may still end late, kept for their late frame; the oldest go first. @default 64 */
-const MAX_LATE_PER_CONNECTION = 64;
 
 /** How a remote asker is shown: its own label, marked with the process it asks from. */
 export function remoteAsker(asker: AskerIdentity, pid: number): AskerIdentity {
@@ -41,34 +22,18 @@ export function remoteAsker(asker: AskerIdentity, pid: number): AskerIdentity {
 	return markedAsker(asker, `pid ${pid}`);
 }
 
-interface Forwarded {
-	/** The id the request has in the host: never the client's, so no client can address another's replies. */
-	hostId: string;
-	listener: (reply: RelayReply) => void;
-	answers: Answer[];
-	/** Asked with `wait: false`: outlives its connection, its end then going to the host's session. */
-	later?: { asker: AskerIdentity; questions: string[]; createdAt: number };
-	/** The asker takes late frames (RequestFrame.lateFrames). */
-	lateFrames?: true;
-}
-
 /** What every connection of one endpoint shares; the defaults are the endpoint's (server.ts). */
 export interface ConnectionOptions {
-	handle: SharedHandle;
+	/** The endpoint's bridge to the bus, for all its connections together (its caps and its one window of notices). */
+	bridge: Bridge;
 	/** The endpoint's secret, which both sides prove they hold. */
 	token: Buffer;
 	/** Longest frame once the handshake is done. */
 	maxFrameBytes: number;
 	/** The handshake must be done within this long of the accept. */
 	helloTimeoutMs: number;
-	/** Most requests one connection may have open at once. */
-	maxOpenRequests: number;
-	/** The endpoint's one window of notices, for all its connections together: a hundred connections bring no more than one. */
-	notices: NoticeWindow;
 	/** Called once, when the client has proven itself. */
 	onAuthenticated: () => void;
-	/** How many connections of the endpoint forward each re-sent request (by its id in the host): one sent again twice is shown once. */
-	resentHolders: Map<string, number>;
 }
 
 /** The host's id for a re-sent request: the same for every copy the asker sends, unguessable without the token. */
@@ -86,9 +51,6 @@ export class Connection {
 	readonly #origin = `local:${nanoid()}`;
 	#clientNonce = "";
 	#serverNonce = "";
-	readonly #requests = new Map<string, Forwarded>();
-	/** Late frames (ask now, answer later): requests that ended `timeout` and may end late, by client id, oldest first. */
-	readonly #late = new Map<string, { hostId: string; listener: (late: RelayLate, taken: (sent: boolean) => void) => void }>();
 	readonly #reader = new LineReader(HANDSHAKE_MAX_FRAME_BYTES);
 	readonly #helloTimer: ReturnType<typeof setTimeout>;
 	/** Frames are being gathered for one write at the end of this turn of the event loop. */
@@ -131,7 +93,7 @@ export class Connection {
 		// Half-close and keep draining what a proven client already sent: destroying at once would answer
 		// its in-flight frames with a reset, and the client could lose the error frame that says why.
 		// An unproven one is not read any further: what it sends (a flood, say) stays in the kernel's buffer.
-		this.socket.end(encodeFrame(errorFrame(code, message)));
+		this.socket.end(encodeFrame(errorFrame("endpoint", code, message)));
 		if (!proven) this.socket.pause();
 		const linger = setTimeout(() => this.socket.destroy(), REFUSAL_LINGER_MS);
 		linger.unref();
@@ -149,7 +111,8 @@ export class Connection {
 		if (this.#stage === "closed") return;
 		this.#stage = "closed";
 		clearTimeout(this.#helloTimer);
-		for (const [clientId, forwarded] of this.#requests) this.#answer(clientId, "no-host", note, forwarded.answers);
+		const { bridge } = this.options;
+		for (const held of bridge.held(this.#origin)) this.#send(bridge.result(held.id, "no-host", note, held.answers));
 		this.#cancelAll();
 		this.socket.end(() => this.socket.destroy());
 	}
@@ -180,7 +143,7 @@ export class Connection {
 				this.#stage = "auth";
 				this.#send({
 					type: "welcome",
-					v: WIRE_VERSION,
+					v: FRAME_VERSION.endpoint,
 					proof: proofOf(this.options.token, "server", this.#clientNonce, this.#serverNonce),
 					nonce: this.#serverNonce,
 				});
@@ -199,15 +162,12 @@ export class Connection {
 			case "request":
 				return this.#forward(frame);
 			case "notice":
-				return this.#notice(frame);
+				// Past the endpoint's window, dropped (a notice is a courtesy).
+				return this.options.bridge.notice(remoteAsker(frame.asker, this.#pid), frame, this.#origin);
 			case "cancel": {
-				const forwarded = this.#requests.get(frame.id);
-				if (!forwarded) return; // already settled: the cancel crossed the result
-				this.#drop(frame.id, forwarded);
-				// Its budget ran out before the host's verdict came: the host keeps the question late, and its end may still come.
-				if (frame.reason === "timeout" && forwarded.lateFrames) this.#awaitLate(frame.id, forwarded.hostId);
-				// The asker gave up: whatever other connection still carries it, the request goes.
-				this.options.handle.bus.emit("cancel", { v: PROTOCOL_VERSION, id: forwarded.hostId, reason: frame.reason });
+				const held = this.options.bridge.get(this.#origin, frame.id);
+				// Not held: already settled, the cancel crossed the result. The asker gave up: whatever other connection still carries it, the request goes.
+				if (held) this.options.bridge.giveUp(held, frame.reason);
 				return;
 			}
 			default:
@@ -216,159 +176,36 @@ export class Connection {
 	}
 
 	#forward(frame: RequestFrame): void {
-		if (this.#requests.has(frame.id)) return this.refuse("unexpected", `Request id ${frame.id} is already open on this connection.`);
-		const { maxOpenRequests } = this.options;
-		// The request is refused, not the connection: its other requests carry on.
-		if (this.#requests.size >= maxOpenRequests)
-			return this.#answer(
-				frame.id,
-				"error",
-				`This connection already has ${maxOpenRequests} open requests, the most one connection may have (maxOpenRequests); ask again once one of them has settled.`,
-			);
-		const { bus } = this.options.handle;
-		const clientId = frame.id;
-		const claim = this.options.handle.host();
-		// The same answers a local asker gets when there is no host, or one of another version.
-		if (!claim)
-			return this.#answer(clientId, "no-host", "No session with a UI holds the host role in the host process (it is between sessions, or it has none).");
-		if (claim.protocol !== PROTOCOL_VERSION)
-			return this.#answer(clientId, "error", `The host speaks checkpoint-bridge protocol v${claim.protocol}; its endpoint speaks v${PROTOCOL_VERSION}.`);
-		const holders = this.options.resentHolders;
-		const hostId = frame.resent === true ? resentHostId(this.options.token, this.#pid, frame.asker.sessionId, clientId) : nanoid();
-		// Sent again while the host still holds it (through another connection): this one hears its replies too, nothing is shown twice.
-		const alreadyHeld = (holders.get(hostId) ?? 0) > 0;
-		const forwarded: Forwarded = {
-			hostId,
-			answers: [],
-			listener: (reply) => {
-				// Only what the host role sent goes back to the remote asker.
-				if (!this.options.handle.isFromHost(reply, forwarded.hostId)) return;
-				forwarded.answers = reply.answers;
-				if (reply.kind === "result") {
-					this.#drop(clientId, forwarded);
-					if (this.#stage === "closed" && forwarded.later) return this.#deliverHere(clientId, forwarded.later, reply);
-					if (reply.status === "timeout" && forwarded.lateFrames) this.#awaitLate(clientId, forwarded.hostId);
-					this.#send({ ...reply, type: "result", v: WIRE_VERSION, id: clientId });
-				} else if (reply.kind === "progress") this.#send({ ...reply, type: "progress", v: WIRE_VERSION, id: clientId });
+		const { bridge, token } = this.options;
+		if (bridge.get(this.#origin, frame.id)) return this.refuse("unexpected", `Request id ${frame.id} is already open on this connection.`);
+		const resent = frame.resent === true;
+		bridge.take(
+			{
+				client: this.#origin,
+				id: frame.id,
+				asker: remoteAsker(frame.asker, this.#pid),
+				questions: frame.questions,
+				deadline: frame.deadline,
+				dialogTimeoutMs: frame.dialogTimeoutMs,
+				createdAt: frame.createdAt,
+				origin: this.#origin,
+				// The same id in the host for every copy the asker sends, unguessable without the token.
+				...(resent ? { resent, hostId: resentHostId(token, this.#pid, frame.asker.sessionId, frame.id), answers: () => frame.answers ?? [] } : {}),
+				...(frame.later ? { later: frame.later } : {}),
+				send: (reply) => this.#send(reply),
+				// Late frames: the socket took it, or the host's session gets it.
+				...(frame.lateFrames ? { sendLate: (late) => this.#send(late) } : {}),
 			},
-		};
-		const asker = remoteAsker(frame.asker, this.#pid);
-		if (frame.later) forwarded.later = { asker, questions: frame.questions.map((q) => String(q?.question)), createdAt: frame.createdAt };
-		if (frame.lateFrames) forwarded.lateFrames = true;
-		this.#requests.set(clientId, forwarded);
-		holders.set(hostId, (holders.get(hostId) ?? 0) + 1);
-		// Listen before asking: the host may answer at once (a malformed or expired request).
-		bus.on(replyChannel(forwarded.hostId), forwarded.listener);
-		if (alreadyHeld) return;
-		const now = Date.now();
-		// The wire's request becomes a bus message in this copy's protocol version.
-		const delivered = bus.emit("request", {
-			v: PROTOCOL_VERSION,
-			id: forwarded.hostId,
-			asker,
-			questions: frame.questions,
-			// Clamped as a local call's budgets are, so a remote request cannot hold the queue longer than a local one could;
-			// one without a budget (0) is held while its connection lives, as a local one is while its session does.
-			deadline: frame.deadline === NO_LIMIT ? NO_LIMIT : Math.min(frame.deadline, now + MAX_TIMEOUT_MS),
-			dialogTimeoutMs: Math.min(frame.dialogTimeoutMs, MAX_TIMEOUT_MS),
-			createdAt: frame.createdAt,
-			// Set here, never taken from the frame: the asker cannot claim another connection's origin.
-			origin: this.#origin,
-			...(frame.later ? { later: true as const } : {}),
-			// Sent again after its host went away: what it was told is not asked again (the host checks each answer).
-			...(frame.resent === true ? { resent: true, ...(frame.answers && frame.answers.length > 0 ? { answers: frame.answers } : {}) } : {}),
-		});
-		if (!delivered && this.#requests.get(clientId) === forwarded) {
-			this.#drop(clientId, forwarded);
-			this.#answer(clientId, "no-host", "The host role is claimed in the host process but nothing is listening for questions.");
-		}
+			undefined,
+		);
 	}
 
-	/** A notice onto the bus as a local one is put, marked with the asking process; past the endpoint's window, dropped (a notice is a courtesy). */
-	#notice(frame: NoticeFrame): void {
-		if (!this.options.notices.take()) return;
-		this.options.handle.bus.emit("relay:notice", {
-			v: PROTOCOL_VERSION,
-			asker: remoteAsker(frame.asker, this.#pid),
-			message: frame.message,
-			type: frame.level,
-			origin: this.#origin,
-		});
-	}
-
-	/** A result the endpoint gives itself, without the host. */
-	#answer(clientId: string, status: Status, note: string, answers: Answer[] = []): void {
-		this.#send({ type: "result", v: WIRE_VERSION, id: clientId, kind: "result", status, answers, note });
-	}
-
-	/** Stops forwarding the request; true when no other connection forwards it. */
-	#drop(clientId: string, forwarded: Forwarded): boolean {
-		this.options.handle.bus.off(replyChannel(forwarded.hostId), forwarded.listener);
-		this.#requests.delete(clientId);
-		const holders = this.options.resentHolders;
-		const left = (holders.get(forwarded.hostId) ?? 1) - 1;
-		if (left > 0) holders.set(forwarded.hostId, left);
-		else holders.delete(forwarded.hostId);
-		return left <= 0;
-	}
-
-	/** The end of a `wait: false` request whose asking process is gone: a message to the host's session, naming the asker. */
-	#deliverHere(clientId: string, later: NonNullable<Forwarded["later"]>, result: RelayResult): void {
-		const envelope = makeEnvelope(result.status, [...result.answers], result.note, {
-			requestId: clientId,
-			asker: later.asker.label,
-			waitedMs: Date.now() - later.createdAt,
-			...(result.reason ? { reason: result.reason } : {}),
-		});
-		const delivery = {
-			requestId: clientId,
-			askerSessionId: later.asker.sessionId,
-			asker: later.asker.label,
-			questions: later.questions,
-			queuedAt: later.createdAt,
-		};
-		deliveryBox(() => this.options.handle.host()?.sessionId).deliver({ ...delivery, envelope }, { gone: true });
-	}
-
-	/**
-	 * Late frames (ask now, answer later): listens for the late end of request `clientId`, which ended
-	 * `timeout`, and sends it on as a `late` frame; the host is told whether it went (a closed
-	 * connection's did not: the host's session gets it). Bounded per connection, the oldest dropped.
-	 */
-	#awaitLate(clientId: string, hostId: string): void {
-		if (this.#stage === "closed") return;
-		this.#dropLate(clientId);
-		const listener = (late: RelayLate, taken: (sent: boolean) => void) => {
-			// Only what the host role sealed for this request goes on.
-			if (!this.options.handle.isFromHost(late, hostId)) return;
-			this.#dropLate(clientId);
-			const { v: _v, ...rest } = late;
-			taken(this.#send({ ...rest, type: "late", v: WIRE_VERSION, id: clientId }));
-		};
-		this.#late.set(clientId, { hostId, listener });
-		this.options.handle.bus.on(lateChannel(hostId), listener);
-		// A Map iterates in insertion order: the first is the oldest.
-		if (this.#late.size > MAX_LATE_PER_CONNECTION) this.#dropLate(this.#late.keys().next().value!);
-	}
-
-	/** Stops listening for request `clientId`'s late end (every one's when none is named). */
-	#dropLate(clientId?: string): void {
-		for (const id of clientId === undefined ? [...this.#late.keys()] : [clientId]) {
-			const entry = this.#late.get(id);
-			if (!entry) continue;
-			this.#late.delete(id);
-			this.options.handle.bus.off(lateChannel(entry.hostId), entry.listener);
-		}
-	}
-
-	/** Stops forwarding and takes every open request off the host, closing its dialog (unless another connection still carries it); on a close, a `wait: false` one stays. */
-	#cancelAll(keepLater = false): void {
+	/** Stops forwarding and takes every open request off the host, closing its dialog (unless another connection still carries it). */
+	#cancelAll(): void {
+		const { bridge } = this.options;
 		// A closing connection takes no late frame: the host's session gets those ends.
-		this.#dropLate();
-		for (const [clientId, forwarded] of [...this.#requests]) {
-			if (keepLater && forwarded.later) continue;
-			if (this.#drop(clientId, forwarded)) this.options.handle.bus.emit("cancel", { v: PROTOCOL_VERSION, id: forwarded.hostId, reason: "cancelled" });
-		}
+		bridge.dropLate(this.#origin);
+		for (const held of bridge.held(this.#origin)) bridge.release(held);
 	}
 
 	/** Writes a frame; false when the socket no longer takes any. */
@@ -395,6 +232,6 @@ export class Connection {
 		clearTimeout(this.#helloTimer);
 		// The asker's process ended or dropped the connection: its dialogs close and its queued questions go,
 		// but for those asked with wait: false, whose end then reaches the host's session.
-		this.#cancelAll(true);
+		this.options.bridge.leave(this.#origin);
 	}
 }

@@ -8,9 +8,10 @@
  * not keep the process alive and is closed after `idleMs`.
  */
 
-import type { Frame, LateFrame, ProgressFrame, ResultFrame } from "../wire.ts";
+import type { LateFrame, ReplyFrame } from "../../core/frames.ts";
 import type { EndpointAddress } from "./address.ts";
 import { connectToHost, type HostConnection } from "./connect.ts";
+import type { Frame } from "./frames.ts";
 import { DEFAULT_MAX_OPEN_REQUESTS } from "./server.ts";
 
 /** Default of PoolKey.idleMs: long enough to carry a burst of calls, short enough not to hold a host's descriptor for long. */
@@ -38,7 +39,7 @@ export interface PooledCall {
 	/** The request's line (encodeFrame), sent once the host has proven itself. */
 	readonly line: string;
 	/** A progress or result frame carrying this call's id. */
-	onReply(frame: ProgressFrame | ResultFrame): void;
+	onReply(frame: ReplyFrame): void;
 	/** The connection could not be opened, or ended: the call settles with this. */
 	onEnd(status: "no-host" | "error", note: string): void;
 }

@@ -7,7 +7,7 @@
  * side's proof from being replayed as the other's.
  */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { WIRE_VERSION } from "../wire.ts";
+import { FRAME_VERSION } from "../../core/frames.ts";
 
 /** Which side a proof is from. */
 export type ProofSide = "server" | "client";
@@ -19,7 +19,7 @@ export function freshNonce(): string {
 
 /** The proof `side` gives for this pair of nonces under `token`. */
 export function proofOf(token: string | Buffer, side: ProofSide, clientNonce: string, serverNonce: string): string {
-	return createHmac("sha256", token).update(`checkpoint-bridge wire v${WIRE_VERSION} ${side}\n${clientNonce}\n${serverNonce}`).digest("base64url");
+	return createHmac("sha256", token).update(`checkpoint-bridge wire v${FRAME_VERSION.endpoint} ${side}\n${clientNonce}\n${serverNonce}`).digest("base64url");
 }
 
 /** Whether `given` is the proof `side` owes, compared in constant time. */

@@ -11,9 +11,9 @@ import { promises as fs, rmSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { nanoid } from "nanoid";
-import { NoticeWindow } from "../../core/notice-window.ts";
+import { Bridge } from "../../core/bridge.ts";
+import { MAX_FRAME_BYTES } from "../../core/frames.ts";
 import type { SharedHandle } from "../../core/shared-handle.ts";
-import { MAX_FRAME_BYTES } from "../wire.ts";
 import { addressOf, advertise, type EndpointAddress, SOCKET_NAME } from "./address.ts";
 import { type Advertisement, advertiseEndpoint, ENDPOINT_DIR_PREFIX } from "./advertisement.ts";
 import { Connection } from "./connection.ts";
@@ -25,6 +25,8 @@ const DEFAULT_HELLO_TIMEOUT_MS = 2_000;
 const DEFAULT_MAX_PENDING_CONNECTIONS = 128;
 /** Default of EndpointOptions.maxOpenRequests. */
 export const DEFAULT_MAX_OPEN_REQUESTS = 128;
+/** Requests of one connection that ended `timeout` and may still end late, kept for their late frame; the oldest go first. @default 64 */
+const MAX_LATE_PER_CONNECTION = 64;
 
 export interface EndpointOptions {
 	/** The process's shared handle: its bus reaches the host, its claim says whether there is one. */
@@ -170,14 +172,24 @@ export async function startEndpoint(options: EndpointOptions): Promise<LocalEndp
 		throw error;
 	}
 
+	const maxOpenRequests = options.maxOpenRequests ?? DEFAULT_MAX_OPEN_REQUESTS;
 	const shared = {
-		handle,
+		bridge: new Bridge({
+			handle,
+			transport: "endpoint",
+			server: "endpoint",
+			caps: {
+				perClient: {
+					max: maxOpenRequests,
+					refusal: (held) =>
+						`This connection already has ${held} open requests, the most one connection may have (maxOpenRequests); ask again once one of them has settled.`,
+				},
+			},
+			lateCaps: { perClient: MAX_LATE_PER_CONNECTION },
+		}),
 		token: Buffer.from(token, "utf8"),
 		maxFrameBytes: options.maxFrameBytes ?? MAX_FRAME_BYTES,
 		helloTimeoutMs: options.helloTimeoutMs ?? DEFAULT_HELLO_TIMEOUT_MS,
-		maxOpenRequests: options.maxOpenRequests ?? DEFAULT_MAX_OPEN_REQUESTS,
-		notices: new NoticeWindow(),
-		resentHolders: new Map<string, number>(),
 	};
 	const maxPending = Math.max(1, options.maxPendingConnections ?? DEFAULT_MAX_PENDING_CONNECTIONS);
 	// Connections that have not proven themselves, oldest first: what a flood of idle or junk connections can hold is bounded by this.

@@ -1,26 +1,26 @@
 /**
- * The asking side on NATS, with the contract of askViaHost and askRemote: one connection per call,
- * one inbox for the host's replies, settled exactly once by call.ts (result, budget, abort, or the
- * host gone). A broker does not say when the host dies or hangs, so the asker pings its request and
+ * The asking side on NATS, with the contract of askViaHost and askRemote: a lease on the process's
+ * kept connection per call (kept.ts), one inbox of its own for the host's replies, settled exactly
+ * once by call.ts (result, budget, abort, or the host gone). A broker does not say when the host dies or hangs, so the asker pings its request and
  * counts the host gone when pongs stop (or the server says nobody serves the room). With a grace
  * (CHECKPOINT_BRIDGE_HOST_GRACE_MS), a lost host is waited for: the request, with the answers given
  * so far, is re-sent until a host takes it or the grace ends. The first host frame sealed for this
- * call's key names the host; from then on only that host's frames count (seal.ts), until it is lost.
+ * process's key and this call's id names the host; from then on only that host's frames count (seal.ts), until it is lost.
  */
 import os from "node:os";
 import { type CallOptions, lateEnd, runCall } from "../../core/call.ts";
 import { graceEnd, MAX_TIMEOUT_MS, NO_LIMIT } from "../../core/config.ts";
+import { FRAME_VERSION, MAX_NOTICE_LENGTH } from "../../core/frames.ts";
 import type { AskerIdentity } from "../../core/identity.ts";
 import { readLateConfig } from "../../core/late.ts";
 import type { Answer } from "../../model/answer.ts";
 import type { Envelope } from "../../model/result.ts";
 import { capLength } from "../../model/sanitise.ts";
-import { MAX_NOTICE_LENGTH } from "../wire.ts";
 import type { Broker, BrokerMessage } from "./broker.ts";
 import type { NatsConfig } from "./config.ts";
-import { decodeNatsFrame, encodeNatsFrame, MAX_MACHINE_LENGTH, NATS_VERSION, type NatsFrame, type Sealed } from "./frames.ts";
+import { decodeNatsFrame, encodeNatsFrame, MAX_MACHINE_LENGTH, type NatsFrame, type Sealed } from "./frames.ts";
 import { PING_INTERVAL_MS, RESEND_INTERVAL_MS, SILENCE_MS, TICK_MS } from "./liveness.ts";
-import { newCancelSecret, newKeyPair, sealValid, sharedKey } from "./seal.ts";
+import { type KeyPair, newCancelSecret, newKeyPair, sealValid, sharedKey } from "./seal.ts";
 import { roomSubjects } from "./subjects.ts";
 
 /** One NATS call: the call's options plus how to connect and which room to ask. */
@@ -62,7 +62,7 @@ export async function noticeOverNats(options: NatsNoticeOptions): Promise<void> 
 			roomSubjects(options.config.prefix).notice,
 			encodeNatsFrame({
 				type: "notice",
-				v: NATS_VERSION,
+				v: FRAME_VERSION.nats,
 				asker: notice.asker,
 				message: capLength(notice.message, MAX_NOTICE_LENGTH),
 				level: notice.type,
@@ -75,6 +75,23 @@ export async function noticeOverNats(options: NatsNoticeOptions): Promise<void> 
 		// A notice is a courtesy.
 	}
 }
+
+/**
+ * The process's X25519 key pair, made at its first call, and the MAC keys derived with it by host
+ * key: a key pair and an ECDH per call cost about 80 µs, and the key's secrecy, not its age, is what
+ * keeps another client from sealing in a host's name (each frame's MAC also covers its call's id).
+ * Only keys whose frame's seal checked are kept, the newest few.
+ */
+let processKeys: KeyPair | undefined;
+const macKeys = new Map<string, Buffer>();
+/** Host keys whose MAC key is kept. @default 8 */
+const MAC_KEYS_KEPT = 8;
+const macKeyFor = (hostKey: string) => macKeys.get(hostKey) ?? sharedKey((processKeys ??= newKeyPair()).privateKey, hostKey);
+const keepMacKey = (hostKey: string, macKey: Buffer) => {
+	macKeys.delete(hostKey);
+	macKeys.set(hostKey, macKey);
+	if (macKeys.size > MAC_KEYS_KEPT) macKeys.delete(macKeys.keys().next().value!);
+};
 
 /** Whether a host has ever held a request of this process: an asker that never had a host does not wait for one. */
 let hadNatsHost = false;
@@ -128,7 +145,7 @@ export function askOverNats(options: NatsAskOptions): Promise<Envelope> {
 		let lostNote = "";
 		let resent = false;
 		let ticker: ReturnType<typeof setInterval> | undefined;
-		const keys = newKeyPair();
+		const keys = (processKeys ??= newKeyPair());
 		const cancelSecret = newCancelSecret();
 		/** The host that took the request: its key, and the MAC key its frames must carry. */
 		let pinned: { hostKey: string; macKey: Buffer } | undefined;
@@ -137,8 +154,9 @@ export function askOverNats(options: NatsAskOptions): Promise<Envelope> {
 		const sealedForUs = (frame: Sealed) => {
 			if (frame.hostKey === undefined) return false;
 			if (pinned) return frame.hostKey === pinned.hostKey && sealValid(frame as Record<string, unknown>, pinned.macKey);
-			const macKey = sharedKey(keys.privateKey, frame.hostKey);
+			const macKey = macKeyFor(frame.hostKey);
 			if (!macKey || !sealValid(frame as Record<string, unknown>, macKey)) return false;
+			keepMacKey(frame.hostKey, macKey);
 			pinned = { hostKey: frame.hostKey, macKey };
 			return true;
 		};
@@ -150,7 +168,7 @@ export function askOverNats(options: NatsAskOptions): Promise<Envelope> {
 				...call.request,
 				type: "request",
 				// Frames carry the wire's version; the room server puts the bus's back on (as the local endpoint does).
-				v: NATS_VERSION,
+				v: FRAME_VERSION.nats,
 				// A call without a budget says so by its deadline of 0 (NO_LIMIT); a room server that does not know that holds it for the longest budget.
 				budgetMs: call.request.deadline === NO_LIMIT ? MAX_TIMEOUT_MS : Math.max(0, call.request.deadline - Date.now()),
 				pid,
@@ -229,7 +247,7 @@ export function askOverNats(options: NatsAskOptions): Promise<Envelope> {
 				if (now - lastHeard > silenceMs) return hostLost("The host stopped answering (it ended, hung, or was cut off) before the questions were answered.");
 				if (now - lastSent >= PING_INTERVAL_MS) {
 					lastSent = now;
-					publish(subjects.ping, { type: "ping", v: NATS_VERSION, id: call.id });
+					publish(subjects.ping, { type: "ping", v: FRAME_VERSION.nats, id: call.id });
 				}
 				return;
 			}
@@ -287,7 +305,7 @@ export function askOverNats(options: NatsAskOptions): Promise<Envelope> {
 			if (cancelHost && reached)
 				publish(subjects.cancel, {
 					type: "cancel",
-					v: NATS_VERSION,
+					v: FRAME_VERSION.nats,
 					id: call.id,
 					reason: status === "timeout" ? "timeout" : "cancelled",
 					secret: cancelSecret.secret,

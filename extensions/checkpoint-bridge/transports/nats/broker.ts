@@ -9,6 +9,8 @@ import type { NatsConfig } from "./config.ts";
 /** One message delivered to a subscription. */
 export interface BrokerMessage {
 	data: Uint8Array;
+	/** The subject it was published to: what tells apart the messages of one wildcard subscription. */
+	subject?: string;
 	/** The sender's reply subject, if it gave one. */
 	reply?: string;
 	/** The server's "no responders" status: a message published with this reply subject reached nobody. */
@@ -134,7 +136,7 @@ export async function connectBroker(config: NatsConfig, options: BrokerOptions):
 				callback: (error, msg) => {
 					if (error) return;
 					const noResponders = msg.data.length === 0 && msg.headers?.code === 503;
-					onMessage({ data: msg.data, ...(msg.reply ? { reply: msg.reply } : {}), noResponders });
+					onMessage({ data: msg.data, subject: msg.subject, ...(msg.reply ? { reply: msg.reply } : {}), noResponders });
 				},
 			});
 			return () => {

@@ -1,36 +1,33 @@
 /**
- * Frames on NATS: one JSON frame per message. The four bus messages and the error frame are the
- * local socket's (wire.ts, checked by the same validator); NATS adds what a broker does not give
+ * Frames on NATS: one JSON frame per message, in NATS's frame version (core/frames.ts). The bus
+ * messages and the error frame are those both transports carry (core/frames.ts, checked by the same
+ * check); NATS adds what a broker does not give
  * for free: the budget as milliseconds left (clocks differ), where the asker runs, the answers it
  * already has when it re-sends, and heartbeats both ways (`ping` from the asker, `pong` from the host).
  * Since v3 a request carries the asker's public key and the hash of its cancel secret, a cancel the
  * secret, and the host's frames for a request its key and a MAC (seal.ts).
  */
-import { type Answer, type AnswerKind, OUTSIDE_SOURCES } from "../../model/answer.ts";
-import type { Checked } from "../../model/check.ts";
-import { MAX_REQUEST_ID_LENGTH } from "../../model/limits.ts";
-import { shownValue } from "../../model/sanitise.ts";
+
 import {
 	type CancelFrame,
 	checkFrame,
-	type ErrorCode,
 	type ErrorFrame,
-	isAnswers,
+	type FrameRefusal,
+	isId,
+	isRecord,
+	isSharedFrame,
 	type LateFrame,
 	MAX_FRAME_BYTES,
 	type NoticeFrame,
 	type ProgressFrame,
 	type RequestFrame,
 	type ResultFrame,
-	WIRE_VERSION,
-} from "../wire.ts";
+	unknownFrameType,
+} from "../../core/frames.ts";
+import { type Answer, type AnswerKind, OUTSIDE_SOURCES } from "../../model/answer.ts";
+import type { Checked } from "../../model/check.ts";
+import { MAX_REQUEST_ID_LENGTH } from "../../model/limits.ts";
 import { isSealText } from "./seal.ts";
-
-/**
- * The version of NATS frames, apart from the local socket's WIRE_VERSION. v2 shared the socket's
- * frames; v3 adds the keys, the cancel secret and the MACs, which a v2 peer neither sends nor checks.
- */
-export const NATS_VERSION = 3;
 
 /** Longest machine name accepted; longer ones are refused, not cut. */
 export const MAX_MACHINE_LENGTH = 64;
@@ -113,23 +110,18 @@ export type NatsFrame =
 	| HostFrame;
 
 /** A checked message: its frame, or why it is refused (the code an error frame carries). */
-export type NatsFrameCheck = Checked<{ frame: NatsFrame }, { code: ErrorCode; message: string }>;
+export type NatsFrameCheck = Checked<{ frame: NatsFrame }, FrameRefusal>;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });
-
-/** An error frame in this side's NATS version. */
-export function natsErrorFrame(code: ErrorCode, message: string): ErrorFrame {
-	return { type: "error", v: NATS_VERSION, code, message };
-}
+/** What a bad id is told, for `field` (`ping.id`, say). */
+const idProblem = (field: string) => `${field} must be a non-empty string of at most ${MAX_REQUEST_ID_LENGTH} characters`;
 
 /** One frame as message bytes. */
 export function encodeNatsFrame(frame: NatsFrame): Uint8Array {
 	return encoder.encode(JSON.stringify(frame));
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-const isId = (v: unknown): v is string => typeof v === "string" && v !== "" && v.length <= MAX_REQUEST_ID_LENGTH;
 const KINDS: readonly AnswerKind[] = ["option", "other", "text", "confirm"];
 const SOURCES: readonly unknown[] = ["dialog", "shared", ...OUTSIDE_SOURCES];
 
@@ -154,7 +146,7 @@ function sealProblem(frame: Record<string, unknown>): string | undefined {
 	return undefined;
 }
 
-/** What is wrong with the NATS-only parts of a frame; undefined when they check out. */
+/** What is wrong with the NATS-only parts of a frame, or with a frame only NATS carries; undefined when they check out. */
 function natsProblem(frame: Record<string, unknown>): string | undefined {
 	switch (frame.type) {
 		case "request":
@@ -164,8 +156,6 @@ function natsProblem(frame: Record<string, unknown>): string | undefined {
 			if (!Number.isSafeInteger(frame.pid) || (frame.pid as number) <= 0) return "request.pid must be a positive integer";
 			if (typeof frame.machine !== "string" || frame.machine.trim() === "" || frame.machine.length > MAX_MACHINE_LENGTH)
 				return `request.machine must be a non-empty string of at most ${MAX_MACHINE_LENGTH} characters`;
-			if (frame.answers !== undefined && !isAnswers(frame.answers)) return "request.answers must be [{question, answer}] strings";
-			if (frame.resent !== undefined && typeof frame.resent !== "boolean") return "request.resent must be a boolean";
 			return undefined;
 		case "notice":
 			if (!Number.isSafeInteger(frame.pid) || (frame.pid as number) <= 0) return "notice.pid must be a positive integer";
@@ -173,11 +163,11 @@ function natsProblem(frame: Record<string, unknown>): string | undefined {
 				return `notice.machine must be a non-empty string of at most ${MAX_MACHINE_LENGTH} characters`;
 			return undefined;
 		case "ping":
-			return isId(frame.id) ? undefined : "ping.id must be a non-empty string";
+			return isId(frame.id) ? undefined : idProblem("ping.id");
 		case "pong":
-			if (!isId(frame.id)) return "pong.id must be a non-empty string";
+			if (!isId(frame.id)) return idProblem("pong.id");
 			if (typeof frame.held !== "boolean") return "pong.held must be a boolean";
-			if (!isId(frame.host)) return "pong.host must be a non-empty string";
+			if (!isId(frame.host)) return idProblem("pong.host");
 			if (frame.note !== undefined && typeof frame.note !== "string") return "pong.note must be a string";
 			return sealProblem(frame);
 		case "cancel":
@@ -187,16 +177,16 @@ function natsProblem(frame: Record<string, unknown>): string | undefined {
 		case "late":
 			return sealProblem(frame);
 		case "host":
-			return isId(frame.host) ? undefined : "host.host must be a non-empty string";
+			return isId(frame.host) ? undefined : idProblem("host.host");
 		default:
-			return undefined;
+			return isSharedFrame(frame) ? undefined : unknownFrameType(frame);
 	}
 }
 
 /**
  * Checks one message: its size, UTF-8, JSON, version (before the fields: another version may have
- * other fields), then the wire fields (wire.ts) and the NATS ones. Hello frames are the socket's
- * and are refused here: on NATS the server authenticates.
+ * other fields), then the shared fields (core/frames.ts) and the NATS ones. Hello frames are the
+ * socket's and are refused here: on NATS the server authenticates.
  */
 export function decodeNatsFrame(data: Uint8Array, maxBytes = MAX_FRAME_BYTES): NatsFrameCheck {
 	if (data.byteLength > maxBytes) return { ok: false, code: "too-large", message: `A frame is longer than ${maxBytes} bytes.` };
@@ -206,25 +196,12 @@ export function decodeNatsFrame(data: Uint8Array, maxBytes = MAX_FRAME_BYTES): N
 	} catch {
 		return { ok: false, code: "malformed", message: "The frame is not UTF-8 JSON." };
 	}
-	if (!isRecord(raw)) return { ok: false, code: "malformed", message: "The frame is not a JSON object." };
-	const type = raw.type;
+	const type = isRecord(raw) ? raw.type : undefined;
 	if (type === "hello" || type === "welcome" || type === "auth")
 		return { ok: false, code: "unexpected", message: "Handshake frames belong to the local socket; NATS authenticates through the server." };
-	// An error frame is read whatever its version: it is how a peer of another version says so.
-	if (type !== "error" && raw.v !== NATS_VERSION)
-		return {
-			ok: false,
-			code: "bad-version",
-			message: `The frame speaks checkpoint-bridge NATS protocol v${shownValue(raw.v)}; this side speaks v${NATS_VERSION}.`,
-		};
-	if (type !== "ping" && type !== "pong" && type !== "host") {
-		// The bus messages inside are the socket's: checked by its validator, at its version.
-		const checked = checkFrame({ ...raw, v: type === "error" ? raw.v : WIRE_VERSION });
-		if (!checked.ok) return checked;
-	}
-	const problem = natsProblem(raw);
-	if (problem) return { ok: false, code: "malformed", message: `Malformed frame: ${problem}.` };
-	const frame = raw as unknown as NatsFrame;
+	const checked = checkFrame<NatsFrame>(raw, "nats", natsProblem);
+	if (!checked.ok) return checked;
+	const { frame } = checked;
 	if (frame.type === "request" && frame.answers !== undefined) frame.answers = cleanAnswers(frame.answers);
 	return { ok: true, frame };
 }

@@ -6,17 +6,42 @@
  * and the connection closes once no lease has held it for `idleMs`. The NATS client offers no way
  * not to keep the process alive, so the idle time is short: a `pi -p` run exits that long after
  * its last call at most.
+ *
+ * The calls' inboxes share one subscription per connection (`<inbox>.*`, as the NATS client's own
+ * requests do): a call's inbox is a fresh unguessable token under it, so the room server still keys
+ * each call by its own inbox and the server's "no responders" still names its call, but a call
+ * sends no SUB and no UNSUB of its own (each a write to the server and its round of bookkeeping).
  */
-import type { Broker } from "./broker.ts";
+import { nanoid } from "nanoid";
+import type { Broker, BrokerMessage } from "./broker.ts";
 import type { NatsConfig } from "./config.ts";
 
 /** How long a kept connection without a call stays open. @default 1500 */
 export const KEPT_IDLE_MS = 1_500;
 
+/** The connection's one reply subscription: the calls' inboxes under `prefix`, each routed to its call. */
+interface Replies {
+	prefix: string;
+	routes: Map<string, Set<(message: BrokerMessage) => void>>;
+}
+
 interface Kept {
 	broker: Promise<Broker>;
 	leases: number;
 	idle?: ReturnType<typeof setTimeout>;
+	replies?: Replies;
+}
+
+/** The connection's reply subscription, made at its first call. */
+function repliesOf(entry: Kept, broker: Broker): Replies {
+	if (entry.replies) return entry.replies;
+	const replies: Replies = { prefix: `${broker.inbox()}.`, routes: new Map() };
+	broker.subscribe(`${replies.prefix}*`, (message) => {
+		if (message.subject === undefined) return;
+		for (const onMessage of replies.routes.get(message.subject) ?? []) onMessage(message);
+	});
+	entry.replies = replies;
+	return replies;
 }
 
 const kept = new Map<string, Kept>();
@@ -57,14 +82,23 @@ export async function keptBroker(config: NatsConfig, open: () => Promise<Broker>
 		...(broker.authRequired === undefined ? {} : { authRequired: broker.authRequired }),
 		publish: (subject, data, reply) => broker.publish(subject, data, reply),
 		subscribe(subject, onMessage) {
-			const off = broker.subscribe(subject, onMessage);
+			const { replies } = current;
+			const routes = replies !== undefined && subject.startsWith(replies.prefix) ? replies.routes : undefined;
+			const route = routes?.get(subject) ?? new Set();
+			if (routes) routes.set(subject, route.add(onMessage));
+			const off = routes
+				? () => {
+						route.delete(onMessage);
+						if (route.size === 0 && routes.get(subject) === route) routes.delete(subject);
+					}
+				: broker.subscribe(subject, onMessage);
 			subscriptions.add(off);
 			return () => {
 				subscriptions.delete(off);
 				off();
 			};
 		},
-		inbox: () => broker.inbox(),
+		inbox: () => `${repliesOf(current, broker).prefix}${nanoid()}`,
 		request: (subject, data, timeoutMs) => broker.request(subject, data, timeoutMs),
 		async close() {
 			if (released) return;

@@ -5,11 +5,12 @@
  * room somebody answers for is left alone.
  */
 
+import { FRAME_VERSION } from "../../core/frames.ts";
 import { processSlot, type StartSlot, startOnce, takeStarted } from "../../core/process-slot.ts";
 import type { SharedHandle } from "../../core/shared-handle.ts";
 import { type Broker, connectBroker } from "./broker.ts";
 import type { NatsConfig } from "./config.ts";
-import { decodeNatsFrame, encodeNatsFrame, NATS_VERSION } from "./frames.ts";
+import { decodeNatsFrame, encodeNatsFrame } from "./frames.ts";
 import { HOST_CHECK_TIMEOUT_MS } from "./liveness.ts";
 import { type RoomServer, serveRoom } from "./room-server.ts";
 import { roomSubjects } from "./subjects.ts";
@@ -32,7 +33,11 @@ const slotOf = (target: object) => processSlot<StartSlot<Started>>(target, ROOM_
 
 /** Whether somebody serves the room: the id of the host that says so, else undefined (nobody, or nobody alive). */
 async function servingHost(broker: Broker, prefix: string): Promise<string | undefined> {
-	const outcome = await broker.request(roomSubjects(prefix).host, encodeNatsFrame({ type: "host", v: NATS_VERSION, host: "asking" }), HOST_CHECK_TIMEOUT_MS);
+	const outcome = await broker.request(
+		roomSubjects(prefix).host,
+		encodeNatsFrame({ type: "host", v: FRAME_VERSION.nats, host: "asking" }),
+		HOST_CHECK_TIMEOUT_MS,
+	);
 	if (outcome.kind === "failed") throw new Error(outcome.message);
 	if (outcome.kind !== "reply") return undefined;
 	const checked = decodeNatsFrame(outcome.data);

@@ -1,25 +1,22 @@
 /**
- * The host side on NATS: a bridge from a room's subjects onto the host process's bus, like the
- * local endpoint (ADR-0002). A request is emitted on the bus under a fresh id, so it joins the one
- * queue of whichever session holds the host role; its replies go back to the asker's inbox under
- * the asker's id. Each held request must be pinged by its asker: one that falls silent is
+ * The host side on NATS: a room's subjects handed to the host process's bridge (core/bridge.ts), like
+ * the local endpoint (ADR-0002): a request joins the one queue of whichever session holds the host
+ * role, and its replies go back to the asker's inbox under the asker's id. Each held request must be pinged by its asker: one that falls silent is
  * cancelled (its dialog dismissed), as a closed socket's requests are. What a room holds is
  * bounded per asker session, per client (its inbox) and in all, and every frame for a request is
  * sealed for its asker (seal.ts): only that asker can cancel it, only this host can answer it.
  * Notices of other extensions (interop/dialog-relay.ts) are shown to the human, a bounded number per window.
  */
 import { nanoid } from "nanoid";
-import { MAX_TIMEOUT_MS, NO_LIMIT } from "../../core/config.ts";
+import { Bridge } from "../../core/bridge.ts";
 import { MAX_OPEN_PER_ASKER } from "../../core/dialog-host.ts";
+import { type ErrorCode, errorFrame, FRAME_VERSION } from "../../core/frames.ts";
 import { type AskerIdentity, markedAsker } from "../../core/identity.ts";
-import { NoticeWindow } from "../../core/notice-window.ts";
-import { lateChannel, PROTOCOL_VERSION, type RelayLate, type RelayReply, replyChannel } from "../../core/protocol.ts";
+import { MAX_NOTICES_PER_WINDOW, NOTICE_WINDOW_MS } from "../../core/notice-window.ts";
 import type { SharedHandle } from "../../core/shared-handle.ts";
 import type { Answer } from "../../model/answer.ts";
-import type { Status } from "../../model/result.ts";
-import type { ErrorCode } from "../wire.ts";
 import type { Broker, BrokerMessage } from "./broker.ts";
-import { decodeNatsFrame, encodeNatsFrame, NATS_VERSION, type NatsFrame, type NatsRequestFrame, natsErrorFrame } from "./frames.ts";
+import { decodeNatsFrame, encodeNatsFrame, type NatsFrame, type NatsRequestFrame } from "./frames.ts";
 import { SILENCE_MS, TICK_MS } from "./liveness.ts";
 import { newKeyPair, seal, secretMatches, sharedKey } from "./seal.ts";
 import { roomSubjects } from "./subjects.ts";
@@ -51,10 +48,10 @@ export const MAX_OPEN_PER_CLIENT = 128;
 export const MAX_ROOM_REQUESTS = 1_024;
 /** Most bytes (request frames as received, kept answers as JSON) a room holds at once. @default 16 MiB */
 export const MAX_ROOM_BYTES = 16 * 1024 * 1024;
-/** Most notices the room brings the human per ROOM_NOTICE_WINDOW_MS, from all askers together; the rest are dropped. @default 20 */
-export const MAX_ROOM_NOTICES_PER_WINDOW = 20;
+/** Most notices the room brings the human per ROOM_NOTICE_WINDOW_MS, from all askers together (the bridge's one window); the rest are dropped. @default 20 */
+export const MAX_ROOM_NOTICES_PER_WINDOW = MAX_NOTICES_PER_WINDOW;
 /** The window MAX_ROOM_NOTICES_PER_WINDOW counts in, in ms. @default 10000 */
-export const ROOM_NOTICE_WINDOW_MS = 10_000;
+export const ROOM_NOTICE_WINDOW_MS = NOTICE_WINDOW_MS;
 /** Longest reply subject (inbox) accepted; NATS inboxes are about 30 characters. @default 256 */
 export const MAX_INBOX_LENGTH = 256;
 
@@ -91,24 +88,14 @@ export function natsAsker(asker: AskerIdentity, machine: string, pid: number): A
 
 const DEFAULT_CLOSE_NOTE = "The host stopped serving the room before the questions were answered.";
 
-interface Held {
-	clientId: string;
-	inbox: string;
-	hostId: string;
-	/** The asker session it counts against (as shown, machine and pid included). */
-	session: string;
-	/** The request frame's size, counted against the room's bytes. */
-	bytes: number;
+/** What the room keeps of a request the bridge holds for it (the bridge's client is its asker's inbox). */
+interface Sealing {
 	/** The asker's public key and the MAC key derived from it: every frame for this request is sealed. */
 	askerKey: string;
 	macKey: Buffer;
 	/** Hash of the asker's cancel secret. */
 	cancelHash: string;
-	listener: (reply: RelayReply) => void;
-	answers: Answer[];
 	lastHeard: number;
-	/** The asker takes late frames (RequestFrame.lateFrames). */
-	lateFrames?: true;
 }
 
 /** Answers kept for a re-send, with what the re-send must repeat to get them back. */
@@ -122,12 +109,6 @@ interface Dropped {
 	cancelHash: string;
 }
 
-const bump = (counts: Map<string, number>, key: string, by: number) => {
-	const next = (counts.get(key) ?? 0) + by;
-	if (next > 0) counts.set(key, next);
-	else counts.delete(key);
-};
-
 /** Serves a room on `broker` into the host's bus. The caller checks first that nobody else serves it. */
 export function serveRoom(options: RoomServerOptions): RoomServer {
 	const { broker, handle } = options;
@@ -138,54 +119,21 @@ export function serveRoom(options: RoomServerOptions): RoomServer {
 	const maxOpenPerClient = options.maxOpenPerClient ?? MAX_OPEN_PER_CLIENT;
 	const maxRoomRequests = options.maxRoomRequests ?? MAX_ROOM_REQUESTS;
 	const maxRoomBytes = options.maxRoomBytes ?? MAX_ROOM_BYTES;
-	// Keyed by inbox and the asker's id: two askers cannot collide.
-	const held = new Map<string, Held>();
-	const bySession = new Map<string, number>();
-	const byClient = new Map<string, number>();
-	let heldBytes = 0;
-	/** Answers of requests dropped because their asker fell silent, by the same key, oldest first. */
+	/** Answers of requests dropped because their asker fell silent, by inbox and the asker's id, oldest first. */
 	const dropped = new Map<string, Dropped>();
 	let droppedBytes = 0;
 	const keepDroppedMs = options.keepDroppedMs ?? KEEP_DROPPED_MS;
 	const keyOf = (inbox: string, id: string) => `${inbox}\n${id}`;
 	let closed = false;
 
-	/**
-	 * Late frames (ask now, answer later): requests that ended `timeout` for an asker that takes late
-	 * frames, by host id, oldest first. A late end goes to the asker's inbox as a request; its ack
-	 * says the asker's process has it, silence or nobody listening leaves it to the host's session.
-	 */
-	const lateWaits = new Map<string, (late: RelayLate, taken: (sent: boolean) => void) => void>();
-	const dropLate = (hostId: string) => {
-		const listener = lateWaits.get(hostId);
-		if (!listener) return;
-		lateWaits.delete(hostId);
-		handle.bus.off(lateChannel(hostId), listener);
-	};
-	const awaitLate = (entry: Held) => {
-		if (closed || !entry.lateFrames) return;
-		const listener = (late: RelayLate, taken: (sent: boolean) => void) => {
-			if (!handle.isFromHost(late, entry.hostId)) return;
-			dropLate(entry.hostId);
-			const { v: _v, ...rest } = late;
-			const frame = seal({ ...rest, type: "late" as const, v: NATS_VERSION, id: entry.clientId }, keys.publicKey, entry.macKey);
-			void broker.request(entry.inbox, encodeNatsFrame(frame), LATE_ACK_MS).then((outcome) => taken(outcome.kind === "reply"));
-		};
-		lateWaits.set(entry.hostId, listener);
-		handle.bus.on(lateChannel(entry.hostId), listener);
-		if (lateWaits.size > MAX_ROOM_LATE) dropLate(lateWaits.keys().next().value!);
-	};
-
 	const send = (inbox: string, frame: NatsFrame) => broker.publish(inbox, encodeNatsFrame(frame));
 	/** Sealed when the asker's key is known, so the asker can tell this host's frames from anyone's. */
 	const sendFor = (inbox: string, frame: NatsFrame, macKey: Buffer | undefined) => send(inbox, macKey ? seal(frame, keys.publicKey, macKey) : frame);
-	const answer = (inbox: string, id: string, status: Status, note: string, macKey: Buffer, answers: Answer[] = []) =>
-		sendFor(inbox, { type: "result", v: NATS_VERSION, id, kind: "result", status, answers, note }, macKey);
 	const pong = (inbox: string, id: string, isHeld: boolean, macKey: Buffer | undefined, note?: string) =>
-		sendFor(inbox, { type: "pong", v: NATS_VERSION, id, held: isHeld, host: hostId, ...(note ? { note } : {}) }, macKey);
+		sendFor(inbox, { type: "pong", v: FRAME_VERSION.nats, id, held: isHeld, host: hostId, ...(note ? { note } : {}) }, macKey);
 	const refuse = (message: BrokerMessage, code: ErrorCode, text: string) => {
 		// Refused to its sender only, and only when it gave an address; never shown, never logged.
-		if (message.reply) send(message.reply, natsErrorFrame(code, text));
+		if (message.reply) send(message.reply, errorFrame("nats", code, text));
 	};
 
 	const forget = (key: string) => {
@@ -195,127 +143,88 @@ export function serveRoom(options: RoomServerOptions): RoomServer {
 		droppedBytes -= entry.bytes;
 		return entry;
 	};
-	const hold = (key: string, entry: Held) => {
-		held.set(key, entry);
-		bump(bySession, entry.session, 1);
-		bump(byClient, entry.inbox, 1);
-		heldBytes += entry.bytes;
-		handle.bus.on(replyChannel(entry.hostId), entry.listener);
-	};
-	const drop = (key: string, entry: Held) => {
-		if (held.get(key) !== entry) return;
-		handle.bus.off(replyChannel(entry.hostId), entry.listener);
-		held.delete(key);
-		bump(bySession, entry.session, -1);
-		bump(byClient, entry.inbox, -1);
-		heldBytes -= entry.bytes;
-	};
-	/** Why the room cannot take one more request of `bytes` from this client and session; undefined when it can. */
-	const overLimit = (inbox: string, session: string, bytes: number): string | undefined => {
-		const ofSession = bySession.get(session) ?? 0;
-		if (ofSession >= MAX_OPEN_PER_ASKER)
-			return `The asker already has ${ofSession} requests open in this room, the most one asker session may have (MAX_OPEN_PER_ASKER = ${MAX_OPEN_PER_ASKER}); ask again once one has settled.`;
-		const ofClient = byClient.get(inbox) ?? 0;
-		if (ofClient >= maxOpenPerClient)
-			return `This client already has ${ofClient} requests open in this room, the most one client (inbox) may have (maxOpenPerClient = ${maxOpenPerClient}); ask again once one has settled.`;
-		if (held.size >= maxRoomRequests)
-			return `The room already holds ${held.size} open requests, the most it holds from all askers together (maxRoomRequests = ${maxRoomRequests}); ask again later.`;
+	// Each client (inbox) is one of the bridge's clients; what the room holds is bounded per asker session, per client, in number and in bytes.
+	const bridge: Bridge<Sealing> = new Bridge<Sealing>({
+		handle,
+		transport: "nats",
+		server: "room server",
+		caps: {
+			perAsker: {
+				max: MAX_OPEN_PER_ASKER,
+				refusal: (held) =>
+					`The asker already has ${held} requests open in this room, the most one asker session may have (MAX_OPEN_PER_ASKER = ${MAX_OPEN_PER_ASKER}); ask again once one has settled.`,
+			},
+			perClient: {
+				max: maxOpenPerClient,
+				refusal: (held) =>
+					`This client already has ${held} requests open in this room, the most one client (inbox) may have (maxOpenPerClient = ${maxOpenPerClient}); ask again once one has settled.`,
+			},
+			total: {
+				max: maxRoomRequests,
+				refusal: (held) =>
+					`The room already holds ${held} open requests, the most it holds from all askers together (maxRoomRequests = ${maxRoomRequests}); ask again later.`,
+			},
+			bytes: {
+				max: maxRoomBytes,
+				refusal: (held, asked) =>
+					`The room holds ${held} bytes of open requests; this one of ${asked} bytes would pass the most it holds (maxRoomBytes = ${maxRoomBytes}); ask again later.`,
+			},
+		},
+		// Late frames: what the room keeps for them is bounded for all askers together.
+		lateCaps: { total: MAX_ROOM_LATE },
 		// Kept answers are a convenience: the oldest make way for a new request before it is refused.
-		for (const key of dropped.keys()) {
-			if (heldBytes + droppedBytes + bytes <= maxRoomBytes) break;
-			forget(key);
-		}
-		if (heldBytes + droppedBytes + bytes > maxRoomBytes)
-			return `The room holds ${heldBytes} bytes of open requests; this one of ${bytes} bytes would pass the most it holds (maxRoomBytes = ${maxRoomBytes}); ask again later.`;
-		return undefined;
-	};
-	/** Takes the request off the host: queued, it is dropped; shown, its dialog closes. */
-	const cancel = (key: string, entry: Held, reason: "timeout" | "cancelled") => {
-		drop(key, entry);
-		handle.bus.emit("cancel", { v: PROTOCOL_VERSION, id: entry.hostId, reason });
-	};
+		kept: {
+			bytes: () => droppedBytes,
+			freeOldest: () => {
+				const oldest = dropped.keys().next();
+				return !oldest.done && forget(oldest.value) !== undefined;
+			},
+		},
+	});
 
 	const forward = (frame: NatsRequestFrame, inbox: string, bytes: number, message: BrokerMessage) => {
 		const key = keyOf(inbox, frame.id);
 		const macKey = sharedKey(keys.privateKey, frame.key);
 		if (!macKey) return refuse(message, "malformed", "Malformed frame: request.key is not an X25519 public key.");
-		const existing = held.get(key);
+		const existing = bridge.get(inbox, frame.id);
 		if (existing) {
 			// Another client that read the request and re-sends it under its own key gets nothing.
-			if (existing.askerKey !== frame.key) return;
+			if (existing.own.askerKey !== frame.key) return;
 			// A re-send that crossed our first reply: already queued, just say so.
-			existing.lastHeard = Date.now();
-			return pong(inbox, frame.id, true, existing.macKey);
+			existing.own.lastHeard = Date.now();
+			return pong(inbox, frame.id, true, existing.own.macKey);
 		}
-		const session = natsAsker(frame.asker, frame.machine, frame.pid).sessionId;
-		const limit = overLimit(inbox, session, bytes);
-		if (limit) return answer(inbox, frame.id, "error", limit, macKey);
-		// What this host collected before the asker fell silent counts too: its progress may have been lost on the way.
-		const kept = dropped.get(key)?.askerKey === frame.key && dropped.get(key)?.cancelHash === frame.cancelHash ? forget(key) : undefined;
-		const given = [...(frame.answers ?? []), ...(kept?.answers ?? []).filter((a) => !frame.answers?.some((b) => b.question === a.question && b.id === a.id))];
-		const claim = handle.host();
-		if (!claim)
-			return answer(
-				inbox,
-				frame.id,
-				"no-host",
-				"No session with a UI holds the host role in the host process (it is between sessions, or it has none).",
-				macKey,
-			);
-		if (claim.protocol !== PROTOCOL_VERSION)
-			return answer(
-				inbox,
-				frame.id,
-				"error",
-				`The host speaks checkpoint-bridge protocol v${claim.protocol}; its room server speaks v${PROTOCOL_VERSION}.`,
-				macKey,
-			);
-		const entry: Held = {
-			clientId: frame.id,
-			inbox,
-			hostId: nanoid(),
-			session,
-			bytes,
-			askerKey: frame.key,
-			macKey,
-			cancelHash: frame.cancelHash,
-			answers: given,
-			lastHeard: Date.now(),
-			...(frame.lateFrames ? { lateFrames: true as const } : {}),
-			listener: (reply) => {
-				// Only what the host role sent goes back to the asker.
-				if (!handle.isFromHost(reply, entry.hostId)) return;
-				entry.answers = reply.answers;
-				if (reply.kind === "result") {
-					drop(key, entry);
-					if (reply.status === "timeout") awaitLate(entry);
-					sendFor(inbox, { ...reply, type: "result", v: NATS_VERSION, id: frame.id }, macKey);
-				} else if (reply.kind === "progress") sendFor(inbox, { ...reply, type: "progress", v: NATS_VERSION, id: frame.id }, macKey);
+		bridge.take(
+			{
+				client: inbox,
+				id: frame.id,
+				asker: natsAsker(frame.asker, frame.machine, frame.pid),
+				questions: frame.questions,
+				// The asker's clock is not ours: the deadline is set from the milliseconds it had left, and it started now.
+				deadline: frame.deadline,
+				budgetMs: frame.budgetMs,
+				dialogTimeoutMs: frame.dialogTimeoutMs,
+				// Each NATS client (its inbox) is an origin of its own (ADR-0003), as a socket connection is.
+				origin: `nats:${inbox}`,
+				bytes,
+				// What this host collected before the asker fell silent counts too: its progress may have been lost on the way.
+				answers: () => {
+					const kept = dropped.get(key)?.askerKey === frame.key && dropped.get(key)?.cancelHash === frame.cancelHash ? forget(key) : undefined;
+					return [...(frame.answers ?? []), ...(kept?.answers ?? []).filter((a) => !frame.answers?.some((b) => b.question === a.question && b.id === a.id))];
+				},
+				...(frame.resent === true ? { resent: true } : {}),
+				send: (reply) => sendFor(inbox, reply, macKey),
+				// Late frames: sent sealed to the asker's inbox as a request; its ack says the asker's process has it,
+				// silence or nobody listening leaves it to the host's session.
+				...(frame.lateFrames
+					? {
+							sendLate: (late) =>
+								broker.request(inbox, encodeNatsFrame(seal(late, keys.publicKey, macKey)), LATE_ACK_MS).then((outcome) => outcome.kind === "reply"),
+						}
+					: {}),
 			},
-		};
-		hold(key, entry);
-		const now = Date.now();
-		const budgetMs = Math.max(0, Math.min(frame.budgetMs, MAX_TIMEOUT_MS));
-		const delivered = handle.bus.emit("request", {
-			// The frame spoke the wire's version; the bus speaks its own.
-			v: PROTOCOL_VERSION,
-			id: entry.hostId,
-			asker: natsAsker(frame.asker, frame.machine, frame.pid),
-			questions: frame.questions,
-			// The asker's clock is not ours: the deadline is set here from the milliseconds it had left. A call without a
-			// budget (its deadline 0) is held while its asker keeps pinging, as a local one is while its session lives.
-			deadline: frame.deadline === NO_LIMIT ? NO_LIMIT : now + budgetMs,
-			dialogTimeoutMs: Math.min(frame.dialogTimeoutMs, MAX_TIMEOUT_MS),
-			createdAt: now,
-			// Set here, never taken from the frame: each NATS client (its inbox) is an origin of its own (ADR-0003), as a socket connection is.
-			origin: `nats:${inbox}`,
-			...(given.length > 0 ? { answers: given } : {}),
-			...(frame.resent === true ? { resent: true } : {}),
-		});
-		if (!delivered && held.get(key) === entry) {
-			drop(key, entry);
-			answer(inbox, frame.id, "no-host", "The host role is claimed in the host process but nothing is listening for questions.", macKey);
-		}
+			{ askerKey: frame.key, macKey, cancelHash: frame.cancelHash, lastHeard: Date.now() },
+		);
 	};
 
 	const onMessage = (expected: "request" | "cancel" | "ping") => (message: BrokerMessage) => {
@@ -329,39 +238,26 @@ export function serveRoom(options: RoomServerOptions): RoomServer {
 		if (message.reply.length > MAX_INBOX_LENGTH)
 			return refuse(message, "malformed", `The reply subject is ${message.reply.length} characters; the room takes at most ${MAX_INBOX_LENGTH}.`);
 		if (frame.type === "request") return forward(frame, message.reply, message.data.byteLength, message);
-		const key = keyOf(message.reply, frame.id);
-		const entry = held.get(key);
+		const entry = bridge.get(message.reply, frame.id);
 		if (frame.type === "cancel") {
 			// Only the asker knows the secret: anyone else who read its inbox off the room is ignored, unanswered.
-			if (entry && secretMatches(frame.secret, entry.cancelHash)) {
-				// Its budget ran out before the host's verdict came: the question stays late, and its end may still come.
-				if (frame.reason === "timeout") awaitLate(entry);
-				cancel(key, entry, frame.reason);
-			}
+			if (entry && secretMatches(frame.secret, entry.own.cancelHash)) bridge.giveUp(entry, frame.reason);
 			return;
 		}
 		if (frame.type === "ping") {
-			if (entry) entry.lastHeard = Date.now();
-			pong(message.reply, frame.id, entry !== undefined, (entry ?? dropped.get(key))?.macKey);
+			if (entry) entry.own.lastHeard = Date.now();
+			pong(message.reply, frame.id, entry !== undefined, (entry?.own ?? dropped.get(keyOf(message.reply, frame.id)))?.macKey);
 		}
 	};
 
-	// Notices are a courtesy, and anyone in the room can send one: a bounded number per window for the whole room.
-	const notices = new NoticeWindow(MAX_ROOM_NOTICES_PER_WINDOW, ROOM_NOTICE_WINDOW_MS);
+	// Notices are a courtesy, and anyone in the room can send one: a bounded number per window for the whole room (the bridge's window).
 	const onNotice = (message: BrokerMessage) => {
 		if (closed || message.noResponders) return;
 		const checked = decodeNatsFrame(message.data);
 		if (!checked.ok) return refuse(message, checked.code, checked.message);
 		const frame = checked.frame;
 		if (frame.type !== "notice") return refuse(message, "unexpected", `A ${frame.type} frame does not belong on the notice subject.`);
-		if (!notices.take()) return;
-		handle.bus.emit("relay:notice", {
-			v: PROTOCOL_VERSION,
-			asker: natsAsker(frame.asker, frame.machine, frame.pid),
-			message: frame.message,
-			type: frame.level,
-			origin: "nats",
-		});
+		bridge.notice(natsAsker(frame.asker, frame.machine, frame.pid), frame, "nats");
 	};
 
 	const unsubscribe = [
@@ -370,20 +266,22 @@ export function serveRoom(options: RoomServerOptions): RoomServer {
 		broker.subscribe(subjects.cancel, onMessage("cancel")),
 		broker.subscribe(subjects.ping, onMessage("ping")),
 		broker.subscribe(subjects.host, (message) => {
-			if (!closed && message.reply) send(message.reply, { type: "host", v: NATS_VERSION, host: hostId });
+			if (!closed && message.reply) send(message.reply, { type: "host", v: FRAME_VERSION.nats, host: hostId });
 		}),
 	];
 
 	// An asker that died, hung or was cut off stops pinging: its question leaves the queue.
 	const sweeper = setInterval(() => {
 		const now = Date.now();
-		for (const [key, entry] of [...held])
-			if (now - entry.lastHeard > silenceMs) {
-				cancel(key, entry, "cancelled");
+		for (const entry of bridge.held())
+			if (now - entry.own.lastHeard > silenceMs) {
+				bridge.giveUp(entry, "cancelled");
 				if (entry.answers.length > 0) {
+					const key = keyOf(entry.client, entry.id);
 					forget(key);
 					const bytes = Buffer.byteLength(JSON.stringify(entry.answers));
-					dropped.set(key, { answers: entry.answers, at: now, bytes, askerKey: entry.askerKey, macKey: entry.macKey, cancelHash: entry.cancelHash });
+					const { askerKey, macKey, cancelHash } = entry.own;
+					dropped.set(key, { answers: entry.answers, at: now, bytes, askerKey, macKey, cancelHash });
 					droppedBytes += bytes;
 				}
 			}
@@ -394,22 +292,22 @@ export function serveRoom(options: RoomServerOptions): RoomServer {
 	return {
 		hostId,
 		get heldCount() {
-			return held.size;
+			return bridge.size;
 		},
 		get heldBytes() {
-			return heldBytes + droppedBytes;
+			return bridge.bytes + droppedBytes;
 		},
 		close(note = DEFAULT_CLOSE_NOTE) {
 			if (closed) return;
 			closed = true;
 			clearInterval(sweeper);
-			for (const hostId of [...lateWaits.keys()]) dropLate(hostId);
+			bridge.dropLate();
 			dropped.clear();
 			droppedBytes = 0;
-			for (const [key, entry] of [...held]) {
+			for (const entry of bridge.held()) {
 				// Let go rather than settle: an asker with a grace waits for the next host, keeping its answers.
-				pong(entry.inbox, entry.clientId, false, entry.macKey, note);
-				cancel(key, entry, "cancelled");
+				pong(entry.client, entry.id, false, entry.own.macKey, note);
+				bridge.giveUp(entry, "cancelled");
 			}
 			for (const off of unsubscribe) off();
 		},

@@ -7,9 +7,12 @@ import { mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { askViaHost } from "../../../../extensions/checkpoint-bridge/core/asker.ts";
 import { claimHostRole } from "../../../../extensions/checkpoint-bridge/core/host-role.ts";
+import type { SettledEvent } from "../../../../extensions/checkpoint-bridge/core/observers.ts";
+import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared-handle.ts";
 import { dialogSurface } from "../../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
-import { outcomeText } from "../../../../extensions/checkpoint-bridge/surfaces/web/board.ts";
+import { Board, outcomeText } from "../../../../extensions/checkpoint-bridge/surfaces/web/board.ts";
 import { fakeUI } from "../../support/fake-ui.ts";
 import { linkPathOf, pagePath, pageWithRelay, postAnswer, raw, readEvents } from "./support.ts";
 
@@ -149,7 +152,45 @@ describe("web page board", () => {
 		expect(outcomeText("timeout", [])).toBe("ran out of time");
 		expect(outcomeText("cancelled", [])).toBe("withdrawn by the asker");
 		expect(outcomeText("no-host", [])).toBe("closed: the host session ended");
-		expect(outcomeText("timeout-or-cancelled", [], "The question was cancelled from outside the terminal.")).toBe("cancelled from outside the terminal");
+		expect(outcomeText("timeout-or-cancelled", [], "cancelled-outside")).toBe("cancelled from outside the terminal");
 		expect(outcomeText("timeout-or-cancelled", [])).toBe("dismissed in the terminal, or its dialog timed out");
+	});
+});
+
+describe("how the board learns a request's end", () => {
+	it("from the typed end the settled event carries: an outside cancel and a dismiss are told apart without reading the note", async () => {
+		const handle = createHandle();
+		const fake = fakeUI();
+		const role = claimHostRole(handle, { ui: fake.ui, surface: dialogSurface(fake.ui), sessionId: "host" })!;
+		const board = new Board(handle);
+		cleanup.push(async () => {
+			board.stop();
+			role.release("quit", "test over");
+		});
+		const cancelled = askViaHost({ handle, asker: { label: "a", sessionId: "a" }, questions: [{ question: "A?" }], budgetMs: 60_000, dialogTimeoutMs: 60_000 });
+		const dismissed = askViaHost({ handle, asker: { label: "b", sessionId: "b" }, questions: [{ question: "B?" }], budgetMs: 60_000, dialogTimeoutMs: 60_000 });
+		const [first, second] = board.cards().map((card) => card.requestId);
+		handle.bus.emit("answer", { v: 1, requestId: first, cancel: true }, () => {});
+		expect((await cancelled).status).toBe("timeout-or-cancelled");
+		await new Promise((resolve) => setImmediate(resolve));
+		fake.current()!.answer(undefined);
+		expect((await dismissed).status).toBe("timeout-or-cancelled");
+		expect(board.trace(first!)?.outcome).toBe("cancelled from outside the terminal");
+		expect(board.trace(second!)?.outcome).toBe("dismissed in the terminal, or its dialog timed out");
+		// The note's words say nothing to the board: a dismiss whose note mentions "outside" is still a dismiss.
+		const third = askViaHost({ handle, asker: { label: "c", sessionId: "c" }, questions: [{ question: "C?" }], budgetMs: 60_000, dialogTimeoutMs: 60_000 });
+		const [card] = board.cards();
+		const outcome: SettledEvent["outcome"] = {
+			status: "timeout-or-cancelled",
+			answers: [],
+			note: "Closed outside office hours.",
+			reason: "dismissed",
+			end: "dismissed",
+		};
+		const event: SettledEvent = { ...handle.snapshot()!.open[0]!, v: 1, settledAt: Date.now(), outcome };
+		handle.bus.emit("observe:settled", event);
+		expect(board.trace(card!.requestId)?.outcome).toBe("dismissed in the terminal, or its dialog timed out");
+		role.release("quit", "test over");
+		expect((await third).status).toBe("no-host");
 	});
 });

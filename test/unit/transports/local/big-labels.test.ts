@@ -4,14 +4,15 @@
  * reads the label, so nothing is queued or shown and a real asker is served meanwhile.
  */
 import { afterEach, expect, it } from "vitest";
+import { FRAME_VERSION } from "../../../../extensions/checkpoint-bridge/core/frames.ts";
 import { claimHostRole } from "../../../../extensions/checkpoint-bridge/core/host-role.ts";
 import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared-handle.ts";
 import { MAX_SENT_LABEL_LENGTH } from "../../../../extensions/checkpoint-bridge/model/limits.ts";
 import { dialogSurface } from "../../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { askRemote } from "../../../../extensions/checkpoint-bridge/transports/local/client.ts";
+import { encodeFrame } from "../../../../extensions/checkpoint-bridge/transports/local/frames.ts";
 import { closePooledConnections } from "../../../../extensions/checkpoint-bridge/transports/local/pool.ts";
 import { startEndpoint } from "../../../../extensions/checkpoint-bridge/transports/local/server.ts";
-import { encodeFrame, WIRE_VERSION } from "../../../../extensions/checkpoint-bridge/transports/wire.ts";
 import { fakeUI } from "../../support/fake-ui.ts";
 import { rawConnection, tokenAt } from "../../support/raw-endpoint.ts";
 
@@ -25,7 +26,7 @@ const bigRequest = (id: string, label: string) => {
 	const now = Date.now();
 	return encodeFrame({
 		type: "request",
-		v: WIRE_VERSION,
+		v: FRAME_VERSION.endpoint,
 		id,
 		asker: { label, sessionId: "flooder" },
 		questions: [{ question: "Let me in?" }],

@@ -8,6 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { askViaHost } from "../../../../extensions/checkpoint-bridge/core/asker.ts";
+import { FRAME_VERSION } from "../../../../extensions/checkpoint-bridge/core/frames.ts";
 import { claimHostRole } from "../../../../extensions/checkpoint-bridge/core/host-role.ts";
 import { PROTOCOL_VERSION, type RelayProgress, replyChannel } from "../../../../extensions/checkpoint-bridge/core/protocol.ts";
 import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared-handle.ts";
@@ -16,9 +17,9 @@ import type { Envelope } from "../../../../extensions/checkpoint-bridge/model/re
 import { dialogSurface } from "../../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { ENDPOINT_ENV, endpointFromEnv } from "../../../../extensions/checkpoint-bridge/transports/local/address.ts";
 import { askRemote } from "../../../../extensions/checkpoint-bridge/transports/local/client.ts";
+import { encodeFrame } from "../../../../extensions/checkpoint-bridge/transports/local/frames.ts";
 import { closeProcessEndpoint, ensureProcessEndpoint } from "../../../../extensions/checkpoint-bridge/transports/local/process-endpoint.ts";
 import { type EndpointOptions, type LocalEndpoint, startEndpoint } from "../../../../extensions/checkpoint-bridge/transports/local/server.ts";
-import { encodeFrame, WIRE_VERSION } from "../../../../extensions/checkpoint-bridge/transports/wire.ts";
 import { dialogFeed } from "../../support/dialog-feed.ts";
 import { hostWithEndpoint as hostServing } from "../../support/endpoint-host.ts";
 import { type FakeDialog, fakeUI } from "../../support/fake-ui.ts";
@@ -166,7 +167,7 @@ describe("what the endpoint forwards", () => {
 		raw.send(
 			encodeFrame({
 				type: "request",
-				v: WIRE_VERSION,
+				v: FRAME_VERSION.endpoint,
 				id: "long-1",
 				asker: { label: "raw", sessionId: "r" },
 				questions: [q("Take your time?")],
@@ -189,7 +190,7 @@ describe("what the endpoint forwards", () => {
 		raw.send(
 			encodeFrame({
 				type: "request",
-				v: WIRE_VERSION,
+				v: FRAME_VERSION.endpoint,
 				id: "forever-1",
 				asker: { label: "raw", sessionId: "r" },
 				questions: [q("Whenever you are ready?")],
@@ -212,7 +213,7 @@ describe("what the endpoint forwards", () => {
 		raw.send(requestLine("first-1", { question: "First?" }));
 		(await feed.next()).answer("one");
 		await raw.frame((f) => f.type === "result" && f.id === "first-1");
-		raw.send(encodeFrame({ type: "cancel", v: WIRE_VERSION, id: "first-1", reason: "cancelled" }));
+		raw.send(encodeFrame({ type: "cancel", v: FRAME_VERSION.endpoint, id: "first-1", reason: "cancelled" }));
 		raw.send(requestLine("second-1", { question: "Second?" }));
 		(await feed.next()).answer("two");
 		expect(await raw.frame((f) => f.type === "result" && f.id === "second-1")).toMatchObject({ status: "ok" });
@@ -225,7 +226,7 @@ describe("what the endpoint forwards", () => {
 		const raw = await trusted(endpoint);
 		raw.send(requestLine("again-1", { question: "First time?" }));
 		const first = await feed.next();
-		raw.send(encodeFrame({ type: "cancel", v: WIRE_VERSION, id: "again-1", reason: "cancelled" }));
+		raw.send(encodeFrame({ type: "cancel", v: FRAME_VERSION.endpoint, id: "again-1", reason: "cancelled" }));
 		await dismissed(first);
 		raw.send(requestLine("again-1", { question: "Second time?" }));
 		const second = await feed.next();
@@ -239,17 +240,17 @@ describe("what the endpoint forwards", () => {
 		for (const type of ["hello", "auth"] as const) {
 			const { endpoint } = await hostWithEndpoint();
 			const raw = await trusted(endpoint);
-			raw.send(type === "hello" ? raw.helloLine() : encodeFrame({ type: "auth", v: WIRE_VERSION, proof: "x".repeat(43) }));
+			raw.send(type === "hello" ? raw.helloLine() : encodeFrame({ type: "auth", v: FRAME_VERSION.endpoint, proof: "x".repeat(43) }));
 			const refusal = await raw.frame((f) => f.type === "error");
 			expect(refusal).toMatchObject({ code: "unexpected", message: `A client does not send ${type} frames twice.` });
 		}
 		const { endpoint } = await hostWithEndpoint();
 		const raw = await trusted(endpoint);
-		raw.send(encodeFrame({ type: "progress", v: WIRE_VERSION, id: "x", kind: "progress", stage: "queued", answers: [] } as never));
+		raw.send(encodeFrame({ type: "progress", v: FRAME_VERSION.endpoint, id: "x", kind: "progress", stage: "queued", answers: [] } as never));
 		expect(await raw.frame((f) => f.type === "error")).toMatchObject({ code: "unexpected", message: "A client does not send progress frames." });
 		// Nor the host's late frames (ask now, answer later).
 		const again = await trusted((await hostWithEndpoint()).endpoint);
-		again.send(encodeFrame({ type: "late", v: WIRE_VERSION, id: "x", kind: "late", status: "ok", answers: [] }));
+		again.send(encodeFrame({ type: "late", v: FRAME_VERSION.endpoint, id: "x", kind: "late", status: "ok", answers: [] }));
 		expect(await again.frame((f) => f.type === "error")).toMatchObject({ code: "unexpected", message: "A client does not send late frames." });
 	});
 
@@ -357,7 +358,7 @@ describe("one connection, several requests", () => {
 		await raw.handshake(await tokenAt(endpoint.address.tokenPath), 55);
 		raw.send(requestLine("mine-1", { label: "multi", question: "First?" }));
 		const first = await feed.next();
-		raw.send(encodeFrame({ type: "cancel", v: WIRE_VERSION, id: "mine-1", reason: "cancelled" }));
+		raw.send(encodeFrame({ type: "cancel", v: FRAME_VERSION.endpoint, id: "mine-1", reason: "cancelled" }));
 		await dismissed(first);
 		raw.send(requestLine("mine-2", { label: "multi", question: "Second?" }));
 		const second = await feed.next();

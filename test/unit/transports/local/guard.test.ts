@@ -9,10 +9,11 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { MAX_TIMEOUT_MS } from "../../../../extensions/checkpoint-bridge/core/config.ts";
+import { FRAME_VERSION, MAX_FRAME_BYTES } from "../../../../extensions/checkpoint-bridge/core/frames.ts";
 import type { RelayRequest } from "../../../../extensions/checkpoint-bridge/core/protocol.ts";
 import { askRemote } from "../../../../extensions/checkpoint-bridge/transports/local/client.ts";
+import { encodeFrame, HANDSHAKE_MAX_FRAME_BYTES } from "../../../../extensions/checkpoint-bridge/transports/local/frames.ts";
 import type { EndpointOptions } from "../../../../extensions/checkpoint-bridge/transports/local/server.ts";
-import { encodeFrame, HANDSHAKE_MAX_FRAME_BYTES, MAX_FRAME_BYTES, WIRE_VERSION } from "../../../../extensions/checkpoint-bridge/transports/wire.ts";
 import { hostWithEndpoint as hostServing } from "../../support/endpoint-host.ts";
 import type { FakeDialog } from "../../support/fake-ui.ts";
 import { type RawFrame, rawConnection, requestLine, tokenAt } from "../../support/raw-endpoint.ts";
@@ -76,38 +77,47 @@ describe("refused connections harm nothing else", () => {
 		["garbage", (raw) => raw.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n"), "malformed"],
 		["a frame that is not an object", (raw) => raw.send("[1, 2, 3]\n"), "malformed"],
 		["bytes that are not UTF-8", (raw) => raw.socket.write(bytes('{"type":"hello","v":2,"nonce":"', [0xff, 0xfe], '"}\n')), "malformed"],
-		["a hello in another version", (raw) => raw.send(raw.helloLine(99, WIRE_VERSION + 1)), "bad-version"],
+		["a hello in another version", (raw) => raw.send(raw.helloLine(99, FRAME_VERSION.endpoint + 1)), "bad-version"],
 		["a v1 hello carrying the token itself", (raw, token) => raw.send(encodeFrame({ type: "hello", v: 1, token, pid: 99 } as never)), "bad-version"],
-		["a hello without a nonce", (raw, token) => raw.send(`${JSON.stringify({ type: "hello", v: WIRE_VERSION, token, pid: 99 })}\n`), "malformed"],
+		["a hello without a nonce", (raw, token) => raw.send(`${JSON.stringify({ type: "hello", v: FRAME_VERSION.endpoint, token, pid: 99 })}\n`), "malformed"],
 		["a request before the hello", (raw) => raw.send(requestLine("r1")), "unexpected"],
-		["an auth before the hello", (raw) => raw.send(encodeFrame({ type: "auth", v: WIRE_VERSION, proof: "p".repeat(43) })), "unexpected"],
+		["an auth before the hello", (raw) => raw.send(encodeFrame({ type: "auth", v: FRAME_VERSION.endpoint, proof: "p".repeat(43) })), "unexpected"],
 		["a hello one byte over the handshake limit, without its newline", (raw) => raw.send("x".repeat(HANDSHAKE_MAX_FRAME_BYTES + 1)), "too-large"],
 		["deep JSON before the hello", (raw) => raw.send(`${deep(100_000)}\n`), "too-large"],
 		// after the welcome
 		["a proof made with another token (wrong token)", async (raw) => raw.send(await raw.welcome("not-the-token")), "bad-token"],
-		["an empty proof", async (raw, token) => (await raw.welcome(token), raw.send(encodeFrame({ type: "auth", v: WIRE_VERSION, proof: "" }))), "malformed"],
+		[
+			"an empty proof",
+			async (raw, token) => (await raw.welcome(token), raw.send(encodeFrame({ type: "auth", v: FRAME_VERSION.endpoint, proof: "" }))),
+			"malformed",
+		],
 		["a request instead of the proof", async (raw, token) => (await raw.welcome(token), raw.send(requestLine("r1"))), "unexpected"],
 		["a second hello instead of the proof", async (raw, token) => (await raw.welcome(token), raw.send(raw.helloLine())), "unexpected"],
 		// after the handshake
-		["a request in another version", async (raw, token) => (await raw.handshake(token), raw.send(requestLine("r1", { v: WIRE_VERSION + 1 }))), "bad-version"],
+		[
+			"a request in another version",
+			async (raw, token) => (await raw.handshake(token), raw.send(requestLine("r1", { v: FRAME_VERSION.endpoint + 1 }))),
+			"bad-version",
+		],
 		["a second hello", async (raw, token) => (await raw.handshake(token), raw.send(raw.helloLine())), "unexpected"],
 		[
 			"a second auth",
-			async (raw, token) => (await raw.handshake(token), raw.send(encodeFrame({ type: "auth", v: WIRE_VERSION, proof: "p".repeat(43) }))),
+			async (raw, token) => (await raw.handshake(token), raw.send(encodeFrame({ type: "auth", v: FRAME_VERSION.endpoint, proof: "p".repeat(43) }))),
 			"unexpected",
 		],
 		["a reused request id", async (raw, token) => (await raw.handshake(token), raw.send(requestLine("r1") + requestLine("r1"))), "unexpected"],
 		[
 			"a result sent by a client",
 			async (raw, token) => (
-				await raw.handshake(token), raw.send(encodeFrame({ type: "result", v: WIRE_VERSION, id: "r1", kind: "result", status: "ok", answers: [] }))
+				await raw.handshake(token), raw.send(encodeFrame({ type: "result", v: FRAME_VERSION.endpoint, id: "r1", kind: "result", status: "ok", answers: [] }))
 			),
 			"unexpected",
 		],
 		[
 			"a progress sent by a client",
 			async (raw, token) => (
-				await raw.handshake(token), raw.send(encodeFrame({ type: "progress", v: WIRE_VERSION, id: "r1", kind: "progress", stage: "shown", answers: [] }))
+				await raw.handshake(token),
+				raw.send(encodeFrame({ type: "progress", v: FRAME_VERSION.endpoint, id: "r1", kind: "progress", stage: "shown", answers: [] }))
 			),
 			"unexpected",
 		],
@@ -132,7 +142,7 @@ describe("refused connections harm nothing else", () => {
 		const raw = host.raw();
 		await drive(raw, await host.token());
 		await raw.closed;
-		expect(raw.frames.at(-1)).toMatchObject({ type: "error", v: WIRE_VERSION, code });
+		expect(raw.frames.at(-1)).toMatchObject({ type: "error", v: FRAME_VERSION.endpoint, code });
 		expect(String(raw.frames.at(-1)?.message)).not.toBe("");
 		await stillServing();
 	});
@@ -257,8 +267,10 @@ describe("what a request may carry", () => {
 		expect(await b.frame((f) => f.stage === "queued")).toMatchObject({ position: 2 });
 		// b cancels "same": its own request leaves the queue; a's open dialog is untouched. Frames on one
 		// connection are read in order, so once b's probe is queued the cancel has been handled.
-		a.send(encodeFrame({ type: "cancel", v: WIRE_VERSION, id: "other", reason: "cancelled" }));
-		b.send(encodeFrame({ type: "cancel", v: WIRE_VERSION, id: "same", reason: "cancelled" }) + requestLine("probe", { label: "b", question: "Probe?" }));
+		a.send(encodeFrame({ type: "cancel", v: FRAME_VERSION.endpoint, id: "other", reason: "cancelled" }));
+		b.send(
+			encodeFrame({ type: "cancel", v: FRAME_VERSION.endpoint, id: "same", reason: "cancelled" }) + requestLine("probe", { label: "b", question: "Probe?" }),
+		);
 		// Position 2: behind a's open dialog only, so b's "same" is gone.
 		expect(await b.frame((f) => f.id === "probe" && f.stage === "queued")).toMatchObject({ position: 2 });
 		expect(first.closedBy).toBeUndefined();

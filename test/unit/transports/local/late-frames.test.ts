@@ -8,15 +8,16 @@
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { type CallControl, lateEnd } from "../../../../extensions/checkpoint-bridge/core/call.ts";
+import { FRAME_VERSION } from "../../../../extensions/checkpoint-bridge/core/frames.ts";
 import { LateBook, readLateConfig } from "../../../../extensions/checkpoint-bridge/core/late.ts";
 import { type Envelope, STATUSES } from "../../../../extensions/checkpoint-bridge/model/result.ts";
 import { validateAskParams } from "../../../../extensions/checkpoint-bridge/model/validate.ts";
 import { askRemote } from "../../../../extensions/checkpoint-bridge/transports/local/client.ts";
+import { decodeFrame } from "../../../../extensions/checkpoint-bridge/transports/local/frames.ts";
 import { closePooledConnections } from "../../../../extensions/checkpoint-bridge/transports/local/pool.ts";
-import { decodeFrame, WIRE_VERSION } from "../../../../extensions/checkpoint-bridge/transports/wire.ts";
 import { until } from "../../../support/until.ts";
 import { hostWithEndpoint } from "../../support/endpoint-host.ts";
-import { hostSessionMessages } from "../../support/host-messages.ts";
+import { forwardedLate, hostSessionMessages } from "../../support/host-messages.ts";
 import { propertyRun } from "../../support/property-policy.ts";
 
 const HOST = "host-session";
@@ -71,19 +72,12 @@ describe("late frames on the local endpoint", () => {
 		const run = await timedOut(true, "worker-2");
 		closePooledConnections();
 		await until(() => run.endpoint.connectionCount === 0, "the connection's close at the host");
-		run.answer();
-		await until(() => hostMessages.length > 0, "the message in the host's session");
+		expect(await forwardedLate(hostMessages, "worker-2", run.answer)).toMatchObject({ questions: ["Deploy to prod?"] });
 		expect(run.late).toEqual([]);
-		expect(hostMessages).toHaveLength(1);
-		expect(hostMessages[0]!.details).toMatchObject({ forwarded: true, late: true, questions: ["Deploy to prod?"], envelope: { status: "ok" } });
-		expect(hostMessages[0]!.details.asker).toContain("worker-2");
 	});
 
 	it("an asker that takes no late frames (an older version): the host's session gets it, as before", async () => {
-		const run = await timedOut(false, "worker-3");
-		run.answer();
-		await until(() => hostMessages.length > 0, "the message in the host's session");
-		expect(hostMessages[0]!.details).toMatchObject({ forwarded: true, late: true, envelope: { status: "ok" } });
+		await forwardedLate(hostMessages, "worker-3", (await timedOut(false, "worker-3")).answer);
 	});
 
 	it("a dismissal of the late question comes back the same way, with its reason", async () => {
@@ -114,7 +108,7 @@ function callOf(): CallControl {
 
 const VALID_LATE = {
 	type: "late",
-	v: WIRE_VERSION,
+	v: FRAME_VERSION.endpoint,
 	id: "call-1",
 	kind: "late",
 	status: "ok",

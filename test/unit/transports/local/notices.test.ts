@@ -5,14 +5,15 @@
  * the session's calls.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { FRAME_VERSION, MAX_NOTICE_LENGTH } from "../../../../extensions/checkpoint-bridge/core/frames.ts";
 import { claimHostRole } from "../../../../extensions/checkpoint-bridge/core/host-role.ts";
 import { MAX_NOTICES_PER_WINDOW, NOTICE_WINDOW_MS } from "../../../../extensions/checkpoint-bridge/core/notice-window.ts";
 import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared-handle.ts";
 import { dialogSurface } from "../../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { askRemote, noticeRemote } from "../../../../extensions/checkpoint-bridge/transports/local/client.ts";
+import { encodeFrame } from "../../../../extensions/checkpoint-bridge/transports/local/frames.ts";
 import { closePooledConnections, pooledConnectionCount } from "../../../../extensions/checkpoint-bridge/transports/local/pool.ts";
 import { type LocalEndpoint, startEndpoint } from "../../../../extensions/checkpoint-bridge/transports/local/server.ts";
-import { encodeFrame, MAX_NOTICE_LENGTH, WIRE_VERSION } from "../../../../extensions/checkpoint-bridge/transports/wire.ts";
 import { until } from "../../../support/until.ts";
 import { fakeUI } from "../../support/fake-ui.ts";
 import { rawConnection, requestLine, tokenAt } from "../../support/raw-endpoint.ts";
@@ -45,7 +46,7 @@ async function trusted(endpoint: LocalEndpoint, pid = 77) {
 }
 
 const noticeLine = (fields: Record<string, unknown> = {}) =>
-	encodeFrame({ type: "notice", v: WIRE_VERSION, asker: ASKER, message: "Build started.", level: "info", ...fields } as never);
+	encodeFrame({ type: "notice", v: FRAME_VERSION.endpoint, asker: ASKER, message: "Build started.", level: "info", ...fields } as never);
 
 describe("a notice from another process reaches the host's human", () => {
 	it("prefixed with who sends it and the process it sends from, at its own level", async () => {

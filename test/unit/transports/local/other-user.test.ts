@@ -15,12 +15,12 @@ import { rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { FRAME_VERSION } from "../../../../extensions/checkpoint-bridge/core/frames.ts";
 import { claimHostRole } from "../../../../extensions/checkpoint-bridge/core/host-role.ts";
 import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared-handle.ts";
 import { dialogSurface } from "../../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { ENDPOINT_ENV } from "../../../../extensions/checkpoint-bridge/transports/local/address.ts";
 import { startEndpoint } from "../../../../extensions/checkpoint-bridge/transports/local/server.ts";
-import { WIRE_VERSION } from "../../../../extensions/checkpoint-bridge/transports/wire.ts";
 import { fakeUI } from "../../support/fake-ui.ts";
 import { EXTENSION, NODE } from "../../support/host-process.ts";
 
@@ -57,7 +57,7 @@ const net = await import("node:net");
 const dir = process.argv[1];
 const token = "impostor-token-0123456789-0123456789-abcdef";
 const proof = (clientNonce, serverNonce) =>
-	createHmac("sha256", token).update("checkpoint-bridge wire v${WIRE_VERSION} server\\n" + clientNonce + "\\n" + serverNonce).digest("base64url");
+	createHmac("sha256", token).update("checkpoint-bridge wire v${FRAME_VERSION.endpoint} server\\n" + clientNonce + "\\n" + serverNonce).digest("base64url");
 fs.mkdirSync(dir);
 fs.chmodSync(dir, 0o777);
 fs.writeFileSync(dir + "/token", token);

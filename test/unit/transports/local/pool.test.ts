@@ -11,13 +11,14 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { FRAME_VERSION, MAX_FRAME_BYTES } from "../../../../extensions/checkpoint-bridge/core/frames.ts";
 import type { Envelope } from "../../../../extensions/checkpoint-bridge/model/result.ts";
 import { ENDPOINT_ENV } from "../../../../extensions/checkpoint-bridge/transports/local/address.ts";
 import { askRemote, type RemoteAskOptions } from "../../../../extensions/checkpoint-bridge/transports/local/client.ts";
+import { encodeFrame } from "../../../../extensions/checkpoint-bridge/transports/local/frames.ts";
 import { closePooledConnections, DEFAULT_POOL_IDLE_MS, pooledConnectionCount } from "../../../../extensions/checkpoint-bridge/transports/local/pool.ts";
 import { proofOf } from "../../../../extensions/checkpoint-bridge/transports/local/proof.ts";
 import type { EndpointOptions } from "../../../../extensions/checkpoint-bridge/transports/local/server.ts";
-import { encodeFrame, MAX_FRAME_BYTES, WIRE_VERSION } from "../../../../extensions/checkpoint-bridge/transports/wire.ts";
 import { hostWithEndpoint as hostServing } from "../../support/endpoint-host.ts";
 import { EXTENSION, NODE } from "../../support/host-process.ts";
 
@@ -122,7 +123,9 @@ async function provenFakeHost(dir: string, token: string) {
 			for (const line of lines) {
 				const frame = JSON.parse(line) as { type: string; nonce?: string; id?: string };
 				if (frame.type === "hello")
-					socket.write(encodeFrame({ type: "welcome", v: WIRE_VERSION, proof: proofOf(token, "server", frame.nonce!, "s".repeat(43)), nonce: "s".repeat(43) }));
+					socket.write(
+						encodeFrame({ type: "welcome", v: FRAME_VERSION.endpoint, proof: proofOf(token, "server", frame.nonce!, "s".repeat(43)), nonce: "s".repeat(43) }),
+					);
 				if (frame.type === "request") requests.push(frame.id!);
 			}
 		});

@@ -8,14 +8,15 @@
  */
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FRAME_VERSION } from "../../../../extensions/checkpoint-bridge/core/frames.ts";
 import { claimHostRole } from "../../../../extensions/checkpoint-bridge/core/host-role.ts";
 import type { RelayRequest } from "../../../../extensions/checkpoint-bridge/core/protocol.ts";
 import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared-handle.ts";
 import { capLength, sanitiseText } from "../../../../extensions/checkpoint-bridge/model/sanitise.ts";
 import { dialogSurface } from "../../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { askRemote } from "../../../../extensions/checkpoint-bridge/transports/local/client.ts";
+import { decodeFrame, encodeFrame } from "../../../../extensions/checkpoint-bridge/transports/local/frames.ts";
 import { type LocalEndpoint, startEndpoint } from "../../../../extensions/checkpoint-bridge/transports/local/server.ts";
-import { decodeFrame, encodeFrame, WIRE_VERSION } from "../../../../extensions/checkpoint-bridge/transports/wire.ts";
 import { type FakeUI, fakeUI } from "../../support/fake-ui.ts";
 import { type RawFrame, rawConnection, tokenAt } from "../../support/raw-endpoint.ts";
 
@@ -47,7 +48,7 @@ const validRequest = (id: string, question: string) => {
 	const now = Date.now();
 	return {
 		type: "request",
-		v: WIRE_VERSION,
+		v: FRAME_VERSION.endpoint,
 		id,
 		asker: { label: "random", sessionId: "r" },
 		questions: [{ question }],
@@ -77,17 +78,17 @@ const piece: fc.Arbitrary<Piece> = fc.oneof(
 			fc.constantFrom("hello", "welcome", "auth", "cancel", "progress", "result", "late", "error", "notice"),
 			fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue(), { maxKeys: 4 }),
 		)
-		.map(([type, fields]) => ({ bytes: Buffer.from(`${JSON.stringify({ ...fields, type, v: WIRE_VERSION })}\n`) })),
+		.map(([type, fields]) => ({ bytes: Buffer.from(`${JSON.stringify({ ...fields, type, v: FRAME_VERSION.endpoint })}\n`) })),
 	fc.tuple(id, fc.string({ unit: "binary", minLength: 1, maxLength: 60 })).map(([requestId, question]) => ({
 		bytes: Buffer.from(encodeFrame(validRequest(requestId, question) as never)),
 	})),
 	// Notices: valid ones with random text, and valid ones with one field replaced by random JSON.
 	fc.string({ unit: "binary", maxLength: 80 }).map((message) => ({
-		bytes: Buffer.from(encodeFrame({ type: "notice", v: WIRE_VERSION, asker: { label: "random", sessionId: "r" }, message, level: "info" })),
+		bytes: Buffer.from(encodeFrame({ type: "notice", v: FRAME_VERSION.endpoint, asker: { label: "random", sessionId: "r" }, message, level: "info" })),
 	})),
 	fc.tuple(fc.constantFrom("v", "asker", "message", "level", "__proto__"), fc.jsonValue()).map(([key, value]) => ({
 		bytes: Buffer.from(
-			`${JSON.stringify({ type: "notice", v: WIRE_VERSION, asker: { label: "random", sessionId: "r" }, message: "Mutated.", level: "info", [key]: value })}\n`,
+			`${JSON.stringify({ type: "notice", v: FRAME_VERSION.endpoint, asker: { label: "random", sessionId: "r" }, message: "Mutated.", level: "info", [key]: value })}\n`,
 		),
 	})),
 );

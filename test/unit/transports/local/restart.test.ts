@@ -10,6 +10,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { FRAME_VERSION } from "../../../../extensions/checkpoint-bridge/core/frames.ts";
 import { claimHostRole } from "../../../../extensions/checkpoint-bridge/core/host-role.ts";
 import type { RelayProgress } from "../../../../extensions/checkpoint-bridge/core/protocol.ts";
 import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared-handle.ts";
@@ -17,9 +18,9 @@ import type { QuestionInput } from "../../../../extensions/checkpoint-bridge/mod
 import { dialogSurface } from "../../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { addressOf, type EndpointAddress } from "../../../../extensions/checkpoint-bridge/transports/local/address.ts";
 import { askRemote } from "../../../../extensions/checkpoint-bridge/transports/local/client.ts";
+import { encodeFrame } from "../../../../extensions/checkpoint-bridge/transports/local/frames.ts";
 import { closePooledConnections, forgetHadHost } from "../../../../extensions/checkpoint-bridge/transports/local/pool.ts";
 import { startEndpoint } from "../../../../extensions/checkpoint-bridge/transports/local/server.ts";
-import { encodeFrame, WIRE_VERSION } from "../../../../extensions/checkpoint-bridge/transports/wire.ts";
 import { dialogFeed } from "../../support/dialog-feed.ts";
 import { fakeUI } from "../../support/fake-ui.ts";
 import { EXTENSION, hostProcessScript, killStarted, startScript } from "../../support/host-process.ts";
@@ -174,7 +175,7 @@ describe("a request sent again", () => {
 		const now = Date.now();
 		return encodeFrame({
 			type: "request",
-			v: WIRE_VERSION,
+			v: FRAME_VERSION.endpoint,
 			id,
 			asker: { label: "worker", sessionId: "s" },
 			questions: TWO,

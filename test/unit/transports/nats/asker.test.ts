@@ -5,12 +5,12 @@
  */
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { FRAME_VERSION } from "../../../../extensions/checkpoint-bridge/core/frames.ts";
 import type { Envelope } from "../../../../extensions/checkpoint-bridge/model/result.ts";
 import { forgetNatsHost } from "../../../../extensions/checkpoint-bridge/transports/nats/asker.ts";
 import {
 	decodeNatsFrame,
 	encodeNatsFrame,
-	NATS_VERSION,
 	type NatsCancelFrame,
 	type NatsFrame,
 	type NatsRequestFrame,
@@ -171,14 +171,14 @@ describe("refused replies", () => {
 			inbox,
 			encodeNatsFrame({
 				type: "result",
-				v: NATS_VERSION,
+				v: FRAME_VERSION.nats,
 				id: "someone-else",
 				kind: "result",
 				status: "ok",
 				answers: [{ question: "Q", answer: "forged", kind: "text" }],
 			}),
 		);
-		intruder.publish(inbox, encodeNatsFrame({ type: "pong", v: NATS_VERSION, id: "someone-else", held: false, host: "h" }));
+		intruder.publish(inbox, encodeNatsFrame({ type: "pong", v: FRAME_VERSION.nats, id: "someone-else", held: false, host: "h" }));
 		await flush();
 		expect(call.envelope).toBeUndefined();
 		host.fake.current()!.answer("snake_case");
@@ -225,7 +225,7 @@ describe("only the host that took the request is heard", () => {
 		expect(host.fake.dialogs).toHaveLength(1);
 		const forged = {
 			type: "result",
-			v: NATS_VERSION,
+			v: FRAME_VERSION.nats,
 			id: intruder.id(),
 			kind: "result",
 			status: "ok",
@@ -245,9 +245,9 @@ describe("only the host that took the request is heard", () => {
 		const intruder = reader(nats);
 		const call = track(askFake(nats, Q));
 		await flush();
-		intruder.forge({ type: "pong", v: NATS_VERSION, id: intruder.id(), held: false, host: host.server.hostId, note: "host restarted" });
+		intruder.forge({ type: "pong", v: FRAME_VERSION.nats, id: intruder.id(), held: false, host: host.server.hostId, note: "host restarted" });
 		const { inbox } = intruder.seen[0]!;
-		nats.client().publish(inbox, encodeNatsFrame({ type: "pong", v: NATS_VERSION, id: intruder.id(), held: false, host: host.server.hostId }));
+		nats.client().publish(inbox, encodeNatsFrame({ type: "pong", v: FRAME_VERSION.nats, id: intruder.id(), held: false, host: host.server.hostId }));
 		await flush();
 		expect(call.envelope).toBeUndefined();
 		host.fake.current()!.answer("camelCase");
@@ -268,7 +268,7 @@ describe("only the host that took the request is heard", () => {
 			.client()
 			.publish(
 				SUBJECTS.ping,
-				encodeNatsFrame({ type: "ping", v: NATS_VERSION, id: (decodeNatsFrame(client!.sent[0]!.data) as { frame: NatsRequestFrame }).frame.id }),
+				encodeNatsFrame({ type: "ping", v: FRAME_VERSION.nats, id: (decodeNatsFrame(client!.sent[0]!.data) as { frame: NatsRequestFrame }).frame.id }),
 				inbox,
 			);
 		await flush();
@@ -276,7 +276,7 @@ describe("only the host that took the request is heard", () => {
 		const { hostKey, mac, id } = pong;
 		const forged = {
 			type: "result",
-			v: NATS_VERSION,
+			v: FRAME_VERSION.nats,
 			id,
 			kind: "result",
 			status: "ok",

@@ -1,7 +1,8 @@
 /** The NATS frames of v3: the version check, the keys and secrets they carry, and the host's seal, with random input. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { decodeNatsFrame, encodeNatsFrame, NATS_VERSION, type NatsFrame } from "../../../../extensions/checkpoint-bridge/transports/nats/frames.ts";
+import { ERROR_CODES, FRAME_VERSION } from "../../../../extensions/checkpoint-bridge/core/frames.ts";
+import { decodeNatsFrame, encodeNatsFrame, type NatsFrame } from "../../../../extensions/checkpoint-bridge/transports/nats/frames.ts";
 import {
 	hashSecret,
 	newCancelSecret,
@@ -11,7 +12,6 @@ import {
 	secretMatches,
 	sharedKey,
 } from "../../../../extensions/checkpoint-bridge/transports/nats/seal.ts";
-import { ERROR_CODES } from "../../../../extensions/checkpoint-bridge/transports/wire.ts";
 import { cancelFrame, requestFrame } from "../../support/nats-room.ts";
 
 const Q = [{ question: "Which?" }];
@@ -47,7 +47,7 @@ describe("keys, secrets and seals in frames", () => {
 		],
 		[
 			"a notice whose asker label is a megabyte",
-			{ type: "notice", v: NATS_VERSION, asker: { label: "L".repeat(1_000_000), sessionId: "s" }, message: "m", level: "info", pid: 1, machine: "m" },
+			{ type: "notice", v: FRAME_VERSION.nats, asker: { label: "L".repeat(1_000_000), sessionId: "s" }, message: "m", level: "info", pid: 1, machine: "m" },
 			/notice\.asker/,
 		],
 		["a request whose asker session id is too long", { ...requestFrame("r", Q), asker: { label: "l", sessionId: "s".repeat(129) } }, /request\.asker/],
@@ -55,14 +55,18 @@ describe("keys, secrets and seals in frames", () => {
 		["a request without cancelHash", { ...requestFrame("r", Q), cancelHash: undefined }, /request\.cancelHash/],
 		["a cancel without secret", { ...cancelFrame("r"), secret: undefined }, /cancel\.secret/],
 		["a cancel whose secret is not base64url", { ...cancelFrame("r"), secret: "!".repeat(43) }, /cancel\.secret/],
-		["a pong with a key but no MAC", { type: "pong", v: NATS_VERSION, id: "r", held: true, host: "h", hostKey: newKeyPair().publicKey }, /hostKey and \.mac/],
+		[
+			"a pong with a key but no MAC",
+			{ type: "pong", v: FRAME_VERSION.nats, id: "r", held: true, host: "h", hostKey: newKeyPair().publicKey },
+			/hostKey and \.mac/,
+		],
 		["a request whose lateFrames is not true", { ...requestFrame("r", Q), lateFrames: "yes" }, /request\.lateFrames/],
 		[
 			"a late frame with a key but no MAC",
-			{ type: "late", v: NATS_VERSION, id: "r", kind: "late", status: "ok", answers: [], hostKey: newKeyPair().publicKey },
+			{ type: "late", v: FRAME_VERSION.nats, id: "r", kind: "late", status: "ok", answers: [], hostKey: newKeyPair().publicKey },
 			/late\.hostKey and \.mac/,
 		],
-		["a late frame of an unknown status", { type: "late", v: NATS_VERSION, id: "r", kind: "late", status: "queued", answers: [] }, /late\.status/],
+		["a late frame of an unknown status", { type: "late", v: FRAME_VERSION.nats, id: "r", kind: "late", status: "queued", answers: [] }, /late\.status/],
 	];
 	for (const [what, frame, message] of cases)
 		it(`${what}: malformed, naming the field`, () => {
@@ -125,7 +129,7 @@ describe("random input (property)", () => {
 	const hostFrame = fc.oneof(
 		fc.record({
 			type: fc.constant("result" as const),
-			v: fc.constant(NATS_VERSION),
+			v: fc.constant(FRAME_VERSION.nats),
 			id: fc.string({ minLength: 1, maxLength: 20 }),
 			kind: fc.constant("result" as const),
 			status: fc.constantFrom("ok", "error", "no-host", "timeout", "cancelled"),
@@ -134,7 +138,7 @@ describe("random input (property)", () => {
 		}),
 		fc.record({
 			type: fc.constant("pong" as const),
-			v: fc.constant(NATS_VERSION),
+			v: fc.constant(FRAME_VERSION.nats),
 			id: fc.string({ minLength: 1, maxLength: 20 }),
 			held: fc.boolean(),
 			host: fc.string({ minLength: 1, maxLength: 20 }),

@@ -57,6 +57,24 @@ describe("the asker process keeps one NATS connection", () => {
 		expect(client.closed).toBe(true);
 	});
 
+	it("calls share one reply subscription per connection (each call's own inbox under it, no SUB per call) and one key pair", async () => {
+		const nats = new FakeNats();
+		natsHost(nats, (dialog) => dialog.answer("yes"));
+		const client = nats.client();
+		const subscribed: string[] = [];
+		const subscribe = client.subscribe.bind(client);
+		client.subscribe = (subject, onMessage) => (subscribed.push(subject), subscribe(subject, onMessage));
+		const connect = () => keptBroker(CONFIG, async () => client);
+		const ends = await Promise.all(["A?", "B?", "C?"].map((question) => askFake(nats, [{ question }], { connect })));
+		expect(ends.map((e) => e.status)).toEqual(["ok", "ok", "ok"]);
+		expect((await askFake(nats, [{ question: "D?" }], { connect })).status).toBe("ok");
+		expect(subscribed).toEqual([expect.stringMatching(/^_INBOX\.\w+\.\*$/)]);
+		const requests = client.sent.filter((m) => m.subject.endsWith(".request"));
+		expect(new Set(requests.map((m) => m.reply)).size).toBe(4);
+		// One key pair per asker process: no key pair and no ECDH per call.
+		expect(new Set(requests.map((m) => (JSON.parse(new TextDecoder().decode(m.data)) as { key: string }).key)).size).toBe(1);
+	});
+
 	it("a failed open is forgotten: the next call opens again", async () => {
 		const nats = new FakeNats();
 		await expect(keptBroker(CONFIG, () => Promise.reject(new Error("refused")))).rejects.toThrow("refused");

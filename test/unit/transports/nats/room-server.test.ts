@@ -6,9 +6,10 @@ import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { MAX_TIMEOUT_MS } from "../../../../extensions/checkpoint-bridge/core/config.ts";
 import { MAX_OPEN_PER_ASKER } from "../../../../extensions/checkpoint-bridge/core/dialog-host.ts";
+import { FRAME_VERSION, MAX_FRAME_BYTES } from "../../../../extensions/checkpoint-bridge/core/frames.ts";
 import { PROTOCOL_VERSION, type RelayRequest } from "../../../../extensions/checkpoint-bridge/core/protocol.ts";
 import { capLength, sanitiseText } from "../../../../extensions/checkpoint-bridge/model/sanitise.ts";
-import { encodeNatsFrame, NATS_VERSION, type NatsFrame } from "../../../../extensions/checkpoint-bridge/transports/nats/frames.ts";
+import { encodeNatsFrame, type NatsFrame } from "../../../../extensions/checkpoint-bridge/transports/nats/frames.ts";
 import { SILENCE_MS, TICK_MS } from "../../../../extensions/checkpoint-bridge/transports/nats/liveness.ts";
 import {
 	KEEP_DROPPED_MS,
@@ -22,7 +23,6 @@ import {
 	serveRoom,
 } from "../../../../extensions/checkpoint-bridge/transports/nats/room-server.ts";
 import { newCancelSecret, sealValid, sharedKey } from "../../../../extensions/checkpoint-bridge/transports/nats/seal.ts";
-import { MAX_FRAME_BYTES, WIRE_VERSION } from "../../../../extensions/checkpoint-bridge/transports/wire.ts";
 import { FakeNats } from "../../support/fake-broker.ts";
 import { cancelFrame, natsHost, PREFIX, pingFrame, RAW_KEYS, rawAsker, requestFrame, SUBJECTS } from "../../support/nats-room.ts";
 
@@ -55,7 +55,7 @@ describe("forwarding a request onto the host's bus", () => {
 		host.fake.current()!.answer("snake_case");
 		await flush();
 		const result = asker.received.find((f) => f.type === "result");
-		expect(result).toMatchObject({ v: NATS_VERSION, id: "asker-id-1", status: "ok", answers: [{ answer: "snake_case" }] });
+		expect(result).toMatchObject({ v: FRAME_VERSION.nats, id: "asker-id-1", status: "ok", answers: [{ answer: "snake_case" }] });
 		expect(asker.received.every((f) => "id" in f && f.id === "asker-id-1")).toBe(true);
 		expect(host.server.heldCount).toBe(0);
 	});
@@ -278,10 +278,10 @@ describe("refusals: told to the sender only, never a dialog", () => {
 		["a request without pid", () => encodeNatsFrame({ ...requestFrame("r", Q), pid: undefined } as never), "malformed"],
 		["a request with a 65-character machine", () => encodeNatsFrame(requestFrame("r", Q, { machine: "m".repeat(65) })), "malformed"],
 		["a request whose carried answers are not answers", () => encodeNatsFrame(requestFrame("r", Q, { answers: [{ question: 1 }] })), "malformed"],
-		["a socket hello", () => encodeNatsFrame({ type: "hello", v: WIRE_VERSION, token: "t", pid: 1 } as never), "unexpected"],
+		["a socket hello", () => encodeNatsFrame({ type: "hello", v: FRAME_VERSION.endpoint, token: "t", pid: 1 } as never), "unexpected"],
 		[
 			"a result frame sent to the host",
-			() => encodeNatsFrame({ type: "result", v: NATS_VERSION, id: "r", kind: "result", status: "ok", answers: [] }),
+			() => encodeNatsFrame({ type: "result", v: FRAME_VERSION.nats, id: "r", kind: "result", status: "ok", answers: [] }),
 			"unexpected",
 		],
 	];
@@ -328,7 +328,7 @@ describe("notices of other extensions on the notice subject", () => {
 	const notice = (extra: Record<string, unknown> = {}) =>
 		({
 			type: "notice",
-			v: NATS_VERSION,
+			v: FRAME_VERSION.nats,
 			asker: { label: "planner", sessionId: "planner-session" },
 			message: "Build started.",
 			level: "warning",
@@ -348,7 +348,7 @@ describe("notices of other extensions on the notice subject", () => {
 	it.each([
 		["a malformed notice (no machine)", () => encodeNatsFrame(notice({ machine: "" })), "malformed"],
 		["a notice of an unknown level", () => encodeNatsFrame(notice({ level: "loud" })), "malformed"],
-		["a notice of another version", () => encodeNatsFrame(notice({ v: NATS_VERSION - 1 })), "bad-version"],
+		["a notice of another version", () => encodeNatsFrame(notice({ v: FRAME_VERSION.nats - 1 })), "bad-version"],
 		["a request on the notice subject", () => encodeNatsFrame(requestFrame("r", Q)), "unexpected"],
 		["bytes that are not JSON", () => new TextEncoder().encode("{nope"), "malformed"],
 	])("%s: an error frame %j to its sender's reply subject, nothing shown or queued", async (_what, bytes, code) => {
@@ -486,6 +486,21 @@ describe("what a room holds is bounded: refusals are error results naming the li
 		const refused = refusals(asker.received);
 		expect(refused).toHaveLength(5);
 		expect(refused[0]!.note).toContain(`maxOpenPerClient = ${MAX_OPEN_PER_CLIENT}`);
+	});
+
+	it("a flood of re-sent requests (marked resent, answers carried) meets the same caps as new ones: per asker session, per client", async () => {
+		const { host, asker } = room();
+		const carried = [{ question: "Name?", answer: "Ada", kind: "text" }];
+		const resent = (id: string, sessionId: string) => requestFrame(id, TWO, { resent: true, answers: carried, asker: { label: "flood", sessionId } });
+		for (let i = 0; i < 40; i++) asker.send(SUBJECTS.request, resent(`same-${i}`, "one-session"));
+		for (let i = 0; i < MAX_OPEN_PER_CLIENT; i++) asker.send(SUBJECTS.request, resent(`new-${i}`, `s${i}`));
+		await flush();
+		expect(host.server.heldCount).toBe(MAX_OPEN_PER_CLIENT);
+		const refused = refusals(asker.received);
+		// 24 past the session's 16, then 16 past the client's 128.
+		expect(refused).toHaveLength(40 - MAX_OPEN_PER_ASKER + MAX_OPEN_PER_ASKER);
+		expect(refused[0]!.note).toContain(`MAX_OPEN_PER_ASKER = ${MAX_OPEN_PER_ASKER}`);
+		expect(refused.at(-1)!.note).toContain(`maxOpenPerClient = ${MAX_OPEN_PER_CLIENT}`);
 	});
 
 	it("every inbox and session id new: the room holds at most maxRoomRequests (default 1024)", async () => {

@@ -1,10 +1,12 @@
+/** The endpoint's frames on the socket (transports/local/frames.ts, core/frames.ts), its line reader, its address, and how a remote asker is shown. */
 import { describe, expect, it } from "vitest";
-import { PROTOCOL_VERSION } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
-import { addressOf, advertise, ENDPOINT_ENV, endpointFromEnv } from "../../../extensions/checkpoint-bridge/transports/local/address.ts";
-import { remoteAsker } from "../../../extensions/checkpoint-bridge/transports/local/connection.ts";
-import { decodeFrame, encodeFrame, type Frame, LineReader, type RequestFrame, WIRE_VERSION } from "../../../extensions/checkpoint-bridge/transports/wire.ts";
+import { FRAME_VERSION, type RequestFrame } from "../../../../extensions/checkpoint-bridge/core/frames.ts";
+import { PROTOCOL_VERSION } from "../../../../extensions/checkpoint-bridge/core/protocol.ts";
+import { addressOf, advertise, ENDPOINT_ENV, endpointFromEnv } from "../../../../extensions/checkpoint-bridge/transports/local/address.ts";
+import { remoteAsker } from "../../../../extensions/checkpoint-bridge/transports/local/connection.ts";
+import { decodeFrame, encodeFrame, type Frame, LineReader } from "../../../../extensions/checkpoint-bridge/transports/local/frames.ts";
 
-const v = WIRE_VERSION;
+const v = FRAME_VERSION.endpoint;
 const NONCE = "n".repeat(43);
 const request: RequestFrame = {
 	type: "request",
@@ -153,7 +155,7 @@ describe("frames", () => {
 	});
 
 	it("has a version of its own, apart from the bus protocol's", () => {
-		expect(WIRE_VERSION).toBe(2);
+		expect(FRAME_VERSION.endpoint).toBe(2);
 		expect(PROTOCOL_VERSION).toBe(1);
 	});
 });
