@@ -14,7 +14,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { MCP_BIN, type McpSession, startMcpClient } from "./harness/mcp-client.ts";
 import { NATS_SERVER_MISSING, roomServedAt, startNatsServer } from "./harness/nats-server.ts";
-import { createPiEnv, type Frame, hostEndpoint, isNotify, NODE_BIN, type PiEnv, PiRpc } from "./harness/pi-cli.ts";
+import { createPiEnv, type Frame, hostEndpoint, isNotify, NODE_BIN, NOT_ON_OLDEST_PI, onDevPiOnly, type PiEnv, PiRpc } from "./harness/pi-cli.ts";
 
 const ASK = "ask_user_via_host";
 const COLLECT = "wait_for_host_answers";
@@ -146,28 +146,31 @@ describe("the MCP server with a real pi host of the same user and directory", ()
 		expect(envelopeOf(await call)).toMatchObject({ status: "ok", answers: [{ answer: "443" }] });
 	});
 
-	it("progress keeps a client with a 15 s request timeout (resetTimeoutOnProgress) alive through a 30 s wait", async () => {
-		const { pi, session } = await hostAndClient("codex");
-		const start = pi.mark();
-		const progress: { at: number; message?: string }[] = [];
-		const askedAt = Date.now();
-		const call = session.client.callTool({ name: ASK, arguments: { questions: [{ question: "Ship it?", kind: "confirm" }] } }, undefined, {
-			timeout: 15_000,
-			resetTimeoutOnProgress: true,
-			onprogress: (p) => progress.push({ at: Date.now(), ...(p.message ? { message: p.message } : {}) }),
-		});
-		const { dialog } = await remoteDialog(start);
-		await sleep(30_000 - (Date.now() - askedAt));
-		pi.answer(dialog, "Yes");
-		const envelope = envelopeOf(await call);
-		expect(Date.now() - askedAt).toBeGreaterThanOrEqual(30_000);
-		expect(envelope.status).toBe("ok");
-		expect(envelope.answers[0]).toMatchObject({ answer: "yes", kind: "confirm" });
-		// At least one notification every 10 s; the host's stages among them.
-		const gaps = [askedAt, ...progress.map((p) => p.at)].map((at, i, all) => (i === 0 ? 0 : at - all[i - 1]!));
-		expect(Math.max(...gaps), JSON.stringify(progress)).toBeLessThan(10_000);
-		expect(progress.some((p) => /shown to the human/.test(p.message ?? ""))).toBe(true);
-	});
+	it.skipIf(NOT_ON_OLDEST_PI)(
+		onDevPiOnly("progress keeps a client with a 15 s request timeout (resetTimeoutOnProgress) alive through a 30 s wait"),
+		async () => {
+			const { pi, session } = await hostAndClient("codex");
+			const start = pi.mark();
+			const progress: { at: number; message?: string }[] = [];
+			const askedAt = Date.now();
+			const call = session.client.callTool({ name: ASK, arguments: { questions: [{ question: "Ship it?", kind: "confirm" }] } }, undefined, {
+				timeout: 15_000,
+				resetTimeoutOnProgress: true,
+				onprogress: (p) => progress.push({ at: Date.now(), ...(p.message ? { message: p.message } : {}) }),
+			});
+			const { dialog } = await remoteDialog(start);
+			await sleep(30_000 - (Date.now() - askedAt));
+			pi.answer(dialog, "Yes");
+			const envelope = envelopeOf(await call);
+			expect(Date.now() - askedAt).toBeGreaterThanOrEqual(30_000);
+			expect(envelope.status).toBe("ok");
+			expect(envelope.answers[0]).toMatchObject({ answer: "yes", kind: "confirm" });
+			// At least one notification every 10 s; the host's stages among them.
+			const gaps = [askedAt, ...progress.map((p) => p.at)].map((at, i, all) => (i === 0 ? 0 : at - all[i - 1]!));
+			expect(Math.max(...gaps), JSON.stringify(progress)).toBeLessThan(10_000);
+			expect(progress.some((p) => /shown to the human/.test(p.message ?? ""))).toBe(true);
+		},
+	);
 
 	it("a client that cancels its call closes the host's dialog: the next question is shown while the first was never answered", async () => {
 		const { pi, session } = await hostAndClient("cursor");
@@ -278,43 +281,49 @@ describe("the MCP server with no host", () => {
 		{ id: "go", question: "Ship it?", kind: "confirm" },
 	];
 
-	it("no elicitation and no host: no-host in under 1 s, with the note to ask in the chat and not call again", async () => {
-		const session = await lone("gemini-cli");
-		const t0 = Date.now();
-		const envelope = envelopeOf(await session.client.callTool({ name: ASK, arguments: { questions: QUESTIONS } }));
-		expect(Date.now() - t0).toBeLessThan(1_000);
-		expect(envelope).toMatchObject({ status: "no-host", answers: [], asker: "gemini-cli" });
-		expect(envelope.note).toMatch(/do not call this tool again/);
-		expect(envelope.note).toMatch(/ask the human in your chat/);
-	});
+	it.skipIf(NOT_ON_OLDEST_PI)(
+		onDevPiOnly("no elicitation and no host: no-host in under 1 s, with the note to ask in the chat and not call again"),
+		async () => {
+			const session = await lone("gemini-cli");
+			const t0 = Date.now();
+			const envelope = envelopeOf(await session.client.callTool({ name: ASK, arguments: { questions: QUESTIONS } }));
+			expect(Date.now() - t0).toBeLessThan(1_000);
+			expect(envelope).toMatchObject({ status: "no-host", answers: [], asker: "gemini-cli" });
+			expect(envelope.note).toMatch(/do not call this tool again/);
+			expect(envelope.note).toMatch(/ask the human in your chat/);
+		},
+	);
 
-	it("a client that declared elicitation gets the questions as one flat form; what it accepts is the answers", async () => {
-		const forms: any[] = [];
-		const session = await lone("claude-code", (request) => {
-			forms.push(request.params);
-			return { action: "accept", content: { q1: "SQLite", q2: ["TS", "Rust"], q3: "1.4", q4: true } };
-		});
-		const envelope = envelopeOf(await session.client.callTool({ name: ASK, arguments: { questions: QUESTIONS } }));
-		expect(forms).toHaveLength(1);
-		expect(forms[0].requestedSchema.properties).toEqual({
-			q1: { type: "string", title: "Which database?", enum: ["Postgres", "SQLite"] },
-			q2: { type: "array", title: "Which languages?", items: { type: "string", enum: ["TS", "Go", "Rust"] }, minItems: 1 },
-			q3: { type: "string", title: "Name of the release?" },
-			q4: { type: "boolean", title: "Ship it?" },
-		});
-		expect(envelope).toMatchObject({
-			status: "ok",
-			asker: "claude-code",
-			answers: [
-				{ id: "db", answer: "SQLite", kind: "option" },
-				{ id: "langs", answer: "TS, Rust", values: ["TS", "Rust"], kind: "option" },
-				{ id: "name", answer: "1.4", kind: "text" },
-				{ id: "go", answer: "yes", kind: "confirm" },
-			],
-		});
-	});
+	it.skipIf(NOT_ON_OLDEST_PI)(
+		onDevPiOnly("a client that declared elicitation gets the questions as one flat form; what it accepts is the answers"),
+		async () => {
+			const forms: any[] = [];
+			const session = await lone("claude-code", (request) => {
+				forms.push(request.params);
+				return { action: "accept", content: { q1: "SQLite", q2: ["TS", "Rust"], q3: "1.4", q4: true } };
+			});
+			const envelope = envelopeOf(await session.client.callTool({ name: ASK, arguments: { questions: QUESTIONS } }));
+			expect(forms).toHaveLength(1);
+			expect(forms[0].requestedSchema.properties).toEqual({
+				q1: { type: "string", title: "Which database?", enum: ["Postgres", "SQLite"] },
+				q2: { type: "array", title: "Which languages?", items: { type: "string", enum: ["TS", "Go", "Rust"] }, minItems: 1 },
+				q3: { type: "string", title: "Name of the release?" },
+				q4: { type: "boolean", title: "Ship it?" },
+			});
+			expect(envelope).toMatchObject({
+				status: "ok",
+				asker: "claude-code",
+				answers: [
+					{ id: "db", answer: "SQLite", kind: "option" },
+					{ id: "langs", answer: "TS, Rust", values: ["TS", "Rust"], kind: "option" },
+					{ id: "name", answer: "1.4", kind: "text" },
+					{ id: "go", answer: "yes", kind: "confirm" },
+				],
+			});
+		},
+	);
 
-	it("a client that declines its form: timeout-or-cancelled, the note saying the client declined", async () => {
+	it.skipIf(NOT_ON_OLDEST_PI)(onDevPiOnly("a client that declines its form: timeout-or-cancelled, the note saying the client declined"), async () => {
 		const session = await lone("claude-code", () => ({ action: "decline" }));
 		const envelope = envelopeOf(await session.client.callTool({ name: ASK, arguments: { questions: QUESTIONS } }));
 		expect(envelope).toMatchObject({ status: "timeout-or-cancelled", reason: "dismissed", answers: [] });
@@ -322,14 +331,14 @@ describe("the MCP server with no host", () => {
 		expect(envelope.note).toMatch(/do not call this tool again/);
 	});
 
-	it("a client that cancels its form: cancelled, the note saying the client cancelled", async () => {
+	it.skipIf(NOT_ON_OLDEST_PI)(onDevPiOnly("a client that cancels its form: cancelled, the note saying the client cancelled"), async () => {
 		const session = await lone("claude-code", () => ({ action: "cancel" }));
 		const envelope = envelopeOf(await session.client.callTool({ name: ASK, arguments: { questions: QUESTIONS } }));
 		expect(envelope).toMatchObject({ status: "cancelled", answers: [] });
 		expect(envelope.note).toMatch(/client cancelled its form/);
 	});
 
-	it("a wrong command line ends the bin at once with its usage on stderr, stdout untouched", async () => {
+	it.skipIf(NOT_ON_OLDEST_PI)(onDevPiOnly("a wrong command line ends the bin at once with its usage on stderr, stdout untouched"), async () => {
 		cwd = mkdtempSync(join(tmpdir(), "cb-mcp-"));
 		const run = promisify(execFile);
 		const failed = await run(NODE_BIN, [MCP_BIN, "--cwd", join(cwd, "missing")], { cwd }).catch(
@@ -342,7 +351,7 @@ describe("the MCP server with no host", () => {
 		expect((unknown as { stderr: string }).stderr).toMatch(/Unknown option '--port'/);
 	});
 
-	it("bad arguments are refused as isError results naming each problem; the server serves on", async () => {
+	it.skipIf(NOT_ON_OLDEST_PI)(onDevPiOnly("bad arguments are refused as isError results naming each problem; the server serves on"), async () => {
 		const session = await lone("claude-code");
 		const bad = await session.client.callTool({ name: ASK, arguments: { questions: [{ question: "" }], timeoutMs: "soon", wait: "no", extra: 1 } });
 		expect(bad.isError).toBe(true);

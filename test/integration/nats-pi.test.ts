@@ -23,6 +23,8 @@ import {
 	isDialog,
 	isNotify,
 	NODE_BIN,
+	NOT_ON_OLDEST_PI,
+	onDevPiOnly,
 	PI_CLI,
 	type PiEnv,
 	PiRpc,
@@ -331,76 +333,86 @@ describe.skipIf(NATS_SERVER_MISSING)("across machines: pi --mode rpc host, pi -p
 			expect(second.pi.frames.filter(isDialog)).toHaveLength(1);
 		});
 
-		it(`nats-server down for ${SERVER_DOWN_MS} ms mid-question: both sides lose each other, the open question is shown again, the answered one not, the answer arrives within the grace (figure: ms to reconnect)`, async () => {
-			let nats = await natsServer();
-			const env = { CHECKPOINT_BRIDGE_NATS: nats.url, CHECKPOINT_BRIDGE_HOST_GRACE_MS: "30000" };
-			const { pi } = await startHost(env);
-			const asker = startAsker(askTwo("Name of the service?", "Port to listen on?"), env);
-			const one = await pi.waitForDialog({ timeoutMs: START_MS, failOn: () => false });
-			await pi.answerThenNextDialog(one, "billing");
-			const restartAt = Date.now();
-			nats = await nats.restart(SERVER_DOWN_MS);
-			cleanups.push(() => nats.cleanup());
-			const { reconnectedMs, dialog } = await afterDisruption(pi, [nats], restartAt);
-			expect(dialog.title).toMatch(/\(2\/2\) Port to listen on\?$/);
-			// Longer than the silence on both sides: the host dropped the question and the asker re-sent it.
-			expect(pi.frames.filter((f) => isDialog(f) && String(f.title).endsWith("Port to listen on?"))).toHaveLength(2);
-			pi.answer(dialog, "8080");
-			const run = await asker.done;
-			console.log(
-				`nats-server restart: asker back ${reconnectedMs} ms after the kill; answered ${run.exitedAt - restartAt} ms after it (pi's exit included); dialogs: ${pi.frames
-					.filter(isDialog)
-					.map((d) => d.title)
-					.join(" | ")}`,
-			);
-			expect(run.envelopes[0]?.status).toBe("ok");
-			expect(answerPairs(run.envelopes[0]!)).toEqual([
-				{ question: "Name of the service?", answer: "billing" },
-				{ question: "Port to listen on?", answer: "8080" },
-			]);
-			expect(pi.frames.filter((f) => isDialog(f) && String(f.title).endsWith("Name of the service?"))).toHaveLength(1);
-		});
+		it.skipIf(NOT_ON_OLDEST_PI)(
+			onDevPiOnly(
+				`nats-server down for ${SERVER_DOWN_MS} ms mid-question: both sides lose each other, the open question is shown again, the answered one not, the answer arrives within the grace (figure: ms to reconnect)`,
+			),
+			async () => {
+				let nats = await natsServer();
+				const env = { CHECKPOINT_BRIDGE_NATS: nats.url, CHECKPOINT_BRIDGE_HOST_GRACE_MS: "30000" };
+				const { pi } = await startHost(env);
+				const asker = startAsker(askTwo("Name of the service?", "Port to listen on?"), env);
+				const one = await pi.waitForDialog({ timeoutMs: START_MS, failOn: () => false });
+				await pi.answerThenNextDialog(one, "billing");
+				const restartAt = Date.now();
+				nats = await nats.restart(SERVER_DOWN_MS);
+				cleanups.push(() => nats.cleanup());
+				const { reconnectedMs, dialog } = await afterDisruption(pi, [nats], restartAt);
+				expect(dialog.title).toMatch(/\(2\/2\) Port to listen on\?$/);
+				// Longer than the silence on both sides: the host dropped the question and the asker re-sent it.
+				expect(pi.frames.filter((f) => isDialog(f) && String(f.title).endsWith("Port to listen on?"))).toHaveLength(2);
+				pi.answer(dialog, "8080");
+				const run = await asker.done;
+				console.log(
+					`nats-server restart: asker back ${reconnectedMs} ms after the kill; answered ${run.exitedAt - restartAt} ms after it (pi's exit included); dialogs: ${pi.frames
+						.filter(isDialog)
+						.map((d) => d.title)
+						.join(" | ")}`,
+				);
+				expect(run.envelopes[0]?.status).toBe("ok");
+				expect(answerPairs(run.envelopes[0]!)).toEqual([
+					{ question: "Name of the service?", answer: "billing" },
+					{ question: "Port to listen on?", answer: "8080" },
+				]);
+				expect(pi.frames.filter((f) => isDialog(f) && String(f.title).endsWith("Name of the service?"))).toHaveLength(1);
+			},
+		);
 
-		it("3-server cluster, host and asker on different servers: the asker's server killed mid-question, fail-over, answered within the grace (figure: ms to fail over)", async () => {
-			const cluster = await startNatsCluster();
-			for (const member of cluster) cleanups.push(() => member.cleanup());
-			const [a, b, c] = cluster as [NatsServer, NatsServer, NatsServer];
-			const { pi } = await startHost({ CHECKPOINT_BRIDGE_NATS: a.url });
-			await roomServedAt(b.url);
-			await roomServedAt(c.url);
-			const asker = startAsker(askTwo("Name of the service?", "Port to listen on?"), {
-				CHECKPOINT_BRIDGE_NATS: `${b.url},${c.url}`,
-				CHECKPOINT_BRIDGE_HOST_GRACE_MS: "30000",
-			});
-			const one = await pi.waitForDialog({ timeoutMs: START_MS, failOn: () => false });
-			await pi.answerThenNextDialog(one, "billing");
-			const on = (await b.clientsNamed(ASKER_CONNECTION)) > 0 ? b : c;
-			expect(await on.clientsNamed(ASKER_CONNECTION)).toBe(1);
-			expect(await a.clientsNamed(ASKER_CONNECTION)).toBe(0);
-			const killedAt = Date.now();
-			await on.kill();
-			const { reconnectedMs, dialog } = await afterDisruption(
-				pi,
-				cluster.filter((m) => m !== on),
-				killedAt,
-			);
-			expect(dialog.title).toMatch(/\(2\/2\) Port to listen on\?$/);
-			pi.answer(dialog, "8080");
-			const run = await asker.done;
-			console.log(
-				`cluster fail-over: the asker's server killed; asker on another server ${reconnectedMs} ms later; dialogs: ${pi.frames
-					.filter(isDialog)
-					.map((d) => d.title)
-					.join(" | ")}`,
-			);
-			expect(run.envelopes[0]?.status).toBe("ok");
-			expect(answerPairs(run.envelopes[0]!)).toEqual([
-				{ question: "Name of the service?", answer: "billing" },
-				{ question: "Port to listen on?", answer: "8080" },
-			]);
-		});
+		it.skipIf(NOT_ON_OLDEST_PI)(
+			onDevPiOnly(
+				"3-server cluster, host and asker on different servers: the asker's server killed mid-question, fail-over, answered within the grace (figure: ms to fail over)",
+			),
+			async () => {
+				const cluster = await startNatsCluster();
+				for (const member of cluster) cleanups.push(() => member.cleanup());
+				const [a, b, c] = cluster as [NatsServer, NatsServer, NatsServer];
+				const { pi } = await startHost({ CHECKPOINT_BRIDGE_NATS: a.url });
+				await roomServedAt(b.url);
+				await roomServedAt(c.url);
+				const asker = startAsker(askTwo("Name of the service?", "Port to listen on?"), {
+					CHECKPOINT_BRIDGE_NATS: `${b.url},${c.url}`,
+					CHECKPOINT_BRIDGE_HOST_GRACE_MS: "30000",
+				});
+				const one = await pi.waitForDialog({ timeoutMs: START_MS, failOn: () => false });
+				await pi.answerThenNextDialog(one, "billing");
+				const on = (await b.clientsNamed(ASKER_CONNECTION)) > 0 ? b : c;
+				expect(await on.clientsNamed(ASKER_CONNECTION)).toBe(1);
+				expect(await a.clientsNamed(ASKER_CONNECTION)).toBe(0);
+				const killedAt = Date.now();
+				await on.kill();
+				const { reconnectedMs, dialog } = await afterDisruption(
+					pi,
+					cluster.filter((m) => m !== on),
+					killedAt,
+				);
+				expect(dialog.title).toMatch(/\(2\/2\) Port to listen on\?$/);
+				pi.answer(dialog, "8080");
+				const run = await asker.done;
+				console.log(
+					`cluster fail-over: the asker's server killed; asker on another server ${reconnectedMs} ms later; dialogs: ${pi.frames
+						.filter(isDialog)
+						.map((d) => d.title)
+						.join(" | ")}`,
+				);
+				expect(run.envelopes[0]?.status).toBe("ok");
+				expect(answerPairs(run.envelopes[0]!)).toEqual([
+					{ question: "Name of the service?", answer: "billing" },
+					{ question: "Port to listen on?", answer: "8080" },
+				]);
+			},
+		);
 
-		it("a wrong token: no-host naming authorization in < 2 s, and the host with the right one serves", async () => {
+		it.skipIf(NOT_ON_OLDEST_PI)(onDevPiOnly("a wrong token: no-host naming authorization in < 2 s, and the host with the right one serves"), async () => {
 			const nats = await natsServer({ token: "right-token" });
 			const { pi } = await startHost({ CHECKPOINT_BRIDGE_NATS: nats.url, CHECKPOINT_BRIDGE_NATS_TOKEN: "right-token" });
 			const run = await startAsker(ask("Let me in?"), { CHECKPOINT_BRIDGE_NATS: nats.url, CHECKPOINT_BRIDGE_NATS_TOKEN: "wrong-token" }).done;
@@ -412,7 +424,7 @@ describe.skipIf(NATS_SERVER_MISSING)("across machines: pi --mode rpc host, pi -p
 			expect(pi.frames.filter(isDialog)).toEqual([]);
 		});
 
-		it("wrong credentials (user and password in the URL): no-host naming authorization in < 2 s", async () => {
+		it.skipIf(NOT_ON_OLDEST_PI)(onDevPiOnly("wrong credentials (user and password in the URL): no-host naming authorization in < 2 s"), async () => {
 			const nats = await natsServer({ user: { name: "alice", pass: "right" } });
 			const run = await startAsker(ask("Let me in?"), { CHECKPOINT_BRIDGE_NATS: `nats://alice:wrong@127.0.0.1:${nats.port}` }).done;
 			const envelope = run.envelopes[0]!;
