@@ -15,6 +15,8 @@ import { plain, titleOf, unhandled, useRelayClock } from "../support/relay-model
 
 useRelayClock();
 
+type Drawn<A> = A extends fc.Arbitrary<infer T> ? T : never;
+
 describe("parameters", () => {
 	it("the real tool turns any parameters into one well-formed envelope, never an exception", async () => {
 		const kinds = fc.oneof(
@@ -81,7 +83,11 @@ describe("parameters", () => {
 				},
 			),
 			// Each host start opens (and each quit closes) the process's local socket endpoint: real I/O, so fewer runs.
-			propertyRun(150),
+			propertyRun<[Drawn<typeof kinds>, string | undefined, "none" | "live" | "aborted", "other" | "host-itself" | "no-host"]>(150, [
+				// Seed 2088076609: the host's own call aborted before it starts was recorded for reopening, and
+				// that record's settle timer outlived the call (own-questions.ts records only a call that asks).
+				[{ kind: "valid", params: { questions: [{ question: "Ship it?" }] } }, undefined, "aborted", "host-itself"],
+			]),
 		);
 	}, 60_000);
 });
