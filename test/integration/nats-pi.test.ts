@@ -153,6 +153,21 @@ async function afterDisruption(pi: PiRpc, servers: NatsServer[], since: number):
 /** The host's footer status frames of checkpoint-bridge from `from` on. */
 const statusCleared = (f: Frame) => f.type === "extension_ui_request" && f.method === "setStatus" && f.statusKey === "checkpoint-bridge" && !f.statusText;
 
+/** The titles of every dialog the host showed, for a test's printed figure. */
+const dialogTitles = (pi: PiRpc) =>
+	pi.frames
+		.filter(isDialog)
+		.map((d) => d.title)
+		.join(" | ");
+/** The two-question asker of the outage tests got both answers. */
+function expectServiceAnswers(run: { envelopes: Envelope[] }): void {
+	expect(run.envelopes[0]?.status).toBe("ok");
+	expect(answerPairs(run.envelopes[0]!)).toEqual([
+		{ question: "Name of the service?", answer: "billing" },
+		{ question: "Port to listen on?", answer: "8080" },
+	]);
+}
+
 if (NATS_SERVER_MISSING) console.warn(`nats-pi.test.ts: skipped: ${NATS_SERVER_MISSING}`);
 describe.skipIf(NATS_SERVER_MISSING)("across machines: pi --mode rpc host, pi -p askers over a real nats-server", () => {
 	it("three remote askers at once: one dialog at a time, each answer to its own asker, titles naming asker, machine and pid", async () => {
@@ -354,16 +369,9 @@ describe.skipIf(NATS_SERVER_MISSING)("across machines: pi --mode rpc host, pi -p
 				pi.answer(dialog, "8080");
 				const run = await asker.done;
 				console.log(
-					`nats-server restart: asker back ${reconnectedMs} ms after the kill; answered ${run.exitedAt - restartAt} ms after it (pi's exit included); dialogs: ${pi.frames
-						.filter(isDialog)
-						.map((d) => d.title)
-						.join(" | ")}`,
+					`nats-server restart: asker back ${reconnectedMs} ms after the kill; answered ${run.exitedAt - restartAt} ms after it (pi's exit included); dialogs: ${dialogTitles(pi)}`,
 				);
-				expect(run.envelopes[0]?.status).toBe("ok");
-				expect(answerPairs(run.envelopes[0]!)).toEqual([
-					{ question: "Name of the service?", answer: "billing" },
-					{ question: "Port to listen on?", answer: "8080" },
-				]);
+				expectServiceAnswers(run);
 				expect(pi.frames.filter((f) => isDialog(f) && String(f.title).endsWith("Name of the service?"))).toHaveLength(1);
 			},
 		);
@@ -398,17 +406,8 @@ describe.skipIf(NATS_SERVER_MISSING)("across machines: pi --mode rpc host, pi -p
 				expect(dialog.title).toMatch(/\(2\/2\) Port to listen on\?$/);
 				pi.answer(dialog, "8080");
 				const run = await asker.done;
-				console.log(
-					`cluster fail-over: the asker's server killed; asker on another server ${reconnectedMs} ms later; dialogs: ${pi.frames
-						.filter(isDialog)
-						.map((d) => d.title)
-						.join(" | ")}`,
-				);
-				expect(run.envelopes[0]?.status).toBe("ok");
-				expect(answerPairs(run.envelopes[0]!)).toEqual([
-					{ question: "Name of the service?", answer: "billing" },
-					{ question: "Port to listen on?", answer: "8080" },
-				]);
+				console.log(`cluster fail-over: the asker's server killed; asker on another server ${reconnectedMs} ms later; dialogs: ${dialogTitles(pi)}`);
+				expectServiceAnswers(run);
 			},
 		);
 
