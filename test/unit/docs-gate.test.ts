@@ -63,10 +63,15 @@ export function resolveCited(file: string, testFiles: readonly string[] = TEST_F
 	return testFiles.filter((candidate) => glob.test(basename(candidate)));
 }
 
-/** The literal titles of every describe and it in a test file. */
+/**
+ * The literal titles of every describe and it in a test file; also `it.skipIf(cond)(…)` and a title
+ * passed through one call that marks it (`onDevPiOnly("…")`).
+ */
 export function titlesIn(source: string): string[] {
 	const titles: string[] = [];
-	for (const match of source.matchAll(/\b(?:describe|it|test)(?:\.\w+)*\(\s*(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'|`([^`$]*)`)/g))
+	for (const match of source.matchAll(
+		/\b(?:describe|it|test)(?:\.\w+(?:\([^()]*\))?)*\(\s*(?:\w+\(\s*)?(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'|`([^`$]*)`)/g,
+	))
 		titles.push((match[1] ?? match[2] ?? match[3]!).replace(/\\(.)/g, "$1"));
 	return titles;
 }
