@@ -33,6 +33,7 @@ export default defineConfig({
 				test: {
 					name: "unit",
 					include: ["test/unit/**/*.test.ts"],
+					setupFiles: ["test/unit/support/private-runtime-dir.ts"],
 				},
 			},
 			{

@@ -1,0 +1,19 @@
+/**
+ * Each unit test file's hosts keep their endpoint and advertisement in a directory of the file's own.
+ * Two files run at once in one working directory, and the advertisement is found by user and
+ * directory: an asker with no host in its file would otherwise reach the other file's host.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll } from "vitest";
+
+const before = process.env.XDG_RUNTIME_DIR;
+const dir = mkdtempSync(join(tmpdir(), "cpb-unit-run-"));
+process.env.XDG_RUNTIME_DIR = dir;
+
+afterAll(() => {
+	if (before === undefined) delete process.env.XDG_RUNTIME_DIR;
+	else process.env.XDG_RUNTIME_DIR = before;
+	rmSync(dir, { recursive: true, force: true });
+});
