@@ -200,9 +200,16 @@ export interface DeliveryBoxOptions {
 	maxHeld?: number;
 }
 
+/** Replaces a box's way of finding the host's session; `Symbol.for`, so a box made by another copy has it under the same key. */
+const HOST_SESSION_OF = Symbol.for("checkpoint-bridge.deliveries.host-session-of");
+interface HostSessionOf {
+	[HOST_SESSION_OF](hostSessionId: () => string | undefined): void;
+}
+
 /** A fresh box, not registered anywhere (tests make their own). */
-export function createDeliveryBox(options: DeliveryBoxOptions): DeliveryBox {
-	const { hostSessionId, graceMs = GONE_GRACE_MS, maxHeld = MAX_HELD_DELIVERIES } = options;
+export function createDeliveryBox(options: DeliveryBoxOptions): DeliveryBox & HostSessionOf {
+	const { graceMs = GONE_GRACE_MS, maxHeld = MAX_HELD_DELIVERIES } = options;
+	let { hostSessionId } = options;
 	/** Posters by session id; several when several copies of the extension serve one session. */
 	const posters = new Map<string, SessionPoster[]>();
 	/** Queued requests not yet delivered, by request id, in the order asked. */
@@ -272,6 +279,9 @@ export function createDeliveryBox(options: DeliveryBoxOptions): DeliveryBox {
 	};
 
 	return {
+		[HOST_SESSION_OF]: (resolve) => {
+			hostSessionId = resolve;
+		},
 		attach(sessionId, poster) {
 			const list = posters.get(sessionId) ?? [];
 			list.push(poster);
@@ -351,9 +361,13 @@ const DELIVERY_KEY = Symbol.for("checkpoint-bridge.deliveries");
 
 /** The process's box, created by the first copy that asks. Not writable, not replaceable. */
 export function deliveryBox(hostSessionId: () => string | undefined, target: object = globalThis): DeliveryBox {
-	const slot = target as Record<symbol, DeliveryBox | undefined>;
+	const slot = target as Record<symbol, (DeliveryBox & Partial<HostSessionOf>) | undefined>;
 	const existing = slot[DELIVERY_KEY];
-	if (existing) return existing;
+	if (existing) {
+		// The box outlives the copy that made it: the host's session is found the way the latest caller finds it.
+		existing[HOST_SESSION_OF]?.(hostSessionId);
+		return existing;
+	}
 	const box = createDeliveryBox({ hostSessionId });
 	Object.defineProperty(target, DELIVERY_KEY, { value: box, writable: false, configurable: false, enumerable: false });
 	return box;

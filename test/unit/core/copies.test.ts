@@ -29,7 +29,8 @@ const sessions = playedSessions();
 const play = sessions.play;
 afterEach(() => sessions.shutdownAll());
 
-describe("copies of the extension from different paths", () => {
+// Each copy is the whole extension transformed afresh: seconds on a busy machine, where 5 s ran out.
+describe("copies of the extension from different paths", { timeout: 30_000 }, () => {
 	it("work together: a host from one path serves an asker from another", async () => {
 		const a = await copyAt("a");
 		const b = await copyAt("b");

@@ -89,6 +89,17 @@ describe("delivery of an ended request as one message", () => {
 		expect(deliveryBox(() => "other", target)).toBe(first);
 	});
 
+	it("the process's box finds the host's session the way the latest copy to reach it does, not only the copy that made it", () => {
+		const target = {};
+		deliveryBox(() => undefined, target);
+		const box = deliveryBox(() => "host", target);
+		const hostSession = fakeSession();
+		box.attach("host", hostSession.poster());
+		box.deliver(delivery("r1", "child"), { gone: true });
+		expect(hostSession.messages).toHaveLength(1);
+		expect(hostSession.messages[0]!.message.details.forwarded).toBe(true);
+	});
+
 	it("across /reload: the session detaches and attaches again within the grace, and gets it once", () => {
 		const before = fakeSession();
 		const detach = box.attach("s1", before.poster());
