@@ -116,13 +116,16 @@ export async function reopenOwn(
 				reopened.add(own.requestId);
 				const envelope = await ask(own, { budgetMs: config.callTimeoutMs, dialogTimeoutMs: config.dialogTimeoutMs });
 				if (!stillHere()) return void reopened.delete(own.requestId);
+				// The wait counts from when the question was first asked, the restart included.
+				const waitedMs = Number.isFinite(own.askedAt) ? { waitedMs: Math.max(0, Date.now() - own.askedAt) } : {};
 				poster.post({
 					requestId: own.requestId,
 					askerSessionId: sessionId,
 					asker: own.asker.label,
 					questions: own.questions.map((q) => q.question),
 					queuedAt: own.askedAt,
-					envelope: { ...envelope, requestId: own.requestId },
+					reopened: true,
+					envelope: { ...envelope, requestId: own.requestId, ...waitedMs },
 				});
 			}),
 	);

@@ -58,7 +58,14 @@ async function startTui(env: PiEnv, name: string): Promise<{ terminal: TmuxSessi
 	return { terminal, pid: () => Number(readFileSync(pidFile, "utf8")) };
 }
 
-type Entry = { type: string; customType?: string; data?: { requestId?: string }; message?: { role?: string; customType?: string } };
+type Entry = {
+	type: string;
+	customType?: string;
+	data?: { requestId?: string };
+	message?: { role?: string; customType?: string };
+	content?: unknown;
+	details?: { envelope?: { waitedMs?: number } };
+};
 /** The entries of the one session file (`one`), or of every session file in turn. */
 function sessionEntries(env: PiEnv, one = true): Entry[] {
 	const dir = join(env.root, "sessions");
@@ -74,20 +81,32 @@ function sessionEntries(env: PiEnv, one = true): Entry[] {
 	);
 }
 const answerMessages = (entries: Entry[]) => entries.filter((e) => e.type === "custom_message" && e.customType === "checkpoint-bridge:answer");
+/**
+ * An answer message of a reopened question: its text says the question was asked before the restart
+ * (its call is gone, queued or not), and its wait counts from then: at least from `askedBy` (the first
+ * pi had asked it) to `answeredAt` (the answer given after the restart).
+ */
+function expectAskedBeforeRestart(message: Entry, askedBy: number, answeredAt: number): void {
+	expect(message.content).toMatch(/^checkpoint-bridge: the human answered the question you asked before the restart \(request [\w-]+\)\. /);
+	expect(message.details?.envelope?.waitedMs).toBeGreaterThanOrEqual(answeredAt - askedBy);
+}
 
 /**
  * `pi --continue`: each question (by its text) opens again, one at a time, marked as asked before the
- * restart; answered with its value, each is one message in the session.
+ * restart; answered with its value, each is one message in the session saying so. `askedBy`: a time
+ * by which the first pi had asked them all.
  */
-async function answerReopened(env: PiEnv, values: Record<string, string>): Promise<void> {
+async function answerReopened(env: PiEnv, values: Record<string, string>, askedBy: number): Promise<void> {
 	const pi = startPi(env, ["--continue"]);
 	let from = 0;
+	let firstAnswerAt: number | undefined;
 	for (let left = Object.keys(values).length; left > 0; left--) {
 		const again = await pi.waitForDialog({ from, timeoutMs: 60_000 });
 		const question = Object.keys(values).find((q) => again.title?.includes(q));
 		expect(question, again.title).toBeDefined();
 		expect(JSON.stringify(again)).toContain("asked before the restart");
 		from = pi.mark();
+		firstAnswerAt ??= Date.now();
 		pi.answer(again, values[question!]!);
 	}
 	await pi.waitFor((f) => f.type === "agent_end", { from, timeoutMs: 60_000 });
@@ -95,6 +114,7 @@ async function answerReopened(env: PiEnv, values: Record<string, string>): Promi
 	const messages = answerMessages(sessionEntries(env));
 	expect(messages).toHaveLength(Object.keys(values).length);
 	for (const value of Object.values(values)) expect(messages.filter((m) => JSON.stringify(m).includes(value))).toHaveLength(1);
+	for (const message of messages) expectAskedBeforeRestart(message, askedBy, firstAnswerAt!);
 }
 
 /** One more `pi --continue`: no dialog opens, and the session still holds `messages` answer messages. */
@@ -117,11 +137,12 @@ describe("the host session's own question across a crash (pi --continue)", () =>
 		// The queued call returned its receipt: both are recorded.
 		await pi.waitFor((f) => f.type === "tool_execution_end" && resultText(f.result).includes('"queued"'), { timeoutMs: 60_000 });
 		const first = await pi.waitForDialog({ timeoutMs: 60_000 });
+		const askedBy = Date.now();
 		expect(first.title).toMatch(/Which database|Deploy where/);
 		pi.kill("SIGKILL");
 		await pi.exited;
 
-		await answerReopened(piEnv, { [QUESTION]: "Postgres", [QUEUED]: "prod" });
+		await answerReopened(piEnv, { [QUESTION]: "Postgres", [QUEUED]: "prod" }, askedBy);
 
 		// Once more: nothing is open, nothing is delivered again.
 		await expectNothingReopens(piEnv, 2);
@@ -141,6 +162,9 @@ describe("the host session's own question across a crash (pi --continue)", () =>
 		pi.cancel(again);
 		await pi.waitFor((f) => f.type === "message_end" && f.message?.customType === "checkpoint-bridge:answer", { from, timeoutMs: 30_000 });
 		await pi.close();
+		expect(answerMessages(sessionEntries(piEnv))[0]?.content).toMatch(
+			/^checkpoint-bridge: the question you asked before the restart \(request [\w-]+\) ended "timeout-or-cancelled" without every answer: /,
+		);
 
 		await expectNothingReopens(piEnv);
 	}, 180_000);
@@ -150,9 +174,10 @@ describe("the host session's own question across a crash (pi --continue)", () =>
 		const pi = startPi(piEnv);
 		await pi.prompt("pick a database");
 		await pi.waitForDialog({ timeoutMs: 60_000 });
+		const askedBy = Date.now();
 		await pi.close();
 
-		await answerReopened(piEnv, { [QUESTION]: "SQLite" });
+		await answerReopened(piEnv, { [QUESTION]: "SQLite" }, askedBy);
 	}, 180_000);
 });
 
@@ -168,6 +193,7 @@ describe.skipIf(!hasTmux)(
 				// The footer names the model once pi is ready for a prompt.
 				await first.terminal.waitFor("faux-1", 60_000, "pi's footer");
 				captures.save("asked", await first.terminal.prompt("pick a database", QUESTION, { timeoutMs: 10_000, what: "the own question's form" }));
+				const askedBy = Date.now();
 				process.kill(first.pid(), "SIGKILL");
 				await first.terminal.waitFor(EXIT_MARKER, 15_000, "pi killed");
 
@@ -181,6 +207,7 @@ describe.skipIf(!hasTmux)(
 				captures.save("reopened", reopened);
 				expect(squeezed(reopened)).toContain(squeezed("asked before the restart"));
 				await second.terminal.formTakesKeys();
+				const answeredAt = Date.now();
 				await second.terminal.keys("Enter");
 				// The new pi's own session may have a file too: the answer is looked for in every one.
 				const messages = await until(
@@ -195,6 +222,7 @@ describe.skipIf(!hasTmux)(
 				captures.save("answered", await second.terminal.screen());
 				expect(messages).toHaveLength(1);
 				expect(JSON.stringify(messages[0])).toContain("Postgres");
+				expectAskedBeforeRestart(messages[0]!, askedBy, answeredAt);
 				await second.terminal.keys("C-d");
 				await second.terminal.waitFor(EXIT_MARKER, 15_000, "a clean exit");
 				expect(answerMessages(sessionEntries(piEnv, false))).toHaveLength(1);

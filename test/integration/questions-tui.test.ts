@@ -9,7 +9,7 @@
  * 3. a call whose budget (3 s) runs out while its form is open: `timeout`, and the form is gone; the
  *    question stays open, late: `/checkpoints` lists it, `/checkpoints answer 1` shows the form again,
  *    and the answer reaches the session as one message;
- * 4. an Enter sent the moment a form appears is ignored (the key guard), a pick a second later answers.
+ * 4. an Enter sent the moment a form appears is ignored (the key guard), a pick once it takes keys answers.
  *
  * A second pi process, at 80 columns, with the page on and no budget: `/checkpoints web qr` prints a
  * code jsqr reads back as the page's link, the form says "no time limit", and `a` on Review accepts
@@ -20,6 +20,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { until } from "../support/until.ts";
 import { decodeHalfBlocks } from "../unit/support/qr-decode.ts";
 import type { ScriptAsk } from "./fixtures/scripted-model.ts";
 import { baseArgs, createPiEnv, NODE_BIN, PI_CLI, PI_VERSION, type PiEnv, REPO_ROOT } from "./harness/pi-cli.ts";
@@ -51,6 +52,30 @@ async function envelopeOnScreen(
 }
 const unspaced = (value: unknown): unknown => JSON.parse(JSON.stringify(value).replace(/\s+/g, ""));
 
+/** The envelope on screen that answers the question `id`, parsed once it is drawn whole. */
+async function envelopeAnswering(session: TmuxSession, id: string, timeoutMs: number): Promise<{ answers: Record<string, unknown>[] }> {
+	return until(
+		async () => {
+			const flat = squeezed(await session.screen());
+			const at = flat.lastIndexOf(`"id":"${id}"`);
+			const waited = at < 0 ? -1 : flat.indexOf('"waitedMs":', at);
+			if (waited < 0) return undefined;
+			const from = flat.lastIndexOf("returned:{", at) + "returned:".length;
+			try {
+				return JSON.parse(flat.slice(from, flat.indexOf("}", waited) + 1)) as { answers: Record<string, unknown>[] };
+			} catch {
+				return undefined;
+			}
+		},
+		`the envelope answering ${id}`,
+		timeoutMs,
+		100,
+	);
+}
+
+/** How often step 4 asks for a form whose key guard it catches. */
+const KEY_GUARD_TRIES = 4;
+
 const captures = new ScreenCaptures(join(REPO_ROOT, ".tmp", "tui-form", `pi-${PI_VERSION}`));
 const PREVIEW_SQL = "CREATE TABLE users (\n  id serial primary key\n);";
 
@@ -81,7 +106,13 @@ const PROMPTS = {
 		{ id: "why", question: "Why not?" },
 	]),
 	"ask briefly": ask([{ id: "target", question: "Deploy target?", options: ["staging", "prod"] }], 3_000),
-	"ask while typing": ask([{ id: "region", question: "Which region?", options: ["eu-west", "us-east"] }]),
+	// One prompt per try of the key guard (step 4), its question's id telling its envelope from an earlier try's.
+	...Object.fromEntries(
+		Array.from({ length: KEY_GUARD_TRIES }, (_, i) => [
+			`ask while typing ${i + 1}`,
+			ask([{ id: `region-${i + 1}`, question: "Which region?", options: ["eu-west", "us-east"] }]),
+		]),
+	),
 	"ask with advice": ask([
 		{ id: "db", header: "Storage", question: "Which database?", options: ["Postgres", "SQLite"], recommended: "SQLite" },
 		{ id: "areas", header: "Areas", question: "Which areas?", options: ["api", "cli", "docs"], multiSelect: true, recommended: "docs" },
@@ -131,7 +162,8 @@ describe.skipIf(!hasTmux)(`the terminal form in the real TUI, pi ${PI_VERSION}${
 			for (let attempt = 0; ; attempt++) {
 				await session.keys("Enter");
 				try {
-					const shown = await session.waitFor(form, 5_000, `the form for "${text}"`, deadEnd);
+					// A form whose key guard is to be seen is looked for often: its guard lasts 500 ms from its first drawing.
+					const shown = await session.waitFor(form, 5_000, `the form for "${text}"`, deadEnd, guarded ? 20 : 100);
 					return guarded ? shown : await session.formTakesKeys();
 				} catch (error) {
 					const screen = session.lastScreen;
@@ -256,21 +288,48 @@ describe.skipIf(!hasTmux)(`the terminal form in the real TUI, pi ${PI_VERSION}${
 			expect(squeezed(screen).split("[checkpoint-bridge:answer]").length - 1, "one message").toBe(1);
 			expect(squeezed(screen)).toContain('"answer":"prod"');
 
-			// 4. A form opening under the human's typing: an Enter the moment it appears is not an answer; a pick a second later is.
-			screen = await prompt("ask while typing", header(1), true);
-			await session.keys("Enter");
-			const shownAt = Date.now();
-			capture("key-guard-form-just-open", screen);
-			expect(screen, "the key help says the form does not take keys yet").toMatch(FORM_NOT_TAKING_KEYS);
-			await new Promise((resolve) => setTimeout(resolve, 1_000 - (Date.now() - shownAt)));
-			screen = await session.screen();
-			capture("key-guard-after-a-second", screen);
-			expect(screen, "the early Enter left the form open").toMatch(header(1));
-			expect(screen).not.toMatch(FORM_NOT_TAKING_KEYS);
-			await session.keys("Down", "Enter");
-			const picked = await envelopeOnScreen(session, "ok", 20_000);
-			capture("envelope-key-guard", picked.screen);
-			expect(picked.envelope.answers).toEqual(unspaced([{ question: "Which region?", answer: "us-east", kind: "option", id: "region", source: "dialog" }]));
+			// 4. A form opening under the human's typing: an Enter the moment it appears is not an answer; a pick once it takes keys is.
+			// Whether the screen is read, and that Enter reaches pi, within the form's 500 ms guard is up to the machine's load (the
+			// guard's timing is pinned with fake timers in component.test.ts). A try that missed the guard is asked again: one whose
+			// first screen of the form takes keys already (no stray Enter is sent), or whose stray Enter came after the guard and
+			// picked. A guard that does not hold, or a key help that never says so, fails every try.
+			const tries: string[] = [];
+			const region = (id: string, answer: string) => unspaced([{ question: "Which region?", answer, kind: "option", id, source: "dialog" }]);
+			for (let attempt = 1; ; attempt++) {
+				const id = `region-${attempt}`;
+				screen = await prompt(`ask while typing ${attempt}`, header(1), true);
+				capture(`key-guard-form-just-open-${attempt}`, screen);
+				const guarded = FORM_NOT_TAKING_KEYS.test(screen);
+				if (guarded) await session.keys("Enter");
+				await session.formTakesKeys();
+				// pi reads keys in order: the cursor moving down shows the stray Enter was read first, and ignored.
+				await session.keys("Down");
+				screen = await until(
+					async () => {
+						const now = await session.screen();
+						return (!header(1).test(now) || /→ ○ us-east/.test(now)) && now;
+					},
+					"the cursor on us-east, or the form closed",
+					10_000,
+					50,
+				);
+				capture(`key-guard-after-the-guard-${attempt}`, screen);
+				if (!header(1).test(screen)) {
+					const taken = await envelopeAnswering(session, id, 20_000);
+					expect(taken.answers, "only the stray Enter answered: the option under the cursor").toEqual(region(id, "eu-west"));
+					tries.push(`try ${attempt}: the key help said "…" but the Enter sent then came after the guard`);
+				} else {
+					expect(screen).not.toMatch(FORM_NOT_TAKING_KEYS);
+					await session.keys("Enter");
+					const picked = await envelopeAnswering(session, id, 20_000);
+					capture(`envelope-key-guard-${attempt}`, await session.screen());
+					expect(picked.answers, "the early Enter left the form open; Down and Enter picked").toEqual(region(id, "us-east"));
+					if (guarded) break;
+					tries.push(`try ${attempt}: the first screen of the form took keys already`);
+				}
+				if (attempt >= KEY_GUARD_TRIES) throw new Error(`no try caught the form's key guard:\n${tries.join("\n")}`);
+			}
+			if (tries.length > 0) console.log(`questions-tui.test.ts: the key guard caught on try ${tries.length + 1}; ${tries.join("; ")}`);
 
 			// Ctrl+D on the empty editor quits pi.
 			await session.keys("C-d");

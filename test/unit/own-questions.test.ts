@@ -7,9 +7,9 @@ import { fakeUI } from "./support/fake-ui.ts";
 
 /** A session file as pi keeps it: entries appended and messages sent, in order; it outlives the process. */
 function fakeSession() {
-	const entries: { type: string; customType?: string; data?: unknown }[] = [];
+	const entries: { type: string; customType?: string; data?: unknown; content?: string }[] = [];
 	const pi: MessageApi = {
-		sendMessage: (message) => void entries.push({ type: "custom_message", customType: message.customType, data: message.details }),
+		sendMessage: (message) => void entries.push({ type: "custom_message", customType: message.customType, data: message.details, content: message.content }),
 		appendEntry: (customType, data) => void entries.push({ type: "custom", customType, data }),
 	};
 	return { entries, pi, messages: () => entries.filter((e) => e.customType === ANSWER_MESSAGE_TYPE) };
@@ -76,6 +76,21 @@ describe("the host session's own questions across a restart", () => {
 		await reopen(session, ask);
 		expect(ask).toHaveBeenCalledOnce();
 		expect(session.messages()).toHaveLength(1);
+	});
+
+	it("the reopened question's answer says it was asked before the restart, and its wait counts from when it was first asked", async () => {
+		vi.useFakeTimers();
+		const session = fakeSession();
+		recordOwn(session.pi, asker, questions, () => true);
+		// The crash, the restart, then the human answers the reopened question.
+		vi.advanceTimersByTime(90_000);
+		await reopen(session, async (own) => {
+			vi.advanceTimersByTime(5_000);
+			return makeEnvelope("ok", [{ question: own.questions[0]!.question, answer: "Postgres", kind: "option" }], undefined, { waitedMs: 5_000 });
+		});
+		const [message] = session.messages();
+		expect(message?.content).toMatch(/^checkpoint-bridge: the human answered the question you asked before the restart \(request [\w-]+\)\. /);
+		expect(message?.data).toMatchObject({ envelope: { status: "ok", waitedMs: 95_000 } });
 	});
 
 	it("a reopened question the human dismisses is delivered as dismissed and does not open again", async () => {

@@ -43,6 +43,8 @@ export interface Delivery extends QueuedAsk {
 	envelope: Envelope;
 	/** An answer given after the call's budget ran out (core/late.ts): delivered apart from the call's own end. */
 	late?: true;
+	/** The host session's own question asked again after a restart (own-questions.ts): asked before it, waiting or queued. */
+	reopened?: true;
 }
 
 /** What makes two deliveries the same one: a request's own end, and its late answer, are two. */
@@ -119,7 +121,9 @@ function messageText(delivery: Delivery, forwarded = false): string {
 		return `checkpoint-bridge: ${asker} asked${quoted(questions)} (request ${requestId}) and ended before it came back; it ended "${envelope.status}": ${json}`;
 	if (delivery.late && envelope.status === "ok")
 		return `checkpoint-bridge: the human answered your question${questions.length === 1 ? "" : "s"} (request ${requestId}) late, after the call's budget ran out. This is the answer; do not ask again: ${json}`;
-	const what = `your queued ${questions.length === 1 ? "question" : "questions"} (request ${requestId})`;
+	const noun = questions.length === 1 ? "question" : "questions";
+	// A reopened question may have been asked waiting: its call is gone with the restart, so it is not called queued.
+	const what = delivery.reopened ? `the ${noun} you asked before the restart (request ${requestId})` : `your queued ${noun} (request ${requestId})`;
 	if (envelope.status === "ok") return `checkpoint-bridge: the human answered ${what}. This is the answer; do not ask again: ${json}`;
 	return `checkpoint-bridge: ${what} ended "${envelope.status}" without every answer: ${json}`;
 }

@@ -98,9 +98,9 @@ export class TmuxSession {
 	/**
 	 * Poll the screen until `match` is found; returns the screen. Stops early when `failOn` shows
 	 * up (a state from which `match` can no longer come). Either error carries the last screen,
-	 * which is usually all one needs to see what went wrong.
+	 * which is usually all one needs to see what went wrong. `everyMs`: how often the screen is read.
 	 */
-	async waitFor(match: string | RegExp, timeoutMs: number, what = String(match), failOn?: RegExp): Promise<string> {
+	async waitFor(match: string | RegExp, timeoutMs: number, what = String(match), failOn?: RegExp, everyMs = 100): Promise<string> {
 		const found = (screen: string, pattern: string | RegExp) => (typeof pattern === "string" ? screen.includes(pattern) : pattern.test(screen));
 		const deadline = Date.now() + timeoutMs;
 		for (;;) {
@@ -108,7 +108,7 @@ export class TmuxSession {
 			if (found(screen, match)) return screen;
 			if (failOn && found(screen, failOn)) throw new Error(`gave up waiting for ${what}: the screen shows ${failOn}:\n${screen}`);
 			if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; screen:\n${screen}`);
-			await new Promise((resolve) => setTimeout(resolve, 100));
+			await new Promise((resolve) => setTimeout(resolve, everyMs));
 		}
 	}
 

@@ -67,6 +67,20 @@ describe("delivery of an ended request as one message", () => {
 		expect(session.entries[0]).toMatchObject({ type: "custom", customType: DELIVERED_ENTRY_TYPE, data: { requestId: "r1", status: "ok" } });
 	});
 
+	it("an answer to a queued question says queued; to a question reopened after a restart, that it was asked before the restart", () => {
+		const session = fakeSession();
+		box.attach("s1", session.poster());
+		box.deliver(delivery("r1", "s1"));
+		box.deliver({ ...delivery("r2", "s1"), reopened: true });
+		box.deliver({ ...delivery("r3", "s1", "timeout-or-cancelled"), questions: ["Which database?", "Deploy where?"], reopened: true });
+		// The text before the envelope's JSON.
+		expect(session.messages.map(({ message }) => message.content.slice(0, message.content.indexOf(": {")))).toEqual([
+			"checkpoint-bridge: the human answered your queued question (request r1). This is the answer; do not ask again",
+			"checkpoint-bridge: the human answered the question you asked before the restart (request r2). This is the answer; do not ask again",
+			'checkpoint-bridge: the questions you asked before the restart (request r3) ended "timeout-or-cancelled" without every answer',
+		]);
+	});
+
 	it("a dismissal, timeout or no-host joins the session without waking it", () => {
 		const session = fakeSession();
 		box.attach("s1", session.poster());
