@@ -44,13 +44,21 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 	const box = deliveryBox(() => handle.host()?.sessionId);
 	const me = sessionAsker(() => pi.getSessionName());
 	const ways = waysFrom({ handle, loadNats });
-	/** A reopened own question goes to this process's host, marked as asked before the restart. */
-	const askAgain: AskAgain = (own, budget) => askViaHost({ handle, asker: own.asker, questions: own.questions, ...budget, resent: true });
+	/**
+	 * A reopened own question goes to this process's host, marked as asked before the restart, until
+	 * its session shuts down: handed over to the next host instead, its answer would reach no session.
+	 */
+	const askAgain =
+		(signal: AbortSignal): AskAgain =>
+		(own, budget) =>
+			askViaHost({ handle, asker: own.asker, questions: own.questions, ...budget, resent: true, signal });
 	/** A queued one this process still holds (handed over at /resume) or delivered is not asked again. */
 	const liveHere = (requestId: string) => box.ownerOf(requestId) !== undefined || box.wasDelivered(requestId);
 	/** Set from session_start to session_shutdown: detaches this session from the box, stops feeding the page other ask tools' forms. */
 	let detach: (() => void) | undefined;
 	let stopFormsOnPage: (() => void) | undefined;
+	/** Aborted at session_shutdown: the reopened questions leave the screen, and stay open in the session for its next start. */
+	let reopening: AbortController | undefined;
 	/** Set from session_shutdown on: a call ended by the quit stays open in the session, for the next start. */
 	let closing = false;
 
@@ -71,7 +79,10 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 		detach?.();
 		detach = box.attach(sessionId, sessionPoster(pi, entries));
 		// A continued or resumed host session asks its own questions a crash or a quit left open again (own-questions.ts).
-		if (host.role && (event.reason === "startup" || event.reason === "resume")) void reopenOwn(pi, entries, sessionId, askAgain, () => !closing, liveHere);
+		if (host.role && (event.reason === "startup" || event.reason === "resume")) {
+			reopening = new AbortController();
+			void reopenOwn(pi, entries, sessionId, askAgain(reopening.signal), () => !closing, liveHere);
+		}
 		// Other ask tools' forms open in this terminal show on the web page too (interop/); elsewhere they ride the relay.
 		// A foreground child of a terminal host (relayed in mode "tui", ADR-0016) draws its forms in that terminal: they show too.
 		if (pi.events && ctx.mode === "tui") stopFormsOnPage ??= otherFormsOnPage(pi.events);
@@ -83,6 +94,8 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 
 	pi.on("session_shutdown", (event) => {
 		closing = true;
+		reopening?.abort();
+		reopening = undefined;
 		stopFormsOnPage?.();
 		detach?.();
 		stopFormsOnPage = detach = undefined;

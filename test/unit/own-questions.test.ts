@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ANSWER_MESSAGE_TYPE, type MessageApi } from "../../extensions/checkpoint-bridge/core/delivery.ts";
+import { HANDOVER_GRACE_MS } from "../../extensions/checkpoint-bridge/core/host-role.ts";
 import { makeEnvelope } from "../../extensions/checkpoint-bridge/model/result.ts";
 import { ABORT_SETTLE_MS, type AskAgain, recordOwn, reopenOwn, unendedOwn } from "../../extensions/checkpoint-bridge/own-questions.ts";
 import { loadExtensionCopy, playedSessions } from "./support/fake-pi.ts";
@@ -165,5 +166,26 @@ describe("the host session's queued own questions (wait: false)", () => {
 		await reopen(session, ask);
 		expect(ask).toHaveBeenCalledOnce();
 		expect(session.messages().map((m) => (m.data as { requestId: string }).requestId)).toEqual([requestId]);
+	});
+
+	it("a reopened question still open when the session is replaced (/reload) leaves the screen with it, and stays open for the next start", async () => {
+		const first = fakeUI();
+		const before = sessions.play(await loadExtensionCopy(), { sessionId: "host-session", ui: first.ui });
+		// The session file records a question its model asked before a crash.
+		recordOwn({ appendEntry: (customType, data) => void before.entries.push({ type: "custom", customType, data }) }, asker, questions, () => true);
+		await before.start();
+		await vi.advanceTimersByTimeAsync(0);
+		const shown = first.current();
+		expect(shown?.title).toContain("Which database?");
+		await before.shutdown("reload");
+		expect(shown!.closedBy).toBe("signal");
+		// The same session, reloaded: the next host would show what the last one handed over, and the answer would go nowhere.
+		const next = fakeUI();
+		const after = sessions.play(await loadExtensionCopy(), { sessionId: "host-session", ui: next.ui });
+		after.entries.push(...before.entries);
+		await after.start("reload");
+		await vi.advanceTimersByTimeAsync(HANDOVER_GRACE_MS);
+		expect(next.dialogs.map((d) => d.title)).toEqual([]);
+		expect(unendedOwn(after.entries)).toHaveLength(1);
 	});
 });

@@ -74,7 +74,8 @@ export function playSession(factory: Factory, options: SessionOptions) {
 			if (!command) throw new Error(`no command /${name}`);
 			await command.handler(args, ctx);
 		},
-		start: () => emit({ type: "session_start", reason: "startup" }),
+		/** `reason` as pi gives it: "startup", "reload", "new", "resume", "fork". */
+		start: (reason = "startup") => emit({ type: "session_start", reason }),
 		shutdown: (reason = "quit") => emit({ type: "session_shutdown", reason }),
 		execute,
 		/** Calls the tool as pi would and returns the envelope, checking text and details agree. */
