@@ -341,18 +341,23 @@ export function createDeliveryBox(options: DeliveryBoxOptions): DeliveryBox & Ho
 			if (pending.size === 0) return Promise.resolve({ ended, open: [] });
 			return new Promise<WaitResult>((resolve) => {
 				let timer: ReturnType<typeof setTimeout> | undefined;
+				const mine = new Map<string, (delivery: Delivery) => void>();
 				const finish = () => {
 					if (timer) clearTimeout(timer);
 					signal?.removeEventListener("abort", finish);
-					for (const id of pending) waits.delete(id);
+					// Only its own: a later wait on the same id has taken its place and still waits.
+					for (const id of pending) if (waits.get(id) === mine.get(id)) waits.delete(id);
 					resolve({ ended, open: [...pending] });
 				};
-				for (const id of pending)
-					waits.set(id, (delivery) => {
+				for (const id of pending) {
+					const take = (delivery: Delivery) => {
 						pending.delete(id);
 						ended.push(delivery);
 						if (pending.size === 0) finish();
-					});
+					};
+					mine.set(id, take);
+					waits.set(id, take);
+				}
 				timer = setTimeout(finish, budgetMs);
 				signal?.addEventListener("abort", finish, { once: true });
 			});

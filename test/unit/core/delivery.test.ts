@@ -186,6 +186,21 @@ describe("delivery of an ended request as one message", () => {
 		expect(session.messages).toHaveLength(1);
 	});
 
+	it("two waits on one id: the first ending (its budget, an abort) leaves the other waiting for it", async () => {
+		const session = fakeSession();
+		box.attach("s1", session.poster());
+		box.expect({ requestId: "r1", askerSessionId: "s1", asker: "planner", questions: ["Q?"], queuedAt: 0 });
+		const aborted = new AbortController();
+		const first = box.waitFor("s1", ["r1"], 60_000, aborted.signal);
+		const second = box.waitFor("s1", ["r1"], 60_000);
+		aborted.abort();
+		await expect(first).resolves.toMatchObject({ ended: [], open: ["r1"] });
+		box.deliver(delivery("r1", "s1"));
+		vi.advanceTimersByTime(60_000);
+		expect(await second).toMatchObject({ ended: [{ requestId: "r1" }], open: [] });
+		expect(session.messages).toHaveLength(0);
+	});
+
 	it("a wait ends as soon as every id ended", async () => {
 		box.attach("s1", fakeSession().poster());
 		const waited = box.waitFor("s1", ["r1"], 60_000);
