@@ -11,6 +11,7 @@ import type { SharedHandle } from "./core/shared-handle.ts";
 import type { LoadNats } from "./host-life.ts";
 import { type Envelope, makeEnvelope } from "./model/result.ts";
 import { askAlong, type Route } from "./route.ts";
+import { releaseLateWaits as releaseLocalLateWaits } from "./transports/local/index.ts";
 import { readNatsConfig } from "./transports/nats/config.ts";
 
 /** The receipt's note: what the model may and may not do with it. */
@@ -36,8 +37,12 @@ export function withLate<T extends Pick<CallOptions, "asker" | "questions">>(box
 	};
 }
 
-/** The session is gone: late ends it awaited over NATS go to the host's session, and its connection no longer holds the process. */
+/**
+ * The session is gone: late ends it awaited go to the host's session, over the local endpoint (its
+ * connections close) as over NATS (its inboxes go, and its connection no longer holds the process).
+ */
 export function releaseLate(sessionId: string, loadNats: LoadNats): void {
+	releaseLocalLateWaits(sessionId);
 	if (readNatsConfig().kind === "ok")
 		void loadNats().then(
 			(nats) => nats.releaseLateWaits(sessionId),

@@ -2,4 +2,5 @@
 export { type EndpointAddress, endpointFromEnv } from "./address.ts";
 export { findHostEndpoint } from "./advertisement.ts";
 export { askRemote, noticeRemote } from "./client.ts";
+export { releaseLateWaits } from "./pool.ts";
 export { closeProcessEndpoint, ensureProcessEndpoint } from "./process-endpoint.ts";

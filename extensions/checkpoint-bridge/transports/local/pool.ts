@@ -76,7 +76,7 @@ export function takeSeat(address: EndpointAddress, key: PoolKey, id: string, cal
 	const name = JSON.stringify([address.socketPath, address.tokenPath, key.sessionId, key.pid ?? process.pid]);
 	let list = pools.get(name);
 	if (!list) pools.set(name, (list = []));
-	let pooled = list.find((candidate) => candidate.calls.size < MAX_CALLS_PER_CONNECTION);
+	let pooled = list.find((candidate) => candidate.calls.size < MAX_CALLS_PER_CONNECTION && !candidate.released);
 	if (!pooled) list.push((pooled = new PooledConnection(name, address, key)));
 	return pooled.seat(id, call);
 }
@@ -99,6 +99,16 @@ export function closePooledConnections(): void {
 	for (const list of [...pools.values()]) for (const pooled of [...list]) pooled.end("no-host", CLOSED_NOTE);
 }
 
+/**
+ * The session is gone while its process runs: the late frames its connections await are not taken
+ * here (its host's session takes them), as over NATS. The host has no ack of a late frame on the
+ * socket: it learns the session is gone when the connection closes, at once when it carries no
+ * call, else once its last call is over.
+ */
+export function releaseLateWaits(sessionId: string): void {
+	for (const list of [...pools.values()]) for (const pooled of [...list]) if (pooled.sessionId === sessionId) pooled.release();
+}
+
 /** Pooled connections open or opening now (for tests and diagnostics). */
 export function pooledConnectionCount(): number {
 	let count = 0;
@@ -108,12 +118,19 @@ export function pooledConnectionCount(): number {
 
 class PooledConnection {
 	readonly calls = new Map<string, PooledCall>();
+	/** The asker session whose calls it carries (its key). */
+	readonly sessionId: string;
+	/** Its session is gone (releaseLateWaits): no new call, no late frame awaited, closed once it carries no call. */
+	get released(): boolean {
+		return this.#released;
+	}
 	/** Calls over whose late frame may still come (ask now, answer later), by id, oldest first. */
 	readonly #late = new Map<string, { onLate: (frame: LateFrame) => void; timer: ReturnType<typeof setTimeout> }>();
 	/** Lines posted before the host proved itself, sent once it has. */
 	#posted: string[] = [];
 	#connection: HostConnection | undefined;
 	#over = false;
+	#released = false;
 	#idleTimer: ReturnType<typeof setTimeout> | undefined;
 	readonly #abandon = new AbortController();
 	readonly #name: string;
@@ -121,6 +138,7 @@ class PooledConnection {
 
 	constructor(name: string, address: EndpointAddress, key: PoolKey) {
 		this.#name = name;
+		this.sessionId = key.sessionId;
 		this.#idleMs = key.idleMs ?? DEFAULT_POOL_IDLE_MS;
 		void connectToHost(address, {
 			...(key.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: key.connectTimeoutMs }),
@@ -159,8 +177,10 @@ class PooledConnection {
 				if (this.calls.get(id) !== call) return;
 				this.calls.delete(id);
 				if (last) this.#connection?.send(last);
-				if (late && this.#connection) this.#awaitLate(id, late.onLate, late.lateMs);
-				if (this.calls.size > 0 || this.#over) return;
+				if (late && this.#connection && !this.#released) this.#awaitLate(id, late.onLate, late.lateMs);
+				if (this.calls.size > 0) return;
+				if (this.#released) return this.#close();
+				if (this.#over) return;
 				// Nobody waits for a connection still opening: give it up rather than hold the process for it.
 				if (this.#connection) this.#idle();
 				else {
@@ -176,6 +196,13 @@ class PooledConnection {
 		if (!this.#connection) return void this.#posted.push(line);
 		this.#connection.send(line);
 		if (this.calls.size === 0) this.#idle();
+	}
+
+	/** Its session is gone: forgets the late frames awaited on it, and closes it once it carries no call (the next call opens another). */
+	release(): void {
+		this.#released = true;
+		for (const id of [...this.#late.keys()]) this.#forgetLate(id);
+		if (this.calls.size === 0) this.#close();
 	}
 
 	/** Ends every call on this connection with `status` and closes it; the next call opens another. */
@@ -237,6 +264,13 @@ class PooledConnection {
 			this.#connection?.close();
 		}, this.#idleMs);
 		this.#idleTimer.unref();
+	}
+
+	/** Closes it now, or gives it up while it is still opening. */
+	#close(): void {
+		this.#leavePool();
+		this.#abandon.abort();
+		this.#connection?.close();
 	}
 
 	/** Takes this connection out of the pool: no new call lands on it. */

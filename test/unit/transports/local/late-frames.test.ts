@@ -14,7 +14,7 @@ import { type Envelope, STATUSES } from "../../../../extensions/checkpoint-bridg
 import { validateAskParams } from "../../../../extensions/checkpoint-bridge/model/validate.ts";
 import { askRemote } from "../../../../extensions/checkpoint-bridge/transports/local/client.ts";
 import { decodeFrame } from "../../../../extensions/checkpoint-bridge/transports/local/frames.ts";
-import { closePooledConnections } from "../../../../extensions/checkpoint-bridge/transports/local/pool.ts";
+import { closePooledConnections, releaseLateWaits } from "../../../../extensions/checkpoint-bridge/transports/local/pool.ts";
 import { until } from "../../../support/until.ts";
 import { hostWithEndpoint } from "../../support/endpoint-host.ts";
 import { forwardedLate, hostSessionMessages } from "../../support/host-messages.ts";
@@ -73,6 +73,14 @@ describe("late frames on the local endpoint", () => {
 		closePooledConnections();
 		await until(() => run.endpoint.connectionCount === 0, "the connection's close at the host");
 		expect(await forwardedLate(hostMessages, "worker-2", run.answer)).toMatchObject({ questions: ["Deploy to prod?"] });
+		expect(run.late).toEqual([]);
+	});
+
+	it("an asker whose session ended while its process runs: its connection closes, and the host's session gets it, forwarded, naming the asker", async () => {
+		const run = await timedOut(true, "worker-5");
+		releaseLateWaits("worker-5");
+		await until(() => run.endpoint.connectionCount === 0, "the connection's close at the host");
+		expect(await forwardedLate(hostMessages, "worker-5", run.answer)).toMatchObject({ questions: ["Deploy to prod?"] });
 		expect(run.late).toEqual([]);
 	});
 
