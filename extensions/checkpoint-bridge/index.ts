@@ -45,13 +45,14 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 	const me = sessionAsker(() => pi.getSessionName());
 	const ways = waysFrom({ handle, loadNats });
 	/**
-	 * A reopened own question goes to this process's host, marked as asked before the restart, until
-	 * its session shuts down: handed over to the next host instead, its answer would reach no session.
+	 * A reopened own question goes to this process's host, marked as asked before the restart, under
+	 * the id its end is delivered with (a late answer's too), until its session shuts down: handed
+	 * over to the next host instead, its answer would reach no session.
 	 */
 	const askAgain =
 		(signal: AbortSignal): AskAgain =>
 		(own, budget) =>
-			askViaHost({ handle, asker: own.asker, questions: own.questions, ...budget, resent: true, signal });
+			askViaHost({ handle, id: own.requestId, asker: own.asker, questions: own.questions, ...budget, resent: true, signal });
 	/** A queued one this process still holds (handed over at /resume) or delivered is not asked again. */
 	const liveHere = (requestId: string) => box.ownerOf(requestId) !== undefined || box.wasDelivered(requestId);
 	/** Set from session_start to session_shutdown: detaches this session from the box, stops feeding the page other ask tools' forms. */

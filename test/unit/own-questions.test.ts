@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ANSWER_MESSAGE_TYPE, type MessageApi } from "../../extensions/checkpoint-bridge/core/delivery.ts";
 import { HANDOVER_GRACE_MS } from "../../extensions/checkpoint-bridge/core/host-role.ts";
+import { sharedHandle } from "../../extensions/checkpoint-bridge/core/shared-handle.ts";
 import { makeEnvelope } from "../../extensions/checkpoint-bridge/model/result.ts";
 import { ABORT_SETTLE_MS, type AskAgain, recordOwn, reopenOwn, unendedOwn } from "../../extensions/checkpoint-bridge/own-questions.ts";
 import { loadExtensionCopy, playedSessions } from "./support/fake-pi.ts";
@@ -136,6 +137,7 @@ describe("the host session's queued own questions (wait: false)", () => {
 	afterEach(async () => {
 		await sessions.shutdownAll();
 		vi.useRealTimers();
+		vi.unstubAllEnvs();
 	});
 
 	it("are recorded under the receipt's request id; open until the answer's delivery is recorded in the session", async () => {
@@ -166,6 +168,29 @@ describe("the host session's queued own questions (wait: false)", () => {
 		await reopen(session, ask);
 		expect(ask).toHaveBeenCalledOnce();
 		expect(session.messages().map((m) => (m.data as { requestId: string }).requestId)).toEqual([requestId]);
+	});
+
+	it("a reopened question whose budget runs out stays late; its late answer comes under the same request id as its timeout", async () => {
+		vi.stubEnv("CHECKPOINT_BRIDGE_TIMEOUT_MS", "5000");
+		const ui = fakeUI();
+		const host = sessions.play(await loadExtensionCopy(), { sessionId: "host-session", ui: ui.ui });
+		const { requestId } = recordOwn(
+			{ appendEntry: (customType, data) => void host.entries.push({ type: "custom", customType, data }) },
+			{ label: "main", sessionId: "host-session" },
+			questions,
+			() => true,
+		);
+		await host.start();
+		await vi.advanceTimersByTimeAsync(5_000);
+		const late = sharedHandle().snapshot()?.late ?? [];
+		expect(late).toHaveLength(1);
+		sharedHandle().bus.emit("answer", { requestId: late[0]!.requestId, answers: ["SQLite"], source: "web" });
+		await vi.advanceTimersByTimeAsync(0);
+		const messages = host.entries.filter((e) => e.customType === ANSWER_MESSAGE_TYPE).map((e) => e.data as { requestId: string; late?: true });
+		expect(messages.map((m) => [m.requestId, m.late === true])).toEqual([
+			[requestId, false],
+			[requestId, true],
+		]);
 	});
 
 	it("a reopened question still open when the session is replaced (/reload) leaves the screen with it, and stays open for the next start", async () => {
