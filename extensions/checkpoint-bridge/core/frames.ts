@@ -1,6 +1,6 @@
 /**
  * The frames both transports carry, the local endpoint's socket and a NATS room: the bus messages of
- * protocol.ts plus a `type` (request, cancel, notice, progress, result), and the error frame, each
+ * protocol.ts plus a `type` (request, cancel, notice, progress, result, late), and the error frame, each
  * carrying its transport's frame version. One check of their fields for both; what only one
  * transport sends (the socket's handshake, NATS's heartbeats, keys and seals) is checked by that
  * transport (transports/local/frames.ts, transports/nats/frames.ts) through `own`.
