@@ -17,6 +17,8 @@ const ENV_LATE = "CHECKPOINT_BRIDGE_LATE_ANSWERS";
 const ENV_LATE_EXPIRY = "CHECKPOINT_BRIDGE_LATE_EXPIRY_MS";
 /** How long a late question stays open. @default 86_400_000 (24 h) */
 export const DEFAULT_LATE_EXPIRY_MS = 86_400_000;
+/** The longest a timer can wait (2^31 - 1 ms, about 24.8 days): Node fires a longer one at once. */
+const MAX_TIMER_MS = 2_147_483_647;
 /** Late requests one asker may have open. @default 8 */
 const MAX_LATE_PER_ASKER = 8;
 /** Late requests the host keeps in all. @default 64 */
@@ -38,12 +40,12 @@ export interface LateConfig {
 	maxBytes: number;
 }
 
-/** Reads the late-answer settings; an unreadable expiry falls back to the default. */
+/** Reads the late-answer settings; an unreadable expiry falls back to the default, a longer one than a timer can wait is held to that. */
 export function readLateConfig(env: Readonly<Record<string, string | undefined>> = process.env): LateConfig {
 	const raw = Number(env[ENV_LATE_EXPIRY]);
 	return {
 		on: env[ENV_LATE]?.trim() !== "0",
-		expiryMs: env[ENV_LATE_EXPIRY] !== undefined && Number.isFinite(raw) && raw > 0 ? raw : DEFAULT_LATE_EXPIRY_MS,
+		expiryMs: env[ENV_LATE_EXPIRY] !== undefined && Number.isFinite(raw) && raw > 0 ? Math.min(raw, MAX_TIMER_MS) : DEFAULT_LATE_EXPIRY_MS,
 		maxPerAsker: MAX_LATE_PER_ASKER,
 		maxTotal: MAX_LATE,
 		maxBytes: MAX_LATE_BYTES,

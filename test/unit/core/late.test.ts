@@ -128,6 +128,23 @@ describe("late questions", () => {
 		expect(fake.notices.at(-1)?.message).toMatch(/late question of late-4 \("Which database\?"\) expired/);
 	});
 
+	it("an expiry longer than a timer can wait (about 24.8 days) is held to that, never taken as at once", () => {
+		const thirtyDays = 30 * DEFAULT_LATE_EXPIRY_MS;
+		const { expiryMs } = readLateConfig({ CHECKPOINT_BRIDGE_LATE_EXPIRY_MS: String(thirtyDays) });
+		const book = new LateBook(config({ expiryMs }));
+		book.keep({
+			request: { v: 1, id: "r1", asker: { label: "x", sessionId: "s" }, questions: [], deadline: 0, dialogTimeoutMs: 0, createdAt: 0 },
+			questions: [{ question: "Which database?", kind: "text" }],
+			entries: [],
+			queuedAt: 0,
+		});
+		vi.advanceTimersByTime(60_000);
+		expect(book.size).toBe(1);
+		expect(expiryMs).toBeLessThan(thirtyDays);
+		vi.advanceTimersByTime(expiryMs);
+		expect(book.size).toBe(0);
+	});
+
 	it("bounded per asker and in all: the oldest leaves with a notice", async () => {
 		const { ask, fake, handle } = relay({}, { late: new LateBook(config({ maxPerAsker: 2, maxTotal: 3 })) });
 		for (const [i, label] of ["a", "a", "a", "b", "c"].entries()) {
