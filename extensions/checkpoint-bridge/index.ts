@@ -9,7 +9,6 @@
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { askLater, releaseLate, withLate } from "./ask-later.ts";
 import { checkpointsCommand } from "./checkpoints-command.ts";
-import { askViaHost } from "./core/asker.ts";
 import { AUDIT_ENTRY_TYPE } from "./core/audit.ts";
 import { deliveryBox, sessionPoster } from "./core/delivery.ts";
 import { sessionAsker } from "./core/identity.ts";
@@ -20,7 +19,7 @@ import { isRelayedUI } from "./interop/dialog-relay.ts";
 import { otherFormsOnPage } from "./interop/forms-on-page.ts";
 import { toolEdge } from "./interop/screen-relay.ts";
 import { reachOtherExtensions } from "./other-extensions.ts";
-import { type AskAgain, recordOwn, reopenOwn } from "./own-questions.ts";
+import { ownQuestions } from "./own-questions.ts";
 import { waysFrom } from "./route.ts";
 import { loadingPiVersion, reportUnsupportedPi } from "./supported-pi.ts";
 import { askTool } from "./tool/ask.ts";
@@ -44,24 +43,13 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 	const box = deliveryBox(() => handle.host()?.sessionId);
 	const me = sessionAsker(() => pi.getSessionName());
 	const ways = waysFrom({ handle, loadNats });
-	/**
-	 * A reopened own question goes to this process's host, marked as asked before the restart, under
-	 * the id its end is delivered with (a late answer's too), until its session shuts down: handed
-	 * over to the next host instead, its answer would reach no session.
-	 */
-	const askAgain =
-		(signal: AbortSignal): AskAgain =>
-		(own, budget) =>
-			askViaHost({ handle, id: own.requestId, asker: own.asker, questions: own.questions, ...budget, resent: true, signal });
-	/** A queued one this process still holds (handed over at /resume) or delivered is not asked again. */
-	const liveHere = (requestId: string) => box.ownerOf(requestId) !== undefined || box.wasDelivered(requestId);
 	/** Set from session_start to session_shutdown: detaches this session from the box, stops feeding the page other ask tools' forms. */
 	let detach: (() => void) | undefined;
 	let stopFormsOnPage: (() => void) | undefined;
-	/** Aborted at session_shutdown: the reopened questions leave the screen, and stay open in the session for its next start. */
-	let reopening: AbortController | undefined;
 	/** Set from session_shutdown on: a call ended by the quit stays open in the session, for the next start. */
 	let closing = false;
+	/** The host session's own questions: recorded, reopened at its next start (own-questions.ts). */
+	const own = ownQuestions(pi, handle, box, () => !closing);
 
 	// A session with a UI claims the role at start; the next one claims it after /new, /resume, /fork, /reload.
 	pi.on("session_start", async (event, ctx) => {
@@ -80,10 +68,7 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 		detach?.();
 		detach = box.attach(sessionId, sessionPoster(pi, entries));
 		// A continued or resumed host session asks its own questions a crash or a quit left open again (own-questions.ts).
-		if (host.role && (event.reason === "startup" || event.reason === "resume")) {
-			reopening = new AbortController();
-			void reopenOwn(pi, entries, sessionId, askAgain(reopening.signal), () => !closing, liveHere);
-		}
+		if (host.role && (event.reason === "startup" || event.reason === "resume")) own.reopen(entries, sessionId);
 		// Other ask tools' forms open in this terminal show on the web page too (interop/); elsewhere they ride the relay.
 		// A foreground child of a terminal host (relayed in mode "tui", ADR-0016) draws its forms in that terminal: they show too.
 		if (pi.events && ctx.mode === "tui") stopFormsOnPage ??= otherFormsOnPage(pi.events);
@@ -95,8 +80,7 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 
 	pi.on("session_shutdown", (event) => {
 		closing = true;
-		reopening?.abort();
-		reopening = undefined;
+		own.stop();
 		stopFormsOnPage?.();
 		detach?.();
 		stopFormsOnPage = detach = undefined;
@@ -111,14 +95,18 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 		ask: (options) => ways.ask(withLate(box, options)),
 		askLater: async (options) => {
 			// The host session's queued question is recorded too, under the id it is asked with: its delivery's record ends it.
-			const own = host.role ? recordOwn(pi, options.asker, options.questions, () => !closing) : undefined;
-			const receipt = await askLater(ways.now(), withLate(box, own ? { ...options, requestId: own.requestId } : options), { handle, loadNats, box });
+			const recorded = host.role ? own.record(options.asker, options.questions) : undefined;
+			const receipt = await askLater(ways.now(), withLate(box, recorded ? { ...options, requestId: recorded.requestId } : options), {
+				handle,
+				loadNats,
+				box,
+			});
 			// Ended before the host took it: nothing will be delivered, nothing is left to reopen.
-			if (receipt.status !== "queued") own?.ended(receipt.status, false);
+			if (receipt.status !== "queued") recorded?.ended(receipt.status, false);
 			return receipt;
 		},
 		// Only the host session's own questions are recorded: a crash or a quit leaves them open for the next start.
-		recordOwn: (asker, questions) => (host.role ? recordOwn(pi, asker, questions, () => !closing) : undefined),
+		recordOwn: (asker, questions) => (host.role ? own.record(asker, questions) : undefined),
 	});
 	pi.registerTool(tool);
 	pi.registerTool(waitTool(box));

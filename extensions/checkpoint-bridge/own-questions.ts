@@ -8,9 +8,11 @@
  * (and so recorded) like any end: a dismissed question does not open again.
  */
 import { nanoid } from "nanoid";
+import { askViaHost } from "./core/asker.ts";
 import { readConfig } from "./core/config.ts";
-import { deliveredIn, type MessageApi, sessionPoster } from "./core/delivery.ts";
+import { type DeliveryBox, deliveredIn, type MessageApi, sessionPoster } from "./core/delivery.ts";
 import type { AskerIdentity } from "./core/identity.ts";
+import type { SharedHandle } from "./core/shared-handle.ts";
 import type { QuestionInput } from "./model/question.ts";
 import type { Envelope } from "./model/result.ts";
 
@@ -129,4 +131,31 @@ export async function reopenOwn(
 				});
 			}),
 	);
+}
+
+/**
+ * The host session's own questions as the extension wires them: `record` while the session runs,
+ * `reopen` at its next start (through this process's host, under the recorded id its end is
+ * delivered with, a late answer's too), `stop` at session_shutdown: handed over to the next host
+ * instead, a reopened question's answer would reach no session, so it leaves the screen and stays
+ * open in the session for its next start. `stillHere()` is false once the session shuts down.
+ */
+export function ownQuestions(pi: MessageApi, handle: SharedHandle, box: Pick<DeliveryBox, "ownerOf" | "wasDelivered">, stillHere: () => boolean) {
+	let reopening: AbortController | undefined;
+	// A queued one this process still holds (handed over at /resume) or delivered is not asked again.
+	const liveHere = (requestId: string) => box.ownerOf(requestId) !== undefined || box.wasDelivered(requestId);
+	return {
+		record: (asker: AskerIdentity, questions: QuestionInput[]) => recordOwn(pi, asker, questions, stillHere),
+		reopen(entries: () => readonly EntryLike[], sessionId: string): void {
+			reopening = new AbortController();
+			const { signal } = reopening;
+			const again: AskAgain = (own, budget) =>
+				askViaHost({ handle, id: own.requestId, asker: own.asker, questions: own.questions, ...budget, resent: true, signal });
+			void reopenOwn(pi, entries, sessionId, again, stillHere, liveHere);
+		},
+		stop(): void {
+			reopening?.abort();
+			reopening = undefined;
+		},
+	};
 }

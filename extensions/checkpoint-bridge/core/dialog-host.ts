@@ -388,15 +388,18 @@ export class DialogHost {
 			);
 		const entries = this.#carriedEntries(raw, questions, carried);
 		const remaining = msLeft(request.deadline);
-		if (remaining <= 0) return this.#replyResult(request.id, "timeout", answered({ entries }), "The call's budget had run out before it reached the host.");
+		if (remaining <= 0 && !carried)
+			return this.#replyResult(request.id, "timeout", answered({ entries }), "The call's budget had run out before it reached the host.");
 		const record: RequestRecord = { request, questions, entries, queuedAt: carried?.queuedAt ?? Date.now(), state: { is: "queued" } };
 		const held: Held = {
 			record,
-			timer: Number.isFinite(remaining) ? setTimeout(() => this.#end(held, "timeout"), remaining) : undefined,
+			timer: remaining > 0 && Number.isFinite(remaining) ? setTimeout(() => this.#end(held, "timeout"), remaining) : undefined,
 			unqueue: new AbortController(),
 			reopened: carried?.reopened === true,
 		};
 		this.#holding.add(held);
+		// Handed over, its budget ran out on the way: it ends as any request out of time does (late, observed), not bare.
+		if (remaining <= 0) return this.#end(held, "timeout");
 		if (!carried) this.#stats.questionsAsked += questions.length;
 		const position = this.#holding.byId.size;
 		this.#progress(record, "queued", undefined, position);
@@ -458,7 +461,7 @@ export class DialogHost {
 		const id = late.request.id;
 		if ("cancel" in message) {
 			this.#late!.take(id);
-			this.#endLate(late, "dismissed", "The human dismissed the late question.");
+			this.#endLate(late, "cancelled-outside", OUTSIDE_CANCEL_NOTE);
 			return { ok: true };
 		}
 		const resolved = resolveInbound(late.questions, message.answers, message.source);
@@ -470,7 +473,7 @@ export class DialogHost {
 	}
 
 	/** A late request ended (answered, or dismissed): observers and the audit trail learn it, and the asker gets it as a message. */
-	#endLate(late: LateRequest, end: "answered" | "answered-outside" | "dismissed", note?: string): void {
+	#endLate(late: LateRequest, end: "answered" | "answered-outside" | "cancelled-outside", note?: string): void {
 		const status = STATUS_OF[end];
 		const reason = REASON_OF[end];
 		const outcome = { status, answers: givenAnswers(late), ...(note ? { note } : {}), ...(reason ? { reason } : {}) };
@@ -565,8 +568,9 @@ export class DialogHost {
 		if (!Number.isFinite(request.deadline) || !Number.isFinite(request.dialogTimeoutMs)) return refuse("The request has no valid deadline.");
 		if (request.origin !== undefined && typeof request.origin !== "string") return refuse("The request's origin must be a string.");
 		const { v, id, deadline, dialogTimeoutMs, createdAt, origin } = request;
-		// A re-sent request is shown marked, wherever its asker is named.
-		const asker = request.resent === true ? { ...who.asker, label: `${who.asker.label} · ${RESENT_MARK}` } : who.asker;
+		// A re-sent request is shown marked, wherever its asker is named; once, however often it is handed over.
+		const marked = request.resent === true && !who.asker.label.endsWith(` · ${RESENT_MARK}`);
+		const asker = marked ? { ...who.asker, label: `${who.asker.label} · ${RESENT_MARK}` } : who.asker;
 		const kept = {
 			v,
 			id,
@@ -614,7 +618,7 @@ export class DialogHost {
 		}
 		record.state = endedState(end);
 		this.#holding.remove(held);
-		if (held.reopened) return this.#endReopened(record, end);
+		if (held.reopened) return this.#endReopened(record, end, note);
 		// Silent: a handed-over request lives on with the next host.
 		if (end === "handed-over") return void this.#events.changed?.();
 		const status = STATUS_OF[end];
@@ -637,9 +641,10 @@ export class DialogHost {
 		for (const other of same.dependents(record)) this.#completeFromShared(other);
 	}
 
-	/** A late request shown again ended: answered, its end goes to the asker; otherwise it stays late. */
-	#endReopened(record: RequestRecord, end: RequestEnd): void {
-		if (end === "answered" || end === "answered-outside") return this.#endLate({ ...lateOf(record), lateSince: record.queuedAt, expiresAt: 0, bytes: 0 }, end);
+	/** A late request shown again ended: answered or cancelled from outside, its end goes to the asker; otherwise it stays late. */
+	#endReopened(record: RequestRecord, end: RequestEnd, note?: string): void {
+		if (end === "answered" || end === "answered-outside" || end === "cancelled-outside")
+			return this.#endLate({ ...lateOf(record), lateSince: record.queuedAt, expiresAt: 0, bytes: 0 }, end, note);
 		if (!this.#late) return;
 		this.#late.keep(lateOf(record));
 		this.#events.changed?.();

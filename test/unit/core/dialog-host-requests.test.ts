@@ -414,6 +414,23 @@ describe("the status line and a hand-over", () => {
 	});
 });
 
+describe("a request sent again after a restart", () => {
+	it("is marked once, however often it is handed over", async () => {
+		const first = host();
+		first.host.serve(request("again", { resent: true, label: "reviewer" }));
+		await flush(vi);
+		let parked = first.host.handOver();
+		const second = host();
+		for (const p of parked) second.host.serve(p.request, p);
+		await flush(vi);
+		parked = second.host.handOver();
+		const third = host();
+		for (const p of parked) third.host.serve(p.request, p);
+		await flush(vi);
+		expect(third.fake.dialogs.map((d) => d.title)).toEqual(["[reviewer · asked before the restart] Project name?"]);
+	});
+});
+
 describe("answers carried in, and the figures", () => {
 	it("takes a carried answer only for the question of the same text and id", async () => {
 		const { host: h, fake, results } = host();

@@ -5,8 +5,12 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ANSWER_MESSAGE_TYPE, deliveryBox, type MessageApi, sessionPoster } from "../../../extensions/checkpoint-bridge/core/delivery.ts";
+import { DialogHost } from "../../../extensions/checkpoint-bridge/core/dialog-host.ts";
 import { statusText } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
 import { DEFAULT_LATE_EXPIRY_MS, LATE_NOTE, LateBook, type LateConfig, readLateConfig } from "../../../extensions/checkpoint-bridge/core/late.ts";
+import { OBSERVER_EVENTS } from "../../../extensions/checkpoint-bridge/core/observers.ts";
+import { PROTOCOL_VERSION, type RelayRequest } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
+import { fakeUI } from "../support/fake-ui.ts";
 import { flush, relay, track } from "../support/relay.ts";
 
 const Q = [{ question: "Which database?", options: ["Postgres", "SQLite"] }];
@@ -107,6 +111,54 @@ describe("late questions", () => {
 		expect(session.messages).toHaveLength(1);
 		expect(session.messages[0]![0].details).toMatchObject({ late: true, envelope: { status: "ok", answers: [{ answer: "Postgres" }] } });
 		session.detach();
+	});
+
+	it("cancelled from outside (page, observer): it ends cancelled-outside, late in the book or shown again, and does not go back to the book", async () => {
+		const session = askingSession("late-5-session");
+		const { ask, handle, role } = relay({}, { late: new LateBook(config()) });
+		const ends: string[] = [];
+		handle.bus.on(OBSERVER_EVENTS.settled, (event) => void ends.push((event as { outcome: { end: string } }).outcome.end));
+		track(ask(Q, { label: "late-5", budgetMs: 3_000 }));
+		track(ask([{ question: "Which region?" }], { label: "late-5", budgetMs: 3_000 }));
+		await flush(vi);
+		await vi.advanceTimersByTimeAsync(3_000);
+		const [inBook, shownAgain] = handle.snapshot()!.late!.map((l) => l.requestId);
+		ends.length = 0;
+		handle.bus.emit("answer", { requestId: inBook, cancel: true }, () => {});
+		role.host.reopenLate(shownAgain!);
+		await flush(vi);
+		handle.bus.emit("answer", { requestId: shownAgain, cancel: true }, () => {});
+		await flush(vi);
+		expect(ends).toEqual(["cancelled-outside", "cancelled-outside"]);
+		expect(handle.snapshot()!.late).toBeUndefined();
+		expect(session.messages.map(([message]) => message.details.envelope.status)).toEqual(["timeout-or-cancelled", "timeout-or-cancelled"]);
+		session.detach();
+	});
+
+	it("a request handed over whose budget ran out during the hand-over goes late at the next host, and observers learn it ended", () => {
+		const late = new LateBook(config());
+		const ends: string[] = [];
+		const next = new DialogHost({
+			ui: fakeUI().ui,
+			surface: { ask: async () => undefined },
+			sessionId: "next-host",
+			reply: () => {},
+			late,
+			events: { settled: (_request, outcome) => void ends.push(outcome.end), wanted: () => true },
+		});
+		const now = Date.now();
+		const request: RelayRequest = {
+			v: PROTOCOL_VERSION,
+			id: "handed-1",
+			asker: { label: "late-6", sessionId: "late-6-session" },
+			questions: Q,
+			deadline: now - 1,
+			dialogTimeoutMs: 60_000,
+			createdAt: now - 3_000,
+		};
+		next.serve(request, { entries: [], queuedAt: now - 3_000 });
+		expect(ends).toEqual(["timeout"]);
+		expect(late.list().map((l) => l.request.id)).toEqual(["handed-1"]);
 	});
 
 	it("CHECKPOINT_BRIDGE_LATE_ANSWERS=0: the question ends with its call, as before", async () => {
