@@ -18,7 +18,7 @@ import type { Answer } from "../../model/answer.ts";
 import type { Broker, BrokerMessage } from "./broker.ts";
 import { decodeNatsFrame, encodeNatsFrame, type NatsFrame, type NatsRequestFrame } from "./frames.ts";
 import { SILENCE_MS, TICK_MS } from "./liveness.ts";
-import { newKeyPair, seal, secretMatches, sharedKey } from "./seal.ts";
+import { macKeys, newKeyPair, seal, secretMatches } from "./seal.ts";
 import { roomSubjects } from "./subjects.ts";
 
 /** What a room server bridges: a connection, the host process's bus, a room. */
@@ -52,6 +52,8 @@ export const MAX_ROOM_BYTES = 16 * 1024 * 1024;
 export const MAX_ROOM_NOTICES_PER_WINDOW = MAX_NOTICES_PER_WINDOW;
 /** The window MAX_ROOM_NOTICES_PER_WINDOW counts in, in ms. @default 10000 */
 export const ROOM_NOTICE_WINDOW_MS = NOTICE_WINDOW_MS;
+/** Askers' keys whose MAC key the room keeps (one per asker process, which keeps its key pair). @default 256 */
+export const MAC_KEYS_KEPT = 256;
 /** Longest reply subject (inbox) accepted; NATS inboxes are about 30 characters. @default 256 */
 export const MAX_INBOX_LENGTH = 256;
 
@@ -116,6 +118,7 @@ export function serveRoom(options: RoomServerOptions): RoomServer {
 	const subjects = roomSubjects(options.prefix);
 	const hostId = nanoid();
 	const keys = newKeyPair();
+	const askerMacKeys = macKeys(keys.privateKey, MAC_KEYS_KEPT);
 	const maxOpenPerClient = options.maxOpenPerClient ?? MAX_OPEN_PER_CLIENT;
 	const maxRoomRequests = options.maxRoomRequests ?? MAX_ROOM_REQUESTS;
 	const maxRoomBytes = options.maxRoomBytes ?? MAX_ROOM_BYTES;
@@ -184,7 +187,7 @@ export function serveRoom(options: RoomServerOptions): RoomServer {
 
 	const forward = (frame: NatsRequestFrame, inbox: string, bytes: number, message: BrokerMessage) => {
 		const key = keyOf(inbox, frame.id);
-		const macKey = sharedKey(keys.privateKey, frame.key);
+		const macKey = askerMacKeys.get(frame.key);
 		if (!macKey) return refuse(message, "malformed", "Malformed frame: request.key is not an X25519 public key.");
 		const existing = bridge.get(inbox, frame.id);
 		if (existing) {
