@@ -48,12 +48,6 @@ export interface BrokerOptions {
 	reconnectWaitMs?: number;
 	/** Connection-level events (disconnect, reconnect, errors), for a host's notices. @default none */
 	onStatus?: (text: string) => void;
-	/**
-	 * Messages published in one turn of the event loop leave in one write, at its end (a host's frames
-	 * for a request answered at once: its progress and its result). Not for an asker, whose request is
-	 * alone in its turn and would only wait. @default false
-	 */
-	gather?: boolean;
 }
 
 /** Longest the close waits for published messages to leave. @default 1000 */
@@ -124,22 +118,6 @@ export async function connectBroker(config: NatsConfig, options: BrokerOptions):
 			}
 		})().catch(() => {});
 	}
-	const send = (subject: string, data: Uint8Array, reply: string | undefined) => {
-		try {
-			nc.publish(subject, data, reply ? { reply } : undefined);
-		} catch {
-			// Closed or draining: the other side's heartbeats notice the silence.
-		}
-	};
-	// The client writes at the end of each microtask that published, and a host's frames for one request come
-	// from successive microtasks: gathered to the end of the turn, they leave in one write. On loopback each
-	// write wakes nats-server and the asker, which take the core the host needs to finish the request.
-	let gathered: [subject: string, data: Uint8Array, reply: string | undefined][] = [];
-	const flushGathered = () => {
-		const batch = gathered;
-		gathered = [];
-		for (const [subject, data, reply] of batch) send(subject, data, reply);
-	};
 	return {
 		authRequired: nc.info?.auth_required === true,
 		whenClosed: nc.closed().then(
@@ -147,9 +125,11 @@ export async function connectBroker(config: NatsConfig, options: BrokerOptions):
 			() => {},
 		),
 		publish(subject, data, reply) {
-			if (!options.gather) return send(subject, data, reply);
-			if (gathered.length === 0) setImmediate(flushGathered);
-			gathered.push([subject, data, reply]);
+			try {
+				nc.publish(subject, data, reply ? { reply } : undefined);
+			} catch {
+				// Closed or draining: the other side's heartbeats notice the silence.
+			}
 		},
 		subscribe(subject, onMessage) {
 			const sub = nc.subscribe(subject, {
@@ -169,8 +149,6 @@ export async function connectBroker(config: NatsConfig, options: BrokerOptions):
 		},
 		inbox: () => nats.createInbox(),
 		async request(subject, data, timeoutMs) {
-			// After what was published before it.
-			flushGathered();
 			try {
 				const msg = await nc.request(subject, data, { timeout: timeoutMs });
 				return { kind: "reply", data: msg.data };
@@ -182,7 +160,6 @@ export async function connectBroker(config: NatsConfig, options: BrokerOptions):
 			}
 		},
 		async close() {
-			flushGathered();
 			if (nc.isClosed()) return;
 			await Promise.race([nc.flush().catch(() => {}), new Promise((resolve) => setTimeout(resolve, CLOSE_FLUSH_MS).unref())]);
 			await nc.close().catch(() => {});

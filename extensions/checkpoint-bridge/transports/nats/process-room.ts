@@ -47,7 +47,7 @@ async function servingHost(broker: Broker, prefix: string): Promise<string | und
 
 /** Opens the host's connection. @default connectBroker */
 export type HostConnect = (config: NatsConfig) => Promise<Broker>;
-const connectHost: HostConnect = (config) => connectBroker(config, { name: `checkpoint-bridge host (room ${config.room})`, gather: true });
+const connectHost: HostConnect = (config) => connectBroker(config, { name: `checkpoint-bridge host (room ${config.room})` });
 
 async function start(handle: SharedHandle, config: NatsConfig, connect: HostConnect): Promise<Started> {
 	const broker = await connect(config);
