@@ -53,7 +53,7 @@ export const MAX_ROOM_NOTICES_PER_WINDOW = MAX_NOTICES_PER_WINDOW;
 /** The window MAX_ROOM_NOTICES_PER_WINDOW counts in, in ms. @default 10000 */
 export const ROOM_NOTICE_WINDOW_MS = NOTICE_WINDOW_MS;
 /** Askers' keys whose MAC key the room keeps (one per asker process, which keeps its key pair). @default 256 */
-export const MAC_KEYS_KEPT = 256;
+const MAC_KEYS_KEPT = 256;
 /** Longest reply subject (inbox) accepted; NATS inboxes are about 30 characters. @default 256 */
 export const MAX_INBOX_LENGTH = 256;
 

@@ -162,7 +162,9 @@ describe("forwarding a request onto the host's bus", () => {
 		host.fake.current()!.answer("snake_case");
 		await flush();
 		// Answered and ended in one turn too: the result alone.
-		expect(asker.received.slice(2)).toEqual([expect.objectContaining({ type: "result", id: "later", status: "ok", answers: [expect.objectContaining({ answer: "snake_case" })] })]);
+		expect(asker.received.slice(2)).toEqual([
+			expect.objectContaining({ type: "result", id: "later", status: "ok", answers: [expect.objectContaining({ answer: "snake_case" })] }),
+		]);
 	});
 
 	it("the progress of an answer short of the last leaves at once, before the turn ends: a host that dies then has handed it over", async () => {
