@@ -36,9 +36,11 @@ export interface NatsAskOptions extends CallOptions {
 	silenceMs?: number;
 }
 
-/** The machine name sent with a request: the host name, shortened to the frame's limit. */
+let hostName: string | undefined;
+/** The machine name sent with a request: the host name (read once per process: it is a system call), shortened to the frame's limit. */
 export function machineName(): string {
-	return (os.hostname() || "unknown").slice(0, MAX_MACHINE_LENGTH);
+	hostName ??= (os.hostname() || "unknown").slice(0, MAX_MACHINE_LENGTH);
+	return hostName;
 }
 
 /** One notice over NATS: how to connect, the room, and what it says. */

@@ -10,7 +10,7 @@
 import { nanoid } from "nanoid";
 import { Bridge } from "../../core/bridge.ts";
 import { MAX_OPEN_PER_ASKER } from "../../core/dialog-host.ts";
-import { type ErrorCode, errorFrame, FRAME_VERSION } from "../../core/frames.ts";
+import { type ErrorCode, errorFrame, FRAME_VERSION, type ReplyFrame } from "../../core/frames.ts";
 import { type AskerIdentity, markedAsker } from "../../core/identity.ts";
 import { MAX_NOTICES_PER_WINDOW, NOTICE_WINDOW_MS } from "../../core/notice-window.ts";
 import type { SharedHandle } from "../../core/shared-handle.ts";
@@ -18,7 +18,7 @@ import type { Answer } from "../../model/answer.ts";
 import type { Broker, BrokerMessage } from "./broker.ts";
 import { decodeNatsFrame, encodeNatsFrame, type NatsFrame, type NatsRequestFrame } from "./frames.ts";
 import { SILENCE_MS, TICK_MS } from "./liveness.ts";
-import { newKeyPair, seal, secretMatches, sharedKey } from "./seal.ts";
+import { macKeys, newKeyPair, seal, secretMatches } from "./seal.ts";
 import { roomSubjects } from "./subjects.ts";
 
 /** What a room server bridges: a connection, the host process's bus, a room. */
@@ -52,6 +52,8 @@ export const MAX_ROOM_BYTES = 16 * 1024 * 1024;
 export const MAX_ROOM_NOTICES_PER_WINDOW = MAX_NOTICES_PER_WINDOW;
 /** The window MAX_ROOM_NOTICES_PER_WINDOW counts in, in ms. @default 10000 */
 export const ROOM_NOTICE_WINDOW_MS = NOTICE_WINDOW_MS;
+/** Askers' keys whose MAC key the room keeps (one per asker process, which keeps its key pair). @default 256 */
+const MAC_KEYS_KEPT = 256;
 /** Longest reply subject (inbox) accepted; NATS inboxes are about 30 characters. @default 256 */
 export const MAX_INBOX_LENGTH = 256;
 
@@ -116,6 +118,7 @@ export function serveRoom(options: RoomServerOptions): RoomServer {
 	const subjects = roomSubjects(options.prefix);
 	const hostId = nanoid();
 	const keys = newKeyPair();
+	const askerMacKeys = macKeys(keys.privateKey, MAC_KEYS_KEPT);
 	const maxOpenPerClient = options.maxOpenPerClient ?? MAX_OPEN_PER_CLIENT;
 	const maxRoomRequests = options.maxRoomRequests ?? MAX_ROOM_REQUESTS;
 	const maxRoomBytes = options.maxRoomBytes ?? MAX_ROOM_BYTES;
@@ -131,6 +134,34 @@ export function serveRoom(options: RoomServerOptions): RoomServer {
 	const sendFor = (inbox: string, frame: NatsFrame, macKey: Buffer | undefined) => send(inbox, macKey ? seal(frame, keys.publicKey, macKey) : frame);
 	const pong = (inbox: string, id: string, isHeld: boolean, macKey: Buffer | undefined, note?: string) =>
 		sendFor(inbox, { type: "pong", v: FRAME_VERSION.nats, id, held: isHeld, host: hostId, ...(note ? { note } : {}) }, macKey);
+	/**
+	 * Progress that carries no answer the asker lacks (none yet, or every one: its result follows) waits
+	 * for the end of the turn of the event loop, and a later frame of the same request by then replaces
+	 * it: a request answered at once gets its result alone, sent at once, and such progress of one turn
+	 * leaves in one write. Each write wakes nats-server and then the asker, who take the cores the host
+	 * needs, and each frame is one more to seal here and to check and verify there. Progress with some
+	 * of the answers goes at once, as the result does: should the host die before its turn ends, the
+	 * answers given reached the asker, and the next host asks only the open questions.
+	 */
+	const pendingProgress = new Map<string, () => void>();
+	let progressFlush = false;
+	const flushProgress = () => {
+		progressFlush = false;
+		const batch = [...pendingProgress.values()];
+		pendingProgress.clear();
+		for (const sendIt of batch) sendIt();
+	};
+	const sendReply = (inbox: string, reply: ReplyFrame, macKey: Buffer, questions: number) => {
+		const key = keyOf(inbox, reply.id);
+		pendingProgress.delete(key);
+		const waits = reply.type === "progress" && (reply.answers.length === 0 || reply.answers.length >= questions);
+		if (!waits) return sendFor(inbox, reply, macKey);
+		pendingProgress.set(key, () => sendFor(inbox, reply, macKey));
+		if (!progressFlush) {
+			progressFlush = true;
+			setImmediate(flushProgress);
+		}
+	};
 	const refuse = (message: BrokerMessage, code: ErrorCode, text: string) => {
 		// Refused to its sender only, and only when it gave an address; never shown, never logged.
 		if (message.reply) send(message.reply, errorFrame("nats", code, text));
@@ -184,7 +215,7 @@ export function serveRoom(options: RoomServerOptions): RoomServer {
 
 	const forward = (frame: NatsRequestFrame, inbox: string, bytes: number, message: BrokerMessage) => {
 		const key = keyOf(inbox, frame.id);
-		const macKey = sharedKey(keys.privateKey, frame.key);
+		const macKey = askerMacKeys.get(frame.key);
 		if (!macKey) return refuse(message, "malformed", "Malformed frame: request.key is not an X25519 public key.");
 		const existing = bridge.get(inbox, frame.id);
 		if (existing) {
@@ -213,7 +244,7 @@ export function serveRoom(options: RoomServerOptions): RoomServer {
 					return [...(frame.answers ?? []), ...(kept?.answers ?? []).filter((a) => !frame.answers?.some((b) => b.question === a.question && b.id === a.id))];
 				},
 				...(frame.resent === true ? { resent: true } : {}),
-				send: (reply) => sendFor(inbox, reply, macKey),
+				send: (reply) => sendReply(inbox, reply, macKey, frame.questions.length),
 				// Late frames: sent sealed to the asker's inbox as a request; its ack says the asker's process has it,
 				// silence or nobody listening leaves it to the host's session.
 				...(frame.lateFrames
@@ -301,6 +332,8 @@ export function serveRoom(options: RoomServerOptions): RoomServer {
 			if (closed) return;
 			closed = true;
 			clearInterval(sweeper);
+			// Stale once the request is let go: it would tell the asker this host still holds it.
+			pendingProgress.clear();
 			bridge.dropLate();
 			dropped.clear();
 			droppedBytes = 0;

@@ -13,7 +13,7 @@ import {
 	generateKeyPairSync,
 	hkdfSync,
 	type KeyObject,
-	randomBytes,
+	randomFillSync,
 	timingSafeEqual,
 } from "node:crypto";
 
@@ -50,9 +50,56 @@ export function sharedKey(own: KeyObject, otherPublic: string): Buffer | undefin
 	}
 }
 
+/** The MAC keys one side derives with its private key, by the other side's public key. */
+export interface MacKeys {
+	/** The MAC key for `otherPublic`, derived at its first use; undefined when it is no key. */
+	get(otherPublic: string): Buffer | undefined;
+	/** Keys kept now. */
+	readonly size: number;
+}
+
+/**
+ * MAC keys derived with `own`, kept by the other side's public key, the `max` last used: an asker
+ * process keeps one key pair across its calls, and the X25519 agreement and key derivation cost more
+ * than the rest of a request's handling. The derived key depends on both keys only, so a kept one is the
+ * one a new derivation would give; a flood of fresh keys only pushes out older ones.
+ */
+export function macKeys(own: KeyObject, max: number): MacKeys {
+	const kept = new Map<string, Buffer>();
+	return {
+		get(otherPublic) {
+			const found = kept.get(otherPublic);
+			if (found) {
+				kept.delete(otherPublic);
+				kept.set(otherPublic, found);
+				return found;
+			}
+			const derived = sharedKey(own, otherPublic);
+			if (!derived) return undefined;
+			kept.set(otherPublic, derived);
+			if (kept.size > max) kept.delete(kept.keys().next().value!);
+			return derived;
+		},
+		get size() {
+			return kept.size;
+		},
+	};
+}
+
+/** Random bytes for the next cancel secrets, drawn a few calls' worth at a time (each draw is a system call). */
+const secretPool = Buffer.alloc(32 * 32);
+let secretPoolUsed = secretPool.length;
+
 /** A fresh cancel secret and the hash the request carries. */
 export function newCancelSecret(): { secret: string; hash: string } {
-	const secret = randomBytes(32).toString("base64url");
+	if (secretPoolUsed === secretPool.length) {
+		randomFillSync(secretPool);
+		secretPoolUsed = 0;
+	}
+	const secret = secretPool.toString("base64url", secretPoolUsed, secretPoolUsed + 32);
+	// Never handed out twice.
+	secretPool.fill(0, secretPoolUsed, secretPoolUsed + 32);
+	secretPoolUsed += 32;
 	return { secret, hash: hashSecret(secret) };
 }
 

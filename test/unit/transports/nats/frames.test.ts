@@ -5,6 +5,7 @@ import { ERROR_CODES, FRAME_VERSION } from "../../../../extensions/checkpoint-br
 import { decodeNatsFrame, encodeNatsFrame, type NatsFrame } from "../../../../extensions/checkpoint-bridge/transports/nats/frames.ts";
 import {
 	hashSecret,
+	macKeys,
 	newCancelSecret,
 	newKeyPair,
 	seal,
@@ -81,6 +82,40 @@ describe("keys, secrets and seals in frames", () => {
 		expect(secretMatches(newCancelSecret().secret, hash)).toBe(false);
 		expect(secretMatches(hash, hash)).toBe(false);
 		expect(hashSecret(secret)).toBe(hash);
+	});
+
+	it("cancel secrets drawn past several refills of their random pool are all different and well-formed", () => {
+		const secrets = Array.from({ length: 200 }, () => newCancelSecret());
+		expect(new Set(secrets.map((s) => s.secret)).size).toBe(200);
+		for (const { secret, hash } of secrets) {
+			expect(secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+			expect(secretMatches(secret, hash)).toBe(true);
+		}
+		// Never all zero: a used slot of the pool is wiped, never handed out again.
+		expect(secrets.some((s) => s.secret === Buffer.alloc(32).toString("base64url"))).toBe(false);
+	});
+
+	it("a host derives an asker key's MAC key once and keeps the most recently used few: what it keeps is what a new derivation gives", () => {
+		const host = newKeyPair();
+		const kept = macKeys(host.privateKey, 3);
+		const askers = Array.from({ length: 5 }, () => newKeyPair());
+		const first = kept.get(askers[0]!.publicKey)!;
+		expect(first).toEqual(sharedKey(askers[0]!.privateKey, host.publicKey));
+		// The same Buffer: derived once, not again.
+		expect(kept.get(askers[0]!.publicKey)).toBe(first);
+		for (const asker of askers.slice(1, 3)) kept.get(asker.publicKey);
+		// Used again, so the newest: the next new key pushes out askers[1], the oldest unused.
+		expect(kept.get(askers[0]!.publicKey)).toBe(first);
+		kept.get(askers[3]!.publicKey);
+		expect(kept.size).toBe(3);
+		expect(kept.get(askers[0]!.publicKey)).toBe(first);
+		const again = kept.get(askers[1]!.publicKey)!;
+		expect(again).toEqual(sharedKey(askers[1]!.privateKey, host.publicKey));
+		// A flood of fresh keys never holds more than the bound; a string that is no key is not kept.
+		for (let i = 0; i < 50; i++) kept.get(newKeyPair().publicKey);
+		expect(kept.get("not a key")).toBeUndefined();
+		expect(kept.get("A".repeat(43))).toBeUndefined();
+		expect(kept.size).toBe(3);
 	});
 
 	it("both sides derive the same MAC key; a third key pair derives another", () => {

@@ -145,6 +145,51 @@ describe("forwarding a request onto the host's bus", () => {
 		expect(one.received.filter((f) => f.type === "result").map((f) => f.type === "result" && f.id)).toEqual(expect.arrayContaining(["a", "a2"]));
 	});
 
+	it("a request answered at once gets its result alone; one answered later gets the last progress of the turn that showed it, then its result", async () => {
+		const nats = new FakeNats();
+		const host = natsHost(nats, (dialog) => {
+			if (dialog.title.includes("at once")) dialog.answer("camelCase");
+		});
+		const asker = rawAsker(nats);
+		asker.send(SUBJECTS.request, requestFrame("now", [{ ...Q[0]!, question: "Which naming convention, at once?" }]));
+		await flush();
+		expect(asker.received.map((f) => f.type)).toEqual(["result"]);
+		expect(asker.received[0]).toMatchObject({ id: "now", status: "ok", answers: [{ answer: "camelCase" }] });
+		asker.send(SUBJECTS.request, requestFrame("later", Q));
+		await flush();
+		// Queued, then shown in the same turn: only the state it reached is sent.
+		expect(asker.received.slice(1)).toEqual([expect.objectContaining({ type: "progress", id: "later", stage: "shown" })]);
+		host.fake.current()!.answer("snake_case");
+		await flush();
+		// Answered and ended in one turn too: the result alone.
+		expect(asker.received.slice(2)).toEqual([
+			expect.objectContaining({ type: "result", id: "later", status: "ok", answers: [expect.objectContaining({ answer: "snake_case" })] }),
+		]);
+	});
+
+	it("the progress of an answer short of the last leaves at once, before the turn ends: a host that dies then has handed it over", async () => {
+		const { host, asker } = room();
+		asker.send(SUBJECTS.request, requestFrame("r", TWO));
+		await flush();
+		expect(asker.received).toEqual([expect.objectContaining({ type: "progress", stage: "shown", answers: [] })]);
+		host.fake.current()!.answer("Ada");
+		// Microtasks only: the end of the turn has not come.
+		for (let i = 0; i < 50; i++) await Promise.resolve();
+		expect(asker.received.at(-1)).toMatchObject({ type: "progress", answers: [{ question: "Name?", answer: "Ada" }] });
+	});
+
+	it("a room closed in the turn that took a request lets it go without the progress not yet sent: the asker hears held: false last", async () => {
+		const { host, asker } = room();
+		asker.send(SUBJECTS.request, requestFrame("r", Q));
+		// The request is taken and shown within microtasks; the end of the turn has not come.
+		for (let i = 0; i < 50; i++) await Promise.resolve();
+		expect(host.fake.dialogs).toHaveLength(1);
+		host.server.close("bye");
+		await flush();
+		expect(asker.received.map((f) => f.type)).toEqual(["pong"]);
+		expect(asker.received[0]).toMatchObject({ id: "r", held: false, note: "bye" });
+	});
+
 	it("names the asker with a machine name cleaned of anything that could fake a title", () => {
 		expect(natsAsker({ label: "planner", sessionId: "s" }, "evil] [host", 1).label).toBe("planner (evil-host:1)");
 	});
