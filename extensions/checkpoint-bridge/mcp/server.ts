@@ -216,7 +216,10 @@ export function createAskServer(options: McpServerOptions): Server {
 		const progress = progressFor(extra._meta?.progressToken, extra.sendNotification);
 		try {
 			if (name === COLLECT_TOOL) {
-				if (!isRecord(args)) return refused(["parameters: must be an object"], who.label);
+				// A client that listed the tools checks even an error result against the output schema (the MCP SDK's does).
+				const refusedCollect = (problems: string[]): CallToolResult =>
+					toolResult({ ...refused(problems, who.label).structuredContent, settled: [], open: receipts.stillOpen() }, true);
+				if (!isRecord(args)) return refusedCollect(["parameters: must be an object"]);
 				const problems: string[] = [];
 				for (const key of Object.keys(args)) if (key !== "receipts" && key !== "waitMs") problems.push(`${key}: is not a parameter of ${COLLECT_TOOL}`);
 				const { receipts: wanted, waitMs } = args;
@@ -225,7 +228,7 @@ export function createAskServer(options: McpServerOptions): Server {
 					if (problem) problems.push(problem);
 				}
 				if (waitMs !== undefined && (typeof waitMs !== "number" || !Number.isFinite(waitMs))) problems.push("waitMs: must be a finite number of milliseconds");
-				if (problems.length > 0) return refused(problems, who.label);
+				if (problems.length > 0) return refusedCollect(problems);
 				const wait = Math.min(MAX_COLLECT_WAIT_MS, Math.max(0, typeof waitMs === "number" ? waitMs : DEFAULT_COLLECT_WAIT_MS));
 				const collected = await receipts.collect(wanted as string[] | undefined, wait, extra.signal);
 				const settled = collected.settled.map(({ receipt, envelope }) => ({ receipt, envelope: forMcp(envelope) }));

@@ -210,6 +210,25 @@ describe("receipts", () => {
 			expect(structured(result).note).toContain(named);
 		}
 	});
+
+	it("a client that listed the tools checks each result against the tool's output schema: every refusal of either tool still reaches it as an isError result", async () => {
+		const w = await world({ host: true });
+		await w.client.listTools();
+		const refusals = [
+			{ name: COLLECT, arguments: { receipts: ["nope"] } },
+			{ name: COLLECT, arguments: { waitMs: "long", wait: 5 } },
+			{ name: ASK, arguments: { questions: [{ question: "" }], wait: "no" } },
+		];
+		for (const call of refusals) {
+			const result = await w.client.callTool(call);
+			expect(result.isError, JSON.stringify(call)).toBe(true);
+			expect(structured(result)).toMatchObject({ status: "error", answers: [] });
+		}
+		const receipt = structured(await w.client.callTool({ name: ASK, arguments: { ...CONFIRM, wait: false } })).receipt as string;
+		const refused = await w.client.callTool({ name: COLLECT, arguments: { receipts: [receipt, "gone"] } });
+		expect(structured(refused)).toMatchObject({ status: "error", settled: [], open: [receipt] });
+		expect(structured(refused).note).toContain('"gone" is not open here');
+	});
 });
 
 describe("elicitation when no host is reachable", () => {
