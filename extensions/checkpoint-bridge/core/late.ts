@@ -5,6 +5,7 @@
  * answer reaches the asker as a message (core/delivery.ts). Bounded per asker and in all, in number
  * and bytes; the oldest goes first, with a notice.
  */
+import { readConfig } from "./config.ts";
 import type { RequestRecord } from "./request-record.ts";
 
 /** What a timed-out call's note adds when its questions stay open, marked late. */
@@ -36,6 +37,11 @@ export interface LateConfig {
 	maxTotal: number;
 	/** @default MAX_LATE_BYTES */
 	maxBytes: number;
+	/**
+	 * Each question's time when a late request is shown again: the host's (CHECKPOINT_BRIDGE_DIALOG_TIMEOUT_MS), since the
+	 * asker cut its own to the call's budget, which has run out. NO_LIMIT for none. @default DEFAULT_DIALOG_TIMEOUT_MS
+	 */
+	dialogTimeoutMs: number;
 }
 
 /** Reads the late-answer settings; an unreadable expiry falls back to the default. */
@@ -47,6 +53,7 @@ export function readLateConfig(env: Readonly<Record<string, string | undefined>>
 		maxPerAsker: MAX_LATE_PER_ASKER,
 		maxTotal: MAX_LATE,
 		maxBytes: MAX_LATE_BYTES,
+		dialogTimeoutMs: readConfig(env).dialogTimeoutMs,
 	};
 }
 
@@ -101,7 +108,14 @@ export class LateBook {
 
 	/** Keeps a request that timed out; the oldest (of its asker, then in all) leave, with a notice, to stay within bounds. */
 	keep(late: Omit<LateRequest, "lateSince" | "expiresAt" | "bytes">, now = Date.now()): LateRequest {
-		const kept: LateRequest = { ...late, lateSince: now, expiresAt: now + this.#config.expiryMs, bytes: Buffer.byteLength(JSON.stringify(late.questions)) };
+		const request = { ...late.request, dialogTimeoutMs: this.#config.dialogTimeoutMs };
+		const kept: LateRequest = {
+			...late,
+			request,
+			lateSince: now,
+			expiresAt: now + this.#config.expiryMs,
+			bytes: Buffer.byteLength(JSON.stringify(late.questions)),
+		};
 		const timer = setTimeout(() => this.#drop(kept.request.id, "expired"), this.#config.expiryMs);
 		// A timer of 24 h must not keep a process alive that has nothing else to do.
 		timer.unref?.();
