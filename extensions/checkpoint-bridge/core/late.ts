@@ -76,6 +76,8 @@ export class LateBook {
 	/** Told of every late request that leaves unanswered (the host's notice); the host holding the role sets it. */
 	onDropped: ((late: LateRequest, why: LateDrop) => void) | undefined;
 	readonly #late = new Map<string, { late: LateRequest; timer: ReturnType<typeof setTimeout> }>();
+	/** When each request taken out went late and expires: one shown again and closed unanswered comes back as late as it was. */
+	readonly #taken = new Map<string, { lateSince: number; expiresAt: number }>();
 	#bytes = 0;
 
 	constructor(config: LateConfig, onDropped?: (late: LateRequest, why: LateDrop) => void) {
@@ -109,14 +111,16 @@ export class LateBook {
 	/** Keeps a request that timed out; the oldest (of its asker, then in all) leave, with a notice, to stay within bounds. */
 	keep(late: Omit<LateRequest, "lateSince" | "expiresAt" | "bytes">, now = Date.now()): LateRequest {
 		const request = { ...late.request, dialogTimeoutMs: this.#config.dialogTimeoutMs };
+		const before = this.#taken.get(request.id);
+		this.#taken.delete(request.id);
 		const kept: LateRequest = {
 			...late,
 			request,
-			lateSince: now,
-			expiresAt: now + this.#config.expiryMs,
+			lateSince: before?.lateSince ?? now,
+			expiresAt: before?.expiresAt ?? now + this.#config.expiryMs,
 			bytes: Buffer.byteLength(JSON.stringify(late.questions)),
 		};
-		const timer = setTimeout(() => this.#drop(kept.request.id, "expired"), this.#config.expiryMs);
+		const timer = setTimeout(() => this.#drop(kept.request.id, "expired"), Math.max(0, kept.expiresAt - now));
 		// A timer of 24 h must not keep a process alive that has nothing else to do.
 		timer.unref?.();
 		this.#late.set(kept.request.id, { late: kept, timer });
@@ -136,6 +140,9 @@ export class LateBook {
 		clearTimeout(entry.timer);
 		this.#late.delete(requestId);
 		this.#bytes -= entry.late.bytes;
+		this.#taken.set(requestId, { lateSince: entry.late.lateSince, expiresAt: entry.late.expiresAt });
+		// Bounded like the book: the oldest taken (a Map iterates in insertion order) is forgotten first.
+		if (this.#taken.size > this.#config.maxTotal) this.#taken.delete(this.#taken.keys().next().value!);
 		return entry.late;
 	}
 

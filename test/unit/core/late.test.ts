@@ -153,6 +153,23 @@ describe("late questions", () => {
 		expect(fake.notices.at(-1)?.message).toMatch(/late question of late-4 \("Which database\?"\) expired/);
 	});
 
+	it("shown again and closed unanswered, it is late since its budget ran out, and expires then too", async () => {
+		const { ask, fake, handle, role } = relay({}, { late: new LateBook(config({ expiryMs: 60_000 })) });
+		track(ask(Q, { label: "late-again", budgetMs: 3_000 }));
+		await flush(vi);
+		await vi.advanceTimersByTimeAsync(3_000);
+		const [first] = handle.snapshot()!.late!;
+		await vi.advanceTimersByTimeAsync(30_000);
+		role.host.reopenLate(first!.requestId);
+		await flush(vi);
+		fake.current()!.answer(undefined);
+		await flush(vi);
+		const [again] = handle.snapshot()!.late!;
+		expect(again).toMatchObject({ requestId: first!.requestId, lateSince: first!.lateSince, expiresAt: first!.expiresAt });
+		await vi.advanceTimersByTimeAsync(first!.expiresAt - Date.now());
+		expect(handle.snapshot()!.late).toBeUndefined();
+	});
+
 	it("bounded per asker and in all: the oldest leaves with a notice", async () => {
 		const { ask, fake, handle } = relay({}, { late: new LateBook(config({ maxPerAsker: 2, maxTotal: 3 })) });
 		for (const [i, label] of ["a", "a", "a", "b", "c"].entries()) {
