@@ -139,6 +139,8 @@ export function runCall(options: CallOptions, start: (call: CallControl) => ((ca
 		// Without a budget the call ends only when answered, dismissed, aborted, or its host goes. With one, a host that
 		// holds the request settles it at the deadline itself: a result it sent at the last instant is not lost on the way.
 		const budgetTimer = budgetMs === NO_LIMIT ? undefined : setTimeout(() => (held ? (graceTimer = setTimeout(ranOut, VERDICT_GRACE_MS)) : ranOut()), budgetMs);
+		// Asked with wait: false, nobody waits on the call: its budget does not keep an asker's process alive either.
+		if (options.later) budgetTimer?.unref?.();
 		signal?.addEventListener("abort", onAbort, { once: true });
 		cleanup = start({
 			id,

@@ -5,6 +5,7 @@
  * answer reaches the asker as a message (core/delivery.ts). Bounded per asker and in all, in number
  * and bytes; the oldest goes first, with a notice.
  */
+import { readConfig } from "./config.ts";
 import type { RequestRecord } from "./request-record.ts";
 
 /** What a timed-out call's note adds when its questions stay open, marked late. */
@@ -38,6 +39,11 @@ export interface LateConfig {
 	maxTotal: number;
 	/** @default MAX_LATE_BYTES */
 	maxBytes: number;
+	/**
+	 * Each question's time when a late request is shown again: the host's (CHECKPOINT_BRIDGE_DIALOG_TIMEOUT_MS), since the
+	 * asker cut its own to the call's budget, which has run out. NO_LIMIT for none. @default DEFAULT_DIALOG_TIMEOUT_MS
+	 */
+	dialogTimeoutMs: number;
 }
 
 /** Reads the late-answer settings; an unreadable expiry falls back to the default, a longer one than a timer can wait is held to that. */
@@ -49,6 +55,7 @@ export function readLateConfig(env: Readonly<Record<string, string | undefined>>
 		maxPerAsker: MAX_LATE_PER_ASKER,
 		maxTotal: MAX_LATE,
 		maxBytes: MAX_LATE_BYTES,
+		dialogTimeoutMs: readConfig(env).dialogTimeoutMs,
 	};
 }
 
@@ -71,6 +78,8 @@ export class LateBook {
 	/** Told of every late request that leaves unanswered (the host's notice); the host holding the role sets it. */
 	onDropped: ((late: LateRequest, why: LateDrop) => void) | undefined;
 	readonly #late = new Map<string, { late: LateRequest; timer: ReturnType<typeof setTimeout> }>();
+	/** When each request taken out went late and expires: one shown again and closed unanswered comes back as late as it was. */
+	readonly #taken = new Map<string, { lateSince: number; expiresAt: number }>();
 	#bytes = 0;
 
 	constructor(config: LateConfig, onDropped?: (late: LateRequest, why: LateDrop) => void) {
@@ -103,8 +112,17 @@ export class LateBook {
 
 	/** Keeps a request that timed out; the oldest (of its asker, then in all) leave, with a notice, to stay within bounds. */
 	keep(late: Omit<LateRequest, "lateSince" | "expiresAt" | "bytes">, now = Date.now()): LateRequest {
-		const kept: LateRequest = { ...late, lateSince: now, expiresAt: now + this.#config.expiryMs, bytes: Buffer.byteLength(JSON.stringify(late.questions)) };
-		const timer = setTimeout(() => this.#drop(kept.request.id, "expired"), this.#config.expiryMs);
+		const request = { ...late.request, dialogTimeoutMs: this.#config.dialogTimeoutMs };
+		const before = this.#taken.get(request.id);
+		this.#taken.delete(request.id);
+		const kept: LateRequest = {
+			...late,
+			request,
+			lateSince: before?.lateSince ?? now,
+			expiresAt: before?.expiresAt ?? now + this.#config.expiryMs,
+			bytes: Buffer.byteLength(JSON.stringify(late.questions)),
+		};
+		const timer = setTimeout(() => this.#drop(kept.request.id, "expired"), Math.max(0, kept.expiresAt - now));
 		// A timer of 24 h must not keep a process alive that has nothing else to do.
 		timer.unref?.();
 		this.#late.set(kept.request.id, { late: kept, timer });
@@ -124,6 +142,9 @@ export class LateBook {
 		clearTimeout(entry.timer);
 		this.#late.delete(requestId);
 		this.#bytes -= entry.late.bytes;
+		this.#taken.set(requestId, { lateSince: entry.late.lateSince, expiresAt: entry.late.expiresAt });
+		// Bounded like the book: the oldest taken (a Map iterates in insertion order) is forgotten first.
+		if (this.#taken.size > this.#config.maxTotal) this.#taken.delete(this.#taken.keys().next().value!);
 		return entry.late;
 	}
 

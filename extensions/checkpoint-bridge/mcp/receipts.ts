@@ -62,6 +62,11 @@ export class Receipts {
 			: `receipts: ${unknown.map((r) => JSON.stringify(r)).join(", ")} ${unknown.length === 1 ? "is" : "are"} not open here (unknown, or collected already)`;
 	}
 
+	/** The receipts whose call has not ended yet. */
+	stillOpen(): string[] {
+		return [...this.#kept].filter(([, kept]) => kept.envelope === undefined).map(([receipt]) => receipt);
+	}
+
 	/**
 	 * Waits up to `waitMs` until one of `receipts` (all kept ones when undefined) has ended, or
 	 * `signal` aborts; returns every one of them that has ended (forgotten once returned) and those still open.

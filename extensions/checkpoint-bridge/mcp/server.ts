@@ -20,6 +20,7 @@ import { nanoid } from "nanoid";
 import type { CallOptions } from "../core/call.ts";
 import { MAX_TIMEOUT_MS, NO_LIMIT, readConfig } from "../core/config.ts";
 import { type AskerIdentity, MAX_LABEL_LENGTH } from "../core/identity.ts";
+import { LATE_NOTE } from "../core/late.ts";
 import type { RelayProgress } from "../core/protocol.ts";
 import type { Question } from "../model/question.ts";
 import { type Envelope, makeEnvelope, NEEDS_INPUT_ADVICE, type Status } from "../model/result.ts";
@@ -45,6 +46,13 @@ const PROGRESS_EVERY_MS = 5_000;
 
 /** What an MCP client's model is told instead of pi's needs_input advice: its chat is where to ask, once. */
 const MCP_ADVICE = "Do not guess the answer and do not call this tool again for these questions: ask the human in your chat instead.";
+
+/**
+ * What a late question means for an MCP client: this server takes no late answers (it has no session to deliver them
+ * to), so the host's session gets one given later, forwarded; the client is not promised a message.
+ */
+const MCP_LATE_NOTE =
+	"The question stays open on the host, marked late: if the human answers it there later, the answer goes to the pi session there, not to you.";
 
 /** The note of a call that reached nobody. */
 const NO_HOST_NOTE = "No pi host of this user and directory is reachable, and this client cannot show a form.";
@@ -85,13 +93,14 @@ function mcpBudget(requested: number | undefined, defaultMs: number): number {
 }
 
 /**
- * The envelope as an MCP client's model reads it: pi's needs_input advice becomes MCP_ADVICE; an
- * `error` keeps only what is wrong, since fixed parameters or a settled request may be asked again.
+ * The envelope as an MCP client's model reads it: pi's needs_input advice becomes MCP_ADVICE, the late note
+ * MCP_LATE_NOTE; an `error` keeps only what is wrong, since fixed parameters or a settled request may be asked again.
  */
 function forMcp(envelope: Envelope): Envelope {
 	if (envelope.status === "ok" || envelope.note === undefined) return envelope;
 	const advice = envelope.status === "error" ? "" : MCP_ADVICE;
-	const note = envelope.note.includes(NEEDS_INPUT_ADVICE) ? envelope.note.replace(NEEDS_INPUT_ADVICE, advice) : `${envelope.note} ${advice}`;
+	const told = envelope.note.replace(LATE_NOTE, MCP_LATE_NOTE);
+	const note = told.includes(NEEDS_INPUT_ADVICE) ? told.replace(NEEDS_INPUT_ADVICE, advice) : `${told} ${advice}`;
 	return { ...envelope, note: note.trim() };
 }
 
@@ -216,7 +225,10 @@ export function createAskServer(options: McpServerOptions): Server {
 		const progress = progressFor(extra._meta?.progressToken, extra.sendNotification);
 		try {
 			if (name === COLLECT_TOOL) {
-				if (!isRecord(args)) return refused(["parameters: must be an object"], who.label);
+				// A client that listed the tools checks even an error result against the output schema (the MCP SDK's does).
+				const refusedCollect = (problems: string[]): CallToolResult =>
+					toolResult({ ...refused(problems, who.label).structuredContent, settled: [], open: receipts.stillOpen() }, true);
+				if (!isRecord(args)) return refusedCollect(["parameters: must be an object"]);
 				const problems: string[] = [];
 				for (const key of Object.keys(args)) if (key !== "receipts" && key !== "waitMs") problems.push(`${key}: is not a parameter of ${COLLECT_TOOL}`);
 				const { receipts: wanted, waitMs } = args;
@@ -225,7 +237,7 @@ export function createAskServer(options: McpServerOptions): Server {
 					if (problem) problems.push(problem);
 				}
 				if (waitMs !== undefined && (typeof waitMs !== "number" || !Number.isFinite(waitMs))) problems.push("waitMs: must be a finite number of milliseconds");
-				if (problems.length > 0) return refused(problems, who.label);
+				if (problems.length > 0) return refusedCollect(problems);
 				const wait = Math.min(MAX_COLLECT_WAIT_MS, Math.max(0, typeof waitMs === "number" ? waitMs : DEFAULT_COLLECT_WAIT_MS));
 				const collected = await receipts.collect(wanted as string[] | undefined, wait, extra.signal);
 				const settled = collected.settled.map(({ receipt, envelope }) => ({ receipt, envelope: forMcp(envelope) }));

@@ -41,6 +41,9 @@ describe("late questions", () => {
 		expect(readLateConfig({ CHECKPOINT_BRIDGE_LATE_ANSWERS: "0" }).on).toBe(false);
 		expect(readLateConfig({ CHECKPOINT_BRIDGE_LATE_EXPIRY_MS: "60000" }).expiryMs).toBe(60_000);
 		expect(readLateConfig({ CHECKPOINT_BRIDGE_LATE_EXPIRY_MS: "soon" }).expiryMs).toBe(DEFAULT_LATE_EXPIRY_MS);
+		// A late question shown again gets the host's dialog time.
+		expect(readLateConfig({}).dialogTimeoutMs).toBe(180_000);
+		expect(readLateConfig({ CHECKPOINT_BRIDGE_DIALOG_TIMEOUT_MS: "0" }).dialogTimeoutMs).toBe(0);
 	});
 
 	it("a call that ends timeout leaves its question open, marked late; an answer from outside reaches the asking session as one message", async () => {
@@ -161,6 +164,28 @@ describe("late questions", () => {
 		expect(late.list().map((l) => l.request.id)).toEqual(["handed-1"]);
 	});
 
+	it("shown again, it has the host's dialog time, not the short budget its call ran out of", async () => {
+		const { ask, fake, handle, role } = relay({}, { late: new LateBook(config({ dialogTimeoutMs: 60_000 })) });
+		track(ask(Q, { label: "late-short", budgetMs: 3_000 }));
+		await flush(vi);
+		await vi.advanceTimersByTimeAsync(3_000);
+		const id = handle.snapshot()!.late![0]!.requestId;
+		role.host.reopenLate(id);
+		await flush(vi);
+		const shown = fake.current()!;
+		expect(shown.timeout).toBe(60_000);
+		// Still open long after the call's 3 s would have closed it.
+		await vi.advanceTimersByTimeAsync(30_000);
+		expect(shown.closedBy).toBeUndefined();
+		await vi.advanceTimersByTimeAsync(30_000);
+		expect(shown.closedBy).toBe("signal");
+		// Unanswered, it is late again, and shown again with the same time.
+		expect(handle.snapshot()!.late?.[0]?.requestId).toBe(id);
+		role.host.reopenLate(id);
+		await flush(vi);
+		expect(fake.current()!.timeout).toBe(60_000);
+	});
+
 	it("CHECKPOINT_BRIDGE_LATE_ANSWERS=0: the question ends with its call, as before", async () => {
 		const { ask, handle } = relay({}, { late: new LateBook(config({ on: false })) });
 		track(ask(Q, { budgetMs: 3_000 }));
@@ -195,6 +220,23 @@ describe("late questions", () => {
 		expect(expiryMs).toBeLessThan(thirtyDays);
 		vi.advanceTimersByTime(expiryMs);
 		expect(book.size).toBe(0);
+	});
+
+	it("shown again and closed unanswered, it is late since its budget ran out, and expires then too", async () => {
+		const { ask, fake, handle, role } = relay({}, { late: new LateBook(config({ expiryMs: 60_000 })) });
+		track(ask(Q, { label: "late-again", budgetMs: 3_000 }));
+		await flush(vi);
+		await vi.advanceTimersByTimeAsync(3_000);
+		const [first] = handle.snapshot()!.late!;
+		await vi.advanceTimersByTimeAsync(30_000);
+		role.host.reopenLate(first!.requestId);
+		await flush(vi);
+		fake.current()!.answer(undefined);
+		await flush(vi);
+		const [again] = handle.snapshot()!.late!;
+		expect(again).toMatchObject({ requestId: first!.requestId, lateSince: first!.lateSince, expiresAt: first!.expiresAt });
+		await vi.advanceTimersByTimeAsync(first!.expiresAt - Date.now());
+		expect(handle.snapshot()!.late).toBeUndefined();
 	});
 
 	it("bounded per asker and in all: the oldest leaves with a notice", async () => {

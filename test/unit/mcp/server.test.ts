@@ -13,6 +13,7 @@ import { askViaHost } from "../../../extensions/checkpoint-bridge/core/asker.ts"
 import type { CallOptions } from "../../../extensions/checkpoint-bridge/core/call.ts";
 import { MAX_TIMEOUT_MS } from "../../../extensions/checkpoint-bridge/core/config.ts";
 import { claimHostRole } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
+import { LATE_NOTE, LateBook, readLateConfig } from "../../../extensions/checkpoint-bridge/core/late.ts";
 import { createHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
 import { MAX_OPEN_RECEIPTS } from "../../../extensions/checkpoint-bridge/mcp/receipts.ts";
 import { askInputSchema, MCP_MIN_TIMEOUT_MS } from "../../../extensions/checkpoint-bridge/mcp/schema.ts";
@@ -52,11 +53,21 @@ async function world(
 		elicit?: (request: any) => ElicitResult | Promise<ElicitResult>;
 		env?: NodeJS.ProcessEnv;
 		progressEveryMs?: number;
+		/** The host keeps timed-out questions open, marked late. @default false */
+		late?: boolean;
+		/** Every call's budget at the host instead of the MCP one (at least 10 s): a short test of a budget running out. @default the MCP budget */
+		budgetMs?: number;
 	} = {},
 ): Promise<World> {
 	const handle = createHandle();
 	const fake = fakeUI(options.respond ? { respond: options.respond } : {});
-	if (options.host) claimHostRole(handle, { ui: fake.ui, surface: dialogSurface(fake.ui), sessionId: "host" });
+	if (options.host)
+		claimHostRole(handle, {
+			ui: fake.ui,
+			surface: dialogSurface(fake.ui),
+			sessionId: "host",
+			...(options.late ? { late: new LateBook(readLateConfig({})) } : {}),
+		});
 	const calls: CallOptions[] = [];
 	let onClosed = () => {};
 	const closed = new Promise<void>((resolve) => (onClosed = resolve));
@@ -64,7 +75,7 @@ async function world(
 		askInputSchema: askInputSchema(AskParamsSchema, MAX_TIMEOUT_MS, 300_000),
 		ask: (call) => {
 			calls.push(call);
-			return askViaHost({ handle, ...call });
+			return askViaHost({ handle, ...call, ...(options.budgetMs === undefined ? {} : { budgetMs: options.budgetMs }) });
 		},
 		progressText,
 		version: "test",
@@ -108,6 +119,17 @@ describe("budgets", () => {
 		const w = await world({ env: { CHECKPOINT_BRIDGE_TIMEOUT_MS: "42000", CHECKPOINT_BRIDGE_DIALOG_TIMEOUT_MS: "7000" } });
 		await w.client.callTool({ name: ASK, arguments: CONFIRM });
 		expect(w.calls[0]).toMatchObject({ budgetMs: 42_000, dialogTimeoutMs: 7_000 });
+	});
+
+	it("a question whose budget ran out stays late at the host, whose session gets a late answer: the note does not promise the client a message", async () => {
+		const w = await world({ host: true, late: true, budgetMs: 200 });
+		const envelope = structured(await w.client.callTool({ name: ASK, arguments: CONFIRM }));
+		expect(envelope.status).toBe("timeout");
+		expect(envelope.note).not.toContain(LATE_NOTE);
+		expect(envelope.note).not.toContain("checkpoint-bridge:answer");
+		expect(envelope.note).toContain("marked late");
+		expect(envelope.note).toContain("not to you");
+		expect(envelope.note).toContain("ask the human in your chat");
 	});
 });
 
@@ -209,6 +231,25 @@ describe("receipts", () => {
 			expect(result.isError, JSON.stringify(args)).toBe(true);
 			expect(structured(result).note).toContain(named);
 		}
+	});
+
+	it("a client that listed the tools checks each result against the tool's output schema: every refusal of either tool still reaches it as an isError result", async () => {
+		const w = await world({ host: true });
+		await w.client.listTools();
+		const refusals = [
+			{ name: COLLECT, arguments: { receipts: ["nope"] } },
+			{ name: COLLECT, arguments: { waitMs: "long", wait: 5 } },
+			{ name: ASK, arguments: { questions: [{ question: "" }], wait: "no" } },
+		];
+		for (const call of refusals) {
+			const result = await w.client.callTool(call);
+			expect(result.isError, JSON.stringify(call)).toBe(true);
+			expect(structured(result)).toMatchObject({ status: "error", answers: [] });
+		}
+		const receipt = structured(await w.client.callTool({ name: ASK, arguments: { ...CONFIRM, wait: false } })).receipt as string;
+		const refused = await w.client.callTool({ name: COLLECT, arguments: { receipts: [receipt, "gone"] } });
+		expect(structured(refused)).toMatchObject({ status: "error", settled: [], open: [receipt] });
+		expect(structured(refused).note).toContain('"gone" is not open here');
 	});
 });
 

@@ -138,6 +138,8 @@ export function askRemote(endpoint: EndpointAddress | string, options: RemoteAsk
 					stopWaiting();
 					answers = reply.answers;
 					call.reply(reply);
+					// Asked with wait: false, the host has it: the end is delivered if this process still runs then, else at the host.
+					if (options.later && reply.kind === "progress") mine.letGo();
 				},
 				onEnd: (status, note) => {
 					if (ended || seat !== mine) return;

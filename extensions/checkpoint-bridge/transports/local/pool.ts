@@ -52,6 +52,11 @@ export interface Seat {
 	 * call's late frame, for at most `lateMs`.
 	 */
 	leave(last?: Frame & { type: "cancel" }, late?: { onLate: (frame: LateFrame) => void; lateMs: number }): void;
+	/**
+	 * The call stays open but no longer holds the process (asked with `wait: false`, once the host has it): a process
+	 * with nothing else to do exits, its connection closes, and the host gives the request's end to its own session.
+	 */
+	letGo(): void;
 }
 
 /** Calls one connection waits for a late frame of, the oldest forgotten first. @default 64 (the host's MAX_LATE_PER_CONNECTION) */
@@ -124,6 +129,8 @@ class PooledConnection {
 	get released(): boolean {
 		return this.#released;
 	}
+	/** Open calls that do not hold the process (Seat.letGo). */
+	readonly #letGo = new Set<string>();
 	/** Calls over whose late frame may still come (ask now, answer later), by id, oldest first. */
 	readonly #late = new Map<string, { onLate: (frame: LateFrame) => void; timer: ReturnType<typeof setTimeout> }>();
 	/** Lines posted before the host proved itself, sent once it has. */
@@ -163,7 +170,7 @@ class PooledConnection {
 	seat(id: string, call: PooledCall): Seat {
 		if (this.calls.has(id)) {
 			call.onEnd("error", `Request id ${id} is already open on this connection.`);
-			return { leave() {} };
+			return { leave() {}, letGo() {} };
 		}
 		this.calls.set(id, call);
 		if (this.#idleTimer) {
@@ -173,12 +180,21 @@ class PooledConnection {
 		}
 		this.#connection?.send(call.line);
 		return {
+			letGo: () => {
+				if (this.calls.get(id) !== call) return;
+				this.#letGo.add(id);
+				this.#holdWhileNeeded();
+			},
 			leave: (last, late) => {
 				if (this.calls.get(id) !== call) return;
 				this.calls.delete(id);
+				this.#letGo.delete(id);
 				if (last) this.#connection?.send(last);
 				if (late && this.#connection && !this.#released) this.#awaitLate(id, late.onLate, late.lateMs);
-				if (this.calls.size > 0) return;
+				if (this.calls.size > 0) {
+					if (!this.#over) this.#holdWhileNeeded();
+					return;
+				}
 				if (this.#released) return this.#close();
 				if (this.#over) return;
 				// Nobody waits for a connection still opening: give it up rather than hold the process for it.
@@ -214,6 +230,7 @@ class PooledConnection {
 		this.#posted = [];
 		const calls = [...this.calls.values()];
 		this.calls.clear();
+		this.#letGo.clear();
 		for (const id of [...this.#late.keys()]) this.#forgetLate(id);
 		for (const call of calls) call.onEnd(status, note);
 	}
@@ -236,6 +253,11 @@ class PooledConnection {
 			default:
 				return this.end("error", `The host sent a ${frame.type} frame, which only askers send.`);
 		}
+	}
+
+	/** The connection holds the process while a call on it needs it (one not let go). */
+	#holdWhileNeeded(): void {
+		this.#connection?.keepAlive([...this.calls.keys()].some((id) => !this.#letGo.has(id)));
 	}
 
 	/** Waits for call `id`'s late frame, up to `lateMs`, without holding the process. */

@@ -1,0 +1,62 @@
+/**
+ * A request asked with `wait: false` from another process does not hold that process once the host has
+ * taken it: a `pi -p` run ends when its turn does, its connection closes, and the host's session gets
+ * the request's end, forwarded, naming the asker. Held open, the process outlived its session and
+ * took the answer into a session that had ended: the human's answer reached nobody.
+ */
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { closePooledConnections } from "../../../../extensions/checkpoint-bridge/transports/local/pool.ts";
+import { until } from "../../../support/until.ts";
+import { hostWithEndpoint } from "../../support/endpoint-host.ts";
+import { hostSessionMessages } from "../../support/host-messages.ts";
+
+const HOST = "host-session";
+const hostMessages = hostSessionMessages(HOST);
+const CLIENT = fileURLToPath(new URL("../../../../extensions/checkpoint-bridge/transports/local/client.ts", import.meta.url));
+
+/** An asker process: asks once with `later`, prints "taken" at the host's first reply, and does nothing else. */
+const ASKER = `
+const { askRemote } = await import(process.argv[1]);
+let taken = false;
+void askRemote(process.argv[2], {
+	asker: { label: "print-run", sessionId: "print-run-session" },
+	questions: [{ question: "Deploy to prod?", options: ["yes", "no"] }],
+	budgetMs: 60000,
+	dialogTimeoutMs: 0,
+	later: true,
+	onProgress: () => { if (!taken) { taken = true; console.log("taken"); } },
+});
+`;
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+	closePooledConnections();
+	hostMessages.length = 0;
+	for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+describe("ask now, answer later from another process", () => {
+	it("the asker's process is not held once the host has its request: it exits, and the answer given later reaches the host's session, forwarded", async () => {
+		const served = await hostWithEndpoint(cleanups, { sessionId: HOST });
+		const child = spawn(process.execPath, ["--input-type=module", "--no-warnings", "-e", ASKER, CLIENT, served.endpoint.endpoint], {
+			stdio: ["ignore", "pipe", "pipe"],
+		});
+		cleanups.push(() => child.kill("SIGKILL"));
+		let out = "";
+		child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+		child.stderr.on("data", (chunk: Buffer) => (out += chunk.toString()));
+		const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+		await served.feed.next();
+		await until(() => out.includes("taken"), "the host's first reply in the asker");
+		const code = await Promise.race([exited, new Promise<string>((resolve) => setTimeout(() => resolve("still running"), 5_000))]);
+		expect(code, out).toBe(0);
+		await until(() => served.endpoint.connectionCount === 0, "the connection's close at the host");
+		served.fake.current()!.answer("no");
+		await until(() => hostMessages.length > 0, "the message in the host's session");
+		expect(hostMessages).toHaveLength(1);
+		expect(hostMessages[0]!.details).toMatchObject({ forwarded: true, envelope: { status: "ok", answers: [{ answer: "no" }] } });
+		expect(hostMessages[0]!.details.asker).toContain("print-run");
+	}, 30_000);
+});
