@@ -2,13 +2,14 @@
  * The host side on NATS: a room's subjects handed to the host process's bridge (core/bridge.ts), like
  * the local endpoint (ADR-0002): a request joins the one queue of whichever session holds the host
  * role, and its replies go back to the asker's inbox under the asker's id. Each held request must be pinged by its asker: one that falls silent is
- * cancelled (its dialog dismissed), as a closed socket's requests are. What a room holds is
+ * cancelled (its dialog dismissed), as a closed socket's requests are, but for one asked with `wait: false`,
+ * which stays, its end going to the host's session (the bridge's `leave`). What a room holds is
  * bounded per asker session, per client (its inbox) and in all, and every frame for a request is
  * sealed for its asker (seal.ts): only that asker can cancel it, only this host can answer it.
  * Notices of other extensions (interop/dialog-relay.ts) are shown to the human, a bounded number per window.
  */
 import { nanoid } from "nanoid";
-import { Bridge } from "../../core/bridge.ts";
+import { Bridge, type Held } from "../../core/bridge.ts";
 import { MAX_OPEN_PER_ASKER } from "../../core/dialog-host.ts";
 import { type ErrorCode, errorFrame, FRAME_VERSION, type ReplyFrame } from "../../core/frames.ts";
 import { type AskerIdentity, markedAsker } from "../../core/identity.ts";
@@ -28,7 +29,7 @@ export interface RoomServerOptions {
 	handle: SharedHandle;
 	/** The room's subject prefix (`cpb.<room>`). */
 	prefix: string;
-	/** An asker silent this long is gone: its request is cancelled. @default SILENCE_MS */
+	/** An asker silent this long is gone: its request is cancelled (one asked with `wait: false` stays, its end for the host's session). @default SILENCE_MS */
 	silenceMs?: number;
 	/** How often silence is checked. @default TICK_MS */
 	tickMs?: number;
@@ -213,6 +214,12 @@ export function serveRoom(options: RoomServerOptions): RoomServer {
 		},
 	});
 
+	/** The asker is there: a `wait: false` request swept as gone (a nats-server restart, not an exit) goes back to it. */
+	const heardFrom = (entry: Held<Sealing>) => {
+		entry.own.lastHeard = Date.now();
+		entry.gone = false;
+	};
+
 	const forward = (frame: NatsRequestFrame, inbox: string, bytes: number, message: BrokerMessage) => {
 		const key = keyOf(inbox, frame.id);
 		const macKey = askerMacKeys.get(frame.key);
@@ -222,7 +229,7 @@ export function serveRoom(options: RoomServerOptions): RoomServer {
 			// Another client that read the request and re-sends it under its own key gets nothing.
 			if (existing.own.askerKey !== frame.key) return;
 			// A re-send that crossed our first reply: already queued, just say so.
-			existing.own.lastHeard = Date.now();
+			heardFrom(existing);
 			return pong(inbox, frame.id, true, existing.own.macKey);
 		}
 		bridge.take(
@@ -244,6 +251,8 @@ export function serveRoom(options: RoomServerOptions): RoomServer {
 					return [...(frame.answers ?? []), ...(kept?.answers ?? []).filter((a) => !frame.answers?.some((b) => b.question === a.question && b.id === a.id))];
 				},
 				...(frame.resent === true ? { resent: true } : {}),
+				// Asked with wait: false: the asker's process may exit once it has its receipt, and the question stays.
+				...(frame.later ? { later: frame.later } : {}),
 				send: (reply) => sendReply(inbox, reply, macKey, frame.questions.length),
 				// Late frames: sent sealed to the asker's inbox as a request; its ack says the asker's process has it,
 				// silence or nobody listening leaves it to the host's session.
@@ -276,7 +285,7 @@ export function serveRoom(options: RoomServerOptions): RoomServer {
 			return;
 		}
 		if (frame.type === "ping") {
-			if (entry) entry.own.lastHeard = Date.now();
+			if (entry) heardFrom(entry);
 			pong(message.reply, frame.id, entry !== undefined, (entry?.own ?? dropped.get(keyOf(message.reply, frame.id)))?.macKey);
 		}
 	};
@@ -301,11 +310,16 @@ export function serveRoom(options: RoomServerOptions): RoomServer {
 		}),
 	];
 
-	// An asker that died, hung or was cut off stops pinging: its question leaves the queue.
+	// An asker that died, hung or was cut off stops pinging: its question leaves the queue, but for one asked
+	// with wait: false, which stays, its end going to the host's session (as the local endpoint's on a closed connection).
 	const sweeper = setInterval(() => {
 		const now = Date.now();
 		for (const entry of bridge.held())
 			if (now - entry.own.lastHeard > silenceMs) {
+				if (entry.later) {
+					entry.gone = true;
+					continue;
+				}
 				bridge.giveUp(entry, "cancelled");
 				if (entry.answers.length > 0) {
 					const key = keyOf(entry.client, entry.id);

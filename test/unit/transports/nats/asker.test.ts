@@ -18,6 +18,7 @@ import {
 import { RESEND_INTERVAL_MS, SILENCE_MS, TICK_MS } from "../../../../extensions/checkpoint-bridge/transports/nats/liveness.ts";
 import { newKeyPair, seal, secretMatches, sharedKey } from "../../../../extensions/checkpoint-bridge/transports/nats/seal.ts";
 import { type FakeClient, FakeNats } from "../../support/fake-broker.ts";
+import { hostSessionMessages } from "../../support/host-messages.ts";
 import { askFake, natsHost, ROOM, SUBJECTS } from "../../support/nats-room.ts";
 
 const Q = [{ question: "Which naming convention?", options: [{ label: "camelCase" }, { label: "snake_case" }] }];
@@ -26,9 +27,13 @@ const flush = () => vi.advanceTimersByTimeAsync(0);
 /** Worst case for a silent host to be noticed. */
 const NOTICE_MS = SILENCE_MS + 2 * TICK_MS;
 
+// The process's box, made first here: natsHost's session is the host's session in every test of this file.
+const hostMessages = hostSessionMessages("host-session");
+
 beforeEach(() => {
 	vi.useFakeTimers();
 	forgetNatsHost();
+	hostMessages.length = 0;
 });
 afterEach(() => void vi.useRealTimers());
 
@@ -153,6 +158,30 @@ describe("no host, and a host that goes away (grace 0)", () => {
 		expect(host.fake.dialogs[0]!.closedBy).toBe("signal");
 		expect(client!.sent.map((m) => m.subject)).toContain(SUBJECTS.cancel);
 		expect(client!.closed).toBe(true);
+	});
+});
+
+describe("asked with wait: false, the asking process gone after its receipt", () => {
+	it("its request says later: true; its pings stop when the process exits, the question stays, and its end goes to the host's session naming the asker", async () => {
+		const nats = new FakeNats();
+		const host = natsHost(nats);
+		let client: FakeClient | undefined;
+		let receipt = false;
+		void askFake(nats, Q, { later: true, onProgress: () => void (receipt = true), connect: async () => (client = nats.client()) });
+		await flush();
+		expect(receipt).toBe(true);
+		const sent = decodeNatsFrame(client!.sent.find((m) => m.subject === SUBJECTS.request)!.data);
+		expect(sent).toMatchObject({ ok: true, frame: { type: "request", later: true } });
+		// The process exits: its connection goes without a word, its pings stop.
+		await client!.close();
+		await vi.advanceTimersByTimeAsync(3 * NOTICE_MS);
+		expect(host.fake.dialogs[0]!.closedBy).toBeUndefined();
+		host.fake.current()!.answer("snake_case");
+		await flush();
+		expect(hostMessages).toHaveLength(1);
+		expect(hostMessages[0]!.details).toMatchObject({ forwarded: true, envelope: { status: "ok", answers: [{ answer: "snake_case" }] } });
+		expect(hostMessages[0]!.details.asker).toContain("planner (build-7:4242)");
+		expect(host.server.heldCount).toBe(0);
 	});
 });
 

@@ -24,6 +24,7 @@ import {
 } from "../../../../extensions/checkpoint-bridge/transports/nats/room-server.ts";
 import { newCancelSecret, sealValid, sharedKey } from "../../../../extensions/checkpoint-bridge/transports/nats/seal.ts";
 import { FakeNats } from "../../support/fake-broker.ts";
+import { hostSessionMessages } from "../../support/host-messages.ts";
 import { cancelFrame, natsHost, PREFIX, pingFrame, RAW_KEYS, rawAsker, requestFrame, SUBJECTS } from "../../support/nats-room.ts";
 
 const Q = [{ question: "Which naming convention?", options: [{ label: "camelCase" }, { label: "snake_case" }] }];
@@ -35,7 +36,13 @@ function room() {
 	return { nats, host: natsHost(nats), asker: rawAsker(nats) };
 }
 
-beforeEach(() => void vi.useFakeTimers());
+// The process's box, made first here: natsHost's session is the host's session in every test of this file.
+const hostMessages = hostSessionMessages("host-session");
+
+beforeEach(() => {
+	hostMessages.length = 0;
+	vi.useFakeTimers();
+});
 afterEach(() => void vi.useRealTimers());
 
 describe("forwarding a request onto the host's bus", () => {
@@ -314,6 +321,64 @@ describe(`the asker's heartbeats (silence ${SILENCE_MS} ms, checked every ${TICK
 	});
 });
 
+describe("asked with wait: false (later: true): the asker's process may exit after its receipt", () => {
+	it("its asker falls silent (its process gone): the question stays open, and its end goes to the host's session, once, naming the asker", async () => {
+		const { host, asker } = room();
+		const cancels: unknown[] = [];
+		host.handle.bus.on("cancel", (c) => cancels.push(c));
+		asker.send(SUBJECTS.request, requestFrame("r", Q, { later: true }));
+		await flush();
+		const dialog = host.fake.current()!;
+		await vi.advanceTimersByTimeAsync(3 * SILENCE_MS);
+		expect(cancels).toEqual([]);
+		expect(dialog.closedBy).toBeUndefined();
+		expect(host.server.heldCount).toBe(1);
+		dialog.answer("snake_case");
+		await flush();
+		expect(hostMessages).toHaveLength(1);
+		expect(hostMessages[0]!.details).toMatchObject({
+			forwarded: true,
+			requestId: "r",
+			questions: ["Which naming convention?"],
+			envelope: { status: "ok", answers: [{ answer: "snake_case" }] },
+		});
+		expect(hostMessages[0]!.details.asker).toContain("planner (build-7:4242)");
+		// Its inbox is nobody's any more: nothing more is sent there, and the room holds nothing.
+		expect(asker.received.filter((f) => f.type === "result")).toEqual([]);
+		expect(host.server.heldCount).toBe(0);
+	});
+
+	it("its asker heard again after the silence (a nats-server restart): the end goes to its inbox, not to the host's session", async () => {
+		const { host, asker } = room();
+		asker.send(SUBJECTS.request, requestFrame("r", Q, { later: true }));
+		await flush();
+		await vi.advanceTimersByTimeAsync(SILENCE_MS + 2 * TICK_MS);
+		asker.send(SUBJECTS.ping, pingFrame("r"));
+		await flush();
+		expect(asker.received.at(-1)).toMatchObject({ type: "pong", held: true });
+		host.fake.current()!.answer("camelCase");
+		await flush();
+		expect(asker.received.find((f) => f.type === "result")).toMatchObject({ id: "r", status: "ok", answers: [{ answer: "camelCase" }] });
+		expect(hostMessages).toEqual([]);
+	});
+
+	it("a cancel under its secret still takes it off the host, and the room's close still lets it go", async () => {
+		const { host, asker } = room();
+		asker.send(SUBJECTS.request, requestFrame("a", Q, { later: true }));
+		asker.send(SUBJECTS.request, requestFrame("b", Q, { later: true }));
+		await flush();
+		asker.send(SUBJECTS.cancel, cancelFrame("a"));
+		await flush();
+		expect(host.fake.dialogs[0]!.closedBy).toBe("signal");
+		await vi.advanceTimersByTimeAsync(SILENCE_MS + 2 * TICK_MS);
+		host.server.close("host quit");
+		await flush();
+		expect(host.server.heldCount).toBe(0);
+		expect(host.handle.snapshot()!.open).toEqual([]);
+		expect(hostMessages).toEqual([]);
+	});
+});
+
 describe("refusals: told to the sender only, never a dialog", () => {
 	const cases: [string, () => Uint8Array, string][] = [
 		["a wrong version", () => encodeNatsFrame({ ...requestFrame("r", Q), v: 99 } as never), "bad-version"],
@@ -323,6 +388,8 @@ describe("refusals: told to the sender only, never a dialog", () => {
 		["a request without pid", () => encodeNatsFrame({ ...requestFrame("r", Q), pid: undefined } as never), "malformed"],
 		["a request with a 65-character machine", () => encodeNatsFrame(requestFrame("r", Q, { machine: "m".repeat(65) })), "malformed"],
 		["a request whose carried answers are not answers", () => encodeNatsFrame(requestFrame("r", Q, { answers: [{ question: 1 }] })), "malformed"],
+		["a request whose later is not true (a string)", () => encodeNatsFrame(requestFrame("r", Q, { later: "yes" })), "malformed"],
+		["a request whose later is false", () => encodeNatsFrame(requestFrame("r", Q, { later: false })), "malformed"],
 		["a socket hello", () => encodeNatsFrame({ type: "hello", v: FRAME_VERSION.endpoint, token: "t", pid: 1 } as never), "unexpected"],
 		[
 			"a result frame sent to the host",
