@@ -32,13 +32,13 @@ describe("shared state across module copies", () => {
 		expect(Object.getOwnPropertyDescriptor(globalThis, HANDLE_KEY)).toMatchObject({ writable: false, configurable: false });
 	});
 
-	it("names an unnamed asker by the first 8 characters of its session id", async () => {
+	it("names an unnamed asker by the last 8 characters of its session id", async () => {
 		const copy = await loadExtensionCopy();
 		const ui = fakeUI({ respond: (d) => d.answer("no") });
 		const host = session(copy, { sessionId: "abcdef0123456789", ui: ui.ui });
 		await host.start();
 		await host.call({ questions: [question] });
-		expect(ui.dialogs[0]?.title).toBe("[abcdef01] Ship it?");
+		expect(ui.dialogs[0]?.title).toBe("[23456789] Ship it?");
 	});
 });
 

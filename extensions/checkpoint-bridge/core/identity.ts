@@ -30,7 +30,7 @@ export function checkedAsker(asker: unknown): Checked<{ asker: AskerIdentity }, 
 		return { ok: false, reason: `The request's asker session id is ${sessionId.length} characters, at most ${MAX_SESSION_ID_LENGTH}.` };
 	const id = sanitiseText(sessionId);
 	const shown = cutText(label, MAX_SHOWN_LABEL_LENGTH, { tidy: squeezeSpace });
-	return { ok: true, asker: { label: shown || id.slice(0, 8), sessionId: id } };
+	return { ok: true, asker: { label: shown || id.slice(-8), sessionId: id } };
 }
 
 /** pi-subagents names a child `subagent-<agent>-<run id>[-<step>]`: the run id means nothing to the human. */
@@ -64,12 +64,13 @@ function childLabel(name: string, agent: string | undefined): string | undefined
 
 /**
  * Who asks: a pi-subagents child by its agent (and step), any other named session by its name,
- * an unnamed one by the first 8 characters of its session id.
+ * an unnamed one by the last 8 characters of its session id (pi's ids begin with the time they were
+ * made: sessions started in the same minute share their first 8).
  */
 export function askerIdentity(sessionName: string | undefined, sessionId: string, activeAgent?: string): AskerIdentity {
 	// A name longer than this is no pi-subagents name and is cut for the label anyway: the rest is not read.
 	const name = sessionName === undefined ? undefined : cutText(sessionName, 4 * MAX_LABEL_LENGTH, { tidy: squeezeSpace });
-	if (!name) return { label: sanitiseText(sessionId.slice(0, MAX_SESSION_ID_LENGTH)).slice(0, 8), sessionId };
+	if (!name) return { label: sanitiseText(sessionId.slice(0, MAX_SESSION_ID_LENGTH)).slice(-8), sessionId };
 	const short = childLabel(name, activeAgent) ?? name;
 	return { label: capLength(short, MAX_LABEL_LENGTH), sessionId };
 }

@@ -408,7 +408,7 @@ export class SessionHandle {
 	}
 
 	get label(): string {
-		return `${this.role} ${this.name ?? this.sessionId.slice(0, 8)}`;
+		return `${this.role} ${this.name ?? this.sessionId.slice(-8)}`;
 	}
 }
 

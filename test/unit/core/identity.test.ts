@@ -22,9 +22,12 @@ describe("who asks", () => {
 		expect(long.endsWith("…")).toBe(true);
 	});
 
-	it("falls back to the first 8 characters of the session id", () => {
-		expect(askerIdentity(undefined, "01a22a01-f9b5-77ab")).toEqual({ label: "01a22a01", sessionId: "01a22a01-f9b5-77ab" });
-		expect(askerIdentity("   ", "abcdef0123").label).toBe("abcdef01");
+	it("falls back to the last 8 characters of the session id: pi's ids of one minute share their first 8", () => {
+		expect(askerIdentity(undefined, "01a22a01-f9b5-77ab")).toEqual({ label: "9b5-77ab", sessionId: "01a22a01-f9b5-77ab" });
+		expect(askerIdentity("   ", "abcdef0123").label).toBe("cdef0123");
+		// Two sessions started a second apart (pi's uuidv7 ids): told apart.
+		const [first, second] = ["019ae0a1-2b3c-7d4e-8f50-61a2b3c4d5e6", "019ae0a1-2f1a-7b2c-9d3e-4f5a6b7c8d9e"];
+		expect(askerIdentity(undefined, first).label).not.toBe(askerIdentity(undefined, second).label);
 	});
 
 	it("a session names itself one way: its agent read from the prompt until found, then kept; a call's own reads win; a new start reads afresh", () => {
@@ -49,6 +52,6 @@ describe("who asks", () => {
 
 	it("a remote asker is marked with where it asks from, in its label and its session id", () => {
 		expect(markedAsker({ label: "planner", sessionId: "s1" }, "pid 42")).toEqual({ label: "planner (pid 42)", sessionId: "pid 42/s1" });
-		expect(markedAsker({ label: "", sessionId: "0123456789" }, "box:7")).toEqual({ label: "01234567 (box:7)", sessionId: "box:7/0123456789" });
+		expect(markedAsker({ label: "", sessionId: "0123456789" }, "box:7")).toEqual({ label: "23456789 (box:7)", sessionId: "box:7/0123456789" });
 	});
 });

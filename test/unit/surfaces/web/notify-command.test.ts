@@ -97,10 +97,12 @@ describe("notify command", () => {
 		const flood = `head -c 8000000 /dev/zero; head -c 8000000 /dev/zero >&2; touch ${dir}/flooded`;
 		for (const command of ["exit 3", flood, "sleep 30", "/no/such/program"]) {
 			const notices: string[] = [];
-			const s = await pages.setup({ notifyCommand: () => command, notifyTimeoutMs: 300, notice: (m) => notices.push(m) });
+			// Only the hanging one is timed out on purpose; the flood gets the time 16 MB through pipes takes on a busy machine.
+			const notifyTimeoutMs = command === "sleep 30" ? 300 : 10_000;
+			const s = await pages.setup({ notifyCommand: () => command, notifyTimeoutMs, notice: (m) => notices.push(m) });
 			const { requestId, call } = await s.ask([{ question: "Still fine?", options: ["yes", "no"] }], { label: "planner" });
 			const ended = () => (command === flood ? readdirSync(dir).includes("flooded") : notices.length > 0);
-			await until(() => (ended() && s.page.notifyRunning === 0 ? true : undefined), `${command} to end`);
+			await until(() => (ended() && s.page.notifyRunning === 0 ? true : undefined), `${command} to end`, 20_000);
 			// Untouched: still open, still answerable from the page.
 			expect(s.handle.snapshot()!.open.map((o) => o.requestId)).toEqual([requestId]);
 			expect(s.fake.current()?.closedBy).toBeUndefined();
