@@ -149,7 +149,7 @@ check(
 		local?.status === "ok" &&
 		local.answers[0]?.answer === "no" &&
 		maxOpen === 1 &&
-		shown.join("\n") === "[subagent-planner] Ready?\n[host-ses] Proceed?",
+		shown.join("\n") === "[subagent-planner] Ready?\n[ion-0001] Proceed?",
 	{ waiting, local, shown },
 );
 
