@@ -176,8 +176,9 @@ class PooledConnection {
 		if (this.#idleTimer) {
 			clearTimeout(this.#idleTimer);
 			this.#idleTimer = undefined;
-			this.#connection?.keepAlive(true);
 		}
+		// Held again for this call: idle, or carrying only calls let go, the connection held nothing.
+		this.#holdWhileNeeded();
 		this.#connection?.send(call.line);
 		return {
 			letGo: () => {

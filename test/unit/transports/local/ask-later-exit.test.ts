@@ -30,6 +30,29 @@ void askRemote(process.argv[2], {
 });
 `;
 
+/** An asker process: asks once with `later`, then, once that call no longer holds it, a question it waits for, with no budget. */
+const ASKER_THEN_WAITS = `
+const { askRemote } = await import(process.argv[1]);
+const asker = { label: "print-run", sessionId: "print-run-session" };
+let taken = false;
+void askRemote(process.argv[2], {
+	asker,
+	questions: [{ question: "Deploy to prod?", options: ["yes", "no"] }],
+	budgetMs: 60000,
+	dialogTimeoutMs: 0,
+	later: true,
+	onProgress: () => {
+		if (taken) return;
+		taken = true;
+		setTimeout(() => {
+			void askRemote(process.argv[2], { asker, questions: [{ question: "Roll back?", options: ["yes", "no"] }], budgetMs: 0, dialogTimeoutMs: 0 }).then((envelope) =>
+				console.log("second: " + envelope.status),
+			);
+		}, 300);
+	},
+});
+`;
+
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
 	closePooledConnections();
@@ -58,5 +81,26 @@ describe("ask now, answer later from another process", () => {
 		expect(hostMessages).toHaveLength(1);
 		expect(hostMessages[0]!.details).toMatchObject({ forwarded: true, envelope: { status: "ok", answers: [{ answer: "no" }] } });
 		expect(hostMessages[0]!.details.asker).toContain("print-run");
+	}, 30_000);
+
+	it("a call it waits for on the same connection holds the process again, after one that was let go", async () => {
+		const served = await hostWithEndpoint(cleanups, { sessionId: HOST });
+		const child = spawn(process.execPath, ["--input-type=module", "--no-warnings", "-e", ASKER_THEN_WAITS, CLIENT, served.endpoint.endpoint], {
+			stdio: ["ignore", "pipe", "pipe"],
+		});
+		cleanups.push(() => child.kill("SIGKILL"));
+		let out = "";
+		child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+		child.stderr.on("data", (chunk: Buffer) => (out += chunk.toString()));
+		let exitCode: number | null | undefined;
+		const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve((exitCode = code))));
+		const first = await served.feed.next();
+		await until(() => (served.handle.snapshot()?.open.length === 2 ? true : undefined), "the waiting question at the host");
+		await new Promise((resolve) => setTimeout(resolve, 1_500));
+		expect(exitCode, out).toBeUndefined();
+		first.answer("no");
+		(await served.feed.next()).answer("yes");
+		expect(await exited, out).toBe(0);
+		expect(out).toContain("second: ok");
 	}, 30_000);
 });
