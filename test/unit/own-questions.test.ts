@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ANSWER_MESSAGE_TYPE, type MessageApi } from "../../extensions/checkpoint-bridge/core/delivery.ts";
 import { HANDOVER_GRACE_MS } from "../../extensions/checkpoint-bridge/core/host-role.ts";
+import { lateBook } from "../../extensions/checkpoint-bridge/core/late.ts";
 import { sharedHandle } from "../../extensions/checkpoint-bridge/core/shared-handle.ts";
 import { makeEnvelope } from "../../extensions/checkpoint-bridge/model/result.ts";
 import { ABORT_SETTLE_MS, type AskAgain, recordOwn, reopenOwn, unendedOwn } from "../../extensions/checkpoint-bridge/own-questions.ts";
@@ -132,6 +133,8 @@ describe("the host session's queued own questions (wait: false)", () => {
 	const sessions = playedSessions();
 	beforeEach(() => {
 		newProcess();
+		// The process's late book outlives every host: late questions other files left in it are not these tests'.
+		lateBook().clear();
 		vi.useFakeTimers();
 	});
 	afterEach(async () => {
