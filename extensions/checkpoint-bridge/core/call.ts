@@ -68,7 +68,9 @@ export function replyAnswersProblem(questions: readonly Question[], reply: Pick<
 	const { answers } = reply;
 	if (!Array.isArray(answers)) return "it carries no answers";
 	let next = 0;
-	for (const [k, answer] of answers.entries()) {
+	// Indexed: every reply of every call comes through here.
+	for (let k = 0; k < answers.length; k++) {
+		const answer = answers[k]!;
 		let problem: string | undefined;
 		let fits = false;
 		for (let i = next; i < questions.length && !fits; i++) {
@@ -142,19 +144,20 @@ export function runCall(options: CallOptions, start: (call: CallControl) => ((ca
 		// Asked with wait: false, nobody waits on the call: its budget does not keep an asker's process alive either.
 		if (options.later) budgetTimer?.unref?.();
 		signal?.addEventListener("abort", onAbort, { once: true });
+		const request: RelayRequest = {
+			v: PROTOCOL_VERSION,
+			id,
+			asker,
+			questions,
+			deadline: budgetMs === NO_LIMIT ? NO_LIMIT : startedAt + budgetMs,
+			dialogTimeoutMs: shorterLimit(dialogTimeoutMs, budgetMs),
+			createdAt: startedAt,
+		};
+		if (options.resent === true) request.resent = true;
+		if (options.later) request.later = true;
 		cleanup = start({
 			id,
-			request: {
-				v: PROTOCOL_VERSION,
-				id,
-				asker,
-				questions,
-				deadline: budgetMs === NO_LIMIT ? NO_LIMIT : startedAt + budgetMs,
-				dialogTimeoutMs: shorterLimit(dialogTimeoutMs, budgetMs),
-				createdAt: startedAt,
-				...(options.resent === true ? { resent: true } : {}),
-				...(options.later ? { later: true as const } : {}),
-			},
+			request,
 			reply(reply) {
 				if (settled) return;
 				// Answers to questions not asked, or values not offered, are never passed on: the call ends in error.

@@ -5,7 +5,6 @@
  * request is held as one request record (core/request-record.ts, ADR-0022) with one timer, its
  * deadline's, and ends through one function, `#end`, whatever the reason.
  */
-import PQueue from "p-queue";
 import type { Answer, AnswerPlace } from "../model/answer.ts";
 import { answerProblem, copyAnswer } from "../model/answer-check.ts";
 import type { Checked } from "../model/check.ts";
@@ -15,7 +14,7 @@ import type { EndReason, Status } from "../model/result.ts";
 import { sanitiseText, shownValue } from "../model/sanitise.ts";
 import { validateAskParams } from "../model/validate.ts";
 import { ArrivalNotices } from "./arrival-notices.ts";
-import { CLOCK_TOLERANCE_MS, msLeft } from "./config.ts";
+import { CLOCK_TOLERANCE_MS, msLeft, NO_LIMIT } from "./config.ts";
 import { checkedAsker } from "./identity.ts";
 import { type InboundReply, parseInbound, resolveInbound } from "./inbound.ts";
 import { LATE_NOTE, type LateBook, type LateRequest } from "./late.ts";
@@ -107,10 +106,13 @@ export interface HostStats {
 /** A held request: its record, and what lives only as long as this host holds it. */
 interface Held {
 	readonly record: RequestRecord;
-	/** The one timer: the request's deadline. None when the call has no budget. */
-	readonly timer: ReturnType<typeof setTimeout> | undefined;
-	/** Aborting drops it from the queue (never once it runs, so p-queue frees no running slot early). */
-	readonly unqueue: AbortController;
+	/**
+	 * The one timer: due at the request's deadline, or sooner when what is on screen closes sooner (its
+	 * question deadline). None while neither is set.
+	 */
+	timer: ReturnType<typeof setTimeout> | undefined;
+	/** Epoch ms the timer is due at. */
+	dueAt: number;
 	/** While it shows: whatever is open closes by this (any end of the request aborts it). */
 	open?: AbortController;
 	/** A late request shown again: unanswered, it goes back to the late book. */
@@ -164,8 +166,6 @@ const answered = (record: Pick<RequestRecord, "entries">): Answer[] => {
 	const given = givenAnswers(record);
 	return given.length === 0 ? (NO_ANSWERS as Answer[]) : given;
 };
-/** Dropped while queued: `#end` has already ended it. */
-const ignore = () => {};
 /**
  * The answers a re-sent request says were given before (NATS, ADR-0009; the local endpoint after a
  * restart): only those that pass the one answer check for a question of the request count, the rest
@@ -199,6 +199,8 @@ interface AskedBy {
 const askedBy = (record: RequestRecord): AskedBy => ({ label: record.request.asker.label, at: record.queuedAt });
 /** What the late book keeps of a record. */
 const lateOf = ({ request, questions, entries, queuedAt }: RequestRecord) => ({ request, questions, entries, queuedAt });
+/** No answer yet, for every question of a request that brings none. */
+const none = () => undefined;
 /** How a request sent again after its host went away is marked wherever its asker is shown. */
 const RESENT_MARK = "asked before the restart";
 /**
@@ -265,13 +267,20 @@ export class DialogHost {
 	readonly #bell: (() => void) | undefined;
 	/** Where the surface's answers are given. */
 	readonly #place: AnswerPlace | undefined;
-	readonly #queue = new PQueue({ concurrency: 1 });
 	readonly #holding: Holding;
 	readonly #stats: HostStats = { questionsAsked: 0, dialogsShown: 0, sharedAnswers: 0 };
 	readonly #late: LateBook | undefined;
 	readonly #lateEnded: DialogHostOptions["lateEnded"];
-	/** The request whose task runs (one at a time): the status line finds the one on screen without a scan. */
-	#running: RequestRecord | undefined;
+	/**
+	 * The request being shown: one at a time, the oldest queued next. It stays here until what was open
+	 * has closed, even when the request ended before (a UI that ignores the abort keeps the slot).
+	 */
+	#showing: Held | undefined;
+	/** Shows the next request once the one shown has closed. */
+	readonly #showNext = () => {
+		this.#showing = undefined;
+		this.#next();
+	};
 
 	constructor(options: DialogHostOptions) {
 		this.#ui = options.ui;
@@ -304,9 +313,11 @@ export class DialogHost {
 		return this.#holding.byId.size;
 	}
 
-	/** Tasks in the dialog queue, the running one included. */
+	/** Requests in the dialog queue, the one being shown included (until what was open has closed). */
 	get queueLength(): number {
-		return this.#queue.size + this.#queue.pending;
+		const showing = this.#showing;
+		if (!showing) return this.#holding.byId.size;
+		return this.#holding.byId.size + (hasEnded(showing.record) ? 1 : 0);
 	}
 
 	/** How many dialogs were shown for how many questions. */
@@ -336,7 +347,7 @@ export class DialogHost {
 	 * who asked and when it was queued; `queuedCount` counts every one waiting.
 	 */
 	waiting(limit: number): { shown?: AskedBy; queued: AskedBy[]; queuedCount: number } {
-		const running = this.#running;
+		const running = this.#showing?.record;
 		const shown = running?.state.is === "showing" && running.state.question !== undefined ? running : undefined;
 		const queued: AskedBy[] = [];
 		for (const { record } of this.#holding.byId.values()) {
@@ -391,12 +402,8 @@ export class DialogHost {
 		if (remaining <= 0 && !carried)
 			return this.#replyResult(request.id, "timeout", answered({ entries }), "The call's budget had run out before it reached the host.");
 		const record: RequestRecord = { request, questions, entries, queuedAt: carried?.queuedAt ?? Date.now(), state: { is: "queued" } };
-		const held: Held = {
-			record,
-			timer: remaining > 0 && Number.isFinite(remaining) ? setTimeout(() => this.#end(held, "timeout"), remaining) : undefined,
-			unqueue: new AbortController(),
-			reopened: carried?.reopened === true,
-		};
+		const held: Held = { record, timer: undefined, dueAt: NO_LIMIT, reopened: carried?.reopened === true };
+		if (remaining > 0) this.#arm(held, request.deadline);
 		this.#holding.add(held);
 		// Handed over, its budget ran out on the way: it ends as any request out of time does (late, observed), not bare.
 		if (remaining <= 0) return this.#end(held, "timeout");
@@ -408,7 +415,38 @@ export class DialogHost {
 		if (this.#isRelayed(record) && !carried) this.#holding.arrivals.arrived(record, request.asker.label, questions.length, position - 1);
 		// Everything may already be answerable from identical questions of other askers.
 		if (this.#completeFromShared(record)) return;
-		this.#queue.add(() => this.#run(held), { signal: held.unqueue.signal }).catch(ignore);
+		this.#next();
+	}
+
+	/** Sets the request's one timer due at `at` (epoch ms; NO_LIMIT: none). */
+	#arm(held: Held, at: number): void {
+		if (held.dueAt === at) return;
+		clearTimeout(held.timer);
+		held.dueAt = at;
+		held.timer = at === NO_LIMIT ? undefined : setTimeout(() => this.#due(held), Math.max(0, at - Date.now()));
+	}
+
+	/** The request's timer is due: what is on screen closes at its question deadline, or the request's own deadline has come. */
+	#due(held: Held): void {
+		const { record } = held;
+		const { state } = record;
+		const { deadline } = record.request;
+		held.timer = undefined;
+		held.dueAt = NO_LIMIT;
+		if (state.is === "showing" && state.closesAt !== undefined && state.closesAt !== NO_LIMIT && (deadline === NO_LIMIT || state.closesAt < deadline))
+			return void held.open?.abort("dialog-timeout");
+		this.#end(held, "timeout");
+	}
+
+	/** Shows the oldest queued request, unless one is being shown. */
+	#next(): void {
+		if (this.#showing) return;
+		for (const held of this.#holding.byId.values()) {
+			if (held.record.state.is !== "queued") continue;
+			this.#showing = held;
+			void this.#run(held).then(this.#showNext, this.#showNext);
+			return;
+		}
 	}
 
 	/**
@@ -423,6 +461,7 @@ export class DialogHost {
 				if (!entry || entry.answer.question !== q.question || entry.answer.id !== q.id) return undefined;
 				return { answer: copyAnswer(entry.answer), ...(entry.place !== undefined ? { place: entry.place } : {}) };
 			});
+		if (!Array.isArray(raw.answers)) return questions.map(none);
 		const given = resentAnswers(raw, questions);
 		return questions.map((q) => {
 			const answer = given.find((a) => a.question === q.question && a.id === q.id);
@@ -490,7 +529,6 @@ export class DialogHost {
 	/** The host session is going away for good: every held request ends now with `no-host`. */
 	shutdown(note: string): void {
 		for (const held of [...this.#holding.byId.values()]) this.#end(held, "host-gone", note);
-		this.#queue.clear();
 	}
 
 	/** The host session is being replaced: closes every dialog and hands the requests over, oldest first, as records written down. */
@@ -501,7 +539,6 @@ export class DialogHost {
 			if (!held.reopened) parked.push(storedRecord(held.record));
 			this.#end(held, "handed-over");
 		}
-		this.#queue.clear();
 		return parked;
 	}
 
@@ -571,18 +608,11 @@ export class DialogHost {
 		// A re-sent request is shown marked, wherever its asker is named; once, however often it is handed over.
 		const marked = request.resent === true && !who.asker.label.endsWith(` · ${RESENT_MARK}`);
 		const asker = marked ? { ...who.asker, label: `${who.asker.label} · ${RESENT_MARK}` } : who.asker;
-		const kept = {
-			v,
-			id,
-			asker,
-			questions: checked.questions,
-			deadline,
-			dialogTimeoutMs,
-			createdAt,
-			...(origin !== undefined ? { origin } : {}),
-			...(request.later === true ? { later: true as const } : {}),
-			...(request.resent === true ? { resent: true } : {}),
-		};
+		// Field by field, no spreads: this runs for every request.
+		const kept: HeldRequest = { v, id, asker, questions: checked.questions, deadline, dialogTimeoutMs, createdAt };
+		if (origin !== undefined) kept.origin = origin;
+		if (request.later === true) kept.later = true;
+		if (request.resent === true) kept.resent = true;
 		return { ok: true, request: kept };
 	}
 
@@ -608,8 +638,8 @@ export class DialogHost {
 	#end(held: Held, end: RequestEnd, note?: string): void {
 		const { record } = held;
 		if (hasEnded(record)) return;
-		if (record.state.is === "queued") held.unqueue.abort(end);
-		else held.open?.abort(end);
+		// Queued, it leaves the queue with the indexes below.
+		held.open?.abort(end);
 		if (end === "timeout") {
 			const late = this.#goesLate(record);
 			// Kept before it ends: an observer told of the timeout finds it late in the snapshot (the page keeps its card and link).
@@ -674,7 +704,6 @@ export class DialogHost {
 		held.open = open;
 		const showing: RecordState & { is: "showing" } = { is: "showing" };
 		record.state = showing;
-		this.#running = record;
 		let outcome: ShowOutcome;
 		try {
 			outcome = await this.#show({
@@ -686,7 +715,7 @@ export class DialogHost {
 				callDeadline: request.deadline,
 				dialogTimeoutMs: request.dialogTimeoutMs,
 				onDialog: () => void this.#stats.dialogsShown++,
-				onShown: (index, deadline) => this.#shown(record, index, deadline),
+				onShown: (index, deadline) => this.#shown(held, index, deadline),
 				onAnswer: (index, answer, final) => this.#answered(held, index, answer, final),
 			});
 		} catch (error) {
@@ -694,19 +723,24 @@ export class DialogHost {
 		} finally {
 			showing.question = undefined;
 			showing.closesAt = undefined;
-			this.#running = undefined;
 		}
 		this.#ended(held, outcome);
 	}
 
 	/** Question `index` of a showing request is on screen: progress, the shown event, and the bell the first time a relayed request shows. */
-	#shown(record: RequestRecord, index: number, deadline?: number): void {
+	#shown(held: Held, index: number, deadline?: number): void {
+		const { record } = held;
 		const { state } = record;
 		if (state.is !== "showing" || !record.questions[index]) return;
 		const firstShown = record.shownAt === undefined;
 		record.shownAt ??= Date.now();
 		state.question = index;
-		if (deadline !== undefined) state.closesAt = deadline;
+		if (deadline !== undefined) {
+			state.closesAt = deadline;
+			// What is open closes by its question deadline when that comes before the request's.
+			const { deadline: callDeadline } = record.request;
+			this.#arm(held, deadline !== NO_LIMIT && (callDeadline === NO_LIMIT || deadline < callDeadline) ? deadline : callDeadline);
+		}
 		this.#progress(record, "shown", index);
 		// The status line names the request on screen apart from those waiting their turn.
 		this.#events.changed?.();

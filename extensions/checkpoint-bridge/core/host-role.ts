@@ -115,6 +115,40 @@ export function statusText(host: DialogHost): string | undefined {
 	return `checkpoint-bridge: ${parts.join(" · ")}`;
 }
 
+/**
+ * Redraws the status line at the first change, and once more when the work queued behind it is done
+ * (process.nextTick: after the current callback and every promise job it started), with what is then
+ * held. A burst of changes in one stretch of work (1,000 askers asking at once, each shown and answered
+ * by a UI that answers at once) draws it twice, not once per change; no state that outlasts the
+ * stretch is skipped. `flush` draws now what is pending.
+ */
+function coalescedDraw(draw: () => void): { changed(): void; flush(): void } {
+	let pending = false;
+	let again = false;
+	const endOfStretch = () => {
+		pending = false;
+		if (!again) return;
+		again = false;
+		draw();
+	};
+	return {
+		changed() {
+			if (pending) {
+				again = true;
+				return;
+			}
+			draw();
+			pending = true;
+			process.nextTick(endOfStretch);
+		},
+		flush() {
+			if (!again) return;
+			again = false;
+			draw();
+		},
+	};
+}
+
 const settledRecord = (request: ObservedRequest, outcome: { status: Status; answers: Answer[]; note?: string }, settledAt: number): SettledRecord => ({
 	requestId: request.requestId,
 	asker: request.asker.label,
@@ -134,13 +168,14 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 	const { ui, surface, sessionId, bell, onSettled, late } = options;
 	let host: DialogHost | undefined;
 	// The footer is a courtesy: a UI that fails to draw it must not fail a request or a shutdown.
-	const showStatus = (text: string | undefined) => {
+	const showStatus = () => {
 		try {
-			ui.setStatus?.(STATUS_KEY, text);
+			ui.setStatus?.(STATUS_KEY, statusText(host!));
 		} catch {
 			// Nothing to fall back to; the dialogs still work.
 		}
 	};
+	const status = coalescedDraw(showStatus);
 	const claim = handle.claimHost({ sessionId, protocol: PROTOCOL_VERSION, snapshot: () => host!.snapshot() });
 	if (!claim) return undefined;
 	if (typeof claim.seal !== "function") {
@@ -214,7 +249,7 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 				bus.emit(OBSERVER_EVENTS.settled, Object.assign(request, { settledAt, outcome }));
 				if (record) onSettled!(record);
 			},
-			changed: () => showStatus(statusText(host!)),
+			changed: status.changed,
 			// Observer events are built only while somebody listens; the audit trail takes every settled one.
 			wanted: (name) => bus.listenerCount(OBSERVER_EVENTS[name]) > 0 || (name === "settled" && onSettled !== undefined),
 		},
@@ -261,7 +296,7 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 			} catch {
 				// A notice is a courtesy.
 			}
-			showStatus(statusText(host!));
+			status.changed();
 		};
 	}
 	// Requests a replaced host parked are shown here, in their original order.
@@ -298,7 +333,9 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 						);
 				});
 			}
-			// The footer clears itself: handOver() and shutdown() report the emptied queue through `changed`.
+			// The footer clears itself: handOver() and shutdown() report the emptied queue through `changed`; drawn now,
+			// so that nothing of this host is drawn over the next one's.
+			status.flush();
 		},
 	};
 }

@@ -76,7 +76,8 @@ function frozenCopy<T>(value: T): T {
 /** Freezes `value` and every object and array in it, in place. */
 function deepFreeze<T>(value: T): T {
 	if (typeof value !== "object" || value === null) return value;
-	if (Array.isArray(value)) for (const inner of value) deepFreeze(inner);
+	// Indexed: every reply is frozen, and an iterator per array showed in the cost of a question.
+	if (Array.isArray(value)) for (let i = 0; i < value.length; i++) deepFreeze(value[i]);
 	else for (const key in value) deepFreeze(value[key]);
 	return Object.freeze(value);
 }

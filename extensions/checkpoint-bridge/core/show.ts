@@ -20,7 +20,11 @@ interface ShowPrompt {
 	known(index: number): Answer | undefined;
 	/** Takes the answer of an identical question another asker already got, when there is one; true when it did. */
 	takeShared(index: number): boolean;
-	/** Aborts when the request stops (budget, abort, hand-over, an outside answer, a refused answer): what is open closes at once. */
+	/**
+	 * Aborts when the request stops (budget, abort, hand-over, an outside answer, a refused answer), or
+	 * with the reason "dialog-timeout" when what is open reaches the deadline `onShown` gave: what is
+	 * open closes at once. The host's one timer of the request does both.
+	 */
 	signal: AbortSignal;
 	/** Epoch ms: the call's deadline; NO_LIMIT (0): the call has no budget. */
 	callDeadline: number;
@@ -28,7 +32,10 @@ interface ShowPrompt {
 	dialogTimeoutMs: number;
 	/** Called each time a dialog opens, to count what the human saw. */
 	onDialog(): void;
-	/** Question `index` is on screen now; `deadline` (epoch ms, NO_LIMIT for none) is when what is open closes, given when it opens. */
+	/**
+	 * Question `index` is on screen now; `deadline` (epoch ms, NO_LIMIT for none), given when what is
+	 * open opens, is when the host closes it: before the call's deadline, by aborting `signal` with "dialog-timeout".
+	 */
 	onShown(index: number, deadline?: number): void;
 	/**
 	 * The human answered question `index`; `final` when that answer cannot change any more (a
@@ -57,36 +64,26 @@ export type Show = (prompt: ShowPrompt) => Promise<ShowOutcome>;
 
 /**
  * Runs what is shown within its budget (never more than `limit` or what is left of the call; NO_LIMIT for none),
- * telling the host which question is shown; undefined, showing nothing, when no time is left.
+ * telling the host which question is shown and when what is open closes (the host closes it then: no timer
+ * or signal of its own per dialog); undefined, showing nothing, when no time is left.
  */
 async function withBudget<T>(
 	prompt: ShowPrompt,
 	index: number,
 	limit: number,
-	show: (signal: AbortSignal, deadline: number) => Promise<T>,
+	show: (deadline: number) => Promise<T>,
 	spent: { timedOut: boolean } = { timedOut: false },
 ): Promise<T | undefined> {
-	const own = asMs(limit);
-	const left = msLeft(prompt.callDeadline);
-	const budget = Math.min(own, left);
+	const budget = Math.min(asMs(limit), msLeft(prompt.callDeadline));
 	if (budget <= 0) return undefined;
-	const open = new AbortController();
-	const { signal } = prompt;
-	const onStop = () => open.abort(signal.reason);
-	if (signal.aborted) onStop();
-	else signal.addEventListener("abort", onStop, { once: true });
-	// Without any limit what is open stays until the human, the asker or the host ends it. A timer only for its own
-	// time: when the call's deadline comes first, the host's one timer of the request closes what is open then.
-	const timer = own < left ? setTimeout(() => open.abort("dialog-timeout"), own) : undefined;
-	const endsAt = Date.now() + budget;
-	prompt.onShown(index, Number.isFinite(budget) ? endsAt : NO_LIMIT);
+	// Without any limit what is open stays until the human, the asker or the host ends it.
+	const endsAt = Number.isFinite(budget) ? Date.now() + budget : NO_LIMIT;
+	prompt.onShown(index, endsAt);
 	try {
-		return await show(open.signal, Number.isFinite(budget) ? endsAt : NO_LIMIT);
+		return await show(endsAt);
 	} finally {
-		// Its own time ran out: our timer fired, or the UI closed it at its own timeout (pi gets the same one).
-		spent.timedOut = open.signal.reason === "dialog-timeout" || (Number.isFinite(budget) && Date.now() >= endsAt - CLOCK_TOLERANCE_MS);
-		clearTimeout(timer);
-		signal.removeEventListener("abort", onStop);
+		// Its own time ran out: the host closed it, or the UI closed it at its own timeout (pi gets the same one).
+		spent.timedOut = prompt.signal.reason === "dialog-timeout" || (endsAt !== NO_LIMIT && Date.now() >= endsAt - CLOCK_TOLERANCE_MS);
 	}
 }
 
@@ -106,12 +103,12 @@ function wholeRequest(askRequest: NonNullable<Surface["askRequest"]>): Show {
 			prompt,
 			known.indexOf(undefined),
 			limit,
-			(signal, deadline) =>
+			(deadline) =>
 				askRequest({
 					asker: prompt.asker,
 					questions,
 					known,
-					signal,
+					signal: prompt.signal,
 					deadline,
 					callDeadline: prompt.callDeadline,
 					onDialog: prompt.onDialog,
@@ -131,7 +128,8 @@ function oneAtATime(ask: Surface["ask"]): Show {
 	return async (prompt) => {
 		const { questions } = prompt;
 		const total = questions.length;
-		for (const [index, question] of questions.entries()) {
+		for (let index = 0; index < total; index++) {
+			const question = questions[index]!;
 			if (prompt.signal.aborted) return { ended: "dismissed", cappedByCall: false };
 			if (prompt.known(index) || prompt.takeShared(index)) continue;
 			// When the call has less time left than a dialog gets, the dialog's own timeout is the call's.
@@ -141,12 +139,17 @@ function oneAtATime(ask: Surface["ask"]): Show {
 				prompt,
 				index,
 				prompt.dialogTimeoutMs,
-				(signal, deadline) =>
-					ask({ asker: prompt.asker, index, total, signal, deadline, callDeadline: prompt.callDeadline, onDialog: prompt.onDialog }, question),
+				(deadline) =>
+					ask(
+						{ asker: prompt.asker, index, total, signal: prompt.signal, deadline, callDeadline: prompt.callDeadline, onDialog: prompt.onDialog },
+						question,
+					),
 				spent,
 			);
+			// Closed at its own deadline, the request ends as a dialog timeout; any other stop has ended it already.
+			if (spent.timedOut && answer === undefined) return { ended: "dismissed", question: index, cappedByCall, timedOut: true };
 			if (prompt.signal.aborted) return { ended: "dismissed", cappedByCall: false };
-			if (answer === undefined) return { ended: "dismissed", question: index, cappedByCall, timedOut: spent.timedOut };
+			if (answer === undefined) return { ended: "dismissed", question: index, cappedByCall, timedOut: false };
 			if (!prompt.onAnswer(index, answer, true)) return { ended: "dismissed", cappedByCall: false };
 		}
 		return { ended: "submitted", cappedByCall: false };

@@ -89,6 +89,8 @@ export function makeEnvelope(
 	reason?: string,
 	extra: Pick<Envelope, "requestId" | "asker" | "waitedMs" | "reason"> = {},
 ): Envelope {
-	const note = status === "ok" || status === "queued" ? reason : [reason, NEEDS_INPUT_ADVICE].filter(Boolean).join(" ");
-	return { status, answers, ...(note ? { note } : {}), ...extra };
+	const note = status === "ok" || status === "queued" ? reason : reason ? `${reason} ${NEEDS_INPUT_ADVICE}` : NEEDS_INPUT_ADVICE;
+	const envelope: Envelope = { status, answers };
+	if (note) envelope.note = note;
+	return Object.assign(envelope, extra);
 }

@@ -53,6 +53,15 @@ function optionalBoolean(raw: Record<string, unknown>, key: string, at: string, 
 	return undefined;
 }
 
+/** Whether `label` is among `options` already (a loop, not a closure: this runs for every option of every request). */
+function hasLabel(options: readonly Option[], label: string): boolean {
+	for (let i = 0; i < options.length; i++) if (options[i]!.label === label) return true;
+	return false;
+}
+
+/** Where option `j` of the question at `at` is, as a problem names it. */
+const optionAt = (at: string, j: number) => `${at}.options[${j}]`;
+
 function checkOptions(options: unknown, at: string, problems: string[], bounds: Bounds): Option[] | undefined {
 	if (!Array.isArray(options)) {
 		problems.push(`${at}.options: must be an array of strings or {label, description} objects`);
@@ -60,19 +69,19 @@ function checkOptions(options: unknown, at: string, problems: string[], bounds: 
 	}
 	if (options.length < bounds.options.min || options.length > bounds.options.max)
 		problems.push(`${at}.options: has ${options.length}, needs ${bounds.options.min} to ${bounds.options.max} (omit it for a free-text question)`);
-	const seen = new Set<string>();
+	// This runs for every request, on both sides: a set of labels only for lists longer than a tool's.
+	const seen = options.length > LIMITS.options.max ? new Set<string>() : undefined;
 	const checked: Option[] = [];
 	// Indexed, so a hole in a sparse array reads as undefined and is reported, not skipped.
 	for (let j = 0; j < options.length; j++) {
 		const raw: unknown = options[j];
-		const where = () => `${at}.options[${j}]`;
 		const label = typeof raw === "string" ? raw : isRecord(raw) ? raw.label : undefined;
 		if (typeof raw !== "string" && !isRecord(raw)) {
-			problems.push(`${where()}: must be a string or a {label, description} object`);
+			problems.push(`${optionAt(at, j)}: must be a string or a {label, description} object`);
 			continue;
 		}
 		if (typeof label !== "string") {
-			problems.push(`${where()}.label: must be a string`);
+			problems.push(`${optionAt(at, j)}.label: must be a string`);
 			continue;
 		}
 		const clean = sanitiseText(label);
@@ -81,19 +90,19 @@ function checkOptions(options: unknown, at: string, problems: string[], bounds: 
 				? "is empty"
 				: clean.length > bounds.label
 					? `label is ${clean.length} characters, at most ${bounds.label}`
-					: seen.has(clean)
+					: (seen ? seen.has(clean) : hasLabel(checked, clean))
 						? `duplicates ${JSON.stringify(clean)}`
 						: undefined;
 		if (problem !== undefined) {
-			problems.push(`${where()}: ${problem}`);
+			problems.push(`${optionAt(at, j)}: ${problem}`);
 			continue;
 		}
-		seen.add(clean);
+		seen?.add(clean);
 		const option: Option = { label: clean };
 		if (typeof raw !== "string") {
-			const description = optionalText(raw as Record<string, unknown>, "description", LIMITS.description, where(), problems);
+			const description = optionalText(raw as Record<string, unknown>, "description", LIMITS.description, optionAt(at, j), problems);
 			if (description !== undefined) option.description = description;
-			const preview = optionalText(raw as Record<string, unknown>, "preview", LIMITS.preview, where(), problems);
+			const preview = optionalText(raw as Record<string, unknown>, "preview", LIMITS.preview, optionAt(at, j), problems);
 			if (preview !== undefined) option.preview = preview;
 		}
 		checked.push(option);
@@ -191,8 +200,8 @@ export function validateAskParams(raw: unknown, options: ValidateOptions = {}): 
 	if (!isRecord(raw)) return { ok: false, problems: ['parameters: must be an object with a "questions" array'] };
 	const { questions, timeoutMs, wait } = raw;
 	const checked: Question[] = [];
-	for (const key of Object.keys(raw))
-		if (!PARAMETERS.includes(key)) problems.push(`parameters: ${JSON.stringify(key)} is not a parameter (known: ${PARAMETERS.join(", ")})`);
+	for (const key in raw)
+		if (Object.hasOwn(raw, key) && !PARAMETERS.includes(key)) problems.push(`parameters: ${JSON.stringify(key)} is not a parameter (known: ${PARAMETERS.join(", ")})`);
 	if (!Array.isArray(questions)) problems.push("questions: must be an array");
 	else if (questions.length < LIMITS.questions.min) problems.push("questions: at least one question is required");
 	else if (questions.length > LIMITS.questions.max) problems.push(`questions: has ${questions.length}, at most ${LIMITS.questions.max} in one call`);
@@ -202,11 +211,11 @@ export function validateAskParams(raw: unknown, options: ValidateOptions = {}): 
 			const question = checkQuestion(questions[i], `questions[${i}]`, problems, options.dialogs === true);
 			if (question) checked.push(question);
 		}
-		const reported: string[] = [];
+		let reported: string[] | undefined;
 		for (let i = 0; i < checked.length; i++) {
 			const id = checked[i]!.id;
-			if (id === undefined || reported.includes(id) || !checked.some((q, k) => k < i && q.id === id)) continue;
-			reported.push(id);
+			if (id === undefined || reported?.includes(id) || !checked.some((q, k) => k < i && q.id === id)) continue;
+			(reported ??= []).push(id);
 			problems.push(`questions: id ${JSON.stringify(id)} is used more than once`);
 		}
 	}
@@ -214,5 +223,8 @@ export function validateAskParams(raw: unknown, options: ValidateOptions = {}): 
 		problems.push("timeoutMs: must be a finite number of milliseconds");
 	if (wait !== undefined && typeof wait !== "boolean") problems.push("wait: must be true or false");
 	if (problems.length > 0) return { ok: false, problems };
-	return { ok: true, questions: checked, ...(typeof timeoutMs === "number" ? { timeoutMs } : {}), ...(typeof wait === "boolean" ? { wait } : {}) };
+	const valid: ValidationResult & { ok: true } = { ok: true, questions: checked };
+	if (typeof timeoutMs === "number") valid.timeoutMs = timeoutMs;
+	if (typeof wait === "boolean") valid.wait = wait;
+	return valid;
 }

@@ -19,8 +19,11 @@ export interface DialogUI extends HostUI {
 	editor?(title: string, prefill?: string): Promise<string | undefined>;
 }
 
-/** Resolves with the dialog's value, or with undefined as soon as `signal` aborts: a UI that ignores the signal cannot hold the queue. */
-function untilAborted<T>(dialog: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
+/**
+ * Resolves with the dialog's text (checked to be text), or with undefined as soon as `signal` aborts:
+ * a UI that ignores the signal cannot hold the queue.
+ */
+function untilAborted(dialog: Promise<unknown>, signal: AbortSignal): Promise<string | undefined> {
 	if (signal.aborted) return Promise.resolve(undefined);
 	return new Promise((resolve, reject) => {
 		const onAbort = () => resolve(undefined);
@@ -28,7 +31,11 @@ function untilAborted<T>(dialog: Promise<T>, signal: AbortSignal): Promise<T | u
 		dialog.then(
 			(value) => {
 				signal.removeEventListener("abort", onAbort);
-				resolve(value);
+				try {
+					resolve(checkText(value));
+				} catch (error) {
+					reject(error);
+				}
 			},
 			(error: unknown) => {
 				signal.removeEventListener("abort", onAbort);
@@ -71,18 +78,18 @@ function checkText(value: unknown): string | undefined {
 const options = (ctx: AskContext) =>
 	ctx.deadline === NO_LIMIT ? { signal: ctx.signal } : { signal: ctx.signal, timeout: Math.max(1, ctx.deadline - Date.now()) };
 
-async function select(ctx: AskContext, entries: string[]): Promise<string | undefined> {
+function select(ctx: AskContext, entries: string[]): Promise<string | undefined> {
 	ctx.onDialog?.();
-	return checkText(await untilAborted(ctx.ui.select(ctx.title, entries, options(ctx)), ctx.signal));
+	return untilAborted(ctx.ui.select(ctx.title, entries, options(ctx)), ctx.signal);
 }
 
-async function input(ctx: AskContext, title: string, placeholder?: string): Promise<string | undefined> {
+function input(ctx: AskContext, title: string, placeholder?: string): Promise<string | undefined> {
 	ctx.onDialog?.();
-	return checkText(await untilAborted(ctx.ui.input(title, placeholder, options(ctx)), ctx.signal));
+	return untilAborted(ctx.ui.input(title, placeholder, options(ctx)), ctx.signal);
 }
 
 /** Selects until the pick is one of `entries` (mapped to its value), or the dialog closes. */
-async function pick(ctx: AskContext, entries: Map<string, string>): Promise<string | undefined> {
+async function pick(ctx: AskContext, entries: ReadonlyMap<string, string>): Promise<string | undefined> {
 	let refusals = 0;
 	for (;;) {
 		const value = await select(ctx, [...entries.keys()]);
@@ -141,45 +148,45 @@ async function askMulti(ctx: AskContext, question: Question): Promise<Answer | u
 	}
 }
 
-/** One question, answered or not. Throws when the UI fails. */
-async function askQuestion(ctx: AskContext, question: Question): Promise<Answer | undefined> {
+/** One question, answered or not. Rejects when the UI fails. */
+function askQuestion(ctx: AskContext, question: Question): Promise<Answer | undefined> {
 	switch (question.kind) {
-		case "text": {
-			const value =
-				question.dialog === "editor" && ctx.ui.editor
-					? (ctx.onDialog?.(), checkText(await untilAborted(ctx.ui.editor(ctx.title, question.initial), ctx.signal)))
-					: await input(ctx, ctx.title, question.placeholder);
-			return value === undefined || ctx.signal.aborted ? undefined : answerOf(question, "text", value);
-		}
-		case "confirm": {
-			const value = await pick(
-				ctx,
-				new Map([
-					[YES, YES],
-					[NO, NO],
-				]),
-			);
-			return value === undefined ? undefined : answerOf(question, "confirm", value === YES ? "yes" : "no");
-		}
+		case "text":
+			return askText(ctx, question);
+		case "confirm":
+			return askConfirm(ctx, question);
 		case "choice":
 			return question.multiSelect ? askMulti(ctx, question) : askChoice(ctx, question);
 	}
+}
+
+async function askText(ctx: AskContext, question: Question): Promise<Answer | undefined> {
+	const value =
+		question.dialog === "editor" && ctx.ui.editor
+			? (ctx.onDialog?.(), await untilAborted(ctx.ui.editor(ctx.title, question.initial), ctx.signal))
+			: await input(ctx, ctx.title, question.placeholder);
+	return value === undefined || ctx.signal.aborted ? undefined : answerOf(question, "text", value);
+}
+
+/** The entries of a yes/no question: the same for every one (pick only reads them). */
+const YES_NO: ReadonlyMap<string, string> = new Map([
+	[YES, YES],
+	[NO, NO],
+]);
+
+async function askConfirm(ctx: AskContext, question: Question): Promise<Answer | undefined> {
+	const value = await pick(ctx, YES_NO);
+	return value === undefined ? undefined : answerOf(question, "confirm", value === YES ? "yes" : "no");
 }
 
 /** The surface of pi's own dialogs: each question a `select` or `input` titled with who asks; `place` says where they are (an RPC client's). */
 export function dialogSurface(ui: DialogUI, place?: Surface["place"]): Surface {
 	return {
 		...(place ? { place } : {}),
-		ask: (prompt: QuestionPrompt, question: Question) =>
-			askQuestion(
-				{
-					ui,
-					title: dialogTitle(prompt.asker, prompt.index, prompt.total, question),
-					signal: prompt.signal,
-					deadline: prompt.deadline,
-					...(prompt.onDialog ? { onDialog: prompt.onDialog } : {}),
-				},
-				question,
-			),
+		ask: (prompt: QuestionPrompt, question: Question) => {
+			const ctx: AskContext = { ui, title: dialogTitle(prompt.asker, prompt.index, prompt.total, question), signal: prompt.signal, deadline: prompt.deadline };
+			if (prompt.onDialog) ctx.onDialog = prompt.onDialog;
+			return askQuestion(ctx, question);
+		},
 	};
 }

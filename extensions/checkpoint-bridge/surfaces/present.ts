@@ -35,8 +35,10 @@ function foldedPreview(label: string, preview: string): string {
 export function dialogTitle(asker: string, index: number, total: number, question: Pick<Question, "question" | "header" | "details" | "options">): string {
 	const position = total > 1 ? `(${index + 1}/${total}) ` : "";
 	const header = question.header ? `${question.header}: ` : "";
-	const previews = (question.options ?? []).flatMap((o) => (o.preview ? [foldedPreview(o.label, o.preview)] : []));
-	return [`[${asker}] ${position}${header}${question.question}`, ...(question.details ? [question.details] : []), ...previews].join("\n");
+	let title = `[${asker}] ${position}${header}${question.question}`;
+	if (question.details) title += `\n${question.details}`;
+	for (const option of question.options ?? []) if (option.preview) title += `\n${foldedPreview(option.label, option.preview)}`;
+	return title;
 }
 
 /** Option labels in display order: the recommended one first. */
@@ -71,6 +73,6 @@ export const DONE = "\u0000done";
 const doneEntry = (count: number) => `Done (${count} selected)`;
 
 /** Maps what a select returned to the label behind it: the entry itself, or an option's bare label (RPC clients may send that). */
-export function entryValue(entries: Map<string, string>, value: string): string | undefined {
+export function entryValue(entries: ReadonlyMap<string, string>, value: string): string | undefined {
 	return entries.get(value) ?? (new Set(entries.values()).has(value) && value !== DONE ? value : undefined);
 }

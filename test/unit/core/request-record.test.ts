@@ -156,7 +156,7 @@ describe("one end for every reason", () => {
 		const { host: h, fake, ends, result } = host();
 		h.serve(request("r"));
 		await flush(vi);
-		expect(vi.getTimerCount()).toBe(2); // the request's deadline and the dialog's own time
+		expect(vi.getTimerCount()).toBe(1); // one per request: due when the dialog's own time ends, before the request's deadline
 		fake.current()!.answer("atlas");
 		await flush(vi);
 		expect(ends).toEqual([{ id: "r", outcome: expect.objectContaining({ status: "ok", end: "answered" }) }]);

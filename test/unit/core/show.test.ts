@@ -53,11 +53,14 @@ function asking(afterMs: number, answer: (q: Question) => string | undefined = (
 		ask: (p: { signal: AbortSignal }, question: Question) =>
 			new Promise<Answer | undefined>((resolve) => {
 				surface.asked++;
+				// A surface gets the request's own signal: it stops listening once it has answered.
+				const onAbort = () => (clearTimeout(timer), resolve(undefined));
 				const timer = setTimeout(() => {
+					p.signal.removeEventListener("abort", onAbort);
 					const text = answer(question);
 					resolve(text === undefined ? undefined : answerOf(question, "text", text));
 				}, afterMs);
-				p.signal.addEventListener("abort", () => (clearTimeout(timer), resolve(undefined)), { once: true });
+				p.signal.addEventListener("abort", onAbort, { once: true });
 			}),
 	};
 	return surface;
@@ -72,12 +75,14 @@ function form(afterMs: number): Surface & { prompts: RequestPrompt[] } {
 			new Promise<{ ended: "submitted" | "dismissed"; answers: (Answer | undefined)[] }>((resolve) => {
 				surface.prompts.push(p);
 				p.onDialog?.();
+				const onAbort = () => (clearTimeout(timer), resolve({ ended: "dismissed", answers: [...p.known] }));
 				const timer = setTimeout(() => {
+					p.signal.removeEventListener("abort", onAbort);
 					const answers = p.questions.map((q, i) => p.known[i] ?? answerOf(q, "text", "typed"));
 					answers.forEach((a, i) => p.known[i] === undefined && a && p.onAnswer?.(i, a));
 					resolve({ ended: "submitted", answers });
 				}, afterMs);
-				p.signal.addEventListener("abort", () => (clearTimeout(timer), resolve({ ended: "dismissed", answers: [...p.known] })), { once: true });
+				p.signal.addEventListener("abort", onAbort, { once: true });
 			}),
 	};
 	return surface;
