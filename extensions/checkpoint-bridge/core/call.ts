@@ -87,6 +87,9 @@ export function replyAnswersProblem(questions: readonly Question[], reply: Pick<
 	return undefined;
 }
 
+/** Relayed dialogs of other extensions are asked through calls too (interop/dialog-relay.ts). */
+const WITH_DIALOGS = { dialogs: true } as const;
+
 /**
  * Runs a call. `start` delivers the request and returns what to do when the call ends; `cancelHost`
  * is true when the asker gave up (budget, abort) and the host should drop the request or close
@@ -104,16 +107,13 @@ export function runCall(options: CallOptions, start: (call: CallControl) => ((ca
 			answers.map((answer) => copyAnswer(answer)),
 			note,
 			// Every timeout-or-cancelled envelope says why; a host that names no known reason (an older one) counts as the human's.
-			{
-				requestId: id,
-				asker: asker.label,
-				waitedMs: Date.now() - startedAt,
-				...(status === "timeout-or-cancelled" ? { reason: reason && END_REASONS.includes(reason) ? reason : "dismissed" } : {}),
-			},
+			status === "timeout-or-cancelled"
+				? { requestId: id, asker: asker.label, waitedMs: Date.now() - startedAt, reason: reason && END_REASONS.includes(reason) ? reason : "dismissed" }
+				: { requestId: id, asker: asker.label, waitedMs: Date.now() - startedAt },
 		);
 	if (signal?.aborted) return Promise.resolve(envelopeFor("cancelled", "The tool call was aborted before it was asked."));
 	// The same check and neutralisation the host applies, so the answers can be checked against the very labels it shows.
-	const checked = validateAskParams({ questions: options.questions }, { dialogs: true });
+	const checked = validateAskParams({ questions: options.questions }, WITH_DIALOGS);
 	if (!checked.ok)
 		return Promise.resolve(makeEnvelope("error", [], `Invalid parameters: ${checked.problems.join("; ")}.`, { asker: asker.label, waitedMs: 0 }));
 	const { questions } = checked;

@@ -199,6 +199,8 @@ interface AskedBy {
 const askedBy = (record: RequestRecord): AskedBy => ({ label: record.request.asker.label, at: record.queuedAt });
 /** What the late book keeps of a record. */
 const lateOf = ({ request, questions, entries, queuedAt }: RequestRecord) => ({ request, questions, entries, queuedAt });
+/** Relayed dialogs of other extensions come over every transport (interop/dialog-relay.ts). */
+const WITH_DIALOGS = { dialogs: true } as const;
 /** No answer yet, for every question of a request that brings none. */
 const none = () => undefined;
 /** How a request sent again after its host went away is marked wherever its asker is shown. */
@@ -276,6 +278,8 @@ export class DialogHost {
 	 * has closed, even when the request ended before (a UI that ignores the abort keeps the slot).
 	 */
 	#showing: Held | undefined;
+	/** Counts a dialog the human saw. */
+	readonly #countDialog = () => void this.#stats.dialogsShown++;
 	/** Shows the next request once the one shown has closed. */
 	readonly #showNext = () => {
 		this.#showing = undefined;
@@ -597,8 +601,7 @@ export class DialogHost {
 			return refuse(`The asker speaks checkpoint-bridge protocol v${shownValue(request.v)}; the host speaks v${PROTOCOL_VERSION}.`);
 		if (request.id.length > MAX_REQUEST_ID_LENGTH || sanitiseText(request.id) !== request.id)
 			return refuse(`The request id must be at most ${MAX_REQUEST_ID_LENGTH} characters, none of them control or bidi characters.`);
-		// Relayed dialogs of other extensions come over every transport (interop/dialog-relay.ts).
-		const checked = validateAskParams({ questions: request.questions }, { dialogs: true });
+		const checked = validateAskParams({ questions: request.questions }, WITH_DIALOGS);
 		if (!checked.ok) return refuse(`Invalid parameters: ${checked.problems.join("; ")}.`);
 		const who = checkedAsker(request.asker);
 		if (!who.ok) return refuse(who.reason);
@@ -714,7 +717,7 @@ export class DialogHost {
 				signal: open.signal,
 				callDeadline: request.deadline,
 				dialogTimeoutMs: request.dialogTimeoutMs,
-				onDialog: () => void this.#stats.dialogsShown++,
+				onDialog: this.#countDialog,
 				onShown: (index, deadline) => this.#shown(held, index, deadline),
 				onAnswer: (index, answer, final) => this.#answered(held, index, answer, final),
 			});

@@ -63,29 +63,23 @@ export interface ShowOutcome {
 export type Show = (prompt: ShowPrompt) => Promise<ShowOutcome>;
 
 /**
- * Runs what is shown within its budget (never more than `limit` or what is left of the call; NO_LIMIT for none),
- * telling the host which question is shown and when what is open closes (the host closes it then: no timer
- * or signal of its own per dialog); undefined, showing nothing, when no time is left.
+ * Opens what is shown within its budget (never more than `limit` or what is left of the call; NO_LIMIT
+ * for none): tells the host which question is shown and when what is open closes, and the host closes
+ * it then (no timer or signal of its own per dialog). The epoch ms it closes at (NO_LIMIT: never), or
+ * undefined, showing nothing, when no time is left.
  */
-async function withBudget<T>(
-	prompt: ShowPrompt,
-	index: number,
-	limit: number,
-	show: (deadline: number) => Promise<T>,
-	spent: { timedOut: boolean } = { timedOut: false },
-): Promise<T | undefined> {
+function opening(prompt: ShowPrompt, index: number, limit: number): number | undefined {
 	const budget = Math.min(asMs(limit), msLeft(prompt.callDeadline));
 	if (budget <= 0) return undefined;
 	// Without any limit what is open stays until the human, the asker or the host ends it.
 	const endsAt = Number.isFinite(budget) ? Date.now() + budget : NO_LIMIT;
 	prompt.onShown(index, endsAt);
-	try {
-		return await show(endsAt);
-	} finally {
-		// Its own time ran out: the host closed it, or the UI closed it at its own timeout (pi gets the same one).
-		spent.timedOut = prompt.signal.reason === "dialog-timeout" || (endsAt !== NO_LIMIT && Date.now() >= endsAt - CLOCK_TOLERANCE_MS);
-	}
+	return endsAt;
 }
+
+/** Whether what was open until `endsAt` closed because its own time ran out: the host closed it, or the UI at its own timeout (pi gets the same one). */
+const ranOut = (prompt: ShowPrompt, endsAt: number | undefined): boolean =>
+	endsAt !== undefined && (prompt.signal.reason === "dialog-timeout" || (endsAt !== NO_LIMIT && Date.now() >= endsAt - CLOCK_TOLERANCE_MS));
 
 /** A whole-request surface as a Show: the answers it reports count as they come, its outcome's answers are final. */
 function wholeRequest(askRequest: NonNullable<Surface["askRequest"]>): Show {
@@ -98,27 +92,23 @@ function wholeRequest(askRequest: NonNullable<Surface["askRequest"]>): Show {
 		const limit = prompt.dialogTimeoutMs === NO_LIMIT ? NO_LIMIT : prompt.dialogTimeoutMs * open;
 		const cappedByCall = prompt.callDeadline !== NO_LIMIT && msLeft(prompt.callDeadline) <= asMs(limit);
 		if (prompt.signal.aborted) return { ended: "dismissed", cappedByCall };
-		const spent = { timedOut: false };
-		const outcome = await withBudget(
-			prompt,
-			known.indexOf(undefined),
-			limit,
-			(deadline) =>
-				askRequest({
-					asker: prompt.asker,
-					questions,
-					known,
-					signal: prompt.signal,
-					deadline,
-					callDeadline: prompt.callDeadline,
-					onDialog: prompt.onDialog,
-					// The human moving between questions: what is open keeps its deadline.
-					onShown: (index) => prompt.onShown(index),
-					onAnswer: (index, answer) => void prompt.onAnswer(index, answer, false),
-				}),
-			spent,
-		);
-		const { timedOut } = spent;
+		const endsAt = opening(prompt, known.indexOf(undefined), limit);
+		const outcome =
+			endsAt === undefined
+				? undefined
+				: await askRequest({
+						asker: prompt.asker,
+						questions,
+						known,
+						signal: prompt.signal,
+						deadline: endsAt,
+						callDeadline: prompt.callDeadline,
+						onDialog: prompt.onDialog,
+						// The human moving between questions: what is open keeps its deadline.
+						onShown: (index) => prompt.onShown(index),
+						onAnswer: (index, answer) => void prompt.onAnswer(index, answer, false),
+					});
+		const timedOut = ranOut(prompt, endsAt);
 		return outcome ? { ended: outcome.ended, answers: outcome.answers, cappedByCall, timedOut } : { ended: "dismissed", cappedByCall, timedOut };
 	};
 }
@@ -134,20 +124,17 @@ function oneAtATime(ask: Surface["ask"]): Show {
 			if (prompt.known(index) || prompt.takeShared(index)) continue;
 			// When the call has less time left than a dialog gets, the dialog's own timeout is the call's.
 			const cappedByCall = prompt.callDeadline !== NO_LIMIT && msLeft(prompt.callDeadline) <= asMs(prompt.dialogTimeoutMs);
-			const spent = { timedOut: false };
-			const answer = await withBudget(
-				prompt,
-				index,
-				prompt.dialogTimeoutMs,
-				(deadline) =>
-					ask(
-						{ asker: prompt.asker, index, total, signal: prompt.signal, deadline, callDeadline: prompt.callDeadline, onDialog: prompt.onDialog },
-						question,
-					),
-				spent,
-			);
+			const endsAt = opening(prompt, index, prompt.dialogTimeoutMs);
+			const answer =
+				endsAt === undefined
+					? undefined
+					: await ask(
+							{ asker: prompt.asker, index, total, signal: prompt.signal, deadline: endsAt, callDeadline: prompt.callDeadline, onDialog: prompt.onDialog },
+							question,
+						);
 			// Closed at its own deadline, the request ends as a dialog timeout; any other stop has ended it already.
-			if (spent.timedOut && answer === undefined) return { ended: "dismissed", question: index, cappedByCall, timedOut: true };
+			const timedOut = ranOut(prompt, endsAt);
+			if (timedOut && answer === undefined) return { ended: "dismissed", question: index, cappedByCall, timedOut: true };
 			if (prompt.signal.aborted) return { ended: "dismissed", cappedByCall: false };
 			if (answer === undefined) return { ended: "dismissed", question: index, cappedByCall, timedOut: false };
 			if (!prompt.onAnswer(index, answer, true)) return { ended: "dismissed", cappedByCall: false };

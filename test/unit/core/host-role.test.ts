@@ -34,6 +34,37 @@ describe("the footer status", () => {
 	});
 });
 
+describe("the footer status, drawn once per stretch of work", () => {
+	it("a burst of ten questions draws it twice: at the first change, then with what is held once the burst is done", async () => {
+		const texts: (string | undefined)[] = [];
+		const { fake, ask } = relay();
+		fake.ui.setStatus = (_key: string, text: string | undefined) => void texts.push(text);
+		const calls = ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"].map((label) => track(ask([{ question: `${label}?` }], { label })));
+		await flush(vi);
+		expect(texts).toEqual([
+			"checkpoint-bridge: 1 queued: a (0 min)",
+			"checkpoint-bridge: shown: a (0 min) · 9 queued: b (0 min), c (0 min), d (0 min) and 6 more",
+		]);
+		// Each answer is a stretch of its own: the human's answers are never folded into one redraw.
+		fake.current()!.answer("yes");
+		await flush(vi);
+		expect(texts.at(-1)).toBe("checkpoint-bridge: shown: b (0 min) · 8 queued: c (0 min), d (0 min), e (0 min) and 5 more");
+		expect(calls[0]!.envelope?.status).toBe("ok");
+	});
+
+	it("a host that lets go draws what is left at once, so nothing of it is drawn over the next host's footer", async () => {
+		const texts: (string | undefined)[] = [];
+		const { fake, ask, role } = relay();
+		fake.ui.setStatus = (_key: string, text: string | undefined) => void texts.push(text);
+		void ask([{ question: "a?" }], { label: "a" });
+		role.release("quit", "gone");
+		expect(texts.at(-1)).toBeUndefined();
+		const drawn = texts.length;
+		await flush(vi);
+		expect(texts).toHaveLength(drawn);
+	});
+});
+
 describe("the audit record of a settled request", () => {
 	it("carries shownAt only when a question was shown, and a note only when the outcome has one", async () => {
 		const records: SettledRecord[] = [];
