@@ -201,7 +201,8 @@ export function validateAskParams(raw: unknown, options: ValidateOptions = {}): 
 	const { questions, timeoutMs, wait } = raw;
 	const checked: Question[] = [];
 	for (const key in raw)
-		if (Object.hasOwn(raw, key) && !PARAMETERS.includes(key)) problems.push(`parameters: ${JSON.stringify(key)} is not a parameter (known: ${PARAMETERS.join(", ")})`);
+		if (Object.hasOwn(raw, key) && !PARAMETERS.includes(key))
+			problems.push(`parameters: ${JSON.stringify(key)} is not a parameter (known: ${PARAMETERS.join(", ")})`);
 	if (!Array.isArray(questions)) problems.push("questions: must be an array");
 	else if (questions.length < LIMITS.questions.min) problems.push("questions: at least one question is required");
 	else if (questions.length > LIMITS.questions.max) problems.push(`questions: has ${questions.length}, at most ${LIMITS.questions.max} in one call`);
