@@ -11,7 +11,7 @@ import { END_REASONS, type EndReason, type Envelope, makeEnvelope, type Status }
 import { validateAskParams } from "../model/validate.ts";
 import { NO_LIMIT, shorterLimit } from "./config.ts";
 import type { AskerIdentity } from "./identity.ts";
-import { LATE_NOTE, readLateConfig } from "./late.ts";
+import { LATE_NOTE, lateAnswersOn } from "./late.ts";
 import { PROTOCOL_VERSION, type RelayLate, type RelayProgress, type RelayReply, type RelayRequest } from "./protocol.ts";
 
 export interface CallOptions {
@@ -118,7 +118,7 @@ export function runCall(options: CallOptions, start: (call: CallControl) => ((ca
 		return Promise.resolve(makeEnvelope("error", [], `Invalid parameters: ${checked.problems.join("; ")}.`, { asker: asker.label, waitedMs: 0 }));
 	const { questions } = checked;
 	// The host keeps a timed-out request open, marked late (core/late.ts), unless turned off; never another extension's dialog.
-	const staysLate = readLateConfig().on && !questions.some((q) => q.dialog);
+	const staysLate = lateAnswersOn() && !questions.some((q) => q.dialog);
 
 	return new Promise<Envelope>((resolve) => {
 		let settled: { status: Status; cancelHost: boolean } | undefined;

@@ -726,6 +726,8 @@ export class DialogHost {
 		} finally {
 			showing.question = undefined;
 			showing.closesAt = undefined;
+			// What was shown has closed: nothing is left to abort when the request ends.
+			held.open = undefined;
 		}
 		this.#ended(held, outcome);
 	}

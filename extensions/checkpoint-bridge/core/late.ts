@@ -46,11 +46,14 @@ export interface LateConfig {
 	dialogTimeoutMs: number;
 }
 
+/** Whether late answers are on (CHECKPOINT_BRIDGE_LATE_ANSWERS is not "0"): every call asks, so it reads that one setting only. */
+export const lateAnswersOn = (env: Readonly<Record<string, string | undefined>> = process.env): boolean => env[ENV_LATE]?.trim() !== "0";
+
 /** Reads the late-answer settings; an unreadable expiry falls back to the default, a longer one than a timer can wait is held to that. */
 export function readLateConfig(env: Readonly<Record<string, string | undefined>> = process.env): LateConfig {
 	const raw = Number(env[ENV_LATE_EXPIRY]);
 	return {
-		on: env[ENV_LATE]?.trim() !== "0",
+		on: lateAnswersOn(env),
 		expiryMs: env[ENV_LATE_EXPIRY] !== undefined && Number.isFinite(raw) && raw > 0 ? Math.min(raw, MAX_TIMER_MS) : DEFAULT_LATE_EXPIRY_MS,
 		maxPerAsker: MAX_LATE_PER_ASKER,
 		maxTotal: MAX_LATE,
