@@ -196,8 +196,9 @@ describe("random input to the endpoint", () => {
 			fc.asyncProperty(fc.array(piece, { minLength: 1, maxLength: 8 }), (pieces) => play(pieces, true)),
 			{ numRuns: 150 },
 		);
-		// The runs did put random requests on the bus, not only sentinels, and brought the human random notices.
-		expect(onBus.slice(before).filter((r) => JSON.stringify(r.questions) !== '[{"question":"Sentinel?"}]').length).toBeGreaterThan(20);
+		// The runs did put random requests on the bus, not only sentinels, and brought the human random notices. How many is
+		// up to the random pieces (20 to 50 of 150 runs seen): the bound only tells a generator that stopped making valid ones.
+		expect(onBus.slice(before).filter((r) => JSON.stringify(r.questions) !== '[{"question":"Sentinel?"}]').length).toBeGreaterThan(10);
 		expect(fake.notices.slice(noticesBefore).filter((n) => n.message.startsWith("[random (pid 99)] ")).length).toBeGreaterThan(10);
 		await legitimateAskerServed();
 	});
