@@ -432,13 +432,11 @@ export class DialogHost {
 
 	/** The request's timer is due: what is on screen closes at its question deadline, or the request's own deadline has come. */
 	#due(held: Held): void {
-		const { record } = held;
-		const { state } = record;
-		const { deadline } = record.request;
+		// `#shown` arms it for anything but the request's deadline only for a question deadline that comes first.
+		const questionDeadline = held.dueAt !== held.record.request.deadline;
 		held.timer = undefined;
 		held.dueAt = NO_LIMIT;
-		if (state.is === "showing" && state.closesAt !== undefined && state.closesAt !== NO_LIMIT && (deadline === NO_LIMIT || state.closesAt < deadline))
-			return void held.open?.abort("dialog-timeout");
+		if (questionDeadline) return void held.open?.abort("dialog-timeout");
 		this.#end(held, "timeout");
 	}
 
