@@ -296,7 +296,13 @@ export class Bridge<Own = undefined> {
 				if (!handle.isFromHost(late, held.hostId)) return;
 				this.#forgetLate(key, wait);
 				const { v: _v, ...rest } = late;
-				const sent = sendLate({ ...rest, type: "late", v: this.#version, id: held.id });
+				let sent: boolean | Promise<boolean>;
+				// A transport that throws while sending (a frame it cannot write) must not take the answer with it: the host's session gets it.
+				try {
+					sent = sendLate({ ...rest, type: "late", v: this.#version, id: held.id });
+				} catch {
+					sent = false;
+				}
 				if (typeof sent === "boolean") taken(sent);
 				else void sent.then(taken, () => taken(false));
 			},

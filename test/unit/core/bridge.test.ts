@@ -16,6 +16,7 @@ import {
 	type RelayNotice,
 	type RelayReply,
 	type RelayRequest,
+	lateChannel,
 	replyChannel,
 } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
 import { createHandle, type HostCapability, type SharedHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
@@ -35,7 +36,7 @@ function hostOnBus(options: { protocol?: number; listening?: boolean } = {}) {
 	handle.bus.on("cancel", (c) => void cancels.push(c));
 	handle.bus.on("relay:notice", (n) => void notices.push(n));
 	const reply = (reply: RelayReply) => handle.bus.emit(replyChannel(reply.id), capability.seal(reply));
-	return { handle, requests, cancels, notices, reply };
+	return { handle, requests, cancels, notices, reply, seal: capability.seal };
 }
 
 /** A bridge on `handle` and what one client of it is sent. */
@@ -272,6 +273,41 @@ describe("who lets a request go", () => {
 		host.reply(result(later.hostId));
 		expect(sent.get("local:one")).toBeUndefined();
 		expect(bridge.held().map((h) => h.id)).toEqual(["elsewhere"]);
+	});
+});
+
+describe("late ends", () => {
+	const late = (id: string) => ({ v: PROTOCOL_VERSION, id, kind: "late" as const, status: "ok" as const, answers: [{ question: "Which naming convention?", answer: "x" }] });
+
+	/** A request that gave up at its budget (the host keeps it late), and its late end as the host sends it: what the host is told of its taking. */
+	function lateEnd(sendLate: Asked["sendLate"]) {
+		const host = hostOnBus();
+		const { bridge, asked } = bridgeOn(host.handle);
+		const held = bridge.take(asked("r", { sendLate }), { tag: "" })!;
+		bridge.giveUp(held, "timeout");
+		const taken: boolean[] = [];
+		host.handle.bus.emit(lateChannel(held.hostId), host.seal(late(held.hostId)), (sent: boolean) => void taken.push(sent));
+		return { held, taken };
+	}
+
+	it("go to the asker through the transport, under the asker's id, and the host is told they were taken", () => {
+		const frames: unknown[] = [];
+		const { taken } = lateEnd((frame) => frames.push(frame) > 0);
+		expect(frames).toMatchObject([{ type: "late", id: "r", status: "ok", answers: [{ answer: "x" }] }]);
+		expect(taken).toEqual([true]);
+	});
+
+	it("a transport that throws while sending one leaves it to the host's session (taken: false), not a throw into the host", () => {
+		const { taken } = lateEnd(() => {
+			throw new Error("socket closed under the write");
+		});
+		expect(taken).toEqual([false]);
+	});
+
+	it("a transport whose sending fails later leaves it to the host's session too", async () => {
+		const { taken } = lateEnd(() => Promise.reject(new Error("no ack")));
+		await vi.runAllTimersAsync();
+		expect(taken).toEqual([false]);
 	});
 });
 
