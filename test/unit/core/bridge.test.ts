@@ -11,12 +11,12 @@ import { MAX_TIMEOUT_MS, NO_LIMIT } from "../../../extensions/checkpoint-bridge/
 import { checkFrame, FRAME_VERSION, type ReplyFrame, type RequestFrame, type Transport } from "../../../extensions/checkpoint-bridge/core/frames.ts";
 import { NoticeWindow } from "../../../extensions/checkpoint-bridge/core/notice-window.ts";
 import {
+	lateChannel,
 	PROTOCOL_VERSION,
 	type RelayCancel,
 	type RelayNotice,
 	type RelayReply,
 	type RelayRequest,
-	lateChannel,
 	replyChannel,
 } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
 import { createHandle, type HostCapability, type SharedHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
@@ -277,7 +277,13 @@ describe("who lets a request go", () => {
 });
 
 describe("late ends", () => {
-	const late = (id: string) => ({ v: PROTOCOL_VERSION, id, kind: "late" as const, status: "ok" as const, answers: [{ question: "Which naming convention?", answer: "x" }] });
+	const late = (id: string) => ({
+		v: PROTOCOL_VERSION,
+		id,
+		kind: "late" as const,
+		status: "ok" as const,
+		answers: [{ question: "Which naming convention?", answer: "x" }],
+	});
 
 	/** A request that gave up at its budget (the host keeps it late), and its late end as the host sends it: what the host is told of its taking. */
 	function lateEnd(sendLate: Asked["sendLate"]) {
