@@ -282,7 +282,7 @@ describe("late ends", () => {
 		id,
 		kind: "late" as const,
 		status: "ok" as const,
-		answers: [{ question: "Which naming convention?", answer: "x" }],
+		answers: [{ question: "Which naming convention?", answer: "x", kind: "text" as const }],
 	});
 
 	/** A request that gave up at its budget (the host keeps it late), and its late end as the host sends it: what the host is told of its taking. */
