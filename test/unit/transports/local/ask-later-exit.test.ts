@@ -60,21 +60,28 @@ afterEach(async () => {
 	for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
+/** The asker script `script` in a process of its own, on the served endpoint: its output so far, and its exit. */
+function askerProcess(endpoint: string, script: string) {
+	const child = spawn(process.execPath, ["--input-type=module", "--no-warnings", "-e", script, CLIENT, endpoint], { stdio: ["ignore", "pipe", "pipe"] });
+	cleanups.push(() => child.kill("SIGKILL"));
+	const run = {
+		out: "",
+		exitCode: undefined as number | null | undefined,
+		exited: new Promise<number | null>((resolve) => child.on("exit", (code) => resolve((run.exitCode = code)))),
+	};
+	child.stdout.on("data", (chunk: Buffer) => (run.out += chunk.toString()));
+	child.stderr.on("data", (chunk: Buffer) => (run.out += chunk.toString()));
+	return run;
+}
+
 describe("ask now, answer later from another process", () => {
 	it("the asker's process is not held once the host has its request: it exits, and the answer given later reaches the host's session, forwarded", async () => {
 		const served = await hostWithEndpoint(cleanups, { sessionId: HOST });
-		const child = spawn(process.execPath, ["--input-type=module", "--no-warnings", "-e", ASKER, CLIENT, served.endpoint.endpoint], {
-			stdio: ["ignore", "pipe", "pipe"],
-		});
-		cleanups.push(() => child.kill("SIGKILL"));
-		let out = "";
-		child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
-		child.stderr.on("data", (chunk: Buffer) => (out += chunk.toString()));
-		const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+		const asker = askerProcess(served.endpoint.endpoint, ASKER);
 		await served.feed.next();
-		await until(() => out.includes("taken"), "the host's first reply in the asker");
-		const code = await Promise.race([exited, new Promise<string>((resolve) => setTimeout(() => resolve("still running"), 5_000))]);
-		expect(code, out).toBe(0);
+		await until(() => asker.out.includes("taken"), "the host's first reply in the asker");
+		const code = await Promise.race([asker.exited, new Promise<string>((resolve) => setTimeout(() => resolve("still running"), 5_000))]);
+		expect(code, asker.out).toBe(0);
 		await until(() => served.endpoint.connectionCount === 0, "the connection's close at the host");
 		served.fake.current()!.answer("no");
 		await until(() => hostMessages.length > 0, "the message in the host's session");
@@ -85,22 +92,14 @@ describe("ask now, answer later from another process", () => {
 
 	it("a call it waits for on the same connection holds the process again, after one that was let go", async () => {
 		const served = await hostWithEndpoint(cleanups, { sessionId: HOST });
-		const child = spawn(process.execPath, ["--input-type=module", "--no-warnings", "-e", ASKER_THEN_WAITS, CLIENT, served.endpoint.endpoint], {
-			stdio: ["ignore", "pipe", "pipe"],
-		});
-		cleanups.push(() => child.kill("SIGKILL"));
-		let out = "";
-		child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
-		child.stderr.on("data", (chunk: Buffer) => (out += chunk.toString()));
-		let exitCode: number | null | undefined;
-		const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve((exitCode = code))));
+		const asker = askerProcess(served.endpoint.endpoint, ASKER_THEN_WAITS);
 		const first = await served.feed.next();
 		await until(() => (served.handle.snapshot()?.open.length === 2 ? true : undefined), "the waiting question at the host");
 		await new Promise((resolve) => setTimeout(resolve, 1_500));
-		expect(exitCode, out).toBeUndefined();
+		expect(asker.exitCode, asker.out).toBeUndefined();
 		first.answer("no");
 		(await served.feed.next()).answer("yes");
-		expect(await exited, out).toBe(0);
-		expect(out).toContain("second: ok");
+		expect(await asker.exited, asker.out).toBe(0);
+		expect(asker.out).toContain("second: ok");
 	}, 30_000);
 });
