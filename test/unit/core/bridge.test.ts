@@ -293,7 +293,7 @@ describe("late ends", () => {
 		bridge.giveUp(held, "timeout");
 		const taken: boolean[] = [];
 		host.handle.bus.emit(lateChannel(held.hostId), host.seal(late(held.hostId)), (sent: boolean) => void taken.push(sent));
-		return { held, taken };
+		return { taken };
 	}
 
 	it("go to the asker through the transport, under the asker's id, and the host is told they were taken", () => {
