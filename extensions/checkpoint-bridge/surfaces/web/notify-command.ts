@@ -1,7 +1,8 @@
 /**
- * `CHECKPOINT_BRIDGE_NOTIFY_COMMAND`: a shell command the host runs once for each relayed request
- * it queues, so a phone can be pinged (ntfy, notify-send, a chat bot) with that request's own
- * link. What the asker wrote reaches the command only through its environment, never through the
+ * `CHECKPOINT_BRIDGE_NOTIFY_COMMAND`: a shell command the host runs for each relayed request it
+ * queues, so a phone can be pinged (ntfy, notify-send, a chat bot) with that request's own link and
+ * its one-tap answers; again as a reminder while it waits, and once more when it ends, so the
+ * message can be updated or removed. What the asker wrote reaches the command only through its environment, never through the
  * command string. The command runs on its own: whatever it does (fail, hang, flood its output)
  * never touches the request. It runs in a process group of its own, and that whole group is
  * killed at the deadline and when the page closes, whether or not the command itself has exited:
@@ -16,7 +17,21 @@ export const NOTIFY_COMMAND_ENV = "CHECKPOINT_BRIDGE_NOTIFY_COMMAND";
 /** Environment variable: how long a request waits unanswered before the command runs for it, in ms; read for each request. 0: at once. */
 export const NOTIFY_AFTER_ENV = "CHECKPOINT_BRIDGE_NOTIFY_AFTER_MS";
 /** Variables the command gets. */
-const NOTIFY_VARS = { url: "CHECKPOINT_BRIDGE_URL", asker: "CHECKPOINT_BRIDGE_ASKER", question: "CHECKPOINT_BRIDGE_QUESTION" } as const;
+const NOTIFY_VARS = {
+	url: "CHECKPOINT_BRIDGE_URL",
+	asker: "CHECKPOINT_BRIDGE_ASKER",
+	question: "CHECKPOINT_BRIDGE_QUESTION",
+	event: "CHECKPOINT_BRIDGE_EVENT",
+	requestId: "CHECKPOINT_BRIDGE_REQUEST_ID",
+	outcome: "CHECKPOINT_BRIDGE_OUTCOME",
+	actions: "CHECKPOINT_BRIDGE_ACTIONS",
+	ntfyActions: "CHECKPOINT_BRIDGE_NTFY_ACTIONS",
+} as const;
+/** Environment variable: how long after the first run a request still unanswered gets a reminder run, in ms; unset or 0: none. */
+export const NOTIFY_REMIND_ENV = "CHECKPOINT_BRIDGE_NOTIFY_REMIND_MS";
+
+/** Why the command runs: the request was asked, is still waiting, went late (its call stopped waiting), or ended. */
+export type NotifyEvent = "asked" | "reminder" | "late" | "ended";
 /** At this long after its start the command's process group is killed (SIGKILL), whether the command is still running or only what it started is. @default 10000 */
 export const NOTIFY_TIMEOUT_MS = 10_000;
 /** Bytes of the command's stderr kept to say why it failed; the rest, and all of stdout, are discarded. @default 2048 */
@@ -30,6 +45,15 @@ export interface NotifyFacts {
 	asker: string;
 	/** The text of its first question. */
 	question: string;
+	/** @default "asked" */
+	event?: NotifyEvent;
+	requestId?: string;
+	/** How it ended (ended, late), in the page's words. */
+	outcome?: string;
+	/** The actions JSON (one-tap answers): see docs/away-from-the-keyboard.md. */
+	actions?: string;
+	/** The same buttons as an ntfy `Actions` header. */
+	ntfyActions?: string;
 }
 
 /** How one run ended. */
@@ -66,6 +90,11 @@ export function runNotifyCommand(command: string, facts: NotifyFacts, options: N
 		[NOTIFY_VARS.url]: envSafe(facts.url),
 		[NOTIFY_VARS.asker]: envSafe(facts.asker),
 		[NOTIFY_VARS.question]: envSafe(facts.question),
+		[NOTIFY_VARS.event]: facts.event ?? "asked",
+		[NOTIFY_VARS.requestId]: envSafe(facts.requestId ?? ""),
+		[NOTIFY_VARS.outcome]: envSafe(facts.outcome ?? ""),
+		[NOTIFY_VARS.actions]: envSafe(facts.actions ?? ""),
+		[NOTIFY_VARS.ntfyActions]: envSafe(facts.ntfyActions ?? ""),
 	};
 	let child: ReturnType<typeof spawn>;
 	try {
@@ -149,12 +178,13 @@ export function runNotifyCommand(command: string, facts: NotifyFacts, options: N
  * The delay `CHECKPOINT_BRIDGE_NOTIFY_AFTER_MS` asks for: a non-negative number of ms, 0 (at once)
  * when unset; anything else is 0 with the reason why.
  */
-export function notifyDelay(env: NodeJS.ProcessEnv = process.env): { ms: number; problem?: string } {
-	const raw = env[NOTIFY_AFTER_ENV]?.trim();
+export function notifyDelay(env: NodeJS.ProcessEnv = process.env, name = NOTIFY_AFTER_ENV): { ms: number; problem?: string } {
+	const raw = env[name]?.trim();
 	if (!raw) return { ms: 0 };
 	const ms = Number(raw);
 	if (Number.isFinite(ms) && ms >= 0) return { ms: Math.round(ms) };
-	return { ms: 0, problem: `${NOTIFY_AFTER_ENV}=${JSON.stringify(raw)} is not a number of milliseconds; notifying at once` };
+	const instead = name === NOTIFY_AFTER_ENV ? "notifying at once" : "no reminder";
+	return { ms: 0, problem: `${name}=${JSON.stringify(raw)} is not a number of milliseconds; ${instead}` };
 }
 
 export interface NotifierOptions extends NotifyRunOptions {
@@ -162,6 +192,8 @@ export interface NotifierOptions extends NotifyRunOptions {
 	command?: () => string | undefined;
 	/** How long a request waits unanswered before the command runs, read for each request. @default notifyDelay(process.env).ms (0: at once) */
 	delayMs?: () => number;
+	/** How long after the first run a request still unanswered is notified again (a reminder); 0: never. @default notifyDelay(process.env, NOTIFY_REMIND_ENV).ms */
+	remindMs?: () => number;
 	/** Starts one run. @default runNotifyCommand */
 	run?: typeof runNotifyCommand;
 	/** Told of the first failure (later ones are not repeated). @default none */
@@ -171,13 +203,15 @@ export interface NotifierOptions extends NotifyRunOptions {
 /** Request ids remembered as notified, so a request adopted by a new host is not announced twice. @default 1000 */
 const NOTIFIED_KEPT = 1_000;
 
-/** Runs the command once per request, off the relay's own flow, and stops every run on close. */
+/** Runs the command for each request (asked, reminder, late, ended), off the relay's own flow, and stops every run on close. */
 export class Notifier {
 	readonly #options: NotifierOptions;
 	readonly #runs = new Set<NotifyRun>();
-	/** Runs not started yet, by request id: each is cancelled when it fires or its request goes. */
+	/** Runs not started yet (the first one, or the reminder), by request id: each is cancelled when it fires or its request goes. */
 	readonly #pending = new Map<string, () => void>();
 	readonly #notified = new Set<string>();
+	/** Requests whose first run started, with the command it ran and whether their late run was made: only these get later runs. */
+	readonly #started = new Map<string, { command: string; late: boolean }>();
 	#failed = false;
 	#closed = false;
 
@@ -193,9 +227,10 @@ export class Notifier {
 	/**
 	 * Notifies about `requestId` once, whatever is asked later: once it has waited the delay since
 	 * `queuedAt` (epoch ms), and only when `facts` still knows it then (an answered or otherwise
-	 * settled request has no facts, so it pings nobody).
+	 * settled request has no facts, so it pings nobody); then, with a reminder delay, once more
+	 * (`facts("reminder")`) if it still waits by then.
 	 */
-	notify(requestId: string, facts: () => NotifyFacts | undefined, queuedAt = Date.now()): void {
+	notify(requestId: string, facts: (event: NotifyEvent) => NotifyFacts | undefined, queuedAt = Date.now()): void {
 		if (this.#closed || this.#notified.has(requestId)) return;
 		const command = (this.#options.command ?? (() => process.env[NOTIFY_COMMAND_ENV]))()?.trim();
 		if (!command) return;
@@ -203,25 +238,56 @@ export class Notifier {
 		if (this.#notified.size > NOTIFIED_KEPT) this.#notified.delete(this.#notified.values().next().value!);
 		const fire = () => {
 			this.#pending.delete(requestId);
-			const known = facts();
-			if (known) this.#start(command, known);
+			const known = facts("asked");
+			if (!known) return;
+			this.#started.set(requestId, { command, late: false });
+			if (this.#started.size > NOTIFIED_KEPT) this.#started.delete(this.#started.keys().next().value!);
+			this.#start(command, known);
+			const remind = (this.#options.remindMs ?? (() => notifyDelay(process.env, NOTIFY_REMIND_ENV).ms))();
+			if (remind > 0)
+				this.#later(requestId, remind, () => {
+					const still = facts("reminder");
+					if (still) this.#start(command, still);
+				});
 		};
 		const wait = queuedAt + (this.#options.delayMs ?? (() => notifyDelay().ms))() - Date.now();
 		// At once: still after the host's observer event returns, since spawning takes time the relay should not wait for.
 		if (wait <= 0) {
 			const immediate = setImmediate(fire);
 			this.#pending.set(requestId, () => clearImmediate(immediate));
-		} else {
-			const timer = setTimeout(fire, wait);
-			timer.unref();
-			this.#pending.set(requestId, () => clearTimeout(timer));
-		}
+		} else this.#later(requestId, wait, fire);
 	}
 
-	/** The request settled: a run still waiting for its delay never starts. */
+	#later(requestId: string, ms: number, run: () => void): void {
+		const timer = setTimeout(() => {
+			this.#pending.delete(requestId);
+			run();
+		}, ms);
+		timer.unref();
+		this.#pending.set(requestId, () => clearTimeout(timer));
+	}
+
+	/** The request settled: a run still waiting (its first, its reminder) never starts. */
 	forget(requestId: string): void {
 		this.#pending.get(requestId)?.();
 		this.#pending.delete(requestId);
+	}
+
+	/** Its call stopped waiting (it stays answerable): a request already notified is notified once more, with `facts`. */
+	late(requestId: string, facts: NotifyFacts): void {
+		const started = this.#started.get(requestId);
+		if (!started || started.late || this.#closed) return;
+		started.late = true;
+		this.forget(requestId);
+		this.#start(started.command, facts);
+	}
+
+	/** The request ended: what was pending never starts, and a request already notified is notified once more, with `facts`. */
+	ended(requestId: string, facts: NotifyFacts): void {
+		this.forget(requestId);
+		const started = this.#started.get(requestId);
+		this.#started.delete(requestId);
+		if (started && !this.#closed) this.#start(started.command, facts);
 	}
 
 	#start(command: string, facts: NotifyFacts): void {

@@ -7,6 +7,8 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { InboundReply } from "../../core/inbound.ts";
+import type { OneTap } from "./away/one-tap.ts";
+import { tapRoute } from "./away/tap-route.ts";
 import { type Board, type ObserverHandle, traceFor } from "./board.ts";
 import { answerForm, type FormRouteContext } from "./forms.ts";
 import { checkHost, type Refusal, readPostedObject, refuse, SECURITY_HEADERS } from "./guard.ts";
@@ -39,6 +41,8 @@ export interface RouteContext {
 	replyTimeoutMs?: number;
 	/** Forms open in the host's terminal that the page answers too. */
 	forms: FormRouteContext["forms"];
+	/** One-tap answers, under `/a/<secret>` (away/tap-route.ts). */
+	oneTap: OneTap;
 }
 
 const FILES: Record<string, { type: string; body: keyof Assets }> = {
@@ -48,6 +52,7 @@ const FILES: Record<string, { type: string; body: keyof Assets }> = {
 };
 
 const PATH = /^\/([tr])\/([A-Za-z0-9_-]{1,128})(\/[^/]*)?$/;
+const TAP_PATH = /^\/a\/([A-Za-z0-9_-]{1,128})$/;
 
 /** Status of each refusal code of the core's answer check (snake case: the observer contract's codes, docs/observers.md). */
 const ANSWER_STATUS: Record<Exclude<InboundReply, { ok: true }>["code"], number> = { invalid_payload: 400, invalid_answer: 422, not_found: 404 };
@@ -129,6 +134,8 @@ export function route(ctx: RouteContext, req: IncomingMessage, res: ServerRespon
 	} catch {
 		return refuse(res, { status: 400, reason: "the request target is not a URL path" });
 	}
+	const tap = TAP_PATH.exec(path);
+	if (tap) return tapRoute({ oneTap: ctx.oneTap, origins: ctx.origins, askHost: (payload) => askHost(ctx, payload) }, req, res, tap[1]!);
 	const match = PATH.exec(path);
 	if (!match) return refuse(res, { status: 404, reason: "not found: open the link the host announced" });
 	const [, kind, secret, rest] = match;

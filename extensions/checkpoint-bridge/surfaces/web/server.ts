@@ -9,10 +9,12 @@ import type { AddressInfo, Socket } from "node:net";
 import { type FormsElsewhere, formsElsewhere } from "../../core/elsewhere.ts";
 import { timeLeftText } from "../../model/time-left.ts";
 import { type PublicOrigin, parsePublicUrl, urlHost, WEB_PUBLIC_URL_ENV, type WebAddress } from "./address.ts";
+import { actionsOf, wireNotifications } from "./away/notify-life.ts";
+import { type AwayActions, OneTap } from "./away/one-tap.ts";
 import { Board, type ObserverHandle } from "./board.ts";
 import { Connections, MAX_CONNECTIONS, refuseConnection, timeoutOptions } from "./connections.ts";
 import { MAX_BODY_BYTES, refuse } from "./guard.ts";
-import { NOTIFY_TIMEOUT_MS, Notifier, notifyDelay } from "./notify-command.ts";
+import { NOTIFY_REMIND_ENV, NOTIFY_TIMEOUT_MS, Notifier, notifyDelay } from "./notify-command.ts";
 import { PAGE_EVENTS } from "./page-events.ts";
 import { type Assets, route } from "./routes.ts";
 import { linkPath, MAX_STREAMS, Streams } from "./stream.ts";
@@ -43,6 +45,8 @@ export interface WebPageOptions {
 	notifyTimeoutMs?: number;
 	/** How long a relayed request waits unanswered before the notify command runs, read for each request. @default process.env.CHECKPOINT_BRIDGE_NOTIFY_AFTER_MS, else 0 (at once) */
 	notifyAfterMs?: () => number;
+	/** How long after the first run a request still unanswered gets a reminder run; 0: none. @default process.env.CHECKPOINT_BRIDGE_NOTIFY_REMIND_MS, else 0 */
+	notifyRemindMs?: () => number;
 	/** Where the page reports a problem (the notify command failing). @default none */
 	notice?: (message: string, type: "info" | "warning") => void;
 	/** Forms open in the host's terminal (other extensions'), shown and answered too. @default the process's (formsElsewhere()) */
@@ -66,6 +70,8 @@ export interface WebPage {
 	readonly notifyRunning: number;
 	/** The own link of an open request (answers that request only), undefined once it settled. */
 	linkFor(requestId: string): string | undefined;
+	/** An open request's one-tap answers and link (what the notify command gets), undefined once it settled. */
+	actionsFor(requestId: string): AwayActions | undefined;
 	/** Stops serving: streams end, connections close, notify commands are killed, the bus is let go. */
 	close(): Promise<void>;
 }
@@ -121,6 +127,7 @@ export async function startWebPage(options: WebPageOptions): Promise<WebPage> {
 		forms,
 	);
 	let delayProblem: string | undefined;
+	let remindProblem: string | undefined;
 	const notifier = new Notifier({
 		...(options.notifyCommand ? { command: options.notifyCommand } : {}),
 		delayMs:
@@ -132,6 +139,14 @@ export async function startWebPage(options: WebPageOptions): Promise<WebPage> {
 				delayProblem = delay.problem;
 				return delay.ms;
 			}),
+		remindMs:
+			options.notifyRemindMs ??
+			(() => {
+				const delay = notifyDelay(process.env, NOTIFY_REMIND_ENV);
+				if (delay.problem && delay.problem !== remindProblem) options.notice?.(`checkpoint-bridge: ${delay.problem}`, "warning");
+				remindProblem = delay.problem;
+				return delay.ms;
+			}),
 		timeoutMs: options.notifyTimeoutMs ?? NOTIFY_TIMEOUT_MS,
 		onFailure: (reason) => options.notice?.(`checkpoint-bridge: the notify command failed (${reason}); the request is unaffected`, "warning"),
 	});
@@ -139,22 +154,9 @@ export async function startWebPage(options: WebPageOptions): Promise<WebPage> {
 		const secret = board.linkSecret(requestId);
 		return secret ? `${shownOrigin}${linkPath(secret)}` : undefined;
 	};
-	const unsubscribe = board.subscribe((change) => {
-		if (change.type === "gone") return notifier.forget(change.requestId);
-		if (change.type !== "added" || !board.isRelayed(change.card.requestId)) return;
-		const { requestId, asker, questions, queuedAt } = change.card;
-		// No link once it settled: a request answered (or ended) within the delay pings nobody.
-		notifier.notify(
-			requestId,
-			() => {
-				// Marked, so an answer given through it is traced as given through the notify command's link.
-				const link = linkFor(requestId);
-				const url = link && `${link}?via=notify`;
-				return url ? { url, asker, question: questions[0]?.question.replace(/\s+/g, " ") ?? "" } : undefined;
-			},
-			queuedAt,
-		);
-	});
+	const oneTap = new OneTap();
+	const links = { linkFor, origin: shownOrigin };
+	const unsubscribe = wireNotifications(board, notifier, oneTap, links);
 
 	const context = {
 		handle,
@@ -167,6 +169,7 @@ export async function startWebPage(options: WebPageOptions): Promise<WebPage> {
 		origins,
 		origin,
 		maxBodyBytes: options.maxBodyBytes ?? MAX_BODY_BYTES,
+		oneTap,
 	};
 	server.on("request", (req, res) => {
 		try {
@@ -214,6 +217,7 @@ export async function startWebPage(options: WebPageOptions): Promise<WebPage> {
 			return notifier.running;
 		},
 		linkFor,
+		actionsFor: (requestId) => actionsOf(board, oneTap, links, requestId),
 		close() {
 			closing ??= (async () => {
 				clearInterval(keepAlive);
