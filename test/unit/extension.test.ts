@@ -32,13 +32,18 @@ describe("shared state across module copies", () => {
 		expect(Object.getOwnPropertyDescriptor(globalThis, HANDLE_KEY)).toMatchObject({ writable: false, configurable: false });
 	});
 
-	it("names an unnamed asker by the last 8 characters of its session id", async () => {
+	it("names the unnamed host session's own model the main session, and an unnamed headless asker by the first words of its task, never by its session id", async () => {
 		const copy = await loadExtensionCopy();
 		const ui = fakeUI({ respond: (d) => d.answer("no") });
 		const host = session(copy, { sessionId: "abcdef0123456789", ui: ui.ui });
 		await host.start();
 		await host.call({ questions: [question] });
-		expect(ui.dialogs[0]?.title).toBe("[23456789] Ship it?");
+		expect(ui.dialogs[0]?.title).toBe("[main session] Ship it?");
+		const headless = session(copy, { sessionId: "0123456789abcdef" });
+		await headless.start();
+		(headless.entries as unknown[]).push({ type: "message", message: { role: "user", content: "Deploy the staging build tonight please" } });
+		await headless.call({ questions: [question] });
+		expect(ui.dialogs[1]?.title).toBe('["Deploy the staging build…"] Ship it?');
 	});
 });
 

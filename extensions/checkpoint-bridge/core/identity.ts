@@ -44,7 +44,7 @@ export function checkedAsker(asker: unknown): Checked<{ asker: AskerIdentity }, 
 		return { ok: false, reason: `The request's asker session id is ${sessionId.length} characters, at most ${MAX_SESSION_ID_LENGTH}.` };
 	const id = sanitiseText(sessionId);
 	const shown = cutText(label, MAX_SHOWN_LABEL_LENGTH, { tidy: squeezeSpace });
-	return { ok: true, asker: { label: shown || id.slice(-8), sessionId: id, ...kindOf(given) } };
+	return { ok: true, asker: { label: shown || `session ${id.slice(-8)}`, sessionId: id, ...kindOf(given) } };
 }
 
 /** pi-subagents names a child `subagent-<agent>-<run id>[-<step>]`: the run id means nothing to the human. */
@@ -98,7 +98,7 @@ function firstWords(task: string): string {
 	const text = squeezeSpace(sanitiseText(task.slice(0, 8 * TASK_WORDS_LENGTH)));
 	if (text.length <= TASK_WORDS_LENGTH) return text;
 	const cut = text.slice(0, TASK_WORDS_LENGTH);
-	const atWord = cut.lastIndexOf(" ");
+	const atWord = text[TASK_WORDS_LENGTH] === " " ? TASK_WORDS_LENGTH : cut.lastIndexOf(" ");
 	return `${(atWord > TASK_WORDS_LENGTH / 2 ? cut.slice(0, atWord) : cut).replace(/[\s.,;:!?-]+$/, "")}…`;
 }
 
@@ -121,9 +121,9 @@ export function labelIn(what: string, cwd: string | undefined): string {
 }
 
 /**
- * Who asks: a pi-subagents child by its agent (and step); the main session as such (its name
- * after it); any other named session by its name; an unnamed one (a `pi -p` run) by the first
- * words of its task and its directory. A session id alone tells the human nothing: it is the
+ * Who asks: a pi-subagents child by its agent (and step); any other named session by its name;
+ * the unnamed main session as such; any other unnamed one (a `pi -p` run) by the first words of
+ * its task and its directory. A session id alone tells the human nothing: it is the
  * last resort, marked as a session's (its last 8 characters: pi's ids begin with the time they
  * were made, so sessions started in the same minute share their first 8).
  */
@@ -132,8 +132,9 @@ export function askerIdentity(sessionName: string | undefined, sessionId: string
 	const name = sessionName === undefined ? undefined : cutText(sessionName, 4 * MAX_LABEL_LENGTH, { tidy: squeezeSpace });
 	const child = name ? childLabel(name, activeAgent) : undefined;
 	if (child) return { label: capLength(child, MAX_LABEL_LENGTH), sessionId };
-	if (place.main) return { label: capLength(name ? `${MAIN_SESSION_LABEL} · ${name}` : MAIN_SESSION_LABEL, MAX_LABEL_LENGTH), sessionId };
+	// A name the human gave is what the human reads; the main session is named as such otherwise.
 	if (name) return { label: capLength(name, MAX_LABEL_LENGTH), sessionId };
+	if (place.main) return { label: MAIN_SESSION_LABEL, sessionId };
 	const task = place.task ? firstWords(place.task) : "";
 	if (task) return { label: labelIn(`"${task}"`, place.cwd), sessionId };
 	const id = `session ${sanitiseText(sessionId.slice(0, MAX_SESSION_ID_LENGTH)).slice(-8)}`;

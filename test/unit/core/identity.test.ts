@@ -52,9 +52,9 @@ describe("who asks", () => {
 		expect(askerIdentity(undefined, first).label).not.toBe(askerIdentity(undefined, second).label);
 	});
 
-	it("names the main session as such, its name after it; a child stays its agent, a named session its name, whatever its task", () => {
+	it("names the unnamed main session as such; a named one by its name; a child stays its agent, a named session its name, whatever its task", () => {
 		expect(askerIdentity(undefined, "s", undefined, { main: true, task: "do it", cwd: "/p" }).label).toBe("main session");
-		expect(askerIdentity("release prep", "s", undefined, { main: true }).label).toBe("main session · release prep");
+		expect(askerIdentity("release prep", "s", undefined, { main: true }).label).toBe("release prep");
 		expect(askerIdentity("subagent-tester-r7k2p-2", "s", "tester", { main: false, task: "test it" }).label).toBe("subagent-tester#2");
 		expect(askerIdentity("nightly", "s", undefined, { task: "Run the job", cwd: "/p" }).label).toBe("nightly");
 	});

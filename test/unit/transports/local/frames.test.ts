@@ -244,6 +244,6 @@ describe("remote asker", () => {
 	it("normalises a label as a local one is: whitespace folded, length bounded, short id when empty", () => {
 		expect(remoteAsker({ label: "a\n\tb", sessionId: "s" }, 1).label).toBe("a b (pid 1)");
 		expect(remoteAsker({ label: "x".repeat(500), sessionId: "s" }, 1).label.length).toBeLessThan(80);
-		expect(remoteAsker({ label: "", sessionId: "0123456789abcdef" }, 1).label).toBe("89abcdef (pid 1)");
+		expect(remoteAsker({ label: "", sessionId: "0123456789abcdef" }, 1).label).toBe("session 89abcdef (pid 1)");
 	});
 });
