@@ -7,16 +7,22 @@
  * Removed: escape sequences (CSI, OSC, DCS/SOS/PM/APC strings and two-character ESC sequences, in
  * their 7-bit and 8-bit forms), every other C0 and C1 control character and DEL, bidirectional
  * overrides, embeddings, isolates and marks (U+061C, U+200E, U+200F, U+202A–U+202E,
- * U+2066–U+2069) and U+FEFF, and the invisible format characters (Unicode category Cf) whose width
- * pi-tui and the terminal disagree on: pi-tui counts them as 0 columns, glibc's wcwidth (and so tmux
- * and most terminals) as 1 or -1, so a soft hyphen would make a row wider than pi-tui measured it
- * (U+00AD, U+0600–U+0605, U+06DD, U+070F, U+0890, U+0891, U+08E2, U+110BD, U+110CD, U+13439–U+1343F).
- * The Cf characters both count as 0 (zero-width joiner and non-joiner, word joiner, emoji tags) stay,
+ * U+2066–U+2069) and U+FEFF. Every code point whose width pi-tui and the terminal disagree on is
+ * neutralised (terminal-widths.ts, measured in tmux over every scalar value): one pi-tui counts as 0
+ * columns and the terminal draws (Hangul fillers U+115F, U+3164, U+FFA0, the soft hyphen, format
+ * characters) is removed, since a row would come out wider than pi-tui measured it and the terminal
+ * would wrap it; one pi-tui counts wider than the terminal draws it (code points the terminal's Unicode
+ * does not know, East Asian widths changed since) becomes U+FFFD, one column in both, as does a
+ * regional indicator that is not half of a pair (a flag). Conjoining Hangul jamo are composed (NFC)
+ * first, so decomposed Korean keeps its syllables. The zero-width characters both count as 0
+ * (zero-width joiner and non-joiner, word joiner, emoji tags) stay,
  * so emoji sequences and scripts that need joiners keep their shape. Lone surrogates become U+FFFD. Line breaks (CR, CRLF, LF, U+2028,
  * U+2029) become "\n" where newlines are meaningful (`multiline`, used for details and previews) and a
  * space everywhere else; a tab becomes a space. The output contains none of these characters, so
  * sanitising twice changes nothing.
  */
+
+import { DRAWN_BUT_UNCOUNTED, MISCOUNTED, rangeClass } from "./terminal-widths.ts";
 
 /** Escape sequences, 7-bit (ESC …) and 8-bit (CSI U+009B, OSC U+009D, DCS U+0090, SOS U+0098, PM U+009E, APC U+009F). */
 const ESCAPE_SEQUENCE = new RegExp(
@@ -40,26 +46,43 @@ const LINE_BREAK = /\r\n|[\r\n\u2028\u2029]/g;
 /** What never reaches a terminal: C0 and C1 controls (LF is handled before), DEL, bidi controls, BOM. */
 const FORBIDDEN = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g;
 
-/** Invisible format characters (Cf) pi-tui draws 0 columns wide and glibc's wcwidth 1 or -1 (measured on both). */
-const DISPUTED_FORMAT = /[\u00ad\u0600-\u0605\u06dd\u070f\u0890\u0891\u08e2\u{110bd}\u{110cd}\u{13439}-\u{1343f}]/gu;
+/** Drawn by the terminal, counted 0 by pi-tui: removed. */
+const UNCOUNTED = new RegExp(`[${rangeClass(DRAWN_BUT_UNCOUNTED)}]`, "gu");
+/** Counted wider by pi-tui than the terminal draws them: each becomes U+FFFD. */
+const MISCOUNTED_CHARACTER = new RegExp(`[${rangeClass(MISCOUNTED)}]`, "gu");
+/** Regional indicators two by two (a flag, two columns in both), or one left over (two in pi-tui, one in the terminal). */
+const REGIONAL_INDICATORS = /[\u{1f1e6}-\u{1f1ff}]{2}|([\u{1f1e6}-\u{1f1ff}])/gu;
+/** Conjoining Hangul jamo: composed into syllables (NFC) before the width check, which takes a lone one. */
+const CONJOINING_JAMO = /[\u1100-\u11ff\ua960-\ua97f\ud7b0-\ud7ff]/;
 
-/** Characters `sanitiseText` never outputs (LF excepted, which it keeps in multiline text). For tests and checks. */
-export const UNSAFE_CHARACTER =
-	/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ufeff\u{110bd}\u{110cd}\u{13439}-\u{1343f}]/u;
+/** Characters `sanitiseText` never outputs (LF excepted, which it keeps in multiline text; a regional indicator only in pairs). For tests and checks. */
+export const UNSAFE_CHARACTER = new RegExp(
+	`[\\u0000-\\u0009\\u000b-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069\\u2028\\u2029\\ufeff${rangeClass(DRAWN_BUT_UNCOUNTED)}${rangeClass(MISCOUNTED)}]`,
+	"u",
+);
 
 /** Every character any of the replacements above acts on: text without one comes back as it is. */
-const TOUCHED =
-	/[\u0000-\u001f\u007f-\u009f\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u200e\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069\ufeff\ud800-\udfff]/;
+const TOUCHED = new RegExp(
+	`[\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2028\\u2029\\u2066-\\u2069\\ufeff\\u1100-\\u11ff\\ua960-\\ua97f\\ud7b0-\\ud7ff\\ud800-\\udfff\\u{1f1e6}-\\u{1f1ff}${rangeClass(DRAWN_BUT_UNCOUNTED)}${rangeClass(MISCOUNTED)}]`,
+	"u",
+);
 
 /** Asker text with everything a terminal would interpret removed; see the module doc. */
 export function sanitiseText(text: string, options?: { multiline?: boolean }): string {
 	// Most text has nothing to remove: one scan instead of five replacements.
 	if (!TOUCHED.test(text)) return text;
-	const wellFormed = text
+	const stripped = text
 		.replace(LONE_SURROGATE, "\ufffd")
 		.replace(ESCAPE_SEQUENCE, "")
-		.replace(LINE_BREAK, options?.multiline ? "\n" : " ");
-	return wellFormed.replace(/\t/g, " ").replace(FORBIDDEN, "").replace(DISPUTED_FORMAT, "");
+		.replace(LINE_BREAK, options?.multiline ? "\n" : " ")
+		.replace(/\t/g, " ")
+		.replace(FORBIDDEN, "")
+		.replace(UNCOUNTED, "");
+	// Composed only once nothing between two jamo can be removed any more: sanitising twice changes nothing.
+	const composed = CONJOINING_JAMO.test(stripped) ? stripped.normalize("NFC") : stripped;
+	return composed
+		.replace(MISCOUNTED_CHARACTER, "\ufffd")
+		.replace(REGIONAL_INDICATORS, (pair, lone: string | undefined) => (lone === undefined ? pair : "\ufffd"));
 }
 
 /** Runs of whitespace as one space, and none at either end: text for one line. */

@@ -23,11 +23,22 @@ describe("sanitiseText", () => {
 		["soft hyphens (pi-tui counts 0 columns, the terminal 1)", "con\u00adfig\u00adu\u00adra\u00adtion", "configuration"],
 		[
 			"the other format characters whose width pi-tui and the terminal disagree on",
-			"a\u0600\u0605b\u06dd\u070fc\u0890\u0891\u08e2d\u{110bd}\u{110cd}e\u{13439}\u{1343f}f",
+			"a\u0600\u0605b\u06dd\u070fc\u0890\u0891\u08e2d\u{110bd}\u{110cd}ef",
 			"abcdef",
 		],
+		["Hangul fillers (pi-tui counts 0 columns, the terminal 2, 2 and 1)", "a\u3164b\u115fc\uffa0d", "abcd"],
 	])("removes %s", (_name, raw, expected) => {
 		expect(sanitiseText(raw)).toBe(expected);
+	});
+
+	it("turns what pi-tui counts wider than the terminal draws into U+FFFD: unknown code points, changed widths, a lone regional indicator", () => {
+		expect(sanitiseText("a\u0378b\u{3fffd}c\u2630d\u{1f1e9}")).toBe("a\ufffdb\ufffdc\ufffdd\ufffd");
+		expect(sanitiseText("flag \u{1f1e9}\u{1f1ea}, odd \u{1f1e9}\u{1f1ea}\u{1f1eb}")).toBe("flag \u{1f1e9}\u{1f1ea}, odd \u{1f1e9}\u{1f1ea}\ufffd");
+	});
+
+	it("composes decomposed Korean into its syllables before the width check, so it keeps its shape", () => {
+		expect(sanitiseText("\u1112\u1161\u11ab\u1100\u1173\u11af")).toBe("한글");
+		expect(sanitiseText("\u1100\u0001\u1161")).toBe(sanitiseText(sanitiseText("\u1100\u0001\u1161")));
 	});
 
 	it("keeps line breaks, as \\n, only in multiline text (details)", () => {
