@@ -12,7 +12,7 @@ import { deliveryBox } from "./delivery.ts";
 import { DialogHost } from "./dialog-host.ts";
 import { checkedAsker } from "./identity.ts";
 import type { LateBook } from "./late.ts";
-import { NoticeWindow } from "./notice-window.ts";
+import { CancelNotices, NoticeWindow } from "./notice-window.ts";
 import { OBSERVER_EVENTS, type ObservedRequest } from "./observers.ts";
 import { lateChannel, PROTOCOL_VERSION, type RelayCancel, type RelayLate, type RelayNotice, type RelayRequest, replyChannel } from "./protocol.ts";
 import { givenAnswers } from "./request-record.ts";
@@ -176,6 +176,14 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 		}
 	};
 	const status = coalescedDraw(showStatus);
+	// An asker's cancel closes its form or drops its queued question: the human is told, not left wondering (the host's own model's are the human's doing).
+	const cancels = new CancelNotices((message) => {
+		try {
+			ui.notify(message, "info");
+		} catch {
+			// A notice is a courtesy.
+		}
+	});
 	const claim = handle.claimHost({ sessionId, protocol: PROTOCOL_VERSION, snapshot: () => host!.snapshot() });
 	if (!claim) return undefined;
 	if (typeof claim.seal !== "function") {
@@ -245,13 +253,18 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 			queued: (request, position) => bus.emit(OBSERVER_EVENTS.queued, Object.assign(request, { position })),
 			shown: (request, question) => bus.emit(OBSERVER_EVENTS.shown, Object.assign(request, { question, shownAt: Date.now() })),
 			settled: (request, outcome, settledAt) => {
+				if (outcome.end === "cancelled" && request.asker.sessionId !== sessionId)
+					cancels.cancelled(
+						request.asker.label,
+						request.questions.map((q) => q.question.replace(/\s+/g, " ")),
+					);
 				const record = onSettled ? settledRecord(request, outcome, settledAt) : undefined;
 				bus.emit(OBSERVER_EVENTS.settled, Object.assign(request, { settledAt, outcome }));
 				if (record) onSettled!(record);
 			},
 			changed: status.changed,
-			// Observer events are built only while somebody listens; the audit trail takes every settled one.
-			wanted: (name) => bus.listenerCount(OBSERVER_EVENTS[name]) > 0 || (name === "settled" && onSettled !== undefined),
+			// Observer events are built only while somebody listens; every settled one is taken (the audit trail, a cancel's notice).
+			wanted: (name) => name === "settled" || bus.listenerCount(OBSERVER_EVENTS[name]) > 0,
 		},
 	});
 	const served = host;
@@ -307,6 +320,7 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 		release(reason: string, note: string) {
 			if (released) return;
 			released = true;
+			cancels.stop();
 			bus.off("request", onRequest);
 			bus.off("cancel", onCancel);
 			bus.off("answer", onAnswer);
