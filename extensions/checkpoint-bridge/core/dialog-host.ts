@@ -405,7 +405,10 @@ export class DialogHost {
 		const remaining = msLeft(request.deadline);
 		if (remaining <= 0 && !carried)
 			return this.#replyResult(request.id, "timeout", answered({ entries }), "The call's budget had run out before it reached the host.");
-		const record: RequestRecord = { request, questions, entries, queuedAt: carried?.queuedAt ?? Date.now(), state: { is: "queued" } };
+		// Sent again after a restart, it was asked when its call started: every wait counts from then, as the asker's own does (never from the future).
+		const asked = request.resent === true && Number.isFinite(request.createdAt) ? request.createdAt : Number.POSITIVE_INFINITY;
+		const queuedAt = carried?.queuedAt ?? Math.min(Date.now(), asked);
+		const record: RequestRecord = { request, questions, entries, queuedAt, state: { is: "queued" } };
 		const held: Held = { record, timer: undefined, dueAt: NO_LIMIT, reopened: carried?.reopened === true };
 		if (remaining > 0) this.#arm(held, request.deadline);
 		this.#holding.add(held);
