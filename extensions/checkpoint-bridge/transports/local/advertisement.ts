@@ -2,14 +2,18 @@
  * Where the next host can be found: beside the environment variable it sets for what it spawns, a
  * host advertises its local endpoint for its working directory in a private place of the user's
  * (a 0700 directory under $XDG_RUNTIME_DIR when that is private to the user, else under the temp
- * dir), one 0600 file per working directory. A process of the same user in the same directory
- * finds the host there even when nothing passed it the variable (an asker whose host restarted, a
- * tool outside pi). An advertisement is only a pointer: the endpoint it names is checked and must
- * prove itself as ever (connect.ts). One whose directory or file is not this user's alone is
- * ignored; one whose host is dead is removed, with the endpoint directory that host left behind.
+ * dir, unless another user took that name there first: then under the user's own state directory,
+ * which nobody else can create), one 0600 file per working directory naming the latest host, and
+ * one per host beside it, so that when the latest quits the directory's advertisement falls back to
+ * a host still running. A process of the same user in the same directory finds the host there even
+ * when nothing passed it the variable (an asker whose host restarted, a tool outside pi). An
+ * advertisement is only a pointer: the endpoint it names is checked and must prove itself as ever
+ * (connect.ts). One whose directory or file is not this user's alone is ignored; one whose host is
+ * dead is removed, with the endpoint directory that host left behind.
  */
 import { createHash } from "node:crypto";
 import {
+	chmodSync,
 	closeSync,
 	constants,
 	promises as fs,
@@ -19,10 +23,13 @@ import {
 	readdirSync,
 	readSync,
 	realpathSync,
+	renameSync,
 	rmSync,
 	type Stats,
 	statSync,
+	writeFileSync,
 } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { nanoid } from "nanoid";
 import type { Checked } from "../../model/check.ts";
@@ -33,6 +40,8 @@ import { endpointParentSync, privateDirProblem } from "./private-files.ts";
 const ADVERT_VERSION = 1;
 /** Longest advertisement read; one is about 300 bytes. */
 const MAX_ADVERT_BYTES = 8 * 1024;
+/** Most advertisements of hosts still running read for one directory when its latest is gone. @default 32 */
+const MAX_STANDBY_READ = 32;
 /** Prefix of the endpoint directories a host makes (server.ts), the only ones a stale advertisement's clean-up removes. */
 export const ENDPOINT_DIR_PREFIX = "checkpoint-bridge-";
 
@@ -62,6 +71,45 @@ export function advertDir(parent: string): string {
 	return path.join(parent, `checkpoint-bridge-hosts-${uid() ?? "user"}`);
 }
 
+/**
+ * The user's own state directory for advertisements ($XDG_STATE_HOME, else ~/.local/state, the home
+ * from the password database so a changed $HOME does not part two processes of one user): a place
+ * no other user can create first, used when the name in the shared temp dir is taken.
+ */
+function stateAdvertDir(env: NodeJS.ProcessEnv): string {
+	const state = env.XDG_STATE_HOME?.trim();
+	let home: string;
+	try {
+		home = os.userInfo().homedir || os.homedir();
+	} catch {
+		home = os.homedir();
+	}
+	return path.join(state && path.isAbsolute(state) ? state : path.join(home, ".local", "state"), "checkpoint-bridge", "hosts");
+}
+
+/** Why the directory at `dir` is no private directory of this user, or "missing" when nothing is there. */
+function dirProblem(dir: string): string | undefined {
+	try {
+		return privateDirProblem(dir, lstatSync(dir));
+	} catch (error) {
+		return (error as NodeJS.ErrnoException).code === "ENOENT" ? "missing" : `${dir}: ${(error as NodeJS.ErrnoException).code}`;
+	}
+}
+
+/**
+ * Where advertisements are for this user: under $XDG_RUNTIME_DIR when that is private (nobody else
+ * can put anything there); in the shared temp dir, the name there unless it is taken by anything
+ * but this user's private directory (another user can create it first, in a 1777 directory), then
+ * the user's state directory. Hosts and askers decide alike, so they meet.
+ */
+export function advertisementsDir(env: NodeJS.ProcessEnv = process.env): { dir: string; shared: boolean } {
+	const parent = endpointParentSync(env);
+	const dir = advertDir(parent);
+	if (parent !== os.tmpdir()) return { dir, shared: false };
+	const problem = dirProblem(dir);
+	return problem === undefined || problem === "missing" ? { dir, shared: true } : { dir: stateAdvertDir(env), shared: false };
+}
+
 /** The working directory as one path, links resolved, so two spellings of one directory meet. */
 function realCwd(cwd: string): string {
 	try {
@@ -71,10 +119,20 @@ function realCwd(cwd: string): string {
 	}
 }
 
-/** The advertisement file for `cwd` in `dir`: a hash of the directory's real path. */
+/** A hash of the working directory's real path: the name its advertisements start with. */
+const cwdKey = (cwd: string) => createHash("sha256").update(realCwd(cwd)).digest("base64url").slice(0, 32);
+
+/** The advertisement file for `cwd` in `dir`, naming the latest host: a hash of the directory's real path. */
 export function advertPath(dir: string, cwd: string): string {
-	return path.join(dir, `${createHash("sha256").update(realCwd(cwd)).digest("base64url").slice(0, 32)}.json`);
+	return path.join(dir, `${cwdKey(cwd)}.json`);
 }
+
+/** The advertisement of one host (`pid`, and an id of its endpoint's) for `cwd` in `dir`, kept while it runs: the fallback when a later host quits. */
+function standbyPath(dir: string, cwd: string, pid: number): string {
+	return path.join(dir, `${cwdKey(cwd)}.${pid}-${nanoid(8)}.json`);
+}
+/** A standby advertisement's name after the directory's hash. */
+const STANDBY_NAME = /^\d+-[\w-]{8}\.json$/;
 
 /** Whether process `pid` is alive (a process of another user counts as alive: it is not ours to judge). */
 function alive(pid: number): boolean {
@@ -144,25 +202,42 @@ function removeLeftover(socketPath: string): void {
 	}
 }
 
-/** The advertised endpoint for `cwd`, when its directory and file are this user's alone and its host is alive; a dead host's is removed. */
-function advertisedEndpoint(cwd: string, env: NodeJS.ProcessEnv): EndpointAddress | undefined {
-	const dir = advertDir(endpointParentSync(env));
-	try {
-		if (privateDirProblem(dir, lstatSync(dir)) !== undefined) return undefined;
-	} catch {
-		return undefined;
-	}
-	const file = advertPath(dir, cwd);
+/** The advertisement at `file` for `cwd` when it is trusted and its host alive; a dead host's is removed, with its leftover. */
+function liveAdvert(file: string, cwd: string): Advert | undefined {
 	const read = readAdvert(file);
 	if (!read.ok) return undefined;
 	const { advert } = read;
-	if (advert.cwd !== realCwd(cwd)) return undefined;
-	if (!alive(advert.pid)) {
-		rmSync(file, { force: true });
-		removeLeftover(advert.endpoint);
+	if (advert.cwd !== cwd) return undefined;
+	if (alive(advert.pid)) return advert;
+	rmSync(file, { force: true });
+	removeLeftover(advert.endpoint);
+	return undefined;
+}
+
+/** The newest advertisement of a host still running for `cwd` in `dir`, other than the latest's file (which is gone or dead). */
+function standbyAdvert(dir: string, cwd: string): Advert | undefined {
+	const prefix = `${cwdKey(cwd)}.`;
+	let names: string[];
+	try {
+		names = readdirSync(dir).filter((name) => name.startsWith(prefix) && STANDBY_NAME.test(name.slice(prefix.length)));
+	} catch {
 		return undefined;
 	}
-	return addressOf(path.normalize(advert.endpoint));
+	let newest: Advert | undefined;
+	for (const name of names.slice(0, MAX_STANDBY_READ)) {
+		const advert = liveAdvert(path.join(dir, name), cwd);
+		if (advert && (newest === undefined || advert.at > newest.at)) newest = advert;
+	}
+	return newest;
+}
+
+/** The advertised endpoint for `cwd`, when its directory and file are this user's alone and its host is alive: the latest host's, else the newest still running. */
+function advertisedEndpoint(cwd: string, env: NodeJS.ProcessEnv): EndpointAddress | undefined {
+	const { dir } = advertisementsDir(env);
+	if (dirProblem(dir) !== undefined) return undefined;
+	const real = realCwd(cwd);
+	const advert = liveAdvert(advertPath(dir, real), real) ?? standbyAdvert(dir, real);
+	return advert ? addressOf(path.normalize(advert.endpoint)) : undefined;
 }
 
 /** Whether a socket is there at `socketPath` (the variable alone does not say a host listens). */
@@ -210,18 +285,46 @@ export interface Advertisement {
 	withdraw(): void;
 }
 
-/** Creates the advertisements' directory 0700, or checks that an existing one is private to this user. */
-async function preparedDir(parent: string): Promise<string> {
-	const dir = advertDir(parent);
+/** Creates `dir` 0700 (its parents as needed when `parents`), or checks that an existing one is private to this user. */
+async function privateDir(dir: string, parents: boolean): Promise<string | undefined> {
 	try {
-		await fs.mkdir(dir, { mode: 0o700 });
+		await fs.mkdir(dir, { mode: 0o700, recursive: parents });
 		await fs.chmod(dir, 0o700);
 	} catch (error) {
 		if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
 	}
-	const problem = privateDirProblem(dir, await fs.lstat(dir));
-	if (problem) throw new Error(`Cannot advertise the endpoint: ${problem}.`);
-	return dir;
+	return privateDirProblem(dir, await fs.lstat(dir));
+}
+
+/** The advertisements' directory, created or checked private; in the shared temp dir, the state directory when the name there is another's. */
+async function preparedDir(env: NodeJS.ProcessEnv): Promise<string> {
+	const { dir, shared } = advertisementsDir(env);
+	const problem = await privateDir(dir, !shared && dir === stateAdvertDir(env));
+	if (problem === undefined) return dir;
+	// Taken between the look and the mkdir: askers will look where this host goes now.
+	if (shared) {
+		const state = stateAdvertDir(env);
+		const stateProblem = await privateDir(state, true);
+		if (stateProblem === undefined) return state;
+		throw new Error(`Cannot advertise the endpoint: ${stateProblem}.`);
+	}
+	throw new Error(`Cannot advertise the endpoint: ${problem}.`);
+}
+
+/** Writes `advert` to `file` atomically, 0600. */
+async function writeAdvert(file: string, advert: Advert): Promise<void> {
+	const staging = `${file}.${nanoid(8)}.tmp`;
+	await fs.writeFile(staging, JSON.stringify(advert), { mode: 0o600, flag: "wx" });
+	await fs.chmod(staging, 0o600);
+	await fs.rename(staging, file);
+}
+
+/** writeAdvert, synchronously: a host that quits may exit right after. */
+function writeAdvertSync(file: string, advert: Advert): void {
+	const staging = `${file}.${nanoid(8)}.tmp`;
+	writeFileSync(staging, JSON.stringify(advert), { mode: 0o600, flag: "wx" });
+	chmodSync(staging, 0o600);
+	renameSync(staging, file);
 }
 
 /**
@@ -233,23 +336,32 @@ async function preparedDir(parent: string): Promise<string> {
 export async function advertiseEndpoint(socketPath: string, options: AdvertiseOptions = {}): Promise<Advertisement> {
 	const env = options.env ?? process.env;
 	const cwd = realCwd(options.cwd ?? process.cwd());
-	const dir = await preparedDir(endpointParentSync(env));
+	const dir = await preparedDir(env);
 	const file = advertPath(dir, cwd);
 	const before = readAdvert(file);
 	if (before.ok && before.advert.endpoint !== socketPath && !alive(before.advert.pid)) removeLeftover(before.advert.endpoint);
 	const advert: Advert = { v: ADVERT_VERSION, endpoint: socketPath, pid: options.pid ?? process.pid, cwd, at: Date.now() };
-	const staging = `${file}.${nanoid(8)}`;
-	await fs.writeFile(staging, JSON.stringify(advert), { mode: 0o600, flag: "wx" });
-	await fs.chmod(staging, 0o600);
-	await fs.rename(staging, file);
+	const standby = standbyPath(dir, cwd, advert.pid);
+	await writeAdvert(standby, advert);
+	await writeAdvert(file, advert);
 	let withdrawn = false;
 	return {
 		file,
 		withdraw() {
 			if (withdrawn) return;
 			withdrawn = true;
+			const own = readAdvert(standby);
+			if (own.ok && own.advert.endpoint === socketPath) rmSync(standby, { force: true });
 			const now = readAdvert(file);
-			if (now.ok && now.advert.endpoint === socketPath && now.advert.pid === advert.pid) rmSync(file, { force: true });
+			if (!now.ok || now.advert.endpoint !== socketPath || now.advert.pid !== advert.pid) return;
+			// The latest host quits: the directory's advertisement falls back to the newest host still running.
+			const next = standbyAdvert(dir, cwd);
+			try {
+				if (next) writeAdvertSync(file, next);
+				else rmSync(file, { force: true });
+			} catch {
+				rmSync(file, { force: true });
+			}
 		},
 	};
 }

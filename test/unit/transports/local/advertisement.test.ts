@@ -5,9 +5,9 @@
  * directory, a link, another user's) is ignored, and a dead host's is skipped and cleaned, the
  * endpoint directory it left behind with it.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { chmod, chown, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { chmod, chown, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -15,7 +15,13 @@ import { claimHostRole } from "../../../../extensions/checkpoint-bridge/core/hos
 import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared-handle.ts";
 import { dialogSurface } from "../../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { ENDPOINT_ENV } from "../../../../extensions/checkpoint-bridge/transports/local/address.ts";
-import { advertDir, advertiseEndpoint, advertPath, findHostEndpoint } from "../../../../extensions/checkpoint-bridge/transports/local/advertisement.ts";
+import {
+	advertDir,
+	advertiseEndpoint,
+	advertisementsDir,
+	advertPath,
+	findHostEndpoint,
+} from "../../../../extensions/checkpoint-bridge/transports/local/advertisement.ts";
 import { askRemote } from "../../../../extensions/checkpoint-bridge/transports/local/client.ts";
 import { closePooledConnections } from "../../../../extensions/checkpoint-bridge/transports/local/pool.ts";
 import { startEndpoint } from "../../../../extensions/checkpoint-bridge/transports/local/server.ts";
@@ -26,6 +32,8 @@ import { fakeUI } from "../../support/fake-ui.ts";
 const AS_ROOT: (name: string, test: () => Promise<void>) => void =
 	process.getuid?.() === 0 ? (name, test) => it(name, test) : (name, test) => it.skip(`${name} (skipped: changing an owner needs root, which CI has)`, test);
 const NOBODY = 65534;
+/** The advertisements' directory's name in a temp dir: what another user can take first there. */
+const advertDirIn = (tmp: string) => advertDir(tmp);
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -116,6 +124,77 @@ describe("a host is found through its advertisement", () => {
 		expect(findHostEndpoint({ env, cwd })).toBeUndefined();
 	});
 
+	it("two hosts in one directory: the later wins; when it quits, the advertisement falls back to the host still running, which askers reach", async () => {
+		const { cwd, env, runtime } = await place();
+		const first = await hostIn(cwd, { ...env });
+		const second = await hostIn(cwd, { ...env });
+		expect(findHostEndpoint({ env, cwd })?.socketPath).toBe(second.endpoint.endpoint);
+		await second.endpoint.close();
+		const found = findHostEndpoint({ env, cwd });
+		expect(found?.socketPath).toBe(first.endpoint.endpoint);
+		// The directory's advertisement itself names the first again: whatever reads only it (the MCP server at its start) finds it too.
+		expect(JSON.parse(await readFile(advertPath(advertDir(runtime), cwd), "utf8")).endpoint).toBe(first.endpoint.endpoint);
+		const call = askRemote(found!, {
+			asker: { label: "outside", sessionId: "o" },
+			questions: [{ question: "Go?" }],
+			budgetMs: 10_000,
+			dialogTimeoutMs: 10_000,
+		});
+		(await first.feed.next()).answer("yes");
+		expect((await call).answers.map((a) => a.answer)).toEqual(["yes"]);
+	});
+
+	it("two hosts in one directory: the later killed (no withdrawal), askers find the first still running", async () => {
+		const { cwd, env, runtime } = await place();
+		const first = await hostIn(cwd, { ...env });
+		const child = sleeper();
+		const leftover = path.join(runtime, "checkpoint-bridge-killed");
+		await mkdir(leftover, { mode: 0o700 });
+		await advertiseEndpoint(path.join(leftover, "socket"), { cwd, env, pid: child.pid! });
+		expect(findHostEndpoint({ env, cwd })?.socketPath).toBe(path.join(leftover, "socket"));
+		child.kill("SIGKILL");
+		await exited(child);
+		expect(findHostEndpoint({ env, cwd })?.socketPath).toBe(first.endpoint.endpoint);
+	});
+
+	AS_ROOT(
+		"another local user who creates the advertisements' directory first in a shared 1777 temp dir: hosts advertise in the user's state directory, askers find them",
+		async () => {
+			const { root, cwd } = await place();
+			// A temp dir every user may write in, as /tmp is; the other user (nobody) takes this user's name in it first.
+			await chmod(root, 0o755);
+			const shared = path.join(root, "shared-tmp");
+			await mkdir(shared);
+			await chmod(shared, 0o1777);
+			const taken = advertDirIn(shared);
+			const made = spawnSync("mkdir", ["-m", "0777", taken], { uid: NOBODY, gid: NOBODY });
+			expect(made.status, String(made.stderr)).toBe(0);
+			expect((await stat(taken)).uid).toBe(NOBODY);
+			const before = process.env.TMPDIR;
+			process.env.TMPDIR = shared;
+			cleanups.push(async () => {
+				if (before === undefined) delete process.env.TMPDIR;
+				else process.env.TMPDIR = before;
+			});
+			const env = { XDG_STATE_HOME: path.join(root, "state") } as NodeJS.ProcessEnv;
+			const { endpoint, feed } = await hostIn(cwd, { ...env });
+			expect(advertisementsDir(env).dir).toBe(path.join(root, "state", "checkpoint-bridge", "hosts"));
+			expect((await stat(advertisementsDir(env).dir)).mode & 0o777).toBe(0o700);
+			const found = findHostEndpoint({ env, cwd });
+			expect(found?.socketPath).toBe(endpoint.endpoint);
+			const call = askRemote(found!, {
+				asker: { label: "outside", sessionId: "o" },
+				questions: [{ question: "Go?" }],
+				budgetMs: 10_000,
+				dialogTimeoutMs: 10_000,
+			});
+			(await feed.next()).answer("yes");
+			expect((await call).answers.map((a) => a.answer)).toEqual(["yes"]);
+			// Nothing was written into the other user's directory.
+			expect(await readdir(taken)).toEqual([]);
+		},
+	);
+
 	it("falls back to the temp dir when $XDG_RUNTIME_DIR is not private to the user", async () => {
 		const { runtime, cwd, env } = await place();
 		await chmod(runtime, 0o755);
@@ -141,20 +220,24 @@ describe("an advertisement that is not to be trusted is ignored", () => {
 	it("a group- or world-writable file, an open directory, a link: each ignored", async () => {
 		const { runtime, cwd, env } = await place();
 		const { endpoint } = await hostIn(cwd, { ...env });
-		const file = advertPath(advertDir(runtime), cwd);
+		// The directory's advertisement and the host's own beside it: each is held to the same checks.
+		const files = (await readdir(advertDir(runtime))).map((name) => path.join(advertDir(runtime), name));
+		expect(files).toHaveLength(2);
 		for (const mode of [0o666, 0o620, 0o640, 0o604]) {
-			await chmod(file, mode);
+			for (const file of files) await chmod(file, mode);
 			expect(findHostEndpoint({ env, cwd }), `mode ${mode.toString(8)}`).toBeUndefined();
 		}
-		await chmod(file, 0o600);
+		for (const file of files) await chmod(file, 0o600);
 		expect(findHostEndpoint({ env, cwd })?.socketPath).toBe(endpoint.endpoint);
 		await chmod(advertDir(runtime), 0o777);
 		expect(findHostEndpoint({ env, cwd })).toBeUndefined();
 		await chmod(advertDir(runtime), 0o700);
-		const real = `${file}.real`;
-		await writeFile(real, await readFile(file), { mode: 0o600 });
-		await rm(file);
-		await symlink(real, file);
+		for (const file of files) {
+			const real = path.join(runtime, `${path.basename(file)}.real`);
+			await writeFile(real, await readFile(file), { mode: 0o600 });
+			await rm(file);
+			await symlink(real, file);
+		}
 		expect(findHostEndpoint({ env, cwd })).toBeUndefined();
 	});
 
@@ -195,10 +278,10 @@ describe("an advertisement that is not to be trusted is ignored", () => {
 	AS_ROOT("another user's advertisement directory or file is ignored, and the host does not write into it", async () => {
 		const { runtime, cwd, env } = await place();
 		const { endpoint } = await hostIn(cwd, { ...env });
-		const file = advertPath(advertDir(runtime), cwd);
-		await chown(file, NOBODY, NOBODY);
+		const files = (await readdir(advertDir(runtime))).map((name) => path.join(advertDir(runtime), name));
+		for (const file of files) await chown(file, NOBODY, NOBODY);
 		expect(findHostEndpoint({ env, cwd })).toBeUndefined();
-		await chown(file, 0, 0);
+		for (const file of files) await chown(file, 0, 0);
 		await chown(advertDir(runtime), NOBODY, NOBODY);
 		expect(findHostEndpoint({ env, cwd })).toBeUndefined();
 		await expect(advertiseEndpoint(endpoint.endpoint, { cwd, env })).rejects.toThrow(/belongs to another user/);
