@@ -19,6 +19,8 @@ const hasTmux = tmuxAvailable();
 const EXAMPLES = join(dirname(dirname(PI_CLI)), "examples/extensions");
 const QUESTION_EXT = join(EXAMPLES, "question.ts");
 const QUESTIONNAIRE_EXT = join(EXAMPLES, "questionnaire.ts");
+/** A child's screen that keeps every key for itself (fixtures/stubborn-screen.ts). */
+const STUBBORN_EXT = join(REPO_ROOT, "test/integration/fixtures/stubborn-screen.ts");
 /** pi and pi-subagents load slowly on a busy machine (they compile their TypeScript on start). */
 const BOOT_MS = 90_000;
 /** The line the host draws above a child's screen while keys do not reach it yet. */
@@ -101,11 +103,13 @@ describe.skipIf(!hasTmux)(
 						survey: { subagent: { agent: "surveyor", task: "Ask about the change." } },
 						rpiv: { subagent: { agent: "rpiv-child", task: "Ask which database." } },
 						both: { subagent: { agent: "picker", task: "Ask which colour." }, ask: { questions: [{ question: "Deploy today?", options: ["yes", "no"] }] } },
+						stubborn: { subagent: { agent: "stubborn-child", task: "Show the screen." } },
 					},
 					childCalls: {
 						picker: { tool: "question", arguments: COLOURS },
 						surveyor: { tool: "questionnaire", arguments: SURVEY },
 						"rpiv-child": { tool: "ask_user_question", arguments: RPIV_QUESTIONS },
+						"stubborn-child": { tool: "stubborn", arguments: {} },
 					},
 				},
 				env: { CHECKPOINT_BRIDGE_RELAY_DIALOGS: "1", CHECKPOINT_BRIDGE_WEB: "127.0.0.1:0" },
@@ -113,6 +117,7 @@ describe.skipIf(!hasTmux)(
 			installRelayAgent(piEnv.agentDir, "picker", QUESTION_EXT);
 			installRelayAgent(piEnv.agentDir, "surveyor", QUESTIONNAIRE_EXT);
 			installRelayAgent(piEnv.agentDir, "rpiv-child", RPIV_EXT);
+			installRelayAgent(piEnv.agentDir, "stubborn-child", STUBBORN_EXT);
 			const envPart = Object.entries({ ...piEnv.env, TERM: "xterm-256color" }).map(([key, value]) => `${key}=${quote(String(value))}`);
 			const piPart = [NODE_BIN, PI_CLI, ...baseArgs({ subagents: true }), "--name", "tui-host"].map(quote);
 			session = new TmuxSession();
@@ -164,6 +169,25 @@ describe.skipIf(!hasTmux)(
 			captures.save("question-cancelled", screen);
 			expect(screen).not.toContain("question.ts's own screen");
 			expect(squeezed(screen)).not.toContain(squeezed("UI not available"));
+		});
+
+		it("a child's screen that keeps Esc, q and Ctrl+C for itself: ctrl+], the key the host keeps, ends it as dismissed and the child's custom() gives undefined", async () => {
+			const { session: tmux, piEnv: env } = await host();
+			await tmux.prompt("stubborn", "stubborn-screen.ts's own screen", SCREEN_SHOWS);
+			let screen = await takesKeys(tmux);
+			captures.save("stubborn", screen);
+			expect(screen).toContain("[subagent-stubborn-child] · stubborn-screen.ts's own screen · ctrl+] leaves");
+			// Each key on its own: Esc and q sent together would read as alt+q.
+			for (const [i, key] of ["Escape", "q", "C-c"].entries()) {
+				await tmux.keys(key);
+				await tmux.waitFor(`keys taken: ${i + 1}`, 5_000, `key ${key} taken by the child's screen`);
+			}
+			await tmux.keys("C-]");
+			await until(() => childResults(env, "stubborn").length === 1, "the child's stubborn result", 60_000, 100);
+			expect(childResults(env, "stubborn")).toEqual(["stubborn screen gave: undefined after 3 keys"]);
+			screen = await tmux.waitFor(/stubborn screen gave: undefined/, 30_000, "the subagent's output");
+			captures.save("stubborn-left", screen);
+			expect(screen).not.toContain("stubborn-screen.ts's own screen");
 		});
 
 		it("pi's questionnaire.ts in a child: its tabs answered in the host's terminal", async () => {

@@ -4,6 +4,8 @@
  * (surfaces/child-screen/) drawing with a stand-in for pi's `ctx.ui.custom` on the other. The real
  * pi TUI with the real pi-subagents: test/integration/child-screens-tui.test.ts.
  */
+
+import { performance } from "node:perf_hooks";
 import { visibleWidth } from "@earendil-works/pi-tui";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { MAX_OPEN_PER_ASKER } from "../../../extensions/checkpoint-bridge/core/dialog-host.ts";
@@ -16,7 +18,7 @@ import {
 	unshownNotice,
 	watchUnshown,
 } from "../../../extensions/checkpoint-bridge/interop/screen-relay.ts";
-import type { ScreenUI } from "../../../extensions/checkpoint-bridge/surfaces/child-screen/frame.ts";
+import { MAX_SCREEN_LINES, type ScreenUI } from "../../../extensions/checkpoint-bridge/surfaces/child-screen/frame.ts";
 import { withChildScreens } from "../../../extensions/checkpoint-bridge/surfaces/child-screen/surface.ts";
 import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { KEY_GUARD_MS } from "../../../extensions/checkpoint-bridge/surfaces/terminal-form/component.ts";
@@ -64,22 +66,26 @@ function setUp(options: { signal?: () => AbortSignal | undefined; budgetMs?: num
 	const terminal = fakeTerminal();
 	const r = relay({}, { surface: withChildScreens(dialogSurface(fakeUI().ui), terminal.ui) });
 	const notices: string[] = [];
+	const statuses: string[] = [];
 	const custom = relayedCustom({
 		asker: () => ({ label: "subagent-picker", sessionId: "child-1" }),
-		ask: (o) =>
-			r.ask(o.questions, {
+		ask: async (o) => {
+			const envelope = await r.ask(o.questions, {
 				label: o.asker.label,
 				sessionId: o.asker.sessionId,
 				budgetMs: o.budgetMs,
 				dialogTimeoutMs: o.dialogTimeoutMs,
 				...(o.signal ? { signal: o.signal } : {}),
-			}),
+			});
+			statuses.push(envelope.status);
+			return envelope;
+		},
 		budgetMs: () => options.budgetMs ?? 300_000,
 		notify: (asker, message) => void notices.push(`[${asker.label}] ${message}`),
 		terminalHere: () => true,
 		...(options.signal ? { signal: options.signal } : {}),
 	});
-	return { ...r, terminal, custom, notices };
+	return { ...r, terminal, custom, notices, statuses };
 }
 
 /** Waits until the terminal shows a component (the drawing module loads on the first child screen). */
@@ -103,8 +109,8 @@ describe("a child's screen in the host's terminal", () => {
 		const s = setUp();
 		const result = s.custom((_tui: unknown, _theme: unknown, _kb: unknown, done: (v: unknown) => void) => component(done));
 		await drawn(s.terminal);
-		expect(s.terminal.screen()).toEqual([
-			" [subagent-picker] · child-screen.test.ts's own screen",
+		expect(s.terminal.screen(80)).toEqual([
+			" [subagent-picker] · child-screen.test.ts's own screen · ctrl+] leaves",
 			" … keys reach it in a moment",
 			"Which colour?",
 			"> 1. Red",
@@ -140,6 +146,43 @@ describe("a child's screen in the host's terminal", () => {
 		);
 		await flush(vi);
 		for (const line of s.terminal.screen(40)) expect(visibleWidth(line)).toBeLessThanOrEqual(40);
+	});
+
+	it("ctrl+], the key the host keeps, ends the screen as dismissed though the component takes Esc, q and Ctrl+C for itself; the child gets undefined", async () => {
+		const s = setUp();
+		const keys: string[] = [];
+		const result = s.custom((_t: unknown, _th: unknown, _k: unknown, _done: (v: unknown) => void) => component(() => {}, { key: (d) => void keys.push(d) }));
+		await drawn(s.terminal);
+		s.terminal.screen();
+		await vi.advanceTimersByTimeAsync(KEY_GUARD_MS);
+		s.terminal.screen();
+		for (const key of ["\x1b", "q", "\x03"]) s.terminal.current()!.component.handleInput!(key);
+		expect(keys).toEqual(["\x1b", "q", "\x03"]);
+		expect(s.terminal.current()).toBeDefined();
+		s.terminal.current()!.component.handleInput!("\x1d");
+		expect(await result).toBeUndefined();
+		expect(keys).toHaveLength(3);
+		expect(s.terminal.current()).toBeUndefined();
+		expect(s.role.host.heldCount).toBe(0);
+		// Dismissed, as Esc on a form: the request ends without an answer, not by its budget.
+		expect(s.statuses).toEqual(["timeout-or-cancelled"]);
+	});
+
+	it("a child's render output is bounded: 1,000 lines of 1 MB draw 200 lines cut to the width and one line counting the rest", async () => {
+		const s = setUp();
+		const huge = `\x1b[31m${"x".repeat(1_000_000)}`;
+		void s.custom((_t: unknown, _th: unknown, _k: unknown, done: (v: unknown) => void) =>
+			component(done, { render: () => Array.from({ length: 1_000 }, () => huge) }),
+		);
+		await drawn(s.terminal);
+		s.terminal.screen(80);
+		const started = performance.now();
+		const screen = s.terminal.screen(80);
+		const tookMs = performance.now() - started;
+		expect(screen).toHaveLength(2 + MAX_SCREEN_LINES + 1);
+		expect(screen.at(-1)).toBe(` … ${1_000 - MAX_SCREEN_LINES} more lines not shown`);
+		for (const line of screen) expect(visibleWidth(line)).toBeLessThanOrEqual(80);
+		console.info(`child-screen.test.ts: one render of 1,000 lines of 1 MB took ${tookMs.toFixed(1)} ms`);
 	});
 
 	/** Opens a screen whose component behaves as `behaviour`, draws it and sends a key once keys count: it must end as closed. */

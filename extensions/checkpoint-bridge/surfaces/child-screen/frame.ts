@@ -1,13 +1,33 @@
 /**
- * A child's own component drawn in the host's terminal (ADR-0016): under a line naming who asks and
- * the extension, behind the same key guard as the form, every line cut to the terminal's width. The
- * child's code runs inside the host's TUI, so whatever it throws while drawn or on a key ends its
- * screen as closed (`undefined` to the child) and the host's screen stays whole.
+ * A child's own component drawn in the host's terminal (ADR-0016): under a line naming who asks, the
+ * extension and the one key the host keeps (LEAVE_KEY: it ends the screen as dismissed, whatever the
+ * component does with Esc, q or Ctrl+C), behind the same key guard as the form, at most
+ * MAX_SCREEN_LINES lines each cut to the terminal's width (and, before pi-tui measures it, to
+ * MAX_LINE_UNITS code units, so a child's megabyte lines cost what is shown). The child's code runs
+ * inside the host's TUI, so whatever it throws while drawn or on a key ends its screen as closed
+ * (`undefined` to the child) and the host's screen stays whole.
  */
-import { type Component, type Focusable, truncateToWidth } from "@earendil-works/pi-tui";
+import { type Component, type Focusable, matchesKey, truncateToWidth } from "@earendil-works/pi-tui";
 import type { ChildScreen } from "../../core/screens.ts";
 import { sanitiseText } from "../../model/sanitise.ts";
 import { KEY_GUARD_MS } from "../terminal-form/component.ts";
+
+/** The key the host keeps while a child's screen is up: it ends the screen as dismissed (telnet's escape key; pi's editor alone binds it, to a jump). */
+export const LEAVE_KEY = "ctrl+]";
+/** Lines of a child's screen drawn; the rest are counted in one last line. @default 200 */
+export const MAX_SCREEN_LINES = 200;
+/** Code units of one line of a child's screen looked at before it is cut to the terminal's width. @default 4096 */
+export const MAX_LINE_UNITS = 4_096;
+
+/** An escape sequence a cut left unfinished at the end of a line: dropped, so it cannot swallow what follows. */
+const CUT_ESCAPE = /\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*|[PX^_][^\x1b]*)?$/;
+
+/** One line of the child's, bounded before pi-tui measures it, then cut to `width`. */
+function shownLine(line: unknown, width: number): string {
+	const text = typeof line === "string" ? line : String(line);
+	const bounded = text.length > MAX_LINE_UNITS ? text.slice(0, MAX_LINE_UNITS).replace(CUT_ESCAPE, "") : text;
+	return truncateToWidth(bounded, width);
+}
 
 /** The slice of pi's theme the line above the component uses. */
 interface LineTheme {
@@ -48,6 +68,8 @@ interface FrameOptions {
 	requestRender(): void;
 	/** The child's component threw: its screen ends as closed. */
 	fail(): void;
+	/** The human pressed LEAVE_KEY: the screen ends as dismissed. */
+	leave(): void;
 }
 
 /** Colours text with the host's theme, or leaves it plain when the theme cannot. */
@@ -97,16 +119,21 @@ class ScreenFrame implements Component, Focusable {
 		if (lines === undefined) return [];
 		this.#firstShown();
 		const { asker, extension, theme } = this.#o;
-		const head = ` ${themed(theme, "accent", `[${sanitiseText(asker)}]`, true)} · ${themed(theme, "muted", `${sanitiseText(extension)}'s own screen`)}`;
+		const head = ` ${themed(theme, "accent", `[${sanitiseText(asker)}]`, true)} · ${themed(theme, "muted", `${sanitiseText(extension)}'s own screen`)} · ${themed(theme, "dim", `${LEAVE_KEY} leaves`)}`;
 		const out = [truncateToWidth(head, width)];
 		if (!this.#takesKeys()) out.push(truncateToWidth(themed(theme, "dim", " … keys reach it in a moment"), width));
 		// A line wider than the terminal would break the host's screen: each is cut to the width.
-		for (const line of lines) out.push(truncateToWidth(typeof line === "string" ? line : String(line), width));
+		const shown = Math.min(lines.length, MAX_SCREEN_LINES);
+		for (let i = 0; i < shown; i++) out.push(shownLine(lines[i], width));
+		if (lines.length > shown) out.push(truncateToWidth(themed(theme, "dim", ` … ${lines.length - shown} more lines not shown`), width));
 		return out;
 	}
 
 	handleInput(data: string): void {
-		if (this.#failed || !this.#takesKeys()) return;
+		if (this.#failed) return;
+		// The host's own key, guard or not: the one way out a component cannot take away.
+		if (matchesKey(data, LEAVE_KEY)) return this.#o.leave();
+		if (!this.#takesKeys()) return;
 		this.#guard(() => this.#o.inner.handleInput?.(data));
 	}
 
@@ -213,6 +240,7 @@ export function drawScreen(ui: ScreenUI, options: DrawOptions): Promise<boolean>
 						keyGuardMs: options.keyGuardMs ?? KEY_GUARD_MS,
 						requestRender: () => safely(() => tui.requestRender()),
 						fail: () => finish(false),
+						leave: () => finish(false),
 					});
 					// Ended while the component was being built: close it as soon as pi has it.
 					if (finished) {
