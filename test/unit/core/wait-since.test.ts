@@ -6,18 +6,14 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { checkpointsReport } from "../../../extensions/checkpoint-bridge/core/audit.ts";
 import { statusText } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
-import { replyChannel } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
 import { flush, relay, relayRequest } from "../support/relay.ts";
 
 beforeEach(() => vi.useFakeTimers({ now: new Date(2026, 11, 3, 9, 0, 0) }));
 afterEach(() => vi.useRealTimers());
 
-/** A request as the bridge puts it on the bus again after a restart: asked `agoMs` before now. */
+/** A request as the bridge puts it on the bus (again after a restart: `resent`), asked `agoMs` before now. */
 function sendAgain(handle: ReturnType<typeof relay>["handle"], id: string, agoMs: number, resent = true) {
-	const replies: { status?: string }[] = [];
-	handle.bus.on(replyChannel(id), (reply: { status?: string }) => void replies.push(reply));
 	handle.bus.emit("request", relayRequest(id, { createdAt: Date.now() - agoMs, ...(resent ? { resent: true } : {}) }));
-	return replies;
 }
 
 describe("the wait of a request sent again after a restart", () => {
