@@ -18,7 +18,9 @@ export function checkpointsCommand(handle: SharedHandle, host: HostLife): Parame
 			if (words[0] === "web") return webCommand(words.slice(1), ctx.ui, handle, host.role !== undefined);
 			if (words[0] === "answer") return ctx.ui.notify(answerLate(host.role?.host, words[1]), "info");
 			if (words.length > 0) return ctx.ui.notify(WEB_USAGE, "warning");
-			const report = checkpointsReport(handle.snapshot(), ctx.sessionManager.getEntries(), host.role?.host.stats);
+			// Each late line says where its answer goes now (the route home, core/delivery.ts).
+			const role = host.role;
+			const report = checkpointsReport(handle.snapshot(), ctx.sessionManager.getEntries(), role?.host.stats, role ? (id) => role.whereLate(id) : undefined);
 			const page = await webPageLine();
 			ctx.ui.notify(page ? `${report}\n${page}` : report, "info");
 		},

@@ -11,7 +11,7 @@
 
 export type { AskerIdentity } from "./core/identity.ts";
 export type { InboundReply as OutsideAnswerReply, InboundValue as OutsideAnswerValue, OutsideAnswer } from "./core/inbound.ts";
-export type { ObservedRequest, QueuedEvent, SettledEvent, ShownEvent, Snapshot } from "./core/observers.ts";
+export type { LateEvent, ObservedRequest, QueuedEvent, ReopenedEvent, SettledEvent, ShownEvent, Snapshot } from "./core/observers.ts";
 export { OBSERVER_EVENTS, OBSERVER_VERSION } from "./core/observers.ts";
 export type { HostClaim, ObserverHandle } from "./core/shared-handle.ts";
 export { HANDLE_KEY } from "./core/shared-handle.ts";

@@ -2,6 +2,7 @@
  * The audit trail: every settled request is appended to the host session as a custom entry, so it
  * survives in the session file; `/checkpoints` reads it back with what is open now.
  */
+import { type Home, homeText } from "./delivery.ts";
 import type { DialogHost, HostStats } from "./dialog-host.ts";
 import type { SettledRecord } from "./host-role.ts";
 import type { Snapshot } from "./observers.ts";
@@ -36,8 +37,16 @@ const minutesAgo = (at: number, now = Date.now()) => {
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
-/** The text `/checkpoints` shows. */
-export function checkpointsReport(snapshot: Snapshot | undefined, entries: readonly EntryLike[], stats?: Readonly<HostStats>): string {
+/**
+ * The text `/checkpoints` shows. `whereLate`: where a late request's answer would go now (the route home,
+ * core/delivery.ts), so that each late line says it truthfully, per asker.
+ */
+export function checkpointsReport(
+	snapshot: Snapshot | undefined,
+	entries: readonly EntryLike[],
+	stats?: Readonly<HostStats>,
+	whereLate?: (requestId: string) => Home | undefined,
+): string {
 	const lines: string[] = [];
 	if (!snapshot) lines.push("checkpoint-bridge: this process has no host session; questions get no-host.");
 	else if (snapshot.open.length === 0) lines.push("checkpoint-bridge: no questions open.");
@@ -53,12 +62,14 @@ export function checkpointsReport(snapshot: Snapshot | undefined, entries: reado
 	}
 	const late = snapshot?.late ?? [];
 	if (late.length > 0) {
-		lines.push(`${late.length} late (the call's budget ran out; still answerable, the answer goes to the asker as a message):`);
-		late.forEach((request, i) =>
+		lines.push(`${late.length} late (the call's budget ran out; still answerable):`);
+		late.forEach((request, i) => {
+			const home = whereLate?.(request.requestId);
 			lines.push(
 				`  ${i + 1}. [${request.asker.label}] late since ${clock(request.lateSince)} (asked ${minutesAgo(request.queuedAt)}): ${request.questions.map((q) => q.question.replace(/\s+/g, " ")).join(" | ")}`,
-			),
-		);
+			);
+			if (home) lines.push(`     Its answer ${homeText(home, request.asker.label)}.`);
+		});
 		lines.push(`  Answer one with /checkpoints answer <number>.`);
 	}
 	if (stats && stats.questionsAsked > 0)

@@ -13,7 +13,7 @@ import type { Answer } from "../model/answer.ts";
 import type { QuestionInput } from "../model/question.ts";
 import { makeEnvelope, type Status } from "../model/result.ts";
 import { MAX_TIMEOUT_MS, NO_LIMIT } from "./config.ts";
-import { deliveryBox } from "./delivery.ts";
+import { homeRoute } from "./delivery.ts";
 import { FRAME_VERSION, type LateFrame, type NoticeFrame, type ReplyFrame, type ResultFrame, type Transport } from "./frames.ts";
 import type { AskerIdentity } from "./identity.ts";
 import { NoticeWindow } from "./notice-window.ts";
@@ -381,7 +381,8 @@ export class Bridge<Own = undefined> {
 			questions: later.questions,
 			queuedAt: later.createdAt,
 		};
-		deliveryBox(() => this.#options.handle.host()?.sessionId).deliver({ ...delivery, envelope }, { gone: true });
+		// The one route home decides (core/delivery.ts): its client gone, the host's session, waking its model only for a sub-agent's.
+		homeRoute(() => this.#options.handle.host()?.sessionId).send({ ...delivery, envelope }, { asker: later.asker, origin: held.client }, { gone: true });
 	}
 }
 

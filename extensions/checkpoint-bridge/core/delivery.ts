@@ -8,9 +8,13 @@
  * a registry symbol, as the shared handle), so a `/reload`, a resume or a second copy never
  * delivers twice. An asking session that is gone (a foreground child that finished) is given a
  * grace to come back (a `/reload` re-attaches at once); then the host's session gets the message,
- * naming the asker and the question.
+ * naming the asker and the question. Where an end goes is decided in one place, the route home
+ * (`homeRoute`, ADR-0025): the host side of every transport and surface sends ends through it.
  */
+import type { Answer } from "../model/answer.ts";
 import type { Envelope } from "../model/result.ts";
+import { sanitiseText } from "../model/sanitise.ts";
+import type { AskerIdentity } from "./identity.ts";
 
 /** `customType` of the message that carries an ended request to its session (docs/tool.md). */
 export const ANSWER_MESSAGE_TYPE = "checkpoint-bridge:answer";
@@ -45,6 +49,11 @@ export interface Delivery extends QueuedAsk {
 	late?: true;
 	/** The host session's own question asked again after a restart (own-questions.ts): asked before it, waiting or queued. */
 	reopened?: true;
+	/**
+	 * False when, forwarded to the host's session (its asker gone), it must not start a turn of the host's model: the
+	 * asker is neither the host's own session nor one of its sub-agents (wakesHost). @default true
+	 */
+	wakesHost?: false;
 }
 
 /** What makes two deliveries the same one: a request's own end, and its late answer, are two. */
@@ -113,6 +122,36 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 const quoted = (questions: readonly string[]) =>
 	questions.length === 0 ? "" : ` ("${questions[0]}"${questions.length > 1 ? ` and ${plural(questions.length - 1, "more question")}` : ""})`;
 
+const clean = (text: string) => sanitiseText(text);
+/** An answer with every text it carries neutralised for the terminal (model/sanitise.ts). */
+const cleanAnswer = (answer: Answer): Answer => ({
+	...answer,
+	question: clean(answer.question),
+	answer: clean(answer.answer),
+	...(answer.id !== undefined ? { id: clean(answer.id) } : {}),
+	...(answer.values ? { values: answer.values.map(clean) } : {}),
+	...(answer.note !== undefined ? { note: sanitiseText(answer.note, { multiline: true }) } : {}),
+});
+/**
+ * The delivery as a session shows it: the asker's texts (its label, questions, answers, the note) reach pi's
+ * message renderer, which passes escapes through, so each is neutralised here, the one place every delivery passes.
+ */
+function neutralised(delivery: Delivery): Delivery {
+	const { envelope } = delivery;
+	return {
+		...delivery,
+		asker: clean(delivery.asker),
+		questions: delivery.questions.map(clean),
+		envelope: {
+			...envelope,
+			answers: envelope.answers.map(cleanAnswer),
+			...(envelope.note !== undefined ? { note: sanitiseText(envelope.note, { multiline: true }) } : {}),
+			...(envelope.asker !== undefined ? { asker: clean(envelope.asker) } : {}),
+			...(envelope.requestId !== undefined ? { requestId: clean(envelope.requestId) } : {}),
+		},
+	};
+}
+
 /** The text the model reads: what happened, and the envelope as JSON. */
 function messageText(delivery: Delivery, forwarded = false): string {
 	const { envelope, requestId, asker, questions } = delivery;
@@ -142,8 +181,9 @@ export function sessionPoster(pi: MessageApi, entries: () => readonly EntryLike[
 			...(delivery.late ? { late: true } : {}),
 		} satisfies DeliveredRecord);
 	return {
-		post(delivery, forwarded = false) {
-			if (deliveredIn(entries()).has(keyOf(delivery))) return "already";
+		post(given, forwarded = false) {
+			if (deliveredIn(entries()).has(keyOf(given))) return "already";
+			const delivery = neutralised(given);
 			record(delivery, forwarded);
 			const details: AnswerMessageDetails = {
 				v: DELIVERY_VERSION,
@@ -155,8 +195,10 @@ export function sessionPoster(pi: MessageApi, entries: () => readonly EntryLike[
 				...(delivery.late ? { late: true as const } : {}),
 			};
 			const message = { customType: ANSWER_MESSAGE_TYPE, content: messageText(delivery, forwarded), display: true, details };
-			// An answer starts a turn when idle and waits for the turn's end when busy; anything else only joins the transcript.
-			pi.sendMessage(message, delivery.envelope.status === "ok" ? { triggerTurn: true, deliverAs: "followUp" } : { triggerTurn: false });
+			// An answer starts a turn when idle and waits for the turn's end when busy; anything else only joins the transcript,
+			// as does an answer forwarded for an asker the host's model has no reason to act for (wakesHost).
+			const wakes = delivery.envelope.status === "ok" && !(forwarded && delivery.wakesHost === false);
+			pi.sendMessage(message, wakes ? { triggerTurn: true, deliverAs: "followUp" } : { triggerTurn: false });
 			return "posted";
 		},
 		record: (delivery) => record(delivery, false),
@@ -188,6 +230,8 @@ export interface DeliveryBox {
 	wasDelivered(requestId: string): boolean;
 	/** The session that asked `requestId`, while it is queued and not yet delivered. */
 	ownerOf(requestId: string): string | undefined;
+	/** Whether a session of this id is attached now (it would take a message). */
+	attached(sessionId: string): boolean;
 	/**
 	 * Waits for `ids` (queued requests of `sessionId`) to end, for at most `budgetMs`: their envelopes
 	 * reach the wait instead of a message. Ends early when every id ended or `signal` aborts.
@@ -325,6 +369,7 @@ export function createDeliveryBox(options: DeliveryBoxOptions): DeliveryBox & Ho
 		open: (sessionId) => [...expected.values()].filter((ask) => ask.askerSessionId === sessionId && !held.has(ask.requestId)),
 		wasDelivered: (requestId) => delivered.has(requestId),
 		ownerOf: (requestId) => expected.get(requestId)?.askerSessionId,
+		attached: (sessionId) => posters.has(sessionId),
 		waitFor(sessionId, ids, budgetMs, signal) {
 			const ended: Delivery[] = [];
 			const pending = new Set(ids);
@@ -380,4 +425,73 @@ export function deliveryBox(hostSessionId: () => string | undefined, target: obj
 	const box = createDeliveryBox({ hostSessionId });
 	Object.defineProperty(target, DELIVERY_KEY, { value: box, writable: false, configurable: false, enumerable: false });
 	return box;
+}
+
+/** Where an ended request goes, as the route home decides it (ADR-0025). */
+export type Home =
+	/** Its session, in this process: a wait on it takes it, else a message (after a grace for a session away, then the host's). */
+	| { to: "asker" }
+	/** Its process, over the transport that carried it, which puts it in its session; the host's session when it cannot. */
+	| { to: "asker-process" }
+	/** The host's session, its asker gone: recorded and shown; a turn of the host's model only when `wakes`. */
+	| { to: "host"; wakes: boolean };
+
+/** The asker of an end, and where it asked from (`origin`, protocol.ts: absent for this process). */
+export interface EndOf {
+	asker: Pick<AskerIdentity, "sessionId" | "kind">;
+	origin?: string;
+}
+
+/**
+ * Whether an end forwarded to the host's session may start a turn of the host's model: only when that
+ * model has a reason to act, its own question or one of its own sub-agents' (a foreground child in this
+ * process, an asker that says it is a pi-subagents child); never an MCP client's, nor another session's.
+ */
+export function wakesHost(end: EndOf, hostSessionId: string | undefined): boolean {
+	if (end.asker.sessionId === hostSessionId) return true;
+	if (end.asker.kind === "mcp") return false;
+	return end.asker.kind === "agent" || end.origin === undefined;
+}
+
+/** The one route home: where an end goes, and sending it there. */
+export interface HomeRoute {
+	/** Where an end of a request of `end`'s asker would go now; `carried`: its transport would carry it back. */
+	where(end: EndOf, carried: boolean): Home;
+	/**
+	 * Sends `delivery` home. `carry`: the asker's transport, when one carries ends back to its process; it calls
+	 * `taken(false)` when it could not, and the end goes to the host's session. `gone`: the asker is known to be gone.
+	 */
+	send(delivery: Delivery, end: EndOf, options?: { carry?: (taken: (sent: boolean) => void) => void; gone?: boolean }): void;
+}
+
+/** The route home over the process's box (deliveryBox), the host's session found by `hostSessionId`. */
+export function homeRoute(hostSessionId: () => string | undefined, box: DeliveryBox = deliveryBox(hostSessionId)): HomeRoute {
+	const quiet = (delivery: Delivery, end: EndOf): Delivery => (wakesHost(end, hostSessionId()) ? delivery : { ...delivery, wakesHost: false });
+	return {
+		where(end, carried) {
+			if (end.origin === undefined && (end.asker.sessionId === hostSessionId() || box.attached(end.asker.sessionId))) return { to: "asker" };
+			if (end.origin !== undefined && carried) return { to: "asker-process" };
+			return { to: "host", wakes: wakesHost(end, hostSessionId()) };
+		},
+		send(delivery, end, { carry, gone = false } = {}) {
+			const toSend = quiet(delivery, end);
+			if (end.origin === undefined && !gone) return box.deliver(toSend);
+			if (!carry || gone) return box.deliver(toSend, { gone: true });
+			let told = false;
+			carry((sent) => {
+				if (told) return;
+				told = true;
+				if (!sent) box.deliver(toSend, { gone: true });
+			});
+		},
+	};
+}
+
+/** Where an end goes, in words for the human (`/checkpoints`), of an asker labelled `label`. */
+export function homeText(home: Home, label: string): string {
+	if (home.to === "asker") return `goes to ${label} as a message`;
+	if (home.to === "asker-process") return `goes back to ${label}, whose process is still connected`;
+	return home.wakes
+		? "goes to this session (the asker is gone) and starts a turn of its model"
+		: "goes to this session (the asker is gone): recorded and shown here, without starting a turn of its model";
 }

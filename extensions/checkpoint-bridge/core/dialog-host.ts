@@ -17,7 +17,7 @@ import { ArrivalNotices } from "./arrival-notices.ts";
 import { CLOCK_TOLERANCE_MS, msLeft, NO_LIMIT } from "./config.ts";
 import { checkedAsker } from "./identity.ts";
 import { type InboundReply, parseInbound, resolveInbound } from "./inbound.ts";
-import { LATE_NOTE, type LateBook, type LateRequest } from "./late.ts";
+import { LATE_NOTE, type LateBook, type LateDrop, type LateRequest, observedLate } from "./late.ts";
 import { OBSERVER_VERSION, type ObservedRequest, type Snapshot } from "./observers.ts";
 import { PROTOCOL_VERSION, type RelayCancel, type RelayProgress, type RelayReply, type RelayRequest, type RelayResult } from "./protocol.ts";
 import {
@@ -57,7 +57,11 @@ export interface HostEvents {
 	 * Whether anything takes the lifecycle notification `name` right now: when false, the host
 	 * neither builds nor sends it. A hook that throws counts as true. @default true for every hook given
 	 */
-	wanted?(name: "queued" | "shown" | "settled"): boolean;
+	wanted?(name: "queued" | "shown" | "settled" | "late" | "reopened"): boolean;
+	/** A request went late (its budget ran out, it stays open) or, shown again and closed unanswered, back to late: it has not settled. */
+	late?(request: ObservedRequest, late: LateRequest, again: boolean): void;
+	/** A late request is shown again: it is queued and shown as any other, and settles once, later. */
+	reopened?(request: ObservedRequest, late: LateRequest): void;
 }
 
 export interface DialogHostOptions {
@@ -75,7 +79,7 @@ export interface DialogHostOptions {
 	bell?: () => void;
 	/** Where a request whose budget ran out stays open, marked late (core/late.ts). @default none: it ends with its call */
 	late?: LateBook;
-	/** A late request ended (answered, or dismissed): its end goes to the asker as a message (core/delivery.ts). @default none */
+	/** A late request ended (answered, or cancelled from outside): its end goes home, by the route home (core/delivery.ts). @default none */
 	lateEnded?: (late: LateRequest, outcome: { status: Status; answers: Answer[]; note?: string; reason?: EndReason }) => void;
 }
 
@@ -131,6 +135,7 @@ const STATUS_OF: Record<Exclude<RequestEnd, "handed-over">, Status> = {
 	refused: "error",
 	failed: "error",
 	"host-gone": "no-host",
+	expired: "timeout",
 };
 const REASON_OF: Partial<Record<RequestEnd, EndReason>> = { dismissed: "dismissed", "cancelled-outside": "dismissed", "dialog-timeout": "dialog-timeout" };
 const OUTSIDE_CANCEL_NOTE = "The question was cancelled from outside the terminal.";
@@ -182,15 +187,6 @@ const resentAnswers = (request: RelayRequest, questions: readonly Question[]): A
 					questions.some((q) => q.question === a.question && q.id === a.id && answerProblem(q, a) === undefined),
 			)
 		: [];
-/** A late request as observers see a request. */
-const observedLate = (late: LateRequest): ObservedRequest => ({
-	v: OBSERVER_VERSION,
-	requestId: late.request.id,
-	asker: late.request.asker,
-	questions: late.questions,
-	queuedAt: late.queuedAt,
-	deadline: late.request.deadline,
-});
 /** Who asked a request, and when it was queued, as the status line names it. */
 interface AskedBy {
 	label: string;
@@ -308,6 +304,7 @@ export class DialogHost {
 	reopenLate(requestId: string): boolean {
 		const late = this.#late?.take(requestId);
 		if (!late) return false;
+		if (this.#wants("reopened")) this.#events.reopened!(observedLate(late), late);
 		this.serve({ ...late.request, deadline: 0 }, { entries: late.entries, queuedAt: late.queuedAt, reopened: true });
 		return true;
 	}
@@ -516,19 +513,32 @@ export class DialogHost {
 		return { ok: true };
 	}
 
-	/** A late request ended (answered, or dismissed): observers and the audit trail learn it, and the asker gets it as a message. */
-	#endLate(late: LateRequest, end: "answered" | "answered-outside" | "cancelled-outside", note?: string): void {
+	/**
+	 * A late request settles (answered, cancelled from outside, or expired): observers and the audit trail learn it,
+	 * once; an answer or a cancel goes home (lateEnded), an expiry does not (the asker was told of its timeout).
+	 */
+	#endLate(late: LateRequest, end: "answered" | "answered-outside" | "cancelled-outside" | "expired", note?: string): void {
 		const status = STATUS_OF[end];
 		const reason = REASON_OF[end];
 		const outcome = { status, answers: givenAnswers(late), ...(note ? { note } : {}), ...(reason ? { reason } : {}) };
 		// Observers and the audit trail learn where each answer was given (the page's trace says "in this tab"); the asker's message does not carry it.
 		if (this.#wants("settled")) this.#events.settled!(observedLate(late), { ...outcome, answers: placedAnswers(late), end }, Date.now());
 		this.#events.changed?.();
+		if (end === "expired") return;
 		try {
 			this.#lateEnded?.(late, outcome);
 		} catch {
 			// The delivery's failure is the delivery's; the host goes on.
 		}
+	}
+
+	/** A late request left the book unanswered (it expired, or its asker's newer ones made it leave): it settles, `expired`. */
+	lateDropped(late: LateRequest, why: LateDrop): void {
+		this.#endLate(
+			late,
+			"expired",
+			why === "expired" ? "It was late and expired unanswered." : "It was late and left to make room for newer late questions of its asker.",
+		);
 	}
 
 	/** The host session is going away for good: every held request ends now with `no-host`. */
@@ -561,7 +571,7 @@ export class DialogHost {
 	}
 
 	/** Whether the lifecycle notification `name` has a hook, and anything takes it now. */
-	#wants(name: "queued" | "shown" | "settled"): boolean {
+	#wants(name: "queued" | "shown" | "settled" | "late" | "reopened"): boolean {
 		return this.#events[name] !== undefined && (this.#events.wanted?.(name) ?? true);
 	}
 
@@ -644,10 +654,10 @@ export class DialogHost {
 		if (hasEnded(record)) return;
 		// Queued, it leaves the queue with the indexes below.
 		held.open?.abort(end);
+		let late: LateRequest | undefined;
 		if (end === "timeout") {
-			const late = this.#goesLate(record);
-			// Kept before it ends: an observer told of the timeout finds it late in the snapshot (the page keeps its card and link).
-			if (late) this.#late!.keep(lateOf(record));
+			// Kept before observers hear of it: they find it late in the snapshot (the page keeps its card and link).
+			late = this.#goesLate(record) ? this.#late!.keep(lateOf(record)) : undefined;
 			note = `The call's budget ran out before every question was answered.${late ? ` ${LATE_NOTE}` : ""}`;
 		}
 		record.state = endedState(end);
@@ -662,7 +672,9 @@ export class DialogHost {
 		record.entries.forEach((entry, i) => {
 			if (entry) answers.push(same.withSharers(record, i, entry.answer));
 		});
-		if (this.#wants("settled")) {
+		// Gone late, it has not settled: it settles once, when it is answered, cancelled or expires (ADR-0025).
+		if (late) this.#wentLate(record, late, false);
+		else if (this.#wants("settled")) {
 			// Observers and the audit trail learn where each answer was given; the asker's result does not carry it.
 			const places = record.entries.filter((entry) => entry !== undefined).map((entry) => entry.place);
 			const observed = answers.map((answer, i) => (places[i] === undefined ? answer : { ...answer, place: places[i] }));
@@ -675,12 +687,20 @@ export class DialogHost {
 		for (const other of same.dependents(record)) this.#completeFromShared(other);
 	}
 
-	/** A late request shown again ended: answered or cancelled from outside, its end goes to the asker; otherwise it stays late. */
+	/** A late request shown again ended: answered or cancelled from outside, it settles; otherwise it is late again. */
 	#endReopened(record: RequestRecord, end: RequestEnd, note?: string): void {
-		if (end === "answered" || end === "answered-outside" || end === "cancelled-outside")
-			return this.#endLate({ ...lateOf(record), lateSince: record.queuedAt, expiresAt: 0, bytes: 0 }, end, note);
-		if (!this.#late) return;
-		this.#late.keep(lateOf(record));
+		const times = this.#late?.lateTimes(record.request.id) ?? { lateSince: record.queuedAt, expiresAt: Date.now() };
+		const late = { ...lateOf(record), ...times, bytes: 0 };
+		if (end === "answered" || end === "answered-outside" || end === "cancelled-outside") return this.#endLate(late, end, note);
+		const kept = this.#late?.keep(lateOf(record));
+		// No room left for it (other askers' late questions filled the book meanwhile): it ends as one that expired.
+		if (!kept) return this.#endLate(late, "expired", "It was late, and no room was left to keep it open.");
+		this.#wentLate(record, kept, true);
+	}
+
+	/** Observers hear that a request went late (or back to late), and the status line shows it. */
+	#wentLate(record: RequestRecord, late: LateRequest, again: boolean): void {
+		if (this.#wants("late")) this.#events.late!(this.#observed(record), late, again);
 		this.#events.changed?.();
 	}
 

@@ -8,14 +8,14 @@
 import type { Answer } from "../model/answer.ts";
 import { makeEnvelope, type Status } from "../model/result.ts";
 import { cutText } from "../model/sanitise.ts";
-import { deliveryBox } from "./delivery.ts";
-import { DialogHost } from "./dialog-host.ts";
+import { type Home, type HomeRoute, homeRoute } from "./delivery.ts";
+import { DialogHost, type SettledOutcome } from "./dialog-host.ts";
 import { checkedAsker } from "./identity.ts";
-import type { LateBook } from "./late.ts";
+import { DropNotices, LATE_NOTE, type LateBook } from "./late.ts";
 import { CancelNotices, NoticeWindow } from "./notice-window.ts";
-import { OBSERVER_EVENTS, type ObservedRequest } from "./observers.ts";
+import { OBSERVER_EVENTS, OBSERVER_VERSION, type ObservedRequest } from "./observers.ts";
 import { lateChannel, PROTOCOL_VERSION, type RelayCancel, type RelayLate, type RelayNotice, type RelayRequest, replyChannel } from "./protocol.ts";
-import { givenAnswers } from "./request-record.ts";
+import { givenAnswers, placedAnswers } from "./request-record.ts";
 import type { SharedHandle } from "./shared-handle.ts";
 import type { HostUI, Surface } from "./surface.ts";
 import { noticeOnce } from "./tool-missing.ts";
@@ -53,6 +53,8 @@ export interface HostRoleOptions {
 	onSettled?: (record: SettledRecord) => void;
 	/** Where requests whose budget ran out stay open, marked late (core/late.ts). @default none: they end with their call */
 	late?: LateBook;
+	/** Where an end goes once its call has returned (core/delivery.ts). @default the route over the process's box */
+	home?: HomeRoute;
 }
 
 export interface HostRole {
@@ -64,6 +66,8 @@ export interface HostRole {
 	 * HANDOVER_GRACE_MS for the next host, then settle with `no-host`.
 	 */
 	release(reason: string, note: string): void;
+	/** Where the end of late request `requestId` would go now (the route home), undefined when it is not late here. */
+	whereLate(requestId: string): Home | undefined;
 }
 
 /** Characters of a relayed notice shown to the human; the rest is cut with a mark. @default 2000 */
@@ -78,6 +82,9 @@ function noticeText(notice: unknown): { text: string; type: RelayNotice["type"] 
 	const text = cutText(message, MAX_RELAYED_NOTICE_LENGTH);
 	return { text: `[${who.asker.label}] ${text}`, type: type === "warning" || type === "error" ? type : "info" };
 }
+
+/** What the audit trail says of a call whose budget ran out while its question stays open, marked late. */
+const WENT_LATE_NOTE = `The call's budget ran out before every question was answered. ${LATE_NOTE}`;
 
 /** The note of a late answer that carries none of its own. */
 const LATE_ANSWER_NOTE = "Answered late, after the call's budget ran out.";
@@ -167,6 +174,26 @@ const settledRecord = (request: ObservedRequest, outcome: { status: Status; answ
 export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): HostRole | undefined {
 	const { ui, surface, sessionId, bell, onSettled, late } = options;
 	let host: DialogHost | undefined;
+	const home = options.home ?? homeRoute(() => handle.host()?.sessionId);
+	// An asker's cancel closes its form or drops its queued question: the human is told, not left wondering (the host's own model's are the human's doing).
+	const cancels = new CancelNotices((message) => {
+		try {
+			ui.notify(message, "info");
+		} catch {
+			// A notice is a courtesy.
+		}
+	});
+	/** Every request settles here, once (ADR-0025): observers hear it, the audit trail records it. */
+	const settle = (request: ObservedRequest, outcome: SettledOutcome | Omit<SettledOutcome, "end">, settledAt: number) => {
+		if ("end" in outcome && outcome.end === "cancelled" && request.asker.sessionId !== sessionId)
+			cancels.cancelled(
+				request.asker.label,
+				request.questions.map((q) => q.question.replace(/\s+/g, " ")),
+			);
+		const record = onSettled ? settledRecord(request, outcome, settledAt) : undefined;
+		handle.bus.emit(OBSERVER_EVENTS.settled, Object.assign(request, { settledAt, outcome }));
+		if (record) onSettled!(record);
+	};
 	// The footer is a courtesy: a UI that fails to draw it must not fail a request or a shutdown.
 	const showStatus = () => {
 		try {
@@ -176,14 +203,6 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 		}
 	};
 	const status = coalescedDraw(showStatus);
-	// An asker's cancel closes its form or drops its queued question: the human is told, not left wondering (the host's own model's are the human's doing).
-	const cancels = new CancelNotices((message) => {
-		try {
-			ui.notify(message, "info");
-		} catch {
-			// A notice is a courtesy.
-		}
-	});
 	const claim = handle.claimHost({ sessionId, protocol: PROTOCOL_VERSION, snapshot: () => host!.snapshot() });
 	if (!claim) return undefined;
 	if (typeof claim.seal !== "function") {
@@ -205,31 +224,25 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 		...(late
 			? {
 					late,
+					// A late end goes home by the one route: the asker's session, its process, or the host's session.
 					lateEnded: (request, outcome) => {
 						const { id, origin, asker } = request.request;
 						const note = outcome.note ?? (outcome.status === "ok" ? LATE_ANSWER_NOTE : undefined);
 						const reason = outcome.reason ? { reason: outcome.reason } : {};
-						const toBox = (gone: boolean) =>
-							deliveryBox(() => handle.host()?.sessionId).deliver(
-								{
-									requestId: id,
-									askerSessionId: asker.sessionId,
-									asker: asker.label,
-									questions: request.questions.map((q) => q.question),
-									queuedAt: request.queuedAt,
-									late: true,
-									envelope: makeEnvelope(outcome.status, outcome.answers, note, {
-										requestId: id,
-										asker: asker.label,
-										waitedMs: Date.now() - request.queuedAt,
-										...reason,
-									}),
-								},
-								{ gone },
-							);
-						// In this process the asking session's box takes it. An asker of another process still connected takes it on its
-						// connection (its process delivers it); one that is gone, or takes no late frames, leaves it to the host's session.
-						if (origin === undefined || bus.listenerCount(lateChannel(id)) === 0) return toBox(origin !== undefined);
+						const delivery = {
+							requestId: id,
+							askerSessionId: asker.sessionId,
+							asker: asker.label,
+							questions: request.questions.map((q) => q.question),
+							queuedAt: request.queuedAt,
+							late: true as const,
+							envelope: makeEnvelope(outcome.status, outcome.answers, note, {
+								requestId: id,
+								asker: asker.label,
+								waitedMs: Date.now() - request.queuedAt,
+								...reason,
+							}),
+						};
 						const message: RelayLate = {
 							v: PROTOCOL_VERSION,
 							id,
@@ -239,12 +252,9 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 							...(note ? { note } : {}),
 							...reason,
 						};
-						let told = false;
-						bus.emit(lateChannel(id), sealBuilt(message), (sent) => {
-							if (told) return;
-							told = true;
-							if (!sent) toBox(true);
-						});
+						// An asker of another process still connected takes it on its connection, if it takes late frames at all.
+						const carried = origin !== undefined && bus.listenerCount(lateChannel(id)) > 0;
+						home.send(delivery, request.request, carried ? { carry: (taken) => bus.emit(lateChannel(id), sealBuilt(message), taken) } : {});
 					},
 				}
 			: {}),
@@ -252,19 +262,23 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 		events: {
 			queued: (request, position) => bus.emit(OBSERVER_EVENTS.queued, Object.assign(request, { position })),
 			shown: (request, question) => bus.emit(OBSERVER_EVENTS.shown, Object.assign(request, { question, shownAt: Date.now() })),
-			settled: (request, outcome, settledAt) => {
-				if (outcome.end === "cancelled" && request.asker.sessionId !== sessionId)
-					cancels.cancelled(
-						request.asker.label,
-						request.questions.map((q) => q.question.replace(/\s+/g, " ")),
-					);
-				const record = onSettled ? settledRecord(request, outcome, settledAt) : undefined;
-				bus.emit(OBSERVER_EVENTS.settled, Object.assign(request, { settledAt, outcome }));
+			settled: (request, outcome, settledAt) => settle(request, outcome, settledAt),
+			late: (request, kept, again) => {
+				const answers = placedAnswers(kept);
+				// The audit trail records the call's end, as the asker got it; the request settles later, once.
+				const record = onSettled && !again ? settledRecord(request, { status: "timeout", answers, note: WENT_LATE_NOTE }, kept.lateSince) : undefined;
+				bus.emit(
+					OBSERVER_EVENTS.late,
+					Object.assign(request, { lateSince: kept.lateSince, expiresAt: kept.expiresAt, answers, ...(again ? { again: true as const } : {}) }),
+				);
 				if (record) onSettled!(record);
 			},
+			reopened: (request, kept) => bus.emit(OBSERVER_EVENTS.reopened, Object.assign(request, { lateSince: kept.lateSince, expiresAt: kept.expiresAt })),
 			changed: status.changed,
-			// Observer events are built only while somebody listens; every settled one is taken (the audit trail, a cancel's notice).
-			wanted: (name) => name === "settled" || bus.listenerCount(OBSERVER_EVENTS[name]) > 0,
+			// Observer events are built only while somebody listens; the audit trail takes every settled one.
+			// Every settled one: a cancel's notice comes from it.
+			// Every late one too: the audit trail records the call's end.
+			wanted: (name) => name === "settled" || (name === "late" && onSettled !== undefined) || bus.listenerCount(OBSERVER_EVENTS[name]) > 0,
 		},
 	});
 	const served = host;
@@ -298,25 +312,29 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 	bus.on("answer", onAnswer);
 	bus.on("notice", onNotice);
 	bus.on("relay:notice", onRelayedNotice);
-	if (late) {
-		const dropped = { expired: "expired", "too-many": "was dropped to make room for newer late questions" } as const;
+	// Late questions that leave unanswered settle, and the human hears of them in one notice per window.
+	const drops = new DropNotices((message) => {
+		try {
+			ui.notify(message, "warning");
+		} catch {
+			// A notice is a courtesy.
+		}
+	});
+	if (late)
 		late.onDropped = (request, why) => {
-			try {
-				ui.notify(
-					`checkpoint-bridge: the late question of ${request.request.asker.label} ("${request.questions[0]?.question ?? ""}") ${dropped[why]}; it can no longer be answered.`,
-					"warning",
-				);
-			} catch {
-				// A notice is a courtesy.
-			}
-			status.changed();
+			served.lateDropped(request, why);
+			drops.dropped(request, why);
 		};
-	}
 	// Requests a replaced host parked are shown here, in their original order.
 	for (const parked of handle.takeParked()) served.serve(parked.request, parked);
 	let released = false;
 	return {
 		host: served,
+		whereLate(requestId) {
+			const kept = late?.get(requestId);
+			if (!kept) return undefined;
+			return home.where(kept.request, kept.request.origin !== undefined && bus.listenerCount(lateChannel(requestId)) > 0);
+		},
 		release(reason: string, note: string) {
 			if (released) return;
 			released = true;
@@ -326,6 +344,7 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 			bus.off("answer", onAnswer);
 			bus.off("notice", onNotice);
 			bus.off("relay:notice", onRelayedNotice);
+			drops.stop();
 			if (reason === "quit") {
 				claim.release();
 				served.shutdown(note);
@@ -333,18 +352,26 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 				const parked = served.handOver();
 				claim.release();
 				handle.park(parked, HANDOVER_GRACE_MS, (expired) => {
-					for (const { request, entries } of expired)
-						bus.emit(
-							replyChannel(request.id),
-							seal({
-								v: PROTOCOL_VERSION,
-								id: request.id,
-								kind: "result",
-								status: "no-host",
-								answers: givenAnswers({ entries }),
-								note: `${note} No new host took over within ${HANDOVER_GRACE_MS} ms.`,
-							}),
-						);
+					for (const { request, entries, queuedAt } of expired) {
+						// Nobody took it over: it settles here, once, as a request whose host went (its questions were held, so normalised).
+						const answers = givenAnswers({ entries });
+						const observed: ObservedRequest = {
+							v: OBSERVER_VERSION,
+							requestId: request.id,
+							asker: request.asker,
+							questions: request.questions as ObservedRequest["questions"],
+							queuedAt,
+							deadline: request.deadline,
+						};
+						const outcome = {
+							status: "no-host" as const,
+							answers,
+							note: `${note} No new host took over within ${HANDOVER_GRACE_MS} ms.`,
+							end: "host-gone" as const,
+						};
+						if (bus.listenerCount(OBSERVER_EVENTS.settled) > 0) bus.emit(OBSERVER_EVENTS.settled, Object.assign(observed, { settledAt: Date.now(), outcome }));
+						bus.emit(replyChannel(request.id), seal({ v: PROTOCOL_VERSION, id: request.id, kind: "result", status: "no-host", answers, note: outcome.note }));
+					}
 				});
 			}
 			// The footer clears itself: handOver() and shutdown() report the emptied queue through `changed`; drawn now,

@@ -17,8 +17,12 @@ export const OBSERVER_EVENTS = {
 	queued: "observe:queued",
 	/** One of a request's questions is now shown (or answered from a shared answer). */
 	shown: "observe:shown",
-	/** A request ended, with its outcome. */
+	/** A request ended, with its outcome: exactly once per request, whatever way it took (ADR-0025). */
 	settled: "observe:settled",
+	/** The call's budget ran out and the request stays open, marked late; or, shown again and closed unanswered, it is late again. Added in v1. */
+	late: "observe:late",
+	/** A late request is shown again (`/checkpoints answer <n>`): `observe:queued` and `observe:shown` follow. Added in v1. */
+	reopened: "observe:reopened",
 } as const;
 
 /** What every observer event says about a request. */
@@ -53,6 +57,24 @@ export interface SettledEvent extends ObservedRequest {
 	 * typed (RequestEnd): what a surface reads, never the note's wording (absent from a host before it).
 	 */
 	outcome: { status: Status; answers: Answer[]; note?: string; reason?: EndReason; end?: RequestEnd };
+}
+
+/** A request that went late (or back to late): no settled event yet, it is still answerable. */
+export interface LateEvent extends ObservedRequest {
+	/** Epoch ms at which its call's budget ran out (the same each time it goes back to late). */
+	lateSince: number;
+	/** Epoch ms at which it expires: it then settles with `end: "expired"`. */
+	expiresAt: number;
+	/** Answers given before it went late, each with its place. */
+	answers: Answer[];
+	/** True when it had been shown again and was closed unanswered. @default absent */
+	again?: true;
+}
+
+/** A late request shown again: it is queued like any other, with no budget of its own. */
+export interface ReopenedEvent extends ObservedRequest {
+	lateSince: number;
+	expiresAt: number;
 }
 
 /** What is open right now, oldest first, for an observer that connects late. */

@@ -7,7 +7,7 @@ import type { QuestionInput } from "../model/question.ts";
 import type { EndReason, Status } from "../model/result.ts";
 import type { AskerIdentity } from "./identity.ts";
 import type { InboundReply } from "./inbound.ts";
-import type { QueuedEvent, SettledEvent, ShownEvent } from "./observers.ts";
+import type { LateEvent, QueuedEvent, ReopenedEvent, SettledEvent, ShownEvent } from "./observers.ts";
 
 /** Bumped on any incompatible change to a message below. */
 export const PROTOCOL_VERSION = 1;
@@ -137,6 +137,8 @@ export interface BusEvents {
 	"observe:queued": [QueuedEvent];
 	"observe:shown": [ShownEvent];
 	"observe:settled": [SettledEvent];
+	"observe:late": [LateEvent];
+	"observe:reopened": [ReopenedEvent];
 	/** A session without a UI has something to tell the human (see tool-missing.ts). */
 	notice: [HostNotice];
 }

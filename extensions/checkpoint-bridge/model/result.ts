@@ -59,7 +59,9 @@ export type RequestEnd =
 	/** The host session went away for good. */
 	| "host-gone"
 	/** The host session was replaced: the request lives on with the next host. */
-	| "handed-over";
+	| "handed-over"
+	/** Late, it left unanswered: it expired, or its asker's newer late questions took its place (status `timeout`). */
+	| "expired";
 
 /** What the tool returns. */
 export interface Envelope {

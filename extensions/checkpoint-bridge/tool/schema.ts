@@ -50,7 +50,7 @@ export const AskParamsSchema = Type.Object({
 	wait: Type.Optional(
 		Type.Boolean({
 			description:
-				'false: do not wait. Returns at once with status "queued" and the requestId; the answer arrives later in this session as a message. A receipt is not an answer. Default true.',
+				'false: do not wait. Returns at once with status "queued" and the requestId; the answer arrives later in this session as a message while it runs (once it has ended, in the host\'s session instead; wait_for_host_answers collects it within this run). A receipt is not an answer. Default true.',
 		}),
 	),
 });

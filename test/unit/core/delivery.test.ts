@@ -8,10 +8,14 @@ import {
 	deliveredIn,
 	deliveryBox,
 	GONE_GRACE_MS,
+	homeRoute,
+	homeText,
 	type MessageApi,
 	sessionPoster,
+	wakesHost,
 } from "../../../extensions/checkpoint-bridge/core/delivery.ts";
 import { makeEnvelope, type Status } from "../../../extensions/checkpoint-bridge/model/result.ts";
+import { sanitiseText, UNSAFE_CHARACTER } from "../../../extensions/checkpoint-bridge/model/sanitise.ts";
 
 /** A session as pi keeps it: entries appended, messages sent, both in order. */
 function fakeSession() {
@@ -206,5 +210,98 @@ describe("delivery of an ended request as one message", () => {
 		const waited = box.waitFor("s1", ["r1"], 60_000);
 		box.deliver(delivery("r1", "s1", "timeout"));
 		await expect(waited).resolves.toMatchObject({ ended: [{ requestId: "r1" }], open: [] });
+	});
+});
+
+describe("the route home (ADR-0025): one place decides where an end goes", () => {
+	let host: string | undefined;
+	let box: DeliveryBox;
+	beforeEach(() => {
+		vi.useFakeTimers();
+		host = "host";
+		box = createDeliveryBox({ hostSessionId: () => host });
+	});
+	afterEach(() => vi.useRealTimers());
+
+	it("an asker of another process that is gone: the host's session records it and shows it; a turn of its model starts only for its own sub-agent", () => {
+		const hostSession = fakeSession();
+		box.attach("host", hostSession.poster());
+		const route = homeRoute(() => host, box);
+		route.send(delivery("pi-p", "pid 7/run"), { asker: { sessionId: "pid 7/run" }, origin: "local:1" }, { gone: true });
+		route.send(delivery("mcp", "pid 8/mcp-x"), { asker: { sessionId: "pid 8/mcp-x", kind: "mcp" }, origin: "local:2" }, { gone: true });
+		route.send(delivery("agent", "pid 9/child"), { asker: { sessionId: "pid 9/child", kind: "agent" }, origin: "local:3" }, { gone: true });
+		route.send(delivery("own", "host"), { asker: { sessionId: "host" } });
+		const options = Object.fromEntries(hostSession.messages.map((m) => [m.message.details.requestId, m.options]));
+		const quiet = { triggerTurn: false };
+		const wakes = { triggerTurn: true, deliverAs: "followUp" };
+		expect(options).toEqual({ "pi-p": quiet, mcp: quiet, agent: wakes, own: wakes });
+		// Recorded and shown, every one of them.
+		expect(hostSession.messages.every((m) => m.message.display)).toBe(true);
+		expect(deliveredIn(hostSession.entries)).toEqual(new Set(["pi-p", "mcp", "agent", "own"]));
+	});
+
+	it("an MCP client's late answer never starts a turn of the host's model, whichever way it reaches the host's session", () => {
+		const hostSession = fakeSession();
+		box.attach("host", hostSession.poster());
+		const route = homeRoute(() => host, box);
+		const mcp = { asker: { sessionId: "pid 8/mcp-x", kind: "mcp" as const }, origin: "local:2" };
+		// Its transport could not carry it back (the client takes no late frames, or its process went).
+		route.send({ ...delivery("carried", "pid 8/mcp-x"), late: true }, mcp, { carry: (taken) => taken(false) });
+		route.send({ ...delivery("no-way", "pid 8/mcp-x"), late: true }, mcp);
+		expect(hostSession.messages.map((m) => m.options)).toEqual([{ triggerTurn: false }, { triggerTurn: false }]);
+		expect(route.where(mcp, false)).toEqual({ to: "host", wakes: false });
+		expect(homeText(route.where(mcp, false), "claude-code")).toMatch(/recorded and shown here, without starting a turn/);
+	});
+
+	it("where an end goes: its session in this process, its process while a transport carries it back, else the host's session", () => {
+		box.attach("child", fakeSession().poster());
+		const route = homeRoute(() => host, box);
+		expect(route.where({ asker: { sessionId: "child" } }, false)).toEqual({ to: "asker" });
+		expect(route.where({ asker: { sessionId: "host" } }, false)).toEqual({ to: "asker" });
+		expect(route.where({ asker: { sessionId: "pid 7/run" }, origin: "local:1" }, true)).toEqual({ to: "asker-process" });
+		expect(route.where({ asker: { sessionId: "pid 7/run" }, origin: "local:1" }, false)).toEqual({ to: "host", wakes: false });
+		// A foreground child that finished: its own sub-agent, so the host's model is woken.
+		expect(route.where({ asker: { sessionId: "gone-child" } }, false)).toEqual({ to: "host", wakes: true });
+		expect(wakesHost({ asker: { sessionId: "x", kind: "mcp" } }, "host")).toBe(false);
+	});
+
+	it("a carried end taken by the asker's process goes nowhere else; one it could not take goes to the host's session, once", () => {
+		const hostSession = fakeSession();
+		box.attach("host", hostSession.poster());
+		const route = homeRoute(() => host, box);
+		const asker = { asker: { sessionId: "pid 7/run" }, origin: "local:1" };
+		route.send({ ...delivery("taken", "pid 7/run"), late: true }, asker, { carry: (taken) => taken(true) });
+		route.send({ ...delivery("refused", "pid 7/run"), late: true }, asker, {
+			carry: (taken) => {
+				taken(false);
+				taken(false);
+			},
+		});
+		expect(hostSession.messages.map((m) => m.message.details.requestId)).toEqual(["refused"]);
+	});
+
+	it("raw escapes never reach a session: content and details are neutralised, a forwarded message's too", () => {
+		const hostSession = fakeSession();
+		box.attach("host", hostSession.poster());
+		const raw = "Deploy\u001b]8;;http://x\u0007 now\u001b[2J\u0007\u202e\u009b?";
+		const answer = { question: raw, answer: `yes${raw}`, kind: "text" as const, note: `n${raw}`, values: [raw] };
+		homeRoute(() => host, box).send(
+			{
+				requestId: "r",
+				askerSessionId: "pid 7/run",
+				asker: `asker${raw}`,
+				questions: [raw],
+				queuedAt: 0,
+				late: true,
+				envelope: makeEnvelope("ok", [answer], `note${raw}`, { requestId: "r", asker: `asker${raw}` }),
+			},
+			{ asker: { sessionId: "pid 7/run" }, origin: "nats:inbox" },
+			{ gone: true },
+		);
+		const { message } = hostSession.messages[0]!;
+		expect(message.content).not.toMatch(UNSAFE_CHARACTER);
+		expect(message.content).not.toContain("\u001b");
+		expect(JSON.stringify(message.details)).not.toMatch(/\\u001b|\\u0007|\\u009b|\u202e/);
+		expect(message.details.envelope.answers[0]!.answer).toBe("yes" + sanitiseText(raw));
 	});
 });

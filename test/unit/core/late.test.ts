@@ -138,7 +138,7 @@ describe("late questions", () => {
 		session.detach();
 	});
 
-	it("a request handed over whose budget ran out during the hand-over goes late at the next host, and observers learn it ended", () => {
+	it("a request handed over whose budget ran out during the hand-over goes late at the next host, and observers learn it went late", () => {
 		const late = new LateBook(config());
 		const ends: string[] = [];
 		const next = new DialogHost({
@@ -147,7 +147,7 @@ describe("late questions", () => {
 			sessionId: "next-host",
 			reply: () => {},
 			late,
-			events: { settled: (_request, outcome) => void ends.push(outcome.end), wanted: () => true },
+			events: { settled: (_request, outcome) => void ends.push(outcome.end), late: () => void ends.push("late"), wanted: () => true },
 		});
 		const now = Date.now();
 		const request: RelayRequest = {
@@ -160,7 +160,8 @@ describe("late questions", () => {
 			createdAt: now - 3_000,
 		};
 		next.serve(request, { entries: [], queuedAt: now - 3_000 });
-		expect(ends).toEqual(["timeout"]);
+		// Late, not settled: it settles once, later (ADR-0025).
+		expect(ends).toEqual(["late"]);
 		expect(late.list().map((l) => l.request.id)).toEqual(["handed-1"]);
 	});
 
@@ -239,17 +240,49 @@ describe("late questions", () => {
 		expect(handle.snapshot()!.late).toBeUndefined();
 	});
 
-	it("bounded per asker and in all: the oldest leaves with a notice", async () => {
+	it("bounded per asker and in all: an asker's oldest makes way for its newest, never another asker's question; it settles expired", async () => {
 		const { ask, fake, handle } = relay({}, { late: new LateBook(config({ maxPerAsker: 2, maxTotal: 3 })) });
+		const settled: { id: string; end?: string }[] = [];
+		handle.bus.on(OBSERVER_EVENTS.settled, (event) => void settled.push({ id: event.questions[0]!.question, end: event.outcome.end }));
+		const envelopes = [];
 		for (const [i, label] of ["a", "a", "a", "b", "c"].entries()) {
-			track(ask([{ question: `Q${i}?` }], { label, budgetMs: 3_000 }));
+			envelopes.push(track(ask([{ question: `Q${i}?` }], { label, budgetMs: 3_000 })));
 			await flush(vi);
 			await vi.advanceTimersByTimeAsync(3_000);
 		}
 		const late = handle.snapshot()!.late!;
-		// a's first went for a's bound; then a's second for the bound in all.
-		expect(late.map((l) => l.questions[0]!.question)).toEqual(["Q2?", "Q3?", "Q4?"]);
-		expect(fake.notices.filter((n) => /dropped to make room/.test(n.message))).toHaveLength(2);
+		// a's first went for a's bound; c, with nothing of its own to make room from, is not kept: b's question stays.
+		expect(late.map((l) => l.questions[0]!.question)).toEqual(["Q1?", "Q2?", "Q3?"]);
+		expect(settled).toEqual([
+			{ id: "Q0?", end: "expired" },
+			{ id: "Q4?", end: "timeout" },
+		]);
+		// c is not told its question stays open: it does not.
+		expect(envelopes[4]!.envelope?.note).not.toContain(LATE_NOTE);
+		expect(envelopes[3]!.envelope?.note).toContain(LATE_NOTE);
+		expect(fake.notices.filter((n) => /dropped to make room/.test(n.message))).toHaveLength(1);
+	});
+
+	it("one asker's flood never evicts another asker's late question, and the human gets one notice per window, not one per eviction", async () => {
+		const { ask, fake, handle } = relay({}, { late: new LateBook(config({ maxPerAsker: 8, maxTotal: 16 })) });
+		track(ask([{ question: "The victim's question?" }], { label: "victim", budgetMs: 1_500 }));
+		await flush(vi);
+		await vi.advanceTimersByTimeAsync(1_500);
+		// 200 requests of one flooding asker, then 200 under as many session ids.
+		for (let i = 0; i < 200; i++) track(ask([{ question: `Flood ${i}?` }], { label: "flood", sessionId: "flood", budgetMs: 1_500 }));
+		for (let i = 0; i < 200; i++) track(ask([{ question: `Varied ${i}?` }], { label: `v${i}`, budgetMs: 1_500 }));
+		await flush(vi);
+		const before = fake.notices.length;
+		await vi.advanceTimersByTimeAsync(1_500);
+		const late = handle.snapshot()!.late!;
+		expect(late[0]!.questions[0]!.question).toBe("The victim's question?");
+		expect(late.length).toBeLessThanOrEqual(16);
+		const drops = () => fake.notices.slice(before).filter((n) => /late question/.test(n.message));
+		expect(drops()).toHaveLength(1);
+		// The rest of the window's drops come in one notice when it closes, counted.
+		await vi.advanceTimersByTimeAsync(10_000);
+		expect(drops()).toHaveLength(2);
+		expect(drops()[1]!.message).toMatch(/\d+ more late questions expired or were dropped as well/);
 	});
 
 	it("bounded in bytes", () => {

@@ -94,6 +94,8 @@ export class Board {
 		this.#handle = handle;
 		handle.bus.on("observe:queued", this.#onEvent);
 		handle.bus.on("observe:shown", this.#onEvent);
+		// A request that goes late keeps its card, now late: it has not settled (ADR-0025).
+		handle.bus.on("observe:late", this.#onEvent);
 		handle.bus.on("observe:settled", this.#onSettled);
 		this.sync(true);
 	}
@@ -172,6 +174,7 @@ export class Board {
 		this.#stopped = true;
 		this.#handle.bus.off("observe:queued", this.#onEvent);
 		this.#handle.bus.off("observe:shown", this.#onEvent);
+		this.#handle.bus.off("observe:late", this.#onEvent);
 		this.#handle.bus.off("observe:settled", this.#onSettled);
 		this.#listeners.clear();
 	}
