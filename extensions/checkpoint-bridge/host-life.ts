@@ -12,6 +12,7 @@ import type { SharedHandle } from "./core/shared-handle.ts";
 import type { HostUI } from "./core/surface.ts";
 import { withChildScreens } from "./surfaces/child-screen/surface.ts";
 import { dialogSurface } from "./surfaces/dialogs.ts";
+import { mailOnClaim, mailOnRelease } from "./surfaces/mail/command.ts";
 import { lazyFormSurface } from "./surfaces/terminal-form/lazy.ts";
 import { closeRunningWebPage, webPageOnClaim, webPageOnRelease } from "./surfaces/web/command.ts";
 import { closeProcessEndpoint, ensureProcessEndpoint } from "./transports/local/index.ts";
@@ -99,6 +100,7 @@ export function hostLife(options: HostLifeOptions): HostLife {
 			// Askers on other machines reach it through a NATS room, when one is configured (ADR-0009).
 			await serveNatsRoom(ctx.ui);
 			await webPageOnClaim(handle, ctx.ui);
+			await mailOnClaim(handle, ctx.ui);
 		},
 		async release(reason) {
 			if (!role) return;
@@ -110,6 +112,7 @@ export function hostLife(options: HostLifeOptions): HostLife {
 			role.release(reason, note);
 			role = undefined;
 			await webPageOnRelease();
+			await mailOnRelease(reason === "quit");
 			// On replacement the endpoint, the room and the page stay, so remote askers and open tabs carry over to the next host.
 			if (reason === "quit") await Promise.all([closeProcessEndpoint(note), closeRunningWebPage()]);
 		},

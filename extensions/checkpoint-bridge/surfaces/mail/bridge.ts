@@ -1,0 +1,247 @@
+/**
+ * Requests by mail, built on the observer contract alone: a relayed request still unanswered after
+ * the delay is mailed to the human's address with a reply token of its own (in the Reply-To plus
+ * address and in the Message-ID a reply's thread headers carry); a reply from that address with
+ * that token answers it through the outside-answer API. Everything else gets a short mail saying
+ * why (never to a stranger), or nothing, and changes nothing.
+ */
+import { randomBytes } from "node:crypto";
+import type { InboundReply, InboundValue } from "../../core/inbound.ts";
+import type { QueuedEvent, SettledEvent } from "../../core/observers.ts";
+import type { ObserverHandle } from "../../core/shared-handle.ts";
+import type { AwayActions } from "../web/away/one-tap.ts";
+import { outcomeText } from "../web/board.ts";
+import { endedBody, type MailedRequest, refusalBody, requestBody, subjectOf } from "./compose.ts";
+import type { MailConfig } from "./config.ts";
+import { answersFromReply } from "./reply.ts";
+
+/** A mail as the bridge sends it. */
+export interface OutgoingMail {
+	to: string;
+	from: string;
+	replyTo: string;
+	subject: string;
+	text: string;
+	messageId?: string;
+	inReplyTo?: string;
+	headers: Record<string, string>;
+}
+
+/** A mail as the inbox hands it over (mailparser's reading of it). */
+export interface IncomingMail {
+	/** The sender's address (From), lower case. */
+	from: string;
+	/** Every address it was delivered to (To, Cc, Delivered-To, X-Original-To). */
+	recipients: string[];
+	/** Message ids of In-Reply-To and References. */
+	thread: string[];
+	/** Its text (mailparser's, made from the HTML when it has no text part); undefined when too large to read. */
+	text: string | undefined;
+	/** Auto-Submitted other than "no", or Precedence bulk/junk/list: a robot's mail, never answered. */
+	automatic: boolean;
+}
+
+/** Biggest mail read; a larger one is refused by a short mail. @default 262144 (256 KiB) */
+export const MAX_MAIL_BYTES = 256 * 1024;
+/** Mails refusing replies to one request, at most; later replies to it are dropped unanswered. @default 3 */
+const REFUSALS_PER_REQUEST = 3;
+/** Ended requests whose token still gets "it ended" rather than "unknown". @default 1000 */
+const ENDED_KEPT = 1_000;
+
+interface Tracked {
+	request: MailedRequest;
+	token: string;
+	timer?: ReturnType<typeof setTimeout>;
+	mailed: boolean;
+	refusals: number;
+}
+
+export interface MailBridgeOptions {
+	handle: ObserverHandle;
+	config: MailConfig;
+	/** Sends one mail; rejects when it cannot. */
+	send: (mail: OutgoingMail) => Promise<void>;
+	/** The request's one-tap answers and link, when the page runs. */
+	actionsFor?: (requestId: string) => Promise<AwayActions | undefined>;
+	/** Where warnings go (once each). */
+	notice: (message: string, type: "info" | "warning") => void;
+}
+
+const newToken = () => randomBytes(16).toString("hex");
+const TOKEN = /^[0-9a-f]{32}$/;
+
+export class MailBridge {
+	readonly #options: MailBridgeOptions;
+	readonly #requests = new Map<string, Tracked>();
+	readonly #tokens = new Map<string, string>();
+	readonly #ended = new Map<string, { request: MailedRequest; how: string }>();
+	readonly #warned = new Set<string>();
+	readonly #local: string;
+	readonly #domain: string;
+	/** The request a mail's answer is being given to right now: its settled event comes before the host's reply. */
+	#answering: string | undefined;
+	#stopped = false;
+	readonly #onQueued = (event: QueuedEvent) => this.#queued(event);
+	readonly #onSettled = (event: SettledEvent) => this.#settled(event);
+
+	constructor(options: MailBridgeOptions) {
+		this.#options = options;
+		[this.#local, this.#domain] = options.config.from.split("@") as [string, string];
+		options.handle.bus.on("observe:queued", this.#onQueued);
+		options.handle.bus.on("observe:settled", this.#onSettled);
+		// Requests already open when mail starts.
+		for (const open of options.handle.snapshot()?.open ?? []) this.#queued({ ...open, position: 0 });
+	}
+
+	/** The address replies to a request go to. */
+	replyAddress = (token: string) => `${this.#local}+${token}@${this.#domain}`;
+	#messageId = (token: string) => `<cb.${token}@${this.#domain}>`;
+
+	stop(): void {
+		this.#stopped = true;
+		this.#options.handle.bus.off("observe:queued", this.#onQueued);
+		this.#options.handle.bus.off("observe:settled", this.#onSettled);
+		for (const tracked of this.#requests.values()) clearTimeout(tracked.timer);
+	}
+
+	#warnOnce(key: string, message: string): void {
+		if (this.#warned.has(key)) return;
+		this.#warned.add(key);
+		try {
+			this.#options.notice(`checkpoint-bridge: ${message}`, "warning");
+		} catch {
+			// Reporting is a courtesy.
+		}
+	}
+
+	#queued(event: QueuedEvent): void {
+		if (this.#stopped || this.#requests.has(event.requestId)) return;
+		// The host's own questions are at its keyboard; relayed ones are what waits for a human away.
+		if (event.asker.sessionId === this.#options.handle.host()?.sessionId) return;
+		const token = newToken();
+		const tracked: Tracked = {
+			request: { requestId: event.requestId, asker: event.asker.label, questions: event.questions },
+			token,
+			mailed: false,
+			refusals: 0,
+		};
+		this.#requests.set(event.requestId, tracked);
+		this.#tokens.set(token, event.requestId);
+		const wait = Math.max(0, event.queuedAt + this.#options.config.afterMs - Date.now());
+		tracked.timer = setTimeout(() => void this.#mailRequest(tracked), wait);
+		tracked.timer.unref();
+	}
+
+	#isOpen(requestId: string): boolean {
+		const snapshot = this.#options.handle.snapshot();
+		return snapshot !== undefined && [...snapshot.open, ...(snapshot.late ?? [])].some((o) => o.requestId === requestId);
+	}
+
+	async #mailRequest(tracked: Tracked): Promise<void> {
+		if (this.#stopped || !this.#requests.has(tracked.request.requestId) || !this.#isOpen(tracked.request.requestId)) return;
+		tracked.mailed = true;
+		const actions = await this.#options.actionsFor?.(tracked.request.requestId).catch(() => undefined);
+		await this.#send(tracked.token, subjectOf(tracked.request), requestBody(tracked.request, actions), { messageId: this.#messageId(tracked.token) });
+	}
+
+	async #send(token: string, subject: string, text: string, thread: { messageId?: string; inReplyTo?: string }): Promise<void> {
+		const { config } = this.#options;
+		try {
+			await this.#options.send({
+				to: config.to,
+				from: config.from,
+				replyTo: this.replyAddress(token),
+				subject,
+				text,
+				...thread,
+				// A robot's mail: vacation responders and the like must not answer it.
+				headers: { "Auto-Submitted": thread.messageId ? "auto-generated" : "auto-replied" },
+			});
+		} catch (error) {
+			this.#warnOnce("send", `cannot send mail (${error instanceof Error ? error.message : String(error)}); requests go on in the terminal and on the page`);
+		}
+	}
+
+	#settled(event: SettledEvent): void {
+		const tracked = this.#requests.get(event.requestId);
+		if (!tracked) return;
+		// Late (its call stopped waiting, the question stays open): still answerable by mail.
+		if (event.outcome.status === "timeout" && this.#options.handle.snapshot()?.late?.some((l) => l.requestId === event.requestId)) return;
+		clearTimeout(tracked.timer);
+		this.#requests.delete(event.requestId);
+		this.#tokens.delete(tracked.token);
+		const how = this.#answering === event.requestId ? "answered by your reply" : outcomeText(event.outcome.status, event.outcome.answers, event.outcome.end);
+		this.#ended.set(tracked.token, { request: tracked.request, how });
+		if (this.#ended.size > ENDED_KEPT) this.#ended.delete(this.#ended.keys().next().value!);
+		// A request never mailed ends without a mail.
+		if (tracked.mailed)
+			void this.#send(tracked.token, `Re: ${subjectOf(tracked.request)}`, endedBody(tracked.request, how), { inReplyTo: this.#messageId(tracked.token) });
+	}
+
+	/** The reply token a mail carries: its plus address, or a Message-ID of ours in its thread headers. */
+	#tokenOf(mail: IncomingMail): string | undefined {
+		const local = this.#local.toLowerCase();
+		const domain = this.#domain.toLowerCase();
+		for (const address of mail.recipients) {
+			const [user, host] = address.toLowerCase().split("@");
+			if (host === domain && user?.startsWith(`${local}+`) && TOKEN.test(user.slice(local.length + 1))) return user.slice(local.length + 1);
+		}
+		for (const id of mail.thread) {
+			const found = /^<?cb\.([0-9a-f]{32})@([^>]+)>?$/i.exec(id.trim());
+			if (found && found[2]!.toLowerCase() === domain) return found[1]!.toLowerCase();
+		}
+		return undefined;
+	}
+
+	/** Takes one incoming mail: answers a request, or says why not to the human, or drops it. */
+	async receive(mail: IncomingMail): Promise<void> {
+		if (this.#stopped || mail.automatic) return;
+		if (mail.from !== this.#options.config.to.toLowerCase()) {
+			// Never answered: a reply to a forged or foreign sender would send mail to a stranger.
+			this.#warnOnce("sender", `a mail from ${JSON.stringify(mail.from.slice(0, 80))} was ignored: answers are taken only from ${this.#options.config.to}`);
+			return;
+		}
+		const token = this.#tokenOf(mail);
+		const reply = (subject: string, body: string, about = token) => this.#send(about ?? newToken(), subject, body, {});
+		if (!token) return reply("Not applied: no request token", refusalBody(undefined, "it carries no request token; reply to the request's own mail"));
+		const requestId = this.#tokens.get(token);
+		if (requestId === undefined) {
+			const ended = this.#ended.get(token);
+			if (ended) return reply(`Re: ${subjectOf(ended.request)}`, endedBody(ended.request, ended.how));
+			return reply(
+				"Not applied: unknown request",
+				refusalBody(undefined, "its request token is unknown (a request of an earlier session, or a token mistyped)"),
+			);
+		}
+		const tracked = this.#requests.get(requestId)!;
+		const refuse = (reason: string) => {
+			if (++tracked.refusals > REFUSALS_PER_REQUEST)
+				return this.#warnOnce(`flood:${requestId}`, `replies to ${tracked.request.asker}'s question keep failing; later ones are dropped unanswered`);
+			return reply(`Re: ${subjectOf(tracked.request)}`, refusalBody(tracked.request, reason));
+		};
+		if (mail.text === undefined) return refuse(`the mail is larger than ${MAX_MAIL_BYTES / 1024} KiB and was not read`);
+		const parsed = answersFromReply(tracked.request.questions, mail.text);
+		if (!parsed.ok) return refuse(parsed.reason);
+		const outcome = this.#answer(requestId, parsed.answers);
+		if (outcome === "no-host") return refuse("no session holds the host role right now; nothing was applied, reply again in a moment");
+		if (outcome.ok) return;
+		// Ended meanwhile: its settled event has moved the token to the ended.
+		if (outcome.code === "not_found") {
+			const ended = this.#ended.get(token);
+			return ended ? reply(`Re: ${subjectOf(ended.request)}`, endedBody(ended.request, ended.how)) : undefined;
+		}
+		return refuse(outcome.reason);
+	}
+
+	/** Hands the answers to the core's one check; the host replies synchronously on the bus. */
+	#answer(requestId: string, answers: InboundValue[]): InboundReply | "no-host" {
+		let reply: InboundReply | undefined;
+		this.#answering = requestId;
+		try {
+			const delivered = this.#options.handle.bus.emit("answer", { requestId, answers, source: "outside" }, (r: InboundReply) => (reply = r));
+			return delivered && reply ? reply : "no-host";
+		} finally {
+			this.#answering = undefined;
+		}
+	}
+}

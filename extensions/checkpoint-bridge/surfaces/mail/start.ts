@@ -1,0 +1,74 @@
+/**
+ * One mail bridge per process, kept on `globalThis` like the web page: it reaches the host over
+ * the bus, so it outlives a host being replaced, and it stops when the host quits.
+ */
+
+import { processSlot, type StartSlot, startOnce, takeStarted } from "../../core/process-slot.ts";
+import type { ObserverHandle } from "../../core/shared-handle.ts";
+import { webPageSlotExists } from "../web/enable.ts";
+import { MailBridge } from "./bridge.ts";
+import type { MailConfig } from "./config.ts";
+import { Inbox, smtpSender } from "./transport.ts";
+
+type Notice = (message: string, type: "info" | "warning") => void;
+
+interface Running {
+	bridge: MailBridge;
+	inbox: Inbox;
+}
+
+interface Slot extends StartSlot<Running> {
+	/** The current host's notices; replaced by each host that claims. */
+	notice?: Notice;
+}
+
+const MAIL_KEY = Symbol.for("checkpoint-bridge.mail");
+const slotOf = (target: object): Slot => processSlot<Slot>(target, MAIL_KEY, () => ({}));
+
+/** The one-tap answers of the page running in this process, if one does (loaded only then). */
+async function pageActions(requestId: string) {
+	if (!webPageSlotExists()) return undefined;
+	const page = await (await import("../web/index.ts")).currentWebPage();
+	return page?.actionsFor(requestId);
+}
+
+/** Starts the process's mail bridge (or finds it running); `started` says which. */
+export async function ensureMail(handle: ObserverHandle, config: MailConfig, notice: Notice, target: object = globalThis): Promise<{ started: boolean }> {
+	const slot = slotOf(target);
+	slot.notice = notice;
+	if (slot.starting) return (await slot.starting, { started: false });
+	await startOnce(slot, async () => {
+		const warned = new Set<string>();
+		const warn = (key: string, message: string) => {
+			if (warned.has(key)) return;
+			warned.add(key);
+			slot.notice?.(`checkpoint-bridge: ${message}`, "warning");
+		};
+		const bridge = new MailBridge({
+			handle,
+			config,
+			send: smtpSender(config.smtp),
+			actionsFor: pageActions,
+			notice: (message, type) => slot.notice?.(message, type),
+		});
+		const inbox = new Inbox(
+			config.imap,
+			(mail) => bridge.receive(mail),
+			(message) => warn("imap", `${message}; requests go on in the terminal and on the page`),
+		);
+		return { bridge, inbox };
+	});
+	return { started: true };
+}
+
+/** Where the bridge's notices go: the host that holds the role now (undefined while none does). */
+export function setMailNotice(notice: Notice | undefined, target: object = globalThis): void {
+	slotOf(target).notice = notice;
+}
+
+/** Stops the process's mail bridge, if one runs. */
+export async function closeMail(target: object = globalThis): Promise<void> {
+	const running = await takeStarted(slotOf(target));
+	running?.bridge.stop();
+	await running?.inbox.close();
+}
