@@ -1,28 +1,63 @@
 /**
  * `/checkpoints`: the questions open now (late ones too) and the recent history; `answer <n>` shows
- * late question n again; `web` / `web off` start / stop the answer page.
+ * late question n again; `pause` / `resume` hold / show new dialogs; `web` / `web off` start / stop the answer page.
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { answerLate, checkpointsReport } from "./core/audit.ts";
+import type { DialogHost } from "./core/dialog-host.ts";
 import type { SharedHandle } from "./core/shared-handle.ts";
 import type { HostLife } from "./host-life.ts";
 import { WEB_USAGE, webCommand, webPageLine } from "./surfaces/web/command.ts";
+
+/** Who waits in the dialog queue, as `/checkpoints pause` and `resume` say it. */
+function waitingLine(host: DialogHost): string {
+	const { queued, queuedCount } = host.waiting(3);
+	if (queuedCount === 0) return "nothing waits";
+	const more = queuedCount - queued.length;
+	return `${queuedCount} waiting: ${queued.map((q) => q.label).join(", ")}${more > 0 ? ` and ${more} more` : ""}`;
+}
+
+/**
+ * `/checkpoints pause`: new dialogs wait while the human works (what is on screen stays); budgets keep
+ * running, the page, request links and outside answers still answer. `resume` (or `/checkpoints`
+ * itself) shows them again. undefined: the word is not one of these.
+ */
+export function queueCommand(word: string | undefined, host: DialogHost | undefined): { message: string; type: "info" | "warning" } | undefined {
+	if (word !== "pause" && word !== "resume" && word !== undefined) return undefined;
+	if (!host)
+		return word === undefined ? undefined : { message: "checkpoint-bridge: this session is not the host; nothing to pause or resume here", type: "warning" };
+	if (word === "pause") {
+		const already = host.paused;
+		host.pause();
+		return {
+			message: `checkpoint-bridge: ${already ? "already paused" : "paused"}: new dialogs wait until /checkpoints resume (budgets keep running; the page and request links still answer); ${waitingLine(host)}`,
+			type: "info",
+		};
+	}
+	if (!host.paused) return word === "resume" ? { message: `checkpoint-bridge: not paused; ${waitingLine(host)}`, type: "info" } : undefined;
+	const line = waitingLine(host);
+	host.resume();
+	return { message: `checkpoint-bridge: resumed; ${line}`, type: "info" };
+}
 
 /** The command as pi registers it, for the session whose host life is `host`. */
 export function checkpointsCommand(handle: SharedHandle, host: HostLife): Parameters<ExtensionAPI["registerCommand"]>[1] {
 	return {
 		description:
-			"checkpoint-bridge: questions open now (late ones too) and the recent history; `answer <n>` shows late question n again; `web` / `web off` start / stop the answer page",
+			"checkpoint-bridge: questions open now (late ones too) and the recent history; `answer <n>` shows late question n again; `pause` / `resume` hold / show new dialogs; `web` / `web off` start / stop the answer page",
 		handler: async (args, ctx) => {
 			const words = (args ?? "").trim().split(/\s+/).filter(Boolean);
 			if (words[0] === "web") return webCommand(words.slice(1), ctx.ui, handle, host.role !== undefined);
 			if (words[0] === "answer") return ctx.ui.notify(answerLate(host.role?.host, words[1]), "info");
+			const queue = queueCommand(words[0], host.role?.host);
+			if (queue && words.length > 0) return ctx.ui.notify(queue.message, queue.type);
 			if (words.length > 0) return ctx.ui.notify(WEB_USAGE, "warning");
 			// Each late line says where its answer goes now (the route home, core/delivery.ts).
 			const role = host.role;
 			const report = checkpointsReport(handle.snapshot(), ctx.sessionManager.getEntries(), role?.host.stats, role ? (id) => role.whereLate(id) : undefined);
 			const page = await webPageLine();
-			ctx.ui.notify(page ? `${report}\n${page}` : report, "info");
+			// `/checkpoints` itself shows what a pause held, too.
+			ctx.ui.notify([...(queue ? [queue.message] : []), report, ...(page ? [page] : [])].join("\n"), "info");
 		},
 	};
 }

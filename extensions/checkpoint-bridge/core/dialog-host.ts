@@ -1,10 +1,12 @@
 /**
- * The host side: one FIFO queue of dialogs for the whole process. Every request, the host's own
- * included, goes through it, so the human never sees two dialogs at once. Identical questions
- * asked at the same time by different sessions are shown once and the answer goes to each. Each
- * request is held as one request record (core/request-record.ts, ADR-0022) with one timer, its
- * deadline's, and ends through one function, `#end`, whatever the reason.
+ * The host side: one queue of dialogs for the whole process (p-queue, concurrency 1). Every
+ * request, the host's own included, goes through it, so the human never sees two dialogs at once.
+ * The order is fair (ADR-0024): the host session's own questions first, then round robin by asker
+ * session. Identical questions asked at the same time by different sessions are shown once and the
+ * answer goes to each. Each request is held as one request record (core/request-record.ts,
+ * ADR-0022) with one timer, its deadline's, and ends through one function, `#end`, whatever the reason.
  */
+import PQueue from "p-queue";
 import type { Answer, AnswerPlace } from "../model/answer.ts";
 import { answerProblem, copyAnswer } from "../model/answer-check.ts";
 import type { Checked } from "../model/check.ts";
@@ -119,6 +121,10 @@ interface Held {
 	dueAt: number;
 	/** While it shows: whatever is open closes by this (any end of the request aborts it). */
 	open?: AbortController;
+	/** Its task's signal while it waits its turn: a request that ends then leaves the dialog queue by it (p-queue's `signal`). */
+	leave?: AbortController;
+	/** Its turn among its asker's requests (round robin, ADR-0024); 0 for the host's own, which go first. */
+	round: number;
 	/** A late request shown again: unanswered, it goes back to the late book. */
 	readonly reopened: boolean;
 }
@@ -199,6 +205,9 @@ const lateOf = ({ request, questions, entries, queuedAt }: RequestRecord) => ({ 
 const WITH_DIALOGS = { dialogs: true } as const;
 /** No answer yet, for every question of a request that brings none. */
 const none = () => undefined;
+const ignore = () => {};
+/** The host session's own questions go ahead of every relayed one (p-queue runs the highest priority first). */
+const OWN_FIRST = Number.POSITIVE_INFINITY;
 /** How a request sent again after its host went away is marked wherever its asker is shown. */
 const RESENT_MARK = "asked before the restart";
 /**
@@ -215,6 +224,12 @@ function count(counts: Map<string, number>, key: string, by: 1 | -1): void {
 	else counts.delete(key);
 }
 
+/** One asker session's held requests: how many, and the round its latest one was given. */
+interface AskerTurns {
+	open: number;
+	round: number;
+}
+
 /** Every index the host keeps of its held requests, kept in step in one place: a request goes into all of them and out of all of them. */
 class Holding {
 	/** By request id, oldest first. */
@@ -223,8 +238,8 @@ class Holding {
 	readonly same = new SameQuestions<RequestRecord>();
 	/** Held requests per asker label, oldest asker first, for the status line. */
 	readonly askers = new Map<string, number>();
-	/** Held requests per asker session and transport, for the cap. */
-	readonly #openByAsker = new Map<string, number>();
+	/** Held requests per asker session and transport, for the cap and the round robin. */
+	readonly #byAsker = new Map<string, AskerTurns>();
 	readonly arrivals: ArrivalNotices<RequestRecord>;
 
 	constructor(notify: (message: string) => void) {
@@ -232,14 +247,28 @@ class Holding {
 	}
 
 	openOf(request: RelayRequest): number {
-		return this.#openByAsker.get(askerKey(request)) ?? 0;
+		return this.#byAsker.get(askerKey(request))?.open ?? 0;
+	}
+
+	/**
+	 * The round of a held request's turn: one after its asker's latest, and never before the round
+	 * being shown (`served`). So an asker's next request goes ahead of every other asker's later
+	 * ones, and one that has waited is not overtaken by a newcomer's whole backlog (ADR-0024).
+	 */
+	nextRound(request: RelayRequest, served: number): number {
+		const turns = this.#byAsker.get(askerKey(request))!;
+		turns.round = Math.max(turns.round, served) + 1;
+		return turns.round;
 	}
 
 	add(held: Held): void {
 		const { request } = held.record;
 		this.same.add(held.record);
 		this.byId.set(request.id, held);
-		count(this.#openByAsker, askerKey(request), 1);
+		const key = askerKey(request);
+		const turns = this.#byAsker.get(key);
+		if (turns) turns.open++;
+		else this.#byAsker.set(key, { open: 1, round: 0 });
 		count(this.askers, request.asker.label, 1);
 	}
 
@@ -250,7 +279,10 @@ class Holding {
 		this.byId.delete(record.request.id);
 		this.same.remove(record);
 		this.arrivals.gone(record);
-		count(this.#openByAsker, askerKey(record.request), -1);
+		const key = askerKey(record.request);
+		const turns = this.#byAsker.get(key)!;
+		// An asker with nothing held starts again at the round being shown.
+		if (--turns.open === 0) this.#byAsker.delete(key);
 		count(this.askers, record.request.asker.label, -1);
 	}
 }
@@ -270,17 +302,17 @@ export class DialogHost {
 	readonly #late: LateBook | undefined;
 	readonly #lateEnded: DialogHostOptions["lateEnded"];
 	/**
-	 * The request being shown: one at a time, the oldest queued next. It stays here until what was open
-	 * has closed, even when the request ended before (a UI that ignores the abort keeps the slot).
+	 * What the human is shown, one at a time: a task per queued request, carrying only its record.
+	 * A task runs until what was open has closed, even when its request ended before (a UI that
+	 * ignores the abort keeps the slot); a request that ends while waiting leaves by its task's signal.
 	 */
+	readonly #queue = new PQueue({ concurrency: 1 });
+	/** The request whose task runs, for the status line: the one being shown. */
 	#showing: Held | undefined;
+	/** The round of the relayed request shown last (ADR-0024): a newcomer's first request is due in the next one. */
+	#round = 0;
 	/** Counts a dialog the human saw. */
 	readonly #countDialog = () => void this.#stats.dialogsShown++;
-	/** Shows the next request once the one shown has closed. */
-	readonly #showNext = () => {
-		this.#showing = undefined;
-		this.#next();
-	};
 
 	constructor(options: DialogHostOptions) {
 		this.#ui = options.ui;
@@ -316,9 +348,34 @@ export class DialogHost {
 
 	/** Requests in the dialog queue, the one being shown included (until what was open has closed). */
 	get queueLength(): number {
-		const showing = this.#showing;
-		if (!showing) return this.#holding.byId.size;
-		return this.#holding.byId.size + (hasEnded(showing.record) ? 1 : 0);
+		return this.#queue.size + this.#queue.pending;
+	}
+
+	/** Requests waiting their turn in the dialog queue (not the one on screen). */
+	get waitingCount(): number {
+		return this.#queue.size;
+	}
+
+	/** Whether new dialogs are held (`/checkpoints pause`); what is on screen stays. */
+	get paused(): boolean {
+		return this.#queue.isPaused;
+	}
+
+	/**
+	 * Holds new dialogs while the human works: what is on screen stays, the rest waits its turn.
+	 * Budgets keep running; the page, request links and outside answers still answer what waits.
+	 */
+	pause(): void {
+		if (this.#queue.isPaused) return;
+		this.#queue.pause();
+		this.#events.changed?.();
+	}
+
+	/** Shows what waits again, in its turn. */
+	resume(): void {
+		if (!this.#queue.isPaused) return;
+		this.#queue.start();
+		this.#events.changed?.();
 	}
 
 	/** How many dialogs were shown for how many questions. */
@@ -355,6 +412,7 @@ export class DialogHost {
 			if (queued.length >= limit) break;
 			if (record !== shown) queued.push(askedBy(record));
 		}
+		// The records, not the queue's size: a request just taken is counted before its task is added.
 		const queuedCount = this.#holding.byId.size - (shown ? 1 : 0);
 		return { ...(shown ? { shown: askedBy(shown) } : {}), queued, queuedCount };
 	}
@@ -406,7 +464,7 @@ export class DialogHost {
 		const asked = request.resent === true && Number.isFinite(request.createdAt) ? request.createdAt : Number.POSITIVE_INFINITY;
 		const queuedAt = carried?.queuedAt ?? Math.min(Date.now(), asked);
 		const record: RequestRecord = { request, questions, entries, queuedAt, state: { is: "queued" } };
-		const held: Held = { record, timer: undefined, dueAt: NO_LIMIT, reopened: carried?.reopened === true };
+		const held: Held = { record, timer: undefined, dueAt: NO_LIMIT, reopened: carried?.reopened === true, round: 0 };
 		if (remaining > 0) this.#arm(held, request.deadline);
 		this.#holding.add(held);
 		// Handed over, its budget ran out on the way: it ends as any request out of time does (late, observed), not bare.
@@ -419,7 +477,20 @@ export class DialogHost {
 		if (this.#isRelayed(record) && !carried) this.#holding.arrivals.arrived(record, request.asker.label, questions.length, position - 1);
 		// Everything may already be answerable from identical questions of other askers.
 		if (this.#completeFromShared(record)) return;
-		this.#next();
+		this.#enqueue(held);
+	}
+
+	/**
+	 * Puts the request in the dialog queue: the host's own first of all, the others round robin by
+	 * asker session (ADR-0024), in the order taken within a round.
+	 */
+	#enqueue(held: Held): void {
+		const leave = new AbortController();
+		held.leave = leave;
+		const own = !this.#isRelayed(held.record);
+		if (!own) held.round = this.#holding.nextRound(held.record.request, this.#round);
+		// Rejected only when the request ended while it waited (its signal): it has left the queue, nothing to do.
+		this.#queue.add(() => this.#run(held), { signal: leave.signal, priority: own ? OWN_FIRST : -held.round }).catch(ignore);
 	}
 
 	/** Sets the request's one timer due at `at` (epoch ms; NO_LIMIT: none). */
@@ -440,17 +511,6 @@ export class DialogHost {
 		this.#end(held, "timeout");
 	}
 
-	/** Shows the oldest queued request, unless one is being shown. */
-	#next(): void {
-		if (this.#showing) return;
-		for (const held of this.#holding.byId.values()) {
-			if (held.record.state.is !== "queued") continue;
-			this.#showing = held;
-			void this.#run(held).then(this.#showNext, this.#showNext);
-			return;
-		}
-	}
-
 	/**
 	 * The answers a request brings, by question index: a carried record's (copied, so every reply is
 	 * built of the host's own data, see sealBuilt), or those a re-sent request says were given (NATS,
@@ -467,7 +527,8 @@ export class DialogHost {
 		const given = resentAnswers(raw, questions);
 		return questions.map((q) => {
 			const answer = given.find((a) => a.question === q.question && a.id === q.id);
-			return answer ? { answer: copyAnswer(answer) } : undefined;
+			// The asker's word, not the human's: carried, whatever source it names, and never shared (same-questions.ts).
+			return answer ? { answer: copyAnswer(answer, "carried") } : undefined;
 		});
 	}
 
@@ -549,8 +610,12 @@ export class DialogHost {
 	/** The host session is being replaced: closes every dialog and hands the requests over, oldest first, as records written down. */
 	handOver(): ParkedRequest[] {
 		const parked: ParkedRequest[] = [];
+		const showing = this.#showing;
+		// The one on screen first, so the next host shows it again before anything else; then in the order taken.
+		const all = showing && this.#holding.byId.get(showing.record.request.id) === showing ? [showing] : [];
+		for (const other of this.#holding.byId.values()) if (other !== showing) all.push(other);
 		// A late request shown again goes back to the late book (which outlives this host), not to the next host's queue.
-		for (const held of [...this.#holding.byId.values()]) {
+		for (const held of all) {
 			if (!held.reopened) parked.push(storedRecord(held.record));
 			this.#end(held, "handed-over");
 		}
@@ -652,7 +717,7 @@ export class DialogHost {
 	#end(held: Held, end: RequestEnd, note?: string): void {
 		const { record } = held;
 		if (hasEnded(record)) return;
-		// Queued, it leaves the queue with the indexes below.
+		const waiting = record.state.is === "queued";
 		held.open?.abort(end);
 		let late: LateRequest | undefined;
 		if (end === "timeout") {
@@ -662,6 +727,8 @@ export class DialogHost {
 		}
 		record.state = endedState(end);
 		this.#holding.remove(held);
+		// Waiting its turn, it leaves the dialog queue (once ended, so that nothing started now sees it held).
+		if (waiting) held.leave?.abort(end);
 		if (held.reopened) return this.#endReopened(record, end, note);
 		// Silent: a handed-over request lives on with the next host.
 		if (end === "handed-over") return void this.#events.changed?.();
@@ -724,6 +791,8 @@ export class DialogHost {
 	async #run(held: Held): Promise<void> {
 		const { record } = held;
 		const { request, questions } = record;
+		this.#showing = held;
+		if (held.round > this.#round) this.#round = held.round;
 		const open = new AbortController();
 		held.open = open;
 		const showing: RecordState & { is: "showing" } = { is: "showing" };
@@ -747,8 +816,9 @@ export class DialogHost {
 		} finally {
 			showing.question = undefined;
 			showing.closesAt = undefined;
-			// What was shown has closed: nothing is left to abort when the request ends.
+			// What was shown has closed: nothing is left to abort when the request ends, and the slot is free.
 			held.open = undefined;
+			this.#showing = undefined;
 		}
 		this.#ended(held, outcome);
 	}

@@ -103,11 +103,14 @@ const ago = (at: number, now = Date.now()) => {
  * `checkpoint-bridge: shown: planner (2 min) · 2 queued: reviewer (1 min), tester (0 min) · 1 late: planner (12 min)`
  * (labels may hold brackets of their own): the request on screen, those waiting their turn and the
  * late ones apart, each with who asked and how long ago (queued: since asked; late: since late).
+ * While paused (`/checkpoints pause`) it says so first, with who waits:
+ * `checkpoint-bridge: paused · 2 waiting: reviewer (1 min), tester (0 min)`.
  */
 export function statusText(host: DialogHost): string | undefined {
 	const { shown, queued, queuedCount } = host.waiting(STATUS_ASKERS_SHOWN);
 	const late = host.lateRequests();
-	if (!shown && queuedCount === 0 && late.length === 0) return undefined;
+	const { paused } = host;
+	if (!paused && !shown && queuedCount === 0 && late.length === 0) return undefined;
 	const named = (requests: { label: string; at: number }[], total = requests.length) => {
 		const more = total - STATUS_ASKERS_SHOWN;
 		return `${requests
@@ -116,8 +119,9 @@ export function statusText(host: DialogHost): string | undefined {
 			.join(", ")}${more > 0 ? ` and ${more} more` : ""}`;
 	};
 	const parts: string[] = [];
+	if (paused) parts.push(`paused · ${queuedCount} waiting${queuedCount > 0 ? `: ${named(queued, queuedCount)}` : ""}`);
 	if (shown) parts.push(`shown: ${named([shown])}`);
-	if (queuedCount > 0) parts.push(`${queuedCount} queued: ${named(queued, queuedCount)}`);
+	if (queuedCount > 0 && !paused) parts.push(`${queuedCount} queued: ${named(queued, queuedCount)}`);
 	if (late.length > 0) parts.push(`${late.length} late: ${named(late.map((l) => ({ label: l.request.asker.label, at: l.lateSince })))}`);
 	return `checkpoint-bridge: ${parts.join(" · ")}`;
 }

@@ -6,7 +6,9 @@
  *
  * Across trust boundaries (ADR-0003): a request joins only one of the same origin (the same
  * process, or the same connection of a transport), unless both questions say `share: "any"`; and
- * typed text (a free-text answer, or "Other" typed in a choice) never crosses origins.
+ * typed text (a free-text answer, "Other" typed in a choice, or a note added to any answer) never
+ * crosses origins. An answer carried in the asker's own request (re-sent after a restart) is that
+ * asker's word, not the human's: it is never shared (docs/security.md).
  */
 
 import type { Answer, AnswerPlace } from "../model/answer.ts";
@@ -35,8 +37,9 @@ interface Links<T> {
 
 const sameOrigin = (a: Asking, b: Asking) => a.request.origin === b.request.origin;
 
-/** Whether `taker` may take `owner`'s `answer`: always within one origin; across origins never typed text. */
-const mayTake = (taker: Asking, owner: Asking, answer: Answer) => sameOrigin(taker, owner) || (answer.kind !== "text" && answer.kind !== "other");
+/** Whether `taker` may take `owner`'s `answer`: never a carried one; always within one origin; across origins never typed text, a note included. */
+const mayTake = (taker: Asking, owner: Asking, answer: Answer) =>
+	answer.source !== "carried" && (sameOrigin(taker, owner) || (answer.kind !== "text" && answer.kind !== "other" && answer.note === undefined));
 
 const NONE: readonly never[] = Object.freeze([]);
 

@@ -16,6 +16,8 @@ const PLACE_WORDS: Readonly<Record<AnswerPlace, string>> = {
 
 /** A place an answer carries no `place` for (a surface or a host that names none), from its source. */
 const SOURCE_PLACE: Readonly<Record<string, AnswerPlace>> = { dialog: "terminal", web: "page", outside: "outside" };
+/** An answer the asker carried in its own request, re-sent after a restart: nobody here saw it given. */
+const CARRIED = "carried from before the restart";
 /** An answer from the web page that names no place: the page, a link or the notify link, nobody knows. */
 const SOMEWHERE_IN_THE_BROWSER = "in the browser";
 /** The order places are named in: the web page's first, then the host's own, then outside. */
@@ -42,7 +44,8 @@ export function answeredWhere(answers: readonly Pick<Answer, "source" | "place" 
 			// A shared answer's place is the one its owner's answer was given in, when the host knows it.
 			const where = answer.place === undefined ? undefined : placeOf(answer, words);
 			shared.add(`with ${answer.sharedWith?.[0] ?? "another asker"}'s answer${where ? ` (given ${where.text})` : ""}`);
-		} else {
+		} else if (answer.source === "carried") own.set(CARRIED, ORDER.length);
+		else {
 			const where = placeOf(answer, words);
 			if (where) own.set(where.text, where.rank);
 		}

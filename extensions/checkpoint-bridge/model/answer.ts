@@ -35,8 +35,12 @@ export interface Answer {
 	sharedWith?: string[];
 	/** Present when the human took the question's recommended option by accepting every recommendation at once (the form's Review key, the page's button). */
 	recommended?: true;
-	/** Where the answer came from: a dialog here, another asker's dialog, an outside answer, or the web page. */
-	source?: "dialog" | "shared" | OutsideSource;
+	/**
+	 * Where the answer came from: a dialog here, another asker's dialog, an outside answer, the web
+	 * page, or carried in the asker's own request (re-sent after a restart): the host did not see it
+	 * given, so it goes back to that asker only (docs/security.md).
+	 */
+	source?: "dialog" | "shared" | "carried" | OutsideSource;
 	/**
 	 * Where exactly it was given; for a shared answer, where the answer it shares was given. Only on
 	 * the answers the host reports when a request settles (observer events, the audit trail), never

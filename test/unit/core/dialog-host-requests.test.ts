@@ -103,7 +103,10 @@ describe("what the host does not take", () => {
 		const given: Answer = { question: name.question, answer: "atlas", kind: "text", source: "dialog" };
 		h.serve(request("spent", { deadline: Date.now(), questions: [name, city], answers: [given] }));
 		await flush(vi);
-		expect(replies).toStrictEqual([{ v: PROTOCOL_VERSION, id: "spent", kind: "result", status: "timeout", answers: [given], note: SPENT_NOTE }]);
+		// The carried answer is the asker's word, marked so (issue 45): never "dialog", whatever it said.
+		expect(replies).toStrictEqual([
+			{ v: PROTOCOL_VERSION, id: "spent", kind: "result", status: "timeout", answers: [{ ...given, source: "carried" }], note: SPENT_NOTE },
+		]);
 		expect(fake.dialogs).toHaveLength(0);
 		expect(h.heldCount).toBe(0);
 	});
@@ -462,7 +465,7 @@ describe("answers carried in, and the figures", () => {
 		// Spent before it reached the host: the reply carries exactly the answers the host kept.
 		h.serve(request("resent", { deadline: Date.now() - 1, answers: [...junk, given] as Answer[] }));
 		h.serve(request("not-a-list", { label: "reviewer", deadline: Date.now() - 1, answers: { 0: given, length: 1 } as never }));
-		expect(results("resent")).toEqual([expect.objectContaining({ status: "timeout", answers: [given] })]);
+		expect(results("resent")).toEqual([expect.objectContaining({ status: "timeout", answers: [{ ...given, source: "carried" }] })]);
 		expect(results("not-a-list")).toEqual([expect.objectContaining({ status: "timeout", answers: [] })]);
 	});
 

@@ -60,6 +60,27 @@ const INTERLEAVING_COUNTEREXAMPLES: Action[][] = [
 		{ t: "ask", session: 1, questions: [{ kind: "select", options: 2 }], budgetMs: 10_000, dialogTimeoutMs: 10_000, preAborted: false },
 		{ t: "answer", pick: 0 },
 	],
+	// The fair queue (ADR-0024): the request on screen when the host is replaced is shown first by the next one, not after another asker's.
+	[
+		{
+			t: "ask",
+			session: 2,
+			questions: [{ kind: "input" }, { kind: "input" }, { kind: "select", options: 2 }],
+			budgetMs: 1,
+			dialogTimeoutMs: 1,
+			preAborted: false,
+			copy: 0,
+		},
+		{ t: "notOffered", variant: "borrowed", text: "", pick: 0 },
+		{ t: "ask", session: 1, questions: [{ kind: "input" }], budgetMs: 1, dialogTimeoutMs: 1, preAborted: false, copy: 0 },
+		{ t: "answer", pick: 0 },
+		{ t: "ask", session: 1, questions: [{ kind: "input" }], budgetMs: 1, dialogTimeoutMs: 1, preAborted: false, copy: 0 },
+		{ t: "ask", session: 2, questions: [{ kind: "select", options: 2 }], budgetMs: 2, dialogTimeoutMs: 1, preAborted: false, copy: 0 },
+		{ t: "answer", pick: 0 },
+		{ t: "handover" },
+		{ t: "reclaim" },
+		{ t: "ask", session: 0, questions: [{ kind: "input" }], budgetMs: 1, dialogTimeoutMs: 1, preAborted: true, copy: 0 },
+	],
 	// "a malformed message on a live reply channel neither throws out of bus.emit nor corrupts the envelope"
 	[
 		{ t: "ask", session: 2, questions: [{ kind: "input" }], budgetMs: 10_000, dialogTimeoutMs: 10_000, preAborted: false },

@@ -890,7 +890,11 @@ export class Relay {
 		}
 	}
 
-	/** One batch at a time, in arrival order: calls are first shown in the order they arrived, and never again once another's dialog opened. */
+	/**
+	 * One batch at a time, each asker's in the order it arrived (the order across askers is the fair
+	 * queue's, ADR-0024: the host's own first, then round robin, pinned in test/unit/core/fair-queue.test.ts):
+	 * calls are never shown again once another's dialog opened.
+	 */
 	checkOrder(): void {
 		const sequence: (Call | "junk")[] = [];
 		for (const dialog of this.ui.dialogs) {
@@ -905,8 +909,10 @@ export class Relay {
 				sequence.push(owner);
 			}
 		}
-		const arrivals = sequence.flatMap((entry) => (entry === "junk" ? [] : [entry.arrival!]));
-		expect(arrivals).toEqual([...arrivals].sort((x, y) => x - y));
+		for (const { sessionId } of SESSIONS) {
+			const arrivals = sequence.flatMap((entry) => (entry === "junk" || entry.sessionId !== sessionId ? [] : [entry.arrival!]));
+			expect(arrivals).toEqual([...arrivals].sort((x, y) => x - y));
+		}
 	}
 }
 

@@ -130,7 +130,12 @@ function questionBody(model: FormModel, q: QuestionState, view: FormView, theme:
 	if (q.question.details) lines.push(...wrap(q.question.details, width, " ").map((l) => theme.fg("muted", l)));
 	lines.push("");
 	if (q.known) {
-		const from = q.answer?.source === "shared" ? ` (answered for ${q.answer.sharedWith?.join(", ") ?? "another asker"})` : " (answered before)";
+		const from =
+			q.answer?.source === "shared"
+				? ` (answered for ${q.answer.sharedWith?.join(", ") ?? "another asker"})`
+				: q.answer?.source === "carried"
+					? " (carried from before the restart)"
+					: " (answered before)";
 		lines.push(` ${theme.fg("success", "✓")} ${plain(q.answer?.answer ?? "")}${theme.fg("dim", from)}`);
 		return lines;
 	}
