@@ -576,20 +576,28 @@ export class DialogHost {
 
 	/**
 	 * A late request settles (answered, cancelled from outside, or expired): observers and the audit trail learn it,
-	 * once; an answer or a cancel goes home (lateEnded), an expiry does not (the asker was told of its timeout).
+	 * once; an answer or a cancel goes home (lateEnded), an expiry or the host's end does not (the asker was told of its timeout).
 	 */
-	#endLate(late: LateRequest, end: "answered" | "answered-outside" | "cancelled-outside" | "expired", note?: string): void {
+	#endLate(late: LateRequest, end: "answered" | "answered-outside" | "cancelled-outside" | "expired" | "host-gone", note?: string): void {
 		const status = STATUS_OF[end];
 		const reason = REASON_OF[end];
 		const outcome = { status, answers: givenAnswers(late), ...(note ? { note } : {}), ...(reason ? { reason } : {}) };
 		// Observers and the audit trail learn where each answer was given (the page's trace says "in this tab"); the asker's message does not carry it.
 		if (this.#wants("settled")) this.#events.settled!(observedLate(late), { ...outcome, answers: placedAnswers(late), end }, Date.now());
 		this.#events.changed?.();
-		if (end === "expired") return;
+		if (end === "expired" || end === "host-gone") return;
 		try {
 			this.#lateEnded?.(late, outcome);
 		} catch {
 			// The delivery's failure is the delivery's; the host goes on.
+		}
+	}
+
+	/** The host goes for good (quit): every late request settles `host-gone`, once, and leaves the book. */
+	endLateRequests(note: string): void {
+		for (const late of this.lateRequests()) {
+			this.#late!.take(late.request.id);
+			this.#endLate(late, "host-gone", note);
 		}
 	}
 

@@ -352,6 +352,8 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 			if (reason === "quit") {
 				claim.release();
 				served.shutdown(note);
+				// Nobody will answer its late questions in this process any more: each settles, host-gone.
+				served.endLateRequests(note);
 			} else {
 				const parked = served.handOver();
 				claim.release();

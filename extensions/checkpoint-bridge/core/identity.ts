@@ -181,12 +181,15 @@ export function sessionAsker(sessionName: () => string | undefined): SessionAske
 			const main = (reads?.main ?? session?.main)?.() === true;
 			const cwd = reads?.cwd ?? session?.cwd;
 			// The task is read only when no name says more: a child's or the main session's label never needs it.
-			const named = main || agentOf(reads) !== undefined || sessionName()?.trim();
-			return askerIdentity(sessionName(), reads?.sessionId ?? "unknown", agentOf(reads), {
+			const agent = agentOf(reads);
+			const named = main || agent !== undefined || sessionName()?.trim();
+			const identity = askerIdentity(sessionName(), reads?.sessionId ?? "unknown", agent, {
 				main,
 				cwd,
 				...(named ? {} : { task: taskOf(reads) }),
 			});
+			// A pi-subagents child says so: once it is gone, its answer may start a turn of the host's model (core/delivery.ts).
+			return agent !== undefined && !main ? { ...identity, kind: "agent" as const } : identity;
 		},
 	};
 }

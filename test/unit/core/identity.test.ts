@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
 	activeAgentOf,
 	askerIdentity,
+	checkedAsker,
 	dirName,
 	firstPrompt,
 	labelIn,
@@ -97,10 +98,11 @@ describe("who asks", () => {
 		const me = sessionAsker(() => name);
 		expect(me.identity()).toEqual({ label: "subagent-tester-r7k2p-2", sessionId: "unknown" });
 		me.started({ sessionId: "child-1", systemPrompt: prompt("tester") });
-		expect(me.identity()).toEqual({ label: "subagent-tester#2", sessionId: "child-1" });
+		// A child says it is one: its late answer may start a turn of the host's model once it is gone (core/delivery.ts).
+		expect(me.identity()).toEqual({ label: "subagent-tester#2", sessionId: "child-1", kind: "agent" });
 		expect(me.agent()).toBe("tester");
 		expect(reads).toBe(1);
-		expect(me.identity({ sessionId: "child-1b", systemPrompt: prompt("planner") })).toEqual({ label: "subagent-tester#2", sessionId: "child-1b" });
+		expect(me.identity({ sessionId: "child-1b", systemPrompt: prompt("planner") })).toEqual({ label: "subagent-tester#2", sessionId: "child-1b", kind: "agent" });
 		expect(reads).toBe(1);
 		name = "renamed";
 		expect(me.identity().label).toBe("renamed");
@@ -113,5 +115,16 @@ describe("who asks", () => {
 	it("a remote asker is marked with where it asks from, in its label and its session id", () => {
 		expect(markedAsker({ label: "planner", sessionId: "s1" }, "pid 42")).toEqual({ label: "planner (pid 42)", sessionId: "pid 42/s1" });
 		expect(markedAsker({ label: "", sessionId: "0123456789" }, "box:7")).toEqual({ label: "session 23456789 (box:7)", sessionId: "box:7/0123456789" });
+	});
+
+	it("an asker's kind (agent, mcp) is kept by the host's check and the transports' mark; any other kind is no kind", () => {
+		expect(markedAsker({ label: "claude", sessionId: "mcp-1", kind: "mcp" }, "pid 8")).toMatchObject({ kind: "mcp" });
+		expect(markedAsker({ label: "planner", sessionId: "s1", kind: "agent" }, "pid 9")).toMatchObject({ kind: "agent" });
+		expect(markedAsker({ label: "x", sessionId: "s", kind: "host" } as never, "pid 1")).not.toHaveProperty("kind");
+		const checked = (kind: unknown) => checkedAsker({ label: "x", sessionId: "s", kind });
+		expect(checked("mcp")).toMatchObject({ ok: true, asker: { kind: "mcp" } });
+		expect(checked("agent")).toMatchObject({ ok: true, asker: { kind: "agent" } });
+		expect(checked("root")).toMatchObject({ ok: true, asker: { label: "x", sessionId: "s" } });
+		expect((checked("root") as { asker: object }).asker).not.toHaveProperty("kind");
 	});
 });

@@ -107,19 +107,24 @@ describe("one observe:settled per request, whatever path it took", () => {
 	});
 
 	it("handed over to the next host, host gone at quit, and handed over with no next host: each settles once", async () => {
-		const { ask, handle, role } = relay({}, { late: late() });
+		const book = late();
+		const { ask, handle, role } = relay({}, { late: book });
 		const events = heard(handle);
 		track(ask(Q, { label: "handed-over" }));
 		await flush(vi);
 		const handedOver = handle.snapshot()!.open[0]!.requestId;
 		role.release("new", "The host session ended (new).");
 		const next = fakeUI();
-		const nextRole = claimHostRole(handle, { ui: next.ui, surface: dialogSurface(next.ui), sessionId: "next-host" })!;
+		const nextRole = claimHostRole(handle, { ui: next.ui, surface: dialogSurface(next.ui), sessionId: "next-host", late: book })!;
 		await flush(vi);
 		next.current()!.answer("SQLite");
 		await flush(vi);
 
-		// The next host quits with a question open: it settles host-gone.
+		// The next host quits with a question open and one late: each settles host-gone.
+		track(ask(Q, { label: "late-host-gone", budgetMs: 3_000 }));
+		await flush(vi);
+		const lateHostGone = handle.snapshot()!.open[0]!.requestId;
+		await vi.advanceTimersByTimeAsync(3_000);
 		track(ask(Q, { label: "host-gone" }));
 		await flush(vi);
 		const hostGone = handle.snapshot()!.open[0]!.requestId;
@@ -137,7 +142,8 @@ describe("one observe:settled per request, whatever path it took", () => {
 
 		expect(events.of(handedOver)).toEqual(["queued", "shown", "queued", "shown", "settled:answered"]);
 		expect(events.of(hostGone)).toEqual(["queued", "shown", "settled:host-gone"]);
+		expect(events.of(lateHostGone)).toEqual(["queued", "shown", "late", "settled:host-gone"]);
 		expect(events.of(nobody)).toEqual(["queued", "shown", "settled:host-gone"]);
-		expect(events.settledCounts()).toEqual([1, 1, 1]);
+		expect(events.settledCounts()).toEqual([1, 1, 1, 1]);
 	});
 });
