@@ -9,6 +9,7 @@ import { ImapFlow } from "imapflow";
 import { type ParsedMail, simpleParser } from "mailparser";
 import nodemailer, { type SendMailOptions, type Transporter } from "nodemailer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Inbox } from "../../extensions/checkpoint-bridge/surfaces/mail/transport.ts";
 import { awayAsk, writeAwayAsker } from "./harness/away-asker.ts";
 import { HAS_MAIL_SERVERS, type MailServers, type MailUser, startMailServers } from "./harness/mail-servers.ts";
 import { isNotify, PiRpcFixture } from "./harness/pi-cli.ts";
@@ -169,6 +170,23 @@ describe.skipIf(!HAS_MAIL_SERVERS)("questions by mail: postfix and dovecot on lo
 		await strangers.open();
 		expect(await strangers.arrived()).toEqual([]);
 		await strangers.close();
+	});
+
+	it("the IMAP server refusing the login: one warning, tried again after a wait that doubles, never in a loop", async () => {
+		const warnings: string[] = [];
+		const refused = new Inbox(
+			{ secure: false, host: "127.0.0.1", port: servers.imapPort, user: human.address, pass: "not-the-password" },
+			async () => {},
+			(message) => warnings.push(message),
+			200,
+		);
+		await new Promise((resolve) => setTimeout(resolve, 3_500));
+		await refused.close();
+		expect(warnings).toHaveLength(1);
+		expect(warnings[0]).toMatch(/^cannot read mail from 127\.0\.0\.1:\d+ \(.+\); trying again later$/);
+		// dovecot delays a failed login; the waits between tries double from 200 ms: a few tries, not hundreds.
+		expect(refused.attempts).toBeGreaterThanOrEqual(2);
+		expect(refused.attempts).toBeLessThanOrEqual(5);
 	});
 
 	it("the SMTP server gone: one warning, the requests go on in the host's dialog", async () => {

@@ -38,12 +38,6 @@ export async function ensureMail(handle: ObserverHandle, config: MailConfig, not
 	slot.notice = notice;
 	if (slot.starting) return (await slot.starting, { started: false });
 	await startOnce(slot, async () => {
-		const warned = new Set<string>();
-		const warn = (key: string, message: string) => {
-			if (warned.has(key)) return;
-			warned.add(key);
-			slot.notice?.(`checkpoint-bridge: ${message}`, "warning");
-		};
 		const bridge = new MailBridge({
 			handle,
 			config,
@@ -54,7 +48,7 @@ export async function ensureMail(handle: ObserverHandle, config: MailConfig, not
 		const inbox = new Inbox(
 			config.imap,
 			(mail) => bridge.receive(mail),
-			(message) => warn("imap", `${message}; requests go on in the terminal and on the page`),
+			(message) => slot.notice?.(`checkpoint-bridge: ${message}; requests go on in the terminal and on the page`, "warning"),
 		);
 		return { bridge, inbox };
 	});

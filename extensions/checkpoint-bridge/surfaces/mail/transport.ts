@@ -79,8 +79,9 @@ function envelopeOnly(envelope: { from?: { address?: string }[]; to?: { address?
 
 /**
  * Reads the inbox: every mail that arrives after it started, as soon as it arrives (IMAP IDLE),
- * each handed to `onMail` once, in order, and marked seen. A server down or refusing is said once;
- * it is tried again after a wait that doubles up to five minutes, never in a tight loop.
+ * each handed to `onMail` once, in order, and marked seen. A server down or refusing is said once
+ * (again only after it worked in between); it is tried again after a wait that doubles up to five
+ * minutes, never in a tight loop.
  */
 export class Inbox {
 	readonly #server: MailServer;
@@ -89,23 +90,33 @@ export class Inbox {
 	#client: ImapFlow | undefined;
 	#lastUid: number | undefined;
 	#draining: Promise<void> = Promise.resolve();
-	#retryMs = RECONNECT_FIRST_MS;
+	readonly #firstRetryMs: number;
+	#retryMs: number;
+	#warned = false;
+	#attempts = 0;
 	#retry: ReturnType<typeof setTimeout> | undefined;
 	#closed = false;
 	/** Resolves once the inbox has been opened the first time. */
 	readonly ready: Promise<void>;
 	#opened!: () => void;
 
-	constructor(server: MailServer, onMail: (mail: IncomingMail) => Promise<void>, warn: (message: string) => void) {
+	constructor(server: MailServer, onMail: (mail: IncomingMail) => Promise<void>, warn: (message: string) => void, firstRetryMs = RECONNECT_FIRST_MS) {
 		this.#server = server;
+		this.#firstRetryMs = this.#retryMs = firstRetryMs;
 		this.#onMail = onMail;
 		this.#warn = warn;
 		this.ready = new Promise((resolve) => (this.#opened = resolve));
 		void this.#connect();
 	}
 
+	/** Connections tried so far. */
+	get attempts(): number {
+		return this.#attempts;
+	}
+
 	async #connect(): Promise<void> {
 		if (this.#closed) return;
+		this.#attempts++;
 		const server = this.#server;
 		const client = new ImapFlow({
 			host: server.host,
@@ -128,11 +139,14 @@ export class Inbox {
 			const inbox = await client.mailboxOpen("INBOX");
 			// Mail already there when the bridge started is not its business.
 			this.#lastUid ??= Math.max(0, Number(inbox.uidNext) - 1);
-			this.#retryMs = RECONNECT_FIRST_MS;
+			this.#retryMs = this.#firstRetryMs;
+			this.#warned = false;
 			this.#opened();
 			this.#drain(client);
 		} catch (error) {
-			this.#warn(`cannot read mail from ${server.host}:${server.port} (${error instanceof Error ? error.message : String(error)}); trying again later`);
+			if (!this.#warned)
+				this.#warn(`cannot read mail from ${server.host}:${server.port} (${error instanceof Error ? error.message : String(error)}); trying again later`);
+			this.#warned = true;
 			this.#lost(client);
 		}
 	}
