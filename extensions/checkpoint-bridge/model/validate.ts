@@ -9,7 +9,7 @@
 import type { Checked } from "./check.ts";
 import { DIALOG_LIMITS, LIMITS } from "./limits.ts";
 import type { Option, Question, QuestionKind, RelayedDialog } from "./question.ts";
-import { sanitiseText } from "./sanitise.ts";
+import { cutText, sanitiseText } from "./sanitise.ts";
 
 /** Whether questions may be relayed dialogs of other extensions (Question.dialog): the relay's own paths only, never the tool. @default false */
 export interface ValidateOptions {
@@ -27,6 +27,10 @@ export type ValidationResult = Checked<{ questions: Question[]; timeoutMs?: numb
 
 /** The call's parameters; any other is refused by name, never ignored. */
 const PARAMETERS = ["questions", "timeoutMs", "wait"];
+/** Unknown parameters named in one refusal; the rest are counted. @default 8 */
+const NAMED_UNKNOWN = 8;
+/** Longest unknown parameter name echoed, in code points: a caller's megabyte of name is cut, not sent back. @default 40 */
+const UNKNOWN_NAME_CHARS = 40;
 
 const lineCount = (text: string) => text.split("\n").length;
 
@@ -200,9 +204,10 @@ export function validateAskParams(raw: unknown, options: ValidateOptions = {}): 
 	if (!isRecord(raw)) return { ok: false, problems: ['parameters: must be an object with a "questions" array'] };
 	const { questions, timeoutMs, wait } = raw;
 	const checked: Question[] = [];
-	for (const key in raw)
-		if (Object.hasOwn(raw, key) && !PARAMETERS.includes(key))
-			problems.push(`parameters: ${JSON.stringify(key)} is not a parameter (known: ${PARAMETERS.join(", ")})`);
+	const unknown = Object.keys(raw).filter((key) => !PARAMETERS.includes(key));
+	for (const key of unknown.slice(0, NAMED_UNKNOWN))
+		problems.push(`parameters: ${JSON.stringify(cutText(key, UNKNOWN_NAME_CHARS))} is not a parameter (known: ${PARAMETERS.join(", ")})`);
+	if (unknown.length > NAMED_UNKNOWN) problems.push(`parameters: ${unknown.length - NAMED_UNKNOWN} more are not parameters either`);
 	if (!Array.isArray(questions)) problems.push("questions: must be an array");
 	else if (questions.length < LIMITS.questions.min) problems.push("questions: at least one question is required");
 	else if (questions.length > LIMITS.questions.max) problems.push(`questions: has ${questions.length}, at most ${LIMITS.questions.max} in one call`);

@@ -1,19 +1,23 @@
 /**
- * A call without questions at all: pi's schema check would refuse it with its own text before the
- * tool runs. prepareArguments carries such a call to execute instead, so it gets the envelope
- * (status error, every problem named) like any other.
+ * A call the schema refuses (no questions at all, more than LIMITS allows, a wrong type): pi's
+ * schema check would refuse it with its own text before the tool runs. prepareArguments carries
+ * such a call to execute instead, so it gets the envelope (status error, every problem named by
+ * the one validator, model/validate.ts) like any other. The schema states the bounds for the model;
+ * the validator is what enforces them.
  */
-import type { AskParams } from "./schema.ts";
+import { Value } from "typebox/value";
+import { type AskParams, AskParamsSchema } from "./schema.ts";
 
-/** Where prepareArguments keeps the raw arguments of a call that has no questions at all. */
-const WITHOUT_QUESTIONS = "checkpointBridgeRawArguments";
+/** Where prepareArguments keeps the raw arguments of a call the schema refuses. */
+const RAW_ARGUMENTS = "checkpointBridgeRawArguments";
 
-const hasQuestions = (args: unknown) => typeof args === "object" && args !== null && (args as { questions?: unknown }).questions != null;
+/** What stands in for a refused call's questions: the least the schema takes, never read (rawArguments unwraps the call). */
+const STAND_IN = [{ question: "" }];
 
-/** pi's prepareArguments: the arguments as they are when they hold questions, else wrapped so the schema passes them. */
+/** pi's prepareArguments: the arguments as they are when the schema takes them, else wrapped so it does. */
 export const prepareArguments = (args: unknown): AskParams =>
-	hasQuestions(args) ? (args as AskParams) : ({ questions: [], [WITHOUT_QUESTIONS]: args } as unknown as AskParams);
+	Value.Check(AskParamsSchema, args) ? (args as AskParams) : ({ questions: STAND_IN, [RAW_ARGUMENTS]: args } as unknown as AskParams);
 
 /** The arguments the model sent, unwrapped from what prepareArguments made of them. */
 export const rawArguments = (params: unknown): unknown =>
-	typeof params === "object" && params !== null && WITHOUT_QUESTIONS in params ? (params as Record<string, unknown>)[WITHOUT_QUESTIONS] : params;
+	typeof params === "object" && params !== null && RAW_ARGUMENTS in params ? (params as Record<string, unknown>)[RAW_ARGUMENTS] : params;

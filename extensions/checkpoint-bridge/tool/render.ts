@@ -3,6 +3,7 @@
  * plain text, fitted to the width, then coloured, so no pi-tui import is needed at run time.
  */
 import type { Envelope, Status } from "../model/result.ts";
+import { rawArguments } from "./arguments.ts";
 
 /** The slice of pi's Theme the renderers use. */
 export interface RenderTheme {
@@ -82,9 +83,10 @@ interface CallArgs {
 	timeoutMs?: unknown;
 }
 
-/** The call: who asks and the questions, one line each. */
+/** The call: who asks and the questions, one line each (as the model sent them, not what arguments.ts wrapped them in). */
 export function renderCallView(args: CallArgs, asker: string, theme: RenderTheme): LinesComponent {
-	const questions = Array.isArray(args?.questions) ? args.questions : [];
+	const raw = rawArguments(args) as CallArgs | undefined;
+	const questions = Array.isArray(raw?.questions) ? raw.questions : [];
 	return component(
 		() => [
 			{ text: `ask the human · from ${asker} · ${questions.length} question${questions.length === 1 ? "" : "s"}`, color: "toolTitle", bold: true },

@@ -1,8 +1,9 @@
 /**
- * The tool's parameter schema as the model sees it. Deliberately lenient about bounds (no
- * minItems, no maxLength): pi rejects schema violations before the tool runs, and the tool's own
- * validator gives a better envelope that names every problem at once (see validate.ts, LIMITS).
- * Every bound a description states is taken from LIMITS and the budget's bounds, never typed twice.
+ * The tool's parameter schema as the model sees it: how many questions and options a call may have
+ * (minItems, maxItems) from LIMITS, as the descriptions say them. A call the schema refuses still
+ * reaches the tool (arguments.ts), whose own validator gives an envelope that names every problem at
+ * once (validate.ts); text lengths stay in the descriptions, checked there after neutralising.
+ * Every bound is taken from LIMITS and the budget's bounds, never typed twice.
  */
 import { type Static, Type } from "typebox";
 import { DEFAULT_CALL_TIMEOUT_MS, MAX_TIMEOUT_MS, MIN_TIMEOUT_MS, NO_LIMIT } from "../core/config.ts";
@@ -24,7 +25,13 @@ const QuestionSchema = Type.Object({
 	id: Type.Optional(Type.String({ description: "Your id for the question; echoed in its answer." })),
 	header: Type.Optional(Type.String({ description: `A short label shown before the question (max ${LIMITS.header} chars).` })),
 	details: Type.Optional(Type.String({ description: "Context the human needs to decide, shown with the question." })),
-	options: Type.Optional(Type.Array(OptionSchema, { description: `${LIMITS.options.min} to ${LIMITS.options.max} choices. Omit for a free-text answer.` })),
+	options: Type.Optional(
+		Type.Array(OptionSchema, {
+			minItems: LIMITS.options.min,
+			maxItems: LIMITS.options.max,
+			description: `${LIMITS.options.min} to ${LIMITS.options.max} choices. Omit for a free-text answer.`,
+		}),
+	),
 	multiSelect: Type.Optional(Type.Boolean({ description: "Let the human pick several options. Default false." })),
 	allowOther: Type.Optional(Type.Boolean({ description: 'Offer "Other (type your own)" with the options. Default true.' })),
 	recommended: Type.Optional(Type.String({ description: "The label of the option you recommend; shown first and marked." })),
@@ -40,6 +47,8 @@ const QuestionSchema = Type.Object({
 
 export const AskParamsSchema = Type.Object({
 	questions: Type.Array(QuestionSchema, {
+		minItems: LIMITS.questions.min,
+		maxItems: LIMITS.questions.max,
 		description: `${LIMITS.questions.min} to ${LIMITS.questions.max} questions you need answered now, batched in one call. The human sees them together in one form (in the terminal) or one after another.`,
 	}),
 	timeoutMs: Type.Optional(

@@ -274,6 +274,16 @@ describe("each refusal named, each limit exact", () => {
 			'parameters: "timeout" is not a parameter (known: questions, timeoutMs, wait)',
 		]);
 	});
+
+	it("names an unknown parameter once, cut short, and at most eight of them: a megabyte of name is not echoed", () => {
+		const long = `background${"x".repeat(1_000_000)}`;
+		const problems = problemsOf({ questions: [{ question: "A?" }], [long]: true });
+		expect(problems).toEqual([`parameters: "${"backgroundx".padEnd(39, "x")}…" is not a parameter (known: questions, timeoutMs, wait)`]);
+		const many = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`extra${i}`, i]));
+		const named = problemsOf({ questions: [{ question: "A?" }], ...many });
+		expect(named).toHaveLength(9);
+		expect(named.at(-1)).toBe("parameters: 12 more are not parameters either");
+	});
 });
 
 describe("relayed dialogs (the relay's own questions, validated with dialogs: true)", () => {

@@ -1,9 +1,12 @@
 /** The tool schema's descriptions state the limits the validator checks, taken from where those are defined. */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { Value } from "typebox/value";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_CALL_TIMEOUT_MS, MAX_TIMEOUT_MS, MIN_TIMEOUT_MS } from "../../../extensions/checkpoint-bridge/core/config.ts";
 import { LIMITS } from "../../../extensions/checkpoint-bridge/model/limits.ts";
+import { validateAskParams } from "../../../extensions/checkpoint-bridge/model/validate.ts";
+import { prepareArguments, rawArguments } from "../../../extensions/checkpoint-bridge/tool/arguments.ts";
 import { AskParamsSchema } from "../../../extensions/checkpoint-bridge/tool/schema.ts";
 
 const SOURCE = readFileSync(join(import.meta.dirname, "../../../extensions/checkpoint-bridge/tool/schema.ts"), "utf8");
@@ -36,5 +39,35 @@ describe("the tool schema's descriptions", () => {
 			(n) => new RegExp(`(?<![\\w.])${n}(?![\\w])`).test(SOURCE.replace(/_/g, "")),
 		);
 		expect(typed).toEqual([]);
+	});
+});
+
+describe("the tool schema's bounds", () => {
+	type Bounded = { minItems?: number; maxItems?: number };
+	const questions = AskParamsSchema.properties.questions as unknown as Bounded;
+	/** The options' array schema (Type.Optional keeps it as is). */
+	const optionsArray = AskParamsSchema.properties.questions.items.properties.options as unknown as Bounded;
+
+	it("state how many questions and options a call may have as minItems and maxItems, from LIMITS", () => {
+		expect({ minItems: questions.minItems, maxItems: questions.maxItems }).toEqual({ minItems: LIMITS.questions.min, maxItems: LIMITS.questions.max });
+		expect({ minItems: optionsArray.minItems, maxItems: optionsArray.maxItems }).toEqual({ minItems: LIMITS.options.min, maxItems: LIMITS.options.max });
+	});
+
+	it("a call the schema refuses still reaches the tool's own validator, which names every problem; one it takes passes as it is", () => {
+		const tooMany = { questions: Array.from({ length: LIMITS.questions.max + 1 }, (_, i) => ({ question: `q${i}` })) };
+		const oneOption = { questions: [{ question: "Which?", options: ["only"] }], background: true };
+		for (const call of [tooMany, oneOption, { questions: [] }, {}, { questions: "x" }]) {
+			expect(Value.Check(AskParamsSchema, call)).toBe(false);
+			const prepared = prepareArguments(call);
+			expect(Value.Check(AskParamsSchema, prepared)).toBe(true);
+			expect(rawArguments(prepared)).toBe(call);
+		}
+		const checked = validateAskParams(rawArguments(prepareArguments(oneOption)));
+		expect(checked.ok ? [] : checked.problems).toEqual([
+			'parameters: "background" is not a parameter (known: questions, timeoutMs, wait)',
+			"questions[0].options: has 1, needs 2 to 12 (omit it for a free-text question)",
+		]);
+		const fine = { questions: [{ question: "Which?", options: ["a", "b"] }] };
+		expect(prepareArguments(fine)).toBe(fine);
 	});
 });
