@@ -14,30 +14,21 @@ const ASKER_EXTENSION = `
 import { askViaHost } from ${JSON.stringify(join(dirname(BRIDGE_EXT), "core", "asker.ts"))};
 const HANDLE = Symbol.for("checkpoint-bridge.handle");
 const UI = Symbol.for("checkpoint-bridge.test.away-ui");
-const CALLS = Symbol.for("checkpoint-bridge.test.away-calls");
 
 export default function awayAsker(pi) {
 	pi.on("session_start", (_event, ctx) => { globalThis[UI] = ctx.ui; });
-	globalThis[CALLS] ??= new Map();
 	pi.registerCommand("away-ask", {
 		description: "asks through the bridge from outside any session's turn",
 		handler: async (args) => {
 			const { label, questions, budgetMs } = JSON.parse(args);
-			const controller = new AbortController();
-			globalThis[CALLS].set(label, controller);
 			void askViaHost({
 				handle: globalThis[HANDLE],
 				asker: { label, sessionId: "away-" + label },
 				questions,
 				budgetMs,
 				dialogTimeoutMs: budgetMs,
-				signal: controller.signal,
 			}).then((envelope) => globalThis[UI].notify(${JSON.stringify(REPORT)} + JSON.stringify({ label, envelope }), "info"));
 		},
-	});
-	pi.registerCommand("away-withdraw", {
-		description: "withdraws an asker's question",
-		handler: async (label) => globalThis[CALLS].get(label.trim())?.abort(),
 	});
 }
 `;
@@ -66,9 +57,4 @@ export async function awayAsk(rpc: PiRpc, label: string, questions: QuestionInpu
 	// Awaited by the test when it wants it; a rejection unwatched until then must not fail the run.
 	result.catch(() => {});
 	return { result };
-}
-
-/** Withdraws `label`'s question (its call ends cancelled). */
-export async function awayWithdraw(rpc: PiRpc, label: string): Promise<void> {
-	await rpc.prompt(`/away-withdraw ${label}`);
 }

@@ -5,13 +5,13 @@
  * dovecot reading the same Maildirs with a passwd-file). `recipient_delimiter = +` puts
  * `bridge+TOKEN@example.test` in bridge's mailbox, as plus-addressing does at a real provider.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-export const MAIL_DOMAIN = "example.test";
+const MAIL_DOMAIN = "example.test";
 const POSTFIX_MASTER = "/usr/lib/postfix/sbin/master";
 const DOVECOT = "/usr/sbin/dovecot";
 
@@ -40,7 +40,7 @@ export interface MailServers {
 	stopSmtp(): Promise<void>;
 }
 
-export async function freePort(): Promise<number> {
+async function freePort(): Promise<number> {
 	return new Promise((resolve, reject) => {
 		const server = createServer();
 		server.once("error", reject);
@@ -176,8 +176,8 @@ export async function startMailServers(): Promise<MailServers> {
 	const dir = mkdtempSync(join(tmpdir(), "cb-mail-"));
 	chmodSync(dir, 0o755);
 	const [smtpPort, imapPort] = [await freePort(), await freePort()];
-	const postfixUid = Number(execFileSync("id", ["-u", "postfix"]).toString());
-	const postdropGid = Number(execFileSync("getent", ["group", "postdrop"]).toString().split(":")[2]);
+	const postfixUid = Number(/^postfix:[^:]*:(\d+):/m.exec(readFileSync("/etc/passwd", "utf8"))?.[1]);
+	const postdropGid = Number(/^postdrop:[^:]*:(\d+):/m.exec(readFileSync("/etc/group", "utf8"))?.[1]);
 	for (const sub of ["conf", "data", "mail", "queue"]) mkdirSync(join(dir, sub));
 	writeFileSync(join(dir, "conf", "main.cf"), MAIN_CF(dir));
 	writeFileSync(join(dir, "conf", "master.cf"), MASTER_CF(smtpPort));

@@ -5,7 +5,7 @@
  */
 import type { Checked } from "../../model/check.ts";
 
-export const MAIL_ENV = {
+const MAIL_ENV = {
 	/** The human's address: requests are mailed there, and replies are taken only from it. */
 	to: "CHECKPOINT_BRIDGE_MAIL_TO",
 	/** The bridge's own address (From); replies go to it plus-addressed with the request's token. */
@@ -19,7 +19,7 @@ export const MAIL_ENV = {
 } as const;
 
 /** @default 300000 (5 min) */
-export const MAIL_AFTER_DEFAULT_MS = 300_000;
+const MAIL_AFTER_DEFAULT_MS = 300_000;
 
 export interface MailServer {
 	secure: boolean;

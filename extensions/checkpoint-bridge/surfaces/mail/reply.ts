@@ -37,7 +37,7 @@ export function numberedOptions(q: Question): string[] {
 }
 
 /** How the mail lists a question's options, for a reply that fits none. */
-export function optionsText(q: Question): string {
+function optionsText(q: Question): string {
 	const options = numberedOptions(q);
 	const own = q.kind === "choice" && q.allowOther !== false ? "; or your own words" : "";
 	return options.length ? `${options.map((o, i) => `${i + 1}. ${o}`).join(", ")}${own}` : "any text";

@@ -10,7 +10,7 @@ import { type IncomingMail, MAX_MAIL_BYTES, type OutgoingMail } from "./bridge.t
 import { isLoopback, type MailServer } from "./config.ts";
 
 /** Mails sent at most per window: a flood of replies cannot make the bridge flood the mailbox. @default 30 */
-export const SEND_BUDGET = 30;
+const SEND_BUDGET = 30;
 /** @default 600000 (10 min) */
 const SEND_WINDOW_MS = 600_000;
 /** How long a server may take to connect, greet or answer. @default 15000 */
@@ -49,7 +49,7 @@ const addresses = (value: unknown): string[] => {
 const headerText = (value: unknown): string[] => (Array.isArray(value) ? value.map(String) : value ? String(value).split(/\s+/) : []);
 
 /** mailparser's reading of one mail, as the bridge takes it. */
-export async function readMail(source: Buffer): Promise<IncomingMail> {
+async function readMail(source: Buffer): Promise<IncomingMail> {
 	const parsed = await simpleParser(source, { skipImageLinks: true, skipTextToHtml: true });
 	const header = (name: string) => parsed.headers.get(name);
 	const auto = String(header("auto-submitted") ?? "no").toLowerCase();

@@ -12,7 +12,7 @@ import type { AwayActions, AwayButton, OneTap } from "./one-tap.ts";
 const NTFY_MAX_ACTIONS = 3;
 
 /** What a late request's runs say happened. */
-export const LATE_OUTCOME = "late: the asker's call stopped waiting; an answer still reaches it, as a message";
+const LATE_OUTCOME = "late: the asker's call stopped waiting; an answer still reaches it, as a message";
 
 /** A value in ntfy's `Actions` header: quoted when it holds a separator, with no double quote inside. */
 const ntfyValue = (text: string) => {

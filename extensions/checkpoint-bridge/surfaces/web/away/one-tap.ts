@@ -9,10 +9,10 @@ import type { Card } from "../page-events.ts";
 import { digestOf, newSecret } from "../tokens.ts";
 
 /** Version of the actions JSON the notify command gets. */
-export const ACTIONS_VERSION = 1;
+const ACTIONS_VERSION = 1;
 
 /** Path of a one-tap URL. */
-export const oneTapPath = (secret: string) => `/a/${secret}`;
+const oneTapPath = (secret: string) => `/a/${secret}`;
 
 /** One button: what it says and the URL that answers with it (POST). */
 export interface AwayButton {

@@ -11,7 +11,7 @@ import { type Refusal, refuse, SECURITY_HEADERS } from "../guard.ts";
 import type { OneTap } from "./one-tap.ts";
 
 /** Largest body a one-tap POST may carry (it needs none: ntfy sends none, the form a few bytes). @default 4096 */
-export const TAP_BODY_BYTES = 4_096;
+const TAP_BODY_BYTES = 4_096;
 
 export interface TapContext {
 	oneTap: OneTap;
