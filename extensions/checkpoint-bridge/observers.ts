@@ -9,7 +9,7 @@
  * ```
  */
 
-export type { AskerIdentity } from "./core/identity.ts";
+export type { AskerIdentity, AskerKind } from "./core/identity.ts";
 export type { InboundReply as OutsideAnswerReply, InboundValue as OutsideAnswerValue, OutsideAnswer } from "./core/inbound.ts";
 export type { LateEvent, ObservedRequest, QueuedEvent, ReopenedEvent, SettledEvent, ShownEvent, Snapshot } from "./core/observers.ts";
 export { OBSERVER_EVENTS, OBSERVER_VERSION } from "./core/observers.ts";
