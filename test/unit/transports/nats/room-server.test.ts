@@ -8,7 +8,7 @@ import { MAX_TIMEOUT_MS } from "../../../../extensions/checkpoint-bridge/core/co
 import { MAX_OPEN_PER_ASKER } from "../../../../extensions/checkpoint-bridge/core/dialog-host.ts";
 import { FRAME_VERSION, MAX_FRAME_BYTES } from "../../../../extensions/checkpoint-bridge/core/frames.ts";
 import { PROTOCOL_VERSION, type RelayRequest } from "../../../../extensions/checkpoint-bridge/core/protocol.ts";
-import { capLength, sanitiseText } from "../../../../extensions/checkpoint-bridge/model/sanitise.ts";
+import { capLength, sanitiseText, UNSAFE_CHARACTER } from "../../../../extensions/checkpoint-bridge/model/sanitise.ts";
 import { encodeNatsFrame, type NatsFrame } from "../../../../extensions/checkpoint-bridge/transports/nats/frames.ts";
 import { SILENCE_MS, TICK_MS } from "../../../../extensions/checkpoint-bridge/transports/nats/liveness.ts";
 import {
@@ -346,6 +346,25 @@ describe("asked with wait: false (later: true): the asker's process may exit aft
 		// Its inbox is nobody's any more: nothing more is sent there, and the room holds nothing.
 		expect(asker.received.filter((f) => f.type === "result")).toEqual([]);
 		expect(host.server.heldCount).toBe(0);
+	});
+
+	it("a room member's question with raw escapes, its asker gone: the message in the host's session carries neutralised text in content and details", async () => {
+		const { host, asker } = room();
+		const raw = "Ship\u001b]8;;http://x\u0007 it\u001b[2J\u0007\u202e\u009b?";
+		asker.send(SUBJECTS.request, requestFrame("r", [{ question: raw, options: [{ label: "yes" }, { label: "no" }] }], { later: true }));
+		await flush();
+		await vi.advanceTimersByTimeAsync(3 * SILENCE_MS);
+		host.fake.current()!.answer("yes");
+		await flush();
+		// The form closes, then the request ends: one more turn.
+		await flush();
+		expect(hostMessages).toHaveLength(1);
+		const [message] = hostMessages;
+		expect(message!.content).toContain(sanitiseText(raw));
+		expect(message!.content).not.toMatch(UNSAFE_CHARACTER);
+		expect(JSON.stringify(message!.details)).not.toMatch(/\\u001b|\\u0007/);
+		expect(JSON.stringify(message!.details)).not.toMatch(UNSAFE_CHARACTER);
+		expect(message!.details.questions).toEqual([sanitiseText(raw)]);
 	});
 
 	it("its asker heard again after the silence (a nats-server restart): the end goes to its inbox, not to the host's session", async () => {
