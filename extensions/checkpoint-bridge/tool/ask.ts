@@ -67,7 +67,7 @@ export function askTool(parts: AskToolParts): ToolDefinition<typeof AskParamsSch
 				const own = signal?.aborted ? undefined : parts.recordOwn(asker, checked.questions);
 				const envelope = await parts.ask(options);
 				own?.ended(envelope.status, signal?.aborted === true);
-				return toToolResult(envelope);
+				return toToolResult(envelope, checked.questions);
 			} catch (error) {
 				// Environmental failures become a status, never an exception into pi.
 				const reason = error instanceof Error ? error.message : String(error);

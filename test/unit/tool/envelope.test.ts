@@ -43,3 +43,28 @@ describe("the envelope", () => {
 		expect(toToolResult(envelope)).toEqual({ content: [{ type: "text", text: JSON.stringify(envelope) }], details: envelope });
 	});
 });
+
+describe("recommended in the tool result", () => {
+	const asked = [
+		{ question: "Which database?", kind: "choice" as const, id: "db", options: [{ label: "Postgres" }, { label: "SQLite" }], recommended: "SQLite" },
+		{ question: "Which areas?", kind: "choice" as const, options: [{ label: "api" }, { label: "docs" }], multiSelect: true, recommended: "docs" },
+		{ question: "Codename?", kind: "choice" as const, options: [{ label: "aurora" }, { label: "borealis" }] },
+	];
+
+	it("marks an answer that is exactly its question's recommended option, picked by hand or accepted, and no other", () => {
+		const envelope = makeEnvelope("ok", [
+			{ question: "Which database?", id: "db", answer: "SQLite", kind: "option", source: "dialog" },
+			{ question: "Which areas?", answer: "api, docs", kind: "option", values: ["api", "docs"], source: "dialog" },
+			{ question: "Codename?", answer: "aurora", kind: "option", source: "dialog" },
+		]);
+		const { details, content } = toToolResult(envelope, asked);
+		expect(details.answers.map((a) => a.recommended)).toEqual([true, undefined, undefined]);
+		expect(JSON.parse(content[0].text)).toEqual(details);
+		const docsOnly = makeEnvelope("ok", [{ question: "Which areas?", answer: "docs", kind: "option", values: ["docs"], source: "dialog" }]);
+		expect(toToolResult(docsOnly, asked).details.answers[0]?.recommended).toBe(true);
+		const typed = makeEnvelope("ok", [{ question: "Which database?", id: "db", answer: "SQLite", kind: "other", source: "dialog" }]);
+		expect(toToolResult(typed, asked).details.answers[0]).not.toHaveProperty("recommended");
+		// Without the questions, nothing is marked.
+		expect(toToolResult(envelope).details).toBe(envelope);
+	});
+});
