@@ -11,6 +11,9 @@
  *   npm run demo -- --pi 1.6                      the dev pi (1.6): foreground sub-agents only
  *   npm run demo -- --pi 0.85                     pi 0.85.1 from test/compat/pi-0.85
  *   npm run demo -- --web                         the web page on too; the host shows its link
+ *   npm run demo -- --tour                        a tour of ask now / answer later, a late answer from
+ *                                                 /checkpoints, a child's own screen and a host restart
+ *                                                 that keeps a question (scripted model, dev pi)
  *
  * It needs a terminal: the questions open in pi's interactive TUI, the host. Without one (stdin or
  * stdout not a TTY) pi would fall back to print mode and end at once, so the launcher refuses.
@@ -23,7 +26,7 @@
  * removed when pi exits, so your own pi settings, sessions and credentials are never touched. Only
  * the compiled extensions are kept, in node_modules/.cache, so the next start is quicker.
  */
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -38,6 +41,8 @@ const COMPAT = "0.85";
 const bridgeExtension = path.join(root, "extensions", "checkpoint-bridge", "index.ts");
 const demoModelExtension = path.join(demoDir, "demo-model.ts");
 const introExtension = path.join(demoDir, "intro.ts");
+const tourModelExtension = path.join(demoDir, "tour-model.ts");
+const tourExtension = path.join(demoDir, "tour.ts");
 /**
  * pi compiles extensions with jiti into $TMPDIR/jiti, pi-subagents in 10-20 s, and every background
  * runner process does it again. The run's TMPDIR links here so later starts reuse the compiled files
@@ -46,6 +51,8 @@ const introExtension = path.join(demoDir, "intro.ts");
 const compileCache = path.join(root, "node_modules", ".cache", "checkpoint-bridge-demo", "jiti");
 const SCRIPTED_MODEL = "demo/scripted";
 const AGENTS = ["planner", "writer", "reviewer", "tester"];
+const TOUR_MODEL = "demo-tour/tour";
+const TOUR_PROMPT = "Start the checkpoint-bridge tour.";
 /** The background step: one workflow whose runs.all starts both children at once; it returns their reports. */
 const BACKGROUND_WORKFLOW = [
 	"const results = await runs.all([",
@@ -101,7 +108,9 @@ function realModelPrompt(background) {
 
 function usage() {
 	return [
-		"usage: npm run demo [-- [--web] [--pi 1.6|0.85] [--model <provider/id> [more pi arguments]]]",
+		"usage: npm run demo [-- [--tour] [--web] [--pi 1.6|0.85] [--model <provider/id> [more pi arguments]]]",
+		"  --tour                 a tour in four scenes (scripted model): ask now and answer later, a timed-out question",
+		"                         answered late from /checkpoints, a child's own screen, a host restart that keeps a question",
 		"  --web                  the web page on too (loopback, any free port); the host prints its link",
 		"  --model <provider/id>  a real model (its key from the environment); without it a scripted model, no API key",
 		"  --pi 1.6               the dev pi 1.6: the two foreground sub-agents only (its background runner cannot start)",
@@ -113,6 +122,7 @@ function parseArgs(argv) {
 	let model;
 	let pi;
 	let web = false;
+	let tour = false;
 	const passThrough = [];
 	for (let i = 0; i < argv.length; i++) {
 		const arg = argv[i];
@@ -121,6 +131,8 @@ function parseArgs(argv) {
 			process.exit(0);
 		} else if (arg === "--web") {
 			web = true;
+		} else if (arg === "--tour") {
+			tour = true;
 		} else if (arg === "--model" || arg === "--pi") {
 			const value = argv[++i];
 			if (!value) throw new Error(`${arg} needs a value`);
@@ -135,7 +147,8 @@ function parseArgs(argv) {
 		}
 	}
 	if (pi !== undefined && !(pi in PI_INSTALLS)) throw new Error(`--pi ${pi}: the demo runs on ${Object.keys(PI_INSTALLS).join(" or ")}`);
-	return { model, pi, web, passThrough };
+	if (tour && model !== undefined) throw new Error("--tour runs its own scripted model: leave out --model");
+	return { model, pi, web, tour, passThrough };
 }
 
 /**
@@ -177,12 +190,19 @@ async function choosePi(wanted) {
 	return { ...paths, version: readJson(paths.piManifest).version, background: backgroundRunnerWorks(installRoot) };
 }
 
-/** Write the demo agents into the isolated config dir, loading the bridge (and the scripted model) into each. */
-function writeAgents(agentDir, model) {
-	const extensions = model === SCRIPTED_MODEL ? [bridgeExtension, demoModelExtension] : [bridgeExtension];
+/** pi's example `question` tool of the pi the demo runs on: a tool that draws a screen of its own. */
+const questionExample = (cli) => path.join(path.dirname(path.dirname(cli)), "examples", "extensions", "question.ts");
+
+/** Write the demo agents into the isolated config dir, loading the bridge (and the scripted model) into each; the tour's child also loads pi's question tool. */
+function writeAgents(agentDir, model, tour) {
+	const extensions = tour
+		? [bridgeExtension, tourModelExtension, questionExample(tour.cli)]
+		: model === SCRIPTED_MODEL
+			? [bridgeExtension, demoModelExtension]
+			: [bridgeExtension];
 	const target = path.join(agentDir, "agents");
 	fs.mkdirSync(target, { recursive: true });
-	for (const name of AGENTS) {
+	for (const name of tour ? ["tour-child"] : AGENTS) {
 		const template = fs.readFileSync(path.join(demoDir, "agents", `${name}.md`), "utf8");
 		const text = template.replaceAll("{{MODEL}}", model).replaceAll("{{EXTENSIONS}}", extensions.join(", "));
 		fs.writeFileSync(path.join(target, `${name}.md`), text);
@@ -214,6 +234,33 @@ function explanation(model, pi, web) {
 		"Press Enter to send the prepared message and start. Quit: Ctrl+C twice quickly (the first press",
 		"clears the editor), or Ctrl+D once the editor is empty; Esc first closes an open form.",
 	].join("\n");
+}
+
+/** The tour's explanation, shown as the TUI header; `restarted`: the header of pi started again by the tour. */
+function tourExplanation(pi, restarted) {
+	return [
+		`checkpoint-bridge tour (pi ${pi.version}) · scripted model, no API key`,
+		...(restarted
+			? [
+					"pi was stopped as a crash would stop it, and the tour started it again (pi --continue).",
+					"Tour 4 of 4: the question asked before the restart opens again, marked so; answer it.",
+				]
+			: [
+					"Four scenes, each announced here by the main agent as it happens:",
+					"  1. ask now, answer later: a question asked with wait: false; its answer arrives later as a message",
+					"  2. a timed-out question answered late: let it time out, then /checkpoints answer 1",
+					"  3. a child's own screen: a sub-agent's tool draws its screen here, under who asks",
+					"  4. a host restart that keeps a question: pi stops as a crash would and starts again",
+					"Answer a form with Up/Down and Enter. Press Enter to send the prepared message and start.",
+				]),
+		"Quit: Ctrl+D on an empty editor, or Ctrl+C twice quickly; Esc first closes an open form.",
+	].join("\n");
+}
+
+/** Resets the terminal a killed pi left in raw mode and on its alternate screen. */
+function resetTerminal() {
+	spawnSync("stty", ["sane"], { stdio: "inherit" });
+	process.stdout.write("\x1b[?1049l\x1b[?25h\x1b[0m\x1b[2J\x1b[H");
 }
 
 /** Background runners recorded by pi-subagents under the run's temp root (their pids). */
@@ -258,53 +305,47 @@ async function stopRunners(subagentsRoot, agentDir) {
 	}
 }
 
-async function main() {
-	const { model = SCRIPTED_MODEL, pi: wantedPi, web, passThrough } = parseArgs(process.argv.slice(2));
-	const refusal = noTerminal();
-	if (refusal) {
-		console.error(refusal);
-		process.exit(1);
-	}
-	checkNode();
-	const pi = await choosePi(wantedPi);
-
-	const runDir = fs.mkdtempSync(path.join(os.tmpdir(), "checkpoint-bridge-demo-"));
-	const agentDir = path.join(runDir, "agent");
-	const workDir = path.join(runDir, "work");
-	const tmpDir = path.join(runDir, "tmp");
-	const subagentsRoot = path.join(runDir, "subagents");
-	// The first start compiles pi-subagents and the extensions (nothing cached yet): say why the screen stays still.
-	const firstStart = !fs.existsSync(compileCache) || fs.readdirSync(compileCache).length === 0;
-	console.log(
-		firstStart
-			? `Starting pi ${pi.version}: the first start compiles pi-subagents and the extensions (20 s to 2 minutes on a busy machine; later starts reuse node_modules/.cache)...`
-			: `Starting pi ${pi.version}...`,
-	);
-	for (const dir of [agentDir, workDir, tmpDir, compileCache]) fs.mkdirSync(dir, { recursive: true });
-	fs.symlinkSync(compileCache, path.join(tmpDir, "jiti"));
-	writeAgents(agentDir, model);
-	const intro = explanation(model, pi, web);
-
-	const env = {
+/** The environment of the run: isolated from the user's pi, and what the demo's extensions read. */
+function runEnv(dirs, { model, pi, web, tour }) {
+	const common = {
 		...process.env,
-		HOME: runDir,
-		TMPDIR: tmpDir,
-		PI_CODING_AGENT_DIR: agentDir,
-		PI_SUBAGENTS_TEMP_ROOT: subagentsRoot,
+		HOME: dirs.runDir,
+		TMPDIR: dirs.tmpDir,
+		PI_CODING_AGENT_DIR: dirs.agentDir,
+		PI_SUBAGENTS_TEMP_ROOT: dirs.subagentsRoot,
 		PI_OFFLINE: "1",
 		PI_SKIP_VERSION_CHECK: "1",
 		PI_TELEMETRY: "0",
 		// The host serves the page from the start and announces its link in the TUI.
 		...(web ? { CHECKPOINT_BRIDGE_WEB: process.env.CHECKPOINT_BRIDGE_WEB || "127.0.0.1:0" } : {}),
-		CHECKPOINT_BRIDGE_DEMO_INTRO: intro,
+	};
+	if (tour)
+		return {
+			...common,
+			CHECKPOINT_BRIDGE_DEMO_INTRO: tourExplanation(pi, false),
+			CHECKPOINT_BRIDGE_DEMO_PROMPT: TOUR_PROMPT,
+			// Scene 3: a foreground child's own screen is drawn in this terminal (ADR-0016).
+			CHECKPOINT_BRIDGE_RELAY_DIALOGS: "1",
+			// Scene 4: demo/tour.ts writes this file, then stops pi; the launcher starts it again.
+			CHECKPOINT_BRIDGE_DEMO_TOUR_RESTART: path.join(dirs.runDir, "tour-restart"),
+		};
+	return {
+		...common,
+		CHECKPOINT_BRIDGE_DEMO_INTRO: explanation(model, pi, web),
 		CHECKPOINT_BRIDGE_DEMO_PROMPT: model === SCRIPTED_MODEL ? (pi.background ? SCRIPTED_PROMPT : SCRIPTED_PROMPT_FOREGROUND) : realModelPrompt(pi.background),
 		// The scripted model starts this workflow after the foreground step; unset, it skips the background step.
 		...(pi.background ? { CHECKPOINT_BRIDGE_DEMO_WORKFLOW: BACKGROUND_WORKFLOW } : {}),
 	};
-	const extensions = [pi.subagents, bridgeExtension, introExtension, ...(model === SCRIPTED_MODEL ? [demoModelExtension] : [])];
-	const args = [
+}
+
+/** pi's command line: the tour keeps its session (in the run dir) so that a restart can continue it. */
+function piArgs(pi, model, tour, sessionDir, passThrough) {
+	const extensions = tour
+		? [pi.subagents, bridgeExtension, introExtension, tourModelExtension, tourExtension]
+		: [pi.subagents, bridgeExtension, introExtension, ...(model === SCRIPTED_MODEL ? [demoModelExtension] : [])];
+	return [
 		pi.cli,
-		"--no-session",
+		...(tour ? ["--session-dir", sessionDir] : ["--no-session"]),
 		// Only the extensions named here: no discovery, no built-in ones that could answer in their own way.
 		"--no-extensions",
 		"--no-skills",
@@ -315,17 +356,16 @@ async function main() {
 		model,
 		...passThrough,
 	];
+}
 
+/** Runs pi once in the terminal; its exit code, and whether the tour asked to be started again. */
+async function runPi(args, env, cwd, stderrLog) {
 	// pi's own diagnostics would draw over the TUI; keep them in a log and show them if pi fails.
-	const stderrLog = path.join(runDir, "pi-stderr.log");
-	const stderrFd = fs.openSync(stderrLog, "w");
-	const child = spawn(process.execPath, args, { cwd: workDir, env, stdio: ["inherit", "inherit", stderrFd] });
+	const stderrFd = fs.openSync(stderrLog, "a");
+	const child = spawn(process.execPath, args, { cwd, env, stdio: ["inherit", "inherit", stderrFd] });
 	fs.closeSync(stderrFd);
-
-	// The TUI reads Ctrl+C itself; a signal aimed at the whole process group must not kill the launcher first.
-	process.on("SIGINT", () => {});
-	for (const signal of ["SIGTERM", "SIGHUP"]) process.on(signal, () => child.kill(signal));
-
+	const forward = (signal) => child.kill(signal);
+	for (const signal of ["SIGTERM", "SIGHUP"]) process.on(signal, forward);
 	const code = await new Promise((resolve) => {
 		child.on("exit", (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0)));
 		child.on("error", (error) => {
@@ -333,9 +373,66 @@ async function main() {
 			resolve(1);
 		});
 	});
+	for (const signal of ["SIGTERM", "SIGHUP"]) process.off(signal, forward);
+	const marker = env.CHECKPOINT_BRIDGE_DEMO_TOUR_RESTART;
+	const restart = marker !== undefined && fs.existsSync(marker);
+	if (restart) fs.rmSync(marker);
+	return { code, restart };
+}
+
+async function main() {
+	const { model: chosenModel, pi: wantedPi, web, tour, passThrough } = parseArgs(process.argv.slice(2));
+	const refusal = noTerminal();
+	if (refusal) {
+		console.error(refusal);
+		process.exit(1);
+	}
+	checkNode();
+	// The tour needs no background children: it runs on the dev pi unless told otherwise.
+	const pi = await choosePi(wantedPi ?? (tour ? "1.6" : undefined));
+	const model = chosenModel ?? (tour ? TOUR_MODEL : SCRIPTED_MODEL);
+
+	const runDir = fs.mkdtempSync(path.join(os.tmpdir(), "checkpoint-bridge-demo-"));
+	const dirs = {
+		runDir,
+		agentDir: path.join(runDir, "agent"),
+		workDir: path.join(runDir, "work"),
+		tmpDir: path.join(runDir, "tmp"),
+		subagentsRoot: path.join(runDir, "subagents"),
+	};
+	// The first start compiles pi-subagents and the extensions (nothing cached yet): say why the screen stays still.
+	const firstStart = !fs.existsSync(compileCache) || fs.readdirSync(compileCache).length === 0;
+	console.log(
+		firstStart
+			? `Starting pi ${pi.version}: the first start compiles pi-subagents and the extensions (20 s to 2 minutes on a busy machine; later starts reuse node_modules/.cache)...`
+			: `Starting pi ${pi.version}...`,
+	);
+	for (const dir of [dirs.agentDir, dirs.workDir, dirs.tmpDir, compileCache]) fs.mkdirSync(dir, { recursive: true });
+	fs.symlinkSync(compileCache, path.join(dirs.tmpDir, "jiti"));
+	writeAgents(dirs.agentDir, model, tour ? pi : undefined);
+	const env = runEnv(dirs, { model, pi, web, tour });
+	const args = piArgs(pi, model, tour, path.join(runDir, "sessions"), passThrough);
+	const stderrLog = path.join(runDir, "pi-stderr.log");
+
+	// The TUI reads Ctrl+C itself; a signal aimed at the whole process group must not kill the launcher first.
+	process.on("SIGINT", () => {});
+	let run = await runPi(args, env, dirs.workDir, stderrLog);
+	// The tour's scene 4: pi was stopped as a crash would stop it; started again, it continues its session.
+	while (run.restart) {
+		resetTerminal();
+		console.log("The tour stopped pi as a crash would; starting it again with --continue...");
+		const again = {
+			...env,
+			CHECKPOINT_BRIDGE_DEMO_INTRO: tourExplanation(pi, true),
+			CHECKPOINT_BRIDGE_DEMO_PROMPT: "",
+			CHECKPOINT_BRIDGE_DEMO_TOUR_RESTARTED: "1",
+		};
+		run = await runPi([...args, "--continue"], again, dirs.workDir, stderrLog);
+	}
+	const { code } = run;
 	const diagnostics = fs.readFileSync(stderrLog, "utf8").trim();
 	if (code !== 0 && diagnostics) console.error(`pi exited with code ${code}; its diagnostics:\n${diagnostics}`);
-	await stopRunners(subagentsRoot, agentDir);
+	await stopRunners(dirs.subagentsRoot, dirs.agentDir);
 	// A stopped runner may still be closing its run files: retry briefly instead of leaving the dir behind.
 	fs.rmSync(runDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 	process.exit(code);

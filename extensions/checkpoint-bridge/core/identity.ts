@@ -77,7 +77,7 @@ function childLabel(name: string, agent: string | undefined): string | undefined
 }
 
 /** What the human is told the host's own session is, when its model asks. */
-export const MAIN_SESSION_LABEL = "main session";
+const MAIN_SESSION_LABEL = "main session";
 /** Words of a task a label keeps: enough to recognise the run, short enough for a title. @default 24 */
 const TASK_WORDS_LENGTH = 24;
 /** Characters of a directory's name a label keeps. @default 18 */
