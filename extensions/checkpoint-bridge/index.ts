@@ -22,6 +22,7 @@ import { reachOtherExtensions } from "./other-extensions.ts";
 import { ownQuestions } from "./own-questions.ts";
 import { waysFrom } from "./route.ts";
 import { loadingPiVersion, reportUnsupportedPi } from "./supported-pi.ts";
+import { offerMcpRoute } from "./surfaces/web/mcp-route.ts";
 import { askTool } from "./tool/ask.ts";
 import { TOOL_NAME } from "./tool/description.ts";
 import { waitTool } from "./tool/wait.ts";
@@ -38,6 +39,8 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 	// Read now, while pi's loader is on the stack; told at the first session start.
 	const piVersion = loadingPiVersion();
 	const handle = sharedHandle();
+	// The web page serves MCP at /mcp (ADR-0026): the server is loaded on the first request that passes the page's checks.
+	offerMcpRoute(() => import("./mcp.ts").then((mcp) => mcp.httpEndpoint(handle)));
 	const host = hostLife({ handle, bell, loadNats, onSettled: (record) => pi.appendEntry(AUDIT_ENTRY_TYPE, record) });
 	/** Queued requests of every session of the process and their deliveries as messages (core/delivery.ts). */
 	const box = deliveryBox(() => handle.host()?.sessionId);

@@ -8,7 +8,7 @@
 import { execFile } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { promisify } from "node:util";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
@@ -32,6 +32,9 @@ function envelopeOf(result: CallToolResult | Record<string, unknown>): Record<st
 	expect(JSON.parse(text ?? "null")).toEqual(r.structuredContent);
 	return r.structuredContent as Record<string, any>;
 }
+
+/** Who an MCP client over stdio is to the host: its name, and the project (directory) it asks from. */
+const inProject = (name: string, cwd: string) => `${name} in ${basename(cwd).length > 16 ? `${basename(cwd).slice(0, 15)}…` : basename(cwd)}`;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -104,7 +107,7 @@ describe("the MCP server with a real pi host of the same user and directory", ()
 		const other = await client("opencode");
 		const next = other.client.callTool({ name: ASK, arguments: { questions: [{ question: "Notify the team?", options: ["yes", "no"] }] } });
 		const shown = await remoteDialog(from, "the next client's dialog");
-		expect(shown).toMatchObject({ label: "opencode", question: "Notify the team?" });
+		expect(shown).toMatchObject({ label: inProject("opencode", piEnv!.cwd), question: "Notify the team?" });
 		pi!.answer(shown.dialog, "no");
 		expect(envelopeOf(await next)).toMatchObject({ status: "ok", answers: [{ answer: "no" }] });
 	}
@@ -117,14 +120,14 @@ describe("the MCP server with a real pi host of the same user and directory", ()
 			arguments: { questions: [{ id: "db", question: "Which database?", options: ["Postgres", "SQLite"] }] },
 		});
 		const { dialog, label, pid, question } = await remoteDialog(start);
-		expect(label).toBe("claude-code");
+		expect(label).toBe(inProject("claude-code", piEnv!.cwd));
 		expect(pid).toBe(session.pid);
 		expect(question).toBe("Which database?");
 		pi.answer(dialog, dialog.options[1]);
 		const envelope = envelopeOf(await call);
 		expect(envelope).toMatchObject({
 			status: "ok",
-			asker: "claude-code",
+			asker: inProject("claude-code", piEnv!.cwd),
 			answers: [{ question: "Which database?", answer: "SQLite", id: "db", kind: "option" }],
 		});
 		expect(typeof envelope.requestId).toBe("string");
@@ -141,7 +144,7 @@ describe("the MCP server with a real pi host of the same user and directory", ()
 		const start = pi.mark();
 		const call = session.client.callTool({ name: ASK, arguments: { questions: [{ question: "Which port?", options: ["80", "443"] }] } });
 		const { dialog, label } = await remoteDialog(start);
-		expect(label).toBe("cursor");
+		expect(label).toBe(inProject("cursor", piEnv.cwd));
 		pi.answer(dialog, "443");
 		expect(envelopeOf(await call)).toMatchObject({ status: "ok", answers: [{ answer: "443" }] });
 	});
@@ -214,34 +217,33 @@ describe("the MCP server with a real pi host of the same user and directory", ()
 		await nextClientShownAfter(afterKill);
 	});
 
-	it("wait: false returns a receipt at once; wait_for_host_answers returns the envelope once it is answered, once", async () => {
+	it("wait: false returns the requestId the host shows at once; wait_for_host_answers (pi's requestIds, timeoutMs) returns the envelope once it is answered", async () => {
 		const { pi, session } = await hostAndClient("copilot");
 		const start = pi.mark();
 		const t0 = Date.now();
-		const receipt = envelopeOf(
+		const queued = envelopeOf(
 			await session.client.callTool({ name: ASK, arguments: { questions: [{ question: "Which region?", options: ["eu", "us"] }], wait: false } }),
 		);
 		expect(Date.now() - t0).toBeLessThan(1_000);
-		expect(receipt).toMatchObject({ status: "queued", answers: [], asker: "copilot" });
-		expect(receipt.note).toMatch(/not an answer/);
+		expect(queued).toMatchObject({ status: "queued", answers: [], asker: inProject("copilot", piEnv!.cwd) });
+		expect(typeof queued.requestId).toBe("string");
+		expect(queued.note).toMatch(/not an answer/);
 		// Nothing answered yet: a short wait lists it as open.
-		const early = envelopeOf(await session.client.callTool({ name: COLLECT, arguments: { waitMs: 200 } }));
-		expect(early).toMatchObject({ settled: [], open: [receipt.receipt] });
+		const early = envelopeOf(await session.client.callTool({ name: COLLECT, arguments: { timeoutMs: 200 } }));
+		expect(early).toMatchObject({ status: "timeout", ended: [], open: [queued.requestId] });
 		const { dialog, label } = await remoteDialog(start);
-		expect(label).toBe("copilot");
-		const waiting = session.client.callTool({ name: COLLECT, arguments: { receipts: [receipt.receipt] } });
+		expect(label).toBe(inProject("copilot", piEnv!.cwd));
+		const waiting = session.client.callTool({ name: COLLECT, arguments: { requestIds: [queued.requestId] } });
 		pi.answer(dialog, "eu");
-		const collected = envelopeOf(await waiting);
-		expect(collected.open).toEqual([]);
-		expect(collected.settled).toHaveLength(1);
-		expect(collected.settled[0]).toMatchObject({
-			receipt: receipt.receipt,
-			envelope: { status: "ok", answers: [{ question: "Which region?", answer: "eu" }] },
+		const waited = envelopeOf(await waiting);
+		expect(waited).toMatchObject({
+			status: "ok",
+			open: [],
+			ended: [{ requestId: queued.requestId, status: "ok", answers: [{ question: "Which region?", answer: "eu" }] }],
 		});
-		// Handed back once: the receipt is no longer open.
-		const again = await session.client.callTool({ name: COLLECT, arguments: { receipts: [receipt.receipt] } });
-		expect(again.isError).toBe(true);
-		expect(envelopeOf(again).note).toMatch(/not open here/);
+		// Handed back once: a later wait says so.
+		const again = envelopeOf(await session.client.callTool({ name: COLLECT, arguments: { requestIds: [queued.requestId] } }));
+		expect(again).toMatchObject({ status: "ok", ended: [], delivered: [queued.requestId] });
 	});
 
 	it("a flood of calls from one client meets the host's per-asker cap: the 17th ends isError naming it; the rest stay asked", async () => {
@@ -288,7 +290,7 @@ describe("the MCP server with no host", () => {
 			const t0 = Date.now();
 			const envelope = envelopeOf(await session.client.callTool({ name: ASK, arguments: { questions: QUESTIONS } }));
 			expect(Date.now() - t0).toBeLessThan(1_000);
-			expect(envelope).toMatchObject({ status: "no-host", answers: [], asker: "gemini-cli" });
+			expect(envelope).toMatchObject({ status: "no-host", answers: [], asker: inProject("gemini-cli", cwd) });
 			expect(envelope.note).toMatch(/do not call this tool again/);
 			expect(envelope.note).toMatch(/ask the human in your chat/);
 		},
@@ -312,7 +314,7 @@ describe("the MCP server with no host", () => {
 			});
 			expect(envelope).toMatchObject({
 				status: "ok",
-				asker: "claude-code",
+				asker: inProject("claude-code", cwd),
 				answers: [
 					{ id: "db", answer: "SQLite", kind: "option" },
 					{ id: "langs", answer: "TS, Rust", values: ["TS", "Rust"], kind: "option" },
@@ -356,7 +358,7 @@ describe("the MCP server with no host", () => {
 		const bad = await session.client.callTool({ name: ASK, arguments: { questions: [{ question: "" }], timeoutMs: "soon", wait: "no", extra: 1 } });
 		expect(bad.isError).toBe(true);
 		const note = envelopeOf(bad).note as string;
-		for (const part of ["questions[0].question: is empty", "timeoutMs: must be a finite number", "wait: must be true or false", "extra: is not a parameter"])
+		for (const part of ["questions[0].question: is empty", "timeoutMs: must be a finite number", "wait: must be true or false", '"extra": is not a parameter'])
 			expect(note).toContain(part);
 		const fine = envelopeOf(await session.client.callTool({ name: ASK, arguments: { questions: [{ question: "Still there?", kind: "confirm" }] } }));
 		expect(fine.status).toBe("no-host");
@@ -392,8 +394,12 @@ describe.skipIf(NATS_SERVER_MISSING)("the MCP server over a real nats-server", (
 		const start = pi.mark();
 		const call = session.client.callTool({ name: ASK, arguments: { questions: [{ question: "Which region?", options: ["eu", "us"] }] } });
 		const dialog = await pi.waitForDialog({ from: start, timeoutMs: 30_000, what: "the MCP client's dialog over NATS" });
-		expect(String(dialog.title)).toMatch(new RegExp(`^\\[codex \\([^():]+:${session.pid}\\)\\] Which region\\?$`));
+		expect(String(dialog.title)).toMatch(new RegExp(`^\\[${inProject("codex", elsewhere)} \\([^():]+:${session.pid}\\)\\] Which region\\?$`));
 		pi.answer(dialog, "us");
-		expect(envelopeOf(await call)).toMatchObject({ status: "ok", asker: "codex", answers: [{ question: "Which region?", answer: "us" }] });
+		expect(envelopeOf(await call)).toMatchObject({
+			status: "ok",
+			asker: inProject("codex", elsewhere),
+			answers: [{ question: "Which region?", answer: "us" }],
+		});
 	});
 });

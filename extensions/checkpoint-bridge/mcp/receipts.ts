@@ -1,29 +1,36 @@
 /**
- * Receipts of questions asked with `wait: false`: the server process keeps each call running and
- * its envelope once it ends, until the client collects it (once) or goes away (then the calls still
- * open are cancelled at the host). Bounded: at most MAX_OPEN_RECEIPTS kept at once.
+ * Requests asked over MCP with `wait: false`: the server keeps each call running under the request
+ * id the host shows, and its envelope once it ends, until a wait hands it back or the client goes
+ * away (then the calls still open are cancelled at the host). Each belongs to the asker session that
+ * asked it; a wait names only its own. Bounded per asker and in all.
  */
-import { nanoid } from "nanoid";
 import type { Checked } from "../model/check.ts";
 import type { Envelope } from "../model/result.ts";
 
-/** Receipts one server process keeps at once, collected or not: the host's own cap per asker session. @default 16 */
+/** Queued requests one asker session keeps at once, ended or not: the host's own cap per asker. @default 16 */
 export const MAX_OPEN_RECEIPTS = 16;
+/** Queued requests the server keeps for every asker together (HTTP serves many). @default 256 */
+const MAX_KEPT_RECEIPTS = 256;
+/** Ids of requests already handed back that a later wait still recognises. @default 256 */
+const HANDED_BACK_KEPT = 256;
+/** Longest id quoted back in a refusal: an id is the server's own nanoid, anything longer is not one. @default 40 */
+const QUOTED_ID_LENGTH = 40;
 
-/** An envelope handed back for its receipt. */
-interface Collected {
-	receipt: string;
-	envelope: Envelope;
-}
-
-/** What a wait for receipts gives: the envelopes that are there, and the receipts still open. */
-export interface Collection {
-	settled: Collected[];
+/** What a wait gives back: pi's `wait_for_host_answers` result (tool/wait.ts, WaitOutcome). */
+export interface WaitResult {
+	status: "ok" | "timeout" | "error";
+	/** The envelopes of the requests that ended, each once per wait that named it. */
+	ended: Envelope[];
+	/** Ids still open when the wait ended. */
 	open: string[];
+	/** Ids named that an earlier wait handed back already. */
+	delivered?: string[];
+	note?: string;
 }
 
 interface Kept {
-	/** Aborts the call behind the receipt (the client went away). */
+	owner: string;
+	/** Aborts the call behind the request (the client went away, or the server closes). */
 	abort: AbortController;
 	/** Set once the call has ended. */
 	envelope?: Envelope;
@@ -31,81 +38,114 @@ interface Kept {
 	ended: Promise<void>;
 }
 
-/** The receipts of one server process. */
+/** An id as a refusal quotes it: cut, so a megabyte of id is not echoed back. */
+export const quoted = (id: string) => JSON.stringify(id.length > QUOTED_ID_LENGTH ? `${id.slice(0, QUOTED_ID_LENGTH)}…` : id);
+
+/** The queued requests of one server (a stdio process, or the host's HTTP endpoint). */
 export class Receipts {
 	readonly #kept = new Map<string, Kept>();
+	/** Ids handed back, oldest first, with their owner: a later wait is told so, not refused. */
+	readonly #handedBack = new Map<string, string>();
 
-	/** Starts `call` (given the signal that ends it) under a new receipt; refused when MAX_OPEN_RECEIPTS are kept. */
-	open(call: (signal: AbortSignal) => Promise<Envelope>): Checked<{ receipt: string }, { problem: string }> {
-		if (this.#kept.size >= MAX_OPEN_RECEIPTS)
+	/** Starts `call` under `requestId` for `owner`; refused when the owner, or the server, keeps the most it may. */
+	open(owner: string, requestId: string, call: (signal: AbortSignal) => Promise<Envelope>): Checked<{ requestId: string }, { problem: string }> {
+		const mine = [...this.#kept.values()].filter((k) => k.owner === owner).length;
+		if (mine >= MAX_OPEN_RECEIPTS)
 			return {
 				ok: false,
-				problem: `${this.#kept.size} receipts are kept already, the most this server keeps (${MAX_OPEN_RECEIPTS}); collect them with wait_for_host_answers first`,
+				problem: `${mine} queued requests are kept for this client already, the most it may have (${MAX_OPEN_RECEIPTS}); wait for them with wait_for_host_answers first`,
 			};
-		const receipt = nanoid();
+		if (this.#kept.size >= MAX_KEPT_RECEIPTS)
+			return { ok: false, problem: `the server keeps ${MAX_KEPT_RECEIPTS} queued requests already, the most it keeps; try again later` };
 		const abort = new AbortController();
-		const kept: Kept = { abort, ended: Promise.resolve() };
+		const kept: Kept = { owner, abort, ended: Promise.resolve() };
 		kept.ended = call(abort.signal).then((envelope) => {
 			kept.envelope = envelope;
 		});
-		this.#kept.set(receipt, kept);
-		return { ok: true, receipt };
-	}
-
-	/** What is wrong with a list of receipts to wait for (not a list of strings, unknown ones), or undefined. */
-	problemWith(receipts: unknown): string | undefined {
-		if (!Array.isArray(receipts) || !receipts.every((r) => typeof r === "string")) return "receipts: must be an array of receipt strings";
-		if (receipts.length > MAX_OPEN_RECEIPTS) return `receipts: has ${receipts.length}, at most ${MAX_OPEN_RECEIPTS}`;
-		const unknown = receipts.filter((r) => !this.#kept.has(r));
-		return unknown.length === 0
-			? undefined
-			: `receipts: ${unknown.map((r) => JSON.stringify(r)).join(", ")} ${unknown.length === 1 ? "is" : "are"} not open here (unknown, or collected already)`;
-	}
-
-	/** The receipts whose call has not ended yet. */
-	stillOpen(): string[] {
-		return [...this.#kept].filter(([, kept]) => kept.envelope === undefined).map(([receipt]) => receipt);
+		this.#kept.set(requestId, kept);
+		return { ok: true, requestId };
 	}
 
 	/**
-	 * Waits up to `waitMs` until one of `receipts` (all kept ones when undefined) has ended, or
-	 * `signal` aborts; returns every one of them that has ended (forgotten once returned) and those still open.
+	 * Waits up to `waitMs` until one of `requestIds` (every one of the owner's when undefined) has
+	 * ended, or `signal` aborts. Concurrent waits on one id agree: each gets its envelope once it
+	 * ended; a wait after that is told it was handed back.
 	 */
-	async collect(receipts: readonly string[] | undefined, waitMs: number, signal?: AbortSignal): Promise<Collection> {
-		const wanted = (receipts ?? [...this.#kept.keys()]).filter((r) => this.#kept.has(r));
-		const pending = wanted.map((r) => this.#kept.get(r)!);
-		if (pending.length > 0 && !pending.some((k) => k.envelope)) {
-			let timer: NodeJS.Timeout | undefined;
-			let onAbort: (() => void) | undefined;
-			await Promise.race([
-				...pending.map((k) => k.ended),
-				new Promise<void>((resolve) => {
-					timer = setTimeout(resolve, waitMs);
-					onAbort = resolve;
-					signal?.addEventListener("abort", onAbort, { once: true });
-				}),
-			]);
-			clearTimeout(timer);
-			if (onAbort) signal?.removeEventListener("abort", onAbort);
-		}
-		const settled: Collected[] = [];
+	async wait(owner: string, requestIds: readonly string[] | undefined, waitMs: number, signal?: AbortSignal): Promise<WaitResult> {
+		const ids = requestIds === undefined ? [...this.#kept].filter(([, k]) => k.owner === owner).map(([id]) => id) : [...new Set(requestIds)];
+		if (ids.length > MAX_OPEN_RECEIPTS) return refused(`${ids.length} request ids; a wait takes at most ${MAX_OPEN_RECEIPTS}.`);
+		const delivered = ids.filter((id) => !this.#kept.has(id) && this.#handedBack.get(id) === owner);
+		const foreign = ids.filter((id) => (this.#kept.get(id)?.owner ?? this.#handedBack.get(id) ?? owner) !== owner);
+		const unknown = ids.filter((id) => !this.#kept.has(id) && !this.#handedBack.has(id));
+		if (foreign.length > 0) return refused(`Not requests of this client: ${foreign.map(quoted).join(", ")}.`);
+		if (unknown.length > 0) return refused(`Unknown request ids (not asked with wait: false by this client, or long gone): ${unknown.map(quoted).join(", ")}.`);
+		// Held by reference: a concurrent wait that hands one back first does not take it from this one.
+		const waiting = ids.filter((id) => this.#kept.has(id)).map((id) => [id, this.#kept.get(id)!] as const);
+		const extra = delivered.length > 0 ? { delivered } : {};
+		if (waiting.length === 0)
+			return {
+				status: "ok",
+				ended: [],
+				open: [],
+				...extra,
+				note: delivered.length > 0 ? "Every request named was handed back by an earlier wait." : "Nothing of this client is queued.",
+			};
+		if (!waiting.some(([, k]) => k.envelope))
+			await endOfFirst(
+				waiting.map(([, k]) => k.ended),
+				waitMs,
+				signal,
+			);
+		const ended: Envelope[] = [];
 		const open: string[] = [];
-		for (const receipt of wanted) {
-			const envelope = this.#kept.get(receipt)?.envelope;
-			if (envelope === undefined) open.push(receipt);
+		for (const [id, kept] of waiting) {
+			if (kept.envelope === undefined) open.push(id);
 			else {
-				this.#kept.delete(receipt);
-				settled.push({ receipt, envelope });
+				ended.push(kept.envelope);
+				this.#handBack(id, kept.owner);
 			}
 		}
-		return { settled, open };
+		if (open.length === 0) return { status: "ok", ended, open, ...extra };
+		return {
+			status: "timeout",
+			ended,
+			open,
+			...extra,
+			note: `${open.length} still open: a queued request is not an answer; do nothing that depends on it, call wait_for_host_answers again later. Do not ask them again.`,
+		};
 	}
 
-	/** Cancels every call still open (the client went away) and resolves once they have all ended. */
-	async cancelAll(): Promise<void> {
-		const all = [...this.#kept.values()];
-		for (const kept of all) kept.abort.abort();
-		await Promise.all(all.map((k) => k.ended));
-		this.#kept.clear();
+	/** Forgets an ended request, remembering its id (bounded) so a later wait is told it was handed back. */
+	#handBack(id: string, owner: string): void {
+		if (!this.#kept.delete(id)) return;
+		this.#handedBack.set(id, owner);
+		if (this.#handedBack.size > HANDED_BACK_KEPT) this.#handedBack.delete(this.#handedBack.keys().next().value!);
 	}
+
+	/** Cancels every call of `owner` (every call when undefined) still open, and resolves once they have all ended. */
+	async cancelAll(owner?: string): Promise<void> {
+		const all = [...this.#kept].filter(([, k]) => owner === undefined || k.owner === owner);
+		for (const [, kept] of all) kept.abort.abort();
+		await Promise.all(all.map(([, k]) => k.ended));
+		for (const [id] of all) this.#kept.delete(id);
+	}
+}
+
+const refused = (note: string): WaitResult => ({ status: "error", ended: [], open: [], note });
+
+/** Resolves when the first of `ends` does, `waitMs` passes, or `signal` aborts. */
+async function endOfFirst(ends: Promise<void>[], waitMs: number, signal?: AbortSignal): Promise<void> {
+	let timer: NodeJS.Timeout | undefined;
+	let onAbort: (() => void) | undefined;
+	await Promise.race([
+		...ends,
+		new Promise<void>((resolve) => {
+			timer = setTimeout(resolve, waitMs);
+			onAbort = resolve;
+			if (signal?.aborted) resolve();
+			signal?.addEventListener("abort", onAbort, { once: true });
+		}),
+	]);
+	clearTimeout(timer);
+	if (onAbort) signal?.removeEventListener("abort", onAbort);
 }

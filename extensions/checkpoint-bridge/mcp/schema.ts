@@ -1,13 +1,14 @@
 /**
  * The MCP tools' JSON schemas: the ask tool's input is the pi tool's own schema (handed in by the
- * root) with the MCP bounds of `timeoutMs` and `wait`; its output is the envelope, or a receipt.
+ * root) with the MCP bounds of `timeoutMs` and `wait`; its output is the envelope. wait_for_host_answers
+ * takes pi's parameters and gives pi's result (tool/wait.ts).
  */
 import { STATUSES } from "../model/result.ts";
 import { MAX_OPEN_RECEIPTS } from "./receipts.ts";
 
 /** The MCP ask tool's name: the pi tool's. */
 export const ASK_TOOL = "ask_user_via_host";
-/** The tool that collects what receipts became. */
+/** The tool that waits for requests asked with `wait: false`: pi's name. */
 export const COLLECT_TOOL = "wait_for_host_answers";
 
 /** Shortest call budget over MCP: a model's `timeoutMs: 1` would close the question before a human can read it. @default 10_000 */
@@ -20,12 +21,12 @@ export const MAX_COLLECT_WAIT_MS = 50_000;
 /** A JSON schema of an object, as MCP's tool listing takes it. */
 export interface ObjectSchema {
 	type: "object";
-	properties?: Record<string, object>;
+	properties?: Record<string, Record<string, unknown>>;
 	required?: string[];
 	[key: string]: unknown;
 }
 
-/** The status a receipt carries: the question is queued, its answer not there yet. */
+/** The status of a request asked with `wait: false`: queued, its answer not there yet. */
 export const QUEUED = "queued";
 
 const ANSWER_SCHEMA = {
@@ -44,7 +45,7 @@ const ANSWER_SCHEMA = {
 	required: ["question", "answer", "kind"],
 };
 
-/** The envelope's schema (model/result.ts), `queued` and `receipt` added for a receipt. */
+/** The envelope's schema (model/result.ts): `queued` carries the requestId a later wait names. */
 const ENVELOPE_SCHEMA = {
 	type: "object",
 	properties: {
@@ -55,42 +56,40 @@ const ENVELOPE_SCHEMA = {
 		requestId: { type: "string" },
 		asker: { type: "string" },
 		waitedMs: { type: "number" },
-		receipt: { type: "string" },
 	},
 	required: ["status", "answers"],
 };
 
-/** The ask tool's output: the envelope, or with `wait: false` a receipt. */
+/** The ask tool's output: the envelope, or with `wait: false` the queued request's. */
 export const ASK_OUTPUT_SCHEMA: ObjectSchema = ENVELOPE_SCHEMA as ObjectSchema;
 
-/** wait_for_host_answers' input. */
+/** wait_for_host_answers' input: pi's own parameters (tool/wait.ts), with the MCP bounds of the wait. */
 export const COLLECT_INPUT_SCHEMA: ObjectSchema = {
 	type: "object",
 	properties: {
-		receipts: {
+		requestIds: {
 			type: "array",
 			items: { type: "string" },
-			description: `The receipts to wait for (at most ${MAX_OPEN_RECEIPTS}); every open one when left out.`,
+			description: `Ids of requests you asked with wait: false (at most ${MAX_OPEN_RECEIPTS}). Default: every one of yours still open.`,
 		},
-		waitMs: {
+		timeoutMs: {
 			type: "number",
-			description: `How long to wait for one of them to end, in ms (0 to ${MAX_COLLECT_WAIT_MS}). Default ${DEFAULT_COLLECT_WAIT_MS}.`,
+			description: `How long to wait, in ms (0 to ${MAX_COLLECT_WAIT_MS}). Default ${DEFAULT_COLLECT_WAIT_MS}.`,
 		},
 	},
 };
 
-/** wait_for_host_answers' output: each ended receipt's envelope (handed back once), and the receipts still open. */
+/** wait_for_host_answers' output: pi's (WaitOutcome): the envelopes that ended, the ids still open. */
 export const COLLECT_OUTPUT_SCHEMA: ObjectSchema = {
 	type: "object",
 	properties: {
-		settled: {
-			type: "array",
-			items: { type: "object", properties: { receipt: { type: "string" }, envelope: ENVELOPE_SCHEMA }, required: ["receipt", "envelope"] },
-		},
+		status: { type: "string", enum: ["ok", "timeout", "error"] },
+		ended: { type: "array", items: ENVELOPE_SCHEMA },
 		open: { type: "array", items: { type: "string" } },
+		delivered: { type: "array", items: { type: "string" } },
 		note: { type: "string" },
 	},
-	required: ["settled", "open"],
+	required: ["status", "ended", "open"],
 };
 
 /**
@@ -107,7 +106,7 @@ export function askInputSchema(piSchema: object, maxTimeoutMs: number, defaultTi
 		},
 		wait: {
 			type: "boolean",
-			description: `false: return at once with a receipt (status "${QUEUED}") and collect the answer later with ${COLLECT_TOOL}. Default true.`,
+			description: `false: do not wait. Returns at once with status "${QUEUED}" and the requestId the host shows; collect the answer later with ${COLLECT_TOOL}. A queued request is not an answer. Default true.`,
 		},
 	};
 	return schema;

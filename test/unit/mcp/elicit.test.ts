@@ -15,7 +15,7 @@ function checked(questions: unknown[]): Question[] {
 }
 
 describe("the form", () => {
-	it("is flat: an enum for a choice, an array of enums for a multi-select, a string for text, a boolean for a confirm; Other as a string beside its choice", () => {
+	it("is flat and asks every question, required: an enum for a choice (Other one of its values, its text beside it), an array of enums for a multi-select, a string for text, a boolean for a confirm", () => {
 		const form = elicitationForm(
 			checked([
 				{ question: "Pick one", options: ["a", "b"] },
@@ -29,16 +29,21 @@ describe("the form", () => {
 		expect(form.requestedSchema).toEqual({
 			type: "object",
 			properties: {
-				q1: { type: "string", title: "Pick one", enum: ["a", "b"] },
-				q1_other: { type: "string", title: "q1: Other (type your own)" },
+				q1: { type: "string", title: "Pick one", enum: ["a", "b", "Other"] },
+				q1_other: { type: "string", title: "q1: your own answer, when you pick Other" },
 				q2: { type: "array", title: "Pick some", items: { type: "string", enum: ["x", "y"] }, minItems: 1 },
 				q3: { type: "string", title: "Say it", description: "e.g. 1.4" },
 				q4: { type: "boolean", title: "Sure?" },
 			},
-			required: ["q2", "q3", "q4"],
+			required: ["q1", "q2", "q3", "q4"],
 		});
 		// Nothing nested: every property is a primitive or an array of an enum.
 		for (const property of Object.values(form.requestedSchema.properties)) expect(["string", "boolean", "array"]).toContain(property.type);
+	});
+
+	it('an option called "Other" keeps its name: the Other value is told apart', () => {
+		const form = elicitationForm(checked([{ question: "Pick one", options: ["Other", "b"], multiSelect: true }]), "codex");
+		expect(form.requestedSchema.properties.q1).toMatchObject({ items: { enum: ["Other", "b", "Other (type below)"] }, minItems: 1 });
 	});
 
 	it("one question: 'a question'", () => {
@@ -66,6 +71,7 @@ describe("the answers", () => {
 				{ question: "Say it", answer: "hello", kind: "text", source: "dialog" },
 				{ question: "Sure?", answer: "no", kind: "confirm", source: "dialog" },
 			],
+			missing: [],
 		});
 	});
 
@@ -73,16 +79,33 @@ describe("the answers", () => {
 		expect(answersFromForm(questions.slice(0, 1), { q1_other: " a " })).toMatchObject({ ok: true, answers: [{ answer: "a", kind: "option" }] });
 	});
 
+	it('"Other" picked with its text is that text; picked without text, the question is missing', () => {
+		expect(answersFromForm(questions.slice(0, 1), { q1: "Other", q1_other: "c" })).toMatchObject({ ok: true, answers: [{ answer: "c", kind: "other" }] });
+		expect(answersFromForm(questions.slice(0, 1), { q1: "Other" })).toMatchObject({ ok: true, answers: [], missing: ['q1 ("Pick one")'] });
+		expect(answersFromForm(questions.slice(0, 2), { q1: "a", q2: ["x", "Other"] })).toMatchObject({ ok: true, missing: ['q2 ("Pick some")'] });
+	});
+
+	it.each([
+		[{ q2: ["x"], q3: "t", q4: true }, 'q1 ("Pick one")', 3],
+		[{ q1: "a", q2: [], q3: "t", q4: true }, "q2", 3],
+		[{ q1: "a", q2: ["x"], q3: 5, q4: true }, "q3", 3],
+		[{ q1: "a", q2: ["x"], q3: "  ", q4: true }, "q3", 3],
+		[{ q1: "a", q2: ["x"], q3: "t", q4: "yes" }, "q4", 3],
+	])("%j leaves %s without an answer, and keeps the %i given", (content, missing, given) => {
+		const read = answersFromForm(questions, content);
+		expect(read.ok).toBe(true);
+		if (read.ok) {
+			expect(read.missing.join()).toContain(missing);
+			expect(read.answers).toHaveLength(given);
+		}
+	});
+
 	it.each([
 		[null, "the form came back without content"],
 		[["b"], "the form came back without content"],
-		[{ q2: ["x"], q3: "t", q4: true }, 'without an answer to q1 ("Pick one")'],
 		[{ q1: "c", q2: ["x"], q3: "t", q4: true }, 'the form\'s answer to q1 picks "c", which was not offered'],
 		[{ q1: "a", q2: ["x", "w"], q3: "t", q4: true }, 'the form\'s answer to q2 picks "w", which was not offered'],
 		[{ q1: "a", q2: ["x", 3], q3: "t", q4: true }, "the form's answer to q2 picks 3, which was not offered"],
-		[{ q1: "a", q2: [], q3: "t", q4: true }, "without an answer to q2"],
-		[{ q1: "a", q2: ["x"], q3: 5, q4: true }, "without an answer to q3"],
-		[{ q1: "a", q2: ["x"], q3: "t", q4: "yes" }, "without an answer to q4"],
 	])("%j is refused: %s", (content, problem) => {
 		const read = answersFromForm(questions, content);
 		expect(read.ok).toBe(false);

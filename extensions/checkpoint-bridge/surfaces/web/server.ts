@@ -14,6 +14,7 @@ import { type AwayActions, OneTap } from "./away/one-tap.ts";
 import { Board, type ObserverHandle } from "./board.ts";
 import { Connections, MAX_CONNECTIONS, refuseConnection, timeoutOptions } from "./connections.ts";
 import { MAX_BODY_BYTES, refuse } from "./guard.ts";
+import { mcpRoute } from "./mcp-route.ts";
 import { NOTIFY_REMIND_ENV, NOTIFY_TIMEOUT_MS, Notifier, notifyDelay } from "./notify-command.ts";
 import { PAGE_EVENTS } from "./page-events.ts";
 import { type Assets, route } from "./routes.ts";
@@ -173,6 +174,8 @@ export async function startWebPage(options: WebPageOptions): Promise<WebPage> {
 	};
 	server.on("request", (req, res) => {
 		try {
+			// `/mcp`: agents anywhere ask over MCP, behind the page's own checks (mcp-route.ts).
+			if (mcpRoute(context, req, res)) return;
 			route(context, req, res);
 		} catch {
 			// route never throws by design; if it did, the client still gets an answer and the host lives on.
