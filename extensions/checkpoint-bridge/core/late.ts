@@ -13,7 +13,7 @@ import type { RequestRecord } from "./request-record.ts";
 
 /** What a timed-out call's note adds when its questions stay open, marked late. */
 export const LATE_NOTE =
-	"The question stays open on the host, marked late: the human can still answer it, and a later answer is delivered as a message (custom type checkpoint-bridge:answer). Do not ask it again.";
+	"The question stays open on the host, marked late: the human can still answer it. A later answer arrives in this session as a message (custom type checkpoint-bridge:answer) while this session runs; once it has ended, it goes to the host's session instead. Do not ask it again.";
 
 /** Environment variable that turns late answers off with `0`. */
 const ENV_LATE = "CHECKPOINT_BRIDGE_LATE_ANSWERS";
