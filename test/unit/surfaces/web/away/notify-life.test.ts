@@ -7,9 +7,12 @@ import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { LateBook, readLateConfig } from "../../../../../extensions/checkpoint-bridge/core/late.ts";
 import type { AwayActions } from "../../../../../extensions/checkpoint-bridge/surfaces/web/away/one-tap.ts";
+import { startWebPage } from "../../../../../extensions/checkpoint-bridge/surfaces/web/server.ts";
 import { until } from "../../../../support/until.ts";
-import { trackedPages } from "../support.ts";
+import { relay } from "../../../support/relay.ts";
+import { raw, trackedPages } from "../support.ts";
 
 const pages = trackedPages();
 afterEach(() => pages.closeAll());
@@ -87,5 +90,36 @@ describe("a notification's whole life", () => {
 		await quick.call;
 		await new Promise((resolve) => setTimeout(resolve, 300));
 		expect(runs()).toHaveLength(2);
+	});
+
+	it("late: its call stopped waiting and the question stays open: one run says so, its buttons still answer, and the end run follows", async () => {
+		const { command, runs } = recorder();
+		const r = relay({}, { late: new LateBook(readLateConfig({})) });
+		const page = await startWebPage({
+			handle: r.handle,
+			address: { host: "127.0.0.1", port: 0, loopback: true },
+			notifyCommand: () => command,
+			notifyAfterMs: () => 0,
+		});
+		try {
+			const call = r.ask([{ question: "Which?", options: ["a", "b"] }], { label: "planner", budgetMs: 1_000, dialogTimeoutMs: 60_000 });
+			await until(() => runs().length === 1, "the asked run", 5_000);
+			expect((await call).status).toBe("timeout");
+			await until(() => runs().some((run) => run.event === "late"), "the late run", 5_000);
+			const [asked, late] = runs();
+			expect(late).toMatchObject({
+				event: "late",
+				requestId: asked!.requestId,
+				outcome: "late: the asker's call stopped waiting; an answer still reaches it, as a message",
+			});
+			expect(late!.actions!.buttons).toEqual(asked!.actions!.buttons);
+			const tapped = await raw(page, { method: "POST", path: new URL(late!.actions!.buttons[1]!.answer).pathname });
+			expect(tapped).toMatchObject({ status: 200, body: "answered: b\n" });
+			await until(() => runs().some((run) => run.event === "ended"), "the end run", 5_000);
+			expect(runs().map((run) => run.event)).toEqual(["asked", "late", "ended"]);
+		} finally {
+			r.role.release("quit", "test over");
+			await page.close();
+		}
 	});
 });
