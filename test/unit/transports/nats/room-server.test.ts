@@ -351,7 +351,8 @@ describe("asked with wait: false (later: true): the asker's process may exit aft
 	it("a room member's question with raw escapes, its asker gone: the message in the host's session carries neutralised text in content and details", async () => {
 		const { host, asker } = room();
 		const raw = "Ship\u001b]8;;http://x\u0007 it\u001b[2J\u0007\u202e\u009b?";
-		asker.send(SUBJECTS.request, requestFrame("r", [{ question: raw, options: [{ label: "yes" }, { label: "no" }] }], { later: true }));
+		// An id of its own: the process's box remembers what it delivered, "r" included.
+		asker.send(SUBJECTS.request, requestFrame("raw", [{ question: raw, options: [{ label: "yes" }, { label: "no" }] }], { later: true }));
 		await flush();
 		await vi.advanceTimersByTimeAsync(3 * SILENCE_MS);
 		host.fake.current()!.answer("yes");
