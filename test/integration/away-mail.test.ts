@@ -173,7 +173,7 @@ describe.skipIf(!HAS_MAIL_SERVERS)("questions by mail: postfix and dovecot on lo
 	});
 
 	it(onDevPiOnly("the IMAP server refusing the login: one warning, tried again after a wait that doubles, never in a loop"), async () => {
-		if (!NOT_ON_OLDEST_PI) return;
+		if (NOT_ON_OLDEST_PI) return;
 		const warnings: string[] = [];
 		const refused = new Inbox(
 			{ secure: false, host: "127.0.0.1", port: servers.imapPort, user: human.address, pass: "not-the-password" },
