@@ -5,7 +5,10 @@
  */
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
+import { claimHostRole } from "../../../../../extensions/checkpoint-bridge/core/host-role.ts";
+import { dialogSurface } from "../../../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { ntfyActions } from "../../../../../extensions/checkpoint-bridge/surfaces/web/away/notify-life.ts";
+import { fakeUI } from "../../../support/fake-ui.ts";
 import { raw, trackedPages } from "../support.ts";
 
 const pages = trackedPages();
@@ -114,6 +117,23 @@ describe("one-tap answers", () => {
 		}
 		expect(s.handle.snapshot()!.open.map((o) => o.requestId)).toEqual([requestId]);
 		expect(s.fake.current()?.closedBy).toBeUndefined();
+	});
+
+	it("no host for a moment (one being replaced): 409, nothing applied, and the URL still answers once the next host took the request", async () => {
+		const s = await pages.setup();
+		const { requestId, call } = await s.ask([{ question: "Which?", options: ["a", "b"] }], { label: "planner" });
+		const [a] = s.page.actionsFor(requestId)!.buttons;
+		s.role.release("reload", "replaced");
+		const refused = await ntfyPost(s.page, a!.answer);
+		expect(refused).toMatchObject({ status: 409, body: "no session holds the host role right now; nothing was applied, try again in a moment\n" });
+		const fake = fakeUI();
+		const next = claimHostRole(s.handle, { ui: fake.ui, surface: dialogSurface(fake.ui), sessionId: "next-host" })!;
+		try {
+			expect(await ntfyPost(s.page, a!.answer)).toMatchObject({ status: 200, body: "answered: a\n" });
+			expect((await call).answers[0]).toMatchObject({ answer: "a", source: "web" });
+		} finally {
+			next.release("quit", "test over");
+		}
 	});
 
 	it("under the public origin when one is set", async () => {
