@@ -123,8 +123,9 @@ const PROMPTS = {
 const quote = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
 /** The screen without any whitespace: the TUI wraps long JSON lines wherever it likes. */
 const escapeRe = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-/** The form's header: who asks, the time left (the form's, and the call's when it differs), how many questions. */
-const header = (questions: number) => new RegExp(`\\[tui-host\\] · question \\d+:\\d\\d left( · call (\\d+:\\d\\d|no limit))? · ${questions} question`);
+/** The form's header: who asks, the time left (the form's, and the call's when it differs), how many questions; a form of several says "form". */
+const header = (questions: number) =>
+	new RegExp(`\\[tui-host\\] · ${questions > 1 ? "form" : "question"} \\d+:\\d\\d left( · call (\\d+:\\d\\d|no limit))? · ${questions} question`);
 
 const capture = (name: string, screen: string) => captures.save(name, screen);
 afterAll(() => {

@@ -17,6 +17,12 @@ export const TICK_MS = 1_000;
  */
 export const KEY_GUARD_MS = 500;
 
+/**
+ * The time left as the header says it: on a form of several questions the first time is the whole
+ * form's, not each question's, so it is labelled "form" (`form 9:00 left · call 15:00`).
+ */
+export const formTimeLeft = (text: string, questions: number): string => (questions > 1 ? text.replace(/^question /, "form ") : text);
+
 export interface FormComponentOptions {
 	model: FormModel;
 	theme: FormTheme;
@@ -66,7 +72,7 @@ export class FormComponent implements Component, Focusable {
 			const view = {
 				asker,
 				remainingMs: msLeft(deadline, now),
-				timeLeft: timeLeftText({ question: deadline, call: callDeadline }, now),
+				timeLeft: formTimeLeft(timeLeftText({ question: deadline, call: callDeadline }, now), model.questions.length),
 				field: (w: number) => this.#input.render(w)[0] ?? "",
 				waiting: !this.#takesKeys(),
 			};

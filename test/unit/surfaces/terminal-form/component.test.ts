@@ -1,7 +1,7 @@
 import { visibleWidth } from "@earendil-works/pi-tui";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { LIMITS } from "../../../../extensions/checkpoint-bridge/model/limits.ts";
-import { KEY_GUARD_MS, TICK_MS } from "../../../../extensions/checkpoint-bridge/surfaces/terminal-form/component.ts";
+import { formTimeLeft, KEY_GUARD_MS, TICK_MS } from "../../../../extensions/checkpoint-bridge/surfaces/terminal-form/component.ts";
 import { form, visible } from "./support.ts";
 
 afterEach(() => vi.useRealTimers());
@@ -287,13 +287,23 @@ describe("the component's life", () => {
 	it(`redraws every ${TICK_MS} ms for the countdown, and stops when disposed`, () => {
 		vi.useFakeTimers();
 		const f = form(rich, { deadline: Date.now() + 65_000 });
-		expect(visible(f.component.render(80)[1]!)).toBe(" [subagent-planner] · question 1:05 left · 4 questions");
+		expect(visible(f.component.render(80)[1]!)).toBe(" [subagent-planner] · form 1:05 left · 4 questions");
 		vi.advanceTimersByTime(3 * TICK_MS);
 		expect(f.renders()).toBe(3);
-		expect(visible(f.component.render(80)[1]!)).toContain("question 1:02 left");
+		expect(visible(f.component.render(80)[1]!)).toContain("form 1:02 left");
 		f.component.dispose();
 		vi.advanceTimersByTime(5 * TICK_MS);
 		expect(f.renders()).toBe(3);
+	});
+
+	it("a form of several questions labels its time as the form's, not each question's; a single question's as the question's", () => {
+		vi.useFakeTimers();
+		const now = Date.now();
+		const several = form(rich, { deadline: now + 9 * 60_000, callDeadline: now + 15 * 60_000 });
+		expect(visible(several.component.render(80)[1]!)).toBe(" [subagent-planner] · form 9:00 left · call 15:00 · 4 questions");
+		expect(formTimeLeft("question 4:00 left", 1)).toBe("question 4:00 left");
+		expect(formTimeLeft("no time limit", 2)).toBe("no time limit");
+		expect(formTimeLeft("call 4:59 left", 2)).toBe("call 4:59 left");
 	});
 
 	it("a rendering failure closes the form through fail(), once, and draws nothing more", () => {

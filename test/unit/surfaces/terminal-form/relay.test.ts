@@ -45,7 +45,7 @@ describe("one form per request", () => {
 		const call = ask([db, targets], { label: "subagent-planner" });
 		await flush(vi);
 		expect(fake.forms).toHaveLength(1);
-		expect(fake.current()!.screen()).toContain("[subagent-planner] · question 5:00 left · 2 questions");
+		expect(fake.current()!.screen()).toContain("[subagent-planner] · form 5:00 left · 2 questions");
 		expect(fake.current()!.options?.blocked).toEqual({ kind: "question", message: "[subagent-planner] asks 2 questions" });
 		fake.current()!.press("down", "enter", "space", "down", "down", "space", "enter", "enter");
 		await flush(vi);

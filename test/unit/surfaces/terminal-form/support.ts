@@ -36,7 +36,7 @@ export function questions(input: QuestionInput[]) {
 }
 
 /** A form of `input`; it takes keys at once unless `keyGuardMs` is given (the real form waits KEY_GUARD_MS). */
-export function form(input: QuestionInput[], options: { known?: (Answer | undefined)[]; deadline?: number; keyGuardMs?: number } = {}) {
+export function form(input: QuestionInput[], options: { known?: (Answer | undefined)[]; deadline?: number; callDeadline?: number; keyGuardMs?: number } = {}) {
 	const answers: [number, Answer][] = [];
 	const shown: number[] = [];
 	const ended: string[] = [];
@@ -48,6 +48,7 @@ export function form(input: QuestionInput[], options: { known?: (Answer | undefi
 		theme: ansiTheme,
 		asker: "subagent-planner",
 		deadline: options.deadline ?? Date.now() + 299_500,
+		...(options.callDeadline !== undefined ? { callDeadline: options.callDeadline } : {}),
 		requestRender: () => void renders++,
 		finish: (effect) => void ended.push(effect),
 		fail: (error) => void failures.push(error),
