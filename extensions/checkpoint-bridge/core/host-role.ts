@@ -9,14 +9,14 @@ import type { Answer } from "../model/answer.ts";
 import { makeEnvelope, type Status } from "../model/result.ts";
 import { cutText } from "../model/sanitise.ts";
 import { type Home, type HomeRoute, homeRoute } from "./delivery.ts";
-import { DialogHost, type SettledOutcome } from "./dialog-host.ts";
+import { DialogHost, type DialogHostOptions, type HostEvents, type ParkedRequest, type SettledOutcome } from "./dialog-host.ts";
 import { checkedAsker } from "./identity.ts";
 import { DropNotices, LATE_NOTE, type LateBook } from "./late.ts";
 import { CancelNotices, NoticeWindow } from "./notice-window.ts";
 import { OBSERVER_EVENTS, OBSERVER_VERSION, type ObservedRequest } from "./observers.ts";
 import { lateChannel, PROTOCOL_VERSION, type RelayCancel, type RelayLate, type RelayNotice, type RelayRequest, replyChannel } from "./protocol.ts";
 import { givenAnswers, placedAnswers } from "./request-record.ts";
-import type { SharedHandle } from "./shared-handle.ts";
+import type { ReplySeal, SharedHandle } from "./shared-handle.ts";
 import type { HostUI, Surface } from "./surface.ts";
 import { noticeOnce } from "./tool-missing.ts";
 
@@ -174,6 +174,86 @@ const settledRecord = (request: ObservedRequest, outcome: { status: Status; answ
 	waitedMs: settledAt - request.queuedAt,
 });
 
+/** The end of a late request goes home by the one route (core/delivery.ts): its session, its process (a late frame), or the host's session. */
+function lateEndsHome(bus: SharedHandle["bus"], home: HomeRoute, sealBuilt: ReplySeal): DialogHostOptions["lateEnded"] {
+	return (request, outcome) => {
+		const { id, origin, asker } = request.request;
+		const note = outcome.note ?? (outcome.status === "ok" ? LATE_ANSWER_NOTE : undefined);
+		const reason = outcome.reason ? { reason: outcome.reason } : {};
+		const envelope = makeEnvelope(outcome.status, outcome.answers, note, {
+			requestId: id,
+			asker: asker.label,
+			waitedMs: Date.now() - request.queuedAt,
+			...reason,
+		});
+		const questions = request.questions.map((q) => q.question);
+		const delivery = {
+			requestId: id,
+			askerSessionId: asker.sessionId,
+			asker: asker.label,
+			questions,
+			queuedAt: request.queuedAt,
+			late: true as const,
+			envelope,
+		};
+		const message: RelayLate = {
+			v: PROTOCOL_VERSION,
+			id,
+			kind: "late",
+			status: outcome.status,
+			answers: outcome.answers,
+			...(note ? { note } : {}),
+			...reason,
+		};
+		// An asker of another process still connected takes it on its connection, if it takes late frames at all.
+		const carried = origin !== undefined && bus.listenerCount(lateChannel(id)) > 0;
+		home.send(delivery, request.request, carried ? { carry: (taken) => bus.emit(lateChannel(id), sealBuilt(message), taken) } : {});
+	};
+}
+
+/** Requests a replaced host parked that no next host took within the grace: each settles here, once, `host-gone`, and its asker gets `no-host`. */
+function settleUnadopted(bus: SharedHandle["bus"], seal: ReplySeal, expired: readonly ParkedRequest[], note: string): void {
+	for (const { request, entries, queuedAt } of expired) {
+		const answers = givenAnswers({ entries });
+		// Its questions were held, so normalised.
+		const questions = request.questions as ObservedRequest["questions"];
+		const observed: ObservedRequest = { v: OBSERVER_VERSION, requestId: request.id, asker: request.asker, questions, queuedAt, deadline: request.deadline };
+		const outcome = { status: "no-host" as const, answers, note, end: "host-gone" as const };
+		if (bus.listenerCount(OBSERVER_EVENTS.settled) > 0) bus.emit(OBSERVER_EVENTS.settled, Object.assign(observed, { settledAt: Date.now(), outcome }));
+		bus.emit(replyChannel(request.id), seal({ v: PROTOCOL_VERSION, id: request.id, kind: "result", status: "no-host", answers, note }));
+	}
+}
+
+/**
+ * The dialog host's lifecycle hooks as observer events on the bus, the audit trail and the status line.
+ * Each hook gets an object built for it alone, so it completes that object into its event.
+ */
+function observerEvents(
+	bus: SharedHandle["bus"],
+	settle: NonNullable<HostEvents["settled"]>,
+	onSettled: ((record: SettledRecord) => void) | undefined,
+	changed: () => void,
+): HostEvents {
+	return {
+		queued: (request, position) => bus.emit(OBSERVER_EVENTS.queued, Object.assign(request, { position })),
+		shown: (request, question) => bus.emit(OBSERVER_EVENTS.shown, Object.assign(request, { question, shownAt: Date.now() })),
+		settled: settle,
+		late: (request, kept, again) => {
+			const answers = placedAnswers(kept);
+			// The audit trail records the call's end, as the asker got it; the request settles later, once.
+			const record = onSettled && !again ? settledRecord(request, { status: "timeout", answers, note: WENT_LATE_NOTE }, kept.lateSince) : undefined;
+			const late = { lateSince: kept.lateSince, expiresAt: kept.expiresAt, answers, ...(again ? { again: true as const } : {}) };
+			bus.emit(OBSERVER_EVENTS.late, Object.assign(request, late));
+			if (record) onSettled!(record);
+		},
+		reopened: (request, kept) => bus.emit(OBSERVER_EVENTS.reopened, Object.assign(request, { lateSince: kept.lateSince, expiresAt: kept.expiresAt })),
+		changed,
+		// Observer events are built only while somebody listens; every settled one is taken (the audit trail, a cancel's
+		// notice), and every late one while the audit trail records the call's end.
+		wanted: (name) => name === "settled" || (name === "late" && onSettled !== undefined) || bus.listenerCount(OBSERVER_EVENTS[name]) > 0,
+	};
+}
+
 /** Claims the host role for a session with a UI; undefined when another session holds it. */
 export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): HostRole | undefined {
 	const { ui, surface, sessionId, bell, onSettled, late } = options;
@@ -228,62 +308,10 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 		...(late
 			? {
 					late,
-					// A late end goes home by the one route: the asker's session, its process, or the host's session.
-					lateEnded: (request, outcome) => {
-						const { id, origin, asker } = request.request;
-						const note = outcome.note ?? (outcome.status === "ok" ? LATE_ANSWER_NOTE : undefined);
-						const reason = outcome.reason ? { reason: outcome.reason } : {};
-						const delivery = {
-							requestId: id,
-							askerSessionId: asker.sessionId,
-							asker: asker.label,
-							questions: request.questions.map((q) => q.question),
-							queuedAt: request.queuedAt,
-							late: true as const,
-							envelope: makeEnvelope(outcome.status, outcome.answers, note, {
-								requestId: id,
-								asker: asker.label,
-								waitedMs: Date.now() - request.queuedAt,
-								...reason,
-							}),
-						};
-						const message: RelayLate = {
-							v: PROTOCOL_VERSION,
-							id,
-							kind: "late",
-							status: outcome.status,
-							answers: outcome.answers,
-							...(note ? { note } : {}),
-							...reason,
-						};
-						// An asker of another process still connected takes it on its connection, if it takes late frames at all.
-						const carried = origin !== undefined && bus.listenerCount(lateChannel(id)) > 0;
-						home.send(delivery, request.request, carried ? { carry: (taken) => bus.emit(lateChannel(id), sealBuilt(message), taken) } : {});
-					},
+					lateEnded: lateEndsHome(bus, home, sealBuilt),
 				}
 			: {}),
-		// Each hook gets an object built for it alone, so it completes that object into its event.
-		events: {
-			queued: (request, position) => bus.emit(OBSERVER_EVENTS.queued, Object.assign(request, { position })),
-			shown: (request, question) => bus.emit(OBSERVER_EVENTS.shown, Object.assign(request, { question, shownAt: Date.now() })),
-			settled: (request, outcome, settledAt) => settle(request, outcome, settledAt),
-			late: (request, kept, again) => {
-				const answers = placedAnswers(kept);
-				// The audit trail records the call's end, as the asker got it; the request settles later, once.
-				const record = onSettled && !again ? settledRecord(request, { status: "timeout", answers, note: WENT_LATE_NOTE }, kept.lateSince) : undefined;
-				bus.emit(
-					OBSERVER_EVENTS.late,
-					Object.assign(request, { lateSince: kept.lateSince, expiresAt: kept.expiresAt, answers, ...(again ? { again: true as const } : {}) }),
-				);
-				if (record) onSettled!(record);
-			},
-			reopened: (request, kept) => bus.emit(OBSERVER_EVENTS.reopened, Object.assign(request, { lateSince: kept.lateSince, expiresAt: kept.expiresAt })),
-			changed: status.changed,
-			// Observer events are built only while somebody listens; the audit trail takes every settled one.
-			// Every settled one: a cancel's notice comes from it.
-			// Every late one too: the audit trail records the call's end.
-			wanted: (name) => name === "settled" || (name === "late" && onSettled !== undefined) || bus.listenerCount(OBSERVER_EVENTS[name]) > 0,
-		},
+		events: observerEvents(bus, settle, onSettled, status.changed),
 	});
 	const served = host;
 	const onRequest = (request: RelayRequest) => served.serve(request);
@@ -357,28 +385,9 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 			} else {
 				const parked = served.handOver();
 				claim.release();
-				handle.park(parked, HANDOVER_GRACE_MS, (expired) => {
-					for (const { request, entries, queuedAt } of expired) {
-						// Nobody took it over: it settles here, once, as a request whose host went (its questions were held, so normalised).
-						const answers = givenAnswers({ entries });
-						const observed: ObservedRequest = {
-							v: OBSERVER_VERSION,
-							requestId: request.id,
-							asker: request.asker,
-							questions: request.questions as ObservedRequest["questions"],
-							queuedAt,
-							deadline: request.deadline,
-						};
-						const outcome = {
-							status: "no-host" as const,
-							answers,
-							note: `${note} No new host took over within ${HANDOVER_GRACE_MS} ms.`,
-							end: "host-gone" as const,
-						};
-						if (bus.listenerCount(OBSERVER_EVENTS.settled) > 0) bus.emit(OBSERVER_EVENTS.settled, Object.assign(observed, { settledAt: Date.now(), outcome }));
-						bus.emit(replyChannel(request.id), seal({ v: PROTOCOL_VERSION, id: request.id, kind: "result", status: "no-host", answers, note: outcome.note }));
-					}
-				});
+				handle.park(parked, HANDOVER_GRACE_MS, (expired) =>
+					settleUnadopted(bus, seal, expired, `${note} No new host took over within ${HANDOVER_GRACE_MS} ms.`),
+				);
 			}
 			// The footer clears itself: handOver() and shutdown() report the emptied queue through `changed`; drawn now,
 			// so that nothing of this host is drawn over the next one's.

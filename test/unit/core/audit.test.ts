@@ -51,7 +51,8 @@ describe("audit trail", () => {
 		await host.command("checkpoints");
 		const report = ui.notices.at(-1)!.message;
 		expect(report).toContain("1 open (1 shown, 0 queued), oldest first:");
-		expect(report).toMatch(/\[host\] shown \(question 1 of 1\) since \d\d:\d\d:\d\d, asked 0 min ago: Still open\?/);
+		// The unnamed host session's own model asks as the main session (core/identity.ts).
+		expect(report).toMatch(/\[main session\] shown \(question 1 of 1\) since \d\d:\d\d:\d\d, asked 0 min ago: Still open\?/);
 		expect(report).toContain("Still open?");
 		expect(report).toMatch(/Recent \(1\):\n.*ok, 1\/1 answered/);
 		expect(report).toContain("2 questions asked, shown to you in 2 dialogs.");
