@@ -9,7 +9,7 @@ import { readMailConfig } from "./config.ts";
 let mailModule: Promise<typeof import("./start.ts")> | undefined;
 const loadMail = () => (mailModule ??= import("./start.ts"));
 
-/** At the claim: starts the mail bridge when configured (or says why it cannot), and routes its notices to this host. */
+/** At the claim: starts answering by mail when configured (or says why it cannot), and routes its notices to this host. */
 export async function mailOnClaim(handle: ObserverHandle, ui: HostUI): Promise<void> {
 	const read = readMailConfig();
 	if (read.kind === "off") return;
@@ -29,7 +29,7 @@ export async function mailOnClaim(handle: ObserverHandle, ui: HostUI): Promise<v
 	}
 }
 
-/** At the release: notices go nowhere until the next host claims; at quit the bridge stops. */
+/** At the release: notices go nowhere until the next host claims; at quit it stops. */
 export async function mailOnRelease(quit: boolean): Promise<void> {
 	if (!mailModule) return;
 	const mail = await mailModule;

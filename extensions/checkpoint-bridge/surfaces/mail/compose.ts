@@ -1,5 +1,5 @@
 /**
- * The mails the bridge writes: a request (its questions, the options numbered, the one-tap links
+ * The mails checkpoint-bridge writes: a request (its questions, the options numbered, the one-tap links
  * when the page is reachable, how to reply), and the short ones that answer a reply or say how a
  * request ended. Plain text only: nothing in them runs, and asker text stays text.
  */

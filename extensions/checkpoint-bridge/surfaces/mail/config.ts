@@ -1,6 +1,6 @@
 /**
  * The mail set-up, read from the environment: where requests go (the human's address), the
- * bridge's own address, the SMTP submission server that sends and the IMAP server that reads.
+ * own address of checkpoint-bridge, the SMTP submission server that sends and the IMAP server that reads.
  * Nothing of mail loads or runs unless `CHECKPOINT_BRIDGE_MAIL_TO` is set.
  */
 import type { Checked } from "../../model/check.ts";
@@ -8,7 +8,7 @@ import type { Checked } from "../../model/check.ts";
 const MAIL_ENV = {
 	/** The human's address: requests are mailed there, and replies are taken only from it. */
 	to: "CHECKPOINT_BRIDGE_MAIL_TO",
-	/** The bridge's own address (From); replies go to it plus-addressed with the request's token. */
+	/** checkpoint-bridge's own address (From); replies go to it plus-addressed with the request's token. */
 	from: "CHECKPOINT_BRIDGE_MAIL_FROM",
 	/** SMTP submission: `smtp://user:password@host:587` (STARTTLS) or `smtps://…:465`. */
 	smtp: "CHECKPOINT_BRIDGE_MAIL_SMTP",
@@ -72,8 +72,8 @@ export function readMailConfig(env: NodeJS.ProcessEnv = process.env): { kind: "o
 	if (!to) return { kind: "off" };
 	const from = env[MAIL_ENV.from]?.trim() ?? "";
 	if (!ADDRESS.test(to)) return { kind: "error", error: `${MAIL_ENV.to}=${JSON.stringify(to)} is not a mail address` };
-	if (!ADDRESS.test(from)) return { kind: "error", error: `${MAIL_ENV.from} must be the bridge's own mail address (got ${JSON.stringify(from)})` };
-	if (from.split("@")[0]!.includes("+")) return { kind: "error", error: `${MAIL_ENV.from} must have no "+": the bridge adds +<token> for replies` };
+	if (!ADDRESS.test(from)) return { kind: "error", error: `${MAIL_ENV.from} must be checkpoint-bridge's own mail address (got ${JSON.stringify(from)})` };
+	if (from.split("@")[0]!.includes("+")) return { kind: "error", error: `${MAIL_ENV.from} must have no "+": checkpoint-bridge adds +<token> for replies` };
 	const smtp = server(MAIL_ENV.smtp, env[MAIL_ENV.smtp], { smtp: { secure: false, port: 587 }, smtps: { secure: true, port: 465 } });
 	if (!smtp.ok) return { kind: "error", error: smtp.reason };
 	const imap = server(MAIL_ENV.imap, env[MAIL_ENV.imap], { imap: { secure: false, port: 143 }, imaps: { secure: true, port: 993 } });

@@ -1,19 +1,19 @@
 /**
- * One mail bridge per process, kept on `globalThis` like the web page: it reaches the host over
+ * Answers by mail, one per process, kept on `globalThis` like the web page: it reaches the host over
  * the bus, so it outlives a host being replaced, and it stops when the host quits.
  */
 
 import { processSlot, type StartSlot, startOnce, takeStarted } from "../../core/process-slot.ts";
 import type { ObserverHandle } from "../../core/shared-handle.ts";
 import { webPageSlotExists } from "../web/enable.ts";
-import { MailBridge } from "./bridge.ts";
 import type { MailConfig } from "./config.ts";
+import { MailAnswers } from "./mail-answers.ts";
 import { Inbox, smtpSender } from "./transport.ts";
 
 type Notice = (message: string, type: "info" | "warning") => void;
 
 interface Running {
-	bridge: MailBridge;
+	answers: MailAnswers;
 	inbox: Inbox;
 }
 
@@ -32,13 +32,13 @@ async function pageActions(requestId: string) {
 	return page?.actionsFor(requestId);
 }
 
-/** Starts the process's mail bridge (or finds it running); `started` says which. */
+/** Starts the process's answers by mail (or finds them running); `started` says which. */
 export async function ensureMail(handle: ObserverHandle, config: MailConfig, notice: Notice, target: object = globalThis): Promise<{ started: boolean }> {
 	const slot = slotOf(target);
 	slot.notice = notice;
 	if (slot.starting) return (await slot.starting, { started: false });
 	await startOnce(slot, async () => {
-		const bridge = new MailBridge({
+		const answers = new MailAnswers({
 			handle,
 			config,
 			send: smtpSender(config.smtp),
@@ -47,22 +47,22 @@ export async function ensureMail(handle: ObserverHandle, config: MailConfig, not
 		});
 		const inbox = new Inbox(
 			config.imap,
-			(mail) => bridge.receive(mail),
+			(mail) => answers.receive(mail),
 			(message) => slot.notice?.(`checkpoint-bridge: ${message}; requests go on in the terminal and on the page`, "warning"),
 		);
-		return { bridge, inbox };
+		return { answers, inbox };
 	});
 	return { started: true };
 }
 
-/** Where the bridge's notices go: the host that holds the role now (undefined while none does). */
+/** Where the notices of answers by mail go: the host that holds the role now (undefined while none does). */
 export function setMailNotice(notice: Notice | undefined, target: object = globalThis): void {
 	slotOf(target).notice = notice;
 }
 
-/** Stops the process's mail bridge, if one runs. */
+/** Stops the process's answers by mail, if they run. */
 export async function closeMail(target: object = globalThis): Promise<void> {
 	const running = await takeStarted(slotOf(target));
-	running?.bridge.stop();
+	running?.answers.stop();
 	await running?.inbox.close();
 }

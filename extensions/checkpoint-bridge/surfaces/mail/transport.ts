@@ -6,10 +6,10 @@
 import { ImapFlow } from "imapflow";
 import { simpleParser } from "mailparser";
 import nodemailer from "nodemailer";
-import { type IncomingMail, MAX_MAIL_BYTES, type OutgoingMail } from "./bridge.ts";
 import { isLoopback, type MailServer } from "./config.ts";
+import { type IncomingMail, MAX_MAIL_BYTES, type OutgoingMail } from "./mail-answers.ts";
 
-/** Mails sent at most per window: a flood of replies cannot make the bridge flood the mailbox. @default 30 */
+/** Mails sent at most per window: a flood of replies cannot make checkpoint-bridge flood the mailbox. @default 30 */
 const SEND_BUDGET = 30;
 /** @default 600000 (10 min) */
 const SEND_WINDOW_MS = 600_000;
@@ -48,7 +48,7 @@ const addresses = (value: unknown): string[] => {
 };
 const headerText = (value: unknown): string[] => (Array.isArray(value) ? value.map(String) : value ? String(value).split(/\s+/) : []);
 
-/** mailparser's reading of one mail, as the bridge takes it. */
+/** mailparser's reading of one mail, as MailAnswers takes it. */
 async function readMail(source: Buffer): Promise<IncomingMail> {
 	const parsed = await simpleParser(source, { skipImageLinks: true, skipTextToHtml: true });
 	const header = (name: string) => parsed.headers.get(name);
@@ -66,7 +66,7 @@ async function readMail(source: Buffer): Promise<IncomingMail> {
 	};
 }
 
-/** What the bridge is told of a mail too large to read: its sender and addresses from the envelope only. */
+/** What MailAnswers is told of a mail too large to read: its sender and addresses from the envelope only. */
 function envelopeOnly(envelope: { from?: { address?: string }[]; to?: { address?: string }[]; inReplyTo?: string } | undefined): IncomingMail {
 	return {
 		from: envelope?.from?.[0]?.address?.toLowerCase() ?? "",

@@ -15,7 +15,7 @@ import { endedBody, type MailedRequest, refusalBody, requestBody, subjectOf } fr
 import type { MailConfig } from "./config.ts";
 import { answersFromReply } from "./reply.ts";
 
-/** A mail as the bridge sends it. */
+/** A mail as it is sent. */
 export interface OutgoingMail {
 	to: string;
 	from: string;
@@ -56,7 +56,7 @@ interface Tracked {
 	refusals: number;
 }
 
-export interface MailBridgeOptions {
+export interface MailAnswersOptions {
 	handle: ObserverHandle;
 	config: MailConfig;
 	/** Sends one mail; rejects when it cannot. */
@@ -70,8 +70,8 @@ export interface MailBridgeOptions {
 const newToken = () => randomBytes(16).toString("hex");
 const TOKEN = /^[0-9a-f]{32}$/;
 
-export class MailBridge {
-	readonly #options: MailBridgeOptions;
+export class MailAnswers {
+	readonly #options: MailAnswersOptions;
 	readonly #requests = new Map<string, Tracked>();
 	readonly #tokens = new Map<string, string>();
 	readonly #ended = new Map<string, { request: MailedRequest; how: string }>();
@@ -84,7 +84,7 @@ export class MailBridge {
 	readonly #onQueued = (event: QueuedEvent) => this.#queued(event);
 	readonly #onSettled = (event: SettledEvent) => this.#settled(event);
 
-	constructor(options: MailBridgeOptions) {
+	constructor(options: MailAnswersOptions) {
 		this.#options = options;
 		[this.#local, this.#domain] = options.config.from.split("@") as [string, string];
 		options.handle.bus.on("observe:queued", this.#onQueued);

@@ -5,8 +5,8 @@
  */
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
-import { type IncomingMail, MailBridge, type OutgoingMail } from "../../../../extensions/checkpoint-bridge/surfaces/mail/bridge.ts";
 import type { MailConfig } from "../../../../extensions/checkpoint-bridge/surfaces/mail/config.ts";
+import { type IncomingMail, MailAnswers, type OutgoingMail } from "../../../../extensions/checkpoint-bridge/surfaces/mail/mail-answers.ts";
 import { answersFromReply } from "../../../../extensions/checkpoint-bridge/surfaces/mail/reply.ts";
 import { until } from "../../../support/until.ts";
 import { relay } from "../../support/relay.ts";
@@ -23,7 +23,7 @@ function setup(over: Partial<MailConfig> = {}, send?: (mail: OutgoingMail) => Pr
 	const r = relay();
 	const sent: OutgoingMail[] = [];
 	const notices: string[] = [];
-	const bridge = new MailBridge({
+	const bridge = new MailAnswers({
 		handle: r.handle,
 		config: { ...config, ...over },
 		send: send ?? (async (mail) => void sent.push(mail)),
@@ -45,7 +45,7 @@ function setup(over: Partial<MailConfig> = {}, send?: (mail: OutgoingMail) => Pr
 	return { ...r, bridge, sent, notices, tokenOf, from };
 }
 
-describe("mail bridge", () => {
+describe("answers by mail", () => {
 	it("mails a relayed request once after the delay, never the host's own nor one answered before; the end mail says how", async () => {
 		const s = setup({ afterMs: 200 });
 		const quick = s.ask([{ question: "Quick?", options: ["a", "b"] }], { label: "quick" });
