@@ -19,7 +19,7 @@ function isRecommendation(answer: Answer, asked: readonly Question[]): boolean {
 }
 
 /** `envelope` with every answer that is its question's recommended option marked `recommended: true`. */
-export function markRecommendations(envelope: Envelope, asked: readonly Question[]): Envelope {
+function markRecommendations(envelope: Envelope, asked: readonly Question[]): Envelope {
 	if (!asked.some((q) => q.recommended !== undefined) || !envelope.answers.some((a) => a.recommended === undefined && isRecommendation(a, asked)))
 		return envelope;
 	return { ...envelope, answers: envelope.answers.map((a) => (a.recommended === undefined && isRecommendation(a, asked) ? { ...a, recommended: true } : a)) };

@@ -13,11 +13,11 @@ import { sanitiseText } from "../../model/sanitise.ts";
 import { KEY_GUARD_MS } from "../terminal-form/component.ts";
 
 /** The key the host keeps while a child's screen is up: it ends the screen as dismissed (telnet's escape key; pi's editor alone binds it, to a jump). */
-export const LEAVE_KEY = "ctrl+]";
+const LEAVE_KEY = "ctrl+]";
 /** Lines of a child's screen drawn; the rest are counted in one last line. @default 200 */
 export const MAX_SCREEN_LINES = 200;
 /** Code units of one line of a child's screen looked at before it is cut to the terminal's width. @default 4096 */
-export const MAX_LINE_UNITS = 4_096;
+const MAX_LINE_UNITS = 4_096;
 
 /** An escape sequence a cut left unfinished at the end of a line: dropped, so it cannot swallow what follows. */
 const CUT_ESCAPE = /\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*|[PX^_][^\x1b]*)?$/;
