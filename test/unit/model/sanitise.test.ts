@@ -1,6 +1,7 @@
 /** Neutralising asker text for the terminal (issue 13, finding 5): the function itself. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { clientName } from "../../../extensions/checkpoint-bridge/mcp.ts";
 import { capLength, cutText, sanitiseText, shownValue, squeezeSpace, UNSAFE_CHARACTER } from "../../../extensions/checkpoint-bridge/model/sanitise.ts";
 import { validateAskParams } from "../../../extensions/checkpoint-bridge/model/validate.ts";
 import { hostileText } from "../support/hostile-text.ts";
@@ -34,6 +35,10 @@ describe("sanitiseText", () => {
 	it("turns what pi-tui counts wider than the terminal draws into U+FFFD: unknown code points, changed widths, a lone regional indicator", () => {
 		expect(sanitiseText("a\u0378b\u{3fffd}c\u2630d\u{1f1e9}")).toBe("a\ufffdb\ufffdc\ufffdd\ufffd");
 		expect(sanitiseText("flag \u{1f1e9}\u{1f1ea}, odd \u{1f1e9}\u{1f1ea}\u{1f1eb}")).toBe("flag \u{1f1e9}\u{1f1ea}, odd \u{1f1e9}\u{1f1ea}\ufffd");
+	});
+
+	it("an MCP client's name shown in titles passes the same sanitiser: Hangul fillers gone, an unknown code point as U+FFFD", () => {
+		expect(clientName("Claude\u3164Desktop\u115f\uffa0 \u0378")).toBe("ClaudeDesktop \ufffd");
 	});
 
 	it("composes decomposed Korean into its syllables before the width check, so it keeps its shape", () => {
