@@ -93,21 +93,22 @@ describe("forwarding a request onto the host's bus", () => {
 		expect(result).toMatchObject({
 			status: "ok",
 			answers: [
-				{ question: "Name?", answer: "Ada", source: "web" },
+				// The asker's word, marked carried whatever source it named (issue 45): never "web" or "dialog".
+				{ question: "Name?", answer: "Ada", source: "carried" },
 				{ question: "Colour?", answer: "blue", source: "dialog" },
 			],
 		});
 		expect(JSON.stringify(result)).not.toContain("smuggled");
 	});
 
-	it("a carried answer keeps a known source only", async () => {
+	it("a carried answer is marked carried, whatever source it names", async () => {
 		const { host, asker } = room();
 		asker.send(SUBJECTS.request, requestFrame("r", TWO, { answers: [{ question: "Name?", answer: "Ada", kind: "text", source: "<b>forged</b>" }] }));
 		await flush();
 		host.fake.current()!.answer("blue");
 		await flush();
 		const result = asker.received.find((f) => f.type === "result") as { answers: unknown[] };
-		expect(result.answers[0]).toEqual({ question: "Name?", answer: "Ada", kind: "text" });
+		expect(result.answers[0]).toEqual({ question: "Name?", answer: "Ada", kind: "text", source: "carried" });
 	});
 
 	it("answers no-host at once when no session holds the host role in its process", async () => {
