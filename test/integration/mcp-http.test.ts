@@ -5,12 +5,19 @@
  * host's dialog names the client and where it connects from. The page's rules hold: no token 401,
  * a foreign Origin 403, a foreign Host 403.
  */
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
 import { Client as ClientV2, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as HttpV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PAGE_ANNOUNCEMENT } from "../support/page-link.ts";
-import { baseArgs, createPiEnv, type Frame, isNotify, NOT_ON_OLDEST_PI, type PiEnv, PiRpc, runPi } from "./harness/pi-cli.ts";
+import { baseArgs, createPiEnv, type Frame, isNotify, NODE_BIN, NOT_ON_OLDEST_PI, type PiEnv, PiRpc, REPO_ROOT, runPi } from "./harness/pi-cli.ts";
 
 const ASK = "ask_user_via_host";
 const COLLECT = "wait_for_host_answers";
@@ -156,4 +163,54 @@ describe.skipIf(NOT_ON_OLDEST_PI)("pi 1.6's own MCP client as the outside agent"
 			agent.cleanup();
 		}
 	}, 180_000);
+});
+
+/** The conformance suite's bin, and the scenarios that do not apply here, each with why (a YAML file the suite reads). */
+const CONFORMANCE_BIN = join(REPO_ROOT, "node_modules/@modelcontextprotocol/conformance/dist/index.js");
+const EXPECTED_FAILURES = join(REPO_ROOT, "test/integration/mcp-conformance-expected-failures.yml");
+
+/**
+ * What an agent's side puts in front of `/mcp` for a client that cannot send a header of its own
+ * (the suite sends none): it adds the bearer token and names the page as Host and Origin where the
+ * request named this proxy; any other Host or Origin goes on as sent, for `/mcp` to judge.
+ */
+async function tokenProxy(): Promise<{ url: string; close(): Promise<void> }> {
+	const server = http.createServer((req, res) => {
+		const own = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+		const headers = { ...req.headers, authorization: `Bearer ${token}` };
+		if (headers.host === own) headers.host = page.host;
+		if (headers.origin === `http://${own}`) headers.origin = page.origin;
+		const upstream = http.request(`${page.origin}${req.url}`, { method: req.method, headers }, (answer) => {
+			res.writeHead(answer.statusCode ?? 502, answer.headers);
+			answer.pipe(res);
+		});
+		upstream.on("error", () => res.destroy());
+		req.pipe(upstream);
+	});
+	await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+	return {
+		url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+		close: () => new Promise<void>((resolve) => server.close(() => resolve())).then(() => server.closeAllConnections()),
+	};
+}
+
+describe.skipIf(NOT_ON_OLDEST_PI)("the MCP conformance suite against /mcp", () => {
+	it("every server scenario passes or is listed in mcp-conformance-expected-failures.yml with why (server-initialize, ping, tools-list, dns-rebinding-protection pass)", async () => {
+		const proxy = await tokenProxy();
+		const out = mkdtempSync(join(tmpdir(), "cb-conformance-"));
+		try {
+			const run = await promisify(execFile)(NODE_BIN, [CONFORMANCE_BIN, "server", "--url", proxy.url, "--expected-failures", EXPECTED_FAILURES, "-o", out], {
+				cwd: out,
+				timeout: 240_000,
+				maxBuffer: 16 * 1024 * 1024,
+			}).catch((error: { code: number; stdout: string; stderr: string }) => error);
+			const stdout = (run as { stdout: string }).stdout;
+			expect((run as { code?: number }).code ?? 0, stdout.slice(-4_000)).toBe(0);
+			for (const scenario of ["server-initialize", "ping", "tools-list", "dns-rebinding-protection"])
+				expect(stdout, stdout.slice(-4_000)).toMatch(new RegExp(`✓ ${scenario}: [1-9]\\d* passed, 0 failed`));
+		} finally {
+			await proxy.close();
+			rmSync(out, { recursive: true, force: true });
+		}
+	}, 300_000);
 });
