@@ -53,7 +53,7 @@ function answerWith(req: IncomingMessage, res: ServerResponse, status: number, l
 /** A browser on another site says so; an app or a bot says nothing. */
 function foreign(req: IncomingMessage, origins: ReadonlySet<string>): Refusal | undefined {
 	const origin = req.headers.origin;
-	if (origin !== undefined && origin !== "null" && !origins.has(origin.toLowerCase()))
+	if (origin !== undefined && !origins.has(origin.toLowerCase()))
 		return { status: 403, reason: `answers from ${JSON.stringify(origin)} are refused: only the confirmation page, an app or a bot may answer` };
 	const site = req.headers["sec-fetch-site"];
 	if (site !== undefined && site !== "same-origin" && site !== "none")

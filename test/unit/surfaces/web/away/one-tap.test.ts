@@ -107,6 +107,7 @@ describe("one-tap answers", () => {
 			["PUT", { method: "PUT", path }, 405, "a one-tap link is opened with GET and answers with POST"],
 			["foreign origin", { method: "POST", path, headers: { origin: "https://evil.example" } }, 403, 'answers from "https://evil.example" are refused'],
 			["cross-site", { method: "POST", path, headers: { "sec-fetch-site": "cross-site" } }, 403, "answers from another site"],
+			["null origin", { method: "POST", path, headers: { origin: "null" } }, 403, 'answers from "null" are refused'],
 			["body", { method: "POST", path, body: "x".repeat(5_000) }, 413, "a one-tap answer carries no body"],
 			["host", { method: "POST", path, headers: { host: "evil.example" } }, 403, "does not name this server"],
 			["slash", { method: "POST", path: `${path}/` }, 404, "not found"],
