@@ -53,9 +53,11 @@ function answerWith(req: IncomingMessage, res: ServerResponse, status: number, l
 /** A browser on another site says so; an app or a bot says nothing. */
 function foreign(req: IncomingMessage, origins: ReadonlySet<string>): Refusal | undefined {
 	const origin = req.headers.origin;
-	if (origin !== undefined && !origins.has(origin.toLowerCase()))
-		return { status: 403, reason: `answers from ${JSON.stringify(origin)} are refused: only the confirmation page, an app or a bot may answer` };
 	const site = req.headers["sec-fetch-site"];
+	// The confirmation page's form sends "null" (its Referrer-Policy is no-referrer), with the browser's word that it is same-origin.
+	const ownForm = origin === "null" && site === "same-origin";
+	if (origin !== undefined && !ownForm && !origins.has(origin.toLowerCase()))
+		return { status: 403, reason: `answers from ${JSON.stringify(origin)} are refused: only the confirmation page, an app or a bot may answer` };
 	if (site !== undefined && site !== "same-origin" && site !== "none")
 		return { status: 403, reason: `answers from another site (Sec-Fetch-Site: ${JSON.stringify(site)}) are refused` };
 	return undefined;
