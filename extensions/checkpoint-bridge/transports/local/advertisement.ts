@@ -340,6 +340,8 @@ export async function advertiseEndpoint(socketPath: string, options: AdvertiseOp
 	const file = advertPath(dir, cwd);
 	const before = readAdvert(file);
 	if (before.ok && before.advert.endpoint !== socketPath && !alive(before.advert.pid)) removeLeftover(before.advert.endpoint);
+	// Reading the hosts still advertised removes those that died (a SIGKILLed host leaves its file behind).
+	standbyAdvert(dir, cwd);
 	const advert: Advert = { v: ADVERT_VERSION, endpoint: socketPath, pid: options.pid ?? process.pid, cwd, at: Date.now() };
 	const standby = standbyPath(dir, cwd, advert.pid);
 	await writeAdvert(standby, advert);

@@ -156,6 +156,8 @@ describe("a host is found through its advertisement", () => {
 		child.kill("SIGKILL");
 		await exited(child);
 		expect(findHostEndpoint({ env, cwd })?.socketPath).toBe(first.endpoint.endpoint);
+		// The killed host's files are gone once read: the first host's own is what is left.
+		expect(await readdir(advertDir(runtime))).toHaveLength(1);
 	});
 
 	// A real second local user (nobody) creates the directory: running a command as another user needs root, which CI has.
