@@ -359,15 +359,18 @@ out.push(
 );
 out.push(
 	"",
-	`10. A question from an MCP client (µs per call, ${mcp.calls} calls a side, one at a time): the SDK client's tools/call of ask_user_via_host over stdio to the bin checkpoint-bridge-mcp, on to this process's host through the local socket, against askViaHost in the host's process; the host's UI answers at once`,
+	`10. A question from an MCP client (µs per call, ${mcp.calls} calls a way, one at a time, the ways interleaved in blocks): the SDK client's tools/call of ask_user_via_host over stdio to the bin checkpoint-bridge-mcp and on through the local socket, or over streamable HTTP to the page's /mcp in the host's process; against askViaHost in the host's process; the host's UI answers at once`,
 );
+const way = (label, summary) => [label, f(summary.p50), f(summary.p99), f(summary.p50 - mcp.inProcessUs.p50)];
 out.push(
 	table(
-		["asked from", "p50", "p99"],
+		["asked from", "p50", "p99", "added p50"],
 		[
-			["the host's process (askViaHost)", f(mcp.inProcessUs.p50), f(mcp.inProcessUs.p99)],
-			["an MCP client (stdio, then the socket)", f(mcp.mcpUs.p50), f(mcp.mcpUs.p99)],
-			["added by MCP and the socket", f(mcp.addedP50Us), ""],
+			["the host's process (askViaHost)", f(mcp.inProcessUs.p50), f(mcp.inProcessUs.p99), ""],
+			way("stdio, 2025 revisions (SDK v1 client)", mcp.ways.stdio2025),
+			way("stdio, 2026-07-28 (SDK v2 client)", mcp.ways.stdio2026),
+			way("HTTP /mcp, 2025 era (SDK v2 client, a session)", mcp.ways.http2025),
+			way("HTTP /mcp, 2026-07-28 (SDK v2 client, stateless)", mcp.ways.http2026),
 		],
 	),
 );

@@ -5,7 +5,7 @@
  * host's advertisement for that directory; the host's dialog names the client. Without a host: the
  * client's own form (elicitation), else `no-host` at once.
  */
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
@@ -352,6 +352,52 @@ describe("the MCP server with no host", () => {
 		expect(unknown).toMatchObject({ code: 2 });
 		expect((unknown as { stderr: string }).stderr).toMatch(/Unknown option '--port'/);
 	});
+
+	it.skipIf(NOT_ON_OLDEST_PI)(
+		onDevPiOnly(
+			"a JSON-RPC line over 10 MiB is refused with a message on stderr and an error for its id; the server serves on (it used to exit 0 and cancel every call)",
+		),
+		async () => {
+			cwd = mkdtempSync(join(tmpdir(), "cb-mcp-"));
+			const bin = spawn(NODE_BIN, [MCP_BIN], { cwd, env: { PATH: process.env.PATH!, HOME: cwd, TMPDIR: cwd }, stdio: ["pipe", "pipe", "pipe"] });
+			let stdout = "";
+			let stderr = "";
+			bin.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+			bin.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+			const replies = () =>
+				stdout
+					.split("\n")
+					.filter(Boolean)
+					.map((l) => JSON.parse(l) as { id?: number });
+			const until = async (check: () => boolean) => {
+				for (let i = 0; i < 400 && !check(); i++) await sleep(25);
+			};
+			try {
+				const send = (message: object) => bin.stdin.write(`${JSON.stringify(message)}\n`);
+				send({
+					jsonrpc: "2.0",
+					id: 1,
+					method: "initialize",
+					params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+				});
+				await until(() => replies().some((r) => r.id === 1));
+				send({ jsonrpc: "2.0", method: "notifications/initialized" });
+				bin.stdin.write(
+					`{"method":"tools/call","params":{"name":"ask_user_via_host","arguments":{"x":"${"a".repeat(11 * 1024 * 1024)}"}},"jsonrpc":"2.0","id":2}\n`,
+				);
+				send({ jsonrpc: "2.0", id: 3, method: "tools/list" });
+				await until(() => replies().some((r) => r.id === 3));
+				expect(replies().find((r) => r.id === 2)).toMatchObject({
+					error: { code: -32600, message: expect.stringMatching(/over the limit of 10485760 bytes/) },
+				});
+				expect(replies().find((r) => r.id === 3)).toMatchObject({ result: { tools: [{ name: ASK }, { name: COLLECT }] } });
+				expect(stderr).toMatch(/a JSON-RPC message of \d+ bytes is over the limit of 10485760 bytes and was not read \(request id 2\); serving on/);
+				expect(bin.exitCode).toBeNull();
+			} finally {
+				bin.kill();
+			}
+		},
+	);
 
 	it.skipIf(NOT_ON_OLDEST_PI)(onDevPiOnly("bad arguments are refused as isError results naming each problem; the server serves on"), async () => {
 		const session = await lone("claude-code");
