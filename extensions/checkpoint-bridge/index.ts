@@ -11,7 +11,7 @@ import { askLater, releaseLate, withLate } from "./ask-later.ts";
 import { checkpointsCommand } from "./checkpoints-command.ts";
 import { AUDIT_ENTRY_TYPE } from "./core/audit.ts";
 import { deliveryBox, sessionPoster } from "./core/delivery.ts";
-import { firstPrompt, sessionAsker } from "./core/identity.ts";
+import { sessionAsker, sessionReads } from "./core/identity.ts";
 import { sharedHandle } from "./core/shared-handle.ts";
 import { reportToolMissing } from "./core/tool-missing.ts";
 import { hostLife } from "./host-life.ts";
@@ -61,14 +61,7 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 		reportUnsupportedPi(piVersion, (notice) => (ctx.hasUI ? ctx.ui.notify(notice, "warning") : process.stderr.write(`${notice}\n`)));
 		const sessionId = ctx.sessionManager.getSessionId();
 		const entries = () => ctx.sessionManager.getEntries();
-		// Named for the human: the main session as such, a `pi -p` run by its task and directory (core/identity.ts).
-		me.started({
-			sessionId,
-			systemPrompt: () => ctx.getSystemPrompt?.(),
-			main: () => host.role !== undefined,
-			task: () => firstPrompt(entries()),
-			cwd: ctx.cwd,
-		});
+		me.started(sessionReads(ctx, () => host.role !== undefined));
 		// A relayed UI (a child's, ADR-0012) is the host's, reached from here: such a session is no host of its own.
 		const relayed = isRelayedUI(ctx.ui);
 		// A child whose agent file narrows `tools:` has no ask_user_via_host: the host tells the human why, and the fix.

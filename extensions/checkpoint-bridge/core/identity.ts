@@ -194,6 +194,27 @@ export function sessionAsker(sessionName: () => string | undefined): SessionAske
 	};
 }
 
+/** What a session start gives to name the session by: pi's context, read structurally (core imports nothing of pi). */
+interface SessionContext {
+	sessionManager: { getSessionId(): string; getEntries(): readonly { type: string; message?: unknown }[] };
+	getSystemPrompt?: () => string | undefined;
+	cwd?: string;
+}
+
+/**
+ * A session's reads at its start, for the human: the main session as such (`main`: it holds the host
+ * role), a `pi -p` run by its first prompt and its directory.
+ */
+export function sessionReads(ctx: SessionContext, main: () => boolean): SessionReads {
+	return {
+		sessionId: ctx.sessionManager.getSessionId(),
+		systemPrompt: () => ctx.getSystemPrompt?.(),
+		main,
+		task: () => firstPrompt(ctx.sessionManager.getEntries()),
+		...(ctx.cwd ? { cwd: ctx.cwd } : {}),
+	};
+}
+
 /** The first prompt of a session, from its entries: what a `pi -p` run was asked to do. */
 export function firstPrompt(entries: readonly { type: string; message?: unknown }[]): string | undefined {
 	for (const entry of entries) {
