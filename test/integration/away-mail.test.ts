@@ -65,6 +65,8 @@ describe.skipIf(!HAS_MAIL_SERVERS)("questions by mail: postfix and dovecot on lo
 		const piEnv = run.createEnv({
 			env: {
 				CHECKPOINT_BRIDGE_WEB: "127.0.0.1:0",
+				// Reachable from a phone, so the mail carries the one-tap links.
+				CHECKPOINT_BRIDGE_WEB_PUBLIC_URL: "https://box.example.test",
 				CHECKPOINT_BRIDGE_MAIL_TO: human.address,
 				CHECKPOINT_BRIDGE_MAIL_FROM: bridge.address,
 				CHECKPOINT_BRIDGE_MAIL_SMTP: `smtp://bridge@127.0.0.1:${servers.smtpPort}`,
@@ -102,8 +104,10 @@ describe.skipIf(!HAS_MAIL_SERVERS)("questions by mail: postfix and dovecot on lo
 		const planner = await awayAsk(pi, "planner", [{ question: "Which database?", options: ["Postgres", "SQLite"], recommended: "SQLite" }]);
 		const asked = await inbox.next(/planner asks: Which database\?/);
 		expect(asked.text).toContain("   1) Postgres\n   2) SQLite (recommended)\n   or write your own answer");
-		expect(asked.text).toMatch(/Answer in one tap \(each link opens a page with one button to press\):\n {3}SQLite: http:\/\/127\.0\.0\.1:\d+\/a\//);
-		expect(asked.text).toMatch(/Or open the request: http:\/\/127\.0\.0\.1:\d+\/r\//);
+		expect(asked.text).toMatch(
+			/Answer in one tap \(each link opens a page with one button to press\):\n {3}SQLite: https:\/\/box\.example\.test\/a\/[A-Za-z0-9_-]{43}\n/,
+		);
+		expect(asked.text).toMatch(/Or open the request: https:\/\/box\.example\.test\/r\/[A-Za-z0-9_-]{43}\/\?via=notify\n/);
 		expect(replyToOf(asked)).toMatch(/^bridge\+[0-9a-f]{32}@example\.test$/);
 		expect(asked.headers.get("auto-submitted")).toBe("auto-generated");
 		await reply(asked, "2\n\n-- \nSent from the beach\n1");

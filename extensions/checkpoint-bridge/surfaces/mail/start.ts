@@ -25,11 +25,15 @@ interface Slot extends StartSlot<Running> {
 const MAIL_KEY = Symbol.for("checkpoint-bridge.mail");
 const slotOf = (target: object): Slot => processSlot<Slot>(target, MAIL_KEY, () => ({}));
 
-/** The one-tap answers of the page running in this process, if one does (loaded only then). */
+/**
+ * The one-tap answers of the page running in this process (loaded only then), when a phone can
+ * reach it: under a public origin, or on an address other than loopback.
+ */
 async function pageActions(requestId: string) {
 	if (!webPageSlotExists()) return undefined;
 	const page = await (await import("../web/index.ts")).currentWebPage();
-	return page?.actionsFor(requestId);
+	if (!page || (page.address.loopback && page.url.startsWith(page.origin))) return undefined;
+	return page.actionsFor(requestId);
 }
 
 /** Starts the process's answers by mail (or finds them running); `started` says which. */
