@@ -146,7 +146,15 @@ const STATUS_OF: Record<Exclude<RequestEnd, "handed-over">, Status> = {
 const REASON_OF: Partial<Record<RequestEnd, EndReason>> = { dismissed: "dismissed", "cancelled-outside": "dismissed", "dialog-timeout": "dialog-timeout" };
 const OUTSIDE_CANCEL_NOTE = "The question was cancelled from outside the terminal.";
 
-const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
+const errorText = (error: unknown) => {
+	if (error instanceof Error) return error.message;
+	try {
+		return String(error);
+	} catch {
+		// A thrown value with a broken toString must not keep the request from ending.
+		return "a value that cannot be shown as text";
+	}
+};
 /** Hooks run inside the relay's own flow: one that throws must not stall or settle anything. */
 function guarded(events: HostEvents): HostEvents {
 	const wrapped: HostEvents = {};

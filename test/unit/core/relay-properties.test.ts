@@ -60,6 +60,12 @@ const INTERLEAVING_COUNTEREXAMPLES: Action[][] = [
 		{ t: "ask", session: 1, questions: [{ kind: "select", options: 2 }], budgetMs: 10_000, dialogTimeoutMs: 10_000, preAborted: false },
 		{ t: "answer", pick: 0 },
 	],
+	// A surface that throws a value whose toString is broken: the request still ends with error.
+	[
+		{ t: "fail", sync: true, error: { toString: [] } },
+		{ t: "ask", session: 0, questions: [{ kind: "select", options: 2 }], budgetMs: 1, dialogTimeoutMs: 1, preAborted: false },
+		{ t: "advance", ms: 1 },
+	],
 	// The fair queue (ADR-0024): the request on screen when the host is replaced is shown first by the next one, not after another asker's.
 	[
 		{
