@@ -6,6 +6,7 @@
 import { processSlot, type StartSlot, startOnce, takeStarted } from "../../core/process-slot.ts";
 import type { ObserverHandle } from "../../core/shared-handle.ts";
 import { webPageSlotExists } from "../web/enable.ts";
+import type { WebPage } from "../web/server.ts";
 import type { MailConfig } from "./config.ts";
 import { MailAnswers } from "./mail-answers.ts";
 import { Inbox, smtpSender } from "./transport.ts";
@@ -25,15 +26,14 @@ interface Slot extends StartSlot<Running> {
 const MAIL_KEY = Symbol.for("checkpoint-bridge.mail");
 const slotOf = (target: object): Slot => processSlot<Slot>(target, MAIL_KEY, () => ({}));
 
-/**
- * The one-tap answers of the page running in this process (loaded only then), when a phone can
- * reach it: under a public origin, or on an address other than loopback.
- */
+/** Whether a phone can reach the page: it runs under a public origin, or on an address other than loopback. */
+export const reachableFromPhone = (page: Pick<WebPage, "address" | "url" | "origin">) => !(page.address.loopback && page.url.startsWith(page.origin));
+
+/** The one-tap answers of the page running in this process (loaded only then), when a phone can reach it. */
 async function pageActions(requestId: string) {
 	if (!webPageSlotExists()) return undefined;
 	const page = await (await import("../web/index.ts")).currentWebPage();
-	if (!page || (page.address.loopback && page.url.startsWith(page.origin))) return undefined;
-	return page.actionsFor(requestId);
+	return page && reachableFromPhone(page) ? page.actionsFor(requestId) : undefined;
 }
 
 /** Starts the process's answers by mail (or finds them running); `started` says which. */

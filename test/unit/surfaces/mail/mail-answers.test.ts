@@ -1,13 +1,16 @@
 /**
- * The mail bridge on a real relay, its mails recorded instead of sent: what is mailed and when,
+ * Answers by mail on a real relay, its mails recorded instead of sent: what is mailed and when,
  * each refusal (with its mail, or none to a stranger), and random mails that never crash it and
  * never change a request.
  */
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
+import { LateBook, readLateConfig } from "../../../../extensions/checkpoint-bridge/core/late.ts";
 import type { MailConfig } from "../../../../extensions/checkpoint-bridge/surfaces/mail/config.ts";
 import { type IncomingMail, MailAnswers, type OutgoingMail } from "../../../../extensions/checkpoint-bridge/surfaces/mail/mail-answers.ts";
 import { answersFromReply } from "../../../../extensions/checkpoint-bridge/surfaces/mail/reply.ts";
+import { reachableFromPhone } from "../../../../extensions/checkpoint-bridge/surfaces/mail/start.ts";
+import { smtpSender } from "../../../../extensions/checkpoint-bridge/surfaces/mail/transport.ts";
 import { until } from "../../../support/until.ts";
 import { relay } from "../../support/relay.ts";
 
@@ -19,18 +22,18 @@ afterEach(() => {
 	for (const stop of stops.splice(0)) stop();
 });
 
-function setup(over: Partial<MailConfig> = {}, send?: (mail: OutgoingMail) => Promise<void>) {
-	const r = relay();
+function setup(over: Partial<MailConfig> = {}, send?: (mail: OutgoingMail) => Promise<void>, late = false) {
+	const r = late ? relay({}, { late: new LateBook(readLateConfig({})) }) : relay();
 	const sent: OutgoingMail[] = [];
 	const notices: string[] = [];
-	const bridge = new MailAnswers({
+	const byMail = new MailAnswers({
 		handle: r.handle,
 		config: { ...config, ...over },
 		send: send ?? (async (mail) => void sent.push(mail)),
 		notice: (message) => notices.push(message),
 	});
 	stops.push(
-		() => bridge.stop(),
+		() => byMail.stop(),
 		() => r.role.release("quit", "test over"),
 	);
 	const tokenOf = (mail: OutgoingMail) => /\+([0-9a-f]{32})@/.exec(mail.replyTo)![1]!;
@@ -42,7 +45,7 @@ function setup(over: Partial<MailConfig> = {}, send?: (mail: OutgoingMail) => Pr
 		automatic: false,
 		...over,
 	});
-	return { ...r, bridge, sent, notices, tokenOf, from };
+	return { ...r, byMail, sent, notices, tokenOf, from };
 }
 
 describe("answers by mail", () => {
@@ -57,7 +60,7 @@ describe("answers by mail", () => {
 		expect(s.sent[0]).toMatchObject({ to: "me@example.org", from: "bridge@example.org", subject: "[checkpoint-bridge] slow asks: Slow?" });
 		expect(s.sent[0]!.text).toContain("   1) a\n   2) b (recommended)\n");
 		expect(s.sent[0]!.messageId).toBe(`<cb.${s.tokenOf(s.sent[0]!)}@example.org>`);
-		await s.bridge.receive(s.from(s.tokenOf(s.sent[0]!), "2"));
+		await s.byMail.receive(s.from(s.tokenOf(s.sent[0]!), "2"));
 		expect((await slow).answers[0]).toMatchObject({ answer: "b", source: "outside" });
 		await until(() => s.sent.length === 2, "the end mail", 2_000);
 		expect(s.sent[1]!.text).toContain("has ended: answered by your reply.");
@@ -78,7 +81,7 @@ describe("answers by mail", () => {
 		const token = s.tokenOf(s.sent[0]!);
 		const sentAfter = async (mail: IncomingMail) => {
 			const before = s.sent.length;
-			await s.bridge.receive(mail);
+			await s.byMail.receive(mail);
 			return s.sent.slice(before);
 		};
 		expect(await sentAfter(s.from(token, "eu", { from: "mallory@example.net" }))).toEqual([]);
@@ -99,7 +102,7 @@ describe("answers by mail", () => {
 		expect(s.handle.snapshot()!.open).toHaveLength(1);
 		expect(s.fake.current()?.closedBy).toBeUndefined();
 		// Answered through the thread headers alone; its token then gets how it ended.
-		await s.bridge.receive(s.from(token, "us", { recipients: ["bridge@example.org"], thread: [s.sent[0]!.messageId!] }));
+		await s.byMail.receive(s.from(token, "us", { recipients: ["bridge@example.org"], thread: [s.sent[0]!.messageId!] }));
 		expect((await call).answers[0]).toMatchObject({ answer: "us" });
 		const [ended] = await sentAfter(s.from(token, "eu"));
 		expect(ended!.text).toContain("has ended: answered by your reply.");
@@ -149,7 +152,7 @@ describe("answers by mail", () => {
 				async (mail) => {
 					// A valid answer from the human with the token would rightly answer: those are not random input.
 					fc.pre(mail.text === undefined || !answersFromReply(held, mail.text).ok);
-					await s.bridge.receive(mail as IncomingMail);
+					await s.byMail.receive(mail as IncomingMail);
 				},
 			),
 			{ numRuns: 300 },
@@ -160,5 +163,37 @@ describe("answers by mail", () => {
 		expect(new Set(s.sent.map((m) => m.to))).toEqual(new Set(["me@example.org"]));
 		s.fake.current()!.answer("eu");
 		expect((await call).answers[0]).toMatchObject({ answer: "eu" });
+	});
+
+	it("a late request (its call stopped waiting, the question open) is still answered by a reply; the end mail follows", async () => {
+		const s = setup({}, undefined, true);
+		const call = s.ask([{ question: "Which?", options: ["a", "b"] }], { label: "planner", budgetMs: 1_000, dialogTimeoutMs: 60_000 });
+		await until(() => s.sent.length === 1, "the mail", 2_000);
+		expect((await call).status).toBe("timeout");
+		expect(s.handle.snapshot()!.late?.map((l) => l.asker.label)).toEqual(["planner"]);
+		await s.byMail.receive(s.from(s.tokenOf(s.sent[0]!), "b"));
+		await until(() => s.sent.length === 2, "the end mail", 2_000);
+		expect(s.sent[1]!.text).toContain("has ended: answered by your reply.");
+		expect(s.handle.snapshot()!.late ?? []).toEqual([]);
+	});
+
+	it("one-tap links go into a mail only when a phone can reach the page; at most 30 mails in 10 minutes are sent", async () => {
+		const page = (url: string, loopback: boolean) => ({ address: { host: "h", port: 1, loopback }, origin: "http://127.0.0.1:1", url });
+		expect(reachableFromPhone(page("http://127.0.0.1:1/t/x/", true))).toBe(false);
+		expect(reachableFromPhone(page("https://box.tailnet.example/t/x/", true))).toBe(true);
+		expect(reachableFromPhone(page("http://127.0.0.1:1/t/x/", false))).toBe(true);
+		// A port nobody listens on: each send fails at once, and counts.
+		const send = smtpSender({ secure: false, host: "127.0.0.1", port: 9, user: "bridge", pass: "" });
+		const mail = { to: "me@example.org", from: "bridge@example.org", replyTo: "bridge+x@example.org", subject: "s", text: "t", headers: {} };
+		const reasons: string[] = [];
+		for (let i = 0; i < 31; i++)
+			reasons.push(
+				await send(mail).then(
+					() => "sent",
+					(error: Error) => error.message,
+				),
+			);
+		expect(reasons.slice(0, 30).every((r) => /ECONNREFUSED/.test(r))).toBe(true);
+		expect(reasons[30]).toBe("more than 30 mails in 10 minutes; holding back");
 	});
 });
