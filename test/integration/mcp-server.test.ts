@@ -10,11 +10,13 @@ import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "no
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { promisify } from "node:util";
+import { Client as ClientV2 } from "@modelcontextprotocol/client";
+import { StdioClientTransport as StdioV2 } from "@modelcontextprotocol/client/stdio";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { MCP_BIN, type McpSession, startMcpClient } from "./harness/mcp-client.ts";
 import { NATS_SERVER_MISSING, roomServedAt, startNatsServer } from "./harness/nats-server.ts";
-import { createPiEnv, type Frame, hostEndpoint, isNotify, NODE_BIN, NOT_ON_OLDEST_PI, onDevPiOnly, type PiEnv, PiRpc } from "./harness/pi-cli.ts";
+import { createPiEnv, type Frame, hostEndpoint, isNotify, NODE_BIN, NOT_ON_OLDEST_PI, onDevPiOnly, type PiEnv, PiRpc, REPO_ROOT } from "./harness/pi-cli.ts";
 
 const ASK = "ask_user_via_host";
 const COLLECT = "wait_for_host_answers";
@@ -352,6 +354,55 @@ describe("the MCP server with no host", () => {
 		expect(unknown).toMatchObject({ code: 2 });
 		expect((unknown as { stderr: string }).stderr).toMatch(/Unknown option '--port'/);
 	});
+
+	it.skipIf(NOT_ON_OLDEST_PI)(
+		onDevPiOnly("the configuration docs/mcp-server.md opens with runs as written: the clone's Node 22 and the bin, from another directory"),
+		async () => {
+			cwd = mkdtempSync(join(tmpdir(), "cb-mcp-"));
+			const page = readFileSync(join(REPO_ROOT, "docs/mcp-server.md"), "utf8");
+			const block = /```json\n([\s\S]*?)\n```/.exec(page)?.[1];
+			expect(block, "the page's first JSON block").toBeDefined();
+			const written = block!.replaceAll("/path/to/checkpoint-bridge", REPO_ROOT).replaceAll("/path/to/project", cwd);
+			const server = (JSON.parse(written) as { mcpServers: Record<string, { command: string; args: string[] }> }).mcpServers["checkpoint-bridge"]!;
+			expect(server.command).toBe(join(REPO_ROOT, "node_modules/.bin/node"));
+			// Started from elsewhere, with a PATH whose first node is not the clone's: the command line alone must do.
+			const client = new ClientV2({ name: "cursor", version: "1" }, { versionNegotiation: { mode: "auto" } });
+			await client.connect(new StdioV2({ command: server.command, args: server.args, cwd: tmpdir(), env: { PATH: "/usr/bin:/bin", HOME: cwd } }));
+			try {
+				expect((await client.listTools()).tools.map((t) => t.name)).toEqual([ASK, COLLECT]);
+				const envelope = envelopeOf(await client.callTool({ name: ASK, arguments: { questions: [{ question: "Still there?", kind: "confirm" }] } }));
+				expect(envelope).toMatchObject({ status: "no-host", asker: inProject("cursor", cwd) });
+			} finally {
+				await client.close();
+			}
+		},
+	);
+
+	it.skipIf(NOT_ON_OLDEST_PI)(
+		onDevPiOnly("a client pinned to 2026-07-28 with no host: the fallback form comes as input_required, and what it accepts is the answers"),
+		async () => {
+			cwd = mkdtempSync(join(tmpdir(), "cb-mcp-"));
+			const forms: any[] = [];
+			const client = new ClientV2(
+				{ name: "claude-code", version: "1" },
+				{ capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: "2026-07-28" } } },
+			);
+			client.setRequestHandler("elicitation/create", async (request) => {
+				forms.push(request.params);
+				return { action: "accept", content: { q1: "SQLite", q2: ["TS", "Rust"], q3: "1.4", q4: true } };
+			});
+			await client.connect(new StdioV2({ command: NODE_BIN, args: [MCP_BIN], cwd, env: { PATH: process.env.PATH!, HOME: cwd, TMPDIR: cwd } }));
+			try {
+				expect(client.getNegotiatedProtocolVersion()).toBe("2026-07-28");
+				const envelope = envelopeOf(await client.callTool({ name: ASK, arguments: { questions: QUESTIONS } }));
+				expect(forms).toHaveLength(1);
+				expect(forms[0].requestedSchema.required).toEqual(["q1", "q2", "q3", "q4"]);
+				expect(envelope).toMatchObject({ status: "ok", answers: [{ answer: "SQLite" }, { answer: "TS, Rust" }, { answer: "1.4" }, { answer: "yes" }] });
+			} finally {
+				await client.close();
+			}
+		},
+	);
 
 	it.skipIf(NOT_ON_OLDEST_PI)(
 		onDevPiOnly(
