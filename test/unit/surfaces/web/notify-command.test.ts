@@ -63,8 +63,8 @@ const HOSTILE = `$(touch pwned) \`touch pwned\` "; touch pwned; echo '`;
 describe("notify command", () => {
 	it("runs once per relayed request, with the request's own link, the asker and the first question in its environment", async () => {
 		const dir = mkdtempSync(join(tmpdir(), "cb-notify-"));
-		// The asked runs only: the run at each request's end is away/notify-life.test.ts's.
-		const command = `[ "$CHECKPOINT_BRIDGE_EVENT" = asked ] || exit 0; cd ${dir} && printf '%s\\n%s\\n%s\\n' "$CHECKPOINT_BRIDGE_URL" "$CHECKPOINT_BRIDGE_ASKER" "$CHECKPOINT_BRIDGE_QUESTION" > "run-$$"`;
+		// The asked runs only (the run at each request's end is away/notify-life.test.ts's), each file whole once it is there.
+		const command = `[ "$CHECKPOINT_BRIDGE_EVENT" = asked ] || exit 0; cd ${dir} && printf '%s\\n%s\\n%s\\n' "$CHECKPOINT_BRIDGE_URL" "$CHECKPOINT_BRIDGE_ASKER" "$CHECKPOINT_BRIDGE_QUESTION" > "tmp-$$" && mv "tmp-$$" "run-$$"`;
 		const s = await pages.setup({ notifyCommand: () => command });
 		const first = await s.ask([{ question: HOSTILE, options: ["a", "b"] }, { question: "Second?" }], { label: "planner" });
 		const runs = await until(
@@ -254,7 +254,7 @@ describe("notify only after a request waited unanswered (CHECKPOINT_BRIDGE_NOTIF
 
 	it("on a real page: a request answered in the terminal within the delay pings nobody; one left waiting pings once", async () => {
 		const dir = mkdtempSync(join(tmpdir(), "cb-notify-"));
-		const command = `[ "$CHECKPOINT_BRIDGE_EVENT" = asked ] || exit 0; printf '%s' "$CHECKPOINT_BRIDGE_QUESTION" > ${dir}/run-$$`;
+		const command = `[ "$CHECKPOINT_BRIDGE_EVENT" = asked ] || exit 0; printf '%s' "$CHECKPOINT_BRIDGE_QUESTION" > ${dir}/tmp-$$ && mv ${dir}/tmp-$$ ${dir}/run-$$`;
 		const s = await pages.setup({ notifyCommand: () => command, notifyAfterMs: () => 400 });
 		const quick = await s.ask([{ question: "Quick?", options: ["a", "b"] }], { label: "child" });
 		const slow = await s.ask([{ question: "Slow?", options: ["a", "b"] }], { label: "child" });

@@ -29,7 +29,7 @@ interface Run {
 /** A command that writes what it was given, one file per run. */
 function recorder() {
 	const dir = mkdtempSync(join(tmpdir(), "cb-notify-life-"));
-	const command = `cd ${dir} && printf '%s\\n%s\\n%s\\n%s\\n%s\\n%s' "$CHECKPOINT_BRIDGE_EVENT" "$CHECKPOINT_BRIDGE_REQUEST_ID" "$CHECKPOINT_BRIDGE_OUTCOME" "$CHECKPOINT_BRIDGE_URL" "$CHECKPOINT_BRIDGE_NTFY_ACTIONS" "$CHECKPOINT_BRIDGE_ACTIONS" > "run-$(date +%s%N)-$$"`;
+	const command = `cd ${dir} && printf '%s\\n%s\\n%s\\n%s\\n%s\\n%s' "$CHECKPOINT_BRIDGE_EVENT" "$CHECKPOINT_BRIDGE_REQUEST_ID" "$CHECKPOINT_BRIDGE_OUTCOME" "$CHECKPOINT_BRIDGE_URL" "$CHECKPOINT_BRIDGE_NTFY_ACTIONS" "$CHECKPOINT_BRIDGE_ACTIONS" > "tmp-$$" && mv "tmp-$$" "run-$(date +%s%N)-$$"`;
 	const runs = (): Run[] =>
 		readdirSync(dir)
 			.filter((f) => f.startsWith("run-"))
