@@ -1,0 +1,110 @@
+/**
+ * The page's `/mcp` in this process: a real web page with a host on a programmatic UI. Each refusal
+ * of the page's rules, and random requests (fast-check): never a crash, never a 5xx, never a
+ * question that reached the host from a request that was refused; the endpoint serves on.
+ */
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { claimHostRole } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
+import { createHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { httpEndpoint } from "../../../extensions/checkpoint-bridge/mcp.ts";
+import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
+import { offerMcpRoute } from "../../../extensions/checkpoint-bridge/surfaces/web/mcp-route.ts";
+import { startWebPage, type WebPage } from "../../../extensions/checkpoint-bridge/surfaces/web/server.ts";
+import { type FakeDialog, fakeUI } from "../support/fake-ui.ts";
+
+let page: WebPage;
+let endpoint: string;
+let token: string;
+let dialogs: FakeDialog[] = [];
+
+beforeAll(async () => {
+	const handle = createHandle();
+	const fake = fakeUI({ respond: (d) => d.answer("Yes") });
+	claimHostRole(handle, { ui: fake.ui, surface: dialogSurface(fake.ui), sessionId: "host" });
+	offerMcpRoute(async () => httpEndpoint(handle, {}));
+	page = await startWebPage({ handle, address: { host: "127.0.0.1", port: 0, loopback: true } });
+	const url = new URL(page.url);
+	token = url.pathname.split("/")[2]!;
+	endpoint = `${url.origin}/mcp`;
+	dialogs = fake.dialogs;
+});
+afterAll(() => page?.close());
+
+const asked = () => dialogs.length;
+
+describe("/mcp", () => {
+	it("a client with the token asks, and the host's dialog names it and its address", async () => {
+		const client = new Client({ name: "unit-http", version: "1" }, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
+		await client.connect(new StreamableHTTPClientTransport(new URL(endpoint), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+		const result = await client.callTool({ name: "ask_user_via_host", arguments: { questions: [{ question: "Go?", kind: "confirm" }] } });
+		expect(result.structuredContent).toMatchObject({ status: "ok", answers: [{ answer: "yes" }] });
+		expect(dialogs.at(-1)!.title).toBe("[unit-http from 127.0.0.1] Go?");
+		await client.close();
+	});
+
+	it("random requests (property): never a 5xx, never a question asked without the token, and the endpoint serves on", async () => {
+		const body = fc.oneof(
+			fc.string({ maxLength: 200 }),
+			fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v)),
+			fc.constant(
+				JSON.stringify({
+					jsonrpc: "2.0",
+					id: 1,
+					method: "tools/call",
+					params: { name: "ask_user_via_host", arguments: { questions: [{ question: "Forged?", kind: "confirm" }] } },
+				}),
+			),
+		);
+		const request = fc.record({
+			method: fc.constantFrom("GET", "POST", "DELETE", "PUT", "OPTIONS"),
+			auth: fc.oneof(
+				fc.constant(undefined),
+				fc.constant("valid"),
+				fc.string({ maxLength: 60 }).map((s) => `Bearer ${s}`),
+			),
+			origin: fc.oneof(fc.constant(undefined), fc.constant("https://evil.example"), fc.webUrl()),
+			contentType: fc.constantFrom("application/json", "text/plain", undefined),
+			accept: fc.constantFrom("application/json, text/event-stream", "text/html", undefined),
+			session: fc.oneof(fc.constant(undefined), fc.uuid()),
+			body,
+		});
+		await fc.assert(
+			fc.asyncProperty(request, async (r) => {
+				const before = asked();
+				const headers: Record<string, string> = {};
+				if (r.auth) headers.authorization = r.auth === "valid" ? `Bearer ${token}` : r.auth;
+				if (r.origin) headers.origin = r.origin;
+				if (r.contentType) headers["content-type"] = r.contentType;
+				if (r.accept) headers.accept = r.accept;
+				if (r.session) headers["mcp-session-id"] = r.session;
+				const response = await fetch(endpoint, {
+					method: r.method,
+					headers,
+					...(r.method === "GET" ? {} : { body: r.body }),
+					signal: AbortSignal.timeout(10_000),
+				});
+				await response.body?.cancel();
+				expect(response.status, JSON.stringify(r).slice(0, 300)).toBeLessThan(500);
+				if (r.auth !== "valid" || (r.origin !== undefined && !r.origin.startsWith(new URL(endpoint).origin))) {
+					expect([401, 403]).toContain(response.status);
+					expect(asked()).toBe(before);
+				}
+			}),
+			{ numRuns: 150 },
+		);
+		const ping = await fetch(endpoint, {
+			method: "POST",
+			headers: { authorization: `Bearer ${token}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+			body: JSON.stringify({
+				jsonrpc: "2.0",
+				id: 1,
+				method: "initialize",
+				params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "after", version: "1" } },
+			}),
+		});
+		expect(ping.status).toBe(200);
+		await ping.body?.cancel();
+	}, 120_000);
+});
