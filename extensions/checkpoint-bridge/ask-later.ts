@@ -6,7 +6,7 @@
  */
 import { nanoid } from "nanoid";
 import type { CallOptions } from "./core/call.ts";
-import { ANSWER_MESSAGE_TYPE, type DeliveryBox } from "./core/delivery.ts";
+import { ANSWER_MESSAGE_TYPE, type Delivery, type DeliveryBox } from "./core/delivery.ts";
 import type { SharedHandle } from "./core/shared-handle.ts";
 import type { LoadNats } from "./host-life.ts";
 import { type Envelope, makeEnvelope } from "./model/result.ts";
@@ -20,8 +20,22 @@ const receiptNote = (requestId: string) =>
 	"This receipt is not an answer and not an approval: do no work that depends on the answer before it arrives, and do not ask these questions again.";
 
 /**
+ * An end a transport brought back, recorded in the asking session now if it is attached (a wait on it
+ * takes it, else a message): true when it is recorded there (or was already: a frame sent twice is
+ * recorded once). False, nothing is kept here: the transport's ack says so, and the host's session
+ * takes it (its asking session gone, the grace the box gives a session of this process is the host's to give).
+ */
+function recordHere(box: DeliveryBox, delivery: Delivery): boolean {
+	if (!delivery.late && box.wasDelivered(delivery.requestId)) return true;
+	if (!box.attached(delivery.askerSessionId)) return false;
+	box.deliver(delivery);
+	return true;
+}
+
+/**
  * The call's options with where its late end goes when a host in another process sends it back
- * (CallOptions.onLate): to the asking session, as a message, once (core/delivery.ts).
+ * (CallOptions.onLate): to the asking session, as a message, once (core/delivery.ts), while that
+ * session is attached; the host's session otherwise.
  */
 export function withLate<T extends Pick<CallOptions, "asker" | "questions">>(box: DeliveryBox, options: T): T & Pick<CallOptions, "onLate"> {
 	const { asker } = options;
@@ -29,11 +43,10 @@ export function withLate<T extends Pick<CallOptions, "asker" | "questions">>(box
 	const questions = options.questions.map((q) => String(q.question));
 	return {
 		...options,
-		onLate: (envelope) => {
-			// A transport's late envelope always names its request (core/call.ts lateEnd).
-			if (envelope.requestId !== undefined)
-				box.deliver({ requestId: envelope.requestId, askerSessionId: asker.sessionId, asker: asker.label, questions, queuedAt, late: true, envelope });
-		},
+		// A transport's late envelope always names its request (core/call.ts lateEnd).
+		onLate: (envelope) =>
+			envelope.requestId !== undefined &&
+			recordHere(box, { requestId: envelope.requestId, askerSessionId: asker.sessionId, asker: asker.label, questions, queuedAt, late: true, envelope }),
 	};
 }
 
@@ -77,6 +90,8 @@ export function askLater(
 	const receipt = makeEnvelope("queued", [], receiptNote(requestId), { requestId, asker: asker.label, waitedMs: 0 });
 	return new Promise<Envelope>((resolve) => {
 		let taken = false;
+		/** The end was handed to recordEnd by a transport that acks it: recorded here or left to the host's session, never delivered again. */
+		let handed = false;
 		const take = () => {
 			if (taken) return;
 			taken = true;
@@ -85,11 +100,14 @@ export function askLater(
 			resolve({ ...receipt, waitedMs: Date.now() - ask.queuedAt });
 		};
 		const timer = setTimeout(take, RECEIPT_WAIT_MS);
-		void askAlong(route, { ...call, id: requestId, later: true, onProgress: take }, via)
+		// Before the receipt, an end is the call's own result (returned as the tool's); after it, recorded now or left to the host.
+		const recordEnd = (envelope: Envelope) => !taken || ((handed = true), recordHere(via.box, { ...ask, envelope }));
+		void askAlong(route, { ...call, id: requestId, later: true, onProgress: take, recordEnd }, via)
 			.catch((error: unknown) =>
 				makeEnvelope("error", [], `checkpoint-bridge failed: ${error instanceof Error ? error.message : String(error)}`, { requestId, asker: asker.label }),
 			)
 			.then((envelope) => {
+				if (handed) return;
 				if (taken) return via.box.deliver({ ...ask, envelope });
 				// Ended before the host took it: the call's own result, as a waiting call returns it.
 				taken = true;

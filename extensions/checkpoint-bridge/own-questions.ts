@@ -5,12 +5,24 @@
  * and asks them again through its host, marked as asked before the restart. The original tool call
  * no longer exists, so the envelope arrives as one message (core/delivery.ts), recorded first: a
  * second start of the same session neither asks nor delivers it again. A dismissal is delivered
- * (and so recorded) like any end: a dismissed question does not open again.
+ * (and so recorded) like any end: a dismissed question does not open again. An end delivered while
+ * the model was in a turn waits as a follow-up that pi writes only when the turn ends: the record
+ * carries its envelope, and a start that finds the record without its message delivers it from there
+ * (issue 45, ADR-0028), the human not asked again.
  */
 import { nanoid } from "nanoid";
 import { askViaHost } from "./core/asker.ts";
 import { readConfig } from "./core/config.ts";
-import { type DeliveryBox, deliveredIn, type MessageApi, sessionPoster } from "./core/delivery.ts";
+import {
+	ANSWER_MESSAGE_TYPE,
+	type AnswerMessageDetails,
+	DELIVERED_ENTRY_TYPE,
+	type DeliveredRecord,
+	type DeliveryBox,
+	deliveredIn,
+	type MessageApi,
+	sessionPoster,
+} from "./core/delivery.ts";
 import type { AskerIdentity } from "./core/identity.ts";
 import type { SharedHandle } from "./core/shared-handle.ts";
 import type { QuestionInput } from "./model/question.ts";
@@ -34,6 +46,8 @@ interface EntryLike {
 	type: string;
 	customType?: string;
 	data?: unknown;
+	/** A custom message's details (pi's `custom_message` entry). */
+	details?: unknown;
 }
 
 const isOwnAsked = (data: unknown): data is OwnAsked => {
@@ -51,6 +65,40 @@ export function unendedOwn(entries: readonly EntryLike[]): OwnAsked[] {
 		else if (entry.customType === OWN_ENDED_ENTRY_TYPE) ended.add(String((entry.data as { requestId?: unknown } | undefined)?.requestId));
 	}
 	return [...asked.values()].filter((own) => !ended.has(own.requestId));
+}
+
+/** An own question whose end was delivered and recorded, with its envelope, but whose message the session never got. */
+export interface Unwritten {
+	own: OwnAsked;
+	record: DeliveredRecord & { envelope: Envelope };
+}
+
+/** What makes a delivery and its message the same: a request's end, and its late answer, are two. */
+const keyOf = (d: { requestId?: unknown; late?: unknown }) => `${String(d.requestId)}${d.late === true ? ":late" : ""}`;
+
+/**
+ * Own questions the entries record as delivered, envelope included, with no answer message for that
+ * delivery: pi died while the message waited behind a busy turn (a follow-up is written when the turn
+ * ends). Oldest first.
+ */
+export function unwrittenOwn(entries: readonly EntryLike[]): Unwritten[] {
+	const asked = new Map<string, OwnAsked>();
+	const records = new Map<string, DeliveredRecord & { envelope: Envelope }>();
+	const written = new Set<string>();
+	for (const entry of entries) {
+		if (entry.type === "custom_message" && entry.customType === ANSWER_MESSAGE_TYPE) written.add(keyOf((entry.details ?? {}) as Partial<AnswerMessageDetails>));
+		if (entry.type !== "custom") continue;
+		if (entry.customType === OWN_ASKED_ENTRY_TYPE && isOwnAsked(entry.data)) asked.set(entry.data.requestId, entry.data);
+		const record = entry.data as Partial<DeliveredRecord> | undefined;
+		if (entry.customType === DELIVERED_ENTRY_TYPE && typeof record?.requestId === "string" && typeof record.envelope?.status === "string")
+			records.set(keyOf(record), record as DeliveredRecord & { envelope: Envelope });
+	}
+	const unwritten: Unwritten[] = [];
+	for (const [key, record] of records) {
+		const own = asked.get(record.requestId);
+		if (own && !written.has(key)) unwritten.push({ own, record });
+	}
+	return unwritten;
 }
 
 /**
@@ -111,6 +159,23 @@ export async function reopenOwn(
 	const poster = sessionPoster(pi, entries);
 	const reopened = reopenedHere();
 	const config = readConfig();
+	for (const { own, record } of unwrittenOwn(entries())) {
+		const key = keyOf(record);
+		if (reopened.has(key) || liveHere(own.requestId)) continue;
+		reopened.add(key);
+		// Its record says delivered: the poster that sends it again reads the entries without that record.
+		const without = () => entries().filter((entry) => !(entry.customType === DELIVERED_ENTRY_TYPE && keyOf((entry.data ?? {}) as object) === key));
+		sessionPoster(pi, without).post({
+			requestId: own.requestId,
+			askerSessionId: sessionId,
+			asker: own.asker.label,
+			questions: own.questions.map((q) => q.question),
+			queuedAt: own.askedAt,
+			reopened: true,
+			...(record.late ? { late: true as const } : {}),
+			envelope: record.envelope,
+		});
+	}
 	await Promise.all(
 		unendedOwn(entries())
 			.filter((own) => !reopened.has(own.requestId) && !liveHere(own.requestId))

@@ -148,6 +148,40 @@ describe("the host session's own question across a crash (pi --continue)", () =>
 		await expectNothingReopens(piEnv, 2);
 	}, 180_000);
 
+	it("a queued question answered while the model's turn runs a long bash command, pi killed before the turn ends: pi --continue delivers the answer once, asking nothing again", async () => {
+		// One assistant message: the queued question and a bash command that outlasts the answer.
+		const queued = { tool: "ask_user_via_host", arguments: { questions: [{ question: QUEUED, options: ["staging", "prod"] }], wait: false } };
+		piEnv = createPiEnv({ script: { main: { bash: { command: "sleep 20" }, call: queued } } });
+		const pi = startPi(piEnv);
+		await pi.prompt("build it, and ask where to deploy");
+		await pi.waitFor((f) => f.type === "tool_execution_end" && resultText(f.result).includes('"queued"'), { timeoutMs: 60_000 });
+		const dialog = await pi.waitForDialog({ timeoutMs: 60_000 });
+		pi.answer(dialog, "prod");
+		// The delivery is recorded at once; its message waits for the end of the turn, which never comes.
+		await until(
+			() => sessionEntries(piEnv!).some((e) => e.customType === "checkpoint-bridge:delivered"),
+			"the delivery's record in the session file",
+			30_000,
+			50,
+		);
+		await new Promise((resolve) => setTimeout(resolve, 1_000));
+		pi.kill("SIGKILL");
+		await pi.exited;
+		expect(answerMessages(sessionEntries(piEnv))).toHaveLength(0);
+
+		const again = startPi(piEnv, ["--continue"]);
+		const message = await again.waitFor((f) => f.type === "message_end" && f.message?.customType === "checkpoint-bridge:answer", { timeoutMs: 60_000 });
+		expect(JSON.stringify(message.message?.details)).toContain('"answer":"prod"');
+		await again.waitFor((f) => f.type === "agent_end", { from: again.frames.indexOf(message), timeoutMs: 60_000 });
+		expect(again.frames.filter(isDialog)).toHaveLength(0);
+		await again.close();
+		const messages = answerMessages(sessionEntries(piEnv));
+		expect(messages).toHaveLength(1);
+		expect(messages[0]?.content).toMatch(/^checkpoint-bridge: the human answered the question you asked before the restart \(request [\w-]+\)\. /);
+
+		await expectNothingReopens(piEnv);
+	}, 180_000);
+
 	it("a reopened question the human dismisses does not open on the next --continue", async () => {
 		piEnv = createPiEnv({ script: { main: { ask: { questions: [{ question: QUESTION, options: ["Postgres", "SQLite"] }] } } } });
 		let pi = startPi(piEnv);

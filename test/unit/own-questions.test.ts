@@ -1,18 +1,20 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { ANSWER_MESSAGE_TYPE, type MessageApi } from "../../extensions/checkpoint-bridge/core/delivery.ts";
+import { ANSWER_MESSAGE_TYPE, type MessageApi, sessionPoster } from "../../extensions/checkpoint-bridge/core/delivery.ts";
 import { HANDOVER_GRACE_MS } from "../../extensions/checkpoint-bridge/core/host-role.ts";
 import { lateBook } from "../../extensions/checkpoint-bridge/core/late.ts";
 import { sharedHandle } from "../../extensions/checkpoint-bridge/core/shared-handle.ts";
 import { makeEnvelope } from "../../extensions/checkpoint-bridge/model/result.ts";
-import { ABORT_SETTLE_MS, type AskAgain, recordOwn, reopenOwn, unendedOwn } from "../../extensions/checkpoint-bridge/own-questions.ts";
+import { ABORT_SETTLE_MS, type AskAgain, recordOwn, reopenOwn, unendedOwn, unwrittenOwn } from "../../extensions/checkpoint-bridge/own-questions.ts";
 import { loadExtensionCopy, playedSessions } from "./support/fake-pi.ts";
 import { fakeUI } from "./support/fake-ui.ts";
 
 /** A session file as pi keeps it: entries appended and messages sent, in order; it outlives the process. */
 function fakeSession() {
-	const entries: { type: string; customType?: string; data?: unknown; content?: string }[] = [];
+	const entries: { type: string; customType?: string; data?: unknown; details?: unknown; content?: string }[] = [];
 	const pi: MessageApi = {
-		sendMessage: (message) => void entries.push({ type: "custom_message", customType: message.customType, data: message.details, content: message.content }),
+		// pi keeps a message's details under `details`; `data` too, as these tests read them.
+		sendMessage: (message) =>
+			void entries.push({ type: "custom_message", customType: message.customType, data: message.details, details: message.details, content: message.content }),
 		appendEntry: (customType, data) => void entries.push({ type: "custom", customType, data }),
 	};
 	return { entries, pi, messages: () => entries.filter((e) => e.customType === ANSWER_MESSAGE_TYPE) };
@@ -126,6 +128,32 @@ describe("the host session's own questions across a restart", () => {
 		await first;
 		expect(slow).toHaveBeenCalledOnce();
 		expect(session.messages()).toHaveLength(1);
+	});
+
+	it("an end delivered while a turn ran, whose message pi never wrote (killed before the turn ended): the next start delivers it from the record, once, and asks nothing", async () => {
+		const session = fakeSession();
+		const { requestId } = recordOwn(session.pi, asker, questions, () => true);
+		// The message waits as a follow-up of the busy turn; pi dies before writing it: only the record reaches the file.
+		const dying: MessageApi = { appendEntry: session.pi.appendEntry, sendMessage: () => {} };
+		const envelope = makeEnvelope("ok", [{ question: "Which database?", answer: "SQLite", kind: "option" }], undefined, { requestId });
+		sessionPoster(dying, () => session.entries).post({ requestId, askerSessionId: "s1", asker: "main", questions: ["Which database?"], queuedAt: 0, envelope });
+		expect(session.messages()).toHaveLength(0);
+		expect(unendedOwn(session.entries)).toEqual([]);
+		expect(unwrittenOwn(session.entries).map((u) => u.own.requestId)).toEqual([requestId]);
+
+		const ask = vi.fn(answered);
+		newProcess();
+		await reopen(session, ask);
+		expect(ask).not.toHaveBeenCalled();
+		expect(session.messages()).toHaveLength(1);
+		expect(session.messages()[0]?.content).toMatch(/^checkpoint-bridge: the human answered the question you asked before the restart/);
+		expect(session.messages()[0]?.data).toMatchObject({ requestId, envelope: { status: "ok", answers: [{ answer: "SQLite" }] } });
+		// Written now: later starts, in this process or another, deliver nothing more.
+		await reopen(session, ask);
+		newProcess();
+		await reopen(session, ask);
+		expect(session.messages()).toHaveLength(1);
+		expect(unwrittenOwn(session.entries)).toEqual([]);
 	});
 });
 

@@ -89,6 +89,13 @@ export interface Asked {
 	 * (when not, the host's session gets it). @default none: a late end goes to the host's session
 	 */
 	sendLate?: (frame: LateFrame) => boolean | Promise<boolean>;
+	/**
+	 * For an asker that acks (RequestFrame.acks): sends the result of a request asked with `wait: false`
+	 * marked `ack`, resolving true once the asker acked it recorded in its session; false on a refusal,
+	 * a closed connection or no ack within the bound, and the host's session gets the end instead.
+	 * @default none: the result is sent as any other, and its end is the asker's once sent
+	 */
+	sendAcked?: (frame: ResultFrame) => Promise<boolean>;
 }
 
 /** A request the bridge holds for an asker, with what its transport keeps of it (`own`). */
@@ -216,7 +223,14 @@ export class Bridge<Own = undefined> {
 					this.#drop(held);
 					if (held.gone) return this.#deliverHere(held, reply);
 					if (reply.status === "timeout") this.#awaitLate(held);
-					asked.send({ ...reply, type: "result", v: this.#version, id: asked.id });
+					const frame: ResultFrame = { ...reply, type: "result", v: this.#version, id: asked.id };
+					// Its end is the asker's to record: unrecorded there (the asker ended before it could, or its session is gone), it goes to the host's session.
+					if (held.later && asked.sendAcked)
+						return void asked.sendAcked({ ...frame, ack: true }).then(
+							(recorded) => recorded || this.#deliverHere(held, reply),
+							() => this.#deliverHere(held, reply),
+						);
+					asked.send(frame);
 				} else if (reply.kind === "progress") asked.send({ ...reply, type: "progress", v: this.#version, id: asked.id });
 			},
 		};

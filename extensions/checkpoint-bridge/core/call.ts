@@ -35,9 +35,19 @@ export interface CallOptions {
 	 * The call ended `timeout`, its question stayed open at a host in another process, marked late,
 	 * and has ended there since: its envelope (`late` answers, or a dismissal), at most once, while
 	 * this process still holds the connection it asked on. Only transports to other processes call
-	 * it; a host in this process delivers to the asking session itself. @default none: a late end goes to the host's session
+	 * it; a host in this process delivers to the asking session itself. Returns false when the end
+	 * is not recorded in the asking session (it is gone): the transport acks the late frame as
+	 * recorded only otherwise, and the host's session takes one that is not. @default none: a late end goes to the host's session
 	 */
-	onLate?: (envelope: Envelope) => void;
+	onLate?: (envelope: Envelope) => boolean | void;
+	/**
+	 * Asked with `wait: false`: records the call's end in the asking session when a transport to another
+	 * process brings it back in a frame to ack (core/frames.ts AckFrame), before the call's promise
+	 * settles; whether it is recorded there now. The transport acks it only then: an end not recorded
+	 * (the session is gone) goes to the host's session instead, and the caller must not deliver it
+	 * again. @default none: the caller delivers the call's end from its promise
+	 */
+	recordEnd?: (envelope: Envelope) => boolean;
 }
 
 /**
@@ -53,8 +63,12 @@ export interface CallControl {
 	readonly id: string;
 	/** The request to deliver to the host. */
 	readonly request: RelayRequest;
-	/** A reply from the host: progress is passed on, a result settles the call. */
-	reply(reply: RelayReply): void;
+	/**
+	 * A reply from the host: progress is passed on, a result settles the call. `settling` gets the
+	 * envelope the reply settles the call with, before the transport's cleanup runs (an ack must leave
+	 * before the connection the call held is let go).
+	 */
+	reply(reply: RelayReply, settling?: (envelope: Envelope) => void): void;
 	/** Settles the call; later calls do nothing. */
 	finish(status: Status, note?: string): void;
 }
@@ -126,14 +140,16 @@ export function runCall(options: CallOptions, start: (call: CallControl) => ((ca
 		/** The host holds the request: at the deadline its verdict, not this side's timer, ends the call. */
 		let held = false;
 		let graceTimer: ReturnType<typeof setTimeout> | undefined;
-		const end = (status: Status, note: string | undefined, askerGaveUp: boolean, reason?: EndReason) => {
+		const end = (status: Status, note: string | undefined, askerGaveUp: boolean, reason?: EndReason, settling?: (envelope: Envelope) => void) => {
 			if (settled) return;
 			settled = { status, cancelHost: askerGaveUp };
 			if (budgetTimer) clearTimeout(budgetTimer);
 			clearTimeout(graceTimer);
 			signal?.removeEventListener("abort", onAbort);
+			const envelope = envelopeFor(status, note, reason);
+			settling?.(envelope);
 			cleanup?.(askerGaveUp, status);
-			resolve(envelopeFor(status, note, reason));
+			resolve(envelope);
 		};
 		const onAbort = () => end("cancelled", "The tool call was aborted.", true);
 		const ranOut = () =>
@@ -158,13 +174,13 @@ export function runCall(options: CallOptions, start: (call: CallControl) => ((ca
 		cleanup = start({
 			id,
 			request,
-			reply(reply) {
+			reply(reply, settling) {
 				if (settled) return;
 				// Answers to questions not asked, or values not offered, are never passed on: the call ends in error.
 				const problem = replyAnswersProblem(questions, reply);
-				if (problem !== undefined) return end("error", `The host's reply was refused: ${problem}.`, true);
+				if (problem !== undefined) return end("error", `The host's reply was refused: ${problem}.`, true, undefined, settling);
 				answers = reply.answers;
-				if (reply.kind === "result") return end(reply.status, reply.note, false, reply.reason);
+				if (reply.kind === "result") return end(reply.status, reply.note, false, reply.reason, settling);
 				held = true;
 				try {
 					onProgress?.(reply);
@@ -173,7 +189,7 @@ export function runCall(options: CallOptions, start: (call: CallControl) => ((ca
 				}
 			},
 			// A host that goes away while its verdict is awaited changes nothing: the budget had already run out.
-			finish: (status, note) => (graceTimer !== undefined && status === "no-host" ? ranOut() : end(status, note, false)),
+			finish: (status, note) => void (graceTimer !== undefined && status === "no-host" ? ranOut() : end(status, note, false)),
 		});
 		// The transport may have settled the call before it could hand back its cleanup.
 		if (settled) cleanup?.(settled.cancelHost, settled.status);
@@ -185,7 +201,7 @@ export function runCall(options: CallOptions, start: (call: CallControl) => ((ca
  * envelope its `onLate` gets: its answers checked against the call's questions, as every reply's
  * are (one that does not fit ends it in `error`, naming why).
  */
-export function lateEnd(call: Pick<CallControl, "id" | "request">, options: Pick<CallOptions, "asker" | "onLate">): (frame: RelayLate) => void {
+export function lateEnd(call: Pick<CallControl, "id" | "request">, options: Pick<CallOptions, "asker" | "onLate">): (frame: RelayLate) => boolean {
 	return (frame) => {
 		const problem = replyAnswersProblem(call.request.questions as Question[], { kind: "result", status: frame.status, answers: frame.answers });
 		const meta = { requestId: call.id, asker: options.asker.label, waitedMs: Date.now() - call.request.createdAt };
@@ -195,10 +211,26 @@ export function lateEnd(call: Pick<CallControl, "id" | "request">, options: Pick
 			problem === undefined
 				? makeEnvelope(frame.status, [...frame.answers], frame.note, { ...meta, ...(frame.status === "timeout-or-cancelled" ? { reason } : {}) })
 				: makeEnvelope("error", [], `The host's late reply was refused: ${problem}.`, meta);
+		if (!options.onLate) return false;
 		try {
-			options.onLate?.(envelope);
+			return options.onLate(envelope) !== false;
 		} catch {
-			// The delivery's failure is the delivery's.
+			// The delivery's failure is the delivery's: unrecorded, the host's session takes it.
+			return false;
 		}
 	};
+}
+
+/**
+ * The end a transport brought back for a call asked with `wait: false`, in a frame to ack: recorded
+ * through `recordEnd` (the envelope `reply` settled the call with); whether it is recorded. One
+ * `recordEnd` fails on is not.
+ */
+export function recordedEnd(envelope: Envelope, options: Pick<CallOptions, "recordEnd">): boolean {
+	if (!options.recordEnd) return false;
+	try {
+		return options.recordEnd(envelope);
+	} catch {
+		return false;
+	}
 }

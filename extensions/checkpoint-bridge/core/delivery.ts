@@ -82,6 +82,8 @@ export interface DeliveredRecord {
 	deliveredAt: number;
 	forwarded?: true;
 	late?: true;
+	/** What was delivered: a message still queued behind a busy turn when pi died is delivered from it at the next start (own-questions.ts). */
+	envelope?: Envelope;
 }
 
 /** The slice of pi's ExtensionAPI a session's poster uses. */
@@ -179,6 +181,7 @@ export function sessionPoster(pi: MessageApi, entries: () => readonly EntryLike[
 			deliveredAt: Date.now(),
 			...(forwarded ? { forwarded: true } : {}),
 			...(delivery.late ? { late: true } : {}),
+			envelope: delivery.envelope,
 		} satisfies DeliveredRecord);
 	return {
 		post(given, forwarded = false) {

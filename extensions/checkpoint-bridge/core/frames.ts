@@ -1,6 +1,6 @@
 /**
  * The frames both transports carry, the local endpoint's socket and a NATS room: the bus messages of
- * protocol.ts plus a `type` (request, cancel, notice, progress, result, late), and the error frame, each
+ * protocol.ts plus a `type` (request, cancel, notice, progress, result, late), the ack and the error frame, each
  * carrying its transport's frame version. One check of their fields for both; what only one
  * transport sends (the socket's handshake, NATS's heartbeats, keys and seals) is checked by that
  * transport (transports/local/frames.ts, transports/nats/frames.ts) through `own`.
@@ -40,6 +40,13 @@ export type RequestFrame = { type: "request" } & RelayRequest & {
 		 * asker sends none, and a later answer goes to the host's session, as before. @default absent
 		 */
 		lateFrames?: true;
+		/**
+		 * The asker acks every frame that carries an end it records in its session (a `wait: false`
+		 * request's result, a late frame) with an ack frame, once recorded: the host marks such a frame
+		 * `ack` and, without an ack that says recorded, gives the end to its own session. An older
+		 * asker sends none, and the host sends it such frames as before, unmarked. @default absent
+		 */
+		acks?: true;
 	};
 
 /** Longest notice message a frame carries, in characters; the asker cuts a longer one before sending (a refused frame would close its connection). @default 2000 */
@@ -61,11 +68,30 @@ export interface NoticeFrame {
 }
 export type CancelFrame = { type: "cancel" } & RelayCancel;
 export type ProgressFrame = { type: "progress" } & RelayProgress;
-export type ResultFrame = { type: "result" } & RelayResult;
+/** Set by the host on a frame carrying an end the asker is to record and ack (RequestFrame.acks). */
+interface AwaitsAck {
+	/** The host awaits an ack frame for it, and gives the end to its own session without one saying recorded. @default absent */
+	ack?: true;
+}
+export type ResultFrame = { type: "result" } & RelayResult & AwaitsAck;
 /** Host → asker: the end of a request that went late after its result (RelayLate), under the asker's id. */
-export type LateFrame = { type: "late" } & RelayLate;
+export type LateFrame = { type: "late" } & RelayLate & AwaitsAck;
+/**
+ * Asker → host: the end a result or late frame marked `ack` carried, for request `id`, is recorded in
+ * the asking session (`recorded: true`), or is not and never will be here (`false`: the host's
+ * session takes it). Sent once the record is made, so an asker that ends before it sends nothing,
+ * and its end goes the next way.
+ */
+export interface AckFrame {
+	type: "ack";
+	v: number;
+	id: string;
+	recorded: boolean;
+}
+/** How long a host waits for the ack of a frame marked `ack` before its own session takes the end. @default 10000 */
+export const ACK_WAIT_MS = 10_000;
 /** What an asker sends the host. */
-export type AskerFrame = RequestFrame | CancelFrame | NoticeFrame;
+export type AskerFrame = RequestFrame | CancelFrame | NoticeFrame | AckFrame;
 /** What goes back to an asker for its request: where it stands, and how it ended. */
 export type ReplyFrame = ProgressFrame | ResultFrame;
 
@@ -126,6 +152,7 @@ function endProblem(frame: Record<string, unknown>, name: "result" | "late"): st
 	if (!STATUSES.includes(frame.status as never)) return `${name}.status is unknown`;
 	if (!isAnswers(frame.answers)) return `${name}.answers must be [{question, answer}] strings`;
 	if (frame.note !== undefined && typeof frame.note !== "string") return `${name}.note must be a string`;
+	if (frame.ack !== undefined && frame.ack !== true) return `${name}.ack must be true when present`;
 	return undefined;
 }
 
@@ -143,6 +170,7 @@ function sharedProblem(frame: Record<string, unknown>): string | undefined {
 				if (!isFiniteNumber(frame[field])) return `request.${field} must be a finite number`;
 			if (frame.later !== undefined && frame.later !== true) return "request.later must be true when present";
 			if (frame.lateFrames !== undefined && frame.lateFrames !== true) return "request.lateFrames must be true when present";
+			if (frame.acks !== undefined && frame.acks !== true) return "request.acks must be true when present";
 			if (frame.answers !== undefined && !isAnswers(frame.answers)) return "request.answers must be [{question, answer}] strings";
 			if (frame.resent !== undefined && typeof frame.resent !== "boolean") return "request.resent must be a boolean";
 			return undefined;
@@ -173,6 +201,10 @@ function sharedProblem(frame: Record<string, unknown>): string | undefined {
 		case "late":
 			if (frame.reason !== undefined && typeof frame.reason !== "string") return "late.reason must be a string";
 			return endProblem(frame, "late");
+		case "ack":
+			if (!isId(frame.id)) return "ack.id must be a non-empty string";
+			if (typeof frame.recorded !== "boolean") return "ack.recorded must be a boolean";
+			return undefined;
 		case "error":
 			if (typeof frame.code !== "string" || typeof frame.message !== "string") return "error needs a code and a message";
 			if (!Number.isSafeInteger(frame.v)) return "error.v must be an integer";
@@ -182,7 +214,7 @@ function sharedProblem(frame: Record<string, unknown>): string | undefined {
 	}
 }
 
-const SHARED_TYPES: readonly unknown[] = ["request", "cancel", "notice", "progress", "result", "late", "error"];
+const SHARED_TYPES: readonly unknown[] = ["request", "cancel", "notice", "ack", "progress", "result", "late", "error"];
 /** Whether `frame` is one both transports carry. */
 export const isSharedFrame = (frame: Record<string, unknown>) => SHARED_TYPES.includes(frame.type);
 /** The `own` check of a transport that adds nothing to the shared frames and carries none of its own. */

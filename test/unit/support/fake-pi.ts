@@ -37,16 +37,16 @@ export function playSession(factory: Factory, options: SessionOptions) {
 	let tool: Tool | undefined;
 	const others = new Map<string, Tool>();
 	const commands = new Map<string, unknown>();
-	const entries: { type: string; customType: string; data: unknown }[] = [];
+	const entries: { type: string; customType: string; data: unknown; details?: unknown }[] = [];
 	const pi = {
 		on: (event: string, handler: Handler) => void handlers.set(event, [...(handlers.get(event) ?? []), handler]),
 		// The ask tool is the one `call` drives; the other tools the extension registers are kept by name.
 		registerTool: (definition: Tool) => void (definition.name === "ask_user_via_host" ? (tool = definition) : others.set(definition.name, definition)),
 		registerCommand: (name: string, command: unknown) => void commands.set(name, command),
 		appendEntry: (customType: string, data: unknown) => void entries.push({ type: "custom", customType, data }),
-		// A message joins the session as pi keeps it: an entry of its own.
+		// A message joins the session as pi keeps it: an entry of its own, its details under `details` (also under `data`, as the tests read them).
 		sendMessage: (message: { customType: string; details: unknown }) =>
-			void entries.push({ type: "custom_message", customType: message.customType, data: message.details }),
+			void entries.push({ type: "custom_message", customType: message.customType, data: message.details, details: message.details }),
 		getSessionName: () => options.name,
 		// pi activates every registered tool unless the session's tool list says otherwise.
 		getActiveTools: () => options.activeTools ?? [...(tool ? [tool.name] : []), ...others.keys()],

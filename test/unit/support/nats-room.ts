@@ -28,13 +28,13 @@ export interface NatsHost {
 }
 
 /** A host process: its own handle, host role (timed-out requests kept in `late` when given) and room server on `nats`. */
-export function natsHost(nats: FakeNats, respond?: (dialog: FakeDialog) => void, late?: LateBook): NatsHost {
+export function natsHost(nats: FakeNats, respond?: (dialog: FakeDialog) => void, late?: LateBook, room: { ackWaitMs?: number } = {}): NatsHost {
 	const handle = createHandle();
 	const fake = fakeUI(respond ? { respond } : {});
 	const role = claimHostRole(handle, { ui: fake.ui, surface: dialogSurface(fake.ui), sessionId: "host-session", ...(late ? { late } : {}) });
 	if (!role) throw new Error("a fresh handle must accept the claim");
 	const client = nats.client();
-	const server = serveRoom({ broker: client, handle, prefix: PREFIX });
+	const server = serveRoom({ broker: client, handle, prefix: PREFIX, ...room });
 	return {
 		handle,
 		fake,

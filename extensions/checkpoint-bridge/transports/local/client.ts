@@ -8,7 +8,7 @@
  * connection for, is refused here for that call alone, before anything is sent.
  */
 import { statSync } from "node:fs";
-import { type CallOptions, lateEnd, runCall } from "../../core/call.ts";
+import { type CallOptions, lateEnd, recordedEnd, runCall } from "../../core/call.ts";
 import { graceEnd } from "../../core/config.ts";
 import { FRAME_VERSION, MAX_FRAME_BYTES, MAX_NOTICE_LENGTH } from "../../core/frames.ts";
 import type { AskerIdentity } from "../../core/identity.ts";
@@ -120,6 +120,8 @@ export function askRemote(endpoint: EndpointAddress | string, options: RemoteAsk
 				type: "request",
 				v: FRAME_VERSION.endpoint,
 				...(options.onLate ? { lateFrames: true as const } : {}),
+				// Its ends are recorded in the asking session: the host awaits an ack of each (core/frames.ts AckFrame).
+				...(options.onLate || options.recordEnd ? { acks: true as const } : {}),
 				...(resent ? { resent: true, ...(answers.length > 0 ? { answers } : {}) } : {}),
 			});
 		/** The endpoint the call is on now (or was on when its host was lost). */
@@ -128,16 +130,19 @@ export function askRemote(endpoint: EndpointAddress | string, options: RemoteAsk
 			current = address;
 			const mine: Seat = takeSeat(address, key, call.id, {
 				line: lineNow(),
-				onReply: ({ type: _type, ...reply }) => {
+				onReply: ({ type: _type, ...reply }, ack) => {
 					if (ended || seat !== mine) return;
 					// A host ending the request because it goes away (quit, no role) is a host lost, not an outcome.
 					if (reply.kind === "result" && reply.status === "no-host" && mayWait()) {
 						answers = reply.answers;
+						// This call carries it on to the next host: not an end for the host's session.
+						ack?.(true);
 						return lost(reply.note ?? "The host went away before the questions were answered.");
 					}
 					stopWaiting();
 					answers = reply.answers;
-					call.reply(reply);
+					// An end to ack: recorded in the asking session before the call lets its connection go.
+					call.reply(reply, ack && ((envelope) => ack(recordedEnd(envelope, options))));
 					// Asked with wait: false, the host has it: the end is delivered if this process still runs then, else at the host.
 					if (options.later && reply.kind === "progress") mine.letGo();
 				},

@@ -8,7 +8,7 @@ import { createHmac } from "node:crypto";
 import type net from "node:net";
 import { nanoid } from "nanoid";
 import type { Bridge } from "../../core/bridge.ts";
-import { type ErrorCode, errorFrame, FRAME_VERSION, type RequestFrame } from "../../core/frames.ts";
+import { ACK_WAIT_MS, type ErrorCode, errorFrame, FRAME_VERSION, type LateFrame, type RequestFrame, type ResultFrame } from "../../core/frames.ts";
 import { type AskerIdentity, markedAsker } from "../../core/identity.ts";
 import { decodeFrame, encodeFrame, type Frame, HANDSHAKE_MAX_FRAME_BYTES, LineReader } from "./frames.ts";
 import { checkProof, freshNonce, proofOf } from "./proof.ts";
@@ -34,6 +34,8 @@ export interface ConnectionOptions {
 	helloTimeoutMs: number;
 	/** Called once, when the client has proven itself. */
 	onAuthenticated: () => void;
+	/** How long a frame marked `ack` waits for the client's ack before the host's session takes its end. @default ACK_WAIT_MS */
+	ackWaitMs?: number;
 }
 
 /** The host's id for a re-sent request: the same for every copy the asker sends, unguessable without the token. */
@@ -55,6 +57,8 @@ export class Connection {
 	readonly #helloTimer: ReturnType<typeof setTimeout>;
 	/** Frames are being gathered for one write at the end of this turn of the event loop. */
 	#corked = false;
+	/** Frames marked `ack` sent and not yet acked, by the client's request id: each settles once, with whether the client recorded its end. */
+	readonly #awaitingAck = new Map<string, (recorded: boolean) => void>();
 
 	readonly socket: net.Socket;
 	readonly options: ConnectionOptions;
@@ -164,6 +168,9 @@ export class Connection {
 			case "notice":
 				// Past the endpoint's window, dropped (a notice is a courtesy).
 				return this.options.bridge.notice(remoteAsker(frame.asker, this.#pid), frame, this.#origin);
+			case "ack":
+				// An ack of nothing awaited (late, or never asked for) changes nothing.
+				return this.#awaitingAck.get(frame.id)?.(frame.recorded);
 			case "cancel": {
 				const held = this.options.bridge.get(this.#origin, frame.id);
 				// Not held: already settled, the cancel crossed the result. The asker gave up: whatever other connection still carries it, the request goes.
@@ -193,18 +200,44 @@ export class Connection {
 				...(resent ? { resent, hostId: resentHostId(token, this.#pid, frame.asker.sessionId, frame.id), answers: () => frame.answers ?? [] } : {}),
 				...(frame.later ? { later: frame.later } : {}),
 				send: (reply) => this.#send(reply),
-				// Late frames: the socket took it, or the host's session gets it.
-				...(frame.lateFrames ? { sendLate: (late) => this.#send(late) } : {}),
+				// Late frames: recorded by the asker (it acks), or taken by the socket (an older asker); else the host's session gets it.
+				...(frame.lateFrames ? { sendLate: (late: LateFrame) => (frame.acks ? this.#sendAcked(late) : this.#send(late)) } : {}),
+				...(frame.acks ? { sendAcked: (result: ResultFrame) => this.#sendAcked(result) } : {}),
 			},
 			undefined,
 		);
 	}
 
+	/**
+	 * Sends a frame carrying an end for the client to record, marked `ack`; resolves with whether the
+	 * client acked it recorded. A closed connection, or no ack within the bound, is false. The bound is
+	 * judged after the event loop's next read of pending input, as the handshake's is: an ack already
+	 * waiting in the socket of a host whose loop stalled still counts.
+	 */
+	#sendAcked(frame: ResultFrame | LateFrame): Promise<boolean> {
+		const { id } = frame;
+		// One awaited per id: a second end for it (none is sent today) settles the first as unrecorded.
+		this.#awaitingAck.get(id)?.(false);
+		if (!this.#send({ ...frame, ack: true })) return Promise.resolve(false);
+		return new Promise<boolean>((resolve) => {
+			const timer = setTimeout(() => setImmediate(() => settle(false)), this.options.ackWaitMs ?? ACK_WAIT_MS);
+			timer.unref();
+			const settle = (recorded: boolean) => {
+				if (this.#awaitingAck.get(id) !== settle) return;
+				this.#awaitingAck.delete(id);
+				clearTimeout(timer);
+				resolve(recorded);
+			};
+			this.#awaitingAck.set(id, settle);
+		});
+	}
+
 	/** Stops forwarding and takes every open request off the host, closing its dialog (unless another connection still carries it). */
 	#cancelAll(): void {
 		const { bridge } = this.options;
-		// A closing connection takes no late frame: the host's session gets those ends.
+		// A closing connection takes no late frame, and acks nothing more: the host's session gets those ends.
 		bridge.dropLate(this.#origin);
+		this.#unacked();
 		for (const held of bridge.held(this.#origin)) bridge.release(held);
 	}
 
@@ -233,5 +266,11 @@ export class Connection {
 		// The asker's process ended or dropped the connection: its dialogs close and its queued questions go,
 		// but for those asked with wait: false, whose end then reaches the host's session.
 		this.options.bridge.leave(this.#origin);
+		this.#unacked();
+	}
+
+	/** The connection is over: every end awaiting its ack goes the next way. */
+	#unacked(): void {
+		for (const settle of [...this.#awaitingAck.values()]) settle(false);
 	}
 }

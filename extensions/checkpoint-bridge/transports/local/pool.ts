@@ -8,7 +8,7 @@
  * not keep the process alive and is closed after `idleMs`.
  */
 
-import type { LateFrame, ReplyFrame } from "../../core/frames.ts";
+import { FRAME_VERSION, type LateFrame, type ReplyFrame } from "../../core/frames.ts";
 import type { EndpointAddress } from "./address.ts";
 import { connectToHost, type HostConnection } from "./connect.ts";
 import type { Frame } from "./frames.ts";
@@ -38,8 +38,12 @@ export interface PoolKey {
 export interface PooledCall {
 	/** The request's line (encodeFrame), sent once the host has proven itself. */
 	readonly line: string;
-	/** A progress or result frame carrying this call's id. */
-	onReply(frame: ReplyFrame): void;
+	/**
+	 * A progress or result frame carrying this call's id. A result marked `ack` comes with `ack`, which
+	 * the call calls once it has recorded the end (true) or knows it will not (false); a call that does
+	 * not call it leaves the end unrecorded, and the host's session takes it.
+	 */
+	onReply(frame: ReplyFrame, ack?: (recorded: boolean) => void): void;
 	/** The connection could not be opened, or ended: the call settles with this. */
 	onEnd(status: "no-host" | "error", note: string): void;
 }
@@ -51,7 +55,7 @@ export interface Seat {
 	 * `onLate` (a call that ended `timeout`), the connection stays open, holding nothing, for the
 	 * call's late frame, for at most `lateMs`.
 	 */
-	leave(last?: Frame & { type: "cancel" }, late?: { onLate: (frame: LateFrame) => void; lateMs: number }): void;
+	leave(last?: Frame & { type: "cancel" }, late?: { onLate: (frame: LateFrame) => boolean; lateMs: number }): void;
 	/**
 	 * The call stays open but no longer holds the process (asked with `wait: false`, once the host has it): a process
 	 * with nothing else to do exits, its connection closes, and the host gives the request's end to its own session.
@@ -132,7 +136,7 @@ class PooledConnection {
 	/** Open calls that do not hold the process (Seat.letGo). */
 	readonly #letGo = new Set<string>();
 	/** Calls over whose late frame may still come (ask now, answer later), by id, oldest first. */
-	readonly #late = new Map<string, { onLate: (frame: LateFrame) => void; timer: ReturnType<typeof setTimeout> }>();
+	readonly #late = new Map<string, { onLate: (frame: LateFrame) => boolean; timer: ReturnType<typeof setTimeout> }>();
 	/** Lines posted before the host proved itself, sent once it has. */
 	#posted: string[] = [];
 	#connection: HostConnection | undefined;
@@ -239,15 +243,22 @@ class PooledConnection {
 	#onFrame(frame: Frame): void {
 		switch (frame.type) {
 			case "progress":
-			case "result":
 				// A reply for a call already over (one that crossed its cancel) is dropped.
 				return this.calls.get(frame.id)?.onReply(frame);
+			case "result": {
+				if (!frame.ack) return this.calls.get(frame.id)?.onReply(frame);
+				// An end to record: acked once, after the record; a call over, or one that did not record it, says not recorded.
+				const ack = this.#acker(frame.id);
+				this.calls.get(frame.id)?.onReply(frame, ack);
+				return ack(false);
+			}
 			case "late": {
-				// For a call over whose late end was awaited; any other (forgotten, expired) is dropped.
+				// For a call over whose late end was awaited; any other (forgotten, expired, its session gone) is not recorded here.
 				const waiter = this.#late.get(frame.id);
-				if (!waiter) return;
-				this.#forgetLate(frame.id);
-				return waiter.onLate(frame);
+				if (waiter) this.#forgetLate(frame.id);
+				const recorded = waiter?.onLate(frame) ?? false;
+				if (frame.ack) this.#acker(frame.id)(recorded);
+				return;
 			}
 			case "error":
 				return this.end("error", `The host refused the connection (${frame.code}): ${frame.message}`);
@@ -256,13 +267,23 @@ class PooledConnection {
 		}
 	}
 
+	/** Sends the ack of request `id`'s end, once: the host's session takes an end not recorded here. */
+	#acker(id: string): (recorded: boolean) => void {
+		let sent = false;
+		return (recorded) => {
+			if (sent) return;
+			sent = true;
+			this.#connection?.send({ type: "ack", v: FRAME_VERSION.endpoint, id, recorded });
+		};
+	}
+
 	/** The connection holds the process while a call on it needs it (one not let go). */
 	#holdWhileNeeded(): void {
 		this.#connection?.keepAlive([...this.calls.keys()].some((id) => !this.#letGo.has(id)));
 	}
 
 	/** Waits for call `id`'s late frame, up to `lateMs`, without holding the process. */
-	#awaitLate(id: string, onLate: (frame: LateFrame) => void, lateMs: number): void {
+	#awaitLate(id: string, onLate: (frame: LateFrame) => boolean, lateMs: number): void {
 		const timer = setTimeout(() => this.#forgetLate(id), lateMs);
 		timer.unref();
 		this.#late.set(id, { onLate, timer });

@@ -59,6 +59,8 @@ export interface EndpointOptions {
 	maxPendingConnections?: number;
 	/** Most requests one connection may have open at once; each further one gets an `error` result naming the limit. @default DEFAULT_MAX_OPEN_REQUESTS (128) */
 	maxOpenRequests?: number;
+	/** How long an end sent to an asker that acks waits for its ack before the host's session takes it (core/frames.ts). @default ACK_WAIT_MS */
+	ackWaitMs?: number;
 }
 
 export interface LocalEndpoint {
@@ -190,6 +192,7 @@ export async function startEndpoint(options: EndpointOptions): Promise<LocalEndp
 		token: Buffer.from(token, "utf8"),
 		maxFrameBytes: options.maxFrameBytes ?? MAX_FRAME_BYTES,
 		helloTimeoutMs: options.helloTimeoutMs ?? DEFAULT_HELLO_TIMEOUT_MS,
+		...(options.ackWaitMs === undefined ? {} : { ackWaitMs: options.ackWaitMs }),
 	};
 	const maxPending = Math.max(1, options.maxPendingConnections ?? DEFAULT_MAX_PENDING_CONNECTIONS);
 	// Connections that have not proven themselves, oldest first: what a flood of idle or junk connections can hold is bounded by this.

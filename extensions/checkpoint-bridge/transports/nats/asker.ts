@@ -8,7 +8,7 @@
  * process's key and this call's id names the host; from then on only that host's frames count (seal.ts), until it is lost.
  */
 import os from "node:os";
-import { type CallOptions, lateEnd, runCall } from "../../core/call.ts";
+import { type CallOptions, lateEnd, recordedEnd, runCall } from "../../core/call.ts";
 import { graceEnd, MAX_TIMEOUT_MS, NO_LIMIT } from "../../core/config.ts";
 import { FRAME_VERSION, MAX_NOTICE_LENGTH } from "../../core/frames.ts";
 import type { AskerIdentity } from "../../core/identity.ts";
@@ -20,7 +20,7 @@ import type { Broker, BrokerMessage } from "./broker.ts";
 import type { NatsConfig } from "./config.ts";
 import { decodeNatsFrame, encodeNatsFrame, MAX_MACHINE_LENGTH, type NatsFrame, type Sealed } from "./frames.ts";
 import { PING_INTERVAL_MS, RESEND_INTERVAL_MS, SILENCE_MS, TICK_MS } from "./liveness.ts";
-import { type KeyPair, newCancelSecret, newKeyPair, sealValid, sharedKey } from "./seal.ts";
+import { type KeyPair, newCancelSecret, newKeyPair, seal, sealValid, sharedKey } from "./seal.ts";
 import { roomSubjects } from "./subjects.ts";
 
 /** One NATS call: the call's options plus how to connect and which room to ask. */
@@ -164,6 +164,19 @@ export function askOverNats(options: NatsAskOptions): Promise<Envelope> {
 		};
 
 		const publish = (subject: string, frame: NatsFrame) => broker?.publish(subject, encodeNatsFrame(frame), inbox);
+		/**
+		 * Replies to a frame marked `ack` with the ack, sealed under the pinned host's key, once the end is
+		 * recorded (or known not to be): sent on `via`, the connection the frame came on, which a call
+		 * that ended may already have let go of.
+		 */
+		const acker = (via: Broker, message: BrokerMessage, id: string) => (recorded: boolean) => {
+			if (!message.reply || !pinned) return;
+			try {
+				via.publish(message.reply, encodeNatsFrame(seal({ type: "ack", v: FRAME_VERSION.nats, id, recorded }, keys.publicKey, pinned.macKey)));
+			} catch {
+				// A connection gone takes the ack with it: the host's session gets the end.
+			}
+		};
 		const sendRequest = () => {
 			lastSent = Date.now();
 			publish(subjects.request, {
@@ -178,6 +191,8 @@ export function askOverNats(options: NatsAskOptions): Promise<Envelope> {
 				key: keys.publicKey,
 				cancelHash: cancelSecret.hash,
 				...(options.onLate ? { lateFrames: true as const } : {}),
+				// Its ends are recorded in the asking session: the host awaits an ack of each (core/frames.ts AckFrame).
+				...(options.onLate || options.recordEnd ? { acks: true as const } : {}),
 				...(answers.length > 0 ? { answers } : {}),
 				// Sent again for a host that replaced a vanished one: shown marked as asked before the restart.
 				...(resent ? { resent: true } : {}),
@@ -209,7 +224,8 @@ export function askOverNats(options: NatsAskOptions): Promise<Envelope> {
 		let lateWait: ((message: BrokerMessage) => void) | undefined;
 		const onMessage = (message: BrokerMessage) => {
 			if (lateWait) return lateWait(message);
-			if (ended) return;
+			// An end marked `ack` for a call already over is not recorded here: the host is told at once, not by its timeout.
+			if (ended) return void (broker && endOfOver(broker, message));
 			if (message.noResponders)
 				return hostLost(
 					reached
@@ -234,7 +250,18 @@ export function askOverNats(options: NatsAskOptions): Promise<Envelope> {
 			heard();
 			answers = frame.answers;
 			const { type: _type, hostKey: _key, mac: _mac, ...reply } = frame;
-			call.reply(reply);
+			if (frame.type !== "result" || !frame.ack || !broker) return call.reply(reply);
+			// An end to ack: recorded in the asking session before the call lets its lease go.
+			const ack = acker(broker, message, frame.id);
+			call.reply(reply, (envelope) => ack(recordedEnd(envelope, options)));
+			ack(false);
+		};
+		/** A sealed end marked `ack` for this call, come after it ended: acked as not recorded. */
+		const endOfOver = (via: Broker, message: BrokerMessage) => {
+			if (message.noResponders || !message.reply) return;
+			const checked = decodeNatsFrame(message.data);
+			if (!checked.ok || checked.frame.type !== "result" || !checked.frame.ack || checked.frame.id !== call.id || !sealedForUs(checked.frame)) return;
+			acker(via, message, call.id)(false);
 		};
 
 		const tick = () => {
@@ -288,10 +315,12 @@ export function askOverNats(options: NatsAskOptions): Promise<Envelope> {
 			lateWait = (message) => {
 				const checked = message.noResponders ? undefined : decodeNatsFrame(message.data);
 				if (!checked?.ok || checked.frame.type !== "late" || checked.frame.id !== call.id || !sealedForUs(checked.frame)) return;
-				if (message.reply) kept.publish(message.reply, new Uint8Array(0));
-				const { type: _type, hostKey: _key, mac: _mac, ...late } = checked.frame;
+				const { type: _type, hostKey: _key, mac: _mac, ack: marked, ...late } = checked.frame;
+				// An older host wants only to hear that this process has it: said on receipt.
+				if (!marked && message.reply) kept.publish(message.reply, new Uint8Array(0));
+				const recorded = lateEnd(call, { asker: options.asker, onLate })(late);
+				if (marked) acker(kept, message, call.id)(recorded);
 				release();
-				lateEnd(call, { asker: options.asker, onLate })(late);
 			};
 			waits.add(release);
 			if (waits.size > MAX_LATE_WAITS_PER_SESSION) waits.values().next().value!();

@@ -9,6 +9,7 @@
  */
 
 import {
+	type AckFrame,
 	type CancelFrame,
 	checkFrame,
 	type ErrorFrame,
@@ -104,6 +105,8 @@ export type NatsFrame =
 	| (ResultFrame & Sealed)
 	/** Host → asker inbox, as a NATS request whose reply is the asker's ack (ask now, answer later). */
 	| (LateFrame & Sealed)
+	/** Asker → host, the reply to a result or late frame marked `ack`, sealed by the asker under the key of the host's and its own keys. */
+	| (AckFrame & Sealed)
 	| ErrorFrame
 	| PingFrame
 	| PongFrame
@@ -175,6 +178,7 @@ function natsProblem(frame: Record<string, unknown>): string | undefined {
 		case "progress":
 		case "result":
 		case "late":
+		case "ack":
 			return sealProblem(frame);
 		case "host":
 			return isId(frame.host) ? undefined : idProblem("host.host");

@@ -11,15 +11,15 @@
 import { nanoid } from "nanoid";
 import { Bridge, type Held } from "../../core/bridge.ts";
 import { MAX_OPEN_PER_ASKER } from "../../core/dialog-host.ts";
-import { type ErrorCode, errorFrame, FRAME_VERSION, type ReplyFrame } from "../../core/frames.ts";
+import { ACK_WAIT_MS, type ErrorCode, errorFrame, FRAME_VERSION, type LateFrame, type ReplyFrame, type ResultFrame } from "../../core/frames.ts";
 import { type AskerIdentity, markedAsker } from "../../core/identity.ts";
 import { MAX_NOTICES_PER_WINDOW, NOTICE_WINDOW_MS } from "../../core/notice-window.ts";
 import type { SharedHandle } from "../../core/shared-handle.ts";
 import type { Answer } from "../../model/answer.ts";
-import type { Broker, BrokerMessage } from "./broker.ts";
+import type { Broker, BrokerMessage, RequestOutcome } from "./broker.ts";
 import { decodeNatsFrame, encodeNatsFrame, type NatsFrame, type NatsRequestFrame } from "./frames.ts";
 import { SILENCE_MS, TICK_MS } from "./liveness.ts";
-import { macKeys, newKeyPair, seal, secretMatches } from "./seal.ts";
+import { macKeys, newKeyPair, seal, sealValid, secretMatches } from "./seal.ts";
 import { roomSubjects } from "./subjects.ts";
 
 /** What a room server bridges: a connection, the host process's bus, a room. */
@@ -41,6 +41,8 @@ export interface RoomServerOptions {
 	maxRoomRequests?: number;
 	/** Most bytes of request frames and kept answers the room holds at once. @default MAX_ROOM_BYTES (16 MiB) */
 	maxRoomBytes?: number;
+	/** How long an end sent to an asker that acks waits for its ack before the host's session takes it. @default ACK_WAIT_MS */
+	ackWaitMs?: number;
 }
 
 /** Most requests one client (one inbox) may have open at once, as one local connection may. @default 128 */
@@ -69,8 +71,19 @@ const MAX_DROPPED = 1_000;
 
 /** Requests of the room that ended `timeout` and may still end late, kept for their late frame; the oldest go first. @default 256 */
 const MAX_ROOM_LATE = 256;
-/** How long the host waits for an asker's ack of a late frame before its session takes the answer. @default 2000 */
+/** How long the host waits for the reply of an older asker (one that does not ack records) to a late frame before its session takes the answer. @default 2000 */
 const LATE_ACK_MS = 2_000;
+
+/**
+ * Whether the reply to a frame marked `ack` says its end is recorded: an ack frame for request `id`,
+ * sealed by the asker the request came from (anyone who reads the room may see the reply subject).
+ */
+function ackedRecorded(outcome: RequestOutcome, id: string, macKey: Buffer): boolean {
+	if (outcome.kind !== "reply") return false;
+	const checked = decodeNatsFrame(outcome.data);
+	if (!checked.ok || checked.frame.type !== "ack" || checked.frame.id !== id) return false;
+	return checked.frame.recorded && sealValid(checked.frame as unknown as Record<string, unknown>, macKey);
+}
 
 /** A room served from this process. */
 export interface RoomServer {
@@ -123,6 +136,7 @@ export function serveRoom(options: RoomServerOptions): RoomServer {
 	const maxOpenPerClient = options.maxOpenPerClient ?? MAX_OPEN_PER_CLIENT;
 	const maxRoomRequests = options.maxRoomRequests ?? MAX_ROOM_REQUESTS;
 	const maxRoomBytes = options.maxRoomBytes ?? MAX_ROOM_BYTES;
+	const ackWaitMs = options.ackWaitMs ?? ACK_WAIT_MS;
 	/** Answers of requests dropped because their asker fell silent, by inbox and the asker's id, oldest first. */
 	const dropped = new Map<string, Dropped>();
 	let droppedBytes = 0;
@@ -162,6 +176,14 @@ export function serveRoom(options: RoomServerOptions): RoomServer {
 			progressFlush = true;
 			setImmediate(flushProgress);
 		}
+	};
+	/** Sends a frame marked `ack` as a request to the asker's inbox; whether its reply is the asker's ack saying recorded. */
+	const sendAcked = (inbox: string, frame: ResultFrame | LateFrame, macKey: Buffer) => {
+		// Progress of the request still waiting for the end of the turn would follow its end: it goes.
+		pendingProgress.delete(keyOf(inbox, frame.id));
+		return broker
+			.request(inbox, encodeNatsFrame(seal({ ...frame, ack: true }, keys.publicKey, macKey)), ackWaitMs)
+			.then((outcome) => ackedRecorded(outcome, frame.id, macKey));
 	};
 	const refuse = (message: BrokerMessage, code: ErrorCode, text: string) => {
 		// Refused to its sender only, and only when it gave an address; never shown, never logged.
@@ -254,14 +276,18 @@ export function serveRoom(options: RoomServerOptions): RoomServer {
 				// Asked with wait: false: the asker's process may exit once it has its receipt, and the question stays.
 				...(frame.later ? { later: frame.later } : {}),
 				send: (reply) => sendReply(inbox, reply, macKey, frame.questions.length),
-				// Late frames: sent sealed to the asker's inbox as a request; its ack says the asker's process has it,
-				// silence or nobody listening leaves it to the host's session.
+				// Late frames: sent sealed to the asker's inbox as a request; its ack says the asker recorded it (an older
+				// asker's empty reply: its process has it); silence or nobody listening leaves it to the host's session.
 				...(frame.lateFrames
 					? {
-							sendLate: (late) =>
-								broker.request(inbox, encodeNatsFrame(seal(late, keys.publicKey, macKey)), LATE_ACK_MS).then((outcome) => outcome.kind === "reply"),
+							sendLate: (late: LateFrame) =>
+								frame.acks
+									? sendAcked(inbox, { ...late, ack: true }, macKey)
+									: broker.request(inbox, encodeNatsFrame(seal(late, keys.publicKey, macKey)), LATE_ACK_MS).then((outcome) => outcome.kind === "reply"),
 						}
 					: {}),
+				// The end of a request asked with wait: false, to an asker that acks: its sealed ack says recorded, or the host's session takes it.
+				...(frame.acks ? { sendAcked: (result: ResultFrame) => sendAcked(inbox, result, macKey) } : {}),
 			},
 			{ askerKey: frame.key, macKey, cancelHash: frame.cancelHash, lastHeard: Date.now() },
 		);
