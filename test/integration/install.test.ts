@@ -194,7 +194,8 @@ describe(`the packed package, installed as a user installs it, on pi ${PI_VERSIO
 			await client.connect(transport);
 			expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual([ASK_TOOL, "wait_for_host_answers"]);
 			const result = await client.callTool({ name: ASK_TOOL, arguments: { questions: [{ question: "Release today?", kind: "confirm" }] } });
-			expect(result.structuredContent).toMatchObject({ status: "no-host", asker: "install-check" });
+			// Who asks: the client's name and the project it asks from (docs/mcp-server.md).
+			expect(result.structuredContent).toMatchObject({ status: "no-host", asker: "install-check in project" });
 		} finally {
 			await client.close();
 		}

@@ -8,9 +8,10 @@
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
+import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { Client as ClientV2, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
@@ -166,7 +167,7 @@ describe.skipIf(NOT_ON_OLDEST_PI)("pi 1.6's own MCP client as the outside agent"
 });
 
 /** The conformance suite's bin, and the scenarios that do not apply here, each with why (a YAML file the suite reads). */
-const CONFORMANCE_BIN = join(REPO_ROOT, "node_modules/@modelcontextprotocol/conformance/dist/index.js");
+const CONFORMANCE_BIN = join(dirname(createRequire(import.meta.url).resolve("@modelcontextprotocol/conformance/package.json")), "dist/index.js");
 const EXPECTED_FAILURES = join(REPO_ROOT, "test/integration/mcp-conformance-expected-failures.yml");
 
 /**

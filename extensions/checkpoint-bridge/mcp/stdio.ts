@@ -9,7 +9,7 @@ import type { Readable, Writable } from "node:stream";
 import { deserializeMessage, type JSONRPCMessage, serializeMessage, type Transport } from "@modelcontextprotocol/server";
 
 /** Longest JSON-RPC line read: the SDK's own limit. @default 10 MiB */
-export const MAX_LINE_BYTES = 10 * 1024 * 1024;
+const MAX_LINE_BYTES = 10 * 1024 * 1024;
 /** Output queued for the client past which its input is no longer read, and progress is dropped. @default 4 MiB */
 const MAX_QUEUED_OUTPUT_BYTES = 4 * 1024 * 1024;
 /** What of an over-long line is kept to read its id from: the SDK writes `id` last, after the params. */
