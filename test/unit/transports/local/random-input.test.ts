@@ -68,20 +68,28 @@ const piece: fc.Arbitrary<Piece> = fc.oneof(
 	fc.json().map((json) => ({ bytes: Buffer.from(`${json}\n`) })),
 	fc
 		.tuple(
-			fc.constantFrom("type", "v", "id", "asker", "questions", "deadline", "dialogTimeoutMs", "createdAt", "nonce", "proof", "__proto__"),
+			fc.constantFrom("type", "v", "id", "asker", "questions", "deadline", "dialogTimeoutMs", "createdAt", "later", "acks", "nonce", "proof", "__proto__"),
 			fc.jsonValue(),
 			id,
 		)
 		.map(([key, value, requestId]) => ({ bytes: Buffer.from(`${JSON.stringify({ ...validRequest(requestId, "Mutated?"), [key]: value })}\n`) })),
 	fc
 		.tuple(
-			fc.constantFrom("hello", "welcome", "auth", "cancel", "progress", "result", "late", "error", "notice"),
+			fc.constantFrom("hello", "welcome", "auth", "cancel", "ack", "progress", "result", "late", "error", "notice"),
 			fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue(), { maxKeys: 4 }),
 		)
 		.map(([type, fields]) => ({ bytes: Buffer.from(`${JSON.stringify({ ...fields, type, v: FRAME_VERSION.endpoint })}\n`) })),
 	fc.tuple(id, fc.string({ unit: "binary", minLength: 1, maxLength: 60 })).map(([requestId, question]) => ({
 		bytes: Buffer.from(encodeFrame(validRequest(requestId, question) as never)),
 	})),
+	// Acks: of ids awaited or not, said recorded or not, and with a field replaced by random JSON.
+	fc
+		.tuple(id, fc.boolean(), fc.option(fc.tuple(fc.constantFrom("v", "id", "recorded", "__proto__"), fc.jsonValue()), { nil: undefined }))
+		.map(([requestId, recorded, mutated]) => ({
+			bytes: Buffer.from(
+				`${JSON.stringify({ type: "ack", v: FRAME_VERSION.endpoint, id: requestId, recorded, ...(mutated ? { [mutated[0]]: mutated[1] } : {}) })}\n`,
+			),
+		})),
 	// Notices: valid ones with random text, and valid ones with one field replaced by random JSON.
 	fc.string({ unit: "binary", maxLength: 80 }).map((message) => ({
 		bytes: Buffer.from(encodeFrame({ type: "notice", v: FRAME_VERSION.endpoint, asker: { label: "random", sessionId: "r" }, message, level: "info" })),

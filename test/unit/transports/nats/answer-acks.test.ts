@@ -5,14 +5,18 @@
  * before it could record (the process ended): the host's session gets the end, once. In-memory NATS
  * (fake-broker.ts), real timers.
  */
+import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
+import { FRAME_VERSION } from "../../../../extensions/checkpoint-bridge/core/frames.ts";
 import { LateBook, readLateConfig } from "../../../../extensions/checkpoint-bridge/core/late.ts";
 import type { Envelope } from "../../../../extensions/checkpoint-bridge/model/result.ts";
-import { decodeNatsFrame } from "../../../../extensions/checkpoint-bridge/transports/nats/frames.ts";
+import { decodeNatsFrame, encodeNatsFrame } from "../../../../extensions/checkpoint-bridge/transports/nats/frames.ts";
+import { seal, sharedKey } from "../../../../extensions/checkpoint-bridge/transports/nats/seal.ts";
 import { until } from "../../../support/until.ts";
 import { type FakeClient, FakeNats } from "../../support/fake-broker.ts";
 import { forwardedLate, hostSessionMessages } from "../../support/host-messages.ts";
-import { askFake, type NatsHost, natsHost } from "../../support/nats-room.ts";
+import { askFake, type NatsHost, natsHost, RAW_KEYS, requestFrame, SUBJECTS } from "../../support/nats-room.ts";
+import { propertyRun } from "../../support/property-policy.ts";
 
 const HOST = "host-session";
 const hostMessages = hostSessionMessages(HOST);
@@ -110,4 +114,47 @@ describe("a queued answer acknowledged once recorded (NATS)", () => {
 		await forwardedLate(hostMessages, "nats-late", () => host.handle.bus.emit("answer", { requestId, answers: ["no"], source: "web" }, () => {}));
 		expect(Date.now() - answeredAt).toBeLessThan(1_000);
 	});
+});
+
+describe("replies to an end marked ack (property)", () => {
+	/** What a room member (or a broken asker) may put in the reply to request `id`'s end: only the asker's own sealed ack saying recorded counts. */
+	type Reply = (id: string, hostKey: string) => Uint8Array;
+	const reply: fc.Arbitrary<Reply> = fc.oneof(
+		fc.uint8Array({ maxLength: 120 }).map((bytes) => () => bytes),
+		fc.json().map((json) => () => new TextEncoder().encode(json)),
+		// Unsealed: anyone who saw the reply subject could send it.
+		fc.boolean().map((recorded) => (id: string) => encodeNatsFrame({ type: "ack", v: FRAME_VERSION.nats, id, recorded })),
+		// Sealed by the asker, but for another request, or saying not recorded.
+		fc.boolean().map((otherId) => (id: string, hostKey: string) => {
+			const macKey = sharedKey(RAW_KEYS.privateKey, hostKey)!;
+			return encodeNatsFrame(seal({ type: "ack", v: FRAME_VERSION.nats, id: otherId ? `${id}-other` : id, recorded: otherId }, RAW_KEYS.publicKey, macKey));
+		}),
+	);
+	/** Each run asks under a fresh id: the process's box delivers one id once. */
+	let run = 0;
+	it("anything but the asker's sealed ack of that end saying recorded leaves the end to the host's session, once", async () => {
+		await fc.assert(
+			fc.asyncProperty(reply, async (makeReply) => {
+				const id = `p-${++run}`;
+				const nats = new FakeNats();
+				const host = natsHost(nats, undefined, undefined, { ackWaitMs: 300 });
+				hosts.push(host);
+				const client = nats.client();
+				const inbox = client.inbox();
+				client.subscribe(inbox, (message) => {
+					const checked = decodeNatsFrame(message.data);
+					if (checked.ok && checked.frame.type === "result" && message.reply) client.publish(message.reply, makeReply(id, String(checked.frame.hostKey)));
+				});
+				client.publish(SUBJECTS.request, encodeNatsFrame(requestFrame(id, [QUESTION], { later: true, acks: true })), inbox);
+				await until(() => host.fake.current(), "the dialog");
+				host.fake.current()!.answer("no");
+				await until(() => hostMessages.length > 0, "the message in the host's session");
+				await new Promise((resolve) => setTimeout(resolve, 20));
+				expect(hostMessages).toHaveLength(1);
+				hostMessages.length = 0;
+				host.quit();
+			}),
+			propertyRun(40),
+		);
+	}, 60_000);
 });
