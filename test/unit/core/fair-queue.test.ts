@@ -10,7 +10,7 @@ import { queueCommand } from "../../../extensions/checkpoint-bridge/checkpoints-
 import { statusText } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
 import { LateBook, readLateConfig } from "../../../extensions/checkpoint-bridge/core/late.ts";
 import { OBSERVER_EVENTS } from "../../../extensions/checkpoint-bridge/core/observers.ts";
-import { PROTOCOL_VERSION, type RelayRequest, type RelayResult, replyChannel } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
+import { type RelayRequest, type RelayResult, replyChannel } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
 import type { Answer } from "../../../extensions/checkpoint-bridge/model/answer.ts";
 import { answeredWhere } from "../../../extensions/checkpoint-bridge/model/answer-places.ts";
 import type { QuestionInput } from "../../../extensions/checkpoint-bridge/model/question.ts";
