@@ -44,6 +44,26 @@ describe("/mcp", () => {
 		await client.close();
 	});
 
+	it("each refusal past the page's checks: a body over 1 MiB 413, an unknown 2025 session 404, a 2025 request without a session 400; none asks the host", async () => {
+		const before = asked();
+		const headers = { authorization: `Bearer ${token}`, "content-type": "application/json", accept: "application/json, text/event-stream" };
+		const call = JSON.stringify({
+			jsonrpc: "2.0",
+			id: 1,
+			method: "tools/call",
+			params: { name: "ask_user_via_host", arguments: { questions: [{ question: "x".repeat(2 * 1024 * 1024), kind: "confirm" }] } },
+		});
+		const big = await fetch(endpoint, { method: "POST", headers, body: call });
+		expect(big.status).toBe(413);
+		const small = JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" });
+		const unknown = await fetch(endpoint, { method: "POST", headers: { ...headers, "mcp-session-id": "no-such-session" }, body: small });
+		expect(unknown.status).toBe(404);
+		const sessionless = await fetch(endpoint, { method: "GET", headers });
+		expect(sessionless.status).toBe(400);
+		for (const response of [big, unknown, sessionless]) await response.body?.cancel();
+		expect(asked()).toBe(before);
+	});
+
 	it("random requests (property): never a 5xx, never a question asked without the token, and the endpoint serves on", async () => {
 		const body = fc.oneof(
 			fc.string({ maxLength: 200 }),

@@ -86,11 +86,16 @@ function webRequest(req: IncomingMessage, res: ServerResponse, origin: string): 
 }
 
 /** Writes a web Response to the node response, streaming its body (SSE included). */
-async function sendResponse(response: Response, res: ServerResponse): Promise<void> {
+async function sendResponse(response: Response, req: IncomingMessage, res: ServerResponse): Promise<void> {
 	const headers: Record<string, string> = { ...SECURITY_HEADERS };
 	response.headers.forEach((value, name) => {
 		headers[name] = value;
 	});
+	// Answered before the body was read to its end (too large): the rest is not read, the connection closes once said.
+	if (!req.complete) {
+		headers.connection = "close";
+		res.once("finish", () => req.socket.destroySoon());
+	}
 	res.writeHead(response.status, headers);
 	if (!response.body) return void res.end();
 	const body = Readable.fromWeb(response.body as import("node:stream/web").ReadableStream<Uint8Array>);
@@ -122,7 +127,7 @@ export function mcpRoute(ctx: McpRouteContext, req: IncomingMessage, res: Server
 	});
 	void slot.loaded
 		.then((fetch) => fetch(webRequest(req, res, ctx.origin), caller))
-		.then((response) => sendResponse(response, res))
+		.then((response) => sendResponse(response, req, res))
 		.catch(() => refuse(res, { status: 400, reason: "the MCP server could not serve the request" }));
 	return true;
 }
