@@ -21,7 +21,8 @@ let dialogs: FakeDialog[] = [];
 
 beforeAll(async () => {
 	const handle = createHandle();
-	const fake = fakeUI({ respond: (d) => d.answer("Yes") });
+	// Held questions stay open until the test ends them; every other is answered at once.
+	const fake = fakeUI({ respond: (d) => (d.title.includes("Hold") ? undefined : d.answer("Yes")) });
 	claimHostRole(handle, { ui: fake.ui, surface: dialogSurface(fake.ui), sessionId: "host" });
 	offerMcpRoute(async () => httpEndpoint(handle, {}));
 	page = await startWebPage({ handle, address: { host: "127.0.0.1", port: 0, loopback: true } });
@@ -41,6 +42,27 @@ describe("/mcp", () => {
 		const result = await client.callTool({ name: "ask_user_via_host", arguments: { questions: [{ question: "Go?", kind: "confirm" }] } });
 		expect(result.structuredContent).toMatchObject({ status: "ok", answers: [{ answer: "yes" }] });
 		expect(dialogs.at(-1)!.title).toBe("[unit-http from 127.0.0.1] Go?");
+		await client.close();
+	});
+
+	it.each([
+		["2026-07-28", { pin: "2026-07-28" }],
+		["the 2025 era", "legacy"],
+	] as const)("a call the client cancels (%s) closes the host's dialog", async (_era, mode) => {
+		const client = new Client({ name: "unit-cancel", version: "1" }, { versionNegotiation: { mode } });
+		await client.connect(new StreamableHTTPClientTransport(new URL(endpoint), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+		const abort = new AbortController();
+		const call = client.callTool(
+			{ name: "ask_user_via_host", arguments: { questions: [{ question: "Hold on?", kind: "confirm" }] } },
+			{ signal: abort.signal },
+		);
+		for (let i = 0; i < 200 && !dialogs.at(-1)?.title.includes("Hold on?"); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+		const held = dialogs.at(-1)!;
+		expect(held.title).toBe("[unit-cancel from 127.0.0.1] Hold on?");
+		abort.abort();
+		await expect(call).rejects.toThrow();
+		for (let i = 0; i < 200 && held.closedBy === undefined; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+		expect(held.closedBy).toBe("signal");
 		await client.close();
 	});
 
