@@ -345,8 +345,8 @@ describe("askers in other processes reach the host's dialogs", () => {
 			expect(dialog.options?.slice(0, 2)).toEqual(["eu-west", "us-east"]);
 			const title = parseRemoteTitle({ type: "dialog", title: dialog.title });
 			expect(title.question).toBe("Which region should the job run in?");
-			// An unnamed session is shown by the start of its id.
-			expect(title.label).toMatch(/^[0-9a-f-]{8}$/);
+			// An unnamed pi -p run is shown by the first words of its task and its directory, never by its session id.
+			expect(title.label).toMatch(/^"Run the job\." in \S+$/);
 			expect(
 				ui.notifications.some((n) => n.message.includes(`[${title.label} (pid ${title.pid})]`)),
 				"an arrival receipt",
