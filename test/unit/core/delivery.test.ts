@@ -303,6 +303,6 @@ describe("the route home (ADR-0025): one place decides where an end goes", () =>
 		expect(message.content).not.toContain("\u001b");
 		expect(JSON.stringify(message.details)).not.toMatch(/\\u001b|\\u0007/);
 		expect(JSON.stringify(message.details)).not.toMatch(UNSAFE_CHARACTER);
-		expect(message.details.envelope.answers[0]!.answer).toBe("yes" + sanitiseText(raw));
+		expect(message.details.envelope.answers[0]!.answer).toBe(`yes${sanitiseText(raw)}`);
 	});
 });

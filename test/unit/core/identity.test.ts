@@ -102,7 +102,11 @@ describe("who asks", () => {
 		expect(me.identity()).toEqual({ label: "subagent-tester#2", sessionId: "child-1", kind: "agent" });
 		expect(me.agent()).toBe("tester");
 		expect(reads).toBe(1);
-		expect(me.identity({ sessionId: "child-1b", systemPrompt: prompt("planner") })).toEqual({ label: "subagent-tester#2", sessionId: "child-1b", kind: "agent" });
+		expect(me.identity({ sessionId: "child-1b", systemPrompt: prompt("planner") })).toEqual({
+			label: "subagent-tester#2",
+			sessionId: "child-1b",
+			kind: "agent",
+		});
 		expect(reads).toBe(1);
 		name = "renamed";
 		expect(me.identity().label).toBe("renamed");
