@@ -206,14 +206,9 @@ export function createAskService(options: McpServerOptions): AskService {
 
 		async function callAsk(args: unknown, ctx: ServerContext): Promise<CallToolResult> {
 			const label = who(ctx).label;
-			// The pi tool's own checks, and MCP's own parameters beside them.
+			// The pi tool's own checks: the same parameters, each problem named once.
 			const checked = validateAskParams(args);
-			const problems = checked.ok ? [] : [...checked.problems];
-			if (isRecord(args)) {
-				problems.push(...unknownParameters(args, ["questions", "timeoutMs", "wait"], ASK_TOOL));
-				if (args.wait !== undefined && typeof args.wait !== "boolean") problems.push("wait: must be true or false");
-			}
-			if (!checked.ok || problems.length > 0) return refused(problems, label);
+			if (!checked.ok) return refused([...checked.problems], label);
 			const budgetMs = mcpBudget(checked.timeoutMs, readConfig(env).callTimeoutMs);
 			const call = callDigest(ASK_TOOL, args);
 			// A 2026 client's retry with its form answered: the sealed state says which call it is.
