@@ -3,6 +3,12 @@
  * confirm, "Accept the recommendations"), each a fresh secret bound to its request and the answers
  * it gives. A URL answers once; all of its request's URLs die when the request ends. The buttons
  * and the request's link are what the notify command (and a mail) get, as `AwayActions`.
+ *
+ * A request of several questions also gets one URL per option of each confirm or single choice:
+ * a tap records that question's choice here, bound to the request (a later tap on another option
+ * of the same question replaces it), and the request is answered, whole, once every question has
+ * a choice. The outside-answer API takes a request all or nothing, so the choices wait here, and
+ * are dropped with the request.
  */
 import type { Question } from "../../../model/question.ts";
 import type { Card } from "../page-events.ts";
@@ -32,29 +38,56 @@ export interface AwayActions {
 		question: string;
 		kind: Question["kind"];
 		multiSelect?: boolean;
-		/** The options in the order the page shows them (the recommended one first); `answer` only when one tap answers the whole request. */
+		/** The options in the order the page shows them (the recommended one first); `answer`: the URL of the question's button for it. */
 		options?: { label: string; recommended?: boolean; answer?: string }[];
+		/** The question's own buttons (its options, or Yes and No); absent for free text, a multi-select, a child's own component. With several questions a tap records this question's choice; the last one missing answers the request. */
+		buttons?: AwayButton[];
 	}[];
-	/** Every one-tap answer of the request, in order: what a notification's buttons are. Empty when none fits (free text, a multi-select). */
+	/** Every tap that answers the whole request at once, in order: what a notification's buttons are. Empty when none fits (free text, a multi-select, several questions without recommendations). */
 	buttons: AwayButton[];
 }
 
 /** What one URL gives, and for which request. */
-interface Entry {
+export interface TapEntry {
 	requestId: string;
 	label: string;
 	asker: string;
 	question: string;
 	answers: unknown[];
+	/** A question's choice among several: recorded, not answered, until every question has one. */
+	part?: { index: number; value: unknown };
 }
 
 /** A button before its URL is made. */
 interface Planned {
 	label: string;
 	answers: unknown[];
-	/** Index of the option it is, in the first question's shown options (single-question choices). */
-	option?: number;
+	/** The question it belongs to and the index of its option there (as shown); none for "Accept the recommendations". */
+	of?: { question: number; option: number };
+	/** Set on a question's button when the request has several questions. */
+	part?: { index: number; value: unknown };
 }
+
+/** What a request's URLs were made for, and the choices recorded for it. */
+interface Made {
+	actions: Omit<AwayActions, "link">;
+	digests: string[];
+	/** The request's link as last announced (said to a tap that records a choice). */
+	link: string;
+	/** Its questions' text, and whether a tap can choose for it. */
+	questions: { question: string; tappable: boolean }[];
+	/** Choices recorded by question index; dropped with the request. */
+	choices: Map<number, { label: string; value: unknown }>;
+	/** The whole set is with the host now: further taps wait. */
+	applying: boolean;
+}
+
+/** What a tap on a question's button did. */
+export type ChoiceStep =
+	| { kind: "recorded"; previous?: { label: string; value: unknown }; waiting: { question: string; tappable: boolean }[]; link: string }
+	| { kind: "complete"; previous?: { label: string; value: unknown }; answers: unknown[]; labels: string[] }
+	| { kind: "busy" }
+	| { kind: "ended" };
 
 /** Dead URLs remembered, so a late tap is told why rather than "unknown". @default 1000 */
 const DEAD_KEPT = 1_000;
@@ -68,79 +101,44 @@ function shownOptions(q: Question): { label: string; recommended?: boolean }[] {
 	return [...options.filter((o) => o.recommended), ...options.filter((o) => !o.recommended)];
 }
 
-/** The buttons a request gets. */
-function plan(questions: Question[]): Planned[] {
-	const only = questions.length === 1 ? questions[0]! : undefined;
-	if (only && tappable(only)) {
-		if (only.kind === "confirm")
-			return [
-				{ label: "Yes", answers: [true] },
-				{ label: "No", answers: [false] },
-			];
-		return shownOptions(only).map((o, option) => ({
-			label: o.label,
-			answers: [o.recommended ? { answer: o.label, recommended: true } : o.label],
-			option,
-		}));
-	}
-	// Several questions: one tap can only accept every recommendation at once.
-	const all = questions.length > 0 && questions.every((q) => q.kind === "choice" && !q.multiSelect && q.dialog !== "custom" && q.recommended !== undefined);
-	return all ? [{ label: "Accept the recommendations", answers: questions.map((q) => ({ answer: q.recommended, recommended: true })) }] : [];
+/** A tappable question's buttons: label and the answer value each gives. */
+function choicesOf(q: Question): { label: string; value: unknown }[] {
+	if (q.kind === "confirm")
+		return [
+			{ label: "Yes", value: true },
+			{ label: "No", value: false },
+		];
+	return shownOptions(q).map((o) => ({ label: o.label, value: o.recommended ? { answer: o.label, recommended: true } : o.label }));
 }
 
-export type TapLookup = { open: Entry } | { dead: string } | undefined;
+/** The buttons a request gets: whole-request ones (no `part`) first, then each question's own. */
+function plan(questions: Question[]): Planned[] {
+	if (questions.length === 1) {
+		const only = questions[0]!;
+		return tappable(only) ? choicesOf(only).map((c, option) => ({ label: c.label, answers: [c.value], of: { question: 0, option } })) : [];
+	}
+	// Several questions: one tap can answer them all only by accepting every recommendation.
+	const all = questions.length > 0 && questions.every((q) => q.kind === "choice" && !q.multiSelect && q.dialog !== "custom" && q.recommended !== undefined);
+	const whole = all ? [{ label: "Accept the recommendations", answers: questions.map((q) => ({ answer: q.recommended, recommended: true })) }] : [];
+	const parts = questions.flatMap((q, index) =>
+		tappable(q) ? choicesOf(q).map((c, option) => ({ label: c.label, answers: [], of: { question: index, option }, part: { index, value: c.value } })) : [],
+	);
+	return [...whole, ...parts];
+}
+
+export type TapLookup = { open: TapEntry } | { dead: string } | undefined;
 
 export class OneTap {
-	readonly #entries = new Map<string, Entry>();
-	readonly #byRequest = new Map<string, { actions: Omit<AwayActions, "link">; digests: string[] }>();
+	readonly #entries = new Map<string, TapEntry>();
+	readonly #byRequest = new Map<string, Made>();
 	readonly #dead = new Map<string, string>();
 
 	/** The request's actions under `origin` (its URLs made on first call, the same ones after); `link` is the request's own. */
 	actionsFor(card: Pick<Card, "requestId" | "asker" | "questions">, origin: string, link: string): AwayActions {
-		let made = this.#byRequest.get(card.requestId);
-		if (!made) {
-			const planned = plan(card.questions);
-			const digests: string[] = [];
-			const buttons = planned.map((p) => {
-				const secret = newSecret();
-				const digest = digestOf(secret).toString("hex");
-				digests.push(digest);
-				this.#entries.set(digest, {
-					requestId: card.requestId,
-					label: p.label,
-					asker: card.asker,
-					question: card.questions.map((q) => q.question).join(" / "),
-					answers: p.answers,
-				});
-				return { label: p.label, path: oneTapPath(secret), option: p.option };
-			});
-			const single = card.questions.length === 1;
-			const questions = card.questions.map((q) => ({
-				question: q.question,
-				kind: q.kind,
-				...(q.multiSelect ? { multiSelect: true } : {}),
-				...(q.options
-					? {
-							options: shownOptions(q).map((o, i) => {
-								const button = single ? buttons.find((b) => b.option === i) : undefined;
-								return { ...o, ...(button ? { answer: button.path } : {}) };
-							}),
-						}
-					: {}),
-			}));
-			made = {
-				actions: {
-					v: ACTIONS_VERSION,
-					requestId: card.requestId,
-					asker: card.asker,
-					questions,
-					buttons: buttons.map((b) => ({ label: b.label, answer: b.path })),
-				},
-				digests,
-			};
-			this.#byRequest.set(card.requestId, made);
-		}
+		const made = this.#byRequest.get(card.requestId) ?? this.#make(card);
+		made.link = link;
 		const { actions } = made;
+		const at = (b: AwayButton) => ({ label: b.label, answer: `${origin}${b.answer}` });
 		// Paths are kept; the origin is the one announced now (a public origin set later applies).
 		return {
 			...actions,
@@ -148,9 +146,88 @@ export class OneTap {
 			questions: actions.questions.map((q) => ({
 				...q,
 				...(q.options ? { options: q.options.map((o) => ({ ...o, ...(o.answer ? { answer: `${origin}${o.answer}` } : {}) })) } : {}),
+				...(q.buttons ? { buttons: q.buttons.map(at) } : {}),
 			})),
-			buttons: actions.buttons.map((b) => ({ label: b.label, answer: `${origin}${b.answer}` })),
+			buttons: actions.buttons.map(at),
 		};
+	}
+
+	#make(card: Pick<Card, "requestId" | "asker" | "questions">): Made {
+		const digests: string[] = [];
+		const buttons = plan(card.questions).map((p) => {
+			const secret = newSecret();
+			const digest = digestOf(secret).toString("hex");
+			digests.push(digest);
+			const question = p.part ? card.questions[p.part.index]!.question : card.questions.map((q) => q.question).join(" / ");
+			this.#entries.set(digest, {
+				requestId: card.requestId,
+				label: p.label,
+				asker: card.asker,
+				question,
+				answers: p.answers,
+				...(p.part ? { part: p.part } : {}),
+			});
+			return { label: p.label, path: oneTapPath(secret), of: p.of, whole: !p.part };
+		});
+		const questions = card.questions.map((q, index) => {
+			const own = buttons.filter((b) => b.of?.question === index);
+			return {
+				question: q.question,
+				kind: q.kind,
+				...(q.multiSelect ? { multiSelect: true } : {}),
+				...(q.options
+					? {
+							options: shownOptions(q).map((o, i) => {
+								const button = q.kind === "choice" ? own.find((b) => b.of?.option === i) : undefined;
+								return { ...o, ...(button ? { answer: button.path } : {}) };
+							}),
+						}
+					: {}),
+				...(own.length ? { buttons: own.map((b) => ({ label: b.label, answer: b.path })) } : {}),
+			};
+		});
+		const made: Made = {
+			actions: {
+				v: ACTIONS_VERSION,
+				requestId: card.requestId,
+				asker: card.asker,
+				questions,
+				buttons: buttons.filter((b) => b.whole).map((b) => ({ label: b.label, answer: b.path })),
+			},
+			digests,
+			link: "",
+			questions: card.questions.map((q) => ({ question: q.question, tappable: tappable(q) })),
+			choices: new Map(),
+			applying: false,
+		};
+		this.#byRequest.set(card.requestId, made);
+		return made;
+	}
+
+	/**
+	 * Records the choice a taken question's URL gives (replacing the question's earlier one while the
+	 * request is open); once every question has one, the whole set, marked as being applied.
+	 */
+	choose(entry: TapEntry): ChoiceStep {
+		const made = this.#byRequest.get(entry.requestId);
+		if (!made || !entry.part) return { kind: "ended" };
+		if (made.applying) return { kind: "busy" };
+		const previous = made.choices.get(entry.part.index);
+		made.choices.set(entry.part.index, { label: entry.label, value: entry.part.value });
+		const waiting = made.questions.filter((_, i) => !made.choices.has(i));
+		if (waiting.length) return { kind: "recorded", ...(previous ? { previous } : {}), waiting, link: made.link };
+		made.applying = true;
+		const chosen = made.questions.map((_, i) => made.choices.get(i)!);
+		return { kind: "complete", ...(previous ? { previous } : {}), answers: chosen.map((c) => c.value), labels: chosen.map((c) => c.label) };
+	}
+
+	/** The host did not apply the set: the tap's choice is taken back (the earlier one restored) and taps are taken again. */
+	unchoose(entry: TapEntry, previous: { label: string; value: unknown } | undefined): void {
+		const made = this.#byRequest.get(entry.requestId);
+		if (!made || !entry.part) return;
+		made.applying = false;
+		if (previous) made.choices.set(entry.part.index, previous);
+		else made.choices.delete(entry.part.index);
 	}
 
 	/** What a URL's secret stands for now. */
@@ -163,7 +240,7 @@ export class OneTap {
 	}
 
 	/** Takes a URL for one answer: it is dead from now on, whatever the host says; undefined when it was not open. */
-	take(secret: string): Entry | undefined {
+	take(secret: string): TapEntry | undefined {
 		const digest = digestOf(secret).toString("hex");
 		const entry = this.#entries.get(digest);
 		if (!entry) return undefined;
@@ -172,7 +249,7 @@ export class OneTap {
 	}
 
 	/** Gives back a URL taken for an answer that was not applied for a passing reason (no host right now). */
-	giveBack(secret: string, entry: Entry): void {
+	giveBack(secret: string, entry: TapEntry): void {
 		const digest = digestOf(secret).toString("hex");
 		if (!this.#byRequest.has(entry.requestId)) return;
 		this.#dead.delete(digest);

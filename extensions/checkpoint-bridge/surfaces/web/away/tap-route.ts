@@ -3,12 +3,14 @@
  * confirmation page's button sends); a GET or HEAD only shows a page with one button, because mail
  * scanners and link previews fetch every link on their own and must never answer. A POST without
  * `Origin` is taken (a phone app or a bot sends none): the secret is the authority, and it answers
- * once. A browser on another site says its `Origin`, and is refused.
+ * once. A browser on another site says its `Origin`, and is refused. A question's button of a
+ * request of several questions records that question's choice (202) and answers the request only
+ * with the tap that leaves no question without one.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { InboundReply } from "../../../core/inbound.ts";
 import { type Refusal, refuse, SECURITY_HEADERS } from "../guard.ts";
-import type { OneTap } from "./one-tap.ts";
+import type { ChoiceStep, OneTap, TapEntry } from "./one-tap.ts";
 
 /** Largest body a one-tap POST may carry (it needs none: ntfy sends none, the form a few bytes). @default 4096 */
 const TAP_BODY_BYTES = 4_096;
@@ -101,20 +103,69 @@ async function post(ctx: TapContext, req: IncomingMessage, res: ServerResponse, 
 		const known = ctx.oneTap.lookup(secret);
 		return answerWith(req, res, known ? 410 : 404, known && "dead" in known ? known.dead : "no request has this one-tap link");
 	}
-	const payload = { requestId: entry.requestId, answers: entry.answers, source: "web", place: "notify-link" };
+	if (entry.part) return choose(ctx, req, res, secret, entry);
+	await apply(ctx, req, res, secret, entry, entry.answers, entry.label);
+}
+
+/** A question's button among several: recorded, or, the last choice missing, the whole set applied. */
+async function choose(ctx: TapContext, req: IncomingMessage, res: ServerResponse, secret: string, entry: TapEntry): Promise<void> {
+	const step = ctx.oneTap.choose(entry);
+	if (step.kind === "ended") return answerWith(req, res, 410, "this request has ended; nothing was recorded");
+	if (step.kind === "busy") {
+		ctx.oneTap.giveBack(secret, entry);
+		return answerWith(req, res, 409, "this request's choices are being applied right now; nothing was recorded, try again in a moment");
+	}
+	if (step.kind === "recorded") return recorded(req, res, entry, step);
+	const applied = await apply(ctx, req, res, secret, entry, step.answers, step.labels.join(" / "));
+	if (!applied) ctx.oneTap.unchoose(entry, step.previous);
+}
+
+/** Says what was recorded and which questions still wait (free text: on the request's link). */
+function recorded(req: IncomingMessage, res: ServerResponse, entry: TapEntry, step: Extract<ChoiceStep, { kind: "recorded" }>): void {
+	const instead = step.previous && step.previous.label !== entry.label ? ` (instead of ${JSON.stringify(step.previous.label)})` : "";
+	const line = `recorded: ${entry.label} for ${JSON.stringify(entry.question)}${instead}; nothing is answered until each question has a choice`;
+	const waiting = step.waiting.map((q) => `${JSON.stringify(q.question)}${q.tappable ? "" : " (free text: on the request's link)"}`);
+	const onLink = step.waiting.some((q) => !q.tappable) && step.link;
+	if (!wantsPage(req)) {
+		const body = [
+			line,
+			`still waiting: ${waiting.join(", ")}`,
+			...(onLink ? [`the request's link, where its questions are answered together: ${step.link}`] : []),
+		].join("\n");
+		res.writeHead(202, { ...SECURITY_HEADERS, "content-type": "text/plain; charset=utf-8", "content-length": String(Buffer.byteLength(`${body}\n`)) });
+		return void res.end(`${body}\n`);
+	}
+	const items = waiting.map((w) => `<li>${escapeHtml(w)}</li>`).join("");
+	const link = onLink ? `<p><a id="link" href="${escapeHtml(step.link)}">Open the request</a>: there its questions are answered together.</p>` : "";
+	html(res, 202, "checkpoint-bridge", `<h1>Recorded</h1><p id="result">${escapeHtml(line)}</p><p>Still waiting:</p><ul id="waiting">${items}</ul>${link}`);
+}
+
+/** Hands answers to the host and says how it went; true once applied or the request ended, false when nothing changed. */
+async function apply(
+	ctx: TapContext,
+	req: IncomingMessage,
+	res: ServerResponse,
+	secret: string,
+	entry: TapEntry,
+	answers: unknown[],
+	label: string,
+): Promise<boolean> {
+	const payload = { requestId: entry.requestId, answers, source: "web", place: "notify-link" };
 	const reply = await ctx.askHost(payload);
 	if (reply === "no-host" || reply === "no-reply") {
 		ctx.oneTap.giveBack(secret, entry);
-		return answerWith(req, res, 409, "no session holds the host role right now; nothing was applied, try again in a moment");
+		answerWith(req, res, 409, "no session holds the host role right now; nothing was applied, try again in a moment");
+		return false;
 	}
-	if (reply.ok) return answerWith(req, res, 200, `answered: ${entry.label}`);
+	if (reply.ok) return (answerWith(req, res, 200, `answered: ${label}`), true);
 	if (reply.code === "not_found") {
 		// The host's settled event has usually said how by now.
 		const known = ctx.oneTap.lookup(secret);
 		const how = known && "dead" in known && known.dead.startsWith("this request has ended") ? known.dead : "this request has ended";
-		return answerWith(req, res, 410, `${how}; nothing was applied`);
+		return (answerWith(req, res, 410, `${how}; nothing was applied`), true);
 	}
 	answerWith(req, res, 422, `not applied: ${reply.reason}`);
+	return false;
 }
 
 /** Handles `/a/<secret>` (the Host was checked); never throws. */
@@ -129,12 +180,15 @@ export function tapRoute(ctx: TapContext, req: IncomingMessage, res: ServerRespo
 	const found = ctx.oneTap.lookup(secret);
 	if (!found) return refuse(res, { status: 404, reason: "no request has this one-tap link" });
 	if ("dead" in found) return html(res, 410, "checkpoint-bridge", `<h1>Not answerable</h1><p id="result">${escapeHtml(found.dead)}</p>`, method === "HEAD");
-	const { asker, question, label } = found.open;
+	const { asker, question, label, part } = found.open;
+	const note = part
+		? '<p id="part">This records your choice for this question; the request is answered once each of its questions has one.</p>'
+		: "<p>Nothing is answered until you press the button.</p>";
 	html(
 		res,
 		200,
 		`${asker}: ${label}?`,
-		`<p>${escapeHtml(asker)} asks:</p><h1 id="question">${escapeHtml(question)}</h1><form method="post"><button type="submit" id="confirm">Answer: ${escapeHtml(label)}</button></form><p>Nothing is answered until you press the button.</p>`,
+		`<p>${escapeHtml(asker)} asks:</p><h1 id="question">${escapeHtml(question)}</h1><form method="post"><button type="submit" id="confirm">Answer: ${escapeHtml(label)}</button></form>${note}`,
 		method === "HEAD",
 	);
 }

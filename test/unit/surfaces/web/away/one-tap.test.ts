@@ -72,7 +72,7 @@ describe("one-tap answers", () => {
 		expect((await call).answers[0]).toMatchObject({ answer: "no", kind: "confirm" });
 	});
 
-	it("several questions: one button accepts every recommendation; free text and multi-selects get none, only the request's link", async () => {
+	it("several questions: one button accepts every recommendation, the only one on ntfy's notification; free text and multi-selects get none, only the request's link", async () => {
 		const s = await pages.setup();
 		const both = await s.ask(
 			[
@@ -83,8 +83,13 @@ describe("one-tap answers", () => {
 		);
 		const actions = s.page.actionsFor(both.requestId)!;
 		expect(actions.buttons.map((b) => b.label)).toEqual(["Accept the recommendations"]);
-		// An option of one question cannot answer the whole request: no URL of its own.
-		expect(actions.questions.flatMap((q) => q.options!.map((o) => o.answer))).toEqual([undefined, undefined, undefined, undefined]);
+		// Each option of each question has a URL of its own, which only records that question's choice (see choices.test.ts); not a notification button.
+		expect(actions.questions.map((q) => q.buttons!.map((b) => b.label))).toEqual([
+			["SQLite", "Postgres"],
+			["none", "redis"],
+		]);
+		expect(actions.questions.flatMap((q) => q.options!.map((o) => o.answer))).toEqual(actions.questions.flatMap((q) => q.buttons!.map((b) => b.answer)));
+		expect(ntfyActions(actions)).toBe(`http, Accept the recommendations, ${actions.buttons[0]!.answer}, method=POST, clear=true; view, Open, ${actions.link}`);
 		expect((await ntfyPost(s.page, actions.buttons[0]!.answer)).status).toBe(200);
 		expect((await both.call).answers.map((a) => a.answer)).toEqual(["SQLite", "none"]);
 		const text = await s.ask([{ question: "Name?" }], { label: "planner" });
