@@ -149,7 +149,7 @@ check(
 		local?.status === "ok" &&
 		local.answers[0]?.answer === "no" &&
 		maxOpen === 1 &&
-		shown.join("\n") === "[subagent-planner] Ready?\n[ion-0001] Proceed?",
+		shown.join("\n") === "[subagent-planner] Ready?\n[main session] Proceed?",
 	{ waiting, local, shown },
 );
 
