@@ -2,9 +2,10 @@
  * One-tap answers against a real `pi --mode rpc` host with a real asker: the ntfy recipe of
  * docs/away-from-the-keyboard.md, run as the notify command against a stand-in ntfy server, and a
  * phone played as ntfy plays it (its `Actions` header parsed, an `http` button POSTed with no body);
- * then a one-tap link opened in a real headless Chromium: a GET only confirms, its button answers.
+ * then a one-tap link opened in a real headless Chromium: a GET only confirms, its button answers;
+ * and a request of two questions answered by two POSTs, one per question, as ntfy sends them.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -135,5 +136,41 @@ describe.skipIf(!HAS_CHROMIUM)("one-tap answers, pi --mode rpc host", () => {
 		// Reloading the confirmation page now says how it ended.
 		expect((await page.goto(yes!.url))?.status()).toBe(410);
 		await page.close();
+	});
+});
+
+describe("one tap per question, pi --mode rpc host", () => {
+	const run = new PiRpcFixture();
+	afterEach(() => run.stop());
+
+	it("a request of two questions is answered by two POSTs as ntfy sends them: the first records its question's choice, the second answers the whole request", async () => {
+		const piEnv = run.createEnv({ env: { CHECKPOINT_BRIDGE_WEB: "127.0.0.1:0" } });
+		const out = join(piEnv.root, "actions.json");
+		// A notify command that keeps the actions JSON, as a chat bot building its buttons from it would read it.
+		piEnv.env.CHECKPOINT_BRIDGE_NOTIFY_COMMAND = `[ "$CHECKPOINT_BRIDGE_EVENT" = asked ] && printf %s "$CHECKPOINT_BRIDGE_ACTIONS" > ${JSON.stringify(out)}; exit 0`;
+		const pi = run.startPi({ args: ["--extension", writeAwayAsker(piEnv)] });
+		await pi.command("get_state", {}, 90_000);
+		const planner = await awayAsk(pi, "planner", [
+			{ question: "Which database?", options: ["Postgres", "SQLite"], allowOther: false },
+			{ question: "Deploy now?", kind: "confirm" },
+		]);
+		for (let i = 0; i < 400 && !existsSync(out); i++) await new Promise((resolve) => setTimeout(resolve, 25));
+		const actions = JSON.parse(readFileSync(out, "utf8")) as { buttons: unknown[]; questions: { buttons: { label: string; answer: string }[] }[] };
+		expect(actions.buttons).toEqual([]);
+		const [db, deploy] = actions.questions.map((q) => q.buttons);
+		let settled = false;
+		void planner.result.then(() => (settled = true));
+		expect(await tap({ url: db!.find((b) => b.label === "SQLite")!.answer, params: {} })).toEqual({
+			status: 202,
+			body: 'recorded: SQLite for "Which database?"; nothing is answered until each question has a choice\nstill waiting: "Deploy now?"\n',
+		});
+		await new Promise((resolve) => setTimeout(resolve, 300));
+		expect(settled).toBe(false);
+		expect(await tap({ url: deploy!.find((b) => b.label === "Yes")!.answer, params: {} })).toEqual({ status: 200, body: "answered: SQLite / Yes\n" });
+		expect((await planner.result).answers).toEqual([
+			{ question: "Which database?", answer: "SQLite", kind: "option", source: "web" },
+			{ question: "Deploy now?", answer: "yes", kind: "confirm", source: "web" },
+		]);
+		expect((await tap({ url: db![1]!.answer, params: {} })).status).toBe(410);
 	});
 });
