@@ -6,7 +6,7 @@
  * answer goes to each. Each request is held as one request record (core/request-record.ts,
  * ADR-0022) with one timer, its deadline's, and ends through one function, `#end`, whatever the reason.
  */
-import PQueue from "p-queue";
+import PQueue, { type Queue, type QueueAddOptions, type RunFunction } from "p-queue";
 import type { Answer, AnswerPlace } from "../model/answer.ts";
 import { answerProblem, copyAnswer } from "../model/answer-check.ts";
 import type { Checked } from "../model/check.ts";
@@ -36,7 +36,7 @@ import {
 	storedRecord,
 } from "./request-record.ts";
 import { SameQuestions } from "./same-questions.ts";
-import { type Show, type ShowOutcome, showFor } from "./show.ts";
+import { type Show, type ShowOutcome, type ShowPrompt, showFor } from "./show.ts";
 import type { HostUI, Surface } from "./surface.ts";
 
 /** How a request ended, as observers, the audit trail and the page learn it: `end` is the typed reason (request-record.ts). */
@@ -125,6 +125,8 @@ interface Held {
 	leave?: AbortController;
 	/** Its turn among its asker's requests (round robin, ADR-0024); 0 for the host's own, which go first. */
 	round: number;
+	/** Whose open requests it counts among (`askerKey`), worked out once. */
+	readonly asker: string;
 	/** A late request shown again: unanswered, it goes back to the late book. */
 	readonly reopened: boolean;
 }
@@ -254,8 +256,8 @@ class Holding {
 		this.arrivals = new ArrivalNotices(notify);
 	}
 
-	openOf(request: RelayRequest): number {
-		return this.#byAsker.get(askerKey(request))?.open ?? 0;
+	openOf(asker: string): number {
+		return this.#byAsker.get(asker)?.open ?? 0;
 	}
 
 	/**
@@ -263,8 +265,8 @@ class Holding {
 	 * being shown (`served`). So an asker's next request goes ahead of every other asker's later
 	 * ones, and one that has waited is not overtaken by a newcomer's whole backlog (ADR-0024).
 	 */
-	nextRound(request: RelayRequest, served: number): number {
-		const turns = this.#byAsker.get(askerKey(request))!;
+	nextRound(asker: string, served: number): number {
+		const turns = this.#byAsker.get(asker)!;
 		turns.round = Math.max(turns.round, served) + 1;
 		return turns.round;
 	}
@@ -273,10 +275,9 @@ class Holding {
 		const { request } = held.record;
 		this.same.add(held.record);
 		this.byId.set(request.id, held);
-		const key = askerKey(request);
-		const turns = this.#byAsker.get(key);
+		const turns = this.#byAsker.get(held.asker);
 		if (turns) turns.open++;
-		else this.#byAsker.set(key, { open: 1, round: 0 });
+		else this.#byAsker.set(held.asker, { open: 1, round: 0 });
 		count(this.askers, request.asker.label, 1);
 	}
 
@@ -287,11 +288,141 @@ class Holding {
 		this.byId.delete(record.request.id);
 		this.same.remove(record);
 		this.arrivals.gone(record);
-		const key = askerKey(record.request);
-		const turns = this.#byAsker.get(key)!;
+		const turns = this.#byAsker.get(held.asker)!;
 		// An asker with nothing held starts again at the round being shown.
-		if (--turns.open === 0) this.#byAsker.delete(key);
+		if (--turns.open === 0) this.#byAsker.delete(held.asker);
 		count(this.askers, record.request.asker.label, -1);
+	}
+}
+
+/** What the dialog host does for the request it shows, given the request. */
+interface ShowHooks {
+	takeShared(record: RequestRecord, index: number): boolean;
+	shown(held: Held, index: number, deadline?: number): void;
+	answered(held: Held, index: number, answer: Answer, final: boolean): boolean;
+	countDialog(): void;
+}
+
+/** The prompt of a request being shown: its methods on the prototype, reading the held request. */
+class HeldPrompt implements ShowPrompt {
+	readonly asker: string;
+	readonly questions: readonly Question[];
+	readonly callDeadline: number;
+	readonly dialogTimeoutMs: number;
+	readonly onDialog: () => void;
+	readonly held: Held;
+	readonly hooks: ShowHooks;
+	readonly signal: AbortSignal;
+
+	constructor(held: Held, hooks: ShowHooks, signal: AbortSignal) {
+		this.held = held;
+		this.hooks = hooks;
+		this.signal = signal;
+		const { request, questions } = held.record;
+		this.asker = request.asker.label;
+		this.questions = questions;
+		this.callDeadline = request.deadline;
+		this.dialogTimeoutMs = request.dialogTimeoutMs;
+		this.onDialog = hooks.countDialog;
+	}
+
+	known(index: number): Answer | undefined {
+		return this.held.record.entries[index]?.answer;
+	}
+
+	takeShared(index: number): boolean {
+		return this.hooks.takeShared(this.held.record, index);
+	}
+
+	onShown(index: number, deadline?: number): void {
+		this.hooks.shown(this.held, index, deadline);
+	}
+
+	onAnswer(index: number, answer: Answer, final: boolean): boolean {
+		return this.hooks.answered(this.held, index, answer, final);
+	}
+}
+
+/** A waiting task as the dialog queue keeps it: the options p-queue hands over with it (its own copy), and the task. */
+type WaitingTask = { -readonly [K in keyof QueueAddOptions]: QueueAddOptions[K] } & { run: RunFunction };
+
+/**
+ * p-queue's queue class for the dialog queue: its order is p-queue's own (highest priority first,
+ * first come first served within one), and a task keeps its `signal` only while it waits. p-queue
+ * reads the signal from the options it handed over when the task starts; without it p-queue neither
+ * races the running task against it nor listens to it: the slot is held until what was open has
+ * closed (ADR-0024), and a running task costs no abort listener, race or wrapper promise.
+ */
+export class DialogOrder implements Queue<RunFunction, QueueAddOptions> {
+	/** Sorted, the next first; the slots before `#head` are taken already. */
+	#tasks: (WaitingTask | undefined)[] = [];
+	#head = 0;
+
+	get size(): number {
+		return this.#tasks.length - this.#head;
+	}
+
+	enqueue(run: RunFunction, options?: Partial<QueueAddOptions>): void {
+		// The options object itself is kept: it is p-queue's copy, made for this task.
+		const task = (options ?? {}) as WaitingTask;
+		task.run = run;
+		const priority = task.priority ?? 0;
+		const tasks = this.#tasks;
+		if (this.size === 0) {
+			tasks.length = 0;
+			this.#head = 0;
+		}
+		if (tasks.length === this.#head || (tasks.at(-1)!.priority ?? 0) >= priority) {
+			tasks.push(task);
+			return;
+		}
+		// After the last task of at least its priority.
+		let low = this.#head;
+		let high = tasks.length;
+		while (low < high) {
+			const middle = (low + high) >>> 1;
+			if ((tasks[middle]!.priority ?? 0) >= priority) low = middle + 1;
+			else high = middle;
+		}
+		tasks.splice(low, 0, task);
+	}
+
+	dequeue(): RunFunction | undefined {
+		if (this.size === 0) return undefined;
+		const task = this.#tasks[this.#head]!;
+		this.#tasks[this.#head++] = undefined;
+		if (this.#head > 100 && this.#head > this.#tasks.length / 2) {
+			this.#tasks.splice(0, this.#head);
+			this.#head = 0;
+		}
+		// Started, the task has no signal any more (p-queue stopped listening to it while it waited).
+		task.signal = undefined;
+		return task.run;
+	}
+
+	remove(id: string): void {
+		const index = this.#indexOf(id);
+		if (index === this.#head) void this.dequeue();
+		else if (index !== -1) this.#tasks.splice(index, 1);
+	}
+
+	setPriority(id: string, priority: number): void {
+		const index = this.#indexOf(id);
+		if (index === -1) throw new ReferenceError(`No task with the id "${id}" waits in the dialog queue.`);
+		const [task] = this.#tasks.splice(index, 1);
+		task!.priority = priority;
+		this.enqueue(task!.run, task);
+	}
+
+	filter(options: Readonly<Partial<QueueAddOptions>>): RunFunction[] {
+		const runs: RunFunction[] = [];
+		for (let i = this.#head; i < this.#tasks.length; i++) if (this.#tasks[i]!.priority === options.priority) runs.push(this.#tasks[i]!.run);
+		return runs;
+	}
+
+	#indexOf(id: string): number {
+		for (let i = this.#head; i < this.#tasks.length; i++) if (this.#tasks[i]!.id === id) return i;
+		return -1;
 	}
 }
 
@@ -314,13 +445,20 @@ export class DialogHost {
 	 * A task runs until what was open has closed, even when its request ended before (a UI that
 	 * ignores the abort keeps the slot); a request that ends while waiting leaves by its task's signal.
 	 */
-	readonly #queue = new PQueue({ concurrency: 1 });
+	readonly #queue = new PQueue<DialogOrder, QueueAddOptions>({ concurrency: 1, queueClass: DialogOrder });
 	/** The request whose task runs, for the status line: the one being shown. */
 	#showing: Held | undefined;
 	/** The round of the relayed request shown last (ADR-0024): a newcomer's first request is due in the next one. */
 	#round = 0;
 	/** Counts a dialog the human saw. */
 	readonly #countDialog = () => void this.#stats.dialogsShown++;
+	/** What a request being shown calls back, made once: each request's prompt is one object, no closures of its own. */
+	readonly #hooks: ShowHooks = {
+		takeShared: (record, index) => this.#takeShared(record, index),
+		shown: (held, index, deadline) => this.#shown(held, index, deadline),
+		answered: (held, index, answer, final) => this.#answered(held, index, answer, final),
+		countDialog: this.#countDialog,
+	};
 
 	constructor(options: DialogHostOptions) {
 		this.#ui = options.ui;
@@ -455,7 +593,8 @@ export class DialogHost {
 		if (!checked.ok) return this.#replyResult(raw.id, "error", [], checked.reason);
 		const { request } = checked;
 		const { questions } = request;
-		const open = this.#holding.openOf(request);
+		const asker = askerKey(request);
+		const open = this.#holding.openOf(asker);
 		// Requests carried over from a replaced host were counted there; they are never refused here.
 		if (!carried && open >= MAX_OPEN_PER_ASKER)
 			return this.#replyResult(
@@ -472,7 +611,7 @@ export class DialogHost {
 		const asked = request.resent === true && Number.isFinite(request.createdAt) ? request.createdAt : Number.POSITIVE_INFINITY;
 		const queuedAt = carried?.queuedAt ?? Math.min(Date.now(), asked);
 		const record: RequestRecord = { request, questions, entries, queuedAt, state: { is: "queued" } };
-		const held: Held = { record, timer: undefined, dueAt: NO_LIMIT, reopened: carried?.reopened === true, round: 0 };
+		const held: Held = { record, timer: undefined, dueAt: NO_LIMIT, reopened: carried?.reopened === true, round: 0, asker };
 		if (remaining > 0) this.#arm(held, request.deadline);
 		this.#holding.add(held);
 		// Handed over, its budget ran out on the way: it ends as any request out of time does (late, observed), not bare.
@@ -496,9 +635,10 @@ export class DialogHost {
 		const leave = new AbortController();
 		held.leave = leave;
 		const own = !this.#isRelayed(held.record);
-		if (!own) held.round = this.#holding.nextRound(held.record.request, this.#round);
+		if (!own) held.round = this.#holding.nextRound(held.asker, this.#round);
 		// Rejected only when the request ended while it waited (its signal): it has left the queue, nothing to do.
-		this.#queue.add(() => this.#run(held), { signal: leave.signal, priority: own ? OWN_FIRST : -held.round }).catch(ignore);
+		// Its request's id as the task's: p-queue makes none, and the queue class finds it by it when it leaves.
+		this.#queue.add(() => this.#run(held), { signal: leave.signal, priority: own ? OWN_FIRST : -held.round, id: held.record.request.id }).catch(ignore);
 	}
 
 	/** Sets the request's one timer due at `at` (epoch ms; NO_LIMIT: none). */
@@ -506,8 +646,11 @@ export class DialogHost {
 		if (held.dueAt === at) return;
 		clearTimeout(held.timer);
 		held.dueAt = at;
-		held.timer = at === NO_LIMIT ? undefined : setTimeout(() => this.#due(held), Math.max(0, at - Date.now()));
+		held.timer = at === NO_LIMIT ? undefined : setTimeout(this.#dueOf, Math.max(0, at - Date.now()), held);
 	}
+
+	/** The timers' one function (the request comes as the timer's argument, not in a closure of its own). */
+	readonly #dueOf = (held: Held) => this.#due(held);
 
 	/** The request's timer is due: what is on screen closes at its question deadline, or the request's own deadline has come. */
 	#due(held: Held): void {
@@ -674,6 +817,8 @@ export class DialogHost {
 	#completeFromShared(record: RequestRecord): boolean {
 		if (record.state.is !== "queued") return hasEnded(record);
 		const same = this.#holding.same;
+		// Asked of every request as it comes: a loop that allocates nothing finds most of them still open.
+		for (let i = 0; i < record.questions.length; i++) if (record.entries[i] === undefined && same.sharedAnswer(record, i) === undefined) return false;
 		const filled = record.questions.map((_, i) => record.entries[i]?.answer ?? same.sharedAnswer(record, i));
 		if (filled.some((a) => a === undefined)) return false;
 		record.entries = filled.map((answer, i) => record.entries[i] ?? { answer: answer!, place: same.sharedPlace(record, i) });
@@ -752,9 +897,11 @@ export class DialogHost {
 		const reason = REASON_OF[end];
 		const same = this.#holding.same;
 		const answers: Answer[] = [];
-		record.entries.forEach((entry, i) => {
+		const { entries } = record;
+		for (let i = 0; i < entries.length; i++) {
+			const entry = entries[i];
 			if (entry) answers.push(same.withSharers(record, i, entry.answer));
-		});
+		}
 		// Gone late, it has not settled: it settles once, when it is answered, cancelled or expires (ADR-0025).
 		if (late) this.#wentLate(record, late, false);
 		else if (this.#wants("settled")) {
@@ -806,7 +953,6 @@ export class DialogHost {
 	/** Shows the request, one way for every surface, and ends it as its showing ended. */
 	async #run(held: Held): Promise<void> {
 		const { record } = held;
-		const { request, questions } = record;
 		this.#showing = held;
 		if (held.round > this.#round) this.#round = held.round;
 		const open = new AbortController();
@@ -815,18 +961,7 @@ export class DialogHost {
 		record.state = showing;
 		let outcome: ShowOutcome;
 		try {
-			outcome = await this.#show({
-				asker: request.asker.label,
-				questions,
-				known: (index) => record.entries[index]?.answer,
-				takeShared: (index) => this.#takeShared(record, index),
-				signal: open.signal,
-				callDeadline: request.deadline,
-				dialogTimeoutMs: request.dialogTimeoutMs,
-				onDialog: this.#countDialog,
-				onShown: (index, deadline) => this.#shown(held, index, deadline),
-				onAnswer: (index, answer, final) => this.#answered(held, index, answer, final),
-			});
+			outcome = await this.#show(new HeldPrompt(held, this.#hooks, open.signal));
 		} catch (error) {
 			return this.#end(held, "failed", `The host dialog failed: ${errorText(error)}`);
 		} finally {

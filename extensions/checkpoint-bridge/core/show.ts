@@ -12,7 +12,7 @@ import { asMs, CLOCK_TOLERANCE_MS, msLeft, NO_LIMIT } from "./config.ts";
 import type { Surface } from "./surface.ts";
 
 /** What the host gives the code that shows a request. */
-interface ShowPrompt {
+export interface ShowPrompt {
 	/** Who asks, as titles show it. */
 	asker: string;
 	questions: readonly Question[];
@@ -30,8 +30,8 @@ interface ShowPrompt {
 	callDeadline: number;
 	/** Longest one dialog may stay open, in ms; NO_LIMIT (0): no limit of its own. */
 	dialogTimeoutMs: number;
-	/** Called each time a dialog opens, to count what the human saw. */
-	onDialog(): void;
+	/** Called each time a dialog opens, to count what the human saw; called unbound (surfaces take it as it is). */
+	readonly onDialog: () => void;
 	/**
 	 * Question `index` is on screen now; `deadline` (epoch ms, NO_LIMIT for none), given when what is
 	 * open opens, is when the host closes it: before the call's deadline, by aborting `signal` with "dialog-timeout".
