@@ -8,6 +8,7 @@ import { nanoid } from "nanoid";
 import type { CallOptions } from "./core/call.ts";
 import { ANSWER_MESSAGE_TYPE, type Delivery, type DeliveryBox } from "./core/delivery.ts";
 import type { SharedHandle } from "./core/shared-handle.ts";
+import { waitAtMost } from "./core/wait.ts";
 import type { LoadNats } from "./host-life.ts";
 import { type Envelope, makeEnvelope } from "./model/result.ts";
 import { askAlong, type Route } from "./route.ts";
@@ -88,31 +89,28 @@ export function askLater(
 		queuedAt: Date.now(),
 	};
 	const receipt = makeEnvelope("queued", [], receiptNote(requestId), { requestId, asker: asker.label, waitedMs: 0 });
-	return new Promise<Envelope>((resolve) => {
-		let taken = false;
+	const receiptNow = (): Envelope => {
+		via.box.expect(ask);
+		return { ...receipt, waitedMs: Date.now() - ask.queuedAt };
+	};
+	return waitAtMost<Envelope>({ ms: RECEIPT_WAIT_MS, elapsed: receiptNow }, (settle, settled) => {
 		/** The end was handed to recordEnd by a transport that acks it: recorded here or left to the host's session, never delivered again. */
 		let handed = false;
 		const take = () => {
-			if (taken) return;
-			taken = true;
-			clearTimeout(timer);
-			via.box.expect(ask);
-			resolve({ ...receipt, waitedMs: Date.now() - ask.queuedAt });
+			if (!settled()) settle(receiptNow());
 		};
-		const timer = setTimeout(take, RECEIPT_WAIT_MS);
 		// Before the receipt, an end is the call's own result (returned as the tool's); after it, recorded now or left to the host.
-		const recordEnd = (envelope: Envelope) => !taken || ((handed = true), recordHere(via.box, { ...ask, envelope }));
+		const recordEnd = (envelope: Envelope) => !settled() || ((handed = true), recordHere(via.box, { ...ask, envelope }));
 		void askAlong(route, { ...call, id: requestId, later: true, onProgress: take, recordEnd }, via)
 			.catch((error: unknown) =>
 				makeEnvelope("error", [], `checkpoint-bridge failed: ${error instanceof Error ? error.message : String(error)}`, { requestId, asker: asker.label }),
 			)
 			.then((envelope) => {
 				if (handed) return;
-				if (taken) return via.box.deliver({ ...ask, envelope });
+				if (settled()) return via.box.deliver({ ...ask, envelope });
 				// Ended before the host took it: the call's own result, as a waiting call returns it.
-				taken = true;
-				clearTimeout(timer);
-				resolve(envelope);
+				settle(envelope);
 			});
+		return undefined;
 	});
 }

@@ -24,6 +24,8 @@ import {
 	sessionPoster,
 } from "./core/delivery.ts";
 import type { AskerIdentity } from "./core/identity.ts";
+import { processSlot } from "./core/process-slot.ts";
+import type { EntryLike } from "./core/session-entry.ts";
 import type { SharedHandle } from "./core/shared-handle.ts";
 import type { QuestionInput } from "./model/question.ts";
 import type { Envelope } from "./model/result.ts";
@@ -40,14 +42,6 @@ export interface OwnAsked {
 	/** The validated questions, as they were asked. */
 	questions: QuestionInput[];
 	askedAt: number;
-}
-
-interface EntryLike {
-	type: string;
-	customType?: string;
-	data?: unknown;
-	/** A custom message's details (pi's `custom_message` entry). */
-	details?: unknown;
 }
 
 const isOwnAsked = (data: unknown): data is OwnAsked => {
@@ -136,7 +130,7 @@ export function recordOwn(
 
 /** Request ids reopened in this process, shared by every copy of the extension: a question opens once per process. */
 const REOPENED_KEY = Symbol.for("checkpoint-bridge.own-reopened");
-const reopenedHere = (): Set<string> => ((globalThis as Record<symbol, Set<string> | undefined>)[REOPENED_KEY] ??= new Set());
+const reopenedHere = (): Set<string> => processSlot(globalThis, REOPENED_KEY, () => new Set<string>());
 
 /** How a reopened question is asked: the host's normal path, marked as asked before the restart. */
 export type AskAgain = (own: OwnAsked, options: { budgetMs: number; dialogTimeoutMs: number }) => Promise<Envelope>;

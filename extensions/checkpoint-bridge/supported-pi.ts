@@ -9,6 +9,7 @@ import { readFileSync } from "node:fs";
 import { dirname, isAbsolute, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as util from "node:util";
+import { processSlot } from "./core/process-slot.ts";
 
 /** pi release lines (major.minor) this version is tested on; docs/limits.md states the same. */
 export const SUPPORTED_PI_LINES: readonly string[] = ["0.85", "1.6"];
@@ -83,9 +84,9 @@ export function unsupportedPiNotice(version: string | undefined): string | undef
 /** Hands the notice for an unsupported pi to `tell`, once per process; a `tell` that throws is ignored. */
 export function reportUnsupportedPi(version: string | undefined, tell: (notice: string) => void): void {
 	const notice = unsupportedPiNotice(version);
-	const global = globalThis as Record<symbol, unknown>;
-	if (notice === undefined || global[NOTICE_GIVEN]) return;
-	global[NOTICE_GIVEN] = true;
+	const once = processSlot(globalThis, NOTICE_GIVEN, () => ({ given: false }));
+	if (notice === undefined || once.given) return;
+	once.given = true;
 	try {
 		tell(notice);
 	} catch {

@@ -28,7 +28,7 @@ const dismissed: AskAgain = async () => makeEnvelope("timeout-or-cancelled", [],
 const reopen = (session: ReturnType<typeof fakeSession>, ask: AskAgain, here = () => true, liveHere?: (id: string) => boolean) =>
 	reopenOwn(session.pi, () => session.entries, "s1", ask, here, liveHere);
 /** A new process: the set of questions reopened in this process starts empty. */
-const newProcess = () => void delete (globalThis as Record<symbol, unknown>)[Symbol.for("checkpoint-bridge.own-reopened")];
+const newProcess = () => void (globalThis as Record<symbol, Set<string> | undefined>)[Symbol.for("checkpoint-bridge.own-reopened")]?.clear();
 
 describe("the host session's own questions across a restart", () => {
 	beforeEach(newProcess);

@@ -38,7 +38,8 @@ const session = sessions.play;
 
 afterEach(async () => {
 	await sessions.shutdownAll();
-	delete (globalThis as Record<symbol, unknown>)[NOTICE_GIVEN];
+	const notice = (globalThis as Record<symbol, { given: boolean } | undefined>)[NOTICE_GIVEN];
+	if (notice) notice.given = false;
 	vi.restoreAllMocks();
 });
 afterAll(() => rmSync(root, { recursive: true, force: true }));

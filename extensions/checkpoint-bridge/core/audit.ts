@@ -6,17 +6,12 @@ import { type Home, homeText } from "./delivery.ts";
 import type { DialogHost, HostStats } from "./dialog-host.ts";
 import type { SettledRecord } from "./host-role.ts";
 import type { Snapshot } from "./observers.ts";
+import type { EntryLike } from "./session-entry.ts";
 
 /** `customType` of the audit entries in the host's session. */
 export const AUDIT_ENTRY_TYPE = "checkpoint-bridge";
 /** Settled requests `/checkpoints` lists. @default 10 */
 const HISTORY_SHOWN = 10;
-
-interface EntryLike {
-	type: string;
-	customType?: string;
-	data?: unknown;
-}
 
 /** The audit records in a session's entries, oldest first. */
 function auditRecords(entries: readonly EntryLike[]): SettledRecord[] {

@@ -15,6 +15,9 @@ import type { Answer } from "../model/answer.ts";
 import type { Envelope } from "../model/result.ts";
 import { sanitiseText } from "../model/sanitise.ts";
 import type { AskerIdentity } from "./identity.ts";
+import { processSlot } from "./process-slot.ts";
+import type { EntryLike } from "./session-entry.ts";
+import { waitAtMost } from "./wait.ts";
 
 /** `customType` of the message that carries an ended request to its session (docs/tool.md). */
 export const ANSWER_MESSAGE_TYPE = "checkpoint-bridge:answer";
@@ -93,12 +96,6 @@ export interface MessageApi {
 		options?: { triggerTurn?: boolean; deliverAs?: "steer" | "followUp" | "nextTurn" },
 	): void;
 	appendEntry(customType: string, data?: unknown): void;
-}
-
-interface EntryLike {
-	type: string;
-	customType?: string;
-	data?: unknown;
 }
 
 /** Posts ended requests into one session. */
@@ -387,27 +384,22 @@ export function createDeliveryBox(options: DeliveryBoxOptions): DeliveryBox & Ho
 				pending.delete(id);
 			}
 			if (pending.size === 0) return Promise.resolve({ ended, open: [] });
-			return new Promise<WaitResult>((resolve) => {
-				let timer: ReturnType<typeof setTimeout> | undefined;
-				const mine = new Map<string, (delivery: Delivery) => void>();
-				const finish = () => {
-					if (timer) clearTimeout(timer);
-					signal?.removeEventListener("abort", finish);
-					// Only its own: a later wait on the same id has taken its place and still waits.
-					for (const id of pending) if (waits.get(id) === mine.get(id)) waits.delete(id);
-					resolve({ ended, open: [...pending] });
-				};
+			const mine = new Map<string, (delivery: Delivery) => void>();
+			const result = (): WaitResult => ({ ended, open: [...pending] });
+			return waitAtMost<WaitResult>({ ms: budgetMs, elapsed: result, signal }, (settle) => {
 				for (const id of pending) {
 					const take = (delivery: Delivery) => {
 						pending.delete(id);
 						ended.push(delivery);
-						if (pending.size === 0) finish();
+						if (pending.size === 0) settle(result());
 					};
 					mine.set(id, take);
 					waits.set(id, take);
 				}
-				timer = setTimeout(finish, budgetMs);
-				signal?.addEventListener("abort", finish, { once: true });
+				// Only its own: a later wait on the same id has taken its place and still waits.
+				return () => {
+					for (const id of pending) if (waits.get(id) === mine.get(id)) waits.delete(id);
+				};
 			});
 		},
 	};
@@ -418,15 +410,9 @@ const DELIVERY_KEY = Symbol.for("checkpoint-bridge.deliveries");
 
 /** The process's box, created by the first copy that asks. Not writable, not replaceable. */
 export function deliveryBox(hostSessionId: () => string | undefined, target: object = globalThis): DeliveryBox {
-	const slot = target as Record<symbol, (DeliveryBox & Partial<HostSessionOf>) | undefined>;
-	const existing = slot[DELIVERY_KEY];
-	if (existing) {
-		// The box outlives the copy that made it: the host's session is found the way the latest caller finds it.
-		existing[HOST_SESSION_OF]?.(hostSessionId);
-		return existing;
-	}
-	const box = createDeliveryBox({ hostSessionId });
-	Object.defineProperty(target, DELIVERY_KEY, { value: box, writable: false, configurable: false, enumerable: false });
+	const box = processSlot<DeliveryBox & Partial<HostSessionOf>>(target, DELIVERY_KEY, () => createDeliveryBox({ hostSessionId }));
+	// The box outlives the copy that made it: the host's session is found the way the latest caller finds it.
+	box[HOST_SESSION_OF]?.(hostSessionId);
 	return box;
 }
 

@@ -14,6 +14,7 @@ import { cutText, squeezeSpace } from "../model/sanitise.ts";
 import { validateAskParams } from "../model/validate.ts";
 import { type InboundValue, resolveInbound } from "./inbound.ts";
 import { processSlot } from "./process-slot.ts";
+import { firstWithin } from "./wait.ts";
 
 /** Registry key of the process's forms; `Symbol.for` makes it the same in every module copy. */
 const FORMS_KEY = Symbol.for("checkpoint-bridge.forms-elsewhere");
@@ -156,17 +157,12 @@ export class FormsElsewhere {
 		const checked = resolveInbound(entry.form.questions, values as InboundValue[], "web");
 		if (!checked.ok) return checked.reply as FormSubmitReply;
 		const stop = new AbortController();
-		let timer: ReturnType<typeof setTimeout> | undefined;
-		const late = new Promise<"late">((resolve) => {
-			timer = setTimeout(() => resolve("late"), this.#verdictTimeoutMs);
-		});
 		let outcome: Awaited<ReturnType<SubmitToTool>> | "late";
 		try {
-			outcome = await Promise.race([entry.submit(checked.answers, stop.signal), late]);
+			outcome = await firstWithin(entry.submit(checked.answers, stop.signal), { ms: this.#verdictTimeoutMs, elapsed: () => "late" as const });
 		} catch (error) {
 			outcome = { ok: false, reason: error instanceof Error ? error.message : String(error) };
 		} finally {
-			clearTimeout(timer);
 			stop.abort();
 		}
 		const tool = entry.form.tool;

@@ -9,6 +9,7 @@
 import { readConfig } from "./config.ts";
 import { NOTICE_WINDOW_MS } from "./notice-window.ts";
 import { OBSERVER_VERSION, type ObservedRequest } from "./observers.ts";
+import { processSlot } from "./process-slot.ts";
 import type { RequestRecord } from "./request-record.ts";
 
 /** What a timed-out call's note adds when its questions stay open, marked late. */
@@ -259,10 +260,5 @@ const LATE_KEY = Symbol.for("checkpoint-bridge.late");
 
 /** The process's book of late requests, made by the first host that asks, with the settings read then. */
 export function lateBook(target: object = globalThis): LateBook {
-	const slot = target as Record<symbol, LateBook | undefined>;
-	const existing = slot[LATE_KEY];
-	if (existing) return existing;
-	const book = new LateBook(readLateConfig());
-	Object.defineProperty(target, LATE_KEY, { value: book, writable: false, configurable: false, enumerable: false });
-	return book;
+	return processSlot(target, LATE_KEY, () => new LateBook(readLateConfig()));
 }

@@ -7,6 +7,7 @@
 import { EventEmitter } from "eventemitter3";
 import type { ParkedRequest } from "./dialog-host.ts";
 import type { Snapshot } from "./observers.ts";
+import { processSlot } from "./process-slot.ts";
 import { type BusEvents, PROTOCOL_VERSION, type RelayCancel, type RelayLate, type RelayReply } from "./protocol.ts";
 
 /** Registry key of the shared handle; `Symbol.for` makes it the same in every module copy. */
@@ -157,10 +158,5 @@ export function createHandle(): SharedHandle {
 
 /** The process's handle, created by the first copy that asks. Not writable, not replaceable. */
 export function sharedHandle(target: object = globalThis): SharedHandle {
-	const slot = target as Record<symbol, SharedHandle | undefined>;
-	const existing = slot[HANDLE_KEY];
-	if (existing) return existing;
-	const handle = createHandle();
-	Object.defineProperty(target, HANDLE_KEY, { value: handle, writable: false, configurable: false, enumerable: false });
-	return handle;
+	return processSlot(target, HANDLE_KEY, createHandle);
 }

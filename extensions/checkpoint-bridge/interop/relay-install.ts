@@ -8,6 +8,7 @@
  * process-global slot, as the bus does. See ADR-0012.
  */
 
+import { processSlot } from "../core/process-slot.ts";
 import { MODE_READ } from "./screen-relay.ts";
 
 /** Registry key of the process's relay slot; `Symbol.for` makes it the same in every module copy. */
@@ -37,12 +38,7 @@ interface RelaySlot {
 
 /** The process's relay slot, created by the first copy that asks. */
 export function relaySlot(target: object = globalThis): RelaySlot {
-	const slot = target as Record<symbol, RelaySlot | undefined>;
-	const existing = slot[RELAY_SLOT_KEY];
-	if (existing) return existing;
-	const created: RelaySlot = { wrapped: new WeakSet(), binders: new WeakMap(), warned: false };
-	Object.defineProperty(target, RELAY_SLOT_KEY, { value: created, writable: false, configurable: false, enumerable: false });
-	return created;
+	return processSlot<RelaySlot>(target, RELAY_SLOT_KEY, () => ({ wrapped: new WeakSet(), binders: new WeakMap(), warned: false }));
 }
 
 /**

@@ -4,6 +4,7 @@
  * away (then the calls still open are cancelled at the host). Each belongs to the asker session that
  * asked it; a wait names only its own. Bounded per asker and in all.
  */
+import { firstWithin } from "../core/wait.ts";
 import type { Checked } from "../model/check.ts";
 import type { Envelope } from "../model/result.ts";
 
@@ -134,18 +135,6 @@ export class Receipts {
 const refused = (note: string): WaitResult => ({ status: "error", ended: [], open: [], note });
 
 /** Resolves when the first of `ends` does, `waitMs` passes, or `signal` aborts. */
-async function endOfFirst(ends: Promise<void>[], waitMs: number, signal?: AbortSignal): Promise<void> {
-	let timer: NodeJS.Timeout | undefined;
-	let onAbort: (() => void) | undefined;
-	await Promise.race([
-		...ends,
-		new Promise<void>((resolve) => {
-			timer = setTimeout(resolve, waitMs);
-			onAbort = resolve;
-			if (signal?.aborted) resolve();
-			signal?.addEventListener("abort", onAbort, { once: true });
-		}),
-	]);
-	clearTimeout(timer);
-	if (onAbort) signal?.removeEventListener("abort", onAbort);
+function endOfFirst(ends: Promise<void>[], waitMs: number, signal?: AbortSignal): Promise<void> {
+	return firstWithin(Promise.race(ends), { ms: waitMs, elapsed: () => undefined, signal });
 }

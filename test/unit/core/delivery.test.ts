@@ -205,6 +205,16 @@ describe("delivery of an ended request as one message", () => {
 		expect(session.messages).toHaveLength(0);
 	});
 
+	it("a wait whose call was cancelled before it began ends at once, its ids still open and still delivered as messages", async () => {
+		const session = fakeSession();
+		box.attach("s1", session.poster());
+		box.expect({ requestId: "r1", askerSessionId: "s1", asker: "planner", questions: ["Q?"], queuedAt: 0 });
+		await expect(box.waitFor("s1", ["r1"], 60_000, AbortSignal.abort())).resolves.toMatchObject({ ended: [], open: ["r1"] });
+		expect(vi.getTimerCount()).toBe(0);
+		box.deliver(delivery("r1", "s1"));
+		expect(session.messages).toHaveLength(1);
+	});
+
 	it("a wait ends as soon as every id ended", async () => {
 		box.attach("s1", fakeSession().poster());
 		const waited = box.waitFor("s1", ["r1"], 60_000);

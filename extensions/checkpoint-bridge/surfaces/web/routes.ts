@@ -7,6 +7,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { InboundReply } from "../../core/inbound.ts";
+import { waitAtMost } from "../../core/wait.ts";
 import type { OneTap } from "./away/one-tap.ts";
 import { tapRoute } from "./away/tap-route.ts";
 import { type Board, type ObserverHandle, traceFor } from "./board.ts";
@@ -75,18 +76,10 @@ function scopeOf(ctx: RouteContext, kind: string, secret: string): Scope | Refus
 
 /** Sends the answer through the core's one check and waits for the host's reply. */
 function askHost(ctx: RouteContext, payload: unknown): Promise<InboundReply | "no-host" | "no-reply"> {
-	return new Promise((resolve) => {
-		let timer: ReturnType<typeof setTimeout> | undefined;
-		let replied = false;
-		const delivered = ctx.handle.bus.emit("answer", payload, (reply) => {
-			if (replied) return;
-			replied = true;
-			if (timer) clearTimeout(timer);
-			resolve(reply);
-		});
-		if (!delivered) return resolve("no-host");
-		// The host replies at once; a listener that never does must not hold the request open.
-		if (!replied) timer = setTimeout(() => ((replied = true), resolve("no-reply")), ctx.replyTimeoutMs ?? 5_000);
+	// The host replies at once; a listener that never does must not hold the request open.
+	return waitAtMost<InboundReply | "no-host" | "no-reply">({ ms: ctx.replyTimeoutMs ?? 5_000, elapsed: () => "no-reply" }, (settle) => {
+		if (!ctx.handle.bus.emit("answer", payload, settle)) settle("no-host");
+		return undefined;
 	});
 }
 

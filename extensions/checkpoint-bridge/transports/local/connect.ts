@@ -9,6 +9,7 @@
 
 import net from "node:net";
 import { ERROR_CODES, type ErrorFrame, FRAME_VERSION, MAX_FRAME_BYTES } from "../../core/frames.ts";
+import { waitAtMost } from "../../core/wait.ts";
 import type { Checked } from "../../model/check.ts";
 import { ENDPOINT_ENV, type EndpointAddress } from "./address.ts";
 import { type ClientFrame, decodeFrame, encodeFrame, type Frame, HANDSHAKE_MAX_FRAME_BYTES, LineReader } from "./frames.ts";
@@ -105,24 +106,18 @@ function attemptHandshake(
 	distrusted: (problem: string) => Connected,
 ): Promise<Connected | Retry> {
 	const { socketPath, tokenPath } = address;
-	return new Promise<Connected | Retry>((resolve) => {
+	let failure: string | undefined;
+	const bound = {
+		ms: timeoutMs,
+		elapsed: () => gone(failure ?? `no proof from the host within ${timeoutMs} ms`),
+		signal: options.signal,
+		aborted: () => gone("the call ended before the host proved itself"),
+	};
+	return waitAtMost<Connected | Retry>(bound, (settle) => {
 		const clientNonce = freshNonce();
 		const reader = new LineReader(HANDSHAKE_MAX_FRAME_BYTES);
 		const socket = net.createConnection(socketPath);
 		let state: "handshake" | "proven" | "done" = "handshake";
-		let failure: string | undefined;
-
-		const settle = (result: Connected | Retry) => {
-			if (state !== "handshake") return;
-			state = "ok" in result && result.ok ? "proven" : "done";
-			clearTimeout(timer);
-			options.signal?.removeEventListener("abort", onAbort);
-			if (state === "done") socket.destroy();
-			resolve(result);
-		};
-		const onAbort = () => settle(gone("the call ended before the host proved itself"));
-		const timer = setTimeout(() => settle(gone(failure ?? `no proof from the host within ${timeoutMs} ms`)), timeoutMs);
-		options.signal?.addEventListener("abort", onAbort, { once: true });
 
 		const connection: HostConnection = {
 			send(frame) {
@@ -197,5 +192,9 @@ function attemptHandshake(
 			}
 		});
 		socket.write(encodeFrame({ type: "hello", v: FRAME_VERSION.endpoint, nonce: clientNonce, pid: options.pid ?? process.pid }));
+		return (result) => {
+			state = "ok" in result && result.ok ? "proven" : "done";
+			if (state === "done") socket.destroy();
+		};
 	});
 }

@@ -4,6 +4,7 @@
  * against it, so their timing is unit-tested on a fake broker; `connectBroker` adapts a real
  * connection and is the only place that loads the NATS client, by dynamic import.
  */
+import { firstWithin } from "../../core/wait.ts";
 import type { NatsConfig } from "./config.ts";
 
 /** One message delivered to a subscription. */
@@ -161,7 +162,10 @@ export async function connectBroker(config: NatsConfig, options: BrokerOptions):
 		},
 		async close() {
 			if (nc.isClosed()) return;
-			await Promise.race([nc.flush().catch(() => {}), new Promise((resolve) => setTimeout(resolve, CLOSE_FLUSH_MS).unref())]);
+			await firstWithin(
+				nc.flush().catch(() => {}),
+				{ ms: CLOSE_FLUSH_MS, elapsed: () => undefined, unref: true },
+			);
 			await nc.close().catch(() => {});
 		},
 	};
