@@ -119,9 +119,9 @@ interface Held {
 	timer: ReturnType<typeof setTimeout> | undefined;
 	/** Epoch ms the timer is due at. */
 	dueAt: number;
-	/** While it shows: whatever is open closes by this (any end of the request aborts it). */
+	/** While it shows: whatever is open closes by this (any end of the request aborts it). The controller `leave` was: p-queue no longer knows it. */
 	open?: AbortController;
-	/** Its task's signal while it waits its turn: a request that ends then leaves the dialog queue by it (p-queue's `signal`). */
+	/** Its task's signal while it waits its turn: a request that ends then leaves the dialog queue by it (p-queue's `signal`); `open` once its task starts. */
 	leave?: AbortController;
 	/** Its turn among its asker's requests (round robin, ADR-0024); 0 for the host's own, which go first. */
 	round: number;
@@ -955,7 +955,9 @@ export class DialogHost {
 		const { record } = held;
 		this.#showing = held;
 		if (held.round > this.#round) this.#round = held.round;
-		const open = new AbortController();
+		// One controller per request: the queue class took its signal from p-queue as the task started, so aborting it now closes what is open and nothing else.
+		const open = held.leave ?? new AbortController();
+		held.leave = undefined;
 		held.open = open;
 		const showing: RecordState & { is: "showing" } = { is: "showing" };
 		record.state = showing;

@@ -204,10 +204,14 @@ export function validateAskParams(raw: unknown, options: ValidateOptions = {}): 
 	if (!isRecord(raw)) return { ok: false, problems: ['parameters: must be an object with a "questions" array'] };
 	const { questions, timeoutMs, wait } = raw;
 	const checked: Question[] = [];
-	const unknown = Object.keys(raw).filter((key) => !PARAMETERS.includes(key));
-	for (const key of unknown.slice(0, NAMED_UNKNOWN))
-		problems.push(`parameters: ${JSON.stringify(cutText(key, UNKNOWN_NAME_CHARS))} is not a parameter (known: ${PARAMETERS.join(", ")})`);
-	if (unknown.length > NAMED_UNKNOWN) problems.push(`parameters: ${unknown.length - NAMED_UNKNOWN} more are not parameters either`);
+	// Both sides check every request: no list of keys is built unless one is unknown.
+	let unknown = 0;
+	for (const key in raw) {
+		if (!Object.hasOwn(raw, key) || PARAMETERS.includes(key)) continue;
+		if (++unknown <= NAMED_UNKNOWN)
+			problems.push(`parameters: ${JSON.stringify(cutText(key, UNKNOWN_NAME_CHARS))} is not a parameter (known: ${PARAMETERS.join(", ")})`);
+	}
+	if (unknown > NAMED_UNKNOWN) problems.push(`parameters: ${unknown - NAMED_UNKNOWN} more are not parameters either`);
 	if (!Array.isArray(questions)) problems.push("questions: must be an array");
 	else if (questions.length < LIMITS.questions.min) problems.push("questions: at least one question is required");
 	else if (questions.length > LIMITS.questions.max) problems.push(`questions: has ${questions.length}, at most ${LIMITS.questions.max} in one call`);
