@@ -906,9 +906,19 @@ export class DialogHost {
 		if (late) this.#wentLate(record, late, false);
 		else if (this.#wants("settled")) {
 			// Observers and the audit trail learn where each answer was given; the asker's result does not carry it.
-			const places = record.entries.filter((entry) => entry !== undefined).map((entry) => entry.place);
-			const observed = answers.map((answer, i) => (places[i] === undefined ? answer : { ...answer, place: places[i] }));
-			this.#events.settled!(this.#observed(record), { status, answers: observed, ...(note ? { note } : {}), ...(reason ? { reason } : {}), end }, Date.now());
+			const observed: Answer[] = [];
+			for (let i = 0, k = 0; i < entries.length; i++) {
+				const place = entries[i]?.place;
+				if (entries[i] === undefined) continue;
+				const answer = answers[k++]!;
+				observed.push(place === undefined ? answer : { ...answer, place });
+			}
+			// Its keys in the order observers have always had them.
+			const outcome = { status, answers: observed } as SettledOutcome;
+			if (note) outcome.note = note;
+			if (reason) outcome.reason = reason;
+			outcome.end = end;
+			this.#events.settled!(this.#observed(record), outcome, Date.now());
 		}
 		this.#events.changed?.();
 		// Nobody listens any more for a cancelled request.
