@@ -48,6 +48,8 @@ export type ConnectionStage = "hello" | "auth" | "ready" | "closed";
 /** One client connection: the handshake first, then any number of requests and cancels. */
 export class Connection {
 	#stage: ConnectionStage = "hello";
+	/** The client has left (its end of the connection closed): told to the bridge once. */
+	#left = false;
 	#pid = 0;
 	/** This connection's origin on the bus: answers are shared only within one origin (ADR-0003). */
 	readonly #origin = `local:${nanoid()}`;
@@ -81,6 +83,9 @@ export class Connection {
 		// An error is always followed by close, which is where the cleanup happens.
 		socket.on("error", () => {});
 		socket.on("close", () => this.#onClose());
+		// The client's end of the connection closed: it reads nothing more, though the socket closes only once what is
+		// being written has drained. Known gone now, an end that comes meanwhile goes to the host's session, not into the socket.
+		socket.on("end", () => this.#onClose());
 	}
 
 	get stage(): ConnectionStage {
@@ -261,6 +266,8 @@ export class Connection {
 	};
 
 	#onClose(): void {
+		if (this.#left) return;
+		this.#left = true;
 		this.#stage = "closed";
 		clearTimeout(this.#helloTimer);
 		// The asker's process ended or dropped the connection: its dialogs close and its queued questions go,
