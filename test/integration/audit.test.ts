@@ -207,6 +207,9 @@ describe("audit trail in the host's session file", () => {
 		expect((await resumed.command("get_state")).data.sessionId).toBe(hostSessionId);
 		const resumedReport = await checkpointsReport(resumed);
 		expect(resumedReport).not.toContain("shown to you in");
-		expect(resumedReport.split("\n").slice(-3)).toEqual(["Recent (2):", ...history]);
+		// The timed-out call's question stayed late until that process quit: its end, host-gone, is the third record (ADR-0025).
+		const resumedLines = resumedReport.split("\n").slice(-4);
+		expect(resumedLines.slice(0, 3)).toEqual(["Recent (3):", ...history]);
+		expect(resumedLines[3]).toMatch(/^ {2}\d\d:\d\d:\d\d \[host\] no-host, 0\/1 answered, waited \d+\.\d s$/);
 	});
 });

@@ -80,7 +80,7 @@ describe("headless pi with pi-subagents", () => {
 		expect(printed).toContainEqual(child);
 		const mainOnes = printed.filter((e) => JSON.stringify(e) !== JSON.stringify(child));
 		expect(mainOnes).toHaveLength(1);
-		expectNoHost(mainOnes[0], /^[0-9a-f-]{8}$/);
+		expectNoHost(mainOnes[0], /^"Review the change and…" in \S+$/);
 	});
 
 	it("pi --mode json: the tool_execution_end events show no-host for both askers", async () => {
@@ -96,7 +96,7 @@ describe("headless pi with pi-subagents", () => {
 		const mainEnd = events.find((e) => e.type === "tool_execution_end" && e.toolName === ASK_TOOL);
 		const mainEnvelope = mainEnd?.result?.details as Envelope | undefined;
 		expect(envelopesIn(resultText(mainEnd?.result))).toEqual([mainEnvelope]);
-		expectNoHost(mainEnvelope, /^[0-9a-f-]{8}$/);
+		expectNoHost(mainEnvelope, /^"Review the change and…" in \S+$/);
 
 		const subagentEnd = events.find((e) => e.type === "tool_execution_end" && e.toolName === "subagent");
 		expect(subagentEnd?.isError).toBe(false);

@@ -279,9 +279,14 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 		if (record) onSettled!(record);
 	};
 	// The footer is a courtesy: a UI that fails to draw it must not fail a request or a shutdown.
+	// What the footer shows now: the same text again is not drawn again (an RPC client gets each change once).
+	let drawn: string | undefined;
 	const showStatus = () => {
+		const text = statusText(host!);
+		if (text === drawn) return;
+		drawn = text;
 		try {
-			ui.setStatus?.(STATUS_KEY, statusText(host!));
+			ui.setStatus?.(STATUS_KEY, text);
 		} catch {
 			// Nothing to fall back to; the dialogs still work.
 		}
