@@ -110,7 +110,7 @@ describe("v2 questions over RPC", () => {
 			{ id: "areas", question: "Which areas go into the release notes?", answer: "api, docs", kind: "option", values: ["api", "docs"], source: "dialog" },
 			{ id: "codename", question: "Codename of the release?", answer: "nimbus", kind: "other", source: "dialog" },
 			{ id: "publish", question: "Publish to the registry now?", answer: "yes", kind: "confirm", source: "dialog" },
-			{ id: "bump", question: "Which version bump?", answer: "minor", kind: "option", source: "dialog" },
+			{ id: "bump", question: "Which version bump?", answer: "minor", kind: "option", source: "dialog", recommended: true },
 		]);
 		// The main agent's `subagent` result carries the same envelope.
 		expect(onlyEnvelope(resultText(subagentEnd.result))).toEqual(envelope);
