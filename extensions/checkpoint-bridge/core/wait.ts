@@ -43,7 +43,8 @@ export function waitAtMost<T>(bound: WaitBound<T>, start: (settle: Settle<T>, se
 		};
 		const onAbort = () => settle(aborted());
 		const timer = setTimeout(() => settle(elapsed()), ms);
-		if (unref) timer.unref();
+		// A Node timer (the page's checked script sees the DOM's number instead).
+		if (unref) (timer as unknown as { unref?(): void }).unref?.();
 		signal?.addEventListener("abort", onAbort, { once: true });
 		onSettled = start(settle, () => done);
 		// Settled while `start` ran: what it returned has not been told yet.
