@@ -59,7 +59,15 @@ describe("one spelling of error codes (ADR-0011)", () => {
 		expect(parseInbound({})).toMatchObject({ ok: false, reply: { code: "invalid_payload" } });
 		expect(resolveInbound([{ question: "Go?", kind: "confirm" }], ["maybe"])).toMatchObject({ ok: false, reply: { code: "invalid_answer" } });
 		// pi's own names (events, the tools' names) are not codes of this package.
-		const PI_NAMES = ["session_start", "session_shutdown", "tool_execution_start", "tool_execution_end", "ask_user_via_host", "wait_for_host_answers"];
+		const PI_NAMES = [
+			"session_start",
+			"session_shutdown",
+			"tool_execution_start",
+			"tool_execution_end",
+			"ask_user_via_host",
+			"wait_for_host_answers",
+			"custom_message",
+		];
 		const snake = SOURCES.flatMap(({ path, text }) => [...text.matchAll(/"([a-z0-9]+_[a-z0-9_]+)"/g)].map((m) => `${path}: ${m[1]}`));
 		expect(snake.filter((hit) => !OBSERVER_CODES.concat(PI_NAMES).includes(hit.split(": ")[1]!))).toEqual([]);
 		// Where a contract code is spelled, the file says why it is snake case.
@@ -69,11 +77,14 @@ describe("one spelling of error codes (ADR-0011)", () => {
 });
 
 describe("one shape of a check's outcome (ADR-0011)", () => {
-	it("no function returns a value or a failure's text, and only the environment's NATS read is three-way", () => {
+	it("no function returns a value or a failure's text, and only the environment's reads of a transport or mail set-up are three-way", () => {
 		const valueOrString = SOURCES.flatMap(({ path, text }) =>
 			[...text.matchAll(/\): (?!string \| undefined)[^=\n]*\| string>? \{/g)].map((m) => `${path}: ${m[0]}`),
 		);
 		expect(valueOrString).toEqual([]);
-		expect(SOURCES.filter(({ text }) => text.includes('kind: "error"')).map(({ path }) => path)).toEqual(["transports/nats/config.ts"]);
+		expect(SOURCES.filter(({ text }) => text.includes('kind: "error"')).map(({ path }) => path)).toEqual([
+			"surfaces/mail/config.ts",
+			"transports/nats/config.ts",
+		]);
 	});
 });

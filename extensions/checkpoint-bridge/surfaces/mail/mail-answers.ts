@@ -1,5 +1,6 @@
 /**
- * Requests by mail, built on the observer contract alone: a relayed request still unanswered after
+ * Requests by mail, built on the observer contract alone (docs/observers.md; its codes, such as
+ * `not_found`, keep their snake case there): a relayed request still unanswered after
  * the delay is mailed to the human's address with a reply token of its own (in the Reply-To plus
  * address and in the Message-ID a reply's thread headers carry); a reply from that address with
  * that token answers it through the outside-answer API. Everything else gets a short mail saying

@@ -5,7 +5,8 @@
  * `Origin` is taken (a phone app or a bot sends none): the secret is the authority, and it answers
  * once. A browser on another site says its `Origin`, and is refused. A question's button of a
  * request of several questions records that question's choice (202) and answers the request only
- * with the tap that leaves no question without one.
+ * with the tap that leaves no question without one. The outside-answer API's codes keep their snake
+ * case (docs/observers.md).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { InboundReply } from "../../../core/inbound.ts";
