@@ -212,7 +212,7 @@ describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, SDK host", () => {
 		const envelope = checkedEnvelope(child);
 		expect(envelope.status).toBe("ok");
 		expect(envelope.answers).toEqual([
-			{ id: "db", question: "Which database?", answer: "SQLite", kind: "option", source: "web" },
+			{ id: "db", question: "Which database?", answer: "SQLite", kind: "option", source: "web", recommended: true },
 			{ id: "targets", question: "Which targets?", answer: "linux, mac, bsd", kind: "other", values: ["linux", "mac", "bsd"], source: "web" },
 			{ id: "license", question: "Which license?", answer: "BSD-3-Clause", kind: "other", source: "web" },
 			{ id: "go", question: "Ship it now?", answer: "no", kind: "confirm", source: "web" },
