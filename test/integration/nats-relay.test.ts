@@ -219,11 +219,12 @@ describe.skipIf(NATS_SERVER_MISSING)("NATS relay in one process against a real n
 			console.log(
 				`nats-server restart (down ${downMs} ms): both sides back ${reconnectedMs} ms after the kill; answered ${Date.now() - restartAt} ms after it; dialogs: ${feed.all.map((d) => `${d.title} (${d.closedBy})`).join(" | ")}`,
 			);
-			// Down long enough for the asker to send its request again, "Ada" came back carried in it: the asker's word, kept and not asked again (ADR-0024).
+			// Sent again after the outage, the request carried "Ada" back: the asker's word, kept and not asked again (ADR-0024). Down long enough,
+			// it is always sent again; a restart of no downtime may or may not be noticed.
 			expect(envelope).toMatchObject({
 				status: "ok",
 				answers: [
-					{ question: "Name?", answer: "Ada", source: downMs > SILENCE_MS + TICK_MS ? "carried" : "dialog" },
+					{ question: "Name?", answer: "Ada", source: downMs > SILENCE_MS + TICK_MS ? "carried" : expect.stringMatching(/^(dialog|carried)$/) },
 					{ question: "Colour?", answer: "blue", source: "dialog" },
 				],
 			});
