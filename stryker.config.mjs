@@ -2,13 +2,13 @@
 const core = (name) => `extensions/checkpoint-bridge/core/${name}.ts`;
 const model = (name) => `extensions/checkpoint-bridge/model/${name}.ts`;
 /** Only the host answers: the shared handle and its seal, one call's life, the bus asker, the bridge from both transports to the bus: forwarding, the host checks, the caps, the seal check. */
-const SEAL = [core("shared-handle"), core("call"), core("asker"), core("bridge")];
+const SEAL = [core("shared/shared-handle"), core("asking/call"), core("asking/asker"), core("bridge/bridge")];
 /** Holding the host role (claim, release, hand-over) and asking the human once. */
-const HOST = [core("host-role"), core("same-questions")];
+const HOST = [core("host/host-role"), core("host/same-questions")];
 /** The dialog queue: the dialog host whole, and the one way a request is shown (a surface adapted into a Show). */
-const QUEUE = [core("dialog-host"), core("show")];
+const QUEUE = [core("host/dialog-host"), core("host/show")];
 /** What comes back: the answer check for outside answers, the one answer check every reply goes through, the envelope, and the checks' one shape. */
-const ANSWERS = [core("inbound"), model("answer-check"), model("result"), model("check")];
+const ANSWERS = [core("shared/outside-answers"), model("answer-check"), model("result"), model("check")];
 /** Every call's validation, and the sanitising of asker text it starts with. */
 const TOOL = [model("validate"), model("sanitise")];
 const GROUPS = { seal: SEAL, host: HOST, queue: QUEUE, answers: ANSWERS, tool: TOOL };

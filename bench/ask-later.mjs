@@ -7,11 +7,12 @@
  */
 import { performance } from "node:perf_hooks";
 import { askLater } from "../extensions/checkpoint-bridge/ask-later.ts";
-import { askViaHost } from "../extensions/checkpoint-bridge/core/asker.ts";
-import { createDeliveryBox } from "../extensions/checkpoint-bridge/core/delivery.ts";
-import { claimHostRole } from "../extensions/checkpoint-bridge/core/host-role.ts";
-import { LateBook, readLateConfig } from "../extensions/checkpoint-bridge/core/late.ts";
-import { createHandle } from "../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { askViaHost } from "../extensions/checkpoint-bridge/core/asking/asker.ts";
+import { createDeliveryBox } from "../extensions/checkpoint-bridge/core/delivery/delivery.ts";
+import { claimHostRole } from "../extensions/checkpoint-bridge/core/host/host-role.ts";
+import { LateBook } from "../extensions/checkpoint-bridge/core/host/late.ts";
+import { readLateConfig } from "../extensions/checkpoint-bridge/core/shared/late-config.ts";
+import { createHandle } from "../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import { dialogSurface } from "../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { heapAfterGc, summary } from "./stats.mjs";
 

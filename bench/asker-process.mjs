@@ -4,8 +4,8 @@
  * runs each block with whichever `ask` its transport gives and sends back what it timed.
  */
 import { fork } from "node:child_process";
-import { claimHostRole } from "../extensions/checkpoint-bridge/core/host-role.ts";
-import { createHandle } from "../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { claimHostRole } from "../extensions/checkpoint-bridge/core/host/host-role.ts";
+import { createHandle } from "../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import { dialogSurface } from "../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { concurrent, sequential, stepOf } from "./ask-loop.mjs";
 

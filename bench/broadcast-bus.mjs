@@ -4,7 +4,7 @@
  * is not its own, so routing the per-request channels onto one event is the whole difference.
  */
 import { EventEmitter } from "eventemitter3";
-import { createHandle } from "../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { createHandle } from "../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 
 const SHARED_EVENT = "response";
 const route = (event) => (typeof event === "string" && event.startsWith("reply:") ? SHARED_EVENT : event);

@@ -15,9 +15,9 @@ import { Client as ClientV2, StreamableHTTPClientTransport } from "@modelcontext
 import { StdioClientTransport as StdioV2 } from "@modelcontextprotocol/client/stdio";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { askViaHost } from "../extensions/checkpoint-bridge/core/asker.ts";
+import { askViaHost } from "../extensions/checkpoint-bridge/core/asking/asker.ts";
 import { httpEndpoint } from "../extensions/checkpoint-bridge/mcp.ts";
-import { offerMcpRoute } from "../extensions/checkpoint-bridge/surfaces/web/mcp-route.ts";
+import { offerMcpRoute } from "../extensions/checkpoint-bridge/surfaces/web/http/mcp-route.ts";
 import { startWebPage } from "../extensions/checkpoint-bridge/surfaces/web/server.ts";
 import { closeProcessEndpoint, ensureProcessEndpoint } from "../extensions/checkpoint-bridge/transports/local/index.ts";
 import { OPTIONS, sequential } from "./ask-loop.mjs";

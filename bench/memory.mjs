@@ -7,9 +7,9 @@
  * settle with `no-host`, and the heap is measured once more: it should be back near the start.
  * `node --expose-gc bench/memory.mjs <N>`; prints one JSON line.
  */
-import { askViaHost } from "../extensions/checkpoint-bridge/core/asker.ts";
-import { claimHostRole } from "../extensions/checkpoint-bridge/core/host-role.ts";
-import { createHandle } from "../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { askViaHost } from "../extensions/checkpoint-bridge/core/asking/asker.ts";
+import { claimHostRole } from "../extensions/checkpoint-bridge/core/host/host-role.ts";
+import { createHandle } from "../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import { dialogSurface } from "../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 
 if (typeof globalThis.gc !== "function") throw new Error("run with --expose-gc");

@@ -10,9 +10,9 @@
  */
 import { fork, spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { FRAME_VERSION } from "../extensions/checkpoint-bridge/core/frames.ts";
-import { claimHostRole } from "../extensions/checkpoint-bridge/core/host-role.ts";
-import { createHandle } from "../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { FRAME_VERSION } from "../extensions/checkpoint-bridge/core/bridge/frames.ts";
+import { claimHostRole } from "../extensions/checkpoint-bridge/core/host/host-role.ts";
+import { createHandle } from "../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import { LIMITS } from "../extensions/checkpoint-bridge/model/limits.ts";
 import { dialogSurface } from "../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { encodeNatsFrame } from "../extensions/checkpoint-bridge/transports/nats/frames.ts";

@@ -10,10 +10,10 @@
  */
 import { performance } from "node:perf_hooks";
 import v8 from "node:v8";
-import { askViaHost } from "../extensions/checkpoint-bridge/core/asker.ts";
-import { claimHostRole } from "../extensions/checkpoint-bridge/core/host-role.ts";
-import { PROTOCOL_VERSION, replyChannel } from "../extensions/checkpoint-bridge/core/protocol.ts";
-import { createHandle } from "../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { askViaHost } from "../extensions/checkpoint-bridge/core/asking/asker.ts";
+import { claimHostRole } from "../extensions/checkpoint-bridge/core/host/host-role.ts";
+import { PROTOCOL_VERSION, replyChannel } from "../extensions/checkpoint-bridge/core/shared/protocol.ts";
+import { createHandle } from "../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import { dialogSurface } from "../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { broadcastHandle } from "./broadcast-bus.mjs";
 import { mean, median, summary } from "./stats.mjs";

@@ -9,7 +9,7 @@
  */
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { askViaHost } from "../extensions/checkpoint-bridge/core/asker.ts";
+import { askViaHost } from "../extensions/checkpoint-bridge/core/asking/asker.ts";
 import { closeProcessEndpoint, ensureProcessEndpoint } from "../extensions/checkpoint-bridge/transports/local/index.ts";
 import { concurrent, sequential } from "./ask-loop.mjs";
 import { answeringHost, forkAsker } from "./asker-process.mjs";

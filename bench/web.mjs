@@ -10,9 +10,9 @@
  * Prints one JSON document on stdout; `{ skipped }` when Chromium is missing.
  */
 import { performance } from "node:perf_hooks";
-import { askViaHost } from "../extensions/checkpoint-bridge/core/asker.ts";
-import { claimHostRole } from "../extensions/checkpoint-bridge/core/host-role.ts";
-import { createHandle } from "../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { askViaHost } from "../extensions/checkpoint-bridge/core/asking/asker.ts";
+import { claimHostRole } from "../extensions/checkpoint-bridge/core/host/host-role.ts";
+import { createHandle } from "../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import { dialogSurface } from "../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { startWebPage } from "../extensions/checkpoint-bridge/surfaces/web/server.ts";
 import { HAS_CHROMIUM, launchBrowser } from "../test/integration/harness/browser.ts";

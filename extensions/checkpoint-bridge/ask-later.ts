@@ -1,14 +1,14 @@
 /**
  * A call with `wait: false`: the request goes the way any call goes (route.ts) and joins the host's
  * one queue, but the call returns a receipt as soon as the host has it; the request's end reaches the asking session
- * later as one message (core/delivery.ts). With no way to a host at all the call ends as a waiting
+ * later as one message (core/delivery/delivery.ts). With no way to a host at all the call ends as a waiting
  * one would, at once: there is nothing to wait for.
  */
 import { nanoid } from "nanoid";
-import type { CallOptions } from "./core/call.ts";
-import { ANSWER_MESSAGE_TYPE, type Delivery, type DeliveryBox } from "./core/delivery.ts";
-import type { SharedHandle } from "./core/shared-handle.ts";
-import { waitAtMost } from "./core/wait.ts";
+import type { CallOptions } from "./core/asking/call.ts";
+import { ANSWER_MESSAGE_TYPE, type Delivery, type DeliveryBox } from "./core/delivery/delivery.ts";
+import type { SharedHandle } from "./core/shared/shared-handle.ts";
+import { waitAtMost } from "./core/shared/wait.ts";
 import type { LoadNats } from "./host-life.ts";
 import { type Envelope, makeEnvelope } from "./model/result.ts";
 import { askAlong, type Route } from "./route.ts";
@@ -35,7 +35,7 @@ function recordHere(box: DeliveryBox, delivery: Delivery): boolean {
 
 /**
  * The call's options with where its late end goes when a host in another process sends it back
- * (CallOptions.onLate): to the asking session, as a message, once (core/delivery.ts), while that
+ * (CallOptions.onLate): to the asking session, as a message, once (core/delivery/delivery.ts), while that
  * session is attached; the host's session otherwise.
  */
 export function withLate<T extends Pick<CallOptions, "asker" | "questions">>(box: DeliveryBox, options: T): T & Pick<CallOptions, "onLate"> {
@@ -44,7 +44,7 @@ export function withLate<T extends Pick<CallOptions, "asker" | "questions">>(box
 	const questions = options.questions.map((q) => String(q.question));
 	return {
 		...options,
-		// A transport's late envelope always names its request (core/call.ts lateEnd).
+		// A transport's late envelope always names its request (core/asking/call.ts lateEnd).
 		onLate: (envelope) =>
 			envelope.requestId !== undefined &&
 			recordHere(box, { requestId: envelope.requestId, askerSessionId: asker.sessionId, asker: asker.label, questions, queuedAt, late: true, envelope }),

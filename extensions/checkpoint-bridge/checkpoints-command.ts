@@ -3,9 +3,9 @@
  * late question n again; `pause` / `resume` hold / show new dialogs; `web` / `web off` start / stop the answer page.
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
-import { answerLate, checkpointsReport } from "./core/audit.ts";
-import type { DialogHost } from "./core/dialog-host.ts";
-import type { SharedHandle } from "./core/shared-handle.ts";
+import { answerLate, checkpointsReport } from "./core/host/audit.ts";
+import type { DialogHost } from "./core/host/dialog-host.ts";
+import type { SharedHandle } from "./core/shared/shared-handle.ts";
 import type { HostLife } from "./host-life.ts";
 import { WEB_USAGE, webCommand, webPageLine } from "./surfaces/web/command.ts";
 
@@ -52,7 +52,7 @@ export function checkpointsCommand(handle: SharedHandle, host: HostLife): Parame
 			const queue = queueCommand(words[0], host.role?.host);
 			if (queue && words.length > 0) return ctx.ui.notify(queue.message, queue.type);
 			if (words.length > 0) return ctx.ui.notify(WEB_USAGE, "warning");
-			// Each late line says where its answer goes now (the route home, core/delivery.ts).
+			// Each late line says where its answer goes now (the route home, core/delivery/delivery.ts).
 			const role = host.role;
 			const report = checkpointsReport(handle.snapshot(), ctx.sessionManager.getEntries(), role?.host.stats, role ? (id) => role.whereLate(id) : undefined);
 			const page = await webPageLine();

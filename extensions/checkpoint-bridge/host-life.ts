@@ -5,11 +5,11 @@
  * /resume, /fork, /reload) the endpoint, the room and the page stay for the next host; at quit they stop.
  */
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { claimHostRole, type HostRole, type SettledRecord } from "./core/host-role.ts";
-import { lateBook } from "./core/late.ts";
-import { terminalDraws } from "./core/screens.ts";
-import type { SharedHandle } from "./core/shared-handle.ts";
-import type { HostUI } from "./core/surface.ts";
+import { terminalDraws } from "./core/answering/screens.ts";
+import type { HostUI } from "./core/answering/surface.ts";
+import { claimHostRole, type HostRole, type SettledRecord } from "./core/host/host-role.ts";
+import { lateBook } from "./core/host/late.ts";
+import type { SharedHandle } from "./core/shared/shared-handle.ts";
 import { withChildScreens } from "./surfaces/child-screen/surface.ts";
 import { dialogSurface } from "./surfaces/dialogs.ts";
 import { mailOnClaim, mailOnRelease } from "./surfaces/mail/command.ts";

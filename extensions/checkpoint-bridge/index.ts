@@ -4,16 +4,16 @@
  * the tool result. Loads nothing from pi when it loads, so any pi with this extension API loads it;
  * the terminal form and pi-tui (which pi supplies to extensions) are imported on the first TUI question.
  * This file only registers and wires the parts: the tool's call is tool/ask.ts's, the host's life
- * host-life.ts's, the way a call goes route.ts's, who asks core/identity.ts's (sessionAsker).
+ * host-life.ts's, the way a call goes route.ts's, who asks core/shared/identity.ts's (sessionAsker).
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { askLater, releaseLate, withLate } from "./ask-later.ts";
 import { checkpointsCommand } from "./checkpoints-command.ts";
-import { AUDIT_ENTRY_TYPE } from "./core/audit.ts";
-import { deliveryBox, sessionPoster } from "./core/delivery.ts";
-import { sessionAsker, sessionReads } from "./core/identity.ts";
-import { sharedHandle } from "./core/shared-handle.ts";
-import { reportToolMissing } from "./core/tool-missing.ts";
+import { reportToolMissing } from "./core/asking/tool-missing.ts";
+import { deliveryBox, sessionPoster } from "./core/delivery/delivery.ts";
+import { AUDIT_ENTRY_TYPE } from "./core/host/audit.ts";
+import { sessionAsker, sessionReads } from "./core/shared/identity.ts";
+import { sharedHandle } from "./core/shared/shared-handle.ts";
 import { hostLife } from "./host-life.ts";
 import { isRelayedUI } from "./interop/dialog-relay.ts";
 import { otherFormsOnPage } from "./interop/forms-on-page.ts";
@@ -22,7 +22,7 @@ import { reachOtherExtensions } from "./other-extensions.ts";
 import { ownQuestions } from "./own-questions.ts";
 import { waysFrom } from "./route.ts";
 import { loadingPiVersion, reportUnsupportedPi } from "./supported-pi.ts";
-import { offerMcpRoute } from "./surfaces/web/mcp-route.ts";
+import { offerMcpRoute } from "./surfaces/web/http/mcp-route.ts";
 import { askTool } from "./tool/ask.ts";
 import { TOOL_NAME } from "./tool/description.ts";
 import { waitTool } from "./tool/wait.ts";
@@ -42,7 +42,7 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 	// The web page serves MCP at /mcp (ADR-0026): the server is loaded on the first request that passes the page's checks.
 	offerMcpRoute(() => import("./mcp.ts").then((mcp) => mcp.httpEndpoint(handle)));
 	const host = hostLife({ handle, bell, loadNats, onSettled: (record) => pi.appendEntry(AUDIT_ENTRY_TYPE, record) });
-	/** Queued requests of every session of the process and their deliveries as messages (core/delivery.ts). */
+	/** Queued requests of every session of the process and their deliveries as messages (core/delivery/delivery.ts). */
 	const box = deliveryBox(() => handle.host()?.sessionId);
 	const me = sessionAsker(() => pi.getSessionName());
 	const ways = waysFrom({ handle, loadNats });

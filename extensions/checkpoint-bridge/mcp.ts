@@ -1,7 +1,7 @@
 /**
  * The MCP server: agents outside pi (Claude Code, Codex, Cursor, pi's own MCP client, …) ask the
  * same human over stdio (the package's bin `checkpoint-bridge-mcp`) or over streamable HTTP at the
- * web page's `/mcp` (mcpOverHttp, mounted by index.ts through surfaces/web/mcp-route.ts). This
+ * web page's `/mcp` (mcpOverHttp, mounted by index.ts through surfaces/web/http/mcp-route.ts). This
  * file only wires: the questions' schema is the pi tool's, a stdio call goes the way route.ts sends
  * any asker's (the host's local endpoint, else a NATS room), an HTTP call to the host of this
  * process, and the tools themselves are mcp/server.ts's.
@@ -13,11 +13,11 @@ import { parseArgs } from "node:util";
 import type { McpRequestContext } from "@modelcontextprotocol/server";
 import { serveStdio as serveMcpStdio } from "@modelcontextprotocol/server/stdio";
 import { nanoid } from "nanoid";
-import { askViaHost } from "./core/asker.ts";
-import type { CallOptions } from "./core/call.ts";
-import { DEFAULT_CALL_TIMEOUT_MS, MAX_TIMEOUT_MS } from "./core/config.ts";
-import { type AskerIdentity, MAX_LABEL_LENGTH } from "./core/identity.ts";
-import { type SharedHandle, sharedHandle } from "./core/shared-handle.ts";
+import { askViaHost } from "./core/asking/asker.ts";
+import type { CallOptions } from "./core/asking/call.ts";
+import { DEFAULT_CALL_TIMEOUT_MS, MAX_TIMEOUT_MS } from "./core/shared/config.ts";
+import { type AskerIdentity, MAX_LABEL_LENGTH } from "./core/shared/identity.ts";
+import { type SharedHandle, sharedHandle } from "./core/shared/shared-handle.ts";
 import { mcpOverHttp } from "./mcp/http.ts";
 import { askInputSchema } from "./mcp/schema.ts";
 import { type AskService, createAskService, MCP_SESSION_PREFIX } from "./mcp/server.ts";
@@ -25,7 +25,7 @@ import { BoundedStdioTransport } from "./mcp/stdio.ts";
 import type { Envelope } from "./model/result.ts";
 import { capLength, sanitiseText } from "./model/sanitise.ts";
 import { askAlong, chooseRoute } from "./route.ts";
-import type { McpFetch } from "./surfaces/web/mcp-route.ts";
+import type { McpFetch } from "./surfaces/web/http/mcp-route.ts";
 import { progressText } from "./tool/progress.ts";
 import { AskParamsSchema } from "./tool/schema.ts";
 import { findHostEndpoint } from "./transports/local/index.ts";
@@ -69,7 +69,7 @@ function workingDirectory(argv: string[]): string | undefined {
 	}
 }
 
-/** The mark of an MCP client at the host (core/identity.ts, AskerKind): its late answer never starts a turn of the host's model. */
+/** The mark of an MCP client at the host (core/shared/identity.ts, AskerKind): its late answer never starts a turn of the host's model. */
 const MCP_KIND = { kind: "mcp" } as const;
 
 /** The client's own name as the host shows it: neutralised, one line, cut; "MCP client" when it gave none. */
@@ -125,7 +125,7 @@ function httpAsker(name: string, unit: McpRequestContext): AskerIdentity {
 }
 
 /**
- * The MCP endpoint of the web page's `/mcp` (surfaces/web/mcp-route.ts), in the host's own process:
+ * The MCP endpoint of the web page's `/mcp` (surfaces/web/http/mcp-route.ts), in the host's own process:
  * a call goes to the host of this process over the bus, like the host's own model's.
  */
 export function httpEndpoint(handle: SharedHandle, env: NodeJS.ProcessEnv = process.env): McpFetch {

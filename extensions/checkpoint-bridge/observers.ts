@@ -9,12 +9,12 @@
  * ```
  */
 
-export type { AskerIdentity, AskerKind } from "./core/identity.ts";
-export type { InboundReply as OutsideAnswerReply, InboundValue as OutsideAnswerValue, OutsideAnswer } from "./core/inbound.ts";
-export type { LateEvent, ObservedRequest, QueuedEvent, ReopenedEvent, SettledEvent, ShownEvent, Snapshot } from "./core/observers.ts";
-export { OBSERVER_EVENTS, OBSERVER_VERSION } from "./core/observers.ts";
-export type { HostClaim, ObserverHandle } from "./core/shared-handle.ts";
-export { HANDLE_KEY } from "./core/shared-handle.ts";
+export type { AskerIdentity, AskerKind } from "./core/shared/identity.ts";
+export type { LateEvent, ObservedRequest, QueuedEvent, ReopenedEvent, SettledEvent, ShownEvent, Snapshot } from "./core/shared/observers.ts";
+export { OBSERVER_EVENTS, OBSERVER_VERSION } from "./core/shared/observers.ts";
+export type { InboundReply as OutsideAnswerReply, InboundValue as OutsideAnswerValue, OutsideAnswer } from "./core/shared/outside-answers.ts";
+export type { HostClaim, ObserverHandle } from "./core/shared/shared-handle.ts";
+export { HANDLE_KEY } from "./core/shared/shared-handle.ts";
 export type { Answer, AnswerKind, AnswerPlace, OutsideSource } from "./model/answer.ts";
 export type { Option, Question, QuestionKind, RelayedDialog } from "./model/question.ts";
 export type { EndReason, RequestEnd, Status } from "./model/result.ts";

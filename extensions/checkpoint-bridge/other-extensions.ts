@@ -4,9 +4,9 @@
  * any extension in a session without a UI of its own (ADR-0012).
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
-import { readConfig } from "./core/config.ts";
-import type { AskerIdentity } from "./core/identity.ts";
-import { terminalHere } from "./core/screens.ts";
+import { terminalHere } from "./core/answering/screens.ts";
+import { readConfig } from "./core/shared/config.ts";
+import type { AskerIdentity } from "./core/shared/identity.ts";
 import { relayDialogsOn } from "./interop/dialog-relay.ts";
 import { offerExternalUI } from "./interop/pi-agent-ask.ts";
 import type { Ways } from "./route.ts";

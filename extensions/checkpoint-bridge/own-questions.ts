@@ -3,7 +3,7 @@
  * host session's model asks is recorded in the session before it is shown, and its end after; a
  * session continued or resumed (`pi --continue`, `/resume`) finds the ones recorded but never ended
  * and asks them again through its host, marked as asked before the restart. The original tool call
- * no longer exists, so the envelope arrives as one message (core/delivery.ts), recorded first: a
+ * no longer exists, so the envelope arrives as one message (core/delivery/delivery.ts), recorded first: a
  * second start of the same session neither asks nor delivers it again. A dismissal is delivered
  * (and so recorded) like any end: a dismissed question does not open again. An end delivered while
  * the model was in a turn waits as a follow-up that pi writes only when the turn ends: the record
@@ -11,8 +11,7 @@
  * (issue 45, ADR-0028), the human not asked again.
  */
 import { nanoid } from "nanoid";
-import { askViaHost } from "./core/asker.ts";
-import { readConfig } from "./core/config.ts";
+import { askViaHost } from "./core/asking/asker.ts";
 import {
 	ANSWER_MESSAGE_TYPE,
 	type AnswerMessageDetails,
@@ -22,11 +21,12 @@ import {
 	deliveredIn,
 	type MessageApi,
 	sessionPoster,
-} from "./core/delivery.ts";
-import type { AskerIdentity } from "./core/identity.ts";
-import { processSlot } from "./core/process-slot.ts";
-import type { EntryLike } from "./core/session-entry.ts";
-import type { SharedHandle } from "./core/shared-handle.ts";
+} from "./core/delivery/delivery.ts";
+import { readConfig } from "./core/shared/config.ts";
+import type { AskerIdentity } from "./core/shared/identity.ts";
+import { processSlot } from "./core/shared/process-slot.ts";
+import type { EntryLike } from "./core/shared/session-entry.ts";
+import type { SharedHandle } from "./core/shared/shared-handle.ts";
 import type { QuestionInput } from "./model/question.ts";
 import type { Envelope } from "./model/result.ts";
 

@@ -4,11 +4,11 @@
  * `no-host`). Everything is read per call, so a host that comes or goes is found at the next call.
  */
 import { statSync } from "node:fs";
-import { askViaHost } from "./core/asker.ts";
-import type { CallOptions } from "./core/call.ts";
-import { readHostGrace } from "./core/config.ts";
-import { PROTOCOL_VERSION, type RelayNotice } from "./core/protocol.ts";
-import type { SharedHandle } from "./core/shared-handle.ts";
+import { askViaHost } from "./core/asking/asker.ts";
+import type { CallOptions } from "./core/asking/call.ts";
+import { readHostGrace } from "./core/shared/config.ts";
+import { PROTOCOL_VERSION, type RelayNotice } from "./core/shared/protocol.ts";
+import type { SharedHandle } from "./core/shared/shared-handle.ts";
 import type { LoadNats } from "./host-life.ts";
 import { type Envelope, makeEnvelope } from "./model/result.ts";
 import { askRemote, type EndpointAddress, findHostEndpoint, noticeRemote } from "./transports/local/index.ts";

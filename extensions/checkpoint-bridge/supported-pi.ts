@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { dirname, isAbsolute, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as util from "node:util";
-import { processSlot } from "./core/process-slot.ts";
+import { processSlot } from "./core/shared/process-slot.ts";
 
 /** pi release lines (major.minor) this version is tested on; docs/limits.md states the same. */
 export const SUPPORTED_PI_LINES: readonly string[] = ["0.85", "1.6"];

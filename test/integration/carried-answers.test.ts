@@ -10,9 +10,9 @@
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { AUDIT_ENTRY_TYPE } from "../../extensions/checkpoint-bridge/core/audit.ts";
-import { FRAME_VERSION } from "../../extensions/checkpoint-bridge/core/frames.ts";
-import type { SettledRecord } from "../../extensions/checkpoint-bridge/core/host-role.ts";
+import { FRAME_VERSION } from "../../extensions/checkpoint-bridge/core/bridge/frames.ts";
+import { AUDIT_ENTRY_TYPE } from "../../extensions/checkpoint-bridge/core/host/audit.ts";
+import type { SettledRecord } from "../../extensions/checkpoint-bridge/core/host/host-role.ts";
 import { encodeFrame } from "../../extensions/checkpoint-bridge/transports/local/frames.ts";
 import { decodeNatsFrame, encodeNatsFrame } from "../../extensions/checkpoint-bridge/transports/nats/frames.ts";
 import { until } from "../support/until.ts";

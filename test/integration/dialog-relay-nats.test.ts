@@ -4,8 +4,8 @@
  * route.ts sends it, the host's room as the extension serves it, a programmatic UI as the human.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { claimHostRole } from "../../extensions/checkpoint-bridge/core/host-role.ts";
-import { createHandle } from "../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { claimHostRole } from "../../extensions/checkpoint-bridge/core/host/host-role.ts";
+import { createHandle } from "../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import { dialogSurface } from "../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { closeProcessRoom, connectBroker, ensureProcessRoom, noticeOverNats } from "../../extensions/checkpoint-bridge/transports/nats/index.ts";
 import { roomSubjects } from "../../extensions/checkpoint-bridge/transports/nats/subjects.ts";

@@ -170,7 +170,7 @@ describe("host replacement and shutdown", () => {
 			expect(envelope.note ?? "").toContain(`within ${GRACE_MS} ms`);
 			expect(child.toolRuns[0]!.endedAt! - replacedAt).toBeGreaterThanOrEqual(GRACE_MS - 1);
 		}
-		// Only host-role listeners (core/host-role.ts) are gone; no call left one behind.
+		// Only host-role listeners (core/host/host-role.ts) are gone; no call left one behind.
 		expect(busListeners()).toEqual(
 			Object.fromEntries(Object.entries(baseline).filter(([name]) => !["request", "cancel", "answer", "notice", "relay:notice"].includes(name))),
 		);

@@ -5,10 +5,10 @@
  * host is a host role with a programmatic UI serving the room as the extension does.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { MAX_OPEN_PER_ASKER } from "../../extensions/checkpoint-bridge/core/dialog-host.ts";
-import { FRAME_VERSION } from "../../extensions/checkpoint-bridge/core/frames.ts";
-import { claimHostRole } from "../../extensions/checkpoint-bridge/core/host-role.ts";
-import { createHandle, type SharedHandle } from "../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { FRAME_VERSION } from "../../extensions/checkpoint-bridge/core/bridge/frames.ts";
+import { claimHostRole } from "../../extensions/checkpoint-bridge/core/host/host-role.ts";
+import { createHandle, type SharedHandle } from "../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
+import { MAX_OPEN_PER_ASKER } from "../../extensions/checkpoint-bridge/model/limits.ts";
 import type { Envelope } from "../../extensions/checkpoint-bridge/model/result.ts";
 import { dialogSurface } from "../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { decodeNatsFrame, encodeNatsFrame, type NatsFrame, type NatsRequestFrame } from "../../extensions/checkpoint-bridge/transports/nats/frames.ts";

@@ -5,9 +5,9 @@
  * changes nothing.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { InboundReply } from "../../extensions/checkpoint-bridge/core/inbound.ts";
-import type { SettledEvent, ShownEvent } from "../../extensions/checkpoint-bridge/core/observers.ts";
-import type { SharedHandle } from "../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import type { SettledEvent, ShownEvent } from "../../extensions/checkpoint-bridge/core/shared/observers.ts";
+import type { InboundReply } from "../../extensions/checkpoint-bridge/core/shared/outside-answers.ts";
+import type { SharedHandle } from "../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import { type AskArgs, checkedEnvelope, PiWorld } from "./harness/sdk-sessions.ts";
 
 const DEPLOY = "Deploy to which environment?";

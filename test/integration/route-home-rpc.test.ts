@@ -7,7 +7,7 @@
 
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
-import { FRAME_VERSION } from "../../extensions/checkpoint-bridge/core/frames.ts";
+import { FRAME_VERSION } from "../../extensions/checkpoint-bridge/core/bridge/frames.ts";
 import { UNSAFE_CHARACTER } from "../../extensions/checkpoint-bridge/model/sanitise.ts";
 import { addressOf } from "../../extensions/checkpoint-bridge/transports/local/address.ts";
 import { encodeFrame } from "../../extensions/checkpoint-bridge/transports/local/frames.ts";

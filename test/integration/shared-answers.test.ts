@@ -5,7 +5,7 @@
  * that one answer, each told whom it was shared with.
  */
 import { describe, expect, it } from "vitest";
-import type { SharedHandle } from "../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import type { SharedHandle } from "../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import { type AskArgs, checkedEnvelope, type Dialog, worldPerTest } from "./harness/sdk-sessions.ts";
 
 const LICENSE = "Which license should the new package use?";

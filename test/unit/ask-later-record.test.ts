@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { withLate } from "../../extensions/checkpoint-bridge/ask-later.ts";
-import { createDeliveryBox, type MessageApi, sessionPoster } from "../../extensions/checkpoint-bridge/core/delivery.ts";
+import { createDeliveryBox, type MessageApi, sessionPoster } from "../../extensions/checkpoint-bridge/core/delivery/delivery.ts";
 import { makeEnvelope } from "../../extensions/checkpoint-bridge/model/result.ts";
 
 function attachedSession(box: ReturnType<typeof createDeliveryBox>, sessionId: string) {

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { HANDLE_KEY, type SharedHandle } from "../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { HANDLE_KEY, type SharedHandle } from "../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import { loadExtensionCopy, playedSessions } from "./support/fake-pi.ts";
 import { fakeUI } from "./support/fake-ui.ts";
 

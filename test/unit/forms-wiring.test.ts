@@ -5,7 +5,7 @@
  */
 import { createEventBus } from "@earendil-works/pi-coding-agent";
 import { afterEach, describe, expect, it } from "vitest";
-import { formsElsewhere } from "../../extensions/checkpoint-bridge/core/elsewhere.ts";
+import { formsElsewhere } from "../../extensions/checkpoint-bridge/core/answering/elsewhere.ts";
 import { loadExtensionCopy, playedSessions } from "./support/fake-pi.ts";
 import { fakeUI } from "./support/fake-ui.ts";
 

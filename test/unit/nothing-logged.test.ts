@@ -5,8 +5,8 @@
  */
 import net from "node:net";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { PROTOCOL_VERSION, replyChannel } from "../../extensions/checkpoint-bridge/core/protocol.ts";
-import { sharedHandle } from "../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { PROTOCOL_VERSION, replyChannel } from "../../extensions/checkpoint-bridge/core/shared/protocol.ts";
+import { sharedHandle } from "../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import { ENDPOINT_ENV } from "../../extensions/checkpoint-bridge/transports/local/address.ts";
 import { askRemote } from "../../extensions/checkpoint-bridge/transports/local/client.ts";
 import { type FakeDialog, fakeUI } from "./support/fake-ui.ts";

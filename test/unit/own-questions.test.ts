@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { ANSWER_MESSAGE_TYPE, type MessageApi, sessionPoster } from "../../extensions/checkpoint-bridge/core/delivery.ts";
-import { HANDOVER_GRACE_MS } from "../../extensions/checkpoint-bridge/core/host-role.ts";
-import { lateBook } from "../../extensions/checkpoint-bridge/core/late.ts";
-import { sharedHandle } from "../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { ANSWER_MESSAGE_TYPE, type MessageApi, sessionPoster } from "../../extensions/checkpoint-bridge/core/delivery/delivery.ts";
+import { HANDOVER_GRACE_MS } from "../../extensions/checkpoint-bridge/core/host/host-role.ts";
+import { lateBook } from "../../extensions/checkpoint-bridge/core/host/late.ts";
+import { sharedHandle } from "../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import { makeEnvelope } from "../../extensions/checkpoint-bridge/model/result.ts";
 import { ABORT_SETTLE_MS, type AskAgain, recordOwn, reopenOwn, unendedOwn, unwrittenOwn } from "../../extensions/checkpoint-bridge/own-questions.ts";
 import { loadExtensionCopy, playedSessions } from "./support/fake-pi.ts";

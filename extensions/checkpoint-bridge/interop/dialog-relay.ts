@@ -6,9 +6,9 @@
  * (`undefined`, `false` for a confirm). Everything else stays pi's no-op UI, as in RPC mode.
  * Installed by relay-install.ts; see ADR-0012.
  */
-import type { CallOptions } from "../core/call.ts";
-import { MAX_TIMEOUT_MS } from "../core/config.ts";
-import type { AskerIdentity } from "../core/identity.ts";
+import type { CallOptions } from "../core/asking/call.ts";
+import { MAX_TIMEOUT_MS } from "../core/shared/config.ts";
+import type { AskerIdentity } from "../core/shared/identity.ts";
 import { DIALOG_LIMITS } from "../model/limits.ts";
 import type { QuestionInput, RelayedDialog } from "../model/question.ts";
 import type { Envelope } from "../model/result.ts";

@@ -1,8 +1,8 @@
 /**
- * Other ask tools' forms open in the host's terminal, shown on the web page too (core/elsewhere.ts):
+ * Other ask tools' forms open in the host's terminal, shown on the web page too (core/answering/elsewhere.ts):
  * pi-agent-ask's and rpiv's, each read from its events on the host session's `pi.events`.
  */
-import { formsElsewhere } from "../core/elsewhere.ts";
+import { formsElsewhere } from "../core/answering/elsewhere.ts";
 import { type EventBus, piAgentAskOnPage } from "./pi-agent-ask-page.ts";
 import { rpivOnPage } from "./rpiv-page.ts";
 

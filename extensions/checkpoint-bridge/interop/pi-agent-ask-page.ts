@@ -5,7 +5,7 @@
  * and `:completed` (whoever answered) removes it. The questions are mapped as the external UI maps
  * them (pi-agent-ask.ts), answers back by option value.
  */
-import { type FormsElsewhere, MAX_FORMS_ELSEWHERE } from "../core/elsewhere.ts";
+import { type FormsElsewhere, MAX_FORMS_ELSEWHERE } from "../core/answering/elsewhere.ts";
 import { MAX_REQUEST_ID_LENGTH } from "../model/limits.ts";
 import { answerEntry, type Back, isRecord, type RemoteAskResponse, toRelayQuestions } from "./pi-agent-ask.ts";
 

@@ -8,7 +8,7 @@
  * process-global slot, as the bus does. See ADR-0012.
  */
 
-import { processSlot } from "../core/process-slot.ts";
+import { processSlot } from "../core/shared/process-slot.ts";
 import { MODE_READ } from "./screen-relay.ts";
 
 /** Registry key of the process's relay slot; `Symbol.for` makes it the same in every module copy. */

@@ -6,7 +6,7 @@
  * and `{ active: false }` when it ends. A `toolCallId` on both, as its later hosts page describes,
  * pairs them; without one an end closes the newest open card (a second questionnaire stacks on the first).
  */
-import { type FormsElsewhere, MAX_FORMS_ELSEWHERE } from "../core/elsewhere.ts";
+import { type FormsElsewhere, MAX_FORMS_ELSEWHERE } from "../core/answering/elsewhere.ts";
 import { LIMITS } from "../model/limits.ts";
 import type { QuestionInput } from "../model/question.ts";
 import { cutText, squeezeSpace } from "../model/sanitise.ts";

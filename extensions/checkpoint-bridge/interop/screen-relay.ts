@@ -1,7 +1,7 @@
 /**
  * `ctx.ui.custom` in a session with the relayed UI (ADR-0016). In a foreground child of a TUI host
  * (the same process) the child's component is one request of the host's queue: its factory waits in
- * the process's child screens (core/screens.ts) under a token the request's one question carries,
+ * the process's child screens (core/answering/screens.ts) under a token the request's one question carries,
  * the host's terminal draws it when its turn comes, and what the component hands to `done()` comes
  * back; a request that ends otherwise (its budget, the child's abort, the host's end, the human's
  * dismiss, the per-asker cap) is a closed component, `undefined`. Anywhere else a component cannot be
@@ -10,9 +10,9 @@
  */
 import { fileURLToPath } from "node:url";
 import { nanoid } from "nanoid";
-import type { CallOptions } from "../core/call.ts";
-import type { AskerIdentity } from "../core/identity.ts";
-import { type ScreenFactory, screens } from "../core/screens.ts";
+import { type ScreenFactory, screens } from "../core/answering/screens.ts";
+import type { CallOptions } from "../core/asking/call.ts";
+import type { AskerIdentity } from "../core/shared/identity.ts";
 import { DIALOG_LIMITS } from "../model/limits.ts";
 import type { Envelope } from "../model/result.ts";
 import { capLength, sanitiseText } from "../model/sanitise.ts";

@@ -15,7 +15,7 @@ import {
 	SdkErrorCode,
 	type ServerContext,
 } from "@modelcontextprotocol/server";
-import { MAX_TIMEOUT_MS, NO_LIMIT } from "../core/config.ts";
+import { MAX_TIMEOUT_MS, NO_LIMIT } from "../core/shared/config.ts";
 import type { Question } from "../model/question.ts";
 import { type Envelope, makeEnvelope, type Status } from "../model/result.ts";
 import { answersFromForm, elicitationForm } from "./elicit.ts";

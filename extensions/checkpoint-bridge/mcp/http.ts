@@ -3,7 +3,7 @@
  * envelope) is served statelessly by the SDK's handler, one server instance per request; a 2025
  * client gets a session of its own (`Mcp-Session-Id`), one server instance for its life, so its
  * name, its form and its cancels are as over stdio. Who calls is handed in as the request's
- * `authInfo` by the route that checked the token (surfaces/web/mcp-route.ts).
+ * `authInfo` by the route that checked the token (surfaces/web/http/mcp-route.ts).
  */
 import { randomUUID } from "node:crypto";
 import {

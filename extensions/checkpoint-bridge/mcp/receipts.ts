@@ -4,7 +4,7 @@
  * away (then the calls still open are cancelled at the host). Each belongs to the asker session that
  * asked it; a wait names only its own. Bounded per asker and in all.
  */
-import { firstWithin } from "../core/wait.ts";
+import { firstWithin } from "../core/shared/wait.ts";
 import type { Checked } from "../model/check.ts";
 import type { Envelope } from "../model/result.ts";
 

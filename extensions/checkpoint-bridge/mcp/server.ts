@@ -22,11 +22,11 @@ import {
 	type Tool,
 } from "@modelcontextprotocol/server";
 import { nanoid } from "nanoid";
-import type { CallOptions } from "../core/call.ts";
-import { MAX_TIMEOUT_MS, NO_LIMIT, readConfig } from "../core/config.ts";
-import type { AskerIdentity } from "../core/identity.ts";
-import { LATE_NOTE } from "../core/late.ts";
-import type { RelayProgress } from "../core/protocol.ts";
+import type { CallOptions } from "../core/asking/call.ts";
+import { MAX_TIMEOUT_MS, NO_LIMIT, readConfig } from "../core/shared/config.ts";
+import type { AskerIdentity } from "../core/shared/identity.ts";
+import { LATE_NOTE } from "../core/shared/late-config.ts";
+import type { RelayProgress } from "../core/shared/protocol.ts";
 import type { Question } from "../model/question.ts";
 import { type Envelope, makeEnvelope, NEEDS_INPUT_ADVICE } from "../model/result.ts";
 import { validateAskParams } from "../model/validate.ts";

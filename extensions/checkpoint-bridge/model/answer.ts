@@ -4,7 +4,7 @@
 /** What an answer is: a listed option, a typed "Other", free text, or a yes/no. */
 export type AnswerKind = "option" | "other" | "text" | "confirm";
 
-/** Sources an outside answer may name (see core/inbound.ts); "outside" when it names none. */
+/** Sources an outside answer may name (see core/shared/outside-answers.ts); "outside" when it names none. */
 export const OUTSIDE_SOURCES = ["outside", "web"] as const;
 export type OutsideSource = (typeof OUTSIDE_SOURCES)[number];
 
@@ -14,7 +14,7 @@ export type OutsideSource = (typeof OUTSIDE_SOURCES)[number];
  */
 const ANSWER_PLACES = ["terminal", "rpc", "page", "link", "notify-link", "outside"] as const;
 export type AnswerPlace = (typeof ANSWER_PLACES)[number];
-/** Places an answer from the web page may name (core/inbound.ts). */
+/** Places an answer from the web page may name (core/shared/outside-answers.ts). */
 export const WEB_PLACES = ["page", "link", "notify-link"] as const satisfies readonly AnswerPlace[];
 
 /** One answered question, in the order asked. */

@@ -34,7 +34,7 @@ export const MAX_REQUEST_ID_LENGTH = 128;
 export const MAX_SESSION_ID_LENGTH = 128;
 /**
  * Longest asker label a frame may carry, in UTF-16 code units, checked before anything reads it: an
- * asker names itself in at most 48 code points (core/identity.ts), so this leaves room to spare. @default 256
+ * asker names itself in at most 48 code points (core/shared/identity.ts), so this leaves room to spare. @default 256
  */
 export const MAX_SENT_LABEL_LENGTH = 256;
 
@@ -59,3 +59,6 @@ export const DIALOG_LIMITS = {
 	/** Characters of a relayed editor's prefill. */
 	initial: 100_000,
 } as const;
+
+/** Requests one asker session may have open at the host at once: a runaway asker cannot flood the queue. @default 16 */
+export const MAX_OPEN_PER_ASKER = 16;

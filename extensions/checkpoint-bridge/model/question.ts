@@ -21,7 +21,7 @@ type ShareScope = "origin" | "any";
  * shown exactly as that extension gave it (its options in its order, no "Other", no recommended
  * mark, no descriptions), within DIALOG_LIMITS instead of the tool's LIMITS. Only the relay sets it:
  * the tool refuses it (see validateAskParams). A `custom` one is a child's own component, drawn in the
- * host's terminal (core/screens.ts): a confirm whose `id` is the component's token, answered there only.
+ * host's terminal (core/answering/screens.ts): a confirm whose `id` is the component's token, answered there only.
  */
 export type RelayedDialog = "select" | "confirm" | "input" | "editor" | "custom";
 

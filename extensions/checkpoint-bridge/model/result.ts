@@ -17,7 +17,7 @@ export type Status =
 	| "no-host"
 	/** The host-side dialog failed, the parameters were invalid, the asker had too many requests open, or a reply did not fit the questions. */
 	| "error"
-	/** A receipt, not an answer: the call asked with `wait: false`; the request's end arrives later as a message (core/delivery.ts). */
+	/** A receipt, not an answer: the call asked with `wait: false`; the request's end arrives later as a message (core/delivery/delivery.ts). */
 	| "queued";
 
 /** The statuses a request ends with: a host's result carries one of these, never `queued`. */

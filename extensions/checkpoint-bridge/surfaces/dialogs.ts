@@ -4,8 +4,8 @@
  * the signal is abandoned when it aborts. A pick that was not offered is refused and asked again.
  */
 
-import { NO_LIMIT } from "../core/config.ts";
-import type { HostUI, QuestionPrompt, Surface } from "../core/surface.ts";
+import type { HostUI, QuestionPrompt, Surface } from "../core/answering/surface.ts";
+import { NO_LIMIT } from "../core/shared/config.ts";
 import type { Answer } from "../model/answer.ts";
 import { answerOf, multiAnswer } from "../model/answer-check.ts";
 import type { Question } from "../model/question.ts";

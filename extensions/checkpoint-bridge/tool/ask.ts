@@ -4,10 +4,10 @@
  * environmental failure included, comes back as an envelope, never as an exception into pi.
  */
 import type { ToolDefinition } from "@earendil-works/pi-coding-agent";
-import type { CallOptions } from "../core/call.ts";
-import { callBudget, readConfig } from "../core/config.ts";
-import type { AskerIdentity, SessionReads } from "../core/identity.ts";
-import type { RelayProgress } from "../core/protocol.ts";
+import type { CallOptions } from "../core/asking/call.ts";
+import { callBudget, readConfig } from "../core/shared/config.ts";
+import type { AskerIdentity, SessionReads } from "../core/shared/identity.ts";
+import type { RelayProgress } from "../core/shared/protocol.ts";
 import type { QuestionInput } from "../model/question.ts";
 import { type Envelope, makeEnvelope } from "../model/result.ts";
 import { validateAskParams } from "../model/validate.ts";
@@ -23,7 +23,7 @@ type LaterOptions = Omit<CallOptions, "signal" | "onProgress" | "id" | "later">;
 
 /** What the tool's call needs from the extension around it (index.ts wires them; they sit above this layer). */
 export interface AskToolParts {
-	/** Who asks (core/identity.ts's sessionAsker), read at the call from its context when there is one. */
+	/** Who asks (core/shared/identity.ts's sessionAsker), read at the call from its context when there is one. */
 	asker(at?: SessionReads): AskerIdentity;
 	/** Sends a waiting call the way calls go now. */
 	ask(options: CallOptions): Promise<Envelope>;

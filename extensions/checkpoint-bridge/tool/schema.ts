@@ -6,7 +6,7 @@
  * Every bound is taken from LIMITS and the budget's bounds, never typed twice.
  */
 import { type Static, Type } from "typebox";
-import { DEFAULT_CALL_TIMEOUT_MS, MAX_TIMEOUT_MS, MIN_TIMEOUT_MS, NO_LIMIT } from "../core/config.ts";
+import { DEFAULT_CALL_TIMEOUT_MS, MAX_TIMEOUT_MS, MIN_TIMEOUT_MS, NO_LIMIT } from "../core/shared/config.ts";
 import { LIMITS } from "../model/limits.ts";
 
 const OptionSchema = Type.Union([

@@ -6,8 +6,8 @@
  */
 import type { ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import type { DeliveryBox } from "../core/delivery.ts";
-import { MAX_OPEN_PER_ASKER } from "../core/dialog-host.ts";
+import type { DeliveryBox } from "../core/delivery/delivery.ts";
+import { MAX_OPEN_PER_ASKER } from "../model/limits.ts";
 import type { Envelope } from "../model/result.ts";
 
 /** The tool's name. */

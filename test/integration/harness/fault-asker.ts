@@ -11,7 +11,7 @@ import { BRIDGE_EXT, type Envelope, type Frame, type PiEnv, type PiRpc } from ".
 const REPORT = "fault:";
 
 const ASKER_EXTENSION = `
-import { askViaHost } from ${JSON.stringify(join(dirname(BRIDGE_EXT), "core", "asker.ts"))};
+import { askViaHost } from ${JSON.stringify(join(dirname(BRIDGE_EXT), "core", "asking", "asker.ts"))};
 const HANDLE = Symbol.for("checkpoint-bridge.handle");
 const UI = Symbol.for("checkpoint-bridge.test.fault-ui");
 

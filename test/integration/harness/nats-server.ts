@@ -8,7 +8,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { FRAME_VERSION } from "../../../extensions/checkpoint-bridge/core/frames.ts";
+import { FRAME_VERSION } from "../../../extensions/checkpoint-bridge/core/bridge/frames.ts";
 import { type NatsConfig, readNatsConfig } from "../../../extensions/checkpoint-bridge/transports/nats/config.ts";
 import { openssl, selfSigned } from "./certificates.ts";
 

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect } from "vitest";
-import { ANSWER_MESSAGE_TYPE } from "../../../extensions/checkpoint-bridge/core/delivery.ts";
+import { ANSWER_MESSAGE_TYPE } from "../../../extensions/checkpoint-bridge/core/delivery/delivery.ts";
 import type { ScriptConfig } from "../fixtures/scripted-model.ts";
 import type { Envelope } from "./envelope.ts";
 
@@ -89,7 +89,7 @@ const DIALOG_METHODS = new Set(["select", "input", "confirm", "editor"]);
 /** One JSON record of pi's stdout (RPC or `--mode json`). Loosely typed: tests read what they assert on. */
 export type Frame = { type: string; [key: string]: any };
 
-/** The message a request's end is delivered as, later (core/delivery.ts), as pi's stdout shows it. */
+/** The message a request's end is delivered as, later (core/delivery/delivery.ts), as pi's stdout shows it. */
 export const isAnswerMessage = (frame: Frame) =>
 	frame.type === "message_end" && frame.message?.role === "custom" && frame.message?.customType === ANSWER_MESSAGE_TYPE;
 

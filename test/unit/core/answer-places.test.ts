@@ -5,11 +5,11 @@
  * result; traces say it in the words of model/answer-places.ts.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { askViaHost } from "../../../extensions/checkpoint-bridge/core/asker.ts";
-import { claimHostRole, type SettledRecord } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
-import { parseInbound } from "../../../extensions/checkpoint-bridge/core/inbound.ts";
-import { createHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
-import type { Surface } from "../../../extensions/checkpoint-bridge/core/surface.ts";
+import type { Surface } from "../../../extensions/checkpoint-bridge/core/answering/surface.ts";
+import { askViaHost } from "../../../extensions/checkpoint-bridge/core/asking/asker.ts";
+import { claimHostRole, type SettledRecord } from "../../../extensions/checkpoint-bridge/core/host/host-role.ts";
+import { parseInbound } from "../../../extensions/checkpoint-bridge/core/shared/outside-answers.ts";
+import { createHandle } from "../../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import type { Answer } from "../../../extensions/checkpoint-bridge/model/answer.ts";
 import { answeredWhere } from "../../../extensions/checkpoint-bridge/model/answer-places.ts";
 import type { QuestionInput } from "../../../extensions/checkpoint-bridge/model/question.ts";

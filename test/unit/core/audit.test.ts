@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { AUDIT_ENTRY_TYPE, checkpointsReport } from "../../../extensions/checkpoint-bridge/core/audit.ts";
+import { AUDIT_ENTRY_TYPE, checkpointsReport } from "../../../extensions/checkpoint-bridge/core/host/audit.ts";
 import { loadExtensionCopy, playSession } from "../support/fake-pi.ts";
 import { fakeUI } from "../support/fake-ui.ts";
 
@@ -51,7 +51,7 @@ describe("audit trail", () => {
 		await host.command("checkpoints");
 		const report = ui.notices.at(-1)!.message;
 		expect(report).toContain("1 open (1 shown, 0 queued), oldest first:");
-		// The unnamed host session's own model asks as the main session (core/identity.ts).
+		// The unnamed host session's own model asks as the main session (core/shared/identity.ts).
 		expect(report).toMatch(/\[main session\] shown \(question 1 of 1\) since \d\d:\d\d:\d\d, asked 0 min ago: Still open\?/);
 		expect(report).toContain("Still open?");
 		expect(report).toMatch(/Recent \(1\):\n.*ok, 1\/1 answered/);

@@ -1,15 +1,15 @@
 /**
- * The bridge from a transport to the bus (core/bridge.ts), on its own: a bare handle whose host is
+ * The bridge from a transport to the bus (core/bridge/bridge.ts), on its own: a bare handle whose host is
  * this test (it takes requests off the bus and seals its replies), no socket, no NATS. Each refusal
  * once; replies only from the host, back under the asker's id; what a client's leaving takes with
  * it; the notice window; and random frames through the shared frame check and the bridge.
  */
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { type Asked, Bridge, type BridgeOptions } from "../../../extensions/checkpoint-bridge/core/bridge.ts";
-import { MAX_TIMEOUT_MS, NO_LIMIT } from "../../../extensions/checkpoint-bridge/core/config.ts";
-import { checkFrame, FRAME_VERSION, type ReplyFrame, type RequestFrame, type Transport } from "../../../extensions/checkpoint-bridge/core/frames.ts";
-import { NoticeWindow } from "../../../extensions/checkpoint-bridge/core/notice-window.ts";
+import { type Asked, Bridge, type BridgeOptions } from "../../../extensions/checkpoint-bridge/core/bridge/bridge.ts";
+import { checkFrame, FRAME_VERSION, type ReplyFrame, type RequestFrame, type Transport } from "../../../extensions/checkpoint-bridge/core/bridge/frames.ts";
+import { MAX_TIMEOUT_MS, NO_LIMIT } from "../../../extensions/checkpoint-bridge/core/shared/config.ts";
+import { NoticeWindow } from "../../../extensions/checkpoint-bridge/core/shared/notice-window.ts";
 import {
 	lateChannel,
 	PROTOCOL_VERSION,
@@ -18,8 +18,8 @@ import {
 	type RelayReply,
 	type RelayRequest,
 	replyChannel,
-} from "../../../extensions/checkpoint-bridge/core/protocol.ts";
-import { createHandle, type HostCapability, type SharedHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+} from "../../../extensions/checkpoint-bridge/core/shared/protocol.ts";
+import { createHandle, type HostCapability, type SharedHandle } from "../../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import { propertyRun } from "../support/property-policy.ts";
 
 const Q = [{ question: "Which naming convention?" }];

@@ -1,11 +1,11 @@
 /**
- * One call's life (core/call.ts) with a hand-driven transport: what would happen twice if the call
+ * One call's life (core/asking/call.ts) with a hand-driven transport: what would happen twice if the call
  * could settle twice is counted here, not the promise's settlement (a promise settles once anyway).
  */
 import { getEventListeners } from "node:events";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { type CallControl, type CallOptions, replyAnswersProblem, runCall, VERDICT_GRACE_MS } from "../../../extensions/checkpoint-bridge/core/call.ts";
-import { PROTOCOL_VERSION, type RelayProgress } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
+import { type CallControl, type CallOptions, replyAnswersProblem, runCall, VERDICT_GRACE_MS } from "../../../extensions/checkpoint-bridge/core/asking/call.ts";
+import { PROTOCOL_VERSION, type RelayProgress } from "../../../extensions/checkpoint-bridge/core/shared/protocol.ts";
 import type { Status } from "../../../extensions/checkpoint-bridge/model/result.ts";
 import { validateAskParams } from "../../../extensions/checkpoint-bridge/model/validate.ts";
 

@@ -1,10 +1,10 @@
 /**
- * A question its asker cancels says so at the host (core/notice-window.ts's CancelNotices, wired in
- * core/host-role.ts): a shown form or a queued question never vanishes without a word, a storm of
+ * A question its asker cancels says so at the host (core/shared/notice-window.ts's CancelNotices, wired in
+ * core/host/host-role.ts): a shown form or a queued question never vanishes without a word, a storm of
  * cancels is one notice and one summary per window, and the host's own model's cancels are the human's doing.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { CANCEL_WINDOW_MS, CancelNotices } from "../../../extensions/checkpoint-bridge/core/notice-window.ts";
+import { CANCEL_WINDOW_MS, CancelNotices } from "../../../extensions/checkpoint-bridge/core/shared/notice-window.ts";
 import { flush, HOST_SESSION, relay } from "../support/relay.ts";
 
 beforeEach(() => vi.useFakeTimers());

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { callBudget, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_DIALOG_TIMEOUT_MS, readConfig } from "../../../extensions/checkpoint-bridge/core/config.ts";
+import { callBudget, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_DIALOG_TIMEOUT_MS, readConfig } from "../../../extensions/checkpoint-bridge/core/shared/config.ts";
 
 describe("budgets", () => {
 	it("defaults to 300 s per call and 180 s per dialog", () => {

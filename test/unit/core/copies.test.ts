@@ -5,7 +5,7 @@
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { HANDLE_KEY, type SharedHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { HANDLE_KEY, type SharedHandle } from "../../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import { playedSessions, type playSession } from "../support/fake-pi.ts";
 import { fakeUI } from "../support/fake-ui.ts";
 
@@ -19,7 +19,7 @@ async function copyAt(name: string, protocol?: number) {
 	const dir = join(root, name);
 	cpSync(source, dir, { recursive: true });
 	if (protocol !== undefined) {
-		const file = join(dir, "core", "protocol.ts");
+		const file = join(dir, "core", "shared", "protocol.ts");
 		writeFileSync(file, readFileSync(file, "utf8").replace(/PROTOCOL_VERSION = \d+/, `PROTOCOL_VERSION = ${protocol}`));
 	}
 	return (await import(join(dir, "index.ts"))).default as Parameters<typeof playSession>[0];

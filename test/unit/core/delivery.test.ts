@@ -13,7 +13,7 @@ import {
 	type MessageApi,
 	sessionPoster,
 	wakesHost,
-} from "../../../extensions/checkpoint-bridge/core/delivery.ts";
+} from "../../../extensions/checkpoint-bridge/core/delivery/delivery.ts";
 import { makeEnvelope, type Status } from "../../../extensions/checkpoint-bridge/model/result.ts";
 import { sanitiseText, UNSAFE_CHARACTER } from "../../../extensions/checkpoint-bridge/model/sanitise.ts";
 

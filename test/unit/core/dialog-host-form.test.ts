@@ -4,10 +4,10 @@
  * form that closes near the call's deadline is the call's timeout.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { CLOCK_TOLERANCE_MS } from "../../../extensions/checkpoint-bridge/core/config.ts";
-import { DialogHost, type HostEvents } from "../../../extensions/checkpoint-bridge/core/dialog-host.ts";
-import { PROTOCOL_VERSION, type RelayReply, type RelayRequest, type RelayResult } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
-import type { RequestOutcome, RequestPrompt, Surface } from "../../../extensions/checkpoint-bridge/core/surface.ts";
+import type { RequestOutcome, RequestPrompt, Surface } from "../../../extensions/checkpoint-bridge/core/answering/surface.ts";
+import { DialogHost, type HostEvents } from "../../../extensions/checkpoint-bridge/core/host/dialog-host.ts";
+import { CLOCK_TOLERANCE_MS } from "../../../extensions/checkpoint-bridge/core/shared/config.ts";
+import { PROTOCOL_VERSION, type RelayReply, type RelayRequest, type RelayResult } from "../../../extensions/checkpoint-bridge/core/shared/protocol.ts";
 import type { Answer } from "../../../extensions/checkpoint-bridge/model/answer.ts";
 import type { QuestionInput } from "../../../extensions/checkpoint-bridge/model/question.ts";
 import { flush } from "../support/relay.ts";

@@ -4,13 +4,13 @@
  * status line. Fake timers throughout; deadlines are the relay's own.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { DialogHost, type HostEvents, MAX_OPEN_PER_ASKER } from "../../../extensions/checkpoint-bridge/core/dialog-host.ts";
-import { statusText } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
-import { PROTOCOL_VERSION, type RelayCancel, type RelayReply, type RelayRequest } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
-import type { Surface } from "../../../extensions/checkpoint-bridge/core/surface.ts";
+import type { Surface } from "../../../extensions/checkpoint-bridge/core/answering/surface.ts";
+import { DialogHost, type HostEvents } from "../../../extensions/checkpoint-bridge/core/host/dialog-host.ts";
+import { statusText } from "../../../extensions/checkpoint-bridge/core/host/host-role.ts";
+import { PROTOCOL_VERSION, type RelayCancel, type RelayReply, type RelayRequest } from "../../../extensions/checkpoint-bridge/core/shared/protocol.ts";
 import type { Answer } from "../../../extensions/checkpoint-bridge/model/answer.ts";
 import { answerOf } from "../../../extensions/checkpoint-bridge/model/answer-check.ts";
-import { MAX_REQUEST_ID_LENGTH } from "../../../extensions/checkpoint-bridge/model/limits.ts";
+import { MAX_OPEN_PER_ASKER, MAX_REQUEST_ID_LENGTH } from "../../../extensions/checkpoint-bridge/model/limits.ts";
 import type { QuestionInput } from "../../../extensions/checkpoint-bridge/model/question.ts";
 import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { type FakeUI, fakeUI } from "../support/fake-ui.ts";

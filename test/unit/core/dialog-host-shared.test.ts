@@ -1,10 +1,10 @@
 /**
- * When a held request takes its answers from another asker's identical question (core/dialog-host.ts
- * with core/same-questions.ts): at once, not at its turn in the queue, and counted as shared.
+ * When a held request takes its answers from another asker's identical question (core/host/dialog-host.ts
+ * with core/host/same-questions.ts): at once, not at its turn in the queue, and counted as shared.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { DialogHost } from "../../../extensions/checkpoint-bridge/core/dialog-host.ts";
-import { PROTOCOL_VERSION, type RelayReply, type RelayRequest } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
+import { DialogHost } from "../../../extensions/checkpoint-bridge/core/host/dialog-host.ts";
+import { PROTOCOL_VERSION, type RelayReply, type RelayRequest } from "../../../extensions/checkpoint-bridge/core/shared/protocol.ts";
 import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { fakeUI } from "../support/fake-ui.ts";
 import { flush, relay, track } from "../support/relay.ts";

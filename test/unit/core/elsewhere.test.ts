@@ -1,5 +1,5 @@
 /**
- * The forms open elsewhere (core/elsewhere.ts): what adapters add is sanitised and validated like
+ * The forms open elsewhere (core/answering/elsewhere.ts): what adapters add is sanitised and validated like
  * asker text, an answer reaches the tool only through the one answer check, the tool's verdict is
  * recorded, and the registry is bounded.
  */
@@ -11,7 +11,7 @@ import {
 	MAX_FORMS_ELSEWHERE,
 	type SubmitToTool,
 	VERDICT_TIMEOUT_MS,
-} from "../../../extensions/checkpoint-bridge/core/elsewhere.ts";
+} from "../../../extensions/checkpoint-bridge/core/answering/elsewhere.ts";
 import { UNSAFE_CHARACTER } from "../../../extensions/checkpoint-bridge/model/sanitise.ts";
 import { hostileText } from "../support/hostile-text.ts";
 import { propertyRun } from "../support/property-policy.ts";

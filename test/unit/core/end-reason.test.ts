@@ -4,8 +4,8 @@
  * (`dialog-timeout`). With fake timers, through the real relay and pi's dialogs (a fake UI).
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { runCall } from "../../../extensions/checkpoint-bridge/core/call.ts";
-import { PROTOCOL_VERSION } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
+import { runCall } from "../../../extensions/checkpoint-bridge/core/asking/call.ts";
+import { PROTOCOL_VERSION } from "../../../extensions/checkpoint-bridge/core/shared/protocol.ts";
 import { END_REASONS } from "../../../extensions/checkpoint-bridge/model/result.ts";
 import { flush, relay, track } from "../support/relay.ts";
 

@@ -7,10 +7,11 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { queueCommand } from "../../../extensions/checkpoint-bridge/checkpoints-command.ts";
-import { statusText } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
-import { LateBook, readLateConfig } from "../../../extensions/checkpoint-bridge/core/late.ts";
-import { OBSERVER_EVENTS } from "../../../extensions/checkpoint-bridge/core/observers.ts";
-import { type RelayRequest, type RelayResult, replyChannel } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
+import { statusText } from "../../../extensions/checkpoint-bridge/core/host/host-role.ts";
+import { LateBook } from "../../../extensions/checkpoint-bridge/core/host/late.ts";
+import { readLateConfig } from "../../../extensions/checkpoint-bridge/core/shared/late-config.ts";
+import { OBSERVER_EVENTS } from "../../../extensions/checkpoint-bridge/core/shared/observers.ts";
+import { type RelayRequest, type RelayResult, replyChannel } from "../../../extensions/checkpoint-bridge/core/shared/protocol.ts";
 import type { Answer } from "../../../extensions/checkpoint-bridge/model/answer.ts";
 import { answeredWhere } from "../../../extensions/checkpoint-bridge/model/answer-places.ts";
 import type { QuestionInput } from "../../../extensions/checkpoint-bridge/model/question.ts";

@@ -4,9 +4,14 @@
  * session may have open, coalesces arrival notices, and keeps serving everyone else.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { ArrivalNotices, NOTICE_ASKERS_AT_ONCE, NOTICE_ASKERS_SHOWN, NOTICE_WINDOW_MS } from "../../../extensions/checkpoint-bridge/core/arrival-notices.ts";
-import { MAX_OPEN_PER_ASKER } from "../../../extensions/checkpoint-bridge/core/dialog-host.ts";
-import { PROTOCOL_VERSION, type RelayResult, replyChannel } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
+import {
+	ArrivalNotices,
+	NOTICE_ASKERS_AT_ONCE,
+	NOTICE_ASKERS_SHOWN,
+	NOTICE_WINDOW_MS,
+} from "../../../extensions/checkpoint-bridge/core/host/arrival-notices.ts";
+import { PROTOCOL_VERSION, type RelayResult, replyChannel } from "../../../extensions/checkpoint-bridge/core/shared/protocol.ts";
+import { MAX_OPEN_PER_ASKER } from "../../../extensions/checkpoint-bridge/model/limits.ts";
 import { flush, relay, track } from "../support/relay.ts";
 
 beforeEach(() => vi.useFakeTimers());

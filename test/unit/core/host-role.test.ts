@@ -1,13 +1,13 @@
 /**
- * The host role itself (core/host-role.ts): the footer's key and wording, the audit record of a
+ * The host role itself (core/host/host-role.ts): the footer's key and wording, the audit record of a
  * settled request, observer events without an audit trail, and a release that happens twice.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { claimHostRole, HANDOVER_GRACE_MS, type SettledRecord } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
-import { MAX_NOTICES_PER_WINDOW, NOTICE_WINDOW_MS } from "../../../extensions/checkpoint-bridge/core/notice-window.ts";
-import { OBSERVER_EVENTS } from "../../../extensions/checkpoint-bridge/core/observers.ts";
-import { PROTOCOL_VERSION } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
-import { reportToolMissing, toolMissingNotice } from "../../../extensions/checkpoint-bridge/core/tool-missing.ts";
+import { reportToolMissing, toolMissingNotice } from "../../../extensions/checkpoint-bridge/core/asking/tool-missing.ts";
+import { claimHostRole, HANDOVER_GRACE_MS, type SettledRecord } from "../../../extensions/checkpoint-bridge/core/host/host-role.ts";
+import { MAX_NOTICES_PER_WINDOW, NOTICE_WINDOW_MS } from "../../../extensions/checkpoint-bridge/core/shared/notice-window.ts";
+import { OBSERVER_EVENTS } from "../../../extensions/checkpoint-bridge/core/shared/observers.ts";
+import { PROTOCOL_VERSION } from "../../../extensions/checkpoint-bridge/core/shared/protocol.ts";
 import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { fakeUI } from "../support/fake-ui.ts";
 import { flush, relay, track } from "../support/relay.ts";

@@ -9,7 +9,7 @@ import {
 	MAX_LABEL_LENGTH,
 	markedAsker,
 	sessionAsker,
-} from "../../../extensions/checkpoint-bridge/core/identity.ts";
+} from "../../../extensions/checkpoint-bridge/core/shared/identity.ts";
 
 describe("who asks", () => {
 	it("names a pi-subagents child by its agent, and its step when it has one", () => {
@@ -98,7 +98,7 @@ describe("who asks", () => {
 		const me = sessionAsker(() => name);
 		expect(me.identity()).toEqual({ label: "subagent-tester-r7k2p-2", sessionId: "unknown" });
 		me.started({ sessionId: "child-1", systemPrompt: prompt("tester") });
-		// A child says it is one: its late answer may start a turn of the host's model once it is gone (core/delivery.ts).
+		// A child says it is one: its late answer may start a turn of the host's model once it is gone (core/delivery/delivery.ts).
 		expect(me.identity()).toEqual({ label: "subagent-tester#2", sessionId: "child-1", kind: "agent" });
 		expect(me.agent()).toBe("tester");
 		expect(reads).toBe(1);

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { type InboundReply, parseInbound, resolveInbound } from "../../../extensions/checkpoint-bridge/core/inbound.ts";
-import type { SharedHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { type InboundReply, parseInbound, resolveInbound } from "../../../extensions/checkpoint-bridge/core/shared/outside-answers.ts";
+import type { SharedHandle } from "../../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import type { Envelope } from "../../../extensions/checkpoint-bridge/model/result.ts";
 import { validateAskParams } from "../../../extensions/checkpoint-bridge/model/validate.ts";
 import { flush, relay } from "../support/relay.ts";

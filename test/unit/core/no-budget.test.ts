@@ -5,8 +5,8 @@
  * bound (the per-asker cap, a host that goes away, a dialog's own limit) still holds.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { callBudget, MAX_TIMEOUT_MS, NO_LIMIT, readConfig } from "../../../extensions/checkpoint-bridge/core/config.ts";
-import { MAX_OPEN_PER_ASKER } from "../../../extensions/checkpoint-bridge/core/dialog-host.ts";
+import { callBudget, MAX_TIMEOUT_MS, NO_LIMIT, readConfig } from "../../../extensions/checkpoint-bridge/core/shared/config.ts";
+import { MAX_OPEN_PER_ASKER } from "../../../extensions/checkpoint-bridge/model/limits.ts";
 import { flush, relay, track } from "../support/relay.ts";
 
 const Q = [{ question: "Which database?", options: ["Postgres", "SQLite"] }];

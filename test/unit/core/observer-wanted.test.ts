@@ -3,9 +3,9 @@
  * events while somebody listens on the bus, settled records always for the audit trail.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { DialogHost, type HostEvents } from "../../../extensions/checkpoint-bridge/core/dialog-host.ts";
-import { OBSERVER_EVENTS } from "../../../extensions/checkpoint-bridge/core/observers.ts";
-import { PROTOCOL_VERSION, type RelayRequest } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
+import { DialogHost, type HostEvents } from "../../../extensions/checkpoint-bridge/core/host/dialog-host.ts";
+import { OBSERVER_EVENTS } from "../../../extensions/checkpoint-bridge/core/shared/observers.ts";
+import { PROTOCOL_VERSION, type RelayRequest } from "../../../extensions/checkpoint-bridge/core/shared/protocol.ts";
 import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { fakeUI } from "../support/fake-ui.ts";
 import { flush, relay } from "../support/relay.ts";

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { OBSERVER_EVENTS, OBSERVER_VERSION } from "../../../extensions/checkpoint-bridge/core/observers.ts";
+import { OBSERVER_EVENTS, OBSERVER_VERSION } from "../../../extensions/checkpoint-bridge/core/shared/observers.ts";
 import { flush, relay } from "../support/relay.ts";
 
 beforeEach(() => vi.useFakeTimers());

@@ -4,10 +4,11 @@
  * Each path is counted from the bus, as a third-party observer written from docs/observers.md hears it.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { claimHostRole } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
-import { LateBook, readLateConfig } from "../../../extensions/checkpoint-bridge/core/late.ts";
-import { OBSERVER_EVENTS } from "../../../extensions/checkpoint-bridge/core/observers.ts";
-import type { SharedHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { claimHostRole } from "../../../extensions/checkpoint-bridge/core/host/host-role.ts";
+import { LateBook } from "../../../extensions/checkpoint-bridge/core/host/late.ts";
+import { readLateConfig } from "../../../extensions/checkpoint-bridge/core/shared/late-config.ts";
+import { OBSERVER_EVENTS } from "../../../extensions/checkpoint-bridge/core/shared/observers.ts";
+import type { SharedHandle } from "../../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { fakeUI } from "../support/fake-ui.ts";
 import { flush, relay, track } from "../support/relay.ts";

@@ -6,7 +6,7 @@
  * crosses origins.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { PROTOCOL_VERSION, type RelayResult, replyChannel } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
+import { PROTOCOL_VERSION, type RelayResult, replyChannel } from "../../../extensions/checkpoint-bridge/core/shared/protocol.ts";
 import type { QuestionInput } from "../../../extensions/checkpoint-bridge/model/question.ts";
 import type { Envelope } from "../../../extensions/checkpoint-bridge/model/result.ts";
 import { askRemote } from "../../../extensions/checkpoint-bridge/transports/local/client.ts";

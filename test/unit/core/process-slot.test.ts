@@ -1,6 +1,6 @@
-/** The start-once registry the endpoint, the NATS room and the web page share (core/process-slot.ts). */
+/** The start-once registry the endpoint, the NATS room and the web page share (core/shared/process-slot.ts). */
 import { describe, expect, it, vi } from "vitest";
-import { type StartSlot, startOnce, takeStarted } from "../../../extensions/checkpoint-bridge/core/process-slot.ts";
+import { type StartSlot, startOnce, takeStarted } from "../../../extensions/checkpoint-bridge/core/shared/process-slot.ts";
 
 describe("startOnce and takeStarted", () => {
 	it("starts once: later calls get the same start", async () => {

@@ -11,9 +11,9 @@
  */
 import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
-import { claimHostRole } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
-import { PROTOCOL_VERSION, replyChannel } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
-import { sharedHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { claimHostRole } from "../../../extensions/checkpoint-bridge/core/host/host-role.ts";
+import { PROTOCOL_VERSION, replyChannel } from "../../../extensions/checkpoint-bridge/core/shared/protocol.ts";
+import { sharedHandle } from "../../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { closeProcessEndpoint } from "../../../extensions/checkpoint-bridge/transports/local/index.ts";
 import { loadedSession } from "../support/loaded-session.ts";

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { askViaHost } from "../../../extensions/checkpoint-bridge/core/asker.ts";
-import { OBSERVER_EVENTS } from "../../../extensions/checkpoint-bridge/core/observers.ts";
-import { PROTOCOL_VERSION, type RelayReply, replyChannel } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
-import { createHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { askViaHost } from "../../../extensions/checkpoint-bridge/core/asking/asker.ts";
+import { OBSERVER_EVENTS } from "../../../extensions/checkpoint-bridge/core/shared/observers.ts";
+import { PROTOCOL_VERSION, type RelayReply, replyChannel } from "../../../extensions/checkpoint-bridge/core/shared/protocol.ts";
+import { createHandle } from "../../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import { type Envelope, NEEDS_INPUT_ADVICE } from "../../../extensions/checkpoint-bridge/model/result.ts";
 import { MAX_REFUSALS } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { flush, HOST_SESSION, relay } from "../support/relay.ts";

@@ -1,14 +1,16 @@
 /**
- * The request record (core/request-record.ts, ADR-0022): written down and read back whole, and the
+ * The request record (core/shared/request-record.ts, ADR-0022): written down and read back whole, and the
  * dialog host's one end for every reason, each seen where it is observed: the state the record
  * reaches (through the settled event's typed `end`), the asker's reply, and the one timer left
  * behind (none). Fake timers throughout.
  */
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { DialogHost, type HostEvents, type SettledOutcome } from "../../../extensions/checkpoint-bridge/core/dialog-host.ts";
-import { LateBook, readLateConfig } from "../../../extensions/checkpoint-bridge/core/late.ts";
-import { PROTOCOL_VERSION, type RelayReply, type RelayRequest } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
+import type { Surface } from "../../../extensions/checkpoint-bridge/core/answering/surface.ts";
+import { DialogHost, type HostEvents, type SettledOutcome } from "../../../extensions/checkpoint-bridge/core/host/dialog-host.ts";
+import { LateBook } from "../../../extensions/checkpoint-bridge/core/host/late.ts";
+import { readLateConfig } from "../../../extensions/checkpoint-bridge/core/shared/late-config.ts";
+import { PROTOCOL_VERSION, type RelayReply, type RelayRequest } from "../../../extensions/checkpoint-bridge/core/shared/protocol.ts";
 import {
 	endedState,
 	givenAnswers,
@@ -18,8 +20,7 @@ import {
 	type RequestRecord,
 	recordFromStored,
 	storedRecord,
-} from "../../../extensions/checkpoint-bridge/core/request-record.ts";
-import type { Surface } from "../../../extensions/checkpoint-bridge/core/surface.ts";
+} from "../../../extensions/checkpoint-bridge/core/shared/request-record.ts";
 import type { Answer, AnswerPlace } from "../../../extensions/checkpoint-bridge/model/answer.ts";
 import type { Question } from "../../../extensions/checkpoint-bridge/model/question.ts";
 import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";

@@ -1,9 +1,9 @@
 /**
- * "Ask the human once" as a data structure (core/same-questions.ts): who joins whom, what a joined
+ * "Ask the human once" as a data structure (core/host/same-questions.ts): who joins whom, what a joined
  * request is given, who is named as having shared, and what is forgotten when a request settles.
  */
 import { describe, expect, it } from "vitest";
-import { SameQuestions } from "../../../extensions/checkpoint-bridge/core/same-questions.ts";
+import { SameQuestions } from "../../../extensions/checkpoint-bridge/core/host/same-questions.ts";
 import type { Answer } from "../../../extensions/checkpoint-bridge/model/answer.ts";
 import type { Question } from "../../../extensions/checkpoint-bridge/model/question.ts";
 import { validateAskParams } from "../../../extensions/checkpoint-bridge/model/validate.ts";

@@ -4,10 +4,10 @@
  * shared handle still holds.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { claimHostRole } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
-import { PROTOCOL_VERSION, type RelayReply, type RelayRequest, replyChannel } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
-import { createHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
-import type { Surface } from "../../../extensions/checkpoint-bridge/core/surface.ts";
+import type { Surface } from "../../../extensions/checkpoint-bridge/core/answering/surface.ts";
+import { claimHostRole } from "../../../extensions/checkpoint-bridge/core/host/host-role.ts";
+import { PROTOCOL_VERSION, type RelayReply, type RelayRequest, replyChannel } from "../../../extensions/checkpoint-bridge/core/shared/protocol.ts";
+import { createHandle } from "../../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import type { Answer } from "../../../extensions/checkpoint-bridge/model/answer.ts";
 import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { fakeUI } from "../support/fake-ui.ts";

@@ -6,11 +6,11 @@
  * question the asker did not ask, or a value it did not offer.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { askViaHost } from "../../../extensions/checkpoint-bridge/core/asker.ts";
-import { claimHostRole } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
-import { PROTOCOL_VERSION, type RelayReply, type RelayRequest, replyChannel } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
-import { createHandle, type SharedHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
-import type { Surface } from "../../../extensions/checkpoint-bridge/core/surface.ts";
+import type { Surface } from "../../../extensions/checkpoint-bridge/core/answering/surface.ts";
+import { askViaHost } from "../../../extensions/checkpoint-bridge/core/asking/asker.ts";
+import { claimHostRole } from "../../../extensions/checkpoint-bridge/core/host/host-role.ts";
+import { PROTOCOL_VERSION, type RelayReply, type RelayRequest, replyChannel } from "../../../extensions/checkpoint-bridge/core/shared/protocol.ts";
+import { createHandle, type SharedHandle } from "../../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import type { Answer } from "../../../extensions/checkpoint-bridge/model/answer.ts";
 import type { QuestionInput } from "../../../extensions/checkpoint-bridge/model/question.ts";
 import { fakeUI } from "../support/fake-ui.ts";

@@ -1,11 +1,11 @@
 /**
- * The shared handle on its own (core/shared-handle.ts): the host claim and its seal, and parking
+ * The shared handle on its own (core/shared/shared-handle.ts): the host claim and its seal, and parking
  * requests of a host being replaced.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { ParkedRequest } from "../../../extensions/checkpoint-bridge/core/dialog-host.ts";
-import { PROTOCOL_VERSION, type RelayResult } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
-import { createHandle, HANDLE_KEY, sharedHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { PROTOCOL_VERSION, type RelayResult } from "../../../extensions/checkpoint-bridge/core/shared/protocol.ts";
+import type { ParkedRequest } from "../../../extensions/checkpoint-bridge/core/shared/request-record.ts";
+import { createHandle, HANDLE_KEY, sharedHandle } from "../../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 
 beforeEach(() => vi.useFakeTimers());
 afterEach(() => vi.useRealTimers());

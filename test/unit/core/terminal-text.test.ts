@@ -6,12 +6,12 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { askViaHost } from "../../../extensions/checkpoint-bridge/core/asker.ts";
-import { claimHostRole, type SettledRecord } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
-import { MAX_SHOWN_LABEL_LENGTH } from "../../../extensions/checkpoint-bridge/core/identity.ts";
-import { OBSERVER_EVENTS } from "../../../extensions/checkpoint-bridge/core/observers.ts";
-import { PROTOCOL_VERSION, type RelayRequest, type RelayResult, replyChannel } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
-import { createHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { askViaHost } from "../../../extensions/checkpoint-bridge/core/asking/asker.ts";
+import { claimHostRole, type SettledRecord } from "../../../extensions/checkpoint-bridge/core/host/host-role.ts";
+import { MAX_SHOWN_LABEL_LENGTH } from "../../../extensions/checkpoint-bridge/core/shared/identity.ts";
+import { OBSERVER_EVENTS } from "../../../extensions/checkpoint-bridge/core/shared/observers.ts";
+import { PROTOCOL_VERSION, type RelayRequest, type RelayResult, replyChannel } from "../../../extensions/checkpoint-bridge/core/shared/protocol.ts";
+import { createHandle } from "../../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import { LIMITS, MAX_SESSION_ID_LENGTH } from "../../../extensions/checkpoint-bridge/model/limits.ts";
 import type { QuestionInput } from "../../../extensions/checkpoint-bridge/model/question.ts";
 import { UNSAFE_CHARACTER } from "../../../extensions/checkpoint-bridge/model/sanitise.ts";

@@ -1,11 +1,11 @@
 /**
  * A request sent again after its host went away counts its wait from when it was first asked, at
  * the new host as in the asker's envelope: `/checkpoints` (open and recent), the status line and the
- * audit record, not from when the new host showed it (core/dialog-host.ts serve, core/audit.ts).
+ * audit record, not from when the new host showed it (core/host/dialog-host.ts serve, core/host/audit.ts).
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { checkpointsReport } from "../../../extensions/checkpoint-bridge/core/audit.ts";
-import { statusText } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
+import { checkpointsReport } from "../../../extensions/checkpoint-bridge/core/host/audit.ts";
+import { statusText } from "../../../extensions/checkpoint-bridge/core/host/host-role.ts";
 import { flush, relay, relayRequest } from "../support/relay.ts";
 
 beforeEach(() => vi.useFakeTimers({ now: new Date(2026, 11, 3, 9, 0, 0) }));

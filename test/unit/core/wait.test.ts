@@ -1,6 +1,6 @@
-/** The one wait with a bound: first outcome wins, timer and abort listener dropped at once (core/wait.ts). */
+/** The one wait with a bound: first outcome wins, timer and abort listener dropped at once (core/shared/wait.ts). */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { firstWithin, type Settle, waitAtMost } from "../../../extensions/checkpoint-bridge/core/wait.ts";
+import { firstWithin, type Settle, waitAtMost } from "../../../extensions/checkpoint-bridge/core/shared/wait.ts";
 
 beforeEach(() => {
 	vi.useFakeTimers();

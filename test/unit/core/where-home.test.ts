@@ -1,13 +1,14 @@
 /**
  * `/checkpoints` tells truthfully where each late answer will go, per asker kind, from the one route
- * home (core/delivery.ts, ADR-0025); and the late answer of an MCP client reaches the host's session
+ * home (core/delivery/delivery.ts, ADR-0025); and the late answer of an MCP client reaches the host's session
  * without starting a turn of its model. Fake timers; the host role on a private handle.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { checkpointsReport } from "../../../extensions/checkpoint-bridge/core/audit.ts";
-import { createDeliveryBox, homeRoute, type MessageApi, sessionPoster } from "../../../extensions/checkpoint-bridge/core/delivery.ts";
-import { LateBook, readLateConfig } from "../../../extensions/checkpoint-bridge/core/late.ts";
-import { lateChannel } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
+import { createDeliveryBox, homeRoute, type MessageApi, sessionPoster } from "../../../extensions/checkpoint-bridge/core/delivery/delivery.ts";
+import { checkpointsReport } from "../../../extensions/checkpoint-bridge/core/host/audit.ts";
+import { LateBook } from "../../../extensions/checkpoint-bridge/core/host/late.ts";
+import { readLateConfig } from "../../../extensions/checkpoint-bridge/core/shared/late-config.ts";
+import { lateChannel } from "../../../extensions/checkpoint-bridge/core/shared/protocol.ts";
 import { flush, HOST_SESSION, relay, relayRequest } from "../support/relay.ts";
 
 beforeEach(() => void vi.useFakeTimers());

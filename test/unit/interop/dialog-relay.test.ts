@@ -4,10 +4,10 @@
  * error. Fake timers; the host is the real relay (host role, dialog host, pi's dialog surface).
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { askViaHost } from "../../../extensions/checkpoint-bridge/core/asker.ts";
-import { MAX_TIMEOUT_MS } from "../../../extensions/checkpoint-bridge/core/config.ts";
-import { PROTOCOL_VERSION } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
-import { createHandle, type SharedHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { askViaHost } from "../../../extensions/checkpoint-bridge/core/asking/asker.ts";
+import { MAX_TIMEOUT_MS } from "../../../extensions/checkpoint-bridge/core/shared/config.ts";
+import { PROTOCOL_VERSION } from "../../../extensions/checkpoint-bridge/core/shared/protocol.ts";
+import { createHandle, type SharedHandle } from "../../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import { confirmQuestion, type RelayDeps, relayedUI, selectQuestion, titleOf } from "../../../extensions/checkpoint-bridge/interop/dialog-relay.ts";
 import { answerProblem } from "../../../extensions/checkpoint-bridge/model/answer-check.ts";
 import { DIALOG_LIMITS, LIMITS } from "../../../extensions/checkpoint-bridge/model/limits.ts";

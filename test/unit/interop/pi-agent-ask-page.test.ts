@@ -6,7 +6,7 @@
  */
 import { createEventBus } from "@earendil-works/pi-coding-agent";
 import { describe, expect, it, vi } from "vitest";
-import { FormsElsewhere, MAX_FORMS_ELSEWHERE } from "../../../extensions/checkpoint-bridge/core/elsewhere.ts";
+import { FormsElsewhere, MAX_FORMS_ELSEWHERE } from "../../../extensions/checkpoint-bridge/core/answering/elsewhere.ts";
 import { PI_AGENT_ASK, piAgentAskOnPage } from "../../../extensions/checkpoint-bridge/interop/pi-agent-ask-page.ts";
 
 const started = (flowId: string, extra: Record<string, unknown> = {}) => ({

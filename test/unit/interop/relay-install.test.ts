@@ -6,8 +6,8 @@
  * runner is exercised by test/integration/dialog-relay-rpc.test.ts.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { claimHostRole } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
-import { sharedHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { claimHostRole } from "../../../extensions/checkpoint-bridge/core/host/host-role.ts";
+import { sharedHandle } from "../../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import { isRelayedUI } from "../../../extensions/checkpoint-bridge/interop/dialog-relay.ts";
 import { installRelay, RELAY_MODE, RELAY_SLOT_KEY, relaySlot } from "../../../extensions/checkpoint-bridge/interop/relay-install.ts";
 import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
@@ -48,8 +48,8 @@ class ExtensionRunner {
 async function loadCopy(): Promise<LoadedExtension> {
 	vi.resetModules();
 	const { enableDialogRelay } = await import("../../../extensions/checkpoint-bridge/interop/enable.ts");
-	const { askViaHost } = await import("../../../extensions/checkpoint-bridge/core/asker.ts");
-	const { sharedHandle: handleOfCopy } = await import("../../../extensions/checkpoint-bridge/core/shared-handle.ts");
+	const { askViaHost } = await import("../../../extensions/checkpoint-bridge/core/asking/asker.ts");
+	const { sharedHandle: handleOfCopy } = await import("../../../extensions/checkpoint-bridge/core/shared/shared-handle.ts");
 	const definition = { name: "ask_user_via_host" };
 	const extension: LoadedExtension = { path: "checkpoint-bridge", tools: new Map([["ask_user_via_host", { definition }]]) };
 	const handle = handleOfCopy();

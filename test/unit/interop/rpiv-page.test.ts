@@ -7,7 +7,7 @@
 import { createEventBus } from "@earendil-works/pi-coding-agent";
 import { ASK_USER_BLOCKED_EVENT, ASK_USER_PROMPT_EVENT } from "@juicesharp/rpiv-ask-user-question/events";
 import { describe, expect, it, vi } from "vitest";
-import { FormsElsewhere, MAX_FORMS_ELSEWHERE } from "../../../extensions/checkpoint-bridge/core/elsewhere.ts";
+import { FormsElsewhere, MAX_FORMS_ELSEWHERE } from "../../../extensions/checkpoint-bridge/core/answering/elsewhere.ts";
 import { RPIV, rpivOnPage } from "../../../extensions/checkpoint-bridge/interop/rpiv-page.ts";
 
 const prompt = (question: string, extra: Record<string, unknown> = {}) => ({

@@ -3,7 +3,7 @@
  * names and types and give pi's result shapes. Only the bounds a description states may differ.
  */
 import { describe, expect, it } from "vitest";
-import { MAX_TIMEOUT_MS } from "../../../extensions/checkpoint-bridge/core/config.ts";
+import { MAX_TIMEOUT_MS } from "../../../extensions/checkpoint-bridge/core/shared/config.ts";
 import { askInputSchema, COLLECT_INPUT_SCHEMA, COLLECT_OUTPUT_SCHEMA } from "../../../extensions/checkpoint-bridge/mcp/schema.ts";
 import { AskParamsSchema } from "../../../extensions/checkpoint-bridge/tool/schema.ts";
 import { type WaitOutcome, WaitParamsSchema } from "../../../extensions/checkpoint-bridge/tool/wait.ts";

@@ -6,11 +6,11 @@
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { claimHostRole } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
-import { createHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { claimHostRole } from "../../../extensions/checkpoint-bridge/core/host/host-role.ts";
+import { createHandle } from "../../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import { httpEndpoint } from "../../../extensions/checkpoint-bridge/mcp.ts";
 import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
-import { offerMcpRoute } from "../../../extensions/checkpoint-bridge/surfaces/web/mcp-route.ts";
+import { offerMcpRoute } from "../../../extensions/checkpoint-bridge/surfaces/web/http/mcp-route.ts";
 import { startWebPage, type WebPage } from "../../../extensions/checkpoint-bridge/surfaces/web/server.ts";
 import { type FakeDialog, fakeUI } from "../support/fake-ui.ts";
 

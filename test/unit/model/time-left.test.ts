@@ -6,13 +6,13 @@
  */
 import vm from "node:vm";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { askViaHost } from "../../../extensions/checkpoint-bridge/core/asker.ts";
-import { claimHostRole } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
-import { createHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { askViaHost } from "../../../extensions/checkpoint-bridge/core/asking/asker.ts";
+import { claimHostRole } from "../../../extensions/checkpoint-bridge/core/host/host-role.ts";
+import { createHandle } from "../../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import { timeLeftText } from "../../../extensions/checkpoint-bridge/model/time-left.ts";
 import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { formSurface } from "../../../extensions/checkpoint-bridge/surfaces/terminal-form/surface.ts";
-import { Board } from "../../../extensions/checkpoint-bridge/surfaces/web/board.ts";
+import { Board } from "../../../extensions/checkpoint-bridge/surfaces/web/live/board.ts";
 import { pageScript } from "../../../extensions/checkpoint-bridge/surfaces/web/server.ts";
 import { fakeCustomUI } from "../support/fake-custom-ui.ts";
 import { fakeUI } from "../support/fake-ui.ts";

@@ -1,7 +1,7 @@
 /** A host role in this process serving a local endpoint: what the endpoint's tests start from. */
-import { claimHostRole } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
-import type { LateBook } from "../../../extensions/checkpoint-bridge/core/late.ts";
-import { createHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { claimHostRole } from "../../../extensions/checkpoint-bridge/core/host/host-role.ts";
+import type { LateBook } from "../../../extensions/checkpoint-bridge/core/host/late.ts";
+import { createHandle } from "../../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { type EndpointOptions, startEndpoint } from "../../../extensions/checkpoint-bridge/transports/local/server.ts";
 import { dialogFeed } from "./dialog-feed.ts";

@@ -1,6 +1,6 @@
 /** The host's session as pi keeps it, attached to the process's delivery box: what reaches it as a message. */
 import { afterAll, expect } from "vitest";
-import { deliveryBox, type MessageApi, sessionPoster } from "../../../extensions/checkpoint-bridge/core/delivery.ts";
+import { deliveryBox, type MessageApi, sessionPoster } from "../../../extensions/checkpoint-bridge/core/delivery/delivery.ts";
 import { until } from "../../support/until.ts";
 
 /**

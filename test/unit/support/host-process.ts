@@ -19,8 +19,8 @@ export function hostProcessScript(ui: string, after: string): string {
 const [extension, dir] = process.argv.slice(1);
 const { pathToFileURL } = await import("node:url");
 const load = (file) => import(pathToFileURL(extension + file).href);
-const { createHandle } = await load("core/shared-handle.ts");
-const { claimHostRole } = await load("core/host-role.ts");
+const { createHandle } = await load("core/shared/shared-handle.ts");
+const { claimHostRole } = await load("core/host/host-role.ts");
 const { startEndpoint } = await load("transports/local/server.ts");
 const { dialogSurface } = await load("surfaces/dialogs.ts");
 const handle = createHandle();

@@ -1,9 +1,9 @@
 /** A host role with a fake UI serving a room on the in-memory NATS, and raw clients that speak frames to it. */
 
-import { FRAME_VERSION } from "../../../extensions/checkpoint-bridge/core/frames.ts";
-import { claimHostRole } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
-import type { LateBook } from "../../../extensions/checkpoint-bridge/core/late.ts";
-import { createHandle, type SharedHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { FRAME_VERSION } from "../../../extensions/checkpoint-bridge/core/bridge/frames.ts";
+import { claimHostRole } from "../../../extensions/checkpoint-bridge/core/host/host-role.ts";
+import type { LateBook } from "../../../extensions/checkpoint-bridge/core/host/late.ts";
+import { createHandle, type SharedHandle } from "../../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import type { QuestionInput } from "../../../extensions/checkpoint-bridge/model/question.ts";
 import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { askOverNats, type NatsAskOptions } from "../../../extensions/checkpoint-bridge/transports/nats/asker.ts";

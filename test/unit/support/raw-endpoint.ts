@@ -5,7 +5,7 @@
  */
 import { readFile } from "node:fs/promises";
 import net from "node:net";
-import { FRAME_VERSION } from "../../../extensions/checkpoint-bridge/core/frames.ts";
+import { FRAME_VERSION } from "../../../extensions/checkpoint-bridge/core/bridge/frames.ts";
 import { encodeFrame } from "../../../extensions/checkpoint-bridge/transports/local/frames.ts";
 import { freshNonce, proofOf } from "../../../extensions/checkpoint-bridge/transports/local/proof.ts";
 

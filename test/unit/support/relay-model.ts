@@ -11,13 +11,13 @@
  */
 import fc from "fast-check";
 import { afterEach, beforeEach, expect, vi } from "vitest";
-import { askViaHost } from "../../../extensions/checkpoint-bridge/core/asker.ts";
-import { VERDICT_GRACE_MS } from "../../../extensions/checkpoint-bridge/core/call.ts";
-import { CLOCK_TOLERANCE_MS } from "../../../extensions/checkpoint-bridge/core/config.ts";
-import { claimHostRole, HANDOVER_GRACE_MS, type HostRole, STATUS_KEY } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
-import { OBSERVER_EVENTS, type SettledEvent } from "../../../extensions/checkpoint-bridge/core/observers.ts";
-import { PROTOCOL_VERSION, type RelayReply, type RelayRequest, replyChannel } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
-import { createHandle, type SharedHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { askViaHost } from "../../../extensions/checkpoint-bridge/core/asking/asker.ts";
+import { VERDICT_GRACE_MS } from "../../../extensions/checkpoint-bridge/core/asking/call.ts";
+import { claimHostRole, HANDOVER_GRACE_MS, type HostRole, STATUS_KEY } from "../../../extensions/checkpoint-bridge/core/host/host-role.ts";
+import { CLOCK_TOLERANCE_MS } from "../../../extensions/checkpoint-bridge/core/shared/config.ts";
+import { OBSERVER_EVENTS, type SettledEvent } from "../../../extensions/checkpoint-bridge/core/shared/observers.ts";
+import { PROTOCOL_VERSION, type RelayReply, type RelayRequest, replyChannel } from "../../../extensions/checkpoint-bridge/core/shared/protocol.ts";
+import { createHandle, type SharedHandle } from "../../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import { type Envelope, NEEDS_INPUT_ADVICE, STATUSES, type Status } from "../../../extensions/checkpoint-bridge/model/result.ts";
 import { validateAskParams } from "../../../extensions/checkpoint-bridge/model/validate.ts";
 import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";

@@ -1,8 +1,8 @@
 /** A host role on a private handle, and an asker bound to it: the relay without pi. */
-import { type AskOptions, askViaHost } from "../../../extensions/checkpoint-bridge/core/asker.ts";
-import { claimHostRole, type HostRoleOptions } from "../../../extensions/checkpoint-bridge/core/host-role.ts";
-import { PROTOCOL_VERSION, type RelayRequest } from "../../../extensions/checkpoint-bridge/core/protocol.ts";
-import { createHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { type AskOptions, askViaHost } from "../../../extensions/checkpoint-bridge/core/asking/asker.ts";
+import { claimHostRole, type HostRoleOptions } from "../../../extensions/checkpoint-bridge/core/host/host-role.ts";
+import { PROTOCOL_VERSION, type RelayRequest } from "../../../extensions/checkpoint-bridge/core/shared/protocol.ts";
+import { createHandle } from "../../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import type { QuestionInput } from "../../../extensions/checkpoint-bridge/model/question.ts";
 import type { Envelope } from "../../../extensions/checkpoint-bridge/model/result.ts";
 import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";

@@ -8,8 +8,7 @@
 import { performance } from "node:perf_hooks";
 import { visibleWidth } from "@earendil-works/pi-tui";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { MAX_OPEN_PER_ASKER } from "../../../extensions/checkpoint-bridge/core/dialog-host.ts";
-import { screens } from "../../../extensions/checkpoint-bridge/core/screens.ts";
+import { screens } from "../../../extensions/checkpoint-bridge/core/answering/screens.ts";
 import {
 	callerExtension,
 	relayedCustom,
@@ -18,6 +17,7 @@ import {
 	unshownNotice,
 	watchUnshown,
 } from "../../../extensions/checkpoint-bridge/interop/screen-relay.ts";
+import { MAX_OPEN_PER_ASKER } from "../../../extensions/checkpoint-bridge/model/limits.ts";
 import { MAX_SCREEN_LINES, type ScreenUI } from "../../../extensions/checkpoint-bridge/surfaces/child-screen/frame.ts";
 import { withChildScreens } from "../../../extensions/checkpoint-bridge/surfaces/child-screen/surface.ts";
 import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";

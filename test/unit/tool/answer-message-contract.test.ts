@@ -8,7 +8,7 @@ import {
 	DELIVERY_VERSION,
 	type MessageApi,
 	sessionPoster,
-} from "../../../extensions/checkpoint-bridge/core/delivery.ts";
+} from "../../../extensions/checkpoint-bridge/core/delivery/delivery.ts";
 import { makeEnvelope, STATUSES } from "../../../extensions/checkpoint-bridge/model/result.ts";
 
 const doc = readFileSync(join(import.meta.dirname, "../../../docs/tool.md"), "utf8");

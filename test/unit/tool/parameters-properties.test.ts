@@ -5,7 +5,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
-import { sharedHandle } from "../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { sharedHandle } from "../../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import { NEEDS_INPUT_ADVICE, STATUSES } from "../../../extensions/checkpoint-bridge/model/result.ts";
 import { loadedSession } from "../support/loaded-session.ts";
 import { anyParams, invalidParams, type Params, validParams } from "../support/params-model.ts";

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Value } from "typebox/value";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_CALL_TIMEOUT_MS, MAX_TIMEOUT_MS, MIN_TIMEOUT_MS } from "../../../extensions/checkpoint-bridge/core/config.ts";
+import { DEFAULT_CALL_TIMEOUT_MS, MAX_TIMEOUT_MS, MIN_TIMEOUT_MS } from "../../../extensions/checkpoint-bridge/core/shared/config.ts";
 import { LIMITS } from "../../../extensions/checkpoint-bridge/model/limits.ts";
 import { validateAskParams } from "../../../extensions/checkpoint-bridge/model/validate.ts";
 import { prepareArguments, rawArguments } from "../../../extensions/checkpoint-bridge/tool/arguments.ts";

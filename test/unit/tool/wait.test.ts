@@ -1,7 +1,7 @@
 /** wait_for_host_answers: waiting on purpose within a budget, and its refusals. Fake timers. */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { createDeliveryBox, type DeliveryBox, sessionPoster } from "../../../extensions/checkpoint-bridge/core/delivery.ts";
-import { MAX_OPEN_PER_ASKER } from "../../../extensions/checkpoint-bridge/core/dialog-host.ts";
+import { createDeliveryBox, type DeliveryBox, sessionPoster } from "../../../extensions/checkpoint-bridge/core/delivery/delivery.ts";
+import { MAX_OPEN_PER_ASKER } from "../../../extensions/checkpoint-bridge/model/limits.ts";
 import { makeEnvelope } from "../../../extensions/checkpoint-bridge/model/result.ts";
 import { DEFAULT_WAIT_MS, MAX_WAIT_MS, waitForAnswers } from "../../../extensions/checkpoint-bridge/tool/wait.ts";
 

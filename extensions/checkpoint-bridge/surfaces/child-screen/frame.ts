@@ -8,7 +8,7 @@
  * (`undefined` to the child) and the host's screen stays whole.
  */
 import { type Component, type Focusable, matchesKey, truncateToWidth } from "@earendil-works/pi-tui";
-import type { ChildScreen } from "../../core/screens.ts";
+import type { ChildScreen } from "../../core/answering/screens.ts";
 import { sanitiseText } from "../../model/sanitise.ts";
 import { KEY_GUARD_MS } from "../terminal-form/component.ts";
 

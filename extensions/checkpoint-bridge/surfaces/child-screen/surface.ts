@@ -1,12 +1,12 @@
 /**
  * The host's surface with child screens (ADR-0016): a request whose one question is a child's own
- * component (`dialog: "custom"`, core/screens.ts) is drawn in the host's terminal with pi's
+ * component (`dialog: "custom"`, core/answering/screens.ts) is drawn in the host's terminal with pi's
  * `ctx.ui.custom`; every other request goes to the surface it wraps. Where there is no terminal (an
  * RPC host), or the component is not in this process, such a request ends dismissed at once, showing
  * nothing. The drawing (and pi-tui) is loaded on the first child screen.
  */
-import { screens } from "../../core/screens.ts";
-import type { RequestOutcome, RequestPrompt, Surface } from "../../core/surface.ts";
+import { screens } from "../../core/answering/screens.ts";
+import type { RequestOutcome, RequestPrompt, Surface } from "../../core/answering/surface.ts";
 import { answerOf } from "../../model/answer-check.ts";
 import type { Question } from "../../model/question.ts";
 import type { ScreenUI } from "./frame.ts";

@@ -2,8 +2,9 @@
  * Mail as the extension wires it: started at the claim when CHECKPOINT_BRIDGE_MAIL_TO is set,
  * stopped at quit. Only config.ts is imported statically: the mail libraries load only when mail is wanted.
  */
-import type { ObserverHandle } from "../../core/shared-handle.ts";
-import type { HostUI } from "../../core/surface.ts";
+
+import type { HostUI } from "../../core/answering/surface.ts";
+import type { ObserverHandle } from "../../core/shared/shared-handle.ts";
 import { readMailConfig } from "./config.ts";
 
 let mailModule: Promise<typeof import("./start.ts")> | undefined;

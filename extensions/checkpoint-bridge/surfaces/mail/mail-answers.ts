@@ -7,11 +7,11 @@
  * why (never to a stranger), or nothing, and changes nothing.
  */
 import { randomBytes } from "node:crypto";
-import type { InboundReply, InboundValue } from "../../core/inbound.ts";
-import type { QueuedEvent, SettledEvent } from "../../core/observers.ts";
-import type { ObserverHandle } from "../../core/shared-handle.ts";
+import type { QueuedEvent, SettledEvent } from "../../core/shared/observers.ts";
+import type { InboundReply, InboundValue } from "../../core/shared/outside-answers.ts";
+import type { ObserverHandle } from "../../core/shared/shared-handle.ts";
 import type { AwayActions } from "../web/away/one-tap.ts";
-import { outcomeText } from "../web/board.ts";
+import { outcomeText } from "../web/live/board.ts";
 import { endedBody, type MailedRequest, refusalBody, requestBody, subjectOf } from "./compose.ts";
 import type { MailConfig } from "./config.ts";
 import { answersFromReply } from "./reply.ts";

@@ -4,7 +4,7 @@
  * several questions, one line per question in order). The result goes through the core's one
  * answer check like any outside answer; this only says what the human meant, or why it fits nothing.
  */
-import type { InboundValue } from "../../core/inbound.ts";
+import type { InboundValue } from "../../core/shared/outside-answers.ts";
 import type { Checked } from "../../model/check.ts";
 import type { Question } from "../../model/question.ts";
 

@@ -3,8 +3,8 @@
  * the bus, so it outlives a host being replaced, and it stops when the host quits.
  */
 
-import { processSlot, type StartSlot, startOnce, takeStarted } from "../../core/process-slot.ts";
-import type { ObserverHandle } from "../../core/shared-handle.ts";
+import { processSlot, type StartSlot, startOnce, takeStarted } from "../../core/shared/process-slot.ts";
+import type { ObserverHandle } from "../../core/shared/shared-handle.ts";
 import { webPageSlotExists } from "../web/enable.ts";
 import type { WebPage } from "../web/server.ts";
 import type { MailConfig } from "./config.ts";

@@ -3,7 +3,7 @@
  * own `Input` (cursor, paste, word deletion), and a one-second tick keeps the countdown live.
  */
 import { type Component, type Focusable, Input, matchesKey } from "@earendil-works/pi-tui";
-import { msLeft } from "../../core/config.ts";
+import { msLeft } from "../../core/shared/config.ts";
 import { LIMITS } from "../../model/limits.ts";
 import { timeLeftText } from "../../model/time-left.ts";
 import { ACCEPT_KEY, type Effect, type Field, type FormModel } from "./model.ts";

@@ -5,7 +5,7 @@
  * (`resolveAnswer`, the check outside answers go through), so the form cannot produce an answer
  * an outside answer could not.
  */
-import { type InboundValue, resolveAnswer } from "../../core/inbound.ts";
+import { type InboundValue, resolveAnswer } from "../../core/shared/outside-answers.ts";
 import type { Answer } from "../../model/answer.ts";
 import type { Question } from "../../model/question.ts";
 import { orderedLabels } from "../present.ts";

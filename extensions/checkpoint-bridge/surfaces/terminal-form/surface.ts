@@ -3,7 +3,7 @@
  * only. It closes at once when its call ends (the signal), whatever the TUI does with it after.
  */
 import type { Component } from "@earendil-works/pi-tui";
-import type { QuestionPrompt, RequestOutcome, RequestPrompt, Surface } from "../../core/surface.ts";
+import type { QuestionPrompt, RequestOutcome, RequestPrompt, Surface } from "../../core/answering/surface.ts";
 import type { Answer } from "../../model/answer.ts";
 import type { Question } from "../../model/question.ts";
 import { FormComponent } from "./component.ts";

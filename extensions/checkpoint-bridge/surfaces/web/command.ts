@@ -3,9 +3,9 @@
  * `/checkpoints web off`, CHECKPOINT_BRIDGE_WEB at the claim, the stop at quit. Only enable.ts is
  * imported statically: the page's code loads the first time the page is wanted.
  */
-import type { HostUI } from "../../core/surface.ts";
-import type { ObserverHandle } from "./board.ts";
+import type { HostUI } from "../../core/answering/surface.ts";
 import { WEB_ENV, webPageSlotExists } from "./enable.ts";
+import type { ObserverHandle } from "./live/board.ts";
 
 type WebModule = typeof import("./index.ts");
 let webModule: Promise<WebModule> | undefined;

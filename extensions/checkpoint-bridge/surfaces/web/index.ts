@@ -3,13 +3,13 @@
  * (`CHECKPOINT_BRIDGE_WEB`, `/checkpoints web`). Built on the observer contract alone
  * (docs/observers.md): the reference client for anyone writing their own.
  */
-import type { WebAddress } from "./address.ts";
+import type { WebAddress } from "./http/address.ts";
 import type { WebPage } from "./server.ts";
 
-export { DEFAULT_WEB_ADDRESS, parseWebAddress, type WebAddress } from "./address.ts";
-export { NOTIFY_COMMAND_ENV } from "./notify-command.ts";
+export { NOTIFY_COMMAND_ENV } from "./away/notify-command.ts";
+export { qrHalfBlocks } from "./away/qr.ts";
+export { DEFAULT_WEB_ADDRESS, parseWebAddress, type WebAddress } from "./http/address.ts";
 export { closeWebPage, currentWebPage, ensureWebPage, setWebNotice } from "./process-page.ts";
-export { qrHalfBlocks } from "./qr.ts";
 export type { WebPage } from "./server.ts";
 
 /** The line the host shows when the page starts, and `/checkpoints` again. */

@@ -5,7 +5,7 @@
  * script, server.ts). It imports nothing from the server's own code, so the page's type check
  * (static/tsconfig.json) sees the browser's types only.
  */
-import type { FormElsewhere } from "../../core/elsewhere.ts";
+import type { FormElsewhere } from "../../core/answering/elsewhere.ts";
 import type { Question } from "../../model/question.ts";
 
 /** The stream's event names. Not "open" for a new card: EventSource fires its own "open" when it connects. */
@@ -37,7 +37,7 @@ export interface Card {
 	deadline: number;
 	/** While shown: epoch ms at which what the host shows closes (the time the terminal counts down); 0 when it has no limit. */
 	questionDeadline?: number;
-	/** "shown" while one of its questions is on screen at the host; "late" once its call's budget ran out and it stays open (core/late.ts). */
+	/** "shown" while one of its questions is on screen at the host; "late" once its call's budget ran out and it stays open (core/host/late.ts). */
 	state: "queued" | "shown" | "late";
 	/** While late: epoch ms at which its call's budget ran out. */
 	lateSince?: number;

@@ -3,10 +3,10 @@
  * the local endpoint: it reaches the host over the bus, so it outlives a host being replaced
  * (/new, /resume, /fork, /reload), and it closes when the host quits.
  */
-import { processSlot, type StartSlot, startOnce, takeStarted } from "../../core/process-slot.ts";
-import type { WebAddress } from "./address.ts";
-import type { ObserverHandle } from "./board.ts";
+import { processSlot, type StartSlot, startOnce, takeStarted } from "../../core/shared/process-slot.ts";
 import { WEB_PAGE_KEY } from "./enable.ts";
+import type { WebAddress } from "./http/address.ts";
+import type { ObserverHandle } from "./live/board.ts";
 import { startWebPage, type WebPage, type WebPageOptions } from "./server.ts";
 
 type Notice = NonNullable<WebPageOptions["notice"]>;

@@ -6,20 +6,20 @@
 import { readFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { type FormsElsewhere, formsElsewhere } from "../../core/elsewhere.ts";
+import { type FormsElsewhere, formsElsewhere } from "../../core/answering/elsewhere.ts";
 import { timeLeftText } from "../../model/time-left.ts";
-import { type PublicOrigin, parsePublicUrl, urlHost, WEB_PUBLIC_URL_ENV, type WebAddress } from "./address.ts";
+import { NOTIFY_REMIND_ENV, NOTIFY_TIMEOUT_MS, Notifier, notifyDelay } from "./away/notify-command.ts";
 import { actionsOf, wireNotifications } from "./away/notify-life.ts";
 import { type AwayActions, OneTap } from "./away/one-tap.ts";
-import { Board, type ObserverHandle } from "./board.ts";
-import { Connections, MAX_CONNECTIONS, refuseConnection, timeoutOptions } from "./connections.ts";
-import { MAX_BODY_BYTES, refuse } from "./guard.ts";
-import { mcpRoute } from "./mcp-route.ts";
-import { NOTIFY_REMIND_ENV, NOTIFY_TIMEOUT_MS, Notifier, notifyDelay } from "./notify-command.ts";
+import { type PublicOrigin, parsePublicUrl, urlHost, WEB_PUBLIC_URL_ENV, type WebAddress } from "./http/address.ts";
+import { Connections, MAX_CONNECTIONS, refuseConnection, timeoutOptions } from "./http/connections.ts";
+import { MAX_BODY_BYTES, refuse } from "./http/guard.ts";
+import { mcpRoute } from "./http/mcp-route.ts";
+import { type Assets, route } from "./http/routes.ts";
+import { digestOf, newSecret } from "./http/tokens.ts";
+import { Board, type ObserverHandle } from "./live/board.ts";
+import { linkPath, MAX_STREAMS, Streams } from "./live/stream.ts";
 import { PAGE_EVENTS } from "./page-events.ts";
-import { type Assets, route } from "./routes.ts";
-import { linkPath, MAX_STREAMS, Streams } from "./stream.ts";
-import { digestOf, newSecret } from "./tokens.ts";
 
 /** Interval of the keep-alive ping on every stream, which also re-reads the host's snapshot. @default 15000 */
 export const KEEPALIVE_MS = 15_000;

@@ -8,11 +8,11 @@
  * connection for, is refused here for that call alone, before anything is sent.
  */
 import { statSync } from "node:fs";
-import { type CallOptions, lateEnd, recordedEnd, runCall } from "../../core/call.ts";
-import { graceEnd } from "../../core/config.ts";
-import { FRAME_VERSION, MAX_FRAME_BYTES, MAX_NOTICE_LENGTH } from "../../core/frames.ts";
-import type { AskerIdentity } from "../../core/identity.ts";
-import { readLateConfig } from "../../core/late.ts";
+import { type CallOptions, lateEnd, recordedEnd, runCall } from "../../core/asking/call.ts";
+import { FRAME_VERSION, MAX_FRAME_BYTES, MAX_NOTICE_LENGTH } from "../../core/bridge/frames.ts";
+import { graceEnd } from "../../core/shared/config.ts";
+import type { AskerIdentity } from "../../core/shared/identity.ts";
+import { readLateConfig } from "../../core/shared/late-config.ts";
 import type { Answer } from "../../model/answer.ts";
 import type { Envelope } from "../../model/result.ts";
 import { capLength } from "../../model/sanitise.ts";
@@ -120,7 +120,7 @@ export function askRemote(endpoint: EndpointAddress | string, options: RemoteAsk
 				type: "request",
 				v: FRAME_VERSION.endpoint,
 				...(options.onLate ? { lateFrames: true as const } : {}),
-				// Its ends are recorded in the asking session: the host awaits an ack of each (core/frames.ts AckFrame).
+				// Its ends are recorded in the asking session: the host awaits an ack of each (core/bridge/frames.ts AckFrame).
 				...(options.onLate || options.recordEnd ? { acks: true as const } : {}),
 				...(resent ? { resent: true, ...(answers.length > 0 ? { answers } : {}) } : {}),
 			});

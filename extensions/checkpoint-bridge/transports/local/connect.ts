@@ -8,8 +8,8 @@
  */
 
 import net from "node:net";
-import { ERROR_CODES, type ErrorFrame, FRAME_VERSION, MAX_FRAME_BYTES } from "../../core/frames.ts";
-import { waitAtMost } from "../../core/wait.ts";
+import { ERROR_CODES, type ErrorFrame, FRAME_VERSION, MAX_FRAME_BYTES } from "../../core/bridge/frames.ts";
+import { waitAtMost } from "../../core/shared/wait.ts";
 import type { Checked } from "../../model/check.ts";
 import { ENDPOINT_ENV, type EndpointAddress } from "./address.ts";
 import { type ClientFrame, decodeFrame, encodeFrame, type Frame, HANDSHAKE_MAX_FRAME_BYTES, LineReader } from "./frames.ts";

@@ -1,15 +1,15 @@
 /**
  * One client connection to the host's endpoint: the handshake (hello, welcome, auth), then any
- * number of requests, cancels and notices, each handed to the endpoint's bridge (core/bridge.ts),
+ * number of requests, cancels and notices, each handed to the endpoint's bridge (core/bridge/bridge.ts),
  * which puts it on the process-global bus as a local asker puts its own; what comes back is written
  * to the socket. Before the handshake is done a frame may be a few KiB at most; after it, MAX_FRAME_BYTES.
  */
 import { createHmac } from "node:crypto";
 import type net from "node:net";
 import { nanoid } from "nanoid";
-import type { Bridge } from "../../core/bridge.ts";
-import { ACK_WAIT_MS, type ErrorCode, errorFrame, FRAME_VERSION, type LateFrame, type RequestFrame, type ResultFrame } from "../../core/frames.ts";
-import { type AskerIdentity, markedAsker } from "../../core/identity.ts";
+import type { Bridge } from "../../core/bridge/bridge.ts";
+import { ACK_WAIT_MS, type ErrorCode, errorFrame, FRAME_VERSION, type LateFrame, type RequestFrame, type ResultFrame } from "../../core/bridge/frames.ts";
+import { type AskerIdentity, markedAsker } from "../../core/shared/identity.ts";
 import { decodeFrame, encodeFrame, type Frame, HANDSHAKE_MAX_FRAME_BYTES, LineReader } from "./frames.ts";
 import { checkProof, freshNonce, proofOf } from "./proof.ts";
 

@@ -1,8 +1,8 @@
 /**
  * Frames on the local endpoint: newline-delimited JSON, one frame a line, in the endpoint's frame
- * version (core/frames.ts). A connection opens with a handshake (hello, welcome, auth) in which the
+ * version (core/bridge/frames.ts). A connection opens with a handshake (hello, welcome, auth) in which the
  * host proves it holds the endpoint's secret before the asker sends anything of value, then the
- * asker proves it too; the frames after it are those both transports carry (core/frames.ts), so the
+ * asker proves it too; the frames after it are those both transports carry (core/bridge/frames.ts), so the
  * socket carries the same contract as the in-process bus.
  */
 
@@ -16,7 +16,7 @@ import {
 	MAX_FRAME_BYTES,
 	type ReplyFrame,
 	unknownFrameType,
-} from "../../core/frames.ts";
+} from "../../core/bridge/frames.ts";
 import type { Checked } from "../../model/check.ts";
 
 /** Longest frame accepted before the handshake is done: a handshake frame is under 200 bytes. */

@@ -8,7 +8,7 @@
  * not keep the process alive and is closed after `idleMs`.
  */
 
-import { FRAME_VERSION, type LateFrame, type ReplyFrame } from "../../core/frames.ts";
+import { FRAME_VERSION, type LateFrame, type ReplyFrame } from "../../core/bridge/frames.ts";
 import type { EndpointAddress } from "./address.ts";
 import { connectToHost, type HostConnection } from "./connect.ts";
 import type { Frame } from "./frames.ts";

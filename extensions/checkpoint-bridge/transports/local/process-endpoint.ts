@@ -4,8 +4,8 @@
  * /reload): the socket path that spawned processes inherited stays valid, and between two hosts
  * it answers `no-host` as the bus would. Like the shared handle, it lives on `globalThis`.
  */
-import { processSlot, type StartSlot, startOnce, takeStarted } from "../../core/process-slot.ts";
-import type { SharedHandle } from "../../core/shared-handle.ts";
+import { processSlot, type StartSlot, startOnce, takeStarted } from "../../core/shared/process-slot.ts";
+import type { SharedHandle } from "../../core/shared/shared-handle.ts";
 import { type EndpointOptions, type LocalEndpoint, startEndpoint } from "./server.ts";
 
 /** Registry key of the process's endpoint; `Symbol.for` makes it the same in every module copy. */

@@ -7,7 +7,7 @@
  * side's proof from being replayed as the other's.
  */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { FRAME_VERSION } from "../../core/frames.ts";
+import { FRAME_VERSION } from "../../core/bridge/frames.ts";
 
 /** Which side a proof is from. */
 export type ProofSide = "server" | "client";

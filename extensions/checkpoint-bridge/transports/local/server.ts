@@ -11,9 +11,9 @@ import { promises as fs, rmSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { nanoid } from "nanoid";
-import { Bridge } from "../../core/bridge.ts";
-import { MAX_FRAME_BYTES } from "../../core/frames.ts";
-import type { SharedHandle } from "../../core/shared-handle.ts";
+import { Bridge } from "../../core/bridge/bridge.ts";
+import { MAX_FRAME_BYTES } from "../../core/bridge/frames.ts";
+import type { SharedHandle } from "../../core/shared/shared-handle.ts";
 import { addressOf, advertise, type EndpointAddress, SOCKET_NAME } from "./address.ts";
 import { type Advertisement, advertiseEndpoint, ENDPOINT_DIR_PREFIX } from "./advertisement.ts";
 import { Connection } from "./connection.ts";
@@ -59,7 +59,7 @@ export interface EndpointOptions {
 	maxPendingConnections?: number;
 	/** Most requests one connection may have open at once; each further one gets an `error` result naming the limit. @default DEFAULT_MAX_OPEN_REQUESTS (128) */
 	maxOpenRequests?: number;
-	/** How long an end sent to an asker that acks waits for its ack before the host's session takes it (core/frames.ts). @default ACK_WAIT_MS */
+	/** How long an end sent to an asker that acks waits for its ack before the host's session takes it (core/bridge/frames.ts). @default ACK_WAIT_MS */
 	ackWaitMs?: number;
 }
 

@@ -8,11 +8,11 @@
  * process's key and this call's id names the host; from then on only that host's frames count (seal.ts), until it is lost.
  */
 import os from "node:os";
-import { type CallOptions, lateEnd, recordedEnd, runCall } from "../../core/call.ts";
-import { graceEnd, MAX_TIMEOUT_MS, NO_LIMIT } from "../../core/config.ts";
-import { FRAME_VERSION, MAX_NOTICE_LENGTH } from "../../core/frames.ts";
-import type { AskerIdentity } from "../../core/identity.ts";
-import { readLateConfig } from "../../core/late.ts";
+import { type CallOptions, lateEnd, recordedEnd, runCall } from "../../core/asking/call.ts";
+import { FRAME_VERSION, MAX_NOTICE_LENGTH } from "../../core/bridge/frames.ts";
+import { graceEnd, MAX_TIMEOUT_MS, NO_LIMIT } from "../../core/shared/config.ts";
+import type { AskerIdentity } from "../../core/shared/identity.ts";
+import { readLateConfig } from "../../core/shared/late-config.ts";
 import type { Answer } from "../../model/answer.ts";
 import type { Envelope } from "../../model/result.ts";
 import { capLength } from "../../model/sanitise.ts";
@@ -191,7 +191,7 @@ export function askOverNats(options: NatsAskOptions): Promise<Envelope> {
 				key: keys.publicKey,
 				cancelHash: cancelSecret.hash,
 				...(options.onLate ? { lateFrames: true as const } : {}),
-				// Its ends are recorded in the asking session: the host awaits an ack of each (core/frames.ts AckFrame).
+				// Its ends are recorded in the asking session: the host awaits an ack of each (core/bridge/frames.ts AckFrame).
 				...(options.onLate || options.recordEnd ? { acks: true as const } : {}),
 				...(answers.length > 0 ? { answers } : {}),
 				// Sent again for a host that replaced a vanished one: shown marked as asked before the restart.

@@ -4,7 +4,7 @@
  * against it, so their timing is unit-tested on a fake broker; `connectBroker` adapts a real
  * connection and is the only place that loads the NATS client, by dynamic import.
  */
-import { firstWithin } from "../../core/wait.ts";
+import { firstWithin } from "../../core/shared/wait.ts";
 import type { NatsConfig } from "./config.ts";
 
 /** One message delivered to a subscription. */

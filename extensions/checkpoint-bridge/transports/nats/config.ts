@@ -2,7 +2,7 @@
  * Configuration of the NATS transport, read from the environment on both sides. Nothing here
  * loads the NATS client: a process without CHECKPOINT_BRIDGE_NATS never pays for it.
  */
-import { readHostGrace } from "../../core/config.ts";
+import { readHostGrace } from "../../core/shared/config.ts";
 import type { Checked } from "../../model/check.ts";
 
 /** Server URL(s), comma-separated: `nats://host:4222,nats://other:4222`. Unset: no NATS transport. */
@@ -37,7 +37,7 @@ export interface NatsConfig {
 	credsFile?: string;
 	/** Path of a CA certificate (PEM). */
 	caFile?: string;
-	/** How long an asker waits for a host to come back (CHECKPOINT_BRIDGE_HOST_GRACE_MS, core/config.ts). @default DEFAULT_HOST_GRACE_MS */
+	/** How long an asker waits for a host to come back (CHECKPOINT_BRIDGE_HOST_GRACE_MS, core/shared/config.ts). @default DEFAULT_HOST_GRACE_MS */
 	graceMs: number;
 }
 

@@ -1,6 +1,6 @@
 /**
- * Frames on NATS: one JSON frame per message, in NATS's frame version (core/frames.ts). The bus
- * messages and the error frame are those both transports carry (core/frames.ts, checked by the same
+ * Frames on NATS: one JSON frame per message, in NATS's frame version (core/bridge/frames.ts). The bus
+ * messages and the error frame are those both transports carry (core/bridge/frames.ts, checked by the same
  * check); NATS adds what a broker does not give
  * for free: the budget as milliseconds left (clocks differ), where the asker runs, the answers it
  * already has when it re-sends, and heartbeats both ways (`ping` from the asker, `pong` from the host).
@@ -24,7 +24,7 @@ import {
 	type RequestFrame,
 	type ResultFrame,
 	unknownFrameType,
-} from "../../core/frames.ts";
+} from "../../core/bridge/frames.ts";
 import { type Answer, type AnswerKind, OUTSIDE_SOURCES } from "../../model/answer.ts";
 import type { Checked } from "../../model/check.ts";
 import { MAX_REQUEST_ID_LENGTH } from "../../model/limits.ts";
@@ -189,7 +189,7 @@ function natsProblem(frame: Record<string, unknown>): string | undefined {
 
 /**
  * Checks one message: its size, UTF-8, JSON, version (before the fields: another version may have
- * other fields), then the shared fields (core/frames.ts) and the NATS ones. Hello frames are the
+ * other fields), then the shared fields (core/bridge/frames.ts) and the NATS ones. Hello frames are the
  * socket's and are refused here: on NATS the server authenticates.
  */
 export function decodeNatsFrame(data: Uint8Array, maxBytes = MAX_FRAME_BYTES): NatsFrameCheck {

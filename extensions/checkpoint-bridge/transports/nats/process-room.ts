@@ -5,9 +5,9 @@
  * room somebody answers for is left alone.
  */
 
-import { FRAME_VERSION } from "../../core/frames.ts";
-import { processSlot, type StartSlot, startOnce, takeStarted } from "../../core/process-slot.ts";
-import type { SharedHandle } from "../../core/shared-handle.ts";
+import { FRAME_VERSION } from "../../core/bridge/frames.ts";
+import { processSlot, type StartSlot, startOnce, takeStarted } from "../../core/shared/process-slot.ts";
+import type { SharedHandle } from "../../core/shared/shared-handle.ts";
 import { type Broker, connectBroker } from "./broker.ts";
 import type { NatsConfig } from "./config.ts";
 import { decodeNatsFrame, encodeNatsFrame } from "./frames.ts";

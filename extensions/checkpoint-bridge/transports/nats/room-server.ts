@@ -1,5 +1,5 @@
 /**
- * The host side on NATS: a room's subjects handed to the host process's bridge (core/bridge.ts), like
+ * The host side on NATS: a room's subjects handed to the host process's bridge (core/bridge/bridge.ts), like
  * the local endpoint (ADR-0002): a request joins the one queue of whichever session holds the host
  * role, and its replies go back to the asker's inbox under the asker's id. Each held request must be pinged by its asker: one that falls silent is
  * cancelled (its dialog dismissed), as a closed socket's requests are, but for one asked with `wait: false`,
@@ -9,13 +9,13 @@
  * Notices of other extensions (interop/dialog-relay.ts) are shown to the human, a bounded number per window.
  */
 import { nanoid } from "nanoid";
-import { Bridge, type Held } from "../../core/bridge.ts";
-import { MAX_OPEN_PER_ASKER } from "../../core/dialog-host.ts";
-import { ACK_WAIT_MS, type ErrorCode, errorFrame, FRAME_VERSION, type LateFrame, type ReplyFrame, type ResultFrame } from "../../core/frames.ts";
-import { type AskerIdentity, markedAsker } from "../../core/identity.ts";
-import { MAX_NOTICES_PER_WINDOW, NOTICE_WINDOW_MS } from "../../core/notice-window.ts";
-import type { SharedHandle } from "../../core/shared-handle.ts";
+import { Bridge, type Held } from "../../core/bridge/bridge.ts";
+import { ACK_WAIT_MS, type ErrorCode, errorFrame, FRAME_VERSION, type LateFrame, type ReplyFrame, type ResultFrame } from "../../core/bridge/frames.ts";
+import { type AskerIdentity, markedAsker } from "../../core/shared/identity.ts";
+import { MAX_NOTICES_PER_WINDOW, NOTICE_WINDOW_MS } from "../../core/shared/notice-window.ts";
+import type { SharedHandle } from "../../core/shared/shared-handle.ts";
 import type { Answer } from "../../model/answer.ts";
+import { MAX_OPEN_PER_ASKER } from "../../model/limits.ts";
 import type { Broker, BrokerMessage, RequestOutcome } from "./broker.ts";
 import { decodeNatsFrame, encodeNatsFrame, type NatsFrame, type NatsRequestFrame } from "./frames.ts";
 import { SILENCE_MS, TICK_MS } from "./liveness.ts";

@@ -5,7 +5,8 @@
  */
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
-import { LateBook, readLateConfig } from "../../../../extensions/checkpoint-bridge/core/late.ts";
+import { LateBook } from "../../../../extensions/checkpoint-bridge/core/host/late.ts";
+import { readLateConfig } from "../../../../extensions/checkpoint-bridge/core/shared/late-config.ts";
 import type { MailConfig } from "../../../../extensions/checkpoint-bridge/surfaces/mail/config.ts";
 import { type IncomingMail, MailAnswers, type OutgoingMail } from "../../../../extensions/checkpoint-bridge/surfaces/mail/mail-answers.ts";
 import { answersFromReply } from "../../../../extensions/checkpoint-bridge/surfaces/mail/reply.ts";

@@ -6,7 +6,7 @@
 import { visibleWidth } from "@earendil-works/pi-tui";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { resolveAnswer } from "../../../../extensions/checkpoint-bridge/core/inbound.ts";
+import { resolveAnswer } from "../../../../extensions/checkpoint-bridge/core/shared/outside-answers.ts";
 import { form, KEY } from "./support.ts";
 
 const request = [

@@ -3,10 +3,10 @@
  * dialogs (one at a time, closed at once when its call ends, a failure is that call's `error`).
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { askViaHost } from "../../../../extensions/checkpoint-bridge/core/asker.ts";
-import { claimHostRole, HANDOVER_GRACE_MS } from "../../../../extensions/checkpoint-bridge/core/host-role.ts";
-import type { RelayProgress } from "../../../../extensions/checkpoint-bridge/core/protocol.ts";
-import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { askViaHost } from "../../../../extensions/checkpoint-bridge/core/asking/asker.ts";
+import { claimHostRole, HANDOVER_GRACE_MS } from "../../../../extensions/checkpoint-bridge/core/host/host-role.ts";
+import type { RelayProgress } from "../../../../extensions/checkpoint-bridge/core/shared/protocol.ts";
+import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import type { QuestionInput } from "../../../../extensions/checkpoint-bridge/model/question.ts";
 import type { Envelope } from "../../../../extensions/checkpoint-bridge/model/result.ts";
 import { lazyFormSurface } from "../../../../extensions/checkpoint-bridge/surfaces/terminal-form/lazy.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parsePublicUrl, parseWebAddress } from "../../../../extensions/checkpoint-bridge/surfaces/web/address.ts";
+import { parsePublicUrl, parseWebAddress } from "../../../../extensions/checkpoint-bridge/surfaces/web/http/address.ts";
 import { startWebPage } from "../../../../extensions/checkpoint-bridge/surfaces/web/server.ts";
 import { relay } from "../../support/relay.ts";
 

@@ -7,12 +7,12 @@ import { mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { askViaHost } from "../../../../extensions/checkpoint-bridge/core/asker.ts";
-import { claimHostRole } from "../../../../extensions/checkpoint-bridge/core/host-role.ts";
-import type { SettledEvent } from "../../../../extensions/checkpoint-bridge/core/observers.ts";
-import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { askViaHost } from "../../../../extensions/checkpoint-bridge/core/asking/asker.ts";
+import { claimHostRole } from "../../../../extensions/checkpoint-bridge/core/host/host-role.ts";
+import type { SettledEvent } from "../../../../extensions/checkpoint-bridge/core/shared/observers.ts";
+import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import { dialogSurface } from "../../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
-import { Board, outcomeText } from "../../../../extensions/checkpoint-bridge/surfaces/web/board.ts";
+import { Board, outcomeText } from "../../../../extensions/checkpoint-bridge/surfaces/web/live/board.ts";
 import { fakeUI } from "../../support/fake-ui.ts";
 import { linkPathOf, pagePath, pageWithRelay, postAnswer, raw, readEvents } from "./support.ts";
 

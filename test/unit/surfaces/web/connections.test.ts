@@ -6,7 +6,7 @@
  */
 import net from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { HEADERS_TIMEOUT_MS, MAX_CONNECTIONS } from "../../../../extensions/checkpoint-bridge/surfaces/web/connections.ts";
+import { HEADERS_TIMEOUT_MS, MAX_CONNECTIONS } from "../../../../extensions/checkpoint-bridge/surfaces/web/http/connections.ts";
 import type { WebPage } from "../../../../extensions/checkpoint-bridge/surfaces/web/server.ts";
 import { until } from "../../../support/until.ts";
 import { pagePath, readEvents, trackedPages } from "./support.ts";

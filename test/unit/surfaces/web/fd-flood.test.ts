@@ -11,7 +11,7 @@ import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, expect, it } from "vitest";
-import { MAX_CONNECTIONS } from "../../../../extensions/checkpoint-bridge/surfaces/web/connections.ts";
+import { MAX_CONNECTIONS } from "../../../../extensions/checkpoint-bridge/surfaces/web/http/connections.ts";
 import { askRemote } from "../../../../extensions/checkpoint-bridge/transports/local/client.ts";
 import { hostProcessScript, killStarted, startLimitedHost, startScript } from "../../support/host-process.ts";
 import { takeEvents } from "./support.ts";

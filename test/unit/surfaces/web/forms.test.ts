@@ -6,7 +6,7 @@
  */
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FormsElsewhere, type SubmitToTool } from "../../../../extensions/checkpoint-bridge/core/elsewhere.ts";
+import { FormsElsewhere, type SubmitToTool } from "../../../../extensions/checkpoint-bridge/core/answering/elsewhere.ts";
 import { propertyRun } from "../../support/property-policy.ts";
 import { linkPathOf, pagePath, pageWithRelay, postAnswer, raw, readEvents } from "./support.ts";
 

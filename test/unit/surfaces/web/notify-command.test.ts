@@ -14,7 +14,7 @@ import {
 	type NotifyFacts,
 	notifyDelay,
 	runNotifyCommand,
-} from "../../../../extensions/checkpoint-bridge/surfaces/web/notify-command.ts";
+} from "../../../../extensions/checkpoint-bridge/surfaces/web/away/notify-command.ts";
 import { until } from "../../../support/until.ts";
 import { pagePath, pageWithRelay, postAnswer, trackedPages } from "./support.ts";
 

@@ -6,7 +6,7 @@
  */
 import vm from "node:vm";
 import { afterEach, describe, expect, it } from "vitest";
-import { FormsElsewhere } from "../../../../extensions/checkpoint-bridge/core/elsewhere.ts";
+import { FormsElsewhere } from "../../../../extensions/checkpoint-bridge/core/answering/elsewhere.ts";
 import { PAGE_EVENTS } from "../../../../extensions/checkpoint-bridge/surfaces/web/page-events.ts";
 import { pageScript } from "../../../../extensions/checkpoint-bridge/surfaces/web/server.ts";
 import { until } from "../../../support/until.ts";

@@ -5,7 +5,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
-import { qrHalfBlocks } from "../../../../extensions/checkpoint-bridge/surfaces/web/qr.ts";
+import { qrHalfBlocks } from "../../../../extensions/checkpoint-bridge/surfaces/web/away/qr.ts";
 import { decodeHalfBlocks } from "../../support/qr-decode.ts";
 
 const ROOT = join(import.meta.dirname, "../../../../extensions/checkpoint-bridge");
@@ -33,6 +33,6 @@ describe("QR codes", () => {
 	it("qrcode is loaded only when a code is asked for: qr.ts alone imports it, dynamically", () => {
 		const sources = files(ROOT).map((file) => ({ file: relative(ROOT, file), text: readFileSync(file, "utf8") }));
 		expect(sources.filter((s) => /^\s*import[^(]*from\s+["']qrcode["']/m.test(s.text)).map((s) => s.file)).toEqual([]);
-		expect(sources.filter((s) => /import\(\s*["']qrcode["']\s*\)/.test(s.text)).map((s) => s.file)).toEqual(["surfaces/web/qr.ts"]);
+		expect(sources.filter((s) => /import\(\s*["']qrcode["']\s*\)/.test(s.text)).map((s) => s.file)).toEqual(["surfaces/web/away/qr.ts"]);
 	});
 });

@@ -6,7 +6,7 @@
 import http from "node:http";
 import net from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { SECURITY_HEADERS } from "../../../../extensions/checkpoint-bridge/surfaces/web/guard.ts";
+import { SECURITY_HEADERS } from "../../../../extensions/checkpoint-bridge/surfaces/web/http/guard.ts";
 import { linkPathOf, pagePath, type pageWithRelay, postAnswer, raw, readEvents, trackedPages } from "./support.ts";
 
 const BATCH = [
@@ -343,7 +343,7 @@ describe("web page: keep-alive", () => {
 		s.role.release("reload", "replaced");
 		await new Promise((resolve) => setTimeout(resolve, 1_200));
 		const { fakeUI } = await import("../../support/fake-ui.ts");
-		const { claimHostRole } = await import("../../../../extensions/checkpoint-bridge/core/host-role.ts");
+		const { claimHostRole } = await import("../../../../extensions/checkpoint-bridge/core/host/host-role.ts");
 		const { dialogSurface } = await import("../../../../extensions/checkpoint-bridge/surfaces/dialogs.ts");
 		const fake = fakeUI();
 		const next = claimHostRole(s.handle, { ui: fake.ui, surface: dialogSurface(fake.ui), sessionId: "next" });
@@ -404,7 +404,7 @@ describe("web page: life cycle", () => {
 		const script = [
 			'import http from "node:http";',
 			`import { startWebPage } from ${JSON.stringify(new URL("../../../../extensions/checkpoint-bridge/surfaces/web/server.ts", import.meta.url).pathname)};`,
-			`import { createHandle } from ${JSON.stringify(new URL("../../../../extensions/checkpoint-bridge/core/shared-handle.ts", import.meta.url).pathname)};`,
+			`import { createHandle } from ${JSON.stringify(new URL("../../../../extensions/checkpoint-bridge/core/shared/shared-handle.ts", import.meta.url).pathname)};`,
 			'const page = await startWebPage({ handle: createHandle(), address: { host: "127.0.0.1", port: 0, loopback: true } });',
 			// Held open only until the stream is up; after that only the page and its client remain.
 			"const hold = setTimeout(() => {}, 60_000);",

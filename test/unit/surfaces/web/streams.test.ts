@@ -7,8 +7,8 @@
 import http from "node:http";
 import net from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { MAX_LINK_STREAMS, MAX_STREAMS_PER_LINK, STREAM_BUFFER_BYTES } from "../../../../extensions/checkpoint-bridge/surfaces/web/live/stream.ts";
 import type { WebPage } from "../../../../extensions/checkpoint-bridge/surfaces/web/server.ts";
-import { MAX_LINK_STREAMS, MAX_STREAMS_PER_LINK, STREAM_BUFFER_BYTES } from "../../../../extensions/checkpoint-bridge/surfaces/web/stream.ts";
 import { until } from "../../../support/until.ts";
 import { linkPathOf, pagePath, trackedPages } from "./support.ts";
 

@@ -11,8 +11,8 @@ import { chmod, chown, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, wri
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { claimHostRole } from "../../../../extensions/checkpoint-bridge/core/host-role.ts";
-import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { claimHostRole } from "../../../../extensions/checkpoint-bridge/core/host/host-role.ts";
+import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import { dialogSurface } from "../../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { ENDPOINT_ENV } from "../../../../extensions/checkpoint-bridge/transports/local/address.ts";
 import {

@@ -8,7 +8,7 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { FRAME_VERSION } from "../../../../extensions/checkpoint-bridge/core/frames.ts";
+import { FRAME_VERSION } from "../../../../extensions/checkpoint-bridge/core/bridge/frames.ts";
 import { closePooledConnections } from "../../../../extensions/checkpoint-bridge/transports/local/pool.ts";
 import { until } from "../../../support/until.ts";
 import { hostWithEndpoint } from "../../support/endpoint-host.ts";

@@ -4,9 +4,9 @@
  * reads the label, so nothing is queued or shown and a real asker is served meanwhile.
  */
 import { afterEach, expect, it } from "vitest";
-import { FRAME_VERSION } from "../../../../extensions/checkpoint-bridge/core/frames.ts";
-import { claimHostRole } from "../../../../extensions/checkpoint-bridge/core/host-role.ts";
-import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { FRAME_VERSION } from "../../../../extensions/checkpoint-bridge/core/bridge/frames.ts";
+import { claimHostRole } from "../../../../extensions/checkpoint-bridge/core/host/host-role.ts";
+import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import { MAX_SENT_LABEL_LENGTH } from "../../../../extensions/checkpoint-bridge/model/limits.ts";
 import { dialogSurface } from "../../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { askRemote } from "../../../../extensions/checkpoint-bridge/transports/local/client.ts";

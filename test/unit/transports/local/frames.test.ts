@@ -1,7 +1,7 @@
-/** The endpoint's frames on the socket (transports/local/frames.ts, core/frames.ts), its line reader, its address, and how a remote asker is shown. */
+/** The endpoint's frames on the socket (transports/local/frames.ts, core/bridge/frames.ts), its line reader, its address, and how a remote asker is shown. */
 import { describe, expect, it } from "vitest";
-import { FRAME_VERSION, type RequestFrame } from "../../../../extensions/checkpoint-bridge/core/frames.ts";
-import { PROTOCOL_VERSION } from "../../../../extensions/checkpoint-bridge/core/protocol.ts";
+import { FRAME_VERSION, type RequestFrame } from "../../../../extensions/checkpoint-bridge/core/bridge/frames.ts";
+import { PROTOCOL_VERSION } from "../../../../extensions/checkpoint-bridge/core/shared/protocol.ts";
 import { addressOf, advertise, ENDPOINT_ENV, endpointFromEnv } from "../../../../extensions/checkpoint-bridge/transports/local/address.ts";
 import { remoteAsker } from "../../../../extensions/checkpoint-bridge/transports/local/connection.ts";
 import { decodeFrame, encodeFrame, type Frame, LineReader } from "../../../../extensions/checkpoint-bridge/transports/local/frames.ts";

@@ -7,9 +7,10 @@
  */
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
-import { type CallControl, lateEnd } from "../../../../extensions/checkpoint-bridge/core/call.ts";
-import { FRAME_VERSION } from "../../../../extensions/checkpoint-bridge/core/frames.ts";
-import { LateBook, readLateConfig } from "../../../../extensions/checkpoint-bridge/core/late.ts";
+import { type CallControl, lateEnd } from "../../../../extensions/checkpoint-bridge/core/asking/call.ts";
+import { FRAME_VERSION } from "../../../../extensions/checkpoint-bridge/core/bridge/frames.ts";
+import { LateBook } from "../../../../extensions/checkpoint-bridge/core/host/late.ts";
+import { readLateConfig } from "../../../../extensions/checkpoint-bridge/core/shared/late-config.ts";
 import { type Envelope, STATUSES } from "../../../../extensions/checkpoint-bridge/model/result.ts";
 import { validateAskParams } from "../../../../extensions/checkpoint-bridge/model/validate.ts";
 import { askRemote } from "../../../../extensions/checkpoint-bridge/transports/local/client.ts";

@@ -5,10 +5,10 @@
  * the session's calls.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { FRAME_VERSION, MAX_NOTICE_LENGTH } from "../../../../extensions/checkpoint-bridge/core/frames.ts";
-import { claimHostRole } from "../../../../extensions/checkpoint-bridge/core/host-role.ts";
-import { MAX_NOTICES_PER_WINDOW, NOTICE_WINDOW_MS } from "../../../../extensions/checkpoint-bridge/core/notice-window.ts";
-import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { FRAME_VERSION, MAX_NOTICE_LENGTH } from "../../../../extensions/checkpoint-bridge/core/bridge/frames.ts";
+import { claimHostRole } from "../../../../extensions/checkpoint-bridge/core/host/host-role.ts";
+import { MAX_NOTICES_PER_WINDOW, NOTICE_WINDOW_MS } from "../../../../extensions/checkpoint-bridge/core/shared/notice-window.ts";
+import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import { dialogSurface } from "../../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { askRemote, noticeRemote } from "../../../../extensions/checkpoint-bridge/transports/local/client.ts";
 import { encodeFrame } from "../../../../extensions/checkpoint-bridge/transports/local/frames.ts";

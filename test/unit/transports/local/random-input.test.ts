@@ -8,10 +8,10 @@
  */
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FRAME_VERSION } from "../../../../extensions/checkpoint-bridge/core/frames.ts";
-import { claimHostRole } from "../../../../extensions/checkpoint-bridge/core/host-role.ts";
-import type { RelayRequest } from "../../../../extensions/checkpoint-bridge/core/protocol.ts";
-import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { FRAME_VERSION } from "../../../../extensions/checkpoint-bridge/core/bridge/frames.ts";
+import { claimHostRole } from "../../../../extensions/checkpoint-bridge/core/host/host-role.ts";
+import type { RelayRequest } from "../../../../extensions/checkpoint-bridge/core/shared/protocol.ts";
+import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import { capLength, sanitiseText } from "../../../../extensions/checkpoint-bridge/model/sanitise.ts";
 import { dialogSurface } from "../../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { askRemote } from "../../../../extensions/checkpoint-bridge/transports/local/client.ts";

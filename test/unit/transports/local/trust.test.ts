@@ -12,7 +12,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { FRAME_VERSION } from "../../../../extensions/checkpoint-bridge/core/frames.ts";
+import { FRAME_VERSION } from "../../../../extensions/checkpoint-bridge/core/bridge/frames.ts";
 import { askRemote } from "../../../../extensions/checkpoint-bridge/transports/local/client.ts";
 import { encodeFrame } from "../../../../extensions/checkpoint-bridge/transports/local/frames.ts";
 import { closePooledConnections } from "../../../../extensions/checkpoint-bridge/transports/local/pool.ts";

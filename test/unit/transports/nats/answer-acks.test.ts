@@ -7,8 +7,9 @@
  */
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
-import { FRAME_VERSION } from "../../../../extensions/checkpoint-bridge/core/frames.ts";
-import { LateBook, readLateConfig } from "../../../../extensions/checkpoint-bridge/core/late.ts";
+import { FRAME_VERSION } from "../../../../extensions/checkpoint-bridge/core/bridge/frames.ts";
+import { LateBook } from "../../../../extensions/checkpoint-bridge/core/host/late.ts";
+import { readLateConfig } from "../../../../extensions/checkpoint-bridge/core/shared/late-config.ts";
 import type { Envelope } from "../../../../extensions/checkpoint-bridge/model/result.ts";
 import { decodeNatsFrame, encodeNatsFrame } from "../../../../extensions/checkpoint-bridge/transports/nats/frames.ts";
 import { seal, sharedKey } from "../../../../extensions/checkpoint-bridge/transports/nats/seal.ts";

@@ -5,7 +5,7 @@
  */
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { FRAME_VERSION } from "../../../../extensions/checkpoint-bridge/core/frames.ts";
+import { FRAME_VERSION } from "../../../../extensions/checkpoint-bridge/core/bridge/frames.ts";
 import type { Envelope } from "../../../../extensions/checkpoint-bridge/model/result.ts";
 import { forgetNatsHost } from "../../../../extensions/checkpoint-bridge/transports/nats/asker.ts";
 import {

@@ -1,7 +1,7 @@
 /** The NATS frames of v3: the version check, the keys and secrets they carry, and the host's seal, with random input. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ERROR_CODES, FRAME_VERSION } from "../../../../extensions/checkpoint-bridge/core/frames.ts";
+import { ERROR_CODES, FRAME_VERSION } from "../../../../extensions/checkpoint-bridge/core/bridge/frames.ts";
 import { decodeNatsFrame, encodeNatsFrame, type NatsFrame } from "../../../../extensions/checkpoint-bridge/transports/nats/frames.ts";
 import {
 	hashSecret,

@@ -6,8 +6,9 @@
  * session, naming the asker. In-memory NATS (fake-broker.ts), real timers.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { FRAME_VERSION } from "../../../../extensions/checkpoint-bridge/core/frames.ts";
-import { LateBook, readLateConfig } from "../../../../extensions/checkpoint-bridge/core/late.ts";
+import { FRAME_VERSION } from "../../../../extensions/checkpoint-bridge/core/bridge/frames.ts";
+import { LateBook } from "../../../../extensions/checkpoint-bridge/core/host/late.ts";
+import { readLateConfig } from "../../../../extensions/checkpoint-bridge/core/shared/late-config.ts";
 import type { Envelope } from "../../../../extensions/checkpoint-bridge/model/result.ts";
 import { releaseLateWaits } from "../../../../extensions/checkpoint-bridge/transports/nats/asker.ts";
 import { encodeNatsFrame, type NatsFrame } from "../../../../extensions/checkpoint-bridge/transports/nats/frames.ts";

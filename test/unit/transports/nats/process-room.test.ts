@@ -1,7 +1,7 @@
 /** One room server per process and one host per room, on the in-memory broker with fake timers. */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { claimHostRole } from "../../../../extensions/checkpoint-bridge/core/host-role.ts";
-import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared-handle.ts";
+import { claimHostRole } from "../../../../extensions/checkpoint-bridge/core/host/host-role.ts";
+import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import { dialogSurface } from "../../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import type { NatsConfig } from "../../../../extensions/checkpoint-bridge/transports/nats/config.ts";
 import { HOST_CHECK_TIMEOUT_MS } from "../../../../extensions/checkpoint-bridge/transports/nats/liveness.ts";

@@ -4,10 +4,10 @@
  */
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { MAX_TIMEOUT_MS } from "../../../../extensions/checkpoint-bridge/core/config.ts";
-import { MAX_OPEN_PER_ASKER } from "../../../../extensions/checkpoint-bridge/core/dialog-host.ts";
-import { FRAME_VERSION, MAX_FRAME_BYTES } from "../../../../extensions/checkpoint-bridge/core/frames.ts";
-import { PROTOCOL_VERSION, type RelayRequest } from "../../../../extensions/checkpoint-bridge/core/protocol.ts";
+import { FRAME_VERSION, MAX_FRAME_BYTES } from "../../../../extensions/checkpoint-bridge/core/bridge/frames.ts";
+import { MAX_TIMEOUT_MS } from "../../../../extensions/checkpoint-bridge/core/shared/config.ts";
+import { PROTOCOL_VERSION, type RelayRequest } from "../../../../extensions/checkpoint-bridge/core/shared/protocol.ts";
+import { MAX_OPEN_PER_ASKER } from "../../../../extensions/checkpoint-bridge/model/limits.ts";
 import { capLength, sanitiseText, UNSAFE_CHARACTER } from "../../../../extensions/checkpoint-bridge/model/sanitise.ts";
 import { encodeNatsFrame, type NatsFrame } from "../../../../extensions/checkpoint-bridge/transports/nats/frames.ts";
 import { SILENCE_MS, TICK_MS } from "../../../../extensions/checkpoint-bridge/transports/nats/liveness.ts";

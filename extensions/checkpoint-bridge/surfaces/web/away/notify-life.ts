@@ -3,9 +3,9 @@
  * request (with its link and its one-tap answers), again as a reminder, when it goes late, and when
  * it ends (with how); one-tap URLs die with their request.
  */
-import type { Board } from "../board.ts";
-import type { Notifier, NotifyEvent, NotifyFacts } from "../notify-command.ts";
+import type { Board } from "../live/board.ts";
 import type { Card } from "../page-events.ts";
+import type { Notifier, NotifyEvent, NotifyFacts } from "./notify-command.ts";
 import type { AwayActions, AwayButton, OneTap } from "./one-tap.ts";
 
 /** At most this many buttons on an ntfy notification (ntfy's own limit). */

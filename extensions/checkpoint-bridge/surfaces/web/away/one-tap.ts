@@ -11,8 +11,8 @@
  * are dropped with the request.
  */
 import type { Question } from "../../../model/question.ts";
+import { digestOf, newSecret } from "../http/tokens.ts";
 import type { Card } from "../page-events.ts";
-import { digestOf, newSecret } from "../tokens.ts";
 
 /** Version of the actions JSON the notify command gets. */
 const ACTIONS_VERSION = 1;

@@ -9,8 +9,8 @@
  * case (docs/observers.md).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { InboundReply } from "../../../core/inbound.ts";
-import { type Refusal, refuse, SECURITY_HEADERS } from "../guard.ts";
+import type { InboundReply } from "../../../core/shared/outside-answers.ts";
+import { type Refusal, refuse, SECURITY_HEADERS } from "../http/guard.ts";
 import type { ChoiceStep, OneTap, TapEntry } from "./one-tap.ts";
 
 /** Largest body a one-tap POST may carry (it needs none: ntfy sends none, the form a few bytes). @default 4096 */

@@ -10,8 +10,8 @@
 /** @typedef {import("../page-events.ts").PageEvent} PageEvent */
 /** @typedef {import("../page-events.ts").PageEventData} PageEventData */
 /** @typedef {import("../page-events.ts").StateMessage} StateMessage */
-/** @typedef {import("../../../core/elsewhere.ts").FormElsewhere} FormElsewhere */
-/** @typedef {import("../../../core/inbound.ts").InboundValue} InboundValue */
+/** @typedef {import("../../../core/answering/elsewhere.ts").FormElsewhere} FormElsewhere */
+/** @typedef {import("../../../core/shared/outside-answers.ts").InboundValue} InboundValue */
 /** @typedef {import("../../../model/question.ts").Question} Question */
 /** What the host shows of a request, as far as the page draws it: its questions. @typedef {{ questions: Question[] }} Asked */
 /** What is sent for one question, or what is missing. @typedef {{ value: string | string[]; missing?: undefined } | { missing: string; value?: undefined }} Given */

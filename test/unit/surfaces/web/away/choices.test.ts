@@ -8,7 +8,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
-import type { InboundReply } from "../../../../../extensions/checkpoint-bridge/core/inbound.ts";
+import type { InboundReply } from "../../../../../extensions/checkpoint-bridge/core/shared/outside-answers.ts";
 import type { Question } from "../../../../../extensions/checkpoint-bridge/model/question.ts";
 import { ntfyActions } from "../../../../../extensions/checkpoint-bridge/surfaces/web/away/notify-life.ts";
 import { OneTap } from "../../../../../extensions/checkpoint-bridge/surfaces/web/away/one-tap.ts";

@@ -5,7 +5,7 @@
  */
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
-import { claimHostRole } from "../../../../../extensions/checkpoint-bridge/core/host-role.ts";
+import { claimHostRole } from "../../../../../extensions/checkpoint-bridge/core/host/host-role.ts";
 import { dialogSurface } from "../../../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { ntfyActions } from "../../../../../extensions/checkpoint-bridge/surfaces/web/away/notify-life.ts";
 import { fakeUI } from "../../../support/fake-ui.ts";

@@ -1,0 +1,412 @@
+/**
+ * The bridge: the host side of a transport (the local endpoint, a NATS room), written once for both.
+ * A request an asker sends through the transport is put on the process-global bus as a local asker
+ * puts its own, under an id of the host's, so it joins the one queue of whichever session holds the
+ * host role; only what the host sends for it goes back, under the asker's id, as frames in the
+ * transport's version (frames.ts). The bridge holds what the transport's askers have open, with the
+ * caps on it, the host checks and what they tell an asker, and the transport's one window of
+ * notices. A transport keeps its framing and its connections: it reads and checks frames, says who
+ * asks from where, and sends what the bridge gives it.
+ */
+import { nanoid } from "nanoid";
+import type { Answer } from "../../model/answer.ts";
+import type { QuestionInput } from "../../model/question.ts";
+import { makeEnvelope, type Status } from "../../model/result.ts";
+import { homeRoute } from "../delivery/delivery.ts";
+import { MAX_TIMEOUT_MS, NO_LIMIT } from "../shared/config.ts";
+import type { AskerIdentity } from "../shared/identity.ts";
+import { NoticeWindow } from "../shared/notice-window.ts";
+import { lateChannel, PROTOCOL_VERSION, type RelayLate, type RelayReply, type RelayResult, replyChannel } from "../shared/protocol.ts";
+import type { SharedHandle } from "../shared/shared-handle.ts";
+import { FRAME_VERSION, type LateFrame, type NoticeFrame, type ReplyFrame, type ResultFrame, type Transport } from "./frames.ts";
+
+/** One cap on what the bridge holds: the most, and what an asker past it is told, given how many are held. */
+interface Cap {
+	max: number;
+	refusal: (held: number) => string;
+}
+
+/** What the bridge holds at most; a request past a cap gets an `error` result naming it, and nothing else changes. */
+interface BridgeCaps {
+	/** Per asker session (as shown, so per process or machine too). @default none of the bridge's own: the dialog host's holds */
+	perAsker?: Cap;
+	/** Per client: a connection, an inbox. */
+	perClient?: Cap;
+	/** For all clients together. */
+	total?: Cap;
+	/** Bytes of requests as received, and of what the transport keeps beside them (`kept`), for all together; told the bytes held and asked. */
+	bytes?: { max: number; refusal: (held: number, asked: number) => string };
+}
+
+export interface BridgeOptions {
+	/** The process's shared handle: its bus reaches the host, its claim says whether there is one. */
+	handle: SharedHandle;
+	/** Whose frames the bridge sends: their version. */
+	transport: Transport;
+	/** How the transport's host side names itself when the host speaks another bus protocol ("its endpoint speaks v1"). */
+	server: string;
+	caps?: BridgeCaps;
+	/** Bytes the transport keeps beside its open requests, and a way to free its oldest first when a request needs the room. @default none */
+	kept?: { bytes(): number; freeOldest(): boolean };
+	/** The transport's one window of notices, for all its askers together: a hundred connections bring no more than one. @default a NoticeWindow of the defaults */
+	notices?: NoticeWindow;
+	/** Late frames: how many requests that ended `timeout` are kept for their late end, per client and for all together; the oldest go first. @default no bound */
+	lateCaps?: { perClient?: number; total?: number };
+}
+
+/** One request as its transport read it, in the host's terms. */
+export interface Asked {
+	/** Who carries it: a connection, an inbox. Replies go back through it; caps count per client. */
+	client: string;
+	/** The asker's id for it, carried by its replies; unique per client. */
+	id: string;
+	/** Who asks, as shown (markedAsker, identity.ts). */
+	asker: AskerIdentity;
+	questions: QuestionInput[];
+	/** When the call's budget runs out, in the asker's clock; NO_LIMIT for none. */
+	deadline: number;
+	/** What was left of the budget when sent, for an asker whose clock is not the host's: the deadline is set here from it. @default the deadline is taken as it is */
+	budgetMs?: number;
+	dialogTimeoutMs: number;
+	/** When the call started, in the host's clock. @default now, for an asker whose clock is not the host's */
+	createdAt?: number;
+	/** Where it came from (protocol.ts): set by the transport, never taken from the asker's text. */
+	origin: string;
+	/** The request frame's size, counted against `caps.bytes`. @default 0 */
+	bytes?: number;
+	/** The same for every copy of a re-sent request, so one sent twice is shown once. @default a fresh id */
+	hostId?: string;
+	/** Answers the asker already has (a re-send); read only once the caps let the request in. @default none */
+	answers?: () => Answer[];
+	resent?: boolean;
+	/** Asked with `wait: false`: outlives its client, its end then going to the host's session. */
+	later?: true;
+	/** Sends a frame to the asker, through its client. */
+	send: (frame: ReplyFrame) => void;
+	/**
+	 * Late frames (ask now, answer later): set when the asker takes them (RequestFrame.lateFrames).
+	 * Sends the late end of a request that ended `timeout` to the asker; whether its process took it
+	 * (when not, the host's session gets it). @default none: a late end goes to the host's session
+	 */
+	sendLate?: (frame: LateFrame) => boolean | Promise<boolean>;
+	/**
+	 * For an asker that acks (RequestFrame.acks): sends the result of a request asked with `wait: false`
+	 * marked `ack`, resolving true once the asker acked it recorded in its session; false on a refusal,
+	 * a closed connection or no ack within the bound, and the host's session gets the end instead.
+	 * @default none: the result is sent as any other, and its end is the asker's once sent
+	 */
+	sendAcked?: (frame: ResultFrame) => Promise<boolean>;
+}
+
+/** A request the bridge holds for an asker, with what its transport keeps of it (`own`). */
+export interface Held<Own> {
+	readonly client: string;
+	readonly id: string;
+	/** Its id in the host: never the asker's, so no asker can address another's replies. */
+	readonly hostId: string;
+	/** The asker session it counts against. */
+	readonly session: string;
+	readonly bytes: number;
+	/** The answers the host last reported. */
+	answers: Answer[];
+	/** Asked with `wait: false`: who asked what, for the message its end becomes once its client is gone. */
+	readonly later?: { asker: AskerIdentity; questions: string[]; createdAt: number };
+	/** Its client went while it was asked with `wait: false`: its end goes to the host's session. */
+	gone: boolean;
+	readonly own: Own;
+	readonly listener: (reply: RelayReply) => void;
+	/** How its late end reaches the asker (Asked.sendLate). */
+	readonly sendLate?: (frame: LateFrame) => boolean | Promise<boolean>;
+}
+
+/** A request that ended `timeout` for an asker that takes late frames: listened for on `late:<hostId>`. */
+interface LateWait {
+	client: string;
+	hostId: string;
+	listener: (late: RelayLate, taken: (sent: boolean) => void) => void;
+}
+
+const bump = (counts: Map<string, number>, key: string, by: number) => {
+	const next = (counts.get(key) ?? 0) + by;
+	if (next > 0) counts.set(key, next);
+	else counts.delete(key);
+};
+
+/** The host side of one transport: every request its askers have open, by client and id. */
+export class Bridge<Own = undefined> {
+	readonly #options: BridgeOptions;
+	readonly #version: number;
+	readonly #notices: NoticeWindow;
+	readonly #held = new Map<string, Held<Own>>();
+	readonly #byClient = new Map<string, number>();
+	readonly #bySession = new Map<string, number>();
+	/** How many clients carry each request (by its id in the host): cancelled on the host only when the last lets go. */
+	readonly #carriers = new Map<string, number>();
+	/** Late frames: requests that ended `timeout` and may still end late, by client and id, oldest first. */
+	readonly #late = new Map<string, LateWait>();
+	#bytes = 0;
+
+	constructor(options: BridgeOptions) {
+		this.#options = options;
+		this.#version = FRAME_VERSION[options.transport];
+		this.#notices = options.notices ?? new NoticeWindow();
+	}
+
+	/** Requests held now. */
+	get size(): number {
+		return this.#held.size;
+	}
+
+	/** Bytes of the requests held now. */
+	get bytes(): number {
+		return this.#bytes;
+	}
+
+	get(client: string, id: string): Held<Own> | undefined {
+		return this.#held.get(keyOf(client, id));
+	}
+
+	/** The requests held, of one client or of all. */
+	held(client?: string): Held<Own>[] {
+		return [...this.#held.values()].filter((held) => client === undefined || held.client === client);
+	}
+
+	/** A result the bridge gives itself, without the host, in the transport's version. */
+	result(id: string, status: Status, note: string, answers: Answer[] = []): ResultFrame {
+		return { type: "result", v: this.#version, id, kind: "result", status, answers, note };
+	}
+
+	/**
+	 * Puts a request on the bus, or answers it at once when a cap, the host's absence or its
+	 * protocol stand in the way. The held request, or undefined when it was answered here. The
+	 * transport has already refused an id its client has open.
+	 */
+	take(asked: Asked, own: Own): Held<Own> | undefined {
+		const { handle, server } = this.#options;
+		const session = asked.asker.sessionId;
+		const refusal = this.#overCap(asked.client, session, asked.bytes ?? 0);
+		// The request is refused, not its client: the client's other requests carry on.
+		if (refusal) return void asked.send(this.result(asked.id, "error", refusal));
+		const answers = asked.answers?.() ?? [];
+		const claim = handle.host();
+		// The same answers a local asker gets when there is no host, or one of another version.
+		if (!claim)
+			return void asked.send(
+				this.result(asked.id, "no-host", "No session with a UI holds the host role in the host process (it is between sessions, or it has none)."),
+			);
+		if (claim.protocol !== PROTOCOL_VERSION)
+			return void asked.send(
+				this.result(asked.id, "error", `The host speaks checkpoint-bridge protocol v${claim.protocol}; its ${server} speaks v${PROTOCOL_VERSION}.`),
+			);
+		const hostId = asked.hostId ?? nanoid();
+		// Sent again while the host still holds it (through another client): this one hears its replies too, nothing is shown twice.
+		const alreadyHeld = this.#carriers.has(hostId);
+		const key = keyOf(asked.client, asked.id);
+		const held: Held<Own> = {
+			client: asked.client,
+			id: asked.id,
+			hostId,
+			session,
+			bytes: asked.bytes ?? 0,
+			answers,
+			gone: false,
+			own,
+			...(asked.sendLate ? { sendLate: asked.sendLate } : {}),
+			...(asked.later
+				? { later: { asker: asked.asker, questions: asked.questions.map((q) => String(q?.question)), createdAt: asked.createdAt ?? Date.now() } }
+				: {}),
+			listener: (reply) => {
+				// Only what the host role sent goes back to the asker.
+				if (!handle.isFromHost(reply, hostId)) return;
+				held.answers = reply.answers;
+				if (reply.kind === "result") {
+					this.#drop(held);
+					if (held.gone) return this.#deliverHere(held, reply);
+					if (reply.status === "timeout") this.#awaitLate(held);
+					const frame: ResultFrame = { ...reply, type: "result", v: this.#version, id: asked.id };
+					// Its end is the asker's to record: unrecorded there (the asker ended before it could, or its session is gone), it goes to the host's session.
+					if (held.later && asked.sendAcked)
+						return void asked.sendAcked({ ...frame, ack: true }).then(
+							(recorded) => recorded || this.#deliverHere(held, reply),
+							() => this.#deliverHere(held, reply),
+						);
+					asked.send(frame);
+				} else if (reply.kind === "progress") asked.send({ ...reply, type: "progress", v: this.#version, id: asked.id });
+			},
+		};
+		this.#hold(key, held);
+		if (alreadyHeld) return held;
+		const now = Date.now();
+		const delivered = handle.bus.emit("request", {
+			// The frame spoke the transport's version; the bus speaks its own.
+			v: PROTOCOL_VERSION,
+			id: hostId,
+			asker: asked.asker,
+			questions: asked.questions,
+			// Clamped as a local call's budgets are, so a request from elsewhere cannot hold the queue longer than a local one could;
+			// one without a budget (0) is held while its client lives, as a local one is while its session does.
+			deadline: deadlineOf(asked, now),
+			dialogTimeoutMs: Math.min(asked.dialogTimeoutMs, MAX_TIMEOUT_MS),
+			createdAt: asked.createdAt ?? now,
+			// Set by the transport, never taken from the frame: an asker cannot claim another client's origin (ADR-0003).
+			origin: asked.origin,
+			...(asked.later ? { later: true as const } : {}),
+			// What it was told before is not asked again (the host checks each answer).
+			...(answers.length > 0 ? { answers } : {}),
+			// Sent again after its host went away: shown as asked before the restart.
+			...(asked.resent === true ? { resent: true } : {}),
+		});
+		if (!delivered && this.#held.get(key) === held) {
+			this.#drop(held);
+			asked.send(this.result(asked.id, "no-host", "The host role is claimed in the host process but nothing is listening for questions."));
+			return undefined;
+		}
+		return held;
+	}
+
+	/** The asker gave up: the request goes from the host (queued, it is dropped; shown, its dialog closes), whatever other client still carries it. */
+	giveUp(held: Held<Own>, reason: "timeout" | "cancelled"): void {
+		this.#drop(held);
+		// Its budget ran out before the host's verdict came: the host keeps the question late, and its end may still come.
+		if (reason === "timeout") this.#awaitLate(held);
+		this.#options.handle.bus.emit("cancel", { v: PROTOCOL_VERSION, id: held.hostId, reason });
+	}
+
+	/** One client stops carrying the request: it goes from the host unless another client still carries it. */
+	release(held: Held<Own>): void {
+		if (this.#drop(held)) this.#options.handle.bus.emit("cancel", { v: PROTOCOL_VERSION, id: held.hostId, reason: "cancelled" });
+	}
+
+	/** The client went (its asking process ended or dropped it): its requests go, but those asked with `wait: false`, whose end then reaches the host's session. */
+	leave(client: string): void {
+		this.dropLate(client);
+		for (const held of this.held(client))
+			if (held.later) held.gone = true;
+			else this.release(held);
+	}
+
+	/** Stops listening for late ends, of one client's requests or of all: the host's session gets those ends. */
+	dropLate(client?: string): void {
+		for (const [key, wait] of [...this.#late]) if (client === undefined || wait.client === client) this.#forgetLate(key, wait);
+	}
+
+	/**
+	 * Late frames (ask now, answer later): listens for the late end of a request that ended `timeout`
+	 * and sends it on through its transport; the host is told whether the asker's process took it.
+	 * Bounded per client and in all, the oldest dropped.
+	 */
+	#awaitLate(held: Held<Own>): void {
+		const { sendLate } = held;
+		if (!sendLate) return;
+		const { handle, lateCaps = {} } = this.#options;
+		const key = keyOf(held.client, held.id);
+		const old = this.#late.get(key);
+		if (old) this.#forgetLate(key, old);
+		const wait: LateWait = {
+			client: held.client,
+			hostId: held.hostId,
+			listener: (late, taken) => {
+				// Only what the host role sealed for this request goes on.
+				if (!handle.isFromHost(late, held.hostId)) return;
+				this.#forgetLate(key, wait);
+				const { v: _v, ...rest } = late;
+				let sent: boolean | Promise<boolean>;
+				// A transport that throws while sending (a frame it cannot write) must not take the answer with it: the host's session gets it.
+				try {
+					sent = sendLate({ ...rest, type: "late", v: this.#version, id: held.id });
+				} catch {
+					sent = false;
+				}
+				if (typeof sent === "boolean") taken(sent);
+				else void sent.then(taken, () => taken(false));
+			},
+		};
+		this.#late.set(key, wait);
+		handle.bus.on(lateChannel(held.hostId), wait.listener);
+		const ofClient = [...this.#late.entries()].filter(([, w]) => w.client === held.client);
+		// A Map iterates in insertion order: the first is the oldest.
+		if (ofClient.length > (lateCaps.perClient ?? Number.POSITIVE_INFINITY)) this.#forgetLate(...ofClient[0]!);
+		if (this.#late.size > (lateCaps.total ?? Number.POSITIVE_INFINITY)) this.#forgetLate(...this.#late.entries().next().value!);
+	}
+
+	#forgetLate(key: string, wait: LateWait): void {
+		if (this.#late.get(key) !== wait) return;
+		this.#late.delete(key);
+		this.#options.handle.bus.off(lateChannel(wait.hostId), wait.listener);
+	}
+
+	/** A notice onto the bus as a local one is put; past the transport's window, dropped (a notice is a courtesy). */
+	notice(asker: AskerIdentity, frame: Pick<NoticeFrame, "message" | "level">, origin: string): void {
+		if (!this.#notices.take()) return;
+		this.#options.handle.bus.emit("relay:notice", { v: PROTOCOL_VERSION, asker, message: frame.message, type: frame.level, origin });
+	}
+
+	/** Why one more request of `bytes` from this client and session is refused; undefined when it is not. */
+	#overCap(client: string, session: string, bytes: number): string | undefined {
+		const { caps = {}, kept } = this.#options;
+		const ofSession = this.#bySession.get(session) ?? 0;
+		if (caps.perAsker && ofSession >= caps.perAsker.max) return caps.perAsker.refusal(ofSession);
+		const ofClient = this.#byClient.get(client) ?? 0;
+		if (caps.perClient && ofClient >= caps.perClient.max) return caps.perClient.refusal(ofClient);
+		if (caps.total && this.#held.size >= caps.total.max) return caps.total.refusal(this.#held.size);
+		if (!caps.bytes) return undefined;
+		const over = () => this.#bytes + (kept?.bytes() ?? 0) + bytes > caps.bytes!.max;
+		// What the transport keeps is a convenience: its oldest make way for a new request before it is refused.
+		while (over() && kept?.freeOldest()) {}
+		return over() ? caps.bytes.refusal(this.#bytes, bytes) : undefined;
+	}
+
+	#hold(key: string, held: Held<Own>): void {
+		this.#held.set(key, held);
+		bump(this.#bySession, held.session, 1);
+		bump(this.#byClient, held.client, 1);
+		bump(this.#carriers, held.hostId, 1);
+		this.#bytes += held.bytes;
+		// Listening before asking: the host may answer at once (a malformed or expired request).
+		this.#options.handle.bus.on(replyChannel(held.hostId), held.listener);
+	}
+
+	/** Stops forwarding the request to its client; true when no other client carries it. */
+	#drop(held: Held<Own>): boolean {
+		const key = keyOf(held.client, held.id);
+		if (this.#held.get(key) !== held) return false;
+		this.#options.handle.bus.off(replyChannel(held.hostId), held.listener);
+		this.#held.delete(key);
+		bump(this.#bySession, held.session, -1);
+		bump(this.#byClient, held.client, -1);
+		bump(this.#carriers, held.hostId, -1);
+		this.#bytes -= held.bytes;
+		return !this.#carriers.has(held.hostId);
+	}
+
+	/** The end of a `wait: false` request whose client is gone: a message to the host's session, naming the asker. */
+	#deliverHere(held: Held<Own>, result: RelayResult): void {
+		const later = held.later!;
+		const envelope = makeEnvelope(result.status, [...result.answers], result.note, {
+			requestId: held.id,
+			asker: later.asker.label,
+			waitedMs: Date.now() - later.createdAt,
+			...(result.reason ? { reason: result.reason } : {}),
+		});
+		const delivery = {
+			requestId: held.id,
+			askerSessionId: later.asker.sessionId,
+			asker: later.asker.label,
+			questions: later.questions,
+			queuedAt: later.createdAt,
+		};
+		// The one route home decides (core/delivery/delivery.ts): its client gone, the host's session, waking its model only for a sub-agent's.
+		homeRoute(() => this.#options.handle.host()?.sessionId).send({ ...delivery, envelope }, { asker: later.asker, origin: held.client }, { gone: true });
+	}
+}
+
+/** Two clients' ids cannot collide. */
+const keyOf = (client: string, id: string) => `${client}\n${id}`;
+
+/** The deadline in the host's clock: from the budget left when the asker's clock is not ours, clamped as a local call's is. */
+function deadlineOf(asked: Asked, now: number): number {
+	if (asked.deadline === NO_LIMIT) return NO_LIMIT;
+	// The asker's clock is not ours: the deadline is set here from the milliseconds it had left.
+	if (asked.budgetMs !== undefined) return now + Math.max(0, Math.min(asked.budgetMs, MAX_TIMEOUT_MS));
+	return Math.min(asked.deadline, now + MAX_TIMEOUT_MS);
+}

@@ -1,0 +1,486 @@
+/**
+ * Delivery of an ended request to the session that asked, as one message (ask now, answer later).
+ * A request asked with `wait: false` ends after its call returned: its envelope reaches the asking
+ * session through pi's `sendMessage`, with a custom type of this project. An answer starts a turn
+ * when the session is idle and waits for the turn's end when it is busy; any other end joins the
+ * session without waking it. Exactly once: the delivery is recorded in the session (`appendEntry`)
+ * before the message is sent, and the process keeps one box for every copy of the extension (under
+ * a registry symbol, as the shared handle), so a `/reload`, a resume or a second copy never
+ * delivers twice. An asking session that is gone (a foreground child that finished) is given a
+ * grace to come back (a `/reload` re-attaches at once); then the host's session gets the message,
+ * naming the asker and the question. Where an end goes is decided in one place, the route home
+ * (`homeRoute`, ADR-0025): the host side of every transport and surface sends ends through it.
+ */
+import type { Answer } from "../../model/answer.ts";
+import type { Envelope } from "../../model/result.ts";
+import { sanitiseText } from "../../model/sanitise.ts";
+import type { AskerIdentity } from "../shared/identity.ts";
+import { processSlot } from "../shared/process-slot.ts";
+import type { EntryLike } from "../shared/session-entry.ts";
+import { waitAtMost } from "../shared/wait.ts";
+
+/** `customType` of the message that carries an ended request to its session (docs/tool.md). */
+export const ANSWER_MESSAGE_TYPE = "checkpoint-bridge:answer";
+/** `customType` of the entry that records a delivery in the session it went to. */
+export const DELIVERED_ENTRY_TYPE = "checkpoint-bridge:delivered";
+/** Version of the message's `details`, bumped on any incompatible change. @public */
+export const DELIVERY_VERSION = 1;
+/** How long an ended request waits for its asking session to attach again before it goes to the host's session. @default 3000 */
+export const GONE_GRACE_MS = 3_000;
+/** Ended requests held while neither their session nor a host session is attached; the oldest go first. @default 64 */
+const MAX_HELD_DELIVERIES = 64;
+/** Request ids remembered as delivered in the process, for the wait's answer about them. @default 1024 */
+const DELIVERED_REMEMBERED = 1_024;
+
+/** A request asked with `wait: false`, from its receipt until it is delivered. @public */
+export interface QueuedAsk {
+	requestId: string;
+	/** The asking session's id: where the message goes. */
+	askerSessionId: string;
+	/** Who asked, as shown to the human. */
+	asker: string;
+	/** The questions' texts, for a message that goes to the host's session instead. */
+	questions: string[];
+	/** Epoch ms of the receipt. */
+	queuedAt: number;
+}
+
+/** One ended request on its way to its session. */
+export interface Delivery extends QueuedAsk {
+	envelope: Envelope;
+	/** An answer given after the call's budget ran out (core/host/late.ts): delivered apart from the call's own end. */
+	late?: true;
+	/** The host session's own question asked again after a restart (own-questions.ts): asked before it, waiting or queued. */
+	reopened?: true;
+	/**
+	 * False when, forwarded to the host's session (its asker gone), it must not start a turn of the host's model: the
+	 * asker is neither the host's own session nor one of its sub-agents (wakesHost). @default true
+	 */
+	wakesHost?: false;
+}
+
+/** What makes two deliveries the same one: a request's own end, and its late answer, are two. */
+const keyOf = (d: { requestId: string; late?: boolean }) => (d.late ? `${d.requestId}:late` : d.requestId);
+
+/** What the message's `details` hold (docs/tool.md pins it). @public */
+export interface AnswerMessageDetails {
+	v: typeof DELIVERY_VERSION;
+	requestId: string;
+	/** The request's envelope, as a waiting call would have returned it. */
+	envelope: Envelope;
+	/** Who asked. */
+	asker: string;
+	/** The questions' texts. */
+	questions: string[];
+	/** Present when the asking session was gone and the host's session got the message instead. */
+	forwarded?: true;
+	/** Present on an answer given after the call's budget ran out (the call itself ended `timeout`). */
+	late?: true;
+}
+
+/** What the delivery record holds in the session. @public */
+export interface DeliveredRecord {
+	requestId: string;
+	status: Envelope["status"];
+	deliveredAt: number;
+	forwarded?: true;
+	late?: true;
+	/** What was delivered: a message still queued behind a busy turn when pi died is delivered from it at the next start (own-questions.ts). */
+	envelope?: Envelope;
+}
+
+/** The slice of pi's ExtensionAPI a session's poster uses. */
+export interface MessageApi {
+	sendMessage(
+		message: { customType: string; content: string; display: boolean; details: AnswerMessageDetails },
+		options?: { triggerTurn?: boolean; deliverAs?: "steer" | "followUp" | "nextTurn" },
+	): void;
+	appendEntry(customType: string, data?: unknown): void;
+}
+
+/** Posts ended requests into one session. */
+export interface SessionPoster {
+	/** Sends the message, recording the delivery first; "already" when the session holds a record of it. */
+	post(delivery: Delivery, forwarded?: boolean): "posted" | "already";
+	/** Records a delivery that reached the session another way (a wait's tool result). */
+	record(delivery: Delivery): void;
+}
+
+/** Deliveries the session's entries record: request ids, and `<id>:late` for late answers. */
+export function deliveredIn(entries: readonly EntryLike[]): Set<string> {
+	const ids = new Set<string>();
+	for (const entry of entries) {
+		if (entry.type !== "custom" || entry.customType !== DELIVERED_ENTRY_TYPE) continue;
+		const data = entry.data as Partial<DeliveredRecord> | undefined;
+		if (typeof data?.requestId === "string") ids.add(keyOf({ requestId: data.requestId, late: data.late === true }));
+	}
+	return ids;
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+const quoted = (questions: readonly string[]) =>
+	questions.length === 0 ? "" : ` ("${questions[0]}"${questions.length > 1 ? ` and ${plural(questions.length - 1, "more question")}` : ""})`;
+
+const clean = (text: string) => sanitiseText(text);
+/** An answer with every text it carries neutralised for the terminal (model/sanitise.ts). */
+const cleanAnswer = (answer: Answer): Answer => ({
+	...answer,
+	question: clean(answer.question),
+	answer: clean(answer.answer),
+	...(answer.id !== undefined ? { id: clean(answer.id) } : {}),
+	...(answer.values ? { values: answer.values.map(clean) } : {}),
+	...(answer.note !== undefined ? { note: sanitiseText(answer.note, { multiline: true }) } : {}),
+});
+/**
+ * The delivery as a session shows it: the asker's texts (its label, questions, answers, the note) reach pi's
+ * message renderer, which passes escapes through, so each is neutralised here, the one place every delivery passes.
+ */
+function neutralised(delivery: Delivery): Delivery {
+	const { envelope } = delivery;
+	return {
+		...delivery,
+		asker: clean(delivery.asker),
+		questions: delivery.questions.map(clean),
+		envelope: {
+			...envelope,
+			answers: envelope.answers.map(cleanAnswer),
+			...(envelope.note !== undefined ? { note: sanitiseText(envelope.note, { multiline: true }) } : {}),
+			...(envelope.asker !== undefined ? { asker: clean(envelope.asker) } : {}),
+			...(envelope.requestId !== undefined ? { requestId: clean(envelope.requestId) } : {}),
+		},
+	};
+}
+
+/** The text the model reads: what happened, and the envelope as JSON. */
+function messageText(delivery: Delivery, forwarded = false): string {
+	const { envelope, requestId, asker, questions } = delivery;
+	const json = JSON.stringify(envelope);
+	if (forwarded)
+		return `checkpoint-bridge: ${asker} asked${quoted(questions)} (request ${requestId}) and ended before it came back; it ended "${envelope.status}": ${json}`;
+	if (delivery.late && envelope.status === "ok")
+		return `checkpoint-bridge: the human answered your question${questions.length === 1 ? "" : "s"} (request ${requestId}) late, after the call's budget ran out. This is the answer; do not ask again: ${json}`;
+	const noun = questions.length === 1 ? "question" : "questions";
+	// A reopened question may have been asked waiting: its call is gone with the restart, so it is not called queued.
+	const what = delivery.reopened ? `the ${noun} you asked before the restart (request ${requestId})` : `your queued ${noun} (request ${requestId})`;
+	if (envelope.status === "ok") return `checkpoint-bridge: the human answered ${what}. This is the answer; do not ask again: ${json}`;
+	return `checkpoint-bridge: ${what} ended "${envelope.status}" without every answer: ${json}`;
+}
+
+/**
+ * A poster for one session: `pi` sends and records, `entries` reads the session's entries (for
+ * records of earlier deliveries). An answer wakes the session; any other end does not.
+ */
+export function sessionPoster(pi: MessageApi, entries: () => readonly EntryLike[]): SessionPoster {
+	const record = (delivery: Delivery, forwarded: boolean) =>
+		pi.appendEntry(DELIVERED_ENTRY_TYPE, {
+			requestId: delivery.requestId,
+			status: delivery.envelope.status,
+			deliveredAt: Date.now(),
+			...(forwarded ? { forwarded: true } : {}),
+			...(delivery.late ? { late: true } : {}),
+			envelope: delivery.envelope,
+		} satisfies DeliveredRecord);
+	return {
+		post(given, forwarded = false) {
+			if (deliveredIn(entries()).has(keyOf(given))) return "already";
+			const delivery = neutralised(given);
+			record(delivery, forwarded);
+			const details: AnswerMessageDetails = {
+				v: DELIVERY_VERSION,
+				requestId: delivery.requestId,
+				envelope: delivery.envelope,
+				asker: delivery.asker,
+				questions: delivery.questions,
+				...(forwarded ? { forwarded: true as const } : {}),
+				...(delivery.late ? { late: true as const } : {}),
+			};
+			const message = { customType: ANSWER_MESSAGE_TYPE, content: messageText(delivery, forwarded), display: true, details };
+			// An answer starts a turn when idle and waits for the turn's end when busy; anything else only joins the transcript,
+			// as does an answer forwarded for an asker the host's model has no reason to act for (wakesHost).
+			const wakes = delivery.envelope.status === "ok" && !(forwarded && delivery.wakesHost === false);
+			pi.sendMessage(message, wakes ? { triggerTurn: true, deliverAs: "followUp" } : { triggerTurn: false });
+			return "posted";
+		},
+		record: (delivery) => record(delivery, false),
+	};
+}
+
+/** What a wait on queued requests got. @public */
+export interface WaitResult {
+	/** The requests that ended during the wait (or before it, undelivered), in the order they ended. */
+	ended: Delivery[];
+	/** Ids still open when the wait ended. */
+	open: string[];
+}
+
+/** The process's box of queued requests and their deliveries, shared by every copy of the extension. */
+export interface DeliveryBox {
+	/** A session's copy attaches its poster (at session_start); the returned function detaches it (at session_shutdown). */
+	attach(sessionId: string, poster: SessionPoster): () => void;
+	/** A request was asked with `wait: false`: it counts as open for its session until delivered. */
+	expect(ask: QueuedAsk): void;
+	/**
+	 * The request ended: its envelope goes to its session (to a wait on it first), or, that session gone,
+	 * to the host's. `gone`: the asking session is known to be gone (its process exited): straight to the host's.
+	 */
+	deliver(delivery: Delivery, options?: { gone?: boolean }): void;
+	/** The session's queued requests not yet delivered, oldest first. */
+	open(sessionId: string): QueuedAsk[];
+	/** Whether `requestId` was delivered in this process already. */
+	wasDelivered(requestId: string): boolean;
+	/** The session that asked `requestId`, while it is queued and not yet delivered. */
+	ownerOf(requestId: string): string | undefined;
+	/** Whether a session of this id is attached now (it would take a message). */
+	attached(sessionId: string): boolean;
+	/**
+	 * Waits for `ids` (queued requests of `sessionId`) to end, for at most `budgetMs`: their envelopes
+	 * reach the wait instead of a message. Ends early when every id ended or `signal` aborts.
+	 */
+	waitFor(sessionId: string, ids: readonly string[], budgetMs: number, signal?: AbortSignal): Promise<WaitResult>;
+}
+
+export interface DeliveryBoxOptions {
+	/** The session holding the host role now, if any. */
+	hostSessionId: () => string | undefined;
+	/** @default GONE_GRACE_MS */
+	graceMs?: number;
+	/** @default MAX_HELD_DELIVERIES */
+	maxHeld?: number;
+}
+
+/** Replaces a box's way of finding the host's session; `Symbol.for`, so a box made by another copy has it under the same key. */
+const HOST_SESSION_OF = Symbol.for("checkpoint-bridge.deliveries.host-session-of");
+interface HostSessionOf {
+	[HOST_SESSION_OF](hostSessionId: () => string | undefined): void;
+}
+
+/** A fresh box, not registered anywhere (tests make their own). */
+export function createDeliveryBox(options: DeliveryBoxOptions): DeliveryBox & HostSessionOf {
+	const { graceMs = GONE_GRACE_MS, maxHeld = MAX_HELD_DELIVERIES } = options;
+	let { hostSessionId } = options;
+	/** Posters by session id; several when several copies of the extension serve one session. */
+	const posters = new Map<string, SessionPoster[]>();
+	/** Queued requests not yet delivered, by request id, in the order asked. */
+	const expected = new Map<string, QueuedAsk>();
+	/** Ended requests whose session is not attached: waiting for it (grace) or for a host session. */
+	const held = new Map<string, { delivery: Delivery; timer?: ReturnType<typeof setTimeout>; toHost: boolean }>();
+	/** Waits in progress, by request id. */
+	const waits = new Map<string, (delivery: Delivery) => void>();
+	const delivered = new Set<string>();
+
+	const remember = (delivery: { requestId: string; late?: boolean }) => {
+		const requestId = keyOf(delivery);
+		expected.delete(delivery.requestId);
+		delivered.add(requestId);
+		// A Set iterates in insertion order: the first is the oldest.
+		if (delivered.size > DELIVERED_REMEMBERED) delivered.delete(delivered.values().next().value!);
+	};
+	const posterOf = (sessionId: string | undefined) => (sessionId === undefined ? undefined : posters.get(sessionId)?.[0]);
+
+	/** Posts where it can now; true when it went (or was there already). */
+	const tryPost = (delivery: Delivery, toHost: boolean): boolean => {
+		const target = toHost ? hostSessionId() : delivery.askerSessionId;
+		// The host that asked itself: nothing to forward, its own session takes it.
+		const forwarded = toHost && target !== delivery.askerSessionId;
+		const poster = posterOf(target);
+		if (!poster) return false;
+		try {
+			poster.post(delivery, forwarded);
+		} catch {
+			// A session that cannot take a message any more counts as gone.
+			return false;
+		}
+		remember(delivery);
+		return true;
+	};
+
+	const hold = (delivery: Delivery, toHost: boolean) => {
+		const key = keyOf(delivery);
+		const previous = held.get(key);
+		if (previous?.timer) clearTimeout(previous.timer);
+		const entry: { delivery: Delivery; timer?: ReturnType<typeof setTimeout>; toHost: boolean } = { delivery, toHost };
+		if (!toHost)
+			entry.timer = setTimeout(() => {
+				held.delete(key);
+				if (!tryPost(delivery, true)) hold(delivery, true);
+			}, graceMs);
+		held.set(key, entry);
+		// Bounded: the oldest goes first (a Map iterates in insertion order).
+		while (held.size > maxHeld) {
+			const [oldestId, oldest] = held.entries().next().value!;
+			if (oldest.timer) clearTimeout(oldest.timer);
+			held.delete(oldestId);
+			expected.delete(oldestId);
+		}
+	};
+
+	/** Hands what was held for `sessionId` (and, for the host's session, what was forwarded) to its new poster. */
+	const release = (sessionId: string) => {
+		const isHost = hostSessionId() === sessionId;
+		for (const [id, entry] of [...held]) {
+			const mine = entry.delivery.askerSessionId === sessionId;
+			if (!mine && !(entry.toHost && isHost)) continue;
+			if (entry.timer) clearTimeout(entry.timer);
+			held.delete(id);
+			if (!tryPost(entry.delivery, !mine)) hold(entry.delivery, entry.toHost);
+		}
+	};
+
+	return {
+		[HOST_SESSION_OF]: (resolve) => {
+			hostSessionId = resolve;
+		},
+		attach(sessionId, poster) {
+			const list = posters.get(sessionId) ?? [];
+			list.push(poster);
+			posters.set(sessionId, list);
+			release(sessionId);
+			let attached = true;
+			return () => {
+				if (!attached) return;
+				attached = false;
+				const left = (posters.get(sessionId) ?? []).filter((p) => p !== poster);
+				if (left.length > 0) posters.set(sessionId, left);
+				else posters.delete(sessionId);
+			};
+		},
+		expect(ask) {
+			expected.set(ask.requestId, ask);
+		},
+		deliver(delivery, { gone = false } = {}) {
+			if (delivered.has(keyOf(delivery))) return;
+			if (gone) {
+				if (!tryPost(delivery, true)) hold(delivery, true);
+				return;
+			}
+			const wait = waits.get(delivery.requestId);
+			if (wait) {
+				waits.delete(delivery.requestId);
+				remember(delivery);
+				try {
+					posterOf(delivery.askerSessionId)?.record(delivery);
+				} catch {
+					// The wait's result carries it; the record only guards a later re-delivery.
+				}
+				return wait(delivery);
+			}
+			if (!tryPost(delivery, false)) hold(delivery, false);
+		},
+		open: (sessionId) => [...expected.values()].filter((ask) => ask.askerSessionId === sessionId && !held.has(ask.requestId)),
+		wasDelivered: (requestId) => delivered.has(requestId),
+		ownerOf: (requestId) => expected.get(requestId)?.askerSessionId,
+		attached: (sessionId) => posters.has(sessionId),
+		waitFor(sessionId, ids, budgetMs, signal) {
+			const ended: Delivery[] = [];
+			const pending = new Set(ids);
+			// Ended already but held (its session was away): the wait takes it.
+			for (const id of ids) {
+				const entry = held.get(id);
+				if (!entry || entry.delivery.askerSessionId !== sessionId) continue;
+				if (entry.timer) clearTimeout(entry.timer);
+				held.delete(id);
+				remember(entry.delivery);
+				ended.push(entry.delivery);
+				pending.delete(id);
+			}
+			if (pending.size === 0) return Promise.resolve({ ended, open: [] });
+			const mine = new Map<string, (delivery: Delivery) => void>();
+			const result = (): WaitResult => ({ ended, open: [...pending] });
+			return waitAtMost<WaitResult>({ ms: budgetMs, elapsed: result, signal }, (settle) => {
+				for (const id of pending) {
+					const take = (delivery: Delivery) => {
+						pending.delete(id);
+						ended.push(delivery);
+						if (pending.size === 0) settle(result());
+					};
+					mine.set(id, take);
+					waits.set(id, take);
+				}
+				// Only its own: a later wait on the same id has taken its place and still waits.
+				return () => {
+					for (const id of pending) if (waits.get(id) === mine.get(id)) waits.delete(id);
+				};
+			});
+		},
+	};
+}
+
+/** Registry key of the process's box; `Symbol.for` makes it the same in every module copy. */
+const DELIVERY_KEY = Symbol.for("checkpoint-bridge.deliveries");
+
+/** The process's box, created by the first copy that asks. Not writable, not replaceable. */
+export function deliveryBox(hostSessionId: () => string | undefined, target: object = globalThis): DeliveryBox {
+	const box = processSlot<DeliveryBox & Partial<HostSessionOf>>(target, DELIVERY_KEY, () => createDeliveryBox({ hostSessionId }));
+	// The box outlives the copy that made it: the host's session is found the way the latest caller finds it.
+	box[HOST_SESSION_OF]?.(hostSessionId);
+	return box;
+}
+
+/** Where an ended request goes, as the route home decides it (ADR-0025). */
+export type Home =
+	/** Its session, in this process: a wait on it takes it, else a message (after a grace for a session away, then the host's). */
+	| { to: "asker" }
+	/** Its process, over the transport that carried it, which puts it in its session; the host's session when it cannot. */
+	| { to: "asker-process" }
+	/** The host's session, its asker gone: recorded and shown; a turn of the host's model only when `wakes`. */
+	| { to: "host"; wakes: boolean };
+
+/** The asker of an end, and where it asked from (`origin`, protocol.ts: absent for this process). */
+export interface EndOf {
+	asker: Pick<AskerIdentity, "sessionId" | "kind">;
+	origin?: string;
+}
+
+/**
+ * Whether an end forwarded to the host's session may start a turn of the host's model: only when that
+ * model has a reason to act, its own question or one of its own sub-agents' (a foreground child in this
+ * process, an asker that says it is a pi-subagents child); never an MCP client's, nor another session's.
+ */
+export function wakesHost(end: EndOf, hostSessionId: string | undefined): boolean {
+	if (end.asker.sessionId === hostSessionId) return true;
+	if (end.asker.kind === "mcp") return false;
+	return end.asker.kind === "agent" || end.origin === undefined;
+}
+
+/** The one route home: where an end goes, and sending it there. */
+export interface HomeRoute {
+	/** Where an end of a request of `end`'s asker would go now; `carried`: its transport would carry it back. */
+	where(end: EndOf, carried: boolean): Home;
+	/**
+	 * Sends `delivery` home. `carry`: the asker's transport, when one carries ends back to its process; it calls
+	 * `taken(false)` when it could not, and the end goes to the host's session. `gone`: the asker is known to be gone.
+	 */
+	send(delivery: Delivery, end: EndOf, options?: { carry?: (taken: (sent: boolean) => void) => void; gone?: boolean }): void;
+}
+
+/** The route home over the process's box (deliveryBox), the host's session found by `hostSessionId`. */
+export function homeRoute(hostSessionId: () => string | undefined, box: DeliveryBox = deliveryBox(hostSessionId)): HomeRoute {
+	const quiet = (delivery: Delivery, end: EndOf): Delivery => (wakesHost(end, hostSessionId()) ? delivery : { ...delivery, wakesHost: false });
+	return {
+		where(end, carried) {
+			if (end.origin === undefined && (end.asker.sessionId === hostSessionId() || box.attached(end.asker.sessionId))) return { to: "asker" };
+			if (end.origin !== undefined && carried) return { to: "asker-process" };
+			return { to: "host", wakes: wakesHost(end, hostSessionId()) };
+		},
+		send(delivery, end, { carry, gone = false } = {}) {
+			const toSend = quiet(delivery, end);
+			if (end.origin === undefined && !gone) return box.deliver(toSend);
+			if (!carry || gone) return box.deliver(toSend, { gone: true });
+			let told = false;
+			carry((sent) => {
+				if (told) return;
+				told = true;
+				if (!sent) box.deliver(toSend, { gone: true });
+			});
+		},
+	};
+}
+
+/** Where an end goes, in words for the human (`/checkpoints`), of an asker labelled `label`. */
+export function homeText(home: Home, label: string): string {
+	if (home.to === "asker") return `goes to ${label} as a message`;
+	if (home.to === "asker-process") return `goes back to ${label}, whose process is still connected`;
+	return home.wakes
+		? "goes to this session (the asker is gone) and starts a turn of its model"
+		: "goes to this session (the asker is gone): recorded and shown here, without starting a turn of its model";
+}

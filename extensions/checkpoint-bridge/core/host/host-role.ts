@@ -1,0 +1,403 @@
+/**
+ * Holding the host role: claiming it on the shared handle, listening on the bus, and giving it
+ * back. The first session with a UI claims it; the role is free again once its holder releases it.
+ * A host that is being replaced (/new, /resume, /fork, /reload) parks what it holds for a moment,
+ * and the next host to claim adopts it.
+ */
+
+import type { Answer } from "../../model/answer.ts";
+import { makeEnvelope, type Status } from "../../model/result.ts";
+import { cutText } from "../../model/sanitise.ts";
+import type { HostUI, Surface } from "../answering/surface.ts";
+import { noticeOnce } from "../asking/tool-missing.ts";
+import { type Home, type HomeRoute, homeRoute } from "../delivery/delivery.ts";
+import { checkedAsker } from "../shared/identity.ts";
+import { LATE_NOTE } from "../shared/late-config.ts";
+import { CancelNotices, NoticeWindow } from "../shared/notice-window.ts";
+import { OBSERVER_EVENTS, OBSERVER_VERSION, type ObservedRequest } from "../shared/observers.ts";
+import { lateChannel, PROTOCOL_VERSION, type RelayCancel, type RelayLate, type RelayNotice, type RelayRequest, replyChannel } from "../shared/protocol.ts";
+import { givenAnswers, type ParkedRequest, placedAnswers } from "../shared/request-record.ts";
+import type { ReplySeal, SharedHandle } from "../shared/shared-handle.ts";
+import { DialogHost, type DialogHostOptions, type HostEvents, type SettledOutcome } from "./dialog-host.ts";
+import { DropNotices, type LateBook } from "./late.ts";
+
+/** How long requests of a host being replaced wait for the next host. @default 1000 */
+export const HANDOVER_GRACE_MS = 1_000;
+/** Key of the host's footer status. */
+export const STATUS_KEY = "checkpoint-bridge";
+
+/** What the audit trail records of a settled request. */
+export interface SettledRecord {
+	requestId: string;
+	asker: string;
+	askerSessionId: string;
+	questions: string[];
+	answers: Answer[];
+	status: Status;
+	note?: string;
+	queuedAt: number;
+	shownAt?: number;
+	settledAt: number;
+	waitedMs: number;
+}
+
+export interface HostRoleOptions {
+	/** Notices and the footer status. */
+	ui: HostUI;
+	/** Where each question is shown. */
+	surface: Surface;
+	/** The host session's id. */
+	sessionId: string;
+	/** Rings for attention when a relayed question is first shown. @default none */
+	bell?: () => void;
+	/** Called for every settled request (the audit trail). @default none */
+	onSettled?: (record: SettledRecord) => void;
+	/** Where requests whose budget ran out stay open, marked late (core/host/late.ts). @default none: they end with their call */
+	late?: LateBook;
+	/** Where an end goes once its call has returned (core/delivery/delivery.ts). @default the route over the process's box */
+	home?: HomeRoute;
+}
+
+export interface HostRole {
+	/** The dialog queue this role serves. */
+	readonly host: DialogHost;
+	/**
+	 * Stops listening and frees the role. `quit`: every held request settles now with `no-host`
+	 * and `note`. Any other reason: a replacement is on its way, so held requests wait up to
+	 * HANDOVER_GRACE_MS for the next host, then settle with `no-host`.
+	 */
+	release(reason: string, note: string): void;
+	/** Where the end of late request `requestId` would go now (the route home), undefined when it is not late here. */
+	whereLate(requestId: string): Home | undefined;
+}
+
+/** Characters of a relayed notice shown to the human; the rest is cut with a mark. @default 2000 */
+const MAX_RELAYED_NOTICE_LENGTH = 2_000;
+
+/** A relayed notice as the human sees it, `[asker] message`, neutralised and cut; undefined when it is not one. */
+function noticeText(notice: unknown): { text: string; type: RelayNotice["type"] } | undefined {
+	if (typeof notice !== "object" || notice === null) return undefined;
+	const { v, asker, message, type } = notice as Partial<RelayNotice>;
+	const who = checkedAsker(asker);
+	if (v !== PROTOCOL_VERSION || !who.ok || typeof message !== "string") return undefined;
+	const text = cutText(message, MAX_RELAYED_NOTICE_LENGTH);
+	return { text: `[${who.asker.label}] ${text}`, type: type === "warning" || type === "error" ? type : "info" };
+}
+
+/** What the audit trail says of a call whose budget ran out while its question stays open, marked late. */
+const WENT_LATE_NOTE = `The call's budget ran out before every question was answered. ${LATE_NOTE}`;
+
+/** The note of a late answer that carries none of its own. */
+const LATE_ANSWER_NOTE = "Answered late, after the call's budget ran out.";
+
+/** Requests named in each part of the status line; the rest are counted. @default 3 */
+const STATUS_ASKERS_SHOWN = 3;
+
+/** Minutes (or hours) since `at`, as the status line says it. */
+const ago = (at: number, now = Date.now()) => {
+	const minutes = Math.floor((now - at) / 60_000);
+	return minutes < 60 ? `${minutes} min` : `${Math.floor(minutes / 60)} h`;
+};
+
+/**
+ * The status line while questions wait, e.g.
+ * `checkpoint-bridge: shown: planner (2 min) · 2 queued: reviewer (1 min), tester (0 min) · 1 late: planner (12 min)`
+ * (labels may hold brackets of their own): the request on screen, those waiting their turn and the
+ * late ones apart, each with who asked and how long ago (queued: since asked; late: since late).
+ * While paused (`/checkpoints pause`) it says so first, with who waits:
+ * `checkpoint-bridge: paused · 2 waiting: reviewer (1 min), tester (0 min)`.
+ */
+export function statusText(host: DialogHost): string | undefined {
+	const { shown, queued, queuedCount } = host.waiting(STATUS_ASKERS_SHOWN);
+	const late = host.lateRequests();
+	const { paused } = host;
+	if (!paused && !shown && queuedCount === 0 && late.length === 0) return undefined;
+	const named = (requests: { label: string; at: number }[], total = requests.length) => {
+		const more = total - STATUS_ASKERS_SHOWN;
+		return `${requests
+			.slice(0, STATUS_ASKERS_SHOWN)
+			.map((r) => `${r.label} (${ago(r.at)})`)
+			.join(", ")}${more > 0 ? ` and ${more} more` : ""}`;
+	};
+	const parts: string[] = [];
+	if (paused) parts.push(`paused · ${queuedCount} waiting${queuedCount > 0 ? `: ${named(queued, queuedCount)}` : ""}`);
+	if (shown) parts.push(`shown: ${named([shown])}`);
+	if (queuedCount > 0 && !paused) parts.push(`${queuedCount} queued: ${named(queued, queuedCount)}`);
+	if (late.length > 0) parts.push(`${late.length} late: ${named(late.map((l) => ({ label: l.request.asker.label, at: l.lateSince })))}`);
+	return `checkpoint-bridge: ${parts.join(" · ")}`;
+}
+
+/**
+ * Redraws the status line at the first change, and once more when the work queued behind it is done
+ * (process.nextTick: after the current callback and every promise job it started), with what is then
+ * held. A burst of changes in one stretch of work (1,000 askers asking at once, each shown and answered
+ * by a UI that answers at once) draws it twice, not once per change; no state that outlasts the
+ * stretch is skipped. `flush` draws now what is pending.
+ */
+function coalescedDraw(draw: () => void): { changed(): void; flush(): void } {
+	let pending = false;
+	let again = false;
+	const endOfStretch = () => {
+		pending = false;
+		if (!again) return;
+		again = false;
+		draw();
+	};
+	return {
+		changed() {
+			if (pending) {
+				again = true;
+				return;
+			}
+			draw();
+			pending = true;
+			process.nextTick(endOfStretch);
+		},
+		flush() {
+			if (!again) return;
+			again = false;
+			draw();
+		},
+	};
+}
+
+const settledRecord = (request: ObservedRequest, outcome: { status: Status; answers: Answer[]; note?: string }, settledAt: number): SettledRecord => ({
+	requestId: request.requestId,
+	asker: request.asker.label,
+	askerSessionId: request.asker.sessionId,
+	questions: request.questions.map((q) => q.question),
+	answers: outcome.answers,
+	status: outcome.status,
+	...(outcome.note ? { note: outcome.note } : {}),
+	queuedAt: request.queuedAt,
+	...(request.shownAt !== undefined ? { shownAt: request.shownAt } : {}),
+	settledAt,
+	waitedMs: settledAt - request.queuedAt,
+});
+
+/** The end of a late request goes home by the one route (core/delivery/delivery.ts): its session, its process (a late frame), or the host's session. */
+function lateEndsHome(bus: SharedHandle["bus"], home: HomeRoute, sealBuilt: ReplySeal): DialogHostOptions["lateEnded"] {
+	return (request, outcome) => {
+		const { id, origin, asker } = request.request;
+		const note = outcome.note ?? (outcome.status === "ok" ? LATE_ANSWER_NOTE : undefined);
+		const reason = outcome.reason ? { reason: outcome.reason } : {};
+		const envelope = makeEnvelope(outcome.status, outcome.answers, note, {
+			requestId: id,
+			asker: asker.label,
+			waitedMs: Date.now() - request.queuedAt,
+			...reason,
+		});
+		const questions = request.questions.map((q) => q.question);
+		const delivery = {
+			requestId: id,
+			askerSessionId: asker.sessionId,
+			asker: asker.label,
+			questions,
+			queuedAt: request.queuedAt,
+			late: true as const,
+			envelope,
+		};
+		const message: RelayLate = {
+			v: PROTOCOL_VERSION,
+			id,
+			kind: "late",
+			status: outcome.status,
+			answers: outcome.answers,
+			...(note ? { note } : {}),
+			...reason,
+		};
+		// An asker of another process still connected takes it on its connection, if it takes late frames at all.
+		const carried = origin !== undefined && bus.listenerCount(lateChannel(id)) > 0;
+		home.send(delivery, request.request, carried ? { carry: (taken) => bus.emit(lateChannel(id), sealBuilt(message), taken) } : {});
+	};
+}
+
+/** Requests a replaced host parked that no next host took within the grace: each settles here, once, `host-gone`, and its asker gets `no-host`. */
+function settleUnadopted(bus: SharedHandle["bus"], seal: ReplySeal, expired: readonly ParkedRequest[], note: string): void {
+	for (const { request, entries, queuedAt } of expired) {
+		const answers = givenAnswers({ entries });
+		// Its questions were held, so normalised.
+		const questions = request.questions as ObservedRequest["questions"];
+		const observed: ObservedRequest = { v: OBSERVER_VERSION, requestId: request.id, asker: request.asker, questions, queuedAt, deadline: request.deadline };
+		const outcome = { status: "no-host" as const, answers, note, end: "host-gone" as const };
+		if (bus.listenerCount(OBSERVER_EVENTS.settled) > 0) bus.emit(OBSERVER_EVENTS.settled, Object.assign(observed, { settledAt: Date.now(), outcome }));
+		bus.emit(replyChannel(request.id), seal({ v: PROTOCOL_VERSION, id: request.id, kind: "result", status: "no-host", answers, note }));
+	}
+}
+
+/**
+ * The dialog host's lifecycle hooks as observer events on the bus, the audit trail and the status line.
+ * Each hook gets an object built for it alone, so it completes that object into its event.
+ */
+function observerEvents(
+	bus: SharedHandle["bus"],
+	settle: NonNullable<HostEvents["settled"]>,
+	onSettled: ((record: SettledRecord) => void) | undefined,
+	changed: () => void,
+): HostEvents {
+	return {
+		queued: (request, position) => bus.emit(OBSERVER_EVENTS.queued, Object.assign(request, { position })),
+		shown: (request, question) => bus.emit(OBSERVER_EVENTS.shown, Object.assign(request, { question, shownAt: Date.now() })),
+		settled: settle,
+		late: (request, kept, again) => {
+			const answers = placedAnswers(kept);
+			// The audit trail records the call's end, as the asker got it; the request settles later, once.
+			const record = onSettled && !again ? settledRecord(request, { status: "timeout", answers, note: WENT_LATE_NOTE }, kept.lateSince) : undefined;
+			const late = { lateSince: kept.lateSince, expiresAt: kept.expiresAt, answers, ...(again ? { again: true as const } : {}) };
+			bus.emit(OBSERVER_EVENTS.late, Object.assign(request, late));
+			if (record) onSettled!(record);
+		},
+		reopened: (request, kept) => bus.emit(OBSERVER_EVENTS.reopened, Object.assign(request, { lateSince: kept.lateSince, expiresAt: kept.expiresAt })),
+		changed,
+		// Observer events are built only while somebody listens; every settled one is taken (the audit trail, a cancel's
+		// notice), and every late one while the audit trail records the call's end.
+		wanted: (name) => name === "settled" || (name === "late" && onSettled !== undefined) || bus.listenerCount(OBSERVER_EVENTS[name]) > 0,
+	};
+}
+
+/** Claims the host role for a session with a UI; undefined when another session holds it. */
+export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): HostRole | undefined {
+	const { ui, surface, sessionId, bell, onSettled, late } = options;
+	let host: DialogHost | undefined;
+	const home = options.home ?? homeRoute(() => handle.host()?.sessionId);
+	// An asker's cancel closes its form or drops its queued question: the human is told, not left wondering (the host's own model's are the human's doing).
+	const cancels = new CancelNotices((message) => {
+		try {
+			ui.notify(message, "info");
+		} catch {
+			// A notice is a courtesy.
+		}
+	});
+	/** Every request settles here, once (ADR-0025): observers hear it, the audit trail records it. */
+	const settle = (request: ObservedRequest, outcome: SettledOutcome | Omit<SettledOutcome, "end">, settledAt: number) => {
+		if ("end" in outcome && outcome.end === "cancelled" && request.asker.sessionId !== sessionId)
+			cancels.cancelled(
+				request.asker.label,
+				request.questions.map((q) => q.question.replace(/\s+/g, " ")),
+			);
+		const record = onSettled ? settledRecord(request, outcome, settledAt) : undefined;
+		handle.bus.emit(OBSERVER_EVENTS.settled, Object.assign(request, { settledAt, outcome }));
+		if (record) onSettled!(record);
+	};
+	// The footer is a courtesy: a UI that fails to draw it must not fail a request or a shutdown.
+	// What the footer shows now: the same text again is not drawn again (an RPC client gets each change once).
+	let drawn: string | undefined;
+	const showStatus = () => {
+		const text = statusText(host!);
+		if (text === drawn) return;
+		drawn = text;
+		try {
+			ui.setStatus?.(STATUS_KEY, text);
+		} catch {
+			// Nothing to fall back to; the dialogs still work.
+		}
+	};
+	const status = coalescedDraw(showStatus);
+	const claim = handle.claimHost({ sessionId, protocol: PROTOCOL_VERSION, snapshot: () => host!.snapshot() });
+	if (!claim) return undefined;
+	if (typeof claim.seal !== "function") {
+		// A handle made by a 0.1.0 copy hands out a bare seal, and releases by claim id: this claim
+		// has none, so releasing with none gives the role back. Hosting there would fail on the first reply.
+		(handle as unknown as { releaseHost?: (claimId?: string) => boolean }).releaseHost?.(undefined);
+		return undefined;
+	}
+	const { seal } = claim;
+	// The dialog host builds every reply afresh from data of its own: frozen where it is, not copied.
+	const sealBuilt = claim.sealBuilt ?? seal;
+	const { bus } = handle;
+	host = new DialogHost({
+		ui,
+		surface,
+		sessionId,
+		reply: (reply) => bus.emit(replyChannel(reply.id), sealBuilt(reply)),
+		...(bell ? { bell } : {}),
+		...(late
+			? {
+					late,
+					lateEnded: lateEndsHome(bus, home, sealBuilt),
+				}
+			: {}),
+		events: observerEvents(bus, settle, onSettled, status.changed),
+	});
+	const served = host;
+	const onRequest = (request: RelayRequest) => served.serve(request);
+	const onCancel = (cancel: RelayCancel) => served.cancel(cancel);
+	const onAnswer = (payload: unknown, respond?: (reply: ReturnType<DialogHost["answerFromOutside"]>) => void) => {
+		const reply = served.answerFromOutside(payload);
+		if (typeof respond === "function") respond(reply);
+	};
+	const onNotice = noticeOnce((message) => {
+		try {
+			ui.notify(message, "warning");
+		} catch {
+			// A notice is a courtesy.
+		}
+	});
+	// Notices from sessions of this process (foreground children) have no transport to limit them: the host does, as the endpoint and the room do theirs.
+	const inProcess = new NoticeWindow();
+	// A notice of another extension in a session without UI (interop/dialog-relay.ts); a failing notify is the UI's.
+	const onRelayedNotice = (notice: RelayNotice) => {
+		if (notice?.origin === undefined && !inProcess.take()) return;
+		const shown = noticeText(notice);
+		try {
+			if (shown) ui.notify(shown.text, shown.type);
+		} catch {
+			// Nothing to fall back to.
+		}
+	};
+	bus.on("request", onRequest);
+	bus.on("cancel", onCancel);
+	bus.on("answer", onAnswer);
+	bus.on("notice", onNotice);
+	bus.on("relay:notice", onRelayedNotice);
+	// Late questions that leave unanswered settle, and the human hears of them in one notice per window.
+	const drops = new DropNotices((message) => {
+		try {
+			ui.notify(message, "warning");
+		} catch {
+			// A notice is a courtesy.
+		}
+	});
+	if (late)
+		late.onDropped = (request, why) => {
+			served.lateDropped(request, why);
+			drops.dropped(request, why);
+		};
+	// Requests a replaced host parked are shown here, in their original order.
+	for (const parked of handle.takeParked()) served.serve(parked.request, parked);
+	let released = false;
+	return {
+		host: served,
+		whereLate(requestId) {
+			const kept = late?.get(requestId);
+			if (!kept) return undefined;
+			return home.where(kept.request, kept.request.origin !== undefined && bus.listenerCount(lateChannel(requestId)) > 0);
+		},
+		release(reason: string, note: string) {
+			if (released) return;
+			released = true;
+			cancels.stop();
+			bus.off("request", onRequest);
+			bus.off("cancel", onCancel);
+			bus.off("answer", onAnswer);
+			bus.off("notice", onNotice);
+			bus.off("relay:notice", onRelayedNotice);
+			drops.stop();
+			if (reason === "quit") {
+				claim.release();
+				served.shutdown(note);
+				// Nobody will answer its late questions in this process any more: each settles, host-gone.
+				served.endLateRequests(note);
+			} else {
+				const parked = served.handOver();
+				claim.release();
+				handle.park(parked, HANDOVER_GRACE_MS, (expired) =>
+					settleUnadopted(bus, seal, expired, `${note} No new host took over within ${HANDOVER_GRACE_MS} ms.`),
+				);
+			}
+			// The footer clears itself: handOver() and shutdown() report the emptied queue through `changed`; drawn now,
+			// so that nothing of this host is drawn over the next one's.
+			status.flush();
+		},
+	};
+}

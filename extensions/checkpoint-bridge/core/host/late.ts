@@ -1,0 +1,210 @@
+/**
+ * Late questions: a request whose call's budget ran out before every question was answered leaves
+ * the one-at-a-time queue but stays open at the host, marked late, until it is answered (from
+ * `/checkpoints`, the web page or its link), expires, or is pushed out by newer late ones. A late
+ * answer reaches the asker as a message (core/delivery/delivery.ts). Bounded per asker and in all, in number
+ * and bytes: an asker's oldest makes way for its newest, never another asker's; the human hears of
+ * what leaves unanswered in one notice per window.
+ */
+import { type LateConfig, readLateConfig } from "../shared/late-config.ts";
+import { NOTICE_WINDOW_MS } from "../shared/notice-window.ts";
+import { OBSERVER_VERSION, type ObservedRequest } from "../shared/observers.ts";
+import { processSlot } from "../shared/process-slot.ts";
+import type { RequestRecord } from "../shared/request-record.ts";
+
+/** One late request, as the host keeps it: its record (answers by question index, those given before the budget ran out), and when it went late. */
+export interface LateRequest extends Pick<RequestRecord, "request" | "questions" | "entries" | "queuedAt"> {
+	/** Epoch ms at which it became late. */
+	lateSince: number;
+	/** Epoch ms at which it expires. */
+	expiresAt: number;
+	/** Its size in the byte bound. */
+	bytes: number;
+}
+
+/** Why a late request left the book without an answer. */
+export type LateDrop = "expired" | "too-many";
+
+/** A late request as observers see a request. */
+export const observedLate = (late: LateRequest): ObservedRequest => ({
+	v: OBSERVER_VERSION,
+	requestId: late.request.id,
+	asker: late.request.asker,
+	questions: late.questions,
+	queuedAt: late.queuedAt,
+	deadline: late.request.deadline,
+});
+
+/** The host's book of late requests, oldest first. */
+export class LateBook {
+	readonly #config: LateConfig;
+	/** Told of every late request that leaves unanswered (the host's notice); the host holding the role sets it. */
+	onDropped: ((late: LateRequest, why: LateDrop) => void) | undefined;
+	readonly #late = new Map<string, { late: LateRequest; timer: ReturnType<typeof setTimeout> }>();
+	/** When each request taken out went late and expires: one shown again and closed unanswered comes back as late as it was. */
+	readonly #taken = new Map<string, { lateSince: number; expiresAt: number }>();
+	#bytes = 0;
+
+	constructor(config: LateConfig, onDropped?: (late: LateRequest, why: LateDrop) => void) {
+		this.#config = config;
+		this.onDropped = onDropped;
+	}
+
+	/** Whether timed-out requests stay open. */
+	get on(): boolean {
+		return this.#config.on;
+	}
+
+	/** Late requests, oldest first. */
+	list(): LateRequest[] {
+		return [...this.#late.values()].map((entry) => entry.late);
+	}
+
+	get size(): number {
+		return this.#late.size;
+	}
+
+	/** Bytes the book holds (questions as JSON). */
+	get bytes(): number {
+		return this.#bytes;
+	}
+
+	get(requestId: string): LateRequest | undefined {
+		return this.#late.get(requestId)?.late;
+	}
+
+	/**
+	 * Keeps a request that timed out; to stay within bounds its asker's oldest leave (told to onDropped), never
+	 * another asker's: undefined when it cannot be kept so (the book is full of other askers' late requests).
+	 */
+	keep(late: Omit<LateRequest, "lateSince" | "expiresAt" | "bytes">, now = Date.now()): LateRequest | undefined {
+		const request = { ...late.request, dialogTimeoutMs: this.#config.dialogTimeoutMs };
+		const before = this.#taken.get(request.id);
+		this.#taken.delete(request.id);
+		const kept: LateRequest = {
+			...late,
+			request,
+			lateSince: before?.lateSince ?? now,
+			expiresAt: before?.expiresAt ?? now + this.#config.expiryMs,
+			bytes: Buffer.byteLength(JSON.stringify(late.questions)),
+		};
+		const timer = setTimeout(() => this.#drop(kept.request.id, "expired"), Math.max(0, kept.expiresAt - now));
+		// A timer of 24 h must not keep a process alive that has nothing else to do.
+		timer.unref?.();
+		this.#late.set(kept.request.id, { late: kept, timer });
+		this.#bytes += kept.bytes;
+		const sessionId = kept.request.asker.sessionId;
+		const ofAsker = () => this.list().filter((l) => l.request.asker.sessionId === sessionId);
+		const over = () => this.#late.size > this.#config.maxTotal || (this.#bytes > this.#config.maxBytes && this.#late.size > 1);
+		while (ofAsker().length > this.#config.maxPerAsker) this.#drop(ofAsker()[0]!.request.id, "too-many");
+		// Room is made from the asker's own: one asker's flood never pushes out another's question.
+		while (over() && ofAsker().length > 1) this.#drop(ofAsker()[0]!.request.id, "too-many");
+		if (!over()) return kept;
+		this.#forget(kept.request.id);
+		return undefined;
+	}
+
+	/** When a request taken out of the book (shown again) went late and expires; undefined for one never late here. */
+	lateTimes(requestId: string): { lateSince: number; expiresAt: number } | undefined {
+		return this.#taken.get(requestId);
+	}
+
+	/** Takes a late request out of the book (answered, or shown again); undefined when it is not there. */
+	take(requestId: string): LateRequest | undefined {
+		const entry = this.#forget(requestId);
+		if (!entry) return undefined;
+		this.#taken.set(requestId, { lateSince: entry.late.lateSince, expiresAt: entry.late.expiresAt });
+		// Bounded like the book: the oldest taken (a Map iterates in insertion order) is forgotten first.
+		if (this.#taken.size > this.#config.maxTotal) this.#taken.delete(this.#taken.keys().next().value!);
+		return entry.late;
+	}
+
+	/** Out of the book, its timer stopped. */
+	#forget(requestId: string): { late: LateRequest } | undefined {
+		const entry = this.#late.get(requestId);
+		if (!entry) return undefined;
+		clearTimeout(entry.timer);
+		this.#late.delete(requestId);
+		this.#bytes -= entry.late.bytes;
+		return entry;
+	}
+
+	/** Forgets every late request (the host goes for good). */
+	clear(): void {
+		for (const id of [...this.#late.keys()]) this.take(id);
+	}
+
+	#drop(requestId: string, why: LateDrop): void {
+		const late = this.take(requestId);
+		if (!late) return;
+		try {
+			this.onDropped?.(late, why);
+		} catch {
+			// A notice is a courtesy.
+		}
+	}
+}
+
+/**
+ * The human's notices of late requests that left unanswered: one per window (NOTICE_WINDOW_MS). The first
+ * of a window is told at once; the rest of it in one notice when the window closes, counted.
+ */
+export class DropNotices {
+	readonly #tell: (message: string) => void;
+	readonly #windowMs: number;
+	#until = Number.NEGATIVE_INFINITY;
+	#held: { late: LateRequest; why: LateDrop }[] = [];
+	#timer: ReturnType<typeof setTimeout> | undefined;
+
+	constructor(tell: (message: string) => void, windowMs = NOTICE_WINDOW_MS) {
+		this.#tell = tell;
+		this.#windowMs = windowMs;
+	}
+
+	/** A late request left unanswered, for `why`. */
+	dropped(late: LateRequest, why: LateDrop, now = Date.now()): void {
+		if (now >= this.#until && this.#held.length === 0) {
+			this.#until = now + this.#windowMs;
+			return this.#tell(dropText([{ late, why }]));
+		}
+		this.#held.push({ late, why });
+		if (this.#timer) return;
+		this.#timer = setTimeout(() => this.#flush(), Math.max(0, this.#until - now));
+		// A notice owed must not keep a process alive that has nothing else to do.
+		this.#timer.unref?.();
+	}
+
+	/** Stops a notice owed (the host goes). */
+	stop(): void {
+		clearTimeout(this.#timer);
+		this.#timer = undefined;
+		this.#held = [];
+	}
+
+	#flush(): void {
+		this.#timer = undefined;
+		const held = this.#held;
+		this.#held = [];
+		if (held.length === 0) return;
+		this.#until = Date.now() + this.#windowMs;
+		this.#tell(dropText(held));
+	}
+}
+
+const DROP_WORDS = { expired: "expired", "too-many": "was dropped to make room for newer late questions of the same asker" } as const;
+
+/** One notice for the late requests that left in one window: the first named, the rest counted. */
+function dropText(dropped: readonly { late: LateRequest; why: LateDrop }[]): string {
+	const [{ late, why }] = dropped as [{ late: LateRequest; why: LateDrop }];
+	const first = `the late question of ${late.request.asker.label} ("${late.questions[0]?.question ?? ""}") ${DROP_WORDS[why]}; it can no longer be answered.`;
+	const more = dropped.length - 1;
+	return `checkpoint-bridge: ${first}${more > 0 ? ` ${more} more late question${more === 1 ? "" : "s"} expired or ${more === 1 ? "was" : "were"} dropped as well.` : ""}`;
+}
+
+/** Registry key of the process's book: late requests outlive a host that is replaced (/reload, /new). */
+const LATE_KEY = Symbol.for("checkpoint-bridge.late");
+
+/** The process's book of late requests, made by the first host that asks, with the settings read then. */
+export function lateBook(target: object = globalThis): LateBook {
+	return processSlot(target, LATE_KEY, () => new LateBook(readLateConfig()));
+}

@@ -1,0 +1,91 @@
+/**
+ * The request record: everything the host knows of one request as one plain value (ADR-0022). Who
+ * asked and its questions (the request as taken in), its answers each with the place it was given,
+ * one deadline (the request's; what is on screen closes at a question deadline derived from it), and
+ * its state. It can be written down and read back whole (`storedRecord`, `recordFromStored`): a
+ * request handed to the next host, kept late, or sent again is this value.
+ */
+import type { Answer, AnswerPlace } from "../../model/answer.ts";
+import type { Question } from "../../model/question.ts";
+import type { RequestEnd } from "../../model/result.ts";
+import type { RelayRequest } from "./protocol.ts";
+
+export type { RequestEnd };
+
+/** The request as the host keeps it: asker and questions neutralised, questions normalised. */
+export type HeldRequest = RelayRequest & { questions: Question[] };
+
+/** One answer and where it was given (unknown for an answer carried from a host that did not say). */
+export interface AnswerEntry {
+	answer: Answer;
+	place?: AnswerPlace;
+}
+
+/** Where a request is in its life: one value, so no two flags can disagree. */
+export type RecordState =
+	| { is: "queued" }
+	/** `question` is on screen, while one is, until `closesAt` (its question deadline; NO_LIMIT for none). */
+	| { is: "showing"; question?: number; closesAt?: number }
+	| { is: "answered"; end: Extract<RequestEnd, "answered" | "answered-outside"> }
+	| { is: "ended"; end: Exclude<RequestEnd, "answered" | "answered-outside"> };
+
+export interface RequestRecord {
+	/** Who asked, its questions, its deadline (0: none) and dialog timeout, as taken in. */
+	request: HeldRequest;
+	/** `request.questions`, the same array: what the index of identical questions reads. */
+	questions: Question[];
+	/** Answers by question index, each with its place. */
+	entries: (AnswerEntry | undefined)[];
+	queuedAt: number;
+	/** Epoch ms at which its first question was shown, if it has been. */
+	shownAt?: number;
+	state: RecordState;
+}
+
+/** Whether the request has ended (answered or not). */
+export const hasEnded = (record: RequestRecord): boolean => record.state.is === "answered" || record.state.is === "ended";
+
+/** The state a request is in once it ended as `end`. */
+export const endedState = (end: RequestEnd): RecordState => (end === "answered" || end === "answered-outside" ? { is: "answered", end } : { is: "ended", end });
+
+/** The answers given so far, in question order (of a record, or of one written down). */
+export const givenAnswers = (record: { entries: readonly (AnswerEntry | null | undefined)[] }): Answer[] => {
+	const given: Answer[] = [];
+	for (const entry of record.entries) if (entry) given.push(entry.answer);
+	return given;
+};
+
+/** Each given answer with its place, in question order: what observers and the audit trail see. */
+export const placedAnswers = (record: Pick<RequestRecord, "entries">): Answer[] =>
+	record.entries.flatMap((entry) => (entry === undefined ? [] : [entry.place === undefined ? entry.answer : { ...entry.answer, place: entry.place }]));
+
+/** A request record written down: JSON, unanswered questions as null. */
+export interface StoredRecord {
+	request: HeldRequest;
+	entries: (AnswerEntry | null)[];
+	queuedAt: number;
+	shownAt?: number;
+	state: RecordState;
+}
+
+/** The record as it is written down (a JSON value). */
+export const storedRecord = (record: RequestRecord): StoredRecord => ({
+	request: record.request,
+	entries: record.entries.map((entry) => entry ?? null),
+	queuedAt: record.queuedAt,
+	...(record.shownAt !== undefined ? { shownAt: record.shownAt } : {}),
+	state: record.state,
+});
+
+/** The record read back from what `storedRecord` wrote (after a JSON round trip). */
+export const recordFromStored = (stored: StoredRecord): RequestRecord => ({
+	request: stored.request,
+	questions: stored.request.questions,
+	entries: stored.entries.map((entry) => entry ?? undefined),
+	queuedAt: stored.queuedAt,
+	...(stored.shownAt !== undefined ? { shownAt: stored.shownAt } : {}),
+	state: stored.state,
+});
+
+/** A request handed from a host that is going away to the one that replaces it: its record, written down (what the next host needs of it). */
+export type ParkedRequest = Pick<StoredRecord, "entries" | "queuedAt"> & { request: RelayRequest };

@@ -1,0 +1,162 @@
+/**
+ * The state every copy of the extension in a process shares. pi gives each session (and each
+ * pi-subagents child) its own copy of this module and its own `pi.events`, so the only thing they
+ * have in common is `globalThis`: the handle lives there under a registry symbol, defined
+ * read-only, and its bus's methods are pinned so other code cannot swap them.
+ */
+import { EventEmitter } from "eventemitter3";
+import type { Snapshot } from "./observers.ts";
+import { processSlot } from "./process-slot.ts";
+import { type BusEvents, PROTOCOL_VERSION, type RelayCancel, type RelayLate, type RelayReply } from "./protocol.ts";
+import type { ParkedRequest } from "./request-record.ts";
+
+/** Registry key of the shared handle; `Symbol.for` makes it the same in every module copy. */
+export const HANDLE_KEY = Symbol.for("checkpoint-bridge.handle");
+
+/** What anyone may know of the session holding the host role: public facts, nothing that acts for it. */
+export interface HostClaim {
+	/** The host session's id. */
+	sessionId: string;
+	/** The protocol version the host speaks. */
+	protocol: number;
+	/** What is open right now, oldest first. */
+	snapshot?: () => Snapshot;
+}
+
+/** What only the claimant gets: the seal for its replies and the release of its role. Nobody else can obtain either. */
+export interface HostCapability {
+	/** Seals a reply: a deeply frozen copy, bound to the request id it carries. Send the copy it returns. */
+	readonly seal: ReplySeal;
+	/**
+	 * Seals a reply the host built itself for this one send, without copying it: freezes it deeply
+	 * in place and binds it to the request id it carries, so it cannot be rewritten, by its builder
+	 * either. Only for plain data nobody else holds a reference to; anything else goes through `seal`.
+	 * Absent on a handle made by an earlier release: `seal` does the same there, with a copy.
+	 */
+	readonly sealBuilt?: ReplySeal;
+	/** Frees the role; false when this claim no longer holds it. The seal keeps working for replies still owed. */
+	release(): boolean;
+}
+
+export interface SharedHandle {
+	/** Protocol version of the copy that created the handle. */
+	readonly protocol: number;
+	/** The process-global bus. */
+	readonly bus: EventEmitter<BusEvents>;
+	/** The current host's public facts, if any session holds the role. */
+	host(): Readonly<HostClaim> | undefined;
+	/** Claims the host role: the claimant's capability, or undefined when another session holds the role. */
+	claimHost(claim: HostClaim): HostCapability | undefined;
+	/**
+	 * Whether `reply` was sealed by a session that held the host role, for request `requestId`:
+	 * askers (and the local endpoint) take no other reply on a request's channel.
+	 */
+	isFromHost(reply: unknown, requestId: string): boolean;
+	/** What the host has open, oldest first; undefined without a host. */
+	snapshot(): Snapshot | undefined;
+	/** Keeps requests of a host being replaced for `graceMs`; `expire` gets them if no new host takes them. */
+	park(requests: ParkedRequest[], graceMs: number, expire: (requests: ParkedRequest[]) => void): void;
+	/** Takes the parked requests, oldest first (the new host adopts them). */
+	takeParked(): ParkedRequest[];
+}
+
+/** What an observer uses of the shared handle (docs/observers.md): the bus, the snapshot and the host's public facts. @public */
+export type ObserverHandle = Pick<SharedHandle, "bus" | "snapshot" | "host">;
+
+/** Seals a reply as the host's: returns a deeply frozen copy bound to the reply's request id. */
+export type ReplySeal = <T extends RelayReply | RelayLate>(reply: T) => T;
+
+/** A deeply frozen copy of `value`: plain objects and arrays are copied, anything else is kept as it is. */
+function frozenCopy<T>(value: T): T {
+	if (typeof value !== "object" || value === null) return value;
+	if (Array.isArray(value)) return Object.freeze(value.map(frozenCopy)) as T;
+	// fromEntries defines each key as an own property: a "__proto__" key stays a key.
+	return Object.freeze(Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, frozenCopy(inner)]))) as T;
+}
+
+/** Freezes `value` and every object and array in it, in place. */
+function deepFreeze<T>(value: T): T {
+	if (typeof value !== "object" || value === null) return value;
+	// Indexed: every reply is frozen, and an iterator per array showed in the cost of a question.
+	if (Array.isArray(value)) for (let i = 0; i < value.length; i++) deepFreeze(value[i]);
+	else for (const key in value) deepFreeze(value[key]);
+	return Object.freeze(value);
+}
+
+/** The bus methods every copy relies on: pinned as own, read-only properties. */
+const PINNED = ["emit", "on", "once", "off", "removeListener", "addListener", "removeAllListeners", "listeners", "listenerCount", "eventNames"] as const;
+
+/** A fresh handle, not registered anywhere (tests make their own). */
+export function createHandle(): SharedHandle {
+	let current: { facts: Readonly<HostClaim>; token: object } | undefined;
+	let parked: { requests: ParkedRequest[]; timer: ReturnType<typeof setTimeout> } | undefined;
+	const bus = new EventEmitter<BusEvents>();
+	// Replies the host role sent, by the request id each was sealed for. A sealed reply is frozen, so
+	// its id and content cannot be rewritten, and a rewritten copy is not in here.
+	const sealed = new WeakMap<object, string>();
+	const seal: ReplySeal = (reply) => {
+		const copy = frozenCopy(reply);
+		sealed.set(copy, copy.id);
+		return copy;
+	};
+	// Frozen before it is recorded: the id it is bound to is the one it keeps.
+	const sealBuilt: ReplySeal = (reply) => {
+		deepFreeze(reply);
+		sealed.set(reply, reply.id);
+		return reply;
+	};
+	for (const name of PINNED) {
+		const method = (EventEmitter.prototype as unknown as Record<string, unknown>)[name];
+		Object.defineProperty(bus, name, { value: method, writable: false, configurable: false, enumerable: false });
+	}
+	const unpark = (): ParkedRequest[] => {
+		if (!parked) return [];
+		clearTimeout(parked.timer);
+		bus.off("cancel", dropParked);
+		const { requests } = parked;
+		parked = undefined;
+		return requests;
+	};
+	// An asker that gives up while its request waits for the next host must not be shown to it.
+	const dropParked = (cancel: RelayCancel) => {
+		if (parked) parked.requests = parked.requests.filter((p) => p.request.id !== cancel?.id);
+	};
+	return Object.freeze({
+		protocol: PROTOCOL_VERSION,
+		bus,
+		host: () => current?.facts,
+		claimHost(claim: HostClaim) {
+			if (current) return undefined;
+			// The token never leaves this closure: only the capability below can release this claim.
+			const token = {};
+			const { sessionId, protocol, snapshot } = claim;
+			current = { token, facts: Object.freeze({ sessionId, protocol, ...(snapshot ? { snapshot } : {}) }) };
+			return Object.freeze({
+				seal,
+				sealBuilt,
+				release() {
+					if (current?.token !== token) return false;
+					current = undefined;
+					return true;
+				},
+			});
+		},
+		isFromHost: (reply: unknown, requestId: string) =>
+			typeof reply === "object" && reply !== null && typeof requestId === "string" && sealed.get(reply) === requestId,
+		snapshot: () => current?.facts.snapshot?.(),
+		park(requests: ParkedRequest[], graceMs: number, expire: (requests: ParkedRequest[]) => void) {
+			if (requests.length === 0) return;
+			const previous = unpark();
+			const all = [...previous, ...requests];
+			const timer = setTimeout(() => expire(unpark()), graceMs);
+			parked = { requests: all, timer };
+			bus.on("cancel", dropParked);
+		},
+		takeParked: () => unpark(),
+	});
+}
+
+/** The process's handle, created by the first copy that asks. Not writable, not replaceable. */
+export function sharedHandle(target: object = globalThis): SharedHandle {
+	return processSlot(target, HANDLE_KEY, createHandle);
+}

@@ -1,0 +1,133 @@
+/**
+ * `/mcp` on the page's listener: MCP over streamable HTTP for agents anywhere that reach the page
+ * (ADR-0026). The page's rules hold: the Host must name the page, a request that says where it comes
+ * from must come from the page's own origin (a foreign Origin gets 403), and the page token is the
+ * bearer token. The MCP server itself is not the page's: the extension's root offers it here
+ * (offerMcpRoute) and it is loaded on the first request that passes the checks, so a page no MCP
+ * client uses never loads the MCP SDK.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { Readable } from "node:stream";
+import { processSlot } from "../../../core/shared/process-slot.ts";
+import { checkHost, refuse, SECURITY_HEADERS } from "./guard.ts";
+import { matchesDigest } from "./tokens.ts";
+
+/** The path of the MCP endpoint. */
+const MCP_PATH = "/mcp";
+
+/** Who connects, as the checks found it: the address the request came from. */
+interface McpCaller {
+	/** The peer's address (a proxy's, behind one). */
+	address: string;
+	/** Whether it came through the page's public URL (a proxy). */
+	proxied: boolean;
+}
+
+/** Serves one MCP request that passed the page's checks. */
+export type McpFetch = (request: Request, caller: McpCaller) => Promise<Response>;
+
+interface Slot {
+	/** Loads the MCP server's handler, once. */
+	load?: () => Promise<McpFetch>;
+	loaded?: Promise<McpFetch>;
+}
+
+const MCP_ROUTE_KEY = Symbol.for("checkpoint-bridge.web.mcp");
+const slotOf = (target: object): Slot => processSlot<Slot>(target, MCP_ROUTE_KEY, () => ({}));
+
+/** Offers the MCP server to every page of the process; the first offer stands (every copy of the extension offers the same). */
+export function offerMcpRoute(load: () => Promise<McpFetch>, target: object = globalThis): void {
+	slotOf(target).load ??= load;
+}
+
+/** What the route reads of the page. */
+export interface McpRouteContext {
+	hosts: ReadonlySet<string>;
+	origins: ReadonlySet<string>;
+	pageDigest: Buffer;
+	/** The page's own listener origin: a Host that is not it came through the proxy. */
+	origin: string;
+}
+
+/** The bearer token of an Authorization header, or undefined. */
+const bearerOf = (header: string | undefined) => /^Bearer\s+([A-Za-z0-9_-]{1,256})\s*$/i.exec(header ?? "")?.[1];
+
+/** The check of the page's rules for `/mcp`, in order: Host, Origin, token. */
+function refusalOf(ctx: McpRouteContext, req: IncomingMessage) {
+	const wrongHost = checkHost(req, ctx.hosts);
+	const none: Record<string, string> = {};
+	if (wrongHost) return { ...wrongHost, headers: none };
+	const origin = req.headers.origin;
+	// An agent sends no Origin; a browser does, and only the page's own may drive this endpoint.
+	if (origin !== undefined && !ctx.origins.has(origin.toLowerCase()))
+		return { status: 403, reason: `requests from ${JSON.stringify(origin)} are refused: only the page's own origin may call /mcp`, headers: none };
+	const token = bearerOf(req.headers.authorization);
+	if (token === undefined || !matchesDigest(token, ctx.pageDigest))
+		return {
+			status: 401,
+			reason: "the MCP endpoint needs the page's token as a bearer token (Authorization: Bearer <token>, the token in the page's URL)",
+			headers: { "www-authenticate": 'Bearer realm="checkpoint-bridge"' } as Record<string, string>,
+		};
+	return undefined;
+}
+
+/** A node request as a web Request, its body streamed and aborted when the client goes away. */
+function webRequest(req: IncomingMessage, res: ServerResponse, origin: string): Request {
+	const abort = new AbortController();
+	res.once("close", () => abort.abort());
+	const headers = new Headers();
+	for (const [name, value] of Object.entries(req.headers)) {
+		if (value === undefined) continue;
+		for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
+	}
+	const method = req.method ?? "GET";
+	const body = method === "GET" || method === "HEAD" ? undefined : (Readable.toWeb(req) as ReadableStream<Uint8Array>);
+	return new Request(`${origin}${req.url ?? MCP_PATH}`, { method, headers, signal: abort.signal, ...(body ? { body, duplex: "half" } : {}) } as RequestInit);
+}
+
+/** Writes a web Response to the node response, streaming its body (SSE included). */
+async function sendResponse(response: Response, req: IncomingMessage, res: ServerResponse): Promise<void> {
+	const headers: Record<string, string> = { ...SECURITY_HEADERS };
+	response.headers.forEach((value, name) => {
+		headers[name] = value;
+	});
+	// Answered before the body was read to its end (too large): the rest is not read, the connection closes once said.
+	if (!req.complete) {
+		headers.connection = "close";
+		res.once("finish", () => req.socket.destroySoon());
+	}
+	res.writeHead(response.status, headers);
+	if (!response.body) return void res.end();
+	const body = Readable.fromWeb(response.body as import("node:stream/web").ReadableStream<Uint8Array>);
+	body.on("error", () => res.destroy());
+	res.once("close", () => body.destroy());
+	body.pipe(res);
+}
+
+/** Serves `/mcp` when the request is for it (true), else leaves it to the page's routes (false). */
+export function mcpRoute(ctx: McpRouteContext, req: IncomingMessage, res: ServerResponse, target: object = globalThis): boolean {
+	const path = (req.url ?? "").split("?")[0];
+	if (path !== MCP_PATH) return false;
+	const refusal = refusalOf(ctx, req);
+	if (refusal) {
+		refuse(res, refusal, refusal.headers);
+		return true;
+	}
+	const slot = slotOf(target);
+	if (!slot.load) {
+		refuse(res, { status: 404, reason: "no MCP server is offered in this process" });
+		return true;
+	}
+	const own = new URL(ctx.origin);
+	const host = req.headers.host?.toLowerCase();
+	const caller: McpCaller = { address: req.socket.remoteAddress ?? "unknown", proxied: host !== own.host && host !== `localhost:${own.port}` };
+	slot.loaded ??= slot.load().catch((error: unknown) => {
+		slot.loaded = undefined;
+		throw error;
+	});
+	void slot.loaded
+		.then((fetch) => fetch(webRequest(req, res, ctx.origin), caller))
+		.then((response) => sendResponse(response, req, res))
+		.catch(() => refuse(res, { status: 400, reason: "the MCP server could not serve the request" }));
+	return true;
+}
