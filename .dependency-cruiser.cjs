@@ -31,7 +31,8 @@ module.exports = {
 		{
 			name: "core-shared-imports-model-and-shared",
 			severity: "error",
-			comment: "core/shared/ holds the contracts both sides speak (bus messages, names, budgets, the record, the shared handle): it sees only the model and itself.",
+			comment:
+				"core/shared/ holds the contracts both sides speak (bus messages, names, budgets, the record, the shared handle): it sees only the model and itself.",
 			from: { path: `${EXT}core/shared/` },
 			to: { path: EXT, pathNot: `${EXT}(model|core/shared)/` },
 		},
@@ -45,14 +46,16 @@ module.exports = {
 		{
 			name: "core-rooms-below-the-host",
 			severity: "error",
-			comment: "core/answering/ (the seam to where the human answers), core/delivery/ (the route home) and core/bridge/ (the host side of a transport) never import the host's queue (core/host/) or the asking side.",
+			comment:
+				"core/answering/ (the seam to where the human answers), core/delivery/ (the route home) and core/bridge/ (the host side of a transport) never import the host's queue (core/host/) or the asking side.",
 			from: { path: `${EXT}core/(answering|delivery|bridge)/` },
 			to: { path: `${EXT}core/(host|asking)/` },
 		},
 		{
 			name: "host-internals-only-from-the-root",
 			severity: "error",
-			comment: "core/host/ (the book, the queue, the role) is wired by the extension's root files only: surfaces, transports, the tool, interop and MCP reach the host over the bus and the shared handle.",
+			comment:
+				"core/host/ (the book, the queue, the role) is wired by the extension's root files only: surfaces, transports, the tool, interop and MCP reach the host over the bus and the shared handle.",
 			from: { path: `${EXT}(surfaces|transports|tool|interop|mcp)/` },
 			to: { path: `${EXT}core/host/` },
 		},

@@ -33,7 +33,6 @@ import {
 	type RecordState,
 	type RequestEnd,
 	type RequestRecord,
-	type StoredRecord,
 	storedRecord,
 } from "../shared/request-record.ts";
 import { ArrivalNotices } from "./arrival-notices.ts";
