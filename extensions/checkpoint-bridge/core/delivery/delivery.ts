@@ -17,7 +17,8 @@ import { sanitiseText } from "../../model/sanitise.ts";
 import type { AskerIdentity } from "../shared/identity.ts";
 import { processSlot } from "../shared/process-slot.ts";
 import type { EntryLike } from "../shared/session-entry.ts";
-import { waitAtMost } from "../shared/wait.ts";
+import { heldDeliveries } from "./held.ts";
+import { endWaits } from "./waits.ts";
 
 /** `customType` of the message that carries an ended request to its session (docs/tool.md). */
 export const ANSWER_MESSAGE_TYPE = "checkpoint-bridge:answer";
@@ -262,10 +263,7 @@ export function createDeliveryBox(options: DeliveryBoxOptions): DeliveryBox & Ho
 	const posters = new Map<string, SessionPoster[]>();
 	/** Queued requests not yet delivered, by request id, in the order asked. */
 	const expected = new Map<string, QueuedAsk>();
-	/** Ended requests whose session is not attached: waiting for it (grace) or for a host session. */
-	const held = new Map<string, { delivery: Delivery; timer?: ReturnType<typeof setTimeout>; toHost: boolean }>();
-	/** Waits in progress, by request id. */
-	const waits = new Map<string, (delivery: Delivery) => void>();
+	const waits = endWaits<Delivery>();
 	const delivered = new Set<string>();
 
 	const remember = (delivery: { requestId: string; late?: boolean }) => {
@@ -293,37 +291,31 @@ export function createDeliveryBox(options: DeliveryBoxOptions): DeliveryBox & Ho
 		remember(delivery);
 		return true;
 	};
-
-	const hold = (delivery: Delivery, toHost: boolean) => {
-		const key = keyOf(delivery);
-		const previous = held.get(key);
-		if (previous?.timer) clearTimeout(previous.timer);
-		const entry: { delivery: Delivery; timer?: ReturnType<typeof setTimeout>; toHost: boolean } = { delivery, toHost };
-		if (!toHost)
-			entry.timer = setTimeout(() => {
-				held.delete(key);
-				if (!tryPost(delivery, true)) hold(delivery, true);
-			}, graceMs);
-		held.set(key, entry);
-		// Bounded: the oldest goes first (a Map iterates in insertion order).
-		while (held.size > maxHeld) {
-			const [oldestId, oldest] = held.entries().next().value!;
-			if (oldest.timer) clearTimeout(oldest.timer);
-			held.delete(oldestId);
-			expected.delete(oldestId);
-		}
+	/** Posts it now, or holds it until its session (or, `toHost`, the host's) attaches. */
+	const post = (delivery: Delivery, toHost: boolean) => {
+		if (!tryPost(delivery, toHost)) held.hold(keyOf(delivery), delivery, toHost);
 	};
+	const held = heldDeliveries<Delivery>({ graceMs, maxHeld, graceOver: (delivery) => post(delivery, true), dropped: (key) => expected.delete(key) });
 
 	/** Hands what was held for `sessionId` (and, for the host's session, what was forwarded) to its new poster. */
 	const release = (sessionId: string) => {
 		const isHost = hostSessionId() === sessionId;
-		for (const [id, entry] of [...held]) {
+		for (const [key, entry] of held.entries()) {
 			const mine = entry.delivery.askerSessionId === sessionId;
 			if (!mine && !(entry.toHost && isHost)) continue;
-			if (entry.timer) clearTimeout(entry.timer);
-			held.delete(id);
-			if (!tryPost(entry.delivery, !mine)) hold(entry.delivery, entry.toHost);
+			held.take(key);
+			if (!tryPost(entry.delivery, !mine)) held.hold(key, entry.delivery, entry.toHost);
 		}
+	};
+	/** The wait on it takes it: recorded as delivered, in the session too so a later re-delivery finds it. */
+	const handToWait = (delivery: Delivery) => {
+		remember(delivery);
+		try {
+			posterOf(delivery.askerSessionId)?.record(delivery);
+		} catch {
+			// The wait's result carries it; the record only guards a later re-delivery.
+		}
+		waits.hand(delivery.requestId, delivery);
 	};
 
 	return {
@@ -331,9 +323,7 @@ export function createDeliveryBox(options: DeliveryBoxOptions): DeliveryBox & Ho
 			hostSessionId = resolve;
 		},
 		attach(sessionId, poster) {
-			const list = posters.get(sessionId) ?? [];
-			list.push(poster);
-			posters.set(sessionId, list);
+			posters.set(sessionId, [...(posters.get(sessionId) ?? []), poster]);
 			release(sessionId);
 			let attached = true;
 			return () => {
@@ -349,24 +339,11 @@ export function createDeliveryBox(options: DeliveryBoxOptions): DeliveryBox & Ho
 		},
 		deliver(delivery, { gone = false } = {}) {
 			if (delivered.has(keyOf(delivery))) return;
-			if (gone) {
-				if (!tryPost(delivery, true)) hold(delivery, true);
-				return;
-			}
-			const wait = waits.get(delivery.requestId);
-			if (wait) {
-				waits.delete(delivery.requestId);
-				remember(delivery);
-				try {
-					posterOf(delivery.askerSessionId)?.record(delivery);
-				} catch {
-					// The wait's result carries it; the record only guards a later re-delivery.
-				}
-				return wait(delivery);
-			}
-			if (!tryPost(delivery, false)) hold(delivery, false);
+			if (gone) return post(delivery, true);
+			if (waits.has(delivery.requestId)) return handToWait(delivery);
+			post(delivery, false);
 		},
-		open: (sessionId) => [...expected.values()].filter((ask) => ask.askerSessionId === sessionId && !held.has(ask.requestId)),
+		open: (sessionId) => [...expected.values()].filter((ask) => ask.askerSessionId === sessionId && held.get(ask.requestId) === undefined),
 		wasDelivered: (requestId) => delivered.has(requestId),
 		ownerOf: (requestId) => expected.get(requestId)?.askerSessionId,
 		attached: (sessionId) => posters.has(sessionId),
@@ -375,32 +352,13 @@ export function createDeliveryBox(options: DeliveryBoxOptions): DeliveryBox & Ho
 			const pending = new Set(ids);
 			// Ended already but held (its session was away): the wait takes it.
 			for (const id of ids) {
-				const entry = held.get(id);
-				if (!entry || entry.delivery.askerSessionId !== sessionId) continue;
-				if (entry.timer) clearTimeout(entry.timer);
-				held.delete(id);
-				remember(entry.delivery);
-				ended.push(entry.delivery);
+				if (held.get(id)?.delivery.askerSessionId !== sessionId) continue;
+				const { delivery } = held.take(id)!;
+				remember(delivery);
+				ended.push(delivery);
 				pending.delete(id);
 			}
-			if (pending.size === 0) return Promise.resolve({ ended, open: [] });
-			const mine = new Map<string, (delivery: Delivery) => void>();
-			const result = (): WaitResult => ({ ended, open: [...pending] });
-			return waitAtMost<WaitResult>({ ms: budgetMs, elapsed: result, signal }, (settle) => {
-				for (const id of pending) {
-					const take = (delivery: Delivery) => {
-						pending.delete(id);
-						ended.push(delivery);
-						if (pending.size === 0) settle(result());
-					};
-					mine.set(id, take);
-					waits.set(id, take);
-				}
-				// Only its own: a later wait on the same id has taken its place and still waits.
-				return () => {
-					for (const id of pending) if (waits.get(id) === mine.get(id)) waits.delete(id);
-				};
-			});
+			return waits.wait(ended, pending, budgetMs, signal);
 		},
 	};
 }

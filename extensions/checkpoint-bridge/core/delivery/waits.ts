@@ -1,0 +1,52 @@
+/**
+ * Calls waiting for queued requests to end (a wait on queued requests, docs/tool.md), by request id.
+ * A later wait on an id takes its place; a wait that ends leaves only its own ids.
+ */
+import { waitAtMost } from "../shared/wait.ts";
+
+/** The ends a wait got, in the order they came, and the ids still open when it ended. */
+interface Waited<D> {
+	ended: D[];
+	open: string[];
+}
+
+export interface EndWaits<D> {
+	/** Whether a wait takes the end of `requestId`. */
+	has(requestId: string): boolean;
+	/** Hands the end of `requestId` to the wait on it (check `has` first). */
+	hand(requestId: string, delivery: D): void;
+	/** Waits for `pending` to end, `ended` already holding those that ended before, for at most `budgetMs` or until `signal` aborts. */
+	wait(ended: D[], pending: Set<string>, budgetMs: number, signal?: AbortSignal): Promise<Waited<D>>;
+}
+
+export function endWaits<D>(): EndWaits<D> {
+	const waits = new Map<string, (delivery: D) => void>();
+	return {
+		has: (requestId) => waits.has(requestId),
+		hand(requestId, delivery) {
+			const wait = waits.get(requestId);
+			waits.delete(requestId);
+			wait?.(delivery);
+		},
+		wait(ended, pending, budgetMs, signal) {
+			const result = (): Waited<D> => ({ ended, open: [...pending] });
+			if (pending.size === 0) return Promise.resolve(result());
+			const mine = new Map<string, (delivery: D) => void>();
+			return waitAtMost<Waited<D>>({ ms: budgetMs, elapsed: result, signal }, (settle) => {
+				for (const id of pending) {
+					const take = (delivery: D) => {
+						pending.delete(id);
+						ended.push(delivery);
+						if (pending.size === 0) settle(result());
+					};
+					mine.set(id, take);
+					waits.set(id, take);
+				}
+				// Only its own: a later wait on the same id has taken its place and still waits.
+				return () => {
+					for (const id of pending) if (waits.get(id) === mine.get(id)) waits.delete(id);
+				};
+			});
+		},
+	};
+}
