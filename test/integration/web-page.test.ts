@@ -12,9 +12,11 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { askViaHost } from "../../extensions/checkpoint-bridge/core/asking/asker.ts";
 import { claimHostRole } from "../../extensions/checkpoint-bridge/core/host/host-role.ts";
 import { createHandle } from "../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
+import { dialogSurface } from "../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { formSurface } from "../../extensions/checkpoint-bridge/surfaces/terminal-form/surface.ts";
 import { startWebPage } from "../../extensions/checkpoint-bridge/surfaces/web/server.ts";
 import { fakeCustomUI } from "../unit/support/fake-custom-ui.ts";
+import { fakeUI } from "../unit/support/fake-ui.ts";
 import { decodePixels } from "../unit/support/qr-decode.ts";
 import { browserForFile, cardGone, cardOf, fill, HAS_CHROMIUM, openTab, POLL_MS, screenshot, submit } from "./harness/browser.ts";
 import { type AskArgs, checkedEnvelope, PiWorld, type ProgrammaticUI } from "./harness/sdk-sessions.ts";
@@ -404,6 +406,51 @@ describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, SDK host", () => {
 			);
 			forms.current()!.press("enter");
 			expect((await Promise.all(calls)).map((e) => e.status)).toEqual(["ok", "ok"]);
+			await tab.page.close();
+		} finally {
+			role.release("quit", "test over");
+			await page.close();
+		}
+	});
+
+	it("the page tells ends apart by the typed end: a dismiss and a dialog's own timeout (one status) read differently, both marked unanswered", async () => {
+		const handle = createHandle();
+		const fake = fakeUI();
+		const role = claimHostRole(handle, { ui: fake.ui, surface: dialogSurface(fake.ui), sessionId: "ends-host" })!;
+		const page = await startWebPage({ handle, address: { host: "127.0.0.1", port: 0, loopback: true }, notifyCommand: () => undefined });
+		const ask = (label: string, dialogTimeoutMs: number) =>
+			askViaHost({
+				handle,
+				asker: { label, sessionId: label },
+				questions: [{ question: `${label}?`, options: ["a", "b"] }],
+				budgetMs: 60_000,
+				dialogTimeoutMs,
+			});
+		try {
+			const tab = await openTab(browser.browser, page.url);
+			const answered = ask("answered", 60_000);
+			await cardOf(tab.page, "answered");
+			fake.current()!.answer("a");
+			const dismissed = ask("dismissed", 60_000);
+			await cardOf(tab.page, "dismissed");
+			fake.current()!.answer(undefined);
+			const slow = ask("slow", 200);
+			expect((await Promise.all([answered, dismissed, slow])).map((e) => e.status)).toEqual(["ok", "timeout-or-cancelled", "timeout-or-cancelled"]);
+			await tab.page.waitForFunction(() => document.querySelectorAll("#traces li").length === 3, { polling: POLL_MS, timeout: 20_000 });
+			const traces = await tab.page.$$eval("#traces li", (items) =>
+				items.map((li) => ({
+					text: li.textContent!.replace(/ · [^·]*$/, ""),
+					end: (li as HTMLElement).dataset.end,
+					unanswered: li.classList.contains("unanswered"),
+				})),
+			);
+			expect(traces.reverse()).toEqual([
+				{ text: "[answered] answered in the terminal", end: "answered", unanswered: false },
+				{ text: "[dismissed] dismissed in the terminal, or its dialog timed out", end: "dismissed", unanswered: true },
+				{ text: "[slow] closed unanswered at its dialog's own time limit", end: "dialog-timeout", unanswered: true },
+			]);
+			await screenshot(tab.page, "ends-told-apart");
+			expect(tab.errors).toEqual([]);
 			await tab.page.close();
 		} finally {
 			role.release("quit", "test over");

@@ -7,6 +7,7 @@
  */
 import type { FormElsewhere } from "../../core/answering/elsewhere.ts";
 import type { Question } from "../../model/question.ts";
+import type { RequestEnd } from "../../model/result.ts";
 
 /** The stream's event names. Not "open" for a new card: EventSource fires its own "open" when it connects. */
 export const PAGE_EVENTS = {
@@ -57,8 +58,10 @@ export type CardView = Card & { link?: string };
 export interface TraceView {
 	requestId: string;
 	asker: string;
-	/** e.g. "answered in the terminal", "answered on the page, in this tab". */
+	/** e.g. "answered in the terminal", "answered on the page, in this tab": the words for `end`. */
 	outcome: string;
+	/** How it ended, typed: what the page decides its look by, never the words. */
+	end: RequestEnd;
 	settledAt: number;
 }
 

@@ -193,4 +193,50 @@ describe("how the board learns a request's end", () => {
 		role.release("quit", "test over");
 		expect((await third).status).toBe("no-host");
 	});
+
+	it("decides by the end, the status only for an event without one: ends of one status read apart, and an end wins over a status that disagrees", async () => {
+		expect(outcomeText("timeout-or-cancelled", [], "dialog-timeout")).toBe("closed unanswered at its dialog's own time limit");
+		expect(outcomeText("timeout", [], "expired")).toBe("expired unanswered after it went late");
+		expect(outcomeText("error", [], "refused")).toBe("failed at the host: the answer did not fit its questions");
+		const handle = createHandle();
+		const fake = fakeUI();
+		const role = claimHostRole(handle, { ui: fake.ui, surface: dialogSurface(fake.ui), sessionId: "host" })!;
+		const board = new Board(handle);
+		cleanup.push(async () => {
+			board.stop();
+			role.release("quit", "test over");
+		});
+		// A real dialog that reaches its own time limit, beside one the human dismisses: both end timeout-or-cancelled.
+		const timedOut = askViaHost({
+			handle,
+			asker: { label: "slow", sessionId: "slow" },
+			questions: [{ question: "Slow?" }],
+			budgetMs: 60_000,
+			dialogTimeoutMs: 100,
+		});
+		const [slow] = board.cards().map((card) => card.requestId);
+		expect((await timedOut).status).toBe("timeout-or-cancelled");
+		expect(board.trace(slow!)).toMatchObject({ end: "dialog-timeout", outcome: "closed unanswered at its dialog's own time limit" });
+
+		const asks = ["one", "two", "three"].map((label) =>
+			askViaHost({ handle, asker: { label, sessionId: label }, questions: [{ question: `${label}?` }], budgetMs: 60_000, dialogTimeoutMs: 60_000 }),
+		);
+		const settle = (index: number, outcome: SettledEvent["outcome"]) => {
+			const open = handle.snapshot()!.open[index]!;
+			handle.bus.emit("observe:settled", { ...open, v: 1, settledAt: Date.now(), outcome } satisfies SettledEvent);
+			return open.requestId;
+		};
+		// The wire says the call ran out of time; the end says it expired: the end wins.
+		const expired = settle(0, { status: "timeout", answers: [], end: "expired" });
+		expect(board.trace(expired)).toMatchObject({ end: "expired", outcome: "expired unanswered after it went late" });
+		// Handed over, it lives on with the next host: the card and its link stay, whatever the status.
+		const handed = settle(1, { status: "no-host", answers: [], end: "handed-over" });
+		const link = board.linkSecret(handed);
+		expect([board.card(handed)?.requestId, board.trace(handed), link && board.resolveLink(link)]).toEqual([handed, undefined, { open: board.card(handed) }]);
+		// An observer before `end`: the status decides.
+		const older = settle(2, { status: "cancelled", answers: [] });
+		expect(board.trace(older)).toMatchObject({ end: "cancelled", outcome: "withdrawn by the asker" });
+		role.release("quit", "test over");
+		expect((await Promise.all(asks)).map((e) => e.status)).toEqual(["no-host", "no-host", "no-host"]);
+	});
 });

@@ -30,8 +30,8 @@ export interface Trace extends TraceView {
 
 /** A trace as `tab` reads it (undefined: a viewer that is no tab of the page), without what is kept only here. */
 export function traceFor(trace: Trace, tab: string | undefined): TraceView {
-	const { requestId, asker, outcome, settledAt } = trace;
-	return { requestId, asker, outcome: tab !== undefined && tab === trace.tab && trace.outcomeHere ? trace.outcomeHere : outcome, settledAt };
+	const { requestId, asker, outcome, end, settledAt } = trace;
+	return { requestId, asker, outcome: tab !== undefined && tab === trace.tab && trace.outcomeHere ? trace.outcomeHere : outcome, end, settledAt };
 }
 
 /** How the page names its own place when it knows which tab answered. */
@@ -49,26 +49,56 @@ interface Entry {
 	linkDigest: string;
 }
 
-/** The words for how a request ended: where its answers were given (`words` names some places its own way), or why it has none (`end`, the typed reason). */
+/**
+ * How an event of an observer before `end` ended, read from its wire status: the page's only use of
+ * the status. `timeout-or-cancelled` reads as a dismiss, whose words cover a dialog's own timeout.
+ */
+const END_OF_STATUS: Readonly<Record<Status, RequestEnd>> = {
+	ok: "answered",
+	"timeout-or-cancelled": "dismissed",
+	timeout: "timeout",
+	cancelled: "cancelled",
+	"no-host": "host-gone",
+	error: "failed",
+	queued: "failed",
+};
+
+/** How a settled request ended: its typed `end`, or, from an observer before it, what its status says. */
+export const endOf = (outcome: Pick<SettledEvent["outcome"], "status" | "end">): RequestEnd => outcome.end ?? END_OF_STATUS[outcome.status];
+
+/** Whether the request ended with every answer given. */
+export const isAnswered = (end: RequestEnd): end is "answered" | "answered-outside" => end === "answered" || end === "answered-outside";
+
+/**
+ * The words for each end without every answer. A dismiss keeps "or its dialog timed out": pi's
+ * dialogs return nothing for both, and the host tells them apart by its own clock only.
+ */
+const UNANSWERED_WORDS: Readonly<Record<Exclude<RequestEnd, "answered" | "answered-outside">, string>> = {
+	dismissed: "dismissed in the terminal, or its dialog timed out",
+	"cancelled-outside": "cancelled from outside the terminal",
+	"dialog-timeout": "closed unanswered at its dialog's own time limit",
+	timeout: "ran out of time",
+	expired: "expired unanswered after it went late",
+	cancelled: "withdrawn by the asker",
+	refused: "failed at the host: the answer did not fit its questions",
+	failed: "failed at the host",
+	"host-gone": "closed: the host session ended",
+	"handed-over": "handed over to the next host session",
+};
+
+/**
+ * The words for how a request ended, decided by `end` (the typed reason; without it, from `status`,
+ * as an observer before `end` sent it): where its answers were given (`words` names some places
+ * its own way), or why it has none.
+ */
 export function outcomeText(
 	status: Status,
 	answers: SettledEvent["outcome"]["answers"],
 	end?: RequestEnd,
 	words?: Partial<Record<AnswerPlace, string>>,
 ): string {
-	if (status === "ok") return `answered ${answeredWhere(answers, words)}`;
-	switch (status) {
-		case "timeout":
-			return "ran out of time";
-		case "cancelled":
-			return "withdrawn by the asker";
-		case "no-host":
-			return "closed: the host session ended";
-		case "error":
-			return "failed at the host";
-		default:
-			return end === "cancelled-outside" ? "cancelled from outside the terminal" : "dismissed in the terminal, or its dialog timed out";
-	}
+	const how = endOf({ status, end });
+	return isAnswered(how) ? `answered ${answeredWhere(answers, words)}` : UNANSWERED_WORDS[how];
 }
 
 const sameCard = (a: Card, b: Card) =>
@@ -250,16 +280,19 @@ export class Board {
 	#settled(event: SettledEvent): void {
 		if (this.#stopped) return;
 		const entry = this.#entries.get(event.requestId);
-		// Its budget ran out but it stays open, marked late (the host keeps it before it settles): the card stays, and so does its link.
-		if (entry && event.outcome.status === "timeout" && this.#isLate(event.requestId)) return this.sync(false);
+		const end = endOf(event.outcome);
+		// The request lives on, so its card and its link stay: handed over to the next host, or its budget ran out and it stays
+		// open, marked late (an observer before ADR-0025 settled it then).
+		if (entry && (end === "handed-over" || (end === "timeout" && this.#isLate(event.requestId)))) return this.sync(false);
 		if (entry) {
-			const { status, answers, end } = event.outcome;
+			const { status, answers } = event.outcome;
 			const tab = this.#answeringTab;
-			const byTab = tab !== undefined && status === "ok" && answers.some((a) => a.place === "page");
+			const byTab = tab !== undefined && isAnswered(end) && answers.some((a) => a.place === "page");
 			this.#remember({
 				requestId: event.requestId,
 				asker: event.asker.label,
 				outcome: outcomeText(status, answers, end, byTab ? OTHER_TAB : undefined),
+				end,
 				settledAt: event.settledAt,
 				...(byTab ? { tab, outcomeHere: outcomeText(status, answers, end, THIS_TAB) } : {}),
 			});

@@ -13,6 +13,7 @@
 /** @typedef {import("../../../core/answering/elsewhere.ts").FormElsewhere} FormElsewhere */
 /** @typedef {import("../../../core/shared/outside-answers.ts").InboundValue} InboundValue */
 /** @typedef {import("../../../model/question.ts").Question} Question */
+/** @typedef {import("../../../model/result.ts").RequestEnd} RequestEnd */
 /** What the host shows of a request, as far as the page draws it: its questions. @typedef {{ questions: Question[] }} Asked */
 /** What is sent for one question, or what is missing. @typedef {{ value: string | string[]; missing?: undefined } | { missing: string; value?: undefined }} Given */
 /** A card on screen. A child's own screen (ADR-0016) has no form: it is answered in the terminal only. @typedef {{ card: CardView; root: HTMLElement; where: HTMLElement; countdown: HTMLElement }} ShownCard */
@@ -431,12 +432,16 @@ function refreshEmpty() {
 	else empty.textContent = "No open questions. New ones appear here as they are asked.";
 }
 
+/** The ends with every answer given: any other trace is marked unanswered. @type {ReadonlySet<RequestEnd>} */
+const ANSWERED_ENDS = new Set(["answered", "answered-outside"]);
+
 /** @param {TraceView} trace */
 function addTrace(trace) {
 	const list = $("traces");
 	const time = new Date(trace.settledAt).toLocaleTimeString();
-	const item = el("li", "trace", `[${trace.asker}] ${trace.outcome} · ${time}`);
+	const item = el("li", ANSWERED_ENDS.has(trace.end) ? "trace" : "trace unanswered", `[${trace.asker}] ${trace.outcome} · ${time}`);
 	item.dataset.requestId = trace.requestId;
+	item.dataset.end = trace.end;
 	list.prepend(item);
 	while (list.children.length > 20) list.lastElementChild?.remove();
 	$("history").hidden = false;
