@@ -17,7 +17,7 @@ import { sanitiseText } from "../../model/sanitise.ts";
 import type { AskerIdentity } from "../shared/identity.ts";
 import { processSlot } from "../shared/process-slot.ts";
 import type { EntryLike } from "../shared/session-entry.ts";
-import { heldDeliveries } from "./held.ts";
+import { unsentEnds } from "./unsent.ts";
 import { endWaits } from "./waits.ts";
 
 /** `customType` of the message that carries an ended request to its session (docs/tool.md). */
@@ -293,18 +293,18 @@ export function createDeliveryBox(options: DeliveryBoxOptions): DeliveryBox & Ho
 	};
 	/** Posts it now, or holds it until its session (or, `toHost`, the host's) attaches. */
 	const post = (delivery: Delivery, toHost: boolean) => {
-		if (!tryPost(delivery, toHost)) held.hold(keyOf(delivery), delivery, toHost);
+		if (!tryPost(delivery, toHost)) unsent.hold(keyOf(delivery), delivery, toHost);
 	};
-	const held = heldDeliveries<Delivery>({ graceMs, maxHeld, graceOver: (delivery) => post(delivery, true), dropped: (key) => expected.delete(key) });
+	const unsent = unsentEnds<Delivery>({ graceMs, maxUnsent: maxHeld, graceOver: (delivery) => post(delivery, true), discarded: (key) => expected.delete(key) });
 
-	/** Hands what was held for `sessionId` (and, for the host's session, what was forwarded) to its new poster. */
+	/** Hands what was unsent for `sessionId` (and, for the host's session, what was forwarded) to its new poster. */
 	const release = (sessionId: string) => {
 		const isHost = hostSessionId() === sessionId;
-		for (const [key, entry] of held.entries()) {
+		for (const [key, entry] of unsent.entries()) {
 			const mine = entry.delivery.askerSessionId === sessionId;
 			if (!mine && !(entry.toHost && isHost)) continue;
-			held.take(key);
-			if (!tryPost(entry.delivery, !mine)) held.hold(key, entry.delivery, entry.toHost);
+			unsent.take(key);
+			if (!tryPost(entry.delivery, !mine)) unsent.hold(key, entry.delivery, entry.toHost);
 		}
 	};
 	/** The wait on it takes it: recorded as delivered, in the session too so a later re-delivery finds it. */
@@ -343,22 +343,22 @@ export function createDeliveryBox(options: DeliveryBoxOptions): DeliveryBox & Ho
 			if (waits.has(delivery.requestId)) return handToWait(delivery);
 			post(delivery, false);
 		},
-		open: (sessionId) => [...expected.values()].filter((ask) => ask.askerSessionId === sessionId && held.get(ask.requestId) === undefined),
+		open: (sessionId) => [...expected.values()].filter((ask) => ask.askerSessionId === sessionId && unsent.get(ask.requestId) === undefined),
 		wasDelivered: (requestId) => delivered.has(requestId),
 		ownerOf: (requestId) => expected.get(requestId)?.askerSessionId,
 		attached: (sessionId) => posters.has(sessionId),
 		waitFor(sessionId, ids, budgetMs, signal) {
 			const ended: Delivery[] = [];
-			const pending = new Set(ids);
-			// Ended already but held (its session was away): the wait takes it.
+			const open = new Set(ids);
+			// Ended already but unsent (its session was away): the wait takes it.
 			for (const id of ids) {
-				if (held.get(id)?.delivery.askerSessionId !== sessionId) continue;
-				const { delivery } = held.take(id)!;
+				if (unsent.get(id)?.delivery.askerSessionId !== sessionId) continue;
+				const { delivery } = unsent.take(id)!;
 				remember(delivery);
 				ended.push(delivery);
-				pending.delete(id);
+				open.delete(id);
 			}
-			return waits.wait(ended, pending, budgetMs, signal);
+			return waits.wait(ended, open, budgetMs, signal);
 		},
 	};
 }

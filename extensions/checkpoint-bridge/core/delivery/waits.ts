@@ -15,8 +15,8 @@ export interface EndWaits<D> {
 	has(requestId: string): boolean;
 	/** Hands the end of `requestId` to the wait on it (check `has` first). */
 	hand(requestId: string, delivery: D): void;
-	/** Waits for `pending` to end, `ended` already holding those that ended before, for at most `budgetMs` or until `signal` aborts. */
-	wait(ended: D[], pending: Set<string>, budgetMs: number, signal?: AbortSignal): Promise<Waited<D>>;
+	/** Waits for `open` to end, `ended` already holding those that ended before, for at most `budgetMs` or until `signal` aborts. */
+	wait(ended: D[], open: Set<string>, budgetMs: number, signal?: AbortSignal): Promise<Waited<D>>;
 }
 
 export function endWaits<D>(): EndWaits<D> {
@@ -28,23 +28,23 @@ export function endWaits<D>(): EndWaits<D> {
 			waits.delete(requestId);
 			wait?.(delivery);
 		},
-		wait(ended, pending, budgetMs, signal) {
-			const result = (): Waited<D> => ({ ended, open: [...pending] });
-			if (pending.size === 0) return Promise.resolve(result());
+		wait(ended, open, budgetMs, signal) {
+			const result = (): Waited<D> => ({ ended, open: [...open] });
+			if (open.size === 0) return Promise.resolve(result());
 			const mine = new Map<string, (delivery: D) => void>();
 			return waitAtMost<Waited<D>>({ ms: budgetMs, elapsed: result, signal }, (settle) => {
-				for (const id of pending) {
+				for (const id of open) {
 					const take = (delivery: D) => {
-						pending.delete(id);
+						open.delete(id);
 						ended.push(delivery);
-						if (pending.size === 0) settle(result());
+						if (open.size === 0) settle(result());
 					};
 					mine.set(id, take);
 					waits.set(id, take);
 				}
 				// Only its own: a later wait on the same id has taken its place and still waits.
 				return () => {
-					for (const id of pending) if (waits.get(id) === mine.get(id)) waits.delete(id);
+					for (const id of open) if (waits.get(id) === mine.get(id)) waits.delete(id);
 				};
 			});
 		},
