@@ -11,7 +11,9 @@ const QUEUE = [core("host/dialog-host"), core("host/show")];
 const ANSWERS = [core("shared/outside-answers"), model("answer-check"), model("result"), model("check")];
 /** Every call's validation, and the sanitising of asker text it starts with. */
 const TOOL = [model("validate"), model("sanitise")];
-const GROUPS = { seal: SEAL, host: HOST, queue: QUEUE, answers: ANSWERS, tool: TOOL };
+/** The route home: where an ended request goes once its call has returned, and the box that posts it. */
+const ROUTE = ["extensions/checkpoint-bridge/core/delivery/*.ts"];
+const GROUPS = { seal: SEAL, host: HOST, queue: QUEUE, answers: ANSWERS, tool: TOOL, route: ROUTE };
 const group = process.env.MUTATION_GROUP ?? "seal";
 if (!(group in GROUPS)) throw new Error(`MUTATION_GROUP must be one of ${Object.keys(GROUPS).join(", ")}, not ${group}`);
 
@@ -25,7 +27,7 @@ export default {
 	typescriptChecker: { prioritizePerformanceOverAccuracy: true },
 	coverageAnalysis: "perTest",
 	// Where the promise of docs/guarantees.md lives, in groups so that each run fits a shared 2-core machine:
-	// MUTATION_GROUP=seal (default), host, queue, answers or tool.
+	// MUTATION_GROUP=seal (default), host, queue, answers, tool or route.
 	mutate: GROUPS[group],
 	// `// @ts-nocheck` only where mutants go: test/unit/package.test.ts reads observers.ts as written.
 	disableTypeChecks: "extensions/checkpoint-bridge/{core,model}/**/*.ts",
