@@ -12,7 +12,7 @@
 export type { AskerIdentity, AskerKind } from "./core/shared/identity.ts";
 export type { LateEvent, ObservedRequest, QueuedEvent, ReopenedEvent, SettledEvent, ShownEvent, Snapshot } from "./core/shared/observers.ts";
 export { OBSERVER_EVENTS, OBSERVER_VERSION } from "./core/shared/observers.ts";
-export type { InboundReply as OutsideAnswerReply, InboundValue as OutsideAnswerValue, OutsideAnswer } from "./core/shared/outside-answers.ts";
+export type { OutsideAnswer, OutsideAnswerReply, OutsideAnswerValue } from "./core/shared/outside-answers.ts";
 export type { HostClaim, ObserverHandle } from "./core/shared/shared-handle.ts";
 export { HANDLE_KEY } from "./core/shared/shared-handle.ts";
 export type { Answer, AnswerKind, AnswerPlace, OutsideSource } from "./model/answer.ts";

@@ -6,7 +6,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { SettledEvent, ShownEvent } from "../../extensions/checkpoint-bridge/core/shared/observers.ts";
-import type { InboundReply } from "../../extensions/checkpoint-bridge/core/shared/outside-answers.ts";
+import type { OutsideAnswerReply } from "../../extensions/checkpoint-bridge/core/shared/outside-answers.ts";
 import type { SharedHandle } from "../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import { type AskArgs, checkedEnvelope, PiWorld } from "./harness/sdk-sessions.ts";
 
@@ -30,8 +30,8 @@ const handle = () => {
 };
 
 /** Sends an outside answer the way a bridge does, and returns the host's one reply. */
-function answerFromOutside(payload: unknown): InboundReply {
-	const replies: InboundReply[] = [];
+function answerFromOutside(payload: unknown): OutsideAnswerReply {
+	const replies: OutsideAnswerReply[] = [];
 	handle().bus.emit("answer", payload, (reply) => replies.push(reply));
 	expect(replies, "the host replies exactly once, at once").toHaveLength(1);
 	return replies[0]!;

@@ -107,8 +107,8 @@ function headCodePoints(text: string, count: number): string {
 export function capLength(text: string, max: number): string {
 	// A code point is one or two code units: text this short has no more than `max` of them.
 	if (text.length <= max) return text;
-	const kept = headCodePoints(text, max);
-	return kept.length === text.length ? text : `${headCodePoints(kept, max - 1)}…`;
+	const head = headCodePoints(text, max);
+	return head.length === text.length ? text : `${headCodePoints(head, max - 1)}…`;
 }
 
 /**
@@ -116,15 +116,15 @@ export function capLength(text: string, max: number): string {
  * sequences, controls) and whitespace squeezed away, so text that loses some of its characters
  * still fills the cut, while a megabyte costs what the cut keeps, not what was sent. @default 4
  */
-const READ_PER_KEPT = 4;
+const READ_PER_CODE_POINT = 4;
 
 /**
  * `text` neutralised (sanitiseText), shaped by `tidy` (a squeeze of whitespace, a trim) and cut to at
- * most `max` code points, marking a cut with "…". Only the first `READ_PER_KEPT × max` code units are
+ * most `max` code points, marking a cut with "…". Only the first `READ_PER_CODE_POINT × max` code units are
  * read: what lies beyond could never be shown, so it is marked as cut without being looked at.
  */
 export function cutText(text: string, max: number, options?: { multiline?: boolean; tidy?: (clean: string) => string }): string {
-	const window = READ_PER_KEPT * max + 16;
+	const window = READ_PER_CODE_POINT * max + 16;
 	// Never end the window between the two halves of a pair: the half would read as a lone surrogate.
 	const head = text.length <= window ? text : text.slice(0, pairAt(text, window - 1) ? window - 1 : window);
 	const clean = sanitiseText(head, options?.multiline ? { multiline: true } : undefined);

@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Surface } from "../../../extensions/checkpoint-bridge/core/answering/surface.ts";
 import { askViaHost } from "../../../extensions/checkpoint-bridge/core/asking/asker.ts";
 import { claimHostRole, type SettledRecord } from "../../../extensions/checkpoint-bridge/core/host/host-role.ts";
-import { parseInbound } from "../../../extensions/checkpoint-bridge/core/shared/outside-answers.ts";
+import { parseOutsideAnswer } from "../../../extensions/checkpoint-bridge/core/shared/outside-answers.ts";
 import { createHandle } from "../../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import type { Answer } from "../../../extensions/checkpoint-bridge/model/answer.ts";
 import { answeredWhere } from "../../../extensions/checkpoint-bridge/model/answer-places.ts";
@@ -111,11 +111,14 @@ describe("the place of each answer", () => {
 			{ requestId: "r", answers: [], place: "page" },
 			{ requestId: "r", answers: [], source: "web", place: 7 },
 		])
-			expect(parseInbound(bad)).toEqual({ ok: false, reply: { ok: false, code: "invalid_payload", reason: problem } });
-		expect(parseInbound({ requestId: "r", answers: [], source: "web", place: "link" })).toMatchObject({ ok: true, message: { place: "link" } });
+			expect(parseOutsideAnswer(bad)).toEqual({ ok: false, reply: { ok: false, code: "invalid_payload", reason: problem } });
+		expect(parseOutsideAnswer({ requestId: "r", answers: [], source: "web", place: "link" })).toMatchObject({ ok: true, message: { place: "link" } });
 		// No place given, no place key: the answers it builds name none.
-		expect(parseInbound({ requestId: "r", answers: [], source: "web" })).toStrictEqual({ ok: true, message: { requestId: "r", answers: [], source: "web" } });
-		expect(parseInbound({ requestId: "r", cancel: true })).toStrictEqual({ ok: true, message: { requestId: "r", cancel: true, source: "outside" } });
+		expect(parseOutsideAnswer({ requestId: "r", answers: [], source: "web" })).toStrictEqual({
+			ok: true,
+			message: { requestId: "r", answers: [], source: "web" },
+		});
+		expect(parseOutsideAnswer({ requestId: "r", cancel: true })).toStrictEqual({ ok: true, message: { requestId: "r", cancel: true, source: "outside" } });
 	});
 });
 

@@ -74,7 +74,7 @@ describe("CancelNotices", () => {
 		notices.cancelled("c", ["now"]);
 		expect(sent[2]).toBe('checkpoint-bridge: [c] cancelled its question "now"; it is no longer asked.');
 		notices.cancelled("d", ["later"]);
-		notices.stop();
+		notices.close();
 		vi.advanceTimersByTime(5_000);
 		expect(sent).toHaveLength(3);
 	});

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { type InboundReply, parseInbound, resolveInbound } from "../../../extensions/checkpoint-bridge/core/shared/outside-answers.ts";
+import { type OutsideAnswerReply, parseOutsideAnswer, resolveOutsideAnswer } from "../../../extensions/checkpoint-bridge/core/shared/outside-answers.ts";
 import type { SharedHandle } from "../../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import type { Envelope } from "../../../extensions/checkpoint-bridge/model/result.ts";
 import { validateAskParams } from "../../../extensions/checkpoint-bridge/model/validate.ts";
@@ -16,8 +16,8 @@ const batch = [
 ];
 
 /** Sends an outside answer the way another extension would: on the shared bus, with a reply callback. */
-function answerFromOutside(handle: SharedHandle, payload: unknown): InboundReply[] {
-	const replies: InboundReply[] = [];
+function answerFromOutside(handle: SharedHandle, payload: unknown): OutsideAnswerReply[] {
+	const replies: OutsideAnswerReply[] = [];
 	handle.bus.emit("answer", payload, (reply) => replies.push(reply));
 	return replies;
 }
@@ -150,7 +150,7 @@ describe("notes on outside answers", () => {
 	});
 });
 
-describe("the answer check on its own (parseInbound, resolveInbound)", () => {
+describe("the answer check on its own (parseOutsideAnswer, resolveOutsideAnswer)", () => {
 	const checked = validateAskParams({
 		questions: [
 			{ question: "Which database?", options: ["Postgres", "SQLite"], allowOther: false },
@@ -162,7 +162,7 @@ describe("the answer check on its own (parseInbound, resolveInbound)", () => {
 	});
 	if (!checked.ok) throw new Error(checked.problems.join("; "));
 	const questions = checked.questions;
-	const resolve = (values: unknown[]) => resolveInbound(questions, values as never);
+	const resolve = (values: unknown[]) => resolveOutsideAnswer(questions, values as never);
 
 	it("refuses a payload of the wrong shape, naming what is wrong", () => {
 		const refusals: [unknown, string][] = [
@@ -178,9 +178,9 @@ describe("the answer check on its own (parseInbound, resolveInbound)", () => {
 			[{ requestId: "r", answers: "yes" }, "answers must be an array with one answer per question, in question order"],
 		];
 		for (const [raw, reason] of refusals)
-			expect(parseInbound(raw), JSON.stringify(raw)).toEqual({ ok: false, reply: { ok: false, code: "invalid_payload", reason } });
-		expect(parseInbound({ requestId: "r", cancel: true })).toMatchObject({ ok: true, message: { requestId: "r", cancel: true } });
-		expect(parseInbound({ requestId: "r", answers: ["a"] })).toMatchObject({ ok: true, message: { requestId: "r", answers: ["a"] } });
+			expect(parseOutsideAnswer(raw), JSON.stringify(raw)).toEqual({ ok: false, reply: { ok: false, code: "invalid_payload", reason } });
+		expect(parseOutsideAnswer({ requestId: "r", cancel: true })).toMatchObject({ ok: true, message: { requestId: "r", cancel: true } });
+		expect(parseOutsideAnswer({ requestId: "r", answers: ["a"] })).toMatchObject({ ok: true, message: { requestId: "r", answers: ["a"] } });
 	});
 
 	it("resolves every kind of answer, marked as from outside", () => {
@@ -213,18 +213,20 @@ describe("the answer check on its own (parseInbound, resolveInbound)", () => {
 		};
 		const q = one("SQLite");
 		const plain = one();
-		expect(resolveInbound([q], [{ answer: "SQLite", recommended: true }], "web")).toEqual({
+		expect(resolveOutsideAnswer([q], [{ answer: "SQLite", recommended: true }], "web")).toEqual({
 			ok: true,
 			answers: [{ question: "Which database?", answer: "SQLite", kind: "option", recommended: true, source: "web" }],
 		});
-		expect(resolveInbound([q], [{ answer: "SQLite", recommended: false }], "web")).toMatchObject({ ok: true, answers: [{ answer: "SQLite" }] });
-		expect((resolveInbound([q], [{ answer: "SQLite", recommended: false }], "web") as { answers: object[] }).answers[0]).not.toHaveProperty("recommended");
+		expect(resolveOutsideAnswer([q], [{ answer: "SQLite", recommended: false }], "web")).toMatchObject({ ok: true, answers: [{ answer: "SQLite" }] });
+		expect((resolveOutsideAnswer([q], [{ answer: "SQLite", recommended: false }], "web") as { answers: object[] }).answers[0]).not.toHaveProperty(
+			"recommended",
+		);
 		for (const [question, value] of [
 			[q, { answer: "Postgres", recommended: true }],
 			[plain, { answer: "SQLite", recommended: true }],
 			[q, { answer: "SQLite", recommended: "yes" }],
 		] as const)
-			expect(resolveInbound([question], [value as never]).ok, JSON.stringify(value)).toBe(false);
+			expect(resolveOutsideAnswer([question], [value as never]).ok, JSON.stringify(value)).toBe(false);
 	});
 
 	it("takes a typed answer to a choice that allows it, trimmed, as other", () => {

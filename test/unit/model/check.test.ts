@@ -7,7 +7,7 @@ import { join, relative } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ERROR_CODES, FRAME_VERSION } from "../../../extensions/checkpoint-bridge/core/bridge/frames.ts";
-import { parseInbound, resolveInbound } from "../../../extensions/checkpoint-bridge/core/shared/outside-answers.ts";
+import { parseOutsideAnswer, resolveOutsideAnswer } from "../../../extensions/checkpoint-bridge/core/shared/outside-answers.ts";
 import { END_REASONS, STATUSES } from "../../../extensions/checkpoint-bridge/model/result.ts";
 import { decodeFrame } from "../../../extensions/checkpoint-bridge/transports/local/frames.ts";
 import { decodeNatsFrame } from "../../../extensions/checkpoint-bridge/transports/nats/frames.ts";
@@ -56,8 +56,8 @@ describe("one spelling of error codes (ADR-0011)", () => {
 	it("the observer contract's codes keep their snake case, are the ones docs/observers.md lists, and are the only snake-case strings in the source", () => {
 		const documented = [...readFileSync(join(ROOT, "docs/observers.md"), "utf8").matchAll(/^\| `([a-z_]+)`/gm)].map((m) => m[1]);
 		expect(documented).toEqual(OBSERVER_CODES);
-		expect(parseInbound({})).toMatchObject({ ok: false, reply: { code: "invalid_payload" } });
-		expect(resolveInbound([{ question: "Go?", kind: "confirm" }], ["maybe"])).toMatchObject({ ok: false, reply: { code: "invalid_answer" } });
+		expect(parseOutsideAnswer({})).toMatchObject({ ok: false, reply: { code: "invalid_payload" } });
+		expect(resolveOutsideAnswer([{ question: "Go?", kind: "confirm" }], ["maybe"])).toMatchObject({ ok: false, reply: { code: "invalid_answer" } });
 		// pi's own names (events, the tools' names) are not codes of this package.
 		const PI_NAMES = [
 			"session_start",

@@ -12,7 +12,7 @@ import { LIMITS } from "../../model/limits.ts";
 import type { Question, QuestionInput } from "../../model/question.ts";
 import { cutText, squeezeSpace } from "../../model/sanitise.ts";
 import { validateAskParams } from "../../model/validate.ts";
-import { type InboundValue, resolveInbound } from "../shared/outside-answers.ts";
+import { type OutsideAnswerValue, resolveOutsideAnswer } from "../shared/outside-answers.ts";
 import { processSlot } from "../shared/process-slot.ts";
 import { firstWithin } from "../shared/wait.ts";
 
@@ -154,16 +154,16 @@ export class FormsElsewhere {
 		if (!entry.submit) return { ok: false, code: "read-only", reason: `${entry.form.tool} takes no answer from outside the terminal: answer it there` };
 		if (!Array.isArray(values))
 			return { ok: false, code: "invalid_payload", reason: "answers must be an array with one answer per question, in question order" };
-		const checked = resolveInbound(entry.form.questions, values as InboundValue[], "web");
+		const checked = resolveOutsideAnswer(entry.form.questions, values as OutsideAnswerValue[], "web");
 		if (!checked.ok) return checked.reply as FormSubmitReply;
-		const stop = new AbortController();
+		const abandon = new AbortController();
 		let outcome: Awaited<ReturnType<SubmitToTool>> | "late";
 		try {
-			outcome = await firstWithin(entry.submit(checked.answers, stop.signal), { ms: this.#verdictTimeoutMs, elapsed: () => "late" as const });
+			outcome = await firstWithin(entry.submit(checked.answers, abandon.signal), { ms: this.#verdictTimeoutMs, elapsed: () => "late" as const });
 		} catch (error) {
 			outcome = { ok: false, reason: error instanceof Error ? error.message : String(error) };
 		} finally {
-			stop.abort();
+			abandon.abort();
 		}
 		const tool = entry.form.tool;
 		const reply: FormSubmitReply =

@@ -52,7 +52,7 @@ export class CancelNotices {
 	readonly #windowMs: number;
 	#windowEnds = Number.NEGATIVE_INFINITY;
 	/** Cancels of this window owed the summary: questions per asker label, in order. */
-	readonly #pending = new Map<string, number>();
+	readonly #owed = new Map<string, number>();
 	#timer: ReturnType<typeof setTimeout> | undefined;
 
 	/** `send` delivers one notice; `windowMs` is the length of a window. */
@@ -72,22 +72,22 @@ export class CancelNotices {
 			this.#send(`checkpoint-bridge: [${label}] cancelled its question "${quoted}"${more}; it is no longer asked.`);
 			return;
 		}
-		this.#pending.set(label, (this.#pending.get(label) ?? 0) + questions.length);
+		this.#owed.set(label, (this.#owed.get(label) ?? 0) + questions.length);
 		this.#timer ??= setTimeout(() => this.#flush(), Math.max(0, this.#windowEnds - now));
 	}
 
-	/** Stops the summary owed, if any: the host is going away. */
-	stop(): void {
+	/** Closes the window: the summary owed, if any, is not sent; the host is going away. */
+	close(): void {
 		clearTimeout(this.#timer);
 		this.#timer = undefined;
-		this.#pending.clear();
+		this.#owed.clear();
 	}
 
 	#flush(): void {
 		this.#timer = undefined;
-		const labels = [...this.#pending.keys()];
-		const total = [...this.#pending.values()].reduce((sum, n) => sum + n, 0);
-		this.#pending.clear();
+		const labels = [...this.#owed.keys()];
+		const total = [...this.#owed.values()].reduce((sum, n) => sum + n, 0);
+		this.#owed.clear();
 		// The summary opens the next window: a storm that goes on is one summary per window.
 		this.#windowEnds = Date.now() + this.#windowMs;
 		const more = labels.length - CANCEL_ASKERS_SHOWN;

@@ -16,10 +16,10 @@ import type { Checked } from "../../model/check.ts";
 import type { Question } from "../../model/question.ts";
 
 /** `recommended: true` marks the answer as the question's recommendation, accepted as such (it must be that option). */
-export type InboundValue = string | boolean | string[] | { answer?: string | boolean; values?: string[]; note?: string; recommended?: boolean };
+export type OutsideAnswerValue = string | boolean | string[] | { answer?: string | boolean; values?: string[]; note?: string; recommended?: boolean };
 
 /** What an outside answer sends on the bus's `answer` event: one answer per question, or a cancel. @public */
-export type OutsideAnswer = ({ requestId: string; answers: InboundValue[] } | { requestId: string; cancel: true }) & {
+export type OutsideAnswer = ({ requestId: string; answers: OutsideAnswerValue[] } | { requestId: string; cancel: true }) & {
 	/** "outside" when left out; "web" marks answers given in a browser. */
 	source?: OutsideSource;
 	/** Where on the web page the answers were given; only with source "web". */
@@ -27,21 +27,21 @@ export type OutsideAnswer = ({ requestId: string; answers: InboundValue[] } | { 
 };
 
 /** An outside answer whose shape passed the check, its source filled in. */
-export type InboundMessage = OutsideAnswer & { source: OutsideSource };
+export type OutsideAnswerMessage = OutsideAnswer & { source: OutsideSource };
 
 /**
  * Why an outside answer was refused. Snake case, unlike every other code (ADR-0011): the observer
  * contract (docs/observers.md) fixed these before, and extensions outside this package read them.
  */
-type InboundErrorCode = "not_found" | "invalid_payload" | "invalid_answer";
+type OutsideAnswerErrorCode = "not_found" | "invalid_payload" | "invalid_answer";
 
 /** The one reply every attempt gets. */
-export type InboundReply = Checked<object, { code: InboundErrorCode; reason: string }>;
+export type OutsideAnswerReply = Checked<object, { code: OutsideAnswerErrorCode; reason: string }>;
 
-const refuse = (code: InboundErrorCode, reason: string): InboundReply => ({ ok: false, code, reason });
+const refuse = (code: OutsideAnswerErrorCode, reason: string): OutsideAnswerReply => ({ ok: false, code, reason });
 
 /** Checks the payload's shape; the answers' content is checked against the questions later. */
-export function parseInbound(raw: unknown): Checked<{ message: InboundMessage }, { reply: InboundReply }> {
+export function parseOutsideAnswer(raw: unknown): Checked<{ message: OutsideAnswerMessage }, { reply: OutsideAnswerReply }> {
 	const fail = (reason: string) => ({ ok: false as const, reply: refuse("invalid_payload", reason) });
 	if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return fail("the payload must be an object");
 	const { requestId, answers, cancel, source = "outside", place } = raw as Record<string, unknown>;
@@ -57,22 +57,22 @@ export function parseInbound(raw: unknown): Checked<{ message: InboundMessage },
 		return { ok: true, message: { requestId, cancel: true, source: from, ...where } };
 	}
 	if (!Array.isArray(answers)) return fail("answers must be an array with one answer per question, in question order");
-	return { ok: true, message: { requestId, answers: answers as InboundValue[], source: from, ...where } };
+	return { ok: true, message: { requestId, answers: answers as OutsideAnswerValue[], source: from, ...where } };
 }
 
-function asText(value: InboundValue): string | undefined {
+function asText(value: OutsideAnswerValue): string | undefined {
 	if (typeof value === "string") return value;
 	if (typeof value === "object" && value !== null && !Array.isArray(value) && typeof value.answer === "string") return value.answer;
 	return undefined;
 }
 
-function asValues(value: InboundValue): string[] | undefined {
+function asValues(value: OutsideAnswerValue): string[] | undefined {
 	const values = Array.isArray(value) ? value : typeof value === "object" && value !== null ? value.values : undefined;
 	return Array.isArray(values) && values.every((v) => typeof v === "string") ? values : undefined;
 }
 
 /** The answer record `value` stands for, before it is checked; what is wrong when its shape is wrong for the question. */
-function candidate(question: Question, value: InboundValue): Checked<{ answer: Answer }, { reason: string }> {
+function candidate(question: Question, value: OutsideAnswerValue): Checked<{ answer: Answer }, { reason: string }> {
 	const wrong = (reason: string) => ({ ok: false as const, reason });
 	const found = (answer: Answer) => ({ ok: true as const, answer });
 	switch (question.kind) {
@@ -105,7 +105,7 @@ function candidate(question: Question, value: InboundValue): Checked<{ answer: A
 }
 
 /** One answer given outside or in the terminal form, checked by the one answer check every surface uses: the record, or what is wrong (prefixed with `at`). */
-export function resolveAnswer(question: Question, value: InboundValue, at: string): Checked<{ answer: Answer }, { reason: string }> {
+export function resolveAnswer(question: Question, value: OutsideAnswerValue, at: string): Checked<{ answer: Answer }, { reason: string }> {
 	const wrong = (reason: string) => ({ ok: false as const, reason: `${at}: ${reason}` });
 	const built = candidate(question, value);
 	if (!built.ok) return wrong(built.reason);
@@ -121,17 +121,17 @@ export function resolveAnswer(question: Question, value: InboundValue, at: strin
 }
 
 /** Resolves every answer or none: the answers (each marked with `source`), or the reply naming each problem. */
-export function resolveInbound(
+export function resolveOutsideAnswer(
 	questions: Question[],
-	values: InboundValue[],
+	values: OutsideAnswerValue[],
 	source: OutsideSource = "outside",
-): Checked<{ answers: Answer[] }, { reply: InboundReply }> {
+): Checked<{ answers: Answer[] }, { reply: OutsideAnswerReply }> {
 	if (values.length !== questions.length)
 		return { ok: false, reply: refuse("invalid_payload", `expected ${questions.length} answers, one per question, got ${values.length}`) };
 	const problems: string[] = [];
 	const answers: Answer[] = [];
 	questions.forEach((question, i) => {
-		const resolved = resolveAnswer(question, values[i] as InboundValue, `answers[${i}]`);
+		const resolved = resolveAnswer(question, values[i] as OutsideAnswerValue, `answers[${i}]`);
 		if (resolved.ok) answers.push({ ...resolved.answer, source });
 		else problems.push(resolved.reason);
 	});

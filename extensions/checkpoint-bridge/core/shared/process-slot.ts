@@ -19,17 +19,17 @@ export interface StartSlot<T> {
 
 /**
  * The slot's start, begun by `start` on the first call and the same promise after. A start that
- * fails, or whose outcome `keep` declines, is forgotten (unless another has replaced it meanwhile),
+ * fails, or whose outcome `keep` declines, is cleared from the slot (unless another has replaced it meanwhile),
  * so the next call starts afresh. @default keep: every outcome is kept
  */
 export function startOnce<T>(slot: StartSlot<T>, start: () => Promise<T>, keep: (outcome: T) => boolean = () => true): Promise<T> {
 	if (slot.starting) return slot.starting;
 	const starting = start();
 	slot.starting = starting;
-	const forget = () => {
+	const clear = () => {
 		if (slot.starting === starting) slot.starting = undefined;
 	};
-	starting.then((outcome) => keep(outcome) || forget(), forget);
+	starting.then((outcome) => keep(outcome) || clear(), clear);
 	return starting;
 }
 

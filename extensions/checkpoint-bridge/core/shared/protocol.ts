@@ -7,7 +7,7 @@ import type { QuestionInput } from "../../model/question.ts";
 import type { EndReason, Status } from "../../model/result.ts";
 import type { AskerIdentity } from "./identity.ts";
 import type { LateEvent, QueuedEvent, ReopenedEvent, SettledEvent, ShownEvent } from "./observers.ts";
-import type { InboundReply } from "./outside-answers.ts";
+import type { OutsideAnswerReply } from "./outside-answers.ts";
 
 /** Bumped on any incompatible change to a message below. */
 export const PROTOCOL_VERSION = 1;
@@ -131,8 +131,8 @@ export interface BusEvents {
 	[reply: `reply:${string}`]: [RelayReply];
 	/** A late request's end for an asker of another process; its transport calls `taken` once, true when it sent it on. */
 	[late: `late:${string}`]: [late: RelayLate, taken: (sent: boolean) => void];
-	/** An answer from outside the terminal; the host calls `respond` exactly once. See inbound.ts. */
-	answer: [payload: unknown, respond?: (reply: InboundReply) => void];
+	/** An answer from outside the terminal; the host calls `respond` exactly once. See outside-answers.ts. */
+	answer: [payload: unknown, respond?: (reply: OutsideAnswerReply) => void];
 	"relay:notice": [RelayNotice];
 	"observe:queued": [QueuedEvent];
 	"observe:shown": [ShownEvent];

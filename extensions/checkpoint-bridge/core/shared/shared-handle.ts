@@ -66,12 +66,42 @@ export type ObserverHandle = Pick<SharedHandle, "bus" | "snapshot" | "host">;
 /** Seals a reply as the host's: returns a deeply frozen copy bound to the reply's request id. */
 export type ReplySeal = <T extends RelayReply | RelayLate>(reply: T) => T;
 
-/** A deeply frozen copy of `value`: plain objects and arrays are copied, anything else is kept as it is. */
-function frozenCopy<T>(value: T): T {
+/** A copy of `value` whose every plain object and array is a copy of its own (anything else is kept as it is), not frozen yet. */
+function plainCopy<T>(value: T): T {
 	if (typeof value !== "object" || value === null) return value;
-	if (Array.isArray(value)) return Object.freeze(value.map(frozenCopy)) as T;
+	if (Array.isArray(value)) return value.map(plainCopy) as T;
 	// fromEntries defines each key as an own property: a "__proto__" key stays a key.
-	return Object.freeze(Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, frozenCopy(inner)]))) as T;
+	return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, plainCopy(inner)])) as T;
+}
+
+/** A base class whose constructor hands back the object it is given, so a subclass adds its private fields to that object. */
+class Stamped {
+	constructor(target: object) {
+		// biome-ignore lint/correctness/noConstructorReturn: the object given is the instance, so that Seal's private fields go onto a reply
+		return target;
+	}
+}
+
+/**
+ * The seal of a reply: which handle's host role sealed it, for which request id. Private fields:
+ * no code outside this class reads or writes them, and a copy has none. A field on the reply itself,
+ * not an entry of a WeakMap: one of those per reply was the dearest part of sending it, and every
+ * entry was one more for the collector to trace.
+ */
+class Seal extends Stamped {
+	readonly #by: object;
+	readonly #id: string;
+
+	constructor(reply: object, by: object, id: string) {
+		super(reply);
+		this.#by = by;
+		this.#id = id;
+	}
+
+	/** Whether `value` carries the seal of `by` for request `id`. */
+	static holds(value: object, by: object, id: string): boolean {
+		return #id in value && value.#id === id && value.#by === by;
+	}
 }
 
 /** Freezes `value` and every object and array in it, in place. */
@@ -91,19 +121,22 @@ export function createHandle(): SharedHandle {
 	let current: { facts: Readonly<HostClaim>; token: object } | undefined;
 	let parked: { requests: ParkedRequest[]; timer: ReturnType<typeof setTimeout> } | undefined;
 	const bus = new EventEmitter<BusEvents>();
-	// Replies the host role sent, by the request id each was sealed for. A sealed reply is frozen, so
-	// its id and content cannot be rewritten, and a rewritten copy is not in here.
-	const sealed = new WeakMap<object, string>();
+	// Replies the host role sent carry this handle's seal (Seal), bound to the request id each was sealed
+	// for. A sealed reply is frozen right after, so its id and content cannot be rewritten, and a copy has no seal.
+	const sealer = {};
 	const seal: ReplySeal = (reply) => {
-		const copy = frozenCopy(reply);
-		sealed.set(copy, copy.id);
-		return copy;
+		const copy = plainCopy(reply);
+		new Seal(copy, sealer, copy.id);
+		return deepFreeze(copy);
 	};
-	// Frozen before it is recorded: the id it is bound to is the one it keeps.
 	const sealBuilt: ReplySeal = (reply) => {
-		deepFreeze(reply);
-		sealed.set(reply, reply.id);
-		return reply;
+		try {
+			new Seal(reply, sealer, reply.id);
+		} catch {
+			// Sealed once already (or frozen, where the engine refuses new fields): the copy gets a seal of its own.
+			return seal(reply);
+		}
+		return deepFreeze(reply);
 	};
 	for (const name of PINNED) {
 		const method = (EventEmitter.prototype as unknown as Record<string, unknown>)[name];
@@ -112,13 +145,13 @@ export function createHandle(): SharedHandle {
 	const unpark = (): ParkedRequest[] => {
 		if (!parked) return [];
 		clearTimeout(parked.timer);
-		bus.off("cancel", dropParked);
+		bus.off("cancel", cancelParked);
 		const { requests } = parked;
 		parked = undefined;
 		return requests;
 	};
 	// An asker that gives up while its request waits for the next host must not be shown to it.
-	const dropParked = (cancel: RelayCancel) => {
+	const cancelParked = (cancel: RelayCancel) => {
 		if (parked) parked.requests = parked.requests.filter((p) => p.request.id !== cancel?.id);
 	};
 	return Object.freeze({
@@ -142,7 +175,7 @@ export function createHandle(): SharedHandle {
 			});
 		},
 		isFromHost: (reply: unknown, requestId: string) =>
-			typeof reply === "object" && reply !== null && typeof requestId === "string" && sealed.get(reply) === requestId,
+			typeof reply === "object" && reply !== null && typeof requestId === "string" && Seal.holds(reply, sealer, requestId),
 		snapshot: () => current?.facts.snapshot?.(),
 		park(requests: ParkedRequest[], graceMs: number, expire: (requests: ParkedRequest[]) => void) {
 			if (requests.length === 0) return;
@@ -150,7 +183,7 @@ export function createHandle(): SharedHandle {
 			const all = [...previous, ...requests];
 			const timer = setTimeout(() => expire(unpark()), graceMs);
 			parked = { requests: all, timer };
-			bus.on("cancel", dropParked);
+			bus.on("cancel", cancelParked);
 		},
 		takeParked: () => unpark(),
 	});

@@ -1,6 +1,6 @@
 /**
  * A child's own component drawn in the host's terminal (ADR-0016): under a line naming who asks, the
- * extension and the one key the host keeps (LEAVE_KEY: it ends the screen as dismissed, whatever the
+ * extension and the one key the host keeps (CLOSE_KEY: it ends the screen as dismissed, whatever the
  * component does with Esc, q or Ctrl+C), behind the same key guard as the form, at most
  * MAX_SCREEN_LINES lines each cut to the terminal's width (and, before pi-tui measures it, to
  * MAX_LINE_UNITS code units, so a child's megabyte lines cost what is shown). The child's code runs
@@ -13,7 +13,7 @@ import { sanitiseText } from "../../model/sanitise.ts";
 import { KEY_GUARD_MS } from "../terminal-form/component.ts";
 
 /** The key the host keeps while a child's screen is up: it ends the screen as dismissed (telnet's escape key; pi's editor alone binds it, to a jump). */
-const LEAVE_KEY = "ctrl+]";
+const CLOSE_KEY = "ctrl+]";
 /** Lines of a child's screen drawn; the rest are counted in one last line. @default 200 */
 export const MAX_SCREEN_LINES = 200;
 /** Code units of one line of a child's screen looked at before it is cut to the terminal's width. @default 4096 */
@@ -68,8 +68,8 @@ interface FrameOptions {
 	requestRender(): void;
 	/** The child's component threw: its screen ends as closed. */
 	fail(): void;
-	/** The human pressed LEAVE_KEY: the screen ends as dismissed. */
-	leave(): void;
+	/** The human pressed CLOSE_KEY: the screen ends as dismissed. */
+	close(): void;
 }
 
 /** Colours text with the host's theme, or leaves it plain when the theme cannot. */
@@ -119,7 +119,7 @@ class ScreenFrame implements Component, Focusable {
 		if (lines === undefined) return [];
 		this.#firstShown();
 		const { asker, extension, theme } = this.#o;
-		const head = ` ${themed(theme, "accent", `[${sanitiseText(asker)}]`, true)} · ${themed(theme, "muted", `${sanitiseText(extension)}'s own screen`)} · ${themed(theme, "dim", `${LEAVE_KEY} leaves`)}`;
+		const head = ` ${themed(theme, "accent", `[${sanitiseText(asker)}]`, true)} · ${themed(theme, "muted", `${sanitiseText(extension)}'s own screen`)} · ${themed(theme, "dim", `${CLOSE_KEY} leaves`)}`;
 		const out = [truncateToWidth(head, width)];
 		if (!this.#takesKeys()) out.push(truncateToWidth(themed(theme, "dim", " … keys reach it in a moment"), width));
 		// A line wider than the terminal would break the host's screen: each is cut to the width.
@@ -132,7 +132,7 @@ class ScreenFrame implements Component, Focusable {
 	handleInput(data: string): void {
 		if (this.#failed) return;
 		// The host's own key, guard or not: the one way out a component cannot take away.
-		if (matchesKey(data, LEAVE_KEY)) return this.#o.leave();
+		if (matchesKey(data, CLOSE_KEY)) return this.#o.close();
 		if (!this.#takesKeys()) return;
 		this.#guard(() => this.#o.inner.handleInput?.(data));
 	}
@@ -192,12 +192,12 @@ export function drawScreen(ui: ScreenUI, options: DrawOptions): Promise<boolean>
 	const { screen, signal, asker } = options;
 	if (signal.aborted) return Promise.resolve(false);
 	return new Promise<boolean>((resolve) => {
-		let finished = false;
+		let settled = false;
 		let close: ((result: unknown) => void) | undefined;
 		let frame: ScreenFrame | undefined;
-		const finish = (given: boolean) => {
-			if (finished) return;
-			finished = true;
+		const settle = (given: boolean) => {
+			if (settled) return;
+			settled = true;
 			signal.removeEventListener("abort", onAbort);
 			resolve(given);
 			frame?.dispose();
@@ -208,12 +208,12 @@ export function drawScreen(ui: ScreenUI, options: DrawOptions): Promise<boolean>
 				// Already gone.
 			}
 		};
-		const onAbort = () => finish(false);
+		const onAbort = () => settle(false);
 		signal.addEventListener("abort", onAbort, { once: true });
 		const childDone = (value: unknown) => {
-			if (finished) return;
+			if (settled) return;
 			screen.result = { value };
-			finish(true);
+			settle(true);
 		};
 		const { overlay, overlayOptions, onHandle } = screen.options;
 		const custom = {
@@ -229,7 +229,7 @@ export function drawScreen(ui: ScreenUI, options: DrawOptions): Promise<boolean>
 				options.onDialog?.();
 				const framed = (inner: unknown): Component => {
 					if (typeof inner !== "object" || inner === null) {
-						finish(false);
+						settle(false);
 						return EMPTY;
 					}
 					frame = new ScreenFrame({
@@ -239,11 +239,11 @@ export function drawScreen(ui: ScreenUI, options: DrawOptions): Promise<boolean>
 						theme,
 						keyGuardMs: options.keyGuardMs ?? KEY_GUARD_MS,
 						requestRender: () => safely(() => tui.requestRender()),
-						fail: () => finish(false),
-						leave: () => finish(false),
+						fail: () => settle(false),
+						close: () => settle(false),
 					});
 					// Ended while the component was being built: close it as soon as pi has it.
-					if (finished) {
+					if (settled) {
 						frame.dispose();
 						queueMicrotask(() => safely(() => done(undefined)));
 					}
@@ -258,11 +258,11 @@ export function drawScreen(ui: ScreenUI, options: DrawOptions): Promise<boolean>
 				return isThenable(built) ? Promise.resolve(built).then(framed, () => framed(undefined)) : framed(built);
 			}, custom);
 		} catch {
-			return finish(false);
+			return settle(false);
 		}
 		Promise.resolve(started).then(
-			() => finish(false),
-			() => finish(false),
+			() => settle(false),
+			() => settle(false),
 		);
 	});
 }

@@ -8,7 +8,7 @@
  */
 import { randomBytes } from "node:crypto";
 import type { QueuedEvent, SettledEvent } from "../../core/shared/observers.ts";
-import type { InboundReply, InboundValue } from "../../core/shared/outside-answers.ts";
+import type { OutsideAnswerReply, OutsideAnswerValue } from "../../core/shared/outside-answers.ts";
 import type { ObserverHandle } from "../../core/shared/shared-handle.ts";
 import type { AwayActions } from "../web/away/one-tap.ts";
 import { outcomeText } from "../web/live/board.ts";
@@ -47,7 +47,7 @@ export const MAX_MAIL_BYTES = 256 * 1024;
 /** Mails refusing replies to one request, at most; later replies to it are dropped unanswered. @default 3 */
 const REFUSALS_PER_REQUEST = 3;
 /** Ended requests whose token still gets "it ended" rather than "unknown". @default 1000 */
-const ENDED_KEPT = 1_000;
+const MAX_ENDED = 1_000;
 
 interface Tracked {
 	request: MailedRequest;
@@ -81,7 +81,7 @@ export class MailAnswers {
 	readonly #domain: string;
 	/** The request a mail's answer is being given to right now: its settled event comes before the host's reply. */
 	#answering: string | undefined;
-	#stopped = false;
+	#closed = false;
 	readonly #onQueued = (event: QueuedEvent) => this.#queued(event);
 	readonly #onSettled = (event: SettledEvent) => this.#settled(event);
 
@@ -98,8 +98,8 @@ export class MailAnswers {
 	replyAddress = (token: string) => `${this.#local}+${token}@${this.#domain}`;
 	#messageId = (token: string) => `<cb.${token}@${this.#domain}>`;
 
-	stop(): void {
-		this.#stopped = true;
+	close(): void {
+		this.#closed = true;
 		this.#options.handle.bus.off("observe:queued", this.#onQueued);
 		this.#options.handle.bus.off("observe:settled", this.#onSettled);
 		for (const tracked of this.#requests.values()) clearTimeout(tracked.timer);
@@ -116,7 +116,7 @@ export class MailAnswers {
 	}
 
 	#queued(event: QueuedEvent): void {
-		if (this.#stopped || this.#requests.has(event.requestId)) return;
+		if (this.#closed || this.#requests.has(event.requestId)) return;
 		// The host's own questions are at its keyboard; relayed ones are what waits for a human away.
 		if (event.asker.sessionId === this.#options.handle.host()?.sessionId) return;
 		const token = newToken();
@@ -139,7 +139,7 @@ export class MailAnswers {
 	}
 
 	async #mailRequest(tracked: Tracked): Promise<void> {
-		if (this.#stopped || !this.#requests.has(tracked.request.requestId) || !this.#isOpen(tracked.request.requestId)) return;
+		if (this.#closed || !this.#requests.has(tracked.request.requestId) || !this.#isOpen(tracked.request.requestId)) return;
 		tracked.mailed = true;
 		const actions = await this.#options.actionsFor?.(tracked.request.requestId).catch(() => undefined);
 		await this.#send(tracked.token, subjectOf(tracked.request), requestBody(tracked.request, actions), { messageId: this.#messageId(tracked.token) });
@@ -173,7 +173,7 @@ export class MailAnswers {
 		this.#tokens.delete(tracked.token);
 		const how = this.#answering === event.requestId ? "answered by your reply" : outcomeText(event.outcome.status, event.outcome.answers, event.outcome.end);
 		this.#ended.set(tracked.token, { request: tracked.request, how });
-		if (this.#ended.size > ENDED_KEPT) this.#ended.delete(this.#ended.keys().next().value!);
+		if (this.#ended.size > MAX_ENDED) this.#ended.delete(this.#ended.keys().next().value!);
 		// A request never mailed ends without a mail.
 		if (tracked.mailed)
 			void this.#send(tracked.token, `Re: ${subjectOf(tracked.request)}`, endedBody(tracked.request, how), { inReplyTo: this.#messageId(tracked.token) });
@@ -196,7 +196,7 @@ export class MailAnswers {
 
 	/** Takes one incoming mail: answers a request, or says why not to the human, or drops it. */
 	async receive(mail: IncomingMail): Promise<void> {
-		if (this.#stopped || mail.automatic) return;
+		if (this.#closed || mail.automatic) return;
 		if (mail.from !== this.#options.config.to.toLowerCase()) {
 			// Never answered: a reply to a forged or foreign sender would send mail to a stranger.
 			this.#warnOnce("sender", `a mail from ${JSON.stringify(mail.from.slice(0, 80))} was ignored: answers are taken only from ${this.#options.config.to}`);
@@ -235,11 +235,11 @@ export class MailAnswers {
 	}
 
 	/** Hands the answers to the core's one check; the host replies synchronously on the bus. */
-	#answer(requestId: string, answers: InboundValue[]): InboundReply | "no-host" {
-		let reply: InboundReply | undefined;
+	#answer(requestId: string, answers: OutsideAnswerValue[]): OutsideAnswerReply | "no-host" {
+		let reply: OutsideAnswerReply | undefined;
 		this.#answering = requestId;
 		try {
-			const delivered = this.#options.handle.bus.emit("answer", { requestId, answers, source: "outside" }, (r: InboundReply) => (reply = r));
+			const delivered = this.#options.handle.bus.emit("answer", { requestId, answers, source: "outside" }, (r: OutsideAnswerReply) => (reply = r));
 			return delivered && reply ? reply : "no-host";
 		} finally {
 			this.#answering = undefined;

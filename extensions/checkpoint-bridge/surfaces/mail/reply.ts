@@ -4,7 +4,7 @@
  * several questions, one line per question in order). The result goes through the core's one
  * answer check like any outside answer; this only says what the human meant, or why it fits nothing.
  */
-import type { InboundValue } from "../../core/shared/outside-answers.ts";
+import type { OutsideAnswerValue } from "../../core/shared/outside-answers.ts";
 import type { Checked } from "../../model/check.ts";
 import type { Question } from "../../model/question.ts";
 
@@ -20,14 +20,14 @@ const CUT = [
 
 /** The part of a reply that is the human's: above the first quote header or signature, without `>` lines. */
 export function ownText(text: string): string {
-	const kept: string[] = [];
+	const own: string[] = [];
 	for (const line of text.replace(/\r\n?/g, "\n").split("\n")) {
 		const trimmed = line.trim();
 		if (CUT.some((cut) => cut.test(trimmed))) break;
 		if (trimmed.startsWith(">")) continue;
-		kept.push(line.trimEnd());
+		own.push(line.trimEnd());
 	}
-	return kept.join("\n").trim();
+	return own.join("\n").trim();
 }
 
 /** The options of a question as the mail numbers them: a confirm's are Yes and No. */
@@ -43,7 +43,7 @@ function optionsText(q: Question): string {
 	return options.length ? `${options.map((o, i) => `${i + 1}. ${o}`).join(", ")}${own}` : "any text";
 }
 
-type One = Checked<{ value: InboundValue }, { reason: string }>;
+type One = Checked<{ value: OutsideAnswerValue }, { reason: string }>;
 
 const YES = /^(y|yes|yep|ok|okay|sure|1)[.!]?$/i;
 const NO = /^(n|no|nope|2)[.!]?$/i;
@@ -84,7 +84,7 @@ function answerOne(q: Question, given: string): One {
 }
 
 /** The answers a reply gives, one per question, or why it gives none (naming the options there are). */
-export function answersFromReply(questions: Question[], text: string): Checked<{ answers: InboundValue[] }, { reason: string }> {
+export function answersFromReply(questions: Question[], text: string): Checked<{ answers: OutsideAnswerValue[] }, { reason: string }> {
 	const own = ownText(text);
 	if (!own) return { ok: false, reason: "the reply has no answer above the quoted mail" };
 	if (questions.length === 1) {
@@ -106,7 +106,7 @@ export function answersFromReply(questions: Question[], text: string): Checked<{
 		.filter(Boolean);
 	if (lines.length !== questions.length)
 		return { ok: false, reason: `${questions.length} questions need ${questions.length} lines, one answer each in order; the reply has ${lines.length}` };
-	const answers: InboundValue[] = [];
+	const answers: OutsideAnswerValue[] = [];
 	for (const [i, q] of questions.entries()) {
 		// "2. sqlite" or "2) sqlite" names the question; the rest is its answer.
 		const line = lines[i]!.replace(new RegExp(`^${i + 1}[.):]\\s+(?=\\S)`), "");

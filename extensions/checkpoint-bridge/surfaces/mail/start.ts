@@ -67,6 +67,6 @@ export function setMailNotice(notice: Notice | undefined, target: object = globa
 /** Stops the process's answers by mail, if they run. */
 export async function closeMail(target: object = globalThis): Promise<void> {
 	const running = await takeStarted(slotOf(target));
-	running?.answers.stop();
+	running?.answers.close();
 	await running?.inbox.close();
 }

@@ -34,7 +34,7 @@ export interface FormComponentOptions {
 	/** Asks the TUI to draw again. */
 	requestRender(): void;
 	/** The human submitted or dismissed the form. */
-	finish(effect: NonNullable<Effect>): void;
+	close(effect: NonNullable<Effect>): void;
 	/** Rendering or a key failed: the form closes and its call ends with `error`. */
 	fail(error: unknown): void;
 	/** The human moved to another question. @default none */
@@ -74,7 +74,7 @@ export class FormComponent implements Component, Focusable {
 				remainingMs: msLeft(deadline, now),
 				timeLeft: formTimeLeft(timeLeftText({ question: deadline, call: callDeadline }, now), model.questions.length),
 				field: (w: number) => this.#input.render(w)[0] ?? "",
-				waiting: !this.#takesKeys(),
+				keysLater: !this.#takesKeys(),
 			};
 			return renderForm(model, view, theme, width);
 		} catch (error) {
@@ -158,7 +158,7 @@ export class FormComponent implements Component, Focusable {
 		const textBeside = (field === "other" || field === "text") && this.#input.getValue() !== "";
 		if (matchesKey(data, "escape")) {
 			if (field === "note") model.closeNote(undefined);
-			else this.#o.finish("dismiss");
+			else this.#o.close("dismiss");
 		} else if (field === "note") {
 			if (matchesKey(data, "enter")) model.closeNote(this.#input.getValue());
 			else this.#type(field, data);
@@ -169,12 +169,12 @@ export class FormComponent implements Component, Focusable {
 		else if (matchesKey(data, "down")) model.move(1);
 		else if (matchesKey(data, "enter")) {
 			const effect = model.enter();
-			if (effect) return this.#o.finish(effect);
+			if (effect) return this.#o.close(effect);
 		} else if ((matchesKey(data, "right") || matchesKey(data, "left")) && !textBeside) model.turn(matchesKey(data, "right") ? 1 : -1);
 		else if (field) this.#type(field, data);
 		else if (model.onReview && matchesKey(data, ACCEPT_KEY)) {
 			const effect = model.acceptRecommended();
-			if (effect) return this.#o.finish(effect);
+			if (effect) return this.#o.close(effect);
 		} else if (matchesKey(data, "space")) model.toggle();
 		this.#load();
 		if (model.tab !== before && model.current) this.#o.onShown?.(model.tab);

@@ -5,7 +5,7 @@
  * (`resolveAnswer`, the check outside answers go through), so the form cannot produce an answer
  * an outside answer could not.
  */
-import { type InboundValue, resolveAnswer } from "../../core/shared/outside-answers.ts";
+import { type OutsideAnswerValue, resolveAnswer } from "../../core/shared/outside-answers.ts";
 import type { Answer } from "../../model/answer.ts";
 import type { Question } from "../../model/question.ts";
 import { orderedLabels } from "../present.ts";
@@ -35,7 +35,7 @@ export interface QuestionState {
 	answer?: Answer;
 	readonly known: boolean;
 	/** What the answer was built from, so a changed note can rebuild it. */
-	value?: InboundValue;
+	value?: OutsideAnswerValue;
 }
 
 /** The Review tab's key that accepts every recommendation and submits (FormModel.acceptRecommended). @default "a" */
@@ -200,7 +200,7 @@ export class FormModel {
 		if (q.known) return this.#advance();
 		const row = q.rows[q.cursor];
 		const { question } = q;
-		let value: InboundValue | undefined;
+		let value: OutsideAnswerValue | undefined;
 		if (question.kind === "text") value = { answer: q.typed };
 		else if (question.kind === "confirm") {
 			if (!row) this.message = "Choose Yes or No (↑/↓), then Enter.";
@@ -265,7 +265,7 @@ export class FormModel {
 	}
 
 	/** Builds the answer through the relay's answer check; a refused value keeps the old answer and says why. */
-	#answer(q: QuestionState, value: InboundValue | undefined): boolean {
+	#answer(q: QuestionState, value: OutsideAnswerValue | undefined): boolean {
 		const index = this.questions.indexOf(q);
 		if (value === undefined) {
 			delete q.value;

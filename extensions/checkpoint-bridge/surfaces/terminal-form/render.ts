@@ -33,7 +33,7 @@ export interface FormView {
 	/** The text field being typed in, drawn by its component at `width` (one line). */
 	field(width: number): string;
 	/** The form does not take keys yet (just opened): the key help starts with "…". @default false */
-	waiting?: boolean;
+	keysLater?: boolean;
 }
 
 /** Text from an asker, safe to draw: no escape sequences or control characters; tabs as spaces. */
@@ -199,7 +199,7 @@ export function renderForm(model: FormModel, view: FormView, theme: FormTheme, w
 	lines.push("");
 	if (model.message) lines.push(...wrap(model.message, w, " ").map((l) => theme.fg("warning", l)));
 	const keys = hint(model, q, n === 1);
-	lines.push(...wrap(view.waiting ? `… ${keys}` : keys, w, " ").map((l) => theme.fg("dim", l)));
+	lines.push(...wrap(view.keysLater ? `… ${keys}` : keys, w, " ").map((l) => theme.fg("dim", l)));
 	lines.push(theme.fg("borderAccent", "─".repeat(w)));
 	return lines.map((line) => truncateToWidth(line, w, "…"));
 }

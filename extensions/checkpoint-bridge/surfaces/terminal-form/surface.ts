@@ -64,7 +64,7 @@ export function showForm(ui: CustomUI, prompt: RequestPrompt, options: FormOptio
 					deadline: prompt.deadline,
 					...(prompt.callDeadline !== undefined ? { callDeadline: prompt.callDeadline } : {}),
 					requestRender: () => tui.requestRender(),
-					finish: (effect) => settle({ outcome: outcome(effect === "submit" ? "submitted" : "dismissed") }),
+					close: (effect) => settle({ outcome: outcome(effect === "submit" ? "submitted" : "dismissed") }),
 					fail: (error) => settle({ error }),
 					...(prompt.onShown ? { onShown: prompt.onShown } : {}),
 					...(options.keyGuardMs !== undefined ? { keyGuardMs: options.keyGuardMs } : {}),

@@ -106,13 +106,13 @@ export function askRemote(endpoint: EndpointAddress | string, options: RemoteAsk
 		let answers: Answer[] = [];
 		let resent = false;
 		/** While waiting for the next host: when the wait ends, why it began, and the timers. */
-		let waiting: { until: number; note: string; look?: ReturnType<typeof setTimeout>; stop: ReturnType<typeof setTimeout> } | undefined;
+		let grace: { until: number; note: string; look?: ReturnType<typeof setTimeout>; expire: ReturnType<typeof setTimeout> } | undefined;
 
-		const stopWaiting = () => {
-			if (!waiting) return;
-			clearTimeout(waiting.look);
-			clearTimeout(waiting.stop);
-			waiting = undefined;
+		const endGrace = () => {
+			if (!grace) return;
+			clearTimeout(grace.look);
+			clearTimeout(grace.expire);
+			grace = undefined;
 		};
 		const lineNow = () =>
 			encodeFrame({
@@ -139,7 +139,7 @@ export function askRemote(endpoint: EndpointAddress | string, options: RemoteAsk
 						ack?.(true);
 						return lost(reply.note ?? "The host went away before the questions were answered.");
 					}
-					stopWaiting();
+					endGrace();
 					answers = reply.answers;
 					// An end to ack: recorded in the asking session before the call lets its connection go.
 					call.reply(reply, ack && ((envelope) => ack(recordedEnd(envelope, options))));
@@ -157,21 +157,21 @@ export function askRemote(endpoint: EndpointAddress | string, options: RemoteAsk
 		const mayWait = () => graceMs > 0 && hadHost();
 		/** The host is gone: wait for the next one within the grace, or settle `no-host`. */
 		const lost = (note: string) => {
-			seat?.leave();
+			seat?.close();
 			seat = undefined;
-			if (waiting) return void (waiting.look = setTimeout(look, LOOK_AGAIN_MS));
+			if (grace) return void (grace.look = setTimeout(look, LOOK_AGAIN_MS));
 			const now = Date.now();
 			const until = graceEnd(graceMs, call.request.deadline, now);
 			const give = () =>
 				call.finish("no-host", `${note} No host came back within ${graceMs} ms${until < now + graceMs ? " (the call's budget ended first)" : ""}.`);
 			if (until <= Date.now()) return give();
-			waiting = { until, note, stop: setTimeout(give, until - Date.now()), look: setTimeout(look, LOOK_AGAIN_MS) };
+			grace = { until, note, expire: setTimeout(give, until - Date.now()), look: setTimeout(look, LOOK_AGAIN_MS) };
 		};
 		/** Looks for the next host; asks it again when one is there, else looks again shortly. */
 		const look = () => {
-			if (ended || !waiting) return;
+			if (ended || !grace) return;
 			const address = find(current);
-			if (!address || !socketThere(address.socketPath)) return void (waiting.look = setTimeout(look, LOOK_AGAIN_MS));
+			if (!address || !socketThere(address.socketPath)) return void (grace.look = setTimeout(look, LOOK_AGAIN_MS));
 			resent = true;
 			sit(address);
 		};
@@ -179,11 +179,11 @@ export function askRemote(endpoint: EndpointAddress | string, options: RemoteAsk
 		sit(first);
 		return (cancelHost, status) => {
 			ended = true;
-			stopWaiting();
+			endGrace();
 			// Ended `timeout`: the host may keep the question late, and its end still come on this connection.
 			const late = status === "timeout" && options.onLate ? { onLate: lateEnd(call, options), lateMs: readLateConfig().expiryMs } : undefined;
 			// The host drops the request from its queue or dismisses its open dialog.
-			seat?.leave(
+			seat?.close(
 				cancelHost ? { type: "cancel", v: FRAME_VERSION.endpoint, id: call.id, reason: status === "timeout" ? "timeout" : "cancelled" } : undefined,
 				late,
 			);

@@ -121,7 +121,7 @@ export class Connection {
 		this.#stage = "closed";
 		clearTimeout(this.#helloTimer);
 		const { bridge } = this.options;
-		for (const held of bridge.held(this.#origin)) this.#send(bridge.result(held.id, "no-host", note, held.answers));
+		for (const open of bridge.held(this.#origin)) this.#send(bridge.result(open.id, "no-host", note, open.answers));
 		this.#cancelAll();
 		this.socket.end(() => this.socket.destroy());
 	}
@@ -177,9 +177,9 @@ export class Connection {
 				// An ack of nothing awaited (late, or never asked for) changes nothing.
 				return this.#awaitingAck.get(frame.id)?.(frame.recorded);
 			case "cancel": {
-				const held = this.options.bridge.get(this.#origin, frame.id);
+				const open = this.options.bridge.get(this.#origin, frame.id);
 				// Not held: already settled, the cancel crossed the result. The asker gave up: whatever other connection still carries it, the request goes.
-				if (held) this.options.bridge.giveUp(held, frame.reason);
+				if (open) this.options.bridge.giveUp(open, frame.reason);
 				return;
 			}
 			default:
@@ -243,7 +243,7 @@ export class Connection {
 		// A closing connection takes no late frame, and acks nothing more: the host's session gets those ends.
 		bridge.dropLate(this.#origin);
 		this.#unacked();
-		for (const held of bridge.held(this.#origin)) bridge.release(held);
+		for (const open of bridge.held(this.#origin)) bridge.release(open);
 	}
 
 	/** Writes a frame; false when the socket no longer takes any. */

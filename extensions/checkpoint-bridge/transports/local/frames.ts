@@ -115,8 +115,8 @@ export function decodeFrame(line: string | Uint8Array): FrameCheck {
 export class LineReader {
 	/** Longest line accepted from now on, newline excluded. */
 	maxBytes: number;
-	#pending: Buffer[] = [];
-	#pendingBytes = 0;
+	#buffered: Buffer[] = [];
+	#bufferedBytes = 0;
 	#overflowed = false;
 
 	constructor(maxBytes = MAX_FRAME_BYTES) {
@@ -133,22 +133,22 @@ export class LineReader {
 		for (;;) {
 			const newline = chunk.indexOf(0x0a, start);
 			const piece = chunk.subarray(start, newline === -1 ? chunk.length : newline);
-			if (this.#pendingBytes + piece.length > this.maxBytes) {
+			if (this.#bufferedBytes + piece.length > this.maxBytes) {
 				this.#overflowed = true;
-				this.#pending = [];
-				this.#pendingBytes = 0;
+				this.#buffered = [];
+				this.#bufferedBytes = 0;
 				return yield "too-large";
 			}
 			if (newline === -1) {
 				if (piece.length > 0) {
-					this.#pending.push(piece);
-					this.#pendingBytes += piece.length;
+					this.#buffered.push(piece);
+					this.#bufferedBytes += piece.length;
 				}
 				return;
 			}
-			const line = this.#pending.length === 0 ? piece : Buffer.concat([...this.#pending, piece]);
-			this.#pending = [];
-			this.#pendingBytes = 0;
+			const line = this.#buffered.length === 0 ? piece : Buffer.concat([...this.#buffered, piece]);
+			this.#buffered = [];
+			this.#bufferedBytes = 0;
 			start = newline + 1;
 			if (!isBlank(line)) yield line;
 		}

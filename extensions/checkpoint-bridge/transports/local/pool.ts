@@ -55,7 +55,7 @@ export interface Seat {
 	 * `onLate` (a call that ended `timeout`), the connection stays open, holding nothing, for the
 	 * call's late frame, for at most `lateMs`.
 	 */
-	leave(last?: Frame & { type: "cancel" }, late?: { onLate: (frame: LateFrame) => boolean; lateMs: number }): void;
+	close(last?: Frame & { type: "cancel" }, late?: { onLate: (frame: LateFrame) => boolean; lateMs: number }): void;
 	/**
 	 * The call stays open but no longer holds the process (asked with `wait: false`, once the host has it): a process
 	 * with nothing else to do exits, its connection closes, and the host gives the request's end to its own session.
@@ -76,7 +76,7 @@ export function hadHost(): boolean {
 }
 
 /** Forgets that a host was ever reached (for tests). */
-export function forgetHadHost(): void {
+export function clearHadHost(): void {
 	proven = false;
 }
 
@@ -174,7 +174,7 @@ class PooledConnection {
 	seat(id: string, call: PooledCall): Seat {
 		if (this.calls.has(id)) {
 			call.onEnd("error", `Request id ${id} is already open on this connection.`);
-			return { leave() {}, letGo() {} };
+			return { close() {}, letGo() {} };
 		}
 		this.calls.set(id, call);
 		if (this.#idleTimer) {
@@ -190,7 +190,7 @@ class PooledConnection {
 				this.#letGo.add(id);
 				this.#holdWhileNeeded();
 			},
-			leave: (last, late) => {
+			close: (last, late) => {
 				if (this.calls.get(id) !== call) return;
 				this.calls.delete(id);
 				this.#letGo.delete(id);
@@ -205,7 +205,7 @@ class PooledConnection {
 				// Nobody waits for a connection still opening: give it up rather than hold the process for it.
 				if (this.#connection) this.#idle();
 				else {
-					this.#leavePool();
+					this.#outOfPool();
 					this.#abandon.abort();
 				}
 			},
@@ -222,21 +222,21 @@ class PooledConnection {
 	/** Its session is gone: forgets the late frames awaited on it, and closes it once it carries no call (the next call opens another). */
 	release(): void {
 		this.#released = true;
-		for (const id of [...this.#late.keys()]) this.#forgetLate(id);
+		for (const id of [...this.#late.keys()]) this.#endLateWait(id);
 		if (this.calls.size === 0) this.#close();
 	}
 
 	/** Ends every call on this connection with `status` and closes it; the next call opens another. */
 	end(status: "no-host" | "error", note: string): void {
 		if (this.#over) return;
-		this.#leavePool();
+		this.#outOfPool();
 		this.#abandon.abort();
 		this.#connection?.close();
 		this.#posted = [];
 		const calls = [...this.calls.values()];
 		this.calls.clear();
 		this.#letGo.clear();
-		for (const id of [...this.#late.keys()]) this.#forgetLate(id);
+		for (const id of [...this.#late.keys()]) this.#endLateWait(id);
 		for (const call of calls) call.onEnd(status, note);
 	}
 
@@ -255,7 +255,7 @@ class PooledConnection {
 			case "late": {
 				// For a call over whose late end was awaited; any other (forgotten, expired, its session gone) is not recorded here.
 				const waiter = this.#late.get(frame.id);
-				if (waiter) this.#forgetLate(frame.id);
+				if (waiter) this.#endLateWait(frame.id);
 				const recorded = waiter?.onLate(frame) ?? false;
 				if (frame.ack) this.#acker(frame.id)(recorded);
 				return;
@@ -284,13 +284,13 @@ class PooledConnection {
 
 	/** Waits for call `id`'s late frame, up to `lateMs`, without holding the process. */
 	#awaitLate(id: string, onLate: (frame: LateFrame) => boolean, lateMs: number): void {
-		const timer = setTimeout(() => this.#forgetLate(id), lateMs);
+		const timer = setTimeout(() => this.#endLateWait(id), lateMs);
 		timer.unref();
 		this.#late.set(id, { onLate, timer });
-		if (this.#late.size > MAX_LATE_WAITERS) this.#forgetLate(this.#late.keys().next().value!);
+		if (this.#late.size > MAX_LATE_WAITERS) this.#endLateWait(this.#late.keys().next().value!);
 	}
 
-	#forgetLate(id: string): void {
+	#endLateWait(id: string): void {
 		const waiter = this.#late.get(id);
 		if (!waiter) return;
 		clearTimeout(waiter.timer);
@@ -304,7 +304,7 @@ class PooledConnection {
 		clearTimeout(this.#idleTimer);
 		if (this.#late.size > 0) return;
 		this.#idleTimer = setTimeout(() => {
-			this.#leavePool();
+			this.#outOfPool();
 			this.#connection?.close();
 		}, this.#idleMs);
 		this.#idleTimer.unref();
@@ -312,13 +312,13 @@ class PooledConnection {
 
 	/** Closes it now, or gives it up while it is still opening. */
 	#close(): void {
-		this.#leavePool();
+		this.#outOfPool();
 		this.#abandon.abort();
 		this.#connection?.close();
 	}
 
 	/** Takes this connection out of the pool: no new call lands on it. */
-	#leavePool(): void {
+	#outOfPool(): void {
 		this.#over = true;
 		clearTimeout(this.#idleTimer);
 		const list = pools.get(this.#name);

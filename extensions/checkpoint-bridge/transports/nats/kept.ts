@@ -17,7 +17,7 @@ import type { Broker, BrokerMessage } from "./broker.ts";
 import type { NatsConfig } from "./config.ts";
 
 /** How long a kept connection without a call stays open. @default 1500 */
-export const KEPT_IDLE_MS = 1_500;
+export const POOL_IDLE_MS = 1_500;
 
 /** The connection's one reply subscription: the calls' inboxes under `prefix`, each routed to its call. */
 interface Replies {
@@ -25,7 +25,7 @@ interface Replies {
 	routes: Map<string, Set<(message: BrokerMessage) => void>>;
 }
 
-interface Kept {
+interface Pooled {
 	broker: Promise<Broker>;
 	leases: number;
 	idle?: ReturnType<typeof setTimeout>;
@@ -33,7 +33,7 @@ interface Kept {
 }
 
 /** The connection's reply subscription, made at its first call. */
-function repliesOf(entry: Kept, broker: Broker): Replies {
+function repliesOf(entry: Pooled, broker: Broker): Replies {
 	if (entry.replies) return entry.replies;
 	const replies: Replies = { prefix: `${broker.inbox()}.`, routes: new Map() };
 	broker.subscribe(`${replies.prefix}*`, (message) => {
@@ -44,26 +44,26 @@ function repliesOf(entry: Kept, broker: Broker): Replies {
 	return replies;
 }
 
-const kept = new Map<string, Kept>();
+const pool = new Map<string, Pooled>();
 
 /** What makes two configurations share a connection: the servers and the credentials. */
 const keyOf = (config: NatsConfig) => JSON.stringify([config.servers, config.token, config.user, config.pass, config.credsFile, config.caFile]);
 
 /**
  * A lease on the process's connection for `config`, opened by `open` when there is none. Its
- * `close()` ends the lease only (its subscriptions go); a failed open is forgotten, so the next call
+ * `close()` ends the lease only (its subscriptions go); a failed open is not pooled, so the next call
  * tries again. Rejects as `open` does.
  */
-export async function keptBroker(config: NatsConfig, open: () => Promise<Broker>, idleMs = KEPT_IDLE_MS): Promise<Broker> {
+export async function pooledBroker(config: NatsConfig, open: () => Promise<Broker>, idleMs = POOL_IDLE_MS): Promise<Broker> {
 	const key = keyOf(config);
-	let entry = kept.get(key);
+	let entry = pool.get(key);
 	if (!entry) {
-		const created: Kept = { broker: open(), leases: 0 };
+		const created: Pooled = { broker: open(), leases: 0 };
 		entry = created;
-		kept.set(key, created);
+		pool.set(key, created);
 		created.broker.then(
-			(broker) => void broker.whenClosed?.then(() => kept.get(key) === created && kept.delete(key)),
-			() => kept.get(key) === created && kept.delete(key),
+			(broker) => void broker.whenClosed?.then(() => pool.get(key) === created && pool.delete(key)),
+			() => pool.get(key) === created && pool.delete(key),
 		);
 	}
 	const current = entry;
@@ -107,8 +107,8 @@ export async function keptBroker(config: NatsConfig, open: () => Promise<Broker>
 			subscriptions.clear();
 			if (--current.leases > 0) return;
 			current.idle = setTimeout(() => {
-				if (current.leases > 0 || kept.get(key) !== current) return;
-				kept.delete(key);
+				if (current.leases > 0 || pool.get(key) !== current) return;
+				pool.delete(key);
 				void broker.close();
 			}, idleMs);
 		},
@@ -116,14 +116,14 @@ export async function keptBroker(config: NatsConfig, open: () => Promise<Broker>
 }
 
 /** Connections kept now (for tests and the bench). */
-export function keptConnectionCount(): number {
-	return kept.size;
+export function pooledBrokerCount(): number {
+	return pool.size;
 }
 
 /** Closes every kept connection now, leases or not (for tests). */
-export function closeKeptConnections(): void {
-	for (const [key, entry] of [...kept]) {
-		kept.delete(key);
+export function closePooledBrokers(): void {
+	for (const [key, entry] of [...pool]) {
+		pool.delete(key);
 		clearTimeout(entry.idle);
 		void entry.broker.then((broker) => broker.close()).catch(() => {});
 	}

@@ -65,23 +65,23 @@ export interface MacKeys {
  * one a new derivation would give; a flood of fresh keys only pushes out older ones.
  */
 export function macKeys(own: KeyObject, max: number): MacKeys {
-	const kept = new Map<string, Buffer>();
+	const cache = new Map<string, Buffer>();
 	return {
 		get(otherPublic) {
-			const found = kept.get(otherPublic);
+			const found = cache.get(otherPublic);
 			if (found) {
-				kept.delete(otherPublic);
-				kept.set(otherPublic, found);
+				cache.delete(otherPublic);
+				cache.set(otherPublic, found);
 				return found;
 			}
 			const derived = sharedKey(own, otherPublic);
 			if (!derived) return undefined;
-			kept.set(otherPublic, derived);
-			if (kept.size > max) kept.delete(kept.keys().next().value!);
+			cache.set(otherPublic, derived);
+			if (cache.size > max) cache.delete(cache.keys().next().value!);
 			return derived;
 		},
 		get size() {
-			return kept.size;
+			return cache.size;
 		},
 	};
 }

@@ -34,7 +34,7 @@ function setup(over: Partial<MailConfig> = {}, send?: (mail: OutgoingMail) => Pr
 		notice: (message) => notices.push(message),
 	});
 	stops.push(
-		() => byMail.stop(),
+		() => byMail.close(),
 		() => r.role.release("quit", "test over"),
 	);
 	const tokenOf = (mail: OutgoingMail) => /\+([0-9a-f]{32})@/.exec(mail.replyTo)![1]!;

@@ -50,7 +50,7 @@ export function form(input: QuestionInput[], options: { known?: (Answer | undefi
 		deadline: options.deadline ?? Date.now() + 299_500,
 		...(options.callDeadline !== undefined ? { callDeadline: options.callDeadline } : {}),
 		requestRender: () => void renders++,
-		finish: (effect) => void ended.push(effect),
+		close: (effect) => void ended.push(effect),
 		fail: (error) => void failures.push(error),
 		onShown: (i) => void shown.push(i),
 		keyGuardMs: options.keyGuardMs ?? 0,

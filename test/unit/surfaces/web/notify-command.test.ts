@@ -208,7 +208,7 @@ describe("notify only after a request waited unanswered (CHECKPOINT_BRIDGE_NOTIF
 		await vi.advanceTimersByTimeAsync(30_000);
 		// Answered in the terminal within the delay: its link is gone, and the board says so.
 		open.delete("answered");
-		notifier.forget("answered");
+		notifier.unschedule("answered");
 		// Settled another way (the asker's budget, a cancel): its facts are gone, without a forget.
 		open.delete("withdrawn");
 		await vi.advanceTimersByTimeAsync(29_999);

@@ -19,7 +19,7 @@ import { dialogSurface } from "../../../../extensions/checkpoint-bridge/surfaces
 import { addressOf, type EndpointAddress } from "../../../../extensions/checkpoint-bridge/transports/local/address.ts";
 import { askRemote } from "../../../../extensions/checkpoint-bridge/transports/local/client.ts";
 import { encodeFrame } from "../../../../extensions/checkpoint-bridge/transports/local/frames.ts";
-import { closePooledConnections, forgetHadHost } from "../../../../extensions/checkpoint-bridge/transports/local/pool.ts";
+import { clearHadHost, closePooledConnections } from "../../../../extensions/checkpoint-bridge/transports/local/pool.ts";
 import { startEndpoint } from "../../../../extensions/checkpoint-bridge/transports/local/server.ts";
 import { dialogFeed } from "../../support/dialog-feed.ts";
 import { fakeUI } from "../../support/fake-ui.ts";
@@ -27,7 +27,7 @@ import { EXTENSION, hostProcessScript, killStarted, startScript } from "../../su
 import { rawConnection, tokenAt } from "../../support/raw-endpoint.ts";
 
 const cleanups: (() => Promise<unknown>)[] = [];
-beforeEach(() => forgetHadHost());
+beforeEach(() => clearHadHost());
 afterEach(async () => {
 	killStarted();
 	closePooledConnections();

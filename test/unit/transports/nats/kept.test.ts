@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { NatsConfig } from "../../../../extensions/checkpoint-bridge/transports/nats/config.ts";
-import { KEPT_IDLE_MS, keptBroker, keptConnectionCount } from "../../../../extensions/checkpoint-bridge/transports/nats/kept.ts";
+import { POOL_IDLE_MS, pooledBroker, pooledBrokerCount } from "../../../../extensions/checkpoint-bridge/transports/nats/kept.ts";
 import { FakeNats } from "../../support/fake-broker.ts";
 import { askFake, natsHost } from "../../support/nats-room.ts";
 
@@ -12,12 +12,12 @@ const CONFIG: NatsConfig = { servers: ["nats://fake:4222"], room: "test", prefix
 
 beforeEach(() => void vi.useFakeTimers());
 afterEach(async () => {
-	await vi.advanceTimersByTimeAsync(KEPT_IDLE_MS * 2);
+	await vi.advanceTimersByTimeAsync(POOL_IDLE_MS * 2);
 	vi.useRealTimers();
 });
 
 describe("the asker process keeps one NATS connection", () => {
-	it("consecutive and concurrent calls ride one connection; it closes once idle for KEPT_IDLE_MS", async () => {
+	it("consecutive and concurrent calls ride one connection; it closes once idle for POOL_IDLE_MS", async () => {
 		const nats = new FakeNats();
 		natsHost(nats, (dialog) => dialog.answer("yes"));
 		const clients: ReturnType<FakeNats["client"]>[] = [];
@@ -26,22 +26,22 @@ describe("the asker process keeps one NATS connection", () => {
 			clients.push(client);
 			return client;
 		};
-		const connect = () => keptBroker(CONFIG, open);
+		const connect = () => pooledBroker(CONFIG, open);
 		for (let i = 0; i < 3; i++) expect((await askFake(nats, [{ question: `One ${i}?` }], { connect })).status).toBe("ok");
 		const both = await Promise.all([askFake(nats, [{ question: "A?" }], { connect }), askFake(nats, [{ question: "B?" }], { connect })]);
 		expect(both.map((e) => e.status)).toEqual(["ok", "ok"]);
 		expect(clients).toHaveLength(1);
-		expect(keptConnectionCount()).toBe(1);
-		await vi.advanceTimersByTimeAsync(KEPT_IDLE_MS + 10);
-		expect(keptConnectionCount()).toBe(0);
+		expect(pooledBrokerCount()).toBe(1);
+		await vi.advanceTimersByTimeAsync(POOL_IDLE_MS + 10);
+		expect(pooledBrokerCount()).toBe(0);
 		expect(clients[0]!.closed).toBe(true);
 	});
 
 	it("a lease's close unsubscribes what it subscribed and leaves the connection to the others", async () => {
 		const nats = new FakeNats();
 		const client = nats.client();
-		const one = await keptBroker(CONFIG, async () => client);
-		const two = await keptBroker(CONFIG, async () => nats.client());
+		const one = await pooledBroker(CONFIG, async () => client);
+		const two = await pooledBroker(CONFIG, async () => nats.client());
 		const inbox = one.inbox();
 		const seen: number[] = [];
 		one.subscribe(inbox, () => seen.push(1));
@@ -50,10 +50,10 @@ describe("the asker process keeps one NATS connection", () => {
 		two.publish(inbox, new Uint8Array([1]));
 		await vi.advanceTimersByTimeAsync(0);
 		expect(seen).toEqual([2]);
-		await vi.advanceTimersByTimeAsync(KEPT_IDLE_MS * 2);
+		await vi.advanceTimersByTimeAsync(POOL_IDLE_MS * 2);
 		expect(client.closed).toBe(false);
 		await two.close();
-		await vi.advanceTimersByTimeAsync(KEPT_IDLE_MS + 10);
+		await vi.advanceTimersByTimeAsync(POOL_IDLE_MS + 10);
 		expect(client.closed).toBe(true);
 	});
 
@@ -64,7 +64,7 @@ describe("the asker process keeps one NATS connection", () => {
 		const subscribed: string[] = [];
 		const subscribe = client.subscribe.bind(client);
 		client.subscribe = (subject, onMessage) => (subscribed.push(subject), subscribe(subject, onMessage));
-		const connect = () => keptBroker(CONFIG, async () => client);
+		const connect = () => pooledBroker(CONFIG, async () => client);
 		const ends = await Promise.all(["A?", "B?", "C?"].map((question) => askFake(nats, [{ question }], { connect })));
 		expect(ends.map((e) => e.status)).toEqual(["ok", "ok", "ok"]);
 		expect((await askFake(nats, [{ question: "D?" }], { connect })).status).toBe("ok");
@@ -77,9 +77,9 @@ describe("the asker process keeps one NATS connection", () => {
 
 	it("a failed open is forgotten: the next call opens again", async () => {
 		const nats = new FakeNats();
-		await expect(keptBroker(CONFIG, () => Promise.reject(new Error("refused")))).rejects.toThrow("refused");
-		const lease = await keptBroker(CONFIG, async () => nats.client());
-		expect(keptConnectionCount()).toBe(1);
+		await expect(pooledBroker(CONFIG, () => Promise.reject(new Error("refused")))).rejects.toThrow("refused");
+		const lease = await pooledBroker(CONFIG, async () => nats.client());
+		expect(pooledBrokerCount()).toBe(1);
 		await lease.close();
 	});
 });

@@ -35,7 +35,7 @@ export type NotifyEvent = "asked" | "reminder" | "late" | "ended";
 /** At this long after its start the command's process group is killed (SIGKILL), whether the command is still running or only what it started is. @default 10000 */
 export const NOTIFY_TIMEOUT_MS = 10_000;
 /** Bytes of the command's stderr kept to say why it failed; the rest, and all of stdout, are discarded. @default 2048 */
-const NOTIFY_STDERR_KEPT = 2_048;
+const MAX_NOTIFY_STDERR = 2_048;
 
 /** What the command is told about one request. */
 export interface NotifyFacts {
@@ -148,7 +148,7 @@ export function runNotifyCommand(command: string, facts: NotifyFacts, options: N
 	child.unref();
 	let stderr = "";
 	child.stderr?.on("data", (chunk: Buffer) => {
-		if (stderr.length < NOTIFY_STDERR_KEPT) stderr += chunk.toString("utf8").slice(0, NOTIFY_STDERR_KEPT - stderr.length);
+		if (stderr.length < MAX_NOTIFY_STDERR) stderr += chunk.toString("utf8").slice(0, MAX_NOTIFY_STDERR - stderr.length);
 	});
 	(child.stderr as { unref?: () => void } | null)?.unref?.();
 	const done = new Promise<NotifyOutcome>((resolve) => {
@@ -201,14 +201,14 @@ export interface NotifierOptions extends NotifyRunOptions {
 }
 
 /** Request ids remembered as notified, so a request adopted by a new host is not announced twice. @default 1000 */
-const NOTIFIED_KEPT = 1_000;
+const MAX_NOTIFIED = 1_000;
 
 /** Runs the command for each request (asked, reminder, late, ended), off the relay's own flow, and stops every run on close. */
 export class Notifier {
 	readonly #options: NotifierOptions;
 	readonly #runs = new Set<NotifyRun>();
 	/** Runs not started yet (the first one, or the reminder), by request id: each is cancelled when it fires or its request goes. */
-	readonly #pending = new Map<string, () => void>();
+	readonly #scheduled = new Map<string, () => void>();
 	readonly #notified = new Set<string>();
 	/** Requests whose first run started, with the command it ran and whether their late run was made: only these get later runs. */
 	readonly #started = new Map<string, { command: string; late: boolean }>();
@@ -235,13 +235,13 @@ export class Notifier {
 		const command = (this.#options.command ?? (() => process.env[NOTIFY_COMMAND_ENV]))()?.trim();
 		if (!command) return;
 		this.#notified.add(requestId);
-		if (this.#notified.size > NOTIFIED_KEPT) this.#notified.delete(this.#notified.values().next().value!);
+		if (this.#notified.size > MAX_NOTIFIED) this.#notified.delete(this.#notified.values().next().value!);
 		const fire = () => {
-			this.#pending.delete(requestId);
+			this.#scheduled.delete(requestId);
 			const known = facts("asked");
 			if (!known) return;
 			this.#started.set(requestId, { command, late: false });
-			if (this.#started.size > NOTIFIED_KEPT) this.#started.delete(this.#started.keys().next().value!);
+			if (this.#started.size > MAX_NOTIFIED) this.#started.delete(this.#started.keys().next().value!);
 			this.#start(command, known);
 			const remind = (this.#options.remindMs ?? (() => notifyDelay(process.env, NOTIFY_REMIND_ENV).ms))();
 			if (remind > 0)
@@ -254,23 +254,23 @@ export class Notifier {
 		// At once: still after the host's observer event returns, since spawning takes time the relay should not wait for.
 		if (wait <= 0) {
 			const immediate = setImmediate(fire);
-			this.#pending.set(requestId, () => clearImmediate(immediate));
+			this.#scheduled.set(requestId, () => clearImmediate(immediate));
 		} else this.#later(requestId, wait, fire);
 	}
 
 	#later(requestId: string, ms: number, run: () => void): void {
 		const timer = setTimeout(() => {
-			this.#pending.delete(requestId);
+			this.#scheduled.delete(requestId);
 			run();
 		}, ms);
 		timer.unref();
-		this.#pending.set(requestId, () => clearTimeout(timer));
+		this.#scheduled.set(requestId, () => clearTimeout(timer));
 	}
 
 	/** The request settled: a run still waiting (its first, its reminder) never starts. */
-	forget(requestId: string): void {
-		this.#pending.get(requestId)?.();
-		this.#pending.delete(requestId);
+	unschedule(requestId: string): void {
+		this.#scheduled.get(requestId)?.();
+		this.#scheduled.delete(requestId);
 	}
 
 	/** Its call stopped waiting (it stays answerable): a request already notified is notified once more, with `facts`. */
@@ -278,13 +278,13 @@ export class Notifier {
 		const started = this.#started.get(requestId);
 		if (!started || started.late || this.#closed) return;
 		started.late = true;
-		this.forget(requestId);
+		this.unschedule(requestId);
 		this.#start(started.command, facts);
 	}
 
-	/** The request ended: what was pending never starts, and a request already notified is notified once more, with `facts`. */
+	/** The request ended: what was scheduled never starts, and a request already notified is notified once more, with `facts`. */
 	ended(requestId: string, facts: NotifyFacts): void {
-		this.forget(requestId);
+		this.unschedule(requestId);
 		const started = this.#started.get(requestId);
 		this.#started.delete(requestId);
 		if (started && !this.#closed) this.#start(started.command, facts);
@@ -308,8 +308,8 @@ export class Notifier {
 	/** Stops what is pending and kills every run's process group, exited commands included; resolves once every group has ended. */
 	async close(): Promise<void> {
 		this.#closed = true;
-		for (const cancel of this.#pending.values()) cancel();
-		this.#pending.clear();
+		for (const cancel of this.#scheduled.values()) cancel();
+		this.#scheduled.clear();
 		const runs = [...this.#runs];
 		for (const run of runs) run.kill();
 		await Promise.all(runs.map((run) => Promise.all([run.done, run.ended])));

@@ -73,7 +73,7 @@ export function wireNotifications(board: Board, notifier: Notifier, oneTap: OneT
 			oneTap.end(change.requestId, how);
 			const card = cards.get(change.requestId);
 			cards.delete(change.requestId);
-			if (!card) return notifier.forget(change.requestId);
+			if (!card) return notifier.unschedule(change.requestId);
 			return notifier.ended(change.requestId, factsOf(card, "ended", how)!);
 		}
 		if (change.type === "update" && change.card.state === "late" && cards.has(change.card.requestId)) {

@@ -84,13 +84,13 @@ interface Made {
 
 /** What a tap on a question's button did. */
 export type ChoiceStep =
-	| { kind: "recorded"; previous?: { label: string; value: unknown }; waiting: { question: string; tappable: boolean }[]; link: string }
+	| { kind: "recorded"; previous?: { label: string; value: unknown }; unanswered: { question: string; tappable: boolean }[]; link: string }
 	| { kind: "complete"; previous?: { label: string; value: unknown }; answers: unknown[]; labels: string[] }
 	| { kind: "busy" }
 	| { kind: "ended" };
 
 /** Dead URLs remembered, so a late tap is told why rather than "unknown". @default 1000 */
-const DEAD_KEPT = 1_000;
+const MAX_DEAD = 1_000;
 
 /** Whether a question can be answered by one tap: a single choice or a confirm, not a child's own component. */
 const tappable = (q: Question) => q.dialog !== "custom" && ((q.kind === "choice" && !q.multiSelect) || q.kind === "confirm");
@@ -214,8 +214,8 @@ export class OneTap {
 		if (made.applying) return { kind: "busy" };
 		const previous = made.choices.get(entry.part.index);
 		made.choices.set(entry.part.index, { label: entry.label, value: entry.part.value });
-		const waiting = made.questions.filter((_, i) => !made.choices.has(i));
-		if (waiting.length) return { kind: "recorded", ...(previous ? { previous } : {}), waiting, link: made.link };
+		const unanswered = made.questions.filter((_, i) => !made.choices.has(i));
+		if (unanswered.length) return { kind: "recorded", ...(previous ? { previous } : {}), unanswered, link: made.link };
 		made.applying = true;
 		const chosen = made.questions.map((_, i) => made.choices.get(i)!);
 		return { kind: "complete", ...(previous ? { previous } : {}), answers: chosen.map((c) => c.value), labels: chosen.map((c) => c.label) };
@@ -272,6 +272,6 @@ export class OneTap {
 	#kill(digest: string, why: string): void {
 		this.#entries.delete(digest);
 		this.#dead.set(digest, why);
-		if (this.#dead.size > DEAD_KEPT) this.#dead.delete(this.#dead.keys().next().value!);
+		if (this.#dead.size > MAX_DEAD) this.#dead.delete(this.#dead.keys().next().value!);
 	}
 }

@@ -9,7 +9,7 @@
  * case (docs/observers.md).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { InboundReply } from "../../../core/shared/outside-answers.ts";
+import type { OutsideAnswerReply } from "../../../core/shared/outside-answers.ts";
 import { type Refusal, refuse, SECURITY_HEADERS } from "../http/guard.ts";
 import type { ChoiceStep, OneTap, TapEntry } from "./one-tap.ts";
 
@@ -21,7 +21,7 @@ export interface TapContext {
 	/** Origins the page is served from (its own, and the public one). */
 	origins: ReadonlySet<string>;
 	/** Hands an answer to the host's one check and waits for its reply. */
-	askHost(payload: unknown): Promise<InboundReply | "no-host" | "no-reply">;
+	askHost(payload: unknown): Promise<OutsideAnswerReply | "no-host" | "no-reply">;
 }
 
 /** The confirmation page's own policy: the page's, but its one form may post to itself. */
@@ -74,7 +74,7 @@ function drainBody(req: IncomingMessage, res: ServerResponse): Promise<boolean> 
 	return new Promise((resolve) => {
 		let size = 0;
 		let done = false;
-		const finish = (ok: boolean) => {
+		const settle = (ok: boolean) => {
 			if (done) return;
 			done = true;
 			req.off("data", onData);
@@ -84,13 +84,13 @@ function drainBody(req: IncomingMessage, res: ServerResponse): Promise<boolean> 
 			size += chunk.length;
 			if (size > TAP_BODY_BYTES) {
 				tooLarge();
-				finish(false);
+				settle(false);
 			}
 		};
 		req.on("data", onData);
-		req.once("end", () => finish(true));
-		req.once("error", () => finish(false));
-		req.once("aborted", () => finish(false));
+		req.once("end", () => settle(true));
+		req.once("error", () => settle(false));
+		req.once("aborted", () => settle(false));
 	});
 }
 
@@ -125,18 +125,18 @@ async function choose(ctx: TapContext, req: IncomingMessage, res: ServerResponse
 function recorded(req: IncomingMessage, res: ServerResponse, entry: TapEntry, step: Extract<ChoiceStep, { kind: "recorded" }>): void {
 	const instead = step.previous && step.previous.label !== entry.label ? ` (instead of ${JSON.stringify(step.previous.label)})` : "";
 	const line = `recorded: ${entry.label} for ${JSON.stringify(entry.question)}${instead}; nothing is answered until each question has a choice`;
-	const waiting = step.waiting.map((q) => `${JSON.stringify(q.question)}${q.tappable ? "" : " (free text: on the request's link)"}`);
-	const onLink = step.waiting.some((q) => !q.tappable) && step.link;
+	const unanswered = step.unanswered.map((q) => `${JSON.stringify(q.question)}${q.tappable ? "" : " (free text: on the request's link)"}`);
+	const onLink = step.unanswered.some((q) => !q.tappable) && step.link;
 	if (!wantsPage(req)) {
 		const body = [
 			line,
-			`still waiting: ${waiting.join(", ")}`,
+			`still waiting: ${unanswered.join(", ")}`,
 			...(onLink ? [`the request's link, where its questions are answered together: ${step.link}`] : []),
 		].join("\n");
 		res.writeHead(202, { ...SECURITY_HEADERS, "content-type": "text/plain; charset=utf-8", "content-length": String(Buffer.byteLength(`${body}\n`)) });
 		return void res.end(`${body}\n`);
 	}
-	const items = waiting.map((w) => `<li>${escapeHtml(w)}</li>`).join("");
+	const items = unanswered.map((w) => `<li>${escapeHtml(w)}</li>`).join("");
 	const link = onLink ? `<p><a id="link" href="${escapeHtml(step.link)}">Open the request</a>: there its questions are answered together.</p>` : "";
 	html(res, 202, "checkpoint-bridge", `<h1>Recorded</h1><p id="result">${escapeHtml(line)}</p><p>Still waiting:</p><ul id="waiting">${items}</ul>${link}`);
 }

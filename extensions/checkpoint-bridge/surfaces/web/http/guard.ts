@@ -75,7 +75,7 @@ function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Che
 		const chunks: Buffer[] = [];
 		let size = 0;
 		let done = false;
-		const finish = (result: Checked<{ value: unknown }, { refusal: Refusal }>) => {
+		const settle = (result: Checked<{ value: unknown }, { refusal: Refusal }>) => {
 			if (done) return;
 			done = true;
 			req.off("data", onData);
@@ -83,20 +83,20 @@ function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Che
 		};
 		const onData = (chunk: Buffer) => {
 			size += chunk.length;
-			if (size > limit) return finish(tooLarge);
+			if (size > limit) return settle(tooLarge);
 			chunks.push(chunk);
 		};
 		req.on("data", onData);
 		req.once("end", () => {
 			try {
-				finish({ ok: true, value: JSON.parse(Buffer.concat(chunks).toString("utf8")) as unknown });
+				settle({ ok: true, value: JSON.parse(Buffer.concat(chunks).toString("utf8")) as unknown });
 			} catch {
-				finish({ ok: false, refusal: { status: 400, reason: "the body is not valid JSON" } });
+				settle({ ok: false, refusal: { status: 400, reason: "the body is not valid JSON" } });
 			}
 		});
 		// A client that goes away mid-body gets no answer; nothing was applied.
-		req.once("error", () => finish({ ok: false, refusal: { status: 400, reason: "the body was cut off" } }));
-		req.once("aborted", () => finish({ ok: false, refusal: { status: 400, reason: "the body was cut off" } }));
+		req.once("error", () => settle({ ok: false, refusal: { status: 400, reason: "the body was cut off" } }));
+		req.once("aborted", () => settle({ ok: false, refusal: { status: 400, reason: "the body was cut off" } }));
 	});
 }
 

@@ -6,7 +6,7 @@
  * an answer Origin, body, then the one answer check of the core (an `answer` event on the bus).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { InboundReply } from "../../../core/shared/outside-answers.ts";
+import type { OutsideAnswerReply } from "../../../core/shared/outside-answers.ts";
 import { waitAtMost } from "../../../core/shared/wait.ts";
 import type { OneTap } from "../away/one-tap.ts";
 import { qrSvg } from "../away/qr.ts";
@@ -56,7 +56,7 @@ const PATH = /^\/([tr])\/([A-Za-z0-9_-]{1,128})(\/[^/]*)?$/;
 const TAP_PATH = /^\/a\/([A-Za-z0-9_-]{1,128})$/;
 
 /** Status of each refusal code of the core's answer check (snake case: the observer contract's codes, docs/observers.md). */
-const ANSWER_STATUS: Record<Exclude<InboundReply, { ok: true }>["code"], number> = { invalid_payload: 400, invalid_answer: 422, not_found: 404 };
+const ANSWER_STATUS: Record<Exclude<OutsideAnswerReply, { ok: true }>["code"], number> = { invalid_payload: 400, invalid_answer: 422, not_found: 404 };
 
 function json(res: ServerResponse, status: number, value: unknown): void {
 	const body = JSON.stringify(value);
@@ -75,9 +75,9 @@ function scopeOf(ctx: RouteContext, kind: string, secret: string): Scope | Refus
 }
 
 /** Sends the answer through the core's one check and waits for the host's reply. */
-function askHost(ctx: RouteContext, payload: unknown): Promise<InboundReply | "no-host" | "no-reply"> {
+function askHost(ctx: RouteContext, payload: unknown): Promise<OutsideAnswerReply | "no-host" | "no-reply"> {
 	// The host replies at once; a listener that never does must not hold the request open.
-	return waitAtMost<InboundReply | "no-host" | "no-reply">({ ms: ctx.replyTimeoutMs ?? 5_000, elapsed: () => "no-reply" }, (settle) => {
+	return waitAtMost<OutsideAnswerReply | "no-host" | "no-reply">({ ms: ctx.replyTimeoutMs ?? 5_000, elapsed: () => "no-reply" }, (settle) => {
 		if (!ctx.handle.bus.emit("answer", payload, settle)) settle("no-host");
 		return undefined;
 	});

@@ -8,7 +8,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
-import type { InboundReply } from "../../../../../extensions/checkpoint-bridge/core/shared/outside-answers.ts";
+import type { OutsideAnswerReply } from "../../../../../extensions/checkpoint-bridge/core/shared/outside-answers.ts";
 import type { Question } from "../../../../../extensions/checkpoint-bridge/model/question.ts";
 import { ntfyActions } from "../../../../../extensions/checkpoint-bridge/surfaces/web/away/notify-life.ts";
 import { OneTap } from "../../../../../extensions/checkpoint-bridge/surfaces/web/away/one-tap.ts";
@@ -27,7 +27,7 @@ const ntfyPost = (page: Parameters<typeof raw>[0], url: string) =>
 	raw(page, { method: "POST", path: new URL(url).pathname, headers: { "user-agent": "ntfy/1.22" } });
 
 /** The route alone, on a loopback server, with a host the test plays (`reply` decides each answer). */
-async function routeAlone(questions: Question[], reply: (payload: any) => Promise<InboundReply | "no-host" | "no-reply">) {
+async function routeAlone(questions: Question[], reply: (payload: any) => Promise<OutsideAnswerReply | "no-host" | "no-reply">) {
 	const oneTap = new OneTap();
 	const asked: any[] = [];
 	const server = http.createServer((req, res) =>
@@ -132,7 +132,7 @@ describe("one tap per question, several questions", () => {
 	});
 
 	it("refuses, each with its reason and nothing left recorded: no host (409, the URL answers later), a tap while the set is being applied (409), a set the host refuses (422, the choice taken back), a request ended meanwhile", async () => {
-		let hostReply: (payload: any) => Promise<InboundReply | "no-host" | "no-reply"> = async () => "no-host";
+		let hostReply: (payload: any) => Promise<OutsideAnswerReply | "no-host" | "no-reply"> = async () => "no-host";
 		const r = await routeAlone(twoChoices, (payload) => hostReply(payload));
 		const [db, cache] = r.actions.questions.map((q) => q.buttons!);
 		expect(await ntfyPost(r.page, db![0]!.answer)).toMatchObject({ status: 202 });
@@ -143,14 +143,14 @@ describe("one tap per question, several questions", () => {
 		});
 		expect(r.asked).toHaveLength(1);
 		// The host refuses the set: 422, and the question waits again.
-		hostReply = async () => ({ ok: false, code: "invalid_answer", reason: "not an option" }) as InboundReply;
+		hostReply = async () => ({ ok: false, code: "invalid_answer", reason: "not an option" }) as OutsideAnswerReply;
 		expect(await ntfyPost(r.page, cache![0]!.answer)).toMatchObject({ status: 422, body: expect.stringContaining("not applied: not an option") });
 		expect(r.asked.map((p) => p.answers)).toEqual([
 			["Postgres", "none"],
 			["Postgres", "none"],
 		]);
 		// While a set is with the host, a further tap is refused and can be made again.
-		let release!: (reply: InboundReply) => void;
+		let release!: (reply: OutsideAnswerReply) => void;
 		hostReply = () => new Promise((resolve) => (release = resolve));
 		const completing = ntfyPost(r.page, cache![1]!.answer);
 		for (let i = 0; i < 100 && r.asked.length < 3; i++) await new Promise((resolve) => setTimeout(resolve, 5));
@@ -159,7 +159,7 @@ describe("one tap per question, several questions", () => {
 			status: 409,
 			body: expect.stringContaining("being applied right now; nothing was recorded"),
 		});
-		release({ ok: false, code: "invalid_answer", reason: "changed meanwhile" } as InboundReply);
+		release({ ok: false, code: "invalid_answer", reason: "changed meanwhile" } as OutsideAnswerReply);
 		expect(await completing).toMatchObject({ status: 422 });
 		// Taken back: the cache question waits again, and the database one can be changed.
 		expect(await ntfyPost(r.page, db![1]!.answer)).toMatchObject({
@@ -180,7 +180,7 @@ describe("one tap per question, several questions", () => {
 		const actions = oneTap.actionsFor({ requestId: "req-1", asker: "planner", questions: twoChoices }, "http://h", "http://h/r/x/");
 		const secrets = actions.questions.flatMap((q) => q.buttons!.map((b) => new URL(b.answer).pathname.slice(3)));
 		const entry = oneTap.take(secrets[0]!)!;
-		expect(oneTap.choose(entry)).toMatchObject({ kind: "recorded", waiting: [{ question: "Cache?", tappable: true }] });
+		expect(oneTap.choose(entry)).toMatchObject({ kind: "recorded", unanswered: [{ question: "Cache?", tappable: true }] });
 		expect(oneTap.size).toBe(3);
 		oneTap.end("req-1", "answered in the terminal");
 		expect(oneTap.size).toBe(0);

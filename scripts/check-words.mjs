@@ -1,0 +1,156 @@
+#!/usr/bin/env node
+// One word for one thing (issue 42): no declared name in the extension carries a word the glossary
+// retired. The retired words and the word to use are read from docs/glossary.md's "Retired words"
+// table; a word is found as a part of a name (camelCase, snake_case, kebab-case), in every declared
+// name (variables, functions, classes, methods, properties, parameters, types, enum members, export
+// aliases) and in the string-literal names of the wire (quoted property names and literal types).
+// Exits 1 naming each offender (file:line name: retired word → word to use).
+// Usage: node scripts/check-words.mjs [root …] (default: extensions).
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import ts from "typescript";
+
+const REPO = join(dirname(fileURLToPath(import.meta.url)), "..");
+const SOURCE = /\.(ts|mts|cts)$/;
+const SKIPPED_FOLDERS = new Set(["node_modules", "dist", "build"]);
+
+/**
+ * Names that keep a retired word because someone outside this repository reads them: each is
+ * published (a frame or field of the wire, a public observer type) or belongs to an API this code
+ * implements. Renaming one would break askers, hosts or observers of an earlier release.
+ */
+/** Names of the wire: allowed as a field or literal of the frames in the files named, nowhere else. */
+export const ALLOWED_WIRE = new Map([
+	// NATS's pong frame (FRAME_VERSION.nats 1) tells an asker with `held` whether its request is open at the host.
+	["held", { files: ["transports/nats/frames.ts", "transports/nats/room-server.ts"], why: "the NATS pong frame's field" }],
+]);
+/** Declared names. */
+export const ALLOWED_NAMES = new Map([
+	// pi-tui's Component interface: the terminal tells a component of key releases.
+	["wantsKeyRelease", "pi-tui's Component field"],
+]);
+
+/** The parts of a name, lower case: `lateEndsHome` → late, ends, home; `MAX_KEPT` → max, kept. */
+export function partsOf(name) {
+	return name
+		.replace(/^[#$_]+/, "")
+		.replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+		.replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2")
+		.split(/[^A-Za-z0-9]+/)
+		.filter(Boolean)
+		.map((part) => part.toLowerCase());
+}
+
+/**
+ * The glossary's "Retired words" table: every row whose first cell names retired forms in backticks
+ * (`giveUp` is the two parts give, up) and whose second cell says what to use.
+ */
+export function retiredWords(glossary) {
+	const section = glossary.split(/^## /m).find((part) => part.startsWith("Retired words"));
+	if (!section) throw new Error('docs/glossary.md has no "## Retired words" section');
+	const retired = [];
+	for (const line of section.split("\n")) {
+		const cells = line.split("|").map((cell) => cell.trim());
+		if (cells.length < 4 || !cells[1].startsWith("`")) continue;
+		const use = cells[2].replaceAll("`", "");
+		for (const [, form] of cells[1].matchAll(/`([^`]+)`/g)) retired.push({ word: form, parts: partsOf(form), use });
+	}
+	if (retired.length === 0) throw new Error("docs/glossary.md's Retired words table lists no word");
+	return retired;
+}
+
+/** The retired word a name carries, as a run of whole parts, if any. */
+export function retiredIn(name, retired) {
+	if (ALLOWED_NAMES.has(name)) return undefined;
+	const parts = partsOf(name);
+	return retired.find((entry) => parts.some((_, at) => entry.parts.every((part, i) => parts[at + i] === part)));
+}
+
+const DECLARATIONS = [
+	ts.isVariableDeclaration,
+	ts.isFunctionDeclaration,
+	ts.isFunctionExpression,
+	ts.isClassDeclaration,
+	ts.isClassExpression,
+	ts.isInterfaceDeclaration,
+	ts.isTypeAliasDeclaration,
+	ts.isEnumDeclaration,
+	ts.isEnumMember,
+	ts.isMethodDeclaration,
+	ts.isMethodSignature,
+	ts.isPropertyDeclaration,
+	ts.isPropertySignature,
+	ts.isPropertyAssignment,
+	ts.isShorthandPropertyAssignment,
+	ts.isParameter,
+	ts.isBindingElement,
+	ts.isGetAccessorDeclaration,
+	ts.isSetAccessorDeclaration,
+	ts.isTypeParameterDeclaration,
+	ts.isExportSpecifier,
+	ts.isModuleDeclaration,
+];
+
+/** The names one node declares: its own name, or each name a destructuring binds. */
+function declaredNames(node) {
+	if (!DECLARATIONS.some((is) => is(node)) || !node.name) return [];
+	const name = node.name;
+	// A binding element of a renaming pattern (`{ a: b }`) is judged by what it declares, b.
+	if (ts.isBindingElement(node) && ts.isIdentifier(name)) return [name];
+	if (ts.isIdentifier(name) || ts.isPrivateIdentifier(name) || ts.isStringLiteral(name)) return [name];
+	return [];
+}
+
+/** A string literal type that reads as a name (`"held"`, `"give-up"`), not as a sentence. */
+function wireName(node) {
+	if (!ts.isLiteralTypeNode(node) || !ts.isStringLiteral(node.literal)) return undefined;
+	return /^[A-Za-z][A-Za-z0-9_-]*$/.test(node.literal.text) ? node.literal : undefined;
+}
+
+/** Every retired word one file's names carry. */
+export function violationsIn(path, text, retired, base = process.cwd()) {
+	const source = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true);
+	const found = [];
+	const wireFile = (name) => ALLOWED_WIRE.get(name)?.files.some((file) => path.endsWith(file)) === true;
+	const report = (node, name, onWire) => {
+		const entry = retiredIn(name, retired);
+		if (!entry || (onWire && wireFile(name))) return;
+		const line = source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1;
+		found.push({ file: relative(base, path), line, name, word: entry.word, use: entry.use });
+	};
+	const visit = (node) => {
+		const field = ts.isPropertySignature(node) || ts.isPropertyAssignment(node) || ts.isShorthandPropertyAssignment(node);
+		for (const name of declaredNames(node)) report(name, name.text, field);
+		const literal = wireName(node);
+		if (literal) report(literal, literal.text, true);
+		ts.forEachChild(node, visit);
+	};
+	visit(source);
+	return found;
+}
+
+function sourcesIn(dir) {
+	if (!statSync(dir).isDirectory()) return [dir];
+	return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+		const full = join(dir, entry.name);
+		if (entry.isDirectory()) return SKIPPED_FOLDERS.has(entry.name) ? [] : sourcesIn(full);
+		return SOURCE.test(entry.name) ? [full] : [];
+	});
+}
+
+/** Every retired word the sources under `roots` carry, by the glossary at `glossaryPath`. */
+export function check(roots, { base = process.cwd(), glossaryPath = join(REPO, "docs/glossary.md") } = {}) {
+	const retired = retiredWords(readFileSync(glossaryPath, "utf8"));
+	return roots.flatMap((root) => sourcesIn(root).flatMap((path) => violationsIn(path, readFileSync(path, "utf8"), retired, base)));
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+	const roots = process.argv.slice(2);
+	const found = check(roots.length > 0 ? roots : ["extensions"]);
+	for (const v of found) console.log(`${v.file}:${v.line} ${v.name}: "${v.word}" is retired, use ${v.use}`);
+	if (found.length > 0) {
+		console.log(`${found.length} name(s) carry a retired word (docs/glossary.md, "Retired words").`);
+		process.exit(1);
+	}
+}
