@@ -10,17 +10,18 @@
  */
 import { nanoid } from "nanoid";
 import { Bridge, type Held } from "../../core/bridge/bridge.ts";
-import { ACK_WAIT_MS, type ErrorCode, errorFrame, FRAME_VERSION, type LateFrame, type ReplyFrame, type ResultFrame } from "../../core/bridge/frames.ts";
+import { ACK_WAIT_MS, FRAME_VERSION, type LateFrame, type ResultFrame } from "../../core/bridge/frames.ts";
 import { type AskerIdentity, markedAsker } from "../../core/shared/identity.ts";
 import { MAX_NOTICES_PER_WINDOW, NOTICE_WINDOW_MS } from "../../core/shared/notice-window.ts";
 import type { SharedHandle } from "../../core/shared/shared-handle.ts";
-import type { Answer } from "../../model/answer.ts";
 import { MAX_OPEN_PER_ASKER } from "../../model/limits.ts";
-import type { Broker, BrokerMessage, RequestOutcome } from "./broker.ts";
-import { decodeNatsFrame, encodeNatsFrame, type NatsFrame, type NatsRequestFrame } from "./frames.ts";
+import type { Broker, BrokerMessage } from "./broker.ts";
+import { decodeNatsFrame, type NatsRequestFrame } from "./frames.ts";
 import { SILENCE_MS, TICK_MS } from "./liveness.ts";
-import { macKeys, newKeyPair, seal, sealValid, secretMatches } from "./seal.ts";
-import { roomSubjects } from "./subjects.ts";
+import { type RoomReplies, roomReplies } from "./room-server/replies.ts";
+import { type ResendAnswers, resendAnswers } from "./room-server/resend-answers.ts";
+import { type MacKeys, macKeys, newKeyPair, secretMatches } from "./seal.ts";
+import { type RoomSubjects, roomSubjects } from "./subjects.ts";
 
 /** What a room server bridges: a connection, the host process's bus, a room. */
 export interface RoomServerOptions {
@@ -71,20 +72,6 @@ const MAX_DROPPED = 1_000;
 
 /** Requests of the room that ended `timeout` and may still end late, kept for their late frame; the oldest go first. @default 256 */
 const MAX_ROOM_LATE = 256;
-/** How long the host waits for the reply of an older asker (one that does not ack records) to a late frame before its session takes the answer. @default 2000 */
-const LATE_ACK_MS = 2_000;
-
-/**
- * Whether the reply to a frame marked `ack` says its end is recorded: an ack frame for request `id`,
- * sealed by the asker the request came from (anyone who reads the room may see the reply subject).
- */
-function ackedRecorded(outcome: RequestOutcome, id: string, macKey: Buffer): boolean {
-	if (outcome.kind !== "reply") return false;
-	const checked = decodeNatsFrame(outcome.data);
-	if (!checked.ok || checked.frame.type !== "ack" || checked.frame.id !== id) return false;
-	return checked.frame.recorded && sealValid(checked.frame as unknown as Record<string, unknown>, macKey);
-}
-
 /** A room served from this process. */
 export interface RoomServer {
 	/** This serving instance's id, sent in pongs. */
@@ -114,91 +101,22 @@ interface Sealing {
 	lastHeard: number;
 }
 
-/** Answers kept for a re-send, with what the re-send must repeat to get them back. */
-interface Dropped {
-	answers: Answer[];
-	at: number;
-	bytes: number;
-	askerKey: string;
-	/** So that a ping for it is answered sealed, and its asker re-sends at once. */
-	macKey: Buffer;
-	cancelHash: string;
+/** What one served room works with. */
+interface Room {
+	hostId: string;
+	bridge: Bridge<Sealing>;
+	replies: RoomReplies;
+	/** Answers of requests whose asker fell silent, for its re-send. */
+	resend: ResendAnswers;
+	/** The MAC key shared with each asker's public key. */
+	askerMacKeys: MacKeys;
+	closed(): boolean;
 }
 
-/** Serves a room on `broker` into the host's bus. The caller checks first that nobody else serves it. */
-export function serveRoom(options: RoomServerOptions): RoomServer {
-	const { broker, handle } = options;
-	const silenceMs = options.silenceMs ?? SILENCE_MS;
-	const subjects = roomSubjects(options.prefix);
-	const hostId = nanoid();
-	const keys = newKeyPair();
-	const askerMacKeys = macKeys(keys.privateKey, MAC_KEYS_KEPT);
-	const maxOpenPerClient = options.maxOpenPerClient ?? MAX_OPEN_PER_CLIENT;
-	const maxRoomRequests = options.maxRoomRequests ?? MAX_ROOM_REQUESTS;
-	const maxRoomBytes = options.maxRoomBytes ?? MAX_ROOM_BYTES;
-	const ackWaitMs = options.ackWaitMs ?? ACK_WAIT_MS;
-	/** Answers of requests dropped because their asker fell silent, by inbox and the asker's id, oldest first. */
-	const dropped = new Map<string, Dropped>();
-	let droppedBytes = 0;
-	const keepDroppedMs = options.keepDroppedMs ?? KEEP_DROPPED_MS;
-	const keyOf = (inbox: string, id: string) => `${inbox}\n${id}`;
-	let closed = false;
-
-	const send = (inbox: string, frame: NatsFrame) => broker.publish(inbox, encodeNatsFrame(frame));
-	/** Sealed when the asker's key is known, so the asker can tell this host's frames from anyone's. */
-	const sendFor = (inbox: string, frame: NatsFrame, macKey: Buffer | undefined) => send(inbox, macKey ? seal(frame, keys.publicKey, macKey) : frame);
-	const pong = (inbox: string, id: string, isHeld: boolean, macKey: Buffer | undefined, note?: string) =>
-		sendFor(inbox, { type: "pong", v: FRAME_VERSION.nats, id, held: isHeld, host: hostId, ...(note ? { note } : {}) }, macKey);
-	/**
-	 * Progress that carries no answer the asker lacks (none yet, or every one: its result follows) waits
-	 * for the end of the turn of the event loop, and a later frame of the same request by then replaces
-	 * it: a request answered at once gets its result alone, sent at once, and such progress of one turn
-	 * leaves in one write. Each write wakes nats-server and then the asker, who take the cores the host
-	 * needs, and each frame is one more to seal here and to check and verify there. Progress with some
-	 * of the answers goes at once, as the result does: should the host die before its turn ends, the
-	 * answers given reached the asker, and the next host asks only the open questions.
-	 */
-	const pendingProgress = new Map<string, () => void>();
-	let progressFlush = false;
-	const flushProgress = () => {
-		progressFlush = false;
-		const batch = [...pendingProgress.values()];
-		pendingProgress.clear();
-		for (const sendIt of batch) sendIt();
-	};
-	const sendReply = (inbox: string, reply: ReplyFrame, macKey: Buffer, questions: number) => {
-		const key = keyOf(inbox, reply.id);
-		pendingProgress.delete(key);
-		const waits = reply.type === "progress" && (reply.answers.length === 0 || reply.answers.length >= questions);
-		if (!waits) return sendFor(inbox, reply, macKey);
-		pendingProgress.set(key, () => sendFor(inbox, reply, macKey));
-		if (!progressFlush) {
-			progressFlush = true;
-			setImmediate(flushProgress);
-		}
-	};
-	/** Sends a frame marked `ack` as a request to the asker's inbox; whether its reply is the asker's ack saying recorded. */
-	const sendAcked = (inbox: string, frame: ResultFrame | LateFrame, macKey: Buffer) => {
-		// Progress of the request still waiting for the end of the turn would follow its end: it goes.
-		pendingProgress.delete(keyOf(inbox, frame.id));
-		return broker
-			.request(inbox, encodeNatsFrame(seal({ ...frame, ack: true }, keys.publicKey, macKey)), ackWaitMs)
-			.then((outcome) => ackedRecorded(outcome, frame.id, macKey));
-	};
-	const refuse = (message: BrokerMessage, code: ErrorCode, text: string) => {
-		// Refused to its sender only, and only when it gave an address; never shown, never logged.
-		if (message.reply) send(message.reply, errorFrame("nats", code, text));
-	};
-
-	const forget = (key: string) => {
-		const entry = dropped.get(key);
-		if (!entry) return undefined;
-		dropped.delete(key);
-		droppedBytes -= entry.bytes;
-		return entry;
-	};
-	// Each client (inbox) is one of the bridge's clients; what the room holds is bounded per asker session, per client, in number and in bytes.
-	const bridge: Bridge<Sealing> = new Bridge<Sealing>({
+/** The room's bridge: what it holds is bounded per asker session, per client (inbox), in number and in bytes. */
+function roomBridge(handle: SharedHandle, limits: { maxOpenPerClient: number; maxRoomRequests: number; maxRoomBytes: number }, resend: ResendAnswers) {
+	const { maxOpenPerClient, maxRoomRequests, maxRoomBytes } = limits;
+	return new Bridge<Sealing>({
 		handle,
 		transport: "nats",
 		server: "room server",
@@ -227,160 +145,179 @@ export function serveRoom(options: RoomServerOptions): RoomServer {
 		// Late frames: what the room keeps for them is bounded for all askers together.
 		lateCaps: { total: MAX_ROOM_LATE },
 		// Kept answers are a convenience: the oldest make way for a new request before it is refused.
-		kept: {
-			bytes: () => droppedBytes,
-			freeOldest: () => {
-				const oldest = dropped.keys().next();
-				return !oldest.done && forget(oldest.value) !== undefined;
-			},
-		},
+		kept: { bytes: () => resend.bytes, freeOldest: () => resend.discardOldest() },
 	});
+}
 
-	/** The asker is there: a `wait: false` request swept as gone (a nats-server restart, not an exit) goes back to it. */
-	const heardFrom = (entry: Held<Sealing>) => {
-		entry.own.lastHeard = Date.now();
-		entry.gone = false;
-	};
+/** Whether the room holds request `id` of `inbox`, sealed when its asker's key is known; `note` says why not. */
+const pong = (room: Room, inbox: string, id: string, isOpen: boolean, macKey: Buffer | undefined, note?: string) =>
+	room.replies.sendFor(inbox, { type: "pong", v: FRAME_VERSION.nats, id, held: isOpen, host: room.hostId, ...(note ? { note } : {}) }, macKey);
 
-	const forward = (frame: NatsRequestFrame, inbox: string, bytes: number, message: BrokerMessage) => {
-		const key = keyOf(inbox, frame.id);
-		const macKey = askerMacKeys.get(frame.key);
-		if (!macKey) return refuse(message, "malformed", "Malformed frame: request.key is not an X25519 public key.");
-		const existing = bridge.get(inbox, frame.id);
-		if (existing) {
-			// Another client that read the request and re-sends it under its own key gets nothing.
-			if (existing.own.askerKey !== frame.key) return;
-			// A re-send that crossed our first reply: already queued, just say so.
-			heardFrom(existing);
-			return pong(inbox, frame.id, true, existing.own.macKey);
-		}
-		bridge.take(
-			{
-				client: inbox,
-				id: frame.id,
-				asker: natsAsker(frame.asker, frame.machine, frame.pid),
-				questions: frame.questions,
-				// The asker's clock is not ours: the deadline is set from the milliseconds it had left, and it started now.
-				deadline: frame.deadline,
-				budgetMs: frame.budgetMs,
-				dialogTimeoutMs: frame.dialogTimeoutMs,
-				// Each NATS client (its inbox) is an origin of its own (ADR-0003), as a socket connection is.
-				origin: `nats:${inbox}`,
-				bytes,
-				// What this host collected before the asker fell silent counts too: its progress may have been lost on the way.
-				answers: () => {
-					const kept = dropped.get(key)?.askerKey === frame.key && dropped.get(key)?.cancelHash === frame.cancelHash ? forget(key) : undefined;
-					return [...(frame.answers ?? []), ...(kept?.answers ?? []).filter((a) => !frame.answers?.some((b) => b.question === a.question && b.id === a.id))];
-				},
-				...(frame.resent === true ? { resent: true } : {}),
-				// Asked with wait: false: the asker's process may exit once it has its receipt, and the question stays.
-				...(frame.later ? { later: frame.later } : {}),
-				send: (reply) => sendReply(inbox, reply, macKey, frame.questions.length),
-				// Late frames: sent sealed to the asker's inbox as a request; its ack says the asker recorded it (an older
-				// asker's empty reply: its process has it); silence or nobody listening leaves it to the host's session.
-				...(frame.lateFrames
-					? {
-							sendLate: (late: LateFrame) =>
-								frame.acks
-									? sendAcked(inbox, { ...late, ack: true }, macKey)
-									: broker.request(inbox, encodeNatsFrame(seal(late, keys.publicKey, macKey)), LATE_ACK_MS).then((outcome) => outcome.kind === "reply"),
-						}
-					: {}),
-				// The end of a request asked with wait: false, to an asker that acks: its sealed ack says recorded, or the host's session takes it.
-				...(frame.acks ? { sendAcked: (result: ResultFrame) => sendAcked(inbox, result, macKey) } : {}),
+/** The asker is there: a `wait: false` request swept as gone (a nats-server restart, not an exit) goes back to it. */
+const heardFrom = (entry: Held<Sealing>) => {
+	entry.own.lastHeard = Date.now();
+	entry.gone = false;
+};
+
+/** Takes a request frame from `inbox` into the host's queue, or says it is there already. */
+function takeRequest(room: Room, frame: NatsRequestFrame, inbox: string, bytes: number, message: BrokerMessage) {
+	const { bridge, replies } = room;
+	const macKey = room.askerMacKeys.get(frame.key);
+	if (!macKey) return replies.refuse(message, "malformed", "Malformed frame: request.key is not an X25519 public key.");
+	const existing = bridge.get(inbox, frame.id);
+	if (existing) {
+		// Another client that read the request and re-sends it under its own key gets nothing.
+		if (existing.own.askerKey !== frame.key) return;
+		// A re-send that crossed our first reply: already queued, just say so.
+		heardFrom(existing);
+		return pong(room, inbox, frame.id, true, existing.own.macKey);
+	}
+	const to = { inbox, macKey };
+	bridge.take(
+		{
+			client: inbox,
+			id: frame.id,
+			asker: natsAsker(frame.asker, frame.machine, frame.pid),
+			questions: frame.questions,
+			// The asker's clock is not ours: the deadline is set from the milliseconds it had left, and it started now.
+			deadline: frame.deadline,
+			budgetMs: frame.budgetMs,
+			dialogTimeoutMs: frame.dialogTimeoutMs,
+			// Each NATS client (its inbox) is an origin of its own (ADR-0003), as a socket connection is.
+			origin: `nats:${inbox}`,
+			bytes,
+			// What this host collected before the asker fell silent counts too: its progress may have been lost on the way.
+			answers: () => {
+				const kept = room.resend.takeFor(inbox, frame.id, frame.key, frame.cancelHash);
+				return [...(frame.answers ?? []), ...kept.filter((a) => !frame.answers?.some((b) => b.question === a.question && b.id === a.id))];
 			},
-			{ askerKey: frame.key, macKey, cancelHash: frame.cancelHash, lastHeard: Date.now() },
-		);
-	};
+			...(frame.resent === true ? { resent: true } : {}),
+			// Asked with wait: false: the asker's process may exit once it has its receipt, and the question stays.
+			...(frame.later ? { later: frame.later } : {}),
+			send: (reply) => replies.reply(to, reply, frame.questions.length),
+			// Late frames: sent sealed to the asker's inbox as a request; its ack says the asker recorded it (an older
+			// asker's empty reply: its process has it); silence or nobody listening leaves it to the host's session.
+			...(frame.lateFrames ? { sendLate: (late: LateFrame) => (frame.acks ? replies.acked(to, { ...late, ack: true }) : replies.late(to, late)) } : {}),
+			// The end of a request asked with wait: false, to an asker that acks: its sealed ack says recorded, or the host's session takes it.
+			...(frame.acks ? { sendAcked: (result: ResultFrame) => replies.acked(to, result) } : {}),
+		},
+		{ askerKey: frame.key, macKey, cancelHash: frame.cancelHash, lastHeard: Date.now() },
+	);
+}
 
-	const onMessage = (expected: "request" | "cancel" | "ping") => (message: BrokerMessage) => {
-		if (closed || message.noResponders) return;
-		const checked = decodeNatsFrame(message.data);
-		if (!checked.ok) return refuse(message, checked.code, checked.message);
-		const frame = checked.frame;
-		if (frame.type !== expected) return refuse(message, "unexpected", `A ${frame.type} frame does not belong on the ${expected} subject.`);
-		// Without an inbox nothing can be answered, and the request could not be told apart from another asker's.
-		if (!message.reply) return;
-		if (message.reply.length > MAX_INBOX_LENGTH)
-			return refuse(message, "malformed", `The reply subject is ${message.reply.length} characters; the room takes at most ${MAX_INBOX_LENGTH}.`);
-		if (frame.type === "request") return forward(frame, message.reply, message.data.byteLength, message);
-		const entry = bridge.get(message.reply, frame.id);
-		if (frame.type === "cancel") {
-			// Only the asker knows the secret: anyone else who read its inbox off the room is ignored, unanswered.
-			if (entry && secretMatches(frame.secret, entry.own.cancelHash)) bridge.giveUp(entry, frame.reason);
-			return;
-		}
-		if (frame.type === "ping") {
-			if (entry) heardFrom(entry);
-			pong(message.reply, frame.id, entry !== undefined, (entry?.own ?? dropped.get(keyOf(message.reply, frame.id)))?.macKey);
-		}
-	};
+/** Reads the frames of one of the room's subjects: requests, cancels or pings. */
+const onFrame = (room: Room, expected: "request" | "cancel" | "ping") => (message: BrokerMessage) => {
+	if (room.closed() || message.noResponders) return;
+	const { bridge, replies } = room;
+	const checked = decodeNatsFrame(message.data);
+	if (!checked.ok) return replies.refuse(message, checked.code, checked.message);
+	const frame = checked.frame;
+	if (frame.type !== expected) return replies.refuse(message, "unexpected", `A ${frame.type} frame does not belong on the ${expected} subject.`);
+	// Without an inbox nothing can be answered, and the request could not be told apart from another asker's.
+	if (!message.reply) return;
+	if (message.reply.length > MAX_INBOX_LENGTH)
+		return replies.refuse(message, "malformed", `The reply subject is ${message.reply.length} characters; the room takes at most ${MAX_INBOX_LENGTH}.`);
+	if (frame.type === "request") return takeRequest(room, frame, message.reply, message.data.byteLength, message);
+	const entry = bridge.get(message.reply, frame.id);
+	if (frame.type === "cancel") {
+		// Only the asker knows the secret: anyone else who read its inbox off the room is ignored, unanswered.
+		if (entry && secretMatches(frame.secret, entry.own.cancelHash)) bridge.giveUp(entry, frame.reason);
+		return;
+	}
+	if (frame.type === "ping") {
+		if (entry) heardFrom(entry);
+		pong(room, message.reply, frame.id, entry !== undefined, (entry?.own ?? room.resend.get(message.reply, frame.id))?.macKey);
+	}
+};
 
+/** Subscribes the room's subjects; returns their unsubscribes. */
+function subscribeRoom(room: Room, broker: Broker, subjects: RoomSubjects): (() => void)[] {
 	// Notices are a courtesy, and anyone in the room can send one: a bounded number per window for the whole room (the bridge's window).
 	const onNotice = (message: BrokerMessage) => {
-		if (closed || message.noResponders) return;
+		if (room.closed() || message.noResponders) return;
 		const checked = decodeNatsFrame(message.data);
-		if (!checked.ok) return refuse(message, checked.code, checked.message);
+		if (!checked.ok) return room.replies.refuse(message, checked.code, checked.message);
 		const frame = checked.frame;
-		if (frame.type !== "notice") return refuse(message, "unexpected", `A ${frame.type} frame does not belong on the notice subject.`);
-		bridge.notice(natsAsker(frame.asker, frame.machine, frame.pid), frame, "nats");
+		if (frame.type !== "notice") return room.replies.refuse(message, "unexpected", `A ${frame.type} frame does not belong on the notice subject.`);
+		room.bridge.notice(natsAsker(frame.asker, frame.machine, frame.pid), frame, "nats");
 	};
-
-	const unsubscribe = [
+	return [
 		broker.subscribe(subjects.notice, onNotice),
-		broker.subscribe(subjects.request, onMessage("request")),
-		broker.subscribe(subjects.cancel, onMessage("cancel")),
-		broker.subscribe(subjects.ping, onMessage("ping")),
+		broker.subscribe(subjects.request, onFrame(room, "request")),
+		broker.subscribe(subjects.cancel, onFrame(room, "cancel")),
+		broker.subscribe(subjects.ping, onFrame(room, "ping")),
 		broker.subscribe(subjects.host, (message) => {
-			if (!closed && message.reply) send(message.reply, { type: "host", v: FRAME_VERSION.nats, host: hostId });
+			if (!room.closed() && message.reply) room.replies.send(message.reply, { type: "host", v: FRAME_VERSION.nats, host: room.hostId });
 		}),
 	];
+}
 
-	// An asker that died, hung or was cut off stops pinging: its question leaves the queue, but for one asked
-	// with wait: false, which stays, its end going to the host's session (as the local endpoint's on a closed connection).
-	const sweeper = setInterval(() => {
-		const now = Date.now();
-		for (const entry of bridge.held())
-			if (now - entry.own.lastHeard > silenceMs) {
-				if (entry.later) {
-					entry.gone = true;
-					continue;
-				}
-				bridge.giveUp(entry, "cancelled");
-				if (entry.answers.length > 0) {
-					const key = keyOf(entry.client, entry.id);
-					forget(key);
-					const bytes = Buffer.byteLength(JSON.stringify(entry.answers));
-					const { askerKey, macKey, cancelHash } = entry.own;
-					dropped.set(key, { answers: entry.answers, at: now, bytes, askerKey, macKey, cancelHash });
-					droppedBytes += bytes;
-				}
+/**
+ * An asker that died, hung or was cut off stops pinging: its question leaves the queue, but for one asked
+ * with wait: false, which stays, its end going to the host's session (as the local endpoint's on a closed connection).
+ */
+function sweepSilent({ bridge, resend }: Room, silenceMs: number) {
+	const now = Date.now();
+	for (const entry of bridge.held())
+		if (now - entry.own.lastHeard > silenceMs) {
+			if (entry.later) {
+				entry.gone = true;
+				continue;
 			}
-		for (const [key, { at }] of dropped) if (now - at > keepDroppedMs || dropped.size > MAX_DROPPED) forget(key);
-	}, options.tickMs ?? TICK_MS);
+			bridge.giveUp(entry, "cancelled");
+			if (entry.answers.length > 0) {
+				const { askerKey, macKey, cancelHash } = entry.own;
+				resend.keep(entry.client, entry.id, { answers: entry.answers, askerKey, macKey, cancelHash }, now);
+			}
+		}
+	resend.expire(now);
+}
+
+/** Serves a room on `broker` into the host's bus. The caller checks first that nobody else serves it. */
+export function serveRoom(options: RoomServerOptions): RoomServer {
+	const { broker, handle } = options;
+	const hostId = nanoid();
+	const keys = newKeyPair();
+	const resend = resendAnswers(options.keepDroppedMs ?? KEEP_DROPPED_MS, MAX_DROPPED);
+	const limits = {
+		maxOpenPerClient: options.maxOpenPerClient ?? MAX_OPEN_PER_CLIENT,
+		maxRoomRequests: options.maxRoomRequests ?? MAX_ROOM_REQUESTS,
+		maxRoomBytes: options.maxRoomBytes ?? MAX_ROOM_BYTES,
+	};
+	let closed = false;
+	const room: Room = {
+		hostId,
+		bridge: roomBridge(handle, limits, resend),
+		replies: roomReplies(broker, keys.publicKey, options.ackWaitMs ?? ACK_WAIT_MS),
+		resend,
+		askerMacKeys: macKeys(keys.privateKey, MAC_KEYS_KEPT),
+		closed: () => closed,
+	};
+	const unsubscribe = subscribeRoom(room, broker, roomSubjects(options.prefix));
+	const silenceMs = options.silenceMs ?? SILENCE_MS;
+	const sweeper = setInterval(() => sweepSilent(room, silenceMs), options.tickMs ?? TICK_MS);
 	sweeper.unref?.();
 
 	return {
 		hostId,
 		get heldCount() {
-			return bridge.size;
+			return room.bridge.size;
 		},
 		get heldBytes() {
-			return bridge.bytes + droppedBytes;
+			return room.bridge.bytes + resend.bytes;
 		},
 		close(note = DEFAULT_CLOSE_NOTE) {
 			if (closed) return;
 			closed = true;
 			clearInterval(sweeper);
 			// Stale once the request is let go: it would tell the asker this host still holds it.
-			pendingProgress.clear();
-			bridge.dropLate();
-			dropped.clear();
-			droppedBytes = 0;
-			for (const entry of bridge.held()) {
+			room.replies.clear();
+			room.bridge.dropLate();
+			resend.clear();
+			for (const entry of room.bridge.held()) {
 				// Let go rather than settle: an asker with a grace waits for the next host, keeping its answers.
-				pong(entry.client, entry.id, false, entry.own.macKey, note);
-				bridge.giveUp(entry, "cancelled");
+				pong(room, entry.client, entry.id, false, entry.own.macKey, note);
+				room.bridge.giveUp(entry, "cancelled");
 			}
 			for (const off of unsubscribe) off();
 		},
