@@ -52,7 +52,7 @@ const calls = new Array(N).fill(undefined);
 const before = await heapAfterGc();
 const role = pendingRequests(N, calls);
 const pending = await heapAfterGc();
-const held = role.host.heldCount;
+const held = role.host.snapshot().open.length;
 if (held !== N) throw new Error(`the host holds ${held} requests, expected ${N}`);
 
 role.release("quit", "measurement over");

@@ -80,7 +80,7 @@ describe("a request whose questions are known already", () => {
 		await flush(vi);
 		expect(prompts).toHaveLength(0);
 		expect(result()).toMatchObject({ status: "ok", answers: [{ answer: "Ada" }, { answer: "Turin" }] });
-		expect(host.queueLength).toBe(0);
+		expect(host.snapshot().open).toEqual([]);
 	});
 
 	it("settles ok without a second form when another asker's form answered its only question", async () => {
@@ -187,7 +187,7 @@ describe("answers that fail the answer check", () => {
 			note: 'The host dialog\'s answer to question 2 is of kind "option", but a value was typed.',
 		});
 		expect(told()).toEqual(["queued1", "shown0", "error"]);
-		expect(host.queueLength).toBe(0);
+		expect(host.snapshot().open).toEqual([]);
 	});
 
 	it("one the form hands back when it closes ends the call with error naming the question", async () => {

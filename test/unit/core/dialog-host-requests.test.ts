@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Surface } from "../../../extensions/checkpoint-bridge/core/answering/surface.ts";
 import { DialogHost, type HostEvents } from "../../../extensions/checkpoint-bridge/core/host/dialog-host.ts";
-import { statusText } from "../../../extensions/checkpoint-bridge/core/host/host-role.ts";
+import { statusText } from "../../../extensions/checkpoint-bridge/core/host/status-line.ts";
 import { PROTOCOL_VERSION, type RelayCancel, type RelayReply, type RelayRequest } from "../../../extensions/checkpoint-bridge/core/shared/protocol.ts";
 import type { Answer } from "../../../extensions/checkpoint-bridge/model/answer.ts";
 import { answerOf } from "../../../extensions/checkpoint-bridge/model/answer-check.ts";
@@ -82,8 +82,8 @@ describe("what the host does not take", () => {
 		h.serve(request("r1", { questions: [city], label: "other" }));
 		await flush(vi);
 		expect(replies.length).toBe(before);
-		expect(h.heldCount).toBe(1);
-		expect(h.queueLength).toBe(1);
+		expect(h.snapshot().open.length).toBe(1);
+		expect(h.waiting(9).queuedCount).toBe(0);
 		expect(fake.dialogs.map((d) => d.title)).toEqual(["[planner] Project name?"]);
 	});
 
@@ -93,7 +93,7 @@ describe("what the host does not take", () => {
 		await flush(vi);
 		for (const junk of [undefined, null, {}, { id: 1 }, "r1"]) expect(() => h.cancel(junk as unknown as RelayCancel)).not.toThrow();
 		await flush(vi);
-		expect(h.heldCount).toBe(1);
+		expect(h.snapshot().open.length).toBe(1);
 		expect(fake.open).toHaveLength(1);
 		expect(replies.filter((r) => r.kind === "result")).toEqual([]);
 	});
@@ -108,7 +108,7 @@ describe("what the host does not take", () => {
 			{ v: PROTOCOL_VERSION, id: "spent", kind: "result", status: "timeout", answers: [{ ...given, source: "carried" }], note: SPENT_NOTE },
 		]);
 		expect(fake.dialogs).toHaveLength(0);
-		expect(h.heldCount).toBe(0);
+		expect(h.snapshot().open.length).toBe(0);
 	});
 
 	it(`takes a request id of exactly ${MAX_REQUEST_ID_LENGTH} characters and refuses a longer one or one with a control character`, async () => {
@@ -122,7 +122,7 @@ describe("what the host does not take", () => {
 		expect(to(longest)[0]).toMatchObject({ kind: "progress", stage: "queued" });
 		for (const id of [`${longest}a`, "bell\u0007"])
 			expect(to(id)).toStrictEqual([{ v: PROTOCOL_VERSION, id, kind: "result", status: "error", answers: [], note: refusal }]);
-		expect(h.heldCount).toBe(1);
+		expect(h.snapshot().open.length).toBe(1);
 	});
 
 	it("refuses invalid questions naming every problem", async () => {
@@ -146,7 +146,7 @@ describe("what the host does not take", () => {
 		for (const [id] of cases) expect(results(id)).toMatchObject([{ status: "error", note: "The request has no valid deadline." }]);
 		expect(results("origin")).toMatchObject([{ status: "error", note: "The request's origin must be a string." }]);
 		expect(fake.dialogs).toHaveLength(0);
-		expect(h.heldCount).toBe(0);
+		expect(h.snapshot().open.length).toBe(0);
 	});
 });
 
@@ -237,7 +237,7 @@ describe("the host's own deadline", () => {
 		expect(results("waiting")).toEqual([]);
 		await vi.advanceTimersByTimeAsync(1);
 		expect(results("waiting")).toStrictEqual([{ v: PROTOCOL_VERSION, id: "waiting", kind: "result", status: "timeout", answers: [], note: BUDGET_NOTE }]);
-		expect(h.heldCount).toBe(1);
+		expect(h.snapshot().open.length).toBe(1);
 		fake.current()!.answer("atlas");
 		await flush(vi);
 		expect(fake.dialogs).toHaveLength(1);
@@ -276,10 +276,10 @@ describe("cancels and the single dialog slot", () => {
 		h.serve(request("shown"));
 		h.serve(request("queued", { label: "reviewer" }));
 		await flush(vi);
-		expect(h.queueLength).toBe(2);
+		expect(h.snapshot().open).toHaveLength(2);
 		h.cancel(cancel("queued"));
-		expect(h.queueLength).toBe(1);
-		expect(h.heldCount).toBe(1);
+		expect(h.snapshot().open.map((o) => o.requestId)).toEqual(["shown"]);
+		expect(h.waiting(9).queuedCount).toBe(0);
 		fake.current()!.answer("atlas");
 		await flush(vi);
 		expect(fake.dialogs).toHaveLength(1);
@@ -294,7 +294,8 @@ describe("cancels and the single dialog slot", () => {
 		const sent = to("shown").length;
 		h.cancel(cancel("shown"));
 		await vi.advanceTimersByTimeAsync(1_000);
-		expect(h.queueLength).toBe(2);
+		// The slot stays taken: the next request is held, not shown.
+		expect(h.snapshot().open.map((o) => o.requestId)).toEqual(["next"]);
 		expect(fake.dialogs).toHaveLength(1);
 		// The human answers the dialog nobody waits for any more: the asker hears nothing of it.
 		fake.dialogs[0]!.answer("late");
@@ -329,7 +330,7 @@ describe("cancels and the single dialog slot", () => {
 		await flush(vi);
 		expect(fake.dialogs.map((d) => d.title)).toEqual(["[planner] (1/2) Project name?", "[reviewer] Project name?"]);
 		expect([...results("two"), ...results("one")]).toEqual([]);
-		expect(h.heldCount).toBe(0);
+		expect(h.snapshot().open.length).toBe(0);
 	});
 
 	it("shows no second dialog of a request cancelled from outside while its first is open", async () => {
@@ -362,7 +363,7 @@ describe(`the cap of ${MAX_OPEN_PER_ASKER} open requests per asker`, () => {
 		expect(to("over-again")).toMatchObject([{ kind: "result", status: "error", note: refusal }]);
 		for (const id of [...first.slice(0, -1), "one-more"]) h.cancel(cancel(id));
 		await flush(vi);
-		expect(h.heldCount).toBe(0);
+		expect(h.snapshot().open.length).toBe(0);
 		const second = serveMany("b", MAX_OPEN_PER_ASKER);
 		h.serve(request("over-last"));
 		expect(second.every(accepted)).toBe(true);
@@ -410,8 +411,8 @@ describe("the status line and a hand-over", () => {
 			["asker", "createdAt", "deadline", "dialogTimeoutMs", "id", "questions", "v"],
 			["asker", "createdAt", "deadline", "dialogTimeoutMs", "id", "origin", "questions", "v"],
 		]);
-		expect(h.heldCount).toBe(0);
-		expect(h.waitingAskers()).toEqual([]);
+		expect(h.snapshot().open.length).toBe(0);
+		expect(h.waiting(9)).toEqual({ queued: [], queuedCount: 0 });
 		expect(statusText(h)).toBeUndefined();
 		expect(replies.length).toBe(sent);
 	});

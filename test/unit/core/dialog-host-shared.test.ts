@@ -85,13 +85,13 @@ describe("a request answered in full on arrival", () => {
 		await flush(vi);
 		fake.current()!.answer("atlas");
 		await flush(vi);
-		expect(dialogHost.queueLength).toBe(1);
+		expect(dialogHost.snapshot().open.map((o) => o.requestId)).toEqual(["first"]);
 		// Carried over with one answer of its own (as from a replaced host), the other answered for "first".
 		dialogHost.serve(request("carried", "carried", [OTHER, NAME]), {
 			entries: [{ answer: { question: OTHER.question, answer: "nothing", kind: "text" } }],
 			queuedAt: Date.now(),
 		});
-		expect(dialogHost.queueLength).toBe(1);
+		expect(dialogHost.snapshot().open.map((o) => o.requestId)).toEqual(["first"]);
 		expect(replies.filter((r) => r.id === "carried" && r.kind === "result")).toEqual([
 			expect.objectContaining({
 				status: "ok",
@@ -100,6 +100,6 @@ describe("a request answered in full on arrival", () => {
 		]);
 		expect(dialogHost.stats.sharedAnswers).toBe(1);
 		await flush(vi);
-		expect(dialogHost.queueLength).toBe(1);
+		expect(dialogHost.snapshot().open.map((o) => o.requestId)).toEqual(["first"]);
 	});
 });

@@ -5,7 +5,7 @@
  */
 import PQueue from "p-queue";
 import { describe, expect, it } from "vitest";
-import { DialogOrder } from "../../../extensions/checkpoint-bridge/core/host/dialog-host.ts";
+import { DialogOrder } from "../../../extensions/checkpoint-bridge/core/host/dialog/order.ts";
 
 const dialogQueue = () => new PQueue({ concurrency: 1, queueClass: DialogOrder });
 

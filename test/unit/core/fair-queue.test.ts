@@ -7,8 +7,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { queueCommand } from "../../../extensions/checkpoint-bridge/checkpoints-command.ts";
-import { statusText } from "../../../extensions/checkpoint-bridge/core/host/host-role.ts";
 import { LateBook } from "../../../extensions/checkpoint-bridge/core/host/late.ts";
+import { statusText } from "../../../extensions/checkpoint-bridge/core/host/status-line.ts";
 import { readLateConfig } from "../../../extensions/checkpoint-bridge/core/shared/late-config.ts";
 import { OBSERVER_EVENTS } from "../../../extensions/checkpoint-bridge/core/shared/observers.ts";
 import { type RelayRequest, type RelayResult, replyChannel } from "../../../extensions/checkpoint-bridge/core/shared/protocol.ts";
@@ -100,13 +100,13 @@ describe("the order of the dialogs", () => {
 		const leaving = track(ask([{ question: "Leaving?" }], { label: "b", signal: controller.signal }));
 		void ask([{ question: "Third?" }], { label: "c" });
 		await flush(vi);
-		expect(role.host.queueLength).toBe(3);
-		expect(role.host.waitingCount).toBe(2);
+		expect(role.host.snapshot().open).toHaveLength(3);
+		expect(role.host.waiting(9).queuedCount).toBe(2);
 		controller.abort();
 		await flush(vi);
 		expect(leaving.envelope?.status).toBe("cancelled");
-		expect(role.host.queueLength).toBe(2);
-		expect(role.host.waitingCount).toBe(1);
+		expect(role.host.snapshot().open).toHaveLength(2);
+		expect(role.host.waiting(9).queuedCount).toBe(1);
 		fake.current()!.answer("x");
 		await flush(vi);
 		expect(fake.current()!.title).toBe("[c] Third?");
@@ -163,7 +163,7 @@ describe("/checkpoints pause and resume", () => {
 		await vi.advanceTimersByTimeAsync(5_000);
 		expect(short.envelope?.status).toBe("timeout");
 		expect(role.host.lateRequests().map((l) => l.questions[0]!.question)).toEqual(["Short?"]);
-		expect(role.host.waitingCount).toBe(0);
+		expect(role.host.waiting(9).queuedCount).toBe(0);
 		expect(statusText(role.host)).toMatch(/^checkpoint-bridge: paused · 0 waiting · 1 late: a/);
 		role.host.resume();
 		await flush(vi);

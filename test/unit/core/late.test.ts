@@ -6,8 +6,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ANSWER_MESSAGE_TYPE, deliveryBox, type MessageApi, sessionPoster } from "../../../extensions/checkpoint-bridge/core/delivery/delivery.ts";
 import { DialogHost } from "../../../extensions/checkpoint-bridge/core/host/dialog-host.ts";
-import { statusText } from "../../../extensions/checkpoint-bridge/core/host/host-role.ts";
 import { LateBook } from "../../../extensions/checkpoint-bridge/core/host/late.ts";
+import { statusText } from "../../../extensions/checkpoint-bridge/core/host/status-line.ts";
 import { DEFAULT_LATE_EXPIRY_MS, LATE_NOTE, type LateConfig, readLateConfig } from "../../../extensions/checkpoint-bridge/core/shared/late-config.ts";
 import { OBSERVER_EVENTS } from "../../../extensions/checkpoint-bridge/core/shared/observers.ts";
 import { PROTOCOL_VERSION, type RelayRequest } from "../../../extensions/checkpoint-bridge/core/shared/protocol.ts";

@@ -236,8 +236,8 @@ describe(`${CALLS.toLocaleString("en")} calls one after another`, () => {
 		const baseline = {
 			listeners: listeners(handle),
 			timers: vi.getTimerCount(),
-			held: role.host.heldCount,
-			queued: role.host.queueLength,
+			held: role.host.snapshot().open.length,
+			queued: role.host.waiting(0).queuedCount,
 			abortListeners: getEventListeners(longLived.signal, "abort").length,
 		};
 		const heapBefore = process.memoryUsage().heapUsed;
@@ -258,8 +258,8 @@ describe(`${CALLS.toLocaleString("en")} calls one after another`, () => {
 		expect({
 			listeners: listeners(handle),
 			timers: vi.getTimerCount(),
-			held: role.host.heldCount,
-			queued: role.host.queueLength,
+			held: role.host.snapshot().open.length,
+			queued: role.host.waiting(0).queuedCount,
 			abortListeners: getEventListeners(longLived.signal, "abort").length,
 		}).toEqual(baseline);
 		expect(heapGrowth).toBeLessThan(50 * 1024 * 1024);

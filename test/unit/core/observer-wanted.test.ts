@@ -38,7 +38,7 @@ describe("HostEvents.wanted", () => {
 		host.serve(request("r1"));
 		await flush(vi);
 		expect(fake.dialogs).toHaveLength(1);
-		expect(host.heldCount).toBe(0);
+		expect(host.snapshot().open.length).toBe(0);
 		expect(wanted.mock.calls.map(([name]) => name)).toEqual(["queued", "shown", "settled"]);
 		for (const hook of [events.queued, events.shown, events.settled]) expect(hook).not.toHaveBeenCalled();
 		// Taken in, shown (the status line names what is on screen), settled.

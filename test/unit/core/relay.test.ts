@@ -148,7 +148,7 @@ describe("timeout: the call's budget expires", () => {
 		expect(call.envelope?.status).toBe("timeout");
 		expect(call.envelope?.note).toContain(NEEDS_INPUT_ADVICE);
 		expect(fake.dialogs[0]?.closedBy).toBe("signal");
-		expect(role.host.heldCount).toBe(0);
+		expect(role.host.snapshot().open.length).toBe(0);
 	});
 
 	it("drops questions of a timed-out call from the queue without showing them", async () => {
@@ -195,7 +195,7 @@ describe("cancelled: the tool call is aborted", () => {
 		await flush(vi);
 		expect(call.envelope?.status).toBe("cancelled");
 		expect(fake.dialogs[0]?.closedBy).toBe("signal");
-		expect(role.host.heldCount).toBe(0);
+		expect(role.host.snapshot().open.length).toBe(0);
 	});
 
 	it("shows nothing for a call aborted before it asks", async () => {
@@ -454,8 +454,8 @@ describe("every call settles exactly once and leaves nothing behind", () => {
 		// Only this test's own counter still listens on each reply channel: the askers' listeners are gone.
 		for (const id of ids) expect(handle.bus.listenerCount(replyChannel(id)), `listeners for ${id}`).toBe(1);
 		expect(vi.getTimerCount()).toBe(baseline.timers);
-		expect(role.host.heldCount).toBe(0);
-		expect(role.host.queueLength).toBe(0);
+		expect(role.host.snapshot().open.length).toBe(0);
+		expect(role.host.waiting(0).queuedCount).toBe(0);
 		expect(fake.open).toHaveLength(0);
 	});
 });

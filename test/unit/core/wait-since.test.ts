@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { checkpointsReport } from "../../../extensions/checkpoint-bridge/core/host/audit.ts";
-import { statusText } from "../../../extensions/checkpoint-bridge/core/host/host-role.ts";
+import { statusText } from "../../../extensions/checkpoint-bridge/core/host/status-line.ts";
 import { flush, relay, relayRequest } from "../support/relay.ts";
 
 beforeEach(() => vi.useFakeTimers({ now: new Date(2026, 11, 3, 9, 0, 0) }));

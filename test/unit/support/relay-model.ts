@@ -13,7 +13,8 @@ import fc from "fast-check";
 import { afterEach, beforeEach, expect, vi } from "vitest";
 import { askViaHost } from "../../../extensions/checkpoint-bridge/core/asking/asker.ts";
 import { VERDICT_GRACE_MS } from "../../../extensions/checkpoint-bridge/core/asking/call.ts";
-import { claimHostRole, HANDOVER_GRACE_MS, type HostRole, STATUS_KEY } from "../../../extensions/checkpoint-bridge/core/host/host-role.ts";
+import { claimHostRole, HANDOVER_GRACE_MS, type HostRole } from "../../../extensions/checkpoint-bridge/core/host/host-role.ts";
+import { STATUS_KEY } from "../../../extensions/checkpoint-bridge/core/host/status-line.ts";
 import { CLOCK_TOLERANCE_MS } from "../../../extensions/checkpoint-bridge/core/shared/config.ts";
 import { OBSERVER_EVENTS, type SettledEvent } from "../../../extensions/checkpoint-bridge/core/shared/observers.ts";
 import { PROTOCOL_VERSION, type RelayReply, type RelayRequest, replyChannel } from "../../../extensions/checkpoint-bridge/core/shared/protocol.ts";
@@ -359,9 +360,11 @@ export class Relay {
 			// What the host says it holds: every call the model says it holds, no settled one; the status line agrees.
 			const snapshot = this.handle.snapshot()!;
 			const open = snapshot.open.map((o) => o.requestId);
-			expect(open).toHaveLength(this.role.host.heldCount);
+			// The status line's view counts what the snapshot lists: the request on screen and those waiting their turn.
+			const waiting = this.role.host.waiting(0);
+			expect(open).toHaveLength(waiting.queuedCount + (waiting.shown ? 1 : 0));
 			for (const call of this.calls) if (call.request) expect(open.includes(call.request.id), `call ${call.no} held`).toBe(this.held(call));
-			expect(this.ui.status.has(STATUS_KEY)).toBe(this.role.host.heldCount > 0);
+			expect(this.ui.status.has(STATUS_KEY)).toBe(open.length > 0);
 		}
 	}
 
@@ -783,8 +786,8 @@ export class Relay {
 		for (const call of this.calls) expect(call.settlements, `call ${call.no} never settled`).toBe(1);
 		expect(this.ui.open).toEqual([]);
 		if (this.role) {
-			expect(this.role.host.heldCount).toBe(0);
-			expect(this.role.host.queueLength).toBe(0);
+			expect(this.role.host.snapshot().open).toEqual([]);
+			expect(this.role.host.waiting(0).queuedCount).toBe(0);
 			this.role.release("quit", "end of run");
 			this.role = undefined;
 		}

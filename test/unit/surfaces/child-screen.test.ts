@@ -126,7 +126,7 @@ describe("a child's screen in the host's terminal", () => {
 		expect(await result).toEqual({ answer: "Green" });
 		expect(s.terminal.current()).toBeUndefined();
 		expect(screens().open.size).toBe(0);
-		expect(s.role.host.heldCount).toBe(0);
+		expect(s.role.host.snapshot().open.length).toBe(0);
 	});
 
 	it("takes a factory that resolves its component later, as pi's custom() does", async () => {
@@ -163,7 +163,7 @@ describe("a child's screen in the host's terminal", () => {
 		expect(await result).toBeUndefined();
 		expect(keys).toHaveLength(3);
 		expect(s.terminal.current()).toBeUndefined();
-		expect(s.role.host.heldCount).toBe(0);
+		expect(s.role.host.snapshot().open.length).toBe(0);
 		// Dismissed, as Esc on a form: the request ends without an answer, not by its budget.
 		expect(s.statuses).toEqual(["timeout-or-cancelled"]);
 	});
@@ -196,7 +196,7 @@ describe("a child's screen in the host's terminal", () => {
 		s.terminal.current()?.component.handleInput?.("x");
 		expect(await result).toBeUndefined();
 		expect(s.terminal.current()).toBeUndefined();
-		expect(s.role.host.heldCount).toBe(0);
+		expect(s.role.host.snapshot().open.length).toBe(0);
 	}
 
 	it("a component that throws while drawn ends as closed (undefined to the child) and leaves nothing of it on screen", () =>
@@ -295,7 +295,7 @@ describe("a child's screen in the host's terminal", () => {
 		calls.slice(MAX_OPEN_PER_ASKER).forEach((c) => void c.then((v) => early.push(v ?? "undefined")));
 		await flush(vi);
 		expect(early).toEqual(["undefined", "undefined", "undefined"]);
-		expect(s.role.host.heldCount).toBe(MAX_OPEN_PER_ASKER);
+		expect(s.role.host.snapshot().open.length).toBe(MAX_OPEN_PER_ASKER);
 		expect(s.terminal.shown).toHaveLength(1);
 		s.role.release("quit", "done");
 		await Promise.all(calls);

@@ -20,11 +20,10 @@ import { givenAnswers, type ParkedRequest, placedAnswers } from "../shared/reque
 import type { ReplySeal, SharedHandle } from "../shared/shared-handle.ts";
 import { DialogHost, type DialogHostOptions, type HostEvents, type SettledOutcome } from "./dialog-host.ts";
 import { DropNotices, type LateBook } from "./late.ts";
+import { statusLine } from "./status-line.ts";
 
 /** How long requests of a host being replaced wait for the next host. @default 1000 */
 export const HANDOVER_GRACE_MS = 1_000;
-/** Key of the host's footer status. */
-export const STATUS_KEY = "checkpoint-bridge";
 
 /** What the audit trail records of a settled request. */
 export interface SettledRecord {
@@ -89,77 +88,6 @@ const WENT_LATE_NOTE = `The call's budget ran out before every question was answ
 
 /** The note of a late answer that carries none of its own. */
 const LATE_ANSWER_NOTE = "Answered late, after the call's budget ran out.";
-
-/** Requests named in each part of the status line; the rest are counted. @default 3 */
-const STATUS_ASKERS_SHOWN = 3;
-
-/** Minutes (or hours) since `at`, as the status line says it. */
-const ago = (at: number, now = Date.now()) => {
-	const minutes = Math.floor((now - at) / 60_000);
-	return minutes < 60 ? `${minutes} min` : `${Math.floor(minutes / 60)} h`;
-};
-
-/**
- * The status line while questions wait, e.g.
- * `checkpoint-bridge: shown: planner (2 min) · 2 queued: reviewer (1 min), tester (0 min) · 1 late: planner (12 min)`
- * (labels may hold brackets of their own): the request on screen, those waiting their turn and the
- * late ones apart, each with who asked and how long ago (queued: since asked; late: since late).
- * While paused (`/checkpoints pause`) it says so first, with who waits:
- * `checkpoint-bridge: paused · 2 waiting: reviewer (1 min), tester (0 min)`.
- */
-export function statusText(host: DialogHost): string | undefined {
-	const { shown, queued, queuedCount } = host.waiting(STATUS_ASKERS_SHOWN);
-	const late = host.lateRequests();
-	const { paused } = host;
-	if (!paused && !shown && queuedCount === 0 && late.length === 0) return undefined;
-	const named = (requests: { label: string; at: number }[], total = requests.length) => {
-		const more = total - STATUS_ASKERS_SHOWN;
-		return `${requests
-			.slice(0, STATUS_ASKERS_SHOWN)
-			.map((r) => `${r.label} (${ago(r.at)})`)
-			.join(", ")}${more > 0 ? ` and ${more} more` : ""}`;
-	};
-	const parts: string[] = [];
-	if (paused) parts.push(`paused · ${queuedCount} waiting${queuedCount > 0 ? `: ${named(queued, queuedCount)}` : ""}`);
-	if (shown) parts.push(`shown: ${named([shown])}`);
-	if (queuedCount > 0 && !paused) parts.push(`${queuedCount} queued: ${named(queued, queuedCount)}`);
-	if (late.length > 0) parts.push(`${late.length} late: ${named(late.map((l) => ({ label: l.request.asker.label, at: l.lateSince })))}`);
-	return `checkpoint-bridge: ${parts.join(" · ")}`;
-}
-
-/**
- * Redraws the status line at the first change, and once more when the work queued behind it is done
- * (process.nextTick: after the current callback and every promise job it started), with what is then
- * held. A burst of changes in one stretch of work (1,000 askers asking at once, each shown and answered
- * by a UI that answers at once) draws it twice, not once per change; no state that outlasts the
- * stretch is skipped. `flush` draws now what is pending.
- */
-function coalescedDraw(draw: () => void): { changed(): void; flush(): void } {
-	let pending = false;
-	let again = false;
-	const endOfStretch = () => {
-		pending = false;
-		if (!again) return;
-		again = false;
-		draw();
-	};
-	return {
-		changed() {
-			if (pending) {
-				again = true;
-				return;
-			}
-			draw();
-			pending = true;
-			process.nextTick(endOfStretch);
-		},
-		flush() {
-			if (!again) return;
-			again = false;
-			draw();
-		},
-	};
-}
 
 const settledRecord = (request: ObservedRequest, outcome: { status: Status; answers: Answer[]; note?: string }, settledAt: number): SettledRecord => ({
 	requestId: request.requestId,
@@ -255,71 +183,8 @@ function observerEvents(
 	};
 }
 
-/** Claims the host role for a session with a UI; undefined when another session holds it. */
-export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): HostRole | undefined {
-	const { ui, surface, sessionId, bell, onSettled, late } = options;
-	let host: DialogHost | undefined;
-	const home = options.home ?? homeRoute(() => handle.host()?.sessionId);
-	// An asker's cancel closes its form or drops its queued question: the human is told, not left wondering (the host's own model's are the human's doing).
-	const cancels = new CancelNotices((message) => {
-		try {
-			ui.notify(message, "info");
-		} catch {
-			// A notice is a courtesy.
-		}
-	});
-	/** Every request settles here, once (ADR-0025): observers hear it, the audit trail records it. */
-	const settle = (request: ObservedRequest, outcome: SettledOutcome | Omit<SettledOutcome, "end">, settledAt: number) => {
-		if ("end" in outcome && outcome.end === "cancelled" && request.asker.sessionId !== sessionId)
-			cancels.cancelled(
-				request.asker.label,
-				request.questions.map((q) => q.question.replace(/\s+/g, " ")),
-			);
-		const record = onSettled ? settledRecord(request, outcome, settledAt) : undefined;
-		handle.bus.emit(OBSERVER_EVENTS.settled, Object.assign(request, { settledAt, outcome }));
-		if (record) onSettled!(record);
-	};
-	// The footer is a courtesy: a UI that fails to draw it must not fail a request or a shutdown.
-	// What the footer shows now: the same text again is not drawn again (an RPC client gets each change once).
-	let drawn: string | undefined;
-	const showStatus = () => {
-		const text = statusText(host!);
-		if (text === drawn) return;
-		drawn = text;
-		try {
-			ui.setStatus?.(STATUS_KEY, text);
-		} catch {
-			// Nothing to fall back to; the dialogs still work.
-		}
-	};
-	const status = coalescedDraw(showStatus);
-	const claim = handle.claimHost({ sessionId, protocol: PROTOCOL_VERSION, snapshot: () => host!.snapshot() });
-	if (!claim) return undefined;
-	if (typeof claim.seal !== "function") {
-		// A handle made by a 0.1.0 copy hands out a bare seal, and releases by claim id: this claim
-		// has none, so releasing with none gives the role back. Hosting there would fail on the first reply.
-		(handle as unknown as { releaseHost?: (claimId?: string) => boolean }).releaseHost?.(undefined);
-		return undefined;
-	}
-	const { seal } = claim;
-	// The dialog host builds every reply afresh from data of its own: frozen where it is, not copied.
-	const sealBuilt = claim.sealBuilt ?? seal;
-	const { bus } = handle;
-	host = new DialogHost({
-		ui,
-		surface,
-		sessionId,
-		reply: (reply) => bus.emit(replyChannel(reply.id), sealBuilt(reply)),
-		...(bell ? { bell } : {}),
-		...(late
-			? {
-					late,
-					lateEnded: lateEndsHome(bus, home, sealBuilt),
-				}
-			: {}),
-		events: observerEvents(bus, settle, onSettled, status.changed),
-	});
-	const served = host;
+/** Listens on the bus for what the host takes: requests, cancels, outside answers and notices; returns how to stop. */
+function listen(bus: SharedHandle["bus"], served: DialogHost, ui: HostUI): () => void {
 	const onRequest = (request: RelayRequest) => served.serve(request);
 	const onCancel = (cancel: RelayCancel) => served.cancel(cancel);
 	const onAnswer = (payload: unknown, respond?: (reply: ReturnType<DialogHost["answerFromOutside"]>) => void) => {
@@ -350,6 +215,68 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 	bus.on("answer", onAnswer);
 	bus.on("notice", onNotice);
 	bus.on("relay:notice", onRelayedNotice);
+	return () => {
+		bus.off("request", onRequest);
+		bus.off("cancel", onCancel);
+		bus.off("answer", onAnswer);
+		bus.off("notice", onNotice);
+		bus.off("relay:notice", onRelayedNotice);
+	};
+}
+
+/** Claims the host role for a session with a UI; undefined when another session holds it. */
+export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): HostRole | undefined {
+	const { ui, surface, sessionId, bell, onSettled, late } = options;
+	let host: DialogHost | undefined;
+	const home = options.home ?? homeRoute(() => handle.host()?.sessionId);
+	// An asker's cancel closes its form or drops its queued question: the human is told, not left wondering (the host's own model's are the human's doing).
+	const cancels = new CancelNotices((message) => {
+		try {
+			ui.notify(message, "info");
+		} catch {
+			// A notice is a courtesy.
+		}
+	});
+	/** Every request settles here, once (ADR-0025): observers hear it, the audit trail records it. */
+	const settle = (request: ObservedRequest, outcome: SettledOutcome | Omit<SettledOutcome, "end">, settledAt: number) => {
+		if ("end" in outcome && outcome.end === "cancelled" && request.asker.sessionId !== sessionId)
+			cancels.cancelled(
+				request.asker.label,
+				request.questions.map((q) => q.question.replace(/\s+/g, " ")),
+			);
+		const record = onSettled ? settledRecord(request, outcome, settledAt) : undefined;
+		handle.bus.emit(OBSERVER_EVENTS.settled, Object.assign(request, { settledAt, outcome }));
+		if (record) onSettled!(record);
+	};
+	const status = statusLine(ui, () => host!);
+	const claim = handle.claimHost({ sessionId, protocol: PROTOCOL_VERSION, snapshot: () => host!.snapshot() });
+	if (!claim) return undefined;
+	if (typeof claim.seal !== "function") {
+		// A handle made by a 0.1.0 copy hands out a bare seal, and releases by claim id: this claim
+		// has none, so releasing with none gives the role back. Hosting there would fail on the first reply.
+		(handle as unknown as { releaseHost?: (claimId?: string) => boolean }).releaseHost?.(undefined);
+		return undefined;
+	}
+	const { seal } = claim;
+	// The dialog host builds every reply afresh from data of its own: frozen where it is, not copied.
+	const sealBuilt = claim.sealBuilt ?? seal;
+	const { bus } = handle;
+	host = new DialogHost({
+		ui,
+		surface,
+		sessionId,
+		reply: (reply) => bus.emit(replyChannel(reply.id), sealBuilt(reply)),
+		...(bell ? { bell } : {}),
+		...(late
+			? {
+					late,
+					lateEnded: lateEndsHome(bus, home, sealBuilt),
+				}
+			: {}),
+		events: observerEvents(bus, settle, onSettled, status.changed),
+	});
+	const served = host;
+	const stopListening = listen(bus, served, ui);
 	// Late questions that leave unanswered settle, and the human hears of them in one notice per window.
 	const drops = new DropNotices((message) => {
 		try {
@@ -376,12 +303,8 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 		release(reason: string, note: string) {
 			if (released) return;
 			released = true;
-			cancels.stop();
-			bus.off("request", onRequest);
-			bus.off("cancel", onCancel);
-			bus.off("answer", onAnswer);
-			bus.off("notice", onNotice);
-			bus.off("relay:notice", onRelayedNotice);
+			cancels.close();
+			stopListening();
 			drops.stop();
 			if (reason === "quit") {
 				claim.release();

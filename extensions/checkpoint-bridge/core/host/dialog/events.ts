@@ -1,0 +1,119 @@
+/**
+ * What the dialog host tells of its requests: the lifecycle hooks of observers, the audit trail and
+ * the status line, each guarded (a hook that throws stalls or settles nothing) and each built only
+ * while something takes it.
+ */
+import type { Answer } from "../../../model/answer.ts";
+import type { EndReason, RequestEnd, Status } from "../../../model/result.ts";
+import { OBSERVER_VERSION, type ObservedRequest } from "../../shared/observers.ts";
+import type { RequestRecord } from "../../shared/request-record.ts";
+import { type LateRequest, observedLate } from "../late.ts";
+
+/** How a request ended, as observers, the audit trail and the page learn it: `end` is the typed reason (request-record.ts). */
+export interface SettledOutcome {
+	status: Status;
+	answers: Answer[];
+	note?: string;
+	reason?: EndReason;
+	end: RequestEnd;
+}
+
+/** The lifecycle notifications a host gives. */
+type EventName = "queued" | "shown" | "settled" | "late" | "reopened";
+
+/** Lifecycle notifications for observers, the audit trail and the status line. */
+export interface HostEvents {
+	queued?(request: ObservedRequest, position: number): void;
+	shown?(request: ObservedRequest, question: number): void;
+	settled?(request: ObservedRequest, outcome: SettledOutcome, settledAt: number): void;
+	/** The set of waiting requests changed. */
+	changed?(): void;
+	/**
+	 * Whether anything takes the lifecycle notification `name` right now: when false, the host
+	 * neither builds nor sends it. A hook that throws counts as true. @default true for every hook given
+	 */
+	wanted?(name: EventName): boolean;
+	/** A request went late (its budget ran out, it stays open) or, shown again and closed unanswered, back to late: it has not settled. */
+	late?(request: ObservedRequest, late: LateRequest, again: boolean): void;
+	/** A late request is shown again: it is queued and shown as any other, and settles once, later. */
+	reopened?(request: ObservedRequest, late: LateRequest): void;
+}
+
+/** Hooks run inside the relay's own flow: one that throws must not stall or settle anything. */
+function guarded(events: HostEvents): HostEvents {
+	const wrapped: HostEvents = {};
+	const { wanted, ...hooks } = events;
+	// Fixed arity, no rest arguments: these run several times per request.
+	for (const [name, hook] of Object.entries(hooks) as [keyof HostEvents, (a?: unknown, b?: unknown, c?: unknown) => void][])
+		(wrapped as Record<string, unknown>)[name] = (a?: unknown, b?: unknown, c?: unknown) => {
+			try {
+				hook(a, b, c);
+			} catch {
+				// An observer's or the audit trail's failure is theirs; the human's answer still goes through.
+			}
+		};
+	if (wanted)
+		wrapped.wanted = (name) => {
+			try {
+				return wanted(name);
+			} catch {
+				return true;
+			}
+		};
+	return wrapped;
+}
+
+/** A request as observers see it. */
+export function observed(record: RequestRecord): ObservedRequest {
+	const { request } = record;
+	const seen: ObservedRequest = {
+		v: OBSERVER_VERSION,
+		requestId: request.id,
+		asker: request.asker,
+		questions: record.questions,
+		queuedAt: record.queuedAt,
+		deadline: request.deadline,
+	};
+	if (record.shownAt !== undefined) seen.shownAt = record.shownAt;
+	return seen;
+}
+
+/** The host's hooks, guarded, each called only while something takes it. */
+export class Notifier {
+	readonly #events: HostEvents;
+
+	constructor(events: HostEvents = {}) {
+		this.#events = guarded(events);
+	}
+
+	/** Whether the lifecycle notification `name` has a hook, and anything takes it now. */
+	wants(name: EventName): boolean {
+		return this.#events[name] !== undefined && (this.#events.wanted?.(name) ?? true);
+	}
+
+	changed(): void {
+		this.#events.changed?.();
+	}
+
+	queued(record: RequestRecord, position: number): void {
+		if (this.wants("queued")) this.#events.queued!(observed(record), position);
+	}
+
+	shown(record: RequestRecord, question: number): void {
+		if (this.wants("shown")) this.#events.shown!(observed(record), question);
+	}
+
+	/** The request settled: `request` as observers see it (built only when called, see `wants`). */
+	settled(request: ObservedRequest, outcome: SettledOutcome): void {
+		this.#events.settled?.(request, outcome, Date.now());
+	}
+
+	/** A request went late (or back to late): it has not settled. */
+	late(record: RequestRecord, late: LateRequest, again: boolean): void {
+		if (this.wants("late")) this.#events.late!(observed(record), late, again);
+	}
+
+	reopened(late: LateRequest): void {
+		if (this.wants("reopened")) this.#events.reopened!(observedLate(late), late);
+	}
+}

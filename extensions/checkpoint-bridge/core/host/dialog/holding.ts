@@ -1,0 +1,93 @@
+/**
+ * What the dialog host holds: each held request (its record and what lives only while this host holds
+ * it) and every index of them, kept in step in one place.
+ */
+import type { RelayRequest } from "../../shared/protocol.ts";
+import type { RequestRecord } from "../../shared/request-record.ts";
+import { ArrivalNotices } from "../arrival-notices.ts";
+import { SameQuestions } from "../same-questions.ts";
+
+/** A held request: its record, and what lives only as long as this host holds it. */
+export interface Held {
+	readonly record: RequestRecord;
+	/**
+	 * The one timer: due at the request's deadline, or sooner when what is on screen closes sooner (its
+	 * question deadline). None while neither is set.
+	 */
+	timer: ReturnType<typeof setTimeout> | undefined;
+	/** Epoch ms the timer is due at. */
+	dueAt: number;
+	/** While it shows: whatever is open closes by this (any end of the request aborts it). The controller `leave` was: p-queue no longer knows it. */
+	open?: AbortController;
+	/** Its task's signal while it waits its turn: a request that ends then leaves the dialog queue by it (p-queue's `signal`); `open` once its task starts. */
+	leave?: AbortController;
+	/** Its turn among its asker's requests (round robin, ADR-0024); 0 for the host's own, which go first. */
+	round: number;
+	/** Whose open requests it counts among (`askerKey`), worked out once. */
+	readonly asker: string;
+	/** A late request shown again: unanswered, it goes back to the late book. */
+	readonly reopened: boolean;
+}
+
+/**
+ * Whose open requests count together against the cap: one asker session over every connection of
+ * one transport (an origin's part before its colon, protocol.ts). A pooled client opens another
+ * connection, a new origin, every 128 calls: counted per origin, 10,000 calls put 1,264 in the queue.
+ */
+export const askerKey = (request: RelayRequest) => `${request.origin?.split(":", 1)[0] ?? ""}\n${request.asker.sessionId}`;
+
+/** One asker session's held requests: how many, and the round its latest one was given. */
+interface AskerTurns {
+	open: number;
+	round: number;
+}
+
+/** Every index the host keeps of its held requests, kept in step in one place: a request goes into all of them and out of all of them. */
+export class Holding {
+	/** By request id, oldest first. */
+	readonly byId = new Map<string, Held>();
+	/** Identical questions of different sessions, shown once. */
+	readonly same = new SameQuestions<RequestRecord>();
+	/** Held requests per asker session and transport, for the cap and the round robin. */
+	readonly #byAsker = new Map<string, AskerTurns>();
+	readonly arrivals: ArrivalNotices<RequestRecord>;
+
+	constructor(notify: (message: string) => void) {
+		this.arrivals = new ArrivalNotices(notify);
+	}
+
+	openOf(asker: string): number {
+		return this.#byAsker.get(asker)?.open ?? 0;
+	}
+
+	/**
+	 * The round of a held request's turn: one after its asker's latest, and never before the round
+	 * being shown (`served`). So an asker's next request goes ahead of every other asker's later
+	 * ones, and one that has waited is not overtaken by a newcomer's whole backlog (ADR-0024).
+	 */
+	nextRound(asker: string, served: number): number {
+		const turns = this.#byAsker.get(asker)!;
+		turns.round = Math.max(turns.round, served) + 1;
+		return turns.round;
+	}
+
+	add(held: Held): void {
+		this.same.add(held.record);
+		this.byId.set(held.record.request.id, held);
+		const turns = this.#byAsker.get(held.asker);
+		if (turns) turns.open++;
+		else this.#byAsker.set(held.asker, { open: 1, round: 0 });
+	}
+
+	/** Drops every trace of an ended request, its timer included. */
+	remove(held: Held): void {
+		const { record } = held;
+		clearTimeout(held.timer);
+		this.byId.delete(record.request.id);
+		this.same.remove(record);
+		this.arrivals.gone(record);
+		const turns = this.#byAsker.get(held.asker)!;
+		// An asker with nothing held starts again at the round being shown.
+		if (--turns.open === 0) this.#byAsker.delete(held.asker);
+	}
+}

@@ -1,0 +1,131 @@
+/**
+ * Taking a request in: the checks every request passes, the cap of requests one asker may have open,
+ * the budget left, and the answers it brings (a hand-over's record, or a re-sent request's).
+ */
+import type { Answer } from "../../../model/answer.ts";
+import { answerProblem, copyAnswer } from "../../../model/answer-check.ts";
+import type { Checked } from "../../../model/check.ts";
+import { MAX_OPEN_PER_ASKER, MAX_REQUEST_ID_LENGTH } from "../../../model/limits.ts";
+import type { Question } from "../../../model/question.ts";
+import { sanitiseText, shownValue } from "../../../model/sanitise.ts";
+import { validateAskParams } from "../../../model/validate.ts";
+import { msLeft } from "../../shared/config.ts";
+import { checkedAsker } from "../../shared/identity.ts";
+import { PROTOCOL_VERSION, type RelayRequest } from "../../shared/protocol.ts";
+import { type AnswerEntry, givenAnswers, type HeldRequest, type RequestRecord } from "../../shared/request-record.ts";
+import { askerKey } from "./holding.ts";
+
+/** What a request brings that the host did not take from an asker just now: a hand-over's record, or a late request shown again. */
+export interface Carried {
+	entries: readonly (AnswerEntry | null | undefined)[];
+	queuedAt: number;
+	/** A late request shown again from `/checkpoints`: its end is a late one. @default false */
+	reopened?: boolean;
+}
+
+/** A request taken in (its record, queued, whose open requests it counts among, the ms its budget has left), or the result it is refused with. */
+export type Intake =
+	| { ok: true; record: RequestRecord; asker: string; remaining: number }
+	| { ok: false; status: "error" | "timeout"; answers: Answer[]; note: string };
+
+/** Relayed dialogs of other extensions come over every transport (interop/dialog-relay.ts). */
+const WITH_DIALOGS = { dialogs: true } as const;
+/** No answer yet, for every question of a request that brings none. */
+const none = () => undefined;
+/** How a request sent again after its host went away is marked wherever its asker is shown. */
+const RESENT_MARK = "asked before the restart";
+
+/**
+ * Takes a request in, or says why not. `openOf`: how many requests an asker has open here; requests
+ * carried over from a replaced host were counted there, and are never refused.
+ */
+export function takeIn(raw: RelayRequest, carried: Carried | undefined, openOf: (asker: string) => number): Intake {
+	const checked = checkRequest(raw);
+	if (!checked.ok) return { ok: false, status: "error", answers: [], note: checked.reason };
+	const { request } = checked;
+	const { questions } = request;
+	const asker = askerKey(request);
+	const open = openOf(asker);
+	if (!carried && open >= MAX_OPEN_PER_ASKER)
+		return {
+			ok: false,
+			status: "error",
+			answers: [],
+			note: `The asker already has ${open} requests open at the host, the most one asker session may have (${MAX_OPEN_PER_ASKER}); ask again once one has settled.`,
+		};
+	const entries = carriedEntries(raw, questions, carried);
+	const remaining = msLeft(request.deadline);
+	if (remaining <= 0 && !carried)
+		return { ok: false, status: "timeout", answers: givenAnswers({ entries }), note: "The call's budget had run out before it reached the host." };
+	// Sent again after a restart, it was asked when its call started: every wait counts from then, as the asker's own does (never from the future).
+	const asked = request.resent === true && Number.isFinite(request.createdAt) ? request.createdAt : Number.POSITIVE_INFINITY;
+	const queuedAt = carried?.queuedAt ?? Math.min(Date.now(), asked);
+	return { ok: true, record: { request, questions, entries, queuedAt, state: { is: "queued" } }, asker, remaining };
+}
+
+/**
+ * The request as the host keeps it, or what is wrong with it. Everything the asker wrote that
+ * reaches a dialog, a notice, the status line, the audit trail or an observer is neutralised here
+ * (sanitise.ts), by the same validation the asker applied to its own questions.
+ */
+function checkRequest(request: RelayRequest): Checked<{ request: HeldRequest }, { reason: string }> {
+	const refuse = (reason: string) => ({ ok: false as const, reason });
+	if (request.v !== PROTOCOL_VERSION)
+		return refuse(`The asker speaks checkpoint-bridge protocol v${shownValue(request.v)}; the host speaks v${PROTOCOL_VERSION}.`);
+	if (request.id.length > MAX_REQUEST_ID_LENGTH || sanitiseText(request.id) !== request.id)
+		return refuse(`The request id must be at most ${MAX_REQUEST_ID_LENGTH} characters, none of them control or bidi characters.`);
+	const checked = validateAskParams({ questions: request.questions }, WITH_DIALOGS);
+	if (!checked.ok) return refuse(`Invalid parameters: ${checked.problems.join("; ")}.`);
+	const who = checkedAsker(request.asker);
+	if (!who.ok) return refuse(who.reason);
+	if (!Number.isFinite(request.deadline) || !Number.isFinite(request.dialogTimeoutMs)) return refuse("The request has no valid deadline.");
+	if (request.origin !== undefined && typeof request.origin !== "string") return refuse("The request's origin must be a string.");
+	const { v, id, deadline, dialogTimeoutMs, createdAt, origin } = request;
+	// A re-sent request is shown marked, wherever its asker is named; once, however often it is handed over.
+	const marked = request.resent === true && !who.asker.label.endsWith(` · ${RESENT_MARK}`);
+	const asker = marked ? { ...who.asker, label: `${who.asker.label} · ${RESENT_MARK}` } : who.asker;
+	// Field by field, no spreads: this runs for every request.
+	const kept: HeldRequest = { v, id, asker, questions: checked.questions, deadline, dialogTimeoutMs, createdAt };
+	if (origin !== undefined) kept.origin = origin;
+	if (request.later === true) kept.later = true;
+	if (request.resent === true) kept.resent = true;
+	return { ok: true, request: kept };
+}
+
+/**
+ * The answers a re-sent request says were given before (NATS, ADR-0009; the local endpoint after a
+ * restart): only those that pass the one answer check for a question of the request count, the rest
+ * is asked again, never guessed.
+ */
+const resentAnswers = (request: RelayRequest, questions: readonly Question[]): Answer[] =>
+	Array.isArray(request.answers)
+		? request.answers.filter(
+				(a): a is Answer =>
+					typeof a === "object" &&
+					a !== null &&
+					typeof a.question === "string" &&
+					typeof a.answer === "string" &&
+					questions.some((q) => q.question === a.question && q.id === a.id && answerProblem(q, a) === undefined),
+			)
+		: [];
+
+/**
+ * The answers a request brings, by question index: a carried record's (copied, so every reply is
+ * built of the host's own data, see sealBuilt), or those a re-sent request says were given (NATS,
+ * ADR-0009): those questions are not asked again.
+ */
+function carriedEntries(raw: RelayRequest, questions: readonly Question[], carried: Carried | undefined): (AnswerEntry | undefined)[] {
+	if (carried)
+		return questions.map((q, i) => {
+			const entry = carried.entries[i];
+			if (!entry || entry.answer.question !== q.question || entry.answer.id !== q.id) return undefined;
+			return { answer: copyAnswer(entry.answer), ...(entry.place !== undefined ? { place: entry.place } : {}) };
+		});
+	if (!Array.isArray(raw.answers)) return questions.map(none);
+	const given = resentAnswers(raw, questions);
+	return questions.map((q) => {
+		const answer = given.find((a) => a.question === q.question && a.id === q.id);
+		// The asker's word, not the human's: carried, whatever source it names, and never shared (same-questions.ts).
+		return answer ? { answer: copyAnswer(answer, "carried") } : undefined;
+	});
+}

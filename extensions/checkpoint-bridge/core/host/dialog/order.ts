@@ -1,0 +1,85 @@
+/** The dialog queue's order: p-queue's queue class for it (ADR-0024). */
+import type { Queue, QueueAddOptions, RunFunction } from "p-queue";
+
+/** A waiting task as the dialog queue keeps it: the options p-queue hands over with it (its own copy), and the task. */
+type WaitingTask = { -readonly [K in keyof QueueAddOptions]: QueueAddOptions[K] } & { run: RunFunction };
+
+/**
+ * p-queue's queue class for the dialog queue: its order is p-queue's own (highest priority first,
+ * first come first served within one), and a task keeps its `signal` only while it waits. p-queue
+ * reads the signal from the options it handed over when the task starts; without it p-queue neither
+ * races the running task against it nor listens to it: the slot is held until what was open has
+ * closed (ADR-0024), and a running task costs no abort listener, race or wrapper promise.
+ */
+export class DialogOrder implements Queue<RunFunction, QueueAddOptions> {
+	/** Sorted, the next first; the slots before `#head` are taken already. */
+	#tasks: (WaitingTask | undefined)[] = [];
+	#head = 0;
+
+	get size(): number {
+		return this.#tasks.length - this.#head;
+	}
+
+	enqueue(run: RunFunction, options?: Partial<QueueAddOptions>): void {
+		// The options object itself is kept: it is p-queue's copy, made for this task.
+		const task = (options ?? {}) as WaitingTask;
+		task.run = run;
+		const priority = task.priority ?? 0;
+		const tasks = this.#tasks;
+		if (this.size === 0) {
+			tasks.length = 0;
+			this.#head = 0;
+		}
+		if (tasks.length === this.#head || (tasks.at(-1)!.priority ?? 0) >= priority) {
+			tasks.push(task);
+			return;
+		}
+		// After the last task of at least its priority.
+		let low = this.#head;
+		let high = tasks.length;
+		while (low < high) {
+			const middle = (low + high) >>> 1;
+			if ((tasks[middle]!.priority ?? 0) >= priority) low = middle + 1;
+			else high = middle;
+		}
+		tasks.splice(low, 0, task);
+	}
+
+	dequeue(): RunFunction | undefined {
+		if (this.size === 0) return undefined;
+		const task = this.#tasks[this.#head]!;
+		this.#tasks[this.#head++] = undefined;
+		if (this.#head > 100 && this.#head > this.#tasks.length / 2) {
+			this.#tasks.splice(0, this.#head);
+			this.#head = 0;
+		}
+		// Started, the task has no signal any more (p-queue stopped listening to it while it waited).
+		task.signal = undefined;
+		return task.run;
+	}
+
+	remove(id: string): void {
+		const index = this.#indexOf(id);
+		if (index === this.#head) void this.dequeue();
+		else if (index !== -1) this.#tasks.splice(index, 1);
+	}
+
+	setPriority(id: string, priority: number): void {
+		const index = this.#indexOf(id);
+		if (index === -1) throw new ReferenceError(`No task with the id "${id}" waits in the dialog queue.`);
+		const [task] = this.#tasks.splice(index, 1);
+		task!.priority = priority;
+		this.enqueue(task!.run, task);
+	}
+
+	filter(options: Readonly<Partial<QueueAddOptions>>): RunFunction[] {
+		const runs: RunFunction[] = [];
+		for (let i = this.#head; i < this.#tasks.length; i++) if (this.#tasks[i]!.priority === options.priority) runs.push(this.#tasks[i]!.run);
+		return runs;
+	}
+
+	#indexOf(id: string): number {
+		for (let i = this.#head; i < this.#tasks.length; i++) if (this.#tasks[i]!.id === id) return i;
+		return -1;
+	}
+}

@@ -1,0 +1,58 @@
+/**
+ * Answers from outside the terminal (the web page, a request link, mail, another extension over the
+ * bus's `answer` event): checked by the one answer check, applied whole or not at all, the first
+ * answer wins.
+ */
+import type { Answer, AnswerPlace } from "../../../model/answer.ts";
+import type { RequestEnd } from "../../../model/result.ts";
+import { type OutsideAnswerReply, parseOutsideAnswer, resolveOutsideAnswer } from "../../shared/outside-answers.ts";
+import type { RequestRecord } from "../../shared/request-record.ts";
+import type { LateRequest } from "../late.ts";
+import type { Held } from "./holding.ts";
+
+/** The note of a request cancelled from outside. */
+const OUTSIDE_CANCEL_NOTE = "The question was cancelled from outside the terminal.";
+
+/** What an outside answer needs of the dialog host. */
+export interface OutsideTarget {
+	held(requestId: string): Held | undefined;
+	late(requestId: string): LateRequest | undefined;
+	end(held: Held, end: RequestEnd, note?: string): void;
+	/** Takes a late request out of the book and ends it. */
+	endLate(late: LateRequest, end: "answered-outside" | "cancelled-outside", note?: string): void;
+}
+
+/** An answer from outside the terminal: applied whole or not at all; the first answer wins. */
+export function answerFromOutside(target: OutsideTarget, raw: unknown): OutsideAnswerReply {
+	const parsed = parseOutsideAnswer(raw);
+	if (!parsed.ok) return parsed.reply;
+	const { message } = parsed;
+	const held = target.held(message.requestId);
+	const late = held ? undefined : target.late(message.requestId);
+	// `not_found` keeps the observer contract's snake case (docs/observers.md), as inbound.ts says.
+	if (!held && !late) return { ok: false, code: "not_found", reason: `no open request ${JSON.stringify(message.requestId)} (unknown, or already settled)` };
+	const end = (how: "answered-outside" | "cancelled-outside", note?: string) => (held ? target.end(held, how, note) : target.endLate(late!, how, note));
+	if ("cancel" in message) {
+		end("cancelled-outside", OUTSIDE_CANCEL_NOTE);
+		return { ok: true };
+	}
+	const record = held ? held.record : late!;
+	const resolved = resolveOutsideAnswer(record.questions, message.answers, message.source);
+	if (!resolved.ok) return resolved.reply;
+	fillEntries(record, resolved.answers, message);
+	end("answered-outside");
+	return { ok: true };
+}
+
+/** Takes an outside answer's answers for the questions that have none yet (the first answer wins), each with the place it names. */
+function fillEntries(
+	record: Pick<RequestRecord, "entries">,
+	answers: readonly (Answer | undefined)[],
+	message: { place?: AnswerPlace; source?: string },
+): void {
+	const place = message.place ?? (message.source === "outside" ? "outside" : undefined);
+	answers.forEach((answer, i) => {
+		if (record.entries[i] !== undefined || answer === undefined) return;
+		record.entries[i] = { answer, ...(place !== undefined ? { place } : {}) };
+	});
+}

@@ -1,0 +1,96 @@
+/** The host's footer: the status line while questions wait, drawn once per stretch of work (ADR-0022). */
+import type { HostUI } from "../answering/surface.ts";
+import type { DialogHost } from "./dialog-host.ts";
+
+/** Key of the host's footer status. */
+export const STATUS_KEY = "checkpoint-bridge";
+
+/** Requests named in each part of the status line; the rest are counted. @default 3 */
+const STATUS_ASKERS_SHOWN = 3;
+
+/** Minutes (or hours) since `at`, as the status line says it. */
+const ago = (at: number, now = Date.now()) => {
+	const minutes = Math.floor((now - at) / 60_000);
+	return minutes < 60 ? `${minutes} min` : `${Math.floor(minutes / 60)} h`;
+};
+
+/**
+ * The status line while questions wait, e.g.
+ * `checkpoint-bridge: shown: planner (2 min) · 2 queued: reviewer (1 min), tester (0 min) · 1 late: planner (12 min)`
+ * (labels may hold brackets of their own): the request on screen, those waiting their turn and the
+ * late ones apart, each with who asked and how long ago (queued: since asked; late: since late).
+ * While paused (`/checkpoints pause`) it says so first, with who waits:
+ * `checkpoint-bridge: paused · 2 waiting: reviewer (1 min), tester (0 min)`.
+ */
+export function statusText(host: DialogHost): string | undefined {
+	const { shown, queued, queuedCount } = host.waiting(STATUS_ASKERS_SHOWN);
+	const late = host.lateRequests();
+	const { paused } = host;
+	if (!paused && !shown && queuedCount === 0 && late.length === 0) return undefined;
+	const named = (requests: { label: string; at: number }[], total = requests.length) => {
+		const more = total - STATUS_ASKERS_SHOWN;
+		return `${requests
+			.slice(0, STATUS_ASKERS_SHOWN)
+			.map((r) => `${r.label} (${ago(r.at)})`)
+			.join(", ")}${more > 0 ? ` and ${more} more` : ""}`;
+	};
+	const parts: string[] = [];
+	if (paused) parts.push(`paused · ${queuedCount} waiting${queuedCount > 0 ? `: ${named(queued, queuedCount)}` : ""}`);
+	if (shown) parts.push(`shown: ${named([shown])}`);
+	if (queuedCount > 0 && !paused) parts.push(`${queuedCount} queued: ${named(queued, queuedCount)}`);
+	if (late.length > 0) parts.push(`${late.length} late: ${named(late.map((l) => ({ label: l.request.asker.label, at: l.lateSince })))}`);
+	return `checkpoint-bridge: ${parts.join(" · ")}`;
+}
+
+/**
+ * Redraws the status line at the first change, and once more when the work queued behind it is done
+ * (process.nextTick: after the current callback and every promise job it started), with what is then
+ * held. A burst of changes in one stretch of work (1,000 askers asking at once, each shown and answered
+ * by a UI that answers at once) draws it twice, not once per change; no state that outlasts the
+ * stretch is skipped. `flush` draws now what is pending.
+ */
+function coalescedDraw(draw: () => void): { changed(): void; flush(): void } {
+	let pending = false;
+	let again = false;
+	const endOfStretch = () => {
+		pending = false;
+		if (!again) return;
+		again = false;
+		draw();
+	};
+	return {
+		changed() {
+			if (pending) {
+				again = true;
+				return;
+			}
+			draw();
+			pending = true;
+			process.nextTick(endOfStretch);
+		},
+		flush() {
+			if (!again) return;
+			again = false;
+			draw();
+		},
+	};
+}
+
+/**
+ * The footer of `ui` for `host`, redrawn at each change (coalesced): the same text again is not drawn
+ * again (an RPC client gets each change once). The footer is a courtesy: a UI that fails to draw it
+ * must not fail a request or a shutdown.
+ */
+export function statusLine(ui: HostUI, host: () => DialogHost): { changed(): void; flush(): void } {
+	let drawn: string | undefined;
+	return coalescedDraw(() => {
+		const text = statusText(host());
+		if (text === drawn) return;
+		drawn = text;
+		try {
+			ui.setStatus?.(STATUS_KEY, text);
+		} catch {
+			// Nothing to fall back to; the dialogs still work.
+		}
+	});
+}
