@@ -16,7 +16,8 @@
  *   reviewer child: asks a yes/no confirm
  *   tester child:   asks a choice
  */
-import { fauxAssistantMessage, fauxProvider, fauxText, fauxToolCall } from "@earendil-works/pi-ai";
+import { fauxAssistantMessage, fauxText, fauxToolCall } from "@earendil-works/pi-ai";
+import { registerScripted, textOf } from "./scripted.ts";
 
 export const DEMO_PROVIDER = "demo";
 export const DEMO_MODEL = "scripted";
@@ -60,21 +61,6 @@ const BACKGROUND: Agent[] = ["reviewer", "tester"];
  * background children work on the pi the demo runs on; unset, the background step is skipped.
  */
 const backgroundWorkflow = () => process.env.CHECKPOINT_BRIDGE_DEMO_WORKFLOW || undefined;
-
-function textOf(message: any): string {
-	const content = message?.content;
-	if (typeof content === "string") return content;
-	if (!Array.isArray(content)) return "";
-	return content.map((part: any) => (part?.type === "text" ? String(part.text ?? "") : "")).join("");
-}
-
-/** pi 0.8x passes `context.systemPrompt`; pi 1.x puts the prompt into role "system" messages. */
-function systemTextOf(context: any): string {
-	const fromMessages = (context.messages ?? [])
-		.filter((m: any) => m.role === "system")
-		.map((m: any) => [textOf(m), ...Object.values(m.sections ?? {}).map(String)].join("\n"));
-	return [String(context.systemPrompt ?? ""), ...fromMessages].join("\n");
-}
 
 /** One answer of a form as the report names it: `naming: snake_case (note: …)`; a lone question's answer as is. */
 function answerText(answer: any, alone: boolean): string {
@@ -206,20 +192,9 @@ function mainStep(conversation: any[]) {
 }
 
 export default function demoModel(pi: any) {
-	const faux = fauxProvider({
-		provider: DEMO_PROVIDER,
-		api: "demo-scripted",
-		models: [{ id: DEMO_MODEL, name: "Demo (scripted)", reasoning: false, contextWindow: 200_000, maxTokens: 8_192 }],
-	});
-	const step = (context: any) => {
-		const child = /<active_agent name="([^"]+)"\/>/.exec(systemTextOf(context))?.[1];
-		const conversation = (context.messages ?? []).filter((m: any) => m.role !== "system");
-		const last = conversation[conversation.length - 1];
-		if (child && (AGENTS as string[]).includes(child)) return childStep(child as Agent, last);
+	registerScripted(pi, { provider: DEMO_PROVIDER, api: "demo-scripted", id: DEMO_MODEL, name: "Demo (scripted)" }, (child, conversation) => {
+		if (child && (AGENTS as string[]).includes(child)) return childStep(child as Agent, conversation[conversation.length - 1]);
 		if (child) return fauxAssistantMessage(fauxText(`The demo model has no script for the "${child}" agent.`));
 		return mainStep(conversation);
-	};
-	// Each request consumes one entry; the demo needs about fifteen, the rest is headroom.
-	faux.setResponses(Array.from({ length: 500 }, () => step));
-	pi.registerProvider(faux.provider);
+	});
 }

@@ -12,7 +12,8 @@
  *   4. a host restart that keeps a question: asked waiting, then pi stops as a crash would (demo/tour.ts)
  *      and the launcher starts it again; the question opens again, marked, and its answer comes back.
  */
-import { fauxAssistantMessage, fauxProvider, fauxText, fauxToolCall } from "@earendil-works/pi-ai";
+import { fauxAssistantMessage, fauxText, fauxToolCall } from "@earendil-works/pi-ai";
+import { registerScripted, textOf } from "./scripted.ts";
 
 export const TOUR_PROVIDER = "demo-tour";
 export const TOUR_MODEL = "tour";
@@ -33,21 +34,6 @@ export const TOUR_QUESTIONS = {
 export const LATE_BUDGET_MS = 10_000;
 /** The line the model ends the tour with. */
 export const TOUR_DONE = "Tour complete.";
-
-function textOf(message: any): string {
-	const content = message?.content;
-	if (typeof content === "string") return content;
-	if (!Array.isArray(content)) return "";
-	return content.map((part: any) => (part?.type === "text" ? String(part.text ?? "") : "")).join("");
-}
-
-/** pi 0.8x passes `context.systemPrompt`; pi 1.x puts the prompt into role "system" messages. */
-function systemTextOf(context: any): string {
-	const fromMessages = (context.messages ?? [])
-		.filter((m: any) => m.role === "system")
-		.map((m: any) => [textOf(m), ...Object.values(m.sections ?? {}).map(String)].join("\n"));
-	return [String(context.systemPrompt ?? ""), ...fromMessages].join("\n");
-}
 
 /** The first JSON object in a text that parses (an ended request's message ends with its envelope). */
 function envelopeIn(text: string): any {
@@ -150,18 +136,9 @@ function childStep(last: any) {
 }
 
 export default function tourModel(pi: any) {
-	const faux = fauxProvider({
-		provider: TOUR_PROVIDER,
-		api: "demo-tour-scripted",
-		models: [{ id: TOUR_MODEL, name: "Tour (scripted)", reasoning: false, contextWindow: 200_000, maxTokens: 8_192 }],
-	});
-	const step = (context: any) => {
-		const agent = /<active_agent name="([^"]+)"\s*\/>/.exec(systemTextOf(context))?.[1];
-		const conversation = (context.messages ?? []).filter((m: any) => m.role !== "system");
+	registerScripted(pi, { provider: TOUR_PROVIDER, api: "demo-tour-scripted", id: TOUR_MODEL, name: "Tour (scripted)" }, (agent, conversation) => {
 		if (agent === TOUR_CHILD) return childStep(conversation[conversation.length - 1]);
 		if (agent) return say(`The tour has no script for the "${agent}" agent.`);
 		return mainStep(conversation);
-	};
-	faux.setResponses(Array.from({ length: 500 }, () => step));
-	pi.registerProvider(faux.provider);
+	});
 }

@@ -7,6 +7,7 @@
 import { firstWithin } from "../core/shared/wait.ts";
 import type { Checked } from "../model/check.ts";
 import type { Envelope } from "../model/result.ts";
+import { type WaitOutcome, type WaitWords, waitOutcome, waitRefused } from "../model/wait-outcome.ts";
 
 /** Queued requests one asker session keeps at once, ended or not: the host's own cap per asker. @default 16 */
 export const MAX_OPEN_RECEIPTS = 16;
@@ -17,17 +18,12 @@ const HANDED_BACK_KEPT = 256;
 /** Longest id quoted back in a refusal: an id is the server's own nanoid, anything longer is not one. @default 40 */
 const QUOTED_ID_LENGTH = 40;
 
-/** What a wait gives back: pi's `wait_for_host_answers` result (tool/wait.ts, WaitOutcome). */
-export interface WaitResult {
-	status: "ok" | "timeout" | "error";
-	/** The envelopes of the requests that ended, each once per wait that named it. */
-	ended: Envelope[];
-	/** Ids still open when the wait ended. */
-	open: string[];
-	/** Ids named that an earlier wait handed back already. */
-	delivered?: string[];
-	note?: string;
-}
+/** How the MCP tool's notes read: a request still open is collected by another wait, never sent. */
+const WORDS: WaitWords = {
+	asker: "this client",
+	handedBack: "handed back by an earlier wait",
+	stillOpen: "a queued request is not an answer; do nothing that depends on it, call wait_for_host_answers again later.",
+};
 
 interface Kept {
 	owner: string;
@@ -72,25 +68,18 @@ export class Receipts {
 	 * ended, or `signal` aborts. Concurrent waits on one id agree: each gets its envelope once it
 	 * ended; a wait after that is told it was handed back.
 	 */
-	async wait(owner: string, requestIds: readonly string[] | undefined, waitMs: number, signal?: AbortSignal): Promise<WaitResult> {
+	async wait(owner: string, requestIds: readonly string[] | undefined, waitMs: number, signal?: AbortSignal): Promise<WaitOutcome> {
 		const ids = requestIds === undefined ? [...this.#kept].filter(([, k]) => k.owner === owner).map(([id]) => id) : [...new Set(requestIds)];
-		if (ids.length > MAX_OPEN_RECEIPTS) return refused(`${ids.length} request ids; a wait takes at most ${MAX_OPEN_RECEIPTS}.`);
+		if (ids.length > MAX_OPEN_RECEIPTS) return waitRefused(`${ids.length} request ids; a wait takes at most ${MAX_OPEN_RECEIPTS}.`);
 		const delivered = ids.filter((id) => !this.#kept.has(id) && this.#handedBack.get(id) === owner);
 		const foreign = ids.filter((id) => (this.#kept.get(id)?.owner ?? this.#handedBack.get(id) ?? owner) !== owner);
 		const unknown = ids.filter((id) => !this.#kept.has(id) && !this.#handedBack.has(id));
-		if (foreign.length > 0) return refused(`Not requests of this client: ${foreign.map(quoted).join(", ")}.`);
-		if (unknown.length > 0) return refused(`Unknown request ids (not asked with wait: false by this client, or long gone): ${unknown.map(quoted).join(", ")}.`);
+		if (foreign.length > 0) return waitRefused(`Not requests of this client: ${foreign.map(quoted).join(", ")}.`);
+		if (unknown.length > 0)
+			return waitRefused(`Unknown request ids (not asked with wait: false by this client, or long gone): ${unknown.map(quoted).join(", ")}.`);
 		// Held by reference: a concurrent wait that hands one back first does not take it from this one.
 		const waiting = ids.filter((id) => this.#kept.has(id)).map((id) => [id, this.#kept.get(id)!] as const);
-		const extra = delivered.length > 0 ? { delivered } : {};
-		if (waiting.length === 0)
-			return {
-				status: "ok",
-				ended: [],
-				open: [],
-				...extra,
-				note: delivered.length > 0 ? "Every request named was handed back by an earlier wait." : "Nothing of this client is queued.",
-			};
+		if (waiting.length === 0) return waitOutcome([], [], delivered, WORDS);
 		if (!waiting.some(([, k]) => k.envelope))
 			await endOfFirst(
 				waiting.map(([, k]) => k.ended),
@@ -106,14 +95,7 @@ export class Receipts {
 				this.#handBack(id, kept.owner);
 			}
 		}
-		if (open.length === 0) return { status: "ok", ended, open, ...extra };
-		return {
-			status: "timeout",
-			ended,
-			open,
-			...extra,
-			note: `${open.length} still open: a queued request is not an answer; do nothing that depends on it, call wait_for_host_answers again later. Do not ask them again.`,
-		};
+		return waitOutcome(ended, open, delivered, WORDS);
 	}
 
 	/** Forgets an ended request, remembering its id (bounded) so a later wait is told it was handed back. */
@@ -131,8 +113,6 @@ export class Receipts {
 		for (const [id] of all) this.#kept.delete(id);
 	}
 }
-
-const refused = (note: string): WaitResult => ({ status: "error", ended: [], open: [], note });
 
 /** Resolves when the first of `ends` does, `waitMs` passes, or `signal` aborts. */
 function endOfFirst(ends: Promise<void>[], waitMs: number, signal?: AbortSignal): Promise<void> {

@@ -30,8 +30,9 @@ import type { RelayProgress } from "../core/shared/protocol.ts";
 import type { Question } from "../model/question.ts";
 import { type Envelope, makeEnvelope, NEEDS_INPUT_ADVICE } from "../model/result.ts";
 import { validateAskParams } from "../model/validate.ts";
+import { waitRefused } from "../model/wait-outcome.ts";
 import { callDigest, elicitLegacy, SealedForms } from "./fallback.ts";
-import { quoted, Receipts, type WaitResult } from "./receipts.ts";
+import { quoted, Receipts } from "./receipts.ts";
 import {
 	ASK_OUTPUT_SCHEMA,
 	ASK_TOOL,
@@ -243,7 +244,7 @@ export function createAskService(options: McpServerOptions): AskService {
 
 		async function callWait(args: unknown, ctx: ServerContext): Promise<CallToolResult> {
 			const owner = who(ctx).sessionId;
-			const refuse = (note: string): CallToolResult => toolResult({ status: "error", ended: [], open: [], note } satisfies WaitResult, true);
+			const refuse = (note: string): CallToolResult => toolResult(waitRefused(note), true);
 			if (!isRecord(args)) return refuse("Invalid parameters: parameters: must be an object.");
 			const problems = unknownParameters(args, ["requestIds", "timeoutMs"], COLLECT_TOOL);
 			const { requestIds, timeoutMs } = args;

@@ -8,7 +8,7 @@ import type { ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import type { DeliveryBox } from "../core/delivery/delivery.ts";
 import { MAX_OPEN_PER_ASKER } from "../model/limits.ts";
-import type { Envelope } from "../model/result.ts";
+import { type WaitOutcome, type WaitWords, waitOutcome, waitRefused } from "../model/wait-outcome.ts";
 
 /** The tool's name. */
 const WAIT_TOOL_NAME = "wait_for_host_answers";
@@ -28,61 +28,48 @@ export const WaitParamsSchema = Type.Object({
 	timeoutMs: Type.Optional(Type.Number({ description: `How long to wait, in ms (${MIN_WAIT_MS} to ${MAX_WAIT_MS}). Default ${DEFAULT_WAIT_MS}.` })),
 });
 
-/** What the wait returns. */
-export interface WaitOutcome {
-	status: "ok" | "timeout" | "error";
-	/** The envelopes of the requests that ended, in the order they ended. */
-	ended: Envelope[];
-	/** Ids still open when the wait ended. */
-	open: string[];
-	/** Ids delivered before the wait, as a message already in the transcript. */
-	delivered?: string[];
-	note?: string;
-}
+/** How this tool's notes read: an answer not waited for arrives as a message. */
+const WORDS: WaitWords = {
+	asker: "this session",
+	handedBack: "delivered before, as a message in this session",
+	stillOpen: "their answers arrive later as messages.",
+};
 
 const PARAMETERS = ["requestIds", "timeoutMs"];
 
 /** Runs one wait for `sessionId`; never throws. */
 export async function waitForAnswers(box: DeliveryBox, sessionId: string, raw: unknown, signal?: AbortSignal): Promise<WaitOutcome> {
-	const refuse = (note: string): WaitOutcome => ({ status: "error", ended: [], open: [], note });
 	const params = (typeof raw === "object" && raw !== null ? raw : {}) as Record<string, unknown>;
 	const unknown = Object.keys(params).filter((key) => !PARAMETERS.includes(key));
 	if (unknown.length > 0)
-		return refuse(`Unknown parameter${unknown.length > 1 ? "s" : ""} ${unknown.map((k) => JSON.stringify(k)).join(", ")} (known: ${PARAMETERS.join(", ")}).`);
+		return waitRefused(
+			`Unknown parameter${unknown.length > 1 ? "s" : ""} ${unknown.map((k) => JSON.stringify(k)).join(", ")} (known: ${PARAMETERS.join(", ")}).`,
+		);
 	const { requestIds, timeoutMs } = params;
 	if (timeoutMs !== undefined && (typeof timeoutMs !== "number" || !Number.isFinite(timeoutMs)))
-		return refuse("timeoutMs must be a finite number of milliseconds.");
+		return waitRefused("timeoutMs must be a finite number of milliseconds.");
 	if (requestIds !== undefined && (!Array.isArray(requestIds) || requestIds.some((id) => typeof id !== "string")))
-		return refuse("requestIds must be an array of request ids (strings).");
+		return waitRefused("requestIds must be an array of request ids (strings).");
 	const ids = requestIds === undefined ? box.open(sessionId).map((ask) => ask.requestId) : [...new Set(requestIds as string[])];
-	if (ids.length > MAX_OPEN_PER_ASKER) return refuse(`${ids.length} request ids; a wait takes at most ${MAX_OPEN_PER_ASKER}.`);
+	if (ids.length > MAX_OPEN_PER_ASKER) return waitRefused(`${ids.length} request ids; a wait takes at most ${MAX_OPEN_PER_ASKER}.`);
 	const delivered = ids.filter((id) => box.wasDelivered(id));
 	const foreign = ids.filter((id) => !box.wasDelivered(id) && box.ownerOf(id) !== undefined && box.ownerOf(id) !== sessionId);
 	const unknownIds = ids.filter((id) => !box.wasDelivered(id) && box.ownerOf(id) === undefined);
-	if (foreign.length > 0) return refuse(`Not requests of this session: ${foreign.map((id) => JSON.stringify(id)).join(", ")}.`);
+	if (foreign.length > 0) return waitRefused(`Not requests of this session: ${foreign.map((id) => JSON.stringify(id)).join(", ")}.`);
 	if (unknownIds.length > 0)
-		return refuse(`Unknown request ids (not asked with wait: false in this session, or long gone): ${unknownIds.map((id) => JSON.stringify(id)).join(", ")}.`);
+		return waitRefused(
+			`Unknown request ids (not asked with wait: false in this session, or long gone): ${unknownIds.map((id) => JSON.stringify(id)).join(", ")}.`,
+		);
 	const waiting = ids.filter((id) => !delivered.includes(id));
 	const budget = Math.min(MAX_WAIT_MS, Math.max(MIN_WAIT_MS, Math.round((timeoutMs as number | undefined) ?? DEFAULT_WAIT_MS)));
-	const extra = delivered.length > 0 ? { delivered } : {};
-	if (waiting.length === 0)
-		return {
-			status: "ok",
-			ended: [],
-			open: [],
-			...extra,
-			note: delivered.length > 0 ? "Every request named was delivered before, as a message in this session." : "Nothing of this session is queued.",
-		};
+	if (waiting.length === 0) return waitOutcome([], [], delivered, WORDS);
 	const result = await box.waitFor(sessionId, waiting, budget, signal);
-	const ended = result.ended.map((d) => d.envelope);
-	if (result.open.length === 0) return { status: "ok", ended, open: [], ...extra };
-	return {
-		status: "timeout",
-		ended,
-		open: result.open,
-		...extra,
-		note: `The wait of ${budget} ms ended with ${result.open.length} still open; their answers arrive later as messages. Do not ask them again.`,
-	};
+	return waitOutcome(
+		result.ended.map((d) => d.envelope),
+		result.open,
+		delivered,
+		WORDS,
+	);
 }
 
 /** The tool's definition over this process's delivery box, for the calling session. */

@@ -5,8 +5,9 @@
 import { describe, expect, it } from "vitest";
 import { MAX_TIMEOUT_MS } from "../../../extensions/checkpoint-bridge/core/shared/config.ts";
 import { askInputSchema, COLLECT_INPUT_SCHEMA, COLLECT_OUTPUT_SCHEMA } from "../../../extensions/checkpoint-bridge/mcp/schema.ts";
+import type { WaitOutcome } from "../../../extensions/checkpoint-bridge/model/wait-outcome.ts";
 import { AskParamsSchema } from "../../../extensions/checkpoint-bridge/tool/schema.ts";
-import { type WaitOutcome, WaitParamsSchema } from "../../../extensions/checkpoint-bridge/tool/wait.ts";
+import { WaitParamsSchema } from "../../../extensions/checkpoint-bridge/tool/wait.ts";
 
 /** A schema's shape without its words: every `description` dropped, typebox's symbol marks gone. */
 function shape(schema: object): unknown {
