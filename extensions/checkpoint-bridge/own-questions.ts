@@ -135,6 +135,16 @@ const reopenedHere = (): Set<string> => processSlot(globalThis, REOPENED_KEY, ()
 /** How a reopened question is asked: the host's normal path, marked as asked before the restart. */
 export type AskAgain = (own: OwnAsked, options: { budgetMs: number; dialogTimeoutMs: number }) => Promise<Envelope>;
 
+/** What a message about a question asked before the restart says of it, whatever its envelope. */
+const reopenedFrom = (own: OwnAsked, sessionId: string) => ({
+	requestId: own.requestId,
+	askerSessionId: sessionId,
+	asker: own.asker.label,
+	questions: own.questions.map((q) => q.question),
+	queuedAt: own.askedAt,
+	reopened: true as const,
+});
+
 /**
  * At the start of a continued or resumed host session: asks every unended own question again and
  * delivers each envelope as one message. `stillHere()` turning false (the session is shutting down)
@@ -159,16 +169,7 @@ export async function reopenOwn(
 		reopened.add(key);
 		// Its record says delivered: the poster that sends it again reads the entries without that record.
 		const without = () => entries().filter((entry) => !(entry.customType === DELIVERED_ENTRY_TYPE && keyOf((entry.data ?? {}) as object) === key));
-		sessionPoster(pi, without).post({
-			requestId: own.requestId,
-			askerSessionId: sessionId,
-			asker: own.asker.label,
-			questions: own.questions.map((q) => q.question),
-			queuedAt: own.askedAt,
-			reopened: true,
-			...(record.late ? { late: true as const } : {}),
-			envelope: record.envelope,
-		});
+		sessionPoster(pi, without).post({ ...reopenedFrom(own, sessionId), ...(record.late ? { late: true as const } : {}), envelope: record.envelope });
 	}
 	await Promise.all(
 		unendedOwn(entries())
@@ -179,15 +180,7 @@ export async function reopenOwn(
 				if (!stillHere()) return void reopened.delete(own.requestId);
 				// The wait counts from when the question was first asked, the restart included.
 				const waitedMs = Number.isFinite(own.askedAt) ? { waitedMs: Math.max(0, Date.now() - own.askedAt) } : {};
-				poster.post({
-					requestId: own.requestId,
-					askerSessionId: sessionId,
-					asker: own.asker.label,
-					questions: own.questions.map((q) => q.question),
-					queuedAt: own.askedAt,
-					reopened: true,
-					envelope: { ...envelope, requestId: own.requestId, ...waitedMs },
-				});
+				poster.post({ ...reopenedFrom(own, sessionId), envelope: { ...envelope, requestId: own.requestId, ...waitedMs } });
 			}),
 	);
 }
