@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { NatsConfig } from "../../../../extensions/checkpoint-bridge/transports/nats/config.ts";
-import { POOL_IDLE_MS, pooledBroker, pooledBrokerCount } from "../../../../extensions/checkpoint-bridge/transports/nats/kept.ts";
+import { POOL_IDLE_MS, pooledBroker, pooledBrokerCount } from "../../../../extensions/checkpoint-bridge/transports/nats/pool.ts";
 import { FakeNats } from "../../support/fake-broker.ts";
 import { askFake, natsHost } from "../../support/nats-room.ts";
 
