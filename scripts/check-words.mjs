@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // One word for one thing (issue 42): no declared name in the extension carries a word the glossary
 // retired. The retired words and the word to use are read from docs/glossary.md's "Retired words"
-// table; a word is found as a part of a name (camelCase, snake_case, kebab-case), in every declared
-// name (variables, functions, classes, methods, properties, parameters, types, enum members, export
-// aliases) and in the string-literal names of the wire (quoted property names and literal types).
+// table; a word is found as a part of a name (camelCase, snake_case, kebab-case) in the extension's
+// sources (TypeScript and the page's script): every declared name (variables, functions, classes,
+// methods, properties, parameters, types, enum members, export aliases) and the string-literal names
+// of the wire (quoted property names and literal types).
 // Exits 1 naming each offender (file:line name: retired word → word to use).
 // Usage: node scripts/check-words.mjs [root …] (default: extensions).
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -12,7 +13,7 @@ import { fileURLToPath } from "node:url";
 import ts from "typescript";
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), "..");
-const SOURCE = /\.(ts|mts|cts)$/;
+const SOURCE = /\.(ts|mts|cts|js|mjs)$/;
 const SKIPPED_FOLDERS = new Set(["node_modules", "dist", "build"]);
 
 /**
