@@ -5,17 +5,15 @@
  */
 import type { Answer } from "./answer.ts";
 import { LIMITS } from "./limits.ts";
-import type { Question } from "./question.ts";
+import type { Option, Question } from "./question.ts";
 
 /** Builds the answer record of a question. */
 export function answerOf(question: Question, kind: Answer["kind"], answer: string, values?: string[]): Answer {
-	return {
-		question: question.question,
-		answer,
-		kind,
-		...(question.id !== undefined ? { id: question.id } : {}),
-		...(values ? { values } : {}),
-	};
+	// Field by field, in this order (no spreads: every answer given in a dialog is built here).
+	const record: Answer = { question: question.question, answer, kind };
+	if (question.id !== undefined) record.id = question.id;
+	if (values) record.values = values;
+	return record;
 }
 
 /**
@@ -42,6 +40,14 @@ export function questionKey(question: Question): string {
 	// A child's screen is its own (its token): never the same question as another child's.
 	if (question.dialog === "custom") key.push(question.id);
 	return JSON.stringify(key);
+}
+
+const NO_OPTIONS: readonly Option[] = Object.freeze([]);
+
+/** Whether `label` is one of `options`' labels (a loop: no closure per check). */
+function hasOption(options: readonly Option[], label: string): boolean {
+	for (let i = 0; i < options.length; i++) if (options[i]!.label === label) return true;
+	return false;
 }
 
 /**
@@ -78,15 +84,15 @@ export function answerProblem(question: Question, answer: Answer): string | unde
 		case "choice": {
 			if (answer.kind !== "option" && answer.kind !== "other") return `is of kind ${JSON.stringify(answer.kind)}, the question takes a choice`;
 			// At most 12 options: a scan costs less than a Set, and this runs for every reply an asker takes.
-			const options = question.options ?? [];
-			const isOption = (v: string) => options.some((o) => o.label === v);
+			const options = question.options ?? NO_OPTIONS;
 			if (!question.multiSelect) {
-				const offered = isOption(answer.answer);
+				const offered = hasOption(options, answer.answer);
 				if (!offered && (question.allowOther !== true || answer.answer.trim() === "")) return `${JSON.stringify(answer.answer)} was not offered`;
 				return offered === (answer.kind === "option")
 					? undefined
 					: `is of kind ${JSON.stringify(answer.kind)}, but ${offered ? "every value is an option" : "a value was typed"}`;
 			}
+			const isOption = (v: string) => hasOption(options, v);
 			const picked = values;
 			if (!Array.isArray(picked) || picked.length === 0 || !picked.every((v) => typeof v === "string")) return "must be a non-empty array of option labels";
 			if (new Set(picked).size !== picked.length) return "repeats a value";

@@ -57,9 +57,9 @@ function optionalBoolean(raw: Record<string, unknown>, key: string, at: string, 
 	return undefined;
 }
 
-/** Whether `label` is among `options` already (a loop, not a closure: this runs for every option of every request). */
-function hasLabel(options: readonly Option[], label: string): boolean {
-	for (let i = 0; i < options.length; i++) if (options[i]!.label === label) return true;
+/** Whether `label` is among the first `count` of `options` (a loop, not a closure: this runs for every option of every request). */
+function hasLabel(options: readonly Option[], count: number, label: string): boolean {
+	for (let i = 0; i < count; i++) if (options[i]!.label === label) return true;
 	return false;
 }
 
@@ -75,7 +75,9 @@ function checkOptions(options: unknown, at: string, problems: string[], bounds: 
 		problems.push(`${at}.options: has ${options.length}, needs ${bounds.options.min} to ${bounds.options.max} (omit it for a free-text question)`);
 	// This runs for every request, on both sides: a set of labels only for lists longer than a tool's.
 	const seen = options.length > LIMITS.options.max ? new Set<string>() : undefined;
-	const checked: Option[] = [];
+	// Sized up front and filled in order: a checked list is held as long as its request, and one grown by push keeps room for 17.
+	const checked = new Array<Option>(options.length);
+	let count = 0;
 	// Indexed, so a hole in a sparse array reads as undefined and is reported, not skipped.
 	for (let j = 0; j < options.length; j++) {
 		const raw: unknown = options[j];
@@ -94,7 +96,7 @@ function checkOptions(options: unknown, at: string, problems: string[], bounds: 
 				? "is empty"
 				: clean.length > bounds.label
 					? `label is ${clean.length} characters, at most ${bounds.label}`
-					: (seen ? seen.has(clean) : hasLabel(checked, clean))
+					: (seen ? seen.has(clean) : hasLabel(checked, count, clean))
 						? `duplicates ${JSON.stringify(clean)}`
 						: undefined;
 		if (problem !== undefined) {
@@ -109,9 +111,10 @@ function checkOptions(options: unknown, at: string, problems: string[], bounds: 
 			const preview = optionalText(raw as Record<string, unknown>, "preview", LIMITS.preview, optionAt(at, j), problems);
 			if (preview !== undefined) option.preview = preview;
 		}
-		checked.push(option);
+		checked[count++] = option;
 	}
-	return checked;
+	// Shorter only when some were refused: then the question is refused too.
+	return count === checked.length ? checked : checked.slice(0, count);
 }
 
 function checkQuestion(raw: unknown, at: string, problems: string[], dialogs: boolean): Question | undefined {
@@ -203,7 +206,7 @@ export function validateAskParams(raw: unknown, options: ValidateOptions = {}): 
 	const problems: string[] = [];
 	if (!isRecord(raw)) return { ok: false, problems: ['parameters: must be an object with a "questions" array'] };
 	const { questions, timeoutMs, wait } = raw;
-	const checked: Question[] = [];
+	let checked: Question[] = [];
 	// Both sides check every request: no list of keys is built unless one is unknown.
 	let unknown = 0;
 	for (const key in raw) {
@@ -216,11 +219,15 @@ export function validateAskParams(raw: unknown, options: ValidateOptions = {}): 
 	else if (questions.length < LIMITS.questions.min) problems.push("questions: at least one question is required");
 	else if (questions.length > LIMITS.questions.max) problems.push(`questions: has ${questions.length}, at most ${LIMITS.questions.max} in one call`);
 	else {
+		// Sized up front, as checkOptions' list: it is held as long as the request.
+		checked = new Array<Question>(questions.length);
+		let count = 0;
 		// Indexed, so a hole in a sparse array reads as undefined and is reported, not skipped.
 		for (let i = 0; i < questions.length; i++) {
 			const question = checkQuestion(questions[i], `questions[${i}]`, problems, options.dialogs === true);
-			if (question) checked.push(question);
+			if (question) checked[count++] = question;
 		}
+		if (count < checked.length) checked = checked.slice(0, count);
 		let reported: string[] | undefined;
 		for (let i = 0; i < checked.length; i++) {
 			const id = checked[i]!.id;

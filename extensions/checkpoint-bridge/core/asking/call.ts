@@ -104,96 +104,153 @@ export function replyAnswersProblem(questions: readonly Question[], reply: Pick<
 /** Relayed dialogs of other extensions are asked through calls too (interop/dialog-relay.ts). */
 const WITH_DIALOGS = { dialogs: true } as const;
 
+/** What a transport's `start` hands back: what to do when the call ends (`cancelHost`: the asker gave up, the host should drop the request or close its dialog). */
+type Cleanup = (cancelHost: boolean, status: Status) => void;
+
+/**
+ * One call while it runs: the control a transport drives, its timers and its settling, in one object
+ * (methods on the prototype, no closures of its own: every question asked is one of these).
+ */
+class Call implements CallControl {
+	readonly id: string;
+	readonly request: RelayRequest;
+	readonly #options: CallOptions;
+	readonly #questions: readonly Question[];
+	readonly #resolve: (envelope: Envelope) => void;
+	#answers: readonly Answer[] = NO_ANSWERS;
+	/** Set once it has settled: whether the asker gave up, and with which status. */
+	#settled: { status: Status; cancelHost: boolean } | undefined;
+	#cleanup: Cleanup | void = undefined;
+	/** The host holds the request: at the deadline its verdict, not this side's timer, ends the call. */
+	#held = false;
+	#budgetTimer: ReturnType<typeof setTimeout> | undefined;
+	#graceTimer: ReturnType<typeof setTimeout> | undefined;
+	#onAbort: (() => void) | undefined;
+
+	constructor(options: CallOptions, id: string, startedAt: number, questions: Question[], resolve: (envelope: Envelope) => void) {
+		const { budgetMs, signal } = options;
+		this.id = id;
+		this.#options = options;
+		this.#questions = questions;
+		this.#resolve = resolve;
+		// Without a budget the call ends only when answered, dismissed, aborted, or its host goes. With one, a host that
+		// holds the request settles it at the deadline itself: a result it sent at the last instant is not lost on the way.
+		if (budgetMs !== NO_LIMIT) {
+			this.#budgetTimer = setTimeout(Call.#budgetDue, budgetMs, this);
+			// Asked with wait: false, nobody waits on the call: its budget does not keep an asker's process alive either.
+			if (options.later) this.#budgetTimer.unref?.();
+		}
+		if (signal) {
+			this.#onAbort = () => this.#end("cancelled", "The tool call was aborted.", true);
+			signal.addEventListener("abort", this.#onAbort, { once: true });
+		}
+		const request: RelayRequest = {
+			v: PROTOCOL_VERSION,
+			id,
+			asker: options.asker,
+			questions,
+			deadline: budgetMs === NO_LIMIT ? NO_LIMIT : startedAt + budgetMs,
+			dialogTimeoutMs: shorterLimit(options.dialogTimeoutMs, budgetMs),
+			createdAt: startedAt,
+		};
+		if (options.resent === true) request.resent = true;
+		if (options.later) request.later = true;
+		this.request = request;
+	}
+
+	/** Hands the call to its transport; runs the transport's cleanup at once when it settled the call before handing one back. */
+	start(start: (call: CallControl) => Cleanup | void): void {
+		this.#cleanup = start(this);
+		if (this.#settled) this.#cleanup?.(this.#settled.cancelHost, this.#settled.status);
+	}
+
+	reply(reply: RelayReply, settling?: (envelope: Envelope) => void): void {
+		if (this.#settled) return;
+		// Answers to questions not asked, or values not offered, are never passed on: the call ends in error.
+		const problem = replyAnswersProblem(this.#questions, reply);
+		if (problem !== undefined) return this.#end("error", `The host's reply was refused: ${problem}.`, true, undefined, settling);
+		this.#answers = reply.answers;
+		if (reply.kind === "result") return this.#end(reply.status, reply.note, false, reply.reason, settling);
+		this.#held = true;
+		try {
+			this.#options.onProgress?.(reply);
+		} catch {
+			// A failing progress listener must not break the call.
+		}
+	}
+
+	finish(status: Status, note?: string): void {
+		// A host that goes away while its verdict is awaited changes nothing: the budget had already run out.
+		if (this.#graceTimer !== undefined && status === "no-host") this.#ranOut();
+		else this.#end(status, note, false);
+	}
+
+	/** The budget's timer (the call comes as its argument: no closure per call). */
+	static readonly #budgetDue = (call: Call) => {
+		if (call.#held) call.#graceTimer = setTimeout(Call.#graceOver, VERDICT_GRACE_MS, call);
+		else call.#ranOut();
+	};
+	static readonly #graceOver = (call: Call) => call.#ranOut();
+
+	#ranOut(): void {
+		// The host keeps a timed-out request open, marked late (core/host/late.ts), unless turned off; never another extension's dialog.
+		const staysLate = lateAnswersOn() && !this.#questions.some((q) => q.dialog);
+		this.#end(
+			"timeout",
+			`The call's budget of ${this.#options.budgetMs} ms ran out before every question was answered.${staysLate ? ` ${LATE_NOTE}` : ""}`,
+			true,
+		);
+	}
+
+	#end(status: Status, note: string | undefined, askerGaveUp: boolean, reason?: EndReason, settling?: (envelope: Envelope) => void): void {
+		if (this.#settled) return;
+		this.#settled = { status, cancelHost: askerGaveUp };
+		clearTimeout(this.#budgetTimer);
+		clearTimeout(this.#graceTimer);
+		if (this.#onAbort) this.#options.signal?.removeEventListener("abort", this.#onAbort);
+		const envelope = envelopeFor(this.#options, this.id, Date.now() - this.request.createdAt, this.#answers, status, note, reason);
+		settling?.(envelope);
+		this.#cleanup?.(askerGaveUp, status);
+		this.#resolve(envelope);
+	}
+}
+
+/** A call's answers before any reply carried some: shared, never written to. */
+const NO_ANSWERS: readonly Answer[] = Object.freeze([]);
+
+/** The envelope a call settles with. Its answers are copied once, here: a sealed reply is frozen, and the envelope is the caller's to keep. */
+function envelopeFor(
+	options: Pick<CallOptions, "asker">,
+	id: string,
+	waitedMs: number,
+	answers: readonly Answer[],
+	status: Status,
+	note?: string,
+	reason?: EndReason,
+): Envelope {
+	const copies: Answer[] = [];
+	for (let i = 0; i < answers.length; i++) copies.push(copyAnswer(answers[i]!));
+	// Every timeout-or-cancelled envelope says why; a host that names no known reason (an older one) counts as the human's.
+	const meta: Pick<Envelope, "requestId" | "asker" | "waitedMs" | "reason"> = { requestId: id, asker: options.asker.label, waitedMs };
+	if (status === "timeout-or-cancelled") meta.reason = reason && END_REASONS.includes(reason) ? reason : "dismissed";
+	return makeEnvelope(status, copies, note, meta);
+}
+
 /**
  * Runs a call. `start` delivers the request and returns what to do when the call ends; `cancelHost`
  * is true when the asker gave up (budget, abort) and the host should drop the request or close
  * its dialog. Resolves with the envelope; never rejects.
  */
-export function runCall(options: CallOptions, start: (call: CallControl) => ((cancelHost: boolean, status: Status) => void) | void): Promise<Envelope> {
-	const { asker, budgetMs, dialogTimeoutMs, signal, onProgress } = options;
+export function runCall(options: CallOptions, start: (call: CallControl) => Cleanup | void): Promise<Envelope> {
 	const startedAt = Date.now();
 	const id = options.id ?? nanoid();
-	let answers: readonly Answer[] = [];
-	// Copied once, at the end: a sealed reply is frozen, and the envelope is the caller's to keep.
-	const envelopeFor = (status: Status, note?: string, reason?: EndReason) =>
-		makeEnvelope(
-			status,
-			answers.map((answer) => copyAnswer(answer)),
-			note,
-			// Every timeout-or-cancelled envelope says why; a host that names no known reason (an older one) counts as the human's.
-			status === "timeout-or-cancelled"
-				? { requestId: id, asker: asker.label, waitedMs: Date.now() - startedAt, reason: reason && END_REASONS.includes(reason) ? reason : "dismissed" }
-				: { requestId: id, asker: asker.label, waitedMs: Date.now() - startedAt },
-		);
-	if (signal?.aborted) return Promise.resolve(envelopeFor("cancelled", "The tool call was aborted before it was asked."));
+	if (options.signal?.aborted)
+		return Promise.resolve(envelopeFor(options, id, Date.now() - startedAt, NO_ANSWERS, "cancelled", "The tool call was aborted before it was asked."));
 	// The same check and neutralisation the host applies, so the answers can be checked against the very labels it shows.
 	const checked = validateAskParams({ questions: options.questions }, WITH_DIALOGS);
 	if (!checked.ok)
-		return Promise.resolve(makeEnvelope("error", [], `Invalid parameters: ${checked.problems.join("; ")}.`, { asker: asker.label, waitedMs: 0 }));
-	const { questions } = checked;
-	// The host keeps a timed-out request open, marked late (core/host/late.ts), unless turned off; never another extension's dialog.
-	const staysLate = lateAnswersOn() && !questions.some((q) => q.dialog);
-
-	return new Promise<Envelope>((resolve) => {
-		let settled: { status: Status; cancelHost: boolean } | undefined;
-		let cleanup: ((cancelHost: boolean, status: Status) => void) | void;
-		/** The host holds the request: at the deadline its verdict, not this side's timer, ends the call. */
-		let held = false;
-		let graceTimer: ReturnType<typeof setTimeout> | undefined;
-		const end = (status: Status, note: string | undefined, askerGaveUp: boolean, reason?: EndReason, settling?: (envelope: Envelope) => void) => {
-			if (settled) return;
-			settled = { status, cancelHost: askerGaveUp };
-			if (budgetTimer) clearTimeout(budgetTimer);
-			clearTimeout(graceTimer);
-			signal?.removeEventListener("abort", onAbort);
-			const envelope = envelopeFor(status, note, reason);
-			settling?.(envelope);
-			cleanup?.(askerGaveUp, status);
-			resolve(envelope);
-		};
-		const onAbort = () => end("cancelled", "The tool call was aborted.", true);
-		const ranOut = () =>
-			end("timeout", `The call's budget of ${budgetMs} ms ran out before every question was answered.${staysLate ? ` ${LATE_NOTE}` : ""}`, true);
-		// Without a budget the call ends only when answered, dismissed, aborted, or its host goes. With one, a host that
-		// holds the request settles it at the deadline itself: a result it sent at the last instant is not lost on the way.
-		const budgetTimer = budgetMs === NO_LIMIT ? undefined : setTimeout(() => (held ? (graceTimer = setTimeout(ranOut, VERDICT_GRACE_MS)) : ranOut()), budgetMs);
-		// Asked with wait: false, nobody waits on the call: its budget does not keep an asker's process alive either.
-		if (options.later) budgetTimer?.unref?.();
-		signal?.addEventListener("abort", onAbort, { once: true });
-		const request: RelayRequest = {
-			v: PROTOCOL_VERSION,
-			id,
-			asker,
-			questions,
-			deadline: budgetMs === NO_LIMIT ? NO_LIMIT : startedAt + budgetMs,
-			dialogTimeoutMs: shorterLimit(dialogTimeoutMs, budgetMs),
-			createdAt: startedAt,
-		};
-		if (options.resent === true) request.resent = true;
-		if (options.later) request.later = true;
-		cleanup = start({
-			id,
-			request,
-			reply(reply, settling) {
-				if (settled) return;
-				// Answers to questions not asked, or values not offered, are never passed on: the call ends in error.
-				const problem = replyAnswersProblem(questions, reply);
-				if (problem !== undefined) return end("error", `The host's reply was refused: ${problem}.`, true, undefined, settling);
-				answers = reply.answers;
-				if (reply.kind === "result") return end(reply.status, reply.note, false, reply.reason, settling);
-				held = true;
-				try {
-					onProgress?.(reply);
-				} catch {
-					// A failing progress listener must not break the call.
-				}
-			},
-			// A host that goes away while its verdict is awaited changes nothing: the budget had already run out.
-			finish: (status, note) => void (graceTimer !== undefined && status === "no-host" ? ranOut() : end(status, note, false)),
-		});
-		// The transport may have settled the call before it could hand back its cleanup.
-		if (settled) cleanup?.(settled.cancelHost, settled.status);
-	});
+		return Promise.resolve(makeEnvelope("error", [], `Invalid parameters: ${checked.problems.join("; ")}.`, { asker: options.asker.label, waitedMs: 0 }));
+	return new Promise<Envelope>((resolve) => new Call(options, id, startedAt, checked.questions, resolve).start(start));
 }
 
 /**
