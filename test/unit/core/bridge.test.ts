@@ -184,7 +184,7 @@ describe("refusals: each answered with a result of its own, nothing put on the b
 			{
 				bridge: {
 					caps: { bytes: { max: 100, refusal: (held, asking) => `${held} held, ${asking} asked` } },
-					kept: { bytes: () => 30, freeOldest: () => false },
+					alongside: { bytes: () => 30, freeOldest: () => false },
 				},
 				held: [{ client: "c1", bytes: 40 }],
 				asking: { bytes: 31 },
@@ -222,7 +222,7 @@ describe("refusals: each answered with a result of its own, nothing put on the b
 		let read = 0;
 		const { bridge, asked } = bridgeOn(host.handle, {
 			caps: { bytes: { max: 100, refusal: () => "full" }, perClient: { max: 1, refusal: () => "one" } },
-			kept: { bytes: () => kept.reduce((a, b) => a + b, 0), freeOldest: () => kept.length > 0 && Boolean(kept.shift()) },
+			alongside: { bytes: () => kept.reduce((a, b) => a + b, 0), freeOldest: () => kept.length > 0 && Boolean(kept.shift()) },
 		});
 		bridge.take(asked("a", { bytes: 40 }), { tag: "" });
 		// Refused by the client cap: its answers are never read, nothing kept is freed.

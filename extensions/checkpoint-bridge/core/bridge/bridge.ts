@@ -34,7 +34,7 @@ interface BridgeCaps {
 	perClient?: Cap;
 	/** For all clients together. */
 	total?: Cap;
-	/** Bytes of requests as received, and of what the transport keeps beside them (`kept`), for all together; told the bytes held and asked. */
+	/** Bytes of requests as received, and of what the transport keeps beside them (`alongside`), for all together; told the bytes held and asked. */
 	bytes?: { max: number; refusal: (held: number, asked: number) => string };
 }
 
@@ -47,7 +47,7 @@ export interface BridgeOptions {
 	server: string;
 	caps?: BridgeCaps;
 	/** Bytes the transport keeps beside its open requests, and a way to free its oldest first when a request needs the room. @default none */
-	kept?: { bytes(): number; freeOldest(): boolean };
+	alongside?: { bytes(): number; freeOldest(): boolean };
 	/** The transport's one window of notices, for all its askers together: a hundred connections bring no more than one. @default a NoticeWindow of the defaults */
 	notices?: NoticeWindow;
 	/** Late frames: how many requests that ended `timeout` are kept for their late end, per client and for all together; the oldest go first. @default no bound */
@@ -343,16 +343,16 @@ export class Bridge<Own = undefined> {
 
 	/** Why one more request of `bytes` from this client and session is refused; undefined when it is not. */
 	#overCap(client: string, session: string, bytes: number): string | undefined {
-		const { caps = {}, kept } = this.#options;
+		const { caps = {}, alongside } = this.#options;
 		const ofSession = this.#bySession.get(session) ?? 0;
 		if (caps.perAsker && ofSession >= caps.perAsker.max) return caps.perAsker.refusal(ofSession);
 		const ofClient = this.#byClient.get(client) ?? 0;
 		if (caps.perClient && ofClient >= caps.perClient.max) return caps.perClient.refusal(ofClient);
 		if (caps.total && this.#held.size >= caps.total.max) return caps.total.refusal(this.#held.size);
 		if (!caps.bytes) return undefined;
-		const over = () => this.#bytes + (kept?.bytes() ?? 0) + bytes > caps.bytes!.max;
+		const over = () => this.#bytes + (alongside?.bytes() ?? 0) + bytes > caps.bytes!.max;
 		// What the transport keeps is a convenience: its oldest make way for a new request before it is refused.
-		while (over() && kept?.freeOldest()) {}
+		while (over() && alongside?.freeOldest()) {}
 		return over() ? caps.bytes.refusal(this.#bytes, bytes) : undefined;
 	}
 

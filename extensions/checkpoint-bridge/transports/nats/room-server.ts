@@ -34,8 +34,8 @@ export interface RoomServerOptions {
 	silenceMs?: number;
 	/** How often silence is checked. @default TICK_MS */
 	tickMs?: number;
-	/** How long the answers of a request dropped for silence are kept for its asker's re-send. @default KEEP_DROPPED_MS */
-	keepDroppedMs?: number;
+	/** How long the answers of a request dropped for silence are kept for its asker's re-send. @default KEEP_RESEND_ANSWERS_MS */
+	keepResendAnswersMs?: number;
 	/** Most requests one client (one inbox) may have open. @default MAX_OPEN_PER_CLIENT (128) */
 	maxOpenPerClient?: number;
 	/** Most requests the room holds at once, whoever asks. @default MAX_ROOM_REQUESTS (1024) */
@@ -57,7 +57,7 @@ export const MAX_ROOM_NOTICES_PER_WINDOW = MAX_NOTICES_PER_WINDOW;
 /** The window MAX_ROOM_NOTICES_PER_WINDOW counts in, in ms. @default 10000 */
 export const ROOM_NOTICE_WINDOW_MS = NOTICE_WINDOW_MS;
 /** Askers' keys whose MAC key the room keeps (one per asker process, which keeps its key pair). @default 256 */
-const MAC_KEYS_KEPT = 256;
+const MAX_MAC_KEYS = 256;
 /** Longest reply subject (inbox) accepted; NATS inboxes are about 30 characters. @default 256 */
 export const MAX_INBOX_LENGTH = 256;
 
@@ -66,9 +66,9 @@ export const MAX_INBOX_LENGTH = 256;
  * (a nats-server restart, a fail-over) and re-sends, they are put back even if the progress that
  * carried them never reached it. @default 600_000 (10 min)
  */
-export const KEEP_DROPPED_MS = 600_000;
-/** At most this many dropped requests' answers are kept; the oldest go first. @default 1000 */
-const MAX_DROPPED = 1_000;
+export const KEEP_RESEND_ANSWERS_MS = 600_000;
+/** At most this many requests' answers are kept for a re-send; the oldest go first. @default 1000 */
+const MAX_RESEND_ANSWERS = 1_000;
 
 /** Requests of the room that ended `timeout` and may still end late, kept for their late frame; the oldest go first. @default 256 */
 const MAX_ROOM_LATE = 256;
@@ -76,10 +76,10 @@ const MAX_ROOM_LATE = 256;
 export interface RoomServer {
 	/** This serving instance's id, sent in pongs. */
 	readonly hostId: string;
-	/** Requests held for askers now (for tests and diagnostics). */
-	readonly heldCount: number;
+	/** Requests open for askers now (for tests and diagnostics). */
+	readonly openCount: number;
 	/** Bytes the room holds now: request frames and kept answers (for tests and the bench). */
-	readonly heldBytes: number;
+	readonly openBytes: number;
 	/** Stops serving: every held request is let go (its asker hears it at once) and dropped from the host's queue. */
 	close(note?: string): void;
 }
@@ -123,29 +123,29 @@ function roomBridge(handle: SharedHandle, limits: { maxOpenPerClient: number; ma
 		caps: {
 			perAsker: {
 				max: MAX_OPEN_PER_ASKER,
-				refusal: (held) =>
-					`The asker already has ${held} requests open in this room, the most one asker session may have (MAX_OPEN_PER_ASKER = ${MAX_OPEN_PER_ASKER}); ask again once one has settled.`,
+				refusal: (open) =>
+					`The asker already has ${open} requests open in this room, the most one asker session may have (MAX_OPEN_PER_ASKER = ${MAX_OPEN_PER_ASKER}); ask again once one has settled.`,
 			},
 			perClient: {
 				max: maxOpenPerClient,
-				refusal: (held) =>
-					`This client already has ${held} requests open in this room, the most one client (inbox) may have (maxOpenPerClient = ${maxOpenPerClient}); ask again once one has settled.`,
+				refusal: (open) =>
+					`This client already has ${open} requests open in this room, the most one client (inbox) may have (maxOpenPerClient = ${maxOpenPerClient}); ask again once one has settled.`,
 			},
 			total: {
 				max: maxRoomRequests,
-				refusal: (held) =>
-					`The room already holds ${held} open requests, the most it holds from all askers together (maxRoomRequests = ${maxRoomRequests}); ask again later.`,
+				refusal: (open) =>
+					`The room already holds ${open} open requests, the most it holds from all askers together (maxRoomRequests = ${maxRoomRequests}); ask again later.`,
 			},
 			bytes: {
 				max: maxRoomBytes,
-				refusal: (held, asked) =>
-					`The room holds ${held} bytes of open requests; this one of ${asked} bytes would pass the most it holds (maxRoomBytes = ${maxRoomBytes}); ask again later.`,
+				refusal: (open, asked) =>
+					`The room holds ${open} bytes of open requests; this one of ${asked} bytes would pass the most it holds (maxRoomBytes = ${maxRoomBytes}); ask again later.`,
 			},
 		},
 		// Late frames: what the room keeps for them is bounded for all askers together.
 		lateCaps: { total: MAX_ROOM_LATE },
 		// Kept answers are a convenience: the oldest make way for a new request before it is refused.
-		kept: { bytes: () => resend.bytes, freeOldest: () => resend.discardOldest() },
+		alongside: { bytes: () => resend.bytes, freeOldest: () => resend.discardOldest() },
 	});
 }
 
@@ -188,8 +188,8 @@ function takeRequest(room: Room, frame: NatsRequestFrame, inbox: string, bytes: 
 			bytes,
 			// What this host collected before the asker fell silent counts too: its progress may have been lost on the way.
 			answers: () => {
-				const kept = room.resend.takeFor(inbox, frame.id, frame.key, frame.cancelHash);
-				return [...(frame.answers ?? []), ...kept.filter((a) => !frame.answers?.some((b) => b.question === a.question && b.id === a.id))];
+				const earlier = room.resend.takeFor(inbox, frame.id, frame.key, frame.cancelHash);
+				return [...(frame.answers ?? []), ...earlier.filter((a) => !frame.answers?.some((b) => b.question === a.question && b.id === a.id))];
 			},
 			...(frame.resent === true ? { resent: true } : {}),
 			// Asked with wait: false: the asker's process may exit once it has its receipt, and the question stays.
@@ -278,7 +278,7 @@ export function serveRoom(options: RoomServerOptions): RoomServer {
 	const { broker, handle } = options;
 	const hostId = nanoid();
 	const keys = newKeyPair();
-	const resend = resendAnswers(options.keepDroppedMs ?? KEEP_DROPPED_MS, MAX_DROPPED);
+	const resend = resendAnswers(options.keepResendAnswersMs ?? KEEP_RESEND_ANSWERS_MS, MAX_RESEND_ANSWERS);
 	const limits = {
 		maxOpenPerClient: options.maxOpenPerClient ?? MAX_OPEN_PER_CLIENT,
 		maxRoomRequests: options.maxRoomRequests ?? MAX_ROOM_REQUESTS,
@@ -290,7 +290,7 @@ export function serveRoom(options: RoomServerOptions): RoomServer {
 		bridge: roomBridge(handle, limits, resend),
 		replies: roomReplies(broker, keys.publicKey, options.ackWaitMs ?? ACK_WAIT_MS),
 		resend,
-		askerMacKeys: macKeys(keys.privateKey, MAC_KEYS_KEPT),
+		askerMacKeys: macKeys(keys.privateKey, MAX_MAC_KEYS),
 		closed: () => closed,
 	};
 	const unsubscribe = subscribeRoom(room, broker, roomSubjects(options.prefix));
@@ -300,10 +300,10 @@ export function serveRoom(options: RoomServerOptions): RoomServer {
 
 	return {
 		hostId,
-		get heldCount() {
+		get openCount() {
 			return room.bridge.size;
 		},
-		get heldBytes() {
+		get openBytes() {
 			return room.bridge.bytes + resend.bytes;
 		},
 		close(note = DEFAULT_CLOSE_NOTE) {

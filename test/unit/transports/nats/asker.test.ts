@@ -7,7 +7,7 @@ import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { FRAME_VERSION } from "../../../../extensions/checkpoint-bridge/core/bridge/frames.ts";
 import type { Envelope } from "../../../../extensions/checkpoint-bridge/model/result.ts";
-import { forgetNatsHost } from "../../../../extensions/checkpoint-bridge/transports/nats/asker.ts";
+import { clearNatsHost } from "../../../../extensions/checkpoint-bridge/transports/nats/asker.ts";
 import {
 	decodeNatsFrame,
 	encodeNatsFrame,
@@ -32,7 +32,7 @@ const hostMessages = hostSessionMessages("host-session");
 
 beforeEach(() => {
 	vi.useFakeTimers();
-	forgetNatsHost();
+	clearNatsHost();
 	hostMessages.length = 0;
 });
 afterEach(() => void vi.useRealTimers());
@@ -181,7 +181,7 @@ describe("asked with wait: false, the asking process gone after its receipt", ()
 		expect(hostMessages).toHaveLength(1);
 		expect(hostMessages[0]!.details).toMatchObject({ forwarded: true, envelope: { status: "ok", answers: [{ answer: "snake_case" }] } });
 		expect(hostMessages[0]!.details.asker).toContain("planner (build-7:4242)");
-		expect(host.server.heldCount).toBe(0);
+		expect(host.server.openCount).toBe(0);
 	});
 });
 

@@ -12,7 +12,7 @@ import { capLength, sanitiseText, UNSAFE_CHARACTER } from "../../../../extension
 import { encodeNatsFrame, type NatsFrame } from "../../../../extensions/checkpoint-bridge/transports/nats/frames.ts";
 import { SILENCE_MS, TICK_MS } from "../../../../extensions/checkpoint-bridge/transports/nats/liveness.ts";
 import {
-	KEEP_DROPPED_MS,
+	KEEP_RESEND_ANSWERS_MS,
 	MAX_INBOX_LENGTH,
 	MAX_OPEN_PER_CLIENT,
 	MAX_ROOM_BYTES,
@@ -64,7 +64,7 @@ describe("forwarding a request onto the host's bus", () => {
 		const result = asker.received.find((f) => f.type === "result");
 		expect(result).toMatchObject({ v: FRAME_VERSION.nats, id: "asker-id-1", status: "ok", answers: [{ answer: "snake_case" }] });
 		expect(asker.received.every((f) => "id" in f && f.id === "asker-id-1")).toBe(true);
-		expect(host.server.heldCount).toBe(0);
+		expect(host.server.openCount).toBe(0);
 	});
 
 	it("sets the deadline from the milliseconds left on its own clock, clamped to the one-hour ceiling", async () => {
@@ -127,7 +127,7 @@ describe("forwarding a request onto the host's bus", () => {
 		asker.send(SUBJECTS.request, requestFrame("r", Q));
 		asker.send(SUBJECTS.request, requestFrame("r", Q));
 		await flush();
-		expect(host.server.heldCount).toBe(1);
+		expect(host.server.openCount).toBe(1);
 		expect(host.fake.dialogs).toHaveLength(1);
 		expect(asker.received.filter((f) => f.type === "pong")).toEqual([expect.objectContaining({ held: true, id: "r" })]);
 	});
@@ -213,7 +213,7 @@ describe(`the asker's heartbeats (silence ${SILENCE_MS} ms, checked every ${TICK
 		expect(dialog.closedBy).toBeUndefined();
 		await vi.advanceTimersByTimeAsync(2 * TICK_MS);
 		expect(dialog.closedBy).toBe("signal");
-		expect(host.server.heldCount).toBe(0);
+		expect(host.server.openCount).toBe(0);
 		expect(host.handle.snapshot()!.open).toEqual([]);
 	});
 
@@ -230,7 +230,7 @@ describe(`the asker's heartbeats (silence ${SILENCE_MS} ms, checked every ${TICK
 		expect(dialog.timeout).toBeUndefined();
 		await vi.advanceTimersByTimeAsync(SILENCE_MS + TICK_MS);
 		expect(dialog.closedBy).toBe("signal");
-		expect(host.server.heldCount).toBe(0);
+		expect(host.server.openCount).toBe(0);
 	});
 
 	it("an asker that pings keeps its question open, and each ping is answered held", async () => {
@@ -245,7 +245,7 @@ describe(`the asker's heartbeats (silence ${SILENCE_MS} ms, checked every ${TICK
 		expect(asker.received.filter((f) => f.type === "pong" && f.held)).toHaveLength(10);
 	});
 
-	it("answers given before the asker fell silent are kept for its re-send (its progress may never have arrived), for its inbox only, for KEEP_DROPPED_MS", async () => {
+	it("answers given before the asker fell silent are kept for its re-send (its progress may never have arrived), for its inbox only, for KEEP_RESEND_ANSWERS_MS", async () => {
 		const { nats, host, asker } = room();
 		asker.send(SUBJECTS.request, requestFrame("r", TWO));
 		await flush();
@@ -276,12 +276,12 @@ describe(`the asker's heartbeats (silence ${SILENCE_MS} ms, checked every ${TICK
 		});
 	});
 
-	it(`kept answers are forgotten after KEEP_DROPPED_MS (${KEEP_DROPPED_MS} ms)`, async () => {
+	it(`kept answers are discarded after KEEP_RESEND_ANSWERS_MS (${KEEP_RESEND_ANSWERS_MS} ms)`, async () => {
 		const { host, asker } = room();
-		asker.send(SUBJECTS.request, requestFrame("r", TWO, { budgetMs: 2 * KEEP_DROPPED_MS }));
+		asker.send(SUBJECTS.request, requestFrame("r", TWO, { budgetMs: 2 * KEEP_RESEND_ANSWERS_MS }));
 		await flush();
 		host.fake.current()!.answer("Ada");
-		await vi.advanceTimersByTimeAsync(KEEP_DROPPED_MS + SILENCE_MS + 3 * TICK_MS);
+		await vi.advanceTimersByTimeAsync(KEEP_RESEND_ANSWERS_MS + SILENCE_MS + 3 * TICK_MS);
 		asker.send(SUBJECTS.request, requestFrame("r", TWO));
 		await flush();
 		expect(host.fake.current()!.title).toMatch(/\(1\/2\) Name\?$/);
@@ -333,7 +333,7 @@ describe("asked with wait: false (later: true): the asker's process may exit aft
 		await vi.advanceTimersByTimeAsync(3 * SILENCE_MS);
 		expect(cancels).toEqual([]);
 		expect(dialog.closedBy).toBeUndefined();
-		expect(host.server.heldCount).toBe(1);
+		expect(host.server.openCount).toBe(1);
 		dialog.answer("snake_case");
 		await flush();
 		expect(hostMessages).toHaveLength(1);
@@ -346,7 +346,7 @@ describe("asked with wait: false (later: true): the asker's process may exit aft
 		expect(hostMessages[0]!.details.asker).toContain("planner (build-7:4242)");
 		// Its inbox is nobody's any more: nothing more is sent there, and the room holds nothing.
 		expect(asker.received.filter((f) => f.type === "result")).toEqual([]);
-		expect(host.server.heldCount).toBe(0);
+		expect(host.server.openCount).toBe(0);
 	});
 
 	it("a room member's question with raw escapes, its asker gone: the message in the host's session carries neutralised text in content and details", async () => {
@@ -394,7 +394,7 @@ describe("asked with wait: false (later: true): the asker's process may exit aft
 		await vi.advanceTimersByTimeAsync(SILENCE_MS + 2 * TICK_MS);
 		host.server.close("host quit");
 		await flush();
-		expect(host.server.heldCount).toBe(0);
+		expect(host.server.openCount).toBe(0);
 		expect(host.handle.snapshot()!.open).toEqual([]);
 		expect(hostMessages).toEqual([]);
 	});
@@ -426,7 +426,7 @@ describe("refusals: told to the sender only, never a dialog", () => {
 			expect(asker.received).toEqual([expect.objectContaining({ type: "error", code })]);
 			expect(host.fake.dialogs).toEqual([]);
 			expect(host.fake.notices).toEqual([]);
-			expect(host.server.heldCount).toBe(0);
+			expect(host.server.openCount).toBe(0);
 		});
 
 	it("a reply subject longer than MAX_INBOX_LENGTH (256): a malformed error frame to it, nothing queued", async () => {
@@ -438,7 +438,7 @@ describe("refusals: told to the sender only, never a dialog", () => {
 		await flush();
 		expect(received).toEqual([expect.stringMatching(/"code":"malformed".*at most 256/)]);
 		expect(host.fake.dialogs).toEqual([]);
-		expect(host.server.heldCount).toBe(0);
+		expect(host.server.openCount).toBe(0);
 	});
 
 	it("a request without a reply subject is dropped unanswered", async () => {
@@ -588,7 +588,7 @@ describe("what a room holds is bounded: refusals are error results naming the li
 		const { host, asker } = room();
 		for (let i = 0; i < 40; i++) asker.send(SUBJECTS.request, requestFrame(`r${i}`, Q));
 		await flush();
-		expect(host.server.heldCount).toBe(MAX_OPEN_PER_ASKER);
+		expect(host.server.openCount).toBe(MAX_OPEN_PER_ASKER);
 		const refused = refusals(asker.received);
 		expect(refused).toHaveLength(40 - MAX_OPEN_PER_ASKER);
 		expect(refused[0]!.note).toContain(`MAX_OPEN_PER_ASKER = ${MAX_OPEN_PER_ASKER}`);
@@ -597,7 +597,7 @@ describe("what a room holds is bounded: refusals are error results naming the li
 		await flush();
 		asker.send(SUBJECTS.request, requestFrame("again", Q));
 		await flush();
-		expect(host.server.heldCount).toBe(MAX_OPEN_PER_ASKER);
+		expect(host.server.openCount).toBe(MAX_OPEN_PER_ASKER);
 		expect(refusals(asker.received)).toHaveLength(40 - MAX_OPEN_PER_ASKER);
 	});
 
@@ -607,7 +607,7 @@ describe("what a room holds is bounded: refusals are error results naming the li
 		const askers = Array.from({ length: 30 }, () => rawAsker(nats));
 		askers.forEach((a, i) => a.send(SUBJECTS.request, requestFrame(`r${i}`, Q)));
 		await flush();
-		expect(host.server.heldCount).toBe(MAX_OPEN_PER_ASKER);
+		expect(host.server.openCount).toBe(MAX_OPEN_PER_ASKER);
 		expect(askers.flatMap((a) => refusals(a.received))).toHaveLength(30 - MAX_OPEN_PER_ASKER);
 	});
 
@@ -615,7 +615,7 @@ describe("what a room holds is bounded: refusals are error results naming the li
 		const { host, asker } = room();
 		for (let i = 0; i < MAX_OPEN_PER_CLIENT + 5; i++) asker.send(SUBJECTS.request, requestFrame(`r${i}`, Q, { asker: { label: "flood", sessionId: `s${i}` } }));
 		await flush();
-		expect(host.server.heldCount).toBe(MAX_OPEN_PER_CLIENT);
+		expect(host.server.openCount).toBe(MAX_OPEN_PER_CLIENT);
 		const refused = refusals(asker.received);
 		expect(refused).toHaveLength(5);
 		expect(refused[0]!.note).toContain(`maxOpenPerClient = ${MAX_OPEN_PER_CLIENT}`);
@@ -628,7 +628,7 @@ describe("what a room holds is bounded: refusals are error results naming the li
 		for (let i = 0; i < 40; i++) asker.send(SUBJECTS.request, resent(`same-${i}`, "one-session"));
 		for (let i = 0; i < MAX_OPEN_PER_CLIENT; i++) asker.send(SUBJECTS.request, resent(`new-${i}`, `s${i}`));
 		await flush();
-		expect(host.server.heldCount).toBe(MAX_OPEN_PER_CLIENT);
+		expect(host.server.openCount).toBe(MAX_OPEN_PER_CLIENT);
 		const refused = refusals(asker.received);
 		// 24 past the session's 16, then 16 past the client's 128.
 		expect(refused).toHaveLength(40 - MAX_OPEN_PER_ASKER + MAX_OPEN_PER_ASKER);
@@ -644,7 +644,7 @@ describe("what a room holds is bounded: refusals are error results naming the li
 		const askers = Array.from({ length: 8 }, () => rawAsker(nats));
 		askers.forEach((a, i) => a.send(SUBJECTS.request, requestFrame(`r${i}`, Q, { asker: { label: "flood", sessionId: `s${i}` } })));
 		await flush();
-		expect(server.heldCount).toBe(5);
+		expect(server.openCount).toBe(5);
 		const refused = askers.flatMap((a) => refusals(a.received));
 		expect(refused).toHaveLength(3);
 		expect(refused[0]!.note).toContain("maxRoomRequests = 5");
@@ -660,8 +660,8 @@ describe("what a room holds is bounded: refusals are error results naming the li
 		const one = rawAsker(nats);
 		for (const id of ["a", "b", "c"]) one.send(SUBJECTS.request, requestFrame(id, big(id), { asker: { label: id, sessionId: id } }));
 		await flush();
-		expect(server.heldCount).toBe(2);
-		expect(server.heldBytes).toBeLessThanOrEqual(4_000);
+		expect(server.openCount).toBe(2);
+		expect(server.openBytes).toBeLessThanOrEqual(4_000);
 		const refused = refusals(one.received);
 		expect(refused.map((f) => f.type === "result" && f.id)).toEqual(["c"]);
 		expect(refused[0]!.note).toContain("maxRoomBytes = 4000");
@@ -670,7 +670,7 @@ describe("what a room holds is bounded: refusals are error results naming the li
 		await flush();
 		one.send(SUBJECTS.request, requestFrame("c", big("c"), { asker: { label: "c", sessionId: "c" } }));
 		await flush();
-		expect(server.heldCount).toBe(2);
+		expect(server.openCount).toBe(2);
 		server.close();
 	});
 
@@ -684,13 +684,13 @@ describe("what a room holds is bounded: refusals are error results naming the li
 		await flush();
 		host.fake.current()!.answer("A".repeat(1_000));
 		await vi.advanceTimersByTimeAsync(SILENCE_MS + 2 * TICK_MS);
-		expect(server.heldCount).toBe(0);
-		expect(server.heldBytes).toBeGreaterThan(1_000);
+		expect(server.openCount).toBe(0);
+		expect(server.openBytes).toBeGreaterThan(1_000);
 		const other = rawAsker(nats);
 		other.send(SUBJECTS.request, requestFrame("n", [{ question: "New?", details: "d".repeat(1_800) }], { asker: { label: "o", sessionId: "o" } }));
 		await flush();
 		expect(refusals(other.received)).toEqual([]);
-		expect(server.heldCount).toBe(1);
+		expect(server.openCount).toBe(1);
 		server.close();
 	});
 
@@ -716,11 +716,11 @@ describe("who may cancel a request, and whose frames an asker can trust", () => 
 		intruder.send(SUBJECTS.cancel, { ...cancelFrame("r"), secret: undefined } as never, asker.inbox);
 		await flush();
 		expect(host.fake.current()!.closedBy).toBeUndefined();
-		expect(host.server.heldCount).toBe(1);
+		expect(host.server.openCount).toBe(1);
 		asker.send(SUBJECTS.cancel, cancelFrame("r"));
 		await flush();
 		expect(host.fake.dialogs[0]!.closedBy).toBe("signal");
-		expect(host.server.heldCount).toBe(0);
+		expect(host.server.openCount).toBe(0);
 	});
 
 	it("every frame for a request (progress, result, pong) carries the host's key and a valid MAC under the asker's key", async () => {
@@ -747,6 +747,6 @@ describe("who may cancel a request, and whose frames an asker can trust", () => 
 		intruder.send(SUBJECTS.request, requestFrame("r", Q, { key: other.publicKey }), asker.inbox);
 		await flush();
 		expect(asker.received).toHaveLength(before);
-		expect(host.server.heldCount).toBe(1);
+		expect(host.server.openCount).toBe(1);
 	});
 });
