@@ -64,10 +64,10 @@ const END_OF_STATUS: Readonly<Record<Status, RequestEnd>> = {
 };
 
 /** How a settled request ended: its typed `end`, or, from an observer before it, what its status says. */
-export const endOf = (outcome: Pick<SettledEvent["outcome"], "status" | "end">): RequestEnd => outcome.end ?? END_OF_STATUS[outcome.status];
+const endOf = (outcome: Pick<SettledEvent["outcome"], "status" | "end">): RequestEnd => outcome.end ?? END_OF_STATUS[outcome.status];
 
 /** Whether the request ended with every answer given. */
-export const isAnswered = (end: RequestEnd): end is "answered" | "answered-outside" => end === "answered" || end === "answered-outside";
+const isAnswered = (end: RequestEnd): end is "answered" | "answered-outside" => end === "answered" || end === "answered-outside";
 
 /**
  * The words for each end without every answer. A dismiss keeps "or its dialog timed out": pi's
