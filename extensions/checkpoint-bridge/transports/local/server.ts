@@ -21,8 +21,8 @@ import { endpointParent, privateDirProblem } from "./private-files.ts";
 
 /** Default of EndpointOptions.helloTimeoutMs. */
 const DEFAULT_HELLO_TIMEOUT_MS = 2_000;
-/** Default of EndpointOptions.maxPendingConnections. */
-const DEFAULT_MAX_PENDING_CONNECTIONS = 128;
+/** Default of EndpointOptions.maxUnprovenConnections. */
+const DEFAULT_MAX_UNPROVEN_CONNECTIONS = 128;
 /** Default of EndpointOptions.maxOpenRequests. */
 export const DEFAULT_MAX_OPEN_REQUESTS = 128;
 /** Requests of one connection that ended `timeout` and may still end late, kept for their late frame; the oldest go first. @default 64 */
@@ -54,9 +54,9 @@ export interface EndpointOptions {
 	 * Most connections awaiting the handshake at once (refused ones not yet closed included). A
 	 * further one makes room by closing the oldest (`busy`): refused ones first, then those that sent
 	 * no hello, then those awaiting the client's proof. Node gives no peer credentials on a Unix
-	 * socket, so the limit is for all peers together. @default DEFAULT_MAX_PENDING_CONNECTIONS (128)
+	 * socket, so the limit is for all peers together. @default DEFAULT_MAX_UNPROVEN_CONNECTIONS (128)
 	 */
-	maxPendingConnections?: number;
+	maxUnprovenConnections?: number;
 	/** Most requests one connection may have open at once; each further one gets an `error` result naming the limit. @default DEFAULT_MAX_OPEN_REQUESTS (128) */
 	maxOpenRequests?: number;
 	/** How long an end sent to an asker that acks waits for its ack before the host's session takes it (core/bridge/frames.ts). @default ACK_WAIT_MS */
@@ -70,11 +70,11 @@ export interface LocalEndpoint {
 	/** Connections open now (for tests and diagnostics). */
 	readonly connectionCount: number;
 	/** Connections awaiting the handshake now, refused ones not yet closed included (for tests and diagnostics). */
-	readonly pendingCount: number;
+	readonly unprovenCount: number;
 	/** Why the endpoint could not be advertised for its working directory, when it could not (the variable still works). */
 	readonly advertProblem: string | undefined;
 	/**
-	 * Stops serving: every remote request still held settles with `no-host` and `note` and is
+	 * Closes: every remote request still open settles with `no-host` and `note` and is
 	 * dropped from the host's queue, connections close, the socket, the token and a directory
 	 * this endpoint created are removed, and the environment variable is restored.
 	 */
@@ -126,11 +126,11 @@ async function writeToken(tokenPath: string, token: string): Promise<void> {
 	await fs.rename(staging, tokenPath);
 }
 
-/** Which pending connection makes room for a new one: one already refused, else the oldest without a hello, else the oldest. */
-function evictionCandidate(pending: Set<Connection>): Connection | undefined {
+/** Which unproven connection makes room for a new one: one already refused, else the oldest without a hello, else the oldest. */
+function evictionCandidate(unproven: Set<Connection>): Connection | undefined {
 	let silent: Connection | undefined;
 	let oldest: Connection | undefined;
-	for (const connection of pending) {
+	for (const connection of unproven) {
 		if (connection.stage === "closed") return connection;
 		silent ??= connection.stage === "hello" ? connection : undefined;
 		oldest ??= connection;
@@ -138,24 +138,20 @@ function evictionCandidate(pending: Set<Connection>): Connection | undefined {
 	return silent ?? oldest;
 }
 
-/** Starts serving the host's queue to other processes of this user. */
-export async function startEndpoint(options: EndpointOptions): Promise<LocalEndpoint> {
-	const { handle, env } = options;
-	let dir: string;
-	let created: boolean;
-	if (options.dir === undefined) {
-		// mkdtemp makes the directory 0700; the chmod only guards against an odd umask.
-		dir = await fs.mkdtemp(path.join(await endpointParent(), ENDPOINT_DIR_PREFIX));
-		await fs.chmod(dir, 0o700);
-		created = true;
-	} else {
-		dir = path.resolve(options.dir);
-		created = await preparePrivateDir(dir);
+/** The endpoint's private directory: a fresh one, or the given one checked; `created` when this endpoint made it (and removes it). */
+async function privatePlace(given: string | undefined): Promise<{ dir: string; created: boolean }> {
+	if (given !== undefined) {
+		const dir = path.resolve(given);
+		return { dir, created: await preparePrivateDir(dir) };
 	}
-	const address = addressOf(path.join(dir, SOCKET_NAME));
-	const token = randomBytes(32).toString("base64url");
-	const connections = new Set<Connection>();
-	const server = net.createServer();
+	// mkdtemp makes the directory 0700; the chmod only guards against an odd umask.
+	const dir = await fs.mkdtemp(path.join(await endpointParent(), ENDPOINT_DIR_PREFIX));
+	await fs.chmod(dir, 0o700);
+	return { dir, created: true };
+}
+
+/** Listens on the socket (0600) with its token beside it; on a failure nothing it made is left behind. */
+async function listenPrivately(server: net.Server, address: EndpointAddress, token: string, place: { dir: string; created: boolean }): Promise<void> {
 	try {
 		await clearStaleSocket(address.socketPath);
 		await writeToken(address.tokenPath, token);
@@ -170,12 +166,15 @@ export async function startEndpoint(options: EndpointOptions): Promise<LocalEndp
 	} catch (error) {
 		server.close();
 		await fs.rm(address.tokenPath, { force: true });
-		if (created) await fs.rm(dir, { recursive: true, force: true });
+		if (place.created) await fs.rm(place.dir, { recursive: true, force: true });
 		throw error;
 	}
+}
 
+/** What every connection of the endpoint shares: the bridge into the host's queue, the token, the frame and handshake bounds. */
+function connectionsShare(handle: SharedHandle, token: string, options: EndpointOptions) {
 	const maxOpenRequests = options.maxOpenRequests ?? DEFAULT_MAX_OPEN_REQUESTS;
-	const shared = {
+	return {
 		bridge: new Bridge({
 			handle,
 			transport: "endpoint",
@@ -183,8 +182,8 @@ export async function startEndpoint(options: EndpointOptions): Promise<LocalEndp
 			caps: {
 				perClient: {
 					max: maxOpenRequests,
-					refusal: (held) =>
-						`This connection already has ${held} open requests, the most one connection may have (maxOpenRequests); ask again once one of them has settled.`,
+					refusal: (open) =>
+						`This connection already has ${open} open requests, the most one connection may have (maxOpenRequests); ask again once one of them has settled.`,
 				},
 			},
 			lateCaps: { perClient: MAX_LATE_PER_CONNECTION },
@@ -194,37 +193,65 @@ export async function startEndpoint(options: EndpointOptions): Promise<LocalEndp
 		helloTimeoutMs: options.helloTimeoutMs ?? DEFAULT_HELLO_TIMEOUT_MS,
 		...(options.ackWaitMs === undefined ? {} : { ackWaitMs: options.ackWaitMs }),
 	};
-	const maxPending = Math.max(1, options.maxPendingConnections ?? DEFAULT_MAX_PENDING_CONNECTIONS);
-	// Connections that have not proven themselves, oldest first: what a flood of idle or junk connections can hold is bounded by this.
-	const pending = new Set<Connection>();
+}
+
+/**
+ * Takes every connection the server accepts; those that have not proven themselves are `unproven`,
+ * oldest first: what a flood of idle or junk connections can hold is bounded by `maxUnproven`.
+ */
+function acceptConnections(server: net.Server, shared: ReturnType<typeof connectionsShare>, maxUnproven: number) {
+	const connections = new Set<Connection>();
+	const unproven = new Set<Connection>();
 	server.on("connection", (socket) => {
 		// Neither the endpoint nor a connected asker keeps the host process alive; when it exits, askers see the close.
 		socket.unref();
-		if (pending.size >= maxPending) {
-			const victim = evictionCandidate(pending)!;
-			pending.delete(victim);
-			victim.evict(`More than ${maxPending} connections were awaiting the handshake; this one was the oldest.`);
+		if (unproven.size >= maxUnproven) {
+			const victim = evictionCandidate(unproven)!;
+			unproven.delete(victim);
+			victim.evict(`More than ${maxUnproven} connections were awaiting the handshake; this one was the oldest.`);
 		}
-		const connection: Connection = new Connection(socket, { ...shared, onAuthenticated: () => pending.delete(connection) });
+		const connection: Connection = new Connection(socket, { ...shared, onAuthenticated: () => unproven.delete(connection) });
 		connections.add(connection);
-		pending.add(connection);
+		unproven.add(connection);
 		socket.once("close", () => {
 			connections.delete(connection);
-			pending.delete(connection);
+			unproven.delete(connection);
 		});
 	});
+	return { connections, unproven };
+}
+
+/** Advertises the endpoint for `cwd` in the user's private place; what went wrong, when it could not. */
+async function advertiseForDir(
+	socketPath: string,
+	cwd: string | undefined,
+	env: NodeJS.ProcessEnv | undefined,
+): Promise<{ advertisement?: Advertisement; problem?: string }> {
+	if (cwd === undefined) return {};
+	try {
+		return { advertisement: await advertiseEndpoint(socketPath, { cwd, ...(env ? { env } : {}) }) };
+	} catch (error) {
+		return { problem: error instanceof Error ? error.message : String(error) };
+	}
+}
+
+/** Starts serving the host's queue to other processes of this user. */
+export async function startEndpoint(options: EndpointOptions): Promise<LocalEndpoint> {
+	const { handle, env } = options;
+	const place = await privatePlace(options.dir);
+	const { dir, created } = place;
+	const address = addressOf(path.join(dir, SOCKET_NAME));
+	const token = randomBytes(32).toString("base64url");
+	const server = net.createServer();
+	await listenPrivately(server, address, token, place);
+
+	const maxUnproven = Math.max(1, options.maxUnprovenConnections ?? DEFAULT_MAX_UNPROVEN_CONNECTIONS);
+	const { connections, unproven } = acceptConnections(server, connectionsShare(handle, token, options), maxUnproven);
 	// A failing accept must not take the host session down.
 	server.on("error", () => {});
 	server.unref();
 	const unadvertise = env ? advertise(env, address.socketPath) : () => {};
-	let advertisement: Advertisement | undefined;
-	let advertProblem: string | undefined;
-	if (options.advertiseFor !== undefined)
-		try {
-			advertisement = await advertiseEndpoint(address.socketPath, { cwd: options.advertiseFor, ...(env ? { env } : {}) });
-		} catch (error) {
-			advertProblem = error instanceof Error ? error.message : String(error);
-		}
+	const { advertisement, problem: advertProblem } = await advertiseForDir(address.socketPath, options.advertiseFor, env);
 	// A process that exits without closing still takes its socket, token and advertisement with it.
 	const removeOnExit = () => {
 		advertisement?.withdraw();
@@ -241,19 +268,19 @@ export async function startEndpoint(options: EndpointOptions): Promise<LocalEndp
 		get connectionCount() {
 			return connections.size;
 		},
-		get pendingCount() {
-			return pending.size;
+		get unprovenCount() {
+			return unproven.size;
 		},
 		advertProblem,
 		close(note = DEFAULT_CLOSE_NOTE) {
-			// Everything that stops new work happens now, synchronously; only the clean-up is awaited.
+			// Everything that ends new work happens now, synchronously; only the clean-up is awaited.
 			closing ??= (async () => {
 				unadvertise();
 				advertisement?.withdraw();
 				process.off("exit", removeOnExit);
-				const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+				const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
 				for (const connection of connections) connection.shutdown(note);
-				await stopped;
+				await serverClosed;
 				await fs.rm(address.socketPath, { force: true });
 				await fs.rm(address.tokenPath, { force: true });
 				if (created) await fs.rm(dir, { recursive: true, force: true });

@@ -23,7 +23,7 @@ const RSS_GROWTH_LIMIT = 96 * 1024 * 1024;
 /** The host: a UI that answers at once, and its RSS and connection counts on stdout every 50 ms. */
 const HOST = hostProcessScript(
 	'{ select: async (_title, options) => options[0], input: async () => "ok", notify() {} }',
-	'setInterval(() => process.stdout.write("RSS " + process.memoryUsage().rss + " " + endpoint.connectionCount + " " + endpoint.pendingCount + "\\n"), 50);',
+	'setInterval(() => process.stdout.write("RSS " + process.memoryUsage().rss + " " + endpoint.connectionCount + " " + endpoint.unprovenCount + "\\n"), 50);',
 );
 
 /** The flood: idle connections and 1 MiB senders, each re-opened as soon as it closes, until stdin closes. */

@@ -312,22 +312,22 @@ describe("limits per connection and before the handshake", () => {
 		expect(raw.frames.filter((f) => f.type === "result" && f.status === "ok")).toHaveLength(6);
 	});
 
-	it("holds at most maxPendingConnections awaiting the handshake, closing the oldest silent ones with busy, and still serves an asker", async () => {
-		const host = await hostWithEndpoint({ maxPendingConnections: 4 });
+	it("holds at most maxUnprovenConnections awaiting the handshake, closing the oldest silent ones with busy, and still serves an asker", async () => {
+		const host = await hostWithEndpoint({ maxUnprovenConnections: 4 });
 		const idle = Array.from({ length: 10 }, () => host.raw());
 		await Promise.all(idle.map((raw) => new Promise((resolve) => raw.socket.once("connect", resolve))));
 		// The six oldest were closed to make room, each told why.
 		await Promise.all(idle.slice(0, 6).map((raw) => raw.closed));
 		for (const raw of idle.slice(0, 6)) expect(raw.frames).toEqual([expect.objectContaining({ type: "error", code: "busy" })]);
-		expect(host.endpoint.pendingCount).toBe(4);
+		expect(host.endpoint.unprovenCount).toBe(4);
 		const served = host.ask("legit");
 		(await host.dialog(1)).answer("served");
 		expect((await served).status).toBe("ok");
-		expect(host.endpoint.pendingCount).toBeLessThanOrEqual(4);
+		expect(host.endpoint.unprovenCount).toBeLessThanOrEqual(4);
 	});
 
 	it("more legitimate askers at once than connections may await the handshake: each dropped one tries again, and all are served", async () => {
-		const host = await hostWithEndpoint({ maxPendingConnections: 4 });
+		const host = await hostWithEndpoint({ maxUnprovenConnections: 4 });
 		const calls = Array.from({ length: 40 }, (_, i) => host.ask(`asker-${i}`));
 		for (let n = 1; n <= calls.length; n++) (await host.dialog(n)).answer(`answer ${n}`);
 		const envelopes = await Promise.all(calls);
@@ -336,10 +336,10 @@ describe("limits per connection and before the handshake", () => {
 	});
 
 	it("a proven connection no longer counts as awaiting the handshake: silent newcomers never push it out", async () => {
-		const host = await hostWithEndpoint({ maxPendingConnections: 2 });
+		const host = await hostWithEndpoint({ maxUnprovenConnections: 2 });
 		const proven = [host.raw(), host.raw()];
 		for (const raw of proven) await raw.handshake(await host.token());
-		await vi.waitFor(() => expect(host.endpoint.pendingCount).toBe(0));
+		await vi.waitFor(() => expect(host.endpoint.unprovenCount).toBe(0));
 		const silent = [host.raw(), host.raw(), host.raw()];
 		await silent[0]!.closed;
 		expect(silent[0]!.frames).toEqual([expect.objectContaining({ code: "busy" })]);
@@ -350,7 +350,7 @@ describe("limits per connection and before the handshake", () => {
 	});
 
 	it("a connection mid-handshake outlives newer silent ones", async () => {
-		const host = await hostWithEndpoint({ maxPendingConnections: 2 });
+		const host = await hostWithEndpoint({ maxUnprovenConnections: 2 });
 		const midway = host.raw();
 		await midway.welcome(await host.token());
 		const silent = [host.raw(), host.raw()];
