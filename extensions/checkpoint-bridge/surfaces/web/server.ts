@@ -8,7 +8,7 @@ import http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { type FormsElsewhere, formsElsewhere } from "../../core/answering/elsewhere.ts";
 import { timeLeftText } from "../../model/time-left.ts";
-import { NOTIFY_REMIND_ENV, NOTIFY_TIMEOUT_MS, Notifier, notifyDelay } from "./away/notify-command.ts";
+import { NOTIFY_AFTER_ENV, NOTIFY_REMIND_ENV, NOTIFY_TIMEOUT_MS, Notifier, notifyDelay } from "./away/notify-command.ts";
 import { actionsOf, wireNotifications } from "./away/notify-life.ts";
 import { type AwayActions, OneTap } from "./away/one-tap.ts";
 import { type PublicOrigin, parsePublicUrl, urlHost, WEB_PUBLIC_URL_ENV, type WebAddress } from "./http/address.ts";
@@ -87,91 +87,59 @@ const staticFile = (name: string) => readFileSync(new URL(`./static/${name}`, im
 export const pageScript = () =>
 	`const timeLeftText = ${timeLeftText.toString()};\nconst PAGE_EVENTS = Object.freeze(${JSON.stringify(PAGE_EVENTS)});\n${staticFile("app.js")}`;
 
-/** Starts the page; rejects when the address cannot be listened on or the public URL is not an origin. */
-export async function startWebPage(options: WebPageOptions): Promise<WebPage> {
-	const { handle } = options;
-	const publicSpec = (options.publicUrl ?? process.env[WEB_PUBLIC_URL_ENV])?.trim();
-	let publicOrigin: PublicOrigin | undefined;
-	if (publicSpec) {
-		const parsed = parsePublicUrl(publicSpec);
-		if (!parsed.ok) throw new Error(parsed.reason);
-		publicOrigin = parsed.publicOrigin;
-	}
-	const assets: Assets = { html: staticFile("page.html"), js: pageScript(), css: staticFile("app.css") };
-	// A request without Host is refused by checkHost, with its reason, rather than by Node's bare 400.
-	const server = http.createServer({ requireHostHeader: false, ...timeoutOptions });
-	const connections = new Connections(server, options.maxConnections ?? MAX_CONNECTIONS);
+/** The one external origin the page also answers on, from the option or the environment; rejects one that is not an origin. */
+function publicOriginOf(options: WebPageOptions): PublicOrigin | undefined {
+	const spec = (options.publicUrl ?? process.env[WEB_PUBLIC_URL_ENV])?.trim();
+	if (!spec) return undefined;
+	const parsed = parsePublicUrl(spec);
+	if (!parsed.ok) throw new Error(parsed.reason);
+	return parsed.publicOrigin;
+}
+
+/** Listens on the page's address; the port it got, and the hosts and origins a request may name (a proxy's too). */
+async function listenOn(server: http.Server, given: WebAddress, publicOrigin: PublicOrigin | undefined) {
 	await new Promise<void>((resolve, reject) => {
 		server.once("error", reject);
-		server.listen(options.address.port, options.address.host, () => {
+		server.listen(given.port, given.host, () => {
 			server.off("error", reject);
 			resolve();
 		});
 	});
 	const port = (server.address() as AddressInfo).port;
-	const address: WebAddress = { ...options.address, port };
+	const address: WebAddress = { ...given, port };
 	const authority = `${urlHost(address.host)}:${port}`;
 	const origin = `http://${authority}`;
 	const local = [authority, ...(address.loopback ? [`localhost:${port}`] : [])];
 	// Behind a proxy: the Host it forwards and its Origin, and nothing else besides the page's own.
 	const hosts = new Set([...local, ...(publicOrigin ? [publicOrigin.host] : [])]);
 	const origins = new Set([...local.map((h) => `http://${h}`), ...(publicOrigin ? [publicOrigin.origin] : [])]);
-	const shownOrigin = publicOrigin?.origin ?? origin;
-	const token = newSecret();
+	return { address, origin, hosts, origins, shownOrigin: publicOrigin?.origin ?? origin };
+}
 
-	const board = new Board(handle);
-	const forms = options.forms ?? formsElsewhere();
-	const streams = new Streams(
-		board,
-		options.maxStreams ?? MAX_STREAMS,
-		{ ...(options.streamBufferBytes === undefined ? {} : { bufferBytes: options.streamBufferBytes }) },
-		forms,
-	);
-	let delayProblem: string | undefined;
-	let remindProblem: string | undefined;
-	const notifier = new Notifier({
+/** A notify delay read from the environment for each request; a problem with its value is said once per value, not once per request. */
+function delayFromEnv(name: string, notice: WebPageOptions["notice"]): () => number {
+	let said: string | undefined;
+	return () => {
+		const delay = notifyDelay(process.env, name);
+		if (delay.problem && delay.problem !== said) notice?.(`checkpoint-bridge: ${delay.problem}`, "warning");
+		said = delay.problem;
+		return delay.ms;
+	};
+}
+
+/** The notify command's runner, as the options or the environment set it. */
+function pageNotifier(options: WebPageOptions): Notifier {
+	return new Notifier({
 		...(options.notifyCommand ? { command: options.notifyCommand } : {}),
-		delayMs:
-			options.notifyAfterMs ??
-			(() => {
-				const delay = notifyDelay();
-				// Said once per value, not once per request.
-				if (delay.problem && delay.problem !== delayProblem) options.notice?.(`checkpoint-bridge: ${delay.problem}`, "warning");
-				delayProblem = delay.problem;
-				return delay.ms;
-			}),
-		remindMs:
-			options.notifyRemindMs ??
-			(() => {
-				const delay = notifyDelay(process.env, NOTIFY_REMIND_ENV);
-				if (delay.problem && delay.problem !== remindProblem) options.notice?.(`checkpoint-bridge: ${delay.problem}`, "warning");
-				remindProblem = delay.problem;
-				return delay.ms;
-			}),
+		delayMs: options.notifyAfterMs ?? delayFromEnv(NOTIFY_AFTER_ENV, options.notice),
+		remindMs: options.notifyRemindMs ?? delayFromEnv(NOTIFY_REMIND_ENV, options.notice),
 		timeoutMs: options.notifyTimeoutMs ?? NOTIFY_TIMEOUT_MS,
 		onFailure: (reason) => options.notice?.(`checkpoint-bridge: the notify command failed (${reason}); the request is unaffected`, "warning"),
 	});
-	const linkFor = (requestId: string) => {
-		const secret = board.linkSecret(requestId);
-		return secret ? `${shownOrigin}${linkPath(secret)}` : undefined;
-	};
-	const oneTap = new OneTap();
-	const links = { linkFor, origin: shownOrigin };
-	const unsubscribe = wireNotifications(board, notifier, oneTap, links);
+}
 
-	const context = {
-		handle,
-		board,
-		streams,
-		forms,
-		assets,
-		pageDigest: digestOf(token),
-		hosts,
-		origins,
-		origin,
-		maxBodyBytes: options.maxBodyBytes ?? MAX_BODY_BYTES,
-		oneTap,
-	};
+/** Routes every request (`/mcp` first); a failure of any kind answers the client and leaves the host session running. */
+function serveRequests(server: http.Server, context: Parameters<typeof route>[0] & Parameters<typeof mcpRoute>[0]): void {
 	server.on("request", (req, res) => {
 		try {
 			// `/mcp`: agents anywhere ask over MCP, behind the page's own checks (mcp-route.ts).
@@ -196,6 +164,37 @@ export async function startWebPage(options: WebPageOptions): Promise<WebPage> {
 		);
 	});
 	server.unref();
+}
+
+/** Starts the page; rejects when the address cannot be listened on or the public URL is not an origin. */
+export async function startWebPage(options: WebPageOptions): Promise<WebPage> {
+	const { handle } = options;
+	const publicOrigin = publicOriginOf(options);
+	const assets: Assets = { html: staticFile("page.html"), js: pageScript(), css: staticFile("app.css") };
+	// A request without Host is refused by checkHost, with its reason, rather than by Node's bare 400.
+	const server = http.createServer({ requireHostHeader: false, ...timeoutOptions });
+	const connections = new Connections(server, options.maxConnections ?? MAX_CONNECTIONS);
+	const { address, origin, hosts, origins, shownOrigin } = await listenOn(server, options.address, publicOrigin);
+	const token = newSecret();
+
+	const board = new Board(handle);
+	const forms = options.forms ?? formsElsewhere();
+	const streams = new Streams(
+		board,
+		options.maxStreams ?? MAX_STREAMS,
+		{ ...(options.streamBufferBytes === undefined ? {} : { bufferBytes: options.streamBufferBytes }) },
+		forms,
+	);
+	const notifier = pageNotifier(options);
+	const linkFor = (requestId: string) => {
+		const secret = board.linkSecret(requestId);
+		return secret ? `${shownOrigin}${linkPath(secret)}` : undefined;
+	};
+	const oneTap = new OneTap();
+	const links = { linkFor, origin: shownOrigin };
+	const unsubscribe = wireNotifications(board, notifier, oneTap, links);
+	const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
+	serveRequests(server, { handle, board, streams, forms, assets, pageDigest: digestOf(token), hosts, origins, origin, maxBodyBytes, oneTap });
 	const keepAlive = setInterval(() => {
 		board.sync();
 		streams.ping();
@@ -226,10 +225,10 @@ export async function startWebPage(options: WebPageOptions): Promise<WebPage> {
 				clearInterval(keepAlive);
 				unsubscribe();
 				board.stop();
-				const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+				const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
 				streams.closeAll();
 				server.closeAllConnections();
-				await Promise.all([stopped, notifier.close()]);
+				await Promise.all([serverClosed, notifier.close()]);
 			})();
 			return closing;
 		},
