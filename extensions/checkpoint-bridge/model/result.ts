@@ -63,6 +63,29 @@ export type RequestEnd =
 	/** Late, it left unanswered: it expired, or its asker's newer late questions took its place (status `timeout`). */
 	| "expired";
 
+/** The wire's status, and the reason a `timeout-or-cancelled` one carries, of each way a request ends (handed-over: none, it lives on). */
+const STATUS_OF: Record<Exclude<RequestEnd, "handed-over">, Status> = {
+	answered: "ok",
+	"answered-outside": "ok",
+	dismissed: "timeout-or-cancelled",
+	"cancelled-outside": "timeout-or-cancelled",
+	"dialog-timeout": "timeout-or-cancelled",
+	timeout: "timeout",
+	cancelled: "cancelled",
+	refused: "error",
+	failed: "error",
+	"host-gone": "no-host",
+	expired: "timeout",
+};
+const REASON_OF: Partial<Record<RequestEnd, EndReason>> = { dismissed: "dismissed", "cancelled-outside": "dismissed", "dialog-timeout": "dialog-timeout" };
+
+/** The wire's status and reason of an end: what the edges (the tool's result, the MCP tool, the wire frames) say of it. */
+export function endWire(end: RequestEnd): { status: Status; reason?: EndReason } {
+	const status = STATUS_OF[end as Exclude<RequestEnd, "handed-over">];
+	const reason = REASON_OF[end];
+	return reason ? { status, reason } : { status };
+}
+
 /** What the tool returns. */
 export interface Envelope {
 	status: Status;

@@ -214,6 +214,32 @@ describe("one end for every reason", () => {
 		late.clear();
 	});
 
+	it("late is a state of the one record: late with since and expiry, shown again as itself with no call deadline, back to late as late as it was, and ended once", async () => {
+		const late = new LateBook({ ...readLateConfig({}), expiryMs: 10_000 });
+		const { host: h, fake, ends } = host({ late });
+		const deadline = Date.now() + 1_000;
+		h.serve(request("r", { deadline }));
+		await flush(vi);
+		await vi.advanceTimersByTimeAsync(1_000);
+		const record = late.get("r")!;
+		expect(record.state).toEqual({ is: "late", since: deadline, expiresAt: deadline + 10_000 });
+		expect(record.request.deadline).toBe(deadline);
+		expect(h.reopenLate("r")).toBe(true);
+		await flush(vi);
+		// The same record, shown: no call deadline closes it, its late state kept for its way back.
+		expect(record.state).toMatchObject({ is: "showing" });
+		expect(record.wasLate).toEqual({ is: "late", since: deadline, expiresAt: deadline + 10_000 });
+		fake.current()!.answer(undefined);
+		await flush(vi);
+		expect(late.get("r")).toBe(record);
+		expect(record.state).toEqual({ is: "late", since: deadline, expiresAt: deadline + 10_000 });
+		expect(ends).toEqual([]);
+		expect(h.answerFromOutside({ requestId: "r", answers: ["atlas"] })).toEqual({ ok: true });
+		expect(record.state).toEqual({ is: "answered", end: "answered-outside" });
+		expect(ends.map((e) => [e.id, e.outcome.end])).toEqual([["r", "answered-outside"]]);
+		expect(vi.getTimerCount()).toBe(0);
+	});
+
 	it("cancelled: the asker gave up; nothing is replied, the dialog closes", async () => {
 		const { host: h, fake, ends, result } = host();
 		h.serve(request("r"));

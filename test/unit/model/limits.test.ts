@@ -15,7 +15,7 @@ describe("ID length limits", () => {
 			.filter((file) => /\bconst MAX_\w*ID_LENGTH\s*=/.test(readFileSync(file, "utf8")))
 			.map((file) => relative(ROOT, file));
 		expect(defining).toEqual(["model/limits.ts"]);
-		for (const user of ["core/bridge/frames.ts", "transports/nats/frames.ts", "core/host/dialog-host.ts", "core/shared/identity.ts"])
+		for (const user of ["core/bridge/frames.ts", "transports/nats/frames.ts", "core/host/dialog/intake.ts", "core/shared/identity.ts"])
 			expect(readFileSync(join(ROOT, user), "utf8"), user).toMatch(/import \{[^}]*MAX_\w*ID_LENGTH[^}]*\} from "(\.\.\/)+model\/limits\.ts"/);
 	});
 

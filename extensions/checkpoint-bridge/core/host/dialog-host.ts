@@ -9,16 +9,25 @@
  */
 import PQueue, { type QueueAddOptions } from "p-queue";
 import type { Answer } from "../../model/answer.ts";
-import type { EndReason, Status } from "../../model/result.ts";
+import { type EndReason, endWire, type Status } from "../../model/result.ts";
 import type { HostUI, Surface } from "../answering/surface.ts";
 import { NO_LIMIT } from "../shared/config.ts";
 import { LATE_NOTE } from "../shared/late-config.ts";
 import type { Snapshot } from "../shared/observers.ts";
 import type { OutsideAnswerReply } from "../shared/outside-answers.ts";
 import { PROTOCOL_VERSION, type RelayCancel, type RelayProgress, type RelayReply, type RelayRequest, type RelayResult } from "../shared/protocol.ts";
-import { endedState, givenAnswers, hasEnded, type ParkedRequest, type RequestEnd, type RequestRecord, storedRecord } from "../shared/request-record.ts";
-import { type HostEvents, Notifier, observed, type SettledOutcome } from "./dialog/events.ts";
-import { type Held, Holding } from "./dialog/holding.ts";
+import {
+	callDeadline,
+	endedState,
+	givenAnswers,
+	hasEnded,
+	type ParkedRequest,
+	type RequestEnd,
+	type RequestRecord,
+	storedRecord,
+} from "../shared/request-record.ts";
+import { type HostEvents, Notifier, observed, type SettledOutcome, settledOutcome } from "./dialog/events.ts";
+import { askerKey, type Held, Holding } from "./dialog/holding.ts";
 import { type Carried, takeIn } from "./dialog/intake.ts";
 import { type LateOutcome, LateSide } from "./dialog/late-side.ts";
 import { DialogOrder } from "./dialog/order.ts";
@@ -26,6 +35,7 @@ import { answerFromOutside, type OutsideTarget } from "./dialog/outside.ts";
 import { type ShowingHost, ShowLoop } from "./dialog/showing.ts";
 import { type HostStats, snapshotView, type Waiting, waitingView } from "./dialog/views.ts";
 import type { LateBook, LateDrop, LateRequest } from "./late.ts";
+import { completeFromShared, takeShared } from "./same-questions.ts";
 
 export type { HostEvents, HostStats, SettledOutcome };
 
@@ -45,24 +55,8 @@ export interface DialogHostOptions {
 	/** Where a request whose budget ran out stays open, marked late (core/host/late.ts). @default none: it ends with its call */
 	late?: LateBook;
 	/** A late request ended (answered, or cancelled from outside): its end goes home, by the route home (core/delivery/delivery.ts). @default none */
-	lateEnded?: (late: LateRequest, outcome: LateOutcome) => void;
+	lateEnded?: (late: RequestRecord, outcome: LateOutcome) => void;
 }
-
-/** The wire's status, and the reason a `timeout-or-cancelled` one carries, of each way a request ends (handed-over: none, it lives on). */
-const STATUS_OF: Record<Exclude<RequestEnd, "handed-over">, Status> = {
-	answered: "ok",
-	"answered-outside": "ok",
-	dismissed: "timeout-or-cancelled",
-	"cancelled-outside": "timeout-or-cancelled",
-	"dialog-timeout": "timeout-or-cancelled",
-	timeout: "timeout",
-	cancelled: "cancelled",
-	refused: "error",
-	failed: "error",
-	"host-gone": "no-host",
-	expired: "timeout",
-};
-const REASON_OF: Partial<Record<RequestEnd, EndReason>> = { dismissed: "dismissed", "cancelled-outside": "dismissed", "dialog-timeout": "dialog-timeout" };
 
 /** The answers of a request without one yet: shared, frozen, like every array a reply carries once sealed. */
 const NO_ANSWERS: readonly Answer[] = Object.freeze([]);
@@ -71,6 +65,11 @@ const answered = (record: Pick<RequestRecord, "entries">): Answer[] => {
 	return given.length === 0 ? (NO_ANSWERS as Answer[]) : given;
 };
 const ignore = () => {};
+/** The note of a late request that left the book unanswered. */
+const DROP_NOTES: Record<LateDrop, string> = {
+	expired: "It was late and expired unanswered.",
+	"too-many": "It was late and left to make room for newer late questions of its asker.",
+};
 /** The host session's own questions go ahead of every relayed one (p-queue runs the highest priority first). */
 const OWN_FIRST = Number.POSITIVE_INFINITY;
 
@@ -97,7 +96,7 @@ export class DialogHost implements ShowingHost {
 		this.#reply = options.reply;
 		this.notifier = new Notifier(options.events);
 		this.#holding = new Holding((message) => this.#notify(message));
-		this.#late = new LateSide(this, options.late, options.lateEnded);
+		this.#late = new LateSide(this.notifier, options.late, options.lateEnded);
 		this.#loop = new ShowLoop(options.surface, this, options.bell);
 	}
 
@@ -108,7 +107,17 @@ export class DialogHost implements ShowingHost {
 
 	/** Shows a late request again, through the queue like any other (no budget of its own); false when it is not late. */
 	reopenLate(requestId: string): boolean {
-		return this.#late.reopen(requestId);
+		const late = this.#late.book?.take(requestId);
+		if (!late) return false;
+		this.notifier.reopened(late);
+		const record: RequestRecord = late;
+		// The same record, queued again: its call has returned, so no call deadline holds it; it remembers how late it was.
+		record.wasLate = late.state;
+		record.state = { is: "queued" };
+		const held: Held = { record, timer: undefined, dueAt: NO_LIMIT, round: 0, asker: askerKey(record.request) };
+		this.#holding.add(held);
+		this.#hold(held, true);
+		return true;
 	}
 
 	/** Whether new dialogs are held (`/checkpoints pause`); what is on screen stays. */
@@ -154,13 +163,19 @@ export class DialogHost implements ShowingHost {
 		const taken = takeIn(raw, carried, (asker) => this.#holding.openOf(asker));
 		if (!taken.ok) return this.#replyResult(raw.id, taken.status, taken.answers, taken.note);
 		const { record, asker, remaining } = taken;
-		const { request, questions } = record;
-		const held: Held = { record, timer: undefined, dueAt: NO_LIMIT, reopened: carried?.reopened === true, round: 0, asker };
-		if (remaining > 0) this.arm(held, request.deadline);
+		const held: Held = { record, timer: undefined, dueAt: NO_LIMIT, round: 0, asker };
+		if (remaining > 0) this.arm(held, record.request.deadline);
 		this.#holding.add(held);
 		// Handed over, its budget ran out on the way: it ends as any request out of time does (late, observed), not bare.
-		if (remaining <= 0) return this.end(held, "timeout");
-		if (!carried) this.#stats.questionsAsked += questions.length;
+		if (remaining <= 0) return this.end(record, "timeout");
+		if (!carried) this.#stats.questionsAsked += record.questions.length;
+		this.#hold(held, carried !== undefined);
+	}
+
+	/** Holds a request taken in (or shown again from late): its progress and events, then the dialog queue unless shared answers complete it. */
+	#hold(held: Held, carried: boolean): void {
+		const { record } = held;
+		const { request, questions } = record;
 		const position = this.#holding.byId.size;
 		this.progress(record, "queued", undefined, position);
 		this.notifier.queued(record, position);
@@ -199,17 +214,17 @@ export class DialogHost implements ShowingHost {
 	/** The request's timer is due: what is on screen closes at its question deadline, or the request's own deadline has come. */
 	#due(held: Held): void {
 		// The loop arms it for anything but the request's deadline only for a question deadline that comes first.
-		const questionDeadline = held.dueAt !== held.record.request.deadline;
+		const questionDeadline = held.dueAt !== callDeadline(held.record);
 		held.timer = undefined;
 		held.dueAt = NO_LIMIT;
 		if (questionDeadline) return void held.open?.abort("dialog-timeout");
-		this.end(held, "timeout");
+		this.end(held.record, "timeout");
 	}
 
 	/** The asker gave up (its budget or its abort): dismiss the dialog or drop the queued request. */
 	cancel(message: RelayCancel): void {
 		const held = typeof message?.id === "string" ? this.#holding.byId.get(message.id) : undefined;
-		if (held) this.end(held, message.reason === "timeout" ? "timeout" : "cancelled");
+		if (held) this.end(held.record, message.reason === "timeout" ? "timeout" : "cancelled");
 	}
 
 	/** An answer from outside the terminal (dialog/outside.ts): applied whole or not at all; the first answer wins. */
@@ -218,25 +233,23 @@ export class DialogHost implements ShowingHost {
 	}
 
 	readonly #outside: OutsideTarget = {
-		held: (id) => this.#holding.byId.get(id),
-		late: (id) => this.#late.book?.get(id),
-		end: (held, end, note) => this.end(held, end, note),
-		endLate: (late, end, note) => this.#late.takeAndEnd(late, end, note),
+		find: (id) => this.#holding.byId.get(id)?.record ?? this.#late.book?.get(id),
+		end: (record, end, note) => this.end(record, end, note),
 	};
 
 	/** The host goes for good (quit): every late request settles `host-gone`, once, and leaves the book. */
 	endLateRequests(note: string): void {
-		this.#late.endAll(note);
+		for (const late of this.#late.list()) this.end(late, "host-gone", note);
 	}
 
 	/** A late request left the book unanswered (it expired, or its asker's newer ones made it leave): it settles, `expired`. */
 	lateDropped(late: LateRequest, why: LateDrop): void {
-		this.#late.dropped(late, why);
+		this.end(late, "expired", DROP_NOTES[why]);
 	}
 
 	/** The host session is going away for good: every held request ends now with `no-host`. */
 	shutdown(note: string): void {
-		for (const held of [...this.#holding.byId.values()]) this.end(held, "host-gone", note);
+		for (const held of [...this.#holding.byId.values()]) this.end(held.record, "host-gone", note);
 	}
 
 	/** The host session is being replaced: closes every dialog and hands the requests over, oldest first, as records written down. */
@@ -248,36 +261,48 @@ export class DialogHost implements ShowingHost {
 		for (const other of this.#holding.byId.values()) if (other !== showing) all.push(other);
 		// A late request shown again goes back to the late book (which outlives this host), not to the next host's queue.
 		for (const held of all) {
-			if (!held.reopened) parked.push(storedRecord(held.record));
-			this.end(held, "handed-over");
+			if (!held.record.wasLate) parked.push(storedRecord(held.record));
+			this.end(held.record, "handed-over");
 		}
 		return parked;
 	}
 
 	/**
-	 * Ends a held request, for every reason (request-record.ts, RequestEnd), exactly once: closes
-	 * what is open or drops it from the queue, leaves every index, and tells the asker, observers and
-	 * the audit trail how it ended. `note`: the host's words, when the reason's own are not enough.
+	 * Ends a request, in whatever state (queued, showing, late) and for every reason (RequestEnd),
+	 * exactly once: closes what is open or drops it from the queue or the late book, leaves every
+	 * index, and tells the asker, observers and the audit trail how it ended. A call out of budget
+	 * sends its request late; one shown again from late that ends unanswered goes back to late.
+	 * `note`: the host's words, when the reason's own are not enough.
 	 */
-	end(held: Held, end: RequestEnd, note?: string): void {
-		const { record } = held;
+	end(record: RequestRecord, end: RequestEnd, note?: string): void {
 		if (hasEnded(record)) return;
+		const held = this.#holding.byId.get(record.request.id);
+		const mine = held?.record === record ? held : undefined;
 		const waiting = record.state.is === "queued";
-		held.open?.abort(end);
-		let late: LateRequest | undefined;
-		if (end === "timeout") {
-			// Kept before observers hear of it: they find it late in the snapshot (the page keeps its card and link).
-			late = this.#late.goesLate(record) ? this.#late.keep(record) : undefined;
-			note = `The call's budget ran out before every question was answered.${late ? ` ${LATE_NOTE}` : ""}`;
+		mine?.open?.abort(end);
+		if (mine) this.#holding.remove(mine);
+		else if (record.state.is === "late") this.#late.book?.take(record.request.id);
+		// Waiting its turn, it leaves the dialog queue (once out of every index, so that nothing started now sees it held).
+		const leave = () => waiting && mine?.leave?.abort(end);
+		const wasLate = record.state.is === "late" ? record.state : record.wasLate;
+		if (wasLate && !this.#late.settles(end)) {
+			record.wasLate = wasLate;
+			const kept = this.#late.keep(record);
+			leave();
+			if (kept) return this.#late.wentLate(kept, true);
+			// No room left for it (other askers' late questions filled the book meanwhile): it ends as one that expired.
+			return this.end(record, "expired", "It was late, and no room was left to keep it open.");
 		}
-		record.state = endedState(end);
-		this.#holding.remove(held);
-		// Waiting its turn, it leaves the dialog queue (once ended, so that nothing started now sees it held).
-		if (waiting) held.leave?.abort(end);
-		if (held.reopened) return this.#late.reopenedEnded(record, end, note);
+		// Kept before observers hear of it: they find it late in the snapshot (the page keeps its card and link).
+		const late = end === "timeout" && !wasLate && this.#late.goesLate(record) ? this.#late.keep(record) : undefined;
+		if (end === "timeout") note = `The call's budget ran out before every question was answered.${late ? ` ${LATE_NOTE}` : ""}`;
+		if (!late) record.state = endedState(end);
+		leave();
 		// Silent: a handed-over request lives on with the next host.
 		if (end === "handed-over") return this.notifier.changed();
-		const { status, reason } = this.wireOf(end);
+		const wire = endWire(end);
+		if (wasLate) return this.#late.settled(record, end, wire, note);
+		const { status, reason } = wire;
 		const same = this.#holding.same;
 		const answers: Answer[] = [];
 		const { entries } = record;
@@ -286,23 +311,8 @@ export class DialogHost implements ShowingHost {
 			if (entry) answers.push(same.withSharers(record, i, entry.answer));
 		}
 		// Gone late, it has not settled: it settles once, when it is answered, cancelled or expires (ADR-0025).
-		if (late) this.#late.wentLate(record, late, false);
-		else if (this.notifier.wants("settled")) {
-			// Observers and the audit trail learn where each answer was given; the asker's result does not carry it.
-			const observedAnswers: Answer[] = [];
-			for (let i = 0, k = 0; i < entries.length; i++) {
-				const place = entries[i]?.place;
-				if (entries[i] === undefined) continue;
-				const answer = answers[k++]!;
-				observedAnswers.push(place === undefined ? answer : { ...answer, place });
-			}
-			// Its keys in the order observers have always had them.
-			const outcome = { status, answers: observedAnswers } as SettledOutcome;
-			if (note) outcome.note = note;
-			if (reason) outcome.reason = reason;
-			outcome.end = end;
-			this.notifier.settled(observed(record), outcome);
-		}
+		if (late) this.#late.wentLate(late, false);
+		else if (this.notifier.wants("settled")) this.notifier.settled(observed(record), settledOutcome(record, answers, end, wire, note));
 		this.notifier.changed();
 		// Nobody listens any more for a cancelled request.
 		if (status !== "cancelled") this.#replyResult(record.request.id, status, answers, note, reason);
@@ -310,13 +320,7 @@ export class DialogHost implements ShowingHost {
 		this.completeDependents(record);
 	}
 
-	/** The wire's status and reason of an end. */
-	wireOf(end: RequestEnd): { status: Status; reason?: EndReason } {
-		const status = STATUS_OF[end as Exclude<RequestEnd, "handed-over">];
-		const reason = REASON_OF[end];
-		return reason ? { status, reason } : { status };
-	}
-
+	/** Askers that joined this request's questions may now have everything they need. */
 	completeDependents(record: RequestRecord): void {
 		for (const other of this.#holding.same.dependents(record)) this.#completeFromShared(other);
 	}
@@ -324,23 +328,16 @@ export class DialogHost implements ShowingHost {
 	/** Ends a queued request whose every question has an answer already (its own or shared); true when it has ended. */
 	#completeFromShared(record: RequestRecord): boolean {
 		if (record.state.is !== "queued") return hasEnded(record);
-		const same = this.#holding.same;
-		// Asked of every request as it comes: a loop that allocates nothing finds most of them still open.
-		for (let i = 0; i < record.questions.length; i++) if (record.entries[i] === undefined && same.sharedAnswer(record, i) === undefined) return false;
-		const filled = record.questions.map((_, i) => record.entries[i]?.answer ?? same.sharedAnswer(record, i));
-		if (filled.some((a) => a === undefined)) return false;
-		record.entries = filled.map((answer, i) => record.entries[i] ?? { answer: answer!, place: same.sharedPlace(record, i) });
-		this.#stats.sharedAnswers += filled.filter((a) => a?.source === "shared").length;
-		this.end(this.#holding.byId.get(record.request.id)!, "answered");
+		const shared = completeFromShared(this.#holding.same, record);
+		if (shared === undefined) return false;
+		this.#stats.sharedAnswers += shared;
+		this.end(record, "answered");
 		return true;
 	}
 
 	/** Takes the answer of an identical question another asker already got, when there is one; true when it did. */
 	takeShared(record: RequestRecord, index: number): boolean {
-		const same = this.#holding.same;
-		const shared = same.sharedAnswer(record, index);
-		if (!shared) return false;
-		record.entries[index] = { answer: shared, place: same.sharedPlace(record, index) };
+		if (!takeShared(this.#holding.same, record, index)) return false;
 		this.#stats.sharedAnswers++;
 		this.progress(record, "answered", index);
 		return true;

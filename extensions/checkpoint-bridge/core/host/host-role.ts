@@ -170,12 +170,12 @@ function observerEvents(
 		late: (request, kept, again) => {
 			const answers = placedAnswers(kept);
 			// The audit trail records the call's end, as the asker got it; the request settles later, once.
-			const record = onSettled && !again ? settledRecord(request, { status: "timeout", answers, note: WENT_LATE_NOTE }, kept.lateSince) : undefined;
-			const late = { lateSince: kept.lateSince, expiresAt: kept.expiresAt, answers, ...(again ? { again: true as const } : {}) };
+			const record = onSettled && !again ? settledRecord(request, { status: "timeout", answers, note: WENT_LATE_NOTE }, kept.state.since) : undefined;
+			const late = { lateSince: kept.state.since, expiresAt: kept.state.expiresAt, answers, ...(again ? { again: true as const } : {}) };
 			bus.emit(OBSERVER_EVENTS.late, Object.assign(request, late));
 			if (record) onSettled!(record);
 		},
-		reopened: (request, kept) => bus.emit(OBSERVER_EVENTS.reopened, Object.assign(request, { lateSince: kept.lateSince, expiresAt: kept.expiresAt })),
+		reopened: (request, kept) => bus.emit(OBSERVER_EVENTS.reopened, Object.assign(request, { lateSince: kept.state.since, expiresAt: kept.state.expiresAt })),
 		changed,
 		// Observer events are built only while somebody listens; every settled one is taken (the audit trail, a cancel's
 		// notice), and every late one while the audit trail records the call's end.

@@ -10,23 +10,19 @@ import { type LateConfig, readLateConfig } from "../shared/late-config.ts";
 import { NOTICE_WINDOW_MS } from "../shared/notice-window.ts";
 import { OBSERVER_VERSION, type ObservedRequest } from "../shared/observers.ts";
 import { processSlot } from "../shared/process-slot.ts";
-import type { RequestRecord } from "../shared/request-record.ts";
+import type { LateState, RequestRecord } from "../shared/request-record.ts";
 
-/** One late request, as the host keeps it: its record (answers by question index, those given before the budget ran out), and when it went late. */
-export interface LateRequest extends Pick<RequestRecord, "request" | "questions" | "entries" | "queuedAt"> {
-	/** Epoch ms at which it became late. */
-	lateSince: number;
-	/** Epoch ms at which it expires. */
-	expiresAt: number;
-	/** Its size in the byte bound. */
-	bytes: number;
-}
+/** A late request: its one record (core/shared/request-record.ts), in the late state. */
+export type LateRequest = RequestRecord & { state: LateState };
+
+/** What the book takes: a record, or what it needs of one (its state becomes late). */
+type Keepable = Pick<RequestRecord, "request" | "questions" | "entries" | "queuedAt"> & Partial<Pick<RequestRecord, "state" | "wasLate" | "shownAt">>;
 
 /** Why a late request left the book without an answer. */
 export type LateDrop = "expired" | "too-many";
 
 /** A late request as observers see a request. */
-export const observedLate = (late: LateRequest): ObservedRequest => ({
+export const observedLate = (late: Pick<RequestRecord, "request" | "questions" | "queuedAt">): ObservedRequest => ({
 	v: OBSERVER_VERSION,
 	requestId: late.request.id,
 	asker: late.request.asker,
@@ -35,14 +31,16 @@ export const observedLate = (late: LateRequest): ObservedRequest => ({
 	deadline: late.request.deadline,
 });
 
-/** The host's book of late requests, oldest first. */
+/**
+ * The process's book of late requests, oldest first: each is the request's one record, in the late
+ * state, and its one timer while late is its expiry. Shown again, a record leaves the book (the host
+ * holds it, no call deadline on it) and comes back as late as it was unless answered.
+ */
 export class LateBook {
 	readonly #config: LateConfig;
 	/** Told of every late request that leaves unanswered (the host's notice); the host holding the role sets it. */
 	onDropped: ((late: LateRequest, why: LateDrop) => void) | undefined;
-	readonly #late = new Map<string, { late: LateRequest; timer: ReturnType<typeof setTimeout> }>();
-	/** When each request taken out went late and expires: one shown again and closed unanswered comes back as late as it was. */
-	readonly #taken = new Map<string, { lateSince: number; expiresAt: number }>();
+	readonly #late = new Map<string, { late: LateRequest; timer: ReturnType<typeof setTimeout>; bytes: number }>();
 	#bytes = 0;
 
 	constructor(config: LateConfig, onDropped?: (late: LateRequest, why: LateDrop) => void) {
@@ -74,59 +72,43 @@ export class LateBook {
 	}
 
 	/**
-	 * Keeps a request that timed out; to stay within bounds its asker's oldest leave (told to onDropped), never
-	 * another asker's: undefined when it cannot be kept so (the book is full of other askers' late requests).
+	 * Keeps a record whose call's budget ran out, now late (one shown again keeps the times it had); to
+	 * stay within bounds its asker's oldest leave (told to onDropped), never another asker's: undefined
+	 * when it cannot be kept so (the book is full of other askers' late requests).
 	 */
-	keep(late: Omit<LateRequest, "lateSince" | "expiresAt" | "bytes">, now = Date.now()): LateRequest | undefined {
-		const request = { ...late.request, dialogTimeoutMs: this.#config.dialogTimeoutMs };
-		const before = this.#taken.get(request.id);
-		this.#taken.delete(request.id);
-		const kept: LateRequest = {
-			...late,
-			request,
-			lateSince: before?.lateSince ?? now,
-			expiresAt: before?.expiresAt ?? now + this.#config.expiryMs,
-			bytes: Buffer.byteLength(JSON.stringify(late.questions)),
-		};
-		const timer = setTimeout(() => this.#drop(kept.request.id, "expired"), Math.max(0, kept.expiresAt - now));
+	keep(record: Keepable, now = Date.now()): LateRequest | undefined {
+		const before = record.wasLate;
+		const late = record as LateRequest;
+		// Shown again, each question gets the host's time: the asker cut its own to the call's budget, which has run out.
+		late.request = { ...record.request, dialogTimeoutMs: this.#config.dialogTimeoutMs };
+		late.state = { is: "late", since: before?.since ?? now, expiresAt: before?.expiresAt ?? now + this.#config.expiryMs };
+		late.wasLate = undefined;
+		const id = late.request.id;
+		const bytes = Buffer.byteLength(JSON.stringify(late.questions));
+		const timer = setTimeout(() => this.#drop(id, "expired"), Math.max(0, late.state.expiresAt - now));
 		// A timer of 24 h must not keep a process alive that has nothing else to do.
 		timer.unref?.();
-		this.#late.set(kept.request.id, { late: kept, timer });
-		this.#bytes += kept.bytes;
-		const sessionId = kept.request.asker.sessionId;
+		this.#late.set(id, { late, timer, bytes });
+		this.#bytes += bytes;
+		const sessionId = late.request.asker.sessionId;
 		const ofAsker = () => this.list().filter((l) => l.request.asker.sessionId === sessionId);
 		const over = () => this.#late.size > this.#config.maxTotal || (this.#bytes > this.#config.maxBytes && this.#late.size > 1);
 		while (ofAsker().length > this.#config.maxPerAsker) this.#drop(ofAsker()[0]!.request.id, "too-many");
 		// Room is made from the asker's own: one asker's flood never pushes out another's question.
 		while (over() && ofAsker().length > 1) this.#drop(ofAsker()[0]!.request.id, "too-many");
-		if (!over()) return kept;
-		this.#forget(kept.request.id);
+		if (!over()) return late;
+		this.take(id);
 		return undefined;
 	}
 
-	/** When a request taken out of the book (shown again) went late and expires; undefined for one never late here. */
-	lateTimes(requestId: string): { lateSince: number; expiresAt: number } | undefined {
-		return this.#taken.get(requestId);
-	}
-
-	/** Takes a late request out of the book (answered, or shown again); undefined when it is not there. */
+	/** Takes a late request out of the book, its timer stopped (answered, shown again, or ended); undefined when it is not there. */
 	take(requestId: string): LateRequest | undefined {
-		const entry = this.#forget(requestId);
-		if (!entry) return undefined;
-		this.#taken.set(requestId, { lateSince: entry.late.lateSince, expiresAt: entry.late.expiresAt });
-		// Bounded like the book: the oldest taken (a Map iterates in insertion order) is forgotten first.
-		if (this.#taken.size > this.#config.maxTotal) this.#taken.delete(this.#taken.keys().next().value!);
-		return entry.late;
-	}
-
-	/** Out of the book, its timer stopped. */
-	#forget(requestId: string): { late: LateRequest } | undefined {
 		const entry = this.#late.get(requestId);
 		if (!entry) return undefined;
 		clearTimeout(entry.timer);
 		this.#late.delete(requestId);
-		this.#bytes -= entry.late.bytes;
-		return entry;
+		this.#bytes -= entry.bytes;
+		return entry.late;
 	}
 
 	/** Forgets every late request (the host goes for good). */

@@ -38,7 +38,7 @@ export function statusText(host: DialogHost): string | undefined {
 	if (paused) parts.push(`paused · ${queuedCount} waiting${queuedCount > 0 ? `: ${named(queued, queuedCount)}` : ""}`);
 	if (shown) parts.push(`shown: ${named([shown])}`);
 	if (queuedCount > 0 && !paused) parts.push(`${queuedCount} queued: ${named(queued, queuedCount)}`);
-	if (late.length > 0) parts.push(`${late.length} late: ${named(late.map((l) => ({ label: l.request.asker.label, at: l.lateSince })))}`);
+	if (late.length > 0) parts.push(`${late.length} late: ${named(late.map((l) => ({ label: l.request.asker.label, at: l.state.since })))}`);
 	return `checkpoint-bridge: ${parts.join(" · ")}`;
 }
 

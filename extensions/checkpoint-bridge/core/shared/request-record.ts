@@ -8,6 +8,7 @@
 import type { Answer, AnswerPlace } from "../../model/answer.ts";
 import type { Question } from "../../model/question.ts";
 import type { RequestEnd } from "../../model/result.ts";
+import { NO_LIMIT } from "./config.ts";
 import type { RelayRequest } from "./protocol.ts";
 
 export type { RequestEnd };
@@ -26,8 +27,17 @@ export type RecordState =
 	| { is: "queued" }
 	/** `question` is on screen, while one is, until `closesAt` (its question deadline; NO_LIMIT for none). */
 	| { is: "showing"; question?: number; closesAt?: number }
+	/** Its call's budget ran out and it stays open, answerable, in the process's late book: late since `since`, until `expiresAt` (epoch ms). */
+	| LateState
 	| { is: "answered"; end: Extract<RequestEnd, "answered" | "answered-outside"> }
 	| { is: "ended"; end: Exclude<RequestEnd, "answered" | "answered-outside"> };
+
+/** The late state: when it went late and when it expires. */
+export interface LateState {
+	is: "late";
+	since: number;
+	expiresAt: number;
+}
 
 export interface RequestRecord {
 	/** Who asked, its questions, its deadline (0: none) and dialog timeout, as taken in. */
@@ -40,7 +50,15 @@ export interface RequestRecord {
 	/** Epoch ms at which its first question was shown, if it has been. */
 	shownAt?: number;
 	state: RecordState;
+	/**
+	 * Its late state while it is shown again from late (queued or showing once more): its call has
+	 * returned, so no call deadline holds it, and unanswered it goes back to late as late as it was.
+	 */
+	wasLate?: LateState;
 }
+
+/** The call's deadline while the call waits; none (NO_LIMIT) once the call has returned and the request went late. */
+export const callDeadline = (record: Pick<RequestRecord, "request" | "wasLate">): number => (record.wasLate ? NO_LIMIT : record.request.deadline);
 
 /** Whether the request has ended (answered or not). */
 export const hasEnded = (record: RequestRecord): boolean => record.state.is === "answered" || record.state.is === "ended";

@@ -6,7 +6,7 @@
 import type { Answer } from "../../../model/answer.ts";
 import type { EndReason, RequestEnd, Status } from "../../../model/result.ts";
 import { OBSERVER_VERSION, type ObservedRequest } from "../../shared/observers.ts";
-import type { RequestRecord } from "../../shared/request-record.ts";
+import { callDeadline, type RequestRecord } from "../../shared/request-record.ts";
 import { type LateRequest, observedLate } from "../late.ts";
 
 /** How a request ended, as observers, the audit trail and the page learn it: `end` is the typed reason (request-record.ts). */
@@ -72,7 +72,7 @@ export function observed(record: RequestRecord): ObservedRequest {
 		asker: request.asker,
 		questions: record.questions,
 		queuedAt: record.queuedAt,
-		deadline: request.deadline,
+		deadline: callDeadline(record),
 	};
 	if (record.shownAt !== undefined) seen.shownAt = record.shownAt;
 	return seen;
@@ -116,4 +116,31 @@ export class Notifier {
 	reopened(late: LateRequest): void {
 		if (this.wants("reopened")) this.#events.reopened!(observedLate(late), late);
 	}
+}
+
+/**
+ * How a request the host held ended, as observers and the audit trail learn it: each answer (as the
+ * asker got it, `answers`) with the place it was given, which the asker's result does not carry.
+ */
+export function settledOutcome(
+	record: RequestRecord,
+	answers: readonly Answer[],
+	end: RequestEnd,
+	wire: { status: Status; reason?: EndReason },
+	note: string | undefined,
+): SettledOutcome {
+	const { entries } = record;
+	const placed: Answer[] = [];
+	for (let i = 0, k = 0; i < entries.length; i++) {
+		const place = entries[i]?.place;
+		if (entries[i] === undefined) continue;
+		const answer = answers[k++]!;
+		placed.push(place === undefined ? answer : { ...answer, place });
+	}
+	// Its keys in the order observers have always had them.
+	const outcome = { status: wire.status, answers: placed } as SettledOutcome;
+	if (note) outcome.note = note;
+	if (wire.reason) outcome.reason = wire.reason;
+	outcome.end = end;
+	return outcome;
 }

@@ -25,8 +25,6 @@ export interface Held {
 	round: number;
 	/** Whose open requests it counts among (`askerKey`), worked out once. */
 	readonly asker: string;
-	/** A late request shown again: unanswered, it goes back to the late book. */
-	readonly reopened: boolean;
 }
 
 /**

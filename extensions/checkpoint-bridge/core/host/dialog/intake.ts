@@ -15,12 +15,10 @@ import { PROTOCOL_VERSION, type RelayRequest } from "../../shared/protocol.ts";
 import { type AnswerEntry, givenAnswers, type HeldRequest, type RequestRecord } from "../../shared/request-record.ts";
 import { askerKey } from "./holding.ts";
 
-/** What a request brings that the host did not take from an asker just now: a hand-over's record, or a late request shown again. */
+/** What a request brings that the host did not take from an asker just now: a hand-over's record, written down. */
 export interface Carried {
 	entries: readonly (AnswerEntry | null | undefined)[];
 	queuedAt: number;
-	/** A late request shown again from `/checkpoints`: its end is a late one. @default false */
-	reopened?: boolean;
 }
 
 /** A request taken in (its record, queued, whose open requests it counts among, the ms its budget has left), or the result it is refused with. */

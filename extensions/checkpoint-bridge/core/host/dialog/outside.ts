@@ -7,19 +7,16 @@ import type { Answer, AnswerPlace } from "../../../model/answer.ts";
 import type { RequestEnd } from "../../../model/result.ts";
 import { type OutsideAnswerReply, parseOutsideAnswer, resolveOutsideAnswer } from "../../shared/outside-answers.ts";
 import type { RequestRecord } from "../../shared/request-record.ts";
-import type { LateRequest } from "../late.ts";
-import type { Held } from "./holding.ts";
 
 /** The note of a request cancelled from outside. */
 const OUTSIDE_CANCEL_NOTE = "The question was cancelled from outside the terminal.";
 
 /** What an outside answer needs of the dialog host. */
 export interface OutsideTarget {
-	held(requestId: string): Held | undefined;
-	late(requestId: string): LateRequest | undefined;
-	end(held: Held, end: RequestEnd, note?: string): void;
-	/** Takes a late request out of the book and ends it. */
-	endLate(late: LateRequest, end: "answered-outside" | "cancelled-outside", note?: string): void;
+	/** The open request (queued, showing or late) of that id. */
+	find(requestId: string): RequestRecord | undefined;
+	/** The host's one end. */
+	end(record: RequestRecord, end: RequestEnd, note?: string): void;
 }
 
 /** An answer from outside the terminal: applied whole or not at all; the first answer wins. */
@@ -27,20 +24,17 @@ export function answerFromOutside(target: OutsideTarget, raw: unknown): OutsideA
 	const parsed = parseOutsideAnswer(raw);
 	if (!parsed.ok) return parsed.reply;
 	const { message } = parsed;
-	const held = target.held(message.requestId);
-	const late = held ? undefined : target.late(message.requestId);
+	const record = target.find(message.requestId);
 	// `not_found` keeps the observer contract's snake case (docs/observers.md), as inbound.ts says.
-	if (!held && !late) return { ok: false, code: "not_found", reason: `no open request ${JSON.stringify(message.requestId)} (unknown, or already settled)` };
-	const end = (how: "answered-outside" | "cancelled-outside", note?: string) => (held ? target.end(held, how, note) : target.endLate(late!, how, note));
+	if (!record) return { ok: false, code: "not_found", reason: `no open request ${JSON.stringify(message.requestId)} (unknown, or already settled)` };
 	if ("cancel" in message) {
-		end("cancelled-outside", OUTSIDE_CANCEL_NOTE);
+		target.end(record, "cancelled-outside", OUTSIDE_CANCEL_NOTE);
 		return { ok: true };
 	}
-	const record = held ? held.record : late!;
 	const resolved = resolveOutsideAnswer(record.questions, message.answers, message.source);
 	if (!resolved.ok) return resolved.reply;
 	fillEntries(record, resolved.answers, message);
-	end("answered-outside");
+	target.end(record, "answered-outside");
 	return { ok: true };
 }
 

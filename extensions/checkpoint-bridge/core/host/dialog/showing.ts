@@ -9,7 +9,7 @@ import type { Question } from "../../../model/question.ts";
 import type { RequestEnd } from "../../../model/result.ts";
 import type { Surface } from "../../answering/surface.ts";
 import { CLOCK_TOLERANCE_MS, NO_LIMIT } from "../../shared/config.ts";
-import { givenAnswers, hasEnded, type RecordState, type RequestRecord } from "../../shared/request-record.ts";
+import { callDeadline, givenAnswers, type RecordState, type RequestRecord } from "../../shared/request-record.ts";
 import { type Show, type ShowOutcome, type ShowPrompt, showFor } from "../show.ts";
 import type { Notifier } from "./events.ts";
 import type { Held } from "./holding.ts";
@@ -18,7 +18,7 @@ import type { Held } from "./holding.ts";
 export interface ShowingHost {
 	readonly notifier: Notifier;
 	/** The host's one end of a request. */
-	end(held: Held, end: RequestEnd, note?: string): void;
+	end(record: RequestRecord, end: RequestEnd, note?: string): void;
 	/** Sets the request's one timer due at `at`. */
 	arm(held: Held, at: number): void;
 	progress(record: RequestRecord, stage: "shown" | "answered", question: number): void;
@@ -50,7 +50,7 @@ class HeldPrompt implements ShowPrompt {
 		const { request, questions } = held.record;
 		this.asker = request.asker.label;
 		this.questions = questions;
-		this.callDeadline = request.deadline;
+		this.callDeadline = callDeadline(held.record);
 		this.dialogTimeoutMs = request.dialogTimeoutMs;
 		this.onDialog = onDialog;
 	}
@@ -105,6 +105,8 @@ export class ShowLoop {
 	/** Shows the request, one way for every surface, and ends it as its showing ended. */
 	async run(held: Held): Promise<void> {
 		const { record } = held;
+		// Ended (or gone late) as its task started: nothing is left to show.
+		if (record.state.is !== "queued") return;
 		this.showing = held;
 		if (held.round > this.round) this.round = held.round;
 		// One controller per request: the queue class took its signal from p-queue as the task started, so aborting it now closes what is open and nothing else.
@@ -117,7 +119,7 @@ export class ShowLoop {
 		try {
 			outcome = await this.#show(new HeldPrompt(held, this, open.signal, this.host.countDialog));
 		} catch (error) {
-			return this.host.end(held, "failed", `The host dialog failed: ${errorText(error)}`);
+			return this.host.end(held.record, "failed", `The host dialog failed: ${errorText(error)}`);
 		} finally {
 			showing.question = undefined;
 			showing.closesAt = undefined;
@@ -125,7 +127,8 @@ export class ShowLoop {
 			held.open = undefined;
 			this.showing = undefined;
 		}
-		this.#ended(held, outcome);
+		// Ended meanwhile (or gone late), it is not this showing's to end.
+		if (record.state === showing) this.#ended(held, outcome);
 	}
 
 	/** Question `index` of a showing request is on screen: progress, the shown event, and the bell the first time a relayed request shows. */
@@ -139,8 +142,8 @@ export class ShowLoop {
 		if (deadline !== undefined) {
 			state.closesAt = deadline;
 			// What is open closes by its question deadline when that comes before the request's.
-			const { deadline: callDeadline } = record.request;
-			this.host.arm(held, deadline !== NO_LIMIT && (callDeadline === NO_LIMIT || deadline < callDeadline) ? deadline : callDeadline);
+			const call = callDeadline(record);
+			this.host.arm(held, deadline !== NO_LIMIT && (call === NO_LIMIT || deadline < call) ? deadline : call);
 		}
 		this.host.progress(record, "shown", index);
 		// The status line names the request on screen apart from those waiting their turn.
@@ -172,15 +175,14 @@ export class ShowLoop {
 	#takeChecked(held: Held, index: number, answer: Answer): boolean {
 		const problem = answerProblem(held.record.questions[index]!, answer);
 		if (problem === undefined) return true;
-		this.host.end(held, "refused", `The host dialog's answer to question ${index + 1} ${problem}.`);
+		this.host.end(held.record, "refused", `The host dialog's answer to question ${index + 1} ${problem}.`);
 		return false;
 	}
 
 	/** How a shown request ended, decided in one place: answered, the call's timeout, or dismissed; an answer the surface hands back last is checked like the others. */
 	#ended(held: Held, outcome: ShowOutcome): void {
 		const { record } = held;
-		if (hasEnded(record)) return;
-		const { request, questions, entries } = record;
+		const { questions, entries } = record;
 		if (outcome.answers) {
 			const final = outcome.answers;
 			// The form's answers are final (the human may have changed or withdrawn one); shared answers stand.
@@ -199,16 +201,16 @@ export class ShowLoop {
 					: undefined;
 			}
 		}
-		if (outcome.ended === "submitted" && entries.every((entry) => entry !== undefined)) return this.host.end(held, "answered");
+		if (outcome.ended === "submitted" && entries.every((entry) => entry !== undefined)) return this.host.end(record, "answered");
 		// What was open had its time capped by the call's: closing at the call's deadline is the call's timeout.
-		if (outcome.cappedByCall && Date.now() >= request.deadline - CLOCK_TOLERANCE_MS) return this.host.end(held, "timeout");
+		if (outcome.cappedByCall && Date.now() >= callDeadline(record) - CLOCK_TOLERANCE_MS) return this.host.end(record, "timeout");
 		const n = givenAnswers(record).length;
 		const total = questions.length;
 		const what = outcome.question !== undefined ? `question ${outcome.question + 1} of ${total}` : `the form of ${total} question${total === 1 ? "" : "s"}`;
 		// Why it ended, and the note's words with it: the human said no, or nobody was there. (A host that goes or is
 		// replaced ends the request first: it is handed over, or ends host-gone.)
 		if (outcome.timedOut)
-			this.host.end(held, "dialog-timeout", `Nobody answered ${what} within its own time limit (the user may not be there); ${n} answered.`);
-		else this.host.end(held, "dismissed", `The user dismissed ${what}; ${n} answered.`);
+			this.host.end(held.record, "dialog-timeout", `Nobody answered ${what} within its own time limit (the user may not be there); ${n} answered.`);
+		else this.host.end(held.record, "dismissed", `The user dismissed ${what}; ${n} answered.`);
 	}
 }

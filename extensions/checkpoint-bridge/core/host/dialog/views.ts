@@ -66,7 +66,7 @@ export function snapshotView(held: ReadonlyMap<string, Held>, late: LateBook | u
 		}),
 		...(late && late.size > 0
 			? {
-					late: late.list().map((l) => ({ ...observedLate(l), lateSince: l.lateSince, expiresAt: l.expiresAt })),
+					late: late.list().map((l) => ({ ...observedLate(l), lateSince: l.state.since, expiresAt: l.state.expiresAt })),
 				}
 			: {}),
 	};
