@@ -40,16 +40,17 @@ const delivery = (requestId: string, askerSessionId: string, status: Status = "o
 	envelope: makeEnvelope(status, [], status === "ok" ? undefined : "ended", { requestId }),
 });
 
-describe("delivery of an ended request as one message", () => {
-	let host: string | undefined;
-	let box: DeliveryBox;
-	beforeEach(() => {
-		vi.useFakeTimers();
-		host = "host";
-		box = createDeliveryBox({ hostSessionId: () => host });
-	});
-	afterEach(() => vi.useRealTimers());
+/** Each test's own box, on fake timers, the host's session "host" until a test says otherwise. */
+let host: string | undefined;
+let box: DeliveryBox;
+beforeEach(() => {
+	vi.useFakeTimers();
+	host = "host";
+	box = createDeliveryBox({ hostSessionId: () => host });
+});
+afterEach(() => vi.useRealTimers());
 
+describe("delivery of an ended request as one message", () => {
 	it("an answer is one message of the project's type that starts a turn when idle and waits for the turn's end when busy, recorded first", () => {
 		const session = fakeSession();
 		box.attach("s1", session.poster());
@@ -224,15 +225,6 @@ describe("delivery of an ended request as one message", () => {
 });
 
 describe("the route home (ADR-0025): one place decides where an end goes", () => {
-	let host: string | undefined;
-	let box: DeliveryBox;
-	beforeEach(() => {
-		vi.useFakeTimers();
-		host = "host";
-		box = createDeliveryBox({ hostSessionId: () => host });
-	});
-	afterEach(() => vi.useRealTimers());
-
 	it("an asker of another process that is gone: the host's session records it and shows it; a turn of its model starts only for its own sub-agent", () => {
 		const hostSession = fakeSession();
 		box.attach("host", hostSession.poster());
