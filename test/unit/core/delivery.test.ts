@@ -162,7 +162,7 @@ describe("delivery of an ended request as one message", () => {
 
 	it("with no host session either, it is held until one attaches, bounded, the oldest dropped", () => {
 		host = undefined;
-		const small = createDeliveryBox({ hostSessionId: () => host, maxHeld: 2 });
+		const small = createDeliveryBox({ hostSessionId: () => host, maxUnsent: 2 });
 		for (const id of ["r1", "r2", "r3"]) small.deliver(delivery(id, "gone"));
 		vi.advanceTimersByTime(GONE_GRACE_MS);
 		host = "host";

@@ -28,8 +28,8 @@ export const DELIVERED_ENTRY_TYPE = "checkpoint-bridge:delivered";
 export const DELIVERY_VERSION = 1;
 /** How long an ended request waits for its asking session to attach again before it goes to the host's session. @default 3000 */
 export const GONE_GRACE_MS = 3_000;
-/** Ended requests held while neither their session nor a host session is attached; the oldest go first. @default 64 */
-const MAX_HELD_DELIVERIES = 64;
+/** Ended requests kept unsent while neither their session nor a host session is attached; the oldest are discarded first. @default 64 */
+const MAX_UNSENT_DELIVERIES = 64;
 /** Request ids remembered as delivered in the process, for the wait's answer about them. @default 1024 */
 const DELIVERED_REMEMBERED = 1_024;
 
@@ -245,8 +245,8 @@ export interface DeliveryBoxOptions {
 	hostSessionId: () => string | undefined;
 	/** @default GONE_GRACE_MS */
 	graceMs?: number;
-	/** @default MAX_HELD_DELIVERIES */
-	maxHeld?: number;
+	/** @default MAX_UNSENT_DELIVERIES */
+	maxUnsent?: number;
 }
 
 /** Replaces a box's way of finding the host's session; `Symbol.for`, so a box made by another copy has it under the same key. */
@@ -257,7 +257,7 @@ interface HostSessionOf {
 
 /** A fresh box, not registered anywhere (tests make their own). */
 export function createDeliveryBox(options: DeliveryBoxOptions): DeliveryBox & HostSessionOf {
-	const { graceMs = GONE_GRACE_MS, maxHeld = MAX_HELD_DELIVERIES } = options;
+	const { graceMs = GONE_GRACE_MS, maxUnsent = MAX_UNSENT_DELIVERIES } = options;
 	let { hostSessionId } = options;
 	/** Posters by session id; several when several copies of the extension serve one session. */
 	const posters = new Map<string, SessionPoster[]>();
@@ -295,7 +295,7 @@ export function createDeliveryBox(options: DeliveryBoxOptions): DeliveryBox & Ho
 	const post = (delivery: Delivery, toHost: boolean) => {
 		if (!tryPost(delivery, toHost)) unsent.hold(keyOf(delivery), delivery, toHost);
 	};
-	const unsent = unsentEnds<Delivery>({ graceMs, maxUnsent: maxHeld, graceOver: (delivery) => post(delivery, true), discarded: (key) => expected.delete(key) });
+	const unsent = unsentEnds<Delivery>({ graceMs, maxUnsent, graceOver: (delivery) => post(delivery, true), discarded: (key) => expected.delete(key) });
 
 	/** Hands what was unsent for `sessionId` (and, for the host's session, what was forwarded) to its new poster. */
 	const release = (sessionId: string) => {
