@@ -7,7 +7,7 @@
 import type { Answer } from "../../../model/answer.ts";
 
 /** Answers kept for a re-send, with what the re-send must repeat to get them back. */
-export interface ResendAnswersEntry {
+interface ResendAnswersEntry {
 	answers: Answer[];
 	askerKey: string;
 	/** So that a ping for it is answered sealed, and its asker re-sends at once. */
