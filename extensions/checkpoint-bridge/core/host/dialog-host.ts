@@ -7,7 +7,6 @@
  * ADR-0022) with one timer, its deadline's, and ends through one function, `#end`, whatever the reason.
  * Its parts live in core/host/dialog/: taking a request in, the order, showing, outside answers, views.
  */
-import PQueue, { type QueueAddOptions } from "p-queue";
 import type { Answer } from "../../model/answer.ts";
 import { type EndReason, endWire, type Status } from "../../model/result.ts";
 import type { HostUI, Surface } from "../answering/surface.ts";
@@ -15,22 +14,13 @@ import { NO_LIMIT } from "../shared/config.ts";
 import { LATE_NOTE } from "../shared/late-config.ts";
 import type { Snapshot } from "../shared/observers.ts";
 import type { OutsideAnswerReply } from "../shared/outside-answers.ts";
-import { PROTOCOL_VERSION, type RelayCancel, type RelayProgress, type RelayReply, type RelayRequest, type RelayResult } from "../shared/protocol.ts";
-import {
-	callDeadline,
-	endedState,
-	givenAnswers,
-	hasEnded,
-	type ParkedRequest,
-	type RequestEnd,
-	type RequestRecord,
-	storedRecord,
-} from "../shared/request-record.ts";
-import { type HostEvents, Notifier, observed, type SettledOutcome, settledOutcome } from "./dialog/events.ts";
+import type { RelayCancel, RelayReply, RelayRequest } from "../shared/protocol.ts";
+import { callDeadline, endedState, hasEnded, type ParkedRequest, type RequestEnd, type RequestRecord, storedRecord } from "../shared/request-record.ts";
+import { type HostEvents, Notifier, observed, progressFrame, resultFrame, type SettledOutcome, settledOutcome } from "./dialog/events.ts";
 import { askerKey, type Held, Holding } from "./dialog/holding.ts";
 import { type Carried, takeIn } from "./dialog/intake.ts";
 import { type LateOutcome, LateSide } from "./dialog/late-side.ts";
-import { DialogOrder } from "./dialog/order.ts";
+import { DialogQueue } from "./dialog/order.ts";
 import { answerFromOutside, type OutsideTarget } from "./dialog/outside.ts";
 import { type ShowingHost, ShowLoop } from "./dialog/showing.ts";
 import { type HostStats, snapshotView, type Waiting, waitingView } from "./dialog/views.ts";
@@ -58,20 +48,11 @@ export interface DialogHostOptions {
 	lateEnded?: (late: RequestRecord, outcome: LateOutcome) => void;
 }
 
-/** The answers of a request without one yet: shared, frozen, like every array a reply carries once sealed. */
-const NO_ANSWERS: readonly Answer[] = Object.freeze([]);
-const answered = (record: Pick<RequestRecord, "entries">): Answer[] => {
-	const given = givenAnswers(record);
-	return given.length === 0 ? (NO_ANSWERS as Answer[]) : given;
-};
-const ignore = () => {};
 /** The note of a late request that left the book unanswered. */
 const DROP_NOTES: Record<LateDrop, string> = {
 	expired: "It was late and expired unanswered.",
 	"too-many": "It was late and left to make room for newer late questions of its asker.",
 };
-/** The host session's own questions go ahead of every relayed one (p-queue runs the highest priority first). */
-const OWN_FIRST = Number.POSITIVE_INFINITY;
 
 export class DialogHost implements ShowingHost {
 	readonly #ui: HostUI;
@@ -82,13 +63,10 @@ export class DialogHost implements ShowingHost {
 	readonly #stats: HostStats = { questionsAsked: 0, dialogsShown: 0, sharedAnswers: 0 };
 	readonly #late: LateSide;
 	readonly #loop: ShowLoop;
-	/**
-	 * What the human is shown, one at a time: a task per queued request, carrying only its record.
-	 * A task runs until what was open has closed, even when its request ended before (a UI that
-	 * ignores the abort keeps the slot); a request that ends while waiting leaves by its task's signal.
-	 */
-	readonly #queue = new PQueue<DialogOrder, QueueAddOptions>({ concurrency: 1, queueClass: DialogOrder });
+	readonly #queue: DialogQueue;
 	readonly countDialog = () => void this.#stats.dialogsShown++;
+	/** Requests handed over, by id, until the next host takes them or the grace ends (`endUnadopted`). */
+	readonly #parked = new Map<string, RequestRecord>();
 
 	constructor(options: DialogHostOptions) {
 		this.#ui = options.ui;
@@ -98,6 +76,7 @@ export class DialogHost implements ShowingHost {
 		this.#holding = new Holding((message) => this.#notify(message));
 		this.#late = new LateSide(this.notifier, options.late, options.lateEnded);
 		this.#loop = new ShowLoop(options.surface, this, options.bell);
+		this.#queue = new DialogQueue(() => this.notifier.changed());
 	}
 
 	/** Late requests (their budget ran out, still open), oldest first. */
@@ -122,7 +101,7 @@ export class DialogHost implements ShowingHost {
 
 	/** Whether new dialogs are held (`/checkpoints pause`); what is on screen stays. */
 	get paused(): boolean {
-		return this.#queue.isPaused;
+		return this.#queue.paused;
 	}
 
 	/**
@@ -130,16 +109,12 @@ export class DialogHost implements ShowingHost {
 	 * Budgets keep running; the page, request links and outside answers still answer what waits.
 	 */
 	pause(): void {
-		if (this.#queue.isPaused) return;
 		this.#queue.pause();
-		this.notifier.changed();
 	}
 
 	/** Shows what waits again, in its turn. */
 	resume(): void {
-		if (!this.#queue.isPaused) return;
-		this.#queue.start();
-		this.notifier.changed();
+		this.#queue.resume();
 	}
 
 	/** How many dialogs were shown for how many questions. */
@@ -195,9 +170,7 @@ export class DialogHost implements ShowingHost {
 		held.leave = leave;
 		const own = !this.isRelayed(held.record);
 		if (!own) held.round = this.#holding.nextRound(held.asker, this.#loop.round);
-		// Rejected only when the request ended while it waited (its signal): it has left the queue, nothing to do.
-		// Its request's id as the task's: p-queue makes none, and the queue class finds it by it when it leaves.
-		this.#queue.add(() => this.#loop.run(held), { signal: leave.signal, priority: own ? OWN_FIRST : -held.round, id: held.record.request.id }).catch(ignore);
+		this.#queue.add(held.record.request.id, () => this.#loop.run(held), own ? undefined : held.round, leave.signal);
 	}
 
 	/** Sets the request's one timer due at `at` (epoch ms; NO_LIMIT: none). */
@@ -247,6 +220,20 @@ export class DialogHost implements ShowingHost {
 		this.end(late, "expired", DROP_NOTES[why]);
 	}
 
+	/**
+	 * The grace of a hand-over ended: the parked requests no next host took (`requestIds`) end here,
+	 * `host-gone`; those taken live on with the next host. Ids it never parked are returned.
+	 */
+	endUnadopted(requestIds: readonly string[], note: string): string[] {
+		const unknown = requestIds.filter((id) => !this.#parked.has(id));
+		for (const id of requestIds) {
+			const record = this.#parked.get(id);
+			if (record) this.end(record, "host-gone", note);
+		}
+		this.#parked.clear();
+		return unknown;
+	}
+
 	/** The host session is going away for good: every held request ends now with `no-host`. */
 	shutdown(note: string): void {
 		for (const held of [...this.#holding.byId.values()]) this.end(held.record, "host-gone", note);
@@ -282,6 +269,7 @@ export class DialogHost implements ShowingHost {
 		mine?.open?.abort(end);
 		if (mine) this.#holding.remove(mine);
 		else if (record.state.is === "late") this.#late.book?.take(record.request.id);
+		else if (record.state.is === "parked") this.#parked.delete(record.request.id);
 		// Waiting its turn, it leaves the dialog queue (once out of every index, so that nothing started now sees it held).
 		const leave = () => waiting && mine?.leave?.abort(end);
 		const wasLate = record.state.is === "late" ? record.state : record.wasLate;
@@ -296,9 +284,10 @@ export class DialogHost implements ShowingHost {
 		// Kept before observers hear of it: they find it late in the snapshot (the page keeps its card and link).
 		const late = end === "timeout" && !wasLate && this.#late.goesLate(record) ? this.#late.keep(record) : undefined;
 		if (end === "timeout") note = `The call's budget ran out before every question was answered.${late ? ` ${LATE_NOTE}` : ""}`;
-		if (!late) record.state = endedState(end);
+		// Handed over, it is parked, not ended: it lives on with the next host, or ends here when none takes it.
+		if (end === "handed-over") this.#parked.set(record.request.id, record);
+		if (!late) record.state = end === "handed-over" ? { is: "parked" } : endedState(end);
 		leave();
-		// Silent: a handed-over request lives on with the next host.
 		if (end === "handed-over") return this.notifier.changed();
 		const wire = endWire(end);
 		if (wasLate) return this.#late.settled(record, end, wire, note);
@@ -344,17 +333,11 @@ export class DialogHost implements ShowingHost {
 	}
 
 	progress(record: RequestRecord, stage: "queued" | "shown" | "answered", question?: number, position?: number): void {
-		const progress: RelayProgress = { v: PROTOCOL_VERSION, id: record.request.id, kind: "progress", stage, answers: answered(record) };
-		if (question !== undefined) progress.question = question;
-		if (position !== undefined) progress.position = position;
-		this.#reply(progress);
+		this.#reply(progressFrame(record, stage, question, position));
 	}
 
 	#replyResult(id: string, status: Status, answers: Answer[], note?: string, reason?: EndReason): void {
-		const result: RelayResult = { v: PROTOCOL_VERSION, id, kind: "result", status, answers };
-		if (note) result.note = note;
-		if (reason) result.reason = reason;
-		this.#reply(result);
+		this.#reply(resultFrame(id, status, answers, note, reason));
 	}
 
 	/** A receipt is a courtesy: a UI whose notify fails must not fail the request. */

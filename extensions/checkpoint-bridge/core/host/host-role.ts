@@ -228,6 +228,9 @@ function listen(bus: SharedHandle["bus"], served: DialogHost, ui: HostUI): () =>
 export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): HostRole | undefined {
 	const { ui, surface, sessionId, bell, onSettled, late } = options;
 	let host: DialogHost | undefined;
+	let released = false;
+	/** Released and its footer cleared: what ends here now (a hand-over nobody took) is not drawn or written in this session any more. */
+	let gone = false;
 	const home = options.home ?? homeRoute(() => handle.host()?.sessionId);
 	// An asker's cancel closes its form or drops its queued question: the human is told, not left wondering (the host's own model's are the human's doing).
 	const cancels = new CancelNotices((message) => {
@@ -244,7 +247,7 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 				request.asker.label,
 				request.questions.map((q) => q.question.replace(/\s+/g, " ")),
 			);
-		const record = onSettled ? settledRecord(request, outcome, settledAt) : undefined;
+		const record = onSettled && !gone ? settledRecord(request, outcome, settledAt) : undefined;
 		handle.bus.emit(OBSERVER_EVENTS.settled, Object.assign(request, { settledAt, outcome }));
 		if (record) onSettled!(record);
 	};
@@ -273,7 +276,7 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 					lateEnded: lateEndsHome(bus, home, sealBuilt),
 				}
 			: {}),
-		events: observerEvents(bus, settle, onSettled, status.changed),
+		events: observerEvents(bus, settle, onSettled, () => void (gone || status.changed())),
 	});
 	const served = host;
 	const stopListening = listen(bus, served, ui);
@@ -292,7 +295,6 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 		};
 	// Requests a replaced host parked are shown here, in their original order.
 	for (const parked of handle.takeParked()) served.serve(parked.request, parked);
-	let released = false;
 	return {
 		host: served,
 		whereLate(requestId) {
@@ -314,13 +316,28 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 			} else {
 				const parked = served.handOver();
 				claim.release();
-				handle.park(parked, HANDOVER_GRACE_MS, (expired) =>
-					settleUnadopted(bus, seal, expired, `${note} No new host took over within ${HANDOVER_GRACE_MS} ms.`),
-				);
+				handle.park(parked, HANDOVER_GRACE_MS, (expired) => {
+					const unadopted = `${note} No new host took over within ${HANDOVER_GRACE_MS} ms.`;
+					// Each ends by the one end, as the record it was; one parked by another copy of the extension is settled from what was written down.
+					const others = new Set(
+						served.endUnadopted(
+							expired.map((p) => p.request.id),
+							unadopted,
+						),
+					);
+					if (others.size > 0)
+						settleUnadopted(
+							bus,
+							seal,
+							expired.filter((p) => others.has(p.request.id)),
+							unadopted,
+						);
+				});
 			}
 			// The footer clears itself: handOver() and shutdown() report the emptied queue through `changed`; drawn now,
 			// so that nothing of this host is drawn over the next one's.
 			status.flush();
+			gone = true;
 		},
 	};
 }

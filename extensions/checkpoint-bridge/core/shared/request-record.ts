@@ -27,6 +27,8 @@ export type RecordState =
 	| { is: "queued" }
 	/** `question` is on screen, while one is, until `closesAt` (its question deadline; NO_LIMIT for none). */
 	| { is: "showing"; question?: number; closesAt?: number }
+	/** Handed over: its host is being replaced, and it waits (written down on the shared handle) for the next host to take it. */
+	| { is: "parked" }
 	/** Its call's budget ran out and it stays open, answerable, in the process's late book: late since `since`, until `expiresAt` (epoch ms). */
 	| LateState
 	| { is: "answered"; end: Extract<RequestEnd, "answered" | "answered-outside"> }

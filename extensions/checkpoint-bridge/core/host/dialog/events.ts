@@ -6,7 +6,8 @@
 import type { Answer } from "../../../model/answer.ts";
 import type { EndReason, RequestEnd, Status } from "../../../model/result.ts";
 import { OBSERVER_VERSION, type ObservedRequest } from "../../shared/observers.ts";
-import { callDeadline, type RequestRecord } from "../../shared/request-record.ts";
+import { PROTOCOL_VERSION, type RelayProgress, type RelayResult } from "../../shared/protocol.ts";
+import { callDeadline, givenAnswers, type RequestRecord } from "../../shared/request-record.ts";
 import { type LateRequest, observedLate } from "../late.ts";
 
 /** How a request ended, as observers, the audit trail and the page learn it: `end` is the typed reason (request-record.ts). */
@@ -143,4 +144,25 @@ export function settledOutcome(
 	if (wire.reason) outcome.reason = wire.reason;
 	outcome.end = end;
 	return outcome;
+}
+
+/** The answers of a request without one yet: shared, frozen, like every array a reply carries once sealed. */
+const NO_ANSWERS: readonly Answer[] = Object.freeze([]);
+
+/** The progress frame the asker of `record` gets at each stage (queued at a position, a question shown or answered). */
+export function progressFrame(record: RequestRecord, stage: RelayProgress["stage"], question?: number, position?: number): RelayProgress {
+	const given = givenAnswers(record);
+	const answers = given.length === 0 ? (NO_ANSWERS as Answer[]) : given;
+	const progress: RelayProgress = { v: PROTOCOL_VERSION, id: record.request.id, kind: "progress", stage, answers };
+	if (question !== undefined) progress.question = question;
+	if (position !== undefined) progress.position = position;
+	return progress;
+}
+
+/** The result frame of a request's end, as its waiting call gets it (the wire's status, reason and note: an edge of model/result.ts's end). */
+export function resultFrame(id: string, status: Status, answers: Answer[], note?: string, reason?: EndReason): RelayResult {
+	const result: RelayResult = { v: PROTOCOL_VERSION, id, kind: "result", status, answers };
+	if (note) result.note = note;
+	if (reason) result.reason = reason;
+	return result;
 }

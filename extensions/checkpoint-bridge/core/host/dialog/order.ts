@@ -1,5 +1,5 @@
 /** The dialog queue's order: p-queue's queue class for it (ADR-0024). */
-import type { Queue, QueueAddOptions, RunFunction } from "p-queue";
+import PQueue, { type Queue, type QueueAddOptions, type RunFunction } from "p-queue";
 
 /** A waiting task as the dialog queue keeps it: the options p-queue hands over with it (its own copy), and the task. */
 type WaitingTask = { -readonly [K in keyof QueueAddOptions]: QueueAddOptions[K] } & { run: RunFunction };
@@ -81,5 +81,50 @@ export class DialogOrder implements Queue<RunFunction, QueueAddOptions> {
 	#indexOf(id: string): number {
 		for (let i = this.#head; i < this.#tasks.length; i++) if (this.#tasks[i]!.id === id) return i;
 		return -1;
+	}
+}
+
+const ignore = () => {};
+/** The host session's own questions go ahead of every relayed one (p-queue runs the highest priority first). */
+const OWN_FIRST = Number.POSITIVE_INFINITY;
+
+/**
+ * What the human is shown, one at a time: a task per queued request. A task runs until what was open
+ * has closed, even when its request ended before (a UI that ignores the abort keeps the slot); a
+ * request that ends while waiting leaves by its task's signal. `/checkpoints pause` holds new dialogs.
+ */
+export class DialogQueue {
+	readonly #queue = new PQueue<DialogOrder, QueueAddOptions>({ concurrency: 1, queueClass: DialogOrder });
+	readonly #changed: () => void;
+
+	constructor(changed: () => void) {
+		this.#changed = changed;
+	}
+
+	/**
+	 * Adds a request's task: the host's own (`round` undefined) first of all, the others by their round
+	 * (ADR-0024), in the order added within a round. Its request's id is the task's: p-queue makes
+	 * none, and the queue class finds it by it when it leaves by `signal`.
+	 */
+	add(id: string, run: () => Promise<void>, round: number | undefined, signal: AbortSignal): void {
+		// Rejected only when the request ended while it waited (its signal): it has left the queue, nothing to do.
+		this.#queue.add(run, { signal, priority: round === undefined ? OWN_FIRST : -round, id }).catch(ignore);
+	}
+
+	/** Whether new dialogs are held (`/checkpoints pause`); what is on screen stays. */
+	get paused(): boolean {
+		return this.#queue.isPaused;
+	}
+
+	pause(): void {
+		if (this.#queue.isPaused) return;
+		this.#queue.pause();
+		this.#changed();
+	}
+
+	resume(): void {
+		if (!this.#queue.isPaused) return;
+		this.#queue.start();
+		this.#changed();
 	}
 }
