@@ -25,12 +25,11 @@ export const STATUSES: readonly Status[] = ["ok", "timeout-or-cancelled", "timeo
 
 /**
  * Why a call ended `timeout-or-cancelled`: `dismissed`, the human closed it (Esc, cancel, a web
- * or outside cancel); `dialog-timeout`, a question's own time ran out (nobody may be there);
- * `replaced`, the host went away or was replaced while it was open.
+ * or outside cancel); `dialog-timeout`, a question's own time ran out (nobody may be there).
  */
-export type EndReason = "dismissed" | "dialog-timeout" | "replaced";
+export type EndReason = "dismissed" | "dialog-timeout";
 
-export const END_REASONS: readonly EndReason[] = ["dismissed", "dialog-timeout", "replaced"];
+export const END_REASONS: readonly EndReason[] = ["dismissed", "dialog-timeout"];
 
 /**
  * How a request ended, for every way it can: the one typed reason each surface reads (the page

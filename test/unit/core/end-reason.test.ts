@@ -64,6 +64,6 @@ describe("reason on every timeout-or-cancelled envelope", () => {
 		await vi.advanceTimersByTimeAsync(5_000);
 		expect(timedOut.envelope?.status).toBe("timeout");
 		expect(timedOut.envelope).not.toHaveProperty("reason");
-		expect(END_REASONS).toEqual(["dismissed", "dialog-timeout", "replaced"]);
+		expect(END_REASONS).toEqual(["dismissed", "dialog-timeout"]);
 	});
 });

@@ -23,6 +23,7 @@ import {
 } from "../../../extensions/checkpoint-bridge/core/shared/request-record.ts";
 import type { Answer, AnswerPlace } from "../../../extensions/checkpoint-bridge/model/answer.ts";
 import type { Question } from "../../../extensions/checkpoint-bridge/model/question.ts";
+import { endWire } from "../../../extensions/checkpoint-bridge/model/result.ts";
 import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { fakeUI } from "../support/fake-ui.ts";
 import { propertyRun } from "../support/property-policy.ts";
@@ -160,7 +161,8 @@ describe("one end for every reason", () => {
 		expect(vi.getTimerCount()).toBe(1); // one per request: due when the dialog's own time ends, before the request's deadline
 		fake.current()!.answer("atlas");
 		await flush(vi);
-		expect(ends).toEqual([{ id: "r", outcome: expect.objectContaining({ status: "ok", end: "answered" }) }]);
+		expect(ends).toEqual([{ id: "r", outcome: expect.objectContaining({ end: "answered" }) }]);
+		expect(endWire("answered").status).toBe("ok");
 		expect(result("r")).toMatchObject({ status: "ok", answers: [{ answer: "atlas" }] });
 		expect(vi.getTimerCount()).toBe(0);
 		expect(h.snapshot().open.length).toBe(0);
@@ -175,7 +177,7 @@ describe("one end for every reason", () => {
 		h.serve(request("own-time"));
 		await flush(vi);
 		await vi.advanceTimersByTimeAsync(30_000);
-		expect(ends.map((e) => [e.id, e.outcome.end, e.outcome.reason])).toEqual([
+		expect(ends.map((e) => [e.id, e.outcome.end, endWire(e.outcome.end).reason])).toEqual([
 			["dismissed", "dismissed", "dismissed"],
 			["own-time", "dialog-timeout", "dialog-timeout"],
 		]);
@@ -246,7 +248,7 @@ describe("one end for every reason", () => {
 		await flush(vi);
 		h.cancel({ v: PROTOCOL_VERSION, id: "r", reason: "cancelled" });
 		await flush(vi);
-		expect(ends.map((e) => [e.outcome.status, e.outcome.end])).toEqual([["cancelled", "cancelled"]]);
+		expect(ends.map((e) => [endWire(e.outcome.end).status, e.outcome.end])).toEqual([["cancelled", "cancelled"]]);
 		expect(result("r")).toBeUndefined();
 		expect(fake.current()).toBeUndefined();
 		expect(vi.getTimerCount()).toBe(0);
@@ -260,7 +262,7 @@ describe("one end for every reason", () => {
 		expect(h.answerFromOutside({ v: 1, requestId: "cancelled", cancel: true })).toEqual({ ok: true });
 		expect(h.answerFromOutside({ v: 1, requestId: "answered", answers: ["atlas"], source: "web", place: "page" })).toEqual({ ok: true });
 		expect(h.answerFromOutside({ v: 1, requestId: "answered", answers: ["again"] })).toMatchObject({ ok: false, code: "not_found" });
-		expect(ends.map((e) => [e.id, e.outcome.status, e.outcome.end])).toEqual([
+		expect(ends.map((e) => [e.id, endWire(e.outcome.end).status, e.outcome.end])).toEqual([
 			["cancelled", "timeout-or-cancelled", "cancelled-outside"],
 			["answered", "ok", "answered-outside"],
 		]);
@@ -297,7 +299,7 @@ describe("one end for every reason", () => {
 		gone.host.serve(request("gone"));
 		await flush(vi);
 		gone.host.shutdown("The host session ended.");
-		expect(gone.ends.map((e) => [e.outcome.status, e.outcome.end])).toEqual([["no-host", "host-gone"]]);
+		expect(gone.ends.map((e) => [endWire(e.outcome.end).status, e.outcome.end])).toEqual([["no-host", "host-gone"]]);
 		expect(gone.result("gone")).toMatchObject({ status: "no-host", note: "The host session ended." });
 		const replaced = host();
 		replaced.host.serve(request("shown", { questions: [{ question: "Name?" }, { question: "City?" }] }));

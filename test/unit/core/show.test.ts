@@ -94,7 +94,7 @@ describe("one question at a time", () => {
 		const { prompt: p, told } = prompt({ known: [answerOf(QUESTIONS[0]!, "text", "atlas")] });
 		const outcome = showFor(surface)(p);
 		await vi.advanceTimersByTimeAsync(100);
-		expect(await outcome).toStrictEqual({ ended: "submitted", cappedByCall: false });
+		expect(await outcome).toStrictEqual({ end: "answered" });
 		expect(surface.asked).toBe(1);
 		expect(told.answers).toEqual([[1, "CITY?", true]]);
 		expect(told.shown).toEqual([[1, Date.now() - 100 + 10_000]]);
@@ -109,7 +109,7 @@ describe("one question at a time", () => {
 			const { prompt: p } = prompt({ dialogTimeoutMs: 10_000 });
 			const outcome = showFor(asking(closesAfter, () => undefined))(p);
 			await vi.advanceTimersByTimeAsync(closesAfter);
-			expect(await outcome, `closed after ${closesAfter} ms`).toStrictEqual({ ended: "dismissed", question: 0, cappedByCall: false, timedOut });
+			expect(await outcome, `closed after ${closesAfter} ms`).toStrictEqual({ end: timedOut ? "dialog-timeout" : "dismissed", question: 0 });
 		}
 	});
 
@@ -119,10 +119,10 @@ describe("one question at a time", () => {
 		const outcome = showFor(surface)(first.prompt);
 		await vi.advanceTimersByTimeAsync(10);
 		first.stop.abort();
-		expect(await outcome).toStrictEqual({ ended: "dismissed", cappedByCall: false });
+		expect(await outcome).toStrictEqual({ end: "dismissed" });
 		const second = prompt({ callDeadline: Date.now() + 5_000 });
 		second.stop.abort();
-		expect(await showFor(surface)(second.prompt)).toStrictEqual({ ended: "dismissed", cappedByCall: false });
+		expect(await showFor(surface)(second.prompt)).toStrictEqual({ end: "dismissed" });
 		expect(surface.asked).toBe(1);
 		expect(getEventListeners(first.prompt.signal, "abort")).toHaveLength(0);
 	});
@@ -131,9 +131,9 @@ describe("one question at a time", () => {
 		const refused = prompt({ accept: false });
 		const outcome = showFor(asking(5))(refused.prompt);
 		await vi.advanceTimersByTimeAsync(5);
-		expect(await outcome).toStrictEqual({ ended: "dismissed", cappedByCall: false });
+		expect(await outcome).toStrictEqual({ end: "dismissed" });
 		const spent = prompt({ callDeadline: Date.now() - 1 });
-		expect(await showFor(asking(5))(spent.prompt)).toStrictEqual({ ended: "dismissed", question: 0, cappedByCall: true, timedOut: false });
+		expect(await showFor(asking(5))(spent.prompt)).toStrictEqual({ end: "timeout", question: 0 });
 		expect(spent.told.shown).toEqual([]);
 	});
 });
@@ -142,7 +142,7 @@ describe("a whole-request surface", () => {
 	it("shows nothing when every question is already answered", async () => {
 		const surface = form(10);
 		const { prompt: p, told } = prompt({ known: QUESTIONS.map((q) => answerOf(q, "text", "known")) });
-		expect(await showFor(surface)(p)).toStrictEqual({ ended: "submitted", cappedByCall: false });
+		expect(await showFor(surface)(p)).toStrictEqual({ end: "answered" });
 		expect(surface.prompts).toEqual([]);
 		expect(told.shown).toEqual([]);
 	});
@@ -153,7 +153,7 @@ describe("a whole-request surface", () => {
 		const outcome = showFor(surface)(p);
 		await vi.advanceTimersByTimeAsync(50);
 		const result = await outcome;
-		expect(result).toMatchObject({ ended: "submitted", cappedByCall: false, timedOut: false });
+		expect(result).toMatchObject({ end: "answered" });
 		expect(result.answers?.map((a) => a?.answer)).toEqual(["atlas", "typed"]);
 		expect(told.answers).toEqual([[1, "typed", false]]);
 		expect(told.shown).toEqual([[1, Date.now() - 50 + 10_000]]);
@@ -166,7 +166,7 @@ describe("a whole-request surface", () => {
 		const { prompt: p, told } = prompt({ callDeadline: NO_LIMIT, dialogTimeoutMs: NO_LIMIT });
 		const outcome = showFor(surface)(p);
 		await vi.advanceTimersByTimeAsync(50);
-		expect(await outcome).toMatchObject({ ended: "submitted", cappedByCall: false, timedOut: false });
+		expect(await outcome).toMatchObject({ end: "answered" });
 		expect(told.shown).toEqual([[0, NO_LIMIT]]);
 	});
 
@@ -174,9 +174,9 @@ describe("a whole-request surface", () => {
 		const surface = form(10);
 		const stopped = prompt();
 		stopped.stop.abort();
-		expect(await showFor(surface)(stopped.prompt)).toStrictEqual({ ended: "dismissed", cappedByCall: false });
+		expect(await showFor(surface)(stopped.prompt)).toStrictEqual({ end: "dismissed" });
 		const spent = prompt({ callDeadline: Date.now() - 1 });
-		expect(await showFor(surface)(spent.prompt)).toStrictEqual({ ended: "dismissed", cappedByCall: true, timedOut: false });
+		expect(await showFor(surface)(spent.prompt)).toStrictEqual({ end: "timeout" });
 		expect(surface.prompts).toEqual([]);
 		expect(stopped.told.shown).toEqual([]);
 	});

@@ -8,7 +8,6 @@
  * Its parts live in core/host/dialog/: taking a request in, the order, showing, outside answers, views.
  */
 import type { Answer } from "../../model/answer.ts";
-import { type EndReason, endWire, type Status } from "../../model/result.ts";
 import type { HostUI, Surface } from "../answering/surface.ts";
 import { NO_LIMIT } from "../shared/config.ts";
 import { LATE_NOTE } from "../shared/late-config.ts";
@@ -136,7 +135,7 @@ export class DialogHost implements ShowingHost {
 	serve(raw: RelayRequest, carried?: Carried): void {
 		if (typeof raw !== "object" || raw === null || typeof raw.id !== "string" || raw.id === "" || this.#holding.byId.has(raw.id)) return;
 		const taken = takeIn(raw, carried, (asker) => this.#holding.openOf(asker));
-		if (!taken.ok) return this.#replyResult(raw.id, taken.status, taken.answers, taken.note);
+		if (!taken.ok) return this.#reply(resultFrame(raw.id, taken.end, taken.answers, taken.note));
 		const { record, asker, remaining } = taken;
 		const held: Held = { record, timer: undefined, dueAt: NO_LIMIT, round: 0, asker };
 		if (remaining > 0) this.arm(held, record.request.deadline);
@@ -289,9 +288,7 @@ export class DialogHost implements ShowingHost {
 		if (!late) record.state = end === "handed-over" ? { is: "parked" } : endedState(end);
 		leave();
 		if (end === "handed-over") return this.notifier.changed();
-		const wire = endWire(end);
-		if (wasLate) return this.#late.settled(record, end, wire, note);
-		const { status, reason } = wire;
+		if (wasLate) return this.#late.settled(record, end, note);
 		const same = this.#holding.same;
 		const answers: Answer[] = [];
 		const { entries } = record;
@@ -301,10 +298,10 @@ export class DialogHost implements ShowingHost {
 		}
 		// Gone late, it has not settled: it settles once, when it is answered, cancelled or expires (ADR-0025).
 		if (late) this.#late.wentLate(late, false);
-		else if (this.notifier.wants("settled")) this.notifier.settled(observed(record), settledOutcome(record, answers, end, wire, note));
+		else if (this.notifier.wants("settled")) this.notifier.settled(observed(record), settledOutcome(record, answers, end, note));
 		this.notifier.changed();
 		// Nobody listens any more for a cancelled request.
-		if (status !== "cancelled") this.#replyResult(record.request.id, status, answers, note, reason);
+		if (end !== "cancelled") this.#reply(resultFrame(record.request.id, end, answers, note));
 		// Askers that joined this request's questions may now have everything they need.
 		this.completeDependents(record);
 	}
@@ -334,10 +331,6 @@ export class DialogHost implements ShowingHost {
 
 	progress(record: RequestRecord, stage: "queued" | "shown" | "answered", question?: number, position?: number): void {
 		this.#reply(progressFrame(record, stage, question, position));
-	}
-
-	#replyResult(id: string, status: Status, answers: Answer[], note?: string, reason?: EndReason): void {
-		this.#reply(resultFrame(id, status, answers, note, reason));
 	}
 
 	/** A receipt is a courtesy: a UI whose notify fails must not fail the request. */

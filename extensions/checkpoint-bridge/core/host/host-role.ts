@@ -6,7 +6,7 @@
  */
 
 import type { Answer } from "../../model/answer.ts";
-import { makeEnvelope, type Status } from "../../model/result.ts";
+import { endWire, makeEnvelope, type Status } from "../../model/result.ts";
 import { cutText } from "../../model/sanitise.ts";
 import type { HostUI, Surface } from "../answering/surface.ts";
 import { noticeOnce } from "../asking/tool-missing.ts";
@@ -107,9 +107,11 @@ const settledRecord = (request: ObservedRequest, outcome: { status: Status; answ
 function lateEndsHome(bus: SharedHandle["bus"], home: HomeRoute, sealBuilt: ReplySeal): DialogHostOptions["lateEnded"] {
 	return (request, outcome) => {
 		const { id, origin, asker } = request.request;
-		const note = outcome.note ?? (outcome.status === "ok" ? LATE_ANSWER_NOTE : undefined);
-		const reason = outcome.reason ? { reason: outcome.reason } : {};
-		const envelope = makeEnvelope(outcome.status, outcome.answers, note, {
+		// The edge: the end becomes the wire's status and reason here.
+		const { status, reason: why } = endWire(outcome.end);
+		const note = outcome.note ?? (status === "ok" ? LATE_ANSWER_NOTE : undefined);
+		const reason = why ? { reason: why } : {};
+		const envelope = makeEnvelope(status, outcome.answers, note, {
 			requestId: id,
 			asker: asker.label,
 			waitedMs: Date.now() - request.queuedAt,
@@ -129,7 +131,7 @@ function lateEndsHome(bus: SharedHandle["bus"], home: HomeRoute, sealBuilt: Repl
 			v: PROTOCOL_VERSION,
 			id,
 			kind: "late",
-			status: outcome.status,
+			status,
 			answers: outcome.answers,
 			...(note ? { note } : {}),
 			...reason,
@@ -240,9 +242,12 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 			// A notice is a courtesy.
 		}
 	});
-	/** Every request settles here, once (ADR-0025): observers hear it, the audit trail records it. */
-	const settle = (request: ObservedRequest, outcome: SettledOutcome | Omit<SettledOutcome, "end">, settledAt: number) => {
-		if ("end" in outcome && outcome.end === "cancelled" && request.asker.sessionId !== sessionId)
+	/** Every request settles here, once (ADR-0025): observers hear it, the audit trail records it; the end becomes the wire's status and reason here. */
+	const settle = (request: ObservedRequest, { end, answers, note }: SettledOutcome, settledAt: number) => {
+		const { status, reason } = endWire(end);
+		// Its keys in the order observers have always had them.
+		const outcome = { status, answers, ...(note ? { note } : {}), ...(reason ? { reason } : {}), end };
+		if (end === "cancelled" && request.asker.sessionId !== sessionId)
 			cancels.cancelled(
 				request.asker.label,
 				request.questions.map((q) => q.question.replace(/\s+/g, " ")),

@@ -8,6 +8,7 @@
  */
 import type { Answer } from "../../model/answer.ts";
 import type { Question } from "../../model/question.ts";
+import type { RequestEnd } from "../../model/result.ts";
 import type { Surface } from "../answering/surface.ts";
 import { asMs, CLOCK_TOLERANCE_MS, msLeft, NO_LIMIT } from "../shared/config.ts";
 
@@ -45,18 +46,24 @@ export interface ShowPrompt {
 	onAnswer(index: number, answer: Answer, final: boolean): boolean;
 }
 
-/** How showing a request ended. */
+/**
+ * How showing a request ended, as the end it proposes (model/result.ts): `answered`, every question
+ * answered and confirmed (the host takes it when every answer passes); `timeout`, what was open had its
+ * time cut to the call's deadline and closed then; `dialog-timeout`, its own time ran out (nobody may be
+ * there); `dismissed`, the human closed it (or the request ended meanwhile, which the host knows).
+ */
 export interface ShowOutcome {
-	/** `submitted`: every question was answered and confirmed; `dismissed`: closed (or out of time) before that. */
-	ended: "submitted" | "dismissed";
+	end: Extract<RequestEnd, "answered" | "timeout" | "dialog-timeout" | "dismissed">;
 	/** The surface's final answers by question index, replacing what it reported as it went; undefined when it reported every answer as final. */
 	answers?: (Answer | undefined)[];
-	/** The question that was open when it was dismissed, for a surface that asks one at a time. */
+	/** The question that was open when it closed unanswered, for a surface that asks one at a time. */
 	question?: number;
-	/** Whether what was open had its time cut to the call's deadline, so closing then is the call's timeout. */
-	cappedByCall: boolean;
-	/** Whether what was open closed because its own time ran out (a `dialog-timeout`), not by the human. @default false */
-	timedOut?: boolean;
+}
+
+/** The end of a showing that closed unanswered: the call's timeout when what was open was cut to the call's deadline and that came; else its own timeout, or the human's no. */
+function unanswered(prompt: ShowPrompt, cappedByCall: boolean, timedOut: boolean): Exclude<ShowOutcome["end"], "answered"> {
+	if (cappedByCall && Date.now() >= prompt.callDeadline - CLOCK_TOLERANCE_MS) return "timeout";
+	return timedOut ? "dialog-timeout" : "dismissed";
 }
 
 /** Shows one request; rejects when the surface fails. */
@@ -88,10 +95,10 @@ function wholeRequest(askRequest: NonNullable<Surface["askRequest"]>): Show {
 		questions.forEach((_, index) => prompt.known(index) ?? prompt.takeShared(index));
 		const known = questions.map((_, index) => prompt.known(index));
 		const open = known.filter((a) => a === undefined).length;
-		if (open === 0) return { ended: "submitted", cappedByCall: false };
+		if (open === 0) return { end: "answered" };
 		const limit = prompt.dialogTimeoutMs === NO_LIMIT ? NO_LIMIT : prompt.dialogTimeoutMs * open;
 		const cappedByCall = prompt.callDeadline !== NO_LIMIT && msLeft(prompt.callDeadline) <= asMs(limit);
-		if (prompt.signal.aborted) return { ended: "dismissed", cappedByCall };
+		if (prompt.signal.aborted) return { end: "dismissed" };
 		const endsAt = opening(prompt, known.indexOf(undefined), limit);
 		const outcome =
 			endsAt === undefined
@@ -109,7 +116,9 @@ function wholeRequest(askRequest: NonNullable<Surface["askRequest"]>): Show {
 						onAnswer: (index, answer) => void prompt.onAnswer(index, answer, false),
 					});
 		const timedOut = ranOut(prompt, endsAt);
-		return outcome ? { ended: outcome.ended, answers: outcome.answers, cappedByCall, timedOut } : { ended: "dismissed", cappedByCall, timedOut };
+		if (outcome?.ended === "submitted") return { end: "answered", answers: outcome.answers };
+		const end = unanswered(prompt, cappedByCall, timedOut);
+		return outcome ? { end, answers: outcome.answers } : { end };
 	};
 }
 
@@ -120,7 +129,7 @@ function oneAtATime(ask: Surface["ask"]): Show {
 		const total = questions.length;
 		for (let index = 0; index < total; index++) {
 			const question = questions[index]!;
-			if (prompt.signal.aborted) return { ended: "dismissed", cappedByCall: false };
+			if (prompt.signal.aborted) return { end: "dismissed" };
 			if (prompt.known(index) || prompt.takeShared(index)) continue;
 			// When the call has less time left than a dialog gets, the dialog's own timeout is the call's.
 			const cappedByCall = prompt.callDeadline !== NO_LIMIT && msLeft(prompt.callDeadline) <= asMs(prompt.dialogTimeoutMs);
@@ -134,12 +143,12 @@ function oneAtATime(ask: Surface["ask"]): Show {
 						);
 			// Closed at its own deadline, the request ends as a dialog timeout; any other stop has ended it already.
 			const timedOut = ranOut(prompt, endsAt);
-			if (timedOut && answer === undefined) return { ended: "dismissed", question: index, cappedByCall, timedOut: true };
-			if (prompt.signal.aborted) return { ended: "dismissed", cappedByCall: false };
-			if (answer === undefined) return { ended: "dismissed", question: index, cappedByCall, timedOut: false };
-			if (!prompt.onAnswer(index, answer, true)) return { ended: "dismissed", cappedByCall: false };
+			if (timedOut && answer === undefined) return { end: unanswered(prompt, cappedByCall, true), question: index };
+			if (prompt.signal.aborted) return { end: "dismissed" };
+			if (answer === undefined) return { end: unanswered(prompt, cappedByCall, false), question: index };
+			if (!prompt.onAnswer(index, answer, true)) return { end: "dismissed" };
 		}
-		return { ended: "submitted", cappedByCall: false };
+		return { end: "answered" };
 	};
 }
 

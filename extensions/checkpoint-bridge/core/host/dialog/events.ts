@@ -4,19 +4,21 @@
  * while something takes it.
  */
 import type { Answer } from "../../../model/answer.ts";
-import type { EndReason, RequestEnd, Status } from "../../../model/result.ts";
+import { endWire, type RequestEnd } from "../../../model/result.ts";
 import { OBSERVER_VERSION, type ObservedRequest } from "../../shared/observers.ts";
 import { PROTOCOL_VERSION, type RelayProgress, type RelayResult } from "../../shared/protocol.ts";
 import { callDeadline, givenAnswers, type RequestRecord } from "../../shared/request-record.ts";
 import { type LateRequest, observedLate } from "../late.ts";
 
-/** How a request ended, as observers, the audit trail and the page learn it: `end` is the typed reason (request-record.ts). */
+/**
+ * How a request ended, inside the host: its end (model/result.ts), the answers, each with the place it
+ * was given, and the host's note. The wire's status and reason are made from `end` at the edges
+ * (`endWire`): the observer event, the audit trail, the reply and late frames.
+ */
 export interface SettledOutcome {
-	status: Status;
+	end: RequestEnd;
 	answers: Answer[];
 	note?: string;
-	reason?: EndReason;
-	end: RequestEnd;
 }
 
 /** The lifecycle notifications a host gives. */
@@ -123,13 +125,7 @@ export class Notifier {
  * How a request the host held ended, as observers and the audit trail learn it: each answer (as the
  * asker got it, `answers`) with the place it was given, which the asker's result does not carry.
  */
-export function settledOutcome(
-	record: RequestRecord,
-	answers: readonly Answer[],
-	end: RequestEnd,
-	wire: { status: Status; reason?: EndReason },
-	note: string | undefined,
-): SettledOutcome {
+export function settledOutcome(record: RequestRecord, answers: readonly Answer[], end: RequestEnd, note: string | undefined): SettledOutcome {
 	const { entries } = record;
 	const placed: Answer[] = [];
 	for (let i = 0, k = 0; i < entries.length; i++) {
@@ -138,12 +134,7 @@ export function settledOutcome(
 		const answer = answers[k++]!;
 		placed.push(place === undefined ? answer : { ...answer, place });
 	}
-	// Its keys in the order observers have always had them.
-	const outcome = { status: wire.status, answers: placed } as SettledOutcome;
-	if (note) outcome.note = note;
-	if (wire.reason) outcome.reason = wire.reason;
-	outcome.end = end;
-	return outcome;
+	return note ? { end, answers: placed, note } : { end, answers: placed };
 }
 
 /** The answers of a request without one yet: shared, frozen, like every array a reply carries once sealed. */
@@ -159,8 +150,9 @@ export function progressFrame(record: RequestRecord, stage: RelayProgress["stage
 	return progress;
 }
 
-/** The result frame of a request's end, as its waiting call gets it (the wire's status, reason and note: an edge of model/result.ts's end). */
-export function resultFrame(id: string, status: Status, answers: Answer[], note?: string, reason?: EndReason): RelayResult {
+/** The result frame of a request's end, as its waiting call gets it: an edge, where the end becomes the wire's status and reason (`endWire`). */
+export function resultFrame(id: string, end: RequestEnd, answers: Answer[], note?: string): RelayResult {
+	const { status, reason } = endWire(end);
 	const result: RelayResult = { v: PROTOCOL_VERSION, id, kind: "result", status, answers };
 	if (note) result.note = note;
 	if (reason) result.reason = reason;

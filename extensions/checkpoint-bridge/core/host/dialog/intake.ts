@@ -24,7 +24,7 @@ export interface Carried {
 /** A request taken in (its record, queued, whose open requests it counts among, the ms its budget has left), or the result it is refused with. */
 export type Intake =
 	| { ok: true; record: RequestRecord; asker: string; remaining: number }
-	| { ok: false; status: "error" | "timeout"; answers: Answer[]; note: string };
+	| { ok: false; end: "refused" | "timeout"; answers: Answer[]; note: string };
 
 /** Relayed dialogs of other extensions come over every transport (interop/dialog-relay.ts). */
 const WITH_DIALOGS = { dialogs: true } as const;
@@ -39,7 +39,7 @@ const RESENT_MARK = "asked before the restart";
  */
 export function takeIn(raw: RelayRequest, carried: Carried | undefined, openOf: (asker: string) => number): Intake {
 	const checked = checkRequest(raw);
-	if (!checked.ok) return { ok: false, status: "error", answers: [], note: checked.reason };
+	if (!checked.ok) return { ok: false, end: "refused", answers: [], note: checked.reason };
 	const { request } = checked;
 	const { questions } = request;
 	const asker = askerKey(request);
@@ -47,14 +47,14 @@ export function takeIn(raw: RelayRequest, carried: Carried | undefined, openOf: 
 	if (!carried && open >= MAX_OPEN_PER_ASKER)
 		return {
 			ok: false,
-			status: "error",
+			end: "refused",
 			answers: [],
 			note: `The asker already has ${open} requests open at the host, the most one asker session may have (${MAX_OPEN_PER_ASKER}); ask again once one has settled.`,
 		};
 	const entries = carriedEntries(raw, questions, carried);
 	const remaining = msLeft(request.deadline);
 	if (remaining <= 0 && !carried)
-		return { ok: false, status: "timeout", answers: givenAnswers({ entries }), note: "The call's budget had run out before it reached the host." };
+		return { ok: false, end: "timeout", answers: givenAnswers({ entries }), note: "The call's budget had run out before it reached the host." };
 	// Sent again after a restart, it was asked when its call started: every wait counts from then, as the asker's own does (never from the future).
 	const asked = request.resent === true && Number.isFinite(request.createdAt) ? request.createdAt : Number.POSITIVE_INFINITY;
 	const queuedAt = carried?.queuedAt ?? Math.min(Date.now(), asked);

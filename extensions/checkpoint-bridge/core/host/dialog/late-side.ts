@@ -4,13 +4,13 @@
  * The record is the one the host took in: it goes late, is shown again and ends as itself.
  */
 import type { Answer } from "../../../model/answer.ts";
-import type { EndReason, RequestEnd, Status } from "../../../model/result.ts";
+import type { RequestEnd } from "../../../model/result.ts";
 import { givenAnswers, placedAnswers, type RequestRecord } from "../../shared/request-record.ts";
 import { type LateBook, type LateRequest, observedLate } from "../late.ts";
 import type { Notifier } from "./events.ts";
 
-/** How a late request ended, as its end goes home. */
-export type LateOutcome = { status: Status; answers: Answer[]; note?: string; reason?: EndReason };
+/** How a late request ended, as its end goes home (the route home makes the wire's status of `end`). */
+export type LateOutcome = { end: RequestEnd; answers: Answer[]; note?: string };
 
 /** The ends that settle a request whose call has returned; any other end of one shown again puts it back to late. */
 const LATE_ENDS: ReadonlySet<RequestEnd> = new Set<RequestEnd>(["answered", "answered-outside", "cancelled-outside", "expired", "host-gone"]);
@@ -57,11 +57,10 @@ export class LateSide {
 	 * gone): observers and the audit trail learn it, once; an answer or a cancel goes home, an expiry or
 	 * the host's end does not (the asker was told of its timeout).
 	 */
-	settled(record: RequestRecord, end: RequestEnd, wire: { status: Status; reason?: EndReason }, note?: string): void {
-		const { status, reason } = wire;
-		const outcome = { status, answers: givenAnswers(record), ...(note ? { note } : {}), ...(reason ? { reason } : {}) };
+	settled(record: RequestRecord, end: RequestEnd, note?: string): void {
+		const outcome = { end, answers: givenAnswers(record), ...(note ? { note } : {}) };
 		// Observers and the audit trail learn where each answer was given (the page's trace says "in this tab"); the asker's message does not carry it.
-		if (this.#notifier.wants("settled")) this.#notifier.settled(observedLate(record), { ...outcome, answers: placedAnswers(record), end });
+		if (this.#notifier.wants("settled")) this.#notifier.settled(observedLate(record), { ...outcome, answers: placedAnswers(record) });
 		this.#notifier.changed();
 		if (end === "expired" || end === "host-gone") return;
 		try {

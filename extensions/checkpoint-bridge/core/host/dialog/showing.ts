@@ -8,7 +8,7 @@ import { answerProblem, copyAnswer } from "../../../model/answer-check.ts";
 import type { Question } from "../../../model/question.ts";
 import type { RequestEnd } from "../../../model/result.ts";
 import type { Surface } from "../../answering/surface.ts";
-import { CLOCK_TOLERANCE_MS, NO_LIMIT } from "../../shared/config.ts";
+import { NO_LIMIT } from "../../shared/config.ts";
 import { callDeadline, givenAnswers, type RecordState, type RequestRecord } from "../../shared/request-record.ts";
 import { type Show, type ShowOutcome, type ShowPrompt, showFor } from "../show.ts";
 import type { Notifier } from "./events.ts";
@@ -201,15 +201,15 @@ export class ShowLoop {
 					: undefined;
 			}
 		}
-		if (outcome.ended === "submitted" && entries.every((entry) => entry !== undefined)) return this.host.end(record, "answered");
-		// What was open had its time capped by the call's: closing at the call's deadline is the call's timeout.
-		if (outcome.cappedByCall && Date.now() >= callDeadline(record) - CLOCK_TOLERANCE_MS) return this.host.end(record, "timeout");
+		if (outcome.end === "answered" && entries.every((entry) => entry !== undefined)) return this.host.end(record, "answered");
+		// The showing proposes the end (show.ts); submitted without every answer, the human left it unanswered.
+		if (outcome.end === "timeout") return this.host.end(record, "timeout");
 		const n = givenAnswers(record).length;
 		const total = questions.length;
 		const what = outcome.question !== undefined ? `question ${outcome.question + 1} of ${total}` : `the form of ${total} question${total === 1 ? "" : "s"}`;
 		// Why it ended, and the note's words with it: the human said no, or nobody was there. (A host that goes or is
 		// replaced ends the request first: it is handed over, or ends host-gone.)
-		if (outcome.timedOut)
+		if (outcome.end === "dialog-timeout")
 			this.host.end(held.record, "dialog-timeout", `Nobody answered ${what} within its own time limit (the user may not be there); ${n} answered.`);
 		else this.host.end(held.record, "dismissed", `The user dismissed ${what}; ${n} answered.`);
 	}
