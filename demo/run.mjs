@@ -292,7 +292,7 @@ function isOurs(pid, agentDir) {
  * Runners outlive pi. Without a host they get "no-host" at once and finish by themselves; give them
  * a moment, then stop whoever is still writing into the temp dir about to be removed.
  */
-async function stopRunners(subagentsRoot, agentDir) {
+async function closeRunners(subagentsRoot, agentDir) {
 	const left = () => runnerPids(subagentsRoot).filter((pid) => isOurs(pid, agentDir));
 	const deadline = Date.now() + 5_000;
 	while (left().length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
@@ -432,7 +432,7 @@ async function main() {
 	const { code } = run;
 	const diagnostics = fs.readFileSync(stderrLog, "utf8").trim();
 	if (code !== 0 && diagnostics) console.error(`pi exited with code ${code}; its diagnostics:\n${diagnostics}`);
-	await stopRunners(dirs.subagentsRoot, dirs.agentDir);
+	await closeRunners(dirs.subagentsRoot, dirs.agentDir);
 	// A stopped runner may still be closing its run files: retry briefly instead of leaving the dir behind.
 	fs.rmSync(runDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 	process.exit(code);

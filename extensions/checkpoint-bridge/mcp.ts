@@ -102,10 +102,10 @@ export async function serveStdio(argv: string[] = process.argv.slice(2), env: No
 	const service = stdioService(env, cwd);
 	const transport = new BoundedStdioTransport();
 	const served = serveMcpStdio((unit) => service.factory(unit), { transport, onerror: () => {} });
-	let leaving = false;
+	let closing = false;
 	const goAway = () => {
-		if (leaving) return;
-		leaving = true;
+		if (closing) return;
+		closing = true;
 		// The cancels are on their way to the host's socket: let them be written, then end.
 		void Promise.all([served.close(), service.cancelQueued()]).finally(() => setTimeout(() => process.exit(0), 100));
 	};

@@ -205,7 +205,7 @@ export function ownQuestions(pi: MessageApi, handle: SharedHandle, box: Pick<Del
 				askViaHost({ handle, id: own.requestId, asker: own.asker, questions: own.questions, ...budget, resent: true, signal });
 			void reopenOwn(pi, entries, sessionId, again, stillHere, liveHere);
 		},
-		stop(): void {
+		close(): void {
 			reopening?.abort();
 			reopening = undefined;
 		},

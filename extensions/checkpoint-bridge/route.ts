@@ -78,9 +78,9 @@ export async function askAlong(route: Route, options: CallOptions, via: { handle
 			return makeEnvelope("error", [], `checkpoint-bridge: ${route.error}`, { asker: options.asker.label, waitedMs: 0 });
 		case "nats": {
 			const { config } = route;
-			const { askOverNats, connectBroker, keptBroker } = await via.loadNats();
+			const { askOverNats, connectBroker, pooledBroker } = await via.loadNats();
 			// One connection per asker process, kept across calls.
-			const connect = () => keptBroker(config, () => connectBroker(config, { name: BROKER_NAME }));
+			const connect = () => pooledBroker(config, () => connectBroker(config, { name: BROKER_NAME }));
 			return askOverNats({ ...options, connect, config });
 		}
 	}
@@ -98,9 +98,9 @@ export function noticeAlong(route: Route, notice: Omit<RelayNotice, "v">, via: {
 		const { config } = route;
 		void via
 			.loadNats()
-			.then(({ connectBroker, keptBroker, noticeOverNats }) =>
+			.then(({ connectBroker, pooledBroker, noticeOverNats }) =>
 				noticeOverNats({
-					connect: () => keptBroker(config, () => connectBroker(config, { name: BROKER_NAME })),
+					connect: () => pooledBroker(config, () => connectBroker(config, { name: BROKER_NAME })),
 					config,
 					notice,
 				}),

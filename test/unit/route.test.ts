@@ -15,7 +15,7 @@ import { addressOf, ENDPOINT_ENV, endpointFromEnv } from "../../extensions/check
 import { startEndpoint } from "../../extensions/checkpoint-bridge/transports/local/server.ts";
 import { ENV_NATS, ENV_ROOM, readNatsConfig } from "../../extensions/checkpoint-bridge/transports/nats/config.ts";
 import * as natsTransport from "../../extensions/checkpoint-bridge/transports/nats/index.ts";
-import { closeKeptConnections } from "../../extensions/checkpoint-bridge/transports/nats/kept.ts";
+import { closePooledBrokers } from "../../extensions/checkpoint-bridge/transports/nats/pool.ts";
 import { until } from "../support/until.ts";
 import { FakeNats } from "./support/fake-broker.ts";
 import { fakeUI } from "./support/fake-ui.ts";
@@ -28,7 +28,7 @@ const NATS_BAD = readNatsConfig({ [ENV_NATS]: "http://example.com" });
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
 	// Each test has its own in-memory NATS: the process's kept connection must not carry over.
-	closeKeptConnections();
+	closePooledBrokers();
 	for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 

@@ -6,8 +6,8 @@ import { formsElsewhere } from "../core/answering/elsewhere.ts";
 import { type EventBus, piAgentAskOnPage } from "./pi-agent-ask-page.ts";
 import { rpivOnPage } from "./rpiv-page.ts";
 
-/** Starts feeding the page; returns the stop, which also removes the forms it added. */
+/** Starts feeding the page; returns its close, which also removes the forms it added. */
 export function otherFormsOnPage(events: EventBus): () => void {
-	const stops = [piAgentAskOnPage(events, formsElsewhere()), rpivOnPage(events, formsElsewhere())];
-	return () => stops.forEach((stop) => stop());
+	const closes = [piAgentAskOnPage(events, formsElsewhere()), rpivOnPage(events, formsElsewhere())];
+	return () => closes.forEach((close) => close());
 }

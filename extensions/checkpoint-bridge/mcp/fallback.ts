@@ -31,8 +31,8 @@ interface FormState {
 	nonce: string;
 	/** Digest of the call's arguments: a state echoed with other questions is refused. */
 	call: string;
-	/** When the call's budget ends (ms since the epoch); 0: no limit. */
-	endsAt: number;
+	/** When the call's budget runs out (ms since the epoch); NO_LIMIT for none. The key is the process's own, so no state outlives a restart and the field may be renamed freely. */
+	deadline: number;
 	startedAt: number;
 }
 
@@ -56,7 +56,12 @@ export class SealedForms {
 	/** The `input_required` result that asks the client's user, sealed for this call. */
 	async ask(questions: Question[], label: string, call: string, budgetMs: number, ctx: ServerContext) {
 		const startedAt = Date.now();
-		const state: FormState = { nonce: randomBytes(16).toString("base64url"), call, startedAt, endsAt: budgetMs === NO_LIMIT ? 0 : startedAt + budgetMs };
+		const state: FormState = {
+			nonce: randomBytes(16).toString("base64url"),
+			call,
+			startedAt,
+			deadline: budgetMs === NO_LIMIT ? NO_LIMIT : startedAt + budgetMs,
+		};
 		return inputRequired({
 			inputRequests: { [FORM_KEY]: inputRequired.elicit({ mode: "form", ...elicitationForm(questions, label) }) },
 			requestState: await this.codec.mint(state, ctx),
@@ -76,8 +81,8 @@ export class SealedForms {
 		if (state.call !== call) return end("error", "The requestState belongs to another call: retry with the arguments it was given for.");
 		this.#prune();
 		if (this.#taken.has(state.nonce)) return end("error", "This form's answer was taken already: a requestState is used once.");
-		this.#taken.set(state.nonce, state.endsAt || Date.now() + MAX_TIMEOUT_MS);
-		if (state.endsAt !== 0 && Date.now() > state.endsAt) return end("timeout", "The call's budget ran out before the client's form was answered.");
+		this.#taken.set(state.nonce, state.deadline || Date.now() + MAX_TIMEOUT_MS);
+		if (state.deadline !== NO_LIMIT && Date.now() > state.deadline) return end("timeout", "The call's budget ran out before the client's form was answered.");
 		return formEnvelope(questions, ctx.mcpReq.inputResponses?.[FORM_KEY] as ElicitResult | undefined, end);
 	}
 

@@ -12,9 +12,9 @@ import { type WaitOutcome, type WaitWords, waitOutcome, waitRefused } from "../m
 /** Queued requests one asker session keeps at once, ended or not: the host's own cap per asker. @default 16 */
 export const MAX_OPEN_RECEIPTS = 16;
 /** Queued requests the server keeps for every asker together (HTTP serves many). @default 256 */
-const MAX_KEPT_RECEIPTS = 256;
+const MAX_RECEIPTS = 256;
 /** Ids of requests already handed back that a later wait still recognises. @default 256 */
-const HANDED_BACK_KEPT = 256;
+const MAX_HANDED_BACK = 256;
 /** Longest id quoted back in a refusal: an id is the server's own nanoid, anything longer is not one. @default 40 */
 const QUOTED_ID_LENGTH = 40;
 
@@ -25,7 +25,7 @@ const WORDS: WaitWords = {
 	stillOpen: "a queued request is not an answer; do nothing that depends on it, call wait_for_host_answers again later.",
 };
 
-interface Kept {
+interface Receipt {
 	owner: string;
 	/** Aborts the call behind the request (the client went away, or the server closes). */
 	abort: AbortController;
@@ -40,26 +40,26 @@ export const quoted = (id: string) => JSON.stringify(id.length > QUOTED_ID_LENGT
 
 /** The queued requests of one server (a stdio process, or the host's HTTP endpoint). */
 export class Receipts {
-	readonly #kept = new Map<string, Kept>();
+	readonly #receipts = new Map<string, Receipt>();
 	/** Ids handed back, oldest first, with their owner: a later wait is told so, not refused. */
 	readonly #handedBack = new Map<string, string>();
 
 	/** Starts `call` under `requestId` for `owner`; refused when the owner, or the server, keeps the most it may. */
 	open(owner: string, requestId: string, call: (signal: AbortSignal) => Promise<Envelope>): Checked<{ requestId: string }, { problem: string }> {
-		const mine = [...this.#kept.values()].filter((k) => k.owner === owner).length;
+		const mine = [...this.#receipts.values()].filter((k) => k.owner === owner).length;
 		if (mine >= MAX_OPEN_RECEIPTS)
 			return {
 				ok: false,
 				problem: `${mine} queued requests are kept for this client already, the most it may have (${MAX_OPEN_RECEIPTS}); wait for them with wait_for_host_answers first`,
 			};
-		if (this.#kept.size >= MAX_KEPT_RECEIPTS)
-			return { ok: false, problem: `the server keeps ${MAX_KEPT_RECEIPTS} queued requests already, the most it keeps; try again later` };
+		if (this.#receipts.size >= MAX_RECEIPTS)
+			return { ok: false, problem: `the server keeps ${MAX_RECEIPTS} queued requests already, the most it keeps; try again later` };
 		const abort = new AbortController();
-		const kept: Kept = { owner, abort, ended: Promise.resolve() };
-		kept.ended = call(abort.signal).then((envelope) => {
-			kept.envelope = envelope;
+		const receipt: Receipt = { owner, abort, ended: Promise.resolve() };
+		receipt.ended = call(abort.signal).then((envelope) => {
+			receipt.envelope = envelope;
 		});
-		this.#kept.set(requestId, kept);
+		this.#receipts.set(requestId, receipt);
 		return { ok: true, requestId };
 	}
 
@@ -69,30 +69,30 @@ export class Receipts {
 	 * ended; a wait after that is told it was handed back.
 	 */
 	async wait(owner: string, requestIds: readonly string[] | undefined, waitMs: number, signal?: AbortSignal): Promise<WaitOutcome> {
-		const ids = requestIds === undefined ? [...this.#kept].filter(([, k]) => k.owner === owner).map(([id]) => id) : [...new Set(requestIds)];
+		const ids = requestIds === undefined ? [...this.#receipts].filter(([, k]) => k.owner === owner).map(([id]) => id) : [...new Set(requestIds)];
 		if (ids.length > MAX_OPEN_RECEIPTS) return waitRefused(`${ids.length} request ids; a wait takes at most ${MAX_OPEN_RECEIPTS}.`);
-		const delivered = ids.filter((id) => !this.#kept.has(id) && this.#handedBack.get(id) === owner);
-		const foreign = ids.filter((id) => (this.#kept.get(id)?.owner ?? this.#handedBack.get(id) ?? owner) !== owner);
-		const unknown = ids.filter((id) => !this.#kept.has(id) && !this.#handedBack.has(id));
+		const delivered = ids.filter((id) => !this.#receipts.has(id) && this.#handedBack.get(id) === owner);
+		const foreign = ids.filter((id) => (this.#receipts.get(id)?.owner ?? this.#handedBack.get(id) ?? owner) !== owner);
+		const unknown = ids.filter((id) => !this.#receipts.has(id) && !this.#handedBack.has(id));
 		if (foreign.length > 0) return waitRefused(`Not requests of this client: ${foreign.map(quoted).join(", ")}.`);
 		if (unknown.length > 0)
 			return waitRefused(`Unknown request ids (not asked with wait: false by this client, or long gone): ${unknown.map(quoted).join(", ")}.`);
 		// Held by reference: a concurrent wait that hands one back first does not take it from this one.
-		const waiting = ids.filter((id) => this.#kept.has(id)).map((id) => [id, this.#kept.get(id)!] as const);
-		if (waiting.length === 0) return waitOutcome([], [], delivered, WORDS);
-		if (!waiting.some(([, k]) => k.envelope))
+		const receipts = ids.filter((id) => this.#receipts.has(id)).map((id) => [id, this.#receipts.get(id)!] as const);
+		if (receipts.length === 0) return waitOutcome([], [], delivered, WORDS);
+		if (!receipts.some(([, k]) => k.envelope))
 			await endOfFirst(
-				waiting.map(([, k]) => k.ended),
+				receipts.map(([, k]) => k.ended),
 				waitMs,
 				signal,
 			);
 		const ended: Envelope[] = [];
 		const open: string[] = [];
-		for (const [id, kept] of waiting) {
-			if (kept.envelope === undefined) open.push(id);
+		for (const [id, receipt] of receipts) {
+			if (receipt.envelope === undefined) open.push(id);
 			else {
-				ended.push(kept.envelope);
-				this.#handBack(id, kept.owner);
+				ended.push(receipt.envelope);
+				this.#handBack(id, receipt.owner);
 			}
 		}
 		return waitOutcome(ended, open, delivered, WORDS);
@@ -100,17 +100,17 @@ export class Receipts {
 
 	/** Forgets an ended request, remembering its id (bounded) so a later wait is told it was handed back. */
 	#handBack(id: string, owner: string): void {
-		if (!this.#kept.delete(id)) return;
+		if (!this.#receipts.delete(id)) return;
 		this.#handedBack.set(id, owner);
-		if (this.#handedBack.size > HANDED_BACK_KEPT) this.#handedBack.delete(this.#handedBack.keys().next().value!);
+		if (this.#handedBack.size > MAX_HANDED_BACK) this.#handedBack.delete(this.#handedBack.keys().next().value!);
 	}
 
 	/** Cancels every call of `owner` (every call when undefined) still open, and resolves once they have all ended. */
 	async cancelAll(owner?: string): Promise<void> {
-		const all = [...this.#kept].filter(([, k]) => owner === undefined || k.owner === owner);
-		for (const [, kept] of all) kept.abort.abort();
+		const all = [...this.#receipts].filter(([, k]) => owner === undefined || k.owner === owner);
+		for (const [, receipt] of all) receipt.abort.abort();
 		await Promise.all(all.map(([, k]) => k.ended));
-		for (const [id] of all) this.#kept.delete(id);
+		for (const [id] of all) this.#receipts.delete(id);
 	}
 }
 

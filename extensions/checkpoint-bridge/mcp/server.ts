@@ -171,14 +171,14 @@ export function createAskService(options: McpServerOptions): AskService {
 	/** Sends progress while a call waits, when the client gave a token: on every stage, and at least every progressEveryMs. */
 	function progressFor(ctx: ServerContext) {
 		const token = ctx.mcpReq._meta?.progressToken;
-		if (token === undefined) return { stop: () => {}, report: undefined };
+		if (token === undefined) return { close: () => {}, report: undefined };
 		let count = 0;
 		const startedAt = Date.now();
 		const notify = (message: string) => {
 			void ctx.mcpReq.notify({ method: "notifications/progress", params: { progressToken: token, progress: ++count, message } }).catch(() => {});
 		};
 		const timer = setInterval(() => notify(`checkpoint-bridge: waiting for the human (${Math.round((Date.now() - startedAt) / 1000)} s)`), progressEveryMs);
-		return { stop: () => clearInterval(timer), report: notify };
+		return { close: () => clearInterval(timer), report: notify };
 	}
 
 	function factory(unit: McpRequestContext): Server {
@@ -228,7 +228,7 @@ export function createAskService(options: McpServerOptions): AskService {
 				const told = forMcp(envelope);
 				return toolResult(told, told.status === "error");
 			} finally {
-				progress.stop();
+				progress.close();
 			}
 		}
 

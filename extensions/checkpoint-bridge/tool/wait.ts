@@ -60,10 +60,10 @@ export async function waitForAnswers(box: DeliveryBox, sessionId: string, raw: u
 		return waitRefused(
 			`Unknown request ids (not asked with wait: false in this session, or long gone): ${unknownIds.map((id) => JSON.stringify(id)).join(", ")}.`,
 		);
-	const waiting = ids.filter((id) => !delivered.includes(id));
+	const open = ids.filter((id) => !delivered.includes(id));
 	const budget = Math.min(MAX_WAIT_MS, Math.max(MIN_WAIT_MS, Math.round((timeoutMs as number | undefined) ?? DEFAULT_WAIT_MS)));
-	if (waiting.length === 0) return waitOutcome([], [], delivered, WORDS);
-	const result = await box.waitFor(sessionId, waiting, budget, signal);
+	if (open.length === 0) return waitOutcome([], [], delivered, WORDS);
+	const result = await box.waitFor(sessionId, open, budget, signal);
 	return waitOutcome(
 		result.ended.map((d) => d.envelope),
 		result.open,

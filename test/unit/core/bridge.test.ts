@@ -254,9 +254,9 @@ describe("who lets a request go", () => {
 		const { bridge, asked } = bridgeOn(host.handle);
 		const first = bridge.take(asked("r", { client: "c1", hostId: "same" }), { tag: "" })!;
 		bridge.take(asked("r", { client: "c2", hostId: "same" }), { tag: "" });
-		bridge.giveUp(first, "timeout");
+		bridge.cancel(first, "timeout");
 		expect(host.cancels).toEqual([{ v: PROTOCOL_VERSION, id: "same", reason: "timeout" }]);
-		expect(bridge.held().map((h) => h.client)).toEqual(["c2"]);
+		expect(bridge.openRequests().map((h) => h.client)).toEqual(["c2"]);
 	});
 
 	it("a client that leaves takes its requests off the host, but for those asked with wait: false, which stay without being sent to it", () => {
@@ -265,14 +265,14 @@ describe("who lets a request go", () => {
 		const waiting = bridge.take(asked("waits"), { tag: "" })!;
 		const later = bridge.take(asked("later", { later: true }), { tag: "" })!;
 		bridge.take(asked("elsewhere", { client: "other" }), { tag: "" });
-		bridge.leave("local:one");
+		bridge.closeClient("local:one");
 		expect(host.cancels).toEqual([{ v: PROTOCOL_VERSION, id: waiting.hostId, reason: "cancelled" }]);
-		expect(bridge.held().map((h) => h.id)).toEqual(["later", "elsewhere"]);
+		expect(bridge.openRequests().map((h) => h.id)).toEqual(["later", "elsewhere"]);
 		expect(later.gone).toBe(true);
 		expect(later.later).toEqual({ asker: ASKER, questions: ["Which naming convention?"], createdAt: 1_000 });
 		host.reply(result(later.hostId));
 		expect(sent.get("local:one")).toBeUndefined();
-		expect(bridge.held().map((h) => h.id)).toEqual(["elsewhere"]);
+		expect(bridge.openRequests().map((h) => h.id)).toEqual(["elsewhere"]);
 	});
 });
 
@@ -290,7 +290,7 @@ describe("late ends", () => {
 		const host = hostOnBus();
 		const { bridge, asked } = bridgeOn(host.handle);
 		const held = bridge.take(asked("r", { sendLate }), { tag: "" })!;
-		bridge.giveUp(held, "timeout");
+		bridge.cancel(held, "timeout");
 		const taken: boolean[] = [];
 		host.handle.bus.emit(lateChannel(held.hostId), host.seal(late(held.hostId)), (sent: boolean) => void taken.push(sent));
 		return { taken };

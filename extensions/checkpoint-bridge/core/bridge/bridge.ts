@@ -20,10 +20,10 @@ import { lateChannel, PROTOCOL_VERSION, type RelayLate, type RelayReply, type Re
 import type { SharedHandle } from "../shared/shared-handle.ts";
 import { FRAME_VERSION, type LateFrame, type NoticeFrame, type ReplyFrame, type ResultFrame, type Transport } from "./frames.ts";
 
-/** One cap on what the bridge holds: the most, and what an asker past it is told, given how many are held. */
+/** One cap on what the bridge holds: the most, and what an asker past it is told, given how many are open. */
 interface Cap {
 	max: number;
-	refusal: (held: number) => string;
+	refusal: (open: number) => string;
 }
 
 /** What the bridge holds at most; a request past a cap gets an `error` result naming it, and nothing else changes. */
@@ -34,8 +34,8 @@ interface BridgeCaps {
 	perClient?: Cap;
 	/** For all clients together. */
 	total?: Cap;
-	/** Bytes of requests as received, and of what the transport keeps beside them (`alongside`), for all together; told the bytes held and asked. */
-	bytes?: { max: number; refusal: (held: number, asked: number) => string };
+	/** Bytes of requests as received, and of what the transport keeps beside them (`alongside`), for all together; told the bytes of the open requests and those asked. */
+	bytes?: { max: number; refusal: (open: number, asked: number) => string };
 }
 
 export interface BridgeOptions {
@@ -99,7 +99,7 @@ export interface Asked {
 }
 
 /** A request the bridge holds for an asker, with what its transport keeps of it (`own`). */
-export interface Held<Own> {
+export interface OpenRequest<Own> {
 	readonly client: string;
 	readonly id: string;
 	/** Its id in the host: never the asker's, so no asker can address another's replies. */
@@ -137,7 +137,7 @@ export class Bridge<Own = undefined> {
 	readonly #options: BridgeOptions;
 	readonly #version: number;
 	readonly #notices: NoticeWindow;
-	readonly #held = new Map<string, Held<Own>>();
+	readonly #open = new Map<string, OpenRequest<Own>>();
 	readonly #byClient = new Map<string, number>();
 	readonly #bySession = new Map<string, number>();
 	/** How many clients carry each request (by its id in the host): cancelled on the host only when the last lets go. */
@@ -152,23 +152,23 @@ export class Bridge<Own = undefined> {
 		this.#notices = options.notices ?? new NoticeWindow();
 	}
 
-	/** Requests held now. */
+	/** Requests open now. */
 	get size(): number {
-		return this.#held.size;
+		return this.#open.size;
 	}
 
-	/** Bytes of the requests held now. */
+	/** Bytes of the requests open now. */
 	get bytes(): number {
 		return this.#bytes;
 	}
 
-	get(client: string, id: string): Held<Own> | undefined {
-		return this.#held.get(keyOf(client, id));
+	get(client: string, id: string): OpenRequest<Own> | undefined {
+		return this.#open.get(keyOf(client, id));
 	}
 
-	/** The requests held, of one client or of all. */
-	held(client?: string): Held<Own>[] {
-		return [...this.#held.values()].filter((held) => client === undefined || held.client === client);
+	/** The requests open, of one client or of all. */
+	openRequests(client?: string): OpenRequest<Own>[] {
+		return [...this.#open.values()].filter((open) => client === undefined || open.client === client);
 	}
 
 	/** A result the bridge gives itself, without the host, in the transport's version. */
@@ -178,10 +178,10 @@ export class Bridge<Own = undefined> {
 
 	/**
 	 * Puts a request on the bus, or answers it at once when a cap, the host's absence or its
-	 * protocol stand in the way. The held request, or undefined when it was answered here. The
+	 * protocol stand in the way. The open request, or undefined when it was answered here. The
 	 * transport has already refused an id its client has open.
 	 */
-	take(asked: Asked, own: Own): Held<Own> | undefined {
+	take(asked: Asked, own: Own): OpenRequest<Own> | undefined {
 		const { handle, server } = this.#options;
 		const session = asked.asker.sessionId;
 		const refusal = this.#overCap(asked.client, session, asked.bytes ?? 0);
@@ -200,9 +200,9 @@ export class Bridge<Own = undefined> {
 			);
 		const hostId = asked.hostId ?? nanoid();
 		// Sent again while the host still holds it (through another client): this one hears its replies too, nothing is shown twice.
-		const alreadyHeld = this.#carriers.has(hostId);
+		const alreadyOpen = this.#carriers.has(hostId);
 		const key = keyOf(asked.client, asked.id);
-		const held: Held<Own> = {
+		const open: OpenRequest<Own> = {
 			client: asked.client,
 			id: asked.id,
 			hostId,
@@ -218,24 +218,24 @@ export class Bridge<Own = undefined> {
 			listener: (reply) => {
 				// Only what the host role sent goes back to the asker.
 				if (!handle.isFromHost(reply, hostId)) return;
-				held.answers = reply.answers;
+				open.answers = reply.answers;
 				if (reply.kind === "result") {
-					this.#drop(held);
-					if (held.gone) return this.#deliverHere(held, reply);
-					if (reply.status === "timeout") this.#awaitLate(held);
+					this.#discard(open);
+					if (open.gone) return this.#deliverHere(open, reply);
+					if (reply.status === "timeout") this.#awaitLate(open);
 					const frame: ResultFrame = { ...reply, type: "result", v: this.#version, id: asked.id };
 					// Its end is the asker's to record: unrecorded there (the asker ended before it could, or its session is gone), it goes to the host's session.
-					if (held.later && asked.sendAcked)
+					if (open.later && asked.sendAcked)
 						return void asked.sendAcked({ ...frame, ack: true }).then(
-							(recorded) => recorded || this.#deliverHere(held, reply),
-							() => this.#deliverHere(held, reply),
+							(recorded) => recorded || this.#deliverHere(open, reply),
+							() => this.#deliverHere(open, reply),
 						);
 					asked.send(frame);
 				} else if (reply.kind === "progress") asked.send({ ...reply, type: "progress", v: this.#version, id: asked.id });
 			},
 		};
-		this.#hold(key, held);
-		if (alreadyHeld) return held;
+		this.#hold(key, open);
+		if (alreadyOpen) return open;
 		const now = Date.now();
 		const delivered = handle.bus.emit("request", {
 			// The frame spoke the transport's version; the bus speaks its own.
@@ -244,7 +244,7 @@ export class Bridge<Own = undefined> {
 			asker: asked.asker,
 			questions: asked.questions,
 			// Clamped as a local call's budgets are, so a request from elsewhere cannot hold the queue longer than a local one could;
-			// one without a budget (0) is held while its client lives, as a local one is while its session does.
+			// one without a budget (0) is open while its client lives, as a local one is while its session does.
 			deadline: deadlineOf(asked, now),
 			dialogTimeoutMs: Math.min(asked.dialogTimeoutMs, MAX_TIMEOUT_MS),
 			createdAt: asked.createdAt ?? now,
@@ -256,38 +256,38 @@ export class Bridge<Own = undefined> {
 			// Sent again after its host went away: shown as asked before the restart.
 			...(asked.resent === true ? { resent: true } : {}),
 		});
-		if (!delivered && this.#held.get(key) === held) {
-			this.#drop(held);
+		if (!delivered && this.#open.get(key) === open) {
+			this.#discard(open);
 			asked.send(this.result(asked.id, "no-host", "The host role is claimed in the host process but nothing is listening for questions."));
 			return undefined;
 		}
-		return held;
+		return open;
 	}
 
 	/** The asker gave up: the request goes from the host (queued, it is dropped; shown, its dialog closes), whatever other client still carries it. */
-	giveUp(held: Held<Own>, reason: "timeout" | "cancelled"): void {
-		this.#drop(held);
+	cancel(open: OpenRequest<Own>, reason: "timeout" | "cancelled"): void {
+		this.#discard(open);
 		// Its budget ran out before the host's verdict came: the host keeps the question late, and its end may still come.
-		if (reason === "timeout") this.#awaitLate(held);
-		this.#options.handle.bus.emit("cancel", { v: PROTOCOL_VERSION, id: held.hostId, reason });
+		if (reason === "timeout") this.#awaitLate(open);
+		this.#options.handle.bus.emit("cancel", { v: PROTOCOL_VERSION, id: open.hostId, reason });
 	}
 
 	/** One client stops carrying the request: it goes from the host unless another client still carries it. */
-	release(held: Held<Own>): void {
-		if (this.#drop(held)) this.#options.handle.bus.emit("cancel", { v: PROTOCOL_VERSION, id: held.hostId, reason: "cancelled" });
+	release(open: OpenRequest<Own>): void {
+		if (this.#discard(open)) this.#options.handle.bus.emit("cancel", { v: PROTOCOL_VERSION, id: open.hostId, reason: "cancelled" });
 	}
 
 	/** The client went (its asking process ended or dropped it): its requests go, but those asked with `wait: false`, whose end then reaches the host's session. */
-	leave(client: string): void {
-		this.dropLate(client);
-		for (const held of this.held(client))
-			if (held.later) held.gone = true;
-			else this.release(held);
+	closeClient(client: string): void {
+		this.discardLate(client);
+		for (const open of this.openRequests(client))
+			if (open.later) open.gone = true;
+			else this.release(open);
 	}
 
 	/** Stops listening for late ends, of one client's requests or of all: the host's session gets those ends. */
-	dropLate(client?: string): void {
-		for (const [key, wait] of [...this.#late]) if (client === undefined || wait.client === client) this.#forgetLate(key, wait);
+	discardLate(client?: string): void {
+		for (const [key, wait] of [...this.#late]) if (client === undefined || wait.client === client) this.#deleteLate(key, wait);
 	}
 
 	/**
@@ -295,25 +295,25 @@ export class Bridge<Own = undefined> {
 	 * and sends it on through its transport; the host is told whether the asker's process took it.
 	 * Bounded per client and in all, the oldest dropped.
 	 */
-	#awaitLate(held: Held<Own>): void {
-		const { sendLate } = held;
+	#awaitLate(open: OpenRequest<Own>): void {
+		const { sendLate } = open;
 		if (!sendLate) return;
 		const { handle, lateCaps = {} } = this.#options;
-		const key = keyOf(held.client, held.id);
+		const key = keyOf(open.client, open.id);
 		const old = this.#late.get(key);
-		if (old) this.#forgetLate(key, old);
+		if (old) this.#deleteLate(key, old);
 		const wait: LateWait = {
-			client: held.client,
-			hostId: held.hostId,
+			client: open.client,
+			hostId: open.hostId,
 			listener: (late, taken) => {
 				// Only what the host role sealed for this request goes on.
-				if (!handle.isFromHost(late, held.hostId)) return;
-				this.#forgetLate(key, wait);
+				if (!handle.isFromHost(late, open.hostId)) return;
+				this.#deleteLate(key, wait);
 				const { v: _v, ...rest } = late;
 				let sent: boolean | Promise<boolean>;
 				// A transport that throws while sending (a frame it cannot write) must not take the answer with it: the host's session gets it.
 				try {
-					sent = sendLate({ ...rest, type: "late", v: this.#version, id: held.id });
+					sent = sendLate({ ...rest, type: "late", v: this.#version, id: open.id });
 				} catch {
 					sent = false;
 				}
@@ -322,14 +322,14 @@ export class Bridge<Own = undefined> {
 			},
 		};
 		this.#late.set(key, wait);
-		handle.bus.on(lateChannel(held.hostId), wait.listener);
-		const ofClient = [...this.#late.entries()].filter(([, w]) => w.client === held.client);
+		handle.bus.on(lateChannel(open.hostId), wait.listener);
+		const ofClient = [...this.#late.entries()].filter(([, w]) => w.client === open.client);
 		// A Map iterates in insertion order: the first is the oldest.
-		if (ofClient.length > (lateCaps.perClient ?? Number.POSITIVE_INFINITY)) this.#forgetLate(...ofClient[0]!);
-		if (this.#late.size > (lateCaps.total ?? Number.POSITIVE_INFINITY)) this.#forgetLate(...this.#late.entries().next().value!);
+		if (ofClient.length > (lateCaps.perClient ?? Number.POSITIVE_INFINITY)) this.#deleteLate(...ofClient[0]!);
+		if (this.#late.size > (lateCaps.total ?? Number.POSITIVE_INFINITY)) this.#deleteLate(...this.#late.entries().next().value!);
 	}
 
-	#forgetLate(key: string, wait: LateWait): void {
+	#deleteLate(key: string, wait: LateWait): void {
 		if (this.#late.get(key) !== wait) return;
 		this.#late.delete(key);
 		this.#options.handle.bus.off(lateChannel(wait.hostId), wait.listener);
@@ -348,7 +348,7 @@ export class Bridge<Own = undefined> {
 		if (caps.perAsker && ofSession >= caps.perAsker.max) return caps.perAsker.refusal(ofSession);
 		const ofClient = this.#byClient.get(client) ?? 0;
 		if (caps.perClient && ofClient >= caps.perClient.max) return caps.perClient.refusal(ofClient);
-		if (caps.total && this.#held.size >= caps.total.max) return caps.total.refusal(this.#held.size);
+		if (caps.total && this.#open.size >= caps.total.max) return caps.total.refusal(this.#open.size);
 		if (!caps.bytes) return undefined;
 		const over = () => this.#bytes + (alongside?.bytes() ?? 0) + bytes > caps.bytes!.max;
 		// What the transport keeps is a convenience: its oldest make way for a new request before it is refused.
@@ -356,47 +356,47 @@ export class Bridge<Own = undefined> {
 		return over() ? caps.bytes.refusal(this.#bytes, bytes) : undefined;
 	}
 
-	#hold(key: string, held: Held<Own>): void {
-		this.#held.set(key, held);
-		bump(this.#bySession, held.session, 1);
-		bump(this.#byClient, held.client, 1);
-		bump(this.#carriers, held.hostId, 1);
-		this.#bytes += held.bytes;
+	#hold(key: string, open: OpenRequest<Own>): void {
+		this.#open.set(key, open);
+		bump(this.#bySession, open.session, 1);
+		bump(this.#byClient, open.client, 1);
+		bump(this.#carriers, open.hostId, 1);
+		this.#bytes += open.bytes;
 		// Listening before asking: the host may answer at once (a malformed or expired request).
-		this.#options.handle.bus.on(replyChannel(held.hostId), held.listener);
+		this.#options.handle.bus.on(replyChannel(open.hostId), open.listener);
 	}
 
 	/** Stops forwarding the request to its client; true when no other client carries it. */
-	#drop(held: Held<Own>): boolean {
-		const key = keyOf(held.client, held.id);
-		if (this.#held.get(key) !== held) return false;
-		this.#options.handle.bus.off(replyChannel(held.hostId), held.listener);
-		this.#held.delete(key);
-		bump(this.#bySession, held.session, -1);
-		bump(this.#byClient, held.client, -1);
-		bump(this.#carriers, held.hostId, -1);
-		this.#bytes -= held.bytes;
-		return !this.#carriers.has(held.hostId);
+	#discard(open: OpenRequest<Own>): boolean {
+		const key = keyOf(open.client, open.id);
+		if (this.#open.get(key) !== open) return false;
+		this.#options.handle.bus.off(replyChannel(open.hostId), open.listener);
+		this.#open.delete(key);
+		bump(this.#bySession, open.session, -1);
+		bump(this.#byClient, open.client, -1);
+		bump(this.#carriers, open.hostId, -1);
+		this.#bytes -= open.bytes;
+		return !this.#carriers.has(open.hostId);
 	}
 
 	/** The end of a `wait: false` request whose client is gone: a message to the host's session, naming the asker. */
-	#deliverHere(held: Held<Own>, result: RelayResult): void {
-		const later = held.later!;
+	#deliverHere(open: OpenRequest<Own>, result: RelayResult): void {
+		const later = open.later!;
 		const envelope = makeEnvelope(result.status, [...result.answers], result.note, {
-			requestId: held.id,
+			requestId: open.id,
 			asker: later.asker.label,
 			waitedMs: Date.now() - later.createdAt,
 			...(result.reason ? { reason: result.reason } : {}),
 		});
 		const delivery = {
-			requestId: held.id,
+			requestId: open.id,
 			askerSessionId: later.asker.sessionId,
 			asker: later.asker.label,
 			questions: later.questions,
 			queuedAt: later.createdAt,
 		};
 		// The one route home decides (core/delivery/delivery.ts): its client gone, the host's session, waking its model only for a sub-agent's.
-		homeRoute(() => this.#options.handle.host()?.sessionId).send({ ...delivery, envelope }, { asker: later.asker, origin: held.client }, { gone: true });
+		homeRoute(() => this.#options.handle.host()?.sessionId).send({ ...delivery, envelope }, { asker: later.asker, origin: open.client }, { gone: true });
 	}
 }
 

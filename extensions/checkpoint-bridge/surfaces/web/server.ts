@@ -224,7 +224,7 @@ export async function startWebPage(options: WebPageOptions): Promise<WebPage> {
 			closing ??= (async () => {
 				clearInterval(keepAlive);
 				unsubscribe();
-				board.stop();
+				board.close();
 				const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
 				streams.closeAll();
 				server.closeAllConnections();

@@ -3,13 +3,13 @@
  * the local endpoint (ADR-0002): a request joins the one queue of whichever session holds the host
  * role, and its replies go back to the asker's inbox under the asker's id. Each held request must be pinged by its asker: one that falls silent is
  * cancelled (its dialog dismissed), as a closed socket's requests are, but for one asked with `wait: false`,
- * which stays, its end going to the host's session (the bridge's `leave`). What a room holds is
+ * which stays, its end going to the host's session (the bridge's `closeClient`). What a room holds is
  * bounded per asker session, per client (its inbox) and in all, and every frame for a request is
  * sealed for its asker (seal.ts): only that asker can cancel it, only this host can answer it.
  * Notices of other extensions (interop/dialog-relay.ts) are shown to the human, a bounded number per window.
  */
 import { nanoid } from "nanoid";
-import { Bridge, type Held } from "../../core/bridge/bridge.ts";
+import { Bridge, type OpenRequest } from "../../core/bridge/bridge.ts";
 import { ACK_WAIT_MS, FRAME_VERSION, type LateFrame, type ResultFrame } from "../../core/bridge/frames.ts";
 import { type AskerIdentity, markedAsker } from "../../core/shared/identity.ts";
 import { MAX_NOTICES_PER_WINDOW, NOTICE_WINDOW_MS } from "../../core/shared/notice-window.ts";
@@ -154,7 +154,7 @@ const pong = (room: Room, inbox: string, id: string, isOpen: boolean, macKey: Bu
 	room.replies.sendFor(inbox, { type: "pong", v: FRAME_VERSION.nats, id, held: isOpen, host: room.hostId, ...(note ? { note } : {}) }, macKey);
 
 /** The asker is there: a `wait: false` request swept as gone (a nats-server restart, not an exit) goes back to it. */
-const heardFrom = (entry: Held<Sealing>) => {
+const heardFrom = (entry: OpenRequest<Sealing>) => {
 	entry.own.lastHeard = Date.now();
 	entry.gone = false;
 };
@@ -221,7 +221,7 @@ const onFrame = (room: Room, expected: "request" | "cancel" | "ping") => (messag
 	const entry = bridge.get(message.reply, frame.id);
 	if (frame.type === "cancel") {
 		// Only the asker knows the secret: anyone else who read its inbox off the room is ignored, unanswered.
-		if (entry && secretMatches(frame.secret, entry.own.cancelHash)) bridge.giveUp(entry, frame.reason);
+		if (entry && secretMatches(frame.secret, entry.own.cancelHash)) bridge.cancel(entry, frame.reason);
 		return;
 	}
 	if (frame.type === "ping") {
@@ -258,13 +258,13 @@ function subscribeRoom(room: Room, broker: Broker, subjects: RoomSubjects): (() 
  */
 function sweepSilent({ bridge, resend }: Room, silenceMs: number) {
 	const now = Date.now();
-	for (const entry of bridge.held())
+	for (const entry of bridge.openRequests())
 		if (now - entry.own.lastHeard > silenceMs) {
 			if (entry.later) {
 				entry.gone = true;
 				continue;
 			}
-			bridge.giveUp(entry, "cancelled");
+			bridge.cancel(entry, "cancelled");
 			if (entry.answers.length > 0) {
 				const { askerKey, macKey, cancelHash } = entry.own;
 				resend.keep(entry.client, entry.id, { answers: entry.answers, askerKey, macKey, cancelHash }, now);
@@ -312,12 +312,12 @@ export function serveRoom(options: RoomServerOptions): RoomServer {
 			clearInterval(sweeper);
 			// Stale once the request is let go: it would tell the asker this host still holds it.
 			room.replies.clear();
-			room.bridge.dropLate();
+			room.bridge.discardLate();
 			resend.clear();
-			for (const entry of room.bridge.held()) {
+			for (const entry of room.bridge.openRequests()) {
 				// Let go rather than settle: an asker with a grace waits for the next host, keeping its answers.
 				pong(room, entry.client, entry.id, false, entry.own.macKey, note);
-				room.bridge.giveUp(entry, "cancelled");
+				room.bridge.cancel(entry, "cancelled");
 			}
 			for (const off of unsubscribe) off();
 		},

@@ -164,7 +164,7 @@ describe("how the board learns a request's end", () => {
 		const role = claimHostRole(handle, { ui: fake.ui, surface: dialogSurface(fake.ui), sessionId: "host" })!;
 		const board = new Board(handle);
 		cleanup.push(async () => {
-			board.stop();
+			board.close();
 			role.release("quit", "test over");
 		});
 		const cancelled = askViaHost({ handle, asker: { label: "a", sessionId: "a" }, questions: [{ question: "A?" }], budgetMs: 60_000, dialogTimeoutMs: 60_000 });
@@ -203,7 +203,7 @@ describe("how the board learns a request's end", () => {
 		const role = claimHostRole(handle, { ui: fake.ui, surface: dialogSurface(fake.ui), sessionId: "host" })!;
 		const board = new Board(handle);
 		cleanup.push(async () => {
-			board.stop();
+			board.close();
 			role.release("quit", "test over");
 		});
 		// A real dialog that reaches its own time limit, beside one the human dismisses: both end timeout-or-cancelled.

@@ -18,7 +18,7 @@ import type { Card, TraceView } from "../page-events.ts";
 export type { ObserverHandle };
 
 /** Settled requests whose trace (and dead link) is remembered. @default 200 */
-const TRACES_KEPT = 200;
+const MAX_TRACES = 200;
 
 /** How a settled request ended, in a few words: `outcome` as every tab but the one that answered reads it. */
 export interface Trace extends TraceView {
@@ -109,13 +109,13 @@ export class Board {
 	readonly #entries = new Map<string, Entry>();
 	/** Request id of each open request's link, by the link secret's digest. */
 	readonly #links = new Map<string, string>();
-	/** Traces of settled requests, oldest first, at most TRACES_KEPT. */
+	/** Traces of settled requests, oldest first, at most MAX_TRACES. */
 	readonly #traces = new Map<string, Trace>();
 	/** Link digests of settled requests, pointing to their trace. */
 	readonly #deadLinks = new Map<string, string>();
 	readonly #listeners = new Set<(change: BoardChange) => void>();
 	#hostPresent = false;
-	#stopped = false;
+	#closed = false;
 	/** The tab whose answer the host is taking right now (see `answering`). */
 	#answeringTab: string | undefined;
 	readonly #onEvent = () => this.sync(false);
@@ -200,9 +200,9 @@ export class Board {
 		return () => this.#listeners.delete(listener);
 	}
 
-	/** Stops listening on the bus and forgets every listener. */
-	stop(): void {
-		this.#stopped = true;
+	/** Closes: stops listening on the bus and forgets every listener. */
+	close(): void {
+		this.#closed = true;
 		this.#handle.bus.off("observe:queued", this.#onEvent);
 		this.#handle.bus.off("observe:shown", this.#onEvent);
 		this.#handle.bus.off("observe:late", this.#onEvent);
@@ -219,7 +219,7 @@ export class Board {
 	 * the next host adopts their requests under the same ids, and their links keep working.
 	 */
 	sync(prune = true): void {
-		if (this.#stopped) return;
+		if (this.#closed) return;
 		let snapshot: Snapshot | undefined;
 		try {
 			snapshot = this.#handle.snapshot();
@@ -235,7 +235,7 @@ export class Board {
 		const late = snapshot.late ?? [];
 		if (prune) {
 			const open = new Set([...snapshot.open, ...late].map((o) => o.requestId));
-			for (const [requestId] of this.#entries) if (!open.has(requestId)) this.#drop(requestId);
+			for (const [requestId] of this.#entries) if (!open.has(requestId)) this.#discard(requestId);
 		}
 		const cards: Card[] = snapshot.open.map((o, i) => ({
 			requestId: o.requestId,
@@ -278,7 +278,7 @@ export class Board {
 	}
 
 	#settled(event: SettledEvent): void {
-		if (this.#stopped) return;
+		if (this.#closed) return;
 		const entry = this.#entries.get(event.requestId);
 		const end = endOf(event.outcome);
 		// The request lives on, so its card and its link stay: handed over to the next host, or its budget ran out and it stays
@@ -296,7 +296,7 @@ export class Board {
 				settledAt: event.settledAt,
 				...(byTab ? { tab, outcomeHere: outcomeText(status, answers, end, THIS_TAB) } : {}),
 			});
-			this.#drop(event.requestId);
+			this.#discard(event.requestId);
 		}
 		// Positions of the others moved up.
 		this.sync(false);
@@ -312,13 +312,13 @@ export class Board {
 
 	#remember(trace: Trace): void {
 		this.#traces.set(trace.requestId, trace);
-		if (this.#traces.size <= TRACES_KEPT) return;
+		if (this.#traces.size <= MAX_TRACES) return;
 		const [oldest] = this.#traces.keys();
 		this.#traces.delete(oldest!);
 		for (const [digest, requestId] of this.#deadLinks) if (requestId === oldest) this.#deadLinks.delete(digest);
 	}
 
-	#drop(requestId: string): void {
+	#discard(requestId: string): void {
 		const entry = this.#entries.get(requestId)!;
 		this.#entries.delete(requestId);
 		this.#links.delete(entry.linkDigest);

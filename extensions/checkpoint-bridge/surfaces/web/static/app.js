@@ -11,7 +11,7 @@
 /** @typedef {import("../page-events.ts").PageEventData} PageEventData */
 /** @typedef {import("../page-events.ts").StateMessage} StateMessage */
 /** @typedef {import("../../../core/answering/elsewhere.ts").FormElsewhere} FormElsewhere */
-/** @typedef {import("../../../core/shared/outside-answers.ts").InboundValue} InboundValue */
+/** @typedef {import("../../../core/shared/outside-answers.ts").OutsideAnswerValue} OutsideAnswerValue */
 /** @typedef {import("../../../model/question.ts").Question} Question */
 /** @typedef {import("../../../model/result.ts").RequestEnd} RequestEnd */
 /** What the host shows of a request, as far as the page draws it: its questions. @typedef {{ questions: Question[] }} Asked */
@@ -501,7 +501,7 @@ async function post(route, body) {
 /** @param {AnswerCard} entry */
 async function submit(entry) {
 	const { card, form } = entry;
-	/** @type {InboundValue[]} */
+	/** @type {OutsideAnswerValue[]} */
 	const answers = [];
 	// Every question is answered here; one already answered in the terminal keeps that answer (the first answer wins).
 	for (const [i, q] of card.questions.entries()) {
@@ -602,7 +602,7 @@ function removeForm(id) {
 /** @param {FormCard} entry @param {HTMLButtonElement} button its send button */
 async function submitForm(entry, button) {
 	const { form, box } = entry;
-	/** @type {InboundValue[]} */
+	/** @type {OutsideAnswerValue[]} */
 	const answers = [];
 	for (const [i, q] of form.questions.entries()) {
 		const got = answerValue(box, q, i);
