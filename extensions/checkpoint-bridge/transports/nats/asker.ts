@@ -13,6 +13,7 @@ import { FRAME_VERSION, MAX_NOTICE_LENGTH } from "../../core/bridge/frames.ts";
 import { graceEnd, MAX_TIMEOUT_MS, NO_LIMIT } from "../../core/shared/config.ts";
 import type { AskerIdentity } from "../../core/shared/identity.ts";
 import { readLateConfig } from "../../core/shared/late-config.ts";
+import { processSlot } from "../../core/shared/process-slot.ts";
 import type { Answer } from "../../model/answer.ts";
 import type { Envelope, Status } from "../../model/result.ts";
 import { capLength } from "../../model/sanitise.ts";
@@ -95,13 +96,10 @@ const keepMacKey = (hostKey: string, macKey: Buffer) => {
 	if (macKeys.size > MAX_MAC_KEYS) macKeys.delete(macKeys.keys().next().value!);
 };
 
+/** Registry key of whether a host ever held a request of this process; `Symbol.for` makes it the same in every module copy. */
+const HOST_HEARD_KEY = Symbol.for("checkpoint-bridge.nats-host-heard");
 /** Whether a host has ever held a request of this process: an asker that never had a host does not wait for one. */
-let hadNatsHost = false;
-
-/** Clears the word that a host was ever heard (for tests). */
-export function clearNatsHost(): void {
-	hadNatsHost = false;
-}
+const hostHeard = () => processSlot(globalThis, HOST_HEARD_KEY, () => ({ heard: false }));
 
 /**
  * Late frames awaited (ask now, answer later), by asker session, oldest first: each keeps its call's
@@ -233,7 +231,7 @@ class NatsCall {
 	}
 
 	/** `mayHaveReached`: the request may be open at a host that then fell silent, so a grace waits for it too. */
-	#hostLost(note: string, mayHaveReached = this.#reached || hadNatsHost): void {
+	#hostLost(note: string, mayHaveReached = this.#reached || hostHeard().heard): void {
 		if (this.#ended || this.#phase === "resending") return;
 		const { graceMs } = this.options.config;
 		if (!mayHaveReached || graceMs <= 0) return this.call.finish("no-host", note);
@@ -250,7 +248,7 @@ class NatsCall {
 	#heard(): void {
 		this.#lastHeard = Date.now();
 		this.#reached = true;
-		hadNatsHost = true;
+		hostHeard().heard = true;
 		this.#phase = "open";
 	}
 

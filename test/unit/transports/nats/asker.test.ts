@@ -6,8 +6,8 @@
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { FRAME_VERSION } from "../../../../extensions/checkpoint-bridge/core/bridge/frames.ts";
+import { processSlot } from "../../../../extensions/checkpoint-bridge/core/shared/process-slot.ts";
 import type { Envelope } from "../../../../extensions/checkpoint-bridge/model/result.ts";
-import { clearNatsHost } from "../../../../extensions/checkpoint-bridge/transports/nats/asker.ts";
 import {
 	decodeNatsFrame,
 	encodeNatsFrame,
@@ -32,7 +32,8 @@ const hostMessages = hostSessionMessages("host-session");
 
 beforeEach(() => {
 	vi.useFakeTimers();
-	clearNatsHost();
+	// Each test is a fresh asker process: no host was ever heard (the module's process slot).
+	processSlot(globalThis, Symbol.for("checkpoint-bridge.nats-host-heard"), () => ({ heard: false })).heard = false;
 	hostMessages.length = 0;
 });
 afterEach(() => void vi.useRealTimers());
