@@ -83,7 +83,7 @@ describe("a request onto the bus", () => {
 		expect(request.id).not.toBe("asker-1");
 		expect(request).toMatchObject({ v: PROTOCOL_VERSION, asker: ASKER, questions: Q, origin: "local:one", createdAt: 1_000, later: true, resent: true });
 		expect(request.answers).toEqual([{ question: "Which naming convention?", answer: "x", kind: "text" }]);
-		expect(bridge.size).toBe(1);
+		expect(bridge.openRequests()).toHaveLength(1);
 	});
 
 	it("clamps the deadline and the dialog timeout as a local call's; from the budget left when the asker's clock is not ours; no budget stays none", () => {
@@ -127,7 +127,7 @@ describe("a request onto the bus", () => {
 			},
 		]);
 		expect(held.answers).toEqual([{ question: "Which naming convention?", answer: "snake_case", kind: "option" }]);
-		expect(bridge.size).toBe(0);
+		expect(bridge.openRequests()).toHaveLength(0);
 		expect(host.handle.bus.listenerCount(replyChannel(held.hostId))).toBe(0);
 	});
 });
@@ -204,7 +204,7 @@ describe("refusals: each answered with a result of its own, nothing put on the b
 		const { bridge, asked } = bridgeOn(name.startsWith("no session") ? createHandle() : host.handle, refusal.bridge);
 		for (const [i, more] of (refusal.held ?? []).entries()) bridge.take(asked(`held-${i}`, more), { tag: "" });
 		const before = host.requests.length;
-		const sizeBefore = bridge.size;
+		const openBefore = bridge.openRequests().length;
 		const sent: ReplyFrame[] = [];
 		const ask = asked("r", { ...refusal.asking, send: (frame) => void sent.push(frame) });
 		expect(bridge.take(ask, { tag: "" })).toBeUndefined();
@@ -212,7 +212,7 @@ describe("refusals: each answered with a result of its own, nothing put on the b
 		expect(sent[0]).toMatchObject({ type: "result", v: FRAME_VERSION.endpoint, id: "r", kind: "result", status: refusal.status, answers: [] });
 		expect((sent[0] as { note: string }).note).toMatch(refusal.note);
 		expect(host.requests.length).toBe(before);
-		expect(bridge.size).toBe(sizeBefore);
+		expect(bridge.openRequests()).toHaveLength(openBefore);
 		expect(bridge.get(ask.client, "r")).toBeUndefined();
 	});
 
@@ -221,7 +221,7 @@ describe("refusals: each answered with a result of its own, nothing put on the b
 		const kept = [30, 30];
 		let read = 0;
 		const { bridge, asked } = bridgeOn(host.handle, {
-			caps: { bytes: { max: 100, refusal: () => "full" }, perClient: { max: 1, refusal: () => "one" } },
+			caps: { bytes: { max: 100, refusal: (open) => `full: ${open} bytes open` }, perClient: { max: 1, refusal: () => "one" } },
 			alongside: { bytes: () => kept.reduce((a, b) => a + b, 0), freeOldest: () => kept.length > 0 && Boolean(kept.shift()) },
 		});
 		bridge.take(asked("a", { bytes: 40 }), { tag: "" });
@@ -229,8 +229,12 @@ describe("refusals: each answered with a result of its own, nothing put on the b
 		bridge.take(asked("b", { bytes: 10, answers: () => (read++, []) }), { tag: "" });
 		expect([read, kept]).toEqual([0, [30, 30]]);
 		bridge.take(asked("c", { client: "two", bytes: 25, answers: () => (read++, []) }), { tag: "" });
-		expect([read, kept, bridge.bytes]).toEqual([1, [30], 65]);
+		expect([read, kept]).toEqual([1, [30]]);
 		expect(host.requests.map((r) => r.questions)).toHaveLength(2);
+		// The bytes open now are a and c's, 65: one more past the bound is refused naming them.
+		const sent: ReplyFrame[] = [];
+		bridge.take(asked("d", { client: "three", bytes: 40, send: (frame) => void sent.push(frame) }), { tag: "" });
+		expect(sent).toEqual([expect.objectContaining({ id: "d", status: "error", note: "full: 65 bytes open" })]);
 	});
 });
 

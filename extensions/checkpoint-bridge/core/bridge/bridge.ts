@@ -152,16 +152,6 @@ export class Bridge<Own = undefined> {
 		this.#notices = options.notices ?? new NoticeWindow();
 	}
 
-	/** Requests open now. */
-	get size(): number {
-		return this.#open.size;
-	}
-
-	/** Bytes of the requests open now. */
-	get bytes(): number {
-		return this.#bytes;
-	}
-
 	get(client: string, id: string): OpenRequest<Own> | undefined {
 		return this.#open.get(keyOf(client, id));
 	}

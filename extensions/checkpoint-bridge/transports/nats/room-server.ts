@@ -76,10 +76,6 @@ const MAX_ROOM_LATE = 256;
 export interface RoomServer {
 	/** This serving instance's id, sent in pongs. */
 	readonly hostId: string;
-	/** Requests open for askers now (for tests and diagnostics). */
-	readonly openCount: number;
-	/** Bytes the room holds now: request frames and kept answers (for tests and the bench). */
-	readonly openBytes: number;
 	/** Stops serving: every held request is let go (its asker hears it at once) and dropped from the host's queue. */
 	close(note?: string): void;
 }
@@ -300,12 +296,6 @@ export function serveRoom(options: RoomServerOptions): RoomServer {
 
 	return {
 		hostId,
-		get openCount() {
-			return room.bridge.size;
-		},
-		get openBytes() {
-			return room.bridge.bytes + resend.bytes;
-		},
 		close(note = DEFAULT_CLOSE_NOTE) {
 			if (closed) return;
 			closed = true;

@@ -182,7 +182,7 @@ describe("asked with wait: false, the asking process gone after its receipt", ()
 		expect(hostMessages).toHaveLength(1);
 		expect(hostMessages[0]!.details).toMatchObject({ forwarded: true, envelope: { status: "ok", answers: [{ answer: "snake_case" }] } });
 		expect(hostMessages[0]!.details.asker).toContain("planner (build-7:4242)");
-		expect(host.server.openCount).toBe(0);
+		expect(host.handle.snapshot()?.open ?? []).toHaveLength(0);
 	});
 });
 

@@ -25,11 +25,20 @@ import {
 import { newCancelSecret, sealValid, sharedKey } from "../../../../extensions/checkpoint-bridge/transports/nats/seal.ts";
 import { FakeNats } from "../../support/fake-broker.ts";
 import { hostSessionMessages } from "../../support/host-messages.ts";
-import { cancelFrame, natsHost, PREFIX, pingFrame, RAW_KEYS, rawAsker, requestFrame, SUBJECTS } from "../../support/nats-room.ts";
+import { cancelFrame, type NatsHost, natsHost, PREFIX, pingFrame, RAW_KEYS, rawAsker, requestFrame, SUBJECTS } from "../../support/nats-room.ts";
 
 const Q = [{ question: "Which naming convention?", options: [{ label: "camelCase" }, { label: "snake_case" }] }];
 const TWO = [{ question: "Name?" }, { question: "Colour?" }];
 const flush = () => vi.advanceTimersByTimeAsync(0);
+/** Requests of the room's askers open at the host: what its queue shows. */
+const openAtHost = (host: { handle: NatsHost["handle"] }) => host.handle.snapshot()?.open.length ?? 0;
+/** The pong the room answers a ping for request `id` of `asker` with. */
+async function pongFor(asker: ReturnType<typeof rawAsker>, id: string): Promise<NatsFrame | undefined> {
+	const before = asker.received.length;
+	asker.send(SUBJECTS.ping, pingFrame(id));
+	await flush();
+	return asker.received.slice(before).find((f) => f.type === "pong");
+}
 /** A fake NATS server with a host serving the room and one raw asker on it. */
 function room() {
 	const nats = new FakeNats();
@@ -64,7 +73,7 @@ describe("forwarding a request onto the host's bus", () => {
 		const result = asker.received.find((f) => f.type === "result");
 		expect(result).toMatchObject({ v: FRAME_VERSION.nats, id: "asker-id-1", status: "ok", answers: [{ answer: "snake_case" }] });
 		expect(asker.received.every((f) => "id" in f && f.id === "asker-id-1")).toBe(true);
-		expect(host.server.openCount).toBe(0);
+		expect(openAtHost(host)).toBe(0);
 	});
 
 	it("sets the deadline from the milliseconds left on its own clock, clamped to the one-hour ceiling", async () => {
@@ -127,7 +136,7 @@ describe("forwarding a request onto the host's bus", () => {
 		asker.send(SUBJECTS.request, requestFrame("r", Q));
 		asker.send(SUBJECTS.request, requestFrame("r", Q));
 		await flush();
-		expect(host.server.openCount).toBe(1);
+		expect(openAtHost(host)).toBe(1);
 		expect(host.fake.dialogs).toHaveLength(1);
 		expect(asker.received.filter((f) => f.type === "pong")).toEqual([expect.objectContaining({ held: true, id: "r" })]);
 	});
@@ -213,7 +222,7 @@ describe(`the asker's heartbeats (silence ${SILENCE_MS} ms, checked every ${TICK
 		expect(dialog.closedBy).toBeUndefined();
 		await vi.advanceTimersByTimeAsync(2 * TICK_MS);
 		expect(dialog.closedBy).toBe("signal");
-		expect(host.server.openCount).toBe(0);
+		expect(openAtHost(host)).toBe(0);
 		expect(host.handle.snapshot()!.open).toEqual([]);
 	});
 
@@ -230,7 +239,7 @@ describe(`the asker's heartbeats (silence ${SILENCE_MS} ms, checked every ${TICK
 		expect(dialog.timeout).toBeUndefined();
 		await vi.advanceTimersByTimeAsync(SILENCE_MS + TICK_MS);
 		expect(dialog.closedBy).toBe("signal");
-		expect(host.server.openCount).toBe(0);
+		expect(openAtHost(host)).toBe(0);
 	});
 
 	it("an asker that pings keeps its question open, and each ping is answered held", async () => {
@@ -333,7 +342,7 @@ describe("asked with wait: false (later: true): the asker's process may exit aft
 		await vi.advanceTimersByTimeAsync(3 * SILENCE_MS);
 		expect(cancels).toEqual([]);
 		expect(dialog.closedBy).toBeUndefined();
-		expect(host.server.openCount).toBe(1);
+		expect(openAtHost(host)).toBe(1);
 		dialog.answer("snake_case");
 		await flush();
 		expect(hostMessages).toHaveLength(1);
@@ -346,7 +355,7 @@ describe("asked with wait: false (later: true): the asker's process may exit aft
 		expect(hostMessages[0]!.details.asker).toContain("planner (build-7:4242)");
 		// Its inbox is nobody's any more: nothing more is sent there, and the room holds nothing.
 		expect(asker.received.filter((f) => f.type === "result")).toEqual([]);
-		expect(host.server.openCount).toBe(0);
+		expect(openAtHost(host)).toBe(0);
 	});
 
 	it("a room member's question with raw escapes, its asker gone: the message in the host's session carries neutralised text in content and details", async () => {
@@ -394,7 +403,7 @@ describe("asked with wait: false (later: true): the asker's process may exit aft
 		await vi.advanceTimersByTimeAsync(SILENCE_MS + 2 * TICK_MS);
 		host.server.close("host quit");
 		await flush();
-		expect(host.server.openCount).toBe(0);
+		expect(openAtHost(host)).toBe(0);
 		expect(host.handle.snapshot()!.open).toEqual([]);
 		expect(hostMessages).toEqual([]);
 	});
@@ -426,7 +435,7 @@ describe("refusals: told to the sender only, never a dialog", () => {
 			expect(asker.received).toEqual([expect.objectContaining({ type: "error", code })]);
 			expect(host.fake.dialogs).toEqual([]);
 			expect(host.fake.notices).toEqual([]);
-			expect(host.server.openCount).toBe(0);
+			expect(openAtHost(host)).toBe(0);
 		});
 
 	it("a reply subject longer than MAX_INBOX_LENGTH (256): a malformed error frame to it, nothing queued", async () => {
@@ -438,7 +447,7 @@ describe("refusals: told to the sender only, never a dialog", () => {
 		await flush();
 		expect(received).toEqual([expect.stringMatching(/"code":"malformed".*at most 256/)]);
 		expect(host.fake.dialogs).toEqual([]);
-		expect(host.server.openCount).toBe(0);
+		expect(openAtHost(host)).toBe(0);
 	});
 
 	it("a request without a reply subject is dropped unanswered", async () => {
@@ -588,7 +597,7 @@ describe("what a room holds is bounded: refusals are error results naming the li
 		const { host, asker } = room();
 		for (let i = 0; i < 40; i++) asker.send(SUBJECTS.request, requestFrame(`r${i}`, Q));
 		await flush();
-		expect(host.server.openCount).toBe(MAX_OPEN_PER_ASKER);
+		expect(openAtHost(host)).toBe(MAX_OPEN_PER_ASKER);
 		const refused = refusals(asker.received);
 		expect(refused).toHaveLength(40 - MAX_OPEN_PER_ASKER);
 		expect(refused[0]!.note).toContain(`MAX_OPEN_PER_ASKER = ${MAX_OPEN_PER_ASKER}`);
@@ -597,7 +606,7 @@ describe("what a room holds is bounded: refusals are error results naming the li
 		await flush();
 		asker.send(SUBJECTS.request, requestFrame("again", Q));
 		await flush();
-		expect(host.server.openCount).toBe(MAX_OPEN_PER_ASKER);
+		expect(openAtHost(host)).toBe(MAX_OPEN_PER_ASKER);
 		expect(refusals(asker.received)).toHaveLength(40 - MAX_OPEN_PER_ASKER);
 	});
 
@@ -607,7 +616,7 @@ describe("what a room holds is bounded: refusals are error results naming the li
 		const askers = Array.from({ length: 30 }, () => rawAsker(nats));
 		askers.forEach((a, i) => a.send(SUBJECTS.request, requestFrame(`r${i}`, Q)));
 		await flush();
-		expect(host.server.openCount).toBe(MAX_OPEN_PER_ASKER);
+		expect(openAtHost(host)).toBe(MAX_OPEN_PER_ASKER);
 		expect(askers.flatMap((a) => refusals(a.received))).toHaveLength(30 - MAX_OPEN_PER_ASKER);
 	});
 
@@ -615,7 +624,7 @@ describe("what a room holds is bounded: refusals are error results naming the li
 		const { host, asker } = room();
 		for (let i = 0; i < MAX_OPEN_PER_CLIENT + 5; i++) asker.send(SUBJECTS.request, requestFrame(`r${i}`, Q, { asker: { label: "flood", sessionId: `s${i}` } }));
 		await flush();
-		expect(host.server.openCount).toBe(MAX_OPEN_PER_CLIENT);
+		expect(openAtHost(host)).toBe(MAX_OPEN_PER_CLIENT);
 		const refused = refusals(asker.received);
 		expect(refused).toHaveLength(5);
 		expect(refused[0]!.note).toContain(`maxOpenPerClient = ${MAX_OPEN_PER_CLIENT}`);
@@ -628,7 +637,7 @@ describe("what a room holds is bounded: refusals are error results naming the li
 		for (let i = 0; i < 40; i++) asker.send(SUBJECTS.request, resent(`same-${i}`, "one-session"));
 		for (let i = 0; i < MAX_OPEN_PER_CLIENT; i++) asker.send(SUBJECTS.request, resent(`new-${i}`, `s${i}`));
 		await flush();
-		expect(host.server.openCount).toBe(MAX_OPEN_PER_CLIENT);
+		expect(openAtHost(host)).toBe(MAX_OPEN_PER_CLIENT);
 		const refused = refusals(asker.received);
 		// 24 past the session's 16, then 16 past the client's 128.
 		expect(refused).toHaveLength(40 - MAX_OPEN_PER_ASKER + MAX_OPEN_PER_ASKER);
@@ -644,7 +653,7 @@ describe("what a room holds is bounded: refusals are error results naming the li
 		const askers = Array.from({ length: 8 }, () => rawAsker(nats));
 		askers.forEach((a, i) => a.send(SUBJECTS.request, requestFrame(`r${i}`, Q, { asker: { label: "flood", sessionId: `s${i}` } })));
 		await flush();
-		expect(server.openCount).toBe(5);
+		expect(openAtHost(host)).toBe(5);
 		const refused = askers.flatMap((a) => refusals(a.received));
 		expect(refused).toHaveLength(3);
 		expect(refused[0]!.note).toContain("maxRoomRequests = 5");
@@ -660,17 +669,20 @@ describe("what a room holds is bounded: refusals are error results naming the li
 		const one = rawAsker(nats);
 		for (const id of ["a", "b", "c"]) one.send(SUBJECTS.request, requestFrame(id, big(id), { asker: { label: id, sessionId: id } }));
 		await flush();
-		expect(server.openCount).toBe(2);
-		expect(server.openBytes).toBeLessThanOrEqual(4_000);
+		expect(openAtHost(host)).toBe(2);
 		const refused = refusals(one.received);
 		expect(refused.map((f) => f.type === "result" && f.id)).toEqual(["c"]);
 		expect(refused[0]!.note).toContain("maxRoomBytes = 4000");
+		// The refusal names what the room holds: within the bound, and past it with this one.
+		const [, held, asked] = /holds (\d+) bytes .* of (\d+) bytes/.exec(refused[0]!.note ?? "")!.map(Number);
+		expect(held).toBeLessThanOrEqual(4_000);
+		expect(held! + asked!).toBeGreaterThan(4_000);
 		// One settles: the room has the bytes again.
 		host.fake.current()!.answer("because");
 		await flush();
 		one.send(SUBJECTS.request, requestFrame("c", big("c"), { asker: { label: "c", sessionId: "c" } }));
 		await flush();
-		expect(server.openCount).toBe(2);
+		expect(openAtHost(host)).toBe(2);
 		server.close();
 	});
 
@@ -684,13 +696,16 @@ describe("what a room holds is bounded: refusals are error results naming the li
 		await flush();
 		host.fake.current()!.answer("A".repeat(1_000));
 		await vi.advanceTimersByTimeAsync(SILENCE_MS + 2 * TICK_MS);
-		expect(server.openCount).toBe(0);
-		expect(server.openBytes).toBeGreaterThan(1_000);
+		expect(openAtHost(host)).toBe(0);
+		// Its answers are kept for a re-send: a ping for it is answered sealed with its asker's key.
+		expect(await pongFor(asker, "r")).toHaveProperty("mac");
 		const other = rawAsker(nats);
 		other.send(SUBJECTS.request, requestFrame("n", [{ question: "New?", details: "d".repeat(1_800) }], { asker: { label: "o", sessionId: "o" } }));
 		await flush();
 		expect(refusals(other.received)).toEqual([]);
-		expect(server.openCount).toBe(1);
+		expect(openAtHost(host)).toBe(1);
+		// They made way: nothing is kept for it any more.
+		expect(await pongFor(asker, "r")).not.toHaveProperty("mac");
 		server.close();
 	});
 
@@ -716,11 +731,11 @@ describe("who may cancel a request, and whose frames an asker can trust", () => 
 		intruder.send(SUBJECTS.cancel, { ...cancelFrame("r"), secret: undefined } as never, asker.inbox);
 		await flush();
 		expect(host.fake.current()!.closedBy).toBeUndefined();
-		expect(host.server.openCount).toBe(1);
+		expect(openAtHost(host)).toBe(1);
 		asker.send(SUBJECTS.cancel, cancelFrame("r"));
 		await flush();
 		expect(host.fake.dialogs[0]!.closedBy).toBe("signal");
-		expect(host.server.openCount).toBe(0);
+		expect(openAtHost(host)).toBe(0);
 	});
 
 	it("every frame for a request (progress, result, pong) carries the host's key and a valid MAC under the asker's key", async () => {
@@ -747,6 +762,6 @@ describe("who may cancel a request, and whose frames an asker can trust", () => 
 		intruder.send(SUBJECTS.request, requestFrame("r", Q, { key: other.publicKey }), asker.inbox);
 		await flush();
 		expect(asker.received).toHaveLength(before);
-		expect(host.server.openCount).toBe(1);
+		expect(openAtHost(host)).toBe(1);
 	});
 });
