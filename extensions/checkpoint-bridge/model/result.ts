@@ -78,11 +78,17 @@ const STATUS_OF: Record<Exclude<RequestEnd, "handed-over">, Status> = {
 };
 const REASON_OF: Partial<Record<RequestEnd, EndReason>> = { dismissed: "dismissed", "cancelled-outside": "dismissed", "dialog-timeout": "dialog-timeout" };
 
-/** The wire's status and reason of an end: what the edges (the tool's result, the MCP tool, the wire frames) say of it. */
-export function endWire(end: RequestEnd): { status: Status; reason?: EndReason } {
-	const status = STATUS_OF[end as Exclude<RequestEnd, "handed-over">];
-	const reason = REASON_OF[end];
-	return reason ? { status, reason } : { status };
+/** Each end's wire status and reason, made once: read for every request that ends. */
+const WIRE_OF = new Map<RequestEnd, Readonly<{ status: Status; reason?: EndReason }>>(
+	(Object.entries(STATUS_OF) as [Exclude<RequestEnd, "handed-over">, Status][]).map(([end, status]) => {
+		const reason = REASON_OF[end];
+		return [end, Object.freeze(reason ? { status, reason } : { status })];
+	}),
+);
+
+/** The wire's status and reason of an end: what the edges (the reply and late frames, the observer event, the audit trail) say of it. */
+export function endWire(end: RequestEnd): Readonly<{ status: Status; reason?: EndReason }> {
+	return WIRE_OF.get(end)!;
 }
 
 /** What the tool returns. */

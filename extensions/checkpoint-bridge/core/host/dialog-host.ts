@@ -269,13 +269,11 @@ export class DialogHost implements ShowingHost {
 		if (mine) this.#holding.remove(mine);
 		else if (record.state.is === "late") this.#late.book?.take(record.request.id);
 		else if (record.state.is === "parked") this.#parked.delete(record.request.id);
-		// Waiting its turn, it leaves the dialog queue (once out of every index, so that nothing started now sees it held).
-		const leave = () => waiting && mine?.leave?.abort(end);
 		const wasLate = record.state.is === "late" ? record.state : record.wasLate;
 		if (wasLate && !this.#late.settles(end)) {
 			record.wasLate = wasLate;
 			const kept = this.#late.keep(record);
-			leave();
+			if (waiting) mine?.leave?.abort(end);
 			if (kept) return this.#late.wentLate(kept, true);
 			// No room left for it (other askers' late questions filled the book meanwhile): it ends as one that expired.
 			return this.end(record, "expired", "It was late, and no room was left to keep it open.");
@@ -286,7 +284,8 @@ export class DialogHost implements ShowingHost {
 		// Handed over, it is parked, not ended: it lives on with the next host, or ends here when none takes it.
 		if (end === "handed-over") this.#parked.set(record.request.id, record);
 		if (!late) record.state = end === "handed-over" ? { is: "parked" } : endedState(end);
-		leave();
+		// Waiting its turn, it leaves the dialog queue (once out of every index and state, so that nothing started now sees it held).
+		if (waiting) mine?.leave?.abort(end);
 		if (end === "handed-over") return this.notifier.changed();
 		if (wasLate) return this.#late.settled(record, end, note);
 		const same = this.#holding.same;

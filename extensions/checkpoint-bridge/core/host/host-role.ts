@@ -14,7 +14,7 @@ import { type Home, type HomeRoute, homeRoute } from "../delivery/delivery.ts";
 import { checkedAsker } from "../shared/identity.ts";
 import { LATE_NOTE } from "../shared/late-config.ts";
 import { CancelNotices, NoticeWindow } from "../shared/notice-window.ts";
-import { OBSERVER_EVENTS, OBSERVER_VERSION, type ObservedRequest } from "../shared/observers.ts";
+import { OBSERVER_EVENTS, OBSERVER_VERSION, type ObservedRequest, type SettledEvent } from "../shared/observers.ts";
 import { lateChannel, PROTOCOL_VERSION, type RelayCancel, type RelayLate, type RelayNotice, type RelayRequest, replyChannel } from "../shared/protocol.ts";
 import { givenAnswers, type ParkedRequest, placedAnswers } from "../shared/request-record.ts";
 import type { ReplySeal, SharedHandle } from "../shared/shared-handle.ts";
@@ -245,8 +245,11 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 	/** Every request settles here, once (ADR-0025): observers hear it, the audit trail records it; the end becomes the wire's status and reason here. */
 	const settle = (request: ObservedRequest, { end, answers, note }: SettledOutcome, settledAt: number) => {
 		const { status, reason } = endWire(end);
-		// Its keys in the order observers have always had them.
-		const outcome = { status, answers, ...(note ? { note } : {}), ...(reason ? { reason } : {}), end };
+		// Its keys in the order observers have always had them; no spreads: this runs for every request.
+		const outcome = { status, answers } as SettledEvent["outcome"];
+		if (note) outcome.note = note;
+		if (reason) outcome.reason = reason;
+		outcome.end = end;
 		if (end === "cancelled" && request.asker.sessionId !== sessionId)
 			cancels.cancelled(
 				request.asker.label,
