@@ -67,10 +67,6 @@ export interface LocalEndpoint {
 	/** The socket's path: the value of CHECKPOINT_BRIDGE_ENDPOINT. */
 	readonly endpoint: string;
 	readonly address: EndpointAddress;
-	/** Connections open now (for tests and diagnostics). */
-	readonly connectionCount: number;
-	/** Connections awaiting the handshake now, refused ones not yet closed included (for tests and diagnostics). */
-	readonly unprovenCount: number;
 	/** Why the endpoint could not be advertised for its working directory, when it could not (the variable still works). */
 	readonly advertProblem: string | undefined;
 	/**
@@ -218,7 +214,7 @@ function acceptConnections(server: net.Server, shared: ReturnType<typeof connect
 			unproven.delete(connection);
 		});
 	});
-	return { connections, unproven };
+	return connections;
 }
 
 /** Advertises the endpoint for `cwd` in the user's private place; what went wrong, when it could not. */
@@ -246,7 +242,7 @@ export async function startEndpoint(options: EndpointOptions): Promise<LocalEndp
 	await listenPrivately(server, address, token, place);
 
 	const maxUnproven = Math.max(1, options.maxUnprovenConnections ?? DEFAULT_MAX_UNPROVEN_CONNECTIONS);
-	const { connections, unproven } = acceptConnections(server, connectionsShare(handle, token, options), maxUnproven);
+	const connections = acceptConnections(server, connectionsShare(handle, token, options), maxUnproven);
 	// A failing accept must not take the host session down.
 	server.on("error", () => {});
 	server.unref();
@@ -265,12 +261,6 @@ export async function startEndpoint(options: EndpointOptions): Promise<LocalEndp
 	return {
 		endpoint: address.socketPath,
 		address,
-		get connectionCount() {
-			return connections.size;
-		},
-		get unprovenCount() {
-			return unproven.size;
-		},
 		advertProblem,
 		close(note = DEFAULT_CLOSE_NOTE) {
 			// Everything that ends new work happens now, synchronously; only the clean-up is awaited.

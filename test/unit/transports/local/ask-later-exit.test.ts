@@ -11,6 +11,7 @@ import { closePooledConnections } from "../../../../extensions/checkpoint-bridge
 import { until } from "../../../support/until.ts";
 import { hostWithEndpoint } from "../../support/endpoint-host.ts";
 import { hostSessionMessages } from "../../support/host-messages.ts";
+import { openConnections } from "../../support/server-sockets.ts";
 
 const HOST = "host-session";
 const hostMessages = hostSessionMessages(HOST);
@@ -82,7 +83,7 @@ describe("ask now, answer later from another process", () => {
 		await until(() => asker.out.includes("taken"), "the host's first reply in the asker");
 		const code = await Promise.race([asker.exited, new Promise<string>((resolve) => setTimeout(() => resolve("still running"), 5_000))]);
 		expect(code, asker.out).toBe(0);
-		await until(() => served.endpoint.connectionCount === 0, "the connection's close at the host");
+		await until(() => openConnections(served.endpoint.endpoint) === 0, "the connection's close at the host");
 		served.fake.current()!.answer("no");
 		await until(() => hostMessages.length > 0, "the message in the host's session");
 		expect(hostMessages).toHaveLength(1);

@@ -17,6 +17,7 @@ import type { EndpointOptions } from "../../../../extensions/checkpoint-bridge/t
 import { hostWithEndpoint as hostServing } from "../../support/endpoint-host.ts";
 import type { FakeDialog } from "../../support/fake-ui.ts";
 import { type RawFrame, rawConnection, requestLine, tokenAt } from "../../support/raw-endpoint.ts";
+import { openConnections } from "../../support/server-sockets.ts";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -319,11 +320,14 @@ describe("limits per connection and before the handshake", () => {
 		// The six oldest were closed to make room, each told why.
 		await Promise.all(idle.slice(0, 6).map((raw) => raw.closed));
 		for (const raw of idle.slice(0, 6)) expect(raw.frames).toEqual([expect.objectContaining({ type: "error", code: "busy" })]);
-		expect(host.endpoint.unprovenCount).toBe(4);
+		// The four newest are all the host holds.
+		await vi.waitFor(() => expect(openConnections(host.endpoint.endpoint)).toBe(4));
+		for (const raw of idle.slice(6)) expect(raw.socket.destroyed).toBe(false);
 		const served = host.ask("legit");
 		(await host.dialog(1)).answer("served");
 		expect((await served).status).toBe("ok");
-		expect(host.endpoint.unprovenCount).toBeLessThanOrEqual(4);
+		// At most four silent ones beside the asker's proven connection.
+		expect(openConnections(host.endpoint.endpoint)).toBeLessThanOrEqual(4 + 1);
 	});
 
 	it("more legitimate askers at once than connections may await the handshake: each dropped one tries again, and all are served", async () => {
@@ -339,7 +343,14 @@ describe("limits per connection and before the handshake", () => {
 		const host = await hostWithEndpoint({ maxUnprovenConnections: 2 });
 		const proven = [host.raw(), host.raw()];
 		for (const raw of proven) await raw.handshake(await host.token());
-		await vi.waitFor(() => expect(host.endpoint.unprovenCount).toBe(0));
+		// Both are proven once the host takes a frame only a proven connection may send: a notice each.
+		const notices = new Promise<void>((resolve) => {
+			let heard = 0;
+			host.handle.bus.on("relay:notice", () => void (++heard === proven.length && resolve()));
+		});
+		for (const raw of proven)
+			raw.send(encodeFrame({ type: "notice", v: FRAME_VERSION.endpoint, asker: { label: "proven", sessionId: "proven" }, message: "Here.", level: "info" }));
+		await notices;
 		const silent = [host.raw(), host.raw(), host.raw()];
 		await silent[0]!.closed;
 		expect(silent[0]!.frames).toEqual([expect.objectContaining({ code: "busy" })]);
@@ -389,7 +400,7 @@ describe("only this user can reach the endpoint", () => {
 		const dir = path.join(await tempDir(), "endpoint");
 		const live = await hostWithEndpoint({ dir });
 		await expect(hostWithEndpoint({ dir })).rejects.toThrow(/Another checkpoint-bridge endpoint is serving/);
-		expect(live.endpoint.connectionCount).toBe(0);
+		expect(openConnections(live.endpoint.endpoint)).toBe(0);
 		// What a killed host leaves: a socket file nobody listens on.
 		await live.endpoint.close();
 		await mkdir(dir, { mode: 0o700 });

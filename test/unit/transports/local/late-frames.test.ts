@@ -20,6 +20,7 @@ import { until } from "../../../support/until.ts";
 import { hostWithEndpoint } from "../../support/endpoint-host.ts";
 import { forwardedLate, hostSessionMessages } from "../../support/host-messages.ts";
 import { propertyRun } from "../../support/property-policy.ts";
+import { openConnections } from "../../support/server-sockets.ts";
 
 const HOST = "host-session";
 // The process's box, made first here: the host's session is HOST in every test of this file.
@@ -72,7 +73,7 @@ describe("late frames on the local endpoint", () => {
 	it("an asker whose connection is gone (its process exited): the host's session gets it, forwarded, naming the asker and the question", async () => {
 		const run = await timedOut(true, "worker-2");
 		closePooledConnections();
-		await until(() => run.endpoint.connectionCount === 0, "the connection's close at the host");
+		await until(() => openConnections(run.endpoint.endpoint) === 0, "the connection's close at the host");
 		expect(await forwardedLate(hostMessages, "worker-2", run.answer)).toMatchObject({ questions: ["Deploy to prod?"] });
 		expect(run.late).toEqual([]);
 	});
@@ -80,7 +81,7 @@ describe("late frames on the local endpoint", () => {
 	it("an asker whose session ended while its process runs: its connection closes, and the host's session gets it, forwarded, naming the asker", async () => {
 		const run = await timedOut(true, "worker-5");
 		releaseLateWaits("worker-5");
-		await until(() => run.endpoint.connectionCount === 0, "the connection's close at the host");
+		await until(() => openConnections(run.endpoint.endpoint) === 0, "the connection's close at the host");
 		expect(await forwardedLate(hostMessages, "worker-5", run.answer)).toMatchObject({ questions: ["Deploy to prod?"] });
 		expect(run.late).toEqual([]);
 	});

@@ -21,6 +21,7 @@ import { proofOf } from "../../../../extensions/checkpoint-bridge/transports/loc
 import type { EndpointOptions } from "../../../../extensions/checkpoint-bridge/transports/local/server.ts";
 import { hostWithEndpoint as hostServing } from "../../support/endpoint-host.ts";
 import { EXTENSION, NODE } from "../../support/host-process.ts";
+import { openConnections } from "../../support/server-sockets.ts";
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
 afterEach(async () => {
@@ -41,12 +42,12 @@ describe("calls of one asker share one proven connection", () => {
 			const call = ask(endpoint.endpoint, "worker", text);
 			const dialog = await feed.next();
 			expect(dialog.title).toContain(text);
-			expect(endpoint.connectionCount).toBe(1);
+			expect(openConnections(endpoint.endpoint)).toBe(1);
 			dialog.answer("yes");
 			expect((await call).status).toBe("ok");
 		}
 		// Kept open for the next call.
-		expect(endpoint.connectionCount).toBe(1);
+		expect(openConnections(endpoint.endpoint)).toBe(1);
 		expect(pooledConnectionCount()).toBe(1);
 	});
 
@@ -55,7 +56,7 @@ describe("calls of one asker share one proven connection", () => {
 		const calls = [ask(endpoint.endpoint, "one", "A?"), ask(endpoint.endpoint, "one", "B?"), ask(endpoint.endpoint, "two", "C?")];
 		for (let i = 0; i < 3; i++) (await feed.next()).answer("yes");
 		for (const call of calls) expect((await call).status).toBe("ok");
-		expect(endpoint.connectionCount).toBe(2);
+		expect(openConnections(endpoint.endpoint)).toBe(2);
 		expect(pooledConnectionCount()).toBe(2);
 	});
 
@@ -68,11 +69,11 @@ describe("calls of one asker share one proven connection", () => {
 		abort.abort();
 		expect((await cancelled).status).toBe("cancelled");
 		await dismissed;
-		expect(endpoint.connectionCount).toBe(1);
+		expect(openConnections(endpoint.endpoint)).toBe(1);
 		const next = ask(endpoint.endpoint, "worker", "Still there?");
 		(await feed.next()).answer("yes");
 		expect((await next).status).toBe("ok");
-		expect(endpoint.connectionCount).toBe(1);
+		expect(openConnections(endpoint.endpoint)).toBe(1);
 	});
 });
 
@@ -88,7 +89,7 @@ describe("a request too large for the host is refused on this side", () => {
 		dialog.answer("fine");
 		const envelope = await other;
 		expect([envelope.status, envelope.answers[0]?.answer]).toEqual(["ok", "fine"]);
-		expect(endpoint.connectionCount).toBe(1);
+		expect(openConnections(endpoint.endpoint)).toBe(1);
 	});
 
 	it("a request whose fields the host would refuse (a budget that is not a number) gets error without touching the connection", async () => {
@@ -184,7 +185,7 @@ describe("a connection that closes", () => {
 		const after = ask(socketPath, "worker", "After?");
 		(await second.feed.next()).answer("second");
 		expect((await after).answers[0]?.answer).toBe("second");
-		expect(second.endpoint.connectionCount).toBe(1);
+		expect(openConnections(second.endpoint.endpoint)).toBe(1);
 	});
 });
 
@@ -199,11 +200,11 @@ describe("an idle pooled connection", () => {
 		expect(pooledConnectionCount()).toBe(1);
 		vi.advanceTimersByTime(1);
 		expect(pooledConnectionCount()).toBe(0);
-		await vi.waitFor(() => expect(endpoint.connectionCount).toBe(0));
+		await vi.waitFor(() => expect(openConnections(endpoint.endpoint)).toBe(0));
 		const second = ask(endpoint.endpoint, "worker", "Second?");
 		(await feed.next()).answer("yes");
 		expect((await second).status).toBe("ok");
-		expect(endpoint.connectionCount).toBe(1);
+		expect(openConnections(endpoint.endpoint)).toBe(1);
 	});
 
 	it("a call in between keeps it open: the idle time starts again when the last call ends", async () => {
