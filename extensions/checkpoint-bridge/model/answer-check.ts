@@ -92,17 +92,22 @@ export function answerProblem(question: Question, answer: Answer): string | unde
 					? undefined
 					: `is of kind ${JSON.stringify(answer.kind)}, but ${offered ? "every value is an option" : "a value was typed"}`;
 			}
-			const isOption = (v: string) => hasOption(options, v);
-			const picked = values;
-			if (!Array.isArray(picked) || picked.length === 0 || !picked.every((v) => typeof v === "string")) return "must be a non-empty array of option labels";
-			if (new Set(picked).size !== picked.length) return "repeats a value";
-			const bad = picked.find((v) => !isOption(v) && (question.allowOther !== true || v.trim() === ""));
-			if (bad !== undefined) return `${JSON.stringify(bad)} was not offered`;
-			if (answer.answer !== picked.join(", ")) return "its text is not its values joined";
-			const typed = picked.some((v) => !isOption(v));
-			return typed === (answer.kind === "other")
-				? undefined
-				: `is of kind ${JSON.stringify(answer.kind)}, but ${typed ? "a value was typed" : "every value is an option"}`;
+			return multiSelectProblem(question, answer, options);
 		}
 	}
+}
+
+/** answerProblem's check of a multi-select's values: apart, so its closures cost the other kinds nothing (every reply is checked). */
+function multiSelectProblem(question: Question, answer: Answer, options: readonly Option[]): string | undefined {
+	const isOption = (v: string) => hasOption(options, v);
+	const picked = answer.values;
+	if (!Array.isArray(picked) || picked.length === 0 || !picked.every((v) => typeof v === "string")) return "must be a non-empty array of option labels";
+	if (new Set(picked).size !== picked.length) return "repeats a value";
+	const bad = picked.find((v) => !isOption(v) && (question.allowOther !== true || v.trim() === ""));
+	if (bad !== undefined) return `${JSON.stringify(bad)} was not offered`;
+	if (answer.answer !== picked.join(", ")) return "its text is not its values joined";
+	const typed = picked.some((v) => !isOption(v));
+	return typed === (answer.kind === "other")
+		? undefined
+		: `is of kind ${JSON.stringify(answer.kind)}, but ${typed ? "a value was typed" : "every value is an option"}`;
 }

@@ -36,16 +36,24 @@ const lineCount = (text: string) => text.split("\n").length;
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
-/** Checks an optional string field with a length bound; returns it, neutralised, when valid. Only details and previews keep line breaks. */
-function optionalText(raw: Record<string, unknown>, key: string, max: number, at: string, problems: string[]): string | undefined {
+/** Sanitising options of the fields that keep line breaks, and of the rest: one object each, not one per field checked. */
+const MULTILINE = { multiline: true } as const;
+const ONE_LINE = { multiline: false } as const;
+
+/**
+ * Checks an optional string field with a length bound; returns it, neutralised, when valid. Only
+ * details and previews keep line breaks. `option`: the field is option `option`'s of the question at
+ * `at` (where a problem says it is, built only for a problem: both sides check every option).
+ */
+function optionalText(raw: Record<string, unknown>, key: string, max: number, at: string, problems: string[], option?: number): string | undefined {
 	const value = raw[key];
 	if (value === undefined) return undefined;
 	if (typeof value !== "string") {
-		problems.push(`${at}.${key}: must be a string`);
+		problems.push(`${fieldAt(at, option)}.${key}: must be a string`);
 		return undefined;
 	}
-	const text = sanitiseText(value, { multiline: key === "details" || key === "preview" || key === "initial" });
-	if (text.length > max) problems.push(`${at}.${key}: is ${text.length} characters, at most ${max}`);
+	const text = sanitiseText(value, key === "details" || key === "preview" || key === "initial" ? MULTILINE : ONE_LINE);
+	if (text.length > max) problems.push(`${fieldAt(at, option)}.${key}: is ${text.length} characters, at most ${max}`);
 	else return text;
 	return undefined;
 }
@@ -65,6 +73,9 @@ function hasLabel(options: readonly Option[], count: number, label: string): boo
 
 /** Where option `j` of the question at `at` is, as a problem names it. */
 const optionAt = (at: string, j: number) => `${at}.options[${j}]`;
+
+/** Where a field is: of the question at `at`, or of its option `option`. */
+const fieldAt = (at: string, option: number | undefined) => (option === undefined ? at : optionAt(at, option));
 
 function checkOptions(options: unknown, at: string, problems: string[], bounds: Bounds): Option[] | undefined {
 	if (!Array.isArray(options)) {
@@ -106,9 +117,9 @@ function checkOptions(options: unknown, at: string, problems: string[], bounds: 
 		seen?.add(clean);
 		const option: Option = { label: clean };
 		if (typeof raw !== "string") {
-			const description = optionalText(raw as Record<string, unknown>, "description", LIMITS.description, optionAt(at, j), problems);
+			const description = optionalText(raw as Record<string, unknown>, "description", LIMITS.description, at, problems, j);
 			if (description !== undefined) option.description = description;
-			const preview = optionalText(raw as Record<string, unknown>, "preview", LIMITS.preview, optionAt(at, j), problems);
+			const preview = optionalText(raw as Record<string, unknown>, "preview", LIMITS.preview, at, problems, j);
 			if (preview !== undefined) option.preview = preview;
 		}
 		checked[count++] = option;
@@ -127,7 +138,7 @@ function checkQuestion(raw: unknown, at: string, problems: string[], dialogs: bo
 	const dialog = raw.dialog === undefined ? undefined : checkDialog(raw, at, problems, dialogs);
 	const bounds: Bounds = dialog ? DIALOG_LIMITS : LIMITS;
 	// A relayed dialog's title keeps its line breaks (a permission gate puts the command on a line of its own).
-	const question = typeof raw.question === "string" ? sanitiseText(raw.question, { multiline: dialog !== undefined }) : raw.question;
+	const question = typeof raw.question === "string" ? sanitiseText(raw.question, dialog !== undefined ? MULTILINE : ONE_LINE) : raw.question;
 	if (typeof question !== "string") problems.push(`${at}.question: must be a string`);
 	else if (question.trim() === "") problems.push(`${at}.question: is empty`);
 	else if (question.length > bounds.question) problems.push(`${at}.question: is ${question.length} characters, at most ${bounds.question}`);

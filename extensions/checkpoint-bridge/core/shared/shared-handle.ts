@@ -107,9 +107,17 @@ class Seal extends Stamped {
 /** Freezes `value` and every object and array in it, in place. */
 function deepFreeze<T>(value: T): T {
 	if (typeof value !== "object" || value === null) return value;
-	// Indexed: every reply is frozen, and an iterator per array showed in the cost of a question.
-	if (Array.isArray(value)) for (let i = 0; i < value.length; i++) deepFreeze(value[i]);
-	else for (const key in value) deepFreeze(value[key]);
+	// Indexed, and only objects recursed into: every reply is frozen, and most of its fields are text.
+	if (Array.isArray(value)) {
+		for (let i = 0; i < value.length; i++) {
+			const inner: unknown = value[i];
+			if (typeof inner === "object" && inner !== null) deepFreeze(inner);
+		}
+	} else
+		for (const key in value) {
+			const inner: unknown = value[key];
+			if (typeof inner === "object" && inner !== null) deepFreeze(inner);
+		}
 	return Object.freeze(value);
 }
 
