@@ -138,9 +138,16 @@ describe("same questions", () => {
 		const one = entry("one", [license, { question: "Mine?" }]);
 		const two = entry("two", [license]);
 		for (const e of [alone, one, two]) same.add(e);
-		expect(same.keyCount).toBe(3);
+		const asks = () => [{ question: "Alone?" }, license, { question: "Mine?" }];
+		const before = entry("before", asks());
+		same.add(before);
+		expect([alone, one, two].map((e) => same.dependents(e).includes(before))).toEqual([true, true, false]);
+		same.remove(before);
 		for (const e of [two, alone, one]) same.remove(e);
-		expect(same.keyCount).toBe(0);
+		// Nothing is indexed under those questions any more: a newcomer asking each joins none of them.
+		const after = entry("after", asks());
+		same.add(after);
+		expect([alone, one, two].map((e) => same.dependents(e).includes(after))).toEqual([false, false, false]);
 	});
 
 	it("a shared answer to a question without an id has no id at all, not an empty one", () => {

@@ -179,9 +179,9 @@ function observerEvents(
 		},
 		reopened: (request, kept) => bus.emit(OBSERVER_EVENTS.reopened, Object.assign(request, { lateSince: kept.state.since, expiresAt: kept.state.expiresAt })),
 		changed,
-		// Observer events are built only while somebody listens; every settled one is taken (the audit trail, a cancel's
-		// notice), and every late one while the audit trail records the call's end.
-		wanted: (name) => name === "settled" || (name === "late" && onSettled !== undefined) || bus.listenerCount(OBSERVER_EVENTS[name]) > 0,
+		// Observer events are built only while somebody listens, or the audit trail records them (a relayed
+		// cancel's settled event is built anyway: its notice needs it).
+		wanted: (name) => ((name === "settled" || name === "late") && onSettled !== undefined) || bus.listenerCount(OBSERVER_EVENTS[name]) > 0,
 	};
 }
 

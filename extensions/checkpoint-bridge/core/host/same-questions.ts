@@ -118,11 +118,6 @@ export class SameQuestions<T extends Asking> {
 		return others.length ? { ...answer, sharedWith: [...(answer.sharedWith ?? []), ...others] } : answer;
 	}
 
-	/** Question keys indexed now: none once nothing is held (for tests and diagnostics). */
-	get keyCount(): number {
-		return this.#byKey.size;
-	}
-
 	/** Requests that joined one of `entry`'s questions: they may be complete once it answers. */
 	dependents(entry: T): readonly T[] {
 		const dependents = this.#links.get(entry)?.dependents;
