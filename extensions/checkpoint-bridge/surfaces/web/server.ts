@@ -63,12 +63,8 @@ export interface WebPage {
 	readonly address: WebAddress;
 	/** Live streams open now. */
 	readonly streamCount: number;
-	/** TCP connections open now. */
-	readonly connectionCount: number;
 	/** Bytes the live streams hold unsent, all together. */
 	readonly streamBufferedBytes: number;
-	/** Notify commands still running. */
-	readonly notifyRunning: number;
 	/** The own link of an open request (answers that request only), undefined once it settled. */
 	linkFor(requestId: string): string | undefined;
 	/** An open request's one-tap answers and link (what the notify command gets), undefined once it settled. */
@@ -173,7 +169,8 @@ export async function startWebPage(options: WebPageOptions): Promise<WebPage> {
 	const assets: Assets = { html: staticFile("page.html"), js: pageScript(), css: staticFile("app.css") };
 	// A request without Host is refused by checkHost, with its reason, rather than by Node's bare 400.
 	const server = http.createServer({ requireHostHeader: false, ...timeoutOptions });
-	const connections = new Connections(server, options.maxConnections ?? MAX_CONNECTIONS);
+	// It bounds the server's connections from here on, on the server's own events.
+	new Connections(server, options.maxConnections ?? MAX_CONNECTIONS);
 	const { address, origin, hosts, origins, shownOrigin } = await listenOn(server, options.address, publicOrigin);
 	const token = newSecret();
 
@@ -209,14 +206,8 @@ export async function startWebPage(options: WebPageOptions): Promise<WebPage> {
 		get streamCount() {
 			return streams.count;
 		},
-		get connectionCount() {
-			return connections.count;
-		},
 		get streamBufferedBytes() {
 			return streams.bufferedBytes;
-		},
-		get notifyRunning() {
-			return notifier.running;
 		},
 		linkFor,
 		actionsFor: (requestId) => actionsOf(board, oneTap, links, requestId),

@@ -14,6 +14,7 @@ import { afterEach, expect, it } from "vitest";
 import { MAX_CONNECTIONS } from "../../../../extensions/checkpoint-bridge/surfaces/web/http/connections.ts";
 import { askRemote } from "../../../../extensions/checkpoint-bridge/transports/local/client.ts";
 import { hostProcessScript, killStarted, startLimitedHost, startScript } from "../../support/host-process.ts";
+import { OPEN_CONNECTIONS_SCRIPT } from "../../support/server-sockets.ts";
 import { takeEvents } from "./support.ts";
 
 const FD_LIMIT = 256;
@@ -23,10 +24,11 @@ const ROUNDS = 8;
 /** A host whose dialogs never answer (the page does), serving the page too; prints its page connections every 50 ms. */
 const HOST = hostProcessScript(
 	'{ select: (_t, _o, opts) => new Promise((resolve) => opts?.signal?.addEventListener("abort", () => resolve(undefined))), input: (_t, _p, opts) => new Promise((resolve) => opts?.signal?.addEventListener("abort", () => resolve(undefined))), notify() {} }',
-	`const { startWebPage } = await load("surfaces/web/server.ts");
+	`${OPEN_CONNECTIONS_SCRIPT}
+const { startWebPage } = await load("surfaces/web/server.ts");
 const page = await startWebPage({ handle, address: { host: "127.0.0.1", port: 0, loopback: true }, notifyCommand: () => undefined });
 process.stdout.write("PAGE " + page.url + "\\n");
-setInterval(() => process.stdout.write("CONN " + page.connectionCount + "\\n"), 50);`,
+setInterval(() => process.stdout.write("CONN " + openConnections(page.address.port) + "\\n"), 50);`,
 );
 
 /** The flood: a first wave of half request lines that are never read, then one more every 2 ms, until stdin closes. */

@@ -3,7 +3,7 @@
  * question in its environment (never in the command string); whatever it does (fail, hang, print
  * megabytes) the request is untouched, and a hung command is killed with what it started.
  */
-import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -100,10 +100,14 @@ describe("notify command", () => {
 			const notices: string[] = [];
 			// Only the hanging one is timed out on purpose; the flood gets the time 16 MB through pipes takes on a busy machine.
 			const notifyTimeoutMs = command === "sleep 30" ? 300 : 10_000;
-			const s = await pages.setup({ notifyCommand: () => command, notifyTimeoutMs, notice: (m) => notices.push(m) });
+			// The command's shell writes its pid first: it ends (or is killed) with the command.
+			const pidFile = join(dir, "shell");
+			rmSync(pidFile, { force: true });
+			const s = await pages.setup({ notifyCommand: () => `echo $$ > ${pidFile}; ${command}`, notifyTimeoutMs, notice: (m) => notices.push(m) });
 			const { requestId, call } = await s.ask([{ question: "Still fine?", options: ["yes", "no"] }], { label: "planner" });
 			const ended = () => (command === flood ? readdirSync(dir).includes("flooded") : notices.length > 0);
-			await until(() => (ended() && s.page.notifyRunning === 0 ? true : undefined), `${command} to end`, 20_000);
+			const shellGone = () => existsSync(pidFile) && readFileSync(pidFile, "utf8").trim() !== "" && !alive(Number(readFileSync(pidFile, "utf8")));
+			await until(() => (ended() && shellGone() ? true : undefined), `${command} to end`, 20_000);
 			// Untouched: still open, still answerable from the page.
 			expect(s.handle.snapshot()!.open.map((o) => o.requestId)).toEqual([requestId]);
 			expect(s.fake.current()?.closedBy).toBeUndefined();
@@ -158,20 +162,24 @@ describe("notify command", () => {
 		const s = await pageWithRelay({ notifyCommand: () => treeCommand(dir), notifyTimeoutMs: 60_000 });
 		await s.ask([{ question: "Q?" }], { label: "planner" });
 		const [background, nohup, setsid] = await until(() => treePids(dir), "the three children to start");
-		expect(s.page.notifyRunning).toBe(1);
+		// The command exited; what it left in its group still runs.
+		expect([alive(background), alive(nohup)]).toEqual([true, true]);
 		await s.page.close();
-		expect(s.page.notifyRunning).toBe(0);
 		await until(() => (alive(background) || alive(nohup) ? undefined : true), "the group's children to be gone", 2_000);
 		expect(alive(setsid)).toBe(true);
 		s.role.release("quit", "test over");
 	});
 
 	it("closing the page kills running commands", async () => {
-		const s = await pageWithRelay({ notifyCommand: () => "sleep 30" });
+		const pidFile = join(mkdtempSync(join(tmpdir(), "cb-notify-")), "pid");
+		const s = await pageWithRelay({ notifyCommand: () => `echo $$ > ${pidFile}; exec sleep 30` });
 		await s.ask([{ question: "Q?" }], { label: "planner" });
-		await until(() => (s.page.notifyRunning === 1 ? true : undefined), "the command to run");
+		const pid = await until(
+			() => (existsSync(pidFile) && alive(Number(readFileSync(pidFile, "utf8"))) ? Number(readFileSync(pidFile, "utf8")) : undefined),
+			"the command to run",
+		);
 		await s.page.close();
-		expect(s.page.notifyRunning).toBe(0);
+		await until(() => (alive(pid) ? undefined : true), "the command to be killed", 2_000);
 		s.role.release("quit", "test over");
 	});
 });
