@@ -185,6 +185,17 @@ function observerEvents(
 	};
 }
 
+/** A notice to the human of `ui`: a courtesy, so a UI whose notify fails fails nothing. */
+const courtesy =
+	(ui: HostUI, type: "info" | "warning") =>
+	(message: string): void => {
+		try {
+			ui.notify(message, type);
+		} catch {
+			// A notice is a courtesy.
+		}
+	};
+
 /** Listens on the bus for what the host takes: requests, cancels, outside answers and notices; returns how to stop. */
 function listen(bus: SharedHandle["bus"], served: DialogHost, ui: HostUI): () => void {
 	const onRequest = (request: RelayRequest) => served.serve(request);
@@ -193,13 +204,7 @@ function listen(bus: SharedHandle["bus"], served: DialogHost, ui: HostUI): () =>
 		const reply = served.answerFromOutside(payload);
 		if (typeof respond === "function") respond(reply);
 	};
-	const onNotice = noticeOnce((message) => {
-		try {
-			ui.notify(message, "warning");
-		} catch {
-			// A notice is a courtesy.
-		}
-	});
+	const onNotice = noticeOnce(courtesy(ui, "warning"));
 	// Notices from sessions of this process (foreground children) have no transport to limit them: the host does, as the endpoint and the room do theirs.
 	const inProcess = new NoticeWindow();
 	// A notice of another extension in a session without UI (interop/dialog-relay.ts); a failing notify is the UI's.
@@ -235,13 +240,7 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 	let gone = false;
 	const home = options.home ?? homeRoute(() => handle.host()?.sessionId);
 	// An asker's cancel closes its form or drops its queued question: the human is told, not left wondering (the host's own model's are the human's doing).
-	const cancels = new CancelNotices((message) => {
-		try {
-			ui.notify(message, "info");
-		} catch {
-			// A notice is a courtesy.
-		}
-	});
+	const cancels = new CancelNotices(courtesy(ui, "info"));
 	/** Every request settles here, once (ADR-0025): observers hear it, the audit trail records it; the end becomes the wire's status and reason here. */
 	const settle = (request: ObservedRequest, { end, answers, note }: SettledOutcome, settledAt: number) => {
 		const { status, reason } = endWire(end);
@@ -289,13 +288,7 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 	const served = host;
 	const stopListening = listen(bus, served, ui);
 	// Late questions that leave unanswered settle, and the human hears of them in one notice per window.
-	const drops = new DropNotices((message) => {
-		try {
-			ui.notify(message, "warning");
-		} catch {
-			// A notice is a courtesy.
-		}
-	});
+	const drops = new DropNotices(courtesy(ui, "warning"));
 	if (late)
 		late.onDropped = (request, why) => {
 			served.lateDropped(request, why);
