@@ -19,13 +19,17 @@ subscribe("net.server.socket", (message) => {
 	socket.once("close", () => open.delete(socket));
 });
 
-/** Connections open now at the server listening on `address`: a socket path, or a TCP port. */
-export function openConnections(address: string | number): number {
+/** The sockets open now at the server listening on `address` (a socket path, or a TCP port), its side of each connection. */
+export function serverSockets(address: string | number): Socket[] {
 	const key = typeof address === "number" ? `:${address}` : address;
-	let count = 0;
-	for (const at of open.values()) if (at === key) count++;
-	return count;
+	return [...open].filter(([, at]) => at === key).map(([socket]) => socket);
 }
+
+/** Connections open now at the server listening on `address`. */
+export const openConnections = (address: string | number): number => serverSockets(address).length;
+
+/** Bytes the server listening on `address` has written to its connections and the kernel has not taken yet, all together. */
+export const unsentBytes = (address: string | number): number => serverSockets(address).reduce((sum, socket) => sum + socket.writableLength, 0);
 
 /** The same, inside a child process's script (a string of module code): its `openConnections(address)`. */
 export const OPEN_CONNECTIONS_SCRIPT = `

@@ -61,10 +61,6 @@ export interface WebPage {
 	readonly origin: string;
 	/** Where it listens, with the port it got. */
 	readonly address: WebAddress;
-	/** Live streams open now. */
-	readonly streamCount: number;
-	/** Bytes the live streams hold unsent, all together. */
-	readonly streamBufferedBytes: number;
 	/** The own link of an open request (answers that request only), undefined once it settled. */
 	linkFor(requestId: string): string | undefined;
 	/** An open request's one-tap answers and link (what the notify command gets), undefined once it settled. */
@@ -203,12 +199,6 @@ export async function startWebPage(options: WebPageOptions): Promise<WebPage> {
 		url: `${shownOrigin}/t/${token}/`,
 		origin,
 		address,
-		get streamCount() {
-			return streams.count;
-		},
-		get streamBufferedBytes() {
-			return streams.bufferedBytes;
-		},
 		linkFor,
 		actionsFor: (requestId) => actionsOf(board, oneTap, links, requestId),
 		close() {

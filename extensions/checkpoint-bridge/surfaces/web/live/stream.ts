@@ -74,17 +74,6 @@ export class Streams {
 		this.#bufferBytes = limits.bufferBytes ?? STREAM_BUFFER_BYTES;
 	}
 
-	get count(): number {
-		return this.#open.size;
-	}
-
-	/** Bytes written to the streams and not yet taken by the kernel, all streams together. */
-	get bufferedBytes(): number {
-		let total = 0;
-		for (const stream of this.#open) total += stream.res.writableLength;
-		return total;
-	}
-
 	#view(card: Card, scope: Scope): CardView {
 		const secret = scope.kind === "page" ? this.#board.linkSecret(card.requestId) : undefined;
 		return secret ? { ...card, link: linkPath(secret) } : card;
