@@ -6,7 +6,7 @@
 import { type Envelope, STATUSES, type Status } from "../../model/result.ts";
 import { PROTOCOL_VERSION, type RelayReply, type RelayResult, replyChannel } from "../shared/protocol.ts";
 import type { SharedHandle } from "../shared/shared-handle.ts";
-import { type CallControl, type CallOptions, runCall } from "./call.ts";
+import { type CallOptions, runCall } from "./call.ts";
 
 export interface AskOptions extends CallOptions {
 	/** The process's shared handle, whose bus reaches the host. */
@@ -22,49 +22,23 @@ function isReplyFor(reply: unknown, id: string): reply is RelayReply {
 	return r.kind === "result" && STATUSES.includes(r.status as Status);
 }
 
-/** A reply on a call's channel; anything else there (junk, another version, a reply the host did not send) is ignored. */
-function onReply(this: BusCall, reply: RelayReply): void {
-	const { call } = this;
-	if (this.handle.isFromHost(reply, call.id) && isReplyFor(reply, call.id)) call.reply(reply);
-}
-
-/**
- * One call on the in-process bus: the listener of its reply channel and its end, in one object.
- * The listener is one function for every call, given the call's BusCall as eventemitter3's context:
- * no closure per question asked.
- */
-class BusCall {
-	readonly handle: SharedHandle;
-	readonly call: CallControl;
-	readonly #channel: `reply:${string}`;
-
-	constructor(handle: SharedHandle, call: CallControl) {
-		this.handle = handle;
-		this.call = call;
-		this.#channel = replyChannel(call.id);
-		handle.bus.on(this.#channel, onReply, this);
-	}
-
-	end(cancelHost: boolean, status: Status): void {
-		const { bus } = this.handle;
-		bus.off(this.#channel, onReply, this);
-		// The host drops the request from its queue or dismisses its open dialog.
-		if (cancelHost) bus.emit("cancel", { v: PROTOCOL_VERSION, id: this.call.id, reason: status === "timeout" ? "timeout" : "cancelled" });
-	}
-}
-
-/** Delivers a call's request on the bus of the handle it is asked through. */
-function askOnBus(call: CallControl, { handle }: AskOptions): BusCall | undefined {
-	const host = handle.host();
-	if (!host) return void call.finish("no-host", "No session with a UI holds the host role (headless run, or the host is gone).");
-	if (host.protocol !== PROTOCOL_VERSION)
-		return void call.finish("error", `The host speaks checkpoint-bridge protocol v${host.protocol}; this session speaks v${PROTOCOL_VERSION}.`);
-	const onBus = new BusCall(handle, call);
-	if (!handle.bus.emit("request", call.request)) call.finish("no-host", "The host role is claimed but nothing is listening for questions.");
-	return onBus;
-}
-
 /** Asks the host in this process over the shared bus and resolves with the call's envelope. Never rejects. */
 export function askViaHost(options: AskOptions): Promise<Envelope> {
-	return runCall(options, askOnBus);
+	const { handle } = options;
+	return runCall(options, (call) => {
+		const host = handle.host();
+		if (!host) return call.finish("no-host", "No session with a UI holds the host role (headless run, or the host is gone).");
+		if (host.protocol !== PROTOCOL_VERSION)
+			return call.finish("error", `The host speaks checkpoint-bridge protocol v${host.protocol}; this session speaks v${PROTOCOL_VERSION}.`);
+		const channel = replyChannel(call.id);
+		// Anything else on this channel (junk, another version, a reply the host did not send) is ignored.
+		const onReply = (reply: RelayReply) => handle.isFromHost(reply, call.id) && isReplyFor(reply, call.id) && call.reply(reply);
+		handle.bus.on(channel, onReply);
+		if (!handle.bus.emit("request", call.request)) call.finish("no-host", "The host role is claimed but nothing is listening for questions.");
+		return (cancelHost, status) => {
+			handle.bus.off(channel, onReply);
+			// The host drops the request from its queue or dismisses its open dialog.
+			if (cancelHost) handle.bus.emit("cancel", { v: PROTOCOL_VERSION, id: call.id, reason: status === "timeout" ? "timeout" : "cancelled" });
+		};
+	});
 }

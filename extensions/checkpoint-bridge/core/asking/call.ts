@@ -107,36 +107,27 @@ const WITH_DIALOGS = { dialogs: true } as const;
 /** What a transport's `start` hands back: what to do when the call ends (`cancelHost`: the asker gave up, the host should drop the request or close its dialog). */
 type Cleanup = (cancelHost: boolean, status: Status) => void;
 
-/** The same as an object's method, for a transport that keeps a call's state in one object (no closure for its end). */
-interface Ending {
-	end: Cleanup;
-}
-
-/** A transport's start: delivers the call's request (`options`: the call's own) and hands back what to do when the call ends. */
-type Start<O extends CallOptions> = (call: CallControl, options: O) => Cleanup | Ending | void;
-
 /**
  * One call while it runs: the control a transport drives, its timers and its settling, in one object
  * (methods on the prototype, no closures of its own: every question asked is one of these).
  */
-class Call<O extends CallOptions> implements CallControl {
+class Call implements CallControl {
 	readonly id: string;
 	readonly request: RelayRequest;
-	readonly #options: O;
+	readonly #options: CallOptions;
 	readonly #questions: readonly Question[];
 	readonly #resolve: (envelope: Envelope) => void;
 	#answers: readonly Answer[] = NO_ANSWERS;
-	/** Set once it has settled: with which status, and whether the asker gave up. */
-	#settled: Status | undefined;
-	#cancelHost = false;
-	#cleanup: Cleanup | Ending | void = undefined;
+	/** Set once it has settled: whether the asker gave up, and with which status. */
+	#settled: { status: Status; cancelHost: boolean } | undefined;
+	#cleanup: Cleanup | void = undefined;
 	/** The host holds the request: at the deadline its verdict, not this side's timer, ends the call. */
 	#held = false;
 	#budgetTimer: ReturnType<typeof setTimeout> | undefined;
 	#graceTimer: ReturnType<typeof setTimeout> | undefined;
 	#onAbort: (() => void) | undefined;
 
-	constructor(options: O, id: string, startedAt: number, questions: Question[], resolve: (envelope: Envelope) => void) {
+	constructor(options: CallOptions, id: string, startedAt: number, questions: Question[], resolve: (envelope: Envelope) => void) {
 		const { budgetMs, signal } = options;
 		this.id = id;
 		this.#options = options;
@@ -168,19 +159,13 @@ class Call<O extends CallOptions> implements CallControl {
 	}
 
 	/** Hands the call to its transport; runs the transport's cleanup at once when it settled the call before handing one back. */
-	start(start: Start<O>): void {
-		this.#cleanup = start(this, this.#options);
-		if (this.#settled !== undefined) this.#cleanUp(this.#cancelHost, this.#settled);
-	}
-
-	#cleanUp(cancelHost: boolean, status: Status): void {
-		const cleanup = this.#cleanup;
-		if (typeof cleanup === "function") cleanup(cancelHost, status);
-		else cleanup?.end(cancelHost, status);
+	start(start: (call: CallControl) => Cleanup | void): void {
+		this.#cleanup = start(this);
+		if (this.#settled) this.#cleanup?.(this.#settled.cancelHost, this.#settled.status);
 	}
 
 	reply(reply: RelayReply, settling?: (envelope: Envelope) => void): void {
-		if (this.#settled !== undefined) return;
+		if (this.#settled) return;
 		// Answers to questions not asked, or values not offered, are never passed on: the call ends in error.
 		const problem = replyAnswersProblem(this.#questions, reply);
 		if (problem !== undefined) return this.#end("error", `The host's reply was refused: ${problem}.`, true, undefined, settling);
@@ -201,11 +186,11 @@ class Call<O extends CallOptions> implements CallControl {
 	}
 
 	/** The budget's timer (the call comes as its argument: no closure per call). */
-	static readonly #budgetDue = (call: Call<CallOptions>) => {
+	static readonly #budgetDue = (call: Call) => {
 		if (call.#held) call.#graceTimer = setTimeout(Call.#graceOver, VERDICT_GRACE_MS, call);
 		else call.#ranOut();
 	};
-	static readonly #graceOver = (call: Call<CallOptions>) => call.#ranOut();
+	static readonly #graceOver = (call: Call) => call.#ranOut();
 
 	#ranOut(): void {
 		// The host keeps a timed-out request open, marked late (core/host/late.ts), unless turned off; never another extension's dialog.
@@ -218,15 +203,14 @@ class Call<O extends CallOptions> implements CallControl {
 	}
 
 	#end(status: Status, note: string | undefined, askerGaveUp: boolean, reason?: EndReason, settling?: (envelope: Envelope) => void): void {
-		if (this.#settled !== undefined) return;
-		this.#settled = status;
-		this.#cancelHost = askerGaveUp;
+		if (this.#settled) return;
+		this.#settled = { status, cancelHost: askerGaveUp };
 		clearTimeout(this.#budgetTimer);
 		clearTimeout(this.#graceTimer);
 		if (this.#onAbort) this.#options.signal?.removeEventListener("abort", this.#onAbort);
 		const envelope = envelopeFor(this.#options, this.id, Date.now() - this.request.createdAt, this.#answers, status, note, reason);
 		settling?.(envelope);
-		this.#cleanUp(askerGaveUp, status);
+		this.#cleanup?.(askerGaveUp, status);
 		this.#resolve(envelope);
 	}
 }
@@ -257,7 +241,7 @@ function envelopeFor(
  * is true when the asker gave up (budget, abort) and the host should drop the request or close
  * its dialog. Resolves with the envelope; never rejects.
  */
-export function runCall<O extends CallOptions>(options: O, start: Start<O>): Promise<Envelope> {
+export function runCall(options: CallOptions, start: (call: CallControl) => Cleanup | void): Promise<Envelope> {
 	const startedAt = Date.now();
 	const id = options.id ?? nanoid();
 	if (options.signal?.aborted)
