@@ -46,6 +46,26 @@ describe("host replacement (/new, /resume, /fork, /reload)", () => {
 		expect(fake.dialogs.map((d) => d.title)).toEqual(["[open] (1/2) Open one?", "[open] (2/2) Then this?"]);
 	});
 
+	it("a request handed over within the process goes on as the record it was: it settles with when it was first shown, not rebuilt at the next host", async () => {
+		const { handle, fake, role, ask } = relay();
+		const settled: { shownAt?: number; outcome: { end?: string } }[] = [];
+		handle.bus.on("observe:settled", (event: { shownAt?: number; outcome: { end?: string } }) => void settled.push(event));
+		const call = track(ask([{ question: "Still there?" }], { label: "asker" }));
+		await flush(vi);
+		expect(fake.open).toHaveLength(1);
+		const firstShown = Date.now();
+		await vi.advanceTimersByTimeAsync(5_000);
+		role.release("new", "The host session ended (new).");
+		await vi.advanceTimersByTimeAsync(GRACE_MS / 2);
+		const next = fakeUI();
+		claimHostRole(handle, { ui: next.ui, surface: dialogSurface(next.ui), sessionId: "replacement" });
+		await flush(vi);
+		next.current()!.answer("yes");
+		await flush(vi);
+		expect(call.envelope).toMatchObject({ status: "ok", answers: [{ answer: "yes" }] });
+		expect(settled).toEqual([expect.objectContaining({ shownAt: firstShown, outcome: expect.objectContaining({ end: "answered" }) })]);
+	});
+
 	it("settles with no-host when no host claims within the grace period", async () => {
 		const { role, ask } = relay();
 		const call = track(ask([{ question: "Anyone?" }]));

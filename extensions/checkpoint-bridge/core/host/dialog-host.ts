@@ -14,13 +14,14 @@ import { LATE_NOTE } from "../shared/late-config.ts";
 import type { Snapshot } from "../shared/observers.ts";
 import type { OutsideAnswerReply } from "../shared/outside-answers.ts";
 import type { RelayCancel, RelayReply, RelayRequest } from "../shared/protocol.ts";
-import { callDeadline, endedState, hasEnded, type ParkedRequest, type RequestEnd, type RequestRecord, storedRecord } from "../shared/request-record.ts";
+import { callDeadline, endedState, hasEnded, type ParkedRequest, type RequestEnd, type RequestRecord } from "../shared/request-record.ts";
 import { type HostEvents, Notifier, observed, progressFrame, resultFrame, type SettledOutcome, settledOutcome } from "./dialog/events.ts";
 import { askerKey, type Held, Holding } from "./dialog/holding.ts";
 import { type Carried, takeIn } from "./dialog/intake.ts";
 import { type LateOutcome, LateSide } from "./dialog/late-side.ts";
 import { DialogQueue } from "./dialog/order.ts";
 import { answerFromOutside, type OutsideTarget } from "./dialog/outside.ts";
+import { adopt, park } from "./dialog/parked.ts";
 import { type ShowingHost, ShowLoop } from "./dialog/showing.ts";
 import { type HostStats, snapshotView, type Waiting, waitingView } from "./dialog/views.ts";
 import type { LateBook, LateDrop, LateRequest } from "./late.ts";
@@ -136,7 +137,9 @@ export class DialogHost implements ShowingHost {
 		if (typeof raw !== "object" || raw === null || typeof raw.id !== "string" || raw.id === "" || this.#holding.byId.has(raw.id)) return;
 		const taken = takeIn(raw, carried, (asker) => this.#holding.openOf(asker));
 		if (!taken.ok) return this.#reply(resultFrame(raw.id, taken.end, taken.answers, taken.note));
-		const { record, asker, remaining } = taken;
+		const { asker, remaining } = taken;
+		// Handed over within this process, the request goes on as the record it was (parked): re-checked, not rebuilt.
+		const record = (carried && adopt(raw, taken.record)) || taken.record;
 		const held: Held = { record, timer: undefined, dueAt: NO_LIMIT, round: 0, asker };
 		if (remaining > 0) this.arm(held, record.request.deadline);
 		this.#holding.add(held);
@@ -247,7 +250,7 @@ export class DialogHost implements ShowingHost {
 		for (const other of this.#holding.byId.values()) if (other !== showing) all.push(other);
 		// A late request shown again goes back to the late book (which outlives this host), not to the next host's queue.
 		for (const held of all) {
-			if (!held.record.wasLate) parked.push(storedRecord(held.record));
+			if (!held.record.wasLate) parked.push(park(held.record));
 			this.end(held.record, "handed-over");
 		}
 		return parked;
