@@ -88,19 +88,21 @@ function input(ctx: AskContext, title: string, placeholder?: string): Promise<st
 	return untilAborted(ctx.ui.input(title, placeholder, options(ctx)), ctx.signal);
 }
 
-/** Selects until the pick is one of `entries` (mapped to its value), or the dialog closes. */
-async function pick(ctx: AskContext, entries: ReadonlyMap<string, string>): Promise<string | undefined> {
-	let refusals = 0;
-	for (;;) {
-		const value = await select(ctx, [...entries.keys()]);
+/**
+ * Selects until the pick is one of `entries` (mapped to its value), or the dialog closes. A chain,
+ * not an async loop: a pick is usually taken at once, and every question asked comes through here.
+ */
+function pick(ctx: AskContext, entries: ReadonlyMap<string, string>, refusals = 0): Promise<string | undefined> {
+	return select(ctx, [...entries.keys()]).then((value) => {
 		if (value === undefined || ctx.signal.aborted) return undefined;
 		const picked = entryValue(entries, value);
 		if (picked !== undefined) return picked;
 		// An RPC client can send any string; an answer that was not offered is never passed on.
 		warn(ctx, `checkpoint-bridge: "${value}" is not one of the offered options; please choose again.`);
 		// A UI that answers instantly and wrongly forever would spin without end and starve the process.
-		if (++refusals >= MAX_REFUSALS) throw new Error(`the host UI returned ${MAX_REFUSALS} answers in a row that were not offered`);
-	}
+		if (refusals + 1 >= MAX_REFUSALS) throw new Error(`the host UI returned ${MAX_REFUSALS} answers in a row that were not offered`);
+		return pick(ctx, entries, refusals + 1);
+	});
 }
 
 async function typeOther(ctx: AskContext, question: Question): Promise<string | undefined> {
@@ -115,12 +117,17 @@ async function typeOther(ctx: AskContext, question: Question): Promise<string | 
 
 const isOffered = (question: Question, value: string) => question.options?.some((o) => o.label === value) ?? false;
 
-async function askChoice(ctx: AskContext, question: Question): Promise<Answer | undefined> {
+function askChoice(ctx: AskContext, question: Question): Promise<Answer | undefined> {
 	const entries = choiceEntries(question);
 	if (question.allowOther) entries.set(OTHER_ENTRY, OTHER_ENTRY);
-	const label = await pick(ctx, entries);
-	if (label === undefined) return undefined;
-	if (label !== OTHER_ENTRY) return answerOf(question, "option", label);
+	return pick(ctx, entries).then((label) => {
+		if (label === undefined) return undefined;
+		return label === OTHER_ENTRY ? askOther(ctx, question) : answerOf(question, "option", label);
+	});
+}
+
+/** "Other" was picked: the typed answer. */
+async function askOther(ctx: AskContext, question: Question): Promise<Answer | undefined> {
 	const typed = await typeOther(ctx, question);
 	if (typed === undefined) return undefined;
 	// Typing an offered label is picking that option.
@@ -174,9 +181,8 @@ const YES_NO: ReadonlyMap<string, string> = new Map([
 	[NO, NO],
 ]);
 
-async function askConfirm(ctx: AskContext, question: Question): Promise<Answer | undefined> {
-	const value = await pick(ctx, YES_NO);
-	return value === undefined ? undefined : answerOf(question, "confirm", value === YES ? "yes" : "no");
+function askConfirm(ctx: AskContext, question: Question): Promise<Answer | undefined> {
+	return pick(ctx, YES_NO).then((value) => (value === undefined ? undefined : answerOf(question, "confirm", value === YES ? "yes" : "no")));
 }
 
 /** The surface of pi's own dialogs: each question a `select` or `input` titled with who asks; `place` says where they are (an RPC client's). */
@@ -186,7 +192,12 @@ export function dialogSurface(ui: DialogUI, place?: Surface["place"]): Surface {
 		ask: (prompt: QuestionPrompt, question: Question) => {
 			const ctx: AskContext = { ui, title: dialogTitle(prompt.asker, prompt.index, prompt.total, question), signal: prompt.signal, deadline: prompt.deadline };
 			if (prompt.onDialog) ctx.onDialog = prompt.onDialog;
-			return askQuestion(ctx, question);
+			try {
+				return askQuestion(ctx, question);
+			} catch (error) {
+				// A UI that throws instead of rejecting fails the question the same way.
+				return Promise.reject(error);
+			}
 		},
 	};
 }
