@@ -62,11 +62,6 @@ export class LateBook {
 		return this.#late.size;
 	}
 
-	/** Bytes the book holds (questions as JSON). */
-	get bytes(): number {
-		return this.#bytes;
-	}
-
 	get(requestId: string): LateRequest | undefined {
 		return this.#late.get(requestId)?.late;
 	}
@@ -109,11 +104,6 @@ export class LateBook {
 		this.#late.delete(requestId);
 		this.#bytes -= entry.bytes;
 		return entry.late;
-	}
-
-	/** Forgets every late request (the host goes for good). */
-	clear(): void {
-		for (const id of [...this.#late.keys()]) this.take(id);
 	}
 
 	#drop(requestId: string, why: LateDrop): void {
