@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Envelope } from "../../../extensions/checkpoint-bridge/model/result.ts";
+import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { PREVIEW_IN_TITLE } from "../../../extensions/checkpoint-bridge/surfaces/present.ts";
 import type { FakeDialog } from "../support/fake-ui.ts";
 import { flush, relay } from "../support/relay.ts";
@@ -216,5 +217,30 @@ describe("previews in pi's dialogs (RPC hosts)", () => {
 		// The entries are unchanged: a preview never reaches an option's text.
 		expect(script.seen[0]?.options).toEqual(["sql", "kv", "none", "Other (type your own)"]);
 		expect(envelope.answers[0]).toMatchObject({ answer: "sql", kind: "option" });
+	});
+});
+
+describe("a UI that throws", () => {
+	it("a select that throws instead of rejecting fails the question by a rejection, for a choice and a confirm", async () => {
+		const ui = {
+			select: () => {
+				throw new Error("no screen");
+			},
+			input: () => Promise.resolve(undefined),
+			notify() {},
+			setStatus() {},
+		};
+		const surface = dialogSurface(ui);
+		const prompt = { asker: "child", index: 0, total: 1, signal: new AbortController().signal, deadline: 0, callDeadline: 0 };
+		for (const question of [
+			{ question: "Which?", kind: "choice" as const, options: [{ label: "a" }, { label: "b" }], multiSelect: false, allowOther: true },
+			{ question: "Go?", kind: "confirm" as const },
+		]) {
+			let asked: Promise<unknown> | undefined;
+			expect(() => {
+				asked = surface.ask(prompt, question);
+			}).not.toThrow();
+			await expect(asked).rejects.toThrow("no screen");
+		}
 	});
 });
