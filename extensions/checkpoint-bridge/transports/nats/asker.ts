@@ -154,11 +154,16 @@ class NatsCall {
 	/** Set once the call ended `timeout` and waits for its late frame: the only message it still takes. */
 	#lateWait: ((message: BrokerMessage) => void) | undefined;
 
-	constructor(
-		readonly options: NatsAskOptions,
-		readonly call: CallControl,
-		readonly place: CallPlace,
-	) {}
+	readonly options: NatsAskOptions;
+	readonly call: CallControl;
+	readonly place: CallPlace;
+
+	// Fields assigned by hand, not as parameter properties: the MCP server's loader only strips types.
+	constructor(options: NatsAskOptions, call: CallControl, place: CallPlace) {
+		this.options = options;
+		this.call = call;
+		this.place = place;
+	}
 
 	/** Connects and sends the request; returns what runs when the call ends. */
 	start(): (cancelHost: boolean, status: Status) => void {
