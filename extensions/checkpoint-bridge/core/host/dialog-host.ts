@@ -3,9 +3,10 @@
  * request, the host's own included, goes through it, so the human never sees two dialogs at once.
  * The order is fair (ADR-0024): the host session's own questions first, then round robin by asker
  * session. Identical questions asked at the same time by different sessions are shown once and the
- * answer goes to each. Each request is held as one request record (core/shared/request-record.ts,
- * ADR-0022) with one timer, its deadline's, and ends through one function, `#end`, whatever the reason.
- * Its parts live in core/host/dialog/: taking a request in, the order, showing, outside answers, views.
+ * answer goes to each. Each request is one request record from taken to gone (core/shared/request-record.ts,
+ * ADR-0022, ADR-0030): queued, showing, late, parked, ended; one timer that follows its state, and one
+ * end, `end`, whatever the state and the reason. Its parts live in core/host/dialog/: taking a request
+ * in, the order, showing, outside answers, the late side, hand-overs, events and views.
  */
 import type { Answer } from "../../model/answer.ts";
 import type { HostUI, Surface } from "../answering/surface.ts";
