@@ -67,10 +67,20 @@ const TOUCHED = new RegExp(
 	"u",
 );
 
+/** Whether `text` is printable ASCII only (U+0020–U+007E), which no replacement above touches. */
+function isPrintableAscii(text: string): boolean {
+	for (let i = 0; i < text.length; i++) {
+		const unit = text.charCodeAt(i);
+		if (unit < 0x20 || unit > 0x7e) return false;
+	}
+	return true;
+}
+
 /** Asker text with everything a terminal would interpret removed; see the module doc. */
 export function sanitiseText(text: string, options?: { multiline?: boolean }): string {
-	// Most text has nothing to remove: one scan instead of five replacements.
-	if (!TOUCHED.test(text)) return text;
+	// Most text has nothing to remove: a loop over plain ASCII (both sides check every label of every
+	// request), else one scan, instead of five replacements.
+	if (isPrintableAscii(text) || !TOUCHED.test(text)) return text;
 	const stripped = text
 		.replace(LONE_SURROGATE, "\ufffd")
 		.replace(ESCAPE_SEQUENCE, "")
