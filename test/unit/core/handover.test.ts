@@ -66,6 +66,24 @@ describe("host replacement (/new, /resume, /fork, /reload)", () => {
 		expect(settled).toEqual([expect.objectContaining({ shownAt: firstShown, outcome: expect.objectContaining({ end: "answered" }) })]);
 	});
 
+	it("an asker that gives up while its request is parked and no host comes: it settles once, cancelled, when the grace ends", async () => {
+		const { handle, role, ask } = relay();
+		const ends: string[] = [];
+		handle.bus.on("observe:settled", (event: { outcome: { end?: string } }) => void ends.push(`${event.outcome.end}`));
+		const controller = new AbortController();
+		const call = track(ask([{ question: "Never mind?" }], { label: "quitter", signal: controller.signal }));
+		const stays = track(ask([{ question: "Still asking?" }], { label: "stayer" }));
+		await flush(vi);
+		role.release("new", "The host session ended (new).");
+		await flush(vi);
+		controller.abort();
+		await flush(vi);
+		expect(call.envelope?.status).toBe("cancelled");
+		await vi.advanceTimersByTimeAsync(GRACE_MS);
+		expect(stays.envelope?.status).toBe("no-host");
+		expect(ends.sort()).toEqual(["cancelled", "host-gone"]);
+	});
+
 	it("settles with no-host when no host claims within the grace period", async () => {
 		const { role, ask } = relay();
 		const call = track(ask([{ question: "Anyone?" }]));

@@ -10,7 +10,7 @@
  */
 import type { Answer } from "../../model/answer.ts";
 import type { HostUI, Surface } from "../answering/surface.ts";
-import { NO_LIMIT } from "../shared/config.ts";
+import { msLeft, NO_LIMIT } from "../shared/config.ts";
 import { LATE_NOTE } from "../shared/late-config.ts";
 import type { Snapshot } from "../shared/observers.ts";
 import type { OutsideAnswerReply } from "../shared/outside-answers.ts";
@@ -233,6 +233,9 @@ export class DialogHost implements ShowingHost {
 			const record = this.#parked.get(id);
 			if (record) this.end(record, "host-gone", note);
 		}
+		// Nobody took them, and they were not handed on: their askers gave up while they were parked (their budget, or their abort).
+		for (const record of [...this.#parked.values()])
+			if (record.state.is === "parked") this.end(record, msLeft(callDeadline(record)) <= 0 ? "timeout" : "cancelled");
 		this.#parked.clear();
 		return unknown;
 	}

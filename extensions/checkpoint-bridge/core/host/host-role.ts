@@ -249,7 +249,7 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 		if (note) outcome.note = note;
 		if (reason) outcome.reason = reason;
 		outcome.end = end;
-		if (end === "cancelled" && request.asker.sessionId !== sessionId)
+		if (end === "cancelled" && request.asker.sessionId !== sessionId && !gone)
 			cancels.cancelled(
 				request.asker.label,
 				request.questions.map((q) => q.question.replace(/\s+/g, " ")),
