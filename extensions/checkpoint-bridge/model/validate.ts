@@ -45,8 +45,7 @@ const ONE_LINE = { multiline: false } as const;
  * details and previews keep line breaks. `option`: the field is option `option`'s of the question at
  * `at` (where a problem says it is, built only for a problem: both sides check every option).
  */
-function optionalText(raw: Record<string, unknown>, key: string, max: number, at: string, problems: string[], option?: number): string | undefined {
-	const value = raw[key];
+function optionalText(value: unknown, key: string, max: number, at: string, problems: string[], option?: number): string | undefined {
 	if (value === undefined) return undefined;
 	if (typeof value !== "string") {
 		problems.push(`${fieldAt(at, option)}.${key}: must be a string`);
@@ -58,8 +57,7 @@ function optionalText(raw: Record<string, unknown>, key: string, max: number, at
 	return undefined;
 }
 
-function optionalBoolean(raw: Record<string, unknown>, key: string, at: string, problems: string[]): boolean | undefined {
-	const value = raw[key];
+function optionalBoolean(value: unknown, key: string, at: string, problems: string[]): boolean | undefined {
 	if (value === undefined || typeof value === "boolean") return value;
 	problems.push(`${at}.${key}: must be true or false`);
 	return undefined;
@@ -117,9 +115,9 @@ function checkOptions(options: unknown, at: string, problems: string[], bounds: 
 		seen?.add(clean);
 		const option: Option = { label: clean };
 		if (typeof raw !== "string") {
-			const description = optionalText(raw as Record<string, unknown>, "description", LIMITS.description, at, problems, j);
+			const description = optionalText(raw.description, "description", LIMITS.description, at, problems, j);
 			if (description !== undefined) option.description = description;
-			const preview = optionalText(raw as Record<string, unknown>, "preview", LIMITS.preview, at, problems, j);
+			const preview = optionalText(raw.preview, "preview", LIMITS.preview, at, problems, j);
 			if (preview !== undefined) option.preview = preview;
 		}
 		checked[count++] = option;
@@ -144,15 +142,15 @@ function checkQuestion(raw: unknown, at: string, problems: string[], dialogs: bo
 	else if (question.length > bounds.question) problems.push(`${at}.question: is ${question.length} characters, at most ${bounds.question}`);
 	else if (dialog !== undefined && lineCount(question) > DIALOG_LIMITS.titleLines)
 		problems.push(`${at}.question: has ${lineCount(question)} lines, at most ${DIALOG_LIMITS.titleLines}`);
-	const id = optionalText(raw, "id", LIMITS.id, at, problems);
+	const id = optionalText(raw.id, "id", LIMITS.id, at, problems);
 	if (id !== undefined && id.trim() === "") problems.push(`${at}.id: is empty`);
-	const header = optionalText(raw, "header", LIMITS.header, at, problems);
-	const details = optionalText(raw, "details", bounds.details, at, problems);
-	const placeholder = optionalText(raw, "placeholder", bounds.placeholder, at, problems);
-	const initial = optionalText(raw, "initial", DIALOG_LIMITS.initial, at, problems);
-	const multiSelect = optionalBoolean(raw, "multiSelect", at, problems);
-	const allowOther = optionalBoolean(raw, "allowOther", at, problems);
-	const recommended = optionalText(raw, "recommended", LIMITS.label, at, problems);
+	const header = optionalText(raw.header, "header", LIMITS.header, at, problems);
+	const details = optionalText(raw.details, "details", bounds.details, at, problems);
+	const placeholder = optionalText(raw.placeholder, "placeholder", bounds.placeholder, at, problems);
+	const initial = optionalText(raw.initial, "initial", DIALOG_LIMITS.initial, at, problems);
+	const multiSelect = optionalBoolean(raw.multiSelect, "multiSelect", at, problems);
+	const allowOther = optionalBoolean(raw.allowOther, "allowOther", at, problems);
+	const recommended = optionalText(raw.recommended, "recommended", LIMITS.label, at, problems);
 	if (kind !== undefined && kind !== "confirm" && kind !== "choice" && kind !== "text")
 		problems.push(`${at}.kind: must be "confirm" (or "choice" / "text", which the options imply) or left out`);
 	if (share !== undefined && share !== "any" && share !== "origin") problems.push(`${at}.share: must be "any" or "origin" (the default)`);
