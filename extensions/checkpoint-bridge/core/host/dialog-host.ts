@@ -14,7 +14,7 @@ import { msLeft, NO_LIMIT } from "../shared/config.ts";
 import { LATE_NOTE } from "../shared/late-config.ts";
 import type { Snapshot } from "../shared/observers.ts";
 import type { OutsideAnswerReply } from "../shared/outside-answers.ts";
-import type { RelayCancel, RelayReply, RelayRequest } from "../shared/protocol.ts";
+import { type RelayCancel, type RelayReply, type RelayRequest, replyChannel } from "../shared/protocol.ts";
 import { callDeadline, endedState, hasEnded, type ParkedRequest, type RequestEnd, type RequestRecord } from "../shared/request-record.ts";
 import { type HostEvents, Notifier, observed, progressFrame, resultFrame, type SettledOutcome, settledOutcome } from "./dialog/events.ts";
 import { askerKey, type Held, Holding } from "./dialog/holding.ts";
@@ -37,8 +37,8 @@ export interface DialogHostOptions {
 	surface: Surface;
 	/** The host session's id: its own requests get no arrival receipt and no bell. */
 	sessionId: string;
-	/** Sends a reply to the one asker it is addressed to. */
-	reply: (reply: RelayReply) => void;
+	/** Sends a reply to the one asker it is addressed to, on its reply channel when the host has it built already. */
+	reply: (reply: RelayReply, channel?: `reply:${string}`) => void;
 	/** Lifecycle notifications. @default none */
 	events?: HostEvents;
 	/** Rings for the human's attention when a relayed question is first shown. @default none */
@@ -58,7 +58,7 @@ const DROP_NOTES: Record<LateDrop, string> = {
 export class DialogHost implements ShowingHost {
 	readonly #ui: HostUI;
 	readonly #sessionId: string;
-	readonly #reply: (reply: RelayReply) => void;
+	readonly #reply: (reply: RelayReply, channel?: `reply:${string}`) => void;
 	readonly notifier: Notifier;
 	readonly #holding: Holding;
 	readonly #stats: HostStats = { questionsAsked: 0, dialogsShown: 0, sharedAnswers: 0 };
@@ -94,7 +94,7 @@ export class DialogHost implements ShowingHost {
 		// The same record, queued again: its call has returned, so no call deadline holds it; it remembers how late it was.
 		record.wasLate = late.state;
 		record.state = { is: "queued" };
-		const held: Held = { record, timer: undefined, dueAt: NO_LIMIT, round: 0, asker: askerKey(record.request) };
+		const held: Held = { record, timer: undefined, dueAt: NO_LIMIT, round: 0, asker: askerKey(record.request), channel: replyChannel(requestId) };
 		this.#holding.add(held);
 		this.#hold(held, true);
 		return true;
@@ -141,7 +141,7 @@ export class DialogHost implements ShowingHost {
 		const { asker, remaining } = taken;
 		// Handed over within this process, the request goes on as the record it was (parked): re-checked, not rebuilt.
 		const record = (carried && adopt(raw, taken.record)) || taken.record;
-		const held: Held = { record, timer: undefined, dueAt: NO_LIMIT, round: 0, asker };
+		const held: Held = { record, timer: undefined, dueAt: NO_LIMIT, round: 0, asker, channel: replyChannel(raw.id) };
 		if (remaining > 0) this.arm(held, record.request.deadline);
 		this.#holding.add(held);
 		// Handed over, its budget ran out on the way: it ends as any request out of time does (late, observed), not bare.
@@ -309,7 +309,7 @@ export class DialogHost implements ShowingHost {
 			this.notifier.settled(observed(record), settledOutcome(record, answers, end, note));
 		this.notifier.changed();
 		// Nobody listens any more for a cancelled request.
-		if (end !== "cancelled") this.#reply(resultFrame(record.request.id, end, answers, note));
+		if (end !== "cancelled") this.#reply(resultFrame(record.request.id, end, answers, note), mine?.channel);
 		// Askers that joined this request's questions may now have everything they need.
 		this.completeDependents(record);
 	}
@@ -338,7 +338,8 @@ export class DialogHost implements ShowingHost {
 	}
 
 	progress(record: RequestRecord, stage: "queued" | "shown" | "answered", question?: number, position?: number): void {
-		this.#reply(progressFrame(record, stage, question, position));
+		const held = this.#holding.byId.get(record.request.id);
+		this.#reply(progressFrame(record, stage, question, position), held?.record === record ? held.channel : undefined);
 	}
 
 	/** A receipt is a courtesy: a UI whose notify fails must not fail the request. */

@@ -275,7 +275,7 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 		ui,
 		surface,
 		sessionId,
-		reply: (reply) => bus.emit(replyChannel(reply.id), sealBuilt(reply)),
+		reply: (reply, channel = replyChannel(reply.id)) => bus.emit(channel, sealBuilt(reply)),
 		...(bell ? { bell } : {}),
 		...(late
 			? {

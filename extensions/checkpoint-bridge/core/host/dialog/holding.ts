@@ -25,6 +25,8 @@ export interface Held {
 	round: number;
 	/** Whose open requests it counts among (`askerKey`), worked out once. */
 	readonly asker: string;
+	/** Its reply channel, built once: one string the bus keys on for every reply, not a new one per reply. */
+	readonly channel: `reply:${string}`;
 }
 
 /**
