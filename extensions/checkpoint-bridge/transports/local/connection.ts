@@ -121,7 +121,7 @@ export class Connection {
 		this.#stage = "closed";
 		clearTimeout(this.#helloTimer);
 		const { bridge } = this.options;
-		for (const open of bridge.held(this.#origin)) this.#send(bridge.result(open.id, "no-host", note, open.answers));
+		for (const open of bridge.openRequests(this.#origin)) this.#send(bridge.result(open.id, "no-host", note, open.answers));
 		this.#cancelAll();
 		this.socket.end(() => this.socket.destroy());
 	}
@@ -179,7 +179,7 @@ export class Connection {
 			case "cancel": {
 				const open = this.options.bridge.get(this.#origin, frame.id);
 				// Not held: already settled, the cancel crossed the result. The asker gave up: whatever other connection still carries it, the request goes.
-				if (open) this.options.bridge.giveUp(open, frame.reason);
+				if (open) this.options.bridge.cancel(open, frame.reason);
 				return;
 			}
 			default:
@@ -241,9 +241,9 @@ export class Connection {
 	#cancelAll(): void {
 		const { bridge } = this.options;
 		// A closing connection takes no late frame, and acks nothing more: the host's session gets those ends.
-		bridge.dropLate(this.#origin);
+		bridge.discardLate(this.#origin);
 		this.#unacked();
-		for (const open of bridge.held(this.#origin)) bridge.release(open);
+		for (const open of bridge.openRequests(this.#origin)) bridge.release(open);
 	}
 
 	/** Writes a frame; false when the socket no longer takes any. */
@@ -272,7 +272,7 @@ export class Connection {
 		clearTimeout(this.#helloTimer);
 		// The asker's process ended or dropped the connection: its dialogs close and its queued questions go,
 		// but for those asked with wait: false, whose end then reaches the host's session.
-		this.options.bridge.leave(this.#origin);
+		this.options.bridge.closeClient(this.#origin);
 		this.#unacked();
 	}
 
