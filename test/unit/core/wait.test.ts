@@ -82,6 +82,8 @@ describe("waitAtMost", () => {
 	});
 
 	it("an unref'd timer does not hold the process", async () => {
+		// Real timers here: a spy on a faked setTimeout, once restored, left the faked one in place for files after this one sharing the process.
+		vi.useRealTimers();
 		const unref = vi.fn();
 		const real = globalThis.setTimeout;
 		const spy = vi.spyOn(globalThis, "setTimeout").mockImplementation(((run: () => void, ms: number) => {
@@ -98,7 +100,7 @@ describe("waitAtMost", () => {
 		} finally {
 			spy.mockRestore();
 		}
-		await vi.advanceTimersByTimeAsync(5);
+		await new Promise((resolve) => setTimeout(resolve, 10));
 	});
 });
 
