@@ -13,7 +13,14 @@ const ANSWERS = [core("shared/outside-answers"), model("answer-check"), model("r
 const TOOL = [model("validate"), model("sanitise")];
 /** The route home: where an ended request goes once its call has returned, and the box that posts it. */
 const ROUTE = ["extensions/checkpoint-bridge/core/delivery/*.ts"];
-const GROUPS = { seal: SEAL, host: HOST, queue: QUEUE, answers: ANSWERS, tool: TOOL, route: ROUTE };
+/** The book: a request's one record and its states, the one end of the dialog host, the late book, and a record parked across a hand-over. */
+const BOOK = [
+	"extensions/checkpoint-bridge/core/shared/request-record.ts",
+	"extensions/checkpoint-bridge/core/host/late.ts",
+	"extensions/checkpoint-bridge/core/host/dialog/late-side.ts",
+	"extensions/checkpoint-bridge/core/host/dialog/parked.ts",
+];
+const GROUPS = { seal: SEAL, host: HOST, queue: QUEUE, answers: ANSWERS, tool: TOOL, route: ROUTE, book: BOOK };
 const group = process.env.MUTATION_GROUP ?? "seal";
 if (!(group in GROUPS)) throw new Error(`MUTATION_GROUP must be one of ${Object.keys(GROUPS).join(", ")}, not ${group}`);
 
@@ -27,7 +34,7 @@ export default {
 	typescriptChecker: { prioritizePerformanceOverAccuracy: true },
 	coverageAnalysis: "perTest",
 	// Where the promise of docs/guarantees.md lives, in groups so that each run fits a shared 2-core machine:
-	// MUTATION_GROUP=seal (default), host, queue, answers, tool or route.
+	// MUTATION_GROUP=seal (default), host, queue, answers, tool, route or book.
 	mutate: GROUPS[group],
 	// `// @ts-nocheck` only where mutants go: test/unit/package.test.ts reads observers.ts as written.
 	disableTypeChecks: "extensions/checkpoint-bridge/{core,model}/**/*.ts",
