@@ -49,7 +49,7 @@ describe("a call settles exactly once", () => {
 		t.control().reply(progress(id, "queued"));
 		t.control().reply({ v: PROTOCOL_VERSION, id, kind: "result", status: "ok", answers: [answer] });
 		// The socket closing after the result, a late progress, a second result: all too late.
-		t.control().finish("no-host", "closed");
+		t.control().end("no-host", "closed");
 		t.control().reply(progress(id, "shown"));
 		t.control().reply({ v: PROTOCOL_VERSION, id, kind: "result", status: "error", answers: [] });
 		await vi.advanceTimersByTimeAsync(10_000);
@@ -66,7 +66,7 @@ describe("a call settles exactly once", () => {
 		await vi.advanceTimersByTimeAsync(5_000);
 		abort.abort();
 		t.control().reply({ v: PROTOCOL_VERSION, id: t.control().id, kind: "result", status: "ok", answers: [answer] });
-		t.control().finish("no-host");
+		t.control().end("no-host");
 		expect((await call).status).toBe("timeout");
 		expect(t.ends).toEqual([{ cancelHost: true, status: "timeout" }]);
 		expect(vi.getTimerCount()).toBe(0);
@@ -80,7 +80,7 @@ describe("a call settles exactly once", () => {
 		const call = runCall(options({ signal: abort.signal }), t.start);
 		abort.abort();
 		await vi.advanceTimersByTimeAsync(5_000);
-		t.control().finish("error");
+		t.control().end("error");
 		expect((await call).status).toBe("cancelled");
 		expect(t.ends).toEqual([{ cancelHost: true, status: "cancelled" }]);
 	});
@@ -88,8 +88,8 @@ describe("a call settles exactly once", () => {
 	it("a transport that settles the call while starting gets its end called once, after it returned it", async () => {
 		const ends: Status[] = [];
 		const envelope = await runCall(options(), (call) => {
-			call.finish("no-host", "nobody");
-			call.finish("error", "twice");
+			call.end("no-host", "nobody");
+			call.end("error", "twice");
 			return (_cancelHost, status) => void ends.push(status);
 		});
 		expect(envelope).toMatchObject({ status: "no-host", note: expect.stringContaining("nobody") });
@@ -129,7 +129,7 @@ describe("a call settles exactly once", () => {
 			dialogTimeoutMs: 5_000,
 			createdAt: 1_000_000,
 		});
-		t.control().finish("no-host");
+		t.control().end("no-host");
 	});
 
 	it("refuses a reply that answers what was not asked, in error, and tells the host to drop the request", async () => {
@@ -153,7 +153,7 @@ describe("a call settles exactly once", () => {
 	it("a transport's own ending does not tell the host to drop the request", async () => {
 		const t = transport();
 		const call = runCall(options(), t.start);
-		t.control().finish("no-host", "gone");
+		t.control().end("no-host", "gone");
 		await call;
 		expect(t.ends).toEqual([{ cancelHost: false, status: "no-host" }]);
 	});

@@ -27,14 +27,14 @@ export function askViaHost(options: AskOptions): Promise<Envelope> {
 	const { handle } = options;
 	return runCall(options, (call) => {
 		const host = handle.host();
-		if (!host) return call.finish("no-host", "No session with a UI holds the host role (headless run, or the host is gone).");
+		if (!host) return call.end("no-host", "No session with a UI holds the host role (headless run, or the host is gone).");
 		if (host.protocol !== PROTOCOL_VERSION)
-			return call.finish("error", `The host speaks checkpoint-bridge protocol v${host.protocol}; this session speaks v${PROTOCOL_VERSION}.`);
+			return call.end("error", `The host speaks checkpoint-bridge protocol v${host.protocol}; this session speaks v${PROTOCOL_VERSION}.`);
 		const channel = replyChannel(call.id);
 		// Anything else on this channel (junk, another version, a reply the host did not send) is ignored.
 		const onReply = (reply: RelayReply) => handle.isFromHost(reply, call.id) && isReplyFor(reply, call.id) && call.reply(reply);
 		handle.bus.on(channel, onReply);
-		if (!handle.bus.emit("request", call.request)) call.finish("no-host", "The host role is claimed but nothing is listening for questions.");
+		if (!handle.bus.emit("request", call.request)) call.end("no-host", "The host role is claimed but nothing is listening for questions.");
 		return (cancelHost, status) => {
 			handle.bus.off(channel, onReply);
 			// The host drops the request from its queue or dismisses its open dialog.

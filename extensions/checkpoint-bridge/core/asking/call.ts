@@ -70,7 +70,7 @@ export interface CallControl {
 	 */
 	reply(reply: RelayReply, settling?: (envelope: Envelope) => void): void;
 	/** Settles the call; later calls do nothing. */
-	finish(status: Status, note?: string): void;
+	end(status: Status, note?: string): void;
 }
 
 /**
@@ -122,7 +122,7 @@ class Call implements CallControl {
 	#settled: { status: Status; cancelHost: boolean } | undefined;
 	#cleanup: Cleanup | void = undefined;
 	/** The host holds the request: at the deadline its verdict, not this side's timer, ends the call. */
-	#held = false;
+	#openAtHost = false;
 	#budgetTimer: ReturnType<typeof setTimeout> | undefined;
 	#graceTimer: ReturnType<typeof setTimeout> | undefined;
 	#onAbort: (() => void) | undefined;
@@ -136,12 +136,12 @@ class Call implements CallControl {
 		// Without a budget the call ends only when answered, dismissed, aborted, or its host goes. With one, a host that
 		// holds the request settles it at the deadline itself: a result it sent at the last instant is not lost on the way.
 		if (budgetMs !== NO_LIMIT) {
-			this.#budgetTimer = setTimeout(Call.#budgetDue, budgetMs, this);
+			this.#budgetTimer = setTimeout(Call.#atDeadline, budgetMs, this);
 			// Asked with wait: false, nobody waits on the call: its budget does not keep an asker's process alive either.
 			if (options.later) this.#budgetTimer.unref?.();
 		}
 		if (signal) {
-			this.#onAbort = () => this.#end("cancelled", "The tool call was aborted.", true);
+			this.#onAbort = () => this.#settle("cancelled", "The tool call was aborted.", true);
 			signal.addEventListener("abort", this.#onAbort, { once: true });
 		}
 		const request: RelayRequest = {
@@ -168,10 +168,10 @@ class Call implements CallControl {
 		if (this.#settled) return;
 		// Answers to questions not asked, or values not offered, are never passed on: the call ends in error.
 		const problem = replyAnswersProblem(this.#questions, reply);
-		if (problem !== undefined) return this.#end("error", `The host's reply was refused: ${problem}.`, true, undefined, settling);
+		if (problem !== undefined) return this.#settle("error", `The host's reply was refused: ${problem}.`, true, undefined, settling);
 		this.#answers = reply.answers;
-		if (reply.kind === "result") return this.#end(reply.status, reply.note, false, reply.reason, settling);
-		this.#held = true;
+		if (reply.kind === "result") return this.#settle(reply.status, reply.note, false, reply.reason, settling);
+		this.#openAtHost = true;
 		try {
 			this.#options.onProgress?.(reply);
 		} catch {
@@ -179,15 +179,15 @@ class Call implements CallControl {
 		}
 	}
 
-	finish(status: Status, note?: string): void {
+	end(status: Status, note?: string): void {
 		// A host that goes away while its verdict is awaited changes nothing: the budget had already run out.
 		if (this.#graceTimer !== undefined && status === "no-host") this.#ranOut();
-		else this.#end(status, note, false);
+		else this.#settle(status, note, false);
 	}
 
 	/** The budget's timer (the call comes as its argument: no closure per call). */
-	static readonly #budgetDue = (call: Call) => {
-		if (call.#held) call.#graceTimer = setTimeout(Call.#graceOver, VERDICT_GRACE_MS, call);
+	static readonly #atDeadline = (call: Call) => {
+		if (call.#openAtHost) call.#graceTimer = setTimeout(Call.#graceOver, VERDICT_GRACE_MS, call);
 		else call.#ranOut();
 	};
 	static readonly #graceOver = (call: Call) => call.#ranOut();
@@ -195,22 +195,22 @@ class Call implements CallControl {
 	#ranOut(): void {
 		// The host keeps a timed-out request open, marked late (core/host/late.ts), unless turned off; never another extension's dialog.
 		const staysLate = lateAnswersOn() && !this.#questions.some((q) => q.dialog);
-		this.#end(
+		this.#settle(
 			"timeout",
 			`The call's budget of ${this.#options.budgetMs} ms ran out before every question was answered.${staysLate ? ` ${LATE_NOTE}` : ""}`,
 			true,
 		);
 	}
 
-	#end(status: Status, note: string | undefined, askerGaveUp: boolean, reason?: EndReason, settling?: (envelope: Envelope) => void): void {
+	#settle(status: Status, note: string | undefined, cancelHost: boolean, reason?: EndReason, settling?: (envelope: Envelope) => void): void {
 		if (this.#settled) return;
-		this.#settled = { status, cancelHost: askerGaveUp };
+		this.#settled = { status, cancelHost };
 		clearTimeout(this.#budgetTimer);
 		clearTimeout(this.#graceTimer);
 		if (this.#onAbort) this.#options.signal?.removeEventListener("abort", this.#onAbort);
 		const envelope = envelopeFor(this.#options, this.id, Date.now() - this.request.createdAt, this.#answers, status, note, reason);
 		settling?.(envelope);
-		this.#cleanup?.(askerGaveUp, status);
+		this.#cleanup?.(cancelHost, status);
 		this.#resolve(envelope);
 	}
 }

@@ -99,7 +99,7 @@ export function askRemote(endpoint: EndpointAddress | string, options: RemoteAsk
 	};
 	return runCall(options, (call) => {
 		const problem = requestProblem(encodeFrame({ ...call.request, type: "request", v: FRAME_VERSION.endpoint }));
-		if (problem !== undefined) return call.finish("error", problem);
+		if (problem !== undefined) return call.end("error", problem);
 		let ended = false;
 		let seat: Seat | undefined;
 		/** Answers the host gave so far: a re-sent request carries them, so they are not asked again. */
@@ -149,7 +149,7 @@ export function askRemote(endpoint: EndpointAddress | string, options: RemoteAsk
 				onEnd: (status, note) => {
 					if (ended || seat !== mine) return;
 					if (status === "no-host" && mayWait()) return lost(note);
-					call.finish(status, note);
+					call.end(status, note);
 				},
 			});
 			seat = mine;
@@ -163,7 +163,7 @@ export function askRemote(endpoint: EndpointAddress | string, options: RemoteAsk
 			const now = Date.now();
 			const until = graceEnd(graceMs, call.request.deadline, now);
 			const give = () =>
-				call.finish("no-host", `${note} No host came back within ${graceMs} ms${until < now + graceMs ? " (the call's budget ended first)" : ""}.`);
+				call.end("no-host", `${note} No host came back within ${graceMs} ms${until < now + graceMs ? " (the call's budget ended first)" : ""}.`);
 			if (until <= Date.now()) return give();
 			grace = { until, note, expire: setTimeout(give, until - Date.now()), look: setTimeout(look, LOOK_AGAIN_MS) };
 		};

@@ -176,7 +176,7 @@ class NatsCall {
 				this.#sendRequest();
 				this.#ticker = setInterval(() => this.#tick(), TICK_MS);
 			},
-			(error: unknown) => this.call.finish("no-host", `No host reachable over NATS: ${error instanceof Error ? error.message : String(error)}.`),
+			(error: unknown) => this.call.end("no-host", `No host reachable over NATS: ${error instanceof Error ? error.message : String(error)}.`),
 		);
 		return (cancelHost, status) => this.#end(cancelHost, status);
 	}
@@ -239,7 +239,7 @@ class NatsCall {
 	#hostLost(note: string, mayHaveReached = this.#reached || hostHeard().heard): void {
 		if (this.#ended || this.#phase === "resending") return;
 		const { graceMs } = this.options.config;
-		if (!mayHaveReached || graceMs <= 0) return this.call.finish("no-host", note);
+		if (!mayHaveReached || graceMs <= 0) return this.call.end("no-host", note);
 		this.#phase = "resending";
 		// The lost host's hold is over: whichever host takes the re-sent request is the one to trust.
 		this.#pinned = undefined;
@@ -274,7 +274,7 @@ class NatsCall {
 		const frame = checked.frame;
 		// A host refuses a request before it takes it; once it holds the request, an error frame is nobody's to send.
 		if (frame.type === "error")
-			return this.#phase === "open" || this.#pinned ? undefined : this.call.finish("error", `The host refused the request (${frame.code}): ${frame.message}`);
+			return this.#phase === "open" || this.#pinned ? undefined : this.call.end("error", `The host refused the request (${frame.code}): ${frame.message}`);
 		if (!("id" in frame) || frame.id !== this.call.id) return;
 		if (frame.type !== "pong" && frame.type !== "progress" && frame.type !== "result") return;
 		// Anyone who reads the room can write to this inbox: only the host that took the request is heard.
@@ -312,7 +312,7 @@ class NatsCall {
 		const { silenceMs } = this.place;
 		const { room, graceMs } = this.options.config;
 		if (this.#phase === "resending") {
-			if (now >= this.#graceEnds) return this.call.finish("no-host", `${this.#lostNote} No host served the room again within ${graceMs} ms.`);
+			if (now >= this.#graceEnds) return this.call.end("no-host", `${this.#lostNote} No host served the room again within ${graceMs} ms.`);
 			if (now - this.#lastSent >= RESEND_INTERVAL_MS) this.#sendRequest();
 			return;
 		}

@@ -113,7 +113,7 @@ function callOf(): CallControl {
 		dialogTimeoutMs: 0,
 		createdAt: Date.now(),
 	};
-	return { id: "call-1", request, reply() {}, finish() {} };
+	return { id: "call-1", request, reply() {}, end() {} };
 }
 
 const VALID_LATE = {
