@@ -10,8 +10,8 @@ import type { HostLife } from "./host-life.ts";
 import { WEB_USAGE, webCommand, webPageLine } from "./surfaces/web/command.ts";
 
 /** Who waits in the dialog queue, as `/checkpoints pause` and `resume` say it. */
-function waitingLine(host: DialogHost): string {
-	const { queued, queuedCount } = host.waiting(3);
+function queuedLine(host: DialogHost): string {
+	const { queued, queuedCount } = host.queued(3);
 	if (queuedCount === 0) return "nothing waits";
 	const more = queuedCount - queued.length;
 	return `${queuedCount} waiting: ${queued.map((q) => q.label).join(", ")}${more > 0 ? ` and ${more} more` : ""}`;
@@ -30,12 +30,12 @@ export function queueCommand(word: string | undefined, host: DialogHost | undefi
 		const already = host.paused;
 		host.pause();
 		return {
-			message: `checkpoint-bridge: ${already ? "already paused" : "paused"}: new dialogs wait until /checkpoints resume (budgets keep running; the page and request links still answer); ${waitingLine(host)}`,
+			message: `checkpoint-bridge: ${already ? "already paused" : "paused"}: new dialogs wait until /checkpoints resume (budgets keep running; the page and request links still answer); ${queuedLine(host)}`,
 			type: "info",
 		};
 	}
-	if (!host.paused) return word === "resume" ? { message: `checkpoint-bridge: not paused; ${waitingLine(host)}`, type: "info" } : undefined;
-	const line = waitingLine(host);
+	if (!host.paused) return word === "resume" ? { message: `checkpoint-bridge: not paused; ${queuedLine(host)}`, type: "info" } : undefined;
+	const line = queuedLine(host);
 	host.resume();
 	return { message: `checkpoint-bridge: resumed; ${line}`, type: "info" };
 }

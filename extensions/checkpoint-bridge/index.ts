@@ -48,7 +48,7 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 	const ways = waysFrom({ handle, loadNats });
 	/** Set from session_start to session_shutdown: detaches this session from the box, stops feeding the page other ask tools' forms. */
 	let detach: (() => void) | undefined;
-	let stopFormsOnPage: (() => void) | undefined;
+	let closeFormsOnPage: (() => void) | undefined;
 	/** Set from session_shutdown on: a call ended by the quit stays open in the session, for the next start. */
 	let closing = false;
 	/** The host session's own questions: recorded, reopened at its next start (own-questions.ts). */
@@ -74,7 +74,7 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 		if (host.role && (event.reason === "startup" || event.reason === "resume")) own.reopen(entries, sessionId);
 		// Other ask tools' forms open in this terminal show on the web page too (interop/); elsewhere they ride the relay.
 		// A foreground child of a terminal host (relayed in mode "tui", ADR-0016) draws its forms in that terminal: they show too.
-		if (pi.events && ctx.mode === "tui") stopFormsOnPage ??= otherFormsOnPage(pi.events);
+		if (pi.events && ctx.mode === "tui") closeFormsOnPage ??= otherFormsOnPage(pi.events);
 	});
 
 	// A child bound in mode "rpc" watches for an extension that refuses to ask without pi's terminal (ADR-0016).
@@ -83,10 +83,10 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 
 	pi.on("session_shutdown", (event) => {
 		closing = true;
-		own.stop();
-		stopFormsOnPage?.();
+		own.close();
+		closeFormsOnPage?.();
 		detach?.();
-		stopFormsOnPage = detach = undefined;
+		closeFormsOnPage = detach = undefined;
 		releaseLate(me.identity().sessionId, loadNats);
 		return host.release(event.reason);
 	});

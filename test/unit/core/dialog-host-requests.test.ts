@@ -83,7 +83,7 @@ describe("what the host does not take", () => {
 		await flush(vi);
 		expect(replies.length).toBe(before);
 		expect(h.snapshot().open.length).toBe(1);
-		expect(h.waiting(9).queuedCount).toBe(0);
+		expect(h.queued(9).queuedCount).toBe(0);
 		expect(fake.dialogs.map((d) => d.title)).toEqual(["[planner] Project name?"]);
 	});
 
@@ -279,7 +279,7 @@ describe("cancels and the single dialog slot", () => {
 		expect(h.snapshot().open).toHaveLength(2);
 		h.cancel(cancel("queued"));
 		expect(h.snapshot().open.map((o) => o.requestId)).toEqual(["shown"]);
-		expect(h.waiting(9).queuedCount).toBe(0);
+		expect(h.queued(9).queuedCount).toBe(0);
 		fake.current()!.answer("atlas");
 		await flush(vi);
 		expect(fake.dialogs).toHaveLength(1);
@@ -412,7 +412,7 @@ describe("the status line and a hand-over", () => {
 			["asker", "createdAt", "deadline", "dialogTimeoutMs", "id", "origin", "questions", "v"],
 		]);
 		expect(h.snapshot().open.length).toBe(0);
-		expect(h.waiting(9)).toEqual({ queued: [], queuedCount: 0 });
+		expect(h.queued(9)).toEqual({ queued: [], queuedCount: 0 });
 		expect(statusText(h)).toBeUndefined();
 		expect(replies.length).toBe(sent);
 	});

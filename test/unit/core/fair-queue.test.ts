@@ -101,12 +101,12 @@ describe("the order of the dialogs", () => {
 		void ask([{ question: "Third?" }], { label: "c" });
 		await flush(vi);
 		expect(role.host.snapshot().open).toHaveLength(3);
-		expect(role.host.waiting(9).queuedCount).toBe(2);
+		expect(role.host.queued(9).queuedCount).toBe(2);
 		controller.abort();
 		await flush(vi);
 		expect(leaving.envelope?.status).toBe("cancelled");
 		expect(role.host.snapshot().open).toHaveLength(2);
-		expect(role.host.waiting(9).queuedCount).toBe(1);
+		expect(role.host.queued(9).queuedCount).toBe(1);
 		fake.current()!.answer("x");
 		await flush(vi);
 		expect(fake.current()!.title).toBe("[c] Third?");
@@ -163,7 +163,7 @@ describe("/checkpoints pause and resume", () => {
 		await vi.advanceTimersByTimeAsync(5_000);
 		expect(short.envelope?.status).toBe("timeout");
 		expect(role.host.lateRequests().map((l) => l.questions[0]!.question)).toEqual(["Short?"]);
-		expect(role.host.waiting(9).queuedCount).toBe(0);
+		expect(role.host.queued(9).queuedCount).toBe(0);
 		expect(statusText(role.host)).toMatch(/^checkpoint-bridge: paused · 0 waiting · 1 late: a/);
 		role.host.resume();
 		await flush(vi);

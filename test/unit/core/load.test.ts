@@ -237,7 +237,7 @@ describe(`${CALLS.toLocaleString("en")} calls one after another`, () => {
 			listeners: listeners(handle),
 			timers: vi.getTimerCount(),
 			held: role.host.snapshot().open.length,
-			queued: role.host.waiting(0).queuedCount,
+			queued: role.host.queued(0).queuedCount,
 			abortListeners: getEventListeners(longLived.signal, "abort").length,
 		};
 		const heapBefore = process.memoryUsage().heapUsed;
@@ -259,7 +259,7 @@ describe(`${CALLS.toLocaleString("en")} calls one after another`, () => {
 			listeners: listeners(handle),
 			timers: vi.getTimerCount(),
 			held: role.host.snapshot().open.length,
-			queued: role.host.waiting(0).queuedCount,
+			queued: role.host.queued(0).queuedCount,
 			abortListeners: getEventListeners(longLived.signal, "abort").length,
 		}).toEqual(baseline);
 		expect(heapGrowth).toBeLessThan(50 * 1024 * 1024);

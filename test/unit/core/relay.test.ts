@@ -455,7 +455,7 @@ describe("every call settles exactly once and leaves nothing behind", () => {
 		for (const id of ids) expect(handle.bus.listenerCount(replyChannel(id)), `listeners for ${id}`).toBe(1);
 		expect(vi.getTimerCount()).toBe(baseline.timers);
 		expect(role.host.snapshot().open.length).toBe(0);
-		expect(role.host.waiting(0).queuedCount).toBe(0);
+		expect(role.host.queued(0).queuedCount).toBe(0);
 		expect(fake.open).toHaveLength(0);
 	});
 });

@@ -78,7 +78,7 @@ const record: fc.Arbitrary<RequestRecord> = fc.array(question, { minLength: 1, m
 			shownAt: time,
 			state: fc.oneof(
 				fc.constant({ is: "queued" as const }),
-				fc.record({ is: fc.constant("showing" as const), question: fc.nat(3), closesAt: time }, { requiredKeys: ["is"], noNullPrototype: true }),
+				fc.record({ is: fc.constant("showing" as const), question: fc.nat(3), questionDeadline: time }, { requiredKeys: ["is"], noNullPrototype: true }),
 				fc.constantFrom(...ENDS).map(endedState),
 			),
 		},

@@ -32,7 +32,7 @@ function prompt(over: { known?: (Answer | undefined)[]; callDeadline?: number; d
 			asker: "[planner]",
 			questions: QUESTIONS,
 			known: (index: number) => known[index],
-			takeShared: () => false,
+			share: () => false,
 			signal: stop.signal,
 			callDeadline: over.callDeadline ?? Date.now() + 60_000,
 			dialogTimeoutMs: over.dialogTimeoutMs ?? 10_000,

@@ -361,7 +361,7 @@ export class Relay {
 			const snapshot = this.handle.snapshot()!;
 			const open = snapshot.open.map((o) => o.requestId);
 			// The status line's view counts what the snapshot lists: the request on screen and those waiting their turn.
-			const waiting = this.role.host.waiting(0);
+			const waiting = this.role.host.queued(0);
 			expect(open).toHaveLength(waiting.queuedCount + (waiting.shown ? 1 : 0));
 			for (const call of this.calls) if (call.request) expect(open.includes(call.request.id), `call ${call.no} held`).toBe(this.held(call));
 			expect(this.ui.status.has(STATUS_KEY)).toBe(open.length > 0);
@@ -787,7 +787,7 @@ export class Relay {
 		expect(this.ui.open).toEqual([]);
 		if (this.role) {
 			expect(this.role.host.snapshot().open).toEqual([]);
-			expect(this.role.host.waiting(0).queuedCount).toBe(0);
+			expect(this.role.host.queued(0).queuedCount).toBe(0);
 			this.role.release("quit", "end of run");
 			this.role = undefined;
 		}

@@ -25,7 +25,7 @@ export class ArrivalNotices<K> {
 	readonly #send: (message: string) => void;
 	readonly #windowMs: number;
 	/** Arrivals of this window still owed a notice, in arrival order. */
-	readonly #pending = new Map<K, { label: string; questions: number }>();
+	readonly #owed = new Map<K, { label: string; questions: number }>();
 	/** At-once notices of this window whose requests are still open, in arrival order: each notice restates them. */
 	readonly #told = new Map<K, string>();
 	/** Askers noticed in this window, at once or in the summary that opened it. */
@@ -50,14 +50,14 @@ export class ArrivalNotices<K> {
 			this.#send(`checkpoint-bridge: ${[...this.#told.values()].join("; ")}`);
 			return;
 		}
-		this.#pending.set(key, { label, questions });
+		this.#owed.set(key, { label, questions });
 		this.#timer ??= setTimeout(() => this.#flush(), Math.max(0, this.#windowEnds - now));
 	}
 
 	/** A request settled: a notice still owed for it is dropped, and with nothing left owed, so is the timer. */
 	gone(key: K): void {
 		this.#told.delete(key);
-		if (!this.#pending.delete(key) || this.#pending.size > 0 || this.#timer === undefined) return;
+		if (!this.#owed.delete(key) || this.#owed.size > 0 || this.#timer === undefined) return;
 		clearTimeout(this.#timer);
 		this.#timer = undefined;
 	}
@@ -70,9 +70,9 @@ export class ArrivalNotices<K> {
 
 	#flush(): void {
 		this.#timer = undefined;
-		if (this.#pending.size === 0) return;
-		const arrivals = [...this.#pending.values()];
-		this.#pending.clear();
+		if (this.#owed.size === 0) return;
+		const arrivals = [...this.#owed.values()];
+		this.#owed.clear();
 		const labels = [...new Set(arrivals.map((a) => a.label))];
 		const told = [...this.#told.values()];
 		// The askers summed up count as noticed in the next window: a runaway stays in the summaries.

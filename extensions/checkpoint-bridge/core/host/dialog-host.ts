@@ -17,16 +17,16 @@ import type { OutsideAnswerReply } from "../shared/outside-answers.ts";
 import { type RelayCancel, type RelayReply, type RelayRequest, replyChannel } from "../shared/protocol.ts";
 import { callDeadline, endedState, hasEnded, type ParkedRequest, type RequestEnd, type RequestRecord } from "../shared/request-record.ts";
 import { type HostEvents, Notifier, observed, progressFrame, resultFrame, type SettledOutcome, settledOutcome } from "./dialog/events.ts";
-import { askerKey, type Held, Holding } from "./dialog/holding.ts";
+import { askerKey, Holding, type OpenRequest } from "./dialog/holding.ts";
 import { type Carried, takeIn } from "./dialog/intake.ts";
 import { type LateOutcome, LateSide } from "./dialog/late-side.ts";
 import { DialogQueue } from "./dialog/order.ts";
 import { answerFromOutside, type OutsideTarget } from "./dialog/outside.ts";
 import { adopt, park } from "./dialog/parked.ts";
 import { type ShowingHost, ShowLoop } from "./dialog/showing.ts";
-import { type HostStats, snapshotView, type Waiting, waitingView } from "./dialog/views.ts";
-import type { LateBook, LateDrop, LateRequest } from "./late.ts";
-import { completeFromShared, takeShared } from "./same-questions.ts";
+import { type HostStats, type QueueView, queueView, snapshotView } from "./dialog/views.ts";
+import type { LateBook, LateExpiry, LateRequest } from "./late.ts";
+import { completeFromShared, shareAnswer } from "./same-questions.ts";
 
 export type { HostEvents, HostStats, SettledOutcome };
 
@@ -50,7 +50,7 @@ export interface DialogHostOptions {
 }
 
 /** The note of a late request that left the book unanswered. */
-const DROP_NOTES: Record<LateDrop, string> = {
+const EXPIRY_NOTES: Record<LateExpiry, string> = {
 	expired: "It was late and expired unanswered.",
 	"too-many": "It was late and left to make room for newer late questions of its asker.",
 };
@@ -94,9 +94,16 @@ export class DialogHost implements ShowingHost {
 		// The same record, queued again: its call has returned, so no call deadline holds it; it remembers how late it was.
 		record.wasLate = late.state;
 		record.state = { is: "queued" };
-		const held: Held = { record, timer: undefined, dueAt: NO_LIMIT, round: 0, asker: askerKey(record.request), channel: replyChannel(requestId) };
-		this.#holding.add(held);
-		this.#hold(held, true);
+		const entry: OpenRequest = {
+			record,
+			timer: undefined,
+			nextDeadline: NO_LIMIT,
+			round: 0,
+			asker: askerKey(record.request),
+			channel: replyChannel(requestId),
+		};
+		this.#holding.add(entry);
+		this.#hold(entry, true);
 		return true;
 	}
 
@@ -124,8 +131,8 @@ export class DialogHost implements ShowingHost {
 	}
 
 	/** The status line's view of what is held (views.ts): the request on screen and the first `limit` waiting. */
-	waiting(limit: number): Waiting {
-		return waitingView(this.#holding.byId, this.#loop.showing, limit);
+	queued(limit: number): QueueView {
+		return queueView(this.#holding.byId, this.#loop.showing, limit);
 	}
 
 	/** What is open, oldest first. */
@@ -141,18 +148,18 @@ export class DialogHost implements ShowingHost {
 		const { asker, remaining } = taken;
 		// Handed over within this process, the request goes on as the record it was (parked): re-checked, not rebuilt.
 		const record = (carried && adopt(raw, taken.record)) || taken.record;
-		const held: Held = { record, timer: undefined, dueAt: NO_LIMIT, round: 0, asker, channel: replyChannel(raw.id) };
-		if (remaining > 0) this.arm(held, record.request.deadline);
-		this.#holding.add(held);
+		const entry: OpenRequest = { record, timer: undefined, nextDeadline: NO_LIMIT, round: 0, asker, channel: replyChannel(raw.id) };
+		if (remaining > 0) this.arm(entry, record.request.deadline);
+		this.#holding.add(entry);
 		// Handed over, its budget ran out on the way: it ends as any request out of time does (late, observed), not bare.
 		if (remaining <= 0) return this.end(record, "timeout");
 		if (!carried) this.#stats.questionsAsked += record.questions.length;
-		this.#hold(held, carried !== undefined);
+		this.#hold(entry, carried !== undefined);
 	}
 
 	/** Holds a request taken in (or shown again from late): its progress and events, then the dialog queue unless shared answers complete it. */
-	#hold(held: Held, carried: boolean): void {
-		const { record } = held;
+	#hold(entry: OpenRequest, carried: boolean): void {
+		const { record } = entry;
 		const { request, questions } = record;
 		const position = this.#holding.byId.size;
 		this.progress(record, "queued", undefined, position);
@@ -161,46 +168,46 @@ export class DialogHost implements ShowingHost {
 		if (this.isRelayed(record) && !carried) this.#holding.arrivals.arrived(record, request.asker.label, questions.length, position - 1);
 		// Everything may already be answerable from identical questions of other askers.
 		if (this.#completeFromShared(record)) return;
-		this.#enqueue(held);
+		this.#enqueue(entry);
 	}
 
 	/**
 	 * Puts the request in the dialog queue: the host's own first of all, the others round robin by
 	 * asker session (ADR-0024), in the order taken within a round.
 	 */
-	#enqueue(held: Held): void {
-		const leave = new AbortController();
-		held.leave = leave;
-		const own = !this.isRelayed(held.record);
-		if (!own) held.round = this.#holding.nextRound(held.asker, this.#loop.round);
-		this.#queue.add(held.record.request.id, () => this.#loop.run(held), own ? undefined : held.round, leave.signal);
+	#enqueue(entry: OpenRequest): void {
+		const dequeue = new AbortController();
+		entry.dequeue = dequeue;
+		const own = !this.isRelayed(entry.record);
+		if (!own) entry.round = this.#holding.nextRound(entry.asker, this.#loop.round);
+		this.#queue.add(entry.record.request.id, () => this.#loop.run(entry), own ? undefined : entry.round, dequeue.signal);
 	}
 
 	/** Sets the request's one timer due at `at` (epoch ms; NO_LIMIT: none). */
-	arm(held: Held, at: number): void {
-		if (held.dueAt === at) return;
-		clearTimeout(held.timer);
-		held.dueAt = at;
-		held.timer = at === NO_LIMIT ? undefined : setTimeout(this.#dueOf, Math.max(0, at - Date.now()), held);
+	arm(entry: OpenRequest, at: number): void {
+		if (entry.nextDeadline === at) return;
+		clearTimeout(entry.timer);
+		entry.nextDeadline = at;
+		entry.timer = at === NO_LIMIT ? undefined : setTimeout(this.#deadlineOf, Math.max(0, at - Date.now()), entry);
 	}
 
 	/** The timers' one function (the request comes as the timer's argument, not in a closure of its own). */
-	readonly #dueOf = (held: Held) => this.#due(held);
+	readonly #deadlineOf = (entry: OpenRequest) => this.#deadlineCame(entry);
 
 	/** The request's timer is due: what is on screen closes at its question deadline, or the request's own deadline has come. */
-	#due(held: Held): void {
+	#deadlineCame(entry: OpenRequest): void {
 		// The loop arms it for anything but the request's deadline only for a question deadline that comes first.
-		const questionDeadline = held.dueAt !== callDeadline(held.record);
-		held.timer = undefined;
-		held.dueAt = NO_LIMIT;
-		if (questionDeadline) return void held.open?.abort("dialog-timeout");
-		this.end(held.record, "timeout");
+		const questionDeadline = entry.nextDeadline !== callDeadline(entry.record);
+		entry.timer = undefined;
+		entry.nextDeadline = NO_LIMIT;
+		if (questionDeadline) return void entry.open?.abort("dialog-timeout");
+		this.end(entry.record, "timeout");
 	}
 
 	/** The asker gave up (its budget or its abort): dismiss the dialog or drop the queued request. */
 	cancel(message: RelayCancel): void {
-		const held = typeof message?.id === "string" ? this.#holding.byId.get(message.id) : undefined;
-		if (held) this.end(held.record, message.reason === "timeout" ? "timeout" : "cancelled");
+		const open = typeof message?.id === "string" ? this.#holding.byId.get(message.id) : undefined;
+		if (open) this.end(open.record, message.reason === "timeout" ? "timeout" : "cancelled");
 	}
 
 	/** An answer from outside the terminal (dialog/outside.ts): applied whole or not at all; the first answer wins. */
@@ -219,8 +226,8 @@ export class DialogHost implements ShowingHost {
 	}
 
 	/** A late request left the book unanswered (it expired, or its asker's newer ones made it leave): it settles, `expired`. */
-	lateDropped(late: LateRequest, why: LateDrop): void {
-		this.end(late, "expired", DROP_NOTES[why]);
+	lateExpired(late: LateRequest, why: LateExpiry): void {
+		this.end(late, "expired", EXPIRY_NOTES[why]);
 	}
 
 	/**
@@ -242,7 +249,7 @@ export class DialogHost implements ShowingHost {
 
 	/** The host session is going away for good: every held request ends now with `no-host`. */
 	shutdown(note: string): void {
-		for (const held of [...this.#holding.byId.values()]) this.end(held.record, "host-gone", note);
+		for (const open of [...this.#holding.byId.values()]) this.end(open.record, "host-gone", note);
 	}
 
 	/** The host session is being replaced: closes every dialog and hands the requests over, oldest first, as records written down. */
@@ -253,9 +260,9 @@ export class DialogHost implements ShowingHost {
 		const all = showing && this.#holding.byId.get(showing.record.request.id) === showing ? [showing] : [];
 		for (const other of this.#holding.byId.values()) if (other !== showing) all.push(other);
 		// A late request shown again goes back to the late book (which outlives this host), not to the next host's queue.
-		for (const held of all) {
-			if (!held.record.wasLate) parked.push(park(held.record));
-			this.end(held.record, "handed-over");
+		for (const open of all) {
+			if (!open.record.wasLate) parked.push(park(open.record));
+			this.end(open.record, "handed-over");
 		}
 		return parked;
 	}
@@ -269,9 +276,9 @@ export class DialogHost implements ShowingHost {
 	 */
 	end(record: RequestRecord, end: RequestEnd, note?: string): void {
 		if (hasEnded(record)) return;
-		const held = this.#holding.byId.get(record.request.id);
-		const mine = held?.record === record ? held : undefined;
-		const waiting = record.state.is === "queued";
+		const open = this.#holding.byId.get(record.request.id);
+		const mine = open?.record === record ? open : undefined;
+		const wasQueued = record.state.is === "queued";
 		mine?.open?.abort(end);
 		if (mine) this.#holding.remove(mine);
 		else if (record.state.is === "late") this.#late.book?.take(record.request.id);
@@ -279,9 +286,9 @@ export class DialogHost implements ShowingHost {
 		const wasLate = record.state.is === "late" ? record.state : record.wasLate;
 		if (wasLate && !this.#late.settles(end)) {
 			record.wasLate = wasLate;
-			const kept = this.#late.keep(record);
-			if (waiting) mine?.leave?.abort(end);
-			if (kept) return this.#late.wentLate(kept, true);
+			const lateAgain = this.#late.keep(record);
+			if (wasQueued) mine?.dequeue?.abort(end);
+			if (lateAgain) return this.#late.wentLate(lateAgain, true);
 			// No room left for it (other askers' late questions filled the book meanwhile): it ends as one that expired.
 			return this.end(record, "expired", "It was late, and no room was left to keep it open.");
 		}
@@ -292,7 +299,7 @@ export class DialogHost implements ShowingHost {
 		if (end === "handed-over") this.#parked.set(record.request.id, record);
 		if (!late) record.state = end === "handed-over" ? { is: "parked" } : endedState(end);
 		// Waiting its turn, it leaves the dialog queue (once out of every index and state, so that nothing started now sees it held).
-		if (waiting) mine?.leave?.abort(end);
+		if (wasQueued) mine?.dequeue?.abort(end);
 		if (end === "handed-over") return this.notifier.changed();
 		if (wasLate) return this.#late.settled(record, end, note);
 		const same = this.#holding.same;
@@ -330,16 +337,16 @@ export class DialogHost implements ShowingHost {
 	}
 
 	/** Takes the answer of an identical question another asker already got, when there is one; true when it did. */
-	takeShared(record: RequestRecord, index: number): boolean {
-		if (!takeShared(this.#holding.same, record, index)) return false;
+	share(record: RequestRecord, index: number): boolean {
+		if (!shareAnswer(this.#holding.same, record, index)) return false;
 		this.#stats.sharedAnswers++;
 		this.progress(record, "answered", index);
 		return true;
 	}
 
 	progress(record: RequestRecord, stage: "queued" | "shown" | "answered", question?: number, position?: number): void {
-		const held = this.#holding.byId.get(record.request.id);
-		this.#reply(progressFrame(record, stage, question, position), held?.record === record ? held.channel : undefined);
+		const open = this.#holding.byId.get(record.request.id);
+		this.#reply(progressFrame(record, stage, question, position), open?.record === record ? open.channel : undefined);
 	}
 
 	/** A receipt is a courtesy: a UI whose notify fails must not fail the request. */

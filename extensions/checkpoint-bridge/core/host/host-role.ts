@@ -19,7 +19,7 @@ import { lateChannel, PROTOCOL_VERSION, type RelayCancel, type RelayLate, type R
 import { givenAnswers, type ParkedRequest, placedAnswers } from "../shared/request-record.ts";
 import type { ReplySeal, SharedHandle } from "../shared/shared-handle.ts";
 import { DialogHost, type DialogHostOptions, type HostEvents, type SettledOutcome } from "./dialog-host.ts";
-import { DropNotices, type LateBook } from "./late.ts";
+import { ExpiryNotices, type LateBook } from "./late.ts";
 import { statusLine } from "./status-line.ts";
 
 /** How long requests of a host being replaced wait for the next host. @default 1000 */
@@ -169,15 +169,16 @@ function observerEvents(
 		queued: (request, position) => bus.emit(OBSERVER_EVENTS.queued, Object.assign(request, { position })),
 		shown: (request, question) => bus.emit(OBSERVER_EVENTS.shown, Object.assign(request, { question, shownAt: Date.now() })),
 		settled: settle,
-		late: (request, kept, again) => {
-			const answers = placedAnswers(kept);
+		late: (request, lateRecord, again) => {
+			const answers = placedAnswers(lateRecord);
 			// The audit trail records the call's end, as the asker got it; the request settles later, once.
-			const record = onSettled && !again ? settledRecord(request, { status: "timeout", answers, note: WENT_LATE_NOTE }, kept.state.since) : undefined;
-			const late = { lateSince: kept.state.since, expiresAt: kept.state.expiresAt, answers, ...(again ? { again: true as const } : {}) };
+			const record = onSettled && !again ? settledRecord(request, { status: "timeout", answers, note: WENT_LATE_NOTE }, lateRecord.state.since) : undefined;
+			const late = { lateSince: lateRecord.state.since, expiresAt: lateRecord.state.expiresAt, answers, ...(again ? { again: true as const } : {}) };
 			bus.emit(OBSERVER_EVENTS.late, Object.assign(request, late));
 			if (record) onSettled!(record);
 		},
-		reopened: (request, kept) => bus.emit(OBSERVER_EVENTS.reopened, Object.assign(request, { lateSince: kept.state.since, expiresAt: kept.state.expiresAt })),
+		reopened: (request, lateRecord) =>
+			bus.emit(OBSERVER_EVENTS.reopened, Object.assign(request, { lateSince: lateRecord.state.since, expiresAt: lateRecord.state.expiresAt })),
 		changed,
 		// Observer events are built only while somebody listens, or the audit trail records them (a relayed
 		// cancel's settled event is built anyway: its notice needs it).
@@ -286,29 +287,29 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 		events: observerEvents(bus, settle, onSettled, () => void (gone || status.changed())),
 	});
 	const served = host;
-	const stopListening = listen(bus, served, ui);
+	const closeListening = listen(bus, served, ui);
 	// Late questions that leave unanswered settle, and the human hears of them in one notice per window.
-	const drops = new DropNotices(courtesy(ui, "warning"));
+	const expiries = new ExpiryNotices(courtesy(ui, "warning"));
 	if (late)
-		late.onDropped = (request, why) => {
-			served.lateDropped(request, why);
-			drops.dropped(request, why);
+		late.onExpired = (request, why) => {
+			served.lateExpired(request, why);
+			expiries.expired(request, why);
 		};
 	// Requests a replaced host parked are shown here, in their original order.
 	for (const parked of handle.takeParked()) served.serve(parked.request, parked);
 	return {
 		host: served,
 		whereLate(requestId) {
-			const kept = late?.get(requestId);
-			if (!kept) return undefined;
-			return home.where(kept.request, kept.request.origin !== undefined && bus.listenerCount(lateChannel(requestId)) > 0);
+			const lateRecord = late?.get(requestId);
+			if (!lateRecord) return undefined;
+			return home.where(lateRecord.request, lateRecord.request.origin !== undefined && bus.listenerCount(lateChannel(requestId)) > 0);
 		},
 		release(reason: string, note: string) {
 			if (released) return;
 			released = true;
 			cancels.close();
-			stopListening();
-			drops.stop();
+			closeListening();
+			expiries.close();
 			if (reason === "quit") {
 				claim.release();
 				served.shutdown(note);

@@ -19,7 +19,7 @@ export type LateRequest = RequestRecord & { state: LateState };
 type Keepable = Pick<RequestRecord, "request" | "questions" | "entries" | "queuedAt"> & Partial<Pick<RequestRecord, "state" | "wasLate" | "shownAt">>;
 
 /** Why a late request left the book without an answer. */
-export type LateDrop = "expired" | "too-many";
+export type LateExpiry = "expired" | "too-many";
 
 /** A late request as observers see a request. */
 export const observedLate = (late: Pick<RequestRecord, "request" | "questions" | "queuedAt">): ObservedRequest => ({
@@ -39,13 +39,13 @@ export const observedLate = (late: Pick<RequestRecord, "request" | "questions" |
 export class LateBook {
 	readonly #config: LateConfig;
 	/** Told of every late request that leaves unanswered (the host's notice); the host holding the role sets it. */
-	onDropped: ((late: LateRequest, why: LateDrop) => void) | undefined;
+	onExpired: ((late: LateRequest, why: LateExpiry) => void) | undefined;
 	readonly #late = new Map<string, { late: LateRequest; timer: ReturnType<typeof setTimeout>; bytes: number }>();
 	#bytes = 0;
 
-	constructor(config: LateConfig, onDropped?: (late: LateRequest, why: LateDrop) => void) {
+	constructor(config: LateConfig, onExpired?: (late: LateRequest, why: LateExpiry) => void) {
 		this.#config = config;
-		this.onDropped = onDropped;
+		this.onExpired = onExpired;
 	}
 
 	/** Whether timed-out requests stay open. */
@@ -68,7 +68,7 @@ export class LateBook {
 
 	/**
 	 * Keeps a record whose call's budget ran out, now late (one shown again keeps the times it had); to
-	 * stay within bounds its asker's oldest leave (told to onDropped), never another asker's: undefined
+	 * stay within bounds its asker's oldest leave (told to onExpired), never another asker's: undefined
 	 * when it cannot be kept so (the book is full of other askers' late requests).
 	 */
 	keep(record: Keepable, now = Date.now()): LateRequest | undefined {
@@ -80,7 +80,7 @@ export class LateBook {
 		late.wasLate = undefined;
 		const id = late.request.id;
 		const bytes = Buffer.byteLength(JSON.stringify(late.questions));
-		const timer = setTimeout(() => this.#drop(id, "expired"), Math.max(0, late.state.expiresAt - now));
+		const timer = setTimeout(() => this.#expire(id, "expired"), Math.max(0, late.state.expiresAt - now));
 		// A timer of 24 h must not keep a process alive that has nothing else to do.
 		timer.unref?.();
 		this.#late.set(id, { late, timer, bytes });
@@ -88,9 +88,9 @@ export class LateBook {
 		const sessionId = late.request.asker.sessionId;
 		const ofAsker = () => this.list().filter((l) => l.request.asker.sessionId === sessionId);
 		const over = () => this.#late.size > this.#config.maxTotal || (this.#bytes > this.#config.maxBytes && this.#late.size > 1);
-		while (ofAsker().length > this.#config.maxPerAsker) this.#drop(ofAsker()[0]!.request.id, "too-many");
+		while (ofAsker().length > this.#config.maxPerAsker) this.#expire(ofAsker()[0]!.request.id, "too-many");
 		// Room is made from the asker's own: one asker's flood never pushes out another's question.
-		while (over() && ofAsker().length > 1) this.#drop(ofAsker()[0]!.request.id, "too-many");
+		while (over() && ofAsker().length > 1) this.#expire(ofAsker()[0]!.request.id, "too-many");
 		if (!over()) return late;
 		this.take(id);
 		return undefined;
@@ -106,11 +106,11 @@ export class LateBook {
 		return entry.late;
 	}
 
-	#drop(requestId: string, why: LateDrop): void {
+	#expire(requestId: string, why: LateExpiry): void {
 		const late = this.take(requestId);
 		if (!late) return;
 		try {
-			this.onDropped?.(late, why);
+			this.onExpired?.(late, why);
 		} catch {
 			// A notice is a courtesy.
 		}
@@ -121,11 +121,11 @@ export class LateBook {
  * The human's notices of late requests that left unanswered: one per window (NOTICE_WINDOW_MS). The first
  * of a window is told at once; the rest of it in one notice when the window closes, counted.
  */
-export class DropNotices {
+export class ExpiryNotices {
 	readonly #tell: (message: string) => void;
 	readonly #windowMs: number;
 	#until = Number.NEGATIVE_INFINITY;
-	#held: { late: LateRequest; why: LateDrop }[] = [];
+	#owed: { late: LateRequest; why: LateExpiry }[] = [];
 	#timer: ReturnType<typeof setTimeout> | undefined;
 
 	constructor(tell: (message: string) => void, windowMs = NOTICE_WINDOW_MS) {
@@ -134,12 +134,12 @@ export class DropNotices {
 	}
 
 	/** A late request left unanswered, for `why`. */
-	dropped(late: LateRequest, why: LateDrop, now = Date.now()): void {
-		if (now >= this.#until && this.#held.length === 0) {
+	expired(late: LateRequest, why: LateExpiry, now = Date.now()): void {
+		if (now >= this.#until && this.#owed.length === 0) {
 			this.#until = now + this.#windowMs;
-			return this.#tell(dropText([{ late, why }]));
+			return this.#tell(expiryText([{ late, why }]));
 		}
-		this.#held.push({ late, why });
+		this.#owed.push({ late, why });
 		if (this.#timer) return;
 		this.#timer = setTimeout(() => this.#flush(), Math.max(0, this.#until - now));
 		// A notice owed must not keep a process alive that has nothing else to do.
@@ -147,29 +147,29 @@ export class DropNotices {
 	}
 
 	/** Stops a notice owed (the host goes). */
-	stop(): void {
+	close(): void {
 		clearTimeout(this.#timer);
 		this.#timer = undefined;
-		this.#held = [];
+		this.#owed = [];
 	}
 
 	#flush(): void {
 		this.#timer = undefined;
-		const held = this.#held;
-		this.#held = [];
-		if (held.length === 0) return;
+		const owed = this.#owed;
+		this.#owed = [];
+		if (owed.length === 0) return;
 		this.#until = Date.now() + this.#windowMs;
-		this.#tell(dropText(held));
+		this.#tell(expiryText(owed));
 	}
 }
 
-const DROP_WORDS = { expired: "expired", "too-many": "was dropped to make room for newer late questions of the same asker" } as const;
+const EXPIRY_WORDS = { expired: "expired", "too-many": "was dropped to make room for newer late questions of the same asker" } as const;
 
 /** One notice for the late requests that left in one window: the first named, the rest counted. */
-function dropText(dropped: readonly { late: LateRequest; why: LateDrop }[]): string {
-	const [{ late, why }] = dropped as [{ late: LateRequest; why: LateDrop }];
-	const first = `the late question of ${late.request.asker.label} ("${late.questions[0]?.question ?? ""}") ${DROP_WORDS[why]}; it can no longer be answered.`;
-	const more = dropped.length - 1;
+function expiryText(expired: readonly { late: LateRequest; why: LateExpiry }[]): string {
+	const [{ late, why }] = expired as [{ late: LateRequest; why: LateExpiry }];
+	const first = `the late question of ${late.request.asker.label} ("${late.questions[0]?.question ?? ""}") ${EXPIRY_WORDS[why]}; it can no longer be answered.`;
+	const more = expired.length - 1;
 	return `checkpoint-bridge: ${first}${more > 0 ? ` ${more} more late question${more === 1 ? "" : "s"} expired or ${more === 1 ? "was" : "were"} dropped as well.` : ""}`;
 }
 

@@ -39,7 +39,7 @@ interface Links<T> {
 const sameOrigin = (a: Asking, b: Asking) => a.request.origin === b.request.origin;
 
 /** Whether `taker` may take `owner`'s `answer`: never a carried one; always within one origin; across origins never typed text, a note included. */
-const mayTake = (taker: Asking, owner: Asking, answer: Answer) =>
+const mayShare = (taker: Asking, owner: Asking, answer: Answer) =>
 	answer.source !== "carried" && (sameOrigin(taker, owner) || (answer.kind !== "text" && answer.kind !== "other" && answer.note === undefined));
 
 const NONE: readonly never[] = Object.freeze([]);
@@ -89,7 +89,7 @@ export class SameQuestions<T extends Asking> {
 		if (!links || !owner) return undefined;
 		const answer = owner.entries[this.#links.get(owner)?.keys.indexOf(links.keys[index]!) ?? -1]?.answer;
 		// Typed text stays with its origin: a joiner from elsewhere asks the human itself.
-		if (!answer || !mayTake(entry, owner, answer)) return undefined;
+		if (!answer || !mayShare(entry, owner, answer)) return undefined;
 		const question = entry.questions[index]!;
 		const { id: _ownerId, ...rest } = answer;
 		return {
@@ -113,7 +113,7 @@ export class SameQuestions<T extends Asking> {
 	withSharers(entry: T, index: number, answer: Answer): Answer {
 		const sharers = this.#links.get(entry)?.sharedWith[index];
 		if (sharers === undefined) return answer;
-		const joiners = [...sharers].filter((joiner) => mayTake(joiner, entry, answer));
+		const joiners = [...sharers].filter((joiner) => mayShare(joiner, entry, answer));
 		const others = [...new Set(joiners.map((joiner) => joiner.request.asker.label))].filter((label) => !answer.sharedWith?.includes(label));
 		return others.length ? { ...answer, sharedWith: [...(answer.sharedWith ?? []), ...others] } : answer;
 	}
@@ -152,7 +152,7 @@ export function completeFromShared(same: SameQuestions<RequestRecord>, record: R
 }
 
 /** Takes the answer of an identical question another asker already got into question `index`, when there is one; true when it did. */
-export function takeShared(same: SameQuestions<RequestRecord>, record: RequestRecord, index: number): boolean {
+export function shareAnswer(same: SameQuestions<RequestRecord>, record: RequestRecord, index: number): boolean {
 	const shared = same.sharedAnswer(record, index);
 	if (!shared) return false;
 	record.entries[index] = { answer: shared, place: same.sharedPlace(record, index) };

@@ -20,7 +20,7 @@ export interface ShowPrompt {
 	/** The answer the host holds for question `index` now (carried, shared, or given). */
 	known(index: number): Answer | undefined;
 	/** Takes the answer of an identical question another asker already got, when there is one; true when it did. */
-	takeShared(index: number): boolean;
+	share(index: number): boolean;
 	/**
 	 * Aborts when the request stops (budget, abort, hand-over, an outside answer, a refused answer), or
 	 * with the reason "dialog-timeout" when what is open reaches the deadline `onShown` gave: what is
@@ -79,43 +79,44 @@ function opening(prompt: ShowPrompt, index: number, limit: number): number | und
 	const budget = Math.min(asMs(limit), msLeft(prompt.callDeadline));
 	if (budget <= 0) return undefined;
 	// Without any limit what is open stays until the human, the asker or the host ends it.
-	const endsAt = Number.isFinite(budget) ? Date.now() + budget : NO_LIMIT;
-	prompt.onShown(index, endsAt);
-	return endsAt;
+	const questionDeadline = Number.isFinite(budget) ? Date.now() + budget : NO_LIMIT;
+	prompt.onShown(index, questionDeadline);
+	return questionDeadline;
 }
 
-/** Whether what was open until `endsAt` closed because its own time ran out: the host closed it, or the UI at its own timeout (pi gets the same one). */
-const ranOut = (prompt: ShowPrompt, endsAt: number | undefined): boolean =>
-	endsAt !== undefined && (prompt.signal.reason === "dialog-timeout" || (endsAt !== NO_LIMIT && Date.now() >= endsAt - CLOCK_TOLERANCE_MS));
+/** Whether what was open until `questionDeadline` closed because its own time ran out: the host closed it, or the UI at its own timeout (pi gets the same one). */
+const ranOut = (prompt: ShowPrompt, questionDeadline: number | undefined): boolean =>
+	questionDeadline !== undefined &&
+	(prompt.signal.reason === "dialog-timeout" || (questionDeadline !== NO_LIMIT && Date.now() >= questionDeadline - CLOCK_TOLERANCE_MS));
 
 /** A whole-request surface as a Show: the answers it reports count as they come, its outcome's answers are final. */
 function wholeRequest(askRequest: NonNullable<Surface["askRequest"]>): Show {
 	return async (prompt) => {
 		const { questions } = prompt;
-		questions.forEach((_, index) => prompt.known(index) ?? prompt.takeShared(index));
+		questions.forEach((_, index) => prompt.known(index) ?? prompt.share(index));
 		const known = questions.map((_, index) => prompt.known(index));
 		const open = known.filter((a) => a === undefined).length;
 		if (open === 0) return { end: "answered" };
 		const limit = prompt.dialogTimeoutMs === NO_LIMIT ? NO_LIMIT : prompt.dialogTimeoutMs * open;
 		const cappedByCall = prompt.callDeadline !== NO_LIMIT && msLeft(prompt.callDeadline) <= asMs(limit);
 		if (prompt.signal.aborted) return { end: "dismissed" };
-		const endsAt = opening(prompt, known.indexOf(undefined), limit);
+		const questionDeadline = opening(prompt, known.indexOf(undefined), limit);
 		const outcome =
-			endsAt === undefined
+			questionDeadline === undefined
 				? undefined
 				: await askRequest({
 						asker: prompt.asker,
 						questions,
 						known,
 						signal: prompt.signal,
-						deadline: endsAt,
+						deadline: questionDeadline,
 						callDeadline: prompt.callDeadline,
 						onDialog: prompt.onDialog,
 						// The human moving between questions: what is open keeps its deadline.
 						onShown: (index) => prompt.onShown(index),
 						onAnswer: (index, answer) => void prompt.onAnswer(index, answer, false),
 					});
-		const timedOut = ranOut(prompt, endsAt);
+		const timedOut = ranOut(prompt, questionDeadline);
 		if (outcome?.ended === "submitted") return { end: "answered", answers: outcome.answers };
 		const end = unanswered(prompt, cappedByCall, timedOut);
 		return outcome ? { end, answers: outcome.answers } : { end };
@@ -130,19 +131,27 @@ function oneAtATime(ask: Surface["ask"]): Show {
 		for (let index = 0; index < total; index++) {
 			const question = questions[index]!;
 			if (prompt.signal.aborted) return { end: "dismissed" };
-			if (prompt.known(index) || prompt.takeShared(index)) continue;
+			if (prompt.known(index) || prompt.share(index)) continue;
 			// When the call has less time left than a dialog gets, the dialog's own timeout is the call's.
 			const cappedByCall = prompt.callDeadline !== NO_LIMIT && msLeft(prompt.callDeadline) <= asMs(prompt.dialogTimeoutMs);
-			const endsAt = opening(prompt, index, prompt.dialogTimeoutMs);
+			const questionDeadline = opening(prompt, index, prompt.dialogTimeoutMs);
 			const answer =
-				endsAt === undefined
+				questionDeadline === undefined
 					? undefined
 					: await ask(
-							{ asker: prompt.asker, index, total, signal: prompt.signal, deadline: endsAt, callDeadline: prompt.callDeadline, onDialog: prompt.onDialog },
+							{
+								asker: prompt.asker,
+								index,
+								total,
+								signal: prompt.signal,
+								deadline: questionDeadline,
+								callDeadline: prompt.callDeadline,
+								onDialog: prompt.onDialog,
+							},
 							question,
 						);
 			// Closed at its own deadline, the request ends as a dialog timeout; any other stop has ended it already.
-			const timedOut = ranOut(prompt, endsAt);
+			const timedOut = ranOut(prompt, questionDeadline);
 			if (timedOut && answer === undefined) return { end: unanswered(prompt, cappedByCall, true), question: index };
 			if (prompt.signal.aborted) return { end: "dismissed" };
 			if (answer === undefined) return { end: unanswered(prompt, cappedByCall, false), question: index };

@@ -23,7 +23,7 @@ const ago = (at: number, now = Date.now()) => {
  * `checkpoint-bridge: paused · 2 waiting: reviewer (1 min), tester (0 min)`.
  */
 export function statusText(host: DialogHost): string | undefined {
-	const { shown, queued, queuedCount } = host.waiting(STATUS_ASKERS_SHOWN);
+	const { shown, queued, queuedCount } = host.queued(STATUS_ASKERS_SHOWN);
 	const late = host.lateRequests();
 	const { paused } = host;
 	if (!paused && !shown && queuedCount === 0 && late.length === 0) return undefined;
@@ -50,22 +50,22 @@ export function statusText(host: DialogHost): string | undefined {
  * stretch is skipped. `flush` draws now what is pending.
  */
 function coalescedDraw(draw: () => void): { changed(): void; flush(): void } {
-	let pending = false;
+	let scheduled = false;
 	let again = false;
 	const endOfStretch = () => {
-		pending = false;
+		scheduled = false;
 		if (!again) return;
 		again = false;
 		draw();
 	};
 	return {
 		changed() {
-			if (pending) {
+			if (scheduled) {
 				again = true;
 				return;
 			}
 			draw();
-			pending = true;
+			scheduled = true;
 			process.nextTick(endOfStretch);
 		},
 		flush() {

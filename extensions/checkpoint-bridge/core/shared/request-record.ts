@@ -14,7 +14,7 @@ import type { RelayRequest } from "./protocol.ts";
 export type { RequestEnd };
 
 /** The request as the host keeps it: asker and questions neutralised, questions normalised. */
-export type HeldRequest = RelayRequest & { questions: Question[] };
+export type CheckedRequest = RelayRequest & { questions: Question[] };
 
 /** One answer and where it was given (unknown for an answer carried from a host that did not say). */
 export interface AnswerEntry {
@@ -25,8 +25,8 @@ export interface AnswerEntry {
 /** Where a request is in its life: one value, so no two flags can disagree. */
 export type RecordState =
 	| { is: "queued" }
-	/** `question` is on screen, while one is, until `closesAt` (its question deadline; NO_LIMIT for none). */
-	| { is: "showing"; question?: number; closesAt?: number }
+	/** `question` is on screen, while one is, until `questionDeadline` (its question deadline; NO_LIMIT for none). */
+	| { is: "showing"; question?: number; questionDeadline?: number }
 	/** Handed over: its host is being replaced, and it waits (written down on the shared handle) for the next host to take it. */
 	| { is: "parked" }
 	/** Its call's budget ran out and it stays open, answerable, in the process's late book: late since `since`, until `expiresAt` (epoch ms). */
@@ -43,7 +43,7 @@ export interface LateState {
 
 export interface RequestRecord {
 	/** Who asked, its questions, its deadline (0: none) and dialog timeout, as taken in. */
-	request: HeldRequest;
+	request: CheckedRequest;
 	/** `request.questions`, the same array: what the index of identical questions reads. */
 	questions: Question[];
 	/** Answers by question index, each with its place. */
@@ -81,7 +81,7 @@ export const placedAnswers = (record: Pick<RequestRecord, "entries">): Answer[] 
 
 /** A request record written down: JSON, unanswered questions as null. */
 export interface StoredRecord {
-	request: HeldRequest;
+	request: CheckedRequest;
 	entries: (AnswerEntry | null)[];
 	queuedAt: number;
 	shownAt?: number;

@@ -8,7 +8,7 @@ import { ArrivalNotices } from "../arrival-notices.ts";
 import { SameQuestions } from "../same-questions.ts";
 
 /** A held request: its record, and what lives only as long as this host holds it. */
-export interface Held {
+export interface OpenRequest {
 	readonly record: RequestRecord;
 	/**
 	 * The one timer: due at the request's deadline, or sooner when what is on screen closes sooner (its
@@ -16,11 +16,11 @@ export interface Held {
 	 */
 	timer: ReturnType<typeof setTimeout> | undefined;
 	/** Epoch ms the timer is due at. */
-	dueAt: number;
-	/** While it shows: whatever is open closes by this (any end of the request aborts it). The controller `leave` was: p-queue no longer knows it. */
+	nextDeadline: number;
+	/** While it shows: whatever is open closes by this (any end of the request aborts it). The controller `dequeue` was: p-queue no longer knows it. */
 	open?: AbortController;
 	/** Its task's signal while it waits its turn: a request that ends then leaves the dialog queue by it (p-queue's `signal`); `open` once its task starts. */
-	leave?: AbortController;
+	dequeue?: AbortController;
 	/** Its turn among its asker's requests (round robin, ADR-0024); 0 for the host's own, which go first. */
 	round: number;
 	/** Whose open requests it counts among (`askerKey`), worked out once. */
@@ -45,7 +45,7 @@ interface AskerTurns {
 /** Every index the host keeps of its held requests, kept in step in one place: a request goes into all of them and out of all of them. */
 export class Holding {
 	/** By request id, oldest first. */
-	readonly byId = new Map<string, Held>();
+	readonly byId = new Map<string, OpenRequest>();
 	/** Identical questions of different sessions, shown once. */
 	readonly same = new SameQuestions<RequestRecord>();
 	/** Held requests per asker session and transport, for the cap and the round robin. */
@@ -71,23 +71,23 @@ export class Holding {
 		return turns.round;
 	}
 
-	add(held: Held): void {
-		this.same.add(held.record);
-		this.byId.set(held.record.request.id, held);
-		const turns = this.#byAsker.get(held.asker);
+	add(entry: OpenRequest): void {
+		this.same.add(entry.record);
+		this.byId.set(entry.record.request.id, entry);
+		const turns = this.#byAsker.get(entry.asker);
 		if (turns) turns.open++;
-		else this.#byAsker.set(held.asker, { open: 1, round: 0 });
+		else this.#byAsker.set(entry.asker, { open: 1, round: 0 });
 	}
 
 	/** Drops every trace of an ended request, its timer included. */
-	remove(held: Held): void {
-		const { record } = held;
-		clearTimeout(held.timer);
+	remove(entry: OpenRequest): void {
+		const { record } = entry;
+		clearTimeout(entry.timer);
 		this.byId.delete(record.request.id);
 		this.same.remove(record);
 		this.arrivals.gone(record);
-		const turns = this.#byAsker.get(held.asker)!;
+		const turns = this.#byAsker.get(entry.asker)!;
 		// An asker with nothing held starts again at the round being shown.
-		if (--turns.open === 0) this.#byAsker.delete(held.asker);
+		if (--turns.open === 0) this.#byAsker.delete(entry.asker);
 	}
 }

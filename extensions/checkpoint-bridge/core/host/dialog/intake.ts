@@ -12,7 +12,7 @@ import { validateAskParams } from "../../../model/validate.ts";
 import { msLeft } from "../../shared/config.ts";
 import { checkedAsker } from "../../shared/identity.ts";
 import { PROTOCOL_VERSION, type RelayRequest } from "../../shared/protocol.ts";
-import { type AnswerEntry, givenAnswers, type HeldRequest, type RequestRecord } from "../../shared/request-record.ts";
+import { type AnswerEntry, type CheckedRequest, givenAnswers, type RequestRecord } from "../../shared/request-record.ts";
 import { askerKey } from "./holding.ts";
 
 /** What a request brings that the host did not take from an asker just now: a hand-over's record, written down. */
@@ -66,7 +66,7 @@ export function takeIn(raw: RelayRequest, carried: Carried | undefined, openOf: 
  * reaches a dialog, a notice, the status line, the audit trail or an observer is neutralised here
  * (sanitise.ts), by the same validation the asker applied to its own questions.
  */
-function checkRequest(request: RelayRequest): Checked<{ request: HeldRequest }, { reason: string }> {
+function checkRequest(request: RelayRequest): Checked<{ request: CheckedRequest }, { reason: string }> {
 	const refuse = (reason: string) => ({ ok: false as const, reason });
 	if (request.v !== PROTOCOL_VERSION)
 		return refuse(`The asker speaks checkpoint-bridge protocol v${shownValue(request.v)}; the host speaks v${PROTOCOL_VERSION}.`);
@@ -83,11 +83,11 @@ function checkRequest(request: RelayRequest): Checked<{ request: HeldRequest }, 
 	const marked = request.resent === true && !who.asker.label.endsWith(` · ${RESENT_MARK}`);
 	const asker = marked ? { ...who.asker, label: `${who.asker.label} · ${RESENT_MARK}` } : who.asker;
 	// Field by field, no spreads: this runs for every request.
-	const kept: HeldRequest = { v, id, asker, questions: checked.questions, deadline, dialogTimeoutMs, createdAt };
-	if (origin !== undefined) kept.origin = origin;
-	if (request.later === true) kept.later = true;
-	if (request.resent === true) kept.resent = true;
-	return { ok: true, request: kept };
+	const taken: CheckedRequest = { v, id, asker, questions: checked.questions, deadline, dialogTimeoutMs, createdAt };
+	if (origin !== undefined) taken.origin = origin;
+	if (request.later === true) taken.later = true;
+	if (request.resent === true) taken.resent = true;
+	return { ok: true, request: taken };
 }
 
 /**

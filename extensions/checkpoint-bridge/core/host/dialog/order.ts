@@ -2,7 +2,7 @@
 import PQueue, { type Queue, type QueueAddOptions, type RunFunction } from "p-queue";
 
 /** A waiting task as the dialog queue keeps it: the options p-queue hands over with it (its own copy), and the task. */
-type WaitingTask = { -readonly [K in keyof QueueAddOptions]: QueueAddOptions[K] } & { run: RunFunction };
+type QueuedTask = { -readonly [K in keyof QueueAddOptions]: QueueAddOptions[K] } & { run: RunFunction };
 
 /**
  * p-queue's queue class for the dialog queue: its order is p-queue's own (highest priority first,
@@ -13,7 +13,7 @@ type WaitingTask = { -readonly [K in keyof QueueAddOptions]: QueueAddOptions[K] 
  */
 export class DialogOrder implements Queue<RunFunction, QueueAddOptions> {
 	/** Sorted, the next first; the slots before `#head` are taken already. */
-	#tasks: (WaitingTask | undefined)[] = [];
+	#tasks: (QueuedTask | undefined)[] = [];
 	#head = 0;
 
 	get size(): number {
@@ -22,7 +22,7 @@ export class DialogOrder implements Queue<RunFunction, QueueAddOptions> {
 
 	enqueue(run: RunFunction, options?: Partial<QueueAddOptions>): void {
 		// The options object itself is kept: it is p-queue's copy, made for this task.
-		const task = (options ?? {}) as WaitingTask;
+		const task = (options ?? {}) as QueuedTask;
 		task.run = run;
 		const priority = task.priority ?? 0;
 		const tasks = this.#tasks;

@@ -12,7 +12,7 @@ import { NO_LIMIT } from "../../shared/config.ts";
 import { callDeadline, givenAnswers, type RecordState, type RequestRecord } from "../../shared/request-record.ts";
 import { type Show, type ShowOutcome, type ShowPrompt, showFor } from "../show.ts";
 import type { Notifier } from "./events.ts";
-import type { Held } from "./holding.ts";
+import type { OpenRequest } from "./holding.ts";
 
 /** What the loop needs of the dialog host. */
 export interface ShowingHost {
@@ -20,10 +20,10 @@ export interface ShowingHost {
 	/** The host's one end of a request. */
 	end(record: RequestRecord, end: RequestEnd, note?: string): void;
 	/** Sets the request's one timer due at `at`. */
-	arm(held: Held, at: number): void;
+	arm(entry: OpenRequest, at: number): void;
 	progress(record: RequestRecord, stage: "shown" | "answered", question: number): void;
 	/** Takes the answer of an identical question another asker already got, when there is one; true when it did. */
-	takeShared(record: RequestRecord, index: number): boolean;
+	share(record: RequestRecord, index: number): boolean;
 	/** Askers that joined this request's question may have everything they need now. */
 	completeDependents(record: RequestRecord): void;
 	/** Whether the request is another session's (it gets the bell). */
@@ -33,42 +33,42 @@ export interface ShowingHost {
 }
 
 /** The prompt of a request being shown: its methods on the prototype, reading the held request. */
-class HeldPrompt implements ShowPrompt {
+class OpenPrompt implements ShowPrompt {
 	readonly asker: string;
 	readonly questions: readonly Question[];
 	readonly callDeadline: number;
 	readonly dialogTimeoutMs: number;
 	readonly onDialog: () => void;
-	readonly held: Held;
+	readonly open: OpenRequest;
 	readonly loop: ShowLoop;
 	readonly signal: AbortSignal;
 
-	constructor(held: Held, loop: ShowLoop, signal: AbortSignal, onDialog: () => void) {
-		this.held = held;
+	constructor(entry: OpenRequest, loop: ShowLoop, signal: AbortSignal, onDialog: () => void) {
+		this.open = entry;
 		this.loop = loop;
 		this.signal = signal;
-		const { request, questions } = held.record;
+		const { request, questions } = entry.record;
 		this.asker = request.asker.label;
 		this.questions = questions;
-		this.callDeadline = callDeadline(held.record);
+		this.callDeadline = callDeadline(entry.record);
 		this.dialogTimeoutMs = request.dialogTimeoutMs;
 		this.onDialog = onDialog;
 	}
 
 	known(index: number): Answer | undefined {
-		return this.held.record.entries[index]?.answer;
+		return this.open.record.entries[index]?.answer;
 	}
 
-	takeShared(index: number): boolean {
-		return this.loop.host.takeShared(this.held.record, index);
+	share(index: number): boolean {
+		return this.loop.host.share(this.open.record, index);
 	}
 
 	onShown(index: number, deadline?: number): void {
-		this.loop.shown(this.held, index, deadline);
+		this.loop.shown(this.open, index, deadline);
 	}
 
 	onAnswer(index: number, answer: Answer, final: boolean): boolean {
-		return this.loop.answered(this.held, index, answer, final);
+		return this.loop.answered(this.open, index, answer, final);
 	}
 }
 
@@ -91,7 +91,7 @@ export class ShowLoop {
 	readonly #place: AnswerPlace | undefined;
 	readonly #bell: (() => void) | undefined;
 	/** The request whose task runs, for the status line: the one being shown. */
-	showing: Held | undefined;
+	showing: OpenRequest | undefined;
 	/** The round of the relayed request shown last (ADR-0024): a newcomer's first request is due in the next one. */
 	round = 0;
 
@@ -103,47 +103,47 @@ export class ShowLoop {
 	}
 
 	/** Shows the request, one way for every surface, and ends it as its showing ended. */
-	async run(held: Held): Promise<void> {
-		const { record } = held;
+	async run(entry: OpenRequest): Promise<void> {
+		const { record } = entry;
 		// Ended (or gone late) as its task started: nothing is left to show.
 		if (record.state.is !== "queued") return;
-		this.showing = held;
-		if (held.round > this.round) this.round = held.round;
+		this.showing = entry;
+		if (entry.round > this.round) this.round = entry.round;
 		// One controller per request: the queue class took its signal from p-queue as the task started, so aborting it now closes what is open and nothing else.
-		const open = held.leave ?? new AbortController();
-		held.leave = undefined;
-		held.open = open;
+		const open = entry.dequeue ?? new AbortController();
+		entry.dequeue = undefined;
+		entry.open = open;
 		const showing: RecordState & { is: "showing" } = { is: "showing" };
 		record.state = showing;
 		let outcome: ShowOutcome;
 		try {
-			outcome = await this.#show(new HeldPrompt(held, this, open.signal, this.host.countDialog));
+			outcome = await this.#show(new OpenPrompt(entry, this, open.signal, this.host.countDialog));
 		} catch (error) {
-			return this.host.end(held.record, "failed", `The host dialog failed: ${errorText(error)}`);
+			return this.host.end(entry.record, "failed", `The host dialog failed: ${errorText(error)}`);
 		} finally {
 			showing.question = undefined;
-			showing.closesAt = undefined;
+			showing.questionDeadline = undefined;
 			// What was shown has closed: nothing is left to abort when the request ends, and the slot is free.
-			held.open = undefined;
+			entry.open = undefined;
 			this.showing = undefined;
 		}
 		// Ended meanwhile (or gone late), it is not this showing's to end.
-		if (record.state === showing) this.#ended(held, outcome);
+		if (record.state === showing) this.#ended(entry, outcome);
 	}
 
 	/** Question `index` of a showing request is on screen: progress, the shown event, and the bell the first time a relayed request shows. */
-	shown(held: Held, index: number, deadline?: number): void {
-		const { record } = held;
+	shown(entry: OpenRequest, index: number, deadline?: number): void {
+		const { record } = entry;
 		const { state } = record;
 		if (state.is !== "showing" || !record.questions[index]) return;
 		const firstShown = record.shownAt === undefined;
 		record.shownAt ??= Date.now();
 		state.question = index;
 		if (deadline !== undefined) {
-			state.closesAt = deadline;
+			state.questionDeadline = deadline;
 			// What is open closes by its question deadline when that comes before the request's.
 			const call = callDeadline(record);
-			this.host.arm(held, deadline !== NO_LIMIT && (call === NO_LIMIT || deadline < call) ? deadline : call);
+			this.host.arm(entry, deadline !== NO_LIMIT && (call === NO_LIMIT || deadline < call) ? deadline : call);
 		}
 		this.host.progress(record, "shown", index);
 		// The status line names the request on screen apart from those waiting their turn.
@@ -153,12 +153,12 @@ export class ShowLoop {
 	}
 
 	/** The human answered question `index` (again, on a form): it counts from now on; a final one may complete the requests that joined it. */
-	answered(held: Held, index: number, answer: Answer, final: boolean): boolean {
-		const { record } = held;
+	answered(entry: OpenRequest, index: number, answer: Answer, final: boolean): boolean {
+		const { record } = entry;
 		const { state } = record;
 		if (state.is !== "showing" || !record.questions[index]) return false;
 		if (final) state.question = undefined;
-		if (!this.#takeChecked(held, index, answer)) return false;
+		if (!this.#takeChecked(entry, index, answer)) return false;
 		// A copy: the surface keeps no reference into what is sealed and sent.
 		record.entries[index] = { answer: copyAnswer(answer, "dialog"), place: this.#place };
 		this.host.progress(record, "answered", index);
@@ -172,16 +172,16 @@ export class ShowLoop {
 	 * check: a surface is passed in, so what it hands back passes the same check as any other answer.
 	 * Whether it was taken: false when refused (the request has ended).
 	 */
-	#takeChecked(held: Held, index: number, answer: Answer): boolean {
-		const problem = answerProblem(held.record.questions[index]!, answer);
+	#takeChecked(entry: OpenRequest, index: number, answer: Answer): boolean {
+		const problem = answerProblem(entry.record.questions[index]!, answer);
 		if (problem === undefined) return true;
-		this.host.end(held.record, "refused", `The host dialog's answer to question ${index + 1} ${problem}.`);
+		this.host.end(entry.record, "refused", `The host dialog's answer to question ${index + 1} ${problem}.`);
 		return false;
 	}
 
 	/** How a shown request ended, decided in one place: answered, the call's timeout, or dismissed; an answer the surface hands back last is checked like the others. */
-	#ended(held: Held, outcome: ShowOutcome): void {
-		const { record } = held;
+	#ended(entry: OpenRequest, outcome: ShowOutcome): void {
+		const { record } = entry;
 		const { questions, entries } = record;
 		if (outcome.answers) {
 			const final = outcome.answers;
@@ -190,7 +190,7 @@ export class ShowLoop {
 				if (entries[i]?.answer.source === "shared") continue;
 				const answer = final[i];
 				// Shared answers were skipped above: whatever else the form hands back is checked, whatever source it names.
-				if (answer && !this.#takeChecked(held, i, answer)) return;
+				if (answer && !this.#takeChecked(entry, i, answer)) return;
 				// Only the host marks an answer as shared (with whom): one the form marks so was given in the form.
 				// An answer the host did not hold yet was given in the form; one it held keeps the place it was given in.
 				entries[i] = answer
@@ -210,7 +210,7 @@ export class ShowLoop {
 		// Why it ended, and the note's words with it: the human said no, or nobody was there. (A host that goes or is
 		// replaced ends the request first: it is handed over, or ends host-gone.)
 		if (outcome.end === "dialog-timeout")
-			this.host.end(held.record, "dialog-timeout", `Nobody answered ${what} within its own time limit (the user may not be there); ${n} answered.`);
-		else this.host.end(held.record, "dismissed", `The user dismissed ${what}; ${n} answered.`);
+			this.host.end(entry.record, "dialog-timeout", `Nobody answered ${what} within its own time limit (the user may not be there); ${n} answered.`);
+		else this.host.end(entry.record, "dismissed", `The user dismissed ${what}; ${n} answered.`);
 	}
 }

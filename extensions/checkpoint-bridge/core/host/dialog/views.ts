@@ -3,7 +3,7 @@ import { OBSERVER_VERSION, type Snapshot } from "../../shared/observers.ts";
 import type { RequestRecord } from "../../shared/request-record.ts";
 import { type LateBook, observedLate } from "../late.ts";
 import { observed } from "./events.ts";
-import type { Held } from "./holding.ts";
+import type { OpenRequest } from "./holding.ts";
 
 /** Figures for "ask the human once": how many dialogs the human saw for how many questions. */
 export interface HostStats {
@@ -22,7 +22,7 @@ interface AskedBy {
 }
 
 /** What the status line shows of what is held. */
-export interface Waiting {
+export interface QueueView {
 	shown?: AskedBy;
 	queued: AskedBy[];
 	queuedCount: number;
@@ -36,32 +36,32 @@ const askedBy = (record: RequestRecord): AskedBy => ({ label: record.request.ask
  * screen, if one is, and the first `limit` of those waiting their turn, oldest first, each with
  * who asked and when it was queued; `queuedCount` counts every one waiting.
  */
-export function waitingView(held: ReadonlyMap<string, Held>, showing: Held | undefined, limit: number): Waiting {
+export function queueView(open: ReadonlyMap<string, OpenRequest>, showing: OpenRequest | undefined, limit: number): QueueView {
 	const running = showing?.record;
 	const shown = running?.state.is === "showing" && running.state.question !== undefined ? running : undefined;
 	const queued: AskedBy[] = [];
-	for (const { record } of held.values()) {
+	for (const { record } of open.values()) {
 		if (queued.length >= limit) break;
 		if (record !== shown) queued.push(askedBy(record));
 	}
 	// The records, not the queue's size: a request just taken is counted before its task is added.
-	const queuedCount = held.size - (shown ? 1 : 0);
+	const queuedCount = open.size - (shown ? 1 : 0);
 	return { ...(shown ? { shown: askedBy(shown) } : {}), queued, queuedCount };
 }
 
 /** What is open, oldest first, and what is late. */
-export function snapshotView(held: ReadonlyMap<string, Held>, late: LateBook | undefined): Snapshot {
+export function snapshotView(open: ReadonlyMap<string, OpenRequest>, late: LateBook | undefined): Snapshot {
 	return {
 		v: OBSERVER_VERSION,
 		takenAt: Date.now(),
-		open: [...held.values()].map(({ record }) => {
+		open: [...open.values()].map(({ record }) => {
 			const { state } = record;
 			const showing = state.is === "showing" ? state.question : undefined;
-			const closesAt = state.is === "showing" ? state.closesAt : undefined;
+			const questionDeadline = state.is === "showing" ? state.questionDeadline : undefined;
 			return {
 				...observed(record),
 				state: showing === undefined ? "queued" : "shown",
-				...(showing !== undefined ? { question: showing, ...(closesAt !== undefined ? { questionDeadline: closesAt } : {}) } : {}),
+				...(showing !== undefined ? { question: showing, ...(questionDeadline !== undefined ? { questionDeadline } : {}) } : {}),
 			};
 		}),
 		...(late && late.size > 0
