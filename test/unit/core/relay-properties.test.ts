@@ -37,6 +37,15 @@ const SHARING_COUNTEREXAMPLES: Action[][] = [
 		{ t: "dismiss" },
 		{ t: "outside", variant: "valid", pick: 0 },
 	],
+	// Seed 1416439906: an asker that aborts while its request is parked for the next host, its budget
+	// not yet out; no host comes, and at the grace's end the request was settled "timeout" (its budget
+	// had run out by then) instead of by how its asker gave up: "cancelled".
+	[
+		{ t: "ask", session: 0, questions: [{ kind: "input" }], budgetMs: 1, dialogTimeoutMs: 1, preAborted: false, copy: 0 },
+		{ t: "handover" },
+		{ t: "abort", pick: 0 },
+		{ t: "answer", pick: 0 },
+	],
 ];
 
 const INTERLEAVING_COUNTEREXAMPLES: Action[][] = [

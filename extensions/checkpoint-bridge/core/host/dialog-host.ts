@@ -14,10 +14,10 @@ import { msLeft, NO_LIMIT } from "../shared/config.ts";
 import { LATE_NOTE } from "../shared/late-config.ts";
 import type { Snapshot } from "../shared/observers.ts";
 import type { OutsideAnswerReply } from "../shared/outside-answers.ts";
-import { type RelayCancel, type RelayReply, type RelayRequest, replyChannel } from "../shared/protocol.ts";
+import { type RelayCancel, type RelayReply, type RelayRequest } from "../shared/protocol.ts";
 import { callDeadline, endedState, hasEnded, type ParkedRequest, type RequestEnd, type RequestRecord } from "../shared/request-record.ts";
 import { type HostEvents, Notifier, observed, progressFrame, resultFrame, type SettledOutcome, settledOutcome } from "./dialog/events.ts";
-import { askerKey, Holding, type OpenRequest } from "./dialog/holding.ts";
+import { askerKey, Holding, type OpenRequest, openRequest } from "./dialog/holding.ts";
 import { type Carried, takeIn } from "./dialog/intake.ts";
 import { type LateOutcome, LateSide } from "./dialog/late-side.ts";
 import { DialogQueue } from "./dialog/order.ts";
@@ -94,14 +94,7 @@ export class DialogHost implements ShowingHost {
 		// The same record, queued again: its call has returned, so no call deadline holds it; it remembers how late it was.
 		record.wasLate = late.state;
 		record.state = { is: "queued" };
-		const entry: OpenRequest = {
-			record,
-			timer: undefined,
-			nextDeadline: NO_LIMIT,
-			round: 0,
-			asker: askerKey(record.request),
-			channel: replyChannel(requestId),
-		};
+		const entry = openRequest(record, askerKey(record.request), requestId);
 		this.#holding.add(entry);
 		this.#hold(entry, true);
 		return true;
@@ -148,7 +141,7 @@ export class DialogHost implements ShowingHost {
 		const { asker, remaining } = taken;
 		// Handed over within this process, the request goes on as the record it was (parked): re-checked, not rebuilt.
 		const record = (carried && adopt(raw, taken.record)) || taken.record;
-		const entry: OpenRequest = { record, timer: undefined, nextDeadline: NO_LIMIT, round: 0, asker, channel: replyChannel(raw.id) };
+		const entry = openRequest(record, asker, raw.id);
 		if (remaining > 0) this.arm(entry, record.request.deadline);
 		this.#holding.add(entry);
 		// Handed over, its budget ran out on the way: it ends as any request out of time does (late, observed), not bare.
@@ -234,7 +227,7 @@ export class DialogHost implements ShowingHost {
 	 * The grace of a hand-over ended: the parked requests no next host took (`requestIds`) end here,
 	 * `host-gone`; those taken live on with the next host. Ids it never parked are returned.
 	 */
-	endUnadopted(requestIds: readonly string[], note: string): string[] {
+	endUnadopted(requestIds: readonly string[], note: string, gaveUp: ReadonlyMap<string, "timeout" | "cancelled"> = new Map()): string[] {
 		const unknown = requestIds.filter((id) => !this.#parked.has(id));
 		for (const id of requestIds) {
 			const record = this.#parked.get(id);
@@ -242,7 +235,8 @@ export class DialogHost implements ShowingHost {
 		}
 		// Nobody took them, and they were not handed on: their askers gave up while they were parked (their budget, or their abort).
 		for (const record of [...this.#parked.values()])
-			if (record.state.is === "parked") this.end(record, msLeft(callDeadline(record)) <= 0 ? "timeout" : "cancelled");
+			if (record.state.is === "parked")
+				this.end(record, gaveUp.get(record.request.id) ?? (msLeft(callDeadline(record)) <= 0 ? "timeout" : "cancelled"));
 		this.#parked.clear();
 		return unknown;
 	}

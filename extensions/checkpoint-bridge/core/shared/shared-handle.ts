@@ -54,8 +54,11 @@ export interface SharedHandle {
 	isFromHost(reply: unknown, requestId: string): boolean;
 	/** What the host has open, oldest first; undefined without a host. */
 	snapshot(): Snapshot | undefined;
-	/** Keeps requests of a host being replaced for `graceMs`; `expire` gets them if no new host takes them. */
-	park(requests: ParkedRequest[], graceMs: number, expire: (requests: ParkedRequest[]) => void): void;
+	/**
+	 * Keeps requests of a host being replaced for `graceMs`; `expire` gets them if no new host takes them,
+	 * and how each one whose asker gave up meanwhile was given up (its `cancel`'s reason), by request id.
+	 */
+	park(requests: ParkedRequest[], graceMs: number, expire: (requests: ParkedRequest[], gaveUp: ReadonlyMap<string, RelayCancel["reason"]>) => void): void;
 	/** Takes the parked requests, oldest first (the new host adopts them). */
 	takeParked(): ParkedRequest[];
 }
@@ -127,7 +130,7 @@ const PINNED = ["emit", "on", "once", "off", "removeListener", "addListener", "r
 /** A fresh handle, not registered anywhere (tests make their own). */
 export function createHandle(): SharedHandle {
 	let current: { facts: Readonly<HostClaim>; token: object } | undefined;
-	let parked: { requests: ParkedRequest[]; timer: ReturnType<typeof setTimeout> } | undefined;
+	let parked: { requests: ParkedRequest[]; timer: ReturnType<typeof setTimeout>; cancels: Map<string, RelayCancel["reason"]> } | undefined;
 	const bus = new EventEmitter<BusEvents>();
 	// Replies the host role sent carry this handle's seal (Seal), bound to the request id each was sealed
 	// for. A sealed reply is frozen right after, so its id and content cannot be rewritten, and a copy has no seal.
@@ -158,9 +161,14 @@ export function createHandle(): SharedHandle {
 		parked = undefined;
 		return requests;
 	};
+	const NO_CANCELS: ReadonlyMap<string, RelayCancel["reason"]> = new Map();
 	// An asker that gives up while its request waits for the next host must not be shown to it.
 	const cancelParked = (cancel: RelayCancel) => {
-		if (parked) parked.requests = parked.requests.filter((p) => p.request.id !== cancel?.id);
+		if (!parked || typeof cancel?.id !== "string") return;
+		const before = parked.requests.length;
+		parked.requests = parked.requests.filter((p) => p.request.id !== cancel.id);
+		// How it was given up decides its one end once the grace is over: its budget ran out, or it was cancelled.
+		if (parked.requests.length < before) parked.cancels.set(cancel.id, cancel.reason === "timeout" ? "timeout" : "cancelled");
 	};
 	return Object.freeze({
 		protocol: PROTOCOL_VERSION,
@@ -185,12 +193,16 @@ export function createHandle(): SharedHandle {
 		isFromHost: (reply: unknown, requestId: string) =>
 			typeof reply === "object" && reply !== null && typeof requestId === "string" && Seal.holds(reply, sealer, requestId),
 		snapshot: () => current?.facts.snapshot?.(),
-		park(requests: ParkedRequest[], graceMs: number, expire: (requests: ParkedRequest[]) => void) {
+		park(requests: ParkedRequest[], graceMs: number, expire: (requests: ParkedRequest[], gaveUp: ReadonlyMap<string, RelayCancel["reason"]>) => void) {
 			if (requests.length === 0) return;
+			const cancels = parked?.cancels ?? new Map<string, RelayCancel["reason"]>();
 			const previous = unpark();
 			const all = [...previous, ...requests];
-			const timer = setTimeout(() => expire(unpark()), graceMs);
-			parked = { requests: all, timer };
+			const timer = setTimeout(() => {
+				const left = unpark();
+				expire(left, cancels.size > 0 ? cancels : NO_CANCELS);
+			}, graceMs);
+			parked = { requests: all, timer, cancels };
 			bus.on("cancel", cancelParked);
 		},
 		takeParked: () => unpark(),
