@@ -2,7 +2,8 @@
  * What the dialog host holds: each held request (its record and what lives only while this host holds
  * it) and every index of them, kept in step in one place.
  */
-import type { RelayRequest } from "../../shared/protocol.ts";
+import { NO_LIMIT } from "../../shared/config.ts";
+import { type RelayRequest, replyChannel } from "../../shared/protocol.ts";
 import type { RequestRecord } from "../../shared/request-record.ts";
 import { ArrivalNotices } from "../arrival-notices.ts";
 import { SameQuestions } from "../same-questions.ts";
@@ -28,6 +29,16 @@ export interface OpenRequest {
 	/** Its reply channel, built once: one string the bus keys on for every reply, not a new one per reply. */
 	readonly channel: `reply:${string}`;
 }
+
+/** A request just taken in, or shown again from late: no timer yet, its reply channel built once. */
+export const openRequest = (record: RequestRecord, asker: string, requestId: string): OpenRequest => ({
+	record,
+	timer: undefined,
+	nextDeadline: NO_LIMIT,
+	round: 0,
+	asker,
+	channel: replyChannel(requestId),
+});
 
 /**
  * Whose open requests count together against the cap: one asker session over every connection of
