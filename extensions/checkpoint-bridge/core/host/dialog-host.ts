@@ -14,7 +14,7 @@ import { msLeft, NO_LIMIT } from "../shared/config.ts";
 import { LATE_NOTE } from "../shared/late-config.ts";
 import type { Snapshot } from "../shared/observers.ts";
 import type { OutsideAnswerReply } from "../shared/outside-answers.ts";
-import { type RelayCancel, type RelayReply, type RelayRequest } from "../shared/protocol.ts";
+import type { RelayCancel, RelayReply, RelayRequest } from "../shared/protocol.ts";
 import { callDeadline, endedState, hasEnded, type ParkedRequest, type RequestEnd, type RequestRecord } from "../shared/request-record.ts";
 import { type HostEvents, Notifier, observed, progressFrame, resultFrame, type SettledOutcome, settledOutcome } from "./dialog/events.ts";
 import { askerKey, Holding, type OpenRequest, openRequest } from "./dialog/holding.ts";
@@ -227,7 +227,7 @@ export class DialogHost implements ShowingHost {
 	 * The grace of a hand-over ended: the parked requests no next host took (`requestIds`) end here,
 	 * `host-gone`; those taken live on with the next host. Ids it never parked are returned.
 	 */
-	endUnadopted(requestIds: readonly string[], note: string, gaveUp: ReadonlyMap<string, "timeout" | "cancelled"> = new Map()): string[] {
+	endUnadopted(requestIds: readonly string[], note: string, cancels: ReadonlyMap<string, "timeout" | "cancelled"> = new Map()): string[] {
 		const unknown = requestIds.filter((id) => !this.#parked.has(id));
 		for (const id of requestIds) {
 			const record = this.#parked.get(id);
@@ -235,8 +235,7 @@ export class DialogHost implements ShowingHost {
 		}
 		// Nobody took them, and they were not handed on: their askers gave up while they were parked (their budget, or their abort).
 		for (const record of [...this.#parked.values()])
-			if (record.state.is === "parked")
-				this.end(record, gaveUp.get(record.request.id) ?? (msLeft(callDeadline(record)) <= 0 ? "timeout" : "cancelled"));
+			if (record.state.is === "parked") this.end(record, cancels.get(record.request.id) ?? (msLeft(callDeadline(record)) <= 0 ? "timeout" : "cancelled"));
 		this.#parked.clear();
 		return unknown;
 	}

@@ -318,14 +318,14 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 			} else {
 				const parked = served.handOver();
 				claim.release();
-				handle.park(parked, HANDOVER_GRACE_MS, (expired, gaveUp) => {
+				handle.park(parked, HANDOVER_GRACE_MS, (expired, cancels) => {
 					const unadopted = `${note} No new host took over within ${HANDOVER_GRACE_MS} ms.`;
 					// Each ends by the one end, as the record it was; one parked by another copy of the extension is settled from what was written down.
 					const others = new Set(
 						served.endUnadopted(
 							expired.map((p) => p.request.id),
 							unadopted,
-							gaveUp,
+							cancels,
 						),
 					);
 					if (others.size > 0)

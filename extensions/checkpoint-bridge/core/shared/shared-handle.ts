@@ -58,7 +58,7 @@ export interface SharedHandle {
 	 * Keeps requests of a host being replaced for `graceMs`; `expire` gets them if no new host takes them,
 	 * and how each one whose asker gave up meanwhile was given up (its `cancel`'s reason), by request id.
 	 */
-	park(requests: ParkedRequest[], graceMs: number, expire: (requests: ParkedRequest[], gaveUp: ReadonlyMap<string, RelayCancel["reason"]>) => void): void;
+	park(requests: ParkedRequest[], graceMs: number, expire: (requests: ParkedRequest[], cancels: ReadonlyMap<string, RelayCancel["reason"]>) => void): void;
 	/** Takes the parked requests, oldest first (the new host adopts them). */
 	takeParked(): ParkedRequest[];
 }
@@ -193,7 +193,7 @@ export function createHandle(): SharedHandle {
 		isFromHost: (reply: unknown, requestId: string) =>
 			typeof reply === "object" && reply !== null && typeof requestId === "string" && Seal.holds(reply, sealer, requestId),
 		snapshot: () => current?.facts.snapshot?.(),
-		park(requests: ParkedRequest[], graceMs: number, expire: (requests: ParkedRequest[], gaveUp: ReadonlyMap<string, RelayCancel["reason"]>) => void) {
+		park(requests: ParkedRequest[], graceMs: number, expire: (requests: ParkedRequest[], cancels: ReadonlyMap<string, RelayCancel["reason"]>) => void) {
 			if (requests.length === 0) return;
 			const cancels = parked?.cancels ?? new Map<string, RelayCancel["reason"]>();
 			const previous = unpark();
