@@ -23,8 +23,12 @@ const EXCLUDED = [
 	"test/unit/transports/local/flood.test.ts",
 	"test/unit/surfaces/web/fd-flood.test.ts",
 ];
-/** Files that load copies of the extension's modules from other paths: each needs a process of its own. */
-const ISOLATED = ["test/unit/core/copies.test.ts"];
+/**
+ * Files that load copies of the extension's modules from other paths, or whose sessions start from
+ * a fresh process's slots (the delivery box, the late book, which files before them leave in use):
+ * each needs a process of its own.
+ */
+const ISOLATED = ["test/unit/core/copies.test.ts", "test/unit/own-questions.test.ts"];
 
 export default defineConfig({
 	test: {
