@@ -28,7 +28,18 @@ const EXCLUDED = [
  * a fresh process's slots (the delivery box, the late book, which files before them leave in use):
  * each needs a process of its own.
  */
-const ISOLATED = ["test/unit/core/copies.test.ts", "test/unit/own-questions.test.ts"];
+const ISOLATED = [
+	"test/unit/core/copies.test.ts",
+	"test/unit/own-questions.test.ts",
+	// The process's delivery box is made first in each of these (support/host-messages.ts): the host's session is theirs.
+	"test/unit/transports/local/answer-acks.test.ts",
+	"test/unit/transports/local/ask-later-exit.test.ts",
+	"test/unit/transports/local/late-frames.test.ts",
+	"test/unit/transports/nats/answer-acks.test.ts",
+	"test/unit/transports/nats/asker.test.ts",
+	"test/unit/transports/nats/late-frames.test.ts",
+	"test/unit/transports/nats/room-server.test.ts",
+];
 
 export default defineConfig({
 	test: {
