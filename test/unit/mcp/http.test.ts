@@ -25,7 +25,8 @@ beforeAll(async () => {
 	const fake = fakeUI({ respond: (d) => (d.title.includes("Hold") ? undefined : d.answer("Yes")) });
 	claimHostRole(handle, { ui: fake.ui, surface: dialogSurface(fake.ui), sessionId: "host" });
 	// The first offer in a process stands: a file before this one in the same process (the mutation run's) may have offered the process handle's.
-	delete (globalThis as Record<symbol, unknown>)[Symbol.for("checkpoint-bridge.web.mcp")];
+	const slot = (globalThis as Record<symbol, { load?: unknown } | undefined>)[Symbol.for("checkpoint-bridge.web.mcp")];
+	if (slot) slot.load = undefined;
 	offerMcpRoute(async () => httpEndpoint(handle, {}));
 	page = await startWebPage({ handle, address: { host: "127.0.0.1", port: 0, loopback: true } });
 	const url = new URL(page.url);
