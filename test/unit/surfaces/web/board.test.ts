@@ -157,16 +157,22 @@ describe("web page board", () => {
 	});
 });
 
+/** A host on a fake UI and a board watching it, both gone when the test ends. */
+function boardOnHost() {
+	const handle = createHandle();
+	const fake = fakeUI();
+	const role = claimHostRole(handle, { ui: fake.ui, surface: dialogSurface(fake.ui), sessionId: "host" })!;
+	const board = new Board(handle);
+	cleanup.push(async () => {
+		board.close();
+		role.release("quit", "test over");
+	});
+	return { handle, fake, role, board };
+}
+
 describe("how the board learns a request's end", () => {
 	it("from the typed end the settled event carries: an outside cancel and a dismiss are told apart without reading the note", async () => {
-		const handle = createHandle();
-		const fake = fakeUI();
-		const role = claimHostRole(handle, { ui: fake.ui, surface: dialogSurface(fake.ui), sessionId: "host" })!;
-		const board = new Board(handle);
-		cleanup.push(async () => {
-			board.close();
-			role.release("quit", "test over");
-		});
+		const { handle, fake, role, board } = boardOnHost();
 		const cancelled = askViaHost({ handle, asker: { label: "a", sessionId: "a" }, questions: [{ question: "A?" }], budgetMs: 60_000, dialogTimeoutMs: 60_000 });
 		const dismissed = askViaHost({ handle, asker: { label: "b", sessionId: "b" }, questions: [{ question: "B?" }], budgetMs: 60_000, dialogTimeoutMs: 60_000 });
 		const [first, second] = board.cards().map((card) => card.requestId);
@@ -198,14 +204,7 @@ describe("how the board learns a request's end", () => {
 		expect(outcomeText("timeout-or-cancelled", [], "dialog-timeout")).toBe("closed unanswered at its dialog's own time limit");
 		expect(outcomeText("timeout", [], "expired")).toBe("expired unanswered after it went late");
 		expect(outcomeText("error", [], "refused")).toBe("failed at the host: the answer did not fit its questions");
-		const handle = createHandle();
-		const fake = fakeUI();
-		const role = claimHostRole(handle, { ui: fake.ui, surface: dialogSurface(fake.ui), sessionId: "host" })!;
-		const board = new Board(handle);
-		cleanup.push(async () => {
-			board.close();
-			role.release("quit", "test over");
-		});
+		const { handle, role, board } = boardOnHost();
 		// A real dialog that reaches its own time limit, beside one the human dismisses: both end timeout-or-cancelled.
 		const timedOut = askViaHost({
 			handle,
