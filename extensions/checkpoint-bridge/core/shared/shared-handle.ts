@@ -161,7 +161,6 @@ export function createHandle(): SharedHandle {
 		parked = undefined;
 		return requests;
 	};
-	const NO_CANCELS: ReadonlyMap<string, RelayCancel["reason"]> = new Map();
 	// An asker that gives up while its request waits for the next host must not be shown to it.
 	const cancelParked = (cancel: RelayCancel) => {
 		if (!parked || typeof cancel?.id !== "string") return;
@@ -200,7 +199,7 @@ export function createHandle(): SharedHandle {
 			const all = [...previous, ...requests];
 			const timer = setTimeout(() => {
 				const left = unpark();
-				expire(left, cancels.size > 0 ? cancels : NO_CANCELS);
+				expire(left, cancels);
 			}, graceMs);
 			parked = { requests: all, timer, cancels };
 			bus.on("cancel", cancelParked);
