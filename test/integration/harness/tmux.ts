@@ -7,7 +7,7 @@
  */
 import { execFile, spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 
@@ -143,9 +143,66 @@ export class TmuxSession {
 		}
 	}
 
+	/**
+	 * Stops the server and waits until every process its panes started has exited: a program still
+	 * shutting down after its SIGHUP writes into its directories, and a test's cleanup would race it.
+	 */
 	async dispose(): Promise<void> {
+		const panes = await this.tmux("list-panes", "-a", "-F", "#{pane_pid}").then(
+			({ stdout }) => stdout.split("\n").filter(Boolean).map(Number),
+			() => [] as number[],
+		);
+		const started = descendants(panes);
 		await this.tmux("kill-server").catch(() => {});
+		if (!(await allExited(started, 5_000))) {
+			for (const pid of started) signal(pid, "SIGKILL");
+			await allExited(started, 5_000);
+		}
 	}
+}
+
+const alive = (pid: number) => signal(pid, 0);
+
+function signal(pid: number, name: NodeJS.Signals | 0): boolean {
+	try {
+		process.kill(pid, name);
+		return true;
+	} catch {
+		return false;
+	}
+}
+
+async function allExited(pids: number[], timeoutMs: number): Promise<boolean> {
+	const deadline = Date.now() + timeoutMs;
+	while (pids.some(alive)) {
+		if (Date.now() > deadline) return false;
+		await new Promise((resolve) => setTimeout(resolve, 50));
+	}
+	return true;
+}
+
+/** The given processes and all their descendants, read from /proc (empty where /proc is absent). */
+function descendants(roots: number[]): number[] {
+	const children = new Map<number, number[]>();
+	let entries: string[] = [];
+	try {
+		entries = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
+	} catch {
+		return roots;
+	}
+	for (const name of entries) {
+		try {
+			// The parent pid is the 2nd field after the command name, which may itself hold spaces or ")".
+			const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+			const parent = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+			children.set(parent, [...(children.get(parent) ?? []), Number(name)]);
+		} catch {
+			// The process ended while we read.
+		}
+	}
+	const found = [...roots];
+	for (let i = 0; i < found.length; i++) found.push(...(children.get(found[i]!) ?? []));
+	return found;
 }
 
 /** Screens kept for the test output: one numbered text file per step, listed by `report()`. */
