@@ -13,12 +13,12 @@ const ANSWERS = [core("shared/outside-answers"), model("answer-check"), model("r
 const TOOL = [model("validate"), model("sanitise")];
 /** The route home: where an ended request goes once its call has returned, and the box that posts it. */
 const ROUTE = ["extensions/checkpoint-bridge/core/delivery/*.ts"];
-/** The book: a request's one record and its states, the one end of the dialog host, the late book, and a record parked across a hand-over. */
+/** The book: every request of the process from taken to gone, a request's one record and its states, and late requests as observers and the human see them. */
 const BOOK = [
 	"extensions/checkpoint-bridge/core/shared/request-record.ts",
 	"extensions/checkpoint-bridge/core/host/late.ts",
 	"extensions/checkpoint-bridge/core/host/dialog/late-side.ts",
-	"extensions/checkpoint-bridge/core/host/dialog/parked.ts",
+	"extensions/checkpoint-bridge/core/host/book.ts",
 ];
 const GROUPS = { seal: SEAL, host: HOST, queue: QUEUE, answers: ANSWERS, tool: TOOL, route: ROUTE, book: BOOK };
 const group = process.env.MUTATION_GROUP ?? "seal";

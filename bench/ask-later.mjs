@@ -9,8 +9,8 @@ import { performance } from "node:perf_hooks";
 import { askLater } from "../extensions/checkpoint-bridge/ask-later.ts";
 import { askViaHost } from "../extensions/checkpoint-bridge/core/asking/asker.ts";
 import { createDeliveryBox } from "../extensions/checkpoint-bridge/core/delivery/delivery.ts";
+import { RequestBook } from "../extensions/checkpoint-bridge/core/host/book.ts";
 import { claimHostRole } from "../extensions/checkpoint-bridge/core/host/host-role.ts";
-import { LateBook } from "../extensions/checkpoint-bridge/core/host/late.ts";
 import { readLateConfig } from "../extensions/checkpoint-bridge/core/shared/late-config.ts";
 import { createHandle } from "../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import { dialogSurface } from "../extensions/checkpoint-bridge/surfaces/dialogs.ts";
@@ -24,7 +24,7 @@ const OPTIONS = ["yes", "no"];
 function neverAnswering(late) {
 	const handle = createHandle();
 	const ui = { select: () => new Promise(() => {}), input: () => new Promise(() => {}), notify() {}, setStatus() {} };
-	const role = claimHostRole(handle, { ui, surface: dialogSurface(ui), sessionId: "host-session", ...(late ? { late } : {}) });
+	const role = claimHostRole(handle, { ui, surface: dialogSurface(ui), sessionId: "host-session", ...(late ? { book: late } : {}) });
 	return { handle, role };
 }
 
@@ -49,7 +49,7 @@ const receipts = [];
 
 // 2. Heap per late question: calls with a 1 s budget end timeout, their questions left open, marked late. (50 ms was
 // less than issuing 2,000 calls takes on a busy machine: the last ones' budgets ran out before they reached the host.)
-const late = new LateBook({ ...readLateConfig({}), maxTotal: N, maxPerAsker: N, maxBytes: 2 ** 30 });
+const late = new RequestBook({ ...readLateConfig({}), maxTotal: N, maxPerAsker: N, maxBytes: 2 ** 30 });
 const { handle, role } = neverAnswering(late);
 const before = await heapAfterGc();
 const calls = [];
@@ -66,10 +66,10 @@ for (let i = 0; i < N; i++)
 const statuses = new Set((await Promise.all(calls)).map((envelope) => envelope.status));
 calls.length = 0;
 if (statuses.size !== 1 || !statuses.has("timeout")) throw new Error(`calls ended ${[...statuses].join(", ")}, expected timeout`);
-if (late.size !== N) throw new Error(`${late.size} late questions, expected ${N}`);
+if (late.lateCount !== N) throw new Error(`${late.lateCount} late questions, expected ${N}`);
 const held = await heapAfterGc();
 role.release("quit", "over");
-for (const l of late.list()) late.take(l.request.id);
+for (const l of late.late()) late.remove(l);
 const after = await heapAfterGc();
 console.log(
 	JSON.stringify({

@@ -7,8 +7,9 @@
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { terminalDraws } from "./core/answering/screens.ts";
 import type { HostUI } from "./core/answering/surface.ts";
+import { requestBook } from "./core/host/book.ts";
 import { claimHostRole, type HostRole, type SettledRecord } from "./core/host/host-role.ts";
-import { lateBook } from "./core/host/late.ts";
+import { readLateConfig } from "./core/shared/late-config.ts";
 import type { SharedHandle } from "./core/shared/shared-handle.ts";
 import { withChildScreens } from "./surfaces/child-screen/surface.ts";
 import { dialogSurface } from "./surfaces/dialogs.ts";
@@ -82,7 +83,7 @@ export function hostLife(options: HostLifeOptions): HostLife {
 				sessionId,
 				bell,
 				onSettled,
-				late: lateBook(),
+				book: requestBook(handle, readLateConfig()),
 			});
 			// Processes this host spawns (background sub-agents, pi -p runs) reach it through a local socket.
 			// Awaited: pi waits for session_start, so nothing the session spawns can miss the variable.

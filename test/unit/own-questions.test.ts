@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ANSWER_MESSAGE_TYPE, type MessageApi, sessionPoster } from "../../extensions/checkpoint-bridge/core/delivery/delivery.ts";
+import { requestBook } from "../../extensions/checkpoint-bridge/core/host/book.ts";
 import { HANDOVER_GRACE_MS } from "../../extensions/checkpoint-bridge/core/host/host-role.ts";
-import { lateBook } from "../../extensions/checkpoint-bridge/core/host/late.ts";
 import { sharedHandle } from "../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import { makeEnvelope } from "../../extensions/checkpoint-bridge/model/result.ts";
 import { ABORT_SETTLE_MS, type AskAgain, recordOwn, reopenOwn, unendedOwn, unwrittenOwn } from "../../extensions/checkpoint-bridge/own-questions.ts";
@@ -161,8 +161,9 @@ describe("the host session's queued own questions (wait: false)", () => {
 	const sessions = playedSessions();
 	beforeEach(() => {
 		newProcess();
-		// The process's late book outlives every host: late questions other files left in it are not these tests'.
-		for (const late of lateBook().list()) lateBook().take(late.request.id);
+		// The process's book outlives every host: late questions other files left in it are not these tests'.
+		const book = requestBook(sharedHandle());
+		for (const late of book.late()) book.remove(late);
 		vi.useFakeTimers();
 	});
 	afterEach(async () => {

@@ -5,6 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Surface } from "../../../extensions/checkpoint-bridge/core/answering/surface.ts";
+import { RequestBook } from "../../../extensions/checkpoint-bridge/core/host/book.ts";
 import { DialogHost, type HostEvents } from "../../../extensions/checkpoint-bridge/core/host/dialog-host.ts";
 import { statusText } from "../../../extensions/checkpoint-bridge/core/host/status-line.ts";
 import { PROTOCOL_VERSION, type RelayCancel, type RelayReply, type RelayRequest } from "../../../extensions/checkpoint-bridge/core/shared/protocol.ts";
@@ -51,7 +52,7 @@ function deafSurface(fake: FakeUI): Surface {
 }
 
 /** A dialog host on a fake UI that collects every reply; `deaf` puts it behind a surface that ignores aborts. */
-function host(options: { events?: HostEvents; deaf?: boolean; onReply?: (reply: RelayReply, host: DialogHost) => void } = {}) {
+function host(options: { events?: HostEvents; deaf?: boolean; onReply?: (reply: RelayReply, host: DialogHost) => void; book?: RequestBook } = {}) {
 	const fake = fakeUI({ ignoreSignal: options.deaf ?? false });
 	const replies: RelayReply[] = [];
 	const dialogHost: DialogHost = new DialogHost({
@@ -63,6 +64,7 @@ function host(options: { events?: HostEvents; deaf?: boolean; onReply?: (reply: 
 			options.onReply?.(reply, dialogHost);
 		},
 		...(options.events ? { events: options.events } : {}),
+		...(options.book ? { book: options.book } : {}),
 	});
 	const to = (id: string) => replies.filter((r) => r.id === id);
 	const results = (id: string) => to(id).filter((r) => r.kind === "result");
@@ -401,12 +403,14 @@ describe("the status line and a hand-over", () => {
 	});
 
 	it("hands over every request as it was taken in and holds nothing after", async () => {
-		const { host: h, replies } = host();
+		const book = new RequestBook();
+		const { host: h, replies } = host({ book });
 		h.serve(request("plain"));
 		h.serve(request("remote", { origin: "local:7", label: "reviewer" }));
 		await flush(vi);
 		const sent = replies.length;
-		const parked = h.handOver();
+		h.handOver(1_000, "replaced");
+		const parked = book.parked();
 		expect(parked.map((p) => Object.keys(p.request).sort())).toEqual([
 			["asker", "createdAt", "deadline", "dialogTimeoutMs", "id", "questions", "v"],
 			["asker", "createdAt", "deadline", "dialogTimeoutMs", "id", "origin", "questions", "v"],
@@ -420,16 +424,17 @@ describe("the status line and a hand-over", () => {
 
 describe("a request sent again after a restart", () => {
 	it("is marked once, however often it is handed over", async () => {
-		const first = host();
+		const book = new RequestBook();
+		const first = host({ book });
 		first.host.serve(request("again", { resent: true, label: "reviewer" }));
 		await flush(vi);
-		let parked = first.host.handOver();
-		const second = host();
-		for (const p of parked) second.host.serve(p.request, p);
+		first.host.handOver(1_000, "replaced");
+		const second = host({ book });
+		for (const p of book.parked()) second.host.adopt(p);
 		await flush(vi);
-		parked = second.host.handOver();
-		const third = host();
-		for (const p of parked) third.host.serve(p.request, p);
+		second.host.handOver(1_000, "replaced");
+		const third = host({ book });
+		for (const p of book.parked()) third.host.adopt(p);
 		await flush(vi);
 		expect(third.fake.dialogs.map((d) => d.title)).toEqual(["[reviewer · asked before the restart] Project name?"]);
 	});

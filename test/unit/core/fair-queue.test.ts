@@ -7,7 +7,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { queueCommand } from "../../../extensions/checkpoint-bridge/checkpoints-command.ts";
-import { LateBook } from "../../../extensions/checkpoint-bridge/core/host/late.ts";
+import { RequestBook } from "../../../extensions/checkpoint-bridge/core/host/book.ts";
 import { statusText } from "../../../extensions/checkpoint-bridge/core/host/status-line.ts";
 import { readLateConfig } from "../../../extensions/checkpoint-bridge/core/shared/late-config.ts";
 import { OBSERVER_EVENTS } from "../../../extensions/checkpoint-bridge/core/shared/observers.ts";
@@ -147,7 +147,7 @@ describe("/checkpoints pause and resume", () => {
 	});
 
 	it("budgets keep running while paused: what runs out goes late as usual; outside answers still answer what waits", async () => {
-		const { fake, ask, role, handle } = relay({}, { late: new LateBook(readLateConfig({})) });
+		const { fake, ask, role, handle } = relay({}, { book: new RequestBook(readLateConfig({})) });
 		role.host.pause();
 		const short = track(ask([{ question: "Short?" }], { label: "a", budgetMs: 5_000 }));
 		const answered = track(ask([{ question: "Pick?", options: ["x", "y"] }], { label: "b" }));

@@ -5,17 +5,25 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ANSWER_MESSAGE_TYPE, deliveryBox, type MessageApi, sessionPoster } from "../../../extensions/checkpoint-bridge/core/delivery/delivery.ts";
+import { RequestBook } from "../../../extensions/checkpoint-bridge/core/host/book.ts";
 import { DialogHost } from "../../../extensions/checkpoint-bridge/core/host/dialog-host.ts";
-import { LateBook } from "../../../extensions/checkpoint-bridge/core/host/late.ts";
 import { statusText } from "../../../extensions/checkpoint-bridge/core/host/status-line.ts";
 import { DEFAULT_LATE_EXPIRY_MS, LATE_NOTE, type LateConfig, readLateConfig } from "../../../extensions/checkpoint-bridge/core/shared/late-config.ts";
 import { OBSERVER_EVENTS } from "../../../extensions/checkpoint-bridge/core/shared/observers.ts";
 import { PROTOCOL_VERSION, type RelayRequest } from "../../../extensions/checkpoint-bridge/core/shared/protocol.ts";
+import type { RequestRecord } from "../../../extensions/checkpoint-bridge/core/shared/request-record.ts";
 import { fakeUI } from "../support/fake-ui.ts";
 import { flush, relay, track } from "../support/relay.ts";
 
 const Q = [{ question: "Which database?", options: ["Postgres", "SQLite"] }];
 const config = (over: Partial<LateConfig> = {}): LateConfig => ({ ...readLateConfig({}), ...over });
+
+/** A record taken into the book and sent late there, by a keeper that ends nothing itself (the book drops what leaves). */
+function keepLate(book: RequestBook, record: RequestRecord): void {
+	const keeper = { deadlineCame: () => {}, lateLeft: () => {}, cancel: () => {} };
+	book.add(record, keeper);
+	book.toLate(record, keeper);
+}
 
 /** The asking session as pi keeps it, attached to the process's box. */
 function askingSession(sessionId: string) {
@@ -49,7 +57,7 @@ describe("late questions", () => {
 
 	it("a call that ends timeout leaves its question open, marked late; an answer from outside reaches the asking session as one message", async () => {
 		const session = askingSession("late-1-session");
-		const { ask, handle, role } = relay({}, { late: new LateBook(config()) });
+		const { ask, handle, role } = relay({}, { book: new RequestBook(config()) });
 		const state = track(ask(Q, { label: "late-1", budgetMs: 3_000 }));
 		await flush(vi);
 		await vi.advanceTimersByTimeAsync(3_000);
@@ -80,7 +88,7 @@ describe("late questions", () => {
 	});
 
 	it("the host's note tells the asker its question stays open", async () => {
-		const { ask, handle } = relay({}, { late: new LateBook(config()) });
+		const { ask, handle } = relay({}, { book: new RequestBook(config()) });
 		const replies: { note?: string }[] = [];
 		const state = track(ask(Q, { label: "late-2", budgetMs: 3_000 }));
 		await flush(vi);
@@ -94,7 +102,7 @@ describe("late questions", () => {
 
 	it("shown again from /checkpoints: through the queue like any other request, its answer delivered late", async () => {
 		const session = askingSession("late-3-session");
-		const { ask, fake, handle, role } = relay({}, { late: new LateBook(config()) });
+		const { ask, fake, handle, role } = relay({}, { book: new RequestBook(config()) });
 		track(ask(Q, { label: "late-3", budgetMs: 3_000 }));
 		await flush(vi);
 		await vi.advanceTimersByTimeAsync(3_000);
@@ -119,7 +127,7 @@ describe("late questions", () => {
 
 	it("cancelled from outside (page, observer): it ends cancelled-outside, late in the book or shown again, and does not go back to the book", async () => {
 		const session = askingSession("late-5-session");
-		const { ask, handle, role } = relay({}, { late: new LateBook(config()) });
+		const { ask, handle, role } = relay({}, { book: new RequestBook(config()) });
 		const ends: string[] = [];
 		handle.bus.on(OBSERVER_EVENTS.settled, (event) => void ends.push((event as { outcome: { end: string } }).outcome.end));
 		track(ask(Q, { label: "late-5", budgetMs: 3_000 }));
@@ -140,14 +148,14 @@ describe("late questions", () => {
 	});
 
 	it("a request handed over whose budget ran out during the hand-over goes late at the next host, and observers learn it went late", () => {
-		const late = new LateBook(config());
+		const late = new RequestBook(config());
 		const ends: string[] = [];
 		const next = new DialogHost({
 			ui: fakeUI().ui,
 			surface: { ask: async () => undefined },
 			sessionId: "next-host",
 			reply: () => {},
-			late,
+			book: late,
 			events: { settled: (_request, outcome) => void ends.push(outcome.end), late: () => void ends.push("late"), wanted: () => true },
 		});
 		const now = Date.now();
@@ -163,11 +171,11 @@ describe("late questions", () => {
 		next.serve(request, { entries: [], queuedAt: now - 3_000 });
 		// Late, not settled: it settles once, later (ADR-0025).
 		expect(ends).toEqual(["late"]);
-		expect(late.list().map((l) => l.request.id)).toEqual(["handed-1"]);
+		expect(late.late().map((l) => l.request.id)).toEqual(["handed-1"]);
 	});
 
 	it("shown again, it has the host's dialog time, not the short budget its call ran out of", async () => {
-		const { ask, fake, handle, role } = relay({}, { late: new LateBook(config({ dialogTimeoutMs: 60_000 })) });
+		const { ask, fake, handle, role } = relay({}, { book: new RequestBook(config({ dialogTimeoutMs: 60_000 })) });
 		track(ask(Q, { label: "late-short", budgetMs: 3_000 }));
 		await flush(vi);
 		await vi.advanceTimersByTimeAsync(3_000);
@@ -189,7 +197,7 @@ describe("late questions", () => {
 	});
 
 	it("CHECKPOINT_BRIDGE_LATE_ANSWERS=0: the question ends with its call, as before", async () => {
-		const { ask, handle } = relay({}, { late: new LateBook(config({ on: false })) });
+		const { ask, handle } = relay({}, { book: new RequestBook(config({ on: false })) });
 		track(ask(Q, { budgetMs: 3_000 }));
 		await flush(vi);
 		await vi.advanceTimersByTimeAsync(3_000);
@@ -197,7 +205,7 @@ describe("late questions", () => {
 	});
 
 	it("expires after its time, with a notice to the human", async () => {
-		const { ask, fake, handle } = relay({}, { late: new LateBook(config({ expiryMs: 60_000 })) });
+		const { ask, fake, handle } = relay({}, { book: new RequestBook(config({ expiryMs: 60_000 })) });
 		track(ask(Q, { label: "late-4", budgetMs: 3_000 }));
 		await flush(vi);
 		await vi.advanceTimersByTimeAsync(3_000);
@@ -210,22 +218,24 @@ describe("late questions", () => {
 	it("an expiry longer than a timer can wait (about 24.8 days) is held to that, never taken as at once", () => {
 		const thirtyDays = 30 * DEFAULT_LATE_EXPIRY_MS;
 		const { expiryMs } = readLateConfig({ CHECKPOINT_BRIDGE_LATE_EXPIRY_MS: String(thirtyDays) });
-		const book = new LateBook(config({ expiryMs }));
-		book.keep({
+		const book = new RequestBook(config({ expiryMs }));
+		keepLate(book, {
 			request: { v: 1, id: "r1", asker: { label: "x", sessionId: "s" }, questions: [], deadline: 0, dialogTimeoutMs: 0, createdAt: 0 },
 			questions: [{ question: "Which database?", kind: "text" }],
 			entries: [],
 			queuedAt: 0,
+			state: { is: "queued" },
 		});
 		vi.advanceTimersByTime(60_000);
-		expect(book.size).toBe(1);
+		expect(book.lateCount).toBe(1);
 		expect(expiryMs).toBeLessThan(thirtyDays);
 		vi.advanceTimersByTime(expiryMs);
-		expect(book.size).toBe(0);
+		expect(book.lateCount).toBe(0);
+		expect(book.get("r1")).toBeUndefined();
 	});
 
 	it("shown again and closed unanswered, it is late since its budget ran out, and expires then too", async () => {
-		const { ask, fake, handle, role } = relay({}, { late: new LateBook(config({ expiryMs: 60_000 })) });
+		const { ask, fake, handle, role } = relay({}, { book: new RequestBook(config({ expiryMs: 60_000 })) });
 		track(ask(Q, { label: "late-again", budgetMs: 3_000 }));
 		await flush(vi);
 		await vi.advanceTimersByTimeAsync(3_000);
@@ -242,7 +252,7 @@ describe("late questions", () => {
 	});
 
 	it("bounded per asker and in all: an asker's oldest makes way for its newest, never another asker's question; it settles expired", async () => {
-		const { ask, fake, handle } = relay({}, { late: new LateBook(config({ maxPerAsker: 2, maxTotal: 3 })) });
+		const { ask, fake, handle } = relay({}, { book: new RequestBook(config({ maxPerAsker: 2, maxTotal: 3 })) });
 		const settled: { id: string; end?: string }[] = [];
 		handle.bus.on(OBSERVER_EVENTS.settled, (event) => void settled.push({ id: event.questions[0]!.question, end: event.outcome.end }));
 		const envelopes = [];
@@ -265,7 +275,7 @@ describe("late questions", () => {
 	});
 
 	it("one asker's flood never evicts another asker's late question, and the human gets one notice per window, not one per eviction", async () => {
-		const { ask, fake, handle } = relay({}, { late: new LateBook(config({ maxPerAsker: 8, maxTotal: 16 })) });
+		const { ask, fake, handle } = relay({}, { book: new RequestBook(config({ maxPerAsker: 8, maxTotal: 16 })) });
 		track(ask([{ question: "The victim's question?" }], { label: "victim", budgetMs: 1_500 }));
 		await flush(vi);
 		await vi.advanceTimersByTimeAsync(1_500);
@@ -287,16 +297,17 @@ describe("late questions", () => {
 	});
 
 	it("bounded in bytes", () => {
-		const book = new LateBook(config({ maxBytes: 200 }));
-		const request = (id: string) => ({
+		const book = new RequestBook(config({ maxBytes: 200 }));
+		const request = (id: string): RequestRecord => ({
 			request: { v: 1, id, asker: { label: "x", sessionId: "s" }, questions: [], deadline: 0, dialogTimeoutMs: 0, createdAt: 0 },
 			questions: [{ question: "q".repeat(80), kind: "text" as const }],
 			entries: [],
 			queuedAt: 0,
+			state: { is: "queued" },
 		});
-		book.keep(request("1"));
-		book.keep(request("2"));
-		expect(book.list().map((l) => l.request.id)).toEqual(["2"]);
-		expect(book.list().reduce((bytes, l) => bytes + Buffer.byteLength(JSON.stringify(l.questions)), 0)).toBeLessThanOrEqual(200);
+		keepLate(book, request("1"));
+		keepLate(book, request("2"));
+		expect(book.late().map((l) => l.request.id)).toEqual(["2"]);
+		expect(book.late().reduce((bytes, l) => bytes + Buffer.byteLength(JSON.stringify(l.questions)), 0)).toBeLessThanOrEqual(200);
 	});
 });

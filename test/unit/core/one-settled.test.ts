@@ -4,8 +4,8 @@
  * Each path is counted from the bus, as a third-party observer written from docs/observers.md hears it.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { RequestBook } from "../../../extensions/checkpoint-bridge/core/host/book.ts";
 import { claimHostRole } from "../../../extensions/checkpoint-bridge/core/host/host-role.ts";
-import { LateBook } from "../../../extensions/checkpoint-bridge/core/host/late.ts";
 import { readLateConfig } from "../../../extensions/checkpoint-bridge/core/shared/late-config.ts";
 import { OBSERVER_EVENTS } from "../../../extensions/checkpoint-bridge/core/shared/observers.ts";
 import type { SharedHandle } from "../../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
@@ -30,12 +30,12 @@ function heard(handle: SharedHandle) {
 	};
 }
 
-const late = (expiryMs = 60_000) => new LateBook({ ...readLateConfig({}), expiryMs });
+const late = (expiryMs = 60_000) => new RequestBook({ ...readLateConfig({}), expiryMs });
 const Q = [{ question: "Which database?", options: ["Postgres", "SQLite"] }];
 
 describe("one observe:settled per request, whatever path it took", () => {
 	it("answered, dismissed, timed out and answered late, shown again twice, expired late, cancelled late: each settles once", async () => {
-		const { ask, fake, handle, role } = relay({}, { late: late() });
+		const { ask, fake, handle, role } = relay({}, { book: late() });
 		const events = heard(handle);
 		const id = () => handle.snapshot()!.open.at(-1)!.requestId;
 
@@ -109,14 +109,14 @@ describe("one observe:settled per request, whatever path it took", () => {
 
 	it("handed over to the next host, host gone at quit, and handed over with no next host: each settles once", async () => {
 		const book = late();
-		const { ask, handle, role } = relay({}, { late: book });
+		const { ask, handle, role } = relay({}, { book });
 		const events = heard(handle);
 		track(ask(Q, { label: "handed-over" }));
 		await flush(vi);
 		const handedOver = handle.snapshot()!.open[0]!.requestId;
 		role.release("new", "The host session ended (new).");
 		const next = fakeUI();
-		const nextRole = claimHostRole(handle, { ui: next.ui, surface: dialogSurface(next.ui), sessionId: "next-host", late: book })!;
+		const nextRole = claimHostRole(handle, { ui: next.ui, surface: dialogSurface(next.ui), sessionId: "next-host", book })!;
 		await flush(vi);
 		next.current()!.answer("SQLite");
 		await flush(vi);

@@ -7,8 +7,8 @@
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Surface } from "../../../extensions/checkpoint-bridge/core/answering/surface.ts";
+import { RequestBook } from "../../../extensions/checkpoint-bridge/core/host/book.ts";
 import { DialogHost, type HostEvents, type SettledOutcome } from "../../../extensions/checkpoint-bridge/core/host/dialog-host.ts";
-import { LateBook } from "../../../extensions/checkpoint-bridge/core/host/late.ts";
 import { readLateConfig } from "../../../extensions/checkpoint-bridge/core/shared/late-config.ts";
 import { PROTOCOL_VERSION, type RelayReply, type RelayRequest } from "../../../extensions/checkpoint-bridge/core/shared/protocol.ts";
 import {
@@ -18,8 +18,6 @@ import {
 	placedAnswers,
 	type RequestEnd,
 	type RequestRecord,
-	recordFromStored,
-	storedRecord,
 } from "../../../extensions/checkpoint-bridge/core/shared/request-record.ts";
 import type { Answer, AnswerPlace } from "../../../extensions/checkpoint-bridge/model/answer.ts";
 import type { Question } from "../../../extensions/checkpoint-bridge/model/question.ts";
@@ -86,20 +84,19 @@ const record: fc.Arbitrary<RequestRecord> = fc.array(question, { minLength: 1, m
 	),
 );
 
-describe("the request record written down", () => {
-	it("any record reads back whole after a JSON round trip", () => {
+describe("the answers of a request record", () => {
+	it("for any record, its placed answers are its given answers in question order, each with the place it was given", () => {
 		fc.assert(
 			fc.property(record, (r) => {
-				const back = recordFromStored(JSON.parse(JSON.stringify(storedRecord(r))));
-				expect(back).toStrictEqual(r);
-				// The questions are the request's own, not a copy beside them.
-				expect(back.questions).toBe(back.request.questions);
+				const answered = r.entries.filter((entry) => entry !== undefined);
+				expect(givenAnswers(r)).toEqual(answered.map((entry) => entry.answer));
+				expect(placedAnswers(r).map(({ place, ...answer }) => [answer, place])).toEqual(answered.map((entry) => [entry.answer, entry.place]));
 			}),
 			propertyRun(200),
 		);
 	});
 
-	it("writes unanswered questions as null, and answers with their places in question order", () => {
+	it("gives its answers, and its answers with their places, in question order, skipping unanswered questions", () => {
 		const q: Question[] = [
 			{ question: "A?", kind: "text" },
 			{ question: "B?", kind: "text" },
@@ -112,8 +109,6 @@ describe("the request record written down", () => {
 			queuedAt: 1,
 			state: { is: "queued" },
 		};
-		expect(storedRecord(r).entries).toEqual([null, { answer: given, place: "page" }]);
-		expect(storedRecord(r)).not.toHaveProperty("shownAt");
 		expect(givenAnswers(r)).toEqual([given]);
 		expect(givenAnswers({ entries: [null, { answer: given }] })).toEqual([given]);
 		expect(placedAnswers(r)).toEqual([{ ...given, place: "page" }]);
@@ -136,7 +131,7 @@ afterEach(() => vi.useRealTimers());
 
 const request = (id: string, over: Partial<RelayRequest> = {}) => relayRequest(id, { dialogTimeoutMs: 30_000, ...over });
 
-function host(options: { surface?: (ui: ReturnType<typeof fakeUI>["ui"]) => Surface; late?: LateBook } = {}) {
+function host(options: { surface?: (ui: ReturnType<typeof fakeUI>["ui"]) => Surface; book?: RequestBook } = {}) {
 	const fake = fakeUI();
 	const replies: RelayReply[] = [];
 	const ends: { id: string; outcome: SettledOutcome }[] = [];
@@ -147,7 +142,7 @@ function host(options: { surface?: (ui: ReturnType<typeof fakeUI>["ui"]) => Surf
 		sessionId: "host-session",
 		reply: (reply) => replies.push(reply),
 		events,
-		...(options.late ? { late: options.late } : {}),
+		...(options.book ? { book: options.book } : {}),
 	});
 	const result = (id: string) => replies.find((r) => r.id === id && r.kind === "result");
 	return { host: dialogHost, fake, ends, result };
@@ -204,8 +199,8 @@ describe("one end for every reason", () => {
 	});
 
 	it("timeout with late answers on: kept late, the note says so; it has not settled (ADR-0025)", async () => {
-		const late = new LateBook({ ...readLateConfig({}), expiryMs: 10_000 });
-		const { host: h, ends, result } = host({ late });
+		const late = new RequestBook({ ...readLateConfig({}), expiryMs: 10_000 });
+		const { host: h, ends, result } = host({ book: late });
 		h.serve(request("r", { deadline: Date.now() + 1_000 }));
 		await flush(vi);
 		await vi.advanceTimersByTimeAsync(1_000);
@@ -213,12 +208,12 @@ describe("one end for every reason", () => {
 		expect(result("r")).toMatchObject({ status: "timeout", note: expect.stringContaining("marked late") });
 		expect(h.lateRequests().map((l) => l.request.id)).toEqual(["r"]);
 		expect(h.lateRequests()[0]!.entries).toEqual([undefined]);
-		for (const l of late.list()) late.take(l.request.id);
+		h.endLateRequests("gone");
 	});
 
 	it("late is a state of the one record: late with since and expiry, shown again as itself with no call deadline, back to late as late as it was, and ended once", async () => {
-		const late = new LateBook({ ...readLateConfig({}), expiryMs: 10_000 });
-		const { host: h, fake, ends } = host({ late });
+		const late = new RequestBook({ ...readLateConfig({}), expiryMs: 10_000 });
+		const { host: h, fake, ends } = host({ book: late });
 		const deadline = Date.now() + 1_000;
 		h.serve(request("r", { deadline }));
 		await flush(vi);
@@ -294,29 +289,39 @@ describe("one end for every reason", () => {
 		expect(vi.getTimerCount()).toBe(0);
 	});
 
-	it("host gone and handed over: no-host with the host's note, or silently written down for the next host", async () => {
+	it("host gone and handed over: no-host with the host's note, or parked in the book for the next host, and host-gone once when none takes it", async () => {
 		const gone = host();
 		gone.host.serve(request("gone"));
 		await flush(vi);
 		gone.host.shutdown("The host session ended.");
 		expect(gone.ends.map((e) => [endWire(e.outcome.end).status, e.outcome.end])).toEqual([["no-host", "host-gone"]]);
 		expect(gone.result("gone")).toMatchObject({ status: "no-host", note: "The host session ended." });
-		const replaced = host();
+		const book = new RequestBook();
+		const replaced = host({ book });
 		replaced.host.serve(request("shown", { questions: [{ question: "Name?" }, { question: "City?" }] }));
 		replaced.host.serve(request("queued", { asker: { label: "other", sessionId: "other-session" }, questions: [{ question: "Licence?" }] }));
 		await flush(vi);
 		replaced.fake.current()!.answer("atlas");
 		await flush(vi);
-		const parked = replaced.host.handOver();
+		replaced.host.handOver(1_000, "The host was replaced.");
 		expect(replaced.ends).toEqual([]);
 		expect(replaced.result("shown")).toBeUndefined();
-		expect(parked.map((p) => [p.request.id, p.entries.map((e) => e?.answer.answer ?? null)])).toEqual([
-			["shown", ["atlas", null]],
-			["queued", [null]],
+		const parked = book.parked();
+		expect(parked.map((p) => [p.request.id, p.state.is, p.entries.map((e) => e?.answer.answer ?? null)])).toEqual([
+			["shown", "parked", ["atlas", null]],
+			["queued", "parked", [null]],
 		]);
-		// Written down: it reads back through JSON as it was.
-		expect(JSON.parse(JSON.stringify(parked))).toEqual(parked);
-		await vi.advanceTimersByTimeAsync(2_000);
+		await vi.advanceTimersByTimeAsync(999);
+		expect(replaced.ends).toEqual([]);
+		// No next host took them within the grace: each ends here, once, host-gone with the note.
+		await vi.advanceTimersByTimeAsync(1);
+		expect(replaced.ends.map((e) => [e.id, e.outcome.end, e.outcome.note])).toEqual([
+			["shown", "host-gone", "The host was replaced."],
+			["queued", "host-gone", "The host was replaced."],
+		]);
+		expect(replaced.result("shown")).toMatchObject({ status: "no-host", note: "The host was replaced." });
+		expect(book.parked()).toEqual([]);
+		expect(book.get("shown")).toBeUndefined();
 		expect(vi.getTimerCount()).toBe(0);
 	});
 

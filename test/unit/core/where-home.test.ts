@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createDeliveryBox, homeRoute, type MessageApi, sessionPoster } from "../../../extensions/checkpoint-bridge/core/delivery/delivery.ts";
 import { checkpointsReport } from "../../../extensions/checkpoint-bridge/core/host/audit.ts";
-import { LateBook } from "../../../extensions/checkpoint-bridge/core/host/late.ts";
+import { RequestBook } from "../../../extensions/checkpoint-bridge/core/host/book.ts";
 import { readLateConfig } from "../../../extensions/checkpoint-bridge/core/shared/late-config.ts";
 import { lateChannel } from "../../../extensions/checkpoint-bridge/core/shared/protocol.ts";
 import { flush, HOST_SESSION, relay, relayRequest } from "../support/relay.ts";
@@ -33,8 +33,8 @@ function hostSession() {
 describe("where a late answer goes, said truthfully and done so", () => {
 	it("per asker kind: an MCP client's and a gone pi -p run's go to this session without a turn; a connected asker's go back to it", async () => {
 		const session = hostSession();
-		const late = new LateBook({ ...readLateConfig({}), expiryMs: 600_000 });
-		const { handle, role } = relay({}, { late, home: homeRoute(() => HOST_SESSION, session.box) });
+		const late = new RequestBook({ ...readLateConfig({}), expiryMs: 600_000 });
+		const { handle, role } = relay({}, { book: late, home: homeRoute(() => HOST_SESSION, session.box) });
 		const soon = () => Date.now() + 1_000;
 		handle.bus.emit(
 			"request",

@@ -14,8 +14,8 @@ import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { askViaHost } from "../../../extensions/checkpoint-bridge/core/asking/asker.ts";
 import type { CallOptions } from "../../../extensions/checkpoint-bridge/core/asking/call.ts";
+import { RequestBook } from "../../../extensions/checkpoint-bridge/core/host/book.ts";
 import { claimHostRole } from "../../../extensions/checkpoint-bridge/core/host/host-role.ts";
-import { LateBook } from "../../../extensions/checkpoint-bridge/core/host/late.ts";
 import { MAX_TIMEOUT_MS } from "../../../extensions/checkpoint-bridge/core/shared/config.ts";
 import { LATE_NOTE, readLateConfig } from "../../../extensions/checkpoint-bridge/core/shared/late-config.ts";
 import { createHandle } from "../../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
@@ -124,7 +124,7 @@ async function world(
 			ui: fake.ui,
 			surface: dialogSurface(fake.ui),
 			sessionId: "host",
-			...(options.late ? { late: new LateBook(readLateConfig({})) } : {}),
+			...(options.late ? { book: new RequestBook(readLateConfig({})) } : {}),
 		});
 	const calls: CallOptions[] = [];
 	let onClosed = () => {};

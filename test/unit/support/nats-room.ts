@@ -1,8 +1,8 @@
 /** A host role with a fake UI serving a room on the in-memory NATS, and raw clients that speak frames to it. */
 
 import { FRAME_VERSION } from "../../../extensions/checkpoint-bridge/core/bridge/frames.ts";
+import type { RequestBook } from "../../../extensions/checkpoint-bridge/core/host/book.ts";
 import { claimHostRole } from "../../../extensions/checkpoint-bridge/core/host/host-role.ts";
-import type { LateBook } from "../../../extensions/checkpoint-bridge/core/host/late.ts";
 import { createHandle, type SharedHandle } from "../../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import type { QuestionInput } from "../../../extensions/checkpoint-bridge/model/question.ts";
 import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
@@ -28,10 +28,10 @@ export interface NatsHost {
 }
 
 /** A host process: its own handle, host role (timed-out requests kept in `late` when given) and room server on `nats`. */
-export function natsHost(nats: FakeNats, respond?: (dialog: FakeDialog) => void, late?: LateBook, room: { ackWaitMs?: number } = {}): NatsHost {
+export function natsHost(nats: FakeNats, respond?: (dialog: FakeDialog) => void, late?: RequestBook, room: { ackWaitMs?: number } = {}): NatsHost {
 	const handle = createHandle();
 	const fake = fakeUI(respond ? { respond } : {});
-	const role = claimHostRole(handle, { ui: fake.ui, surface: dialogSurface(fake.ui), sessionId: "host-session", ...(late ? { late } : {}) });
+	const role = claimHostRole(handle, { ui: fake.ui, surface: dialogSurface(fake.ui), sessionId: "host-session", ...(late ? { book: late } : {}) });
 	if (!role) throw new Error("a fresh handle must accept the claim");
 	const client = nats.client();
 	const server = serveRoom({ broker: client, handle, prefix: PREFIX, ...room });

@@ -4,28 +4,28 @@
  * The order is fair (ADR-0024): the host session's own questions first, then round robin by asker
  * session. Identical questions asked at the same time by different sessions are shown once and the
  * answer goes to each. Each request is one request record from taken to gone (core/shared/request-record.ts,
- * ADR-0022, ADR-0030): queued, showing, late, parked, ended; one timer that follows its state, and one
- * end, `end`, whatever the state and the reason. Its parts live in core/host/dialog/: taking a request
- * in, the order, showing, outside answers, the late side, hand-overs, events and views.
+ * ADR-0022, ADR-0030) in the process's book (book.ts, ADR-0031): queued, showing, late, parked, ended;
+ * one timer that follows its state, and one end, `end`, whatever the state and the reason. Its parts
+ * live in core/host/dialog/: taking a request in, the order, showing, outside answers, the late side,
+ * events and views.
  */
 import type { Answer } from "../../model/answer.ts";
 import type { HostUI, Surface } from "../answering/surface.ts";
-import { msLeft, NO_LIMIT } from "../shared/config.ts";
+import { msLeft } from "../shared/config.ts";
 import { LATE_NOTE } from "../shared/late-config.ts";
 import type { Snapshot } from "../shared/observers.ts";
 import type { OutsideAnswerReply } from "../shared/outside-answers.ts";
 import type { RelayCancel, RelayReply, RelayRequest } from "../shared/protocol.ts";
-import { callDeadline, endedState, hasEnded, type ParkedRequest, type RequestEnd, type RequestRecord } from "../shared/request-record.ts";
+import { callDeadline, endedState, hasEnded, type RequestEnd, type RequestRecord } from "../shared/request-record.ts";
+import { type Keeper, type LateExpiry, type LateRequest, RequestBook } from "./book.ts";
 import { type HostEvents, Notifier, observed, progressFrame, resultFrame, type SettledOutcome, settledOutcome } from "./dialog/events.ts";
 import { askerKey, Holding, type OpenRequest, openRequest } from "./dialog/holding.ts";
 import { type Carried, takeIn } from "./dialog/intake.ts";
 import { type LateOutcome, LateSide } from "./dialog/late-side.ts";
 import { DialogQueue } from "./dialog/order.ts";
-import { answerFromOutside, type OutsideTarget } from "./dialog/outside.ts";
-import { adopt, park } from "./dialog/parked.ts";
+import { answerFromOutside } from "./dialog/outside.ts";
 import { type ShowingHost, ShowLoop } from "./dialog/showing.ts";
 import { type HostStats, type QueueView, queueView, snapshotView } from "./dialog/views.ts";
-import type { LateBook, LateExpiry, LateRequest } from "./late.ts";
 import { completeFromShared, shareAnswer } from "./same-questions.ts";
 
 export type { HostEvents, HostStats, SettledOutcome };
@@ -43,10 +43,12 @@ export interface DialogHostOptions {
 	events?: HostEvents;
 	/** Rings for the human's attention when a relayed question is first shown. @default none */
 	bell?: () => void;
-	/** Where a request whose budget ran out stays open, marked late (core/host/late.ts). @default none: it ends with its call */
-	late?: LateBook;
+	/** The book every request lives in from taken to gone (book.ts): the process's, shared with the hosts before and after. @default a book of its own, without late answers */
+	book?: RequestBook;
 	/** A late request ended (answered, or cancelled from outside): its end goes home, by the route home (core/delivery/delivery.ts). @default none */
 	lateEnded?: (late: RequestRecord, outcome: LateOutcome) => void;
+	/** A late request left unanswered, ended `expired` (the human's notice). @default none */
+	lateLeft?: (late: LateRequest, why: LateExpiry) => void;
 }
 
 /** The note of a late request that left the book unanswered. */
@@ -55,19 +57,21 @@ const EXPIRY_NOTES: Record<LateExpiry, string> = {
 	"too-many": "It was late and left to make room for newer late questions of its asker.",
 };
 
-export class DialogHost implements ShowingHost {
+export class DialogHost implements ShowingHost, Keeper {
 	readonly #ui: HostUI;
 	readonly #sessionId: string;
 	readonly #reply: (reply: RelayReply, channel?: `reply:${string}`) => void;
 	readonly notifier: Notifier;
 	readonly #holding: Holding;
 	readonly #stats: HostStats = { questionsAsked: 0, dialogsShown: 0, sharedAnswers: 0 };
+	readonly #book: RequestBook;
 	readonly #late: LateSide;
+	readonly #lateLeft: ((late: LateRequest, why: LateExpiry) => void) | undefined;
 	readonly #loop: ShowLoop;
 	readonly #queue: DialogQueue;
 	readonly countDialog = () => void this.#stats.dialogsShown++;
-	/** Requests handed over, by id, until the next host takes them or the grace ends (`endUnadopted`). */
-	readonly #parked = new Map<string, RequestRecord>();
+	/** How long a request handed over waits for the next host, and the note it ends with when none takes it. */
+	#handOver = { graceMs: 0, note: "" };
 
 	constructor(options: DialogHostOptions) {
 		this.#ui = options.ui;
@@ -75,7 +79,9 @@ export class DialogHost implements ShowingHost {
 		this.#reply = options.reply;
 		this.notifier = new Notifier(options.events);
 		this.#holding = new Holding((message) => this.#notify(message));
-		this.#late = new LateSide(this.notifier, options.late, options.lateEnded);
+		this.#book = options.book ?? new RequestBook();
+		this.#late = new LateSide(this.notifier, this.#book, options.lateEnded);
+		this.#lateLeft = options.lateLeft;
 		this.#loop = new ShowLoop(options.surface, this, options.bell);
 		this.#queue = new DialogQueue(() => this.notifier.changed());
 	}
@@ -87,13 +93,11 @@ export class DialogHost implements ShowingHost {
 
 	/** Shows a late request again, through the queue like any other (no budget of its own); false when it is not late. */
 	reopenLate(requestId: string): boolean {
-		const late = this.#late.book?.take(requestId);
-		if (!late) return false;
-		this.notifier.reopened(late);
-		const record: RequestRecord = late;
+		const late = this.#book.get(requestId);
+		if (late?.state.is !== "late") return false;
+		this.notifier.reopened(late as LateRequest);
 		// The same record, queued again: its call has returned, so no call deadline holds it; it remembers how late it was.
-		record.wasLate = late.state;
-		record.state = { is: "queued" };
+		const record = this.#book.reopen(requestId, this)!;
 		const entry = openRequest(record, askerKey(record.request), requestId);
 		this.#holding.add(entry);
 		this.#hold(entry, true);
@@ -130,24 +134,40 @@ export class DialogHost implements ShowingHost {
 
 	/** What is open, oldest first. */
 	snapshot(): Snapshot {
-		return snapshotView(this.#holding.byId, this.#late.book);
+		return snapshotView(this.#holding.byId, this.#book);
 	}
 
 	/** Takes a request off the bus and queues its dialogs. Malformed requests get an `error` result when they can be addressed. */
 	serve(raw: RelayRequest, carried?: Carried): void {
-		if (typeof raw !== "object" || raw === null || typeof raw.id !== "string" || raw.id === "" || this.#holding.byId.has(raw.id)) return;
+		if (typeof raw !== "object" || raw === null || typeof raw.id !== "string" || raw.id === "" || this.#book.get(raw.id)) return;
 		const taken = takeIn(raw, carried, (asker) => this.#holding.openOf(asker));
 		if (!taken.ok) return this.#reply(resultFrame(raw.id, taken.end, taken.answers, taken.note));
-		const { asker, remaining } = taken;
-		// Handed over within this process, the request goes on as the record it was (parked): re-checked, not rebuilt.
-		const record = (carried && adopt(raw, taken.record)) || taken.record;
-		const entry = openRequest(record, asker, raw.id);
+		this.#book.add(taken.record, this);
+		this.#takeOn(taken.record, taken.asker, taken.remaining, carried !== undefined);
+	}
+
+	/**
+	 * Takes on a request a replaced host parked in the book: re-checked as any request is, it goes on
+	 * as the record it was, queued here; one this host would not take ends here as it would have been refused.
+	 */
+	adopt(record: RequestRecord): void {
+		if (!this.#book.adopt(record, this)) return;
+		const taken = takeIn(record.request, record, (asker) => this.#holding.openOf(asker));
+		if (!taken.ok) return this.end(record, taken.end, taken.note);
+		record.request = taken.record.request;
+		record.questions = taken.record.questions;
+		this.#takeOn(record, taken.asker, taken.remaining, true);
+	}
+
+	/** A record in the book, queued: held here, its timer at its deadline, then the dialog queue (unless out of time). */
+	#takeOn(record: RequestRecord, asker: string, remaining: number, carried: boolean): void {
+		const entry = openRequest(record, asker, record.request.id);
 		if (remaining > 0) this.arm(entry, record.request.deadline);
 		this.#holding.add(entry);
 		// Handed over, its budget ran out on the way: it ends as any request out of time does (late, observed), not bare.
 		if (remaining <= 0) return this.end(record, "timeout");
 		if (!carried) this.#stats.questionsAsked += record.questions.length;
-		this.#hold(entry, carried !== undefined);
+		this.#hold(entry, carried);
 	}
 
 	/** Holds a request taken in (or shown again from late): its progress and events, then the dialog queue unless shared answers complete it. */
@@ -176,68 +196,51 @@ export class DialogHost implements ShowingHost {
 		this.#queue.add(entry.record.request.id, () => this.#loop.run(entry), own ? undefined : entry.round, dequeue.signal);
 	}
 
-	/** Sets the request's one timer due at `at` (epoch ms; NO_LIMIT: none). */
+	/** Sets the request's one timer, in the book, due at `at` (epoch ms; NO_LIMIT: none). */
 	arm(entry: OpenRequest, at: number): void {
-		if (entry.nextDeadline === at) return;
-		clearTimeout(entry.timer);
-		entry.nextDeadline = at;
-		entry.timer = at === NO_LIMIT ? undefined : setTimeout(this.#deadlineOf, Math.max(0, at - Date.now()), entry);
+		this.#book.arm(entry.record, at);
 	}
 
-	/** The timers' one function (the request comes as the timer's argument, not in a closure of its own). */
-	readonly #deadlineOf = (entry: OpenRequest) => this.#deadlineCame(entry);
-
-	/** The request's timer is due: what is on screen closes at its question deadline, or the request's own deadline has come. */
-	#deadlineCame(entry: OpenRequest): void {
+	/**
+	 * The record's timer is due (the book's call). Held: what is on screen closes at its question
+	 * deadline, or the request's own deadline has come. Parked: its call's deadline came, or the
+	 * hand-over's grace ended with no next host taking it.
+	 */
+	deadlineCame(record: RequestRecord, at: number): void {
+		if (record.state.is === "parked") {
+			const { note } = this.#handOver;
+			return msLeft(callDeadline(record)) <= 0 ? this.end(record, "timeout") : this.end(record, "host-gone", note);
+		}
 		// The loop arms it for anything but the request's deadline only for a question deadline that comes first.
-		const questionDeadline = entry.nextDeadline !== callDeadline(entry.record);
-		entry.timer = undefined;
-		entry.nextDeadline = NO_LIMIT;
-		if (questionDeadline) return void entry.open?.abort("dialog-timeout");
-		this.end(entry.record, "timeout");
+		if (at !== callDeadline(record)) return void this.#holding.byId.get(record.request.id)?.open?.abort("dialog-timeout");
+		this.end(record, "timeout");
 	}
 
-	/** The asker gave up (its budget or its abort): dismiss the dialog or drop the queued request. */
+	/** A late request left the book unanswered (it expired, or its asker's newer ones made it leave): it settles, `expired`, and the human hears of it. */
+	lateLeft(late: LateRequest, why: LateExpiry): void {
+		this.end(late, "expired", EXPIRY_NOTES[why]);
+		this.#lateLeft?.(late, why);
+	}
+
+	/**
+	 * The asker gave up (its budget or its abort): dismiss the dialog or drop the queued request; one
+	 * this host parked for the next ends here, as it was given up.
+	 */
 	cancel(message: RelayCancel): void {
-		const open = typeof message?.id === "string" ? this.#holding.byId.get(message.id) : undefined;
-		if (open) this.end(open.record, message.reason === "timeout" ? "timeout" : "cancelled");
+		const record = typeof message?.id === "string" ? this.#book.get(message.id) : undefined;
+		if (!record || !this.#book.keeps(record, this)) return;
+		const { is } = record.state;
+		if (is === "queued" || is === "showing" || is === "parked") this.end(record, message.reason === "timeout" ? "timeout" : "cancelled");
 	}
 
 	/** An answer from outside the terminal (dialog/outside.ts): applied whole or not at all; the first answer wins. */
 	answerFromOutside(raw: unknown): OutsideAnswerReply {
-		return answerFromOutside(this.#outside, raw);
+		return answerFromOutside(this.#book, this, raw);
 	}
-
-	readonly #outside: OutsideTarget = {
-		find: (id) => this.#holding.byId.get(id)?.record ?? this.#late.book?.get(id),
-		end: (record, end, note) => this.end(record, end, note),
-	};
 
 	/** The host goes for good (quit): every late request settles `host-gone`, once, and leaves the book. */
 	endLateRequests(note: string): void {
 		for (const late of this.#late.list()) this.end(late, "host-gone", note);
-	}
-
-	/** A late request left the book unanswered (it expired, or its asker's newer ones made it leave): it settles, `expired`. */
-	lateExpired(late: LateRequest, why: LateExpiry): void {
-		this.end(late, "expired", EXPIRY_NOTES[why]);
-	}
-
-	/**
-	 * The grace of a hand-over ended: the parked requests no next host took (`requestIds`) end here,
-	 * `host-gone`; those taken live on with the next host. Ids it never parked are returned.
-	 */
-	endUnadopted(requestIds: readonly string[], note: string, cancels: ReadonlyMap<string, "timeout" | "cancelled"> = new Map()): string[] {
-		const unknown = requestIds.filter((id) => !this.#parked.has(id));
-		for (const id of requestIds) {
-			const record = this.#parked.get(id);
-			if (record) this.end(record, "host-gone", note);
-		}
-		// Nobody took them, and they were not handed on: their askers gave up while they were parked (their budget, or their abort).
-		for (const record of [...this.#parked.values()])
-			if (record.state.is === "parked") this.end(record, cancels.get(record.request.id) ?? (msLeft(callDeadline(record)) <= 0 ? "timeout" : "cancelled"));
-		this.#parked.clear();
-		return unknown;
 	}
 
 	/** The host session is going away for good: every held request ends now with `no-host`. */
@@ -245,27 +248,24 @@ export class DialogHost implements ShowingHost {
 		for (const open of [...this.#holding.byId.values()]) this.end(open.record, "host-gone", note);
 	}
 
-	/** The host session is being replaced: closes every dialog and hands the requests over, oldest first, as records written down. */
-	handOver(): ParkedRequest[] {
-		const parked: ParkedRequest[] = [];
-		const showing = this.#loop.showing;
-		// The one on screen first, so the next host shows it again before anything else; then in the order taken.
-		const all = showing && this.#holding.byId.get(showing.record.request.id) === showing ? [showing] : [];
-		for (const other of this.#holding.byId.values()) if (other !== showing) all.push(other);
-		// A late request shown again goes back to the late book (which outlives this host), not to the next host's queue.
-		for (const open of all) {
-			if (!open.record.wasLate) parked.push(park(open.record));
-			this.end(open.record, "handed-over");
-		}
-		return parked;
+	/**
+	 * The host session is being replaced: closes every dialog and parks the requests in the book for
+	 * the next host, oldest first, for `graceMs`; those no next host takes on by then end here,
+	 * `host-gone`, with `note`.
+	 */
+	handOver(graceMs: number, note: string): void {
+		this.#handOver = { graceMs, note };
+		// A late request shown again goes back to late (the book outlives this host), not to the next host's queue.
+		for (const open of this.#holding.showingFirst(this.#loop.showing)) this.end(open.record, "handed-over");
 	}
 
 	/**
-	 * Ends a request, in whatever state (queued, showing, late) and for every reason (RequestEnd),
-	 * exactly once: closes what is open or drops it from the queue or the late book, leaves every
-	 * index, and tells the asker, observers and the audit trail how it ended. A call out of budget
-	 * sends its request late; one shown again from late that ends unanswered goes back to late.
-	 * `note`: the host's words, when the reason's own are not enough.
+	 * Ends a request, in whatever state (queued, showing, late, parked) and for every reason
+	 * (RequestEnd), exactly once: closes what is open or drops it from the queue, leaves every index
+	 * and the book, and tells the asker, observers and the audit trail how it ended. A call out of
+	 * budget sends its request late; one shown again from late that ends unanswered goes back to late;
+	 * one handed over is parked in the book for the next host. `note`: the host's words, when the
+	 * reason's own are not enough.
 	 */
 	end(record: RequestRecord, end: RequestEnd, note?: string): void {
 		if (hasEnded(record)) return;
@@ -274,23 +274,24 @@ export class DialogHost implements ShowingHost {
 		const wasQueued = record.state.is === "queued";
 		mine?.open?.abort(end);
 		if (mine) this.#holding.remove(mine);
-		else if (record.state.is === "late") this.#late.book?.take(record.request.id);
-		else if (record.state.is === "parked") this.#parked.delete(record.request.id);
 		const wasLate = record.state.is === "late" ? record.state : record.wasLate;
 		if (wasLate && !this.#late.settles(end)) {
 			record.wasLate = wasLate;
-			const lateAgain = this.#late.keep(record);
+			const lateAgain = this.#late.keep(record, this);
 			if (wasQueued) mine?.dequeue?.abort(end);
 			if (lateAgain) return this.#late.wentLate(lateAgain, true);
 			// No room left for it (other askers' late questions filled the book meanwhile): it ends as one that expired.
 			return this.end(record, "expired", "It was late, and no room was left to keep it open.");
 		}
 		// Kept before observers hear of it: they find it late in the snapshot (the page keeps its card and link).
-		const late = end === "timeout" && !wasLate && this.#late.goesLate(record) ? this.#late.keep(record) : undefined;
+		const late = end === "timeout" && !wasLate && this.#late.goesLate(record) ? this.#late.keep(record, this) : undefined;
 		if (end === "timeout") note = `The call's budget ran out before every question was answered.${late ? ` ${LATE_NOTE}` : ""}`;
 		// Handed over, it is parked, not ended: it lives on with the next host, or ends here when none takes it.
-		if (end === "handed-over") this.#parked.set(record.request.id, record);
-		if (!late) record.state = end === "handed-over" ? { is: "parked" } : endedState(end);
+		if (end === "handed-over") this.#book.park(record, this.#handOver.graceMs);
+		else if (!late) {
+			record.state = endedState(end);
+			this.#book.remove(record);
+		}
 		// Waiting its turn, it leaves the dialog queue (once out of every index and state, so that nothing started now sees it held).
 		if (wasQueued) mine?.dequeue?.abort(end);
 		if (end === "handed-over") return this.notifier.changed();

@@ -1,8 +1,8 @@
 /**
  * Holding the host role: claiming it on the shared handle, listening on the bus, and giving it
  * back. The first session with a UI claims it; the role is free again once its holder releases it.
- * A host that is being replaced (/new, /resume, /fork, /reload) parks what it holds for a moment,
- * and the next host to claim adopts it.
+ * A host that is being replaced (/new, /resume, /fork, /reload) parks what it holds in the book for
+ * a moment, and the next host to claim takes it on.
  */
 
 import type { Answer } from "../../model/answer.ts";
@@ -14,12 +14,13 @@ import { type Home, type HomeRoute, homeRoute } from "../delivery/delivery.ts";
 import { checkedAsker } from "../shared/identity.ts";
 import { LATE_NOTE } from "../shared/late-config.ts";
 import { CancelNotices, NoticeWindow } from "../shared/notice-window.ts";
-import { OBSERVER_EVENTS, OBSERVER_VERSION, type ObservedRequest, type SettledEvent } from "../shared/observers.ts";
+import { OBSERVER_EVENTS, type ObservedRequest, type SettledEvent } from "../shared/observers.ts";
 import { lateChannel, PROTOCOL_VERSION, type RelayCancel, type RelayLate, type RelayNotice, type RelayRequest, replyChannel } from "../shared/protocol.ts";
-import { givenAnswers, type ParkedRequest, placedAnswers } from "../shared/request-record.ts";
+import { placedAnswers } from "../shared/request-record.ts";
 import type { ReplySeal, SharedHandle } from "../shared/shared-handle.ts";
+import { type RequestBook, requestBook } from "./book.ts";
 import { DialogHost, type DialogHostOptions, type HostEvents, type SettledOutcome } from "./dialog-host.ts";
-import { ExpiryNotices, type LateBook } from "./late.ts";
+import { ExpiryNotices } from "./late.ts";
 import { statusLine } from "./status-line.ts";
 
 /** How long requests of a host being replaced wait for the next host. @default 1000 */
@@ -51,8 +52,8 @@ export interface HostRoleOptions {
 	bell?: () => void;
 	/** Called for every settled request (the audit trail). @default none */
 	onSettled?: (record: SettledRecord) => void;
-	/** Where requests whose budget ran out stay open, marked late (core/host/late.ts). @default none: they end with their call */
-	late?: LateBook;
+	/** The book of the process (book.ts): where requests live from taken to gone, late and parked ones included. @default the handle's book, made without late answers when this host is the first to ask */
+	book?: RequestBook;
 	/** Where an end goes once its call has returned (core/delivery/delivery.ts). @default the route over the process's box */
 	home?: HomeRoute;
 }
@@ -142,19 +143,6 @@ function lateEndsHome(bus: SharedHandle["bus"], home: HomeRoute, sealBuilt: Repl
 	};
 }
 
-/** Requests a replaced host parked that no next host took within the grace: each settles here, once, `host-gone`, and its asker gets `no-host`. */
-function settleUnadopted(bus: SharedHandle["bus"], seal: ReplySeal, expired: readonly ParkedRequest[], note: string): void {
-	for (const { request, entries, queuedAt } of expired) {
-		const answers = givenAnswers({ entries });
-		// Its questions were held, so normalised.
-		const questions = request.questions as ObservedRequest["questions"];
-		const observed: ObservedRequest = { v: OBSERVER_VERSION, requestId: request.id, asker: request.asker, questions, queuedAt, deadline: request.deadline };
-		const outcome = { status: "no-host" as const, answers, note, end: "host-gone" as const };
-		if (bus.listenerCount(OBSERVER_EVENTS.settled) > 0) bus.emit(OBSERVER_EVENTS.settled, Object.assign(observed, { settledAt: Date.now(), outcome }));
-		bus.emit(replyChannel(request.id), seal({ v: PROTOCOL_VERSION, id: request.id, kind: "result", status: "no-host", answers, note }));
-	}
-}
-
 /**
  * The dialog host's lifecycle hooks as observer events on the bus, the audit trail and the status line.
  * Each hook gets an object built for it alone, so it completes that object into its event.
@@ -234,7 +222,8 @@ function listen(bus: SharedHandle["bus"], served: DialogHost, ui: HostUI): () =>
 
 /** Claims the host role for a session with a UI; undefined when another session holds it. */
 export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): HostRole | undefined {
-	const { ui, surface, sessionId, bell, onSettled, late } = options;
+	const { ui, surface, sessionId, bell, onSettled } = options;
+	const book = options.book ?? requestBook(handle);
 	let host: DialogHost | undefined;
 	let released = false;
 	/** Released and its footer cleared: what ends here now (a hand-over nobody took) is not drawn or written in this session any more. */
@@ -268,40 +257,35 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 		(handle as unknown as { releaseHost?: (claimId?: string) => boolean }).releaseHost?.(undefined);
 		return undefined;
 	}
-	const { seal } = claim;
 	// The dialog host builds every reply afresh from data of its own: frozen where it is, not copied.
-	const sealBuilt = claim.sealBuilt ?? seal;
+	const sealBuilt = claim.sealBuilt ?? claim.seal;
 	const { bus } = handle;
+	const expiries = new ExpiryNotices(courtesy(ui, "warning"));
 	host = new DialogHost({
 		ui,
 		surface,
 		sessionId,
 		reply: (reply, channel = replyChannel(reply.id)) => bus.emit(channel, sealBuilt(reply)),
 		...(bell ? { bell } : {}),
-		...(late
-			? {
-					late,
-					lateEnded: lateEndsHome(bus, home, sealBuilt),
-				}
-			: {}),
+		book,
+		lateEnded: lateEndsHome(bus, home, sealBuilt),
+		// Late questions that leave unanswered: the human hears of them in one notice per window.
+		lateLeft: (request, why) => expiries.expired(request, why),
 		events: observerEvents(bus, settle, onSettled, () => void (gone || status.changed())),
 	});
 	const served = host;
 	const closeListening = listen(bus, served, ui);
-	// Late questions that leave unanswered settle, and the human hears of them in one notice per window.
-	const expiries = new ExpiryNotices(courtesy(ui, "warning"));
-	if (late)
-		late.onExpired = (request, why) => {
-			served.lateExpired(request, why);
-			expiries.expired(request, why);
-		};
-	// Requests a replaced host parked are shown here, in their original order.
+	// The late requests of the process are this host's to end now: it hears of their expiry.
+	book.keepLate(served);
+	// Requests a replaced host parked go on here as the records they were, in their original order;
+	// then any an earlier release of the extension wrote down on the handle.
+	for (const parked of book.parked()) served.adopt(parked);
 	for (const parked of handle.takeParked()) served.serve(parked.request, parked);
 	return {
 		host: served,
 		whereLate(requestId) {
-			const lateRecord = late?.get(requestId);
-			if (!lateRecord) return undefined;
+			const lateRecord = book.get(requestId);
+			if (lateRecord?.state.is !== "late") return undefined;
 			return home.where(lateRecord.request, lateRecord.request.origin !== undefined && bus.listenerCount(lateChannel(requestId)) > 0);
 		},
 		release(reason: string, note: string) {
@@ -316,26 +300,8 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 				// Nobody will answer its late questions in this process any more: each settles, host-gone.
 				served.endLateRequests(note);
 			} else {
-				const parked = served.handOver();
+				served.handOver(HANDOVER_GRACE_MS, `${note} No new host took over within ${HANDOVER_GRACE_MS} ms.`);
 				claim.release();
-				handle.park(parked, HANDOVER_GRACE_MS, (expired, cancels) => {
-					const unadopted = `${note} No new host took over within ${HANDOVER_GRACE_MS} ms.`;
-					// Each ends by the one end, as the record it was; one parked by another copy of the extension is settled from what was written down.
-					const others = new Set(
-						served.endUnadopted(
-							expired.map((p) => p.request.id),
-							unadopted,
-							cancels,
-						),
-					);
-					if (others.size > 0)
-						settleUnadopted(
-							bus,
-							seal,
-							expired.filter((p) => others.has(p.request.id)),
-							unadopted,
-						);
-				});
 			}
 			// The footer clears itself: handOver() and shutdown() report the emptied queue through `changed`; drawn now,
 			// so that nothing of this host is drawn over the next one's.

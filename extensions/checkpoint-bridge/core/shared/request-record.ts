@@ -2,8 +2,8 @@
  * The request record: everything the host knows of one request as one plain value (ADR-0022). Who
  * asked and its questions (the request as taken in), its answers each with the place it was given,
  * one deadline (the request's; what is on screen closes at a question deadline derived from it), and
- * its state. It can be written down and read back whole (`storedRecord`, `recordFromStored`): a
- * request handed to the next host, kept late, or sent again is this value.
+ * its state. It lives in the host's book (core/host/book.ts) from taken to gone: a request handed to
+ * the next host, late, or shown again is this value, never a copy of it.
  */
 import type { Answer, AnswerPlace } from "../../model/answer.ts";
 import type { Question } from "../../model/question.ts";
@@ -27,9 +27,9 @@ export type RecordState =
 	| { is: "queued" }
 	/** `question` is on screen, while one is, until `questionDeadline` (its question deadline; NO_LIMIT for none). */
 	| { is: "showing"; question?: number; questionDeadline?: number }
-	/** Handed over: its host is being replaced, and it waits (written down on the shared handle) for the next host to take it. */
+	/** Handed over: its host is being replaced, and it waits in the book for the next host to take it on. */
 	| { is: "parked" }
-	/** Its call's budget ran out and it stays open, answerable, in the process's late book: late since `since`, until `expiresAt` (epoch ms). */
+	/** Its call's budget ran out and it stays open, answerable, in the book: late since `since`, until `expiresAt` (epoch ms). */
 	| LateState
 	| { is: "answered"; end: Extract<RequestEnd, "answered" | "answered-outside"> }
 	| { is: "ended"; end: Exclude<RequestEnd, "answered" | "answered-outside"> };
@@ -79,33 +79,10 @@ export const givenAnswers = (record: { entries: readonly (AnswerEntry | null | u
 export const placedAnswers = (record: Pick<RequestRecord, "entries">): Answer[] =>
 	record.entries.flatMap((entry) => (entry === undefined ? [] : [entry.place === undefined ? entry.answer : { ...entry.answer, place: entry.place }]));
 
-/** A request record written down: JSON, unanswered questions as null. */
-export interface StoredRecord {
-	request: CheckedRequest;
+/** A request handed over on the shared handle by a release before the book (ADR-0031): its record, written down (what the next host needs of it). */
+export interface ParkedRequest {
+	request: RelayRequest;
+	/** Answers by question index, unanswered ones null. */
 	entries: (AnswerEntry | null)[];
 	queuedAt: number;
-	shownAt?: number;
-	state: RecordState;
 }
-
-/** The record as it is written down (a JSON value). */
-export const storedRecord = (record: RequestRecord): StoredRecord => ({
-	request: record.request,
-	entries: record.entries.map((entry) => entry ?? null),
-	queuedAt: record.queuedAt,
-	...(record.shownAt !== undefined ? { shownAt: record.shownAt } : {}),
-	state: record.state,
-});
-
-/** The record read back from what `storedRecord` wrote (after a JSON round trip). */
-export const recordFromStored = (stored: StoredRecord): RequestRecord => ({
-	request: stored.request,
-	questions: stored.request.questions,
-	entries: stored.entries.map((entry) => entry ?? undefined),
-	queuedAt: stored.queuedAt,
-	...(stored.shownAt !== undefined ? { shownAt: stored.shownAt } : {}),
-	state: stored.state,
-});
-
-/** A request handed from a host that is going away to the one that replaces it: its record, written down (what the next host needs of it). */
-export type ParkedRequest = Pick<StoredRecord, "entries" | "queuedAt"> & { request: RelayRequest };

@@ -57,6 +57,8 @@ export interface SharedHandle {
 	/**
 	 * Keeps requests of a host being replaced for `graceMs`; `expire` gets them if no new host takes them,
 	 * and how each one whose asker gave up meanwhile was given up (its `cancel`'s reason), by request id.
+	 * The hand-over of releases before the book (ADR-0031): this one parks in the book, and a new host
+	 * takes from here only what such a release wrote down.
 	 */
 	park(requests: ParkedRequest[], graceMs: number, expire: (requests: ParkedRequest[], cancels: ReadonlyMap<string, RelayCancel["reason"]>) => void): void;
 	/** Takes the parked requests, oldest first (the new host adopts them). */

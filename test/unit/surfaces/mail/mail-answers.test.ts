@@ -5,7 +5,7 @@
  */
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
-import { LateBook } from "../../../../extensions/checkpoint-bridge/core/host/late.ts";
+import { RequestBook } from "../../../../extensions/checkpoint-bridge/core/host/book.ts";
 import { readLateConfig } from "../../../../extensions/checkpoint-bridge/core/shared/late-config.ts";
 import type { MailConfig } from "../../../../extensions/checkpoint-bridge/surfaces/mail/config.ts";
 import { type IncomingMail, MailAnswers, type OutgoingMail } from "../../../../extensions/checkpoint-bridge/surfaces/mail/mail-answers.ts";
@@ -24,7 +24,7 @@ afterEach(() => {
 });
 
 function setup(over: Partial<MailConfig> = {}, send?: (mail: OutgoingMail) => Promise<void>, late = false) {
-	const r = late ? relay({}, { late: new LateBook(readLateConfig({})) }) : relay();
+	const r = late ? relay({}, { book: new RequestBook(readLateConfig({})) }) : relay();
 	const sent: OutgoingMail[] = [];
 	const notices: string[] = [];
 	const byMail = new MailAnswers({

@@ -9,7 +9,7 @@ import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { type CallControl, lateEnd } from "../../../../extensions/checkpoint-bridge/core/asking/call.ts";
 import { FRAME_VERSION } from "../../../../extensions/checkpoint-bridge/core/bridge/frames.ts";
-import { LateBook } from "../../../../extensions/checkpoint-bridge/core/host/late.ts";
+import { RequestBook } from "../../../../extensions/checkpoint-bridge/core/host/book.ts";
 import { readLateConfig } from "../../../../extensions/checkpoint-bridge/core/shared/late-config.ts";
 import { type Envelope, STATUSES } from "../../../../extensions/checkpoint-bridge/model/result.ts";
 import { validateAskParams } from "../../../../extensions/checkpoint-bridge/model/validate.ts";
@@ -35,7 +35,7 @@ afterEach(async () => {
 
 /** A call of `session` whose budget (300 ms) runs out while its dialog is open; `onLate` collects what comes late. */
 async function timedOut(withLateFrames: boolean, session: string) {
-	const served = await hostWithEndpoint(cleanups, { sessionId: HOST, late: new LateBook(readLateConfig({})) });
+	const served = await hostWithEndpoint(cleanups, { sessionId: HOST, book: new RequestBook(readLateConfig({})) });
 	const late: Envelope[] = [];
 	const call = askRemote(served.endpoint.endpoint, {
 		asker: { label: session, sessionId: session },

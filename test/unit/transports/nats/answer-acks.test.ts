@@ -8,7 +8,7 @@
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { FRAME_VERSION } from "../../../../extensions/checkpoint-bridge/core/bridge/frames.ts";
-import { LateBook } from "../../../../extensions/checkpoint-bridge/core/host/late.ts";
+import { RequestBook } from "../../../../extensions/checkpoint-bridge/core/host/book.ts";
 import { readLateConfig } from "../../../../extensions/checkpoint-bridge/core/shared/late-config.ts";
 import type { Envelope } from "../../../../extensions/checkpoint-bridge/model/result.ts";
 import { decodeNatsFrame, encodeNatsFrame } from "../../../../extensions/checkpoint-bridge/transports/nats/frames.ts";
@@ -101,7 +101,7 @@ describe("a queued answer acknowledged once recorded (NATS)", () => {
 
 	it("a late end the asker cannot record (its session gone, its inbox still there) goes to the host's session at once, not after the bound", async () => {
 		const nats = new FakeNats();
-		const host = natsHost(nats, undefined, new LateBook(readLateConfig({})));
+		const host = natsHost(nats, undefined, new RequestBook(readLateConfig({})));
 		hosts.push(host);
 		const envelope = await askFake(nats, [QUESTION], {
 			asker: { label: "nats-late", sessionId: "nats-late" },

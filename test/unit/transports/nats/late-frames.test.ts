@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { FRAME_VERSION } from "../../../../extensions/checkpoint-bridge/core/bridge/frames.ts";
-import { LateBook } from "../../../../extensions/checkpoint-bridge/core/host/late.ts";
+import { RequestBook } from "../../../../extensions/checkpoint-bridge/core/host/book.ts";
 import { readLateConfig } from "../../../../extensions/checkpoint-bridge/core/shared/late-config.ts";
 import type { Envelope } from "../../../../extensions/checkpoint-bridge/model/result.ts";
 import { releaseLateWaits } from "../../../../extensions/checkpoint-bridge/transports/nats/asker.ts";
@@ -30,7 +30,7 @@ afterEach(() => {
 /** A call of `session` whose budget (300 ms) runs out while its dialog is open; `late` collects what comes late. */
 async function timedOut(withLateFrames: boolean, session: string) {
 	const nats = new FakeNats();
-	const host = natsHost(nats, undefined, new LateBook(readLateConfig({})));
+	const host = natsHost(nats, undefined, new RequestBook(readLateConfig({})));
 	hosts.push(host);
 	const late: Envelope[] = [];
 	const envelope = await askFake(nats, [{ question: "Deploy to prod?", options: ["yes", "no"] }], {
@@ -75,7 +75,7 @@ describe("late frames on NATS", () => {
 
 	it("a late frame for the call not sealed by its host (anyone who reads the room) is ignored and not acked; the host's own still comes", async () => {
 		const nats = new FakeNats();
-		const host = natsHost(nats, undefined, new LateBook(readLateConfig({})));
+		const host = natsHost(nats, undefined, new RequestBook(readLateConfig({})));
 		hosts.push(host);
 		const late: Envelope[] = [];
 		const inboxes: string[] = [];

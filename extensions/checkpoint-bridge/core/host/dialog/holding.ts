@@ -1,8 +1,7 @@
 /**
- * What the dialog host holds: each held request (its record and what lives only while this host holds
- * it) and every index of them, kept in step in one place.
+ * What the dialog host holds: each held request (its record, which the book keeps, and what lives only
+ * while this host holds it) and every index of them, kept in step in one place.
  */
-import { NO_LIMIT } from "../../shared/config.ts";
 import { type RelayRequest, replyChannel } from "../../shared/protocol.ts";
 import type { RequestRecord } from "../../shared/request-record.ts";
 import { ArrivalNotices } from "../arrival-notices.ts";
@@ -10,14 +9,8 @@ import { SameQuestions } from "../same-questions.ts";
 
 /** A held request: its record, and what lives only as long as this host holds it. */
 export interface OpenRequest {
+	/** Its record, in the book (core/host/book.ts), which keeps its one timer. */
 	readonly record: RequestRecord;
-	/**
-	 * The one timer: due at the request's deadline, or sooner when what is on screen closes sooner (its
-	 * question deadline). None while neither is set.
-	 */
-	timer: ReturnType<typeof setTimeout> | undefined;
-	/** Epoch ms the timer is due at. */
-	nextDeadline: number;
 	/** While it shows: whatever is open closes by this (any end of the request aborts it). The controller `dequeue` was: p-queue no longer knows it. */
 	open?: AbortController;
 	/** Its task's signal while it waits its turn: a request that ends then leaves the dialog queue by it (p-queue's `signal`); `open` once its task starts. */
@@ -33,8 +26,6 @@ export interface OpenRequest {
 /** A request just taken in, or shown again from late: no timer yet, its reply channel built once. */
 export const openRequest = (record: RequestRecord, asker: string, requestId: string): OpenRequest => ({
 	record,
-	timer: undefined,
-	nextDeadline: NO_LIMIT,
 	round: 0,
 	asker,
 	channel: replyChannel(requestId),
@@ -90,10 +81,16 @@ export class Holding {
 		else this.#byAsker.set(entry.asker, { open: 1, round: 0 });
 	}
 
-	/** Drops every trace of an ended request, its timer included. */
+	/** Every held request, the one on screen (`showing`) first, so the next host shows it again before anything else; then in the order taken. */
+	showingFirst(showing: OpenRequest | undefined): OpenRequest[] {
+		const all = showing && this.byId.get(showing.record.request.id) === showing ? [showing] : [];
+		for (const other of this.byId.values()) if (other !== showing) all.push(other);
+		return all;
+	}
+
+	/** Drops every trace of a request this host no longer holds. */
 	remove(entry: OpenRequest): void {
 		const { record } = entry;
-		clearTimeout(entry.timer);
 		this.byId.delete(record.request.id);
 		this.same.remove(record);
 		this.arrivals.gone(record);

@@ -1,12 +1,14 @@
 /**
- * The dialog host's side of the late book (core/host/late.ts): whether a request whose budget ran
- * out goes late, and how a late request's end is told (observers once, its end home by the route).
- * The record is the one the host took in: it goes late, is shown again and ends as itself.
+ * The dialog host's side of late requests: whether a request whose budget ran out goes late (it stays
+ * in the book, core/host/book.ts, in the late state), and how a late request's end is told (observers
+ * once, its end home by the route). The record is the one the host took in: it goes late, is shown
+ * again and ends as itself.
  */
 import type { Answer } from "../../../model/answer.ts";
 import type { RequestEnd } from "../../../model/result.ts";
 import { givenAnswers, placedAnswers, type RequestRecord } from "../../shared/request-record.ts";
-import { type LateBook, type LateRequest, observedLate } from "../late.ts";
+import type { Keeper, LateRequest, RequestBook } from "../book.ts";
+import { observedLate } from "../late.ts";
 import type { Notifier } from "./events.ts";
 
 /** How a late request ended, as its end goes home (the route home makes the wire's status of `end`). */
@@ -17,10 +19,10 @@ const LATE_ENDS: ReadonlySet<RequestEnd> = new Set<RequestEnd>(["answered", "ans
 
 export class LateSide {
 	readonly #notifier: Notifier;
-	readonly book: LateBook | undefined;
+	readonly book: RequestBook;
 	readonly #ended: ((late: RequestRecord, outcome: LateOutcome) => void) | undefined;
 
-	constructor(notifier: Notifier, book: LateBook | undefined, ended: ((late: RequestRecord, outcome: LateOutcome) => void) | undefined) {
+	constructor(notifier: Notifier, book: RequestBook, ended: ((late: RequestRecord, outcome: LateOutcome) => void) | undefined) {
 		this.#notifier = notifier;
 		this.book = book;
 		this.#ended = ended;
@@ -28,12 +30,12 @@ export class LateSide {
 
 	/** Late requests (their budget ran out, still open), oldest first. */
 	list(): LateRequest[] {
-		return this.book?.list() ?? [];
+		return this.book.late();
 	}
 
 	/** Whether a request whose budget ran out stays open, marked late: not when answered, nor for other extensions' dialogs. */
 	goesLate(record: RequestRecord): boolean {
-		return this.book?.on === true && record.questions.some((_, i) => record.entries[i] === undefined) && !record.questions.some((q) => q.dialog);
+		return this.book.lateOn && record.questions.some((_, i) => record.entries[i] === undefined) && !record.questions.some((q) => q.dialog);
 	}
 
 	/** Whether `end` settles a request whose call has returned (else it goes back to late). */
@@ -41,9 +43,9 @@ export class LateSide {
 		return LATE_ENDS.has(end);
 	}
 
-	/** Puts the record in the book, late; undefined when there is no room for it. */
-	keep(record: RequestRecord): LateRequest | undefined {
-		return this.book?.keep(record);
+	/** The record goes late in the book, kept by `keeper`; undefined when there is no room for it. */
+	keep(record: RequestRecord, keeper: Keeper): LateRequest | undefined {
+		return this.book.toLate(record, keeper);
 	}
 
 	/** Observers hear that a request went late (or back to late), and the status line shows it. */

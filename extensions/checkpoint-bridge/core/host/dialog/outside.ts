@@ -7,24 +7,27 @@ import type { Answer, AnswerPlace } from "../../../model/answer.ts";
 import type { RequestEnd } from "../../../model/result.ts";
 import { type OutsideAnswerReply, parseOutsideAnswer, resolveOutsideAnswer } from "../../shared/outside-answers.ts";
 import type { RequestRecord } from "../../shared/request-record.ts";
+import type { RequestBook } from "../book.ts";
 
 /** The note of a request cancelled from outside. */
 const OUTSIDE_CANCEL_NOTE = "The question was cancelled from outside the terminal.";
 
-/** What an outside answer needs of the dialog host. */
-export interface OutsideTarget {
-	/** The open request (queued, showing or late) of that id. */
-	find(requestId: string): RequestRecord | undefined;
-	/** The host's one end. */
+/** What an outside answer needs of the dialog host: its one end. */
+interface OutsideTarget {
 	end(record: RequestRecord, end: RequestEnd, note?: string): void;
 }
 
-/** An answer from outside the terminal: applied whole or not at all; the first answer wins. */
-export function answerFromOutside(target: OutsideTarget, raw: unknown): OutsideAnswerReply {
+/**
+ * An answer from outside the terminal to a request of the book (queued, showing or late): applied
+ * whole or not at all; the first answer wins.
+ */
+export function answerFromOutside(book: Pick<RequestBook, "get">, target: OutsideTarget, raw: unknown): OutsideAnswerReply {
 	const parsed = parseOutsideAnswer(raw);
 	if (!parsed.ok) return parsed.reply;
 	const { message } = parsed;
-	const record = target.find(message.requestId);
+	const found = book.get(message.requestId);
+	// Parked, it belongs to the next host (or ends at the grace's end): not answerable in between.
+	const record = found?.state.is === "parked" ? undefined : found;
 	// `not_found` keeps the observer contract's snake case (docs/observers.md), as inbound.ts says.
 	if (!record) return { ok: false, code: "not_found", reason: `no open request ${JSON.stringify(message.requestId)} (unknown, or already settled)` };
 	if ("cancel" in message) {

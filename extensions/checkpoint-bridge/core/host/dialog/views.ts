@@ -1,7 +1,8 @@
 /** What the dialog host shows of what it holds: the observers' snapshot and the status line's view. */
 import { OBSERVER_VERSION, type Snapshot } from "../../shared/observers.ts";
 import type { RequestRecord } from "../../shared/request-record.ts";
-import { type LateBook, observedLate } from "../late.ts";
+import type { RequestBook } from "../book.ts";
+import { observedLate } from "../late.ts";
 import { observed } from "./events.ts";
 import type { OpenRequest } from "./holding.ts";
 
@@ -50,7 +51,7 @@ export function queueView(open: ReadonlyMap<string, OpenRequest>, showing: OpenR
 }
 
 /** What is open, oldest first, and what is late. */
-export function snapshotView(open: ReadonlyMap<string, OpenRequest>, late: LateBook | undefined): Snapshot {
+export function snapshotView(open: ReadonlyMap<string, OpenRequest>, book: RequestBook): Snapshot {
 	return {
 		v: OBSERVER_VERSION,
 		takenAt: Date.now(),
@@ -64,9 +65,9 @@ export function snapshotView(open: ReadonlyMap<string, OpenRequest>, late: LateB
 				...(showing !== undefined ? { question: showing, ...(questionDeadline !== undefined ? { questionDeadline } : {}) } : {}),
 			};
 		}),
-		...(late && late.size > 0
+		...(book.lateCount > 0
 			? {
-					late: late.list().map((l) => ({ ...observedLate(l), lateSince: l.state.since, expiresAt: l.state.expiresAt })),
+					late: book.late().map((l) => ({ ...observedLate(l), lateSince: l.state.since, expiresAt: l.state.expiresAt })),
 				}
 			: {}),
 	};

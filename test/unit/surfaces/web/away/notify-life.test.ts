@@ -7,7 +7,7 @@ import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { LateBook } from "../../../../../extensions/checkpoint-bridge/core/host/late.ts";
+import { RequestBook } from "../../../../../extensions/checkpoint-bridge/core/host/book.ts";
 import { readLateConfig } from "../../../../../extensions/checkpoint-bridge/core/shared/late-config.ts";
 import type { AwayActions } from "../../../../../extensions/checkpoint-bridge/surfaces/web/away/one-tap.ts";
 import { startWebPage } from "../../../../../extensions/checkpoint-bridge/surfaces/web/server.ts";
@@ -95,7 +95,7 @@ describe("a notification's whole life", () => {
 
 	it("late: its call stopped waiting and the question stays open: one run says so, its buttons still answer, and the end run follows", async () => {
 		const { command, runs } = recorder();
-		const r = relay({}, { late: new LateBook(readLateConfig({})) });
+		const r = relay({}, { book: new RequestBook(readLateConfig({})) });
 		const page = await startWebPage({
 			handle: r.handle,
 			address: { host: "127.0.0.1", port: 0, loopback: true },

@@ -1,0 +1,273 @@
+/**
+ * The book: every request the host side of a process has taken in, from taken to gone, as its one
+ * record (core/shared/request-record.ts) in one of its states: queued, showing, late, parked. Each
+ * record has one timer, which follows its state: its deadline while held (the call's, or the
+ * question deadline of what is on screen), its expiry while late, the hand-over's grace while parked.
+ * Its keeper, the host that holds it (or held it last), is told when that timer comes due and ends it
+ * by its one `end`. Late and parked records outlive the host that kept them: the next host of the
+ * process, of any copy of the extension, takes them on as the same records (ADR-0031).
+ */
+import { NO_LIMIT } from "../shared/config.ts";
+import type { LateConfig } from "../shared/late-config.ts";
+import { processSlot } from "../shared/process-slot.ts";
+import type { RelayCancel } from "../shared/protocol.ts";
+import { callDeadline, type LateState, type RequestRecord } from "../shared/request-record.ts";
+
+/** A late record: its one record, in the late state. */
+export type LateRequest = RequestRecord & { state: LateState };
+
+/** Why a late record left the book without an answer. */
+export type LateExpiry = "expired" | "too-many";
+
+/** Who ends a record of the book: the host that holds it, or held it last. */
+export interface Keeper {
+	/** The record's timer came due at `at` (epoch ms): a deadline while held, the grace's end (or its call's deadline) while parked. */
+	deadlineCame(record: RequestRecord, at: number): void;
+	/** A late record leaves unanswered: it expired, or its asker's newer late ones need the room. */
+	lateLeft(record: LateRequest, why: LateExpiry): void;
+	/** The asker of a record it parked gave up (no host listens meanwhile). */
+	cancel(message: RelayCancel): void;
+}
+
+/** What the book listens on while a record is parked: the bus's cancels. */
+interface CancelSource {
+	on(event: "cancel", listener: (cancel: RelayCancel) => void): unknown;
+	off(event: "cancel", listener: (cancel: RelayCancel) => void): unknown;
+}
+
+interface Entry {
+	readonly record: RequestRecord;
+	keeper: Keeper;
+	timer: ReturnType<typeof setTimeout> | undefined;
+	/** Epoch ms the timer is due at; NO_LIMIT while none is set. */
+	at: number;
+	/** Bytes of its questions (as JSON) while late: what the late bound counts. */
+	bytes: number;
+}
+
+export class RequestBook {
+	/** How late records are kept; undefined: a request out of budget ends with its call. */
+	#late: LateConfig | undefined;
+	/** Every record in the book, by request id, in the order taken. */
+	readonly #entries = new Map<string, Entry>();
+	/** The late ones, in the order they went late: the bounds push out the oldest. */
+	readonly #lateOnes = new Set<Entry>();
+	/** The parked ones, in the order parked: the next host shows them in that order. */
+	readonly #parkedOnes = new Set<Entry>();
+	#lateBytes = 0;
+	/** Where an asker's cancel comes from while its request is parked and no host listens. */
+	readonly #cancels: CancelSource | undefined;
+	#hearing = false;
+
+	constructor(late?: LateConfig, cancels?: CancelSource) {
+		this.#late = late;
+		this.#cancels = cancels;
+	}
+
+	/** The late settings from now on (a new host reads them at its start); records late already keep their expiry. */
+	set lateConfig(late: LateConfig) {
+		this.#late = late;
+	}
+
+	/** Whether a request whose call's budget ran out stays open, late. */
+	get lateOn(): boolean {
+		return this.#late?.on === true;
+	}
+
+	/** The record of request `requestId`, in whatever state, while it is in the book. */
+	get(requestId: string): RequestRecord | undefined {
+		return this.#entries.get(requestId)?.record;
+	}
+
+	/** Whether `record` itself (not another of its id) is in the book, kept by `keeper`. */
+	keeps(record: RequestRecord, keeper: Keeper): boolean {
+		const entry = this.#entries.get(record.request.id);
+		return entry?.record === record && entry.keeper === keeper;
+	}
+
+	/** Takes a record in, queued, kept by `keeper`; false when a record of its id is in the book already. */
+	add(record: RequestRecord, keeper: Keeper): boolean {
+		const id = record.request.id;
+		if (this.#entries.has(id)) return false;
+		this.#entries.set(id, { record, keeper, timer: undefined, at: NO_LIMIT, bytes: 0 });
+		return true;
+	}
+
+	/** Sets the record's one timer due at `at` (epoch ms; NO_LIMIT: none). */
+	arm(record: RequestRecord, at: number): void {
+		const entry = this.#of(record);
+		if (entry) this.#arm(entry, at);
+	}
+
+	/** Late records, oldest first. */
+	late(): LateRequest[] {
+		const late: LateRequest[] = [];
+		for (const entry of this.#lateOnes) late.push(entry.record as LateRequest);
+		return late;
+	}
+
+	get lateCount(): number {
+		return this.#lateOnes.size;
+	}
+
+	/**
+	 * The record goes late, kept by `keeper`: its timer becomes its expiry; one shown again goes back
+	 * as late as it was. To stay within bounds its asker's oldest late ones leave (told to their
+	 * keeper), never another asker's: undefined, and the record as it was, when there is no room for it.
+	 */
+	toLate(record: RequestRecord, keeper: Keeper, now = Date.now()): LateRequest | undefined {
+		const config = this.#late;
+		const entry = this.#of(record);
+		if (!config?.on || !entry) return undefined;
+		const bytes = Buffer.byteLength(JSON.stringify(record.questions));
+		const asker = record.request.asker.sessionId;
+		const ofAsker = () => [...this.#lateOnes].filter((e) => e !== entry && e.record.request.asker.sessionId === asker);
+		const over = (extra: number) => this.#lateOnes.size + 1 > config.maxTotal || (this.#lateBytes + extra > config.maxBytes && this.#lateOnes.size > 0);
+		this.#clearLate(entry);
+		for (let own = ofAsker(); own.length >= config.maxPerAsker; own = ofAsker()) this.#pushOut(own[0]!, "too-many");
+		// Room is made from the asker's own: one asker's flood never pushes out another's question.
+		for (let own = ofAsker(); over(bytes) && own.length > 0; own = ofAsker()) this.#pushOut(own[0]!, "too-many");
+		if (over(bytes)) return undefined;
+		const before = record.wasLate;
+		// Shown again, each question gets the host's time: the asker cut its own to the call's budget, which has run out.
+		record.request = { ...record.request, dialogTimeoutMs: config.dialogTimeoutMs };
+		record.state = { is: "late", since: before?.since ?? now, expiresAt: before?.expiresAt ?? now + config.expiryMs };
+		record.wasLate = undefined;
+		entry.keeper = keeper;
+		entry.bytes = bytes;
+		if (this.#parkedOnes.delete(entry)) this.#parkedChanged();
+		this.#lateOnes.add(entry);
+		this.#lateBytes += bytes;
+		this.#arm(entry, record.state.expiresAt);
+		return record as LateRequest;
+	}
+
+	/**
+	 * A late record is shown again by `keeper`: queued once more, no timer on it (its call has
+	 * returned), remembering how late it was. Undefined when `requestId` is not late.
+	 */
+	reopen(requestId: string, keeper: Keeper): RequestRecord | undefined {
+		const entry = this.#entries.get(requestId);
+		if (entry?.record.state.is !== "late") return undefined;
+		const { record } = entry;
+		this.#clearLate(entry);
+		this.#arm(entry, NO_LIMIT);
+		record.wasLate = record.state as LateState;
+		record.state = { is: "queued" };
+		entry.keeper = keeper;
+		return record;
+	}
+
+	/** Every late record is kept by `keeper` from now on (the host that holds the role): it hears of their expiry. */
+	keepLate(keeper: Keeper): void {
+		for (const entry of this.#lateOnes) entry.keeper = keeper;
+	}
+
+	/** The record waits, parked, for the next host to take it on, until `graceMs` from now or its call's deadline, whichever comes first. */
+	park(record: RequestRecord, graceMs: number): void {
+		const entry = this.#of(record);
+		if (!entry) return;
+		record.state = { is: "parked" };
+		this.#parkedOnes.add(entry);
+		this.#parkedChanged();
+		this.#arm(entry, Math.min(Date.now() + graceMs, callDeadline(record)));
+	}
+
+	/** Parked records, in the order parked. */
+	parked(): RequestRecord[] {
+		return [...this.#parkedOnes].map((entry) => entry.record);
+	}
+
+	/** A next host takes on a parked record: queued again, the same record, kept by `keeper`, its timer stopped; false when it is not parked. */
+	adopt(record: RequestRecord, keeper: Keeper): boolean {
+		const entry = this.#of(record);
+		if (!entry || !this.#parkedOnes.delete(entry)) return false;
+		this.#parkedChanged();
+		this.#arm(entry, NO_LIMIT);
+		record.state = { is: "queued" };
+		entry.keeper = keeper;
+		return true;
+	}
+
+	/** The record is gone (ended): it leaves the book, its timer stopped. */
+	remove(record: RequestRecord): void {
+		const entry = this.#of(record);
+		if (!entry) return;
+		clearTimeout(entry.timer);
+		this.#clearLate(entry);
+		if (this.#parkedOnes.delete(entry)) this.#parkedChanged();
+		this.#entries.delete(record.request.id);
+	}
+
+	/** An asker that gives up while its request is parked ends it by its keeper, at once: the book listens while anything is parked. */
+	#parkedChanged(): void {
+		const hear = this.#parkedOnes.size > 0;
+		if (hear === this.#hearing || !this.#cancels) return;
+		this.#hearing = hear;
+		if (hear) this.#cancels.on("cancel", this.#cancelParked);
+		else this.#cancels.off("cancel", this.#cancelParked);
+	}
+
+	readonly #cancelParked = (cancel: RelayCancel): void => {
+		const entry = typeof cancel?.id === "string" ? this.#entries.get(cancel.id) : undefined;
+		if (entry && this.#parkedOnes.has(entry)) entry.keeper.cancel(cancel);
+	};
+
+	#of(record: RequestRecord): Entry | undefined {
+		const entry = this.#entries.get(record.request.id);
+		return entry?.record === record ? entry : undefined;
+	}
+
+	#arm(entry: Entry, at: number): void {
+		if (entry.at === at) return;
+		clearTimeout(entry.timer);
+		entry.at = at;
+		entry.timer = at === NO_LIMIT ? undefined : setTimeout(this.#timerOf, Math.max(0, at - Date.now()), entry);
+		// A late expiry of 24 h or a hand-over's grace must not keep a process alive that has nothing else to do.
+		if (entry.record.state.is === "late" || entry.record.state.is === "parked") entry.timer?.unref?.();
+	}
+
+	/** The timers' one function (the entry comes as the timer's argument, not in a closure of its own). */
+	readonly #timerOf = (entry: Entry) => this.#timerCame(entry);
+
+	#timerCame(entry: Entry): void {
+		const { at, record } = entry;
+		entry.timer = undefined;
+		entry.at = NO_LIMIT;
+		if (record.state.is === "late") return this.#pushOut(entry, "expired");
+		entry.keeper.deadlineCame(record, at);
+	}
+
+	/** A late record leaves unanswered: its keeper ends it; it leaves the book whatever the keeper does. */
+	#pushOut(entry: Entry, why: LateExpiry): void {
+		try {
+			entry.keeper.lateLeft(entry.record as LateRequest, why);
+		} finally {
+			if (this.#entries.get(entry.record.request.id) === entry && entry.record.state.is === "late") this.remove(entry.record);
+		}
+	}
+
+	#clearLate(entry: Entry): void {
+		if (!this.#lateOnes.delete(entry)) return;
+		this.#lateBytes -= entry.bytes;
+		entry.bytes = 0;
+	}
+}
+
+/** Registry key of the books of the process, one per shared handle, shared by every copy of the extension. */
+const BOOK_KEY = Symbol.for("checkpoint-bridge.book");
+
+/**
+ * The book of the process whose shared handle is `handle`, made by the first host that asks. `late`:
+ * the late settings from now on; none given, the book keeps those it has (at first none: requests out
+ * of budget end with their call).
+ */
+export function requestBook(handle: { readonly bus: CancelSource }, late?: LateConfig): RequestBook {
+	const books = processSlot(globalThis, BOOK_KEY, () => new WeakMap<object, RequestBook>());
+	let book = books.get(handle);
+	if (!book) {
+		book = new RequestBook(late, handle.bus);
+		books.set(handle, book);
+	} else if (late) book.lateConfig = late;
+	return book;
+}
