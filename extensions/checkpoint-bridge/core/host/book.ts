@@ -7,7 +7,7 @@
  * by its one `end`. Late and parked records outlive the host that kept them: the next host of the
  * process, of any copy of the extension, takes them on as the same records (ADR-0031).
  */
-import { NO_LIMIT } from "../shared/config.ts";
+import { NO_LIMIT, shorterLimit } from "../shared/config.ts";
 import type { LateConfig } from "../shared/late-config.ts";
 import { processSlot } from "../shared/process-slot.ts";
 import type { RelayCancel } from "../shared/protocol.ts";
@@ -170,7 +170,8 @@ export class RequestBook {
 		record.state = { is: "parked" };
 		this.#parkedOnes.add(entry);
 		this.#parkedChanged();
-		this.#arm(entry, Math.min(Date.now() + graceMs, callDeadline(record)));
+		// A call without a budget (NO_LIMIT) waits for the grace alone.
+		this.#arm(entry, shorterLimit(Date.now() + graceMs, callDeadline(record)));
 	}
 
 	/** Parked records, in the order parked. */
