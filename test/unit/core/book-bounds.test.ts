@@ -251,6 +251,20 @@ describe("the late bounds", () => {
 		expect(toLate(book, record("b1", "b"), k)?.state.is).toBe("late");
 	});
 
+	it("a late record removed or shown again gives back its bytes while others stay late: another asker's fits in them", () => {
+		const [a1, b1] = [record("a1", "a"), record("b1", "b")];
+		const book = new RequestBook(late({ maxBytes: 2 * bytesOf(a1) }));
+		const { keeper: k } = keeper();
+		toLate(book, a1, k);
+		toLate(book, b1, k);
+		book.remove(a1);
+		const c1 = record("c1", "c");
+		expect(toLate(book, c1, k)).toBe(c1);
+		book.reopen("c1", k);
+		expect(toLate(book, record("d1", "d"), k)?.state.is).toBe("late");
+		expect(ids(book)).toEqual(["b1", "d1"]);
+	});
+
 	it("the asker's own making room are told to their own keepers, oldest first", () => {
 		const book = new RequestBook(late({ maxPerAsker: 3, maxTotal: 3 }));
 		const heard: string[] = [];
@@ -303,6 +317,23 @@ describe("a late record leaving", () => {
 		vi.advanceTimersByTime(60_000);
 		expect(book.get("r2")).toBe(replaced);
 		expect(replaced.state.is).toBe("late");
+	});
+
+	it("is not removed when its keeper, while told, took the same record in again and sent it late anew", () => {
+		const book = new RequestBook(late());
+		const r = record("r1");
+		const again: Keeper = {
+			...keeper().keeper,
+			lateLeft: (l) => {
+				book.remove(l);
+				book.add(l, again);
+				book.toLate(l, again);
+			},
+		};
+		toLate(book, r, again);
+		vi.advanceTimersByTime(60_000);
+		expect(book.get("r1")).toBe(r);
+		expect(book.late()).toEqual([r]);
 	});
 
 	it("an expiry is told as expired, never as a deadline; a held record's deadline never as a late one leaving", () => {

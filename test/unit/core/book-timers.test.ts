@@ -287,6 +287,13 @@ describe("the process's books", () => {
 		expect(requestBook(createHandle())).not.toBe(book);
 	});
 
+	it("the books are in the process's registry under checkpoint-bridge.book, where every copy of the extension finds them", () => {
+		const handle = createHandle();
+		const book = requestBook(handle);
+		const books = (globalThis as Record<symbol, WeakMap<object, RequestBook> | undefined>)[Symbol.for("checkpoint-bridge.book")];
+		expect(books?.get(handle)).toBe(book);
+	});
+
 	it("made with late settings, a handle's book has them from the start, and hears the handle's bus while parked", () => {
 		const handle = createHandle();
 		const book = requestBook(handle, late());

@@ -120,6 +120,8 @@ describe("the human's expiry notices", () => {
 		notices.expired(lateOf("a"), "expired");
 		notices.expired(lateOf("b"), "expired");
 		notices.close();
+		// Nothing owed is left behind, not even its timer.
+		expect(vi.getTimerCount()).toBe(0);
 		vi.advanceTimersByTime(5_000);
 		expect(told).toHaveLength(1);
 		notices.expired(lateOf("c"), "expired");
