@@ -15,7 +15,10 @@ import type { RequestEnd } from "../../../extensions/checkpoint-bridge/model/res
 
 const NOW = 1_000_000;
 beforeEach(() => void vi.useFakeTimers({ now: NOW }));
-afterEach(() => void vi.useRealTimers());
+afterEach(() => {
+	vi.restoreAllMocks();
+	vi.useRealTimers();
+});
 
 /** A late request of `label`, its one question `question` (none when null). */
 function lateOf(label: string, question: string | null = `${label}'s question?`): LateRequest {
@@ -110,7 +113,6 @@ describe("the human's expiry notices", () => {
 		notices.expired(lateOf("b"), "expired");
 		notices.expired(lateOf("c"), "expired");
 		expect(spy.mock.results.map((r) => (r.value as { hasRef(): boolean }).hasRef())).toEqual([false]);
-		spy.mockRestore();
 		notices.close();
 	});
 
