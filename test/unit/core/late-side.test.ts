@@ -93,6 +93,21 @@ describe("the human's expiry notices", () => {
 		expect(told).toHaveLength(4);
 	});
 
+	it("one that comes after its window's end while the notice owed is not yet told (its timer late) joins that notice", () => {
+		const told: string[] = [];
+		const notices = new ExpiryNotices((m) => void told.push(m), 1_000);
+		notices.expired(lateOf("a"), "expired");
+		notices.expired(lateOf("b"), "expired", NOW + 400);
+		// The flush timer has not run yet (a busy event loop), though the window is over.
+		notices.expired(lateOf("c"), "expired", NOW + 1_500);
+		expect(told).toHaveLength(1);
+		vi.advanceTimersByTime(1_000);
+		expect(told).toHaveLength(2);
+		expect(told[1]).toContain(
+			'the late question of b ("b\'s question?") expired; it can no longer be answered. 1 more late question expired or was dropped as well.',
+		);
+	});
+
 	it("a window that closes with nothing owed tells nothing; the window is of 10 s unless given", () => {
 		const told: string[] = [];
 		const notices = new ExpiryNotices((m) => void told.push(m));
