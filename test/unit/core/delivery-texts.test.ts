@@ -12,37 +12,11 @@ import {
 	deliveredIn,
 	homeRoute,
 	homeText,
-	type MessageApi,
-	sessionPoster,
 	wakesHost,
 } from "../../../extensions/checkpoint-bridge/core/delivery/delivery.ts";
-import { makeEnvelope, type Status } from "../../../extensions/checkpoint-bridge/model/result.ts";
+import { makeEnvelope } from "../../../extensions/checkpoint-bridge/model/result.ts";
+import { delivery, type Entry, fakeSession } from "../support/delivery-session.ts";
 
-type Entry = { type: string; customType?: string; data?: unknown };
-
-/** A session as pi keeps it: entries appended, messages sent, both in order. */
-function fakeSession() {
-	const entries: Entry[] = [];
-	const messages: { message: Parameters<MessageApi["sendMessage"]>[0]; options: Parameters<MessageApi["sendMessage"]>[1] }[] = [];
-	const pi: MessageApi = {
-		sendMessage: (message, options) => {
-			messages.push({ message, options });
-			entries.push({ type: "custom_message", customType: message.customType, data: message.details });
-		},
-		appendEntry: (customType, data) => void entries.push({ type: "custom", customType, data }),
-	};
-	const records = () => entries.filter((e) => e.type === "custom" && e.customType === DELIVERED_ENTRY_TYPE).map((e) => e.data);
-	return { entries, messages, records, texts: () => messages.map((m) => m.message.content), poster: () => sessionPoster(pi, () => entries) };
-}
-
-const delivery = (requestId: string, askerSessionId: string, status: Status = "ok", questions = ["Which database?"]): Delivery => ({
-	requestId,
-	askerSessionId,
-	asker: "planner",
-	questions,
-	queuedAt: 0,
-	envelope: makeEnvelope(status, [], status === "ok" ? undefined : "ended", { requestId }),
-});
 const json = (d: Delivery) => JSON.stringify(d.envelope);
 
 let box: DeliveryBox;

@@ -3,42 +3,18 @@ import {
 	ANSWER_MESSAGE_TYPE,
 	createDeliveryBox,
 	DELIVERED_ENTRY_TYPE,
-	type Delivery,
 	type DeliveryBox,
 	deliveredIn,
 	deliveryBox,
 	GONE_GRACE_MS,
 	homeRoute,
 	homeText,
-	type MessageApi,
 	sessionPoster,
 	wakesHost,
 } from "../../../extensions/checkpoint-bridge/core/delivery/delivery.ts";
-import { makeEnvelope, type Status } from "../../../extensions/checkpoint-bridge/model/result.ts";
+import { makeEnvelope } from "../../../extensions/checkpoint-bridge/model/result.ts";
 import { sanitiseText, UNSAFE_CHARACTER } from "../../../extensions/checkpoint-bridge/model/sanitise.ts";
-
-/** A session as pi keeps it: entries appended, messages sent, both in order. */
-function fakeSession() {
-	const entries: { type: string; customType?: string; data?: unknown }[] = [];
-	const messages: { message: Parameters<MessageApi["sendMessage"]>[0]; options: Parameters<MessageApi["sendMessage"]>[1] }[] = [];
-	const pi: MessageApi = {
-		sendMessage: (message, options) => {
-			messages.push({ message, options });
-			entries.push({ type: "custom_message", customType: message.customType, data: message.details });
-		},
-		appendEntry: (customType, data) => void entries.push({ type: "custom", customType, data }),
-	};
-	return { entries, messages, poster: () => sessionPoster(pi, () => entries) };
-}
-
-const delivery = (requestId: string, askerSessionId: string, status: Status = "ok"): Delivery => ({
-	requestId,
-	askerSessionId,
-	asker: askerSessionId === "host" ? "main" : "planner",
-	questions: ["Which database?"],
-	queuedAt: 0,
-	envelope: makeEnvelope(status, [], status === "ok" ? undefined : "ended", { requestId }),
-});
+import { delivery, fakeSession } from "../support/delivery-session.ts";
 
 /** Each test's own box, on fake timers, the host's session "host" until a test says otherwise. */
 let host: string | undefined;
