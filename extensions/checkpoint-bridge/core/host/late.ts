@@ -10,8 +10,6 @@ import { OBSERVER_VERSION, type ObservedRequest } from "../shared/observers.ts";
 import type { RequestRecord } from "../shared/request-record.ts";
 import type { LateExpiry, LateRequest } from "./book.ts";
 
-export type { LateExpiry, LateRequest };
-
 /** A late request as observers see a request. */
 export const observedLate = (late: Pick<RequestRecord, "request" | "questions" | "queuedAt">): ObservedRequest => ({
 	v: OBSERVER_VERSION,

@@ -8,7 +8,8 @@ import { endWire, type RequestEnd } from "../../../model/result.ts";
 import { OBSERVER_VERSION, type ObservedRequest } from "../../shared/observers.ts";
 import { PROTOCOL_VERSION, type RelayProgress, type RelayResult } from "../../shared/protocol.ts";
 import { callDeadline, givenAnswers, type RequestRecord } from "../../shared/request-record.ts";
-import { type LateRequest, observedLate } from "../late.ts";
+import type { LateRequest } from "../book.ts";
+import { observedLate } from "../late.ts";
 
 /**
  * How a request ended, inside the host: its end (model/result.ts), the answers, each with the place it
