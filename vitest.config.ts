@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
 /** Real pi processes and sessions: generous per-test budget, files run in parallel forks. */
-const integration = { testTimeout: 180_000, hookTimeout: 120_000, pool: "forks" } as const;
+const integration = { testTimeout: 180_000, hookTimeout: 120_000, pool: "forks", setupFiles: ["test/support/private-runtime-dir.ts"] };
 
 const INTEGRATION_DIR = "test/integration";
 /**
@@ -33,7 +33,7 @@ export default defineConfig({
 				test: {
 					name: "unit",
 					include: ["test/unit/**/*.test.ts"],
-					setupFiles: ["test/unit/support/private-runtime-dir.ts"],
+					setupFiles: ["test/support/private-runtime-dir.ts"],
 				},
 			},
 			{

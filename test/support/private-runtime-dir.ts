@@ -1,7 +1,8 @@
 /**
- * Each unit test file's hosts keep their endpoint and advertisement in a directory of the file's own.
- * Two files run at once in one working directory, and the advertisement is found by user and
- * directory: an asker with no host in its file would otherwise reach the other file's host.
+ * Each test file's hosts (unit, and the in-process SDK sessions of integration files) keep their
+ * endpoint and advertisement in a directory of the file's own. Two files run at once in one working
+ * directory, and the advertisement is found by user and directory: an asker with no host in its file
+ * would otherwise reach the other file's host.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
