@@ -4,12 +4,13 @@
  *
  * - free text: `input`
  * - confirm: `select` of Yes / No (pi's `confirm` cannot tell "no" from a dismissed dialog)
- * - choice: `select` of the options, the recommended one first and marked, descriptions after a
- *   dash, and "Other (type your own)" last when allowed, which leads to an `input`
+ * - choice: `select` of the options in the one shown order (model/shown-order.ts: the recommended
+ *   one first, marked), descriptions after a dash, and "Other (type your own)" last when allowed, which leads to an `input`
  * - multi-select: a `select` loop; each pick toggles an option (☐/☑), "Other" adds a typed value,
  *   and "Done" ends it. An RPC client may also send an option's bare label to toggle it.
  */
 import type { Question } from "../model/question.ts";
+import { shownLabels } from "../model/shown-order.ts";
 
 export const OTHER_ENTRY = "Other (type your own)";
 export const YES = "Yes";
@@ -41,17 +42,10 @@ export function dialogTitle(asker: string, index: number, total: number, questio
 	return title;
 }
 
-/** Option labels in display order: the recommended one first. */
-export function orderedLabels(question: Question): string[] {
-	const labels = (question.options ?? []).map((o) => o.label);
-	const rec = question.recommended;
-	return rec ? [rec, ...labels.filter((l) => l !== rec)] : labels;
-}
-
 /** The select entries of a single choice, and the option label behind each. */
 export function choiceEntries(question: Question): Map<string, string> {
 	const entries = new Map<string, string>();
-	for (const label of orderedLabels(question)) {
+	for (const label of shownLabels(question)) {
 		const description = question.options?.find((o) => o.label === label)?.description;
 		entries.set(`${label}${label === question.recommended ? RECOMMENDED_MARK : ""}${description ? ` — ${description}` : ""}`, label);
 	}

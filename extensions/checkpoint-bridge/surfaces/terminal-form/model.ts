@@ -8,7 +8,7 @@
 import { type OutsideAnswerValue, resolveAnswer } from "../../core/shared/outside-answers.ts";
 import type { Answer } from "../../model/answer.ts";
 import type { Question } from "../../model/question.ts";
-import { orderedLabels } from "../present.ts";
+import { shownLabels } from "../../model/shown-order.ts";
 
 /** One row of a question's list. */
 export type Row =
@@ -47,7 +47,7 @@ export type Effect = "submit" | "dismiss" | undefined;
 function rowsOf(question: Question): Row[] {
 	if (question.kind === "confirm") return [{ kind: "yes" }, { kind: "no" }];
 	if (question.kind === "text") return [];
-	const rows: Row[] = orderedLabels(question).map((label) => {
+	const rows: Row[] = shownLabels(question).map((label) => {
 		const option = question.options!.find((o) => o.label === label)!;
 		return {
 			kind: "option",

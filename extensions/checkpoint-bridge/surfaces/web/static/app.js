@@ -76,16 +76,6 @@ function notice(text) {
 // ---- questions --------------------------------------------------------------------------------
 
 /**
- * Option labels in display order: the recommended one first, as the terminal shows them.
- * @param {Question} q
- */
-function orderedOptions(q) {
-	const options = q.options || [];
-	const rec = options.find((o) => o.label === q.recommended);
-	return rec ? [rec, ...options.filter((o) => o !== rec)] : options;
-}
-
-/**
  * @param {"radio" | "checkbox"} type
  * @param {string} name
  * @param {string} value
@@ -146,7 +136,7 @@ function questionBlock(card, q, index) {
 		box.append(choiceRow("radio", name, "yes", "Yes").row, choiceRow("radio", name, "no", "No").row);
 	} else {
 		const type = q.multiSelect ? "checkbox" : "radio";
-		for (const option of orderedOptions(q))
+		for (const option of shownOrder(q))
 			box.append(
 				choiceRow(type, name, option.label, option.label, {
 					recommended: option.label === q.recommended,
