@@ -4,13 +4,12 @@
  *
  * - free text: `input`
  * - confirm: `select` of Yes / No (pi's `confirm` cannot tell "no" from a dismissed dialog)
- * - choice: `select` of the options in the one shown order (model/shown-order.ts: the recommended
+ * - choice: `select` of the options in the one shown order (model/question.ts: the recommended
  *   one first, marked), descriptions after a dash, and "Other (type your own)" last when allowed, which leads to an `input`
  * - multi-select: a `select` loop; each pick toggles an option (☐/☑), "Other" adds a typed value,
  *   and "Done" ends it. An RPC client may also send an option's bare label to toggle it.
  */
-import type { Question } from "../model/question.ts";
-import { shownLabels } from "../model/shown-order.ts";
+import { type Question, shownLabels } from "../model/question.ts";
 
 export const OTHER_ENTRY = "Other (type your own)";
 export const YES = "Yes";

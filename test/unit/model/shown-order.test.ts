@@ -1,5 +1,5 @@
 /**
- * One order for a question's options on every surface: `shownOrder` (model/shown-order.ts) puts the
+ * One order for a question's options on every surface: `shownOrder` (model/question.ts) puts the
  * recommended option first and keeps the asker's order for the rest; the terminal form, pi's select
  * dialogs and the page (which runs the very function, served at the top of its script) all list
  * the options that way.
@@ -7,8 +7,7 @@
 import vm from "node:vm";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { Question } from "../../../extensions/checkpoint-bridge/model/question.ts";
-import { shownLabels, shownOrder } from "../../../extensions/checkpoint-bridge/model/shown-order.ts";
+import { type Question, shownLabels, shownOrder } from "../../../extensions/checkpoint-bridge/model/question.ts";
 import { choiceEntries, multiSelectEntries } from "../../../extensions/checkpoint-bridge/surfaces/present.ts";
 import { FormModel } from "../../../extensions/checkpoint-bridge/surfaces/terminal-form/model.ts";
 import { pageScript } from "../../../extensions/checkpoint-bridge/surfaces/web/server.ts";

@@ -7,8 +7,7 @@
  */
 import { type OutsideAnswerValue, resolveAnswer } from "../../core/shared/outside-answers.ts";
 import type { Answer } from "../../model/answer.ts";
-import type { Question } from "../../model/question.ts";
-import { shownLabels } from "../../model/shown-order.ts";
+import { type Question, shownLabels } from "../../model/question.ts";
 
 /** One row of a question's list. */
 export type Row =

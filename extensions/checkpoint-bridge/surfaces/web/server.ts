@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { type FormsElsewhere, formsElsewhere } from "../../core/answering/elsewhere.ts";
-import { shownOrder } from "../../model/shown-order.ts";
+import { shownOrder } from "../../model/question.ts";
 import { timeLeftText } from "../../model/time-left.ts";
 import { NOTIFY_AFTER_ENV, NOTIFY_REMIND_ENV, NOTIFY_TIMEOUT_MS, Notifier, notifyDelay } from "./away/notify-command.ts";
 import { actionsOf, wireNotifications } from "./away/notify-life.ts";
@@ -74,7 +74,7 @@ const staticFile = (name: string) => readFileSync(new URL(`./static/${name}`, im
 
 /**
  * The page's script: the terminal form's own time formatter (model/time-left.ts, self-contained), so
- * page and terminal say the same, the one order of a question's options (model/shown-order.ts, as
+ * page and terminal say the same, the one order of a question's options (model/question.ts, as
  * self-contained), and the live stream's event names (page-events.ts), so page and
  * stream.ts use the same, then app.js (static/page-globals.d.ts declares both for its type check).
  */

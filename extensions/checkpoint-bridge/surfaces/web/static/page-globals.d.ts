@@ -3,5 +3,5 @@
 // event names, from the server's own code.
 
 declare const timeLeftText: typeof import("../../../model/time-left.ts").timeLeftText;
-declare const shownOrder: typeof import("../../../model/shown-order.ts").shownOrder;
+declare const shownOrder: typeof import("../../../model/question.ts").shownOrder;
 declare const PAGE_EVENTS: typeof import("../page-events.ts").PAGE_EVENTS;
