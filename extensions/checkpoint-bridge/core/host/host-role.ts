@@ -16,8 +16,9 @@ import { LATE_NOTE } from "../shared/late-config.ts";
 import { CancelNotices, NoticeWindow } from "../shared/notice-window.ts";
 import { OBSERVER_EVENTS, type ObservedRequest, type SettledEvent } from "../shared/observers.ts";
 import { lateChannel, PROTOCOL_VERSION, type RelayCancel, type RelayLate, type RelayNotice, type RelayRequest, replyChannel } from "../shared/protocol.ts";
-import { placedAnswers } from "../shared/request-record.ts";
+import { givenAnswers, placedAnswers, type RequestRecord } from "../shared/request-record.ts";
 import type { ReplySeal, SharedHandle } from "../shared/shared-handle.ts";
+import { currentStore, type StoreOutcome, useStore } from "../store/open.ts";
 import { type RequestBook, requestBook } from "./book.ts";
 import { DialogHost, type DialogHostOptions, type HostEvents, type SettledOutcome } from "./dialog-host.ts";
 import { ExpiryNotices } from "./late.ts";
@@ -44,8 +45,12 @@ export interface SettledRecord {
 export interface HostRoleOptions {
 	/** Notices and the footer status. */
 	ui: HostUI;
-	/** Where each question is shown. */
-	surface: Surface;
+	/**
+	 * Where each question is shown. None: a host with no screen (ADR-0035): nothing is shown here, every
+	 * request waits in the queue, held, for the places that answer from outside (the page, one-tap, mail),
+	 * under the same budgets and late rules. @default none
+	 */
+	surface?: Surface;
 	/** The host session's id. */
 	sessionId: string;
 	/** Rings for attention when a relayed question is first shown. @default none */
@@ -56,6 +61,12 @@ export interface HostRoleOptions {
 	book?: RequestBook;
 	/** Where an end goes once its call has returned (core/delivery/delivery.ts). @default the route over the process's box */
 	home?: HomeRoute;
+	/**
+	 * The store of the host's directory (core/store/open.ts, ADR-0033): requests of other processes are
+	 * written down in it, and those a host before this one wrote are taken back. A refused store's
+	 * warning is shown once. @default none: everything lives in memory
+	 */
+	store?: StoreOutcome;
 }
 
 export interface HostRole {
@@ -70,6 +81,11 @@ export interface HostRole {
 	/** Where the end of late request `requestId` would go now (the route home), undefined when it is not late here. */
 	whereLate(requestId: string): Home | undefined;
 }
+
+/** What a host with no screen shows with: never reached, since its queue is held for good. */
+const NO_SCREEN: Surface = {
+	ask: () => Promise.reject(new Error("this host has no screen: its questions are answered from outside")),
+};
 
 /** Characters of a relayed notice shown to the human; the rest is cut with a mark. @default 2000 */
 const MAX_RELAYED_NOTICE_LENGTH = 2_000;
@@ -140,6 +156,49 @@ function lateEndsHome(bus: SharedHandle["bus"], home: HomeRoute, sealBuilt: Repl
 		// An asker of another process still connected takes it on its connection, if it takes late frames at all.
 		const carried = origin !== undefined && bus.listenerCount(lateChannel(id)) > 0;
 		home.send(delivery, request.request, carried ? { carry: (taken) => bus.emit(lateChannel(id), sealBuilt(message), taken) } : {});
+	};
+}
+
+/**
+ * The store's side of a host that claims the role: the store the book writes to (its refusal told to
+ * the human once), and the records a host before this process's wrote down, taken back. The end of
+ * one asked with `wait: false` whose asker does not come back for it (nothing hears its result) goes
+ * home by the route, as its asker's is gone; every end stays in the store for a later wait.
+ */
+function takenBack(book: RequestBook, home: HomeRoute, warn: (message: string) => void, store: StoreOutcome | undefined) {
+	if (store?.ok === false) warn(store.warning);
+	else if (store?.ok) {
+		useStore(store.store);
+		book.useStore(store.store, (problem) => warn(`checkpoint-bridge: writing the store failed (${problem}); questions live only in this host from now on.`));
+	} else if (!book.store && currentStore()) book.useStore(currentStore());
+	/** Restored requests asked with `wait: false`, until their result: heard by nobody, it goes home. */
+	const awaited = new Map<string, RequestRecord>();
+	return {
+		takeBack(host: DialogHost): void {
+			for (const { record, late } of book.writtenDown()) {
+				if (record.request.later && !late) awaited.set(record.request.id, record);
+				host.restore(record, late);
+			}
+		},
+		ended(hostId: string, heard: boolean): void {
+			const record = awaited.get(hostId);
+			if (!record) return;
+			awaited.delete(hostId);
+			if (heard) return;
+			const { request } = record;
+			const { status, reason } = endWire(record.state.is === "answered" || record.state.is === "ended" ? record.state.end : "host-gone");
+			const requestId = request.askerId ?? hostId;
+			const envelope = makeEnvelope(status, givenAnswers(record), undefined, {
+				requestId,
+				asker: request.asker.label,
+				waitedMs: Date.now() - record.queuedAt,
+				...(reason ? { reason } : {}),
+			});
+			const questions = record.questions.map((q) => q.question);
+			home.send({ requestId, askerSessionId: request.asker.sessionId, asker: request.asker.label, questions, queuedAt: record.queuedAt, envelope }, request, {
+				gone: true,
+			});
+		},
 	};
 }
 
@@ -261,11 +320,15 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 	const sealBuilt = claim.sealBuilt ?? claim.seal;
 	const { bus } = handle;
 	const expiries = new ExpiryNotices(courtesy(ui, "warning"));
+	const restored = takenBack(book, home, courtesy(ui, "warning"), options.store);
 	host = new DialogHost({
 		ui,
-		surface,
+		surface: surface ?? NO_SCREEN,
 		sessionId,
-		reply: (reply, channel = replyChannel(reply.id)) => bus.emit(channel, sealBuilt(reply)),
+		reply: (reply, channel = replyChannel(reply.id)) => {
+			const heard = bus.emit(channel, sealBuilt(reply));
+			if (reply.kind === "result") restored.ended(reply.id, heard);
+		},
 		...(bell ? { bell } : {}),
 		book,
 		lateEnded: lateEndsHome(bus, home, sealBuilt),
@@ -274,6 +337,8 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 		events: observerEvents(bus, settle, onSettled, () => void (gone || status.changed())),
 	});
 	const served = host;
+	// With no screen nothing is shown: every request stays queued, for the outside answers, until it ends.
+	if (!surface) served.pause();
 	const closeListening = listen(bus, served, ui);
 	// The late requests of the process are this host's to end now: it hears of their expiry.
 	book.keepLate(served);
@@ -281,6 +346,8 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 	// then any an earlier release of the extension wrote down on the handle.
 	for (const parked of book.parked()) served.adopt(parked);
 	for (const parked of handle.takeParked()) served.serve(parked.request, parked);
+	// Then what a host before this process's wrote down, under the same ids: an asker that sends it again finds it.
+	restored.takeBack(served);
 	return {
 		host: served,
 		whereLate(requestId) {

@@ -56,6 +56,8 @@ interface Advert {
 	cwd: string;
 	/** Epoch ms at which the host advertised. */
 	at: number;
+	/** Set by a host with no screen (ADR-0035): a host with one in the same directory goes first. */
+	screenless?: true;
 }
 
 /** Where to look: the environment and the working directory. @default process.env, process.cwd() */
@@ -214,7 +216,10 @@ function liveAdvert(file: string, cwd: string): Advert | undefined {
 	return undefined;
 }
 
-/** The newest advertisement of a host still running for `cwd` in `dir`, other than the latest's file (which is gone or dead). */
+/** Whether `a` goes before `b` as the directory's host: one with a screen first (ADR-0035), then the newest. */
+const before = (a: Advert, b: Advert) => (a.screenless === b.screenless ? a.at > b.at : !a.screenless);
+
+/** The advertisement of a host still running for `cwd` in `dir`, other than the latest's file (which is gone or dead): one with a screen first, then the newest. */
 function standbyAdvert(dir: string, cwd: string): Advert | undefined {
 	const prefix = `${cwdKey(cwd)}.`;
 	let names: string[];
@@ -226,7 +231,7 @@ function standbyAdvert(dir: string, cwd: string): Advert | undefined {
 	let newest: Advert | undefined;
 	for (const name of names.slice(0, MAX_STANDBY_READ)) {
 		const advert = liveAdvert(path.join(dir, name), cwd);
-		if (advert && (newest === undefined || advert.at > newest.at)) newest = advert;
+		if (advert && (newest === undefined || before(advert, newest))) newest = advert;
 	}
 	return newest;
 }
@@ -275,6 +280,12 @@ export interface AdvertiseOptions {
 	env?: NodeJS.ProcessEnv;
 	/** The host's pid, written for staleness checks. @default process.pid */
 	pid?: number;
+	/**
+	 * A host with no screen (ADR-0035): it takes the directory's advertisement only when no host with a
+	 * screen holds it, and stands by otherwise, so a terminal's host goes first and, when it quits, the
+	 * advertisement falls back to this one. @default false
+	 */
+	screenless?: boolean;
 }
 
 /** An advertisement in place; `withdraw` removes it unless a newer host has replaced it since. */
@@ -338,14 +349,23 @@ export async function advertiseEndpoint(socketPath: string, options: AdvertiseOp
 	const cwd = realCwd(options.cwd ?? process.cwd());
 	const dir = await preparedDir(env);
 	const file = advertPath(dir, cwd);
-	const before = readAdvert(file);
-	if (before.ok && before.advert.endpoint !== socketPath && !alive(before.advert.pid)) removeLeftover(before.advert.endpoint);
+	const earlier = readAdvert(file);
+	if (earlier.ok && earlier.advert.endpoint !== socketPath && !alive(earlier.advert.pid)) removeLeftover(earlier.advert.endpoint);
 	// Reading the hosts still advertised removes those that died (a SIGKILLed host leaves its file behind).
 	standbyAdvert(dir, cwd);
-	const advert: Advert = { v: ADVERT_VERSION, endpoint: socketPath, pid: options.pid ?? process.pid, cwd, at: Date.now() };
+	const advert: Advert = {
+		v: ADVERT_VERSION,
+		endpoint: socketPath,
+		pid: options.pid ?? process.pid,
+		cwd,
+		at: Date.now(),
+		...(options.screenless ? { screenless: true } : {}),
+	};
 	const standby = standbyPath(dir, cwd, advert.pid);
 	await writeAdvert(standby, advert);
-	await writeAdvert(file, advert);
+	// A host with no screen stands by while a live host with a screen holds the directory.
+	const held = advert.screenless && earlier.ok && earlier.advert.cwd === cwd && !earlier.advert.screenless && alive(earlier.advert.pid);
+	if (!held) await writeAdvert(file, advert);
 	let withdrawn = false;
 	return {
 		file,

@@ -46,6 +46,8 @@ export interface EndpointOptions {
 	 * close. @default none
 	 */
 	advertiseFor?: string;
+	/** The host has no screen (ADR-0035): its advertisement for the directory stands by while a host with one holds it. @default false */
+	screenless?: boolean;
 	/** Longest frame once a connection's handshake is done (before it: HANDSHAKE_MAX_FRAME_BYTES). @default MAX_FRAME_BYTES */
 	maxFrameBytes?: number;
 	/** A connection that has not done the handshake (hello and auth) by then gets `hello-timeout` and is closed. @default DEFAULT_HELLO_TIMEOUT_MS (2000) */
@@ -222,10 +224,11 @@ async function advertiseForDir(
 	socketPath: string,
 	cwd: string | undefined,
 	env: NodeJS.ProcessEnv | undefined,
+	screenless: boolean,
 ): Promise<{ advertisement?: Advertisement; problem?: string }> {
 	if (cwd === undefined) return {};
 	try {
-		return { advertisement: await advertiseEndpoint(socketPath, { cwd, ...(env ? { env } : {}) }) };
+		return { advertisement: await advertiseEndpoint(socketPath, { cwd, screenless, ...(env ? { env } : {}) }) };
 	} catch (error) {
 		return { problem: error instanceof Error ? error.message : String(error) };
 	}
@@ -247,7 +250,7 @@ export async function startEndpoint(options: EndpointOptions): Promise<LocalEndp
 	server.on("error", () => {});
 	server.unref();
 	const unadvertise = env ? advertise(env, address.socketPath) : () => {};
-	const { advertisement, problem: advertProblem } = await advertiseForDir(address.socketPath, options.advertiseFor, env);
+	const { advertisement, problem: advertProblem } = await advertiseForDir(address.socketPath, options.advertiseFor, env, options.screenless === true);
 	// A process that exits without closing still takes its socket, token and advertisement with it.
 	const removeOnExit = () => {
 		advertisement?.withdraw();
