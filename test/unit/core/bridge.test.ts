@@ -132,6 +132,71 @@ describe("a request onto the bus", () => {
 	});
 });
 
+describe("one id: the asker's own is the request's id in the host when it names nothing else there", () => {
+	/** Shaped as the ids askers make (nanoid's alphabet and length). */
+	const OWN = "Edg4ZA8SciEhAfqGKvVVX";
+
+	it("an asker's nanoid is the id the host, the page and every notice use, and its replies still come back to it alone", () => {
+		const host = hostOnBus();
+		const { bridge, sent, asked } = bridgeOn(host.handle);
+		const held = bridge.take(asked(OWN), { tag: "" })!;
+		expect(held.hostId).toBe(OWN);
+		expect(host.requests.map((r) => r.id)).toEqual([OWN]);
+		host.reply({ ...result(OWN), answers: [{ question: "Which naming convention?", answer: "snake_case", kind: "option" }] });
+		expect(sent.get("local:one")).toEqual([expect.objectContaining({ type: "result", id: OWN, status: "ok" })]);
+	});
+
+	it("an id another client has open, one an asker in the host's process waits on, or one the host holds open or late gets a fresh id, and never those replies", () => {
+		const handle = createHandle();
+		const inProcess = "inprocessAskerId-0001";
+		const open = "hostHoldsThisOpen-0001";
+		const late = "hostHoldsThisLate-0001";
+		const observed = (requestId: string) => ({ requestId, asker: "planner", origin: "host", questions: ["Which naming convention?"], createdAt: 1, deadline: 0 });
+		const capability = handle.claimHost({
+			sessionId: "host-session",
+			protocol: PROTOCOL_VERSION,
+			snapshot: () =>
+				({ v: 1, takenAt: 1, open: [{ ...observed(open), state: "queued" }], late: [{ ...observed(late), lateSince: 1, expiresAt: 2 }] }) as never,
+		}) as HostCapability;
+		const requests: RelayRequest[] = [];
+		handle.bus.on("request", (r) => void requests.push(r));
+		const waiting: RelayReply[] = [];
+		handle.bus.on(replyChannel(inProcess), (reply) => void waiting.push(reply));
+		const { bridge, sent, asked } = bridgeOn(handle);
+		const first = bridge.take(asked(OWN, { client: "c1" }), { tag: "" })!;
+		const taken = [OWN, inProcess, open, late].map((id) => bridge.take(asked(id, { client: "c2" }), { tag: "" })!);
+		expect(first.hostId).toBe(OWN);
+		for (const [i, held] of taken.entries()) {
+			expect(held.hostId, held.id).not.toBe(held.id);
+			expect(held.hostId).toMatch(/^[A-Za-z0-9_-]{21}$/);
+			expect(requests[i + 1]!.id).toBe(held.hostId);
+		}
+		expect(new Set(requests.map((r) => r.id)).size).toBe(5);
+		handle.bus.emit(replyChannel(OWN), capability.seal(result(OWN)));
+		handle.bus.emit(replyChannel(inProcess), capability.seal(result(inProcess)));
+		expect(sent.get("c1")).toEqual([expect.objectContaining({ id: OWN, status: "ok" })]);
+		expect(sent.get("c2"), "the second client hears nothing of the others' requests").toBeUndefined();
+		expect(waiting).toHaveLength(1);
+	});
+
+	it("an id not shaped as the askers' ids (short, or other characters) is never taken as it is", () => {
+		const host = hostOnBus();
+		const { bridge, asked } = bridgeOn(host.handle);
+		for (const id of ["asker-1", "short", "has space in it 0123456", "dollar$(rm)-012345678", "ünïcödé-0123456789012"]) {
+			const held = bridge.take(asked(id), { tag: "" })!;
+			expect(held.hostId, id).not.toBe(id);
+		}
+	});
+
+	it("a request taken under its asker's id frees that id when it ends: the next asker of the same id gets it again", () => {
+		const host = hostOnBus();
+		const { bridge, asked } = bridgeOn(host.handle);
+		bridge.take(asked(OWN, { client: "c1" }), { tag: "" });
+		host.reply(result(OWN));
+		expect(bridge.take(asked(OWN, { client: "c2" }), { tag: "" })!.hostId).toBe(OWN);
+	});
+});
+
 describe("refusals: each answered with a result of its own, nothing put on the bus", () => {
 	/** A refusal: the host's options, the bridge's, what the bridge already holds, what the asker is told and the request refused (`r` of `local:one`). */
 	interface Refusal {

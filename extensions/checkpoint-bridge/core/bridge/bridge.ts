@@ -1,8 +1,9 @@
 /**
  * The bridge: the host side of a transport (the local endpoint, a NATS room), written once for both.
  * A request an asker sends through the transport is put on the process-global bus as a local asker
- * puts its own, under an id of the host's, so it joins the one queue of whichever session holds the
- * host role; only what the host sends for it goes back, under the asker's id, as frames in the
+ * puts its own, under the asker's own id when that names nothing else in the host (else a fresh one),
+ * so it joins the one queue of whichever session holds the host role and the asker, the host, the
+ * page and every notice name it alike; only what the host sends for it goes back, under the asker's id, as frames in the
  * transport's version (frames.ts). The bridge holds what the transport's askers have open, with the
  * caps on it, the host checks and what they tell an asker, and the transport's one window of
  * notices. A transport keeps its framing and its connections: it reads and checks frames, says who
@@ -102,7 +103,7 @@ export interface Asked {
 export interface OpenRequest<Own> {
 	readonly client: string;
 	readonly id: string;
-	/** Its id in the host: never the asker's, so no asker can address another's replies. */
+	/** Its id in the host: the asker's own when it named nothing else there (idInHost), so no asker can address another's replies. */
 	readonly hostId: string;
 	/** The asker session it counts against. */
 	readonly session: string;
@@ -188,7 +189,7 @@ export class Bridge<Own = undefined> {
 			return void asked.send(
 				this.result(asked.id, "error", `The host speaks checkpoint-bridge protocol v${claim.protocol}; its ${server} speaks v${PROTOCOL_VERSION}.`),
 			);
-		const hostId = asked.hostId ?? nanoid();
+		const hostId = asked.hostId ?? this.#idInHost(asked.id);
 		// Sent again while the host still holds it (through another client): this one hears its replies too, nothing is shown twice.
 		const alreadyOpen = this.#carriers.has(hostId);
 		const key = keyOf(asked.client, asked.id);
@@ -331,6 +332,20 @@ export class Bridge<Own = undefined> {
 		this.#options.handle.bus.emit("relay:notice", { v: PROTOCOL_VERSION, asker, message: frame.message, type: frame.level, origin });
 	}
 
+	/**
+	 * The asker's own id as the request's id in the host, when it is shaped as the askers' ids are and
+	 * names nothing the host holds (open or late) or anyone listens on; else a fresh one. An asker
+	 * that picks an id already in use gets its request under another id, never another's replies.
+	 */
+	#idInHost(id: string): string {
+		const { handle } = this.#options;
+		const { bus } = handle;
+		if (!ASKER_ID.test(id) || this.#carriers.has(id) || bus.listenerCount(replyChannel(id)) > 0 || bus.listenerCount(lateChannel(id)) > 0) return nanoid();
+		const held = handle.snapshot();
+		const named = (request: { requestId: string }) => request.requestId === id;
+		return held && (held.open.some(named) || held.late?.some(named)) ? nanoid() : id;
+	}
+
 	/** Why one more request of `bytes` from this client and session is refused; undefined when it is not. */
 	#overCap(client: string, session: string, bytes: number): string | undefined {
 		const { caps = {}, alongside } = this.#options;
@@ -389,6 +404,9 @@ export class Bridge<Own = undefined> {
 		homeRoute(() => this.#options.handle.host()?.sessionId).send({ ...delivery, envelope }, { asker: later.asker, origin: open.client }, { gone: true });
 	}
 }
+
+/** The ids the host takes as they are: the alphabet of nanoid, the askers' own, long enough not to be guessed. */
+const ASKER_ID = /^[A-Za-z0-9_-]{16,128}$/;
 
 /** Two clients' ids cannot collide. */
 const keyOf = (client: string, id: string) => `${client}\n${id}`;
