@@ -151,7 +151,14 @@ describe("one id: the asker's own is the request's id in the host when it names 
 		const inProcess = "inprocessAskerId-0001";
 		const open = "hostHoldsThisOpen-0001";
 		const late = "hostHoldsThisLate-0001";
-		const observed = (requestId: string) => ({ requestId, asker: "planner", origin: "host", questions: ["Which naming convention?"], createdAt: 1, deadline: 0 });
+		const observed = (requestId: string) => ({
+			requestId,
+			asker: "planner",
+			origin: "host",
+			questions: ["Which naming convention?"],
+			createdAt: 1,
+			deadline: 0,
+		});
 		const capability = handle.claimHost({
 			sessionId: "host-session",
 			protocol: PROTOCOL_VERSION,
