@@ -1,13 +1,14 @@
 /**
  * `/checkpoints`: the questions open now (late ones too) and the recent history; `answer <n>` shows
- * late question n again; `pause` / `resume` hold / show new dialogs; `web` / `web off` start / stop the answer page.
+ * late question n again; `pause` / `resume` hold / show new dialogs; `web` / `web off` start / stop the answer page;
+ * `notify test` sends a test notification.
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { answerLate, checkpointsReport } from "./core/host/audit.ts";
 import type { DialogHost } from "./core/host/dialog-host.ts";
 import type { SharedHandle } from "./core/shared/shared-handle.ts";
 import type { HostLife } from "./host-life.ts";
-import { WEB_USAGE, webCommand, webPageLine } from "./surfaces/web/command.ts";
+import { notifyCommand, WEB_USAGE, webCommand, webPageLine } from "./surfaces/web/command.ts";
 
 /** Who waits in the dialog queue, as `/checkpoints pause` and `resume` say it. */
 function queuedLine(host: DialogHost): string {
@@ -44,10 +45,11 @@ export function queueCommand(word: string | undefined, host: DialogHost | undefi
 export function checkpointsCommand(handle: SharedHandle, host: HostLife): Parameters<ExtensionAPI["registerCommand"]>[1] {
 	return {
 		description:
-			"checkpoint-bridge: questions open now (late ones too) and the recent history; `answer <n>` shows late question n again; `pause` / `resume` hold / show new dialogs; `web` / `web off` start / stop the answer page",
+			"checkpoint-bridge: questions open now (late ones too) and the recent history; `answer <n>` shows late question n again; `pause` / `resume` hold / show new dialogs; `web` / `web off` start / stop the answer page; `notify test` sends a test notification",
 		handler: async (args, ctx) => {
 			const words = (args ?? "").trim().split(/\s+/).filter(Boolean);
 			if (words[0] === "web") return webCommand(words.slice(1), ctx.ui, handle, host.role !== undefined);
+			if (words[0] === "notify") return notifyCommand(words.slice(1), ctx.ui);
 			if (words[0] === "answer") return ctx.ui.notify(answerLate(host.role?.host, words[1]), "info");
 			const queue = queueCommand(words[0], host.role?.host);
 			if (queue && words.length > 0) return ctx.ui.notify(queue.message, queue.type);

@@ -16,7 +16,7 @@ const webIfStarted = (): Promise<WebModule> | undefined => (webPageSlotExists() 
 
 /** What `/checkpoints` says to arguments it does not know. */
 export const WEB_USAGE =
-	"checkpoint-bridge: /checkpoints web [<host>:<port>] serves the answer page (default 127.0.0.1:0); /checkpoints web qr shows its link as a QR code; /checkpoints web off stops it";
+	"checkpoint-bridge: /checkpoints web [<host>:<port>] serves the answer page (default 127.0.0.1:0); /checkpoints web qr shows its link as a QR code; /checkpoints web off stops it; /checkpoints notify test sends a test notification";
 
 /** What `/checkpoints web qr` says while no page runs. */
 export const QR_PAGE_OFF =
@@ -27,6 +27,8 @@ async function webQr(ui: HostUI): Promise<void> {
 	const web = webIfStarted();
 	const page = web ? await (await web).currentWebPage() : undefined;
 	if (!page) return ui.notify(QR_PAGE_OFF, "info");
+	const unreachable = (await web!).unreachableLinksWarning(page.url, "this code and its link");
+	if (unreachable) ui.notify(unreachable, "warning");
 	try {
 		const code = await (await web!).qrHalfBlocks(page.url);
 		ui.notify(
@@ -87,11 +89,55 @@ export async function webCommand(words: string[], ui: HostUI, handle: ObserverHa
 	await serveWebPage(handle, ui, words[0] ?? process.env[WEB_ENV]?.trim() ?? web.DEFAULT_WEB_ADDRESS, true);
 }
 
-/** At the claim: a page already running (a replaced host's) now reports to this host, and CHECKPOINT_BRIDGE_WEB starts one. */
+/**
+ * At the claim: a page already running (a replaced host's) now reports to this host, and
+ * CHECKPOINT_BRIDGE_WEB starts one; then, once, what keeps the links sent to a phone from working
+ * (a wrong ntfy setting, ntfy without the page, links on loopback).
+ */
 export async function webPageOnClaim(handle: ObserverHandle, ui: HostUI): Promise<void> {
 	(await webIfStarted())?.setWebNotice(noticeTo(ui));
 	const wanted = process.env[WEB_ENV]?.trim();
 	if (wanted) await serveWebPage(handle, ui, wanted, false);
+	const channels = phoneChannelsSet();
+	if (channels.length === 0) return;
+	const web = await loadWeb();
+	const notify = noticeTo(ui);
+	const ntfy = web.readNtfyConfig();
+	if (!ntfy.ok) notify(`checkpoint-bridge: ${ntfy.reason}`, "warning");
+	const page = await web.currentWebPage();
+	if (!page) {
+		if (ntfy.ok && ntfy.config)
+			notify(
+				`checkpoint-bridge: ${NTFY_URL} is set, but the answer page is not running: ntfy's buttons and links need it (set ${WEB_ENV}=127.0.0.1:0, or /checkpoints web)`,
+				"warning",
+			);
+		return;
+	}
+	const warning = web.unreachableLinksWarning(page.url, `the links ${channels.join(", ")} sends`);
+	if (warning) notify(warning, "warning");
+}
+
+/** The ntfy variable, as surfaces/web/away/ntfy.ts reads it; named here so the claim loads nothing when no channel is set. */
+const NTFY_URL = "CHECKPOINT_BRIDGE_NTFY_URL";
+/** The variables that send the page's links to a phone, set now (the mail's too: a mail carries one-tap links). */
+const phoneChannelsSet = () => [NTFY_URL, "CHECKPOINT_BRIDGE_NOTIFY_COMMAND", "CHECKPOINT_BRIDGE_MAIL_TO"].filter((name) => process.env[name]?.trim());
+
+/** What `/checkpoints notify` says to arguments it does not know. */
+const NOTIFY_USAGE = 'checkpoint-bridge: /checkpoints notify test sends a test notification (ntfy, the notify command) with an "It works" button';
+
+/** `/checkpoints notify test`: a test notification through every channel set, its button's press said here; or why none can be sent. */
+export async function notifyCommand(words: string[], ui: HostUI): Promise<void> {
+	if (words.length !== 1 || words[0] !== "test") return ui.notify(NOTIFY_USAGE, "warning");
+	const web = webIfStarted();
+	const page = web ? await (await web).currentWebPage() : undefined;
+	if (!page)
+		return ui.notify(
+			"checkpoint-bridge: the answer page is not running: a notification's buttons and links need it; start it with /checkpoints web (or set CHECKPOINT_BRIDGE_WEB=127.0.0.1:0), then /checkpoints notify test",
+			"warning",
+		);
+	const unreachable = (await web!).unreachableLinksWarning(page.url, "the test notification's button and links");
+	if (unreachable) ui.notify(unreachable, "warning");
+	ui.notify(await page.notifyTest("checkpoint-bridge"), "info");
 }
 
 /** At the release: the running page's notices go nowhere until the next host claims. */

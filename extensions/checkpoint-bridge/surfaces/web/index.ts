@@ -7,7 +7,9 @@ import type { WebAddress } from "./http/address.ts";
 import type { WebPage } from "./server.ts";
 
 export { NOTIFY_COMMAND_ENV } from "./away/notify-command.ts";
+export { readNtfyConfig } from "./away/ntfy.ts";
 export { qrHalfBlocks } from "./away/qr.ts";
+export { unreachableLinksWarning } from "./away/reachable.ts";
 export { DEFAULT_WEB_ADDRESS, parseWebAddress, type WebAddress } from "./http/address.ts";
 export { closeWebPage, currentWebPage, ensureWebPage, setWebNotice } from "./process-page.ts";
 export type { WebPage } from "./server.ts";

@@ -9,13 +9,13 @@ import type { AddressInfo, Socket } from "node:net";
 import { type FormsElsewhere, formsElsewhere } from "../../core/answering/elsewhere.ts";
 import { shownOrder } from "../../model/question.ts";
 import { timeLeftText } from "../../model/time-left.ts";
-import { NOTIFY_AFTER_ENV, NOTIFY_REMIND_ENV, NOTIFY_TIMEOUT_MS, Notifier, notifyDelay } from "./away/notify-command.ts";
-import { actionsOf, wireNotifications } from "./away/notify-life.ts";
+import { type ChannelOptions, startChannels } from "./away/channels.ts";
+import { actionsOf } from "./away/notify-life.ts";
 import { type AwayActions, OneTap } from "./away/one-tap.ts";
 import { type PublicOrigin, parsePublicUrl, urlHost, WEB_PUBLIC_URL_ENV, type WebAddress } from "./http/address.ts";
 import { Connections, MAX_CONNECTIONS, refuseConnection, timeoutOptions } from "./http/connections.ts";
 import { MAX_BODY_BYTES, refuse } from "./http/guard.ts";
-import { mcpRoute } from "./http/mcp-route.ts";
+import { MAX_MCP_REQUESTS, MCP_STREAM_BUFFER_BYTES, mcpLoad, mcpRoute, unsentBytes } from "./http/mcp-route.ts";
 import { type Assets, route } from "./http/routes.ts";
 import { digestOf, newSecret } from "./http/tokens.ts";
 import { Board, type ObserverHandle } from "./live/board.ts";
@@ -25,7 +25,7 @@ import { PAGE_EVENTS } from "./page-events.ts";
 /** Interval of the keep-alive ping on every stream, which also re-reads the host's snapshot. @default 15000 */
 export const KEEPALIVE_MS = 15_000;
 
-export interface WebPageOptions {
+export interface WebPageOptions extends ChannelOptions {
 	/** The shared handle: only its observer API is used. */
 	handle: ObserverHandle;
 	address: WebAddress;
@@ -37,20 +37,14 @@ export interface WebPageOptions {
 	maxStreams?: number;
 	/** @default MAX_CONNECTIONS */
 	maxConnections?: number;
+	/** `/mcp` requests open at once, every client together: the rest of maxConnections stays for the page, its streams, links and one-tap URLs. @default MAX_MCP_REQUESTS */
+	maxMcpRequests?: number;
+	/** Unsent bytes of an `/mcp` response past which its notifications are dropped (four times as many end it). @default MCP_STREAM_BUFFER_BYTES */
+	mcpBufferBytes?: number;
 	/** The one external origin (a reverse proxy) the page also answers on, and announces. @default process.env.CHECKPOINT_BRIDGE_WEB_PUBLIC_URL */
 	publicUrl?: string;
 	/** @default STREAM_BUFFER_BYTES */
 	streamBufferBytes?: number;
-	/** The notify command, read for each relayed request. @default process.env.CHECKPOINT_BRIDGE_NOTIFY_COMMAND */
-	notifyCommand?: () => string | undefined;
-	/** @default NOTIFY_TIMEOUT_MS */
-	notifyTimeoutMs?: number;
-	/** How long a relayed request waits unanswered before the notify command runs, read for each request. @default process.env.CHECKPOINT_BRIDGE_NOTIFY_AFTER_MS, else 0 (at once) */
-	notifyAfterMs?: () => number;
-	/** How long after the first run a request still unanswered gets a reminder run; 0: none. @default process.env.CHECKPOINT_BRIDGE_NOTIFY_REMIND_MS, else 0 */
-	notifyRemindMs?: () => number;
-	/** Where the page reports a problem (the notify command failing). @default none */
-	notice?: (message: string, type: "info" | "warning") => void;
 	/** Forms open in the host's terminal (other extensions'), shown and answered too. @default the process's (formsElsewhere()) */
 	forms?: FormsElsewhere;
 }
@@ -66,6 +60,10 @@ export interface WebPage {
 	linkFor(requestId: string): string | undefined;
 	/** An open request's one-tap answers and link (what the notify command gets), undefined once it settled. */
 	actionsFor(requestId: string): AwayActions | undefined;
+	/** Sends a test notification (ntfy, the notify command) with an "It works" button whose press is said at the host; what was sent. */
+	notifyTest(asker: string): Promise<string>;
+	/** Bytes written to `/mcp` clients and not yet taken by them, every response together (each is bounded by mcpBufferBytes). */
+	readonly mcpUnsentBytes: number;
 	/** Stops serving: streams end, connections close, notify commands are killed, the bus is let go. */
 	close(): Promise<void>;
 }
@@ -108,28 +106,6 @@ async function listenOn(server: http.Server, given: WebAddress, publicOrigin: Pu
 	const hosts = new Set([...local, ...(publicOrigin ? [publicOrigin.host] : [])]);
 	const origins = new Set([...local.map((h) => `http://${h}`), ...(publicOrigin ? [publicOrigin.origin] : [])]);
 	return { address, origin, hosts, origins, shownOrigin: publicOrigin?.origin ?? origin };
-}
-
-/** A notify delay read from the environment for each request; a problem with its value is said once per value, not once per request. */
-function delayFromEnv(name: string, notice: WebPageOptions["notice"]): () => number {
-	let said: string | undefined;
-	return () => {
-		const delay = notifyDelay(process.env, name);
-		if (delay.problem && delay.problem !== said) notice?.(`checkpoint-bridge: ${delay.problem}`, "warning");
-		said = delay.problem;
-		return delay.ms;
-	};
-}
-
-/** The notify command's runner, as the options or the environment set it. */
-function pageNotifier(options: WebPageOptions): Notifier {
-	return new Notifier({
-		...(options.notifyCommand ? { command: options.notifyCommand } : {}),
-		delayMs: options.notifyAfterMs ?? delayFromEnv(NOTIFY_AFTER_ENV, options.notice),
-		remindMs: options.notifyRemindMs ?? delayFromEnv(NOTIFY_REMIND_ENV, options.notice),
-		timeoutMs: options.notifyTimeoutMs ?? NOTIFY_TIMEOUT_MS,
-		onFailure: (reason) => options.notice?.(`checkpoint-bridge: the notify command failed (${reason}); the request is unaffected`, "warning"),
-	});
 }
 
 /** Routes every request (`/mcp` first); a failure of any kind answers the client and leaves the host session running. */
@@ -180,16 +156,16 @@ export async function startWebPage(options: WebPageOptions): Promise<WebPage> {
 		{ ...(options.streamBufferBytes === undefined ? {} : { bufferBytes: options.streamBufferBytes }) },
 		forms,
 	);
-	const notifier = pageNotifier(options);
 	const linkFor = (requestId: string) => {
 		const secret = board.linkSecret(requestId);
 		return secret ? `${shownOrigin}${linkPath(secret)}` : undefined;
 	};
 	const oneTap = new OneTap();
 	const links = { linkFor, origin: shownOrigin };
-	const unsubscribe = wireNotifications(board, notifier, oneTap, links);
+	const channels = startChannels(board, oneTap, links, options);
 	const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
-	serveRequests(server, { handle, board, streams, forms, assets, pageDigest: digestOf(token), hosts, origins, origin, maxBodyBytes, oneTap });
+	const mcp = mcpLoad(options.maxMcpRequests ?? MAX_MCP_REQUESTS, options.mcpBufferBytes ?? MCP_STREAM_BUFFER_BYTES);
+	serveRequests(server, { handle, board, streams, forms, assets, pageDigest: digestOf(token), hosts, origins, origin, maxBodyBytes, oneTap, mcpLoad: mcp });
 	const keepAlive = setInterval(() => {
 		board.sync();
 		streams.ping();
@@ -202,16 +178,19 @@ export async function startWebPage(options: WebPageOptions): Promise<WebPage> {
 		origin,
 		address,
 		linkFor,
+		get mcpUnsentBytes() {
+			return unsentBytes(mcp);
+		},
 		actionsFor: (requestId) => actionsOf(board, oneTap, links, requestId),
+		notifyTest: (asker) => channels.test(asker),
 		close() {
 			closing ??= (async () => {
 				clearInterval(keepAlive);
-				unsubscribe();
 				board.close();
 				const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
 				streams.closeAll();
 				server.closeAllConnections();
-				await Promise.all([serverClosed, notifier.close()]);
+				await Promise.all([serverClosed, channels.close()]);
 			})();
 			return closing;
 		},

@@ -4,6 +4,7 @@
  * answer wins.
  */
 import type { Answer, AnswerPlace } from "../../../model/answer.ts";
+import { answeredWhere } from "../../../model/answer-places.ts";
 import type { RequestEnd } from "../../../model/result.ts";
 import { type OutsideAnswerReply, parseOutsideAnswer, resolveOutsideAnswer } from "../../shared/outside-answers.ts";
 import type { RequestRecord } from "../../shared/request-record.ts";
@@ -31,7 +32,9 @@ export function answerFromOutside(book: Pick<RequestBook, "get">, target: Outsid
 	// `not_found` keeps the observer contract's snake case (docs/observers.md), as inbound.ts says.
 	if (!record) return { ok: false, code: "not_found", reason: `no open request ${JSON.stringify(message.requestId)} (unknown, or already settled)` };
 	if ("cancel" in message) {
-		target.end(record, "cancelled-outside", OUTSIDE_CANCEL_NOTE);
+		// A cancel that names its place is a human's Decline (the page, a phone): the asker is told where, as Esc tells it.
+		const note = message.place ? `The user declined the question ${answeredWhere([{ source: message.source, place: message.place }])}.` : OUTSIDE_CANCEL_NOTE;
+		target.end(record, "cancelled-outside", note);
 		return { ok: true };
 	}
 	const resolved = resolveOutsideAnswer(record.questions, message.answers, message.source);

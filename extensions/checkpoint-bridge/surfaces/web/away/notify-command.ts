@@ -30,8 +30,8 @@ const NOTIFY_VARS = {
 /** Environment variable: how long after the first run a request still unanswered gets a reminder run, in ms; unset or 0: none. */
 export const NOTIFY_REMIND_ENV = "CHECKPOINT_BRIDGE_NOTIFY_REMIND_MS";
 
-/** Why the command runs: the request was asked, is still waiting, went late (its call stopped waiting), or ended. */
-export type NotifyEvent = "asked" | "reminder" | "late" | "ended";
+/** Why the command runs: the request was asked, is still waiting, went late (its call stopped waiting), or ended; or `/checkpoints notify test`. */
+export type NotifyEvent = "asked" | "reminder" | "late" | "ended" | "test";
 /** At this long after its start the command's process group is killed (SIGKILL), whether the command is still running or only what it started is. @default 10000 */
 export const NOTIFY_TIMEOUT_MS = 10_000;
 /** Bytes of the command's stderr kept to say why it failed; the rest, and all of stdout, are discarded. @default 2048 */

@@ -14,23 +14,36 @@ const NTFY_MAX_ACTIONS = 3;
 /** What a late request's runs say happened. */
 const LATE_OUTCOME = "late: the asker's call stopped waiting; an answer still reaches it, as a message";
 
-/** A value in ntfy's `Actions` header: quoted when it holds a separator, with no double quote inside. */
-const ntfyValue = (text: string) => {
-	const plain = text.replace(/[\r\n]+/g, " ").replaceAll('"', "'");
-	return /[,;=']/.test(plain) ? `"${plain}"` : plain;
-};
+/** One button as ntfy's JSON API (and its `Actions` header, in JSON form) takes it. */
+export interface NtfyAction {
+	action: "http";
+	label: string;
+	url: string;
+	method: "POST";
+	clear: true;
+}
 
 /**
- * The buttons as ntfy's `Actions` header: each an `http` action that POSTs to its URL and clears
- * the notification; with more buttons than ntfy shows, the first two and a `view` of the request's link.
+ * A notification's buttons, ntfy's three at most: the taps that answer the whole request (its
+ * options, or "Accept the recommendations"), as many as leave room, then Decline. The request's
+ * link is the notification's click, not a button.
  */
-export function ntfyActions(actions: Pick<AwayActions, "buttons" | "link">): string {
-	const view = `view, Open, ${actions.link}`;
-	const http = (b: AwayButton) => `http, ${ntfyValue(b.label)}, ${b.answer}, method=POST, clear=true`;
-	const { buttons } = actions;
-	if (buttons.length === NTFY_MAX_ACTIONS) return buttons.map(http).join("; ");
-	if (buttons.length > NTFY_MAX_ACTIONS) return [...buttons.slice(0, NTFY_MAX_ACTIONS - 1).map(http), view].join("; ");
-	return [...buttons.map(http), view].join("; ");
+function notificationButtons(actions: Pick<AwayActions, "buttons" | "decline">): AwayButton[] {
+	return [...actions.buttons.slice(0, NTFY_MAX_ACTIONS - 1), actions.decline];
+}
+
+/** The buttons as ntfy's `http` actions: each POSTs to its one-tap URL and clears the notification. */
+export function ntfyActionList(actions: Pick<AwayActions, "buttons" | "decline">): NtfyAction[] {
+	return notificationButtons(actions).map((b) => ({ action: "http", label: b.label, url: b.answer, method: "POST", clear: true }));
+}
+
+/**
+ * The buttons as ntfy's `Actions` header: its JSON form (ntfy reads a value starting with `[` as
+ * JSON), so no label can close a quote or start another action, and every character but printable
+ * ASCII escaped (`\uXXXX`), so no label can put a line break or a non-ASCII byte into the header.
+ */
+export function ntfyActions(actions: Pick<AwayActions, "buttons" | "decline">): string {
+	return JSON.stringify(ntfyActionList(actions)).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 export interface NotifyLinks {

@@ -9,6 +9,10 @@
  * of the same question replaces it), and the request is answered, whole, once every question has
  * a choice. The outside-answer API takes a request all or nothing, so the choices wait here, and
  * are dropped with the request.
+ *
+ * Every request also gets a Decline URL: the terminal's Esc from a phone (an outside cancel, its
+ * place recorded). A test button (`/checkpoints notify test`) is a URL of no request: its press
+ * only tells the terminal.
  */
 import type { Question } from "../../../model/question.ts";
 import { digestOf, newSecret } from "../http/tokens.ts";
@@ -45,6 +49,8 @@ export interface AwayActions {
 	}[];
 	/** Every tap that answers the whole request at once, in order: what a notification's buttons are. Empty when none fits (free text, a multi-select, several questions without recommendations). */
 	buttons: AwayButton[];
+	/** Declines the whole request, as Esc does in the terminal: every request has it. */
+	decline: AwayButton;
 }
 
 /** What one URL gives, and for which request. */
@@ -56,6 +62,10 @@ export interface TapEntry {
 	answers: unknown[];
 	/** A question's choice among several: recorded, not answered, until every question has one. */
 	part?: { index: number; value: unknown };
+	/** The request's Decline: an outside cancel, not an answer. */
+	decline?: true;
+	/** A test button of no request: its press is only reported. */
+	test?: () => void;
 }
 
 /** A button before its URL is made. */
@@ -91,6 +101,10 @@ export type ChoiceStep =
 
 /** Dead URLs remembered, so a late tap is told why rather than "unknown". @default 1000 */
 const MAX_DEAD = 1_000;
+/** Test buttons kept open at once; the oldest dies first. @default 8 */
+const MAX_TESTS = 8;
+/** The label of every request's Decline. */
+const DECLINE_LABEL = "Decline";
 
 /** Whether a question can be answered by one tap: a single choice or a confirm, not a child's own component. */
 const tappable = (q: Question) => q.dialog !== "custom" && ((q.kind === "choice" && !q.multiSelect) || q.kind === "confirm");
@@ -132,6 +146,8 @@ export class OneTap {
 	readonly #entries = new Map<string, TapEntry>();
 	readonly #byRequest = new Map<string, Made>();
 	readonly #dead = new Map<string, string>();
+	/** Open test buttons' digests, oldest first. */
+	readonly #tests: string[] = [];
 
 	/** The request's actions under `origin` (its URLs made on first call, the same ones after); `link` is the request's own. */
 	actionsFor(card: Pick<Card, "requestId" | "asker" | "questions">, origin: string, link: string): AwayActions {
@@ -149,6 +165,7 @@ export class OneTap {
 				...(q.buttons ? { buttons: q.buttons.map(at) } : {}),
 			})),
 			buttons: actions.buttons.map(at),
+			decline: at(actions.decline),
 		};
 	}
 
@@ -186,6 +203,17 @@ export class OneTap {
 				...(own.length ? { buttons: own.map((b) => ({ label: b.label, answer: b.path })) } : {}),
 			};
 		});
+		const declineSecret = newSecret();
+		const declineDigest = digestOf(declineSecret).toString("hex");
+		digests.push(declineDigest);
+		this.#entries.set(declineDigest, {
+			requestId: card.requestId,
+			label: DECLINE_LABEL,
+			asker: card.asker,
+			question: card.questions.map((q) => q.question).join(" / "),
+			answers: [],
+			decline: true,
+		});
 		const made: Made = {
 			actions: {
 				v: ACTIONS_VERSION,
@@ -193,6 +221,7 @@ export class OneTap {
 				asker: card.asker,
 				questions,
 				buttons: buttons.filter((b) => b.whole).map((b) => ({ label: b.label, answer: b.path })),
+				decline: { label: DECLINE_LABEL, answer: oneTapPath(declineSecret) },
 			},
 			digests,
 			link: "",
@@ -230,6 +259,16 @@ export class OneTap {
 		else made.choices.delete(entry.part.index);
 	}
 
+	/** A one-off "It works" URL of no request (its path): a press calls `onPress` and kills it. */
+	testButton(asker: string, onPress: () => void): string {
+		const secret = newSecret();
+		const digest = digestOf(secret).toString("hex");
+		this.#entries.set(digest, { requestId: "", label: "It works", asker, question: "Does a tap on this phone reach the host?", answers: [], test: onPress });
+		this.#tests.push(digest);
+		if (this.#tests.length > MAX_TESTS) this.#kill(this.#tests.shift()!, "this test button was replaced by a newer test");
+		return oneTapPath(secret);
+	}
+
 	/** What a URL's secret stands for now. */
 	lookup(secret: string): TapLookup {
 		const digest = digestOf(secret).toString("hex");
@@ -245,6 +284,7 @@ export class OneTap {
 		const entry = this.#entries.get(digest);
 		if (!entry) return undefined;
 		this.#kill(digest, `this link was used already (${entry.label})`);
+		if (entry.test) this.#tests.splice(this.#tests.indexOf(digest), 1);
 		return entry;
 	}
 

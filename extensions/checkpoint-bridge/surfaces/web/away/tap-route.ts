@@ -5,8 +5,9 @@
  * `Origin` is taken (a phone app or a bot sends none): the secret is the authority, and it answers
  * once. A browser on another site says its `Origin`, and is refused. A question's button of a
  * request of several questions records that question's choice (202) and answers the request only
- * with the tap that leaves no question without one. The outside-answer API's codes keep their snake
- * case (docs/observers.md).
+ * with the tap that leaves no question without one. A request's Decline is the terminal's Esc: an
+ * outside cancel with its place. A test button only tells the terminal it was pressed. The
+ * outside-answer API's codes keep their snake case (docs/observers.md).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { OutsideAnswerReply } from "../../../core/shared/outside-answers.ts";
@@ -104,8 +105,12 @@ async function post(ctx: TapContext, req: IncomingMessage, res: ServerResponse, 
 		const known = ctx.oneTap.lookup(secret);
 		return answerWith(req, res, known ? 410 : 404, known && "dead" in known ? known.dead : "no request has this one-tap link");
 	}
+	if (entry.test) {
+		entry.test();
+		return answerWith(req, res, 200, "it works: the terminal says this button was pressed");
+	}
 	if (entry.part) return choose(ctx, req, res, secret, entry);
-	await apply(ctx, req, res, secret, entry, entry.answers, entry.label);
+	await apply(ctx, req, res, secret, entry, entry.decline ? "decline" : entry.answers, entry.label);
 }
 
 /** A question's button among several: recorded, or, the last choice missing, the whole set applied. */
@@ -148,17 +153,19 @@ async function apply(
 	res: ServerResponse,
 	secret: string,
 	entry: TapEntry,
-	answers: unknown[],
+	answers: unknown[] | "decline",
 	label: string,
 ): Promise<boolean> {
-	const payload = { requestId: entry.requestId, answers, source: "web", place: "notify-link" };
+	const what = answers === "decline" ? { cancel: true } : { answers };
+	const payload = { requestId: entry.requestId, ...what, source: "web", place: "notify-link" };
 	const reply = await ctx.askHost(payload);
 	if (reply === "no-host" || reply === "no-reply") {
 		ctx.oneTap.giveBack(secret, entry);
 		answerWith(req, res, 409, "no session holds the host role right now; nothing was applied, try again in a moment");
 		return false;
 	}
-	if (reply.ok) return (answerWith(req, res, 200, `answered: ${label}`), true);
+	if (reply.ok)
+		return (answerWith(req, res, 200, answers === "decline" ? "declined: the asker is told, as Esc in the terminal tells it" : `answered: ${label}`), true);
 	if (reply.code === "not_found") {
 		// The host's settled event has usually said how by now.
 		const known = ctx.oneTap.lookup(secret);
@@ -181,15 +188,18 @@ export function tapRoute(ctx: TapContext, req: IncomingMessage, res: ServerRespo
 	const found = ctx.oneTap.lookup(secret);
 	if (!found) return refuse(res, { status: 404, reason: "no request has this one-tap link" });
 	if ("dead" in found) return html(res, 410, "checkpoint-bridge", `<h1>Not answerable</h1><p id="result">${escapeHtml(found.dead)}</p>`, method === "HEAD");
-	const { asker, question, label, part } = found.open;
+	const { asker, question, label, part, decline, test } = found.open;
 	const note = part
 		? '<p id="part">This records your choice for this question; the request is answered once each of its questions has one.</p>'
-		: "<p>Nothing is answered until you press the button.</p>";
+		: decline
+			? "<p>Nothing is declined until you press the button.</p>"
+			: "<p>Nothing is answered until you press the button.</p>";
+	const button = decline ? "Decline" : test ? "It works" : `Answer: ${escapeHtml(label)}`;
 	html(
 		res,
 		200,
 		`${asker}: ${label}?`,
-		`<p>${escapeHtml(asker)} asks:</p><h1 id="question">${escapeHtml(question)}</h1><form method="post"><button type="submit" id="confirm">Answer: ${escapeHtml(label)}</button></form>${note}`,
+		`<p>${escapeHtml(asker)} asks:</p><h1 id="question">${escapeHtml(question)}</h1><form method="post"><button type="submit" id="confirm">${button}</button></form>${note}`,
 		method === "HEAD",
 	);
 }

@@ -86,7 +86,7 @@ function askHost(ctx: RouteContext, payload: unknown): Promise<OutsideAnswerRepl
 async function answer(ctx: RouteContext, req: IncomingMessage, res: ServerResponse, scope: Scope): Promise<void> {
 	const value = await readPostedObject(req, res, ctx.origins, ctx.maxBodyBytes, "{ requestId, answers }");
 	if (!value) return;
-	const { requestId: named, answers, tab: tabValue, via } = value;
+	const { requestId: named, answers, tab: tabValue, via, decline } = value;
 	const tab = tabId(tabValue);
 	if ("status" in tab) return refuse(res, tab);
 	if (via !== undefined && via !== "notify")
@@ -97,10 +97,13 @@ async function answer(ctx: RouteContext, req: IncomingMessage, res: ServerRespon
 		requestId = scope.requestId;
 	}
 	if (typeof requestId !== "string" || requestId === "") return refuse(res, { status: 400, reason: "requestId must be a non-empty string" });
-	// Only the answers are taken from the body: the source is always the page, and the page never cancels.
+	if (decline !== undefined && (decline !== true || answers !== undefined))
+		return refuse(res, { status: 400, reason: "decline is true without answers (the terminal's Esc), or left out" });
+	// Only the answers (or a decline) are taken from the body: the source is always the page.
 	// Where on the page: its secret says; a request link opened from the notify command's message says so.
 	const place = scope.kind === "page" ? "page" : via === "notify" ? "notify-link" : "link";
-	const reply = await ctx.board.answering(tab.tab, () => askHost(ctx, { requestId, answers, source: "web", place }));
+	const what = decline ? { cancel: true } : { answers };
+	const reply = await ctx.board.answering(tab.tab, () => askHost(ctx, { requestId, ...what, source: "web", place }));
 	if (reply === "no-host" || reply === "no-reply") {
 		return refuse(res, {
 			status: 409,

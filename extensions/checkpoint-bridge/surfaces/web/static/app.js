@@ -338,7 +338,10 @@ function buildCard(card) {
 		accept.type = "button";
 		actions.append(accept);
 	}
-	actions.append(message);
+	// The terminal's Esc, from here: the request ends unanswered and the asker is told it was declined.
+	const decline = el("button", "decline", "Decline");
+	decline.type = "button";
+	actions.append(decline, message);
 	form.append(actions);
 	// The question first: who asks heads the card, where it is and the time left follow the form.
 	root.append(form, meta, ...(qr ? [qr] : []));
@@ -349,6 +352,7 @@ function buildCard(card) {
 		void submit(entry);
 	});
 	accept?.addEventListener("click", () => acceptRecommended(entry));
+	decline.addEventListener("click", () => void declineRequest(entry, decline));
 	form.addEventListener("input", (event) => {
 		// What the last send said (a question left out, a refusal) is stale once the human changes an answer,
 		// and a question the human changed is no longer the accepted recommendation.
@@ -515,6 +519,22 @@ async function submit(entry) {
 	if (entry.accept) entry.accept.disabled = false;
 	setMessage(entry, `Not sent: ${reason}`, "bad");
 	notice(`[${card.asker}] ${reason}`);
+}
+
+/**
+ * The Decline button: the request ends unanswered, as Esc ends it in the terminal.
+ * @param {AnswerCard} entry
+ * @param {HTMLButtonElement} decline
+ */
+async function declineRequest(entry, decline) {
+	decline.disabled = true;
+	entry.button.disabled = true;
+	setMessage(entry, "Declining…");
+	const { status, reason } = await post("answer", { requestId: entry.card.requestId, decline: true, tab: TAB, ...(VIA ? { via: VIA } : {}) });
+	if (status === 200) return setMessage(entry, "Declined.", "good");
+	decline.disabled = false;
+	entry.button.disabled = false;
+	setMessage(entry, `Not declined: ${reason}`, "bad");
 }
 
 // ---- forms open in the terminal -----------------------------------------------------------------

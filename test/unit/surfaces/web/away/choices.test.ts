@@ -10,7 +10,7 @@ import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import type { OutsideAnswerReply } from "../../../../../extensions/checkpoint-bridge/core/shared/outside-answers.ts";
 import type { Question } from "../../../../../extensions/checkpoint-bridge/model/question.ts";
-import { ntfyActions } from "../../../../../extensions/checkpoint-bridge/surfaces/web/away/notify-life.ts";
+import { ntfyActionList } from "../../../../../extensions/checkpoint-bridge/surfaces/web/away/notify-life.ts";
 import { OneTap } from "../../../../../extensions/checkpoint-bridge/surfaces/web/away/one-tap.ts";
 import { tapRoute } from "../../../../../extensions/checkpoint-bridge/surfaces/web/away/tap-route.ts";
 import { linkPathOf, postAnswer, raw, trackedPages } from "../support.ts";
@@ -60,9 +60,9 @@ describe("one tap per question, several questions", () => {
 			{ label: "planner" },
 		);
 		const actions = s.page.actionsFor(requestId)!;
-		// No whole-request button (the confirm has no recommendation): ntfy's notification shows only "Open".
+		// No whole-request button (the confirm has no recommendation): ntfy's notification shows only "Decline" (its click opens the link).
 		expect(actions.buttons).toEqual([]);
-		expect(ntfyActions(actions)).toBe(`view, Open, ${actions.link}`);
+		expect(ntfyActionList(actions).map((a) => [a.label, a.url])).toEqual([["Decline", actions.decline.answer]]);
 		const [db, deploy] = actions.questions.map((q) => q.buttons!);
 		expect(db!.map((b) => b.label)).toEqual(["SQLite", "Postgres"]);
 		expect(deploy!.map((b) => b.label)).toEqual(["Yes", "No"]);
@@ -181,7 +181,8 @@ describe("one tap per question, several questions", () => {
 		const secrets = actions.questions.flatMap((q) => q.buttons!.map((b) => new URL(b.answer).pathname.slice(3)));
 		const entry = oneTap.take(secrets[0]!)!;
 		expect(oneTap.choose(entry)).toMatchObject({ kind: "recorded", unanswered: [{ question: "Cache?", tappable: true }] });
-		expect(oneTap.size).toBe(3);
+		// Two choices of the confirm, the rest of the choice's, and the request's Decline.
+		expect(oneTap.size).toBe(4);
 		oneTap.end("req-1", "answered in the terminal");
 		expect(oneTap.size).toBe(0);
 		expect(oneTap.choose(entry)).toEqual({ kind: "ended" });

@@ -59,9 +59,12 @@ describe("a notification's whole life", () => {
 		const [asked, reminder] = runs();
 		expect(asked).toMatchObject({ event: "asked", requestId: first.requestId, url: `${s.page.linkFor(first.requestId)}?via=notify` });
 		expect(asked!.actions!.buttons.map((b) => b.label)).toEqual(["Postgres", "SQLite"]);
-		expect(asked!.ntfy).toBe(
-			`http, Postgres, ${asked!.actions!.buttons[0]!.answer}, method=POST, clear=true; http, SQLite, ${asked!.actions!.buttons[1]!.answer}, method=POST, clear=true; view, Open, ${asked!.url}`,
-		);
+		const button = (label: string, url: string) => ({ action: "http", label, url, method: "POST", clear: true });
+		expect(JSON.parse(asked!.ntfy)).toEqual([
+			button("Postgres", asked!.actions!.buttons[0]!.answer),
+			button("SQLite", asked!.actions!.buttons[1]!.answer),
+			button("Decline", asked!.actions!.decline.answer),
+		]);
 		expect(reminder!.actions).toEqual(asked!.actions);
 		// Answered in the terminal: one run more, saying so, with no link and no buttons left.
 		s.fake.current()!.answer("SQLite");

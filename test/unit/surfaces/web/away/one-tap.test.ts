@@ -7,7 +7,7 @@ import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { claimHostRole } from "../../../../../extensions/checkpoint-bridge/core/host/host-role.ts";
 import { dialogSurface } from "../../../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
-import { ntfyActions } from "../../../../../extensions/checkpoint-bridge/surfaces/web/away/notify-life.ts";
+import { ntfyActionList } from "../../../../../extensions/checkpoint-bridge/surfaces/web/away/notify-life.ts";
 import { fakeUI } from "../../../support/fake-ui.ts";
 import { raw, trackedPages } from "../support.ts";
 
@@ -89,7 +89,10 @@ describe("one-tap answers", () => {
 			["none", "redis"],
 		]);
 		expect(actions.questions.flatMap((q) => q.options!.map((o) => o.answer))).toEqual(actions.questions.flatMap((q) => q.buttons!.map((b) => b.answer)));
-		expect(ntfyActions(actions)).toBe(`http, Accept the recommendations, ${actions.buttons[0]!.answer}, method=POST, clear=true; view, Open, ${actions.link}`);
+		expect(ntfyActionList(actions).map((a) => [a.label, a.url])).toEqual([
+			["Accept the recommendations", actions.buttons[0]!.answer],
+			["Decline", actions.decline.answer],
+		]);
 		expect((await ntfyPost(s.page, actions.buttons[0]!.answer)).status).toBe(200);
 		expect((await both.call).answers.map((a) => a.answer)).toEqual(["SQLite", "none"]);
 		const text = await s.ask([{ question: "Name?" }], { label: "planner" });
@@ -97,7 +100,7 @@ describe("one-tap answers", () => {
 		for (const { requestId } of [text, multi]) {
 			const none = s.page.actionsFor(requestId)!;
 			expect(none.buttons).toEqual([]);
-			expect(ntfyActions(none)).toBe(`view, Open, ${none.link}`);
+			expect(ntfyActionList(none).map((a) => a.label)).toEqual(["Decline"]);
 		}
 	});
 
