@@ -47,16 +47,19 @@ export function statusText(host: DialogHost): string | undefined {
  * (process.nextTick: after the current callback and every promise job it started), with what is then
  * held. A burst of changes in one stretch of work (1,000 askers asking at once, each shown and answered
  * by a UI that answers at once) draws it twice, not once per change; no state that outlasts the
- * stretch is skipped. `flush` draws now what is pending.
+ * stretch is skipped. `flush` draws now what is pending. `settled` runs at the end of each stretch:
+ * whether questions are still shown as waiting; then the end of the stretch looks again even after a
+ * single change (the change may come before the request it reports has left the queue).
  */
-function coalescedDraw(draw: () => void): { changed(): void; flush(): void } {
+function coalescedDraw(draw: () => void, settled: () => boolean): { changed(): void; flush(): void } {
 	let scheduled = false;
 	let again = false;
 	const endOfStretch = () => {
 		scheduled = false;
-		if (!again) return;
+		if (!again && !settled()) return;
 		again = false;
 		draw();
+		settled();
 	};
 	return {
 		changed() {
@@ -76,14 +79,22 @@ function coalescedDraw(draw: () => void): { changed(): void; flush(): void } {
 	};
 }
 
+/** How often the footer is looked at again while questions wait, so its minutes move. @default 10000 */
+export const STATUS_TICK_MS = 10_000;
+
 /**
- * The footer of `ui` for `host`, redrawn at each change (coalesced): the same text again is not drawn
- * again (an RPC client gets each change once). The footer is a courtesy: a UI that fails to draw it
- * must not fail a request or a shutdown.
+ * The footer of `ui` for `host`, redrawn at each change (coalesced) and, while questions wait, every
+ * `tickMs`, so `(0 min)` becomes `(1 min)` without a change of its own: the same text again is not
+ * drawn again (an RPC client gets each change once). The timer runs only while the footer, as a
+ * stretch of work left it, shows questions waiting; `stop` ends the drawing for good (the role
+ * released). The footer is a courtesy: a UI that fails to draw it must not fail a request or a shutdown.
  */
-export function statusLine(ui: HostUI, host: () => DialogHost): { changed(): void; flush(): void } {
+export function statusLine(ui: HostUI, host: () => DialogHost, tickMs = STATUS_TICK_MS): { changed(): void; flush(): void; stop(): void } {
 	let drawn: string | undefined;
-	return coalescedDraw(() => {
+	let ticker: ReturnType<typeof setInterval> | undefined;
+	let stopped = false;
+	const draw = () => {
+		if (stopped) return;
 		const text = statusText(host());
 		if (text === drawn) return;
 		drawn = text;
@@ -92,5 +103,28 @@ export function statusLine(ui: HostUI, host: () => DialogHost): { changed(): voi
 		} catch {
 			// Nothing to fall back to; the dialogs still work.
 		}
-	});
+	};
+	/** Starts or stops the timer by what the footer shows now; whether it shows questions waiting. */
+	const settled = () => {
+		const waiting = drawn !== undefined && !stopped;
+		if (waiting && !ticker) {
+			ticker = setInterval(() => {
+				draw();
+				settled();
+			}, tickMs);
+			// The footer's clock never keeps a process alive.
+			ticker.unref?.();
+		} else if (!waiting && ticker) {
+			clearInterval(ticker);
+			ticker = undefined;
+		}
+		return waiting;
+	};
+	return {
+		...coalescedDraw(draw, settled),
+		stop() {
+			stopped = true;
+			settled();
+		},
+	};
 }
