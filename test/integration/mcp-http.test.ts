@@ -94,7 +94,7 @@ describe("MCP at the page's /mcp, a real pi host", () => {
 		},
 	);
 
-	it("the v1 SDK client (2025 revisions) is served too", async () => {
+	it("the v1 SDK client (2025 revisions) is served too; the recommended option picked at the host comes back recommended: true", async () => {
 		const client = new ClientV1({ name: "cursor", version: "1" });
 		await client.connect(new HttpV1(new URL(endpoint), { requestInit: auth() }));
 		try {
@@ -105,6 +105,13 @@ describe("MCP at the page's /mcp, a real pi host", () => {
 			expect(shown.client).toBe("cursor");
 			pi.answer(shown.dialog, "Yes");
 			expect(structured(await call).status).toBe("ok");
+			const later = pi.mark();
+			const pick = client.callTool({ name: ASK, arguments: { questions: [{ question: "Which logger?", options: ["winston", "pino"], recommended: "pino" }] } });
+			const offered = await httpDialog(later);
+			pi.answer(offered.dialog, (offered.dialog.options as string[]).find((o) => o.includes("pino"))!);
+			expect(structured(await pick).answers).toMatchObject([
+				{ question: "Which logger?", answer: "pino", kind: "option", source: "dialog", recommended: true },
+			]);
 		} finally {
 			await client.close();
 		}

@@ -114,23 +114,23 @@ describe("the MCP server with a real pi host of the same user and directory", ()
 		expect(envelopeOf(await next)).toMatchObject({ status: "ok", answers: [{ answer: "no" }] });
 	}
 
-	it("a question from the SDK client over stdio is answered at the host, whose dialog names the client; the envelope comes as structured content and as text", async () => {
+	it("a question from the SDK client over stdio is answered at the host, whose dialog names the client; the envelope comes as structured content and as text, the recommended option picked there marked recommended: true", async () => {
 		const { pi, session } = await hostAndClient("claude-code");
 		const start = pi.mark();
 		const call = session.client.callTool({
 			name: ASK,
-			arguments: { questions: [{ id: "db", question: "Which database?", options: ["Postgres", "SQLite"] }] },
+			arguments: { questions: [{ id: "db", question: "Which database?", options: ["Postgres", "SQLite"], recommended: "SQLite" }] },
 		});
 		const { dialog, label, pid, question } = await remoteDialog(start);
 		expect(label).toBe(inProject("claude-code", piEnv!.cwd));
 		expect(pid).toBe(session.pid);
 		expect(question).toBe("Which database?");
-		pi.answer(dialog, dialog.options[1]);
+		pi.answer(dialog, (dialog.options as string[]).find((o) => o.includes("SQLite"))!);
 		const envelope = envelopeOf(await call);
 		expect(envelope).toMatchObject({
 			status: "ok",
 			asker: inProject("claude-code", piEnv!.cwd),
-			answers: [{ question: "Which database?", answer: "SQLite", id: "db", kind: "option" }],
+			answers: [{ question: "Which database?", answer: "SQLite", id: "db", kind: "option", source: "dialog", recommended: true }],
 		});
 		expect(typeof envelope.requestId).toBe("string");
 		// No listener of its own: stdio is the client's.

@@ -28,7 +28,7 @@ import type { AskerIdentity } from "../core/shared/identity.ts";
 import { LATE_NOTE } from "../core/shared/late-config.ts";
 import type { RelayProgress } from "../core/shared/protocol.ts";
 import type { Question } from "../model/question.ts";
-import { type Envelope, makeEnvelope, NEEDS_INPUT_ADVICE } from "../model/result.ts";
+import { type Envelope, makeEnvelope, markRecommendations, NEEDS_INPUT_ADVICE } from "../model/result.ts";
 import { validateAskParams } from "../model/validate.ts";
 import { waitRefused } from "../model/wait-outcome.ts";
 import { callDigest, elicitLegacy, SealedForms } from "./fallback.ts";
@@ -48,6 +48,8 @@ import {
 
 /** Longest gap between two progress notifications of a waiting call that carries a progress token. @default 5_000 */
 const PROGRESS_EVERY_MS = 5_000;
+/** Longest progress token taken, in characters: it is echoed in every progress notification of the call. @default 256 */
+export const MAX_PROGRESS_TOKEN_LENGTH = 256;
 /** Most parameter names one refusal lists; the rest are counted. @default 8 */
 const NAMED_PARAMETERS = 8;
 
@@ -194,10 +196,11 @@ export function createAskService(options: McpServerOptions): AskService {
 			const startedAt = Date.now();
 			try {
 				const call: CallOptions = { asker, questions, budgetMs, dialogTimeoutMs: readConfig(env).dialogTimeoutMs, signal, ...extra };
-				const envelope = await ask(call);
+				// The recommended option is marked however it was taken, as the pi tool's result marks it (tool/envelope.ts).
+				const envelope = markRecommendations(await ask(call), questions);
 				if (envelope.status !== "no-host" || envelope.answers.length > 0) return envelope;
 				if (unit.era === "legacy" && canShowForm(clientOf(server, ctx).capabilities) && !signal.aborted)
-					return withId(await elicitLegacy(questions, asker.label, budgetMs, startedAt, ctx, signal), extra.id);
+					return withId(markRecommendations(await elicitLegacy(questions, asker.label, budgetMs, startedAt, ctx, signal), questions), extra.id);
 				return makeEnvelope("no-host", [], NO_HOST_NOTE, { asker: asker.label, waitedMs: Date.now() - startedAt, ...idOf(extra.id) });
 			} catch (error) {
 				const reason = error instanceof Error ? error.message : String(error);
@@ -214,7 +217,7 @@ export function createAskService(options: McpServerOptions): AskService {
 			const call = callDigest(ASK_TOOL, args);
 			// A 2026 client's retry with its form answered: the sealed state says which call it is.
 			if (ctx.mcpReq.requestState() !== undefined) {
-				const envelope = forMcp(forms.answer(checked.questions, call, ctx, label));
+				const envelope = forMcp(markRecommendations(forms.answer(checked.questions, call, ctx, label), checked.questions));
 				return toolResult(envelope, envelope.status === "error");
 			}
 			if (isRecord(args) && args.wait === false) return queue(ctx, checked.questions, budgetMs);
@@ -267,6 +270,12 @@ export function createAskService(options: McpServerOptions): AskService {
 		server.setRequestHandler("tools/call", async (request, ctx): Promise<CallToolResult> => {
 			const { name } = request.params;
 			const args: unknown = request.params.arguments ?? {};
+			const token = ctx.mcpReq._meta?.progressToken;
+			if (typeof token === "string" && token.length > MAX_PROGRESS_TOKEN_LENGTH)
+				throw new ProtocolError(
+					ProtocolErrorCode.InvalidParams,
+					`_meta.progressToken is ${token.length} characters long: at most ${MAX_PROGRESS_TOKEN_LENGTH} are taken (it is sent back with every progress notification)`,
+				);
 			if (name === COLLECT_TOOL) return callWait(args, ctx);
 			if (name === ASK_TOOL) return callAsk(args, ctx);
 			throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool ${quoted(name)}: this server has ${ASK_TOOL} and ${COLLECT_TOOL}.`);

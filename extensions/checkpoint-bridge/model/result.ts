@@ -2,6 +2,7 @@
  * The result contract of `ask_user_via_host`: how a call ended and the one envelope it returns.
  */
 import type { Answer } from "./answer.ts";
+import type { Question } from "./question.ts";
 
 /** How a call ended. Every status except `ok` tells the caller to return `needs_input`. */
 export type Status =
@@ -123,4 +124,26 @@ export function makeEnvelope(
 	const envelope: Envelope = { status, answers };
 	if (note) envelope.note = note;
 	return Object.assign(envelope, extra);
+}
+
+/** The question `answer` answers: by its id when it has one, else by its text. */
+const askedFor = (answer: Answer, asked: readonly Question[]) =>
+	asked.find((q) => (answer.id !== undefined ? q.id === answer.id : q.id === undefined && q.question === answer.question));
+
+/** Whether `answer` is its question's recommended option and nothing else (model/answer-check.ts holds a marked answer to the same). */
+function isRecommendation(answer: Answer, asked: readonly Question[]): boolean {
+	if (answer.kind !== "option" || (answer.values !== undefined && answer.values.length !== 1)) return false;
+	const question = askedFor(answer, asked);
+	return question?.recommended !== undefined && answer.answer === question.recommended;
+}
+
+/**
+ * `envelope` with every answer that is its question's recommended option marked `recommended: true`,
+ * however the human took it (picked by hand, or with every recommendation at once): what every asker
+ * is given back, the pi tool and an MCP client alike.
+ */
+export function markRecommendations(envelope: Envelope, asked: readonly Question[]): Envelope {
+	if (!asked.some((q) => q.recommended !== undefined) || !envelope.answers.some((a) => a.recommended === undefined && isRecommendation(a, asked)))
+		return envelope;
+	return { ...envelope, answers: envelope.answers.map((a) => (a.recommended === undefined && isRecommendation(a, asked) ? { ...a, recommended: true } : a)) };
 }
