@@ -287,7 +287,7 @@ describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, SDK host", () => {
 		await b.page.close();
 	});
 
-	it("a shared answer given in a second tab: both askers' traces say the page and which tab, never the terminal", async () => {
+	it("a shared answer given in a second tab: both askers' traces say what was answered, the page and which tab, never the terminal", async () => {
 		const { ui, url } = await hostWithPage();
 		const same = { questions: [{ question: "Which license?", options: ["MIT", "Apache-2.0"] }] };
 		const planner = await askingChild("planner", same);
@@ -307,12 +307,12 @@ describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, SDK host", () => {
 			return tab.page.$$eval("#traces li", (items) => items.map((li) => li.textContent!.replace(/ · [^·]*$/, "")).sort());
 		};
 		expect(await traces(a), "the other tab").toEqual([
-			"[planner] answered on the page, in another tab",
-			"[reviewer] answered with planner's answer (given on the page, in another tab)",
+			"[planner] answered on the page, in another tab: Apache-2.0",
+			"[reviewer] answered with planner's answer (given on the page, in another tab): Apache-2.0",
 		]);
 		expect(await traces(b), "the tab that answered").toEqual([
-			"[planner] answered on the page, in this tab",
-			"[reviewer] answered with planner's answer (given on the page, in this tab)",
+			"[planner] answered on the page, in this tab: Apache-2.0",
+			"[reviewer] answered with planner's answer (given on the page, in this tab): Apache-2.0",
 		]);
 		await screenshot(a.page, "shared-answer-other-tab");
 		await a.page.close();
@@ -445,7 +445,7 @@ describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, SDK host", () => {
 				})),
 			);
 			expect(traces.reverse()).toEqual([
-				{ text: "[answered] answered in the terminal", end: "answered", unanswered: false },
+				{ text: "[answered] answered in the terminal: a", end: "answered", unanswered: false },
 				{ text: "[dismissed] dismissed in the terminal, or its dialog timed out", end: "dismissed", unanswered: true },
 				{ text: "[slow] closed unanswered at its dialog's own time limit", end: "dialog-timeout", unanswered: true },
 			]);

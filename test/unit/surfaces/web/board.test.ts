@@ -12,7 +12,7 @@ import { claimHostRole } from "../../../../extensions/checkpoint-bridge/core/hos
 import type { SettledEvent } from "../../../../extensions/checkpoint-bridge/core/shared/observers.ts";
 import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import { dialogSurface } from "../../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
-import { Board, outcomeText } from "../../../../extensions/checkpoint-bridge/surfaces/web/live/board.ts";
+import { ANSWER_IN_TRACE, Board, outcomeText } from "../../../../extensions/checkpoint-bridge/surfaces/web/live/board.ts";
 import { fakeUI } from "../../support/fake-ui.ts";
 import { linkPathOf, pagePath, pageWithRelay, postAnswer, raw, readEvents } from "./support.ts";
 
@@ -107,6 +107,33 @@ describe("web page board", () => {
 			state!.data.traces.every((t: Record<string, unknown>) => !("tab" in t) && !("outcomeHere" in t)),
 			"what is kept for the tab is not sent",
 		).toBe(true);
+	});
+
+	it("a trace says what was answered, not only where: each answer's value, several values joined, a long one cut; none for a dismissal", async () => {
+		const s = await pageWithRelay();
+		cleanup.push(async () => {
+			s.role.release("quit", "test over");
+			await s.page.close();
+		});
+		const store = await s.ask(
+			[
+				{ question: "Which store?", options: ["Postgres", "SQLite"] },
+				{ question: "Which checks?", options: ["lint", "unit", "e2e"], multiSelect: true },
+				{ question: "Why?" },
+			],
+			{ label: "planner" },
+		);
+		const answers = ["SQLite", ["lint", "e2e"], "x".repeat(200)];
+		expect((await postAnswer(s.page, `${pagePath(s.page)}answer`, { requestId: store.requestId, answers, tab: "t1" })).status).toBe(200);
+		const dismissed = await s.ask([{ question: "Dismissed?" }], { label: "reviewer" });
+		s.fake.current()!.answer(undefined);
+		await dismissed.call;
+		const [state] = await readEvents(s.page, `${pagePath(s.page)}events?tab=t1`, (events) => events.length > 0);
+		const [answered, none] = state!.data.traces as Record<string, unknown>[];
+		expect(answered).toMatchObject({ asker: "planner", outcome: "answered on the page, in this tab" });
+		expect(answered!.answered).toEqual(["SQLite", "lint, e2e", `${"x".repeat(ANSWER_IN_TRACE - 1)}…`]);
+		expect(none).toMatchObject({ asker: "reviewer", outcome: "dismissed in the terminal, or its dialog timed out" });
+		expect(none).not.toHaveProperty("answered");
 	});
 
 	it("refuses a tab id or a via it does not know, naming what is wrong, and applies nothing", async () => {

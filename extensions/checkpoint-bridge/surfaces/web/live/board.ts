@@ -11,6 +11,7 @@ import type { ObserverHandle } from "../../../core/shared/shared-handle.ts";
 import type { AnswerPlace } from "../../../model/answer.ts";
 import { answeredWhere } from "../../../model/answer-places.ts";
 import type { Status } from "../../../model/result.ts";
+import { capLength } from "../../../model/sanitise.ts";
 import { digestOf, newSecret } from "../http/tokens.ts";
 import type { Card, TraceView } from "../page-events.ts";
 
@@ -30,8 +31,24 @@ export interface Trace extends TraceView {
 
 /** A trace as `tab` reads it (undefined: a viewer that is no tab of the page), without what is kept only here. */
 export function traceFor(trace: Trace, tab: string | undefined): TraceView {
-	const { requestId, asker, outcome, end, settledAt } = trace;
-	return { requestId, asker, outcome: tab !== undefined && tab === trace.tab && trace.outcomeHere ? trace.outcomeHere : outcome, end, settledAt };
+	const { requestId, asker, outcome, end, settledAt, answered } = trace;
+	return {
+		requestId,
+		asker,
+		outcome: tab !== undefined && tab === trace.tab && trace.outcomeHere ? trace.outcomeHere : outcome,
+		end,
+		settledAt,
+		...(answered ? { answered } : {}),
+	};
+}
+
+/** Characters of one answer a trace keeps; the rest is cut with a mark. @default 80 */
+export const ANSWER_IN_TRACE = 80;
+
+/** What was answered, as a trace says it: each answer's value (several values joined), cut; undefined for none. */
+export function answeredText(answers: SettledEvent["outcome"]["answers"]): string[] | undefined {
+	if (answers.length === 0) return undefined;
+	return answers.map((a) => capLength(a.values ? a.values.join(", ") : a.answer, ANSWER_IN_TRACE));
 }
 
 /** How the page names its own place when it knows which tab answered. */
@@ -288,12 +305,14 @@ export class Board {
 			const { status, answers } = event.outcome;
 			const tab = this.#answeringTab;
 			const byTab = tab !== undefined && isAnswered(end) && answers.some((a) => a.place === "page");
+			const answered = answeredText(answers);
 			this.#remember({
 				requestId: event.requestId,
 				asker: event.asker.label,
 				outcome: outcomeText(status, answers, end, byTab ? OTHER_TAB : undefined),
 				end,
 				settledAt: event.settledAt,
+				...(answered ? { answered } : {}),
 				...(byTab ? { tab, outcomeHere: outcomeText(status, answers, end, THIS_TAB) } : {}),
 			});
 			this.#discard(event.requestId);

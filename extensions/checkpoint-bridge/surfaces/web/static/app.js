@@ -433,7 +433,9 @@ const ANSWERED_ENDS = new Set(["answered", "answered-outside"]);
 function addTrace(trace) {
 	const list = $("traces");
 	const time = new Date(trace.settledAt).toLocaleTimeString();
-	const item = el("li", ANSWERED_ENDS.has(trace.end) ? "trace" : "trace unanswered", `[${trace.asker}] ${trace.outcome} · ${time}`);
+	// What was answered, not only where: `[planner] answered in the terminal: SQLite · 09:12`.
+	const what = trace.answered?.length ? `: ${trace.answered.join("; ")}` : "";
+	const item = el("li", ANSWERED_ENDS.has(trace.end) ? "trace" : "trace unanswered", `[${trace.asker}] ${trace.outcome}${what} · ${time}`);
 	item.dataset.requestId = trace.requestId;
 	item.dataset.end = trace.end;
 	list.prepend(item);
