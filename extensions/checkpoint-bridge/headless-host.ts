@@ -97,7 +97,7 @@ export interface HeadlessHost {
 	/** The directory it is the host of. */
 	readonly dir: string;
 	/** Ends it: every asker told as at any host's end, the endpoint, the room, the page and mail closed. */
-	stop(why: string): Promise<void>;
+	close(why: string): Promise<void>;
 }
 
 /** Serves the configured NATS room (or says why not); true when it serves it. */
@@ -163,12 +163,12 @@ export async function startHeadlessHost(dir: string, handle: SharedHandle = shar
 	const room = await serveRoom(handle, ui);
 	await webPageOnClaim(handle, ui);
 	await mailOnClaim(handle, ui);
-	let stopped = false;
+	let closed = false;
 	const host: HeadlessHost = {
 		dir,
-		async stop(why) {
-			if (stopped) return;
-			stopped = true;
+		async close(why) {
+			if (closed) return;
+			closed = true;
 			handle.bus.off(OBSERVER_EVENTS.queued, onQueued);
 			const note = `The host ended (${NAME} ${why}) before the questions were answered.`;
 			// As a quitting pi host does: NATS askers are let go first, so those with a grace wait for the next host.
@@ -181,7 +181,7 @@ export async function startHeadlessHost(dir: string, handle: SharedHandle = shar
 	};
 	const reached = [(await webPageLine()) ? "on the page" : undefined, readMailConfig().kind === "ok" ? "by mail" : undefined].filter(Boolean);
 	if (reached.length === 0) {
-		await host.stop("found no way to reach the human");
+		await host.close("found no way to reach the human");
 		process.stderr.write(`${NAME}: none of the ways to reach the human started (see above); stopping.\n`);
 		return undefined;
 	}
@@ -209,7 +209,7 @@ export async function runHeadlessHost(argv: string[] = process.argv.slice(2), en
 	for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const)
 		process.on(signal, () => {
 			clearInterval(alive);
-			void host.stop(`was stopped by ${signal}`).finally(() => {
+			void host.close(`was stopped by ${signal}`).finally(() => {
 				process.stdout.write(`${NAME}: stopped (${signal})\n`);
 				process.exit(0);
 			});

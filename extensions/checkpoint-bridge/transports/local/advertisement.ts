@@ -364,8 +364,8 @@ export async function advertiseEndpoint(socketPath: string, options: AdvertiseOp
 	const standby = standbyPath(dir, cwd, advert.pid);
 	await writeAdvert(standby, advert);
 	// A host with no screen stands by while a live host with a screen holds the directory.
-	const held = advert.screenless && earlier.ok && earlier.advert.cwd === cwd && !earlier.advert.screenless && alive(earlier.advert.pid);
-	if (!held) await writeAdvert(file, advert);
+	const standsBy = advert.screenless && earlier.ok && earlier.advert.cwd === cwd && !earlier.advert.screenless && alive(earlier.advert.pid);
+	if (!standsBy) await writeAdvert(file, advert);
 	let withdrawn = false;
 	return {
 		file,
