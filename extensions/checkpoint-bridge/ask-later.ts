@@ -17,7 +17,7 @@ import { readNatsConfig } from "./transports/nats/config.ts";
 
 /** The receipt's note: what the model may and may not do with it. */
 const receiptNote = (requestId: string) =>
-	`Queued: the human has not answered yet. The answer arrives later in this session as one message (custom type ${ANSWER_MESSAGE_TYPE}, request ${requestId}) while this session runs; if it has ended by then (a pi -p run ends with its task), the answer goes to the host's session instead, not to you: to have it in this run, call wait_for_host_answers with this requestId. ` +
+	`Queued: the human has not answered yet. The answer arrives later in this session as one message (custom type ${ANSWER_MESSAGE_TYPE}, request ${requestId}) while this session runs; if it has ended by then (a pi -p run ends with its task), the answer goes to the host's session instead, not to you: to have it in this run, call wait_for_host_answers with this requestId (a later run in this directory can do the same, with this requestId, until the answer expires). ` +
 	"This receipt is not an answer and not an approval: do no work that depends on the answer before it arrives, and do not ask these questions again.";
 
 /**

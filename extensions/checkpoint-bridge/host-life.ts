@@ -11,6 +11,7 @@ import { requestBook } from "./core/host/book.ts";
 import { claimHostRole, type HostRole, type SettledRecord } from "./core/host/host-role.ts";
 import { readLateConfig } from "./core/shared/late-config.ts";
 import type { SharedHandle } from "./core/shared/shared-handle.ts";
+import { processStore } from "./core/store/open.ts";
 import { withChildScreens } from "./surfaces/child-screen/surface.ts";
 import { dialogSurface } from "./surfaces/dialogs.ts";
 import { mailOnClaim, mailOnRelease } from "./surfaces/mail/command.ts";
@@ -84,6 +85,8 @@ export function hostLife(options: HostLifeOptions): HostLife {
 				bell,
 				onSettled,
 				book: requestBook(handle, readLateConfig()),
+				// Requests of other processes are written down for the next host in this directory (ADR-0033).
+				store: processStore(process.cwd()),
 			});
 			// Processes this host spawns (background sub-agents, pi -p runs) reach it through a local socket.
 			// Awaited: pi waits for session_start, so nothing the session spawns can miss the variable.

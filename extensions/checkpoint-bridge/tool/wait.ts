@@ -7,6 +7,9 @@
 import type { ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import type { DeliveryBox } from "../core/delivery/delivery.ts";
+import { storeKnows, waitInStore } from "../core/store/later-waits.ts";
+import { processStore } from "../core/store/open.ts";
+import type { RequestStore } from "../core/store/store.ts";
 import { MAX_OPEN_PER_ASKER } from "../model/limits.ts";
 import { type WaitOutcome, type WaitWords, waitOutcome, waitRefused } from "../model/wait-outcome.ts";
 
@@ -22,7 +25,7 @@ const MIN_WAIT_MS = 1_000;
 export const WaitParamsSchema = Type.Object({
 	requestIds: Type.Optional(
 		Type.Array(Type.String(), {
-			description: `Ids of requests you asked with wait: false (at most ${MAX_OPEN_PER_ASKER}). Default: every one of yours still open.`,
+			description: `Ids of requests asked with wait: false (at most ${MAX_OPEN_PER_ASKER}), in this run or an earlier one (the receipt's requestId). Default: every one of yours still open.`,
 		}),
 	),
 	timeoutMs: Type.Optional(Type.Number({ description: `How long to wait, in ms (${MIN_WAIT_MS} to ${MAX_WAIT_MS}). Default ${DEFAULT_WAIT_MS}.` })),
@@ -37,8 +40,23 @@ const WORDS: WaitWords = {
 
 const PARAMETERS = ["requestIds", "timeoutMs"];
 
-/** Runs one wait for `sessionId`; never throws. */
-export async function waitForAnswers(box: DeliveryBox, sessionId: string, raw: unknown, signal?: AbortSignal): Promise<WaitOutcome> {
+/** The store of this directory's host (core/store/), where a request asked by an earlier run is found by its id; undefined when there is none. */
+function storeHere(): RequestStore | undefined {
+	const opened = processStore(process.cwd());
+	return opened.ok ? opened.store : undefined;
+}
+
+/**
+ * Runs one wait for `sessionId`; never throws. Ids this session did not ask are looked for in the
+ * store of the host's directory (`stored`): an earlier run's requests, by their ids (the capability).
+ */
+export async function waitForAnswers(
+	box: DeliveryBox,
+	sessionId: string,
+	raw: unknown,
+	signal?: AbortSignal,
+	stored: () => RequestStore | undefined = storeHere,
+): Promise<WaitOutcome> {
 	const params = (typeof raw === "object" && raw !== null ? raw : {}) as Record<string, unknown>;
 	const unknown = Object.keys(params).filter((key) => !PARAMETERS.includes(key));
 	if (unknown.length > 0)
@@ -54,22 +72,24 @@ export async function waitForAnswers(box: DeliveryBox, sessionId: string, raw: u
 	if (ids.length > MAX_OPEN_PER_ASKER) return waitRefused(`${ids.length} request ids; a wait takes at most ${MAX_OPEN_PER_ASKER}.`);
 	const delivered = ids.filter((id) => box.wasDelivered(id));
 	const foreign = ids.filter((id) => !box.wasDelivered(id) && box.ownerOf(id) !== undefined && box.ownerOf(id) !== sessionId);
-	const unknownIds = ids.filter((id) => !box.wasDelivered(id) && box.ownerOf(id) === undefined);
+	const notHere = ids.filter((id) => !box.wasDelivered(id) && box.ownerOf(id) === undefined);
+	const store = notHere.length > 0 ? stored() : undefined;
+	// Asked by an earlier run (of this session or another): written down at the host, found by its id.
+	const earlier = store ? notHere.filter((id) => storeKnows(store, id)) : [];
+	const unknownIds = notHere.filter((id) => !earlier.includes(id));
 	if (foreign.length > 0) return waitRefused(`Not requests of this session: ${foreign.map((id) => JSON.stringify(id)).join(", ")}.`);
 	if (unknownIds.length > 0)
 		return waitRefused(
 			`Unknown request ids (not asked with wait: false in this session, or long gone): ${unknownIds.map((id) => JSON.stringify(id)).join(", ")}.`,
 		);
-	const open = ids.filter((id) => !delivered.includes(id));
+	const open = ids.filter((id) => !delivered.includes(id) && !earlier.includes(id));
 	const budget = Math.min(MAX_WAIT_MS, Math.max(MIN_WAIT_MS, Math.round((timeoutMs as number | undefined) ?? DEFAULT_WAIT_MS)));
-	if (open.length === 0) return waitOutcome([], [], delivered, WORDS);
-	const result = await box.waitFor(sessionId, open, budget, signal);
-	return waitOutcome(
-		result.ended.map((d) => d.envelope),
-		result.open,
-		delivered,
-		WORDS,
-	);
+	if (open.length === 0 && earlier.length === 0) return waitOutcome([], [], delivered, WORDS);
+	const [here, before] = await Promise.all([
+		open.length > 0 ? box.waitFor(sessionId, open, budget, signal) : { ended: [], open: [] },
+		store && earlier.length > 0 ? waitInStore(store, earlier, budget, signal) : { ended: [], open: [] },
+	]);
+	return waitOutcome([...here.ended.map((d) => d.envelope), ...before.ended], [...here.open, ...before.open], delivered, WORDS);
 }
 
 /** The tool's definition over this process's delivery box, for the calling session. */

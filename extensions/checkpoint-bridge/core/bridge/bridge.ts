@@ -19,6 +19,8 @@ import type { AskerIdentity } from "../shared/identity.ts";
 import { NoticeWindow } from "../shared/notice-window.ts";
 import { lateChannel, PROTOCOL_VERSION, type RelayLate, type RelayReply, type RelayResult, replyChannel } from "../shared/protocol.ts";
 import type { SharedHandle } from "../shared/shared-handle.ts";
+import { currentStore } from "../store/open.ts";
+import type { StoredEnd } from "../store/store.ts";
 import { FRAME_VERSION, type LateFrame, type NoticeFrame, type ReplyFrame, type ResultFrame, type Transport } from "./frames.ts";
 
 /** One cap on what the bridge holds: the most, and what an asker past it is told, given how many are open. */
@@ -189,7 +191,11 @@ export class Bridge<Own = undefined> {
 			return void asked.send(
 				this.result(asked.id, "error", `The host speaks checkpoint-bridge protocol v${claim.protocol}; its ${server} speaks v${PROTOCOL_VERSION}.`),
 			);
-		const hostId = asked.hostId ?? this.#idInHost(asked.id);
+		const store = asked.resent === true ? currentStore() : undefined;
+		// Written down before a restart (core/store/): ended meanwhile, its end is sent at once; open, it goes on under its id, shown once.
+		const ended = store?.endOf(asked.id);
+		if (ended && ended.askerSession === asked.asker.sessionId) return void asked.send(this.#storedResult(asked.id, ended));
+		const hostId = store?.openOf(asked.id, asked.asker.sessionId)?.hostId ?? asked.hostId ?? this.#idInHost(asked.id);
 		// Sent again while the host still holds it (through another client): this one hears its replies too, nothing is shown twice.
 		const alreadyOpen = this.#carriers.has(hostId);
 		const key = keyOf(asked.client, asked.id);
@@ -241,6 +247,8 @@ export class Bridge<Own = undefined> {
 			createdAt: asked.createdAt ?? now,
 			// Set by the transport, never taken from the frame: an asker cannot claim another client's origin (ADR-0003).
 			origin: asked.origin,
+			// The asker's own id: the request's name in the store, across a restart of the host.
+			askerId: asked.id,
 			...(asked.later ? { later: true as const } : {}),
 			// What it was told before is not asked again (the host checks each answer).
 			...(answers.length > 0 ? { answers } : {}),
@@ -253,6 +261,12 @@ export class Bridge<Own = undefined> {
 			return undefined;
 		}
 		return open;
+	}
+
+	/** The end the store kept of a request its asker sends again after a restart, as the result frame it would have had. */
+	#storedResult(id: string, end: StoredEnd): ResultFrame {
+		const { status, answers, note, reason } = end;
+		return { type: "result", v: this.#version, id, kind: "result", status, answers, ...(note ? { note } : {}), ...(reason ? { reason } : {}) };
 	}
 
 	/** The asker gave up: the request goes from the host (queued, it is dropped; shown, its dialog closes), whatever other client still carries it. */

@@ -8,10 +8,12 @@
  * process, of any copy of the extension, takes them on as the same records (ADR-0031).
  */
 import { NO_LIMIT, shorterLimit } from "../shared/config.ts";
-import type { LateConfig } from "../shared/late-config.ts";
+import { DEFAULT_LATE_EXPIRY_MS, type LateConfig } from "../shared/late-config.ts";
 import { processSlot } from "../shared/process-slot.ts";
 import type { RelayCancel } from "../shared/protocol.ts";
 import { callDeadline, type LateState, type RequestRecord } from "../shared/request-record.ts";
+import { restoredRecord, type StoreOutcomeOf, storedEnd, storedRequest, writtenDown } from "../store/records.ts";
+import type { RequestStore } from "../store/store.ts";
 
 /** A late record: its one record, in the late state. */
 export type LateRequest = RequestRecord & { state: LateState };
@@ -58,6 +60,10 @@ export class RequestBook {
 	/** Where an asker's cancel comes from while its request is parked and no host listens. */
 	readonly #cancels: CancelSource | undefined;
 	#hearing = false;
+	/** Where records of other processes are written down while they are in the book (ADR-0033); undefined: in memory only. */
+	#store: RequestStore | undefined;
+	/** What went wrong writing, once: the book goes on in memory. */
+	#storeFailed: ((problem: string) => void) | undefined;
 
 	constructor(late?: LateConfig, cancels?: CancelSource) {
 		this.#late = late;
@@ -67,6 +73,40 @@ export class RequestBook {
 	/** The late settings from now on (a new host reads them at its start); records late already keep their expiry. */
 	set lateConfig(late: LateConfig) {
 		this.#late = late;
+	}
+
+	/** The store records of other processes are written to from now on (ADR-0033); `failed` hears once of a write that failed. */
+	useStore(store: RequestStore | undefined, failed?: (problem: string) => void): void {
+		this.#store = store;
+		this.#storeFailed = failed;
+	}
+
+	get store(): RequestStore | undefined {
+		return this.#store;
+	}
+
+	/**
+	 * The records written down that this book does not hold (a host before this process's wrote them):
+	 * each as it was, for the host to take in again; rows that no longer read are dropped.
+	 */
+	writtenDown(): { record: RequestRecord; late?: LateState }[] {
+		const store = this.#store;
+		if (!store) return [];
+		const found: { record: RequestRecord; late?: LateState }[] = [];
+		this.#written(() => {
+			for (const row of store.openRequests()) {
+				if (this.#entries.has(row.hostId)) continue;
+				const restored = restoredRecord(row);
+				if (restored) found.push(restored);
+				else store.drop(row.hostId);
+			}
+		});
+		return found;
+	}
+
+	/** The record's answers changed: written down again, when it is. */
+	noted(record: RequestRecord): void {
+		if (this.#of(record)) this.#write(record);
 	}
 
 	/** Whether a request whose call's budget ran out stays open, late. */
@@ -90,6 +130,7 @@ export class RequestBook {
 		const id = record.request.id;
 		if (this.#entries.has(id)) return false;
 		this.#entries.set(id, { record, keeper, timer: undefined, at: NO_LIMIT, bytes: 0 });
+		this.#write(record);
 		return true;
 	}
 
@@ -139,6 +180,7 @@ export class RequestBook {
 		this.#lateOnes.add(entry);
 		this.#lateBytes += bytes;
 		this.#arm(entry, record.state.expiresAt);
+		this.#write(record);
 		return record as LateRequest;
 	}
 
@@ -155,6 +197,7 @@ export class RequestBook {
 		record.wasLate = record.state as LateState;
 		record.state = { is: "queued" };
 		entry.keeper = keeper;
+		this.#write(record);
 		return record;
 	}
 
@@ -190,14 +233,38 @@ export class RequestBook {
 		return true;
 	}
 
-	/** The record is gone (ended): it leaves the book, its timer stopped. */
-	remove(record: RequestRecord): void {
+	/**
+	 * The record is gone (ended as `outcome`): it leaves the book, its timer stopped. Written down, its
+	 * row goes and its end stays in the store until its expiry, for a later wait on its id.
+	 */
+	remove(record: RequestRecord, outcome?: StoreOutcomeOf): void {
 		const entry = this.#of(record);
 		if (!entry) return;
 		clearTimeout(entry.timer);
 		this.#clearLate(entry);
 		if (this.#parkedOnes.delete(entry)) this.#parkedChanged();
 		this.#entries.delete(record.request.id);
+		const store = this.#store;
+		if (!store || !writtenDown(record)) return;
+		const expiresAt = Date.now() + (this.#late?.expiryMs ?? DEFAULT_LATE_EXPIRY_MS);
+		this.#written(() => (outcome ? store.ended(storedEnd(record, outcome, expiresAt)) : store.drop(record.request.id)));
+	}
+
+	/** Writes the record down as it is now, when it is one the store keeps. */
+	#write(record: RequestRecord): void {
+		const store = this.#store;
+		if (store && writtenDown(record)) this.#written(() => store.put(storedRequest(record)));
+	}
+
+	/** A write that fails (a full disk, a file taken away) is told once; the book itself goes on in memory. */
+	#written(write: () => void): void {
+		try {
+			write();
+		} catch (error) {
+			const failed = this.#storeFailed;
+			this.#storeFailed = undefined;
+			failed?.(error instanceof Error ? error.message : String(error));
+		}
 	}
 
 	/** An asker that gives up while its request is parked ends it by its keeper, at once: the book listens while anything is parked. */

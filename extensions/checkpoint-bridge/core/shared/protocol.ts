@@ -34,6 +34,12 @@ export interface RelayRequest {
 	 */
 	origin?: string;
 	/**
+	 * The asker's own id for the request, set by the transport that delivered it (never the host's
+	 * id, which stays the host's): the request's name in the store across a restart of the host, and
+	 * what a later run's wait names (core/store/). @default absent: an asker in the host's process
+	 */
+	askerId?: string;
+	/**
 	 * Answers already given, when an asker re-sends its request to a host that replaced a vanished
 	 * one (NATS, ADR-0009; the local endpoint): those questions are not asked again. @default none
 	 */

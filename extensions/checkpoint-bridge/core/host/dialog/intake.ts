@@ -78,6 +78,8 @@ function checkRequest(request: RelayRequest): Checked<{ request: CheckedRequest 
 	if (!who.ok) return refuse(who.reason);
 	if (!Number.isFinite(request.deadline) || !Number.isFinite(request.dialogTimeoutMs)) return refuse("The request has no valid deadline.");
 	if (request.origin !== undefined && typeof request.origin !== "string") return refuse("The request's origin must be a string.");
+	if (request.askerId !== undefined && (typeof request.askerId !== "string" || request.askerId.length > MAX_REQUEST_ID_LENGTH))
+		return refuse(`The asker's request id must be a string of at most ${MAX_REQUEST_ID_LENGTH} characters.`);
 	const { v, id, deadline, dialogTimeoutMs, createdAt, origin } = request;
 	// A re-sent request is shown marked, wherever its asker is named; once, however often it is handed over.
 	const marked = request.resent === true && !who.asker.label.endsWith(` · ${RESENT_MARK}`);
@@ -85,6 +87,7 @@ function checkRequest(request: RelayRequest): Checked<{ request: CheckedRequest 
 	// Field by field, no spreads: this runs for every request.
 	const taken: CheckedRequest = { v, id, asker, questions: checked.questions, deadline, dialogTimeoutMs, createdAt };
 	if (origin !== undefined) taken.origin = origin;
+	if (request.askerId !== undefined) taken.askerId = request.askerId;
 	if (request.later === true) taken.later = true;
 	if (request.resent === true) taken.resent = true;
 	return { ok: true, request: taken };
