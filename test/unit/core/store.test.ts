@@ -30,7 +30,7 @@ const end = (askerId: string, over: Partial<StoredEnd> = {}): StoredEnd => ({
 	asker: "planner (pid 7)",
 	questions: ["Which?"],
 	status: "ok",
-	answers: [{ question: "Which?", answer: "a" }],
+	answers: [{ question: "Which?", answer: "a", kind: "option" }],
 	queuedAt: 1_000,
 	endedAt: 2_000,
 	expiresAt: Date.now() + 60_000,
