@@ -135,8 +135,9 @@ describe("written down: a host killed and started again in the same directory", 
 			"the asker's tool result after the restart",
 			30_000,
 		);
-		expect((end.result?.details as Envelope).status).toBe("ok");
-		expect(answerPairs(end.result?.details as Envelope)).toEqual([{ question: "Proceed with the rollback?", answer: "no" }]);
+		const envelope = end.result?.details as Envelope;
+		expect(envelope.status).toBe("ok");
+		expect(answerPairs(envelope)).toEqual([{ question: "Proceed with the rollback?", answer: "no" }]);
 		await until(() => askerEvents().at(-1)?.type === "agent_settled", "the asker's run to settle", 30_000, 50);
 		expect(askerEvents().filter((e) => e.type === "tool_execution_end" && e.toolName === ASK_TOOL)).toHaveLength(1);
 		await sleep(500);
