@@ -1,15 +1,14 @@
 /**
  * One-tap answers against a real `pi --mode rpc` host with a real asker: the ntfy recipe of
  * docs/away-from-the-keyboard.md, run as the notify command against a stand-in ntfy server, and a
- * phone played as ntfy plays it (its `Actions` header parsed, an `http` button POSTed with no body);
+ * phone played as ntfy plays it (the JSON message read, an `http` button POSTed with no body);
  * then a one-tap link opened in a real headless Chromium: a GET only confirms, its button answers;
  * and a request of two questions answered by two POSTs, one per question, as ntfy sends them.
  */
 import { existsSync, readFileSync } from "node:fs";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { fakeNtfy, pressAction } from "../support/ntfy.ts";
 import { awayAsk, writeAwayAsker } from "./harness/away-asker.ts";
 import { browserForFile, HAS_CHROMIUM } from "./harness/browser.ts";
 import { PiRpcFixture, REPO_ROOT } from "./harness/pi-cli.ts";
@@ -25,96 +24,54 @@ function ntfyRecipe(): string {
 	return command;
 }
 
-interface Published {
-	topic: string;
-	headers: http.IncomingHttpHeaders;
-	body: string;
-}
-
-/** A stand-in for an ntfy server: it keeps what was published. */
-async function ntfyServer() {
-	const published: Published[] = [];
-	const server = http.createServer((req, res) => {
-		let body = "";
-		req.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")));
-		req.on("end", () => {
-			published.push({ topic: req.url ?? "", headers: req.headers, body });
-			res.writeHead(200, { "content-type": "application/json" }).end("{}");
-		});
-	});
-	await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-	return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/cb-topic`, published, close: () => server.close() };
-}
-
-/** ntfy's simple action format: `type, label, url, key=value, …; …`, a value quoted when it holds a separator. */
-function parseNtfyActions(header: string): { action: string; label: string; url: string; params: Record<string, string> }[] {
-	const fieldsOf = (text: string) => {
-		const fields: string[] = [];
-		let current = "";
-		let quote: string | undefined;
-		for (const c of text) {
-			if (quote) c === quote ? (quote = undefined) : (current += c);
-			else if (c === '"' || c === "'") quote = c;
-			else if (c === "," || c === ";") fields.push(current.trim(), ...(c === ";" ? ["\u0000"] : [])), (current = "");
-			else current += c;
-		}
-		fields.push(current.trim());
-		return fields;
-	};
-	const actions: string[][] = [[]];
-	for (const field of fieldsOf(header)) field === "\u0000" ? actions.push([]) : actions.at(-1)!.push(field);
-	return actions.map(([action, label, url, ...rest]) => ({
-		action: action!,
-		label: label!,
-		url: url!,
-		params: Object.fromEntries(rest.map((p) => p.split("=", 2) as [string, string])),
-	}));
-}
-
 /** What the phone does on a tap of an `http` button: its method (POST by default), no body, no Origin. */
-async function tap(action: { url: string; params: Record<string, string> }): Promise<{ status: number; body: string }> {
-	const response = await fetch(action.url, { method: action.params.method ?? "POST", headers: { "user-agent": "ntfy Android" } });
-	return { status: response.status, body: await response.text() };
-}
+const tap = (action: { url?: string; method?: string }) => pressAction(action);
 
 describe.skipIf(!HAS_CHROMIUM)("one-tap answers, pi --mode rpc host", () => {
 	const run = new PiRpcFixture();
-	let ntfy: Awaited<ReturnType<typeof ntfyServer>>;
+	let ntfy: Awaited<ReturnType<typeof fakeNtfy>>;
 	beforeAll(async () => {
-		ntfy = await ntfyServer();
+		ntfy = await fakeNtfy();
 	});
 	afterAll(() => ntfy.close());
 	afterEach(() => run.stop());
 
 	it("ntfy's recipe, played by a phone: the buttons answer once, the notification is updated when the request ends; in Chromium a one-tap link only shows a confirmation, its button answers", async () => {
-		const piEnv = run.createEnv({ env: { CHECKPOINT_BRIDGE_WEB: "127.0.0.1:0", NTFY_URL: ntfy.url, CHECKPOINT_BRIDGE_NOTIFY_COMMAND: ntfyRecipe() } });
+		const piEnv = run.createEnv({
+			env: { CHECKPOINT_BRIDGE_WEB: "127.0.0.1:0", NTFY_SERVER: ntfy.origin, NTFY_TOPIC: "cb-topic", CHECKPOINT_BRIDGE_NOTIFY_COMMAND: ntfyRecipe() },
+		});
 		const pi = run.startPi({ args: ["--extension", writeAwayAsker(piEnv)] });
 		await pi.command("get_state", {}, 90_000);
 
 		// 1. The phone: a notification with three buttons; "Postgres" pressed.
 		const planner = await awayAsk(pi, "planner", [{ question: "Which database?", options: ["Postgres", "SQLite"], recommended: "SQLite" }]);
 		const until = async (count: number) => {
-			for (let i = 0; i < 400 && ntfy.published.length < count; i++) await new Promise((resolve) => setTimeout(resolve, 25));
-			expect(ntfy.published.length, "publishes").toBeGreaterThanOrEqual(count);
-			return ntfy.published[count - 1]!;
+			for (let i = 0; i < 400 && ntfy.received.length < count; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+			expect(ntfy.received.length, "publishes").toBeGreaterThanOrEqual(count);
+			return ntfy.received[count - 1]!.json;
 		};
 		const asked = await until(1);
-		expect(asked).toMatchObject({ topic: "/cb-topic", body: "Which database?", headers: { title: "planner asks" } });
-		const sequence = asked.headers["x-sequence-id"];
+		expect(asked).toMatchObject({ topic: "cb-topic", message: "Which database?", title: "planner asks" });
+		const sequence = asked.sequence_id;
 		expect(sequence).toMatch(/^[A-Za-z0-9_-]+$/);
-		const actions = parseNtfyActions(String(asked.headers.actions));
-		expect(actions.map((a) => [a.action, a.label, a.params])).toEqual([
-			["http", "SQLite", { method: "POST", clear: "true" }],
-			["http", "Postgres", { method: "POST", clear: "true" }],
-			["view", "Open", {}],
+		const actions = asked.actions!;
+		expect(actions.map((a) => [a.action, a.label, a.method, a.clear])).toEqual([
+			["http", "SQLite", "POST", true],
+			["http", "Postgres", "POST", true],
+			["http", "Decline", "POST", true],
 		]);
-		expect(actions[2]!.url).toBe(asked.headers.click);
+		expect(asked.click).toMatch(/\/r\/[A-Za-z0-9_-]+\/\?via=notify$/);
 		expect(await tap(actions[1]!)).toEqual({ status: 200, body: "answered: Postgres\n" });
 		expect((await planner.result).answers).toEqual([{ question: "Which database?", answer: "Postgres", kind: "option", source: "web" }]);
 		// The end run updates the same notification, and the other button no longer answers.
 		const ended = await until(2);
-		expect(ended.headers).toMatchObject({ "x-sequence-id": sequence, title: "planner: answered through the link the notify command sent", priority: "min" });
-		expect(ended.headers.actions).toBeUndefined();
+		expect(ended).toEqual({
+			topic: "cb-topic",
+			sequence_id: sequence,
+			message: "Which database?",
+			title: "planner: answered through the link the notify command sent",
+			priority: 2,
+		});
 		const late = await tap(actions[0]!);
 		expect(late.status).toBe(410);
 		expect(late.body).toContain("this request has ended: answered through the link the notify command sent");
@@ -122,19 +79,19 @@ describe.skipIf(!HAS_CHROMIUM)("one-tap answers, pi --mode rpc host", () => {
 		// 2. A browser (a mail scanner would do the same): the GET shows a confirmation and answers nothing.
 		const reviewer = await awayAsk(pi, "reviewer", [{ question: "Deploy now?", kind: "confirm" }]);
 		const confirmAsked = await until(3);
-		const [yes] = parseNtfyActions(String(confirmAsked.headers.actions));
+		const [yes] = confirmAsked.actions!;
 		expect(yes!.label).toBe("Yes");
 		const page = await browser.browser.newPage();
-		const shown = await page.goto(yes!.url, { waitUntil: "domcontentloaded" });
+		const shown = await page.goto(yes!.url!, { waitUntil: "domcontentloaded" });
 		expect(shown?.status()).toBe(200);
 		expect(await page.$eval("#question", (h) => h.textContent)).toBe("Deploy now?");
 		await new Promise((resolve) => setTimeout(resolve, 300));
-		expect(ntfy.published).toHaveLength(3);
+		expect(ntfy.received).toHaveLength(3);
 		await Promise.all([page.waitForNavigation({ waitUntil: "domcontentloaded" }), page.click("#confirm")]);
 		expect(await page.$eval("#result", (p) => p.textContent)).toBe("answered: Yes");
 		expect((await reviewer.result).answers).toEqual([{ question: "Deploy now?", answer: "yes", kind: "confirm", source: "web" }]);
 		// Reloading the confirmation page now says how it ended.
-		expect((await page.goto(yes!.url))?.status()).toBe(410);
+		expect((await page.goto(yes!.url!))?.status()).toBe(410);
 		await page.close();
 	});
 });
@@ -160,17 +117,17 @@ describe("one tap per question, pi --mode rpc host", () => {
 		const [db, deploy] = actions.questions.map((q) => q.buttons);
 		let settled = false;
 		void planner.result.then(() => (settled = true));
-		expect(await tap({ url: db!.find((b) => b.label === "SQLite")!.answer, params: {} })).toEqual({
+		expect(await tap({ url: db!.find((b) => b.label === "SQLite")!.answer })).toEqual({
 			status: 202,
 			body: 'recorded: SQLite for "Which database?"; nothing is answered until each question has a choice\nstill waiting: "Deploy now?"\n',
 		});
 		await new Promise((resolve) => setTimeout(resolve, 300));
 		expect(settled).toBe(false);
-		expect(await tap({ url: deploy!.find((b) => b.label === "Yes")!.answer, params: {} })).toEqual({ status: 200, body: "answered: SQLite / Yes\n" });
+		expect(await tap({ url: deploy!.find((b) => b.label === "Yes")!.answer })).toEqual({ status: 200, body: "answered: SQLite / Yes\n" });
 		expect((await planner.result).answers).toEqual([
 			{ question: "Which database?", answer: "SQLite", kind: "option", source: "web" },
 			{ question: "Deploy now?", answer: "yes", kind: "confirm", source: "web" },
 		]);
-		expect((await tap({ url: db![1]!.answer, params: {} })).status).toBe(410);
+		expect((await tap({ url: db![1]!.answer })).status).toBe(410);
 	});
 });

@@ -1,12 +1,14 @@
 /**
  * The apprise and Telegram recipes of docs/away-from-the-keyboard.md, each run from the page as
  * the notify command of a real page and relay: Debian's apprise posting to a local `json://` hook,
- * the Telegram recipe's curl and jq against a local stand-in for Telegram's Bot API. They test no
- * part of pi: run on the newest pi only.
+ * the Telegram recipe's curl and jq against a local stand-in for Telegram's Bot API. Then every
+ * recipe of the docs, run with an asker, a question and an option that name a secret file with
+ * `@`: nothing of the file may reach the service. They test no part of pi: run on the newest pi only.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { until } from "../support/until.ts";
@@ -25,14 +27,25 @@ function recipe(name: string): string {
 	return command;
 }
 
-/** A local server that keeps every POST: its path, Content-Type and body. */
+/** Every recipe of the docs (`<!-- recipe: name -->` before its block), by name. */
+function everyRecipe(): { name: string; command: string }[] {
+	return ["docs/away-from-the-keyboard.md", "docs/web-page.md"].flatMap((file) =>
+		[...readFileSync(join(REPO_ROOT, file), "utf8").matchAll(/<!-- recipe: ([\w-]+) -->\n```sh\n([\s\S]*?)```/g)].map(([, name, block]) => {
+			const command = /export CHECKPOINT_BRIDGE_NOTIFY_COMMAND='([^']*)'/.exec(block!)?.[1];
+			if (!command) throw new Error(`${file}: the ${name} recipe sets no CHECKPOINT_BRIDGE_NOTIFY_COMMAND`);
+			return { name: name!, command };
+		}),
+	);
+}
+
+/** A local server that keeps every POST: its path, Content-Type, body and every header. */
 async function hook() {
-	const posts: { path: string; type: string; body: string }[] = [];
+	const posts: { path: string; type: string; body: string; headers: string }[] = [];
 	const server = http.createServer((req, res) => {
 		let body = "";
 		req.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")));
 		req.on("end", () => {
-			posts.push({ path: req.url ?? "", type: String(req.headers["content-type"] ?? ""), body });
+			posts.push({ path: req.url ?? "", type: String(req.headers["content-type"] ?? ""), body, headers: JSON.stringify(req.rawHeaders) });
 			res.writeHead(200, { "content-type": "application/json" }).end('{"ok":true,"result":{}}');
 		});
 	});
@@ -104,4 +117,47 @@ describe("the apprise and Telegram recipes, run as the notify command", () => {
 		await until(() => server.posts.length === 2, "the bot's end message", 10_000);
 		expect(new URLSearchParams(server.posts[1]!.body).get("text")).toBe("reviewer: answered through the link the notify command sent");
 	});
+
+	it.skipIf(!HAS_APPRISE || !HAS_JQ || NOT_ON_OLDEST_PI)(
+		"no recipe sends a file an asker names: every documented recipe, run with an @-question, asked and ended",
+		async () => {
+			const dir = mkdtempSync(join(tmpdir(), "cb-recipe-secret-"));
+			const secret = join(dir, "secret.txt");
+			const content = "the-content-of-a-private-file-6b1f";
+			writeFileSync(secret, `${content}\n`);
+			const server = await hook();
+			restore.push(server.close);
+			const at = `http://127.0.0.1:${server.port}`;
+			setEnv({
+				NTFY_SERVER: at,
+				NTFY_TOPIC: "cb-topic",
+				NTFY_URL: `${at}/cb-topic`,
+				APPRISE_URL: `json://127.0.0.1:${server.port}/hook`,
+				TG_API: at,
+				TG_BOT: "123:abc",
+				TG_CHAT: "42",
+			});
+			const recipes = everyRecipe();
+			expect(recipes.map((r) => r.name)).toEqual(["ntfy", "apprise", "telegram", "ntfy-ping"]);
+			for (const { name, command } of recipes) {
+				const before = server.posts.length;
+				const s = await pages.setup({ notifyCommand: () => command, notifyAfterMs: () => 0 });
+				const { call } = await s.ask([{ question: `@${secret}`, options: [`@${secret}`, "No"] }], { label: `@${secret}` });
+				await until(() => server.posts.length > before, `${name}: the asked run`, 20_000);
+				await until(() => s.fake.current(), "the dialog");
+				s.fake.current()!.answer("No");
+				await call;
+				// The ping recipe skips the end run; every other posts once more.
+				if (name !== "ntfy-ping") await until(() => server.posts.length >= before + 2, `${name}: the ended run`, 20_000);
+				else await new Promise((resolve) => setTimeout(resolve, 500));
+				const sent = server.posts.slice(before);
+				expect(
+					sent.some((p) => `${p.path} ${p.headers} ${p.body}`.includes(`@${secret}`) || decodeURIComponent(p.body.replaceAll("+", " ")).includes(`@${secret}`)),
+					name,
+				).toBe(true);
+				for (const post of sent) expect(`${post.path}\n${post.headers}\n${post.body}`, name).not.toContain(content);
+			}
+		},
+		120_000,
+	);
 });

@@ -186,7 +186,7 @@ describe("the built-in ntfy channel", () => {
 		expect(await gone.publish({ topic: "cb", title: "t", message: "m" })).toBe(false);
 	});
 
-	it('a test notification carries one "It works" button; its press is said at the host, once', async () => {
+	it("a test notification carries one It works button; its press is said at the host, once", async () => {
 		const ntfy = await fakeNtfy();
 		servers.push(ntfy);
 		const notices: string[] = [];
