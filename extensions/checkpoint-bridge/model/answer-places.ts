@@ -3,6 +3,7 @@
  * else that tells the human where an answer came from say it the same way.
  */
 import type { Answer, AnswerPlace } from "./answer.ts";
+import { capLength } from "./sanitise.ts";
 
 /** Each place as a trace says it. */
 const PLACE_WORDS: Readonly<Record<AnswerPlace, string>> = {
@@ -52,4 +53,13 @@ export function answeredWhere(answers: readonly Pick<Answer, "source" | "place" 
 	}
 	const named = [...[...own].sort((a, b) => a[1] - b[1]).map(([text]) => text), ...shared];
 	return named.join(" and ") || "in the terminal";
+}
+
+/** Characters of one answer a short account of it keeps (the page's traces, the terminal's notices); the rest is cut with a mark. @default 80 */
+export const ANSWER_IN_TRACE = 80;
+
+/** What was answered, in short: each answer's value (several values joined), cut to ANSWER_IN_TRACE; undefined for none. */
+export function answeredValues(answers: readonly Pick<Answer, "answer" | "values">[]): string[] | undefined {
+	if (answers.length === 0) return undefined;
+	return answers.map((a) => capLength(a.values ? a.values.join(", ") : a.answer, ANSWER_IN_TRACE));
 }

@@ -12,6 +12,9 @@
  * "checkpoint-bridge: [a] asks 1 question; [b] asks 1 question (1 ahead)".
  */
 
+import type { Answer, AnswerPlace } from "../../model/answer.ts";
+import { answeredValues, answeredWhere } from "../../model/answer-places.ts";
+
 /** Length of a notice window. @default 2000 */
 export const NOTICE_WINDOW_MS = 2_000;
 /** Askers whose first request in a window is noticed at once; the rest wait for the summary. @default 5 */
@@ -85,4 +88,29 @@ export class ArrivalNotices<K> {
 			.join(", ")}${more > 0 ? ` +${more} more` : ""}`;
 		this.#send(`checkpoint-bridge: ${[...told, summary].join("; ")}`);
 	}
+}
+
+/** The host's own dialogs: an answer given there is seen there, and needs no notice. */
+const HERE: ReadonlySet<AnswerPlace> = new Set(["terminal", "rpc"]);
+
+/** `09:12`, in the host's local time. */
+const clock = (at: number) => {
+	const d = new Date(at);
+	return `${String(d.getHours()).padStart(2, "0")}:${String(d.getMinutes()).padStart(2, "0")}`;
+};
+
+/**
+ * What the terminal says when a request was answered away from it (the page, a link, one-tap, mail,
+ * another extension), where and when, with what was given there:
+ * `checkpoint-bridge: [planner] answered on the page at 09:12: SQLite`. Undefined when every answer
+ * was given in the host's own dialogs, shared, carried, or when none was given.
+ */
+export function answeredElsewhere(label: string, answers: readonly Answer[], at: number): string | undefined {
+	const away = answers.filter((a) => {
+		if (a.source === "shared" || a.source === "carried") return false;
+		const place = a.place ?? (a.source === "web" ? "page" : a.source === "outside" ? "outside" : undefined);
+		return place !== undefined && !HERE.has(place);
+	});
+	if (away.length === 0) return undefined;
+	return `checkpoint-bridge: [${label}] answered ${answeredWhere(away)} at ${clock(at)}: ${answeredValues(away)!.join("; ")}`;
 }

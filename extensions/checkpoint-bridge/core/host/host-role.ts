@@ -19,6 +19,7 @@ import { lateChannel, PROTOCOL_VERSION, type RelayCancel, type RelayLate, type R
 import { givenAnswers, placedAnswers, type RequestRecord } from "../shared/request-record.ts";
 import type { ReplySeal, SharedHandle } from "../shared/shared-handle.ts";
 import { currentStore, type StoreOutcome, useStore } from "../store/open.ts";
+import { answeredElsewhere } from "./arrival-notices.ts";
 import { type RequestBook, requestBook } from "./book.ts";
 import { DialogHost, type DialogHostOptions, type HostEvents, type SettledOutcome } from "./dialog-host.ts";
 import { ExpiryNotices } from "./late.ts";
@@ -303,6 +304,9 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 				request.asker.label,
 				request.questions.map((q) => q.question.replace(/\s+/g, " ")),
 			);
+		// Answered away from the terminal (the page, one-tap, mail): the terminal says where and when.
+		const elsewhere = gone || (end !== "answered" && end !== "answered-outside") ? undefined : answeredElsewhere(request.asker.label, answers, settledAt);
+		if (elsewhere) courtesy(ui, "info")(elsewhere);
 		const record = onSettled && !gone ? settledRecord(request, outcome, settledAt) : undefined;
 		handle.bus.emit(OBSERVER_EVENTS.settled, Object.assign(request, { settledAt, outcome }));
 		if (record) onSettled!(record);

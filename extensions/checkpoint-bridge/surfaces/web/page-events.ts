@@ -63,7 +63,7 @@ export interface TraceView {
 	/** How it ended, typed: what the page decides its look by, never the words. */
 	end: RequestEnd;
 	settledAt: number;
-	/** What was answered, one entry per answer given (`SQLite`, `a, b` for several values), each cut to ANSWER_IN_TRACE characters; absent when none was given. */
+	/** What was answered, one entry per answer given (`SQLite`, `a, b` for several values), each cut to ANSWER_IN_TRACE characters (model/answer-places.ts); absent when none was given. */
 	answered?: string[];
 }
 

@@ -11,8 +11,9 @@ import { askViaHost } from "../../../../extensions/checkpoint-bridge/core/asking
 import { claimHostRole } from "../../../../extensions/checkpoint-bridge/core/host/host-role.ts";
 import type { SettledEvent } from "../../../../extensions/checkpoint-bridge/core/shared/observers.ts";
 import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
+import { ANSWER_IN_TRACE } from "../../../../extensions/checkpoint-bridge/model/answer-places.ts";
 import { dialogSurface } from "../../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
-import { ANSWER_IN_TRACE, Board, outcomeText } from "../../../../extensions/checkpoint-bridge/surfaces/web/live/board.ts";
+import { Board, outcomeText } from "../../../../extensions/checkpoint-bridge/surfaces/web/live/board.ts";
 import { fakeUI } from "../../support/fake-ui.ts";
 import { linkPathOf, pagePath, pageWithRelay, postAnswer, raw, readEvents } from "./support.ts";
 

@@ -9,9 +9,8 @@ import type { SettledEvent, Snapshot } from "../../../core/shared/observers.ts";
 import type { RequestEnd } from "../../../core/shared/request-record.ts";
 import type { ObserverHandle } from "../../../core/shared/shared-handle.ts";
 import type { AnswerPlace } from "../../../model/answer.ts";
-import { answeredWhere } from "../../../model/answer-places.ts";
+import { answeredValues, answeredWhere } from "../../../model/answer-places.ts";
 import type { Status } from "../../../model/result.ts";
-import { capLength } from "../../../model/sanitise.ts";
 import { digestOf, newSecret } from "../http/tokens.ts";
 import type { Card, TraceView } from "../page-events.ts";
 
@@ -40,15 +39,6 @@ export function traceFor(trace: Trace, tab: string | undefined): TraceView {
 		settledAt,
 		...(answered ? { answered } : {}),
 	};
-}
-
-/** Characters of one answer a trace keeps; the rest is cut with a mark. @default 80 */
-export const ANSWER_IN_TRACE = 80;
-
-/** What was answered, as a trace says it: each answer's value (several values joined), cut; undefined for none. */
-export function answeredText(answers: SettledEvent["outcome"]["answers"]): string[] | undefined {
-	if (answers.length === 0) return undefined;
-	return answers.map((a) => capLength(a.values ? a.values.join(", ") : a.answer, ANSWER_IN_TRACE));
 }
 
 /** How the page names its own place when it knows which tab answered. */
@@ -305,7 +295,7 @@ export class Board {
 			const { status, answers } = event.outcome;
 			const tab = this.#answeringTab;
 			const byTab = tab !== undefined && isAnswered(end) && answers.some((a) => a.place === "page");
-			const answered = answeredText(answers);
+			const answered = answeredValues(answers);
 			this.#remember({
 				requestId: event.requestId,
 				asker: event.asker.label,
