@@ -89,7 +89,7 @@ export function parseNtfyActionsHeader(header: string): ParsedAction[] {
 }
 
 /** One message the stand-in received: its JSON body, and the headers it came with. */
-export interface NtfyReceived {
+interface NtfyReceived {
 	path: string;
 	headers: http.IncomingHttpHeaders;
 	/** The raw body, for checks that nothing else slipped in. */

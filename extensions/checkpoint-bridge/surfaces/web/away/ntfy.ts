@@ -133,7 +133,7 @@ export class NtfyChannel {
 	readonly #options: NtfyChannelOptions;
 	/** The last publish of each request, so its end never overtakes its first message. */
 	readonly #chains = new Map<string, Promise<void>>();
-	readonly #stop = new AbortController();
+	readonly #closing = new AbortController();
 	#warned = false;
 
 	constructor(config: NtfyConfig, options: NtfyChannelOptions = {}) {
@@ -153,7 +153,7 @@ export class NtfyChannel {
 	}
 
 	async #send(message: NtfyMessage): Promise<boolean> {
-		if (this.#stop.signal.aborted) return false;
+		if (this.#closing.signal.aborted) return false;
 		const headers: Record<string, string> = { "content-type": "application/json" };
 		if (this.config.token) headers.authorization = `Bearer ${this.config.token}`;
 		const once = async () => {
@@ -161,7 +161,7 @@ export class NtfyChannel {
 				method: "POST",
 				headers,
 				body: JSON.stringify(message),
-				signal: AbortSignal.any([this.#stop.signal, AbortSignal.timeout(NTFY_PUBLISH_TIMEOUT_MS)]),
+				signal: AbortSignal.any([this.#closing.signal, AbortSignal.timeout(NTFY_PUBLISH_TIMEOUT_MS)]),
 			});
 			await response.body?.cancel();
 			if (response.ok) return;
@@ -174,11 +174,11 @@ export class NtfyChannel {
 				retries: this.#options.retries ?? NTFY_RETRIES,
 				minTimeout: this.#options.retryMs ?? NTFY_RETRY_MS,
 				factor: 2,
-				signal: this.#stop.signal,
+				signal: this.#closing.signal,
 			});
 			return true;
 		} catch (error) {
-			if (this.#stop.signal.aborted || this.#warned) return false;
+			if (this.#closing.signal.aborted || this.#warned) return false;
 			this.#warned = true;
 			const reason = error instanceof Error ? error.message : String(error);
 			try {
@@ -192,7 +192,7 @@ export class NtfyChannel {
 
 	/** Stops: what is still being published is given up. */
 	close(): void {
-		this.#stop.abort();
+		this.#closing.abort();
 	}
 }
 
