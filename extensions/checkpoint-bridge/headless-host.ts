@@ -9,7 +9,6 @@
  */
 import { createHash } from "node:crypto";
 import { appendFileSync, mkdirSync, realpathSync, statSync } from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import type { HostUI } from "./core/answering/surface.ts";
@@ -18,6 +17,7 @@ import { claimHostRole, type HostRole, type SettledRecord } from "./core/host/ho
 import { readLateConfig } from "./core/shared/late-config.ts";
 import { OBSERVER_EVENTS, type QueuedEvent } from "./core/shared/observers.ts";
 import { type SharedHandle, sharedHandle } from "./core/shared/shared-handle.ts";
+import { processStore, storeDir } from "./core/store/open.ts";
 import { answeredWhere } from "./model/answer-places.ts";
 import { mailOnClaim, mailOnRelease } from "./surfaces/mail/command.ts";
 import { readMailConfig } from "./surfaces/mail/config.ts";
@@ -37,12 +37,12 @@ export const USAGE = `usage: ${NAME} [--cwd <directory>]  (the directory it is t
 
 /** What it says, and exits 2 with, when no surface is set. */
 export function noSurfaceText(env: NodeJS.ProcessEnv): string {
-	const notify = env.CHECKPOINT_BRIDGE_NOTIFY_COMMAND?.trim()
-		? " CHECKPOINT_BRIDGE_NOTIFY_COMMAND is set, but it runs only while the page does: set CHECKPOINT_BRIDGE_WEB too."
-		: "";
+	const alone = ["CHECKPOINT_BRIDGE_NOTIFY_COMMAND", "CHECKPOINT_BRIDGE_NTFY_URL"].filter((name) => env[name]?.trim());
+	const notify =
+		alone.length > 0 ? ` ${alone.join(" and ")} ${alone.length > 1 ? "are" : "is"} set, but notifications need the page: set CHECKPOINT_BRIDGE_WEB too.` : "";
 	return (
 		`${NAME}: no way to reach the human is set, so nobody could answer and askers are better told no-host at once. ` +
-		`Set CHECKPOINT_BRIDGE_WEB (the page, <host>:<port>; with CHECKPOINT_BRIDGE_NOTIFY_COMMAND for notifications and one-tap answers) ` +
+		`Set CHECKPOINT_BRIDGE_WEB (the page, <host>:<port>; with CHECKPOINT_BRIDGE_NTFY_URL or CHECKPOINT_BRIDGE_NOTIFY_COMMAND for notifications and one-tap answers) ` +
 		`or CHECKPOINT_BRIDGE_MAIL_TO (mail, with CHECKPOINT_BRIDGE_MAIL_SMTP and CHECKPOINT_BRIDGE_MAIL_IMAP).${notify}`
 	);
 }
@@ -65,14 +65,13 @@ export function hostDirectory(argv: string[], cwd = process.cwd()): { ok: true; 
 }
 
 /**
- * The audit trail's file for `dir`: one JSON line per settled request, under the user's state
- * directory ($XDG_STATE_HOME, else ~/.local/state), private to the user, named by a hash of the directory.
+ * The audit trail's file for `dir`: one JSON line per settled request, beside the store in the state
+ * directory (CHECKPOINT_BRIDGE_STATE_DIR, else $XDG_STATE_HOME/checkpoint-bridge, else
+ * ~/.local/state/checkpoint-bridge), private to the user, named by a hash of the directory.
  */
 export function auditFile(dir: string, env: NodeJS.ProcessEnv = process.env): string {
-	const state = env.XDG_STATE_HOME?.trim();
-	const root = state && path.isAbsolute(state) ? state : path.join(os.homedir(), ".local", "state");
 	const key = createHash("sha256").update(dir).digest("base64url").slice(0, 32);
-	return path.join(root, "checkpoint-bridge", "audit", `${key}.jsonl`);
+	return path.join(storeDir(env), "audit", `${key}.jsonl`);
 }
 
 /** One line of stdout per settled request: who, how it ended, where its answers came from, and when. */
@@ -144,13 +143,6 @@ export async function startHeadlessHost(dir: string, handle: SharedHandle = shar
 	process.chdir(dir);
 	const audit = auditFile(dir);
 	mkdirSync(path.dirname(audit), { recursive: true, mode: 0o700 });
-	const role: HostRole | undefined = claimHostRole(handle, {
-		ui,
-		sessionId: `${NAME}-${process.pid}`,
-		onSettled: auditTrail(audit, ui),
-		book: requestBook(handle, readLateConfig()),
-	});
-	if (!role) throw new Error("another host holds the role in this process");
 	const onQueued = (request: QueuedEvent) =>
 		ui.notify(
 			`${NAME}: [${request.asker.label}] asks: ${request.questions.map((q) => JSON.stringify(q.question.replace(/\s+/g, " ").slice(0, 80))).join(", ")}`,
@@ -158,11 +150,21 @@ export async function startHeadlessHost(dir: string, handle: SharedHandle = shar
 	handle.bus.on(OBSERVER_EVENTS.queued, onQueued);
 	// The page serves MCP at /mcp as a pi host's does (ADR-0026).
 	offerMcpRoute(() => import("./mcp.ts").then((mcp) => mcp.httpEndpoint(handle)));
+	// The page and mail first: the requests a killed run wrote down are taken back at the claim, and each is notified again.
+	await webPageOnClaim(handle, ui);
+	await mailOnClaim(handle, ui);
+	const role: HostRole | undefined = claimHostRole(handle, {
+		ui,
+		sessionId: `${NAME}-${process.pid}`,
+		onSettled: auditTrail(audit, ui),
+		book: requestBook(handle, readLateConfig()),
+		// Written down (ADR-0033): what other processes asked survives a restart of this host, and their ends a later run's wait.
+		store: processStore(dir),
+	});
+	if (!role) throw new Error("another host holds the role in this process");
 	const endpoint = await ensureProcessEndpoint(handle, { screenless: true });
 	if (endpoint.advertProblem) ui.notify(`${NAME}: askers in ${dir} cannot find this host: ${endpoint.advertProblem}`, "warning");
 	const room = await serveRoom(handle, ui);
-	await webPageOnClaim(handle, ui);
-	await mailOnClaim(handle, ui);
 	let closed = false;
 	const host: HeadlessHost = {
 		dir,

@@ -86,19 +86,26 @@ describe("the command line", () => {
 describe("the surfaces it needs", () => {
 	it("the page or mail; a notify command alone is none, and the refusal says why, naming the variables", () => {
 		expect(wantedSurfaces({})).toEqual([]);
-		expect(wantedSurfaces({ CHECKPOINT_BRIDGE_NOTIFY_COMMAND: "ntfy publish", CHECKPOINT_BRIDGE_WEB: "  " })).toEqual([]);
+		expect(
+			wantedSurfaces({ CHECKPOINT_BRIDGE_NOTIFY_COMMAND: "ntfy publish", CHECKPOINT_BRIDGE_NTFY_URL: "https://ntfy.sh/t", CHECKPOINT_BRIDGE_WEB: "  " }),
+		).toEqual([]);
 		expect(wantedSurfaces({ CHECKPOINT_BRIDGE_WEB: "0.0.0.0:8080" })).toEqual(["CHECKPOINT_BRIDGE_WEB"]);
 		expect(wantedSurfaces({ CHECKPOINT_BRIDGE_MAIL_TO: "me@example.org" })).toEqual(["CHECKPOINT_BRIDGE_MAIL_TO"]);
 		const text = noSurfaceText({ CHECKPOINT_BRIDGE_NOTIFY_COMMAND: "true" });
 		for (const name of ["CHECKPOINT_BRIDGE_WEB", "CHECKPOINT_BRIDGE_MAIL_TO", "CHECKPOINT_BRIDGE_NOTIFY_COMMAND"]) expect(text).toContain(name);
+		expect(text).toContain("CHECKPOINT_BRIDGE_NOTIFY_COMMAND is set, but notifications need the page");
+		expect(noSurfaceText({ CHECKPOINT_BRIDGE_NTFY_URL: "https://ntfy.sh/t", CHECKPOINT_BRIDGE_NOTIFY_COMMAND: "x" })).toContain(
+			"CHECKPOINT_BRIDGE_NOTIFY_COMMAND and CHECKPOINT_BRIDGE_NTFY_URL are set, but notifications need the page",
+		);
 		expect(noSurfaceText({})).not.toContain("is set, but");
 	});
 });
 
 describe("the audit trail", () => {
-	it("lives under $XDG_STATE_HOME (an absolute one), else ~/.local/state, one file per directory", () => {
+	it("lives beside the store: CHECKPOINT_BRIDGE_STATE_DIR, else $XDG_STATE_HOME (an absolute one), else ~/.local/state; one file per directory", () => {
+		expect(auditFile("/srv/a", { CHECKPOINT_BRIDGE_STATE_DIR: "/var/cb", XDG_STATE_HOME: "/state" })).toMatch(/^\/var\/cb\/audit\/[\w-]{32}\.jsonl$/);
 		expect(auditFile("/srv/a", { XDG_STATE_HOME: "/state" })).toMatch(/^\/state\/checkpoint-bridge\/audit\/[\w-]{32}\.jsonl$/);
-		expect(auditFile("/srv/a", { XDG_STATE_HOME: "relative" })).toMatch(new RegExp(`^${os.homedir()}/\\.local/state/checkpoint-bridge/audit/`));
+		expect(auditFile("/srv/a", { XDG_STATE_HOME: "relative", HOME: "/home/me" })).toMatch(/^\/home\/me\/\.local\/state\/checkpoint-bridge\/audit\//);
 		expect(auditFile("/srv/a", {})).not.toBe(auditFile("/srv/b", {}));
 	});
 
