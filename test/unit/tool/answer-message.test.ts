@@ -1,0 +1,64 @@
+/**
+ * An answer message is drawn as plain text (tool/answer-message.ts): its JSON keeps every escape, so
+ * an asker's label in quotes reads `"asker":"\"Please ask me one…\" in proj (pid 7334)"`, where pi's
+ * Markdown drew `""Please ask me one…" in proj (pid 7334)"`; no line is wider than the terminal.
+ */
+import { Markdown, visibleWidth } from "@earendil-works/pi-tui";
+import { describe, expect, it } from "vitest";
+import { ANSWER_MESSAGE_TYPE } from "../../../extensions/checkpoint-bridge/core/delivery/delivery.ts";
+import { loadAnswerMessageLook, renderAnswerMessage } from "../../../extensions/checkpoint-bridge/tool/answer-message.ts";
+
+const ASKER = '"Please ask me one question" in proj (pid 7334)';
+const envelope = {
+	status: "ok",
+	answers: [{ question: "Which store? 数据库", answer: "SQLite", kind: "option" }],
+	asker: ASKER,
+	requestId: "Edg4ZA8SciEhAfqGKvVVX",
+};
+const content = `checkpoint-bridge: ${ASKER} asked "Which store?" (request Edg4ZA8SciEhAfqGKvVVX) and ended before it came back; it ended "ok": ${JSON.stringify(envelope)}`;
+const message = { role: "custom", customType: ANSWER_MESSAGE_TYPE, content, display: true, timestamp: 0 } as never;
+const strip = (line: string) => line.replace(/\x1b\[[0-9;]*m/g, "");
+
+/** A theme that colours with marks of its own, so the test sees where colour went. */
+const theme = { fg: (_c: string, t: string) => `\x1b[35m${t}\x1b[0m`, bg: (_c: string, t: string) => t, bold: (t: string) => `\x1b[1m${t}\x1b[22m` } as never;
+
+describe("an answer message in the TUI", () => {
+	it("before pi-tui is loaded, pi draws it its own way; then as plain text, every escape of its JSON kept, no line wider than the terminal", async () => {
+		expect(renderAnswerMessage(message, { expanded: false } as never, theme)).toBeUndefined();
+		await loadAnswerMessageLook();
+		const drawn = renderAnswerMessage(message, { expanded: false } as never, theme)!;
+		for (const width of [40, 80, 200]) {
+			const lines = drawn.render(width);
+			expect(lines.every((line) => visibleWidth(line) <= width)).toBe(true);
+			// Wrapped at spaces: compared without them.
+			const joined = lines
+				.map((line) => strip(line))
+				.join("")
+				.replace(/\s+/g, "");
+			expect(joined).toContain(`"asker":${JSON.stringify(ASKER)}`.replace(/\s+/g, ""));
+			expect(joined).toContain(`[${ANSWER_MESSAGE_TYPE}]`);
+		}
+		// What pi's Markdown made of the same text: the backslashes gone.
+		const markdown = new Markdown(content, 0, 0, {
+			heading: (t) => t,
+			link: (t) => t,
+			linkUrl: (t) => t,
+			code: (t) => t,
+			codeBlock: (t) => t,
+			codeBlockBorder: (t) => t,
+			quote: (t) => t,
+			quoteBorder: (t) => t,
+			hr: (t) => t,
+			listBullet: (t) => t,
+			bold: (t) => t,
+			italic: (t) => t,
+			strikethrough: (t) => t,
+			underline: (t) => t,
+		} as never)
+			.render(400)
+			.map(strip)
+			.join("")
+			.replace(/\s+/g, "");
+		expect(markdown).toContain(`"asker":""Pleaseaskmeonequestion"`);
+	});
+});
