@@ -128,8 +128,9 @@ function httpAsker(name: string, unit: McpRequestContext): AskerIdentity {
  * The MCP endpoint of the web page's `/mcp` (surfaces/web/http/mcp-route.ts), in the host's own process:
  * a call goes to the host of this process over the bus, like the host's own model's.
  */
-export function httpEndpoint(handle: SharedHandle, env: NodeJS.ProcessEnv = process.env): McpFetch {
+export function httpEndpoint(handle: SharedHandle, env: NodeJS.ProcessEnv = process.env, options: { progressEveryMs?: number } = {}): McpFetch {
 	const service = createAskService({
+		...options,
 		askInputSchema: askInputSchema(AskParamsSchema, MAX_TIMEOUT_MS, DEFAULT_CALL_TIMEOUT_MS),
 		ask: (options) => askViaHost({ handle, ...options }),
 		askerFor: httpAsker,

@@ -3,7 +3,9 @@
  * envelope) is served statelessly by the SDK's handler, one server instance per request; a 2025
  * client gets a session of its own (`Mcp-Session-Id`), one server instance for its life, so its
  * name, its form and its cancels are as over stdio. Who calls is handed in as the request's
- * `authInfo` by the route that checked the token (surfaces/web/http/mcp-route.ts).
+ * `authInfo` by the route that checked the token (surfaces/web/http/mcp-route.ts). Each client
+ * holds at most its share of open requests (shares.ts); a session with a call in flight is never
+ * closed to make room for a new one: the newcomer is refused instead.
  */
 import { randomUUID } from "node:crypto";
 import {
@@ -15,9 +17,10 @@ import {
 	WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
 import type { AskService } from "./server.ts";
+import { clientNameIn, readBody, rpcError, Shares, whenSent } from "./shares.ts";
 
-/** 2025-era sessions kept at once; the one idle longest is closed for a new one. @default 64 */
-const MAX_HTTP_SESSIONS = 64;
+/** 2025-era sessions kept at once; the one idle longest with no call in flight is closed for a new one. @default 64 */
+export const MAX_HTTP_SESSIONS = 64;
 /** Largest request body read. @default 1 MiB */
 const MAX_HTTP_BODY_BYTES = 1024 * 1024;
 
@@ -25,14 +28,12 @@ interface Session {
 	transport: WebStandardStreamableHTTPServerTransport;
 	server: Server;
 	usedAt: number;
+	/** Who it is, as its share counts: its client's name and address. */
+	client: string;
+	name: string;
+	/** POSTs whose response is still open: calls in flight. */
+	calls: number;
 }
-
-/** JSON-RPC error as a response, for a request the session layer refuses itself. */
-const rpcError = (status: number, message: string) =>
-	new Response(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }), {
-		status,
-		headers: { "content-type": "application/json" },
-	});
 
 export interface McpHttp {
 	fetch(request: Request, authInfo: AuthInfo): Promise<Response>;
@@ -41,19 +42,50 @@ export interface McpHttp {
 	close(): Promise<void>;
 }
 
-/** The HTTP face of `service`. */
-export function mcpOverHttp(service: AskService): McpHttp {
+/** The request again, with the body already read. */
+const withBody = (request: Request, bytes: Uint8Array | undefined) =>
+	bytes === undefined ? request : new Request(request, { body: bytes as BodyInit, duplex: "half" } as RequestInit);
+
+const parsed = (bytes: Uint8Array | undefined): unknown => {
+	if (bytes === undefined) return undefined;
+	try {
+		return JSON.parse(Buffer.from(bytes).toString("utf8")) as unknown;
+	} catch {
+		return undefined;
+	}
+};
+
+/** Whether a parsed body holds a JSON-RPC request (a method with an id): what keeps a response open. Unparsed counts as one. */
+function carriesRequest(body: unknown): boolean {
+	if (body === undefined) return true;
+	const isRequest = (m: unknown) => typeof m === "object" && m !== null && "method" in m && "id" in m;
+	return Array.isArray(body) ? body.some(isRequest) : isRequest(body);
+}
+
+/** The HTTP face of `service`; `perClient`: requests one client may have open at once. */
+export function mcpOverHttp(service: AskService, limits: { sessions?: number; perClient?: number } = {}): McpHttp {
+	const maxSessions = limits.sessions ?? MAX_HTTP_SESSIONS;
 	const modern = createMcpHandler((unit) => service.factory(unit), { legacy: "reject", maxRequestBodySize: MAX_HTTP_BODY_BYTES, onerror: () => {} });
 	const sessions = new Map<string, Session>();
+	const shares = new Shares(limits.perClient);
 
-	async function evictIdlest(): Promise<void> {
-		const [id, idlest] = [...sessions].sort(([, a], [, b]) => a.usedAt - b.usedAt)[0]!;
-		sessions.delete(id);
-		await idlest.transport.close().catch(() => {});
+	/** Makes room for a new session: closes the one idle longest with no call in flight; false when every session has one. */
+	async function madeRoom(): Promise<boolean> {
+		if (sessions.size < maxSessions) return true;
+		const idle = [...sessions].filter(([, s]) => s.calls === 0).sort(([, a], [, b]) => a.usedAt - b.usedAt)[0];
+		if (!idle) return false;
+		sessions.delete(idle[0]);
+		await idle[1].transport.close().catch(() => {});
+		return true;
 	}
 
-	async function opened(request: Request, authInfo: AuthInfo): Promise<Response> {
-		if (sessions.size >= MAX_HTTP_SESSIONS) await evictIdlest();
+	async function opened(request: Request, authInfo: AuthInfo, name: string): Promise<Response> {
+		if (!(await madeRoom()))
+			return rpcError(
+				429,
+				`Too Many Requests: all ${maxSessions} MCP sessions have a call in flight, and none is closed for a new one; initialize again when one ends`,
+				{ "retry-after": "5" },
+			);
 		const unit: McpRequestContext = { era: "legacy", authInfo, requestInfo: request };
 		const transport = new WebStandardStreamableHTTPServerTransport({
 			sessionIdGenerator: () => randomUUID(),
@@ -62,7 +94,7 @@ export function mcpOverHttp(service: AskService): McpHttp {
 			onsessionclosed: (id) => void sessions.delete(id),
 		});
 		const server = service.factory(unit);
-		const session: Session = { transport, server, usedAt: Date.now() };
+		const session: Session = { transport, server, usedAt: Date.now(), client: `${name}\0${authInfo.clientId}`, name, calls: 0 };
 		await server.connect(transport);
 		const response = await transport.handleRequest(request, { authInfo });
 		// Not an initialize after all: nothing was opened.
@@ -70,19 +102,61 @@ export function mcpOverHttp(service: AskService): McpHttp {
 		return response;
 	}
 
-	async function legacy(request: Request, authInfo: AuthInfo): Promise<Response> {
+	async function inSession(request: Request, authInfo: AuthInfo, session: Session, body: unknown): Promise<Response> {
+		// What answers the server (a form's answer, a notification) holds nothing open: it is never refused.
+		if (request.method === "POST" && !carriesRequest(body)) return session.transport.handleRequest(request, { authInfo });
+		const release = shares.take(session.client);
+		if (!release) return shares.refusal(session.name);
+		session.usedAt = Date.now();
+		const call = request.method === "POST";
+		if (call) session.calls++;
+		const settled = () => {
+			release();
+			if (call) session.calls--;
+			session.usedAt = Date.now();
+		};
+		try {
+			return whenSent(await session.transport.handleRequest(request, { authInfo }), settled);
+		} catch (error) {
+			settled();
+			throw error;
+		}
+	}
+
+	async function legacy(request: Request, authInfo: AuthInfo, body: unknown): Promise<Response> {
 		const id = request.headers.get("mcp-session-id");
-		if (id === null) return request.method === "POST" ? opened(request, authInfo) : rpcError(400, "Bad Request: no Mcp-Session-Id (initialize first)");
+		if (id === null)
+			return request.method === "POST" ? opened(request, authInfo, clientNameIn(body)) : rpcError(400, "Bad Request: no Mcp-Session-Id (initialize first)");
 		const session = sessions.get(id);
 		if (!session) return rpcError(404, "Session not found: initialize again");
-		session.usedAt = Date.now();
-		return session.transport.handleRequest(request, { authInfo });
+		return inSession(request, authInfo, session, body);
+	}
+
+	async function stateless(request: Request, authInfo: AuthInfo, body: unknown): Promise<Response> {
+		if (!carriesRequest(body)) return modern.fetch(request, { authInfo });
+		const name = clientNameIn(body);
+		const release = shares.take(`${name}\0${authInfo.clientId}`);
+		if (!release) return shares.refusal(name);
+		try {
+			return whenSent(await modern.fetch(request, { authInfo }), release);
+		} catch (error) {
+			release();
+			throw error;
+		}
 	}
 
 	return {
-		async fetch(request, authInfo) {
-			if (await isLegacyRequest(request, undefined, { maxRequestBodySize: MAX_HTTP_BODY_BYTES })) return legacy(request, authInfo);
-			return modern.fetch(request, { authInfo });
+		async fetch(given, authInfo) {
+			let bytes: Uint8Array | undefined;
+			if (given.method === "POST") {
+				const read = await readBody(given, MAX_HTTP_BODY_BYTES);
+				if ("refusal" in read) return read.refusal;
+				bytes = read.bytes;
+			}
+			const body = parsed(bytes);
+			const request = withBody(given, bytes);
+			if (await isLegacyRequest(request, undefined, { maxRequestBodySize: MAX_HTTP_BODY_BYTES })) return legacy(request, authInfo, body);
+			return stateless(request, authInfo, body);
 		},
 		get sessionCount() {
 			return sessions.size;

@@ -15,7 +15,7 @@ import { type AwayActions, OneTap } from "./away/one-tap.ts";
 import { type PublicOrigin, parsePublicUrl, urlHost, WEB_PUBLIC_URL_ENV, type WebAddress } from "./http/address.ts";
 import { Connections, MAX_CONNECTIONS, refuseConnection, timeoutOptions } from "./http/connections.ts";
 import { MAX_BODY_BYTES, refuse } from "./http/guard.ts";
-import { MAX_MCP_REQUESTS, MCP_STREAM_BUFFER_BYTES, mcpLoad, mcpRoute, unsentBytes } from "./http/mcp-route.ts";
+import { MAX_MCP_REQUESTS, MCP_STREAM_BUFFER_BYTES, mcpLoad, mcpRoute } from "./http/mcp-route.ts";
 import { type Assets, route } from "./http/routes.ts";
 import { digestOf, newSecret } from "./http/tokens.ts";
 import { Board, type ObserverHandle } from "./live/board.ts";
@@ -62,8 +62,6 @@ export interface WebPage {
 	actionsFor(requestId: string): AwayActions | undefined;
 	/** Sends a test notification (ntfy, the notify command) with an "It works" button whose press is said at the host; what was sent. */
 	notifyTest(asker: string): Promise<string>;
-	/** Bytes written to `/mcp` clients and not yet taken by them, every response together (each is bounded by mcpBufferBytes). */
-	readonly mcpUnsentBytes: number;
 	/** Stops serving: streams end, connections close, notify commands are killed, the bus is let go. */
 	close(): Promise<void>;
 }
@@ -178,9 +176,6 @@ export async function startWebPage(options: WebPageOptions): Promise<WebPage> {
 		origin,
 		address,
 		linkFor,
-		get mcpUnsentBytes() {
-			return unsentBytes(mcp);
-		},
 		actionsFor: (requestId) => actionsOf(board, oneTap, links, requestId),
 		notifyTest: (asker) => channels.test(asker),
 		close() {

@@ -5,6 +5,13 @@
  * bearer token. The MCP server itself is not the page's: the extension's root offers it here
  * (offerMcpRoute) and it is loaded on the first request that passes the checks, so a page no MCP
  * client uses never loads the MCP SDK.
+ *
+ * `/mcp` has a quota of its own: at most MAX_MCP_REQUESTS requests open at once (waiting calls and
+ * their streams), so that of the page's MAX_CONNECTIONS the rest always stay for the human's own ways
+ * in (the page, its streams, request links, one-tap URLs); past it a request is refused with a 429 and
+ * a JSON-RPC error naming the limit. Within it each client has a share (mcp/shares.ts). A client that
+ * does not read its stream costs at most MCP_STREAM_BUFFER_BYTES unsent: past them its notifications
+ * are dropped, and a stream still growing past MCP_STREAM_END_BYTES is ended.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Readable } from "node:stream";
@@ -14,6 +21,12 @@ import { matchesDigest } from "./tokens.ts";
 
 /** The path of the MCP endpoint. */
 const MCP_PATH = "/mcp";
+/** `/mcp` requests open at once, every client together; more are refused (429). MAX_CONNECTIONS less this many stay for the human. @default 32 */
+export const MAX_MCP_REQUESTS = 32;
+/** Unsent bytes of one `/mcp` response past which its notifications (progress, keep-alives) are dropped. @default 65536 (64 KiB) */
+export const MCP_STREAM_BUFFER_BYTES = 64 * 1024;
+/** Unsent bytes of one `/mcp` response past which it is ended, whatever it was to say. @default 262144 (256 KiB) */
+export const MCP_STREAM_END_BYTES = 4 * MCP_STREAM_BUFFER_BYTES;
 
 /** Who connects, as the checks found it: the address the request came from. */
 interface McpCaller {
@@ -47,6 +60,33 @@ export interface McpRouteContext {
 	pageDigest: Buffer;
 	/** The page's own listener origin: a Host that is not it came through the proxy. */
 	origin: string;
+	/** The page's `/mcp` requests open now, and how many may be. */
+	mcpLoad: McpLoad;
+}
+
+/** The `/mcp` quota of one page. */
+export interface McpLoad {
+	/** The responses open now. */
+	open: Set<ServerResponse>;
+	max: number;
+	/** Unsent bytes past which notifications are dropped, and past which a response is ended. */
+	bufferBytes: number;
+	endBytes: number;
+}
+
+/** A fresh quota. */
+export const mcpLoad = (max = MAX_MCP_REQUESTS, bufferBytes = MCP_STREAM_BUFFER_BYTES): McpLoad => ({
+	open: new Set(),
+	max,
+	bufferBytes,
+	endBytes: 4 * bufferBytes,
+});
+
+/** A refusal as a JSON-RPC error, which an MCP client shows as what went wrong. */
+function refuseRpc(res: ServerResponse, status: number, message: string, extra: Record<string, string> = {}): void {
+	const body = JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null });
+	res.writeHead(status, { ...SECURITY_HEADERS, "content-type": "application/json", "content-length": String(Buffer.byteLength(body)), ...extra });
+	res.end(body);
 }
 
 /** The bearer token of an Authorization header, or undefined. */
@@ -85,8 +125,56 @@ function webRequest(req: IncomingMessage, res: ServerResponse, origin: string): 
 	return new Request(`${origin}${req.url ?? MCP_PATH}`, { method, headers, signal: abort.signal, ...(body ? { body, duplex: "half" } : {}) } as RequestInit);
 }
 
-/** Writes a web Response to the node response, streaming its body (SSE included). */
-async function sendResponse(response: Response, req: IncomingMessage, res: ServerResponse): Promise<void> {
+/** Whether an SSE event can be left out for a client that is behind: a comment (keep-alive), or a notification (no id). */
+function droppable(event: string): boolean {
+	const data = event
+		.split("\n")
+		.filter((line) => line.startsWith("data:"))
+		.map((line) => line.slice(5).trimStart())
+		.join("\n");
+	if (data === "") return event.split("\n").every((line) => line === "" || line.startsWith(":"));
+	try {
+		const message = JSON.parse(data) as Record<string, unknown>;
+		return typeof message === "object" && message !== null && "method" in message && !("id" in message);
+	} catch {
+		return false;
+	}
+}
+
+/**
+ * Copies an SSE body event by event, read as fast as it comes so nothing waits unsent in the MCP
+ * server: while the client has more than `bufferBytes` unread, droppable events are left out; past
+ * `endBytes` the response is ended.
+ */
+async function copyEvents(body: ReadableStream<Uint8Array>, res: ServerResponse, load: McpLoad): Promise<void> {
+	const reader = body.getReader();
+	res.once("close", () => void reader.cancel().catch(() => {}));
+	const decoder = new TextDecoder();
+	let pending = "";
+	for (;;) {
+		const { done, value } = await reader.read();
+		if (res.destroyed) return;
+		pending += decoder.decode(value, { stream: !done });
+		const events = pending.split("\n\n");
+		pending = done ? "" : events.pop()!;
+		for (const event of events) {
+			if (event === "") continue;
+			if (res.writableLength > load.endBytes) return void res.destroy();
+			if (res.writableLength > load.bufferBytes && droppable(event)) continue;
+			res.write(`${event}\n\n`);
+		}
+		if (done) return void res.end(pending);
+		// An event that never ends is not an event: it is sent on as it comes, within the same bounds.
+		if (pending.length > load.bufferBytes) {
+			if (res.writableLength > load.endBytes) return void res.destroy();
+			res.write(pending);
+			pending = "";
+		}
+	}
+}
+
+/** Writes a web Response to the node response, streaming its body (SSE included), its unsent bytes bounded. */
+export async function sendResponse(response: Response, req: IncomingMessage, res: ServerResponse, load: McpLoad): Promise<void> {
 	const headers: Record<string, string> = { ...SECURITY_HEADERS };
 	response.headers.forEach((value, name) => {
 		headers[name] = value;
@@ -98,6 +186,7 @@ async function sendResponse(response: Response, req: IncomingMessage, res: Serve
 	}
 	res.writeHead(response.status, headers);
 	if (!response.body) return void res.end();
+	if ((response.headers.get("content-type") ?? "").startsWith("text/event-stream")) return copyEvents(response.body, res, load).catch(() => void res.destroy());
 	const body = Readable.fromWeb(response.body as import("node:stream/web").ReadableStream<Uint8Array>);
 	body.on("error", () => res.destroy());
 	res.once("close", () => body.destroy());
@@ -118,6 +207,18 @@ export function mcpRoute(ctx: McpRouteContext, req: IncomingMessage, res: Server
 		refuse(res, { status: 404, reason: "no MCP server is offered in this process" });
 		return true;
 	}
+	const load = ctx.mcpLoad;
+	if (load.open.size >= load.max) {
+		refuseRpc(
+			res,
+			429,
+			`Too Many Requests: /mcp has ${load.max} requests open, its limit for every client together (the rest of the page's connections stay for the human); try again when a call ends`,
+			{ "retry-after": "5" },
+		);
+		return true;
+	}
+	load.open.add(res);
+	res.once("close", () => load.open.delete(res));
 	const own = new URL(ctx.origin);
 	const host = req.headers.host?.toLowerCase();
 	const caller: McpCaller = { address: req.socket.remoteAddress ?? "unknown", proxied: host !== own.host && host !== `localhost:${own.port}` };
@@ -127,7 +228,7 @@ export function mcpRoute(ctx: McpRouteContext, req: IncomingMessage, res: Server
 	});
 	void slot.loaded
 		.then((fetch) => fetch(webRequest(req, res, ctx.origin), caller))
-		.then((response) => sendResponse(response, req, res))
+		.then((response) => sendResponse(response, req, res, load))
 		.catch(() => refuse(res, { status: 400, reason: "the MCP server could not serve the request" }));
 	return true;
 }
