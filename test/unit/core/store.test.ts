@@ -175,3 +175,17 @@ describe("crash safety", () => {
 		store.close();
 	});
 });
+
+describe("secrets of the store", () => {
+	it("secretFor is the same for a purpose and id in every opening of the store, differs by either, and by store", () => {
+		const file = join(dir, "k.sqlite");
+		const store = opened(file);
+		const tap = store.secretFor("one-tap", "h1");
+		expect(tap).toMatch(/^[A-Za-z0-9_-]{43}$/);
+		expect(store.secretFor("one-tap", "h2")).not.toBe(tap);
+		expect(store.secretFor("mail", "h1")).not.toBe(tap);
+		store.close();
+		expect(opened(file).secretFor("one-tap", "h1")).toBe(tap);
+		expect(opened(join(dir, "other.sqlite")).secretFor("one-tap", "h1")).not.toBe(tap);
+	});
+});

@@ -7,6 +7,7 @@
  * Every write is one statement or one transaction: a process killed mid-write leaves the last
  * committed state (WAL, synchronous=NORMAL).
  */
+import { createHmac, randomBytes } from "node:crypto";
 import type { Answer } from "../../model/answer.ts";
 import type { EndReason, Status } from "../../model/result.ts";
 
@@ -29,6 +30,8 @@ type SqliteValue = string | number | bigint | null | Uint8Array;
 export const STORE_APPLICATION_ID = 0x43504253;
 /** The schema's version (`PRAGMA user_version`); a newer one is refused rather than misread. */
 export const STORE_SCHEMA_VERSION = 1;
+/** The `meta` key of the store's seed for secretFor. */
+const SEED_KEY = "store.seed";
 /** Ends kept for later waits and `/checkpoints` at most; the oldest go first. @default 256 */
 export const MAX_KEPT_ENDS = 256;
 
@@ -219,6 +222,17 @@ export class RequestStore {
 			}
 		}
 		return ends;
+	}
+
+	/**
+	 * A secret of this store for `purpose` and request `id`: the same in every process that opens the
+	 * store, so a link or token made from it before a restart works after it (one-tap URLs, a mail's
+	 * token), and unguessable without the store's seed (32 random bytes written once in `meta`).
+	 */
+	secretFor(purpose: string, id: string): string {
+		this.#db.prepare("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING").run(SEED_KEY, randomBytes(32).toString("base64url"));
+		const seed = this.meta.get(SEED_KEY)!;
+		return createHmac("sha256", seed).update(`${purpose}\n${id}`).digest("base64url");
 	}
 
 	close(): void {
