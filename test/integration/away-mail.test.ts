@@ -1,9 +1,11 @@
 /**
  * Questions by mail on Debian's postfix (SMTP) and dovecot (IMAP), started on loopback by the test
  * with its own users and mailboxes, with a real `pi --mode rpc` host and a real asker: asked by
- * mail, answered by a reply in each form, withdrawn when answered in the host's own dialog, and the
- * attacks: a forged sender, a missing or reused token, an answer that fits no option, an HTML-only
- * or a huge mail, a flood of replies; then the SMTP server gone: one warning, the request goes on.
+ * mail, answered by a reply in each form (`1` the option the RPC dialog lists first), withdrawn
+ * when answered in the host's own dialog, and the attacks: a forged sender, a flood of mails
+ * without a token (no mail back, the budget untouched), a reused token, an answer that fits no
+ * option, an HTML-only reply hiding text, a huge or unreadable mail, a flood of replies; then the
+ * SMTP server gone: one warning, the request goes on.
  */
 import { ImapFlow } from "imapflow";
 import { type ParsedMail, simpleParser } from "mailparser";
@@ -18,6 +20,8 @@ import { isNotify, NOT_ON_OLDEST_PI, onDevPiOnly, PiRpcFixture } from "./harness
 class Mailbox {
 	readonly #client: ImapFlow;
 	#lastUid = 0;
+	/** Every mail read so far. */
+	readonly all: ParsedMail[] = [];
 	constructor(servers: MailServers, user: MailUser) {
 		this.#client = new ImapFlow({ host: "127.0.0.1", port: servers.imapPort, secure: false, auth: { user: user.address, pass: user.password }, logger: false });
 		this.#client.on("error", () => {});
@@ -35,6 +39,7 @@ class Mailbox {
 		if (status === false || (status.uidNext ?? 1) - 1 <= this.#lastUid) return mails;
 		for await (const m of this.#client.fetch(`${this.#lastUid + 1}:*`, { uid: true, source: true }, { uid: true }))
 			if (m.uid > this.#lastUid && m.source) mails.push(await simpleParser(m.source)), (this.#lastUid = Math.max(this.#lastUid, m.uid));
+		this.all.push(...mails);
 		return mails;
 	}
 	/** The next mail whose subject matches, within 20 s. */
@@ -98,20 +103,25 @@ describe.skipIf(!HAS_MAIL_SERVERS)("questions by mail: postfix and dovecot on lo
 			...over,
 		});
 
-	it("asked by mail with numbered options and one-tap links; each answer form of a reply answers; a reply to an ended request is told how it ended", async () => {
+	it("asked by mail with numbered options and one-tap links; `1` is the option the RPC dialog lists first; each answer form of a reply answers; a reply to an ended request is told how it ended", async () => {
 		const pi = run.pi!;
 		// An option's number, with a signature and the quote below.
+		const from = pi.mark();
 		const planner = await awayAsk(pi, "planner", [{ question: "Which database?", options: ["Postgres", "SQLite"], recommended: "SQLite" }]);
+		const dialog = await pi.waitForDialog({ from, timeoutMs: 30_000 });
 		const asked = await inbox.next(/planner asks: Which database\?/);
-		expect(asked.text).toContain("   1) Postgres\n   2) SQLite (recommended)\n   or write your own answer");
+		expect(asked.text).toMatch(/^planner asks:\n\nWhich database\?\n/);
+		expect(asked.text).toContain("   1) SQLite (recommended)\n   2) Postgres\n   or write your own answer\n\nTo answer, reply to this mail with");
 		expect(asked.text).toMatch(
-			/Answer in one tap \(each link opens a page with one button to press\):\n {3}SQLite: https:\/\/box\.example\.test\/a\/[A-Za-z0-9_-]{43}\n/,
+			/Or answer in one tap \(each link opens a page with one button to press\):\n {3}SQLite: https:\/\/box\.example\.test\/a\/[A-Za-z0-9_-]{43}\n/,
 		);
-		expect(asked.text).toMatch(/Or open the request: https:\/\/box\.example\.test\/r\/[A-Za-z0-9_-]{43}\/\?via=notify\n/);
+		expect(asked.text).toMatch(/Or open the request: https:\/\/box\.example\.test\/r\/[A-Za-z0-9_-]{43}\/\?via=notify/);
 		expect(replyToOf(asked)).toMatch(/^bridge\+[0-9a-f]{32}@example\.test$/);
 		expect(asked.headers.get("auto-submitted")).toBe("auto-generated");
-		await reply(asked, "2\n\n-- \nSent from the beach\n1");
-		expect((await planner.result).answers).toEqual([{ question: "Which database?", answer: "SQLite", kind: "option", source: "outside" }]);
+		await reply(asked, "1\n\n-- \nSent from the beach\n2");
+		const firstInDialog = String((dialog.options as string[])[0]).replace(" (recommended)", "");
+		expect(firstInDialog).toBe("SQLite");
+		expect((await planner.result).answers).toEqual([{ question: "Which database?", answer: firstInDialog, kind: "option", source: "outside" }]);
 		expect((await inbox.next(/^Re: .*planner asks: Which database/)).text).toContain("has ended: answered by your reply.");
 		// The same token again: it ended, and the reply says how.
 		await reply(asked, "1");
@@ -142,6 +152,17 @@ describe.skipIf(!HAS_MAIL_SERVERS)("questions by mail: postfix and dovecot on lo
 			html: "<div>no</div><blockquote>htmler asks: Proceed?</blockquote>",
 		});
 		expect((await html.result).answers[0]).toMatchObject({ answer: "no", kind: "confirm" });
+		// An HTML-only reply showing "2" with a hidden "1": what it shows is applied. A label longer than the subject's room keeps its pid whole.
+		const hidden = await awayAsk(pi, "hidden-html-reader in my-project (pid 7334)", [{ question: "Which one?", options: ["Postgres", "SQLite"] }]);
+		const hiddenMail = await inbox.next(/hidden-html-reader/);
+		expect(hiddenMail.subject).toBe("[checkpoint-bridge] hidden-html-reader in my-project (pid 7334) asks: Which one?");
+		await smtp.sendMail({
+			from: human.address,
+			to: replyToOf(hiddenMail),
+			subject: "Re: which",
+			html: '<html><head><title>1</title></head><body><div style="display: none">1</div><div>2</div><blockquote>1) Postgres</blockquote></body></html>',
+		});
+		expect((await hidden.result).answers[0]).toMatchObject({ answer: "SQLite", kind: "option" });
 	});
 
 	it("answered in the host's own dialog: the mail says where; attacks change nothing and are told why, never a stranger", async () => {
@@ -151,19 +172,29 @@ describe.skipIf(!HAS_MAIL_SERVERS)("questions by mail: postfix and dovecot on lo
 		const mail = await inbox.next(/guarded asks: Which region\?/);
 		// A forged sender with the right token: nothing applied, and nothing mailed to anyone.
 		await smtp.sendMail({ from: stranger.address, to: replyToOf(mail), subject: "Re: x", text: "eu" });
-		// No token at all: refused by mail.
-		await smtp.sendMail({ from: human.address, to: "bridge@example.test", subject: "eu please", text: "eu" });
-		expect((await inbox.next(/^Not applied: no request token/)).text).toContain("it carries no request token");
+		// A flood of mails "from" the human without a token, or with one nobody was given: one warning at the host, no mail back, no budget spent.
+		for (let i = 0; i < 31; i++)
+			await smtp.sendMail({
+				from: human.address,
+				to: i % 2 ? `bridge+${"0".repeat(32)}@example.test` : "bridge@example.test",
+				subject: "eu please",
+				text: "eu",
+			});
+		await pi.waitFor((f) => isNotify(f) && String(f.message).includes("a mail with an unknown request token was ignored"), { from, timeoutMs: 30_000 });
+		expect(pi.frames.slice(from).filter((f) => isNotify(f) && String(f.message).includes("without a request token was ignored"))).toHaveLength(1);
 		// An answer that fits no option: the reply lists them.
 		await reply(mail, "7");
 		expect((await inbox.next(/^Re: .*guarded asks/)).text).toContain("Your reply was not applied: there is no option 7: 1. eu, 2. us.");
-		// A huge mail is not read.
+		// A huge mail is not read; one mailparser will not read is refused as unreadable.
 		await reply(mail, `eu\n${"x".repeat(300_000)}`);
 		expect((await inbox.next(/^Re: .*guarded asks/)).text).toContain("larger than 256 KiB and was not read");
+		await reply(mail, "eu", { text: undefined, attachments: Array.from({ length: 1_100 }, (_, i) => ({ filename: `${i}.txt`, content: "x" })) });
+		expect((await inbox.next(/^Re: .*guarded asks/)).text).toContain("the mail could not be read (Max allowed child nodes exceeded)");
 		// A flood: past three refusals for one request, replies go unanswered.
 		for (let i = 0; i < 6; i++) await reply(mail, "nope");
 		const flood = await inbox.arrived(3_000);
-		expect(flood.length).toBeLessThanOrEqual(1);
+		expect(flood.length).toBe(0);
+		expect(inbox.all.filter((m) => /^Not applied/.test(m.subject ?? "")).map((m) => m.subject)).toEqual([]);
 		// Still open: answered in the host's own dialog, and the mail says so.
 		const dialog = await pi.waitForDialog({ from, timeoutMs: 30_000 });
 		expect(dialog.title).toContain("Which region?");
@@ -183,7 +214,7 @@ describe.skipIf(!HAS_MAIL_SERVERS)("questions by mail: postfix and dovecot on lo
 			{ secure: false, host: "127.0.0.1", port: servers.imapPort, user: human.address, pass: "not-the-password" },
 			async () => {},
 			(message) => warnings.push(message),
-			200,
+			{ firstRetryMs: 200 },
 		);
 		await new Promise((resolve) => setTimeout(resolve, 3_500));
 		await refused.close();

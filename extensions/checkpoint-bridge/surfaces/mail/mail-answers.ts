@@ -3,8 +3,10 @@
  * `not_found`, keep their snake case there): a relayed request still unanswered after
  * the delay is mailed to the human's address with a reply token of its own (in the Reply-To plus
  * address and in the Message-ID a reply's thread headers carry); a reply from that address with
- * that token answers it through the outside-answer API. Everything else gets a short mail saying
- * why (never to a stranger), or nothing, and changes nothing.
+ * that token answers it through the outside-answer API. A reply to a request that fits nothing gets
+ * a short mail saying why; a mail without a token of ours gets none (whoever can mail the bridge
+ * could otherwise spend the mail budget), only a warning at the host. Every mail is within the
+ * budget (budget.ts).
  */
 import { randomBytes } from "node:crypto";
 import type { QueuedEvent, SettledEvent } from "../../core/shared/observers.ts";
@@ -12,6 +14,7 @@ import type { OutsideAnswerReply, OutsideAnswerValue } from "../../core/shared/o
 import type { ObserverHandle } from "../../core/shared/shared-handle.ts";
 import type { AwayActions } from "../web/away/one-tap.ts";
 import { outcomeText } from "../web/live/board.ts";
+import { MailBudget } from "./budget.ts";
 import { endedBody, type MailedRequest, refusalBody, requestBody, subjectOf } from "./compose.ts";
 import type { MailConfig } from "./config.ts";
 import { answersFromReply } from "./reply.ts";
@@ -36,8 +39,10 @@ export interface IncomingMail {
 	recipients: string[];
 	/** Message ids of In-Reply-To and References. */
 	thread: string[];
-	/** Its text (mailparser's, made from the HTML when it has no text part); undefined when too large to read. */
+	/** What the reply says: its text part, or the visible text of its HTML; undefined when it was not read. */
 	text: string | undefined;
+	/** Why its text was not read (too large, unreadable, ambiguous); set when `text` is undefined. */
+	unread?: string;
 	/** Auto-Submitted other than "no", or Precedence bulk/junk/list: a robot's mail, never answered. */
 	automatic: boolean;
 }
@@ -51,6 +56,8 @@ const MAX_ENDED = 1_000;
 
 interface Tracked {
 	request: MailedRequest;
+	/** Whose share of the budget its mail takes. */
+	asker: string;
 	token: string;
 	timer?: ReturnType<typeof setTimeout>;
 	mailed: boolean;
@@ -66,6 +73,8 @@ export interface MailAnswersOptions {
 	actionsFor?: (requestId: string) => Promise<AwayActions | undefined>;
 	/** Where warnings go (once each). */
 	notice: (message: string, type: "info" | "warning") => void;
+	/** The mail budget. @default a MailBudget of MAIL_BUDGET */
+	budget?: MailBudget;
 }
 
 const newToken = () => randomBytes(16).toString("hex");
@@ -75,8 +84,9 @@ export class MailAnswers {
 	readonly #options: MailAnswersOptions;
 	readonly #requests = new Map<string, Tracked>();
 	readonly #tokens = new Map<string, string>();
-	readonly #ended = new Map<string, { request: MailedRequest; how: string }>();
+	readonly #ended = new Map<string, { request: MailedRequest; how: string; told: number }>();
 	readonly #warned = new Set<string>();
+	readonly #budget: MailBudget;
 	readonly #local: string;
 	readonly #domain: string;
 	/** The request a mail's answer is being given to right now: its settled event comes before the host's reply. */
@@ -87,6 +97,7 @@ export class MailAnswers {
 
 	constructor(options: MailAnswersOptions) {
 		this.#options = options;
+		this.#budget = options.budget ?? new MailBudget();
 		[this.#local, this.#domain] = options.config.from.split("@") as [string, string];
 		options.handle.bus.on("observe:queued", this.#onQueued);
 		options.handle.bus.on("observe:settled", this.#onSettled);
@@ -115,6 +126,11 @@ export class MailAnswers {
 		}
 	}
 
+	/** Warns once per budget window: what strangers can cause is said, but not once per mail. */
+	#warnPerWindow(key: string, message: string): void {
+		this.#warnOnce(`${key}:${Math.floor(Date.now() / this.#budget.figures.windowMs)}`, message);
+	}
+
 	#queued(event: QueuedEvent): void {
 		if (this.#closed || this.#requests.has(event.requestId)) return;
 		// The host's own questions are at its keyboard; relayed ones are what waits for a human away.
@@ -122,6 +138,7 @@ export class MailAnswers {
 		const token = newToken();
 		const tracked: Tracked = {
 			request: { requestId: event.requestId, asker: event.asker.label, questions: event.questions },
+			asker: event.asker.sessionId,
 			token,
 			mailed: false,
 			refusals: 0,
@@ -138,8 +155,19 @@ export class MailAnswers {
 		return snapshot !== undefined && [...snapshot.open, ...(snapshot.late ?? [])].some((o) => o.requestId === requestId);
 	}
 
+	#stillOpen = (tracked: Tracked) => !this.#closed && this.#requests.has(tracked.request.requestId) && this.#isOpen(tracked.request.requestId);
+
 	async #mailRequest(tracked: Tracked): Promise<void> {
-		if (this.#closed || !this.#requests.has(tracked.request.requestId) || !this.#isOpen(tracked.request.requestId)) return;
+		if (!this.#stillOpen(tracked)) return;
+		if (!(await this.#budget.hasRoom(tracked.asker))) {
+			const { mails, perAsker, windowMs } = this.#budget.figures;
+			this.#warnOnce(
+				`budget:${tracked.asker}`,
+				`the mail budget (${mails} mails in ${windowMs / 60_000} minutes, ${perAsker} for one asker's requests) is spent for now; ${tracked.request.asker}'s request is mailed as soon as it allows`,
+			);
+		}
+		await this.#budget.forRequest(tracked.asker);
+		if (!this.#stillOpen(tracked)) return void this.#budget.giveBack(tracked.asker);
 		tracked.mailed = true;
 		const actions = await this.#options.actionsFor?.(tracked.request.requestId).catch(() => undefined);
 		await this.#send(tracked.token, subjectOf(tracked.request), requestBody(tracked.request, actions), { messageId: this.#messageId(tracked.token) });
@@ -172,7 +200,7 @@ export class MailAnswers {
 		this.#requests.delete(event.requestId);
 		this.#tokens.delete(tracked.token);
 		const how = this.#answering === event.requestId ? "answered by your reply" : outcomeText(event.outcome.status, event.outcome.answers, event.outcome.end);
-		this.#ended.set(tracked.token, { request: tracked.request, how });
+		this.#ended.set(tracked.token, { request: tracked.request, how, told: 0 });
 		if (this.#ended.size > MAX_ENDED) this.#ended.delete(this.#ended.keys().next().value!);
 		// A request never mailed ends without a mail.
 		if (tracked.mailed)
@@ -203,15 +231,27 @@ export class MailAnswers {
 			return;
 		}
 		const token = this.#tokenOf(mail);
-		const reply = (subject: string, body: string, about = token) => this.#send(about ?? newToken(), subject, body, {});
-		if (!token) return reply("Not applied: no request token", refusalBody(undefined, "it carries no request token; reply to the request's own mail"));
+		if (!token)
+			return this.#warnPerWindow(
+				"no-token",
+				`a mail from ${this.#options.config.to} without a request token was ignored: answers by mail are replies to a request's own mail`,
+			);
+		// Only a mail that knows a token of ours costs a mail: a token is in no mail but the human's.
+		const reply = async (subject: string, body: string) => {
+			if (await this.#budget.forReply()) return this.#send(token, subject, body, {});
+			this.#warnPerWindow("reply-budget", "the mail budget is spent for now: a reply to a mail was not answered by mail");
+		};
+		const toldEnded = () => {
+			const ended = this.#ended.get(token);
+			// As often as a refusal: a mail program answering in a loop gets no mail loop back.
+			if (ended && ++ended.told <= REFUSALS_PER_REQUEST) return reply(`Re: ${subjectOf(ended.request)}`, endedBody(ended.request, ended.how));
+		};
 		const requestId = this.#tokens.get(token);
 		if (requestId === undefined) {
-			const ended = this.#ended.get(token);
-			if (ended) return reply(`Re: ${subjectOf(ended.request)}`, endedBody(ended.request, ended.how));
-			return reply(
-				"Not applied: unknown request",
-				refusalBody(undefined, "its request token is unknown (a request of an earlier session, or a token mistyped)"),
+			if (this.#ended.has(token)) return toldEnded();
+			return this.#warnPerWindow(
+				"unknown-token",
+				"a mail with an unknown request token was ignored (a request of an earlier session, a token mistyped, or a forgery)",
 			);
 		}
 		const tracked = this.#requests.get(requestId)!;
@@ -220,17 +260,14 @@ export class MailAnswers {
 				return this.#warnOnce(`flood:${requestId}`, `replies to ${tracked.request.asker}'s question keep failing; later ones are dropped unanswered`);
 			return reply(`Re: ${subjectOf(tracked.request)}`, refusalBody(tracked.request, reason));
 		};
-		if (mail.text === undefined) return refuse(`the mail is larger than ${MAX_MAIL_BYTES / 1024} KiB and was not read`);
+		if (mail.text === undefined) return refuse(mail.unread ?? `the mail is larger than ${MAX_MAIL_BYTES / 1024} KiB and was not read`);
 		const parsed = answersFromReply(tracked.request.questions, mail.text);
 		if (!parsed.ok) return refuse(parsed.reason);
 		const outcome = this.#answer(requestId, parsed.answers);
 		if (outcome === "no-host") return refuse("no session holds the host role right now; nothing was applied, reply again in a moment");
 		if (outcome.ok) return;
 		// Ended meanwhile: its settled event has moved the token to the ended.
-		if (outcome.code === "not_found") {
-			const ended = this.#ended.get(token);
-			return ended ? reply(`Re: ${subjectOf(ended.request)}`, endedBody(ended.request, ended.how)) : undefined;
-		}
+		if (outcome.code === "not_found") return toldEnded();
 		return refuse(outcome.reason);
 	}
 

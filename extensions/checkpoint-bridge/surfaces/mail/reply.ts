@@ -4,36 +4,41 @@
  * several questions, one line per question in order). The result goes through the core's one
  * answer check like any outside answer; this only says what the human meant, or why it fits nothing.
  */
+import EmailReplyParser from "email-reply-parser";
 import type { OutsideAnswerValue } from "../../core/shared/outside-answers.ts";
 import type { Checked } from "../../model/check.ts";
-import type { Question } from "../../model/question.ts";
+import { type Question, shownLabels } from "../../model/question.ts";
 
-/** Lines after which a reply is quote, signature or forwarded text. */
-const CUT = [
-	/^-- ?$/, // signature separator
-	/^_{5,}\s*$/,
-	/^-{3,}\s*(original message|forwarded message)/i,
-	/^(on|am|le|el)\s.+(wrote|schrieb|a écrit|escribió)\s*:\s*$/i,
-	/^from:\s.+$/i,
-	/^sent from my /i,
-];
+/** Characters of a reply read for its answer, which is at its top: the reply parser's patterns take time growing faster than the text. @default 8000 */
+const REPLY_READ_CHARS = 8_000;
+/** Outlook's quote header: a quote without `>` lines, which the reply parser takes for the reply's own text. */
+const OUTLOOK_QUOTE = /^-{2,}\s*(original message|forwarded message)/i;
 
-/** The part of a reply that is the human's: above the first quote header or signature, without `>` lines. */
+/**
+ * The part of a reply that is the human's: email-reply-parser (maintained, knows the quote headers and
+ * signatures of the common mail programs in several languages) drops the quote and the signature.
+ * What it is given is bounded first: long runs of blanks and of empty lines are shortened.
+ */
 export function ownText(text: string): string {
-	const own: string[] = [];
-	for (const line of text.replace(/\r\n?/g, "\n").split("\n")) {
-		const trimmed = line.trim();
-		if (CUT.some((cut) => cut.test(trimmed))) break;
-		if (trimmed.startsWith(">")) continue;
-		own.push(line.trimEnd());
+	const lines: string[] = [];
+	for (const line of text.slice(0, REPLY_READ_CHARS * 4).split(/\r\n?|\n/)) {
+		if (OUTLOOK_QUOTE.test(line.trim())) break;
+		const short = line.trimEnd().replace(/[ \t\u00a0]{8,}/g, "        ");
+		if (short || lines.at(-1)) lines.push(short);
 	}
-	return own.join("\n").trim();
+	const read = new EmailReplyParser().read(lines.join("\n").slice(0, REPLY_READ_CHARS));
+	return read
+		.getVisibleText()
+		.split("\n")
+		.map((line) => line.trimEnd())
+		.join("\n")
+		.trim();
 }
 
-/** The options of a question as the mail numbers them: a confirm's are Yes and No. */
+/** The options of a question as the mail numbers them, in the order every surface shows them (the recommended one first); a confirm's are Yes and No. */
 export function numberedOptions(q: Question): string[] {
 	if (q.kind === "confirm") return ["Yes", "No"];
-	return (q.options ?? []).map((o) => o.label);
+	return shownLabels(q);
 }
 
 /** How the mail lists a question's options, for a reply that fits none. */

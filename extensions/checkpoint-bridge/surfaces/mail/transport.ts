@@ -1,26 +1,35 @@
 /**
  * The mail servers, through well-kept libraries: nodemailer submits over SMTP, imapflow reads the
- * inbox and waits in IMAP IDLE for what arrives, mailparser reads each mail. A password never
- * travels in clear to another machine: off loopback, STARTTLS is required.
+ * inbox and waits in IMAP IDLE for what arrives, mailparser reads each mail, p-retry spaces the
+ * tries after the IMAP server failed. A password never travels in clear to another machine: off
+ * loopback, STARTTLS is required. An IMAP server is not trusted to be well-behaved: what it may send
+ * in one line, literal or response is bounded near the mail size limit, and every command has a
+ * time limit, so a hostile or broken server costs a warning, not memory or a silent stall.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import { ImapFlow } from "imapflow";
 import { simpleParser } from "mailparser";
 import nodemailer from "nodemailer";
+import pRetry from "p-retry";
+import { firstWithin } from "../../core/shared/wait.ts";
 import { isLoopback, type MailServer } from "./config.ts";
+import { visibleText } from "./html-text.ts";
 import { type IncomingMail, MAX_MAIL_BYTES, type OutgoingMail } from "./mail-answers.ts";
 
-/** Mails sent at most per window: a flood of replies cannot make checkpoint-bridge flood the mailbox. @default 30 */
-const SEND_BUDGET = 30;
-/** @default 600000 (10 min) */
-const SEND_WINDOW_MS = 600_000;
-/** How long a server may take to connect, greet or answer. @default 15000 */
+/** How long a server may take to connect, greet or answer one command. @default 15000 */
 const SERVER_TIMEOUT_MS = 15_000;
 /** First wait before reading mail again after the IMAP server failed; doubled up to RECONNECT_MAX_MS. @default 5000 */
 const RECONNECT_FIRST_MS = 5_000;
 /** @default 300000 (5 min) */
 const RECONNECT_MAX_MS = 300_000;
+/**
+ * What one IMAP server may send at most, in bytes: a line (a response without a literal), a
+ * literal (the largest is a whole mail, read only up to MAX_MAIL_BYTES) and a whole response (a
+ * literal and its framing); and the parts of one response. imapflow's own defaults are 1 GiB.
+ */
+export const IMAP_BOUNDS = { line: MAX_MAIL_BYTES, literal: MAX_MAIL_BYTES, response: 2 * MAX_MAIL_BYTES, tokens: 20_000 } as const;
 
-/** A sender over SMTP submission, within SEND_BUDGET mails per window. */
+/** A sender over SMTP submission; how many mails it is given is the budget's business (budget.ts). */
 export function smtpSender(server: MailServer): (mail: OutgoingMail) => Promise<void> {
 	const transport = nodemailer.createTransport({
 		host: server.host,
@@ -32,14 +41,7 @@ export function smtpSender(server: MailServer): (mail: OutgoingMail) => Promise<
 		greetingTimeout: SERVER_TIMEOUT_MS,
 		socketTimeout: SERVER_TIMEOUT_MS,
 	});
-	const sent: number[] = [];
-	return async (mail) => {
-		const now = Date.now();
-		while (sent.length && sent[0]! <= now - SEND_WINDOW_MS) sent.shift();
-		if (sent.length >= SEND_BUDGET) throw new Error(`more than ${SEND_BUDGET} mails in ${SEND_WINDOW_MS / 60_000} minutes; holding back`);
-		sent.push(now);
-		await transport.sendMail(mail);
-	};
+	return async (mail) => void (await transport.sendMail(mail));
 }
 
 const addresses = (value: unknown): string[] => {
@@ -48,9 +50,16 @@ const addresses = (value: unknown): string[] => {
 };
 const headerText = (value: unknown): string[] => (Array.isArray(value) ? value.map(String) : value ? String(value).split(/\s+/) : []);
 
+/** What a reply says, as a mail program shows it: its text part when it has one, else its HTML's visible text (or why that is unclear). */
+function shownText(parsed: { text?: string | undefined; html?: string | false | undefined }): Pick<IncomingMail, "text" | "unread"> {
+	if (parsed.text?.trim() || !parsed.html) return { text: parsed.text ?? "" };
+	const seen = visibleText(parsed.html);
+	return seen.ok ? { text: seen.text } : { text: undefined, unread: seen.reason };
+}
+
 /** mailparser's reading of one mail, as MailAnswers takes it. */
-async function readMail(source: Buffer): Promise<IncomingMail> {
-	const parsed = await simpleParser(source, { skipImageLinks: true, skipTextToHtml: true });
+export async function readMail(source: Buffer): Promise<IncomingMail> {
+	const parsed = await simpleParser(source, { skipImageLinks: true, skipTextToHtml: true, skipHtmlToText: true });
 	const header = (name: string) => parsed.headers.get(name);
 	const auto = String(header("auto-submitted") ?? "no").toLowerCase();
 	const precedence = String(header("precedence") ?? "").toLowerCase();
@@ -61,52 +70,73 @@ async function readMail(source: Buffer): Promise<IncomingMail> {
 		from: addresses(parsed.from)[0] ?? "",
 		recipients: [...addresses(parsed.to), ...addresses(parsed.cc), ...delivered.map((a) => a.replace(/^<|>$/g, "").toLowerCase())],
 		thread: [...headerText(parsed.inReplyTo), ...headerText(parsed.references)],
-		text: parsed.text ?? "",
+		...shownText(parsed),
 		automatic: !auto.startsWith("no") || ["bulk", "junk", "list"].includes(precedence),
 	};
 }
 
-/** What MailAnswers is told of a mail too large to read: its sender and addresses from the envelope only. */
-function envelopeOnly(envelope: { from?: { address?: string }[]; to?: { address?: string }[]; inReplyTo?: string } | undefined): IncomingMail {
+type Envelope = { from?: { address?: string }[]; to?: { address?: string }[]; inReplyTo?: string } | undefined;
+
+/** What MailAnswers is told of a mail it cannot read (why in `unread`): its sender and addresses from the envelope only. */
+function envelopeOnly(envelope: Envelope, unread: string): IncomingMail {
 	return {
 		from: envelope?.from?.[0]?.address?.toLowerCase() ?? "",
 		recipients: (envelope?.to ?? []).map((a) => a.address?.toLowerCase() ?? ""),
 		thread: envelope?.inReplyTo ? [envelope.inReplyTo] : [],
 		text: undefined,
+		unread,
 		automatic: false,
 	};
 }
 
+/** A mail as MailAnswers takes it: read whole when within MAX_MAIL_BYTES and mailparser reads it, else from its envelope with why not. */
+async function incoming(envelope: Envelope, source: Buffer | undefined): Promise<IncomingMail> {
+	if (!source) return envelopeOnly(envelope, `the mail is larger than ${MAX_MAIL_BYTES / 1024} KiB and was not read`);
+	return readMail(source).catch((error: unknown) =>
+		envelopeOnly(envelope, `the mail could not be read (${(error instanceof Error ? error.message : String(error)).slice(0, 120)})`),
+	);
+}
+
+/** How long the inbox waits, in ms: before it tries the server again (doubling), and for one command. */
+export interface InboxTiming {
+	/** @default RECONNECT_FIRST_MS */
+	firstRetryMs?: number;
+	/** @default SERVER_TIMEOUT_MS */
+	commandMs?: number;
+}
+
+/** The error of a command the server did not answer in time. */
+class Stalled extends Error {}
+
 /**
  * Reads the inbox: every mail that arrives after it started, as soon as it arrives (IMAP IDLE),
- * each handed to `onMail` once, in order, and marked seen. A server down or refusing is said once
- * (again only after it worked in between); it is tried again after a wait that doubles up to five
- * minutes, never in a tight loop.
+ * each handed to `onMail` once, in order, and marked seen. A server down, refusing, stalling or
+ * sending more than IMAP_BOUNDS is said once (again only after it worked in between); it is tried
+ * again after a wait that doubles up to five minutes (p-retry), never in a tight loop.
  */
 export class Inbox {
 	readonly #server: MailServer;
 	readonly #onMail: (mail: IncomingMail) => Promise<void>;
 	readonly #warn: (message: string) => void;
+	readonly #firstRetryMs: number;
+	readonly #commandMs: number;
+	readonly #closing = new AbortController();
 	#client: ImapFlow | undefined;
 	#lastUid: number | undefined;
-	#draining: Promise<void> = Promise.resolve();
-	readonly #firstRetryMs: number;
-	#retryMs: number;
 	#warned = false;
 	#attempts = 0;
-	#retry: ReturnType<typeof setTimeout> | undefined;
-	#closed = false;
 	/** Resolves once the inbox has been opened the first time. */
 	readonly ready: Promise<void>;
 	#opened!: () => void;
 
-	constructor(server: MailServer, onMail: (mail: IncomingMail) => Promise<void>, warn: (message: string) => void, firstRetryMs = RECONNECT_FIRST_MS) {
+	constructor(server: MailServer, onMail: (mail: IncomingMail) => Promise<void>, warn: (message: string) => void, timing: InboxTiming = {}) {
 		this.#server = server;
-		this.#firstRetryMs = this.#retryMs = firstRetryMs;
+		this.#firstRetryMs = timing.firstRetryMs ?? RECONNECT_FIRST_MS;
+		this.#commandMs = timing.commandMs ?? SERVER_TIMEOUT_MS;
 		this.#onMail = onMail;
 		this.#warn = warn;
 		this.ready = new Promise((resolve) => (this.#opened = resolve));
-		void this.#connect();
+		void this.#run();
 	}
 
 	/** Connections tried so far. */
@@ -114,11 +144,36 @@ export class Inbox {
 		return this.#attempts;
 	}
 
-	async #connect(): Promise<void> {
-		if (this.#closed) return;
-		this.#attempts++;
+	/** Sessions one after the other: failures spaced by p-retry's doubling wait, a session that worked and ended by the first wait. */
+	async #run(): Promise<void> {
+		const { signal } = this.#closing;
+		while (!signal.aborted) {
+			await pRetry(() => this.#session(), {
+				retries: Number.POSITIVE_INFINITY,
+				factor: 2,
+				minTimeout: this.#firstRetryMs,
+				maxTimeout: RECONNECT_MAX_MS,
+				randomize: false,
+				unref: true,
+				signal,
+				onFailedAttempt: ({ error }) => this.#failed(error),
+			}).catch((error: unknown) => {
+				if (!signal.aborted) this.#failed(error);
+			});
+			await sleep(this.#firstRetryMs, undefined, { signal, ref: false }).catch(() => {});
+		}
+	}
+
+	#failed(error: unknown): void {
+		if (this.#warned || this.#closing.signal.aborted) return;
+		this.#warned = true;
 		const server = this.#server;
-		const client = new ImapFlow({
+		this.#warn(`cannot read mail from ${server.host}:${server.port} (${error instanceof Error ? error.message : String(error)}); trying again later`);
+	}
+
+	#newClient(): ImapFlow {
+		const server = this.#server;
+		return new ImapFlow({
 			host: server.host,
 			port: server.port,
 			secure: server.secure,
@@ -127,67 +182,93 @@ export class Inbox {
 			logger: false,
 			// Waits in IDLE half a second after its last command, so a reply is read the moment it arrives.
 			autoIdleDelay: 500,
-			connectionTimeout: SERVER_TIMEOUT_MS,
-			greetingTimeout: SERVER_TIMEOUT_MS,
+			connectionTimeout: this.#commandMs,
+			greetingTimeout: this.#commandMs,
+			maxLineLength: IMAP_BOUNDS.line,
+			maxLiteralSize: IMAP_BOUNDS.literal,
+			maxResponseSize: IMAP_BOUNDS.response,
+			maxResponseTokens: IMAP_BOUNDS.tokens,
 		});
+	}
+
+	/** One connection: resolves when it ends after it worked, rejects when it failed (refused, stalled, over a bound). */
+	async #session(): Promise<void> {
+		this.#attempts++;
+		const client = this.#newClient();
 		this.#client = client;
-		client.on("error", () => {});
-		client.on("close", () => this.#lost(client));
-		client.on("exists", () => this.#drain(client));
+		let failure: unknown;
+		const fail = (error: unknown) => {
+			failure ??= error;
+			client.close();
+		};
+		const ended = new Promise<void>((resolve) => client.once("close", () => resolve()));
+		client.on("error", fail);
+		const onClose = () => client.close();
+		this.#closing.signal.addEventListener("abort", onClose, { once: true });
 		try {
-			await client.connect();
-			const inbox = await client.mailboxOpen("INBOX");
+			await this.#bounded(client, client.connect());
+			const inbox = await this.#bounded(client, client.mailboxOpen("INBOX"));
 			// Mail already there when the bridge started is not its business.
 			this.#lastUid ??= Math.max(0, Number(inbox.uidNext) - 1);
-			this.#retryMs = this.#firstRetryMs;
-			this.#warned = false;
 			this.#opened();
-			this.#drain(client);
+			let draining = this.#take(client);
+			await draining;
+			this.#warned = false;
+			client.on("exists", () => {
+				draining = draining.then(() => this.#take(client)).catch(fail);
+			});
+			await ended;
 		} catch (error) {
-			if (!this.#warned)
-				this.#warn(`cannot read mail from ${server.host}:${server.port} (${error instanceof Error ? error.message : String(error)}); trying again later`);
-			this.#warned = true;
-			this.#lost(client);
+			fail(error);
+		} finally {
+			this.#closing.signal.removeEventListener("abort", onClose);
+			if (this.#client === client) this.#client = undefined;
 		}
+		if (failure !== undefined && !this.#closing.signal.aborted) throw failure instanceof Error ? failure : new Error(String(failure));
 	}
 
-	#lost(client: ImapFlow): void {
-		if (this.#client !== client || this.#closed) return;
-		this.#client = undefined;
-		void client.logout().catch(() => {});
-		this.#retry = setTimeout(() => void this.#connect(), this.#retryMs);
-		this.#retry.unref();
-		this.#retryMs = Math.min(this.#retryMs * 2, RECONNECT_MAX_MS);
-	}
-
-	#drain(client: ImapFlow): void {
-		this.#draining = this.#draining.then(() => this.#take(client)).catch(() => {});
+	/** `work`, or the connection closed and a Stalled error once the command time passes first. */
+	async #bounded<T>(client: ImapFlow, work: Promise<T>): Promise<T> {
+		const stalled = Symbol("stalled");
+		const outcome = await firstWithin(work, { ms: this.#commandMs, elapsed: () => stalled, unref: true });
+		if (outcome !== stalled) return outcome as T;
+		client.close();
+		throw new Stalled(`no answer within ${this.#commandMs / 1000} s`);
 	}
 
 	/** Every mail newer than the last taken, one at a time. */
 	async #take(client: ImapFlow): Promise<void> {
-		if (this.#closed || this.#client !== client || this.#lastUid === undefined) return;
-		const found: { uid: number; size: number; envelope: Parameters<typeof envelopeOnly>[0] }[] = [];
-		for await (const message of client.fetch(`${this.#lastUid + 1}:*`, { uid: true, size: true, envelope: true }, { uid: true }))
-			if (message.uid > this.#lastUid)
-				found.push({ uid: message.uid, size: message.size ?? 0, envelope: message.envelope as Parameters<typeof envelopeOnly>[0] });
+		if (this.#closing.signal.aborted || this.#client !== client || this.#lastUid === undefined) return;
+		const after = this.#lastUid;
+		const found = await this.#bounded(
+			client,
+			(async () => {
+				const list: { uid: number; size: number; envelope: Envelope }[] = [];
+				for await (const message of client.fetch(`${after + 1}:*`, { uid: true, size: true, envelope: true }, { uid: true }))
+					if (message.uid > after) list.push({ uid: message.uid, size: message.size ?? 0, envelope: message.envelope as Envelope });
+				return list;
+			})(),
+		);
 		for (const { uid, size, envelope } of found.sort((a, b) => a.uid - b.uid)) {
-			let mail = envelopeOnly(envelope);
+			let source: Buffer | undefined;
 			if (size <= MAX_MAIL_BYTES) {
-				const whole = await client.fetchOne(String(uid), { source: true }, { uid: true });
-				if (whole !== false && whole.source) mail = await readMail(whole.source).catch(() => mail);
+				const whole = await this.#bounded(client, client.fetchOne(String(uid), { source: true }, { uid: true }));
+				source = whole === false ? undefined : whole.source;
 			}
+			const mail = await incoming(envelope, source);
 			this.#lastUid = uid;
-			await client.messageFlagsAdd(String(uid), ["\\Seen"], { uid: true }).catch(() => {});
+			// A server that will not mark it seen is no reason to stop reading; one that does not answer is.
+			await this.#bounded(client, client.messageFlagsAdd(String(uid), ["\\Seen"], { uid: true })).catch((error: unknown) => {
+				if (error instanceof Stalled) throw error;
+			});
 			await this.#onMail(mail).catch(() => {});
 		}
 	}
 
 	async close(): Promise<void> {
-		this.#closed = true;
-		clearTimeout(this.#retry);
 		const client = this.#client;
 		this.#client = undefined;
-		await client?.logout().catch(() => client.close());
+		if (client) await this.#bounded(client, client.logout()).catch(() => {});
+		this.#closing.abort();
 	}
 }

@@ -7,11 +7,11 @@ import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { RequestBook } from "../../../../extensions/checkpoint-bridge/core/host/book.ts";
 import { readLateConfig } from "../../../../extensions/checkpoint-bridge/core/shared/late-config.ts";
+import { MAIL_BUDGET, MailBudget } from "../../../../extensions/checkpoint-bridge/surfaces/mail/budget.ts";
 import type { MailConfig } from "../../../../extensions/checkpoint-bridge/surfaces/mail/config.ts";
 import { type IncomingMail, MailAnswers, type OutgoingMail } from "../../../../extensions/checkpoint-bridge/surfaces/mail/mail-answers.ts";
 import { answersFromReply } from "../../../../extensions/checkpoint-bridge/surfaces/mail/reply.ts";
 import { reachableFromPhone } from "../../../../extensions/checkpoint-bridge/surfaces/mail/start.ts";
-import { smtpSender } from "../../../../extensions/checkpoint-bridge/surfaces/mail/transport.ts";
 import { until } from "../../../support/until.ts";
 import { relay } from "../../support/relay.ts";
 
@@ -23,7 +23,7 @@ afterEach(() => {
 	for (const stop of stops.splice(0)) stop();
 });
 
-function setup(over: Partial<MailConfig> = {}, send?: (mail: OutgoingMail) => Promise<void>, late = false) {
+function setup(over: Partial<MailConfig> = {}, send?: (mail: OutgoingMail) => Promise<void>, late = false, budget?: MailBudget) {
 	const r = late ? relay({}, { book: new RequestBook(readLateConfig({})) }) : relay();
 	const sent: OutgoingMail[] = [];
 	const notices: string[] = [];
@@ -32,6 +32,7 @@ function setup(over: Partial<MailConfig> = {}, send?: (mail: OutgoingMail) => Pr
 		config: { ...config, ...over },
 		send: send ?? (async (mail) => void sent.push(mail)),
 		notice: (message) => notices.push(message),
+		budget,
 	});
 	stops.push(
 		() => byMail.close(),
@@ -59,9 +60,10 @@ describe("answers by mail", () => {
 		await quick;
 		await until(() => s.sent.length === 1, "the mail", 2_000);
 		expect(s.sent[0]).toMatchObject({ to: "me@example.org", from: "bridge@example.org", subject: "[checkpoint-bridge] slow asks: Slow?" });
-		expect(s.sent[0]!.text).toContain("   1) a\n   2) b (recommended)\n");
+		// Numbered in the order every surface shows: the recommended option first.
+		expect(s.sent[0]!.text).toContain("   1) b (recommended)\n   2) a\n");
 		expect(s.sent[0]!.messageId).toBe(`<cb.${s.tokenOf(s.sent[0]!)}@example.org>`);
-		await s.byMail.receive(s.from(s.tokenOf(s.sent[0]!), "2"));
+		await s.byMail.receive(s.from(s.tokenOf(s.sent[0]!), "1"));
 		expect((await slow).answers[0]).toMatchObject({ answer: "b", source: "outside" });
 		await until(() => s.sent.length === 2, "the end mail", 2_000);
 		expect(s.sent[1]!.text).toContain("has ended: answered by your reply.");
@@ -75,7 +77,7 @@ describe("answers by mail", () => {
 		expect(s.sent).toHaveLength(2);
 	});
 
-	it("refuses, each with its reason and nothing applied: a forged sender (no mail to it), a robot's mail, no token, an unknown token, an answer that fits no option, a huge mail, a flood; an ended request's token gets how it ended", async () => {
+	it("refuses, each with its reason and nothing applied: a forged sender (no mail to it), a robot's mail, no token and an unknown token (a warning, no mail), an answer that fits no option, a huge or unreadable mail, a flood; an ended request's token gets how it ended", async () => {
 		const s = setup();
 		const call = s.ask([{ question: "Region?", options: ["eu", "us"], allowOther: false }], { label: "planner" });
 		await until(() => s.sent.length === 1, "the mail", 2_000);
@@ -88,16 +90,18 @@ describe("answers by mail", () => {
 		expect(await sentAfter(s.from(token, "eu", { from: "mallory@example.net" }))).toEqual([]);
 		expect(s.notices).toEqual(['checkpoint-bridge: a mail from "mallory@example.net" was ignored: answers are taken only from me@example.org']);
 		expect(await sentAfter(s.from(token, "eu", { automatic: true }))).toEqual([]);
-		const [noToken] = await sentAfter(s.from(token, "eu", { recipients: ["bridge@example.org"] }));
-		expect(noToken!.text).toContain("it carries no request token");
-		const [unknown] = await sentAfter(s.from("0".repeat(32), "eu"));
-		expect(unknown!.text).toContain("its request token is unknown");
+		// Without a token of ours, or with one nobody was given: whoever can mail the bridge could send these, so no mail answers them.
+		expect(await sentAfter(s.from(token, "eu", { recipients: ["bridge@example.org"] }))).toEqual([]);
+		expect(s.notices.at(-1)).toContain("without a request token was ignored");
+		expect(await sentAfter(s.from("0".repeat(32), "eu"))).toEqual([]);
+		expect(s.notices.at(-1)).toContain("a mail with an unknown request token was ignored");
 		const [fits] = await sentAfter(s.from(token, "7"));
 		expect(fits!.text).toContain("Your reply was not applied: there is no option 7: 1. eu, 2. us.");
 		const [huge] = await sentAfter(s.from(token, undefined as unknown as string, { text: undefined }));
 		expect(huge!.text).toContain("larger than 256 KiB and was not read");
 		// The third refusal is the last mailed for this request.
-		expect(await sentAfter(s.from(token, "asia"))).toHaveLength(1);
+		const [unreadable] = await sentAfter(s.from(token, "", { text: undefined, unread: "the mail could not be read (nested too deep)" }));
+		expect(unreadable!.text).toContain("Your reply was not applied: the mail could not be read (nested too deep).");
 		expect(await sentAfter(s.from(token, "asia"))).toEqual([]);
 		expect(s.notices.at(-1)).toContain("later ones are dropped unanswered");
 		expect(s.handle.snapshot()!.open).toHaveLength(1);
@@ -178,23 +182,49 @@ describe("answers by mail", () => {
 		expect(s.handle.snapshot()!.late ?? []).toEqual([]);
 	});
 
-	it("one-tap links go into a mail only when a phone can reach the page; at most 30 mails in 10 minutes are sent", async () => {
+	it("one-tap links go into a mail only when a phone can reach the page", () => {
 		const page = (url: string, loopback: boolean) => ({ address: { host: "h", port: 1, loopback }, origin: "http://127.0.0.1:1", url });
 		expect(reachableFromPhone(page("http://127.0.0.1:1/t/x/", true))).toBe(false);
 		expect(reachableFromPhone(page("https://box.tailnet.example/t/x/", true))).toBe(true);
 		expect(reachableFromPhone(page("http://127.0.0.1:1/t/x/", false))).toBe(true);
-		// A port nobody listens on: each send fails at once, and counts.
-		const send = smtpSender({ secure: false, host: "127.0.0.1", port: 9, user: "bridge", pass: "" });
-		const mail = { to: "me@example.org", from: "bridge@example.org", replyTo: "bridge+x@example.org", subject: "s", text: "t", headers: {} };
-		const reasons: string[] = [];
-		for (let i = 0; i < 31; i++)
-			reasons.push(
-				await send(mail).then(
-					() => "sent",
-					(error: Error) => error.message,
-				),
-			);
-		expect(reasons.slice(0, 30).every((r) => /ECONNREFUSED/.test(r))).toBe(true);
-		expect(reasons[30]).toBe("more than 30 mails in 10 minutes; holding back");
 	});
+});
+
+describe("the mail budget", () => {
+	it("is 30 mails in 10 minutes, at most 10 for one asker's requests", () => {
+		expect(MAIL_BUDGET).toEqual({ mails: 30, perAsker: 10, windowMs: 600_000 });
+	});
+
+	it("mails without a token or with an unknown one cost none of it: after 31 of them a request is mailed at once, and the host was warned once", async () => {
+		const s = setup();
+		for (let i = 0; i < 31; i++)
+			await s.byMail.receive(s.from(i % 2 ? "f".repeat(32) : "0".repeat(32), "eu", i % 2 ? {} : { recipients: ["bridge@example.org"] }));
+		expect(s.sent).toEqual([]);
+		expect(s.notices).toHaveLength(2);
+		s.ask([{ question: "Region?", options: ["eu", "us"] }], { label: "planner" });
+		await until(() => s.sent.length === 1, "the request's mail", 2_000);
+		expect(s.sent[0]!.subject).toContain("planner asks: Region?");
+	});
+
+	it("is shared between askers: one asker's 15 requests take its share, another's is mailed at once, the held ones are mailed as the budget allows, and every mailed request's end mail is sent", async () => {
+		// The whole budget is two askers' worth here: 5 requests of one (10 mails) and one of another.
+		const s = setup({}, undefined, false, new MailBudget({ mails: 12, perAsker: 10, windowMs: 1_500 }));
+		const requests = () => s.sent.filter((m) => !m.subject.startsWith("Re:"));
+		for (let i = 0; i < 15; i++) void s.ask([{ question: `Busy ${i}?`, options: ["a", "b"] }], { label: "busy" });
+		await until(() => requests().length === 5, "the busy asker's share", 2_000);
+		expect(s.notices.at(-1)).toContain(
+			"the mail budget (12 mails in 0.025 minutes, 10 for one asker's requests) is spent for now; busy's request is mailed as soon as it allows",
+		);
+		const other = s.ask([{ question: "Other?", options: ["a", "b"] }], { label: "other" });
+		await until(() => requests().length === 6, "the other asker's mail", 1_000);
+		expect(requests()[5]!.subject).toContain("other asks: Other?");
+		// The whole budget is spent: the end mails of the six come all the same.
+		for (const mail of requests()) await s.byMail.receive(s.from(s.tokenOf(mail), "a"));
+		expect((await other).answers[0]).toMatchObject({ answer: "a", source: "outside" });
+		await until(() => s.sent.filter((m) => m.subject.startsWith("Re:")).length === 6, "six end mails", 2_000);
+		expect(s.sent.filter((m) => m.text.includes("has ended: answered by your reply."))).toHaveLength(6);
+		// The next window: the busy asker's held requests are mailed, not dropped.
+		await until(() => requests().length === 11, "five more of the busy asker's requests", 4_000);
+		expect(new Set(requests().map((m) => m.subject)).size).toBe(11);
+	}, 15_000);
 });

@@ -1,9 +1,11 @@
-/** What a reply mail means: each answer form, quote and signature cut, and the reason when it fits nothing. */
+/** What a reply mail means: each answer form, quote and signature cut, the reason when it fits nothing, and what an HTML reply shows. */
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { QuestionInput } from "../../../../extensions/checkpoint-bridge/model/question.ts";
 import { validateAskParams } from "../../../../extensions/checkpoint-bridge/model/validate.ts";
 import { readMailConfig } from "../../../../extensions/checkpoint-bridge/surfaces/mail/config.ts";
 import { answersFromReply, ownText } from "../../../../extensions/checkpoint-bridge/surfaces/mail/reply.ts";
+import { readMail } from "../../../../extensions/checkpoint-bridge/surfaces/mail/transport.ts";
 
 /** Questions as the host holds them: validated and normalised as the tool does. */
 function q(input: QuestionInput[]) {
@@ -92,4 +94,54 @@ describe("the mail set-up", () => {
 			expect(read.kind === "error" && read.error).toContain(named);
 		}
 	});
+});
+
+describe("a reply as a mail program shows it", () => {
+	const head = "From: me@example.org\r\nTo: bridge+0123456789abcdef0123456789abcdef@example.org\r\nSubject: Re: x\r\nMIME-Version: 1.0\r\n";
+	const mime = (body: string) => Buffer.from(`${head}${body}`);
+
+	it("reads the text part when there is one, else only the HTML's visible text; refuses HTML that hides text by styles, and a mail mailparser will not read as unreadable", async () => {
+		const html = (markup: string) => mime(`Content-Type: text/html; charset=utf-8\r\n\r\n${markup}\r\n`);
+		expect((await readMail(html('<div style="display:none">1</div><div>2</div>'))).text).toBe("2");
+		expect((await readMail(html("<head><title>1</title><style>p{color:red}</style></head><p hidden>1</p><p>no</p><blockquote>1) yes</blockquote>"))).text).toBe(
+			"no\n> 1) yes",
+		);
+		for (const hiding of [
+			'<span style="font-size:0">1</span>2',
+			"<style>.x{display:none}</style><span class=x>1</span>2",
+			'<span style="opacity: 0">1</span>2',
+		])
+			expect(await readMail(html(hiding))).toMatchObject({
+				text: undefined,
+				unread: "its HTML hides some of its text by styles, so what it shows is unclear; reply in plain text",
+			});
+		const alternative = mime(
+			'Content-Type: multipart/alternative; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain\r\n\r\n2\r\n--b\r\nContent-Type: text/html\r\n\r\n<div style="display:none">1</div>2\r\n--b--\r\n',
+		);
+		expect((await readMail(alternative)).text?.trim()).toBe("2");
+		const parts = Array.from({ length: 1_100 }, (_, i) => `--b\r\nContent-Type: text/plain\r\n\r\n${i}\r\n`).join("");
+		await expect(readMail(mime(`Content-Type: multipart/mixed; boundary=b\r\n\r\n${parts}--b--\r\n`))).rejects.toThrow(/child nodes/);
+		expect(
+			answersFromReply(q([{ question: "Which?", options: ["a", "b"] }]), (await readMail(html('<div style="display:none">1</div><div>2</div>'))).text!),
+		).toEqual({
+			ok: true,
+			answers: ["b"],
+		});
+	});
+
+	it("takes a bounded time on any reply up to the mail size limit", () => {
+		const unit = fc.constantFrom("On ", "Op ", "W dniu ", "From: ", "wrote:", "schreef", " ", "\n", "> ", "-- ", "x", "a ", "(", "<", ">", ":", "\t");
+		fc.assert(
+			fc.property(fc.array(unit, { maxLength: 200 }), fc.integer({ min: 1, max: 2_000 }), (parts, repeat) => {
+				const text = parts
+					.join("")
+					.repeat(repeat)
+					.slice(0, 256 * 1024);
+				const started = performance.now();
+				ownText(text);
+				expect(performance.now() - started).toBeLessThan(1_000);
+			}),
+			{ numRuns: 40 },
+		);
+	}, 60_000);
 });
