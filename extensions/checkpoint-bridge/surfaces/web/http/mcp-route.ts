@@ -150,25 +150,25 @@ async function copyEvents(body: ReadableStream<Uint8Array>, res: ServerResponse,
 	const reader = body.getReader();
 	res.once("close", () => void reader.cancel().catch(() => {}));
 	const decoder = new TextDecoder();
-	let pending = "";
+	let partial = "";
 	for (;;) {
 		const { done, value } = await reader.read();
 		if (res.destroyed) return;
-		pending += decoder.decode(value, { stream: !done });
-		const events = pending.split("\n\n");
-		pending = done ? "" : events.pop()!;
+		partial += decoder.decode(value, { stream: !done });
+		const events = partial.split("\n\n");
+		partial = done ? "" : events.pop()!;
 		for (const event of events) {
 			if (event === "") continue;
 			if (res.writableLength > load.endBytes) return void res.destroy();
 			if (res.writableLength > load.bufferBytes && droppable(event)) continue;
 			res.write(`${event}\n\n`);
 		}
-		if (done) return void res.end(pending);
+		if (done) return void res.end();
 		// An event that never ends is not an event: it is sent on as it comes, within the same bounds.
-		if (pending.length > load.bufferBytes) {
+		if (partial.length > load.bufferBytes) {
 			if (res.writableLength > load.endBytes) return void res.destroy();
-			res.write(pending);
-			pending = "";
+			res.write(partial);
+			partial = "";
 		}
 	}
 }
