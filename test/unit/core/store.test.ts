@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ENV_STATE_DIR, openStore, storeDir, storeFile } from "../../../extensions/checkpoint-bridge/core/store/open.ts";
-import { MAX_KEPT_ENDS, type RequestStore, type StoredEnd } from "../../../extensions/checkpoint-bridge/core/store/store.ts";
+import { MAX_ENDS, type RequestStore, type StoredEnd } from "../../../extensions/checkpoint-bridge/core/store/store.ts";
 
 let dir: string;
 beforeEach(() => {
@@ -57,15 +57,15 @@ describe("the store", () => {
 		again.close();
 	});
 
-	it("an end past its expiry is not given, and is pruned at the next end; the history keeps the newest MAX_KEPT_ENDS", () => {
+	it("an end past its expiry is not given, and is pruned at the next end; the history keeps the newest MAX_ENDS", () => {
 		const store = opened(":memory:");
 		store.ended(end("old", { expiresAt: 5_000 }));
 		expect(store.endOf("old", 4_999)?.askerId).toBe("old");
 		expect(store.endOf("old", 5_000)).toBeUndefined();
-		for (let i = 0; i < MAX_KEPT_ENDS + 3; i++) store.ended(end(`e${i}`, { endedAt: 10_000 + i }));
-		const history = store.history(MAX_KEPT_ENDS + 10);
-		expect(history).toHaveLength(MAX_KEPT_ENDS);
-		expect(history[0]!.askerId).toBe(`e${MAX_KEPT_ENDS + 2}`);
+		for (let i = 0; i < MAX_ENDS + 3; i++) store.ended(end(`e${i}`, { endedAt: 10_000 + i }));
+		const history = store.history(MAX_ENDS + 10);
+		expect(history).toHaveLength(MAX_ENDS);
+		expect(history[0]!.askerId).toBe(`e${MAX_ENDS + 2}`);
 		expect(store.endOf("e0")).toBeUndefined();
 		store.close();
 	});

@@ -98,7 +98,7 @@ export class RequestBook {
 				if (this.#entries.has(row.hostId)) continue;
 				const restored = restoredRecord(row);
 				if (restored) found.push(restored);
-				else store.drop(row.hostId);
+				else store.discard(row.hostId);
 			}
 		});
 		return found;
@@ -247,7 +247,7 @@ export class RequestBook {
 		const store = this.#store;
 		if (!store || !writtenDown(record)) return;
 		const expiresAt = Date.now() + (this.#late?.expiryMs ?? DEFAULT_LATE_EXPIRY_MS);
-		this.#written(() => (outcome ? store.ended(storedEnd(record, outcome, expiresAt)) : store.drop(record.request.id)));
+		this.#written(() => (outcome ? store.ended(storedEnd(record, outcome, expiresAt)) : store.discard(record.request.id)));
 	}
 
 	/** Writes the record down as it is now, when it is one the store keeps. */

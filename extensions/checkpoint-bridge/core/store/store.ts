@@ -33,7 +33,7 @@ export const STORE_SCHEMA_VERSION = 1;
 /** The `meta` key of the store's seed for secretFor. */
 const SEED_KEY = "store.seed";
 /** Ends kept for later waits and `/checkpoints` at most; the oldest go first. @default 256 */
-export const MAX_KEPT_ENDS = 256;
+export const MAX_ENDS = 256;
 
 /** An open request as written down: its ids and its record as JSON (records.ts). */
 export interface StoredRequest {
@@ -108,7 +108,7 @@ const num = (value: SqliteValue | undefined): number => (typeof value === "numbe
 export class RequestStore {
 	readonly #db: SqliteDatabase;
 	readonly #put: SqliteStatement;
-	readonly #drop: SqliteStatement;
+	readonly #discard: SqliteStatement;
 	readonly #all: SqliteStatement;
 	readonly #byAsker: SqliteStatement;
 	readonly #endPut: SqliteStatement;
@@ -117,7 +117,7 @@ export class RequestStore {
 	readonly #bound: SqliteStatement;
 	readonly #metaGet: SqliteStatement;
 	readonly #metaSet: SqliteStatement;
-	readonly #metaDrop: SqliteStatement;
+	readonly #metaDiscard: SqliteStatement;
 	#closed = false;
 	/** Where it is on disk (":memory:" for a store of a test). */
 	readonly file: string;
@@ -130,7 +130,7 @@ export class RequestStore {
 		this.#put = db.prepare(
 			"INSERT INTO requests (host_id, asker_id, asker_session, record, updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (host_id) DO UPDATE SET record = excluded.record, updated_at = excluded.updated_at",
 		);
-		this.#drop = db.prepare("DELETE FROM requests WHERE host_id = ?");
+		this.#discard = db.prepare("DELETE FROM requests WHERE host_id = ?");
 		this.#all = db.prepare("SELECT host_id, asker_id, asker_session, record FROM requests ORDER BY rowid");
 		this.#byAsker = db.prepare("SELECT host_id, asker_id, asker_session, record FROM requests WHERE asker_id = ?");
 		this.#endPut = db.prepare(
@@ -141,14 +141,14 @@ export class RequestStore {
 		this.#bound = db.prepare("DELETE FROM ends WHERE asker_id NOT IN (SELECT asker_id FROM ends ORDER BY ended_at DESC, rowid DESC LIMIT ?)");
 		this.#metaGet = db.prepare("SELECT value FROM meta WHERE key = ?");
 		this.#metaSet = db.prepare("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
-		this.#metaDrop = db.prepare("DELETE FROM meta WHERE key = ?");
+		this.#metaDiscard = db.prepare("DELETE FROM meta WHERE key = ?");
 		this.meta = {
 			get: (key) => {
 				const row = this.#metaGet.get(key);
 				return row ? text(row.value) : undefined;
 			},
 			set: (key, value) => void this.#metaSet.run(key, value),
-			delete: (key) => void this.#metaDrop.run(key),
+			delete: (key) => void this.#metaDiscard.run(key),
 		};
 	}
 
@@ -179,16 +179,16 @@ export class RequestStore {
 	ended(end: StoredEnd): void {
 		const { askerId, hostId, askerSession, endedAt, expiresAt, ...rest } = end;
 		this.#transaction(() => {
-			this.#drop.run(hostId);
+			this.#discard.run(hostId);
 			this.#endPut.run(askerId, hostId, askerSession, JSON.stringify(rest), endedAt, expiresAt);
 			this.#prune.run(endedAt);
-			this.#bound.run(MAX_KEPT_ENDS);
+			this.#bound.run(MAX_ENDS);
 		});
 	}
 
 	/** An open request leaves without an end to keep (nothing waits on it anywhere). */
-	drop(hostId: string): void {
-		this.#drop.run(hostId);
+	discard(hostId: string): void {
+		this.#discard.run(hostId);
 	}
 
 	/** The end of the request its asker calls `askerId`, while it is kept. */
