@@ -163,6 +163,16 @@ function canShowForm(capabilities: ClientCapabilities | undefined): boolean {
 	return declared !== undefined && (declared.form !== undefined || declared.url === undefined);
 }
 
+/** Refuses a call whose progress token is longer than MAX_PROGRESS_TOKEN_LENGTH: every progress notification echoes it. */
+function checkProgressToken(ctx: ServerContext): void {
+	const token = ctx.mcpReq._meta?.progressToken;
+	if (typeof token === "string" && token.length > MAX_PROGRESS_TOKEN_LENGTH)
+		throw new ProtocolError(
+			ProtocolErrorCode.InvalidParams,
+			`_meta.progressToken is ${token.length} characters long: at most ${MAX_PROGRESS_TOKEN_LENGTH} are taken (it is sent back with every progress notification)`,
+		);
+}
+
 /** Builds the tools of one server process. */
 export function createAskService(options: McpServerOptions): AskService {
 	const { ask, progressText, progressEveryMs = PROGRESS_EVERY_MS, env = process.env } = options;
@@ -270,12 +280,7 @@ export function createAskService(options: McpServerOptions): AskService {
 		server.setRequestHandler("tools/call", async (request, ctx): Promise<CallToolResult> => {
 			const { name } = request.params;
 			const args: unknown = request.params.arguments ?? {};
-			const token = ctx.mcpReq._meta?.progressToken;
-			if (typeof token === "string" && token.length > MAX_PROGRESS_TOKEN_LENGTH)
-				throw new ProtocolError(
-					ProtocolErrorCode.InvalidParams,
-					`_meta.progressToken is ${token.length} characters long: at most ${MAX_PROGRESS_TOKEN_LENGTH} are taken (it is sent back with every progress notification)`,
-				);
+			checkProgressToken(ctx);
 			if (name === COLLECT_TOOL) return callWait(args, ctx);
 			if (name === ASK_TOOL) return callAsk(args, ctx);
 			throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool ${quoted(name)}: this server has ${ASK_TOOL} and ${COLLECT_TOOL}.`);
