@@ -38,6 +38,21 @@ describe("a host role claimed with no surface", () => {
 		expect(fake.dialogs).toHaveLength(0);
 	});
 
+	it("a mail reply's answer is recorded by mail, and said so on the bin's line", async () => {
+		const records: SettledRecord[] = [];
+		const { handle, ask } = relay({}, { surface: undefined, onSettled: (r) => records.push(r) });
+		void ask([{ question: "Deploy now?", kind: "confirm" }], { label: "planner" });
+		await flush(vi);
+		const replies: unknown[] = [];
+		handle.bus.emit("answer", { requestId: handle.snapshot()!.open[0]!.requestId, answers: [true], source: "outside", place: "mail" }, (r: unknown) =>
+			replies.push(r),
+		);
+		await flush(vi);
+		expect(replies).toEqual([{ ok: true }]);
+		expect(records[0]).toMatchObject({ status: "ok", answers: [{ answer: "yes", source: "outside", place: "mail" }] });
+		expect(settledLine(records[0]!)).toMatch(/^checkpoint-bridge-host: \[planner\] ok, answered by mail at \d{4}-/);
+	});
+
 	it("a request's budget runs out as at any host: it ends timeout, never shown", async () => {
 		const { fake, ask } = relay({}, { surface: undefined });
 		let end: Envelope | undefined;

@@ -12,6 +12,7 @@ const PLACE_WORDS: Readonly<Record<AnswerPlace, string>> = {
 	page: "on the page",
 	link: "through the request's own link",
 	"notify-link": "through the link the notify command sent",
+	mail: "by mail",
 	outside: "from outside the terminal",
 };
 
@@ -22,7 +23,7 @@ const CARRIED = "carried from before the restart";
 /** An answer from the web page that names no place: the page, a link or the notify link, nobody knows. */
 const SOMEWHERE_IN_THE_BROWSER = "in the browser";
 /** The order places are named in: the web page's first, then the host's own, then outside. */
-const ORDER: readonly AnswerPlace[] = ["page", "link", "notify-link", "terminal", "rpc", "outside"];
+const ORDER: readonly AnswerPlace[] = ["page", "link", "notify-link", "mail", "terminal", "rpc", "outside"];
 
 /** The words for one answer's place; `words` overrides some (the page says which tab). */
 function placeOf(answer: Pick<Answer, "source" | "place">, words: Partial<Record<AnswerPlace, string>>): { rank: number; text: string } | undefined {

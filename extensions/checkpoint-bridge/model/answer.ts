@@ -10,12 +10,14 @@ export type OutsideSource = (typeof OUTSIDE_SOURCES)[number];
 
 /**
  * Where exactly the human gave an answer: the terminal form, an RPC client's dialogs, the web
- * page, a request's own link, the link the notify command sent, or outside (another extension).
+ * page, a request's own link, the link the notify command sent, a mail reply, or outside (another extension).
  */
-const ANSWER_PLACES = ["terminal", "rpc", "page", "link", "notify-link", "outside"] as const;
+const ANSWER_PLACES = ["terminal", "rpc", "page", "link", "notify-link", "mail", "outside"] as const;
 export type AnswerPlace = (typeof ANSWER_PLACES)[number];
 /** Places an answer from the web page may name (core/shared/outside-answers.ts). */
 export const WEB_PLACES = ["page", "link", "notify-link"] as const satisfies readonly AnswerPlace[];
+/** Places an outside answer that is not the page's may name: a mail reply (surfaces/mail). */
+export const OUTSIDE_PLACES = ["mail"] as const satisfies readonly AnswerPlace[];
 
 /** One answered question, in the order asked. */
 export interface Answer {

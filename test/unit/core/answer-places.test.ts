@@ -104,15 +104,18 @@ describe("the place of each answer", () => {
 		expect(where("reviewer")).toBe("with planner's answer (given on the page)");
 	});
 
-	it("an answer outside names a place only from the web page's places, with source web", () => {
-		const problem = 'place must be one of "page", "link", "notify-link" with source "web", or left out';
+	it("an answer outside names a place only from the web page's places, with source web, or mail, with source outside", () => {
+		const problem = 'place must be one of "page", "link", "notify-link" with source "web", "mail" with source "outside", or left out';
 		for (const bad of [
 			{ requestId: "r", answers: [], source: "web", place: "terminal" },
 			{ requestId: "r", answers: [], place: "page" },
 			{ requestId: "r", answers: [], source: "web", place: 7 },
+			{ requestId: "r", answers: [], source: "web", place: "mail" },
+			{ requestId: "r", answers: [], place: "outside" },
 		])
 			expect(parseOutsideAnswer(bad)).toEqual({ ok: false, reply: { ok: false, code: "invalid_payload", reason: problem } });
 		expect(parseOutsideAnswer({ requestId: "r", answers: [], source: "web", place: "link" })).toMatchObject({ ok: true, message: { place: "link" } });
+		expect(parseOutsideAnswer({ requestId: "r", answers: [], place: "mail" })).toMatchObject({ ok: true, message: { source: "outside", place: "mail" } });
 		// No place given, no place key: the answers it builds name none.
 		expect(parseOutsideAnswer({ requestId: "r", answers: [], source: "web" })).toStrictEqual({
 			ok: true,
@@ -133,5 +136,8 @@ describe("answeredWhere", () => {
 		expect(answeredWhere([answer({ source: "web" })]), "a web answer without a place").toBe("in the browser");
 		expect(answeredWhere([answer({ source: "web", place: "page" })], { page: "on the page, in this tab" })).toBe("on the page, in this tab");
 		expect(answeredWhere([])).toBe("in the terminal");
+		expect(answeredWhere([answer({ source: "outside", place: "mail" }), answer({ source: "web", place: "notify-link" })])).toBe(
+			"through the link the notify command sent and by mail",
+		);
 	});
 });

@@ -5,12 +5,12 @@
  * Payload: `{ requestId, answers }` with one answer per question in question order, or
  * `{ requestId, cancel: true }`, either with an optional `source` ("outside", the default, or
  * "web") that the answers carry; an answer of the web page may name its `place` ("page", "link",
- * "notify-link"), which the host records. An answer is a string (an option's label, typed text,
+ * "notify-link"), a mail reply (source "outside") its place "mail", which the host records. An answer is a string (an option's label, typed text,
  * "yes"/"no"), a string array for a multi-select, or `{ answer }` / `{ values }`, either with an
  * optional `note`. The terminal form puts what the human gave through the same check (`resolveAnswer`).
  */
 
-import { type Answer, OUTSIDE_SOURCES, type OutsideSource, WEB_PLACES } from "../../model/answer.ts";
+import { type Answer, OUTSIDE_PLACES, OUTSIDE_SOURCES, type OutsideSource, WEB_PLACES } from "../../model/answer.ts";
 import { answerOf, answerProblem } from "../../model/answer-check.ts";
 import type { Checked } from "../../model/check.ts";
 import type { Question } from "../../model/question.ts";
@@ -22,8 +22,8 @@ export type OutsideAnswerValue = string | boolean | string[] | { answer?: string
 export type OutsideAnswer = ({ requestId: string; answers: OutsideAnswerValue[] } | { requestId: string; cancel: true }) & {
 	/** "outside" when left out; "web" marks answers given in a browser. */
 	source?: OutsideSource;
-	/** Where on the web page the answers were given; only with source "web". */
-	place?: (typeof WEB_PLACES)[number];
+	/** Where the answers were given: on the web page (source "web"), or by mail (source "outside"). */
+	place?: (typeof WEB_PLACES)[number] | (typeof OUTSIDE_PLACES)[number];
 };
 
 /** An outside answer whose shape passed the check, its source filled in. */
@@ -49,9 +49,12 @@ export function parseOutsideAnswer(raw: unknown): Checked<{ message: OutsideAnsw
 	if (!(OUTSIDE_SOURCES as readonly unknown[]).includes(source))
 		return fail(`source must be one of ${OUTSIDE_SOURCES.map((s) => JSON.stringify(s)).join(", ")} or left out`);
 	const from = source as OutsideSource;
-	if (place !== undefined && (from !== "web" || !(WEB_PLACES as readonly unknown[]).includes(place)))
-		return fail(`place must be one of ${WEB_PLACES.map((p) => JSON.stringify(p)).join(", ")} with source "web", or left out`);
-	const where = place === undefined ? {} : { place: place as (typeof WEB_PLACES)[number] };
+	const places: readonly string[] = from === "web" ? WEB_PLACES : OUTSIDE_PLACES;
+	if (place !== undefined && !places.includes(place as string))
+		return fail(
+			`place must be one of ${WEB_PLACES.map((p) => JSON.stringify(p)).join(", ")} with source "web", ${OUTSIDE_PLACES.map((p) => JSON.stringify(p)).join(", ")} with source "outside", or left out`,
+		);
+	const where = place === undefined ? {} : { place: place as NonNullable<OutsideAnswer["place"]> };
 	if (cancel !== undefined) {
 		if (cancel !== true || answers !== undefined) return fail("a cancel is { requestId, cancel: true } and nothing else");
 		return { ok: true, message: { requestId, cancel: true, source: from, ...where } };

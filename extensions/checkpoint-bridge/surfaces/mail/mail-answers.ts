@@ -161,7 +161,7 @@ export class MailAnswers {
 		if (!this.#stillOpen(tracked)) return;
 		if (!(await this.#budget.hasRoom(tracked.asker))) {
 			const { mails, perAsker, windowMs } = this.#budget.figures;
-			this.#warnOnce(
+			this.#warnPerWindow(
 				`budget:${tracked.asker}`,
 				`the mail budget (${mails} mails in ${windowMs / 60_000} minutes, ${perAsker} for one asker's requests) is spent for now; ${tracked.request.asker}'s request is mailed as soon as it allows`,
 			);
@@ -276,7 +276,11 @@ export class MailAnswers {
 		let reply: OutsideAnswerReply | undefined;
 		this.#answering = requestId;
 		try {
-			const delivered = this.#options.handle.bus.emit("answer", { requestId, answers, source: "outside" }, (r: OutsideAnswerReply) => (reply = r));
+			const delivered = this.#options.handle.bus.emit(
+				"answer",
+				{ requestId, answers, source: "outside", place: "mail" },
+				(r: OutsideAnswerReply) => (reply = r),
+			);
 			return delivered && reply ? reply : "no-host";
 		} finally {
 			this.#answering = undefined;
