@@ -3,7 +3,8 @@
  * `CHECKPOINT_BRIDGE_NTFY_TOKEN`. Each relayed request on the page is published by ntfy's JSON API
  * with `fetch` (no shell, no header quoting): who asks and from where, its questions with their
  * options, the time left, up to three one-tap `http` buttons and the request's link as the click.
- * When it ends the same message (its sequence id is the request id) is replaced by how it ended.
+ * When it goes late, and when it ends, the same message (its sequence id is the request id) is
+ * replaced: by the same buttons saying the asker stopped waiting, then by how it ended.
  * A failed publish is retried a bounded number of times, said once at the host, and never touches
  * the request. Asker text only ever travels as JSON string values.
  */
@@ -85,15 +86,18 @@ function questionLines(actions: Pick<AwayActions, "questions">): string[] {
 
 const cut = (text: string) => (text.length > NTFY_MESSAGE_CHARS ? `${text.slice(0, NTFY_MESSAGE_CHARS - 1)}…` : text);
 
-/** The message of a request that waits: who asks and from which project, its questions and options, the time left, its buttons. */
+/** What a late request's message says instead of the time left. */
+const LATE_TIME = "the asker's call stopped waiting; an answer still reaches it, as a message";
+
+/** The message of a request that waits: who asks and from which project, its questions and options, the time left (or that it went late), its buttons. */
 function askedMessage(
 	config: NtfyConfig,
-	card: Pick<Card, "asker" | "deadline" | "requestId">,
+	card: Pick<Card, "asker" | "deadline" | "requestId" | "state">,
 	actions: AwayActions,
 	project: string,
 	now: number,
 ): NtfyMessage {
-	const left = timeLeftText({ call: card.deadline }, now).replace(/^call /, "");
+	const left = card.state === "late" ? LATE_TIME : timeLeftText({ call: card.deadline }, now).replace(/^call /, "");
 	return {
 		topic: config.topic,
 		sequence_id: card.requestId,
@@ -228,6 +232,11 @@ export function wireNtfy(board: Board, oneTap: OneTap, links: NotifyLinks, chann
 			const card = published.get(change.requestId);
 			published.delete(change.requestId);
 			if (card) void channel.publish(endedMessage(channel.config, card, change.trace?.outcome ?? "closed"));
+			return;
+		}
+		// Gone late: the same message says so in place, its buttons still answer.
+		if (change.type === "update" && change.card.state === "late" && published.get(change.card.requestId)?.state !== "late") {
+			if (published.has(change.card.requestId)) publish(change.card);
 			return;
 		}
 		if (change.type !== "added" || !board.isRelayed(change.card.requestId)) return;

@@ -5,13 +5,17 @@
  */
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
+import { RequestBook } from "../../../../../extensions/checkpoint-bridge/core/host/book.ts";
+import { readLateConfig } from "../../../../../extensions/checkpoint-bridge/core/shared/late-config.ts";
 import { ntfyActions } from "../../../../../extensions/checkpoint-bridge/surfaces/web/away/notify-life.ts";
 import { NtfyChannel, readNtfyConfig } from "../../../../../extensions/checkpoint-bridge/surfaces/web/away/ntfy.ts";
 import { OneTap } from "../../../../../extensions/checkpoint-bridge/surfaces/web/away/one-tap.ts";
 import { unreachableLinksWarning } from "../../../../../extensions/checkpoint-bridge/surfaces/web/away/reachable.ts";
+import { startWebPage } from "../../../../../extensions/checkpoint-bridge/surfaces/web/server.ts";
 import { fakeNtfy, parseNtfyActionsHeader, pressAction } from "../../../../support/ntfy.ts";
 import { until } from "../../../../support/until.ts";
 import { propertyRun } from "../../../support/property-policy.ts";
+import { relay } from "../../../support/relay.ts";
 import { trackedPages } from "../support.ts";
 
 const ORIGIN = "https://box.tailnet.ts.net";
@@ -162,6 +166,33 @@ describe("the built-in ntfy channel", () => {
 		expect(envelope.note).toContain("The user declined the question through the link the notify command sent.");
 		await until(() => ntfy.received.length === 2, "the end update", 5_000);
 		expect(ntfy.received[1]!.json.title).toBe("writer: cancelled from outside the terminal");
+	});
+
+	it("late: the same message says the asker stopped waiting, its buttons still answer, and the end replaces it", async () => {
+		const ntfy = await fakeNtfy();
+		servers.push(ntfy);
+		const r = relay({}, { book: new RequestBook(readLateConfig({})) });
+		const page = await startWebPage({
+			handle: r.handle,
+			address: { host: "127.0.0.1", port: 0, loopback: true },
+			notifyCommand: () => undefined,
+			ntfy: { server: `${ntfy.origin}/`, topic: "cb" },
+			notifyAfterMs: () => 0,
+		});
+		try {
+			const call = r.ask([{ question: "Which?", options: ["a", "b"] }], { label: "planner", budgetMs: 1_000, dialogTimeoutMs: 60_000 });
+			await until(() => ntfy.received.length === 1, "the publish", 5_000);
+			expect((await call).status).toBe("timeout");
+			await until(() => ntfy.received.length === 2, "the late update", 5_000);
+			const [asked, late] = ntfy.received.map((m) => m.json);
+			expect(late).toEqual({ ...asked, message: "Which?\n• a\n• b\n\nTime: the asker's call stopped waiting; an answer still reaches it, as a message" });
+			expect(await pressAction(late!.actions![1]!)).toEqual({ status: 200, body: "answered: b\n" });
+			await until(() => ntfy.received.length === 3, "the end update", 5_000);
+			expect(ntfy.received[2]!.json).toMatchObject({ sequence_id: asked!.sequence_id, title: "planner: answered through the link the notify command sent" });
+		} finally {
+			r.role.release("quit", "test over");
+			await page.close();
+		}
 	});
 
 	it("a server in trouble is tried again a bounded number of times; a refusal is not; one warning, never a throw", async () => {
