@@ -62,6 +62,8 @@ function carriesRequest(body: unknown): boolean {
 	return Array.isArray(body) ? body.some(isRequest) : isRequest(body);
 }
 
+const isInitialize = (body: unknown) => typeof body === "object" && body !== null && (body as { method?: unknown }).method === "initialize";
+
 /** The HTTP face of `service`; `perClient`: requests one client may have open at once. */
 export function mcpOverHttp(service: AskService, limits: { sessions?: number; perClient?: number } = {}): McpHttp {
 	const maxSessions = limits.sessions ?? MAX_HTTP_SESSIONS;
@@ -79,8 +81,10 @@ export function mcpOverHttp(service: AskService, limits: { sessions?: number; pe
 		return true;
 	}
 
-	async function opened(request: Request, authInfo: AuthInfo, name: string): Promise<Response> {
-		if (!(await madeRoom()))
+	async function opened(request: Request, authInfo: AuthInfo, body: unknown): Promise<Response> {
+		const name = clientNameIn(body);
+		// Only an initialize opens a session: anything else is refused by the transport and makes no room.
+		if (isInitialize(body) && !(await madeRoom()))
 			return rpcError(
 				429,
 				`Too Many Requests: all ${maxSessions} MCP sessions have a call in flight, and none is closed for a new one; initialize again when one ends`,
@@ -125,8 +129,7 @@ export function mcpOverHttp(service: AskService, limits: { sessions?: number; pe
 
 	async function legacy(request: Request, authInfo: AuthInfo, body: unknown): Promise<Response> {
 		const id = request.headers.get("mcp-session-id");
-		if (id === null)
-			return request.method === "POST" ? opened(request, authInfo, clientNameIn(body)) : rpcError(400, "Bad Request: no Mcp-Session-Id (initialize first)");
+		if (id === null) return request.method === "POST" ? opened(request, authInfo, body) : rpcError(400, "Bad Request: no Mcp-Session-Id (initialize first)");
 		const session = sessions.get(id);
 		if (!session) return rpcError(404, "Session not found: initialize again");
 		return inSession(request, authInfo, session, body);

@@ -195,6 +195,15 @@ describe("a flood of new sessions", () => {
 		// Once a call ended, its session is idle: the newcomer takes its place, and the other call goes on.
 		asked[0]!({ status: "ok", answers: [{ question: "Hold busy 0?", answer: "yes", kind: "confirm" }], asker: "first", waitedMs: 1 } as unknown as Envelope);
 		await until(() => calls[0]!.state === "fulfilled", "the first call to end");
+		// A request without a session that is not an initialize opens nothing, and makes no room.
+		const stray = await viaHttp("http://page.invalid/mcp", {
+			method: "POST",
+			headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+			body: JSON.stringify({ jsonrpc: "2.0", id: 9, method: "ping" }),
+		});
+		expect(stray.status).toBe(400);
+		await stray.body?.cancel();
+		expect((await busy[0]!.listTools()).tools.length).toBe(2);
 		const newcomer = await open("newcomer");
 		expect(http.sessionCount).toBe(2);
 		expect(calls[1]!.state).toBe("pending");

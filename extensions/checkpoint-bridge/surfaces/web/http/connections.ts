@@ -11,7 +11,10 @@
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 
-/** TCP connections the page holds at once. Above MAX_STREAMS + MAX_LINK_STREAMS, so every stream fits with room for requests. @default 128 */
+/**
+ * TCP connections the page holds at once. `/mcp` keeps at most MAX_MCP_REQUESTS (32) of them busy
+ * (mcp-route.ts), so the rest (96) always stay for the human's own ways in: the page, its streams, links and one-tap URLs. @default 128
+ */
 export const MAX_CONNECTIONS = 128;
 /** Connections evicted to make room within one turn of the event loop; later newcomers of that turn are destroyed instead. @default 16 */
 const EVICTIONS_PER_TURN = 16;
