@@ -75,6 +75,11 @@ function visibility(attributes: Record<string, string>): "hidden" | "shown" | "u
 	return "shown";
 }
 
+/** Elements open at once, at most: deeper HTML is no reply a person wrote, and reading it costs time growing faster than its size. @default 256 */
+const MAX_DEPTH = 256;
+/** Characters handed to the HTML parser at a time, so reading stops soon after MAX_DEPTH is passed. @default 8192 */
+const CHUNK = 8_192;
+
 /** A style sheet that hides anything: which elements it hits only a renderer knows. */
 const HIDING_RULE = /display\s*:\s*none|visibility\s*:\s*hidden|opacity\s*:\s*0|font-size\s*:\s*0|mso-hide/i;
 
@@ -89,6 +94,7 @@ export function visibleText(html: string): Checked<{ text: string }, { reason: s
 	let quoting = 0;
 	let unclear = false;
 	let styleText = "";
+	let tooDeep = false;
 	const breakLine = () => {
 		if (line.trim()) lines.push(`${quoted ? "> " : ""}${line.trim()}`);
 		line = "";
@@ -103,6 +109,7 @@ export function visibleText(html: string): Checked<{ text: string }, { reason: s
 				const hides = NEVER_SHOWN.has(name) || seen === "hidden";
 				const quotes = name === "blockquote";
 				open.push({ name, hides, quotes });
+				if (open.length > MAX_DEPTH) tooDeep = true;
 				if (hides) hiding++;
 				if (quotes) quoting++;
 			},
@@ -122,7 +129,9 @@ export function visibleText(html: string): Checked<{ text: string }, { reason: s
 		},
 		{ decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true },
 	);
-	parser.end(html);
+	for (let at = 0; at < html.length && !tooDeep; at += CHUNK) parser.write(html.slice(at, at + CHUNK));
+	if (tooDeep) return { ok: false, reason: `its HTML is nested deeper than ${MAX_DEPTH} levels; reply in plain text` };
+	parser.end();
 	breakLine();
 	if (unclear || HIDING_RULE.test(styleText))
 		return { ok: false, reason: "its HTML hides some of its text by styles, so what it shows is unclear; reply in plain text" };

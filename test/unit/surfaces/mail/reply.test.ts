@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { QuestionInput } from "../../../../extensions/checkpoint-bridge/model/question.ts";
 import { validateAskParams } from "../../../../extensions/checkpoint-bridge/model/validate.ts";
 import { readMailConfig } from "../../../../extensions/checkpoint-bridge/surfaces/mail/config.ts";
+import { visibleText } from "../../../../extensions/checkpoint-bridge/surfaces/mail/html-text.ts";
 import { answersFromReply, ownText } from "../../../../extensions/checkpoint-bridge/surfaces/mail/reply.ts";
 import { readMail } from "../../../../extensions/checkpoint-bridge/surfaces/mail/transport.ts";
 
@@ -144,4 +145,41 @@ describe("a reply as a mail program shows it", () => {
 			{ numRuns: 40 },
 		);
 	}, 60_000);
+});
+
+describe("an HTML reply's visible text", () => {
+	it("refuses HTML nested deeper than 256 levels, in a bounded time", () => {
+		const started = performance.now();
+		expect(visibleText(`${"<div>".repeat(52_000)}1`)).toEqual({ ok: false, reason: "its HTML is nested deeper than 256 levels; reply in plain text" });
+		expect(performance.now() - started).toBeLessThan(300);
+		expect(visibleText(`${"<div>".repeat(200)}2`)).toEqual({ ok: true, text: "2" });
+	});
+
+	it("random HTML: never a throw, and never text that an element hides", () => {
+		const piece = fc.constantFrom(
+			"<div>",
+			"</div>",
+			"<p hidden>",
+			"</p>",
+			'<span style="display:none">',
+			"</span>",
+			"<br>",
+			"<blockquote>",
+			"</blockquote>",
+			"x",
+			" ",
+			"&amp;",
+			"<!--",
+			"-->",
+			"<",
+			">",
+		);
+		fc.assert(
+			fc.property(fc.array(piece, { maxLength: 60 }), (pieces) => {
+				const seen = visibleText(`${pieces.join("")}<div style="display:none">SECRET</div><p hidden>SECRET</p>`);
+				if (seen.ok) expect(seen.text).not.toContain("SECRET");
+			}),
+			{ numRuns: 300 },
+		);
+	});
 });
