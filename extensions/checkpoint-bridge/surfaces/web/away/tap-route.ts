@@ -43,9 +43,8 @@ function html(res: ServerResponse, status: number, title: string, body: string, 
 const wantsPage = (req: IncomingMessage) =>
 	(req.headers["content-type"] ?? "").toLowerCase().startsWith("application/x-www-form-urlencoded") || (req.headers.accept ?? "").includes("text/html");
 
-function answerWith(req: IncomingMessage, res: ServerResponse, status: number, line: string): void {
-	if (wantsPage(req))
-		return html(res, status, "checkpoint-bridge", `<h1>${status === 200 ? "Answered" : "Not answered"}</h1><p id="result">${escapeHtml(line)}</p>`);
+function answerWith(req: IncomingMessage, res: ServerResponse, status: number, line: string, done = "Answered"): void {
+	if (wantsPage(req)) return html(res, status, "checkpoint-bridge", `<h1>${status === 200 ? done : "Not answered"}</h1><p id="result">${escapeHtml(line)}</p>`);
 	if (status === 200) {
 		const body = `${line}\n`;
 		res.writeHead(200, { ...SECURITY_HEADERS, "content-type": "text/plain; charset=utf-8", "content-length": String(Buffer.byteLength(body)) });
@@ -107,7 +106,7 @@ async function post(ctx: TapContext, req: IncomingMessage, res: ServerResponse, 
 	}
 	if (entry.test) {
 		entry.test();
-		return answerWith(req, res, 200, "it works: the terminal says this button was pressed");
+		return answerWith(req, res, 200, "it works: the terminal says this button was pressed", "It works");
 	}
 	if (entry.part) return choose(ctx, req, res, secret, entry);
 	await apply(ctx, req, res, secret, entry, entry.decline ? "decline" : entry.answers, entry.label);
@@ -164,8 +163,8 @@ async function apply(
 		answerWith(req, res, 409, "no session holds the host role right now; nothing was applied, try again in a moment");
 		return false;
 	}
-	if (reply.ok)
-		return (answerWith(req, res, 200, answers === "decline" ? "declined: the asker is told, as Esc in the terminal tells it" : `answered: ${label}`), true);
+	if (reply.ok && answers === "decline") return (answerWith(req, res, 200, "declined: the asker is told, as Esc in the terminal tells it", "Declined"), true);
+	if (reply.ok) return (answerWith(req, res, 200, `answered: ${label}`), true);
 	if (reply.code === "not_found") {
 		// The host's settled event has usually said how by now.
 		const known = ctx.oneTap.lookup(secret);
