@@ -64,7 +64,9 @@ function hostLife(file: string, given: Map<string, number>) {
 		book,
 		lateEnded: (record, outcome) => void count(record.request.id, outcome.end === "answered" || outcome.end === "answered-outside" ? "ok" : "other"),
 	});
-	for (const { record, late } of book.writtenDown()) host.restore(record, late);
+	// As a host that claims the role does: what was written down comes back, then it takes on what is parked.
+	book.takeBack(host);
+	for (const parked of book.parked()) host.adopt(parked);
 	return { store, book, host };
 }
 

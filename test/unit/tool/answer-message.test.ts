@@ -39,26 +39,26 @@ describe("an answer message in the TUI", () => {
 			expect(joined).toContain(`[${ANSWER_MESSAGE_TYPE}]`);
 		}
 		// What pi's Markdown made of the same text: the backslashes gone.
-		const markdown = new Markdown(content, 0, 0, {
-			heading: (t) => t,
-			link: (t) => t,
-			linkUrl: (t) => t,
-			code: (t) => t,
-			codeBlock: (t) => t,
-			codeBlockBorder: (t) => t,
-			quote: (t) => t,
-			quoteBorder: (t) => t,
-			hr: (t) => t,
-			listBullet: (t) => t,
-			bold: (t) => t,
-			italic: (t) => t,
-			strikethrough: (t) => t,
-			underline: (t) => t,
-		} as never)
-			.render(400)
-			.map(strip)
-			.join("")
-			.replace(/\s+/g, "");
+		const plain = (t: string) => t;
+		const markdownTheme = Object.fromEntries(
+			[
+				"heading",
+				"link",
+				"linkUrl",
+				"code",
+				"codeBlock",
+				"codeBlockBorder",
+				"quote",
+				"quoteBorder",
+				"hr",
+				"listBullet",
+				"bold",
+				"italic",
+				"strikethrough",
+				"underline",
+			].map((k) => [k, plain]),
+		);
+		const markdown = new Markdown(content, 0, 0, markdownTheme as never).render(400).map(strip).join("").replace(/\s+/g, "");
 		expect(markdown).toContain(`"asker":""Pleaseaskmeonequestion"`);
 	});
 });

@@ -355,9 +355,9 @@ export class Bridge<Own = undefined> {
 		const { handle } = this.#options;
 		const { bus } = handle;
 		if (!ASKER_ID.test(id) || this.#carriers.has(id) || bus.listenerCount(replyChannel(id)) > 0 || bus.listenerCount(lateChannel(id)) > 0) return nanoid();
-		const held = handle.snapshot();
+		const snapshot = handle.snapshot();
 		const named = (request: { requestId: string }) => request.requestId === id;
-		return held && (held.open.some(named) || held.late?.some(named)) ? nanoid() : id;
+		return snapshot && (snapshot.open.some(named) || snapshot.late?.some(named)) ? nanoid() : id;
 	}
 
 	/** Why one more request of `bytes` from this client and session is refused; undefined when it is not. */

@@ -15,6 +15,9 @@ import { callDeadline, type LateState, type RequestRecord } from "../shared/requ
 import { restoredRecord, type StoreOutcomeOf, storedEnd, storedRequest, writtenDown } from "../store/records.ts";
 import type { RequestStore } from "../store/store.ts";
 
+/** How long a record taken back from the store waits, parked, for the host that claimed the role to take it on (at once, in the same turn). */
+const TAKE_BACK_GRACE_MS = 1_000;
+
 /** A late record: its one record, in the late state. */
 export type LateRequest = RequestRecord & { state: LateState };
 
@@ -86,25 +89,38 @@ export class RequestBook {
 	}
 
 	/**
-	 * The records written down that this book does not hold (a host before this process's wrote them):
-	 * each as it was, for the host to take in again; rows that no longer read are dropped.
+	 * Takes back what a host of an earlier process wrote down (the store, ADR-0033) and this book does
+	 * not hold, kept by `keeper`, under their ids: late ones late again, as late as they were; the
+	 * others parked, for the host that claims the role to take on as it takes on a replaced host's.
+	 * Rows that no longer read are discarded. The records taken back.
 	 */
-	writtenDown(): { record: RequestRecord; late?: LateState }[] {
+	takeBack(keeper: Keeper): RequestRecord[] {
 		const store = this.#store;
 		if (!store) return [];
-		const found: { record: RequestRecord; late?: LateState }[] = [];
-		this.#written(() => {
-			for (const row of store.openRequests()) {
-				if (this.#entries.has(row.hostId)) continue;
-				const restored = restoredRecord(row);
-				if (restored) found.push(restored);
-				else store.discard(row.hostId);
+		const back: RequestRecord[] = [];
+		let rows: ReturnType<RequestStore["openRequests"]> = [];
+		this.#written(() => void (rows = store.openRequests()));
+		for (const row of rows) {
+			const restored = this.#entries.has(row.hostId) ? undefined : restoredRecord(row);
+			if (!restored) {
+				if (!this.#entries.has(row.hostId)) this.#written(() => store.discard(row.hostId));
+				continue;
 			}
-		});
-		return found;
+			const { record, late } = restored;
+			this.add(record, keeper);
+			if (!late) this.park(record, TAKE_BACK_GRACE_MS);
+			else if (((record.wasLate = late), !this.toLate(record, keeper))) {
+				// Other askers' late questions fill the book now: it ends as one that expired.
+				record.state = { is: "ended", end: "expired" };
+				this.remove(record, { end: "expired", note: "It was late, and no room was left to keep it open.", late: true });
+				continue;
+			}
+			back.push(record);
+		}
+		return back;
 	}
 
-	/** The record's answers changed: written down again, when it is. */
+	/** The record's answers changed: written down again, when it is, so a host that starts again does not ask them again. */
 	noted(record: RequestRecord): void {
 		if (this.#of(record)) this.#write(record);
 	}

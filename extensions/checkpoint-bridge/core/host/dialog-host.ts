@@ -16,7 +16,7 @@ import { LATE_NOTE } from "../shared/late-config.ts";
 import type { Snapshot } from "../shared/observers.ts";
 import type { OutsideAnswerReply } from "../shared/outside-answers.ts";
 import type { RelayCancel, RelayReply, RelayRequest } from "../shared/protocol.ts";
-import { callDeadline, endedState, hasEnded, type LateState, type RequestEnd, type RequestRecord } from "../shared/request-record.ts";
+import { callDeadline, endedState, hasEnded, type RequestEnd, type RequestRecord } from "../shared/request-record.ts";
 import { type Keeper, type LateExpiry, type LateRequest, RequestBook } from "./book.ts";
 import { type HostEvents, Notifier, observed, progressFrame, resultFrame, type SettledOutcome, settledOutcome } from "./dialog/events.ts";
 import { askerKey, Holding, type OpenRequest, openRequest } from "./dialog/holding.ts";
@@ -157,26 +157,6 @@ export class DialogHost implements ShowingHost, Keeper {
 		record.request = taken.record.request;
 		record.questions = taken.record.questions;
 		this.#takeOn(record, taken.asker, taken.remaining, true);
-	}
-
-	/**
-	 * Takes in again a record a host before this process's wrote down (the store, ADR-0033): re-checked
-	 * as any request is, under its own id; late, it goes back to late as late as it was, else it is
-	 * queued as one carried over (never refused for a cap, its answers kept).
-	 */
-	restore(record: RequestRecord, late?: LateState): void {
-		if (this.#book.get(record.request.id)) return;
-		const taken = takeIn(record.request, record, (asker) => this.#holding.openOf(asker));
-		this.#book.add(record, this);
-		// One this host would not take (a newer asker's, say) leaves the store as refused, not asked again at each start.
-		if (!taken.ok) return this.#book.remove(record, { end: taken.end, note: taken.note });
-		record.request = taken.record.request;
-		record.questions = taken.record.questions;
-		record.entries = taken.record.entries;
-		if (!late) return this.#takeOn(record, taken.asker, taken.remaining, true);
-		record.wasLate = late;
-		if (!this.#book.toLate(record, this)) this.#book.remove(record, { end: "expired", note: "It was late, and no room was left to keep it open.", late: true });
-		else this.notifier.changed();
 	}
 
 	/** A record in the book, queued: held here, its timer at its deadline, then the dialog queue (unless out of time). */
@@ -359,7 +339,6 @@ export class DialogHost implements ShowingHost, Keeper {
 	}
 
 	progress(record: RequestRecord, stage: "queued" | "shown" | "answered", question?: number, position?: number): void {
-		// An answer given is written down with its record, so a host that starts again does not ask it again.
 		if (stage === "answered") this.#book.noted(record);
 		const open = this.#holding.byId.get(record.request.id);
 		this.#reply(progressFrame(record, stage, question, position), open?.record === record ? open.channel : undefined);

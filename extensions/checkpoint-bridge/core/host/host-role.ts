@@ -377,7 +377,7 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 			// The footer clears itself: handOver() and shutdown() report the emptied queue through `changed`; drawn now,
 			// so that nothing of this host is drawn over the next one's.
 			status.flush();
-			status.stop();
+			status.close();
 			gone = true;
 		},
 	};

@@ -86,15 +86,15 @@ export const STATUS_TICK_MS = 10_000;
  * The footer of `ui` for `host`, redrawn at each change (coalesced) and, while questions wait, every
  * `tickMs`, so `(0 min)` becomes `(1 min)` without a change of its own: the same text again is not
  * drawn again (an RPC client gets each change once). The timer runs only while the footer, as a
- * stretch of work left it, shows questions waiting; `stop` ends the drawing for good (the role
+ * stretch of work left it, shows questions waiting; `close` ends the drawing for good (the role
  * released). The footer is a courtesy: a UI that fails to draw it must not fail a request or a shutdown.
  */
-export function statusLine(ui: HostUI, host: () => DialogHost, tickMs = STATUS_TICK_MS): { changed(): void; flush(): void; stop(): void } {
+export function statusLine(ui: HostUI, host: () => DialogHost, tickMs = STATUS_TICK_MS): { changed(): void; flush(): void; close(): void } {
 	let drawn: string | undefined;
 	let ticker: ReturnType<typeof setInterval> | undefined;
-	let stopped = false;
+	let closed = false;
 	const draw = () => {
-		if (stopped) return;
+		if (closed) return;
 		const text = statusText(host());
 		if (text === drawn) return;
 		drawn = text;
@@ -106,24 +106,24 @@ export function statusLine(ui: HostUI, host: () => DialogHost, tickMs = STATUS_T
 	};
 	/** Starts or stops the timer by what the footer shows now; whether it shows questions waiting. */
 	const settled = () => {
-		const waiting = drawn !== undefined && !stopped;
-		if (waiting && !ticker) {
+		const shows = drawn !== undefined && !closed;
+		if (shows && !ticker) {
 			ticker = setInterval(() => {
 				draw();
 				settled();
 			}, tickMs);
 			// The footer's clock never keeps a process alive.
 			ticker.unref?.();
-		} else if (!waiting && ticker) {
+		} else if (!shows && ticker) {
 			clearInterval(ticker);
 			ticker = undefined;
 		}
-		return waiting;
+		return shows;
 	};
 	return {
 		...coalescedDraw(draw, settled),
-		stop() {
-			stopped = true;
+		close() {
+			closed = true;
 			settled();
 		},
 	};

@@ -57,7 +57,12 @@ export function restoredRecord(row: StoredRequest): { record: RequestRecord; lat
 	const record: RequestRecord = {
 		request: taken,
 		questions: taken.questions,
-		entries: json.entries.map((entry) => (entry && typeof entry === "object" && typeof entry.answer === "object" ? entry : undefined)),
+		// An answer counts only where it is one to the question at its place (the host checks each again as it takes the record on).
+		entries: taken.questions.map((q, i) => {
+			const entry = json.entries?.[i];
+			const answer = entry && typeof entry === "object" ? entry.answer : undefined;
+			return answer && typeof answer.answer === "string" && answer.question === (q as { question?: unknown }).question ? entry! : undefined;
+		}),
 		queuedAt: json.queuedAt as number,
 		state: { is: "queued" },
 		...(Number.isFinite(json.shownAt) ? { shownAt: json.shownAt as number } : {}),
