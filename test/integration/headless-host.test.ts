@@ -6,8 +6,8 @@
  * ask it too. SIGTERM ends it cleanly: the asker waiting is told, the advertisement is withdrawn, and
  * the next headless run gets no-host at once. With no surface set it exits at once, naming the variables.
  */
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { auditFile } from "../../extensions/checkpoint-bridge/headless-host.ts";
@@ -92,7 +92,10 @@ describe.skipIf(NATS_SERVER_MISSING)("checkpoint-bridge-host: a host with no scr
 		expect(answerPairs(envelope)).toEqual([{ question: QUESTION, answer: "SQLite" }]);
 		const line = await host.line(/ ok, answered through the link the notify command sent at /);
 		expect(line).toContain(`"${QUESTION}"`);
-		const audit = readFileSync(auditFile(hostDir(host), { XDG_STATE_HOME: piEnv.env.XDG_STATE_HOME! }), "utf8")
+		const trail = auditFile(hostDir(host), { XDG_STATE_HOME: piEnv.env.XDG_STATE_HOME! });
+		expect(statSync(trail).mode & 0o777, "the audit trail is the user's alone").toBe(0o600);
+		expect(statSync(dirname(trail)).mode & 0o777).toBe(0o700);
+		const audit = readFileSync(trail, "utf8")
 			.trim()
 			.split("\n")
 			.map((l) => JSON.parse(l));
