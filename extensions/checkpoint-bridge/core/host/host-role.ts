@@ -176,10 +176,7 @@ function takenBack(book: RequestBook, home: HomeRoute, warn: (message: string) =
 	const awaited = new Map<string, RequestRecord>();
 	return {
 		takeBack(host: DialogHost): void {
-			for (const { record, late } of book.writtenDown()) {
-				if (record.request.later && !late) awaited.set(record.request.id, record);
-				host.restore(record, late);
-			}
+			for (const record of book.takeBack(host)) if (record.request.later && record.state.is === "parked") awaited.set(record.request.id, record);
 		},
 		ended(hostId: string, heard: boolean): void {
 			const record = awaited.get(hostId);
@@ -346,12 +343,12 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 	const closeListening = listen(bus, served, ui);
 	// The late requests of the process are this host's to end now: it hears of their expiry.
 	book.keepLate(served);
+	// What a host of an earlier process wrote down comes back parked (late ones late), under the same ids: an asker that sends it again finds it.
+	restored.takeBack(served);
 	// Requests a replaced host parked go on here as the records they were, in their original order;
 	// then any an earlier release of the extension wrote down on the handle.
 	for (const parked of book.parked()) served.adopt(parked);
 	for (const parked of handle.takeParked()) served.serve(parked.request, parked);
-	// Then what a host before this process's wrote down, under the same ids: an asker that sends it again finds it.
-	restored.takeBack(served);
 	return {
 		host: served,
 		whereLate(requestId) {
