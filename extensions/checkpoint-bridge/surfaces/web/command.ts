@@ -100,20 +100,22 @@ export async function webPageOnClaim(handle: ObserverHandle, ui: HostUI): Promis
 	if (wanted) await serveWebPage(handle, ui, wanted, false);
 	const channels = phoneChannelsSet();
 	if (channels.length === 0) return;
-	const web = await loadWeb();
 	const notify = noticeTo(ui);
-	const ntfy = web.readNtfyConfig();
-	if (!ntfy.ok) notify(`checkpoint-bridge: ${ntfy.reason}`, "warning");
-	const page = await web.currentWebPage();
+	// Nothing of the page is loaded for this unless it was started.
+	const web = webIfStarted();
+	const page = web ? await (await web).currentWebPage() : undefined;
 	if (!page) {
-		if (ntfy.ok && ntfy.config)
+		if (process.env[NTFY_URL]?.trim())
 			notify(
 				`checkpoint-bridge: ${NTFY_URL} is set, but the answer page is not running: ntfy's buttons and links need it (set ${WEB_ENV}=127.0.0.1:0, or /checkpoints web)`,
 				"warning",
 			);
 		return;
 	}
-	const warning = web.unreachableLinksWarning(page.url, `the links ${channels.join(", ")} sends`);
+	const loaded = await web!;
+	const ntfy = loaded.readNtfyConfig();
+	if (!ntfy.ok) notify(`checkpoint-bridge: ${ntfy.reason}`, "warning");
+	const warning = loaded.unreachableLinksWarning(page.url, `the links ${channels.join(", ")} sends`);
 	if (warning) notify(warning, "warning");
 }
 

@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { pressAction } from "../../../../support/ntfy.ts";
 import { until } from "../../../../support/until.ts";
 import { loadExtensionCopy, playedSessions } from "../../../support/fake-pi.ts";
@@ -22,6 +22,7 @@ const sessions = playedSessions();
 afterEach(async () => {
 	await pages.closeAll();
 	await sessions.shutdownAll();
+	vi.unstubAllEnvs();
 });
 
 const answerPath = (page: Parameters<typeof pagePath>[0]) => `${pagePath(page)}answer`;
@@ -137,6 +138,21 @@ describe("a phone's set-up, in the terminal", () => {
 		expect(said().at(-2)).toContain("the test notification's button and links point at this machine's loopback");
 		expect(said().at(-1)).toContain("no notification is set: set CHECKPOINT_BRIDGE_NTFY_URL (ntfy) or CHECKPOINT_BRIDGE_NOTIFY_COMMAND");
 		await s.command("checkpoints", "web off");
+	});
+
+	it("at the claim: ntfy without the page is named; a wrong CHECKPOINT_BRIDGE_NTFY_URL is a warning naming it; with the page on loopback, its links are said to be unreachable, once", async () => {
+		vi.stubEnv("CHECKPOINT_BRIDGE_NTFY_URL", "https://ntfy.sh/my-topic");
+		const first = await host();
+		expect(first.said()).toContain(
+			"checkpoint-bridge: CHECKPOINT_BRIDGE_NTFY_URL is set, but the answer page is not running: ntfy's buttons and links need it (set CHECKPOINT_BRIDGE_WEB=127.0.0.1:0, or /checkpoints web)",
+		);
+		await sessions.shutdownAll();
+		vi.stubEnv("CHECKPOINT_BRIDGE_NTFY_URL", "ntfy.sh/my-topic");
+		vi.stubEnv("CHECKPOINT_BRIDGE_WEB", "127.0.0.1:0");
+		const second = await host();
+		const warnings = second.fake.notices.filter((n) => n.type === "warning").map((n) => n.message);
+		expect(warnings).toContainEqual(expect.stringContaining('CHECKPOINT_BRIDGE_NTFY_URL="ntfy.sh/my-topic" is not a URL'));
+		expect(warnings.filter((w) => w.includes("the links CHECKPOINT_BRIDGE_NTFY_URL sends point at this machine's loopback"))).toHaveLength(1);
 	});
 
 	it("the notify command's test run: event test, one It works button; its press is said at the host", async () => {
