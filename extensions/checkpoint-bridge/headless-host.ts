@@ -95,7 +95,7 @@ function printedUI(): HostUI {
 export interface HeadlessHost {
 	/** The directory it is the host of. */
 	readonly dir: string;
-	/** Ends it: every asker told as at any host's end, the endpoint, the room, the page and mail closed. */
+	/** Ends it: every connected asker told as at any host's end, the endpoint, the room, the page and mail closed; what is written down stays. */
 	close(why: string): Promise<void>;
 }
 
@@ -175,10 +175,12 @@ export async function startHeadlessHost(dir: string, handle: SharedHandle = shar
 			const note = `The host ended (${NAME} ${why}) before the questions were answered.`;
 			// As a quitting pi host does: NATS askers are let go first, so those with a grace wait for the next host.
 			if (room) await (await import("./transports/nats/index.ts")).closeProcessRoom(note);
-			role.release("quit", note);
+			await closeProcessEndpoint(note);
 			await webPageOnRelease();
 			await mailOnRelease(true);
-			await Promise.all([closeProcessEndpoint(note), closeRunningWebPage()]);
+			await closeRunningWebPage();
+			// The role is not released: nothing open is ended here, so what other processes asked stays written
+			// down (a wait: false question whose asker is gone), taken back by the next run as after a kill (ADR-0035).
 		},
 	};
 	const reached = [(await webPageLine()) ? "on the page" : undefined, readMailConfig().kind === "ok" ? "by mail" : undefined].filter(Boolean);

@@ -175,7 +175,10 @@ describe.skipIf(NATS_SERVER_MISSING)("checkpoint-bridge-host: a host with no scr
 		recorder = again;
 	});
 
-	it("SIGTERM: the asker waiting is told the host ended, the bin exits 0 and withdraws its advertisement; the next headless run gets no-host at once", async () => {
+	it("SIGTERM: the asker waiting is told the host ended, the bin exits 0 and withdraws its advertisement; the next headless run gets no-host at once; a wait: false question stays written down for the next run", async () => {
+		piEnv.writeScript({ main: { ask: { questions: [{ question: "Keep the old logs?", options: ["keep", "delete"] }], wait: false } as never } });
+		expect((await runPi(piEnv, [...baseArgs(), "-p", "Ask about the logs."], 90_000)).code).toBe(0);
+		await recorder.forQuestion("Keep the old logs?", 30_000);
 		const question = "Merge the branch?";
 		piEnv.writeScript({ main: { ask: { questions: [{ question, options: ["yes", "no"] }] } } });
 		const running = runPi({ ...piEnv, env: { ...piEnv.env, CHECKPOINT_BRIDGE_HOST_GRACE_MS: "0" } }, [...baseArgs(), "-p", "Merge."], 90_000);
@@ -198,6 +201,12 @@ describe.skipIf(NATS_SERVER_MISSING)("checkpoint-bridge-host: a host with no scr
 		const [none] = envelopesIn(after.stdout);
 		expect(none).toMatchObject({ status: "no-host", answers: [] });
 		expect(none!.waitedMs).toBeLessThan(2_000);
+
+		// Started again, the host takes the question asked with wait: false back and notifies it again.
+		const again = actionsRecorder(join(piEnv.root, "notified-after-stop"));
+		host = startHeadlessBin(piEnv.cwd, { ...piEnv.env, CHECKPOINT_BRIDGE_NOTIFY_COMMAND: again.command });
+		await host.line(/asked before the restart\] asks: "Keep the old logs\?"/, 30_000);
+		await again.forQuestion("Keep the old logs?", 30_000);
 	});
 });
 
