@@ -12,7 +12,7 @@ import type { RequestStore, StoredEnd } from "./store.ts";
 export const LOOK_EVERY_MS = 250;
 
 /** The envelope a waiting call would have returned, from an end the store kept. */
-export function storedEnvelope(end: StoredEnd): Envelope {
+function storedEnvelope(end: StoredEnd): Envelope {
 	return makeEnvelope(end.status, end.answers, end.note, {
 		requestId: end.askerId,
 		asker: end.asker,

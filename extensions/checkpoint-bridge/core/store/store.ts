@@ -27,9 +27,9 @@ interface SqliteStatement {
 type SqliteValue = string | number | bigint | null | Uint8Array;
 
 /** The store's mark in the file's header (`PRAGMA application_id`): "CPBS". A database without it is another program's. */
-export const STORE_APPLICATION_ID = 0x43504253;
+const STORE_APPLICATION_ID = 0x43504253;
 /** The schema's version (`PRAGMA user_version`); a newer one is refused rather than misread. */
-export const STORE_SCHEMA_VERSION = 1;
+const STORE_SCHEMA_VERSION = 1;
 /** The `meta` key of the store's seed for secretFor. */
 const SEED_KEY = "store.seed";
 /** Ends kept for later waits and `/checkpoints` at most; the oldest go first. @default 256 */
