@@ -21,6 +21,7 @@ import {
 	hostEndpoint,
 	isAnswerMessage,
 	isDialog,
+	isNotify,
 	NODE_BIN,
 	PI_CLI,
 	type PiEnv,
@@ -104,6 +105,39 @@ describe("written down: a host killed and started again in the same directory", 
 		expect(third.frames.filter(isAnswerMessage)).toEqual([]);
 		const again = await laterWait([requestId]);
 		expect(again.ended.map((e) => [e.status, e.requestId])).toEqual([["ok", requestId]]);
+	});
+
+	it("a pi -p run's call ends timeout and the run ends, its question late at the host; the host is killed and started again: the question is late again, answered from /checkpoints, and a later pi -p run's wait gets the late answer", async () => {
+		const budgeted = { questions: [{ question: "Which region?", options: ["eu-west", "us-east"] }], timeoutMs: 3_000 };
+		env = createPiEnv({ script: { prompts: { "ask with a budget": { ask: budgeted } } } });
+		const first = startHost("host");
+		await hostEndpoint(env);
+		const asked = await runPi(env, [...baseArgs(), "-p", "ask with a budget"], 90_000);
+		expect(asked.code, asked.stderr.slice(-2_000)).toBe(0);
+		const timedOut = envelopesIn(asked.stdout).find((e) => e.status === "timeout");
+		expect(timedOut?.requestId, asked.stdout.slice(-2_000)).toEqual(expect.any(String));
+		const requestId = timedOut!.requestId!;
+		await killed(first);
+
+		const second = startHost("host-again");
+		await hostEndpoint(env);
+		const listedAt = second.mark();
+		await second.prompt("/checkpoints");
+		const report = await second.waitFor((f) => isNotify(f) && String(f.message).includes("late"), { from: listedAt, what: "the /checkpoints report" });
+		expect(report.message).toContain("1 late");
+		expect(report.message).toContain("Which region?");
+		const reopenedAt = second.mark();
+		await second.prompt("/checkpoints answer 1");
+		const dialog = await second.waitForDialog({ from: reopenedAt, failOn: () => false });
+		const answeredAt = second.mark();
+		second.answer(dialog, (dialog.options as string[]).find((o) => o.startsWith("us-east"))!);
+		const message = await second.waitFor(isAnswerMessage, { from: answeredAt, what: "the forwarded late answer" });
+		expect(message.message.details).toMatchObject({ requestId, late: true, forwarded: true, envelope: { status: "ok" } });
+
+		const waited = await laterWait([requestId]);
+		expect(waited.ended.map((e) => [e.status, e.requestId, answerPairs(e)])).toEqual([["ok", requestId, [{ question: "Which region?", answer: "us-east" }]]]);
+		await sleep(500);
+		expect(second.frames.filter(isAnswerMessage)).toHaveLength(1);
 	});
 
 	it("a waiting pi asker's host is killed while its question shows: the next host shows it once, the asker's re-send finds it, the answer reaches the asker once; a second restart changes nothing", async () => {
