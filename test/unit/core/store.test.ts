@@ -189,3 +189,20 @@ describe("secrets of the store", () => {
 		expect(opened(join(dir, "other.sqlite")).secretFor("one-tap", "h1")).not.toBe(tap);
 	});
 });
+
+describe("Node's warning", () => {
+	it("the one warning that SQLite is experimental is not printed when the store opens; any other warning still is", async () => {
+		const open = join(process.cwd(), "extensions/checkpoint-bridge/core/store/open.ts");
+		const script = `import { openStore } from ${JSON.stringify(open)}; const o = openStore(":memory:"); console.log(o.ok); process.emitWarning("another warning");`;
+		const child = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "pipe"] });
+		let stdout = "";
+		let stderr = "";
+		child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+		child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+		await new Promise((resolve) => child.once("close", resolve));
+		expect(stdout.trim()).toBe("true");
+		expect(stderr).toContain("Warning: another warning");
+		expect(stderr).not.toContain("ExperimentalWarning");
+		expect(stderr).not.toContain("SQLite");
+	});
+});
