@@ -59,12 +59,13 @@ describe.skipIf(!HAS_MAIL_SERVERS)("questions by mail: postfix and dovecot on lo
 	const run = new PiRpcFixture();
 	let servers: MailServers;
 	let human: MailUser;
+	let bridge: MailUser;
 	let stranger: MailUser;
 	let inbox: Mailbox;
 	let smtp: Transporter;
 	beforeAll(async () => {
 		servers = await startMailServers();
-		const bridge = servers.addUser("bridge");
+		bridge = servers.addUser("bridge");
 		human = servers.addUser("human");
 		stranger = servers.addUser("stranger");
 		const piEnv = run.createEnv({
@@ -163,6 +164,21 @@ describe.skipIf(!HAS_MAIL_SERVERS)("questions by mail: postfix and dovecot on lo
 			html: '<html><head><title>1</title></head><body><div style="display: none">1</div><div>2</div><blockquote>1) Postgres</blockquote></body></html>',
 		});
 		expect((await hidden.result).answers[0]).toMatchObject({ answer: "SQLite", kind: "option" });
+		// A mail whose header alone is over the bounds, put straight into the bridge's inbox: ignored, and reading goes on.
+		const bridgeBox = new ImapFlow({
+			host: "127.0.0.1",
+			port: servers.imapPort,
+			secure: false,
+			auth: { user: bridge.address, pass: bridge.password },
+			logger: false,
+		});
+		bridgeBox.on("error", () => {});
+		await bridgeBox.connect();
+		await bridgeBox.append("INBOX", `From: ${stranger.address}\r\nTo: bridge@example.test\r\nSubject: ${`${"s".repeat(70)}\r\n `.repeat(4_300)}x\r\n\r\neu\r\n`);
+		await bridgeBox.logout();
+		const after = await awayAsk(pi, "after-big-header", [{ question: "Still reading?", kind: "confirm" }]);
+		await reply(await inbox.next(/after-big-header asks/), "yes");
+		expect((await after.result).answers[0]).toMatchObject({ answer: "yes", source: "outside" });
 	});
 
 	it("answered in the host's own dialog: the mail says where; attacks change nothing and are told why, never a stranger", async () => {

@@ -75,26 +75,32 @@ export async function readMail(source: Buffer): Promise<IncomingMail> {
 	};
 }
 
-type Envelope = { from?: { address?: string }[]; to?: { address?: string }[]; inReplyTo?: string } | undefined;
+/** Bytes read of a mail too large to read whole: enough for its header, which says who sent it and which token it carries. @default 65536 */
+const HEAD_BYTES = 64 * 1024;
 
-/** What MailAnswers is told of a mail it cannot read (why in `unread`): its sender and addresses from the envelope only. */
-function envelopeOnly(envelope: Envelope, unread: string): IncomingMail {
-	return {
-		from: envelope?.from?.[0]?.address?.toLowerCase() ?? "",
-		recipients: (envelope?.to ?? []).map((a) => a.address?.toLowerCase() ?? ""),
-		thread: envelope?.inReplyTo ? [envelope.inReplyTo] : [],
-		text: undefined,
-		unread,
-		automatic: false,
-	};
+/** Where a mail's header ends in its source (the first empty line), or its end. */
+function headerEnd(source: Buffer): number {
+	const crlf = source.indexOf("\r\n\r\n");
+	if (crlf >= 0) return crlf + 4;
+	const lf = source.indexOf("\n\n");
+	return lf >= 0 ? lf + 2 : source.length;
 }
 
-/** A mail as MailAnswers takes it: read whole when within MAX_MAIL_BYTES and mailparser reads it, else from its envelope with why not. */
-async function incoming(envelope: Envelope, source: Buffer | undefined): Promise<IncomingMail> {
-	if (!source) return envelopeOnly(envelope, `the mail is larger than ${MAX_MAIL_BYTES / 1024} KiB and was not read`);
-	return readMail(source).catch((error: unknown) =>
-		envelopeOnly(envelope, `the mail could not be read (${(error instanceof Error ? error.message : String(error)).slice(0, 120)})`),
-	);
+/**
+ * A mail as MailAnswers takes it: read whole when it is within MAX_MAIL_BYTES and mailparser reads it;
+ * else only its header, with why its text was not read. Undefined when not even its header reads.
+ */
+async function incoming(source: Buffer, whole: boolean): Promise<IncomingMail | undefined> {
+	let unread = `the mail is larger than ${MAX_MAIL_BYTES / 1024} KiB and was not read`;
+	if (whole) {
+		try {
+			return await readMail(source);
+		} catch (error) {
+			unread = `the mail could not be read (${(error instanceof Error ? error.message : String(error)).slice(0, 120)})`;
+		}
+	}
+	const header = await readMail(source.subarray(0, headerEnd(source))).catch(() => undefined);
+	return header && { ...header, text: undefined, unread };
 }
 
 /** How long the inbox waits, in ms: before it tries the server again (doubling), and for one command. */
@@ -240,28 +246,26 @@ export class Inbox {
 	async #take(client: ImapFlow): Promise<void> {
 		if (this.#closing.signal.aborted || this.#client !== client || this.#lastUid === undefined) return;
 		const after = this.#lastUid;
+		// Sizes only: what a stranger's mail may make large (its header fields) is fetched within bounds below.
 		const found = await this.#bounded(
 			client,
 			(async () => {
-				const list: { uid: number; size: number; envelope: Envelope }[] = [];
-				for await (const message of client.fetch(`${after + 1}:*`, { uid: true, size: true, envelope: true }, { uid: true }))
-					if (message.uid > after) list.push({ uid: message.uid, size: message.size ?? 0, envelope: message.envelope as Envelope });
+				const list: { uid: number; size: number }[] = [];
+				for await (const message of client.fetch(`${after + 1}:*`, { uid: true, size: true }, { uid: true }))
+					if (message.uid > after) list.push({ uid: message.uid, size: message.size ?? 0 });
 				return list;
 			})(),
 		);
-		for (const { uid, size, envelope } of found.sort((a, b) => a.uid - b.uid)) {
-			let source: Buffer | undefined;
-			if (size <= MAX_MAIL_BYTES) {
-				const whole = await this.#bounded(client, client.fetchOne(String(uid), { source: true }, { uid: true }));
-				source = whole === false ? undefined : whole.source;
-			}
-			const mail = await incoming(envelope, source);
+		for (const { uid, size } of found.sort((a, b) => a.uid - b.uid)) {
+			const whole = size <= MAX_MAIL_BYTES;
+			const fetched = await this.#bounded(client, client.fetchOne(String(uid), { source: whole ? true : { start: 0, maxLength: HEAD_BYTES } }, { uid: true }));
+			const mail = fetched !== false && fetched.source ? await incoming(fetched.source, whole) : undefined;
 			this.#lastUid = uid;
 			// A server that will not mark it seen is no reason to stop reading; one that does not answer is.
 			await this.#bounded(client, client.messageFlagsAdd(String(uid), ["\\Seen"], { uid: true })).catch((error: unknown) => {
 				if (error instanceof Stalled) throw error;
 			});
-			await this.#onMail(mail).catch(() => {});
+			if (mail) await this.#onMail(mail).catch(() => {});
 		}
 	}
 
