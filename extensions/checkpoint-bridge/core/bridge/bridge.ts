@@ -194,7 +194,9 @@ export class Bridge<Own = undefined> {
 		const store = asked.resent === true ? currentStore() : undefined;
 		// Written down before a restart (core/store/): ended meanwhile, its end is sent at once; open, it goes on under its id, shown once.
 		const ended = store?.endOf(asked.id);
-		if (ended && ended.askerSession === asked.asker.sessionId) return void asked.send(this.#storedResult(asked.id, ended));
+		// Given up or lost with its host (cancelled, no-host), it was never the human's end: it is asked again.
+		const final = ended && ended.askerSession === asked.asker.sessionId && ended.status !== "cancelled" && ended.status !== "no-host";
+		if (final) return void asked.send(this.#storedResult(asked.id, ended));
 		const hostId = store?.openOf(asked.id, asked.asker.sessionId)?.hostId ?? asked.hostId ?? this.#idInHost(asked.id);
 		// Sent again while the host still holds it (through another client): this one hears its replies too, nothing is shown twice.
 		const alreadyOpen = this.#carriers.has(hostId);
