@@ -9,8 +9,8 @@ import type { OutsideAnswerValue } from "../../core/shared/outside-answers.ts";
 import type { Checked } from "../../model/check.ts";
 import { type Question, shownLabels } from "../../model/question.ts";
 
-/** Characters of a reply read for its answer, which is at its top: the reply parser's patterns take time growing faster than the text. @default 8000 */
-const REPLY_READ_CHARS = 8_000;
+/** Characters and lines of a reply read for its answer, which is at its top: the reply parser's patterns take time growing faster than the text, the lines most. @default 8000 and 100 */
+const REPLY_READ = { chars: 8_000, lines: 100 };
 /** Outlook's quote header: a quote without `>` lines, which the reply parser takes for the reply's own text. */
 const OUTLOOK_QUOTE = /^-{2,}\s*(original message|forwarded message)/i;
 
@@ -21,12 +21,12 @@ const OUTLOOK_QUOTE = /^-{2,}\s*(original message|forwarded message)/i;
  */
 export function ownText(text: string): string {
 	const lines: string[] = [];
-	for (const line of text.slice(0, REPLY_READ_CHARS * 4).split(/\r\n?|\n/)) {
-		if (OUTLOOK_QUOTE.test(line.trim())) break;
+	for (const line of text.slice(0, REPLY_READ.chars * 4).split(/\r\n?|\n/)) {
+		if (OUTLOOK_QUOTE.test(line.trim()) || lines.length === REPLY_READ.lines) break;
 		const short = line.trimEnd().replace(/[ \t\u00a0]{8,}/g, "        ");
 		if (short || lines.at(-1)) lines.push(short);
 	}
-	const read = new EmailReplyParser().read(lines.join("\n").slice(0, REPLY_READ_CHARS));
+	const read = new EmailReplyParser().read(lines.join("\n").slice(0, REPLY_READ.chars));
 	return read
 		.getVisibleText()
 		.split("\n")
