@@ -12,8 +12,9 @@
  *   npm run demo -- --pi 0.85                     pi 0.85.1 from test/compat/pi-0.85
  *   npm run demo -- --web                         the web page on too; the host shows its link
  *   npm run demo -- --tour                        a tour of ask now / answer later, a late answer from
- *                                                 /checkpoints, a child's own screen and a host restart
- *                                                 that keeps a question (scripted model, dev pi)
+ *                                                 /checkpoints, a child's own screen, a host restart
+ *                                                 that keeps a question and a phone's one-tap answer
+ *                                                 (scripted model, dev pi)
  *
  * It needs a terminal: the questions open in pi's interactive TUI, the host. Without one (stdin or
  * stdout not a TTY) pi would fall back to print mode and end at once, so the launcher refuses.
@@ -109,8 +110,9 @@ function realModelPrompt(background) {
 function usage() {
 	return [
 		"usage: npm run demo [-- [--tour] [--web] [--pi 1.6|0.85] [--model <provider/id> [more pi arguments]]]",
-		"  --tour                 a tour in four scenes (scripted model): ask now and answer later, a timed-out question",
-		"                         answered late from /checkpoints, a child's own screen, a host restart that keeps a question",
+		"  --tour                 a tour in five scenes (scripted model): ask now and answer later, a timed-out question",
+		"                         answered late from /checkpoints, a child's own screen, a host restart that keeps a question,",
+		"                         a phone's one-tap answer",
 		"  --web                  the web page on too (loopback, any free port); the host prints its link",
 		"  --model <provider/id>  a real model (its key from the environment); without it a scripted model, no API key",
 		"  --pi 1.6               the dev pi 1.6: the two foreground sub-agents only (its background runner cannot start)",
@@ -202,7 +204,7 @@ function writeAgents(agentDir, model, tour) {
 			: [bridgeExtension];
 	const target = path.join(agentDir, "agents");
 	fs.mkdirSync(target, { recursive: true });
-	for (const name of tour ? ["tour-child"] : AGENTS) {
+	for (const name of tour ? ["tour-child", "tour-phone"] : AGENTS) {
 		const template = fs.readFileSync(path.join(demoDir, "agents", `${name}.md`), "utf8");
 		const text = template.replaceAll("{{MODEL}}", model).replaceAll("{{EXTENSIONS}}", extensions.join(", "));
 		fs.writeFileSync(path.join(target, `${name}.md`), text);
@@ -243,14 +245,15 @@ function tourExplanation(pi, restarted) {
 		...(restarted
 			? [
 					"pi was stopped as a crash would stop it, and the tour started it again (pi --continue).",
-					"Tour 4 of 4: the question asked before the restart opens again, marked so; answer it.",
+					"Tour 4 of 5: the question asked before the restart opens again, marked so; answer it.",
 				]
 			: [
-					"Four scenes, each announced here by the main agent as it happens:",
+					"Five scenes, each announced here by the main agent as it happens:",
 					"  1. ask now, answer later: a question asked with wait: false; its answer arrives later as a message",
 					"  2. a timed-out question answered late: let it time out, then /checkpoints answer 1",
 					"  3. a child's own screen: a sub-agent's tool draws its screen here, under who asks",
 					"  4. a host restart that keeps a question: pi stops as a crash would and starts again",
+					"  5. a phone answers: a stand-in for your phone presses a notification's button; press no key",
 					"Answer a form with Up/Down and Enter. Press Enter to send the prepared message and start.",
 				]),
 		"Quit: Ctrl+D on an empty editor, or Ctrl+C twice quickly; Esc first closes an open form.",
@@ -305,6 +308,9 @@ async function closeRunners(subagentsRoot, agentDir) {
 	}
 }
 
+/** A word the shell takes as it is, whatever it holds. */
+const shellQuoted = (word) => `'${word.replaceAll("'", "'\\''")}'`;
+
 /** The environment of the run: isolated from the user's pi, and what the demo's extensions read. */
 function runEnv(dirs, { model, pi, web, tour }) {
 	const common = {
@@ -328,6 +334,9 @@ function runEnv(dirs, { model, pi, web, tour }) {
 			CHECKPOINT_BRIDGE_RELAY_DIALOGS: "1",
 			// Scene 4: demo/tour.ts writes this file, then stops pi; the launcher starts it again.
 			CHECKPOINT_BRIDGE_DEMO_TOUR_RESTART: path.join(dirs.runDir, "tour-restart"),
+			// Scene 5: the page gives each request one-tap links, and the notify command (the phone's stand-in) presses one.
+			CHECKPOINT_BRIDGE_WEB: "127.0.0.1:0",
+			CHECKPOINT_BRIDGE_NOTIFY_COMMAND: `${shellQuoted(process.execPath)} ${shellQuoted(path.join(demoDir, "phone.ts"))}`,
 		};
 	return {
 		...common,

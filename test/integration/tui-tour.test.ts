@@ -1,12 +1,14 @@
 /**
  * `npm run demo -- --tour` in a real terminal (tmux), on the dev pi with its scripted model (no API
- * key): four scenes, each announced on screen by the main agent as it happens, answered with the keys
- * a person would press. 1: `wait: false`, the call back at once as queued while the form is open, the
+ * key): five scenes, each announced on screen by the main agent as it happens, answered with the keys
+ * a person would press, but for the last. 1: `wait: false`, the call back at once as queued while the form is open, the
  * answer arriving later as a message; 2: a 10 s budget runs out, the question stays late,
  * `/checkpoints` lists it, `/checkpoints answer 1` opens it again, the late answer arrives; 3: a
  * foreground child's own screen (pi's example question tool) drawn here under who asks; 4: pi stops
  * as a crash would, the launcher starts it again with `--continue`, the question opens again marked
- * as asked before the restart and its answer comes back. The screen of each step is written under
+ * as asked before the restart and its answer comes back; 5: no key at all: a child asks, the tour's
+ * stand-in for a phone (its notify command) presses a one-tap button, the form closes and the
+ * terminal says where and when the answer came from. The screen of each step is written under
  * .tmp/tui-tour/ (the path is printed).
  */
 import { spawnSync } from "node:child_process";
@@ -15,6 +17,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { PHONE_ANSWER } from "../../demo/phone.ts";
 import { RESTARTED_NOTICE } from "../../demo/tour.ts";
 import { LATE_BUDGET_MS, TOUR_DONE, TOUR_QUESTIONS } from "../../demo/tour-model.ts";
 import { NOT_ON_OLDEST_PI, onDevPiOnly } from "./harness/pi-cli.ts";
@@ -63,7 +66,7 @@ describe.skipIf(!hasTmux)(`npm run demo -- --tour in the real TUI${hasTmux ? "" 
 
 	it.skipIf(NOT_ON_OLDEST_PI)(
 		onDevPiOnly(
-			"shows ask now and answer later, a timed-out question answered late from /checkpoints, a child's own screen and a host restart that keeps a question, each announced as it happens",
+			"shows ask now and answer later, a timed-out question answered late from /checkpoints, a child's own screen, a host restart that keeps a question and a phone's one-tap answer with no key pressed, each announced as it happens",
 		),
 		async () => {
 			runDir = fs.mkdtempSync(path.join(os.tmpdir(), "cb-tui-tour-"));
@@ -80,14 +83,15 @@ describe.skipIf(!hasTmux)(`npm run demo -- --tour in the real TUI${hasTmux ? "" 
 				captures.save("opening", opening);
 				expect(opening).toContain("checkpoint-bridge tour (pi 1.6.");
 				expect(opening).toContain("4. a host restart that keeps a question");
+				expect(opening).toContain("5. a phone answers");
 				await session.keys("Enter");
 
 				// 1. wait: false: the call is back ("queued") and the turn over while the form is still open.
-				const { later, late, child, restart } = TOUR_QUESTIONS;
+				const { later, late, child, restart, phone } = TOUR_QUESTIONS;
 				let screen = await session.waitFor(/The call came back at once, "queued"/, 30_000, "the queued receipt", DEAD_END);
 				screen = await session.waitFor(formOf("main session", later.question), 10_000, "scene 1's form", DEAD_END);
 				captures.save("1-queued-form-open", screen);
-				expect(screen).toContain("Tour 1 of 4 — ask now, answer later");
+				expect(screen).toContain("Tour 1 of 5 — ask now, answer later");
 				expect(screen).not.toContain("Tour 1 done");
 				for (const row of rowsOf(later.options, "teal")) expect(screen).toMatch(row);
 				await pick(session, ["Down"], rowsOf(later.options, "amber")[1]!, "the cursor on amber");
@@ -96,7 +100,7 @@ describe.skipIf(!hasTmux)(`npm run demo -- --tour in the real TUI${hasTmux ? "" 
 
 				// 2. The budget runs out unanswered: late; /checkpoints lists it; answer 1 opens it again.
 				screen = await session.waitFor(formOf("main session", late.question), 30_000, "scene 2's form", DEAD_END);
-				expect(screen).toContain(`Tour 2 of 4 — a timed-out question answered late: I ask with a budget of ${LATE_BUDGET_MS / 1000} s`);
+				expect(screen).toContain(`Tour 2 of 5 — a timed-out question answered late: I ask with a budget of ${LATE_BUDGET_MS / 1000} s`);
 				screen = await session.waitFor(/The call ended "timeout"/, LATE_BUDGET_MS + 20_000, "scene 2's timeout", DEAD_END);
 				captures.save("2-timed-out", screen);
 				expect(screen, "the form is gone with the call's budget").not.toMatch(formOf("main session", late.question));
@@ -125,7 +129,7 @@ describe.skipIf(!hasTmux)(`npm run demo -- --tour in the real TUI${hasTmux ? "" 
 					DEAD_END,
 				);
 				captures.save("3-child-screen", screen);
-				expect(screen).toContain("Tour 3 of 4 — a child's own screen");
+				expect(screen).toContain("Tour 3 of 5 — a child's own screen");
 				// The host guards a child's screen from keys for a moment after it shows, and says so above it.
 				for (let shown = await session.screen(); shown.includes("keys reach it in a moment"); shown = await session.screen())
 					await new Promise((resolve) => setTimeout(resolve, 100));
@@ -149,9 +153,24 @@ describe.skipIf(!hasTmux)(`npm run demo -- --tour in the real TUI${hasTmux ? "" 
 				// Announced where the eye is: the header with the explanation has scrolled away above the continued transcript.
 				captures.save("4-restart-announced", await waitForSqueezed(session, new RegExp(escape(squeezed(RESTARTED_NOTICE))), 10_000, "the restart's notice"));
 				await pick(session, ["Down"], rowsOf(restart.options, "us-east")[1]!, "the cursor on us-east");
-				screen = await session.waitFor(TOUR_DONE, 30_000, "the end of the tour", DEAD_END);
+				screen = await session.waitFor(/Tour 4 done: [^\n]*\n?[^\n]*"us-east" came back/, 30_000, "scene 4's answer", DEAD_END);
 				captures.save("4-answer-after-restart", screen);
-				expect(screen).toMatch(/Tour 4 done: [^\n]*\n?[^\n]*"us-east" came back/);
+
+				// 5. No key: the phone's stand-in presses a one-tap button; the form closes and the terminal says where and when.
+				screen = await session.waitFor(formOf("subagent-tour-phone", phone.question), 60_000, "scene 5's form", DEAD_END);
+				captures.save("5-phone-form-open", screen);
+				expect(screen).toContain("Tour 5 of 5 — a phone answers");
+				screen = await waitForSqueezed(
+					session,
+					new RegExp(`checkpoint-bridge:\\[subagent-tour-phone\\]answered[^\\n]*at\\d\\d:\\d\\d:${PHONE_ANSWER}`),
+					30_000,
+					"the terminal saying where and when the phone's answer came from",
+				);
+				captures.save("5-phone-answered", screen);
+				screen = await session.waitFor(TOUR_DONE, 30_000, "the end of the tour", DEAD_END);
+				captures.save("5-tour-done", screen);
+				expect(squeezed(screen)).toContain(squeezed(`Tour 5 done: your phone answered with one tap and the child got "${PHONE_ANSWER}"`));
+				expect(screen, "the form closed by itself").not.toMatch(formOf("subagent-tour-phone", phone.question));
 
 				await session.keys("C-d");
 				await session.waitFor(`${EXIT_MARKER}0`, 20_000, "a clean exit of the tour");
