@@ -193,6 +193,8 @@ async function tokenProxy(): Promise<{ url: string; close(): Promise<void> }> {
 			answer.pipe(res);
 		});
 		upstream.on("error", () => res.destroy());
+		// A client that goes away ends its request upstream too, as a proxy does: its streams do not stay open at /mcp.
+		res.on("close", () => upstream.destroy());
 		req.pipe(upstream);
 	});
 	await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

@@ -33,6 +33,8 @@ interface Session {
 	name: string;
 	/** POSTs whose response is still open: calls in flight. */
 	calls: number;
+	/** Ends the session's own stream (GET), when one is open: it carries no call, so it gives way to one. */
+	endStream?: () => void;
 }
 
 export interface McpHttp {
@@ -109,7 +111,7 @@ export function mcpOverHttp(service: AskService, limits: { sessions?: number; pe
 	async function inSession(request: Request, authInfo: AuthInfo, session: Session, body: unknown): Promise<Response> {
 		// What answers the server (a form's answer, a notification) holds nothing open: it is never refused.
 		if (request.method === "POST" && !carriesRequest(body)) return session.transport.handleRequest(request, { authInfo });
-		const release = shares.take(session.client);
+		const release = shares.take(session.client) ?? (streamGivenWay(session.client) ? shares.take(session.client) : undefined);
 		if (!release) return shares.refusal(session.name);
 		session.usedAt = Date.now();
 		const call = request.method === "POST";
@@ -117,14 +119,27 @@ export function mcpOverHttp(service: AskService, limits: { sessions?: number; pe
 		const settled = () => {
 			release();
 			if (call) session.calls--;
+			else if (session.endStream === endStream) session.endStream = undefined;
 			session.usedAt = Date.now();
 		};
+		const endStream = () => {
+			settled();
+			session.transport.closeStandaloneSSEStream();
+		};
+		if (request.method === "GET") session.endStream = endStream;
 		try {
 			return whenSent(await session.transport.handleRequest(request, { authInfo }), settled);
 		} catch (error) {
 			settled();
 			throw error;
 		}
+	}
+
+	/** A client at its share: the oldest of its sessions' own streams ends to make room for a request; false when it has none open. */
+	function streamGivenWay(client: string): boolean {
+		const streaming = [...sessions.values()].find((s) => s.client === client && s.endStream);
+		streaming?.endStream?.();
+		return streaming !== undefined;
 	}
 
 	async function legacy(request: Request, authInfo: AuthInfo, body: unknown): Promise<Response> {
@@ -138,7 +153,8 @@ export function mcpOverHttp(service: AskService, limits: { sessions?: number; pe
 	async function stateless(request: Request, authInfo: AuthInfo, body: unknown): Promise<Response> {
 		if (!carriesRequest(body)) return modern.fetch(request, { authInfo });
 		const name = clientNameIn(body);
-		const release = shares.take(`${name}\0${authInfo.clientId}`);
+		const client = `${name}\0${authInfo.clientId}`;
+		const release = shares.take(client) ?? (streamGivenWay(client) ? shares.take(client) : undefined);
 		if (!release) return shares.refusal(name);
 		try {
 			return whenSent(await modern.fetch(request, { authInfo }), release);

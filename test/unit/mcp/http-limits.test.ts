@@ -352,6 +352,35 @@ const callWithToken = (sessionId: string, progressToken: string, label: string) 
 	return `${lines.join("\r\n")}\r\n\r\n${body}`;
 };
 
+describe("a session's own stream", () => {
+	it("gives way to a call: a 2025 client at its share with its stream open gets its 8th call in, the stream ends, and the 9th call is refused", async () => {
+		const id = await session("streaming");
+		const inSession = { ...headers(), "mcp-session-id": id, "mcp-protocol-version": "2025-11-25" };
+		const stream = await fetch(endpoint, { method: "GET", headers: { ...inSession, accept: "text/event-stream" } });
+		expect(stream.status).toBe(200);
+		const call = (j: number) =>
+			fetch(endpoint, {
+				method: "POST",
+				headers: inSession,
+				body: JSON.stringify({ jsonrpc: "2.0", id: 100 + j, method: "tools/call", params: { name: ASK, arguments: hold(`streaming ${j}`) } }),
+			});
+		const calls: Response[] = [];
+		try {
+			for (let j = 0; j < MCP_REQUESTS_PER_CLIENT; j++) calls.push(await call(j));
+			expect(calls.map((c) => c.status)).toEqual(Array(MCP_REQUESTS_PER_CLIENT).fill(200));
+			// The stream gave way: it ended, with nothing lost (it carries no call).
+			const reader = stream.body!.getReader();
+			for (;;) if ((await reader.read()).done) break;
+			const ninth = await call(MCP_REQUESTS_PER_CLIENT);
+			expect(ninth.status).toBe(429);
+			expect(await ninth.text()).toContain("its share");
+		} finally {
+			for (const c of calls) await c.body?.cancel();
+		}
+		await drained();
+	}, 30_000);
+});
+
 describe("a client that never reads", () => {
 	it("4 calls with the longest progress token taken, never read: once the kernel's buffers are full, each stream's unsent bytes stay within 64 KiB and one event", async () => {
 		expect([MAX_PROGRESS_TOKEN_LENGTH, MCP_STREAM_BUFFER_BYTES]).toEqual([256, 64 * 1024]);

@@ -68,6 +68,8 @@ export interface McpRouteContext {
 export interface McpLoad {
 	/** The responses open now. */
 	open: Set<ServerResponse>;
+	/** Those of them that answer a GET (a 2025 session's own stream, which carries no call), oldest first. */
+	streams: Set<ServerResponse>;
 	max: number;
 	/** Unsent bytes past which notifications are dropped, and past which a response is ended. */
 	bufferBytes: number;
@@ -77,6 +79,7 @@ export interface McpLoad {
 /** A fresh quota. */
 export const mcpLoad = (max = MAX_MCP_REQUESTS, bufferBytes = MCP_STREAM_BUFFER_BYTES): McpLoad => ({
 	open: new Set(),
+	streams: new Set(),
 	max,
 	bufferBytes,
 	endBytes: 4 * bufferBytes,
@@ -186,7 +189,11 @@ export async function sendResponse(response: Response, req: IncomingMessage, res
 	}
 	res.writeHead(response.status, headers);
 	if (!response.body) return void res.end();
-	if ((response.headers.get("content-type") ?? "").startsWith("text/event-stream")) return copyEvents(response.body, res, load).catch(() => void res.destroy());
+	if ((response.headers.get("content-type") ?? "").startsWith("text/event-stream")) {
+		// A stream may say nothing for a while: its client learns at once that it is open.
+		res.flushHeaders();
+		return copyEvents(response.body, res, load).catch(() => void res.destroy());
+	}
 	const body = Readable.fromWeb(response.body as import("node:stream/web").ReadableStream<Uint8Array>);
 	body.on("error", () => res.destroy());
 	res.once("close", () => body.destroy());
@@ -208,6 +215,13 @@ export function mcpRoute(ctx: McpRouteContext, req: IncomingMessage, res: Server
 		return true;
 	}
 	const load = ctx.mcpLoad;
+	// Full: a session's own stream carries no call, so the oldest gives way (its client opens it again later).
+	const oldestStream = load.open.size >= load.max ? load.streams.values().next().value : undefined;
+	if (oldestStream) {
+		load.open.delete(oldestStream);
+		load.streams.delete(oldestStream);
+		oldestStream.end();
+	}
 	if (load.open.size >= load.max) {
 		refuseRpc(
 			res,
@@ -218,7 +232,11 @@ export function mcpRoute(ctx: McpRouteContext, req: IncomingMessage, res: Server
 		return true;
 	}
 	load.open.add(res);
-	res.once("close", () => load.open.delete(res));
+	if (req.method === "GET") load.streams.add(res);
+	res.once("close", () => {
+		load.open.delete(res);
+		load.streams.delete(res);
+	});
 	const own = new URL(ctx.origin);
 	const host = req.headers.host?.toLowerCase();
 	const caller: McpCaller = { address: req.socket.remoteAddress ?? "unknown", proxied: host !== own.host && host !== `localhost:${own.port}` };
