@@ -10,7 +10,7 @@ import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { askLater, releaseLate, withLate } from "./ask-later.ts";
 import { checkpointsCommand } from "./checkpoints-command.ts";
 import { reportToolMissing } from "./core/asking/tool-missing.ts";
-import { ANSWER_MESSAGE_TYPE, deliveryBox, sessionPoster } from "./core/delivery/delivery.ts";
+import { deliveryBox, sessionPoster } from "./core/delivery/delivery.ts";
 import { AUDIT_ENTRY_TYPE } from "./core/host/audit.ts";
 import { sessionAsker, sessionReads } from "./core/shared/identity.ts";
 import { sharedHandle } from "./core/shared/shared-handle.ts";
@@ -23,7 +23,7 @@ import { ownQuestions } from "./own-questions.ts";
 import { waysFrom } from "./route.ts";
 import { loadingPiVersion, reportUnsupportedPi } from "./supported-pi.ts";
 import { offerMcpRoute } from "./surfaces/web/http/mcp-route.ts";
-import { loadAnswerMessageLook, renderAnswerMessage } from "./tool/answer-message.ts";
+import { drawAnswerMessages } from "./tool/answer-message.ts";
 import { askTool } from "./tool/ask.ts";
 import { TOOL_NAME } from "./tool/description.ts";
 import { waitTool } from "./tool/wait.ts";
@@ -60,8 +60,6 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 		closing = false;
 		// With a UI the human gets a notice; without one (print, json modes) stderr is where pi itself warns.
 		reportUnsupportedPi(piVersion, (notice) => (ctx.hasUI ? ctx.ui.notify(notice, "warning") : process.stderr.write(`${notice}\n`)));
-		// Answer messages are drawn as plain text where there is a UI to draw them (tool/answer-message.ts).
-		if (ctx.hasUI) void loadAnswerMessageLook();
 		const sessionId = ctx.sessionManager.getSessionId();
 		const entries = () => ctx.sessionManager.getEntries();
 		me.started(sessionReads(ctx, () => host.role !== undefined));
@@ -116,9 +114,7 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 	});
 	pi.registerTool(tool);
 	pi.registerTool(waitTool(box));
-	// Every pi this supports has it; a stand-in for pi in a smoke check may not.
-	pi.registerMessageRenderer?.(ANSWER_MESSAGE_TYPE, renderAnswerMessage);
-
+	drawAnswerMessages(pi);
 	// Other extensions' questions (pi-agent-ask's forms, relayed dialogs) reach the host along the same ways.
 	return reachOtherExtensions(pi, tool, ways, () => me.identity());
 }

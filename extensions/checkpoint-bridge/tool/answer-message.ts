@@ -5,7 +5,8 @@
  * came out as `"asker":""Please ask me one…" in proj"`. pi-tui is imported once a session with a UI
  * starts (pi has it loaded by then); until it is, pi draws the message its own way.
  */
-import type { MessageRenderer } from "@earendil-works/pi-coding-agent";
+import type { ExtensionAPI, MessageRenderer } from "@earendil-works/pi-coding-agent";
+import { ANSWER_MESSAGE_TYPE } from "../core/delivery/delivery.ts";
 
 type Tui = typeof import("@earendil-works/pi-tui");
 let tui: Tui | undefined;
@@ -35,3 +36,12 @@ export const renderAnswerMessage: MessageRenderer = (message, _options, theme) =
 	box.addChild(new tui.Text(theme.fg("customMessageText", text), 0, 0));
 	return box;
 };
+
+/** Answer messages drawn as plain text: the renderer registered, pi-tui imported once a session with a UI starts. */
+export function drawAnswerMessages(pi: Pick<ExtensionAPI, "on" | "registerMessageRenderer">): void {
+	// Every pi this supports has it; a stand-in for pi in a smoke check may not.
+	pi.registerMessageRenderer?.(ANSWER_MESSAGE_TYPE, renderAnswerMessage);
+	pi.on("session_start", (_event, ctx) => {
+		if (ctx.hasUI) void loadAnswerMessageLook();
+	});
+}
