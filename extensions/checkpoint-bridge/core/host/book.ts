@@ -14,6 +14,7 @@ import type { RelayCancel } from "../shared/protocol.ts";
 import { callDeadline, type LateState, type RequestRecord } from "../shared/request-record.ts";
 import { restoredRecord, type StoreOutcomeOf, storedEnd, storedRequest, writtenDown } from "../store/records.ts";
 import type { RequestStore } from "../store/store.ts";
+import { takeIn } from "./dialog/intake.ts";
 
 /** How long a record taken back from the store waits, parked, for the host that claimed the role to take it on (at once, in the same turn). */
 const TAKE_BACK_GRACE_MS = 1_000;
@@ -101,12 +102,16 @@ export class RequestBook {
 		let rows: ReturnType<RequestStore["openRequests"]> = [];
 		this.#written(() => void (rows = store.openRequests()));
 		for (const row of rows) {
-			const restored = this.#entries.has(row.hostId) ? undefined : restoredRecord(row);
-			if (!restored) {
-				if (!this.#entries.has(row.hostId)) this.#written(() => store.discard(row.hostId));
+			if (this.#entries.has(row.hostId)) continue;
+			const restored = restoredRecord(row);
+			// Checked as any request is taken in (a late one is not taken in again): what the host would refuse is discarded.
+			const taken = restored && takeIn(restored.record.request, restored.record, () => 0);
+			if (!restored || !taken?.ok) {
+				this.#written(() => store.discard(row.hostId));
 				continue;
 			}
 			const { record, late } = restored;
+			({ request: record.request, questions: record.questions, entries: record.entries } = taken.record);
 			this.add(record, keeper);
 			if (!late) this.park(record, TAKE_BACK_GRACE_MS);
 			else if (((record.wasLate = late), !this.toLate(record, keeper))) {

@@ -48,10 +48,14 @@ export function restoredRecord(row: StoredRequest): { record: RequestRecord; lat
 	} catch {
 		return undefined;
 	}
+	if (typeof json !== "object" || json === null) return undefined;
 	const { request } = json;
 	if (typeof request !== "object" || request === null || request.id !== row.hostId || !Array.isArray(request.questions) || !Array.isArray(json.entries))
 		return undefined;
 	if (!Number.isFinite(json.queuedAt)) return undefined;
+	// Who asked must read as an asker: what the host refuses is ended under it (and so leaves the store).
+	const asker = request.asker as Partial<RequestRecord["request"]["asker"]> | null | undefined;
+	if (typeof asker !== "object" || asker === null || typeof asker.sessionId !== "string" || typeof asker.label !== "string") return undefined;
 	// It was asked before this host started: shown marked as such, as a re-sent request is.
 	const taken = { ...request, resent: true as const, askerId: row.askerId };
 	const record: RequestRecord = {
