@@ -84,17 +84,15 @@ afterAll(async () => {
 
 /** The page's card of the request asking `text`: its request id and its options as listed. */
 async function cardAsking(text: string): Promise<{ requestId: string; labels: string[] }> {
-	const find = (q: string) =>
-		[...document.querySelectorAll("article.card")].find((c) => c.querySelector("legend")?.textContent?.includes(q)) as HTMLElement | undefined;
-	await page.waitForFunction(`(${find.toString()})(${JSON.stringify(text)}) !== undefined`, { timeout: 30_000, polling: 25 });
-	return page.evaluate(
-		(q, source) => {
-			const card = (0, eval)(`(${source})`)(q) as HTMLElement;
-			return { requestId: card.dataset.requestId!, labels: [...card.querySelectorAll("label.choice .label")].map((l) => l.textContent ?? "") };
-		},
+	await page.waitForFunction(
+		(q) => [...document.querySelectorAll("article.card")].some((c) => c.querySelector("legend")?.textContent?.includes(q)),
+		{ timeout: 30_000, polling: 25 },
 		text,
-		find.toString(),
 	);
+	return page.evaluate((q) => {
+		const card = [...document.querySelectorAll<HTMLElement>("article.card")].find((c) => c.querySelector("legend")?.textContent?.includes(q))!;
+		return { requestId: card.dataset.requestId!, labels: [...card.querySelectorAll("label.choice .label")].map((l) => l.textContent ?? "") };
+	}, text);
 }
 
 /** The ids the notify command was run with for the request asking `text`. */
