@@ -17,7 +17,8 @@ describe("a request answered away from the terminal", () => {
 	it.each([
 		["the page", { source: "web", place: "page" }, "on the page"],
 		["one-tap's link", { source: "web", place: "notify-link" }, "through the link the notify command sent"],
-		["mail, or another extension", { source: "outside" }, "from outside the terminal"],
+		["a mail reply", { source: "outside", place: "mail" }, "by mail"],
+		["another extension", { source: "outside" }, "from outside the terminal"],
 	])("answered through %s: the terminal says where and when, with what was given", async (_how, from, where) => {
 		const { handle, fake, ask } = relay({}, { onSettled: () => {} });
 		const call = ask([{ question: "Which store?", options: ["Postgres", "SQLite"] }, { question: "Name?" }], { label: "planner" });
