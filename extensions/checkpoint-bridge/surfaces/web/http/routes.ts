@@ -4,8 +4,11 @@
  * (the live stream) and `answer` (POST); under a request link only, `qr.svg` (that link as a QR code);
  * under the page token only, `form` (POST: an answer to a form open in the terminal, forms.ts). Checks run in this order: Host, secret, method, and for
  * an answer Origin, body, then the one answer check of the core (an `answer` event on the bus).
+ * `/a/<secret>` is a one-tap answer (away/tap-route.ts). The paths are declared on find-my-way's
+ * router, each with its step; a path it does not know is a 404.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import FindMyWay, { type HTTPMethod } from "find-my-way";
 import type { OutsideAnswerReply } from "../../../core/shared/outside-answers.ts";
 import { waitAtMost } from "../../../core/shared/wait.ts";
 import type { OneTap } from "../away/one-tap.ts";
@@ -52,8 +55,8 @@ const FILES: Record<string, { type: string; body: keyof Assets }> = {
 	"app.css": { type: "text/css; charset=utf-8", body: "css" },
 };
 
-const PATH = /^\/([tr])\/([A-Za-z0-9_-]{1,128})(\/[^/]*)?$/;
-const TAP_PATH = /^\/a\/([A-Za-z0-9_-]{1,128})$/;
+/** What a secret in a path may be. */
+const SECRET = "([A-Za-z0-9_-]{1,128})";
 
 /** Status of each refusal code of the core's answer check (snake case: the observer contract's codes, docs/observers.md). */
 const ANSWER_STATUS: Record<Exclude<OutsideAnswerReply, { ok: true }>["code"], number> = { invalid_payload: 400, invalid_answer: 422, not_found: 404 };
@@ -120,6 +123,28 @@ async function answer(ctx: RouteContext, req: IncomingMessage, res: ServerRespon
 	refuse(res, { status: ANSWER_STATUS[reply.code], reason: reply.reason });
 }
 
+/** What the path's parameters are, as the router found them. */
+type Params = Record<string, string | undefined>;
+type Step = (ctx: RouteContext, req: IncomingMessage, res: ServerResponse, params: Params, path: string) => void;
+
+/** The page's paths: each a step of its own, kept as the route's store. */
+const router = FindMyWay({ caseSensitive: true, ignoreTrailingSlash: false });
+const on = (path: string, step: Step) => router.all(path, () => {}, step);
+on(`/a/:secret${SECRET}`, (ctx, req, res, params) =>
+	tapRoute({ oneTap: ctx.oneTap, origins: ctx.origins, askHost: (payload) => askHost(ctx, payload) }, req, res, params.secret!),
+);
+for (const kind of ["t", "r"] as const) {
+	// Relative links in the page need the trailing slash.
+	on(`/${kind}/:secret${SECRET}`, (ctx, _req, res, params, path) => {
+		const scope = scopeOf(ctx, kind, params.secret!);
+		if ("status" in scope) return refuse(res, scope);
+		res.writeHead(308, { ...SECURITY_HEADERS, location: `${path}/` });
+		res.end();
+	});
+	on(`/${kind}/:secret${SECRET}/`, (ctx, req, res, params) => under(ctx, req, res, kind, params.secret!, ""));
+	on(`/${kind}/:secret${SECRET}/:name`, (ctx, req, res, params) => under(ctx, req, res, kind, params.secret!, params.name!));
+}
+
 /** Handles one request; never throws, never answers 5xx for anything a client sends. */
 export function route(ctx: RouteContext, req: IncomingMessage, res: ServerResponse): void {
 	const wrongHost = checkHost(req, ctx.hosts);
@@ -130,19 +155,16 @@ export function route(ctx: RouteContext, req: IncomingMessage, res: ServerRespon
 	} catch {
 		return refuse(res, { status: 400, reason: "the request target is not a URL path" });
 	}
-	const tap = TAP_PATH.exec(path);
-	if (tap) return tapRoute({ oneTap: ctx.oneTap, origins: ctx.origins, askHost: (payload) => askHost(ctx, payload) }, req, res, tap[1]!);
-	const match = PATH.exec(path);
-	if (!match) return refuse(res, { status: 404, reason: "not found: open the link the host announced" });
-	const [, kind, secret, rest] = match;
-	const scope = scopeOf(ctx, kind!, secret!);
+	// Percent-encoding has no place in a secret or a file name here: such a path is nobody's.
+	const found = path.includes("%") ? null : router.find((req.method ?? "GET") as HTTPMethod, path);
+	if (!found) return refuse(res, { status: 404, reason: "not found: open the link the host announced" });
+	(found.store as Step)(ctx, req, res, found.params, path);
+}
+
+/** A request under a secret: `name` is what follows it (the page itself when empty). */
+function under(ctx: RouteContext, req: IncomingMessage, res: ServerResponse, kind: "t" | "r", secret: string, name: string): void {
+	const scope = scopeOf(ctx, kind, secret);
 	if ("status" in scope) return refuse(res, scope);
-	// Relative links in the page need the trailing slash.
-	if (rest === undefined) {
-		res.writeHead(308, { ...SECURITY_HEADERS, location: `${path}/` });
-		return void res.end();
-	}
-	const name = rest.slice(1);
 	const method = req.method ?? "GET";
 	if (name === "answer") {
 		if (method !== "POST") return refuse(res, { status: 405, reason: "answers are sent with POST" }, { allow: "POST" });
