@@ -381,6 +381,40 @@ describe("a session's own stream", () => {
 	}, 30_000);
 });
 
+describe("the sessions' own streams filling /mcp", () => {
+	it("32 clients' own streams fill the quota: a call still gets in, the oldest stream giving way, and every other stream stays open", async () => {
+		const streams: Response[] = [];
+		try {
+			for (let i = 0; i < MAX_MCP_REQUESTS; i++) {
+				const id = await session(`listener-${i}`);
+				const stream = await fetch(endpoint, {
+					method: "GET",
+					headers: { ...headers(), accept: "text/event-stream", "mcp-session-id": id, "mcp-protocol-version": "2025-11-25" },
+				});
+				expect(stream.status).toBe(200);
+				streams.push(stream);
+			}
+			const id = await session("caller");
+			const call = await fetch(endpoint, {
+				method: "POST",
+				headers: { ...headers(), "mcp-session-id": id, "mcp-protocol-version": "2025-11-25" },
+				body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: ASK, arguments: hold("caller") } }),
+			});
+			expect(call.status).toBe(200);
+			const oldest = streams[0]!.body!.getReader();
+			for (;;) if ((await oldest.read()).done) break;
+			const second = streams[1]!.body!.getReader();
+			const ended = await Promise.race([second.read().then((r) => r.done), new Promise((resolve) => setTimeout(() => resolve(false), 300))]);
+			expect(ended).toBe(false);
+			await second.cancel();
+			await call.body?.cancel();
+		} finally {
+			for (const stream of streams) await stream.body?.cancel().catch(() => {});
+		}
+		await drained();
+	}, 30_000);
+});
+
 describe("a client that never reads", () => {
 	it("4 calls with the longest progress token taken, never read: once the kernel's buffers are full, each stream's unsent bytes stay within 64 KiB and one event", async () => {
 		expect([MAX_PROGRESS_TOKEN_LENGTH, MCP_STREAM_BUFFER_BYTES]).toEqual([256, 64 * 1024]);
@@ -502,6 +536,51 @@ describe("an /mcp response to a client that never reads", () => {
 			expect(served.destroyed).toBe(true);
 		} finally {
 			socket.destroy();
+			server.closeAllConnections();
+			await new Promise((resolve) => server.close(resolve));
+		}
+	});
+});
+
+describe("an /mcp response to a client that reads (property)", () => {
+	it("any events in any chunking, split anywhere (inside a character too): the client gets every event whole and in order, nothing dropped", async () => {
+		let next: ReadableStream<Uint8Array> | undefined;
+		const server = http.createServer((req, res) => {
+			void sendResponse(new Response(next!, { headers: { "content-type": "text/event-stream" } }), req, res, mcpLoad());
+		});
+		await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+		const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+		const message = fc.oneof(
+			fc.record({
+				jsonrpc: fc.constant("2.0"),
+				method: fc.constant("notifications/progress"),
+				params: fc.record({ message: fc.string({ unit: "grapheme" }) }),
+			}),
+			fc.record({ jsonrpc: fc.constant("2.0"), id: fc.nat(), result: fc.record({ text: fc.string({ unit: "grapheme" }) }) }),
+		);
+		const event = fc.oneof(
+			message.map((m) => `event: message\ndata: ${JSON.stringify(m)}\n\n`),
+			fc.constant(": keepalive\n\n"),
+			fc.nat().map((id) => `id: ${id}\nretry: 500\ndata: \n\n`),
+		);
+		try {
+			await fc.assert(
+				fc.asyncProperty(fc.array(event, { maxLength: 30 }), fc.array(fc.nat(), { maxLength: 20 }), async (events, cuts) => {
+					const bytes = new TextEncoder().encode(events.join(""));
+					const points = [...new Set(cuts.map((c) => (bytes.length === 0 ? 0 : c % bytes.length)))].sort((a, b) => a - b);
+					const chunks = [...points, bytes.length].map((end, i, all) => bytes.slice(i === 0 ? 0 : all[i - 1]!, end)).filter((c) => c.length > 0);
+					next = new ReadableStream<Uint8Array>({
+						start(controller) {
+							for (const chunk of chunks) controller.enqueue(chunk);
+							controller.close();
+						},
+					});
+					const response = await fetch(url);
+					expect(await response.text()).toBe(events.join(""));
+				}),
+				{ numRuns: 100 },
+			);
+		} finally {
 			server.closeAllConnections();
 			await new Promise((resolve) => server.close(resolve));
 		}
