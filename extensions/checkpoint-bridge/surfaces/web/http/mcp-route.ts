@@ -8,7 +8,8 @@
  *
  * `/mcp` has a quota of its own: at most MAX_MCP_REQUESTS requests open at once (waiting calls and
  * their streams), so that of the page's MAX_CONNECTIONS the rest always stay for the human's own ways
- * in (the page, its streams, request links, one-tap URLs); past it a request is refused with a 429 and
+ * in (the page, its streams, request links, one-tap URLs); past it the oldest GET (a 2025 session's
+ * own stream, which carries no call) gives way, and without one the request is refused with a 429 and
  * a JSON-RPC error naming the limit. Within it each client has a share (mcp/shares.ts). A client that
  * does not read its stream costs at most MCP_STREAM_BUFFER_BYTES unsent: past them its notifications
  * are dropped, and a stream still growing past MCP_STREAM_END_BYTES is ended.
