@@ -74,6 +74,36 @@ describe("the host role with the store", () => {
 		role.release("quit", "bye");
 	});
 
+	it("a host that quits lets a wait: false question of another process go without an end: the store keeps it, nothing is forwarded, and the next host of the directory shows it; a waiting one ends as before", async () => {
+		const file = join(dir, "store.sqlite");
+		const first = hostOn(file);
+		const ask = (id: string, later: boolean) =>
+			first.handle.bus.emit("request", {
+				v: PROTOCOL_VERSION,
+				id,
+				askerId: `asker-${id}`,
+				origin: "local:c",
+				...(later ? { later: true as const } : {}),
+				asker: { label: "nightly (pid 7)", sessionId: "pid 7/n" },
+				questions: [{ question: `${id}?` }],
+				deadline: 0,
+				dialogTimeoutMs: 0,
+				createdAt: Date.now(),
+			});
+		ask("later", true);
+		ask("waiting", false);
+		await flush();
+		first.role.release("quit", "The host quit.");
+		await flush();
+		expect(first.delivered).toEqual([]);
+		const kept = openStore(file);
+		expect(kept.ok && kept.store.openRequests().map((r) => r.askerId)).toEqual(["asker-later"]);
+		expect(kept.ok && kept.store.endOf("asker-waiting")?.status).toBe("no-host");
+		const second = hostOn(file);
+		await flush();
+		expect(second.fake.dialogs.map((d) => d.title)).toEqual(["[nightly (pid 7) · asked before the restart] later?"]);
+	});
+
 	it("a later host of the same directory takes back a wait: false question whose asker is gone, shown once marked as asked before the restart; its end goes to the host's session under the asker's id and stays for a later wait", async () => {
 		const file = join(dir, "store.sqlite");
 		const first = hostOn(file);

@@ -220,6 +220,8 @@ export class Bridge<Own = undefined> {
 				open.answers = reply.answers;
 				if (reply.kind === "result") {
 					this.#discard(open);
+					// Lost with its host while the store keeps it, it has not ended: the next host of the directory takes it back.
+					if (open.gone && reply.status === "no-host" && currentStore()?.isOpen(open.id)) return;
 					if (open.gone) return this.#deliverHere(open, reply);
 					if (reply.status === "timeout") this.#awaitLate(open);
 					const frame: ResultFrame = { ...reply, type: "result", v: this.#version, id: asked.id };

@@ -99,19 +99,12 @@ export class RequestBook {
 		const store = this.#store;
 		if (!store) return [];
 		const back: RequestRecord[] = [];
-		let rows: ReturnType<RequestStore["openRequests"]> = [];
-		this.#written(() => void (rows = store.openRequests()));
-		for (const row of rows) {
-			if (this.#entries.has(row.hostId)) continue;
-			const restored = restoredRecord(row);
-			// Checked as any request is taken in (a late one is not taken in again): what the host would refuse is discarded.
-			const taken = restored && takeIn(restored.record.request, restored.record, () => 0);
-			if (!restored || !taken?.ok) {
-				this.#written(() => store.discard(row.hostId));
-				continue;
-			}
+		for (const restored of readBack(
+			store,
+			(id) => this.#entries.has(id),
+			(work) => this.#written(work),
+		)) {
 			const { record, late } = restored;
-			({ request: record.request, questions: record.questions, entries: record.entries } = taken.record);
 			this.add(record, keeper);
 			if (!late) this.park(record, TAKE_BACK_GRACE_MS);
 			else if (((record.wasLate = late), !this.toLate(record, keeper))) {
@@ -123,6 +116,18 @@ export class RequestBook {
 			back.push(record);
 		}
 		return back;
+	}
+
+	/**
+	 * The host's process is about to end (a quit): the records written down that outlive it (asked
+	 * with `wait: false`, or late) leave the book without an end, and the store keeps them for the next
+	 * host of the directory. The records let go.
+	 */
+	letGoWrittenDown(): RequestRecord[] {
+		const outlives = (r: RequestRecord) => writtenDown(r) && (r.request.later === true || r.state.is === "late" || r.wasLate !== undefined);
+		const gone = this.#store ? [...this.#entries.values()].map((entry) => entry.record).filter(outlives) : [];
+		for (const record of gone) this.remove(record, undefined, true);
+		return gone;
 	}
 
 	/** The record's answers changed: written down again, when it is, so a host that starts again does not ask them again. */
@@ -258,7 +263,7 @@ export class RequestBook {
 	 * The record is gone (ended as `outcome`): it leaves the book, its timer stopped. Written down, its
 	 * row goes and its end stays in the store until its expiry, for a later wait on its id.
 	 */
-	remove(record: RequestRecord, outcome?: StoreOutcomeOf): void {
+	remove(record: RequestRecord, outcome?: StoreOutcomeOf, keepWritten = false): void {
 		const entry = this.#of(record);
 		if (!entry) return;
 		clearTimeout(entry.timer);
@@ -266,7 +271,7 @@ export class RequestBook {
 		if (this.#parkedOnes.delete(entry)) this.#parkedChanged();
 		this.#entries.delete(record.request.id);
 		const store = this.#store;
-		if (!store || !writtenDown(record)) return;
+		if (keepWritten || !store || !writtenDown(record)) return;
 		const expiresAt = Date.now() + (this.#late?.expiryMs ?? DEFAULT_LATE_EXPIRY_MS);
 		this.#written(() => (outcome ? store.ended(storedEnd(record, outcome, expiresAt)) : store.discard(record.request.id)));
 	}
@@ -341,6 +346,25 @@ export class RequestBook {
 		this.#lateBytes -= entry.bytes;
 		entry.bytes = 0;
 	}
+}
+
+/** The rows of `store` the book does not hold (`holds`), read and checked; those that do not read, or that the host would refuse, are discarded (by `written`). */
+function readBack(store: RequestStore, holds: (id: string) => boolean, written: (work: () => void) => void): { record: RequestRecord; late?: LateState }[] {
+	let rows: ReturnType<RequestStore["openRequests"]> = [];
+	written(() => void (rows = store.openRequests()));
+	const read: { record: RequestRecord; late?: LateState }[] = [];
+	for (const row of rows) {
+		if (holds(row.hostId)) continue;
+		const restored = restoredRecord(row);
+		// Checked as any request is taken in (a late one is not taken in again).
+		const taken = restored && takeIn(restored.record.request, restored.record, () => 0);
+		if (!restored || !taken?.ok) written(() => store.discard(row.hostId));
+		else {
+			const { request, questions, entries } = taken.record;
+			read.push({ ...restored, record: Object.assign(restored.record, { request, questions, entries }) });
+		}
+	}
+	return read;
 }
 
 /** Registry key of the books of the process, one per shared handle, shared by every copy of the extension. */

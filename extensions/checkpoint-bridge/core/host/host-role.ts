@@ -364,6 +364,8 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 			expiries.close();
 			if (reason === "quit") {
 				claim.release();
+				// Written down, a request asked with wait: false or late outlives this process: the next host of the directory takes it back.
+				book.letGoWrittenDown();
 				served.shutdown(note);
 				// Nobody will answer its late questions in this process any more: each settles, host-gone.
 				served.endLateRequests(note);
