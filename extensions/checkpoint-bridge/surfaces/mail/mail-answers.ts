@@ -7,9 +7,13 @@
  * a short mail saying why; a mail without a token of ours gets none (whoever can mail the bridge
  * could otherwise spend the mail budget), only a warning at the host. Every mail is within the
  * budget (budget.ts).
+ *
+ * With a store open (ADR-0033) a request's token is derived from its id and the store's seed, and
+ * which requests were mailed is written down: a host started again in the same directory takes a
+ * reply to a mail of before the restart, and does not mail the question again.
  */
 import { randomBytes } from "node:crypto";
-import type { QueuedEvent, SettledEvent } from "../../core/shared/observers.ts";
+import type { LateEvent, QueuedEvent, SettledEvent } from "../../core/shared/observers.ts";
 import type { OutsideAnswerReply, OutsideAnswerValue } from "../../core/shared/outside-answers.ts";
 import type { ObserverHandle } from "../../core/shared/shared-handle.ts";
 import type { AwayActions } from "../web/away/one-tap.ts";
@@ -64,6 +68,16 @@ interface Tracked {
 	refusals: number;
 }
 
+/** What outlives the host's process, when a store is open: each request's token, and which requests were mailed. */
+export interface MailMemory {
+	/** The token of request `requestId` that a host started again gives it too; undefined: a fresh random one. */
+	token(requestId: string): string | undefined;
+	/** Whether the request was mailed by a host before this one. */
+	wasMailed(requestId: string): boolean;
+	/** The request was mailed (or ended: `mailed` false). */
+	mark(requestId: string, mailed: boolean): void;
+}
+
 export interface MailAnswersOptions {
 	handle: ObserverHandle;
 	config: MailConfig;
@@ -75,6 +89,8 @@ export interface MailAnswersOptions {
 	notice: (message: string, type: "info" | "warning") => void;
 	/** The mail budget. @default a MailBudget of MAIL_BUDGET */
 	budget?: MailBudget;
+	/** What outlives the process. @default nothing: tokens are random, nothing is written down */
+	memory?: MailMemory;
 }
 
 const newToken = () => randomBytes(16).toString("hex");
@@ -94,6 +110,8 @@ export class MailAnswers {
 	#closed = false;
 	readonly #onQueued = (event: QueuedEvent) => this.#queued(event);
 	readonly #onSettled = (event: SettledEvent) => this.#settled(event);
+	/** A late request it does not track yet (taken back late after a restart, mail started first) is one to track. */
+	readonly #onLate = (event: LateEvent) => this.#queued({ ...event, position: 0 });
 
 	constructor(options: MailAnswersOptions) {
 		this.#options = options;
@@ -101,8 +119,11 @@ export class MailAnswers {
 		[this.#local, this.#domain] = options.config.from.split("@") as [string, string];
 		options.handle.bus.on("observe:queued", this.#onQueued);
 		options.handle.bus.on("observe:settled", this.#onSettled);
-		// Requests already open when mail starts.
-		for (const open of options.handle.snapshot()?.open ?? []) this.#queued({ ...open, position: 0 });
+		options.handle.bus.on("observe:late", this.#onLate);
+		// Requests already open when mail starts (late ones too: they are still answerable).
+		const snapshot = options.handle.snapshot();
+		for (const open of snapshot?.open ?? []) this.#queued({ ...open, position: 0 });
+		for (const late of snapshot?.late ?? []) this.#queued({ ...late, deadline: 0, position: 0 });
 	}
 
 	/** The address replies to a request go to. */
@@ -113,6 +134,7 @@ export class MailAnswers {
 		this.#closed = true;
 		this.#options.handle.bus.off("observe:queued", this.#onQueued);
 		this.#options.handle.bus.off("observe:settled", this.#onSettled);
+		this.#options.handle.bus.off("observe:late", this.#onLate);
 		for (const tracked of this.#requests.values()) clearTimeout(tracked.timer);
 	}
 
@@ -135,7 +157,8 @@ export class MailAnswers {
 		if (this.#closed || this.#requests.has(event.requestId)) return;
 		// The host's own questions are at its keyboard; relayed ones are what waits for a human away.
 		if (event.asker.sessionId === this.#options.handle.host()?.sessionId) return;
-		const token = newToken();
+		const memory = this.#options.memory;
+		const token = memory?.token(event.requestId) ?? newToken();
 		const tracked: Tracked = {
 			request: { requestId: event.requestId, asker: event.asker.label, questions: event.questions },
 			asker: event.asker.sessionId,
@@ -145,9 +168,20 @@ export class MailAnswers {
 		};
 		this.#requests.set(event.requestId, tracked);
 		this.#tokens.set(token, event.requestId);
+		// Mailed before a restart: its mail's token answers it still, and it is not mailed again.
+		if (memory?.wasMailed(event.requestId)) return void (tracked.mailed = true);
 		const wait = Math.max(0, event.queuedAt + this.#options.config.afterMs - Date.now());
 		tracked.timer = setTimeout(() => void this.#mailRequest(tracked), wait);
 		tracked.timer.unref();
+	}
+
+	/** Writes down whether a request is mailed; a store that fails costs the restart its memory, never the request. */
+	#remember(requestId: string, mailed: boolean): void {
+		try {
+			this.#options.memory?.mark(requestId, mailed);
+		} catch (error) {
+			this.#warnOnce("memory", `cannot write down which requests were mailed (${error instanceof Error ? error.message : String(error)})`);
+		}
 	}
 
 	#isOpen(requestId: string): boolean {
@@ -169,6 +203,7 @@ export class MailAnswers {
 		await this.#budget.forRequest(tracked.asker);
 		if (!this.#stillOpen(tracked)) return void this.#budget.giveBack(tracked.asker);
 		tracked.mailed = true;
+		this.#remember(tracked.request.requestId, true);
 		const actions = await this.#options.actionsFor?.(tracked.request.requestId).catch(() => undefined);
 		await this.#send(tracked.token, subjectOf(tracked.request), requestBody(tracked.request, actions), { messageId: this.#messageId(tracked.token) });
 	}
@@ -197,6 +232,7 @@ export class MailAnswers {
 		// Late (its call stopped waiting, the question stays open): still answerable by mail.
 		if (event.outcome.status === "timeout" && this.#options.handle.snapshot()?.late?.some((l) => l.requestId === event.requestId)) return;
 		clearTimeout(tracked.timer);
+		if (tracked.mailed) this.#remember(event.requestId, false);
 		this.#requests.delete(event.requestId);
 		this.#tokens.delete(tracked.token);
 		const how = this.#answering === event.requestId ? "answered by your reply" : outcomeText(event.outcome.status, event.outcome.answers, event.outcome.end);

@@ -5,11 +5,12 @@
 
 import { processSlot, type StartSlot, startOnce, takeStarted } from "../../core/shared/process-slot.ts";
 import type { ObserverHandle } from "../../core/shared/shared-handle.ts";
+import { currentStore } from "../../core/store/open.ts";
 import { webPageSlotExists } from "../web/enable.ts";
 import type { WebPage } from "../web/server.ts";
 import type { MailConfig } from "./config.ts";
-import { MailAnswers } from "./mail-answers.ts";
-import { Inbox, smtpSender } from "./transport.ts";
+import { MailAnswers, type MailMemory } from "./mail-answers.ts";
+import { Inbox, type InboxMemory, smtpSender } from "./transport.ts";
 
 type Notice = (message: string, type: "info" | "warning") => void;
 
@@ -36,6 +37,68 @@ async function pageActions(requestId: string) {
 	return page && reachableFromPhone(page) ? page.actionsFor(requestId) : undefined;
 }
 
+/** Requests marked mailed at most; the oldest mark goes first (a request ended while no host ran leaves one behind). @default 256 */
+const MAX_MAILED_MARKS = 256;
+/** The `meta` key of the requests mailed. */
+const MAILED_KEY = "mail.mailed";
+
+/** The store's meta, when one is open now: read at each use, since a host without a terminal starts mail before it opens the store. */
+const meta = () => currentStore()?.meta;
+
+/** Tokens and mailed requests, written down in the store when one is open (ADR-0033). */
+const storeMailMemory = (): MailMemory => {
+	const marks = (): string[] => {
+		try {
+			const list: unknown = JSON.parse(meta()?.get(MAILED_KEY) ?? "[]");
+			return Array.isArray(list) ? list.filter((id): id is string => typeof id === "string") : [];
+		} catch {
+			return [];
+		}
+	};
+	return {
+		token(requestId) {
+			const secret = currentStore()?.secretFor("mail", requestId);
+			// The reply token's form: 32 hex digits.
+			return secret === undefined ? undefined : Buffer.from(secret, "base64url").subarray(0, 16).toString("hex");
+		},
+		wasMailed: (requestId) => marks().includes(requestId),
+		mark(requestId, mailed) {
+			const store = meta();
+			if (!store) return;
+			const others = marks().filter((id) => id !== requestId);
+			store.set(MAILED_KEY, JSON.stringify(mailed ? [...others, requestId].slice(-MAX_MAILED_MARKS) : others));
+		},
+	};
+};
+
+/** The inbox's position in the store's meta, under its server, user and mailbox. */
+function storeInboxMemory(handle: ObserverHandle, config: MailConfig): InboxMemory {
+	const key = `mail.imap.${config.imap.user}@${config.imap.host}:${config.imap.port}/INBOX`;
+	return {
+		position: {
+			read() {
+				const kept = meta()?.get(key);
+				if (kept === undefined) return undefined;
+				const parsed = JSON.parse(kept) as { validity?: unknown; uid?: unknown };
+				return typeof parsed.validity === "string" && Number.isSafeInteger(parsed.uid) ? { validity: parsed.validity, uid: parsed.uid as number } : undefined;
+			},
+			write: (position) => meta()?.set(key, JSON.stringify(position)),
+		},
+		// A reply is read once a host holds the requests it may answer: one started again takes them back at its claim.
+		gate: (signal) =>
+			new Promise<void>((resolve) => {
+				const look = () => {
+					if (signal.aborted || handle.host() !== undefined) return resolve();
+					setTimeout(look, HOST_LOOK_MS).unref();
+				};
+				look();
+			}),
+	};
+}
+
+/** How often mail that starts before a host looks whether one holds the role. @default 100 */
+const HOST_LOOK_MS = 100;
+
 /** Starts the process's answers by mail (or finds them running); `started` says which. */
 export async function ensureMail(handle: ObserverHandle, config: MailConfig, notice: Notice, target: object = globalThis): Promise<{ started: boolean }> {
 	const slot = slotOf(target);
@@ -48,11 +111,14 @@ export async function ensureMail(handle: ObserverHandle, config: MailConfig, not
 			send: smtpSender(config.smtp),
 			actionsFor: pageActions,
 			notice: (message, type) => slot.notice?.(message, type),
+			memory: storeMailMemory(),
 		});
 		const inbox = new Inbox(
 			config.imap,
 			(mail) => answers.receive(mail),
 			(message) => slot.notice?.(`checkpoint-bridge: ${message}; requests go on in the terminal and on the page`, "warning"),
+			{},
+			storeInboxMemory(handle, config),
 		);
 		return { answers, inbox };
 	});

@@ -111,11 +111,26 @@ export interface InboxTiming {
 	commandMs?: number;
 }
 
+/** Where an inbox stands (the mailbox's UIDVALIDITY and the last UID taken), written down so a host started again reads on from there. */
+export interface InboxPosition {
+	read(): { validity: string; uid: number } | undefined;
+	write(position: { validity: string; uid: number }): void;
+}
+
+/** What the inbox keeps beyond its process, and what it waits for before it reads. */
+export interface InboxMemory {
+	/** Where it stood: read at the first opening, written after each mail taken. */
+	position?: InboxPosition;
+	/** Resolves when mail may be read (a host holds the requests a reply can answer); stops waiting at `signal`'s abort. */
+	gate?: (signal: AbortSignal) => Promise<void>;
+}
+
 /** The error of a command the server did not answer in time. */
 class Stalled extends Error {}
 
 /**
- * Reads the inbox: every mail that arrives after it started, as soon as it arrives (IMAP IDLE),
+ * Reads the inbox: every mail that arrives after it started (with a position written down, after
+ * the last one an earlier process took, in the same mailbox), as soon as it arrives (IMAP IDLE),
  * each handed to `onMail` once, in order, and marked seen. A server down, refusing, stalling or
  * sending more than IMAP_BOUNDS is said once (again only after it worked in between); it is tried
  * again after a wait that doubles up to five minutes (p-retry), never in a tight loop.
@@ -129,14 +144,24 @@ export class Inbox {
 	readonly #closing = new AbortController();
 	#client: ImapFlow | undefined;
 	#lastUid: number | undefined;
+	/** The mailbox's UIDVALIDITY, once open. */
+	#validity = "";
+	readonly #memory: InboxMemory;
 	#warned = false;
 	#attempts = 0;
 	/** Resolves once the inbox has been opened the first time. */
 	readonly ready: Promise<void>;
 	#opened!: () => void;
 
-	constructor(server: MailServer, onMail: (mail: IncomingMail) => Promise<void>, warn: (message: string) => void, timing: InboxTiming = {}) {
+	constructor(
+		server: MailServer,
+		onMail: (mail: IncomingMail) => Promise<void>,
+		warn: (message: string) => void,
+		timing: InboxTiming = {},
+		memory: InboxMemory = {},
+	) {
 		this.#server = server;
+		this.#memory = memory;
 		this.#firstRetryMs = timing.firstRetryMs ?? RECONNECT_FIRST_MS;
 		this.#commandMs = timing.commandMs ?? SERVER_TIMEOUT_MS;
 		this.#onMail = onMail;
@@ -153,6 +178,7 @@ export class Inbox {
 	/** Sessions one after the other: failures spaced by p-retry's doubling wait, a session that worked and ended by the first wait. */
 	async #run(): Promise<void> {
 		const { signal } = this.#closing;
+		await this.#memory.gate?.(signal).catch(() => {});
 		while (!signal.aborted) {
 			await pRetry(() => this.#session(), {
 				retries: Number.POSITIVE_INFINITY,
@@ -214,8 +240,14 @@ export class Inbox {
 		try {
 			await this.#bounded(client, client.connect());
 			const inbox = await this.#bounded(client, client.mailboxOpen("INBOX"));
-			// Mail already there when the bridge started is not its business.
-			this.#lastUid ??= Math.max(0, Number(inbox.uidNext) - 1);
+			if (this.#lastUid === undefined) {
+				// Mail already there when the bridge started is not its business, but for what came after the last one an earlier process took.
+				const newest = Math.max(0, Number(inbox.uidNext) - 1);
+				const kept = this.#kept();
+				this.#validity = String(inbox.uidValidity);
+				this.#lastUid = kept && kept.validity === this.#validity ? Math.min(kept.uid, newest) : newest;
+				this.#writePosition();
+			}
 			this.#opened();
 			let draining = this.#take(client);
 			await draining;
@@ -266,6 +298,25 @@ export class Inbox {
 				if (error instanceof Stalled) throw error;
 			});
 			if (mail) await this.#onMail(mail).catch(() => {});
+			// Written once taken: a process killed before this reads the mail again, and a reply to a request that ended meanwhile answers nothing.
+			this.#writePosition();
+		}
+	}
+
+	#kept(): { validity: string; uid: number } | undefined {
+		try {
+			return this.#memory.position?.read();
+		} catch {
+			return undefined;
+		}
+	}
+
+	#writePosition(): void {
+		if (this.#lastUid === undefined) return;
+		try {
+			this.#memory.position?.write({ validity: this.#validity, uid: this.#lastUid });
+		} catch {
+			// Not written: a restart reads from the newest mail then, as without a store.
 		}
 	}
 

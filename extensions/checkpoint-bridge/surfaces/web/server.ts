@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { type FormsElsewhere, formsElsewhere } from "../../core/answering/elsewhere.ts";
+import { currentStore } from "../../core/store/open.ts";
 import { shownOrder } from "../../model/question.ts";
 import { timeLeftText } from "../../model/time-left.ts";
 import { type ChannelOptions, startChannels } from "./away/channels.ts";
@@ -146,7 +147,15 @@ export async function startWebPage(options: WebPageOptions): Promise<WebPage> {
 	const { address, origin, hosts, origins, shownOrigin } = await listenOn(server, options.address, publicOrigin);
 	const token = newSecret();
 
-	const board = new Board(handle);
+	// Links and one-tap URLs outlive a restart when the host writes its requests down (ADR-0033): derived from the store's seed.
+	const lasting = (purpose: string, id: string) => {
+		try {
+			return currentStore()?.secretFor(purpose, id);
+		} catch {
+			return undefined; // a store that fails now: a fresh secret, as without one
+		}
+	};
+	const board = new Board(handle, (requestId) => lasting("link", requestId));
 	const forms = options.forms ?? formsElsewhere();
 	const streams = new Streams(
 		board,
@@ -158,7 +167,10 @@ export async function startWebPage(options: WebPageOptions): Promise<WebPage> {
 		const secret = board.linkSecret(requestId);
 		return secret ? `${shownOrigin}${linkPath(secret)}` : undefined;
 	};
-	const oneTap = new OneTap();
+	const oneTap = new OneTap(lasting);
+	// Every card's URLs exist from its first sight, so a tap on one sent before a restart is found before anything is sent again.
+	for (const card of board.cards()) oneTap.prepare(card);
+	board.subscribe((change) => change.type === "added" && oneTap.prepare(change.card));
 	const links = { linkFor, origin: shownOrigin };
 	const channels = startChannels(board, oneTap, links, options);
 	const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;

@@ -3,7 +3,7 @@
  * request (with its link and its one-tap answers), again as a reminder, when it goes late, and when
  * it ends (with how); one-tap URLs die with their request.
  */
-import type { Board } from "../live/board.ts";
+import type { Board, BoardChange } from "../live/board.ts";
 import type { Card } from "../page-events.ts";
 import type { Notifier, NotifyEvent, NotifyFacts } from "./notify-command.ts";
 import type { AwayActions, AwayButton, OneTap } from "./one-tap.ts";
@@ -80,7 +80,7 @@ export function wireNotifications(board: Board, notifier: Notifier, oneTap: OneT
 			...(actions ? { actions: JSON.stringify(actions), ntfyActions: ntfyActions(actions) } : {}),
 		};
 	};
-	return board.subscribe((change) => {
+	const onChange = (change: BoardChange) => {
 		if (change.type === "gone") {
 			const how = change.trace?.outcome ?? "closed";
 			oneTap.end(change.requestId, how);
@@ -98,5 +98,9 @@ export function wireNotifications(board: Board, notifier: Notifier, oneTap: OneT
 		const { card } = change;
 		cards.set(card.requestId, card);
 		notifier.notify(card.requestId, (event) => factsOf(cards.get(card.requestId) ?? card, event), card.queuedAt);
-	});
+	};
+	const unsubscribe = board.subscribe(onChange);
+	// Requests already on the page when it starts (a host that took them back after a restart, then started its page): notified as if just added.
+	for (const card of board.cards()) onChange({ type: "added", card });
+	return unsubscribe;
 }

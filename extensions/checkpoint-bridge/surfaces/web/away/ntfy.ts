@@ -12,7 +12,7 @@ import pRetry, { AbortError } from "p-retry";
 import { dirName } from "../../../core/shared/identity.ts";
 import type { Checked } from "../../../model/check.ts";
 import { timeLeftText } from "../../../model/time-left.ts";
-import type { Board } from "../live/board.ts";
+import type { Board, BoardChange } from "../live/board.ts";
 import type { Card } from "../page-events.ts";
 import { actionsOf, type NotifyLinks, type NtfyAction, ntfyActionList } from "./notify-life.ts";
 import type { AwayActions, OneTap } from "./one-tap.ts";
@@ -225,7 +225,7 @@ export function wireNtfy(board: Board, oneTap: OneTap, links: NotifyLinks, chann
 		published.set(card.requestId, card);
 		void channel.publish(askedMessage(channel.config, card, actions, project, Date.now()));
 	};
-	const unsubscribe = board.subscribe((change) => {
+	const onChange = (change: BoardChange) => {
 		if (change.type === "gone") {
 			clearTimeout(timers.get(change.requestId));
 			timers.delete(change.requestId);
@@ -245,7 +245,10 @@ export function wireNtfy(board: Board, oneTap: OneTap, links: NotifyLinks, chann
 		const timer = setTimeout(() => publish(board.card(card.requestId) ?? card), Math.max(0, wait));
 		timer.unref();
 		timers.set(card.requestId, timer);
-	});
+	};
+	const unsubscribe = board.subscribe(onChange);
+	// Requests already on the page when ntfy starts (a host that took them back after a restart, then started its page): published as if just added.
+	for (const card of board.cards()) onChange({ type: "added", card });
 	return () => {
 		unsubscribe();
 		for (const timer of timers.values()) clearTimeout(timer);

@@ -10,6 +10,10 @@
  * a choice. The outside-answer API takes a request all or nothing, so the choices wait here, and
  * are dropped with the request.
  *
+ * With a store open (ADR-0033) a request's URLs are derived from its id and the store's seed, not
+ * drawn at random: a host started again in the same directory makes the same ones, so a URL sent
+ * before a restart answers after it, once.
+ *
  * Every request also gets a Decline URL: the terminal's Esc from a phone (an outside cancel, its
  * place recorded). A test button (`/checkpoints notify test`) is a URL of no request: its press
  * only tells the terminal.
@@ -142,12 +146,33 @@ function plan(questions: Question[]): Planned[] {
 
 export type TapLookup = { open: TapEntry } | { dead: string } | undefined;
 
+/** A secret that outlives the process for `purpose` and `id` (the store's `secretFor`), or undefined: a fresh random one then. */
+export type LastingSecret = (purpose: string, id: string) => string | undefined;
+
+/** The `secretFor` purpose of one-tap URLs. */
+const TAP_PURPOSE = "one-tap";
+
 export class OneTap {
+	readonly #lasting: LastingSecret;
 	readonly #entries = new Map<string, TapEntry>();
 	readonly #byRequest = new Map<string, Made>();
 	readonly #dead = new Map<string, string>();
 	/** Open test buttons' digests, oldest first. */
 	readonly #tests: string[] = [];
+
+	constructor(lasting: LastingSecret = () => undefined) {
+		this.#lasting = lasting;
+	}
+
+	/** The secret of button `slot` of request `requestId`: the lasting one when a store is open, else fresh. */
+	#secretOf(requestId: string, slot: string): string {
+		return this.#lasting(TAP_PURPOSE, `${requestId}\n${slot}`) ?? newSecret();
+	}
+
+	/** Makes a request's URLs now (the same ones `actionsFor` gives later), so a URL made before a restart is found before anything is sent. */
+	prepare(card: Pick<Card, "requestId" | "asker" | "questions">): void {
+		if (!this.#byRequest.has(card.requestId)) this.#make(card);
+	}
 
 	/** The request's actions under `origin` (its URLs made on first call, the same ones after); `link` is the request's own. */
 	actionsFor(card: Pick<Card, "requestId" | "asker" | "questions">, origin: string, link: string): AwayActions {
@@ -171,8 +196,9 @@ export class OneTap {
 
 	#make(card: Pick<Card, "requestId" | "asker" | "questions">): Made {
 		const digests: string[] = [];
-		const buttons = plan(card.questions).map((p) => {
-			const secret = newSecret();
+		const buttons = plan(card.questions).map((p, index) => {
+			// The slot names the button by its place and what it gives: the same questions make the same URLs.
+			const secret = this.#secretOf(card.requestId, `${index}\n${p.label}\n${JSON.stringify(p.part ?? p.answers)}`);
 			const digest = digestOf(secret).toString("hex");
 			digests.push(digest);
 			const question = p.part ? card.questions[p.part.index]!.question : card.questions.map((q) => q.question).join(" / ");
@@ -203,7 +229,7 @@ export class OneTap {
 				...(own.length ? { buttons: own.map((b) => ({ label: b.label, answer: b.path })) } : {}),
 			};
 		});
-		const declineSecret = newSecret();
+		const declineSecret = this.#secretOf(card.requestId, DECLINE_LABEL);
 		const declineDigest = digestOf(declineSecret).toString("hex");
 		digests.push(declineDigest);
 		this.#entries.set(declineDigest, {

@@ -127,9 +127,12 @@ export class Board {
 	#answeringTab: string | undefined;
 	readonly #onEvent = () => this.sync(false);
 	readonly #onSettled = (event: SettledEvent) => this.#settled(event);
+	readonly #lastingLink: (requestId: string) => string | undefined;
 
-	constructor(handle: ObserverHandle) {
+	/** `lastingLink`: a request's link secret that outlives the process (derived from the store's seed), or undefined for a fresh one. */
+	constructor(handle: ObserverHandle, lastingLink: (requestId: string) => string | undefined = () => undefined) {
 		this.#handle = handle;
+		this.#lastingLink = lastingLink;
 		handle.bus.on("observe:queued", this.#onEvent);
 		handle.bus.on("observe:shown", this.#onEvent);
 		// A request that goes late keeps its card, now late: it has not settled (ADR-0025).
@@ -272,7 +275,8 @@ export class Board {
 		for (const card of cards) {
 			const entry = this.#entries.get(card.requestId);
 			if (!entry) {
-				const linkSecret = newSecret();
+				// With a store open, the same link as before a restart: the request comes back under its id.
+				const linkSecret = this.#lastingLink(card.requestId) ?? newSecret();
 				const linkDigest = digestOf(linkSecret).toString("hex");
 				this.#entries.set(card.requestId, { card, sessionId: sessions.get(card.requestId)!, linkSecret, linkDigest });
 				this.#links.set(linkDigest, card.requestId);
