@@ -46,7 +46,7 @@ const MAILED_KEY = "mail.mailed";
 const meta = () => currentStore()?.meta;
 
 /** Tokens and mailed requests, written down in the store when one is open (ADR-0033). */
-const storeMailMemory = (): MailMemory => {
+export const storeMailMemory = (): MailMemory => {
 	const marks = (): string[] => {
 		try {
 			const list: unknown = JSON.parse(meta()?.get(MAILED_KEY) ?? "[]");

@@ -6,8 +6,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { openStore } from "../../../../../extensions/checkpoint-bridge/core/store/open.ts";
 import type { RequestStore } from "../../../../../extensions/checkpoint-bridge/core/store/store.ts";
-import { OneTap } from "../../../../../extensions/checkpoint-bridge/surfaces/web/away/one-tap.ts";
 import type { Question } from "../../../../../extensions/checkpoint-bridge/model/question.ts";
+import { OneTap } from "../../../../../extensions/checkpoint-bridge/surfaces/web/away/one-tap.ts";
 
 const stores: RequestStore[] = [];
 afterEach(() => {
@@ -46,7 +46,9 @@ describe("one-tap URLs that outlive the process", () => {
 		const after = new OneTap(lasting);
 		// Prepared before anything is sent again: a tap that arrives first is found.
 		after.prepare(card("req-1"));
-		expect(after.lookup(secretOf(before[0]!))).toMatchObject({ open: { requestId: "req-1", label: "SQLite", part: { index: 0, value: { answer: "SQLite", recommended: true } } } });
+		expect(after.lookup(secretOf(before[0]!))).toMatchObject({
+			open: { requestId: "req-1", label: "SQLite", part: { index: 0, value: { answer: "SQLite", recommended: true } } },
+		});
 		expect(urls(after, "req-1")).toEqual(before);
 		expect(after.take(secretOf(before[1]!))).toMatchObject({ requestId: "req-1", label: "Postgres", part: { index: 0, value: "Postgres" } });
 		expect(after.take(secretOf(before[1]!))).toBeUndefined();
