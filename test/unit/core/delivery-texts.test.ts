@@ -161,7 +161,7 @@ describe("the route home at its edges", () => {
 			{ ...delivery("r1", "pid 7/run"), late: true },
 			{ asker: { sessionId: "pid 7/run" }, origin: "local:1" },
 			{
-				carry: (taken) => {
+				sendBack: (taken) => {
 					taken(true);
 					taken(false);
 				},

@@ -224,7 +224,7 @@ describe("the route home (ADR-0025): one place decides where an end goes", () =>
 		const route = homeRoute(() => host, box);
 		const mcp = { asker: { sessionId: "pid 8/mcp-x", kind: "mcp" as const }, origin: "local:2" };
 		// Its transport could not carry it back (the client takes no late frames, or its process went).
-		route.send({ ...delivery("carried", "pid 8/mcp-x"), late: true }, mcp, { carry: (taken) => taken(false) });
+		route.send({ ...delivery("carried", "pid 8/mcp-x"), late: true }, mcp, { sendBack: (taken) => taken(false) });
 		route.send({ ...delivery("no-way", "pid 8/mcp-x"), late: true }, mcp);
 		expect(hostSession.messages.map((m) => m.options)).toEqual([{ triggerTurn: false }, { triggerTurn: false }]);
 		expect(route.where(mcp, false)).toEqual({ to: "host", wakes: false });
@@ -248,9 +248,9 @@ describe("the route home (ADR-0025): one place decides where an end goes", () =>
 		box.attach("host", hostSession.poster());
 		const route = homeRoute(() => host, box);
 		const asker = { asker: { sessionId: "pid 7/run" }, origin: "local:1" };
-		route.send({ ...delivery("taken", "pid 7/run"), late: true }, asker, { carry: (taken) => taken(true) });
+		route.send({ ...delivery("taken", "pid 7/run"), late: true }, asker, { sendBack: (taken) => taken(true) });
 		route.send({ ...delivery("refused", "pid 7/run"), late: true }, asker, {
-			carry: (taken) => {
+			sendBack: (taken) => {
 				taken(false);
 				taken(false);
 			},

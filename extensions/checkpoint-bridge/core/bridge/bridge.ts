@@ -101,8 +101,8 @@ export interface Asked {
 	sendAcked?: (frame: ResultFrame) => Promise<boolean>;
 }
 
-/** A request the bridge holds for an asker, with what its transport keeps of it (`own`). */
-export interface OpenRequest<Own> {
+/** An open request of an asker of another process, as its transport's bridge keeps it, with what its transport keeps of it (`own`). */
+export interface BridgedRequest<Own> {
 	readonly client: string;
 	readonly id: string;
 	/** Its id in the host: the asker's own when it named nothing else there (idInHost), so no asker can address another's replies. */
@@ -140,11 +140,11 @@ export class Bridge<Own = undefined> {
 	readonly #options: BridgeOptions;
 	readonly #version: number;
 	readonly #notices: NoticeWindow;
-	readonly #open = new Map<string, OpenRequest<Own>>();
+	readonly #open = new Map<string, BridgedRequest<Own>>();
 	readonly #byClient = new Map<string, number>();
 	readonly #bySession = new Map<string, number>();
 	/** How many clients carry each request (by its id in the host): cancelled on the host only when the last lets go. */
-	readonly #carriers = new Map<string, number>();
+	readonly #clientsOf = new Map<string, number>();
 	/** Late frames: requests that ended `timeout` and may still end late, by client and id, oldest first. */
 	readonly #late = new Map<string, LateWait>();
 	#bytes = 0;
@@ -155,12 +155,12 @@ export class Bridge<Own = undefined> {
 		this.#notices = options.notices ?? new NoticeWindow();
 	}
 
-	get(client: string, id: string): OpenRequest<Own> | undefined {
+	get(client: string, id: string): BridgedRequest<Own> | undefined {
 		return this.#open.get(keyOf(client, id));
 	}
 
 	/** The requests open, of one client or of all. */
-	openRequests(client?: string): OpenRequest<Own>[] {
+	openRequests(client?: string): BridgedRequest<Own>[] {
 		return [...this.#open.values()].filter((open) => client === undefined || open.client === client);
 	}
 
@@ -174,7 +174,7 @@ export class Bridge<Own = undefined> {
 	 * protocol stand in the way. The open request, or undefined when it was answered here. The
 	 * transport has already refused an id its client has open.
 	 */
-	take(asked: Asked, own: Own): OpenRequest<Own> | undefined {
+	take(asked: Asked, own: Own): BridgedRequest<Own> | undefined {
 		const { handle, server } = this.#options;
 		const session = asked.asker.sessionId;
 		const refusal = this.#overCap(asked.client, session, asked.bytes ?? 0);
@@ -199,9 +199,9 @@ export class Bridge<Own = undefined> {
 		if (final) return void asked.send(this.#storedResult(asked.id, ended));
 		const hostId = store?.openOf(asked.id, asked.asker.sessionId)?.hostId ?? asked.hostId ?? this.#idInHost(asked.id);
 		// Sent again while the host still holds it (through another client): this one hears its replies too, nothing is shown twice.
-		const alreadyOpen = this.#carriers.has(hostId);
+		const alreadyOpen = this.#clientsOf.has(hostId);
 		const key = keyOf(asked.client, asked.id);
-		const open: OpenRequest<Own> = {
+		const open: BridgedRequest<Own> = {
 			client: asked.client,
 			id: asked.id,
 			hostId,
@@ -235,7 +235,7 @@ export class Bridge<Own = undefined> {
 				} else if (reply.kind === "progress") asked.send({ ...reply, type: "progress", v: this.#version, id: asked.id });
 			},
 		};
-		this.#hold(key, open);
+		this.#add(key, open);
 		if (alreadyOpen) return open;
 		const now = Date.now();
 		const delivered = handle.bus.emit("request", {
@@ -274,7 +274,7 @@ export class Bridge<Own = undefined> {
 	}
 
 	/** The asker gave up: the request goes from the host (queued, it is dropped; shown, its dialog closes), whatever other client still carries it. */
-	cancel(open: OpenRequest<Own>, reason: "timeout" | "cancelled"): void {
+	cancel(open: BridgedRequest<Own>, reason: "timeout" | "cancelled"): void {
 		this.#discard(open);
 		// Its budget ran out before the host's verdict came: the host keeps the question late, and its end may still come.
 		if (reason === "timeout") this.#awaitLate(open);
@@ -282,7 +282,7 @@ export class Bridge<Own = undefined> {
 	}
 
 	/** One client stops carrying the request: it goes from the host unless another client still carries it. */
-	release(open: OpenRequest<Own>): void {
+	release(open: BridgedRequest<Own>): void {
 		if (this.#discard(open)) this.#options.handle.bus.emit("cancel", { v: PROTOCOL_VERSION, id: open.hostId, reason: "cancelled" });
 	}
 
@@ -304,7 +304,7 @@ export class Bridge<Own = undefined> {
 	 * and sends it on through its transport; the host is told whether the asker's process took it.
 	 * Bounded per client and in all, the oldest dropped.
 	 */
-	#awaitLate(open: OpenRequest<Own>): void {
+	#awaitLate(open: BridgedRequest<Own>): void {
 		const { sendLate } = open;
 		if (!sendLate) return;
 		const { handle, lateCaps = {} } = this.#options;
@@ -358,7 +358,7 @@ export class Bridge<Own = undefined> {
 	#idInHost(id: string): string {
 		const { handle } = this.#options;
 		const { bus } = handle;
-		if (!ASKER_ID.test(id) || this.#carriers.has(id) || bus.listenerCount(replyChannel(id)) > 0 || bus.listenerCount(lateChannel(id)) > 0) return nanoid();
+		if (!ASKER_ID.test(id) || this.#clientsOf.has(id) || bus.listenerCount(replyChannel(id)) > 0 || bus.listenerCount(lateChannel(id)) > 0) return nanoid();
 		const snapshot = handle.snapshot();
 		const named = (request: { requestId: string }) => request.requestId === id;
 		return snapshot && (snapshot.open.some(named) || snapshot.late?.some(named)) ? nanoid() : id;
@@ -379,31 +379,31 @@ export class Bridge<Own = undefined> {
 		return over() ? caps.bytes.refusal(this.#bytes, bytes) : undefined;
 	}
 
-	#hold(key: string, open: OpenRequest<Own>): void {
+	#add(key: string, open: BridgedRequest<Own>): void {
 		this.#open.set(key, open);
 		bump(this.#bySession, open.session, 1);
 		bump(this.#byClient, open.client, 1);
-		bump(this.#carriers, open.hostId, 1);
+		bump(this.#clientsOf, open.hostId, 1);
 		this.#bytes += open.bytes;
 		// Listening before asking: the host may answer at once (a malformed or expired request).
 		this.#options.handle.bus.on(replyChannel(open.hostId), open.listener);
 	}
 
 	/** Stops forwarding the request to its client; true when no other client carries it. */
-	#discard(open: OpenRequest<Own>): boolean {
+	#discard(open: BridgedRequest<Own>): boolean {
 		const key = keyOf(open.client, open.id);
 		if (this.#open.get(key) !== open) return false;
 		this.#options.handle.bus.off(replyChannel(open.hostId), open.listener);
 		this.#open.delete(key);
 		bump(this.#bySession, open.session, -1);
 		bump(this.#byClient, open.client, -1);
-		bump(this.#carriers, open.hostId, -1);
+		bump(this.#clientsOf, open.hostId, -1);
 		this.#bytes -= open.bytes;
-		return !this.#carriers.has(open.hostId);
+		return !this.#clientsOf.has(open.hostId);
 	}
 
 	/** The end of a `wait: false` request whose client is gone: a message to the host's session, naming the asker. */
-	#deliverHere(open: OpenRequest<Own>, result: RelayResult): void {
+	#deliverHere(open: BridgedRequest<Own>, result: RelayResult): void {
 		const later = open.later!;
 		const envelope = makeEnvelope(result.status, [...result.answers], result.note, {
 			requestId: open.id,

@@ -402,30 +402,30 @@ export function wakesHost(end: EndOf, hostSessionId: string | undefined): boolea
 
 /** The one route home: where an end goes, and sending it there. */
 export interface HomeRoute {
-	/** Where an end of a request of `end`'s asker would go now; `carried`: its transport would carry it back. */
-	where(end: EndOf, carried: boolean): Home;
+	/** Where an end of a request of `end`'s asker would go now; `reachable`: its transport can take it back to its process. */
+	where(end: EndOf, reachable: boolean): Home;
 	/**
-	 * Sends `delivery` home. `carry`: the asker's transport, when one carries ends back to its process; it calls
+	 * Sends `delivery` home. `sendBack`: the asker's transport, when one takes ends back to its process; it calls
 	 * `taken(false)` when it could not, and the end goes to the host's session. `gone`: the asker is known to be gone.
 	 */
-	send(delivery: Delivery, end: EndOf, options?: { carry?: (taken: (sent: boolean) => void) => void; gone?: boolean }): void;
+	send(delivery: Delivery, end: EndOf, options?: { sendBack?: (taken: (sent: boolean) => void) => void; gone?: boolean }): void;
 }
 
 /** The route home over the process's box (deliveryBox), the host's session found by `hostSessionId`. */
 export function homeRoute(hostSessionId: () => string | undefined, box: DeliveryBox = deliveryBox(hostSessionId)): HomeRoute {
 	const quiet = (delivery: Delivery, end: EndOf): Delivery => (wakesHost(end, hostSessionId()) ? delivery : { ...delivery, wakesHost: false });
 	return {
-		where(end, carried) {
+		where(end, reachable) {
 			if (end.origin === undefined && (end.asker.sessionId === hostSessionId() || box.attached(end.asker.sessionId))) return { to: "asker" };
-			if (end.origin !== undefined && carried) return { to: "asker-process" };
+			if (end.origin !== undefined && reachable) return { to: "asker-process" };
 			return { to: "host", wakes: wakesHost(end, hostSessionId()) };
 		},
-		send(delivery, end, { carry, gone = false } = {}) {
+		send(delivery, end, { sendBack, gone = false } = {}) {
 			const toSend = quiet(delivery, end);
 			if (end.origin === undefined && !gone) return box.deliver(toSend);
-			if (!carry || gone) return box.deliver(toSend, { gone: true });
+			if (!sendBack || gone) return box.deliver(toSend, { gone: true });
 			let told = false;
-			carry((sent) => {
+			sendBack((sent) => {
 				if (told) return;
 				told = true;
 				if (!sent) box.deliver(toSend, { gone: true });

@@ -19,9 +19,9 @@ import type { RelayCancel, RelayReply, RelayRequest } from "../shared/protocol.t
 import { callDeadline, endedState, hasEnded, type RequestEnd, type RequestRecord } from "../shared/request-record.ts";
 import { type Keeper, type LateExpiry, type LateRequest, RequestBook } from "./book.ts";
 import { type HostEvents, Notifier, observed, progressFrame, resultFrame, type SettledOutcome, settledOutcome } from "./dialog/events.ts";
-import { askerKey, Holding, type OpenRequest, openRequest } from "./dialog/holding.ts";
-import { type Carried, takeIn } from "./dialog/intake.ts";
+import { type Prior, takeIn } from "./dialog/intake.ts";
 import { type LateOutcome, LateSide } from "./dialog/late-side.ts";
+import { askerKey, type DialogRequest, dialogRequest, OpenRequests } from "./dialog/open-requests.ts";
 import { DialogQueue } from "./dialog/order.ts";
 import { answerFromOutside } from "./dialog/outside.ts";
 import { type ShowingHost, ShowLoop } from "./dialog/showing.ts";
@@ -62,7 +62,7 @@ export class DialogHost implements ShowingHost, Keeper {
 	readonly #sessionId: string;
 	readonly #reply: (reply: RelayReply, channel?: `reply:${string}`) => void;
 	readonly notifier: Notifier;
-	readonly #holding: Holding;
+	readonly #requests: OpenRequests;
 	readonly #stats: HostStats = { questionsAsked: 0, dialogsShown: 0, sharedAnswers: 0 };
 	readonly #book: RequestBook;
 	readonly #late: LateSide;
@@ -78,7 +78,7 @@ export class DialogHost implements ShowingHost, Keeper {
 		this.#sessionId = options.sessionId;
 		this.#reply = options.reply;
 		this.notifier = new Notifier(options.events);
-		this.#holding = new Holding((message) => this.#notify(message));
+		this.#requests = new OpenRequests((message) => this.#notify(message));
 		this.#book = options.book ?? new RequestBook();
 		this.#late = new LateSide(this.notifier, this.#book, options.lateEnded);
 		this.#lateLeft = options.lateLeft;
@@ -98,9 +98,9 @@ export class DialogHost implements ShowingHost, Keeper {
 		this.notifier.reopened(late as LateRequest);
 		// The same record, queued again: its call has returned, so no call deadline holds it; it remembers how late it was.
 		const record = this.#book.reopen(requestId, this)!;
-		const entry = openRequest(record, askerKey(record.request), requestId);
-		this.#holding.add(entry);
-		this.#hold(entry, true);
+		const entry = dialogRequest(record, askerKey(record.request), requestId);
+		this.#requests.add(entry);
+		this.#queueUp(entry, true);
 		return true;
 	}
 
@@ -127,23 +127,23 @@ export class DialogHost implements ShowingHost, Keeper {
 		return { ...this.#stats };
 	}
 
-	/** The status line's view of what is held (views.ts): the request on screen and the first `limit` waiting. */
+	/** The status line's view of what is open (views.ts): the request on screen and the first `limit` waiting. */
 	queued(limit: number): QueueView {
-		return queueView(this.#holding.byId, this.#loop.showing, limit);
+		return queueView(this.#requests.byId, this.#loop.showing, limit);
 	}
 
 	/** What is open, oldest first. */
 	snapshot(): Snapshot {
-		return snapshotView(this.#holding.byId, this.#book);
+		return snapshotView(this.#requests.byId, this.#book);
 	}
 
 	/** Takes a request off the bus and queues its dialogs. Malformed requests get an `error` result when they can be addressed. */
-	serve(raw: RelayRequest, carried?: Carried): void {
+	serve(raw: RelayRequest, prior?: Prior): void {
 		if (typeof raw !== "object" || raw === null || typeof raw.id !== "string" || raw.id === "" || this.#book.get(raw.id)) return;
-		const taken = takeIn(raw, carried, (asker) => this.#holding.openOf(asker));
+		const taken = takeIn(raw, prior, (asker) => this.#requests.openOf(asker));
 		if (!taken.ok) return this.#reply(resultFrame(raw.id, taken.end, taken.answers, taken.note));
 		this.#book.add(taken.record, this);
-		this.#takeOn(taken.record, taken.asker, taken.remaining, carried !== undefined);
+		this.#takeOn(taken.record, taken.asker, taken.remaining, prior !== undefined);
 	}
 
 	/**
@@ -152,33 +152,33 @@ export class DialogHost implements ShowingHost, Keeper {
 	 */
 	adopt(record: RequestRecord): void {
 		if (!this.#book.adopt(record, this)) return;
-		const taken = takeIn(record.request, record, (asker) => this.#holding.openOf(asker));
+		const taken = takeIn(record.request, record, (asker) => this.#requests.openOf(asker));
 		if (!taken.ok) return this.end(record, taken.end, taken.note);
 		record.request = taken.record.request;
 		record.questions = taken.record.questions;
 		this.#takeOn(record, taken.asker, taken.remaining, true);
 	}
 
-	/** A record in the book, queued: held here, its timer at its deadline, then the dialog queue (unless out of time). */
-	#takeOn(record: RequestRecord, asker: string, remaining: number, carried: boolean): void {
-		const entry = openRequest(record, asker, record.request.id);
+	/** A record in the book, queued: open here, its timer at its deadline, then the dialog queue (unless out of time). */
+	#takeOn(record: RequestRecord, asker: string, remaining: number, takenBefore: boolean): void {
+		const entry = dialogRequest(record, asker, record.request.id);
 		if (remaining > 0) this.arm(entry, record.request.deadline);
-		this.#holding.add(entry);
+		this.#requests.add(entry);
 		// Handed over, its budget ran out on the way: it ends as any request out of time does (late, observed), not bare.
 		if (remaining <= 0) return this.end(record, "timeout");
-		if (!carried) this.#stats.questionsAsked += record.questions.length;
-		this.#hold(entry, carried);
+		if (!takenBefore) this.#stats.questionsAsked += record.questions.length;
+		this.#queueUp(entry, takenBefore);
 	}
 
 	/** Holds a request taken in (or shown again from late): its progress and events, then the dialog queue unless shared answers complete it. */
-	#hold(entry: OpenRequest, carried: boolean): void {
+	#queueUp(entry: DialogRequest, takenBefore: boolean): void {
 		const { record } = entry;
 		const { request, questions } = record;
-		const position = this.#holding.byId.size;
+		const position = this.#requests.byId.size;
 		this.progress(record, "queued", undefined, position);
 		this.notifier.queued(record, position);
 		this.notifier.changed();
-		if (this.isRelayed(record) && !carried) this.#holding.arrivals.arrived(record, request.asker.label, questions.length, position - 1);
+		if (this.isRelayed(record) && !takenBefore) this.#requests.arrivals.arrived(record, request.asker.label, questions.length, position - 1);
 		// Everything may already be answerable from identical questions of other askers.
 		if (this.#completeFromShared(record)) return;
 		this.#enqueue(entry);
@@ -188,16 +188,16 @@ export class DialogHost implements ShowingHost, Keeper {
 	 * Puts the request in the dialog queue: the host's own first of all, the others round robin by
 	 * asker session (ADR-0024), in the order taken within a round.
 	 */
-	#enqueue(entry: OpenRequest): void {
+	#enqueue(entry: DialogRequest): void {
 		const dequeue = new AbortController();
 		entry.dequeue = dequeue;
 		const own = !this.isRelayed(entry.record);
-		if (!own) entry.round = this.#holding.nextRound(entry.asker, this.#loop.round);
+		if (!own) entry.round = this.#requests.nextRound(entry.asker, this.#loop.round);
 		this.#queue.add(entry.record.request.id, () => this.#loop.run(entry), own ? undefined : entry.round, dequeue.signal);
 	}
 
 	/** Sets the request's one timer, in the book, due at `at` (epoch ms; NO_LIMIT: none). */
-	arm(entry: OpenRequest, at: number): void {
+	arm(entry: DialogRequest, at: number): void {
 		this.#book.arm(entry.record, at);
 	}
 
@@ -212,7 +212,7 @@ export class DialogHost implements ShowingHost, Keeper {
 			return msLeft(callDeadline(record)) <= 0 ? this.end(record, "timeout") : this.end(record, "host-gone", note);
 		}
 		// The loop arms it for anything but the request's deadline only for a question deadline that comes first.
-		if (at !== callDeadline(record)) return void this.#holding.byId.get(record.request.id)?.open?.abort("dialog-timeout");
+		if (at !== callDeadline(record)) return void this.#requests.byId.get(record.request.id)?.open?.abort("dialog-timeout");
 		this.end(record, "timeout");
 	}
 
@@ -243,9 +243,9 @@ export class DialogHost implements ShowingHost, Keeper {
 		for (const late of this.#late.list()) this.end(late, "host-gone", note);
 	}
 
-	/** The host session is going away for good: every held request ends now with `no-host`. */
+	/** The host session is going away for good: every open request ends now with `no-host`. */
 	shutdown(note: string): void {
-		for (const open of [...this.#holding.byId.values()]) this.end(open.record, "host-gone", note);
+		for (const open of [...this.#requests.byId.values()]) this.end(open.record, "host-gone", note);
 	}
 
 	/**
@@ -256,7 +256,7 @@ export class DialogHost implements ShowingHost, Keeper {
 	handOver(graceMs: number, note: string): void {
 		this.#handOver = { graceMs, note };
 		// A late request shown again goes back to late (the book outlives this host), not to the next host's queue.
-		for (const open of this.#holding.showingFirst(this.#loop.showing)) this.end(open.record, "handed-over");
+		for (const open of this.#requests.showingFirst(this.#loop.showing)) this.end(open.record, "handed-over");
 	}
 
 	/**
@@ -269,11 +269,11 @@ export class DialogHost implements ShowingHost, Keeper {
 	 */
 	end(record: RequestRecord, end: RequestEnd, note?: string): void {
 		if (hasEnded(record)) return;
-		const open = this.#holding.byId.get(record.request.id);
+		const open = this.#requests.byId.get(record.request.id);
 		const mine = open?.record === record ? open : undefined;
 		const wasQueued = record.state.is === "queued";
 		mine?.open?.abort(end);
-		if (mine) this.#holding.remove(mine);
+		if (mine) this.#requests.remove(mine);
 		const wasLate = record.state.is === "late" ? record.state : record.wasLate;
 		if (wasLate && !this.#late.settles(end)) {
 			record.wasLate = wasLate;
@@ -292,11 +292,11 @@ export class DialogHost implements ShowingHost, Keeper {
 			record.state = endedState(end);
 			this.#book.remove(record, { end, ...(note ? { note } : {}), late: wasLate !== undefined });
 		}
-		// Waiting its turn, it leaves the dialog queue (once out of every index and state, so that nothing started now sees it held).
+		// Waiting its turn, it leaves the dialog queue (once out of every index and state, so that nothing started now sees it open).
 		if (wasQueued) mine?.dequeue?.abort(end);
 		if (end === "handed-over") return this.notifier.changed();
 		if (wasLate) return this.#late.settled(record, end, note);
-		const same = this.#holding.same;
+		const same = this.#requests.same;
 		const answers: Answer[] = [];
 		const { entries } = record;
 		for (let i = 0; i < entries.length; i++) {
@@ -317,13 +317,13 @@ export class DialogHost implements ShowingHost, Keeper {
 
 	/** Askers that joined this request's questions may now have everything they need. */
 	completeDependents(record: RequestRecord): void {
-		for (const other of this.#holding.same.dependents(record)) this.#completeFromShared(other);
+		for (const other of this.#requests.same.dependents(record)) this.#completeFromShared(other);
 	}
 
 	/** Ends a queued request whose every question has an answer already (its own or shared); true when it has ended. */
 	#completeFromShared(record: RequestRecord): boolean {
 		if (record.state.is !== "queued") return hasEnded(record);
-		const shared = completeFromShared(this.#holding.same, record);
+		const shared = completeFromShared(this.#requests.same, record);
 		if (shared === undefined) return false;
 		this.#stats.sharedAnswers += shared;
 		this.end(record, "answered");
@@ -332,7 +332,7 @@ export class DialogHost implements ShowingHost, Keeper {
 
 	/** Takes the answer of an identical question another asker already got, when there is one; true when it did. */
 	share(record: RequestRecord, index: number): boolean {
-		if (!shareAnswer(this.#holding.same, record, index)) return false;
+		if (!shareAnswer(this.#requests.same, record, index)) return false;
 		this.#stats.sharedAnswers++;
 		this.progress(record, "answered", index);
 		return true;
@@ -340,7 +340,7 @@ export class DialogHost implements ShowingHost, Keeper {
 
 	progress(record: RequestRecord, stage: "queued" | "shown" | "answered", question?: number, position?: number): void {
 		if (stage === "answered") this.#book.noted(record);
-		const open = this.#holding.byId.get(record.request.id);
+		const open = this.#requests.byId.get(record.request.id);
 		this.#reply(progressFrame(record, stage, question, position), open?.record === record ? open.channel : undefined);
 	}
 

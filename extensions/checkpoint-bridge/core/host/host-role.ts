@@ -155,8 +155,8 @@ function lateEndsHome(bus: SharedHandle["bus"], home: HomeRoute, sealBuilt: Repl
 			...reason,
 		};
 		// An asker of another process still connected takes it on its connection, if it takes late frames at all.
-		const carried = origin !== undefined && bus.listenerCount(lateChannel(id)) > 0;
-		home.send(delivery, request.request, carried ? { carry: (taken) => bus.emit(lateChannel(id), sealBuilt(message), taken) } : {});
+		const reachable = origin !== undefined && bus.listenerCount(lateChannel(id)) > 0;
+		home.send(delivery, request.request, reachable ? { sendBack: (taken) => bus.emit(lateChannel(id), sealBuilt(message), taken) } : {});
 	};
 }
 

@@ -9,7 +9,7 @@
  * Notices of other extensions (interop/dialog-relay.ts) are shown to the human, a bounded number per window.
  */
 import { nanoid } from "nanoid";
-import { Bridge, type OpenRequest } from "../../core/bridge/bridge.ts";
+import { Bridge, type BridgedRequest } from "../../core/bridge/bridge.ts";
 import { ACK_WAIT_MS, FRAME_VERSION, type LateFrame, type ResultFrame } from "../../core/bridge/frames.ts";
 import { type AskerIdentity, markedAsker } from "../../core/shared/identity.ts";
 import { MAX_NOTICES_PER_WINDOW, NOTICE_WINDOW_MS } from "../../core/shared/notice-window.ts";
@@ -150,7 +150,7 @@ const pong = (room: Room, inbox: string, id: string, isOpen: boolean, macKey: Bu
 	room.replies.sendFor(inbox, { type: "pong", v: FRAME_VERSION.nats, id, held: isOpen, host: room.hostId, ...(note ? { note } : {}) }, macKey);
 
 /** The asker is there: a `wait: false` request swept as gone (a nats-server restart, not an exit) goes back to it. */
-const heardFrom = (entry: OpenRequest<Sealing>) => {
+const heardFrom = (entry: BridgedRequest<Sealing>) => {
 	entry.own.lastHeard = Date.now();
 	entry.gone = false;
 };

@@ -13,10 +13,10 @@ import { msLeft } from "../../shared/config.ts";
 import { checkedAsker } from "../../shared/identity.ts";
 import { PROTOCOL_VERSION, type RelayRequest } from "../../shared/protocol.ts";
 import { type AnswerEntry, type CheckedRequest, givenAnswers, type RequestRecord } from "../../shared/request-record.ts";
-import { askerKey } from "./holding.ts";
+import { askerKey } from "./open-requests.ts";
 
 /** What a request brings that the host did not take from an asker just now: a hand-over's record, written down. */
-export interface Carried {
+export interface Prior {
 	entries: readonly (AnswerEntry | null | undefined)[];
 	queuedAt: number;
 }
@@ -35,29 +35,29 @@ const RESENT_MARK = "asked before the restart";
 
 /**
  * Takes a request in, or says why not. `openOf`: how many requests an asker has open here; requests
- * carried over from a replaced host were counted there, and are never refused.
+ * taken over from a replaced host were counted there, and are never refused.
  */
-export function takeIn(raw: RelayRequest, carried: Carried | undefined, openOf: (asker: string) => number): Intake {
+export function takeIn(raw: RelayRequest, prior: Prior | undefined, openOf: (asker: string) => number): Intake {
 	const checked = checkRequest(raw);
 	if (!checked.ok) return { ok: false, end: "refused", answers: [], note: checked.reason };
 	const { request } = checked;
 	const { questions } = request;
 	const asker = askerKey(request);
 	const open = openOf(asker);
-	if (!carried && open >= MAX_OPEN_PER_ASKER)
+	if (!prior && open >= MAX_OPEN_PER_ASKER)
 		return {
 			ok: false,
 			end: "refused",
 			answers: [],
 			note: `The asker already has ${open} requests open at the host, the most one asker session may have (${MAX_OPEN_PER_ASKER}); ask again once one has settled.`,
 		};
-	const entries = carriedEntries(raw, questions, carried);
+	const entries = broughtEntries(raw, questions, prior);
 	const remaining = msLeft(request.deadline);
-	if (remaining <= 0 && !carried)
+	if (remaining <= 0 && !prior)
 		return { ok: false, end: "timeout", answers: givenAnswers({ entries }), note: "The call's budget had run out before it reached the host." };
 	// Sent again after a restart, it was asked when its call started: every wait counts from then, as the asker's own does (never from the future).
 	const asked = request.resent === true && Number.isFinite(request.createdAt) ? request.createdAt : Number.POSITIVE_INFINITY;
-	const queuedAt = carried?.queuedAt ?? Math.min(Date.now(), asked);
+	const queuedAt = prior?.queuedAt ?? Math.min(Date.now(), asked);
 	return { ok: true, record: { request, questions, entries, queuedAt, state: { is: "queued" } }, asker, remaining };
 }
 
@@ -111,14 +111,14 @@ const resentAnswers = (request: RelayRequest, questions: readonly Question[]): A
 		: [];
 
 /**
- * The answers a request brings, by question index: a carried record's (copied, so every reply is
+ * The answers a request brings, by question index: a prior record's (copied, so every reply is
  * built of the host's own data, see sealBuilt), or those a re-sent request says were given (NATS,
  * ADR-0009): those questions are not asked again.
  */
-function carriedEntries(raw: RelayRequest, questions: readonly Question[], carried: Carried | undefined): (AnswerEntry | undefined)[] {
-	if (carried)
+function broughtEntries(raw: RelayRequest, questions: readonly Question[], prior: Prior | undefined): (AnswerEntry | undefined)[] {
+	if (prior)
 		return questions.map((q, i) => {
-			const entry = carried.entries[i];
+			const entry = prior.entries[i];
 			if (!entry || entry.answer.question !== q.question || entry.answer.id !== q.id) return undefined;
 			return { answer: copyAnswer(entry.answer), ...(entry.place !== undefined ? { place: entry.place } : {}) };
 		});

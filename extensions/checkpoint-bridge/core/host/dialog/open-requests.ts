@@ -1,14 +1,14 @@
 /**
- * What the dialog host holds: each held request (its record, which the book keeps, and what lives only
- * while this host holds it) and every index of them, kept in step in one place.
+ * The dialog host's open requests: each one's record, which the book keeps, and what lives only
+ * while this host queues or shows it, and every index of them, kept in step in one place.
  */
 import { type RelayRequest, replyChannel } from "../../shared/protocol.ts";
 import type { RequestRecord } from "../../shared/request-record.ts";
 import { ArrivalNotices } from "../arrival-notices.ts";
 import { SameQuestions } from "../same-questions.ts";
 
-/** A held request: its record, and what lives only as long as this host holds it. */
-export interface OpenRequest {
+/** An open request as the dialog host keeps it: its record, and what lives only while this host queues or shows it. */
+export interface DialogRequest {
 	/** Its record, in the book (core/host/book.ts), which keeps its one timer. */
 	readonly record: RequestRecord;
 	/** While it shows: whatever is open closes by this (any end of the request aborts it). The controller `dequeue` was: p-queue no longer knows it. */
@@ -24,7 +24,7 @@ export interface OpenRequest {
 }
 
 /** A request just taken in, or shown again from late: no timer yet, its reply channel built once. */
-export const openRequest = (record: RequestRecord, asker: string, requestId: string): OpenRequest => ({
+export const dialogRequest = (record: RequestRecord, asker: string, requestId: string): DialogRequest => ({
 	record,
 	round: 0,
 	asker,
@@ -38,16 +38,16 @@ export const openRequest = (record: RequestRecord, asker: string, requestId: str
  */
 export const askerKey = (request: RelayRequest) => `${request.origin?.split(":", 1)[0] ?? ""}\n${request.asker.sessionId}`;
 
-/** One asker session's held requests: how many, and the round its latest one was given. */
+/** One asker session's open requests: how many, and the round its latest one was given. */
 interface AskerTurns {
 	open: number;
 	round: number;
 }
 
-/** Every index the host keeps of its held requests, kept in step in one place: a request goes into all of them and out of all of them. */
-export class Holding {
+/** Every index the host keeps of its open requests, kept in step in one place: a request goes into all of them and out of all of them. */
+export class OpenRequests {
 	/** By request id, oldest first. */
-	readonly byId = new Map<string, OpenRequest>();
+	readonly byId = new Map<string, DialogRequest>();
 	/** Identical questions of different sessions, shown once. */
 	readonly same = new SameQuestions<RequestRecord>();
 	/** Held requests per asker session and transport, for the cap and the round robin. */
@@ -63,7 +63,7 @@ export class Holding {
 	}
 
 	/**
-	 * The round of a held request's turn: one after its asker's latest, and never before the round
+	 * The round of an open request's turn: one after its asker's latest, and never before the round
 	 * being shown (`served`). So an asker's next request goes ahead of every other asker's later
 	 * ones, and one that has waited is not overtaken by a newcomer's whole backlog (ADR-0024).
 	 */
@@ -73,7 +73,7 @@ export class Holding {
 		return turns.round;
 	}
 
-	add(entry: OpenRequest): void {
+	add(entry: DialogRequest): void {
 		this.same.add(entry.record);
 		this.byId.set(entry.record.request.id, entry);
 		const turns = this.#byAsker.get(entry.asker);
@@ -81,21 +81,21 @@ export class Holding {
 		else this.#byAsker.set(entry.asker, { open: 1, round: 0 });
 	}
 
-	/** Every held request, the one on screen (`showing`) first, so the next host shows it again before anything else; then in the order taken. */
-	showingFirst(showing: OpenRequest | undefined): OpenRequest[] {
+	/** Every open request, the one on screen (`showing`) first, so the next host shows it again before anything else; then in the order taken. */
+	showingFirst(showing: DialogRequest | undefined): DialogRequest[] {
 		const all = showing && this.byId.get(showing.record.request.id) === showing ? [showing] : [];
 		for (const other of this.byId.values()) if (other !== showing) all.push(other);
 		return all;
 	}
 
-	/** Drops every trace of a request this host no longer holds. */
-	remove(entry: OpenRequest): void {
+	/** Deletes every trace of a request this host no longer has open. */
+	remove(entry: DialogRequest): void {
 		const { record } = entry;
 		this.byId.delete(record.request.id);
 		this.same.remove(record);
 		this.arrivals.gone(record);
 		const turns = this.#byAsker.get(entry.asker)!;
-		// An asker with nothing held starts again at the round being shown.
+		// An asker with nothing open starts again at the round being shown.
 		if (--turns.open === 0) this.#byAsker.delete(entry.asker);
 	}
 }

@@ -29,7 +29,7 @@ export function answerFromOutside(book: Pick<RequestBook, "get">, target: Outsid
 	const found = book.get(message.requestId);
 	// Parked, it belongs to the next host (or ends at the grace's end): not answerable in between.
 	const record = found?.state.is === "parked" ? undefined : found;
-	// `not_found` keeps the observer contract's snake case (docs/observers.md), as inbound.ts says.
+	// `not_found` keeps the observer contract's snake case (docs/observers.md), as core/shared/outside-answers.ts says.
 	if (!record) return { ok: false, code: "not_found", reason: `no open request ${JSON.stringify(message.requestId)} (unknown, or already settled)` };
 	if ("cancel" in message) {
 		// A cancel that names its place is a human's Decline (the page, a phone): the asker is told where, as Esc tells it.

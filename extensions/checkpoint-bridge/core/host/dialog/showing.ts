@@ -12,7 +12,7 @@ import { NO_LIMIT } from "../../shared/config.ts";
 import { callDeadline, givenAnswers, type RecordState, type RequestRecord } from "../../shared/request-record.ts";
 import { type Show, type ShowOutcome, type ShowPrompt, showFor } from "../show.ts";
 import type { Notifier } from "./events.ts";
-import type { OpenRequest } from "./holding.ts";
+import type { DialogRequest } from "./open-requests.ts";
 
 /** What the loop needs of the dialog host. */
 export interface ShowingHost {
@@ -20,7 +20,7 @@ export interface ShowingHost {
 	/** The host's one end of a request. */
 	end(record: RequestRecord, end: RequestEnd, note?: string): void;
 	/** Sets the request's one timer due at `at`. */
-	arm(entry: OpenRequest, at: number): void;
+	arm(entry: DialogRequest, at: number): void;
 	progress(record: RequestRecord, stage: "shown" | "answered", question: number): void;
 	/** Takes the answer of an identical question another asker already got, when there is one; true when it did. */
 	share(record: RequestRecord, index: number): boolean;
@@ -39,11 +39,11 @@ class OpenPrompt implements ShowPrompt {
 	readonly callDeadline: number;
 	readonly dialogTimeoutMs: number;
 	readonly onDialog: () => void;
-	readonly open: OpenRequest;
+	readonly open: DialogRequest;
 	readonly loop: ShowLoop;
 	readonly signal: AbortSignal;
 
-	constructor(entry: OpenRequest, loop: ShowLoop, signal: AbortSignal, onDialog: () => void) {
+	constructor(entry: DialogRequest, loop: ShowLoop, signal: AbortSignal, onDialog: () => void) {
 		this.open = entry;
 		this.loop = loop;
 		this.signal = signal;
@@ -91,7 +91,7 @@ export class ShowLoop {
 	readonly #place: AnswerPlace | undefined;
 	readonly #bell: (() => void) | undefined;
 	/** The request whose task runs, for the status line: the one being shown. */
-	showing: OpenRequest | undefined;
+	showing: DialogRequest | undefined;
 	/** The round of the relayed request shown last (ADR-0024): a newcomer's first request is due in the next one. */
 	round = 0;
 
@@ -103,7 +103,7 @@ export class ShowLoop {
 	}
 
 	/** Shows the request, one way for every surface, and ends it as its showing ended. */
-	async run(entry: OpenRequest): Promise<void> {
+	async run(entry: DialogRequest): Promise<void> {
 		const { record } = entry;
 		// Ended (or gone late) as its task started: nothing is left to show.
 		if (record.state.is !== "queued") return;
@@ -132,7 +132,7 @@ export class ShowLoop {
 	}
 
 	/** Question `index` of a showing request is on screen: progress, the shown event, and the bell the first time a relayed request shows. */
-	shown(entry: OpenRequest, index: number, deadline?: number): void {
+	shown(entry: DialogRequest, index: number, deadline?: number): void {
 		const { record } = entry;
 		const { state } = record;
 		if (state.is !== "showing" || !record.questions[index]) return;
@@ -153,7 +153,7 @@ export class ShowLoop {
 	}
 
 	/** The human answered question `index` (again, on a form): it counts from now on; a final one may complete the requests that joined it. */
-	answered(entry: OpenRequest, index: number, answer: Answer, final: boolean): boolean {
+	answered(entry: DialogRequest, index: number, answer: Answer, final: boolean): boolean {
 		const { record } = entry;
 		const { state } = record;
 		if (state.is !== "showing" || !record.questions[index]) return false;
@@ -172,7 +172,7 @@ export class ShowLoop {
 	 * check: a surface is passed in, so what it hands back passes the same check as any other answer.
 	 * Whether it was taken: false when refused (the request has ended).
 	 */
-	#takeChecked(entry: OpenRequest, index: number, answer: Answer): boolean {
+	#takeChecked(entry: DialogRequest, index: number, answer: Answer): boolean {
 		const problem = answerProblem(entry.record.questions[index]!, answer);
 		if (problem === undefined) return true;
 		this.host.end(entry.record, "refused", `The host dialog's answer to question ${index + 1} ${problem}.`);
@@ -180,7 +180,7 @@ export class ShowLoop {
 	}
 
 	/** How a shown request ended, decided in one place: answered, the call's timeout, or dismissed; an answer the surface hands back last is checked like the others. */
-	#ended(entry: OpenRequest, outcome: ShowOutcome): void {
+	#ended(entry: DialogRequest, outcome: ShowOutcome): void {
 		const { record } = entry;
 		const { questions, entries } = record;
 		if (outcome.answers) {

@@ -4,7 +4,7 @@ import type { RequestRecord } from "../../shared/request-record.ts";
 import type { RequestBook } from "../book.ts";
 import { observedLate } from "../late.ts";
 import { observed } from "./events.ts";
-import type { OpenRequest } from "./holding.ts";
+import type { DialogRequest } from "./open-requests.ts";
 
 /** Figures for "ask the human once": how many dialogs the human saw for how many questions. */
 export interface HostStats {
@@ -37,7 +37,7 @@ const askedBy = (record: RequestRecord): AskedBy => ({ label: record.request.ask
  * screen, if one is, and the first `limit` of those waiting their turn, oldest first, each with
  * who asked and when it was queued; `queuedCount` counts every one waiting.
  */
-export function queueView(open: ReadonlyMap<string, OpenRequest>, showing: OpenRequest | undefined, limit: number): QueueView {
+export function queueView(open: ReadonlyMap<string, DialogRequest>, showing: DialogRequest | undefined, limit: number): QueueView {
 	const running = showing?.record;
 	const shown = running?.state.is === "showing" && running.state.question !== undefined ? running : undefined;
 	const queued: AskedBy[] = [];
@@ -51,7 +51,7 @@ export function queueView(open: ReadonlyMap<string, OpenRequest>, showing: OpenR
 }
 
 /** What is open, oldest first, and what is late. */
-export function snapshotView(open: ReadonlyMap<string, OpenRequest>, book: RequestBook): Snapshot {
+export function snapshotView(open: ReadonlyMap<string, DialogRequest>, book: RequestBook): Snapshot {
 	return {
 		v: OBSERVER_VERSION,
 		takenAt: Date.now(),

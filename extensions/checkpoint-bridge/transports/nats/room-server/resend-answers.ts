@@ -22,7 +22,7 @@ export interface ResendAnswers {
 	get(inbox: string, id: string): ResendAnswersEntry | undefined;
 	/** Takes the answers out for a re-send that repeats the asker's key and cancel hash; none otherwise. */
 	takeFor(inbox: string, id: string, askerKey: string, cancelHash: string): Answer[];
-	/** Discards the oldest; false when nothing is byRequest. */
+	/** Discards the oldest; false when nothing is kept. */
 	discardOldest(): boolean;
 	/** Discards what was kept longer than the keeping time, and the oldest past the bound. */
 	expire(now: number): void;
