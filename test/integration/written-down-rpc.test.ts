@@ -107,6 +107,30 @@ describe("written down: a host killed and started again in the same directory", 
 		expect(again.ended.map((e) => [e.status, e.requestId])).toEqual([["ok", requestId]]);
 	});
 
+	it("a pi -p run asks with wait: false and ends; the host quits (end of input) and is started again: the question comes back once, and its answer reaches a later run's wait", async () => {
+		env = createPiEnv({ script: { prompts: { "ask later": { ask: QUEUED } } } });
+		const first = startHost("host");
+		await hostEndpoint(env);
+		const asked = await runPi(env, [...baseArgs(), "-p", "ask later"], 90_000);
+		const requestId = envelopesIn(asked.stdout).find((e) => e.status === "queued")?.requestId;
+		expect(requestId, asked.stdout.slice(-2_000)).toEqual(expect.any(String));
+		await first.waitForDialog({ timeoutMs: FIRST_DIALOG_MS });
+		await first.close();
+		// Nothing was forwarded as no-host on the way out.
+		expect(first.frames.filter(isAnswerMessage)).toEqual([]);
+
+		const second = startHost("host-again");
+		const dialog = await second.waitForDialog({ timeoutMs: FIRST_DIALOG_MS });
+		expect(String(dialog.title)).toMatch(/ · asked before the restart\] Which database\?$/);
+		second.answer(dialog, (dialog.options as string[]).find((o) => o.startsWith("Postgres"))!);
+		await second.waitFor(isAnswerMessage, { what: "the forwarded answer" });
+		const waited = await laterWait([requestId!]);
+		expect(waited.ended.map((e) => [e.status, e.requestId, answerPairs(e)])).toEqual([
+			["ok", requestId, [{ question: "Which database?", answer: "Postgres" }]],
+		]);
+		expect(second.frames.filter(isDialog)).toHaveLength(1);
+	});
+
 	it("a pi -p run's call ends timeout and the run ends, its question late at the host; the host is killed and started again: the question is late again, answered from /checkpoints, and a later pi -p run's wait gets the late answer", async () => {
 		const budgeted = { questions: [{ question: "Which region?", options: ["eu-west", "us-east"] }], timeoutMs: 3_000 };
 		env = createPiEnv({ script: { prompts: { "ask with a budget": { ask: budgeted } } } });
