@@ -4,7 +4,9 @@
 // table; a word is found as a part of a name (camelCase, snake_case, kebab-case) in the extension's
 // sources (TypeScript and the page's script): every declared name (variables, functions, classes,
 // methods, properties, parameters, types, enum members, export aliases) and the string-literal names
-// of the wire (quoted property names and literal types).
+// of the wire (quoted property names and literal types). Comments too: a name a comment mentions (in
+// backticks, or shaped as a name: camelCase, snake_case, `#private`) as any name, and the words of
+// PROSE_TOO even as plain words, since their plain sense here is the retired concept.
 // Exits 1 naming each offender (file:line name: retired word → word to use).
 // Usage: node scripts/check-words.mjs [root …] (default: extensions).
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -31,6 +33,9 @@ export const ALLOWED_NAMES = new Map([
 	// pi-tui's Component interface: the terminal tells a component of key releases.
 	["wantsKeyRelease", "pi-tui's Component field"],
 ]);
+
+/** Retired words whose plain sense in this project is always the concept they name: checked in a comment's prose too. */
+export const PROSE_TOO = new Set(["held", "inbound"]);
 
 /** The parts of a name, lower case: `lateEndsHome` → late, ends, home; `MAX_KEPT` → max, kept. */
 export function partsOf(name) {
@@ -109,17 +114,59 @@ function wireName(node) {
 	return /^[A-Za-z][A-Za-z0-9_-]*$/.test(node.literal.text) ? node.literal : undefined;
 }
 
-/** Every retired word one file's names carry. */
+/** A word of a comment shaped as a name rather than prose: `#private`, camelCase, PascalCase with a second hump, snake_case. */
+const NAME_SHAPED = /^#|[a-z0-9][A-Z]|^[A-Z][a-z0-9]+[A-Z]|[A-Za-z0-9]_[A-Za-z0-9]/;
+
+/**
+ * The words of one comment to judge, each with its offset in the comment: every word of a code span
+ * (between backticks), every name-shaped word, and a plain word of PROSE_TOO.
+ */
+export function commentWords(comment) {
+	const words = [];
+	const spans = [];
+	for (const span of comment.matchAll(/`[^`\n]*`/g)) {
+		spans.push([span.index, span.index + span[0].length]);
+		for (const word of span[0].matchAll(/[#$A-Za-z_][\w$-]*/g)) words.push({ word: word[0], at: span.index + word.index, quoted: true });
+	}
+	const inSpan = (at) => spans.some(([from, to]) => at >= from && at < to);
+	for (const match of comment.matchAll(/#?[A-Za-z_$][\w$]*/g)) {
+		if (inSpan(match.index)) continue;
+		if (NAME_SHAPED.test(match[0]) || PROSE_TOO.has(match[0].toLowerCase())) words.push({ word: match[0], at: match.index, quoted: false });
+	}
+	return words;
+}
+
+/** Every comment of a parsed source file, with its offset: those before and after each node, once each. */
+function commentsOf(source) {
+	const text = source.getFullText();
+	const seen = new Map();
+	const take = (ranges) => {
+		for (const range of ranges ?? []) if (!seen.has(range.pos)) seen.set(range.pos, { text: text.slice(range.pos, range.end), at: range.pos });
+	};
+	const visit = (node) => {
+		take(ts.getLeadingCommentRanges(text, node.pos));
+		take(ts.getTrailingCommentRanges(text, node.end));
+		ts.forEachChild(node, visit);
+	};
+	visit(source);
+	take(ts.getLeadingCommentRanges(text, source.endOfFileToken.pos));
+	return [...seen.values()];
+}
+
+/** Every retired word one file's names and comments carry. */
 export function violationsIn(path, text, retired, base = process.cwd()) {
 	const source = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true);
 	const found = [];
 	const wireFile = (name) => ALLOWED_WIRE.get(name)?.files.some((file) => path.endsWith(file)) === true;
-	const report = (node, name, onWire) => {
+	const report = (node, name, onWire) => reportAt(node.getStart(source), name, onWire);
+	const reportAt = (at, name, onWire) => {
 		const entry = retiredIn(name, retired);
 		if (!entry || (onWire && wireFile(name))) return;
-		const line = source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1;
+		const line = source.getLineAndCharacterOfPosition(at).line + 1;
 		found.push({ file: relative(base, path), line, name, word: entry.word, use: entry.use });
 	};
+	// A field of the wire is named in its frames' comments, in backticks, as in their code.
+	for (const comment of commentsOf(source)) for (const { word, at, quoted } of commentWords(comment.text)) reportAt(comment.at + at, word, quoted);
 	const visit = (node) => {
 		const field = ts.isPropertySignature(node) || ts.isPropertyAssignment(node) || ts.isShorthandPropertyAssignment(node);
 		for (const name of declaredNames(node)) report(name, name.text, field);
@@ -128,7 +175,7 @@ export function violationsIn(path, text, retired, base = process.cwd()) {
 		ts.forEachChild(node, visit);
 	};
 	visit(source);
-	return found;
+	return found.sort((a, b) => a.line - b.line);
 }
 
 function sourcesIn(dir) {

@@ -58,7 +58,7 @@ export function checkpointsCommand(handle: SharedHandle, host: HostLife): Parame
 			const role = host.role;
 			const report = checkpointsReport(handle.snapshot(), ctx.sessionManager.getEntries(), role?.host.stats, role ? (id) => role.whereLate(id) : undefined);
 			const page = await webPageLine();
-			// `/checkpoints` itself shows what a pause held, too.
+			// `/checkpoints` itself shows what a pause kept back, too.
 			ctx.ui.notify([...(queue ? [queue.message] : []), report, ...(page ? [page] : [])].join("\n"), "info");
 		},
 	};

@@ -68,7 +68,7 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 		// A child whose agent file narrows `tools:` has no ask_user_via_host: the host tells the human why, and the fix.
 		if ((!ctx.hasUI || relayed) && !pi.getActiveTools().includes(TOOL_NAME)) reportToolMissing(handle, me.agent() ?? me.identity().label, TOOL_NAME);
 		if (!relayed) await host.claim(ctx, sessionId);
-		// Attached once the role is settled: a host's session takes what was held for askers that are gone.
+		// Attached once the role is settled: a host's session takes what was kept for askers that are gone.
 		detach?.();
 		detach = box.attach(sessionId, sessionPoster(pi, entries));
 		// A continued or resumed host session asks its own questions a crash or a quit left open again (own-questions.ts).

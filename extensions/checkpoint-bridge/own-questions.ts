@@ -188,7 +188,7 @@ export async function reopenOwn(
 /**
  * The host session's own questions as the extension wires them: `record` while the session runs,
  * `reopen` at its next start (through this process's host, under the recorded id its end is
- * delivered with, a late answer's too), `stop` at session_shutdown: handed over to the next host
+ * delivered with, a late answer's too), `close` at session_shutdown: handed over to the next host
  * instead, a reopened question's answer would reach no session, so it leaves the screen and stays
  * open in the session for its next start. `stillHere()` is false once the session shuts down.
  */

@@ -1,6 +1,6 @@
 /**
  * One word for one thing (issue 42): scripts/check-words.mjs reads the retired words from the
- * glossary and fails on a declared name that carries one.
+ * glossary and fails on a declared name, or a comment, that carries one.
  */
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 // @ts-expect-error: a plain .mjs script without types
-import { ALLOWED_NAMES, ALLOWED_WIRE, check, partsOf, retiredWords, violationsIn } from "../../scripts/check-words.mjs";
+import { ALLOWED_NAMES, ALLOWED_WIRE, check, PROSE_TOO, partsOf, retiredWords, violationsIn } from "../../scripts/check-words.mjs";
 
 interface Retired {
 	word: string;
@@ -99,6 +99,31 @@ describe("what the check finds", () => {
 		expect(ALLOWED_WIRE.get("held").files).toContain("transports/nats/frames.ts");
 		expect(names(pong, "/x/transports/nats/frames.ts")).toEqual(["3 held held"]);
 		expect(names(pong)).toEqual(["1 held held", "2 held held", "3 held held"]);
+	});
+});
+
+describe("what the check finds in comments", () => {
+	it("a retired word a comment names (in backticks or shaped as a name) or, for held and inbound, says in prose, with its line", () => {
+		const text = [
+			"// Closes what `finishAll` opened.", // 1 a name in backticks
+			"/** Calls #dropOld, then giveUpAfter. */", // 2 name-shaped words
+			"const a = 1; // every held request", // 3 a prose word whose plain sense is the concept
+			"/*", // 4
+			" * an inbound answer", // 5 a block comment's later line
+			" */",
+		].join("\n");
+		expect(names(text)).toEqual(["1 finishAll finish", "2 #dropOld drop", "2 giveUpAfter giveUp", "3 held held", "5 inbound inbound"]);
+		expect(PROSE_TOO.has("held")).toBe(true);
+	});
+
+	it("leaves alone plain words of prose, words inside longer ones, and a wire field in backticks in its frames' comments only", () => {
+		const text = ["// The timer stops; what waits is kept, pending nothing, then dropped.", "/** `stopwatch` and dropdown. */", "const x = 1;"].join("\n");
+		expect(names(text)).toEqual([]);
+		const pong = "/** Tells the asker with `held: false`. */\nconst x = 1;";
+		expect(names(pong, "/x/transports/nats/frames.ts")).toEqual([]);
+		expect(names(pong)).toEqual(["1 held held"]);
+		// Prose `held` is the concept's word, also where the field is allowed.
+		expect(names("// every held request", "/x/transports/nats/frames.ts")).toEqual(["1 held held"]);
 	});
 });
 

@@ -1,6 +1,6 @@
 /**
  * rpiv-ask-user-question's questionnaire open in the host's terminal, on the web page as a
- * read-only card: its 2.11.0 release takes no answer from outside (no inbound event), so the page
+ * read-only card: its 2.11.0 release takes no answer from outside (no event for an outside answer), so the page
  * says where to answer. `rpiv:ask-user:prompt` carries the questions (no id in 2.11.0);
  * `rpiv:ask-user:blocked` `{ active: true }` follows once the questionnaire waits for the human
  * and `{ active: false }` when it ends. A `toolCallId` on both, as its later hosts page describes,

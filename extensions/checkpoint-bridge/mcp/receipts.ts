@@ -77,7 +77,7 @@ export class Receipts {
 		if (foreign.length > 0) return waitRefused(`Not requests of this client: ${foreign.map(quoted).join(", ")}.`);
 		if (unknown.length > 0)
 			return waitRefused(`Unknown request ids (not asked with wait: false by this client, or long gone): ${unknown.map(quoted).join(", ")}.`);
-		// Held by reference: a concurrent wait that hands one back first does not take it from this one.
+		// Kept by reference: a concurrent wait that hands one back first does not take it from this one.
 		const receipts = ids.filter((id) => this.#receipts.has(id)).map((id) => [id, this.#receipts.get(id)!] as const);
 		if (receipts.length === 0) return waitOutcome([], [], delivered, WORDS);
 		if (!receipts.some(([, k]) => k.envelope))

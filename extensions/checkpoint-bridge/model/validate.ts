@@ -19,7 +19,7 @@ export interface ValidateOptions {
 /** The question kind each relayed dialog is. */
 const DIALOG_KINDS: Record<RelayedDialog, QuestionKind> = { select: "choice", confirm: "confirm", input: "text", editor: "text", custom: "confirm" };
 
-/** The bounds a question is held to: the tool's, or a relayed dialog's. */
+/** The bounds a question is checked against: the tool's, or a relayed dialog's. */
 type Bounds = { options: { min: number; max: number }; question: number; label: number; details: number; placeholder: number };
 
 /** The checked questions (and the call's own timeout and wait, when it gives them), or every problem found. */
@@ -84,7 +84,7 @@ function checkOptions(options: unknown, at: string, problems: string[], bounds: 
 		problems.push(`${at}.options: has ${options.length}, needs ${bounds.options.min} to ${bounds.options.max} (omit it for a free-text question)`);
 	// This runs for every request, on both sides: a set of labels only for lists longer than a tool's.
 	const seen = options.length > LIMITS.options.max ? new Set<string>() : undefined;
-	// Sized up front and filled in order: a checked list is held as long as its request, and one grown by push keeps room for 17.
+	// Sized up front and filled in order: a checked list lives as long as its request, and one grown by push keeps room for 17.
 	const checked = new Array<Option>(options.length);
 	let count = 0;
 	// Indexed, so a hole in a sparse array reads as undefined and is reported, not skipped.
@@ -228,7 +228,7 @@ export function validateAskParams(raw: unknown, options: ValidateOptions = {}): 
 	else if (questions.length < LIMITS.questions.min) problems.push("questions: at least one question is required");
 	else if (questions.length > LIMITS.questions.max) problems.push(`questions: has ${questions.length}, at most ${LIMITS.questions.max} in one call`);
 	else {
-		// Sized up front, as checkOptions' list: it is held as long as the request.
+		// Sized up front, as checkOptions' list: it lives as long as the request.
 		checked = new Array<Question>(questions.length);
 		let count = 0;
 		// Indexed, so a hole in a sparse array reads as undefined and is reported, not skipped.

@@ -66,7 +66,7 @@ export interface CallControl {
 	/**
 	 * A reply from the host: progress is passed on, a result settles the call. `settling` gets the
 	 * envelope the reply settles the call with, before the transport's cleanup runs (an ack must leave
-	 * before the connection the call held is let go).
+	 * before the connection the call had is let go).
 	 */
 	reply(reply: RelayReply, settling?: (envelope: Envelope) => void): void;
 	/** Settles the call; later calls do nothing. */

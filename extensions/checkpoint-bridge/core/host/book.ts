@@ -1,9 +1,9 @@
 /**
  * The book: every request the host side of a process has taken in, from taken to gone, as its one
  * record (core/shared/request-record.ts) in one of its states: queued, showing, late, parked. Each
- * record has one timer, which follows its state: its deadline while held (the call's, or the
+ * record has one timer, which follows its state: its deadline while open (the call's, or the
  * question deadline of what is on screen), its expiry while late, the hand-over's grace while parked.
- * Its keeper, the host that holds it (or held it last), is told when that timer comes due and ends it
+ * Its keeper, the host that has it (or had it last), is told when that timer comes due and ends it
  * by its one `end`. Late and parked records outlive the host that kept them: the next host of the
  * process, of any copy of the extension, takes them on as the same records (ADR-0031).
  */
@@ -25,9 +25,9 @@ export type LateRequest = RequestRecord & { state: LateState };
 /** Why a late record left the book without an answer. */
 export type LateExpiry = "expired" | "too-many";
 
-/** Who ends a record of the book: the host that holds it, or held it last. */
+/** Who ends a record of the book: the host that has it, or had it last. */
 export interface Keeper {
-	/** The record's timer came due at `at` (epoch ms): a deadline while held, the grace's end (or its call's deadline) while parked. */
+	/** The record's timer came due at `at` (epoch ms): a deadline while open, the grace's end (or its call's deadline) while parked. */
 	deadlineCame(record: RequestRecord, at: number): void;
 	/** A late record leaves unanswered: it expired, or its asker's newer late ones need the room. */
 	lateLeft(record: LateRequest, why: LateExpiry): void;

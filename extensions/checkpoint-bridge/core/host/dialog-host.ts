@@ -104,7 +104,7 @@ export class DialogHost implements ShowingHost, Keeper {
 		return true;
 	}
 
-	/** Whether new dialogs are held (`/checkpoints pause`); what is on screen stays. */
+	/** Whether new dialogs are paused (`/checkpoints pause`); what is on screen stays. */
 	get paused(): boolean {
 		return this.#queue.paused;
 	}
@@ -202,7 +202,7 @@ export class DialogHost implements ShowingHost, Keeper {
 	}
 
 	/**
-	 * The record's timer is due (the book's call). Held: what is on screen closes at its question
+	 * The record's timer is due (the book\x27s call). Open: what is on screen closes at its question
 	 * deadline, or the request's own deadline has come. Parked: its call's deadline came, or the
 	 * hand-over's grace ended with no next host taking it.
 	 */

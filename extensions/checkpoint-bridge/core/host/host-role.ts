@@ -48,7 +48,7 @@ export interface HostRoleOptions {
 	ui: HostUI;
 	/**
 	 * Where each question is shown. None: a host with no screen (ADR-0035): nothing is shown here, every
-	 * request waits in the queue, held, for the places that answer from outside (the page, one-tap, mail),
+	 * request waits in the queue, open, for the places that answer from outside (the page, one-tap, mail),
 	 * under the same budgets and late rules. @default none
 	 */
 	surface?: Surface;
@@ -74,8 +74,8 @@ export interface HostRole {
 	/** The dialog queue this role serves. */
 	readonly host: DialogHost;
 	/**
-	 * Stops listening and frees the role. `quit`: every held request settles now with `no-host`
-	 * and `note`. Any other reason: a replacement is on its way, so held requests wait up to
+	 * Stops listening and frees the role. `quit`: every open request settles now with `no-host`
+	 * and `note`. Any other reason: a replacement is on its way, so open requests wait up to
 	 * HANDOVER_GRACE_MS for the next host, then settle with `no-host`.
 	 */
 	release(reason: string, note: string): void;
@@ -83,7 +83,7 @@ export interface HostRole {
 	whereLate(requestId: string): Home | undefined;
 }
 
-/** What a host with no screen shows with: never reached, since its queue is held for good. */
+/** What a host with no screen shows with: never reached, since its queue is paused for good. */
 const NO_SCREEN: Surface = {
 	ask: () => Promise.reject(new Error("this host has no screen: its questions are answered from outside")),
 };

@@ -1,8 +1,8 @@
 /**
- * "Ask the human once": which held requests ask the same question at the same time. A request of
- * another session that asks a question a held request already has joins it, and takes that
+ * "Ask the human once": which open requests ask the same question at the same time. A request of
+ * another session that asks a question an open request already has joins it, and takes that
  * answer instead of showing the question again. Indexed by question key, so every operation
- * costs O(questions of the request), not a scan of everything held.
+ * costs O(questions of the request), not a scan of everything open.
  *
  * Across trust boundaries (ADR-0003): a request joins only one of the same origin (the same
  * process, or the same connection of a transport), unless both questions say `share: "any"`; and
@@ -17,7 +17,7 @@ import type { Question } from "../../model/question.ts";
 import type { AskerIdentity } from "../shared/identity.ts";
 import type { RequestRecord } from "../shared/request-record.ts";
 
-/** What the index needs of a held request. */
+/** What the index needs of an open request. */
 export interface Asking {
 	readonly request: { readonly asker: AskerIdentity; readonly origin?: string };
 	readonly questions: readonly Question[];
@@ -45,12 +45,12 @@ const mayShare = (taker: Asking, owner: Asking, answer: Answer) =>
 const NONE: readonly never[] = Object.freeze([]);
 
 export class SameQuestions<T extends Asking> {
-	/** Held requests by question key, oldest first: one request alone, or a set of them. */
+	/** Open requests by question key, oldest first: one request alone, or a set of them. */
 	readonly #byKey = new Map<string, T | Set<T>>();
 	/** Weak: a settled request's links live as long as a request that joined it can still read them. */
 	readonly #links = new WeakMap<T, Links<T>>();
 
-	/** Registers a held request: per question, it joins the oldest held request of another session asking the same. */
+	/** Registers an open request: per question, it joins the oldest open request of another session asking the same. */
 	add(entry: T): void {
 		const keys = entry.questions.map(questionKey);
 		const joined = keys.map((key, i) => this.#oldestOtherAsking(entry, key, i));

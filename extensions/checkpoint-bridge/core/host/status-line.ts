@@ -19,8 +19,8 @@ const ago = (at: number, now = Date.now()) => {
  * `checkpoint-bridge: shown: planner (2 min) · 2 queued: reviewer (1 min), tester (0 min) · 1 late: planner (12 min)`
  * (labels may hold brackets of their own): the request on screen, those waiting their turn and the
  * late ones apart, each with who asked and how long ago (queued: since asked; late: since late).
- * While paused (`/checkpoints pause`) it says so first, with who waits:
- * `checkpoint-bridge: paused · 2 waiting: reviewer (1 min), tester (0 min)`.
+ * While paused (`/checkpoints pause`) it says so first, then how many wait and who, as in
+ * `checkpoint-bridge: paused · 2 …: reviewer (1 min), tester (0 min)`.
  */
 export function statusText(host: DialogHost): string | undefined {
 	const { shown, queued, queuedCount } = host.queued(STATUS_ASKERS_SHOWN);
@@ -45,7 +45,7 @@ export function statusText(host: DialogHost): string | undefined {
 /**
  * Redraws the status line at the first change, and once more when the work queued behind it is done
  * (process.nextTick: after the current callback and every promise job it started), with what is then
- * held. A burst of changes in one stretch of work (1,000 askers asking at once, each shown and answered
+ * open. A burst of changes in one stretch of work (1,000 askers asking at once, each shown and answered
  * by a UI that answers at once) draws it twice, not once per change; no state that outlasts the
  * stretch is skipped. `flush` draws now what is pending. `settled` runs at the end of each stretch:
  * whether questions are still shown as waiting; then the end of the stretch looks again even after a

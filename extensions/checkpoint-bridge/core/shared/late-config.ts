@@ -45,7 +45,7 @@ export interface LateConfig {
 /** Whether late answers are on (CHECKPOINT_BRIDGE_LATE_ANSWERS is not "0"): every call asks, so it reads that one setting only. */
 export const lateAnswersOn = (env: Readonly<Record<string, string | undefined>> = process.env): boolean => env[ENV_LATE]?.trim() !== "0";
 
-/** Reads the late-answer settings; an unreadable expiry falls back to the default, a longer one than a timer can wait is held to that. */
+/** Reads the late-answer settings; an unreadable expiry falls back to the default, a longer one than a timer can wait is cut to that. */
 export function readLateConfig(env: Readonly<Record<string, string | undefined>> = process.env): LateConfig {
 	const raw = Number(env[ENV_LATE_EXPIRY]);
 	return {

@@ -48,7 +48,7 @@ export interface SharedHandle {
 	/** Claims the host role: the claimant's capability, or undefined when another session holds the role. */
 	claimHost(claim: HostClaim): HostCapability | undefined;
 	/**
-	 * Whether `reply` was sealed by a session that held the host role, for request `requestId`:
+	 * Whether `reply` was sealed by a session that had the host role, for request `requestId`:
 	 * askers (and the local endpoint) take no other reply on a request's channel.
 	 */
 	isFromHost(reply: unknown, requestId: string): boolean;

@@ -3,7 +3,7 @@
  * may take, so that neither a flood of replies nor one busy asker switches mail off for the rest.
  * Counted by rate-limiter-flexible (chosen: maintained, keyed limits in memory, and a queue that
  * waits for room rather than refusing). A request mail pays for itself and for the end mail that
- * follows it, so an end mail is never held back; a request mail waits in its asker's queue until
+ * follows it, so an end mail never waits; a request mail waits in its asker's queue until
  * both its asker's share and the whole budget have room, and is then sent.
  */
 import { createRequire } from "node:module";

@@ -178,7 +178,7 @@ export class Connection {
 				return this.#awaitingAck.get(frame.id)?.(frame.recorded);
 			case "cancel": {
 				const open = this.options.bridge.get(this.#origin, frame.id);
-				// Not held: already settled, the cancel crossed the result. The asker gave up: whatever other connection still carries it, the request goes.
+				// Not open: already settled, the cancel crossed the result. The asker gave up: whatever other connection still carries it, the request goes.
 				if (open) this.options.bridge.cancel(open, frame.reason);
 				return;
 			}

@@ -181,7 +181,7 @@ class PooledConnection {
 			clearTimeout(this.#idleTimer);
 			this.#idleTimer = undefined;
 		}
-		// Held again for this call: idle, or carrying only calls let go, the connection held nothing.
+		// Taken again for this call: idle, or serving only calls let go, the connection had nothing open.
 		this.#holdWhileNeeded();
 		this.#connection?.send(call.line);
 		return {

@@ -96,9 +96,9 @@ const keepMacKey = (hostKey: string, macKey: Buffer) => {
 	if (macKeys.size > MAX_MAC_KEYS) macKeys.delete(macKeys.keys().next().value!);
 };
 
-/** Registry key of whether a host ever held a request of this process; `Symbol.for` makes it the same in every module copy. */
+/** Registry key of whether a host ever had a request of this process; `Symbol.for` makes it the same in every module copy. */
 const HOST_HEARD_KEY = Symbol.for("checkpoint-bridge.nats-host-heard");
-/** Whether a host has ever held a request of this process: an asker that never had a host does not wait for one. */
+/** Whether a host has ever had a request of this process: an asker that never had a host does not wait for one. */
 const hostHeard = () => processSlot(globalThis, HOST_HEARD_KEY, () => ({ heard: false }));
 
 /**

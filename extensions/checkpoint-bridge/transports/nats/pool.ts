@@ -3,7 +3,7 @@
  * host's restart, since a call waiting for the next host holds it), as the local endpoint's pool
  * keeps its connections (ADR-0010): the TCP connect, the server's INFO and the auth are paid once,
  * not per call. Each call gets a lease; what a lease subscribed is unsubscribed when it is closed,
- * and the connection closes once no lease has held it for `idleMs`. The NATS client offers no way
+ * and the connection closes once no lease has kept it for `idleMs`. The NATS client offers no way
  * not to keep the process alive, so the idle time is short: a `pi -p` run exits that long after
  * its last call at most.
  *

@@ -93,7 +93,7 @@ export async function ensureProcessRoom(
 	return kind === "serving" ? { kind, room, hostId, ...(warning ? { warning } : {}) } : { kind, room, hostId };
 }
 
-/** Stops serving the room, if this process does: held askers hear it at once (and wait out their grace). */
+/** Stops serving the room, if this process does: askers with open requests hear it at once (and wait out their grace). */
 export async function closeProcessRoom(note?: string, target: object = globalThis): Promise<void> {
 	const started = await takeStarted(slotOf(target));
 	started?.server?.close(note);

@@ -1,7 +1,7 @@
 /**
  * The host side on NATS: a room's subjects handed to the host process's bridge (core/bridge/bridge.ts), like
  * the local endpoint (ADR-0002): a request joins the one queue of whichever session holds the host
- * role, and its replies go back to the asker's inbox under the asker's id. Each held request must be pinged by its asker: one that falls silent is
+ * role, and its replies go back to the asker's inbox under the asker's id. Each open request must be pinged by its asker: one that falls silent is
  * cancelled (its dialog dismissed), as a closed socket's requests are, but for one asked with `wait: false`,
  * which stays, its end going to the host's session (the bridge's `closeClient`). What a room holds is
  * bounded per asker session, per client (its inbox) and in all, and every frame for a request is
@@ -76,7 +76,7 @@ const MAX_ROOM_LATE = 256;
 export interface RoomServer {
 	/** This serving instance's id, sent in pongs. */
 	readonly hostId: string;
-	/** Stops serving: every held request is let go (its asker hears it at once) and dropped from the host's queue. */
+	/** Stops serving: every open request is let go (its asker hears it at once) and dropped from the host's queue. */
 	close(note?: string): void;
 }
 

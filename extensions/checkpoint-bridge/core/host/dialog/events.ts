@@ -123,7 +123,7 @@ export class Notifier {
 }
 
 /**
- * How a request the host held ended, as observers and the audit trail learn it: each answer (as the
+ * How a request the host had open ended, as observers and the audit trail learn it: each answer (as the
  * asker got it, `answers`) with the place it was given, which the asker's result does not carry.
  */
 export function settledOutcome(record: RequestRecord, answers: readonly Answer[], end: RequestEnd, note: string | undefined): SettledOutcome {

@@ -50,7 +50,7 @@ export class OpenRequests {
 	readonly byId = new Map<string, DialogRequest>();
 	/** Identical questions of different sessions, shown once. */
 	readonly same = new SameQuestions<RequestRecord>();
-	/** Held requests per asker session and transport, for the cap and the round robin. */
+	/** Open requests per asker session and transport, for the cap and the round robin. */
 	readonly #byAsker = new Map<string, AskerTurns>();
 	readonly arrivals: ArrivalNotices<RequestRecord>;
 

@@ -8,7 +8,7 @@ type QueuedTask = { -readonly [K in keyof QueueAddOptions]: QueueAddOptions[K] }
  * p-queue's queue class for the dialog queue: its order is p-queue's own (highest priority first,
  * first come first served within one), and a task keeps its `signal` only while it waits. p-queue
  * reads the signal from the options it handed over when the task starts; without it p-queue neither
- * races the running task against it nor listens to it: the slot is held until what was open has
+ * races the running task against it nor listens to it: the slot stays taken until what was open has
  * closed (ADR-0024), and a running task costs no abort listener, race or wrapper promise.
  */
 export class DialogOrder implements Queue<RunFunction, QueueAddOptions> {
@@ -111,7 +111,7 @@ export class DialogQueue {
 		this.#queue.add(run, { signal, priority: round === undefined ? OWN_FIRST : -round, id }).catch(ignore);
 	}
 
-	/** Whether new dialogs are held (`/checkpoints pause`); what is on screen stays. */
+	/** Whether new dialogs are paused (`/checkpoints pause`); what is on screen stays. */
 	get paused(): boolean {
 		return this.#queue.isPaused;
 	}

@@ -32,7 +32,7 @@ export interface ShowingHost {
 	readonly countDialog: () => void;
 }
 
-/** The prompt of a request being shown: its methods on the prototype, reading the held request. */
+/** The prompt of a request being shown: its methods on the prototype, reading the open request. */
 class OpenPrompt implements ShowPrompt {
 	readonly asker: string;
 	readonly questions: readonly Question[];
@@ -192,7 +192,7 @@ export class ShowLoop {
 				// Shared answers were skipped above: whatever else the form hands back is checked, whatever source it names.
 				if (answer && !this.#takeChecked(entry, i, answer)) return;
 				// Only the host marks an answer as shared (with whom): one the form marks so was given in the form.
-				// An answer the host did not hold yet was given in the form; one it held keeps the place it was given in.
+				// An answer the host did not have yet was given in the form; one it had keeps the place it was given in.
 				entries[i] = answer
 					? {
 							answer: copyAnswer(answer, answer.source === undefined || answer.source === "shared" ? "dialog" : answer.source),

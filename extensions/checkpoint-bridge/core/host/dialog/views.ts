@@ -22,7 +22,7 @@ interface AskedBy {
 	at: number;
 }
 
-/** What the status line shows of what is held. */
+/** What the status line shows of what is open. */
 export interface QueueView {
 	shown?: AskedBy;
 	queued: AskedBy[];
@@ -32,7 +32,7 @@ export interface QueueView {
 const askedBy = (record: RequestRecord): AskedBy => ({ label: record.request.asker.label, at: record.queuedAt });
 
 /**
- * The status line's view of what is held, without building a snapshot (it is redrawn at every
+ * The status line's view of what is open, without building a snapshot (it is redrawn at every
  * change: a snapshot each time made a round of N requests cost N² in memory): the request on
  * screen, if one is, and the first `limit` of those waiting their turn, oldest first, each with
  * who asked and when it was queued; `queuedCount` counts every one waiting.

@@ -19,7 +19,7 @@ export const MAX_STREAMS = 64;
 export const MAX_STREAMS_PER_LINK = 4;
 /** Streams all request links together may have open at once; more are refused (429). @default 32 */
 export const MAX_LINK_STREAMS = 32;
-/** Unsent bytes past which a stream is behind: changes are held back and it gets a fresh state once it drains. @default 262144 (256 KiB) */
+/** Unsent bytes past which a stream is behind: changes are skipped and it gets a fresh state once it drains. @default 262144 (256 KiB) */
 export const STREAM_BUFFER_BYTES = 256 * 1024;
 /** Traces a fresh page gets. @default 20 */
 const TRACES_SHOWN = 20;
@@ -44,7 +44,7 @@ interface OpenStream {
 	scope: Scope;
 	/** The tab it streams to, when the page named it (`events?tab=`). */
 	tab: string | undefined;
-	/** Changes were held back while it was behind: it needs a fresh state. */
+	/** Changes were skipped while it was behind: it needs a fresh state. */
 	stale: boolean;
 	/** Pings in a row at which it was behind. */
 	behindPings: number;
