@@ -77,9 +77,9 @@ function storeInboxMemory(handle: ObserverHandle, config: MailConfig): InboxMemo
 	return {
 		position: {
 			read() {
-				const kept = meta()?.get(key);
-				if (kept === undefined) return undefined;
-				const parsed = JSON.parse(kept) as { validity?: unknown; uid?: unknown };
+				const written = meta()?.get(key);
+				if (written === undefined) return undefined;
+				const parsed = JSON.parse(written) as { validity?: unknown; uid?: unknown };
 				return typeof parsed.validity === "string" && Number.isSafeInteger(parsed.uid) ? { validity: parsed.validity, uid: parsed.uid as number } : undefined;
 			},
 			write: (position) => meta()?.set(key, JSON.stringify(position)),

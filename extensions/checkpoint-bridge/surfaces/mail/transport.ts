@@ -112,7 +112,7 @@ export interface InboxTiming {
 }
 
 /** Where an inbox stands (the mailbox's UIDVALIDITY and the last UID taken), written down so a host started again reads on from there. */
-export interface InboxPosition {
+interface InboxPosition {
 	read(): { validity: string; uid: number } | undefined;
 	write(position: { validity: string; uid: number }): void;
 }
@@ -243,9 +243,9 @@ export class Inbox {
 			if (this.#lastUid === undefined) {
 				// Mail already there when the bridge started is not its business, but for what came after the last one an earlier process took.
 				const newest = Math.max(0, Number(inbox.uidNext) - 1);
-				const kept = this.#kept();
+				const before = this.#positionBefore();
 				this.#validity = String(inbox.uidValidity);
-				this.#lastUid = kept && kept.validity === this.#validity ? Math.min(kept.uid, newest) : newest;
+				this.#lastUid = before && before.validity === this.#validity ? Math.min(before.uid, newest) : newest;
 				this.#writePosition();
 			}
 			this.#opened();
@@ -303,7 +303,7 @@ export class Inbox {
 		}
 	}
 
-	#kept(): { validity: string; uid: number } | undefined {
+	#positionBefore(): { validity: string; uid: number } | undefined {
 		try {
 			return this.#memory.position?.read();
 		} catch {
