@@ -20,6 +20,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { fakeNtfy } from "../support/ntfy.ts";
 import { until } from "../support/until.ts";
 import type { ScriptAsk } from "./fixtures/scripted-model.ts";
+import { type HeadlessBin, startHeadlessBin } from "./harness/headless-host.ts";
 import { HAS_MAIL_SERVERS, type MailServers, type MailUser, startMailServers } from "./harness/mail-servers.ts";
 import { baseArgs, createPiEnv, envelopesIn, hostEndpoint, isDialog, type PiEnv, PiRpc, runPi } from "./harness/pi-cli.ts";
 
@@ -238,6 +239,77 @@ describe.skipIf(!HAS_MAIL_SERVERS)("same token across a restart: postfix and dov
 			expect(inbox.all).toHaveLength(2);
 		} finally {
 			for (const host of hosts) await host.close();
+			await inbox.close();
+			await servers.stop();
+			env.cleanup();
+		}
+	}, 300_000);
+});
+
+describe.skipIf(!HAS_MAIL_SERVERS)("same ids, links and token across a restart of checkpoint-bridge-host (the bin): postfix and dovecot on loopback", () => {
+	it("the bin killed and started again notifies the request again under its id with the same link and buttons; a reply sent while it was down is applied once, the end told under the same id; a tap made before the kill is known, and ended", async () => {
+		const servers = await startMailServers();
+		const bridge = servers.addUser("bridge");
+		const human = servers.addUser("human");
+		const env = createPiEnv({ script: { prompts: { "ask later": { ask: QUEUED } } } });
+		const log = notifyLog(join(env.root, "notified.log"));
+		Object.assign(env.env, {
+			CHECKPOINT_BRIDGE_WEB: `127.0.0.1:${await freePort()}`,
+			CHECKPOINT_BRIDGE_NOTIFY_COMMAND: log.command,
+			CHECKPOINT_BRIDGE_MAIL_TO: human.address,
+			CHECKPOINT_BRIDGE_MAIL_FROM: bridge.address,
+			CHECKPOINT_BRIDGE_MAIL_SMTP: `smtp://bridge@127.0.0.1:${servers.smtpPort}`,
+			CHECKPOINT_BRIDGE_MAIL_IMAP: `imap://${encodeURIComponent(bridge.address)}:${encodeURIComponent(bridge.password)}@127.0.0.1:${servers.imapPort}`,
+			CHECKPOINT_BRIDGE_MAIL_AFTER_MS: "0",
+			CHECKPOINT_BRIDGE_STATE_DIR: join(env.root, "state"),
+		});
+		const inbox = new Mailbox(servers, human);
+		let bin: HeadlessBin | undefined;
+		try {
+			await inbox.open();
+			bin = startHeadlessBin(env.cwd, env.env);
+			await bin.line(/the host of .*with no screen/, 30_000);
+			const asked = await runPi(env, [...baseArgs(), "-p", "ask later"], 90_000);
+			expect(asked.code, asked.stderr.slice(-2_000)).toBe(0);
+			const before = await until(() => log.runs().find((r) => r.event === "asked"), "the notify command's first run", 30_000);
+			const mailed = await inbox.next(/^(?!Re: ).*asks: Which database\?/);
+			expect((await bin.stop("SIGKILL")).signal).toBe("SIGKILL");
+
+			const smtp = nodemailer.createTransport({ host: "127.0.0.1", port: servers.smtpPort, secure: false });
+			const replyTo = (Array.isArray(mailed.replyTo) ? mailed.replyTo[0] : mailed.replyTo)!.value[0]!.address!;
+			await smtp.sendMail({
+				from: human.address,
+				to: replyTo,
+				subject: `Re: ${mailed.subject}`,
+				inReplyTo: mailed.messageId,
+				references: mailed.messageId,
+				text: "SQLite\n",
+			});
+			const bridgeBox = new Mailbox(servers, bridge);
+			await bridgeBox.open();
+			await bridgeBox.next(/^Re: /);
+			await bridgeBox.close();
+
+			bin = startHeadlessBin(env.cwd, env.env);
+			const ended = await inbox.next(/^Re: .*Which database\?/, 60_000);
+			expect(ended.text).toContain("has ended: answered by your reply.");
+			await bin.line(/ ok, answered by mail at /, 30_000);
+			const runs = await until(() => (log.runs().some((r) => r.event === "ended") ? log.runs() : undefined), "the notify command's end run", 30_000);
+			// Notified again after the restart under the same id, link and buttons, then its end under the same id.
+			// The bin notifies at its claim, before its inbox has even connected: the asked run comes first.
+			const again = runs.filter((r) => r.event === "asked")[1];
+			expect(again?.requestId).toBe(before.requestId);
+			expect(again!.actions!.link).toBe(before.actions!.link);
+			expect(again!.actions!.buttons).toEqual(before.actions!.buttons);
+			expect(runs.filter((r) => r.event === "ended").map((r) => r.requestId)).toEqual([before.requestId]);
+			// The tap made before the kill is one the restarted bin knows: its request ended by the reply.
+			const tap = await fetch(before.actions!.buttons.find((b) => b.label === "SQLite")!.answer, { method: "POST" });
+			expect([tap.status, await tap.text()]).toEqual([410, expect.stringMatching(/^this request has ended: answered/)]);
+			await sleep(1_000);
+			expect(inbox.all.filter((m) => !/^Re: /.test(m.subject ?? ""))).toHaveLength(1);
+			expect(inbox.all.filter((m) => /^Re: /.test(m.subject ?? ""))).toHaveLength(1);
+		} finally {
+			await bin?.stop("SIGKILL");
 			await inbox.close();
 			await servers.stop();
 			env.cleanup();
