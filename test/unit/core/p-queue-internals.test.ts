@@ -9,17 +9,20 @@ import { join } from "node:path";
 import PQueue, { PriorityQueue, type QueueAddOptions, type RunFunction } from "p-queue";
 import { describe, expect, it } from "vitest";
 
+/** A task's options as p-queue hands them over: its own copy, written to as order.ts does. */
+type Handed = { -readonly [K in keyof QueueAddOptions]?: QueueAddOptions[K] };
+
 /** p-queue's own queue class, keeping every options object it is handed, as given. */
 class Recording extends PriorityQueue {
 	/** p-queue keeps its queue class's instance private: the one made last is the test's. */
 	static last: Recording | undefined;
-	readonly handed: Partial<QueueAddOptions>[] = [];
+	readonly handed: Handed[] = [];
 	constructor() {
 		super();
 		Recording.last = this;
 	}
 	override enqueue(run: RunFunction, options?: Partial<QueueAddOptions>): void {
-		this.handed.push(options!);
+		this.handed.push(options as Handed);
 		super.enqueue(run, options);
 	}
 }
