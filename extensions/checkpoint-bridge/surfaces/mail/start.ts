@@ -72,7 +72,7 @@ export const storeMailMemory = (): MailMemory => {
 };
 
 /** The inbox's position in the store's meta, under its server, user and mailbox. */
-function storeInboxMemory(handle: ObserverHandle, config: MailConfig): InboxMemory {
+function storeInboxMemory(config: MailConfig): InboxMemory {
 	const key = `mail.imap.${config.imap.user}@${config.imap.host}:${config.imap.port}/INBOX`;
 	return {
 		position: {
@@ -84,20 +84,8 @@ function storeInboxMemory(handle: ObserverHandle, config: MailConfig): InboxMemo
 			},
 			write: (position) => meta()?.set(key, JSON.stringify(position)),
 		},
-		// A reply is read once a host holds the requests it may answer: one started again takes them back at its claim.
-		gate: (signal) =>
-			new Promise<void>((resolve) => {
-				const look = () => {
-					if (signal.aborted || handle.host() !== undefined) return resolve();
-					setTimeout(look, HOST_LOOK_MS).unref();
-				};
-				look();
-			}),
 	};
 }
-
-/** How often mail that starts before a host looks whether one holds the role. @default 100 */
-const HOST_LOOK_MS = 100;
 
 /** Starts the process's answers by mail (or finds them running); `started` says which. */
 export async function ensureMail(handle: ObserverHandle, config: MailConfig, notice: Notice, target: object = globalThis): Promise<{ started: boolean }> {
@@ -118,7 +106,7 @@ export async function ensureMail(handle: ObserverHandle, config: MailConfig, not
 			(mail) => answers.receive(mail),
 			(message) => slot.notice?.(`checkpoint-bridge: ${message}; requests go on in the terminal and on the page`, "warning"),
 			{},
-			storeInboxMemory(handle, config),
+			storeInboxMemory(config),
 		);
 		return { answers, inbox };
 	});

@@ -117,12 +117,10 @@ interface InboxPosition {
 	write(position: { validity: string; uid: number }): void;
 }
 
-/** What the inbox keeps beyond its process, and what it waits for before it reads. */
+/** What the inbox keeps beyond its process. */
 export interface InboxMemory {
 	/** Where it stood: read at the first opening, written after each mail taken. */
 	position?: InboxPosition;
-	/** Resolves when mail may be read (a host holds the requests a reply can answer); stops waiting at `signal`'s abort. */
-	gate?: (signal: AbortSignal) => Promise<void>;
 }
 
 /** The error of a command the server did not answer in time. */
@@ -178,7 +176,6 @@ export class Inbox {
 	/** Sessions one after the other: failures spaced by p-retry's doubling wait, a session that worked and ended by the first wait. */
 	async #run(): Promise<void> {
 		const { signal } = this.#closing;
-		await this.#memory.gate?.(signal).catch(() => {});
 		while (!signal.aborted) {
 			await pRetry(() => this.#session(), {
 				retries: Number.POSITIVE_INFINITY,
