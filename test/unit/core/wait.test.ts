@@ -102,6 +102,20 @@ describe("waitAtMost", () => {
 		}
 		await new Promise((resolve) => setTimeout(resolve, 10));
 	});
+
+	it("afterInput judges the time after the loop's next turn: what comes in the same round of timers as the bound still counts", async () => {
+		vi.useRealTimers();
+		// A stalled loop: the bound's timer and the answer's are both due when the loop gets to them.
+		const stalled = (afterInput: boolean) =>
+			waitAtMost<string>({ ms: 5, elapsed: () => "elapsed", afterInput }, (settle) => {
+				setTimeout(() => settle("answered"), 5);
+				const until = Date.now() + 20;
+				while (Date.now() < until) {}
+				return undefined;
+			});
+		expect(await stalled(false)).toBe("elapsed");
+		expect(await stalled(true)).toBe("answered");
+	});
 });
 
 describe("firstWithin", () => {

@@ -15,7 +15,15 @@ export interface WaitBound<T> {
 	aborted?: () => T;
 	/** The timer does not keep the process alive. @default false */
 	unref?: boolean;
+	/**
+	 * The time is judged after the event loop's next read of pending input (`setImmediate`): what
+	 * already waits in a socket of a process whose loop stalled past `ms` still comes in time. @default false
+	 */
+	afterInput?: boolean;
 }
+
+/** Node's `setImmediate`, named so because the page's checked script, which reaches this file, knows no Node types. */
+const afterPendingInput = (run: () => void) => (globalThis as unknown as { setImmediate(run: () => void): unknown }).setImmediate(run);
 
 /** Settles the wait with `value`, unless it has settled already. */
 export type Settle<T> = (value: T) => void;
@@ -26,7 +34,7 @@ export type Settle<T> = (value: T) => void;
  * wait is over. What `start` returns is called once, with the outcome, as the wait settles.
  */
 export function waitAtMost<T>(bound: WaitBound<T>, start: (settle: Settle<T>, settled: () => boolean) => ((outcome: T) => void) | undefined): Promise<T> {
-	const { ms, elapsed, signal, aborted = elapsed, unref = false } = bound;
+	const { ms, elapsed, signal, aborted = elapsed, unref = false, afterInput = false } = bound;
 	if (signal?.aborted) return Promise.resolve(aborted());
 	return new Promise<T>((resolve) => {
 		let done = false;
@@ -42,7 +50,10 @@ export function waitAtMost<T>(bound: WaitBound<T>, start: (settle: Settle<T>, se
 			resolve(value);
 		};
 		const onAbort = () => settle(aborted());
-		const timer = setTimeout(() => settle(elapsed()), ms);
+		const timeUp = () => {
+			if (!done) settle(elapsed());
+		};
+		const timer = setTimeout(afterInput ? () => afterPendingInput(timeUp) : timeUp, ms);
 		// A Node timer (the page's checked script sees the DOM's number instead).
 		if (unref) (timer as unknown as { unref?(): void }).unref?.();
 		signal?.addEventListener("abort", onAbort, { once: true });

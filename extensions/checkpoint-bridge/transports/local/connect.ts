@@ -85,7 +85,7 @@ export async function connectToHost(address: EndpointAddress, options: ConnectOp
 		if (!("retry" in result)) return result;
 		const pause = Math.min(RETRY_PAUSE_MS * attempt, MAX_RETRY_PAUSE_MS) * (0.5 + Math.random());
 		if (Date.now() + pause >= deadline) return gone(`${result.retry} on every try within ${timeoutMs} ms: the host is flooded with connections`);
-		await new Promise((resolve) => setTimeout(resolve, pause));
+		await waitAtMost({ ms: pause, elapsed: () => undefined, signal: options.signal }, () => undefined);
 		if (options.signal?.aborted) return gone("the call ended before the host proved itself");
 	}
 }

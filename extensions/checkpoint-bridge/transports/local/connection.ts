@@ -10,6 +10,7 @@ import { nanoid } from "nanoid";
 import type { Bridge } from "../../core/bridge/bridge.ts";
 import { ACK_WAIT_MS, type ErrorCode, errorFrame, FRAME_VERSION, type LateFrame, type RequestFrame, type ResultFrame } from "../../core/bridge/frames.ts";
 import { type AskerIdentity, markedAsker } from "../../core/shared/identity.ts";
+import { waitAtMost } from "../../core/shared/wait.ts";
 import { decodeFrame, encodeFrame, type Frame, HANDSHAKE_MAX_FRAME_BYTES, LineReader } from "./frames.ts";
 import { checkProof, freshNonce, proofOf } from "./proof.ts";
 
@@ -224,16 +225,12 @@ export class Connection {
 		// One awaited per id: a second end for it (none is sent today) settles the first as unrecorded.
 		this.#awaitingAck.get(id)?.(false);
 		if (!this.#send({ ...frame, ack: true })) return Promise.resolve(false);
-		return new Promise<boolean>((resolve) => {
-			const timer = setTimeout(() => setImmediate(() => settle(false)), this.options.ackWaitMs ?? ACK_WAIT_MS);
-			timer.unref();
-			const settle = (recorded: boolean) => {
-				if (this.#awaitingAck.get(id) !== settle) return;
-				this.#awaitingAck.delete(id);
-				clearTimeout(timer);
-				resolve(recorded);
-			};
+		const bound = { ms: this.options.ackWaitMs ?? ACK_WAIT_MS, elapsed: () => false, unref: true, afterInput: true };
+		return waitAtMost<boolean>(bound, (settle) => {
 			this.#awaitingAck.set(id, settle);
+			return () => {
+				if (this.#awaitingAck.get(id) === settle) this.#awaitingAck.delete(id);
+			};
 		});
 	}
 

@@ -9,6 +9,7 @@
  */
 
 import { FRAME_VERSION, type LateFrame, type ReplyFrame } from "../../core/bridge/frames.ts";
+import { waitAtMost } from "../../core/shared/wait.ts";
 import type { EndpointAddress } from "./address.ts";
 import { connectToHost, type HostConnection } from "./connect.ts";
 import type { Frame } from "./frames.ts";
@@ -136,7 +137,7 @@ class PooledConnection {
 	/** Open calls that do not hold the process (Seat.letGo). */
 	readonly #letGo = new Set<string>();
 	/** Calls over whose late frame may still come (ask now, answer later), by id, oldest first. */
-	readonly #late = new Map<string, { onLate: (frame: LateFrame) => boolean; timer: ReturnType<typeof setTimeout> }>();
+	readonly #late = new Map<string, { onLate: (frame: LateFrame) => boolean; end: () => void }>();
 	/** Lines posted before the host proved itself, sent once it has. */
 	#posted: string[] = [];
 	#connection: HostConnection | undefined;
@@ -284,18 +285,20 @@ class PooledConnection {
 
 	/** Waits for call `id`'s late frame, up to `lateMs`, without holding the process. */
 	#awaitLate(id: string, onLate: (frame: LateFrame) => boolean, lateMs: number): void {
-		const timer = setTimeout(() => this.#endLateWait(id), lateMs);
-		timer.unref();
-		this.#late.set(id, { onLate, timer });
+		void waitAtMost<void>({ ms: lateMs, elapsed: () => undefined, unref: true }, (settle) => {
+			const waiter = { onLate, end: () => settle(undefined) };
+			this.#late.set(id, waiter);
+			return () => {
+				if (this.#late.get(id) !== waiter) return;
+				this.#late.delete(id);
+				if (this.#late.size === 0 && this.calls.size === 0 && !this.#over) this.#idle();
+			};
+		});
 		if (this.#late.size > MAX_LATE_WAITERS) this.#endLateWait(this.#late.keys().next().value!);
 	}
 
 	#endLateWait(id: string): void {
-		const waiter = this.#late.get(id);
-		if (!waiter) return;
-		clearTimeout(waiter.timer);
-		this.#late.delete(id);
-		if (this.#late.size === 0 && this.calls.size === 0 && !this.#over) this.#idle();
+		this.#late.get(id)?.end();
 	}
 
 	/** No call in flight: the connection stops holding the process and closes after idleMs, unless a late frame is awaited on it. */

@@ -14,6 +14,7 @@ import { graceEnd, MAX_TIMEOUT_MS, NO_LIMIT } from "../../core/shared/config.ts"
 import type { AskerIdentity } from "../../core/shared/identity.ts";
 import { readLateConfig } from "../../core/shared/late-config.ts";
 import { processSlot } from "../../core/shared/process-slot.ts";
+import { waitAtMost } from "../../core/shared/wait.ts";
 import type { Answer } from "../../model/answer.ts";
 import type { Envelope, Status } from "../../model/result.ts";
 import { capLength } from "../../model/sanitise.ts";
@@ -356,15 +357,16 @@ class NatsCall {
 		const session = this.options.asker.sessionId;
 		const waits = lateWaits.get(session) ?? new Set<() => void>();
 		lateWaits.set(session, waits);
-		const release = () => {
-			clearTimeout(expiry);
-			this.#lateWait = undefined;
-			waits.delete(release);
-			if (waits.size === 0) lateWaits.delete(session);
-			void lease.close();
-		};
-		const expiry = setTimeout(release, readLateConfig().expiryMs);
-		expiry.unref?.();
+		let release!: () => void;
+		void waitAtMost<void>({ ms: readLateConfig().expiryMs, elapsed: () => undefined, unref: true }, (settle) => {
+			release = () => settle(undefined);
+			return () => {
+				this.#lateWait = undefined;
+				waits.delete(release);
+				if (waits.size === 0) lateWaits.delete(session);
+				void lease.close();
+			};
+		});
 		this.#lateWait = (message) => {
 			const checked = message.noResponders ? undefined : decodeNatsFrame(message.data);
 			if (!checked?.ok || checked.frame.type !== "late" || checked.frame.id !== this.call.id || !this.#sealedForUs(checked.frame)) return;
