@@ -54,7 +54,10 @@ export class ArrivalNotices<K> {
 			return;
 		}
 		this.#owed.set(key, { label, questions });
-		this.#timer ??= setTimeout(() => this.#flush(), Math.max(0, this.#windowEnds - now));
+		if (this.#timer) return;
+		this.#timer = setTimeout(() => this.#flush(), Math.max(0, this.#windowEnds - now));
+		// A notice owed must not keep a process alive that has nothing else to do.
+		this.#timer.unref?.();
 	}
 
 	/** A request settled: a notice still owed for it is dropped, and with nothing left owed, so is the timer. */

@@ -73,7 +73,10 @@ export class CancelNotices {
 			return;
 		}
 		this.#owed.set(label, (this.#owed.get(label) ?? 0) + questions.length);
-		this.#timer ??= setTimeout(() => this.#flush(), Math.max(0, this.#windowEnds - now));
+		if (this.#timer) return;
+		this.#timer = setTimeout(() => this.#flush(), Math.max(0, this.#windowEnds - now));
+		// A notice owed must not keep a process alive that has nothing else to do.
+		this.#timer.unref?.();
 	}
 
 	/** Closes the window: the summary owed, if any, is not sent; the host is going away. */

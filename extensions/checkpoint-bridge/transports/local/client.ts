@@ -13,6 +13,7 @@ import { FRAME_VERSION, MAX_FRAME_BYTES, MAX_NOTICE_LENGTH } from "../../core/br
 import { graceEnd } from "../../core/shared/config.ts";
 import type { AskerIdentity } from "../../core/shared/identity.ts";
 import { readLateConfig } from "../../core/shared/late-config.ts";
+import { waitAtMost } from "../../core/shared/wait.ts";
 import type { Answer } from "../../model/answer.ts";
 import type { Envelope } from "../../model/result.ts";
 import { capLength } from "../../model/sanitise.ts";
@@ -105,15 +106,10 @@ export function askRemote(endpoint: EndpointAddress | string, options: RemoteAsk
 		/** Answers the host gave so far: a re-sent request carries them, so they are not asked again. */
 		let answers: Answer[] = [];
 		let resent = false;
-		/** While waiting for the next host: when the wait ends, why it began, and the timers. */
-		let grace: { until: number; note: string; look?: ReturnType<typeof setTimeout>; expire: ReturnType<typeof setTimeout> } | undefined;
+		/** While waiting for the next host: the next look for it, and how the wait ends before its time. */
+		let grace: { look?: ReturnType<typeof setTimeout>; end: () => void } | undefined;
 
-		const endGrace = () => {
-			if (!grace) return;
-			clearTimeout(grace.look);
-			clearTimeout(grace.expire);
-			grace = undefined;
-		};
+		const endGrace = () => grace?.end();
 		const lineNow = () =>
 			encodeFrame({
 				...call.request,
@@ -165,7 +161,15 @@ export function askRemote(endpoint: EndpointAddress | string, options: RemoteAsk
 			const give = () =>
 				call.end("no-host", `${note} No host came back within ${graceMs} ms${until < now + graceMs ? " (the call's budget ended first)" : ""}.`);
 			if (until <= Date.now()) return give();
-			grace = { until, note, expire: setTimeout(give, until - Date.now()), look: setTimeout(look, LOOK_AGAIN_MS) };
+			void waitAtMost<"back" | "none">({ ms: until - Date.now(), elapsed: () => "none" }, (settle) => {
+				const waiting = { look: setTimeout(look, LOOK_AGAIN_MS), end: () => settle("back") };
+				grace = waiting;
+				return (outcome) => {
+					clearTimeout(waiting.look);
+					if (grace === waiting) grace = undefined;
+					if (outcome === "none") give();
+				};
+			});
 		};
 		/** Looks for the next host; asks it again when one is there, else looks again shortly. */
 		const look = () => {
