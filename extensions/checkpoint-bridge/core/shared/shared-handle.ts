@@ -9,6 +9,7 @@ import type { Snapshot } from "./observers.ts";
 import { processSlot } from "./process-slot.ts";
 import { type BusEvents, PROTOCOL_VERSION, type RelayCancel, type RelayLate, type RelayReply } from "./protocol.ts";
 import type { ParkedRequest } from "./request-record.ts";
+import { waitAtMost } from "./wait.ts";
 
 /** Registry key of the shared handle; `Symbol.for` makes it the same in every module copy. */
 export const HANDLE_KEY = Symbol.for("checkpoint-bridge.handle");
@@ -132,7 +133,8 @@ const PINNED = ["emit", "on", "once", "off", "removeListener", "addListener", "r
 /** A fresh handle, not registered anywhere (tests make their own). */
 export function createHandle(): SharedHandle {
 	let current: { facts: Readonly<HostClaim>; token: object } | undefined;
-	let parked: { requests: ParkedRequest[]; timer: ReturnType<typeof setTimeout>; cancels: Map<string, RelayCancel["reason"]> } | undefined;
+	/** What waits for the next host, and how its wait ends before the grace does. */
+	let parked: { requests: ParkedRequest[]; cancels: Map<string, RelayCancel["reason"]>; take: () => void } | undefined;
 	const bus = new EventEmitter<BusEvents>();
 	// Replies the host role sent carry this handle's seal (Seal), bound to the request id each was sealed
 	// for. A sealed reply is frozen right after, so its id and content cannot be rewritten, and a copy has no seal.
@@ -157,10 +159,8 @@ export function createHandle(): SharedHandle {
 	}
 	const unpark = (): ParkedRequest[] => {
 		if (!parked) return [];
-		clearTimeout(parked.timer);
-		bus.off("cancel", cancelParked);
 		const { requests } = parked;
-		parked = undefined;
+		parked.take();
 		return requests;
 	};
 	// An asker that gives up while its request waits for the next host must not be shown to it.
@@ -199,12 +199,18 @@ export function createHandle(): SharedHandle {
 			const cancels = parked?.cancels ?? new Map<string, RelayCancel["reason"]>();
 			const previous = unpark();
 			const all = [...previous, ...requests];
-			const timer = setTimeout(() => {
-				const left = unpark();
-				expire(left, cancels);
-			}, graceMs);
-			parked = { requests: all, timer, cancels };
-			bus.on("cancel", cancelParked);
+			void waitAtMost<"taken" | "over">({ ms: graceMs, elapsed: () => "over" }, (settle) => {
+				const waiting = { requests: all, cancels, take: () => settle("taken") };
+				parked = waiting;
+				bus.on("cancel", cancelParked);
+				return (outcome) => {
+					if (parked === waiting) {
+						parked = undefined;
+						bus.off("cancel", cancelParked);
+					}
+					if (outcome === "over") expire(waiting.requests, cancels);
+				};
+			});
 		},
 		takeParked: () => unpark(),
 	});
