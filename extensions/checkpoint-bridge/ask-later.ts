@@ -11,8 +11,7 @@ import type { SharedHandle } from "./core/shared/shared-handle.ts";
 import { waitAtMost } from "./core/shared/wait.ts";
 import type { LoadNats } from "./host-life.ts";
 import { type Envelope, makeEnvelope } from "./model/result.ts";
-import { askAlong, type Route } from "./route.ts";
-import { releaseLateWaits as releaseLocalLateWaits } from "./transports/local/index.ts";
+import { askAlong, type Route, releaseLocalLateWaits } from "./route.ts";
 import { readNatsConfig } from "./transports/nats/config.ts";
 
 /** The receipt's note: what the model may and may not do with it. */

@@ -5,20 +5,31 @@
  * /resume, /fork, /reload) the endpoint, the room and the page stay for the next host; at quit they stop.
  */
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { terminalDraws } from "./core/answering/screens.ts";
+import { channelsOf } from "./channels.ts";
 import type { HostUI } from "./core/answering/surface.ts";
-import { requestBook } from "./core/host/book.ts";
-import { claimHostRole, type HostRole, type SettledRecord } from "./core/host/host-role.ts";
-import { readLateConfig } from "./core/shared/late-config.ts";
+import type { HostRole, SettledRecord } from "./core/host/host-role.ts";
 import type { SharedHandle } from "./core/shared/shared-handle.ts";
-import { processStore } from "./core/store/open.ts";
-import { withChildScreens } from "./surfaces/child-screen/surface.ts";
-import { dialogSurface } from "./surfaces/dialogs.ts";
-import { mailOnClaim, mailOnRelease } from "./surfaces/mail/command.ts";
+// What a session loads of the terminal form: the form itself loads on the first TUI question.
 import { lazyFormSurface } from "./surfaces/terminal-form/lazy.ts";
-import { closeRunningWebPage, webPageOnClaim, webPageOnRelease } from "./surfaces/web/command.ts";
-import { closeProcessEndpoint, ensureProcessEndpoint } from "./transports/local/index.ts";
 import { readNatsConfig } from "./transports/nats/config.ts";
+
+/**
+ * The host's side, loaded at the first claim: the book, the queue, the store, the screens and the
+ * local endpoint's server. A session that never hosts (each sub-agent child) loads none of it.
+ */
+const loadHostSide = async () => {
+	const [screens, book, role, late, store, childScreens, dialogs, endpoint] = await Promise.all([
+		import("./core/answering/screens.ts"),
+		import("./core/host/book.ts"),
+		import("./core/host/host-role.ts"),
+		import("./core/shared/late-config.ts"),
+		import("./core/store/open.ts"),
+		import("./surfaces/child-screen/surface.ts"),
+		import("./surfaces/dialogs.ts"),
+		import("./transports/local/process-endpoint.ts"),
+	]);
+	return { ...screens, ...book, ...role, ...late, ...store, ...childScreens, ...dialogs, ...endpoint };
+};
 
 /** Loads the NATS transport; the entry passes it so that a session without CHECKPOINT_BRIDGE_NATS never loads it. */
 export type LoadNats = () => Promise<typeof import("./transports/nats/index.ts")>;
@@ -50,6 +61,7 @@ export function hostLife(options: HostLifeOptions): HostLife {
 	let role: HostRole | undefined;
 	/** The session whose terminal draws child screens, while this session holds the role in the TUI. */
 	let drawing: string | undefined;
+	const channels = channelsOf();
 
 	/** Serves the configured NATS room from this process (or says why not). */
 	async function serveNatsRoom(ui: HostUI): Promise<void> {
@@ -77,6 +89,10 @@ export function hostLife(options: HostLifeOptions): HostLife {
 		},
 		async claim(ctx, sessionId) {
 			if (role || !ctx.hasUI) return;
+			const { claimHostRole, requestBook, readLateConfig, processStore, withChildScreens, dialogSurface, ensureProcessEndpoint, terminalDraws } =
+				await loadHostSide();
+			// Another start of this session may have claimed while the host's side loaded.
+			if (role) return;
 			role = claimHostRole(handle, {
 				ui: ctx.ui,
 				// The terminal shows a request as one form, and a foreground child's own component (ADR-0016); RPC hosts keep pi's select/input dialogs.
@@ -103,11 +119,12 @@ export function hostLife(options: HostLifeOptions): HostLife {
 			if (ctx.mode === "tui") terminalDraws((drawing = sessionId), true);
 			// Askers on other machines reach it through a NATS room, when one is configured (ADR-0009).
 			await serveNatsRoom(ctx.ui);
-			await webPageOnClaim(handle, ctx.ui);
-			await mailOnClaim(handle, ctx.ui);
+			// The page (with its one-tap links, the notify command, ntfy) and mail, when configured (channels.ts).
+			await channels.claim(handle, ctx.ui);
 		},
 		async release(reason) {
 			if (!role) return;
+			const { terminalDraws, closeProcessEndpoint } = await loadHostSide();
 			const note = `The host session ended (${reason}) before the questions were answered.`;
 			// A quitting host lets its NATS askers go first, so those with a grace wait for the next host instead of settling.
 			if (reason === "quit" && readNatsConfig().kind === "ok") await (await loadNats()).closeProcessRoom(note);
@@ -115,10 +132,8 @@ export function hostLife(options: HostLifeOptions): HostLife {
 			drawing = undefined;
 			role.release(reason, note);
 			role = undefined;
-			await webPageOnRelease();
-			await mailOnRelease(reason === "quit");
 			// On replacement the endpoint, the room and the page stay, so remote askers and open tabs carry over to the next host.
-			if (reason === "quit") await Promise.all([closeProcessEndpoint(note), closeRunningWebPage()]);
+			await Promise.all([channels.release(reason === "quit"), reason === "quit" && closeProcessEndpoint(note)]);
 		},
 	};
 }

@@ -11,7 +11,8 @@ import { PROTOCOL_VERSION, type RelayNotice } from "./core/shared/protocol.ts";
 import type { SharedHandle } from "./core/shared/shared-handle.ts";
 import type { LoadNats } from "./host-life.ts";
 import { type Envelope, makeEnvelope } from "./model/result.ts";
-import { askRemote, type EndpointAddress, findHostEndpoint, noticeRemote } from "./transports/local/index.ts";
+import type { EndpointAddress } from "./transports/local/address.ts";
+import { findHostEndpoint } from "./transports/local/advertisement.ts";
 import { type NatsConfig, type NatsConfigResult, readNatsConfig } from "./transports/nats/config.ts";
 
 /** The way one call goes. */
@@ -61,6 +62,16 @@ export function reachesHost(route: Route): boolean {
 	}
 }
 
+type LocalClient = typeof import("./transports/local/index.ts");
+/** The local endpoint's client once loaded: the first call that goes to an endpoint loads it; finding one reads only its advertisement. */
+let localClient: LocalClient | undefined;
+const loadLocal = async (): Promise<LocalClient> => (localClient ??= await import("./transports/local/index.ts"));
+
+/** The session is gone: its late waits on local endpoints end (nothing to do while the client was never loaded). */
+export function releaseLocalLateWaits(sessionId: string): void {
+	localClient?.releaseLateWaits(sessionId);
+}
+
 /** How this process's one NATS connection is named to the broker. */
 const BROKER_NAME = `checkpoint-bridge asker (pid ${process.pid})`;
 
@@ -71,9 +82,11 @@ export async function askAlong(route: Route, options: CallOptions, via: { handle
 		case "none":
 			// With no host the bus call settles `no-host` itself, through the same call life as any other.
 			return askViaHost({ handle: via.handle, ...options });
-		case "endpoint":
+		case "endpoint": {
+			const { askRemote } = await loadLocal();
 			// A host that goes away is waited for: the next one in this working directory gets the request again.
 			return askRemote(route.endpoint, { ...options, graceMs: readHostGrace().graceMs, find: (gone) => findHostEndpoint({ gone }) });
+		}
 		case "misconfigured":
 			return makeEnvelope("error", [], `checkpoint-bridge: ${route.error}`, { asker: options.asker.label, waitedMs: 0 });
 		case "nats": {
@@ -93,8 +106,12 @@ export async function askAlong(route: Route, options: CallOptions, via: { handle
  */
 export function noticeAlong(route: Route, notice: Omit<RelayNotice, "v">, via: { handle: SharedHandle; loadNats: LoadNats }): void {
 	if (route.kind === "host") via.handle.bus.emit("relay:notice", { v: PROTOCOL_VERSION, ...notice });
-	else if (route.kind === "endpoint") noticeRemote(route.endpoint, notice);
-	else if (route.kind === "nats") {
+	else if (route.kind === "endpoint") {
+		const { endpoint } = route;
+		void loadLocal()
+			.then(({ noticeRemote }) => noticeRemote(endpoint, notice))
+			.catch(() => {});
+	} else if (route.kind === "nats") {
 		const { config } = route;
 		void via
 			.loadNats()

@@ -1,0 +1,108 @@
+/**
+ * The channel list (channels.ts): a channel's code loads only while it is configured, at the claim;
+ * one loaded is released even after its setting went; one that cannot load is named to the host.
+ * And what a session loads with the extension: none of the host's side, no channel, no transport's client.
+ */
+import { readFileSync } from "node:fs";
+import { dirname, relative, resolve } from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { CHANNELS, channelsOf } from "../../extensions/checkpoint-bridge/channels.ts";
+import type { Channel, ChannelEntry } from "../../extensions/checkpoint-bridge/core/answering/channel.ts";
+import { createHandle } from "../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
+
+const ROOT = resolve(import.meta.dirname, "../../extensions/checkpoint-bridge");
+
+/** A channel whose setting a test turns on and off, recording what the list asks of it. */
+function recorded(name: string) {
+	const calls: string[] = [];
+	let loads = 0;
+	const state = { on: false };
+	const channel: Channel = {
+		claim: async () => void calls.push("claim"),
+		release: async (quit) => void calls.push(quit ? "release quit" : "release"),
+	};
+	const entry: ChannelEntry = {
+		name,
+		configured: () => state.on,
+		load: async () => (loads++, channel),
+	};
+	return { entry, calls, state, loads: () => loads };
+}
+
+const ui = () => {
+	const notices: string[] = [];
+	return { notices, ui: { notify: (message: string) => void notices.push(message) } };
+};
+
+afterEach(() => vi.unstubAllEnvs());
+
+describe("the channel list", () => {
+	it("loads and starts only the configured channels, in the list's order, each loaded once", async () => {
+		const a = recorded("a");
+		const b = recorded("b");
+		const channels = channelsOf([a.entry, b.entry]);
+		const host = ui();
+		await channels.claim(createHandle(), host.ui);
+		expect([a.loads(), b.loads()]).toEqual([0, 0]);
+		b.state.on = true;
+		await channels.claim(createHandle(), host.ui);
+		await channels.claim(createHandle(), host.ui);
+		expect([a.loads(), b.loads()]).toEqual([0, 1]);
+		expect(b.calls).toEqual(["claim", "claim"]);
+		expect(a.calls).toEqual([]);
+	});
+
+	it("releases a channel it loaded even when its setting went, and never loads one for a release that was never configured", async () => {
+		const a = recorded("a");
+		const b = recorded("b");
+		const channels = channelsOf([a.entry, b.entry]);
+		a.state.on = true;
+		await channels.claim(createHandle(), ui().ui);
+		a.state.on = false;
+		await channels.release(false);
+		await channels.release(true);
+		expect(a.calls).toEqual(["claim", "release", "release quit"]);
+		expect(b.loads()).toBe(0);
+	});
+
+	it("names a channel whose code cannot load, and still starts the others", async () => {
+		const good = recorded("good");
+		good.state.on = true;
+		const broken: ChannelEntry = { name: "broken", configured: () => true, load: () => Promise.reject(new Error("no such module")) };
+		const host = ui();
+		await channelsOf([broken, good.entry]).claim(createHandle(), host.ui);
+		expect(host.notices).toEqual(["checkpoint-bridge: the broken channel cannot start: no such module"]);
+		expect(good.calls).toEqual(["claim"]);
+	});
+
+	it("lists the page and mail, each told configured by its variable without loading it", () => {
+		expect(CHANNELS.map((c) => c.name)).toEqual(["page", "mail"]);
+		for (const name of ["CHECKPOINT_BRIDGE_WEB", "CHECKPOINT_BRIDGE_NTFY_URL", "CHECKPOINT_BRIDGE_NOTIFY_COMMAND", "CHECKPOINT_BRIDGE_MAIL_TO"])
+			vi.stubEnv(name, "");
+		expect(CHANNELS.map((c) => c.configured())).toEqual([false, false]);
+		vi.stubEnv("CHECKPOINT_BRIDGE_MAIL_TO", "me@example.org");
+		// Mail carries one-tap links: the page tells at the claim when they cannot work.
+		expect(CHANNELS.map((c) => c.configured())).toEqual([true, true]);
+	});
+});
+
+/** Every file a module loads through static imports (type-only imports and `import()` left out). */
+function staticGraph(file: string, seen = new Set<string>()): Set<string> {
+	if (seen.has(file)) return seen;
+	seen.add(file);
+	for (const match of readFileSync(file, "utf8").matchAll(/^(?:import|export)\s+(?!type\b)[^;]*?from\s+["']([^"']+)["']/gms)) {
+		const target = match[1]!;
+		if (target.startsWith(".")) staticGraph(resolve(dirname(file), target), seen);
+	}
+	return seen;
+}
+
+describe("what every session loads with the extension", () => {
+	it("none of the host's side, no channel's code, no transport's client: they load at the claim and at the first call that needs them", () => {
+		const loaded = [...staticGraph(resolve(ROOT, "index.ts"))].map((f) => relative(ROOT, f));
+		expect(loaded).toContain("host-life.ts");
+		expect(loaded.filter((f) => /^core\/(host\/(dialog|host-role|book)|bridge\/)/.test(f))).toEqual([]);
+		expect(loaded.filter((f) => /^surfaces\/(mail|web)\/(?!enable\.ts|command\.ts|http\/)/.test(f))).toEqual([]);
+		expect(loaded.filter((f) => /^transports\/(local\/(client|server|pool|connection)|nats\/(?!config\.ts))/.test(f))).toEqual([]);
+	});
+});
