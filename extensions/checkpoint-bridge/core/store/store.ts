@@ -119,6 +119,7 @@ export class RequestStore {
 	readonly #metaSet: SqliteStatement;
 	readonly #metaDiscard: SqliteStatement;
 	#closed = false;
+	#seed: string | undefined;
 	/** Where it is on disk (":memory:" for a store of a test). */
 	readonly file: string;
 	readonly meta: StoreMeta;
@@ -230,9 +231,12 @@ export class RequestStore {
 	 * token), and unguessable without the store's seed (32 random bytes written once in `meta`).
 	 */
 	secretFor(purpose: string, id: string): string {
-		this.#db.prepare("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING").run(SEED_KEY, randomBytes(32).toString("base64url"));
-		const seed = this.meta.get(SEED_KEY)!;
-		return createHmac("sha256", seed).update(`${purpose}\n${id}`).digest("base64url");
+		// Read once: the page mints a few secrets per card, and each would otherwise be a write.
+		if (this.#seed === undefined) {
+			this.#db.prepare("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING").run(SEED_KEY, randomBytes(32).toString("base64url"));
+			this.#seed = this.meta.get(SEED_KEY)!;
+		}
+		return createHmac("sha256", this.#seed).update(`${purpose}\n${id}`).digest("base64url");
 	}
 
 	close(): void {
