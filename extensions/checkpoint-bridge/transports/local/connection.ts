@@ -57,7 +57,8 @@ export class Connection {
 	#clientNonce = "";
 	#serverNonce = "";
 	readonly #reader = new LineReader(HANDSHAKE_MAX_FRAME_BYTES);
-	readonly #helloTimer: ReturnType<typeof setTimeout>;
+	/** Ends the wait for the handshake: it was done, or the connection went first. */
+	#handshakeOver!: () => void;
 	/** Frames are being gathered for one write at the end of this turn of the event loop. */
 	#corked = false;
 	/** Frames marked `ack` sent and not yet acked, by the client's request id: each settles once, with whether the client recorded its end. */
@@ -71,15 +72,14 @@ export class Connection {
 		this.options = options;
 		// Judged after the event loop's next read of pending input: a host whose loop stalled past the
 		// deadline would otherwise refuse a client whose proof was already waiting in the socket.
-		this.#helloTimer = setTimeout(
-			() =>
-				setImmediate(() => {
-					if (this.#stage === "hello" || this.#stage === "auth")
-						this.refuse("hello-timeout", `The handshake was not done within ${options.helloTimeoutMs} ms.`);
-				}),
-			options.helloTimeoutMs,
-		);
-		this.#helloTimer.unref();
+		const bound = { ms: options.helloTimeoutMs, elapsed: () => "late" as const, unref: true, afterInput: true };
+		void waitAtMost<"late" | "over">(bound, (settle) => {
+			this.#handshakeOver = () => settle("over");
+			return (outcome) => {
+				if (outcome === "late" && (this.#stage === "hello" || this.#stage === "auth"))
+					this.refuse("hello-timeout", `The handshake was not done within ${options.helloTimeoutMs} ms.`);
+			};
+		});
 		socket.on("data", (chunk: Buffer) => this.#onData(chunk));
 		// An error is always followed by close, which is where the cleanup happens.
 		socket.on("error", () => {});
@@ -98,7 +98,7 @@ export class Connection {
 		if (this.#stage === "closed") return;
 		const proven = this.#stage === "ready";
 		this.#stage = "closed";
-		clearTimeout(this.#helloTimer);
+		this.#handshakeOver();
 		this.#cancelAll();
 		// Half-close and keep draining what a proven client already sent: destroying at once would answer
 		// its in-flight frames with a reset, and the client could lose the error frame that says why.
@@ -120,7 +120,7 @@ export class Connection {
 	shutdown(note: string): void {
 		if (this.#stage === "closed") return;
 		this.#stage = "closed";
-		clearTimeout(this.#helloTimer);
+		this.#handshakeOver();
 		const { bridge } = this.options;
 		for (const open of bridge.openRequests(this.#origin)) this.#send(bridge.result(open.id, "no-host", note, open.answers));
 		this.#cancelAll();
@@ -162,7 +162,7 @@ export class Connection {
 				if (frame.type !== "auth") return this.refuse("unexpected", `After the welcome the client sends auth, not ${frame.type}.`);
 				if (!checkProof(frame.proof, this.options.token, "client", this.#clientNonce, this.#serverNonce))
 					return this.refuse("bad-token", "The proof does not match this endpoint's token; the token is the content of the token file beside the socket.");
-				clearTimeout(this.#helloTimer);
+				this.#handshakeOver();
 				this.#stage = "ready";
 				this.#reader.maxBytes = this.options.maxFrameBytes;
 				this.options.onAuthenticated();
@@ -266,7 +266,7 @@ export class Connection {
 		if (this.#left) return;
 		this.#left = true;
 		this.#stage = "closed";
-		clearTimeout(this.#helloTimer);
+		this.#handshakeOver();
 		// The asker's process ended or dropped the connection: its dialogs close and its queued questions go,
 		// but for those asked with wait: false, whose end then reaches the host's session.
 		this.options.bridge.closeClient(this.#origin);
