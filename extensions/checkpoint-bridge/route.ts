@@ -1,7 +1,8 @@
 /**
  * Which way an asker's call goes, and sending it that way. The order: a host in this process, the
  * local endpoint of a host that spawned this process, a NATS room, else none (the call settles
- * `no-host`). Everything is read per call, so a host that comes or goes is found at the next call.
+ * `no-host`). Everything is read per call, so a host that comes or goes is found at the next call;
+ * a host in this process is found without reading anything outside it.
  */
 import { statSync } from "node:fs";
 import { askViaHost } from "./core/asking/asker.ts";
@@ -138,9 +139,19 @@ export interface Ways {
 	notice(notice: Omit<RelayNotice, "v">): void;
 }
 
-/** The ways of a session of this process, over `via`. */
-export function waysFrom(via: { handle: SharedHandle; loadNats: LoadNats }): Ways {
-	const now = () => chooseRoute({ hostHere: via.handle.host() !== undefined, endpoint: findHostEndpoint(), nats: readNatsConfig() });
+/** What is read outside this process to find a host there: the endpoint's advertisement, the NATS settings. */
+export interface OutsideReads {
+	endpoint(): EndpointAddress | undefined;
+	nats(): NatsConfigResult;
+}
+
+const OUTSIDE: OutsideReads = { endpoint: () => findHostEndpoint(), nats: () => readNatsConfig() };
+
+/** The ways of a session of this process, over `via`; `outside` only for tests. */
+export function waysFrom(via: { handle: SharedHandle; loadNats: LoadNats }, outside: OutsideReads = OUTSIDE): Ways {
+	// A host in this process is found on the handle: nothing outside is read for it.
+	const now = (): Route =>
+		via.handle.host() !== undefined ? { kind: "host" } : chooseRoute({ hostHere: false, endpoint: outside.endpoint(), nats: outside.nats() });
 	return {
 		now,
 		reachable: () => reachesHost(now()),
