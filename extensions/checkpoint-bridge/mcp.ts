@@ -18,6 +18,7 @@ import type { CallOptions } from "./core/asking/call.ts";
 import { DEFAULT_CALL_TIMEOUT_MS, MAX_TIMEOUT_MS } from "./core/shared/config.ts";
 import { type AskerIdentity, MAX_LABEL_LENGTH } from "./core/shared/identity.ts";
 import { type SharedHandle, sharedHandle } from "./core/shared/shared-handle.ts";
+import { currentStore, processStore } from "./core/store/open.ts";
 import { mcpOverHttp } from "./mcp/http.ts";
 import { askInputSchema } from "./mcp/schema.ts";
 import { type AskService, createAskService, MCP_SESSION_PREFIX } from "./mcp/server.ts";
@@ -89,12 +90,22 @@ function stdioService(env: NodeJS.ProcessEnv, cwd: string): AskService {
 		progressText,
 		version: version(),
 		env,
+		// The host is in another process: a queued call outlives this one, and a wait finds another process's in the store.
+		queuedOutlives: true,
+		stored: () => {
+			const opened = processStore(cwd, env);
+			return opened.ok ? opened.store : undefined;
+		},
 	});
 }
 
+/** Longest a server that ends waits for the host to take its queued calls. @default 10000 */
+const QUEUED_TAKEN_MS = 10_000;
+
 /**
  * Serves MCP on stdin/stdout, either era, until the client goes away (stdin ends, or a signal):
- * then every call still open is cancelled at the host, so its dialog closes, and the process ends.
+ * then every waiting call is cancelled at the host, so its dialog closes, and the process ends once
+ * the host has taken its queued calls (wait: false), which stay open there for a later process's wait.
  */
 export async function serveStdio(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Promise<void> {
 	const cwd = workingDirectory(argv);
@@ -106,8 +117,8 @@ export async function serveStdio(argv: string[] = process.argv.slice(2), env: No
 	const goAway = () => {
 		if (closing) return;
 		closing = true;
-		// The cancels are on their way to the host's socket: let them be written, then end.
-		void Promise.all([served.close(), service.cancelQueued()]).finally(() => setTimeout(() => process.exit(0), 100));
+		// The waiting calls' cancels are on their way to the host's socket: let them be written, then end.
+		void Promise.all([served.close(), service.queuedTaken(QUEUED_TAKEN_MS)]).finally(() => setTimeout(() => process.exit(0), 100));
 	};
 	process.stdin.on("end", goAway);
 	process.stdin.on("close", goAway);
@@ -137,6 +148,7 @@ export function httpEndpoint(handle: SharedHandle, env: NodeJS.ProcessEnv = proc
 		progressText,
 		version: version(),
 		env,
+		stored: currentStore,
 	});
 	// Queued questions outlive a connection over HTTP (a 2026 client has none): each ends by its budget, or is waited for again.
 	const http = mcpOverHttp(service);

@@ -194,19 +194,20 @@ describe("the MCP server with a real pi host of the same user and directory", ()
 		expect(pi.frames.slice(start).filter((f) => f.type === "extension_ui_request" && /Deploy now\?/.test(String(f.title)))).toHaveLength(1);
 	});
 
-	it("a client that disconnects (its server's stdin closes) closes the host's dialog, receipts included", async () => {
+	it("a client that disconnects (its server's stdin closes) closes its waiting call's dialog; its wait: false question stays open at the host for a later wait", async () => {
 		const { pi, session } = await hostAndClient("goose");
 		const start = pi.mark();
+		void session.client.callTool({ name: ASK, arguments: { questions: [{ question: "Now: merge?", kind: "confirm" }] } }).catch(() => {});
+		expect((await remoteDialog(start)).question).toBe("Now: merge?");
 		const receipt = envelopeOf(
 			await session.client.callTool({ name: ASK, arguments: { questions: [{ question: "Later: rename?", kind: "confirm" }], wait: false } }),
 		);
 		expect(receipt.status).toBe("queued");
-		void session.client.callTool({ name: ASK, arguments: { questions: [{ question: "Now: merge?", kind: "confirm" }] } }).catch(() => {});
-		await remoteDialog(start);
 		const afterClose = pi.mark();
 		await session.close();
-		// Neither of the gone client's questions is shown after it went: the next one is the other client's.
-		await nextClientShownAfter(afterClose);
+		// The waiting call's dialog closed and is not shown again; the queued question is shown next.
+		expect((await remoteDialog(afterClose, "the queued question")).question).toBe("Later: rename?");
+		expect(pi.frames.slice(start).filter((f) => f.type === "extension_ui_request" && /Now: merge\?/.test(String(f.title)))).toHaveLength(1);
 	});
 
 	it("a server killed outright (SIGKILL) leaves nothing open at the host: its connection closes, and so does its dialog", async () => {

@@ -1,10 +1,13 @@
 /**
  * Requests asked over MCP with `wait: false`: the server keeps each call running under the request
- * id the host shows, and its envelope once it ends, until a wait hands it back or the client goes
- * away (then the calls still open are cancelled at the host). Each belongs to the asker session that
- * asked it; a wait names only its own. Bounded per asker and in all.
+ * id the host shows, and its envelope once it ends, until a wait hands it back. Each belongs to the
+ * asker session that asked it; a wait names its own, or an id another process asked that the store of
+ * the host's directory knows (core/store/later-waits.ts: the request id is the capability), so a
+ * client that ended, or a host that restarted, loses no answer. Bounded per asker and in all.
  */
 import { firstWithin } from "../core/shared/wait.ts";
+import { storeKnows, waitInStore } from "../core/store/later-waits.ts";
+import type { RequestStore } from "../core/store/store.ts";
 import type { Checked } from "../model/check.ts";
 import type { Envelope } from "../model/result.ts";
 import { type WaitOutcome, type WaitWords, waitOutcome, waitRefused } from "../model/wait-outcome.ts";
@@ -33,6 +36,8 @@ interface Receipt {
 	envelope?: Envelope;
 	/** Resolves when the call ends. */
 	ended: Promise<void>;
+	/** Resolves once the host has taken the request (or the call ended): the process may end after that. */
+	taken: Promise<void>;
 }
 
 /** An id as a refusal quotes it: cut, so a megabyte of id is not echoed back. */
@@ -43,9 +48,22 @@ export class Receipts {
 	readonly #receipts = new Map<string, Receipt>();
 	/** Ids handed back, oldest first, with their owner: a later wait is told so, not refused. */
 	readonly #handedBack = new Map<string, string>();
+	/** The store of the host's directory, where an id asked by another process is found; undefined when there is none. */
+	readonly #stored: () => RequestStore | undefined;
 
-	/** Starts `call` under `requestId` for `owner`; refused when the owner, or the server, keeps the most it may. */
-	open(owner: string, requestId: string, call: (signal: AbortSignal) => Promise<Envelope>): Checked<{ requestId: string }, { problem: string }> {
+	constructor(stored: () => RequestStore | undefined = () => undefined) {
+		this.#stored = stored;
+	}
+
+	/**
+	 * Starts `call` under `requestId` for `owner`, which calls `taken` once the host has the request;
+	 * refused when the owner, or the server, keeps the most it may.
+	 */
+	open(
+		owner: string,
+		requestId: string,
+		call: (signal: AbortSignal, taken: () => void) => Promise<Envelope>,
+	): Checked<{ requestId: string }, { problem: string }> {
 		const mine = [...this.#receipts.values()].filter((k) => k.owner === owner).length;
 		if (mine >= MAX_OPEN_RECEIPTS)
 			return {
@@ -55,9 +73,14 @@ export class Receipts {
 		if (this.#receipts.size >= MAX_RECEIPTS)
 			return { ok: false, problem: `the server keeps ${MAX_RECEIPTS} queued requests already, the most it keeps; try again later` };
 		const abort = new AbortController();
-		const receipt: Receipt = { owner, abort, ended: Promise.resolve() };
-		receipt.ended = call(abort.signal).then((envelope) => {
+		let take = () => {};
+		const taken = new Promise<void>((resolve) => {
+			take = resolve;
+		});
+		const receipt: Receipt = { owner, abort, ended: Promise.resolve(), taken };
+		receipt.ended = call(abort.signal, take).then((envelope) => {
 			receipt.envelope = envelope;
+			take();
 		});
 		this.#receipts.set(requestId, receipt);
 		return { ok: true, requestId };
@@ -73,21 +96,29 @@ export class Receipts {
 		if (ids.length > MAX_OPEN_RECEIPTS) return waitRefused(`${ids.length} request ids; a wait takes at most ${MAX_OPEN_RECEIPTS}.`);
 		const delivered = ids.filter((id) => !this.#receipts.has(id) && this.#handedBack.get(id) === owner);
 		const foreign = ids.filter((id) => (this.#receipts.get(id)?.owner ?? this.#handedBack.get(id) ?? owner) !== owner);
-		const unknown = ids.filter((id) => !this.#receipts.has(id) && !this.#handedBack.has(id));
+		const notHere = ids.filter((id) => !this.#receipts.has(id) && !this.#handedBack.has(id));
+		const store = notHere.length > 0 ? this.#stored() : undefined;
+		// Asked by another process (a client that ended, before a restart or not): written down at the host, found by its id.
+		const earlier = store ? notHere.filter((id) => storeKnows(store, id)) : [];
+		const unknown = notHere.filter((id) => !earlier.includes(id));
 		if (foreign.length > 0) return waitRefused(`Not requests of this client: ${foreign.map(quoted).join(", ")}.`);
 		if (unknown.length > 0)
 			return waitRefused(`Unknown request ids (not asked with wait: false by this client, or long gone): ${unknown.map(quoted).join(", ")}.`);
 		// Kept by reference: a concurrent wait that hands one back first does not take it from this one.
 		const receipts = ids.filter((id) => this.#receipts.has(id)).map((id) => [id, this.#receipts.get(id)!] as const);
-		if (receipts.length === 0) return waitOutcome([], [], delivered, WORDS);
-		if (!receipts.some(([, k]) => k.envelope))
-			await endOfFirst(
-				receipts.map(([, k]) => k.ended),
-				waitMs,
-				signal,
-			);
-		const ended: Envelope[] = [];
-		const open: string[] = [];
+		if (receipts.length === 0 && earlier.length === 0) return waitOutcome([], [], delivered, WORDS);
+		// The store's wait ends with the first end here too: aborted, it settles with what it found so far.
+		const looked = new AbortController();
+		const inStore = signal ? AbortSignal.any([signal, looked.signal]) : looked.signal;
+		const before = store && earlier.length > 0 ? waitInStore(store, earlier, waitMs, inStore) : undefined;
+		if (receipts.length > 0) {
+			if (!receipts.some(([, k]) => k.envelope))
+				await endOfFirst([...receipts.map(([, k]) => k.ended), ...(before ? [before.then(() => {})] : [])], waitMs, signal);
+			looked.abort();
+		}
+		const stored = before ? await before : { ended: [], open: [] };
+		const ended: Envelope[] = [...stored.ended];
+		const open: string[] = [...stored.open];
 		for (const [id, receipt] of receipts) {
 			if (receipt.envelope === undefined) open.push(id);
 			else {
@@ -103,6 +134,11 @@ export class Receipts {
 		if (!this.#receipts.delete(id)) return;
 		this.#handedBack.set(id, owner);
 		if (this.#handedBack.size > MAX_HANDED_BACK) this.#handedBack.delete(this.#handedBack.keys().next().value!);
+	}
+
+	/** Resolves once the host has taken every call still open, or `withinMs` passed: what a process that ends waits for. */
+	async allTaken(withinMs: number): Promise<void> {
+		await firstWithin(Promise.all([...this.#receipts.values()].map((k) => k.taken)), { ms: withinMs, elapsed: () => undefined });
 	}
 
 	/** Cancels every call of `owner` (every call when undefined) still open, and resolves once they have all ended. */

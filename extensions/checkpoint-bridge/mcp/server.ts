@@ -27,6 +27,7 @@ import { MAX_TIMEOUT_MS, NO_LIMIT, readConfig } from "../core/shared/config.ts";
 import type { AskerIdentity } from "../core/shared/identity.ts";
 import { LATE_NOTE } from "../core/shared/late-config.ts";
 import type { RelayProgress } from "../core/shared/protocol.ts";
+import type { RequestStore } from "../core/store/store.ts";
 import type { Question } from "../model/question.ts";
 import { type Envelope, makeEnvelope, markRecommendations, NEEDS_INPUT_ADVICE } from "../model/result.ts";
 import { validateAskParams } from "../model/validate.ts";
@@ -96,6 +97,10 @@ export interface McpServerOptions {
 	progressEveryMs?: number;
 	/** The environment the budgets are read from. @default process.env */
 	env?: NodeJS.ProcessEnv;
+	/** The store of the host's directory, where a wait finds an id another process asked (core/store/). @default none */
+	stored?: () => RequestStore | undefined;
+	/** A queued call is asked as later (RelayRequest.later), written down at a host in another process so it outlives this one. @default false */
+	queuedOutlives?: boolean;
 }
 
 /** The session id prefix of every MCP asker: the mark the host tells an MCP client by. */
@@ -107,6 +112,8 @@ export interface AskService {
 	factory(unit: McpRequestContext): Server;
 	/** Cancels every queued call still open (of one asker session, or all) and resolves once each has ended at its host. */
 	cancelQueued(sessionId?: string): Promise<void>;
+	/** Resolves once the host has taken every queued call still open (or `withinMs` passed): a process that ends then leaves them to the host. */
+	queuedTaken(withinMs: number): Promise<void>;
 }
 
 /** The budget of one MCP call: its `timeoutMs` clamped to [MCP_MIN_TIMEOUT_MS, MAX_TIMEOUT_MS] (0: none), else the configured default. */
@@ -176,7 +183,7 @@ function checkProgressToken(ctx: ServerContext): void {
 /** Builds the tools of one server process. */
 export function createAskService(options: McpServerOptions): AskService {
 	const { ask, progressText, progressEveryMs = PROGRESS_EVERY_MS, env = process.env } = options;
-	const receipts = new Receipts();
+	const receipts = new Receipts(options.stored);
 	// A sealed form exists on 2026-07-28 only, where every request names its client in its envelope.
 	const forms = new SealedForms((ctx) => String((ctx.mcpReq.envelope as Record<string, { name?: unknown }> | undefined)?.[CLIENT_INFO_META_KEY]?.name ?? ""));
 
@@ -249,7 +256,10 @@ export function createAskService(options: McpServerOptions): AskService {
 		function queue(ctx: ServerContext, questions: Question[], budgetMs: number): CallToolResult {
 			const asker = who(ctx);
 			const requestId = nanoid();
-			const opened = receipts.open(asker.sessionId, requestId, (signal) => askOnce(ctx, questions, budgetMs, signal, { id: requestId }));
+			const later = options.queuedOutlives ? { later: true } : {};
+			const opened = receipts.open(asker.sessionId, requestId, (signal, taken) =>
+				askOnce(ctx, questions, budgetMs, signal, { id: requestId, ...later, onProgress: taken }),
+			);
 			if (!opened.ok) return refused([opened.problem], asker.label);
 			const note = `Queued: wait for the answer with ${COLLECT_TOOL} and this requestId. A queued request is not an answer: do nothing that depends on it, and do not ask again.`;
 			return toolResult({ status: QUEUED, answers: [], requestId, asker: asker.label, note });
@@ -288,7 +298,7 @@ export function createAskService(options: McpServerOptions): AskService {
 		return server;
 	}
 
-	return { factory, cancelQueued: (sessionId) => receipts.cancelAll(sessionId) };
+	return { factory, cancelQueued: (sessionId) => receipts.cancelAll(sessionId), queuedTaken: (withinMs) => receipts.allTaken(withinMs) };
 }
 
 const idOf = (id: string | undefined) => (id === undefined ? {} : { requestId: id });
