@@ -5,6 +5,7 @@
 import { type Home, homeText } from "../delivery/delivery.ts";
 import type { Snapshot } from "../shared/observers.ts";
 import type { EntryLike } from "../shared/session-entry.ts";
+import type { StoredEnd } from "../store/store.ts";
 import type { DialogHost, HostStats } from "./dialog-host.ts";
 import type { SettledRecord } from "./host-role.ts";
 
@@ -77,6 +78,30 @@ export function checkpointsReport(
 		lines.push(
 			`  ${clock(record.settledAt)} [${record.asker}] ${record.status}, ${record.answers.length}/${record.questions.length} answered, waited ${(record.waitedMs / 1000).toFixed(1)} s`,
 		);
+	return lines.join("\n");
+}
+
+/** Written-down ends `/checkpoints` lists. @default 10 */
+export const WRITTEN_DOWN_SHOWN = 10;
+
+/** One answer as the history shows it: the question, what was answered, and where when the host saw it. */
+const answerText = (answer: StoredEnd["answers"][number]) =>
+	`${answer.question.replace(/\s+/g, " ")} → ${answer.answer.replace(/\s+/g, " ")}${answer.place ? ` (${answer.place})` : ""}`;
+
+/**
+ * The bounded history of ended written-down requests (the store's, newest first, ADR-0033): what was
+ * answered, by whom it was asked, when it ended; it outlives the host's session and its process.
+ * Empty when nothing written down has ended.
+ */
+export function writtenDownReport(ends: readonly StoredEnd[], now = Date.now()): string {
+	if (ends.length === 0) return "";
+	const lines = [`Written down, ended (${ends.length}, newest first; a later wait_for_host_answers on the id still gets each):`];
+	for (const end of ends) {
+		const what = end.answers.length > 0 ? end.answers.map(answerText).join(" | ") : end.questions.map((q) => q.replace(/\s+/g, " ")).join(" | ");
+		lines.push(
+			`  ${clock(end.endedAt)} (${minutesAgo(end.endedAt, now)}) [${end.asker}] ${end.status}${end.late ? ", late" : ""}, ${end.answers.length}/${end.questions.length} answered: ${what} (id ${end.askerId})`,
+		);
+	}
 	return lines.join("\n");
 }
 
