@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// One word for one thing (issue 42): no declared name in the extension carries a word the glossary
+// One word for one thing: no declared name in the extension carries a word the glossary
 // retired. The retired words and the word to use are read from docs/glossary.md's "Retired words"
 // table; a word is found as a part of a name (camelCase, snake_case, kebab-case) in the extension's
 // sources (TypeScript and the page's script): every declared name (variables, functions, classes,

@@ -143,7 +143,7 @@ export class Bridge<Own = undefined> {
 	readonly #open = new Map<string, BridgedRequest<Own>>();
 	readonly #byClient = new Map<string, number>();
 	readonly #bySession = new Map<string, number>();
-	/** How many clients carry each request (by its id in the host): cancelled on the host only when the last lets go. */
+	/** How many clients have each request open (by its id in the host): cancelled on the host only when the last lets go. */
 	readonly #clientsOf = new Map<string, number>();
 	/** Late frames: requests that ended `timeout` and may still end late, by client and id, oldest first. */
 	readonly #late = new Map<string, LateWait>();

@@ -200,15 +200,15 @@ export function createHandle(): SharedHandle {
 			const previous = unpark();
 			const all = [...previous, ...requests];
 			void waitAtMost<"taken" | "over">({ ms: graceMs, elapsed: () => "over" }, (settle) => {
-				const waiting = { requests: all, cancels, take: () => settle("taken") };
-				parked = waiting;
+				const thisPark = { requests: all, cancels, take: () => settle("taken") };
+				parked = thisPark;
 				bus.on("cancel", cancelParked);
 				return (outcome) => {
-					if (parked === waiting) {
+					if (parked === thisPark) {
 						parked = undefined;
 						bus.off("cancel", cancelParked);
 					}
-					if (outcome === "over") expire(waiting.requests, cancels);
+					if (outcome === "over") expire(thisPark.requests, cancels);
 				};
 			});
 		},

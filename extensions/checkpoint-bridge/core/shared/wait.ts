@@ -23,7 +23,7 @@ export interface WaitBound<T> {
 }
 
 /** Node's `setImmediate`, named so because the page's checked script, which reaches this file, knows no Node types. */
-const afterPendingInput = (run: () => void) => (globalThis as unknown as { setImmediate(run: () => void): unknown }).setImmediate(run);
+const afterInputRead = (run: () => void) => (globalThis as unknown as { setImmediate(run: () => void): unknown }).setImmediate(run);
 
 /** Settles the wait with `value`, unless it has settled already. */
 export type Settle<T> = (value: T) => void;
@@ -53,7 +53,7 @@ export function waitAtMost<T>(bound: WaitBound<T>, start: (settle: Settle<T>, se
 		const timeUp = () => {
 			if (!done) settle(elapsed());
 		};
-		const timer = setTimeout(afterInput ? () => afterPendingInput(timeUp) : timeUp, ms);
+		const timer = setTimeout(afterInput ? () => afterInputRead(timeUp) : timeUp, ms);
 		// A Node timer (the page's checked script sees the DOM's number instead).
 		if (unref) (timer as unknown as { unref?(): void }).unref?.();
 		signal?.addEventListener("abort", onAbort, { once: true });

@@ -162,11 +162,11 @@ export function askRemote(endpoint: EndpointAddress | string, options: RemoteAsk
 				call.end("no-host", `${note} No host came back within ${graceMs} ms${until < now + graceMs ? " (the call's budget ended first)" : ""}.`);
 			if (until <= Date.now()) return give();
 			void waitAtMost<"back" | "none">({ ms: until - Date.now(), elapsed: () => "none" }, (settle) => {
-				const waiting = { look: setTimeout(look, LOOK_AGAIN_MS), end: () => settle("back") };
-				grace = waiting;
+				const thisGrace = { look: setTimeout(look, LOOK_AGAIN_MS), end: () => settle("back") };
+				grace = thisGrace;
 				return (outcome) => {
-					clearTimeout(waiting.look);
-					if (grace === waiting) grace = undefined;
+					clearTimeout(thisGrace.look);
+					if (grace === thisGrace) grace = undefined;
 					if (outcome === "none") give();
 				};
 			});
