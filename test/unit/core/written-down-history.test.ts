@@ -37,14 +37,14 @@ describe("/checkpoints: the written-down history", () => {
 		const report = writtenDownReport(
 			[
 				end(1, { answers: [{ question: "Which  database?", answer: "SQLite", kind: "option", place: "mail" }], late: true }),
-				end(2, { status: "expired", answers: [], note: "It expired." }),
+				end(2, { status: "timeout", answers: [], note: "It expired." }),
 			],
 			NOW,
 		);
 		const lines = report.split("\n");
 		expect(lines[0]).toMatch(/^Written down, ended \(2, newest first/);
 		expect(lines[1]).toMatch(/\(19 min ago\) \[run 1 \(pid 101\)\] ok, late, 1\/1 answered: Which database\? → SQLite \(mail\) \(id id-1\)$/);
-		expect(lines[2]).toMatch(/\(18 min ago\) \[run 2 \(pid 102\)\] expired, 0\/1 answered: Which database\? \(id id-2\)$/);
+		expect(lines[2]).toMatch(/\(18 min ago\) \[run 2 \(pid 102\)] timeout, 0\/1 answered: Which database\? \(id id-2\)$/);
 	});
 
 	it("over the store: the newest ten of twelve ends, newest first", () => {
