@@ -16,7 +16,6 @@ import { sessionAsker, sessionReads } from "./core/shared/identity.ts";
 import { sharedHandle } from "./core/shared/shared-handle.ts";
 import { hostLife } from "./host-life.ts";
 import { isRelayedUI } from "./interop/dialog-relay.ts";
-import { otherFormsOnPage } from "./interop/forms-on-page.ts";
 import { toolEdge } from "./interop/screen-relay.ts";
 import { reachOtherExtensions } from "./other-extensions.ts";
 import { ownQuestions } from "./own-questions.ts";
@@ -75,7 +74,11 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 		if (host.role && (event.reason === "startup" || event.reason === "resume")) own.reopen(entries, sessionId);
 		// Other ask tools' forms open in this terminal show on the web page too (interop/); elsewhere they ride the relay.
 		// A foreground child of a terminal host (relayed in mode "tui", ADR-0016) draws its forms in that terminal: they show too.
-		if (pi.events && ctx.mode === "tui") closeFormsOnPage ??= otherFormsOnPage(pi.events);
+		// Loaded here: a session without a terminal (each sub-agent child) never loads it.
+		if (pi.events && ctx.mode === "tui" && !closeFormsOnPage) {
+			const { otherFormsOnPage } = await import("./interop/forms-on-page.ts");
+			closeFormsOnPage ??= otherFormsOnPage(pi.events);
+		}
 	});
 
 	// A child bound in mode "rpc" watches for an extension that refuses to ask without pi's terminal (ADR-0016).

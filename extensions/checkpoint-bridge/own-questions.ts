@@ -11,7 +11,6 @@
  * (issue 45, ADR-0028), the human not asked again.
  */
 import { nanoid } from "nanoid";
-import { askViaHost } from "./core/asking/asker.ts";
 import {
 	ANSWER_MESSAGE_TYPE,
 	type AnswerMessageDetails,
@@ -202,7 +201,10 @@ export function ownQuestions(pi: MessageApi, handle: SharedHandle, box: Pick<Del
 			reopening = new AbortController();
 			const { signal } = reopening;
 			const again: AskAgain = (own, budget) =>
-				askViaHost({ handle, id: own.requestId, asker: own.asker, questions: own.questions, ...budget, resent: true, signal });
+				// The asking side loads here: a session with nothing to ask again loads none of it.
+				import("./core/asking/asker.ts").then(({ askViaHost }) =>
+					askViaHost({ handle, id: own.requestId, asker: own.asker, questions: own.questions, ...budget, resent: true, signal }),
+				);
 			void reopenOwn(pi, entries, sessionId, again, stillHere, liveHere);
 		},
 		close(): void {

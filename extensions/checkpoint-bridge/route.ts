@@ -5,7 +5,6 @@
  * a host in this process is found without reading anything outside it.
  */
 import { statSync } from "node:fs";
-import { askViaHost } from "./core/asking/asker.ts";
 import type { CallOptions } from "./core/asking/call.ts";
 import { readHostGrace } from "./core/shared/config.ts";
 import { PROTOCOL_VERSION, type RelayNotice } from "./core/shared/protocol.ts";
@@ -63,6 +62,9 @@ export function reachesHost(route: Route): boolean {
 	}
 }
 
+/** The bus's asking side, loaded at the first call: a session that never asks loads none of it. */
+const loadAsker = () => import("./core/asking/asker.ts");
+
 type LocalClient = typeof import("./transports/local/index.ts");
 /** The local endpoint's client once loaded: the first call that goes to an endpoint loads it; finding one reads only its advertisement. */
 let localClient: LocalClient | undefined;
@@ -82,7 +84,7 @@ export async function askAlong(route: Route, options: CallOptions, via: { handle
 		case "host":
 		case "none":
 			// With no host the bus call settles `no-host` itself, through the same call life as any other.
-			return askViaHost({ handle: via.handle, ...options });
+			return (await loadAsker()).askViaHost({ handle: via.handle, ...options });
 		case "endpoint": {
 			const { askRemote } = await loadLocal();
 			// A host that goes away is waited for: the next one in this working directory gets the request again.

@@ -98,11 +98,15 @@ function staticGraph(file: string, seen = new Set<string>()): Set<string> {
 }
 
 describe("what every session loads with the extension", () => {
-	it("none of the host's side, no channel's code, no transport's client: they load at the claim and at the first call that needs them", () => {
+	it("none of the host's side, no channel's code, no transport's client, no terminal's forms: they load at the claim, at the first call that needs them, at a TUI start", () => {
 		const loaded = [...staticGraph(resolve(ROOT, "index.ts"))].map((f) => relative(ROOT, f));
 		expect(loaded).toContain("host-life.ts");
 		expect(loaded.filter((f) => /^core\/(host\/(dialog|host-role|book)|bridge\/)/.test(f))).toEqual([]);
 		expect(loaded.filter((f) => /^surfaces\/(mail|web)\/(?!enable\.ts|command\.ts|http\/)/.test(f))).toEqual([]);
 		expect(loaded.filter((f) => /^transports\/(local\/(client|server|pool|connection)|nats\/(?!config\.ts))/.test(f))).toEqual([]);
+		// Other ask tools' forms reach the page only from a terminal: loaded at a TUI session's start.
+		expect(loaded).not.toContain("interop/forms-on-page.ts");
+		// The bus's asking side loads at the first call; an earlier run's store at the first wait that needs it.
+		expect(loaded.filter((f) => /^core\/asking\/(asker|call)\.ts$|^core\/store\/later-waits\.ts$/.test(f))).toEqual([]);
 	});
 });

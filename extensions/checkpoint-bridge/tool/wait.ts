@@ -7,8 +7,6 @@
 import type { ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import type { DeliveryBox } from "../core/delivery/delivery.ts";
-import { storeKnows, waitInStore } from "../core/store/later-waits.ts";
-import { processStore } from "../core/store/open.ts";
 import type { RequestStore } from "../core/store/store.ts";
 import { MAX_OPEN_PER_ASKER } from "../model/limits.ts";
 import { type WaitOutcome, type WaitWords, waitOutcome, waitRefused } from "../model/wait-outcome.ts";
@@ -41,7 +39,9 @@ const WORDS: WaitWords = {
 const PARAMETERS = ["requestIds", "timeoutMs"];
 
 /** The store of this directory's host (core/store/), where a request asked by an earlier run is found by its id; undefined when there is none. */
-function storeHere(): RequestStore | undefined {
+async function storeHere(): Promise<RequestStore | undefined> {
+	// Loaded at the first wait that needs it: a session that never waits for an earlier run's request loads no store.
+	const { processStore } = await import("../core/store/open.ts");
 	const opened = processStore(process.cwd());
 	return opened.ok ? opened.store : undefined;
 }
@@ -55,7 +55,7 @@ export async function waitForAnswers(
 	sessionId: string,
 	raw: unknown,
 	signal?: AbortSignal,
-	stored: () => RequestStore | undefined = storeHere,
+	stored: () => RequestStore | undefined | Promise<RequestStore | undefined> = storeHere,
 ): Promise<WaitOutcome> {
 	const params = (typeof raw === "object" && raw !== null ? raw : {}) as Record<string, unknown>;
 	const unknown = Object.keys(params).filter((key) => !PARAMETERS.includes(key));
@@ -73,9 +73,10 @@ export async function waitForAnswers(
 	const delivered = ids.filter((id) => box.wasDelivered(id));
 	const foreign = ids.filter((id) => !box.wasDelivered(id) && box.ownerOf(id) !== undefined && box.ownerOf(id) !== sessionId);
 	const notHere = ids.filter((id) => !box.wasDelivered(id) && box.ownerOf(id) === undefined);
-	const store = notHere.length > 0 ? stored() : undefined;
+	const store = notHere.length > 0 ? await stored() : undefined;
+	const { storeKnows, waitInStore } = store ? await import("../core/store/later-waits.ts") : {};
 	// Asked by an earlier run (of this session or another): written down at the host, found by its id.
-	const earlier = store ? notHere.filter((id) => storeKnows(store, id)) : [];
+	const earlier = store && storeKnows ? notHere.filter((id) => storeKnows(store, id)) : [];
 	const unknownIds = notHere.filter((id) => !earlier.includes(id));
 	if (foreign.length > 0) return waitRefused(`Not requests of this session: ${foreign.map((id) => JSON.stringify(id)).join(", ")}.`);
 	if (unknownIds.length > 0)
@@ -87,7 +88,7 @@ export async function waitForAnswers(
 	if (open.length === 0 && earlier.length === 0) return waitOutcome([], [], delivered, WORDS);
 	const [here, before] = await Promise.all([
 		open.length > 0 ? box.waitFor(sessionId, open, budget, signal) : { ended: [], open: [] },
-		store && earlier.length > 0 ? waitInStore(store, earlier, budget, signal) : { ended: [], open: [] },
+		store && waitInStore && earlier.length > 0 ? waitInStore(store, earlier, budget, signal) : { ended: [], open: [] },
 	]);
 	return waitOutcome([...here.ended.map((d) => d.envelope), ...before.ended], [...here.open, ...before.open], delivered, WORDS);
 }
