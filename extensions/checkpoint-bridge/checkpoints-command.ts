@@ -7,7 +7,6 @@ import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { answerLate, checkpointsReport, WRITTEN_DOWN_SHOWN, writtenDownReport } from "./core/host/audit.ts";
 import type { DialogHost } from "./core/host/dialog-host.ts";
 import type { SharedHandle } from "./core/shared/shared-handle.ts";
-import { currentStore } from "./core/store/open.ts";
 import type { HostLife } from "./host-life.ts";
 import { notifyCommand, WEB_USAGE, webCommand, webPageLine } from "./surfaces/web/command.ts";
 
@@ -58,8 +57,8 @@ export function checkpointsCommand(handle: SharedHandle, host: HostLife): Parame
 			// Each late line says where its answer goes now (the route home, core/delivery/delivery.ts).
 			const role = host.role;
 			const report = checkpointsReport(handle.snapshot(), ctx.sessionManager.getEntries(), role?.host.stats, role ? (id) => role.whereLate(id) : undefined);
-			// The ends of requests written down, across host restarts: the store's bounded history.
-			const written = role ? writtenDownReport(currentStore()?.history(WRITTEN_DOWN_SHOWN) ?? []) : "";
+			// The ends of requests written down, across host restarts: the store's bounded history (its code loaded at the claim).
+			const written = role ? writtenDownReport((await import("./core/store/open.ts")).currentStore()?.history(WRITTEN_DOWN_SHOWN) ?? []) : "";
 			const page = await webPageLine();
 			// `/checkpoints` itself shows what a pause kept back, too.
 			ctx.ui.notify([...(queue ? [queue.message] : []), report, ...(written ? [written] : []), ...(page ? [page] : [])].join("\n"), "info");
