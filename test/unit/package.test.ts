@@ -38,10 +38,14 @@ function packageOf(specifier: string): string | undefined {
 	return specifier.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0];
 }
 
-/** Packages the extension loads at run time: static imports and re-exports that are not type-only, and dynamic imports. */
+/** Packages the extension loads at run time: static imports and re-exports that are not type-only, dynamic imports, and `require` (made by createRequire). */
 function runtimeImports(): Set<string> {
 	const found = new Set<string>();
-	const patterns = [/^\s*(?:import|export)\s+(?!type\b)(?:[^;]*?\bfrom\s*)?["']([^"']+)["']/gm, /\bimport\s*\(\s*["']([^"']+)["']\s*\)/g];
+	const patterns = [
+		/^\s*(?:import|export)\s+(?!type\b)(?:[^;]*?\bfrom\s*)?["']([^"']+)["']/gm,
+		/\bimport\s*\(\s*["']([^"']+)["']\s*\)/g,
+		/\brequire\s*\(\s*["']([^"']+)["']\s*\)/g,
+	];
 	for (const file of sources(EXTENSION_DIR)) {
 		const text = readFileSync(file, "utf8");
 		for (const pattern of patterns)

@@ -10,9 +10,9 @@ import { createRequire } from "node:module";
 import type { RateLimiterMemory as Memory, RateLimiterQueue as Queue } from "rate-limiter-flexible";
 
 // The two classes alone: the package's index loads every store it supports, some 100 ms more at the claim.
-const load = createRequire(import.meta.url);
-const RateLimiterMemory = load("rate-limiter-flexible/lib/RateLimiterMemory.js") as typeof Memory;
-const RateLimiterQueue = load("rate-limiter-flexible/lib/RateLimiterQueue.js") as typeof Queue;
+const require = createRequire(import.meta.url);
+const RateLimiterMemory = require("rate-limiter-flexible/lib/RateLimiterMemory.js") as typeof Memory;
+const RateLimiterQueue = require("rate-limiter-flexible/lib/RateLimiterQueue.js") as typeof Queue;
 
 export interface BudgetFigures {
 	/** Mails sent at most per window, whoever they are about. */
