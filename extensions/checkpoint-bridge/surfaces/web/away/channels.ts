@@ -88,7 +88,7 @@ export function startChannels(board: Board, oneTap: OneTap, links: NotifyLinks, 
 				const title = "checkpoint-bridge: a test notification";
 				const message = `Press "It works": the terminal says so when the tap arrives.\n${url}`;
 				const actions = [{ action: "http" as const, label: "It works", url, method: "POST" as const, clear: true as const }];
-				const ok = await ntfy.publish({ topic: ntfy.config.topic, title, message, click: url, actions, tags: ["test_tube"] }, "test");
+				const ok = await ntfy.publish({ topic: ntfy.config.topic, title, message, click: url, actions, tags: ["bell"] }, "test");
 				sent.push(ok ? `published to ntfy topic ${ntfy.config.topic}` : "ntfy did not take it (see the warning)");
 			}
 			if (script) {
