@@ -438,6 +438,20 @@ describe("a request sent again after a restart", () => {
 		await flush(vi);
 		expect(third.fake.dialogs.map((d) => d.title)).toEqual(["[reviewer · asked before the restart] Project name?"]);
 	});
+
+	it("is marked once when its marked label, written down, comes back longer than a label is shown and is cut", async () => {
+		const label = "subagent-checkpoint-planner (pid 2330)";
+		const first = host();
+		first.host.serve(request("again", { resent: true, label }));
+		await flush(vi);
+		const shown = first.fake.dialogs[0]!.title;
+		const marked = /^\[(.*)\] Project name\?$/.exec(shown)![1]!;
+		expect(marked.length, "the marked label is longer than a label is shown, so taken in again it is cut").toBeGreaterThan(64);
+		const second = host();
+		second.host.serve(request("again-2", { resent: true, label: marked }));
+		await flush(vi);
+		expect(second.fake.dialogs.map((d) => d.title)).toEqual([shown]);
+	});
 });
 
 describe("answers carried in, and the figures", () => {

@@ -33,6 +33,14 @@ const none = () => undefined;
 /** How a request sent again after its host went away is marked wherever its asker is shown. */
 const RESENT_MARK = "asked before the restart";
 
+/** `label` without the mark a hand-over gave it, whole or cut with the label (a written-down label comes back through the cut). */
+function unmarked(label: string): string {
+	const at = label.lastIndexOf(" · ");
+	if (at < 0) return label;
+	const tail = label.slice(at + 3).replace(/…$/, "");
+	return tail.length > 0 && RESENT_MARK.startsWith(tail) ? label.slice(0, at) : label;
+}
+
 /**
  * Takes a request in, or says why not. `openOf`: how many requests an asker has open here; requests
  * taken over from a replaced host were counted there, and are never refused.
@@ -82,8 +90,7 @@ function checkRequest(request: RelayRequest): Checked<{ request: CheckedRequest 
 		return refuse(`The asker's request id must be a string of at most ${MAX_REQUEST_ID_LENGTH} characters.`);
 	const { v, id, deadline, dialogTimeoutMs, createdAt, origin } = request;
 	// A re-sent request is shown marked, wherever its asker is named; once, however often it is handed over.
-	const marked = request.resent === true && !who.asker.label.endsWith(` · ${RESENT_MARK}`);
-	const asker = marked ? { ...who.asker, label: `${who.asker.label} · ${RESENT_MARK}` } : who.asker;
+	const asker = request.resent === true ? { ...who.asker, label: `${unmarked(who.asker.label)} · ${RESENT_MARK}` } : who.asker;
 	// Field by field, no spreads: this runs for every request.
 	const taken: CheckedRequest = { v, id, asker, questions: checked.questions, deadline, dialogTimeoutMs, createdAt };
 	if (origin !== undefined) taken.origin = origin;
