@@ -174,7 +174,10 @@ describe.skipIf(!HAS_MAIL_SERVERS)("questions by mail: postfix and dovecot on lo
 		});
 		bridgeBox.on("error", () => {});
 		await bridgeBox.connect();
-		await bridgeBox.append("INBOX", `From: ${stranger.address}\r\nTo: bridge@example.test\r\nSubject: ${`${"s".repeat(70)}\r\n `.repeat(4_300)}x\r\n\r\neu\r\n`);
+		await bridgeBox.append(
+			"INBOX",
+			`From: ${stranger.address}\r\nTo: bridge@example.test\r\nSubject: ${`${"s".repeat(70)}\r\n `.repeat(4_300)}x\r\n\r\neu\r\n`,
+		);
 		await bridgeBox.logout();
 		const after = await awayAsk(pi, "after-big-header", [{ question: "Still reading?", kind: "confirm" }]);
 		await reply(await inbox.next(/after-big-header asks/), "yes");
