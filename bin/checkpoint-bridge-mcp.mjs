@@ -1,41 +1,6 @@
 #!/usr/bin/env node
-/**
- * `checkpoint-bridge-mcp`: the MCP server over stdio (extensions/checkpoint-bridge/mcp.ts). The
- * package ships TypeScript, which Node strips itself except under node_modules, where an install
- * puts it: a load hook strips this package's own `.ts` files with Node's stripTypeScriptTypes.
- * Needs Node >= 22.19, the Node pi needs; an older one is told so on stderr (stdout is the protocol).
- */
-import { readFileSync } from "node:fs";
-import module from "node:module";
-import { fileURLToPath } from "node:url";
+/** `checkpoint-bridge-mcp`: the MCP server over stdio (extensions/checkpoint-bridge/mcp.ts). */
+import { loadPackageModule } from "./load-package.mjs";
 
-const [major = 0, minor = 0] = process.versions.node.split(".").map(Number);
-if (major < 22 || (major === 22 && minor < 19) || typeof module.registerHooks !== "function") {
-	process.stderr.write(`checkpoint-bridge-mcp needs Node >= 22.19 (the Node pi needs); this is Node ${process.versions.node}.\n`);
-	process.exit(1);
-}
-
-const root = new URL("../extensions/", import.meta.url).href;
-module.registerHooks({
-	load(url, context, nextLoad) {
-		if (!url.startsWith(root) || !url.endsWith(".ts")) return nextLoad(url, context);
-		const source = readFileSync(fileURLToPath(url), "utf8");
-		return { format: "module", source: module.stripTypeScriptTypes(source, { sourceUrl: url }), shortCircuit: true };
-	},
-});
-// stripTypeScriptTypes is still marked experimental: its one warning would only alarm a client's log.
-process.removeAllListeners("warning");
-process.on("warning", (warning) => {
-	if (warning.name !== "ExperimentalWarning") process.stderr.write(`${warning.stack ?? warning}\n`);
-});
-
-let server;
-try {
-	server = await import("../extensions/checkpoint-bridge/mcp.ts");
-} catch (error) {
-	// typebox is a peer dependency (pi supplies it to extensions): an install made with --omit=peer lacks it.
-	const missing = error?.code === "ERR_MODULE_NOT_FOUND" ? ` (install the package's dependencies and its peer typebox: npm install typebox)` : "";
-	process.stderr.write(`checkpoint-bridge-mcp cannot start${missing}: ${error instanceof Error ? error.message : String(error)}\n`);
-	process.exit(1);
-}
+const server = await loadPackageModule("checkpoint-bridge-mcp", new URL("../extensions/checkpoint-bridge/mcp.ts", import.meta.url));
 await server.serveStdio();
