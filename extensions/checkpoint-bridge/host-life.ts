@@ -17,19 +17,21 @@ import { readNatsConfig } from "./transports/nats/config.ts";
  * The host's side, loaded at the first claim: the book, the queue, the store, the screens and the
  * local endpoint's server. A session that never hosts (each sub-agent child) loads none of it.
  */
-const loadHostSide = async () => {
-	const [screens, book, role, late, store, childScreens, dialogs, endpoint] = await Promise.all([
-		import("./core/answering/screens.ts"),
-		import("./core/host/book.ts"),
-		import("./core/host/host-role.ts"),
-		import("./core/shared/late-config.ts"),
-		import("./core/store/open.ts"),
-		import("./surfaces/child-screen/surface.ts"),
-		import("./surfaces/dialogs.ts"),
-		import("./transports/local/process-endpoint.ts"),
-	]);
+let hostSide: Promise<HostSide> | undefined;
+const loadHostSide = () => (hostSide ??= importHostSide());
+type HostSide = Awaited<ReturnType<typeof importHostSide>>;
+/** One after the other, once: pi's loader can hand a concurrent import of a shared module a module half run. */
+async function importHostSide() {
+	const screens = await import("./core/answering/screens.ts");
+	const book = await import("./core/host/book.ts");
+	const role = await import("./core/host/host-role.ts");
+	const late = await import("./core/shared/late-config.ts");
+	const store = await import("./core/store/open.ts");
+	const childScreens = await import("./surfaces/child-screen/surface.ts");
+	const dialogs = await import("./surfaces/dialogs.ts");
+	const endpoint = await import("./transports/local/process-endpoint.ts");
 	return { ...screens, ...book, ...role, ...late, ...store, ...childScreens, ...dialogs, ...endpoint };
-};
+}
 
 /** Loads the NATS transport; the entry passes it so that a session without CHECKPOINT_BRIDGE_NATS never loads it. */
 export type LoadNats = () => Promise<typeof import("./transports/nats/index.ts")>;

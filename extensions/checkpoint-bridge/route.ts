@@ -62,13 +62,18 @@ export function reachesHost(route: Route): boolean {
 	}
 }
 
-/** The bus's asking side, loaded at the first call: a session that never asks loads none of it. */
-const loadAsker = () => import("./core/asking/asker.ts");
+let askerModule: Promise<typeof import("./core/asking/asker.ts")> | undefined;
+/**
+ * The bus's asking side, loaded once at the first call: a session that never asks loads none of it.
+ * One import for every caller: pi's loader can hand a second, concurrent import a module half run.
+ */
+export const loadAsker = () => (askerModule ??= import("./core/asking/asker.ts"));
 
 type LocalClient = typeof import("./transports/local/index.ts");
 /** The local endpoint's client once loaded: the first call that goes to an endpoint loads it; finding one reads only its advertisement. */
 let localClient: LocalClient | undefined;
-const loadLocal = async (): Promise<LocalClient> => (localClient ??= await import("./transports/local/index.ts"));
+let localImport: Promise<LocalClient> | undefined;
+const loadLocal = (): Promise<LocalClient> => (localImport ??= import("./transports/local/index.ts").then((module) => (localClient = module)));
 
 /** The session is gone: its late waits on local endpoints end (nothing to do while the client was never loaded). */
 export function releaseLocalLateWaits(sessionId: string): void {

@@ -38,10 +38,15 @@ const WORDS: WaitWords = {
 
 const PARAMETERS = ["requestIds", "timeoutMs"];
 
+// Loaded once, at the first wait that needs them: a session that never waits for an earlier run's request loads no store.
+let storeOpen: Promise<typeof import("../core/store/open.ts")> | undefined;
+const loadStoreOpen = () => (storeOpen ??= import("../core/store/open.ts"));
+let laterWaits: Promise<typeof import("../core/store/later-waits.ts")> | undefined;
+const loadLaterWaits = () => (laterWaits ??= import("../core/store/later-waits.ts"));
+
 /** The store of this directory's host (core/store/), where a request asked by an earlier run is found by its id; undefined when there is none. */
 async function storeHere(): Promise<RequestStore | undefined> {
-	// Loaded at the first wait that needs it: a session that never waits for an earlier run's request loads no store.
-	const { processStore } = await import("../core/store/open.ts");
+	const { processStore } = await loadStoreOpen();
 	const opened = processStore(process.cwd());
 	return opened.ok ? opened.store : undefined;
 }
@@ -74,7 +79,7 @@ export async function waitForAnswers(
 	const foreign = ids.filter((id) => !box.wasDelivered(id) && box.ownerOf(id) !== undefined && box.ownerOf(id) !== sessionId);
 	const notHere = ids.filter((id) => !box.wasDelivered(id) && box.ownerOf(id) === undefined);
 	const store = notHere.length > 0 ? await stored() : undefined;
-	const { storeKnows, waitInStore } = store ? await import("../core/store/later-waits.ts") : {};
+	const { storeKnows, waitInStore } = store ? await loadLaterWaits() : {};
 	// Asked by an earlier run (of this session or another): written down at the host, found by its id.
 	const earlier = store && storeKnows ? notHere.filter((id) => storeKnows(store, id)) : [];
 	const unknownIds = notHere.filter((id) => !earlier.includes(id));
