@@ -22,15 +22,25 @@ const loadHostSide = () => (hostSide ??= importHostSide());
 type HostSide = Awaited<ReturnType<typeof importHostSide>>;
 /** One after the other, once: pi's loader can hand a concurrent import of a shared module a module half run. */
 async function importHostSide() {
-	const screens = await import("./core/answering/screens.ts");
-	const book = await import("./core/host/book.ts");
-	const role = await import("./core/host/host-role.ts");
-	const late = await import("./core/shared/late-config.ts");
-	const store = await import("./core/store/open.ts");
-	const childScreens = await import("./surfaces/child-screen/surface.ts");
-	const dialogs = await import("./surfaces/dialogs.ts");
-	const endpoint = await import("./transports/local/process-endpoint.ts");
-	return { ...screens, ...book, ...role, ...late, ...store, ...childScreens, ...dialogs, ...endpoint };
+	const { terminalDraws } = await import("./core/answering/screens.ts");
+	const { requestBook } = await import("./core/host/book.ts");
+	const { claimHostRole } = await import("./core/host/host-role.ts");
+	const { readLateConfig } = await import("./core/shared/late-config.ts");
+	const { processStore } = await import("./core/store/open.ts");
+	const { withChildScreens } = await import("./surfaces/child-screen/surface.ts");
+	const { dialogSurface } = await import("./surfaces/dialogs.ts");
+	const { closeProcessEndpoint, ensureProcessEndpoint } = await import("./transports/local/process-endpoint.ts");
+	return {
+		terminalDraws,
+		requestBook,
+		claimHostRole,
+		readLateConfig,
+		processStore,
+		withChildScreens,
+		dialogSurface,
+		closeProcessEndpoint,
+		ensureProcessEndpoint,
+	};
 }
 
 /** Loads the NATS transport; the entry passes it so that a session without CHECKPOINT_BRIDGE_NATS never loads it. */

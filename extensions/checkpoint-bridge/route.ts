@@ -69,11 +69,14 @@ let askerModule: Promise<typeof import("./core/asking/asker.ts")> | undefined;
  */
 export const loadAsker = () => (askerModule ??= import("./core/asking/asker.ts"));
 
-type LocalClient = typeof import("./transports/local/index.ts");
+type LocalClient = Pick<typeof import("./transports/local/index.ts"), "askRemote" | "noticeRemote" | "releaseLateWaits">;
 /** The local endpoint's client once loaded: the first call that goes to an endpoint loads it; finding one reads only its advertisement. */
 let localClient: LocalClient | undefined;
 let localImport: Promise<LocalClient> | undefined;
-const loadLocal = (): Promise<LocalClient> => (localImport ??= import("./transports/local/index.ts").then((module) => (localClient = module)));
+const loadLocal = (): Promise<LocalClient> =>
+	(localImport ??= import("./transports/local/index.ts").then(
+		({ askRemote, noticeRemote, releaseLateWaits }) => (localClient = { askRemote, noticeRemote, releaseLateWaits }),
+	));
 
 /** The session is gone: its late waits on local endpoints end (nothing to do while the client was never loaded). */
 export function releaseLocalLateWaits(sessionId: string): void {
