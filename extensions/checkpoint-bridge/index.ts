@@ -72,9 +72,8 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 		detach = box.attach(sessionId, sessionPoster(pi, entries));
 		// A continued or resumed host session asks its own questions a crash or a quit left open again (own-questions.ts).
 		if (host.role && (event.reason === "startup" || event.reason === "resume")) own.reopen(entries, sessionId);
-		// Other ask tools' forms open in this terminal show on the web page too (interop/); elsewhere they ride the relay.
-		// A foreground child of a terminal host (relayed in mode "tui", ADR-0016) draws its forms in that terminal: they show too.
-		// Loaded here: a session without a terminal (each sub-agent child) never loads it.
+		// Other ask tools' forms open in this terminal show on the web page too (interop/); elsewhere they ride the relay. A foreground
+		// child of a terminal host (mode "tui", ADR-0016) draws its forms there: they show too. No terminal (a sub-agent child): never loaded.
 		if (pi.events && ctx.mode === "tui" && !closeFormsOnPage) {
 			const { otherFormsOnPage } = await import("./interop/forms-on-page.ts");
 			closeFormsOnPage ??= otherFormsOnPage(pi.events);
@@ -103,11 +102,7 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 		askLater: async (options) => {
 			// The host session's queued question is recorded too, under the id it is asked with: its delivery's record ends it.
 			const recorded = host.role ? own.record(options.asker, options.questions) : undefined;
-			const receipt = await askLater(ways.now(), withLate(box, recorded ? { ...options, requestId: recorded.requestId } : options), {
-				handle,
-				loadNats,
-				box,
-			});
+			const receipt = await askLater(ways.now(), withLate(box, recorded ? { ...options, requestId: recorded.requestId } : options), { handle, loadNats, box });
 			// Ended before the host took it: nothing will be delivered, nothing is left to reopen.
 			if (receipt.status !== "queued") recorded?.ended(receipt.status, false);
 			return receipt;
