@@ -61,8 +61,11 @@ export interface HostLifeOptions {
 export interface HostLife {
 	/** The role this session holds now, if any. */
 	readonly role: HostRole | undefined;
-	/** At session_start: claims the role when the session has a UI and nobody holds it, and serves what the host serves. */
-	claim(ctx: Pick<ExtensionContext, "hasUI" | "mode" | "ui">, sessionId: string): Promise<void>;
+	/**
+	 * At session_start: claims the role when the session has a UI and nobody holds it, and serves what the host serves.
+	 * False when the session ended while it claimed: its ctx is stale and nothing was claimed.
+	 */
+	claim(ctx: Pick<ExtensionContext, "hasUI" | "mode" | "ui">, sessionId: string): Promise<boolean>;
 	/** At session_shutdown: gives the role back (`reason` as pi gives it); at quit also stops the endpoint, the room and the page. */
 	release(reason: string): Promise<void>;
 }
@@ -73,6 +76,8 @@ export function hostLife(options: HostLifeOptions): HostLife {
 	let role: HostRole | undefined;
 	/** The session whose terminal draws child screens, while this session holds the role in the TUI. */
 	let drawing: string | undefined;
+	/** Counts releases: pi replaces a session (/resume, /new) while its start may still be claiming, and that claim must not outlive it. */
+	let releases = 0;
 	const channels = channelsOf();
 
 	/** Serves the configured NATS room from this process (or says why not). */
@@ -100,15 +105,19 @@ export function hostLife(options: HostLifeOptions): HostLife {
 			return role;
 		},
 		async claim(ctx, sessionId) {
-			if (role || !ctx.hasUI) return;
+			if (role || !ctx.hasUI) return true;
+			// Read now: a session replaced while this claim awaits has a context that throws on every read.
+			const { ui, mode } = ctx;
+			const claimedAt = releases;
+			const released = () => releases !== claimedAt;
 			const { claimHostRole, requestBook, readLateConfig, processStore, withChildScreens, dialogSurface, ensureProcessEndpoint, terminalDraws } =
 				await loadHostSide();
-			// Another start of this session may have claimed while the host's side loaded.
-			if (role) return;
+			// Another start of this session may have claimed while the host's side loaded, or the session ended.
+			if (role || released()) return !released();
 			role = claimHostRole(handle, {
-				ui: ctx.ui,
+				ui: ui,
 				// The terminal shows a request as one form, and a foreground child's own component (ADR-0016); RPC hosts keep pi's select/input dialogs.
-				surface: withChildScreens(ctx.mode === "tui" ? lazyFormSurface(ctx.ui) : dialogSurface(ctx.ui, "rpc"), ctx.mode === "tui" ? ctx.ui : undefined),
+				surface: withChildScreens(mode === "tui" ? lazyFormSurface(ui) : dialogSurface(ui, "rpc"), mode === "tui" ? ui : undefined),
 				sessionId,
 				bell,
 				onSettled,
@@ -123,18 +132,21 @@ export function hostLife(options: HostLifeOptions): HostLife {
 					// The variable still reaches what this host spawns; a restarted host's askers and tools outside pi will not find it.
 					(endpoint) =>
 						endpoint.advertProblem &&
-						ctx.ui.notify(`checkpoint-bridge: other processes in this directory cannot find this host: ${endpoint.advertProblem}`, "warning"),
+						ui.notify(`checkpoint-bridge: other processes in this directory cannot find this host: ${endpoint.advertProblem}`, "warning"),
 					(error: unknown) =>
-						ctx.ui.notify(`checkpoint-bridge: cannot serve other processes: ${error instanceof Error ? error.message : String(error)}`, "warning"),
+						ui.notify(`checkpoint-bridge: cannot serve other processes: ${error instanceof Error ? error.message : String(error)}`, "warning"),
 				);
-			if (!role) return;
-			if (ctx.mode === "tui") terminalDraws((drawing = sessionId), true);
+			if (!role || released()) return !released();
+			if (mode === "tui") terminalDraws((drawing = sessionId), true);
 			// Askers on other machines reach it through a NATS room, when one is configured (ADR-0009).
-			await serveNatsRoom(ctx.ui);
+			await serveNatsRoom(ui);
+			if (released()) return false;
 			// The page (with its one-tap links, the notify command, ntfy) and mail, when configured (channels.ts).
-			await channels.claim(handle, ctx.ui);
+			await channels.claim(handle, ui);
+			return !released();
 		},
 		async release(reason) {
+			releases++;
 			if (!role) return;
 			const { terminalDraws, closeProcessEndpoint } = await loadHostSide();
 			const note = `The host session ended (${reason}) before the questions were answered.`;

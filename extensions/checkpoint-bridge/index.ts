@@ -1,8 +1,7 @@
 /**
  * checkpoint-bridge: every session gets `ask_user_via_host`; the one session with a UI (the host)
  * shows the questions, one dialog at a time for the whole process, and the answers come back as
- * the tool result. Loads nothing from pi when it loads, so any pi with this extension API loads it;
- * the terminal form and pi-tui (which pi supplies to extensions) are imported on the first TUI question.
+ * the tool result. Loads nothing from pi when it loads, so any pi with this extension API loads it.
  * This file only registers and wires the parts: the tool's call is tool/ask.ts's, the host's life
  * host-life.ts's, the way a call goes route.ts's, who asks core/shared/identity.ts's (sessionAsker).
  */
@@ -12,7 +11,7 @@ import { checkpointsCommand } from "./checkpoints-command.ts";
 import { reportToolMissing } from "./core/asking/tool-missing.ts";
 import { deliveryBox, sessionPoster } from "./core/delivery/delivery.ts";
 import { AUDIT_ENTRY_TYPE } from "./core/host/audit.ts";
-import { sessionAsker, sessionReads } from "./core/shared/identity.ts";
+import { isLiveSession, sessionAsker, sessionReads } from "./core/shared/identity.ts";
 import { sharedHandle } from "./core/shared/shared-handle.ts";
 import { hostLife } from "./host-life.ts";
 import { isRelayedUI } from "./interop/dialog-relay.ts";
@@ -29,10 +28,10 @@ import { waitTool } from "./tool/wait.ts";
 
 export { TOOL_NAME };
 
-/** One terminal bell, only where stdout is a terminal (in RPC mode stdout is the protocol). */
+// One terminal bell, only where stdout is a terminal (in RPC mode stdout is the protocol).
 const bell = () => void (process.stdout.isTTY && process.stdout.write("\x07"));
 
-/** The NATS transport, loaded on first use: a session without CHECKPOINT_BRIDGE_NATS never loads it (nor the client). */
+// The NATS transport, loaded on first use: a session without CHECKPOINT_BRIDGE_NATS never loads it (nor the client).
 const loadNats = () => import("./transports/nats/index.ts");
 
 export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void> {
@@ -56,6 +55,8 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 
 	// A session with a UI claims the role at start; the next one claims it after /new, /resume, /fork, /reload.
 	pi.on("session_start", async (event, ctx) => {
+		// A start of a session pi already replaced (another handler awaited across a /resume) has nothing to claim.
+		if (!isLiveSession(ctx)) return;
 		closing = false;
 		// With a UI the human gets a notice; without one (print, json modes) stderr is where pi itself warns.
 		reportUnsupportedPi(piVersion, (notice) => (ctx.hasUI ? ctx.ui.notify(notice, "warning") : process.stderr.write(`${notice}\n`)));
@@ -66,7 +67,8 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 		const relayed = isRelayedUI(ctx.ui);
 		// A child whose agent file narrows `tools:` has no ask_user_via_host: the host tells the human why, and the fix.
 		if ((!ctx.hasUI || relayed) && !pi.getActiveTools().includes(TOOL_NAME)) reportToolMissing(handle, me.agent() ?? me.identity().label, TOOL_NAME);
-		if (!relayed) await host.claim(ctx, sessionId);
+		// pi replaced the session while it claimed (a /resume typed at once): its ctx is stale, the next start takes over.
+		if (!relayed && !(await host.claim(ctx, sessionId))) return;
 		// Attached once the role is settled: a host's session takes what was kept for askers that are gone.
 		detach?.();
 		detach = box.attach(sessionId, sessionPoster(pi, entries));

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { HANDLE_KEY, type SharedHandle } from "../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
-import { loadExtensionCopy, playedSessions } from "./support/fake-pi.ts";
+import { loadExtensionCopy, playedSessions, playSession } from "./support/fake-pi.ts";
 import { fakeUI } from "./support/fake-ui.ts";
 
 const question = { question: "Ship it?", options: ["yes", "no"] };
@@ -90,6 +90,28 @@ describe("host claim", () => {
 		expect(shared()?.host()?.sessionId).toBe("replacement");
 	});
 
+	it("is not kept by a session pi replaced while its start still claimed (a /resume typed at once), whose stale context is never read again", async () => {
+		const copy = await loadExtensionCopy();
+		// Not shut down again after the test: pi ends a replaced session once.
+		const first = playSession(copy, { sessionId: "first", ui: fakeUI().ui });
+		const starting = first.start();
+		await first.shutdown("resume");
+		staleAsPiMakesIt(first.ctx);
+		await expect(starting).resolves.toBeUndefined();
+		expect(shared()?.host()).toBeUndefined();
+		const replacement = session(copy, { sessionId: "replacement", ui: fakeUI().ui });
+		await replacement.start();
+		expect(shared()?.host()?.sessionId).toBe("replacement");
+	});
+
+	it("leaves a start alone whose session pi replaced before the start reached it", async () => {
+		const copy = await loadExtensionCopy();
+		const replaced = playSession(copy, { sessionId: "replaced", ui: fakeUI().ui });
+		staleAsPiMakesIt(replaced.ctx);
+		await expect(replaced.start()).resolves.toBeUndefined();
+		expect(shared()?.host()).toBeUndefined();
+	});
+
 	it("settles what the host held with no-host and a note when the host session ends", async () => {
 		const copy = await loadExtensionCopy();
 		const host = session(copy, { sessionId: "host", ui: fakeUI().ui });
@@ -162,3 +184,13 @@ describe("the tool", () => {
 		expect(ui.dialogs[0]?.closedBy).toBe("signal");
 	});
 });
+
+/** pi's context after the session was replaced (/resume, /new, /fork, /reload): every read throws. */
+function staleAsPiMakesIt(ctx: object): void {
+	for (const key of ["hasUI", "mode", "ui", "sessionManager"])
+		Object.defineProperty(ctx, key, {
+			get() {
+				throw new Error("This extension ctx is stale after session replacement or reload.");
+			},
+		});
+}

@@ -7,6 +7,7 @@
  */
 import type { ExtensionAPI, MessageRenderer } from "@earendil-works/pi-coding-agent";
 import { ANSWER_MESSAGE_TYPE } from "../core/delivery/delivery.ts";
+import { isLiveSession } from "../core/shared/identity.ts";
 
 type Tui = typeof import("@earendil-works/pi-tui");
 let tui: Tui | undefined;
@@ -42,6 +43,7 @@ export function drawAnswerMessages(pi: Pick<ExtensionAPI, "on" | "registerMessag
 	// Every pi this supports has it; a stand-in for pi in a smoke check may not.
 	pi.registerMessageRenderer?.(ANSWER_MESSAGE_TYPE, renderAnswerMessage);
 	pi.on("session_start", (_event, ctx) => {
-		if (ctx.hasUI) void loadAnswerMessageLook();
+		// A session replaced before its start reached this handler has a stale ctx that throws: the next start loads the look.
+		if (isLiveSession(ctx) && ctx.hasUI) void loadAnswerMessageLook();
 	});
 }

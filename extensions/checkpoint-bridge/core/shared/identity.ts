@@ -215,6 +215,15 @@ export function sessionReads(ctx: SessionContext, main: () => boolean): SessionR
 	};
 }
 
+/** False once pi replaced the session (/resume, /new, /fork, /reload) under a handler still running: its context throws on every read. */
+export function isLiveSession(ctx: { readonly hasUI: boolean }): boolean {
+	try {
+		return typeof ctx.hasUI === "boolean";
+	} catch {
+		return false;
+	}
+}
+
 /** The first prompt of a session, from its entries: what a `pi -p` run was asked to do. */
 export function firstPrompt(entries: readonly { type: string; message?: unknown }[]): string | undefined {
 	for (const entry of entries) {
