@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
@@ -8,19 +8,54 @@ const integration = { testTimeout: 180_000, hookTimeout: 120_000, pool: "forks",
 
 const INTEGRATION_DIR = "test/integration";
 /**
- * Every integration file that drives the pi CLI (through harness/pi-cli.ts, which picks the pi under
- * test from PI_VERSION_UNDER_TEST) runs again on the oldest supported pi. In-process SDK and terminal
- * files load the dev dependency's pi into the test process and run once.
+ * The integration files that run again on the oldest supported pi (ADR-0038): those that drive what
+ * pi itself does and that changed between its releases (the terminal and pi-tui, RPC dialogs, the
+ * sub-agent children and pi 0.85's background runner, a session's lifecycle, entries and messages,
+ * print mode, install and version), and one end to end per away surface. The rest drive this
+ * package's own servers and protocol through pi, which its version does not change: they run once,
+ * on the dev pi. Each listed file goes through harness/pi-cli.ts, which picks the pi under test.
  */
+const ON_EVERY_PI = [
+	// The terminal: pi-tui's widths, the form, the footer, a child's own screens and relayed dialogs.
+	"questions-tui",
+	"format-characters-tui",
+	"pause-tui",
+	"tools-line-tui",
+	"child-screens-tui",
+	"dialog-relay-tui",
+	"permission-gate-tui",
+	// RPC dialogs as pi's client sees them.
+	"questions-rpc",
+	"rpc-edge",
+	"labels-rpc",
+	"child-screens-rpc",
+	"dialog-relay-rpc",
+	// pi-subagents' children, foreground and (pi 0.85 only) background.
+	"rpc-subagents",
+	"ask-later-subagents",
+	"cross-process",
+	// A session's lifecycle, its entries and messages; print mode; the host built on pi's SDK.
+	"faults-rpc",
+	"own-questions-restart",
+	"ask-later-rpc",
+	"audit",
+	"headless",
+	"headless-host",
+	"pi-version",
+	"install",
+	// One end to end per away surface, and pi's own MCP client.
+	"web-page-rpc",
+	"away-one-tap",
+	"away-ntfy",
+	"away-mail",
+	"mcp-http",
+].map((name) => `${INTEGRATION_DIR}/${name}.test.ts`);
 const integrationDir = join(dirname(fileURLToPath(import.meta.url)), INTEGRATION_DIR);
-const cliFiles = readdirSync(integrationDir)
-	.filter((name) => name.endsWith(".test.ts"))
-	.filter((name) => readFileSync(join(integrationDir, name), "utf8").includes('from "./harness/pi-cli.ts"'))
-	.map((name) => `${INTEGRATION_DIR}/${name}`);
-/** CLI files that assert on something pi 0.85 does differently; each runs on pi 0.85 once it allows for that. */
-const notYetOnPi085: Record<string, string> = {
-	// questions-tui.test.ts runs on pi 0.85 too: it presses Enter again while pi 0.85's startup drops it.
-};
+for (const file of ON_EVERY_PI) {
+	const path = join(dirname(integrationDir), "..", file);
+	if (!existsSync(path) || !readFileSync(path, "utf8").includes('from "./harness/pi-cli.ts"'))
+		throw new Error(`vitest.config.ts: ${file} is listed to run on every pi but does not exist or does not start pi through harness/pi-cli.ts`);
+}
 
 export default defineConfig({
 	test: {
@@ -47,8 +82,7 @@ export default defineConfig({
 				// pi 0.85.x and pi-subagents 0.67 from test/compat/pi-0.85 (`npm run setup:compat`).
 				test: {
 					name: "integration-pi-0.85",
-					include: cliFiles,
-					exclude: Object.keys(notYetOnPi085).map((name) => `${INTEGRATION_DIR}/${name}`),
+					include: ON_EVERY_PI,
 					env: { PI_VERSION_UNDER_TEST: "0.85" },
 					...integration,
 				},

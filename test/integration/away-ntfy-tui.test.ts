@@ -1,5 +1,5 @@
 /**
- * The phone's links in the real interactive TUI (tmux), on the pi under test: with ntfy set and the
+ * The phone's links in the real interactive TUI (tmux), on the dev pi (ADR-0038): with ntfy set and the
  * page on loopback, the host warns once at its claim, naming CHECKPOINT_BRIDGE_WEB_PUBLIC_URL and
  * the ways that work; `/checkpoints notify test` publishes to a stand-in ntfy server, and the press
  * of its "It works" button, as a phone sends it, shows in the terminal.

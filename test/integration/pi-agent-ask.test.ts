@@ -1,6 +1,6 @@
 /**
- * checkpoint-bridge as pi-agent-ask's external UI, on the real pi (1.6, and 0.85 in the
- * integration-pi-0.85 project): a stand-in for pi-agent-ask's `ask_user`, written from its contract
+ * checkpoint-bridge as pi-agent-ask's external UI, on the real pi (the dev pi: ADR-0038 says which
+ * files run on pi 0.85 too): a stand-in for pi-agent-ask's `ask_user`, written from its contract
  * alone (fixtures/pi-agent-ask-standin.ts), loaded beside the bridge.
  *
  * 1. The main session of `pi --mode rpc` (one process, several prompts): the form reaches the RPC
