@@ -43,11 +43,12 @@ const ON_EVERY_PI = [
 	"headless-host",
 	"pi-version",
 	"install",
-	// One end to end per away surface, and pi's own MCP client.
+	// One end to end per away surface (the example channel of docs/extending.md too), and pi's own MCP client.
 	"web-page-rpc",
 	"away-one-tap",
 	"away-ntfy",
 	"away-mail",
+	"webhook-channel",
 	"mcp-http",
 ].map((name) => `${INTEGRATION_DIR}/${name}.test.ts`);
 const integrationDir = join(dirname(fileURLToPath(import.meta.url)), INTEGRATION_DIR);

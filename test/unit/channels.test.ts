@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import { dirname, relative, resolve } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { CHANNELS, channelsOf } from "../../extensions/checkpoint-bridge/channels.ts";
+import { CHANNELS, channelsOf, registerChannel } from "../../extensions/checkpoint-bridge/channels.ts";
 import type { Channel, ChannelEntry } from "../../extensions/checkpoint-bridge/core/answering/channel.ts";
 import { createHandle } from "../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 
@@ -83,6 +83,75 @@ describe("the channel list", () => {
 		vi.stubEnv("CHECKPOINT_BRIDGE_MAIL_TO", "me@example.org");
 		// Mail carries one-tap links: the page tells at the claim when they cannot work.
 		expect(CHANNELS.map((c) => c.configured())).toEqual([true, true]);
+	});
+});
+
+describe("a channel registered by another extension", () => {
+	const off = () => {
+		for (const name of ["CHECKPOINT_BRIDGE_WEB", "CHECKPOINT_BRIDGE_NTFY_URL", "CHECKPOINT_BRIDGE_NOTIFY_COMMAND", "CHECKPOINT_BRIDGE_MAIL_TO"])
+			vi.stubEnv(name, "");
+	};
+
+	it("starts at the next claim of every list of the process, after the listed ones; registered again under its name, the new entry replaces the old, which is still released", async () => {
+		off();
+		const process = {};
+		// Two copies of the list, as two sessions' copies of the extension have.
+		const first = channelsOf(undefined, process);
+		const second = channelsOf(undefined, process);
+		const older = recorded("webhook");
+		older.state.on = true;
+		registerChannel(older.entry, process);
+		await first.claim(createHandle(), ui().ui);
+		await second.claim(createHandle(), ui().ui);
+		expect(older.calls).toEqual(["claim", "claim"]);
+		const newer = recorded("webhook");
+		newer.state.on = true;
+		registerChannel(newer.entry, process);
+		await first.release(false);
+		await first.claim(createHandle(), ui().ui);
+		expect(older.calls).toEqual(["claim", "claim", "release"]);
+		expect(newer.calls).toEqual(["release", "claim"]);
+		// A list a test gives stays that list.
+		const given = recorded("given");
+		given.state.on = true;
+		await channelsOf([given.entry], process).claim(createHandle(), ui().ui);
+		expect(newer.calls).toEqual(["release", "claim"]);
+	});
+
+	it("refuses a registration with no name, a listed channel's name, or without configured() and load(), saying which", () => {
+		const process = {};
+		const channel = recorded("x").entry;
+		expect(() => registerChannel({ ...channel, name: " " }, process)).toThrow("checkpoint-bridge: a channel needs a name");
+		expect(() => registerChannel({ ...channel, name: "mail" }, process)).toThrow('checkpoint-bridge: "mail" is a listed channel\'s name');
+		expect(() => registerChannel({ name: "half", load: channel.load } as unknown as ChannelEntry, process)).toThrow(
+			'checkpoint-bridge: the channel "half" needs configured() and load()',
+		);
+	});
+
+	it("one whose setting check throws is named at the claim; one whose release fails keeps none of the others from stopping", async () => {
+		off();
+		const process = {};
+		registerChannel(
+			{
+				name: "faulty",
+				configured: () => {
+					throw new Error("bad setting");
+				},
+				load: async () => ({ claim: async () => {}, release: async () => {} }),
+			},
+			process,
+		);
+		const failing: Channel = { claim: async () => {}, release: () => Promise.reject(new Error("stuck")) };
+		registerChannel({ name: "stuck", configured: () => true, load: async () => failing }, process);
+		const after = recorded("after");
+		after.state.on = true;
+		registerChannel(after.entry, process);
+		const host = ui();
+		const channels = channelsOf(undefined, process);
+		await channels.claim(createHandle(), host.ui);
+		expect(host.notices).toEqual(["checkpoint-bridge: the faulty channel cannot start: bad setting"]);
+		await channels.release(true);
+		expect(after.calls).toEqual(["claim", "release quit"]);
 	});
 });
 
