@@ -11,7 +11,7 @@ import { type CallToolResult, ElicitRequestSchema, type ElicitResult, McpError }
 import { InMemoryTransport } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import fc from "fast-check";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { askViaHost } from "../../../extensions/checkpoint-bridge/core/asking/asker.ts";
 import type { CallOptions } from "../../../extensions/checkpoint-bridge/core/asking/call.ts";
 import { RequestBook } from "../../../extensions/checkpoint-bridge/core/host/book.ts";
@@ -451,10 +451,23 @@ describe.each(ERAS)("the fallback form when no host is reachable, client %s", (c
 	it("a form left open past the call's budget ends timeout (on 2026-07-28: an answer that comes back after it)", async () => {
 		const late = (answer: ElicitResult) => new Promise<ElicitResult>((resolve) => setTimeout(() => resolve(answer), MCP_MIN_TIMEOUT_MS + 200));
 		const w = await world({ elicit: () => (clientEra === "v2-2026" ? late({ action: "accept", content: { q1: true } }) : new Promise(() => {})) });
-		const t0 = Date.now();
-		const envelope = structured(await w.client.callTool({ name: ASK, arguments: { ...CONFIRM, timeoutMs: MCP_MIN_TIMEOUT_MS } }));
-		expect(envelope.status).toBe("timeout");
-		expect(Date.now() - t0).toBeGreaterThanOrEqual(MCP_MIN_TIMEOUT_MS - 5);
+		// A form that never answers: the budget's clock, not the wall's, so ten seconds pass at once. The 2026-07-28
+		// client's call again after the late answer runs on timers of its SDK that a fake clock does not drive: the wall's.
+		if (clientEra !== "v2-2026") vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
+		try {
+			const t0 = Date.now();
+			const call = w.client.callTool({ name: ASK, arguments: { ...CONFIRM, timeoutMs: MCP_MIN_TIMEOUT_MS } });
+			if (clientEra !== "v2-2026") {
+				await vi.advanceTimersByTimeAsync(MCP_MIN_TIMEOUT_MS - 100);
+				expect(await Promise.race([call.then(() => "ended"), Promise.resolve("open")])).toBe("open");
+				await vi.advanceTimersByTimeAsync(200);
+			}
+			const envelope = structured(await call);
+			expect(envelope.status).toBe("timeout");
+			expect(Date.now() - t0).toBeGreaterThanOrEqual(MCP_MIN_TIMEOUT_MS - 5);
+		} finally {
+			vi.useRealTimers();
+		}
 	}, 20_000);
 });
 
