@@ -4,9 +4,8 @@
  * Markdown drew `""Please ask me one…" in proj (pid 7334)"`; no line is wider than the terminal.
  */
 import { Markdown, visibleWidth } from "@earendil-works/pi-tui";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { ANSWER_MESSAGE_TYPE } from "../../../extensions/checkpoint-bridge/core/delivery/delivery.ts";
-import { loadAnswerMessageLook, renderAnswerMessage } from "../../../extensions/checkpoint-bridge/tool/answer-message.ts";
 
 const ASKER = '"Please ask me one question" in proj (pid 7334)';
 const envelope = {
@@ -24,6 +23,9 @@ const theme = { fg: (_c: string, t: string) => `\x1b[35m${t}\x1b[0m`, bg: (_c: s
 
 describe("an answer message in the TUI", () => {
 	it("before pi-tui is loaded, pi draws it its own way; then as plain text, every escape of its JSON kept, no line wider than the terminal", async () => {
+		// A copy of its own: a session with a UI started by a file before this one (in one process) has loaded the look.
+		vi.resetModules();
+		const { loadAnswerMessageLook, renderAnswerMessage } = await import("../../../extensions/checkpoint-bridge/tool/answer-message.ts");
 		expect(renderAnswerMessage(message, { expanded: false } as never, theme)).toBeUndefined();
 		await loadAnswerMessageLook();
 		const drawn = renderAnswerMessage(message, { expanded: false } as never, theme)!;
