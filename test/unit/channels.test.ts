@@ -128,7 +128,7 @@ describe("a channel registered by another extension", () => {
 		);
 	});
 
-	it("one whose setting check throws is named at the claim; one whose release fails keeps none of the others from stopping", async () => {
+	it("one whose setting check throws is named at the claim; one whose release fails keeps none of the others from closing", async () => {
 		off();
 		const process = {};
 		registerChannel(
