@@ -7,6 +7,7 @@
 import { nanoid } from "nanoid";
 import type { CallOptions } from "./core/asking/call.ts";
 import { ANSWER_MESSAGE_TYPE, type Delivery, type DeliveryBox } from "./core/delivery/delivery.ts";
+import { homeRoute } from "./core/delivery/route-home.ts";
 import type { SharedHandle } from "./core/shared/shared-handle.ts";
 import { waitAtMost } from "./core/shared/wait.ts";
 import type { LoadNats } from "./host-life.ts";
@@ -20,17 +21,12 @@ const receiptNote = (requestId: string) =>
 	"This receipt is not an answer and not an approval: do no work that depends on the answer before it arrives, and do not ask these questions again.";
 
 /**
- * An end a transport brought back, recorded in the asking session now if it is attached (a wait on it
- * takes it, else a message): true when it is recorded there (or was already: a frame sent twice is
- * recorded once). False, nothing is kept here: the transport's ack says so, and the host's session
- * takes it (its asking session gone, the grace the box gives a session of this process is the host's to give).
+ * An end a transport brought back, taken here when the route home says so (a wait on it, else its
+ * attached session): true when it is recorded here (or was already: a frame sent twice is recorded
+ * once). False, nothing is kept here: the transport's ack says so, and the host's session takes it
+ * (its asking session gone, the grace the box gives a session of this process is the host's to give).
  */
-function recordHere(box: DeliveryBox, delivery: Delivery): boolean {
-	if (!delivery.late && box.wasDelivered(delivery.requestId)) return true;
-	if (!box.attached(delivery.askerSessionId)) return false;
-	box.deliver(delivery);
-	return true;
-}
+const recordHere = (box: DeliveryBox, delivery: Delivery): boolean => homeRoute(() => undefined, box).takeHere(delivery);
 
 /**
  * The call's options with where its late end goes when a host in another process sends it back

@@ -10,10 +10,9 @@ import {
 	type Delivery,
 	type DeliveryBox,
 	deliveredIn,
-	homeRoute,
-	homeText,
-	wakesHost,
 } from "../../../extensions/checkpoint-bridge/core/delivery/delivery.ts";
+import { homeText, wakesHost } from "../../../extensions/checkpoint-bridge/core/delivery/home.ts";
+import { homeRoute } from "../../../extensions/checkpoint-bridge/core/delivery/route-home.ts";
 import { makeEnvelope } from "../../../extensions/checkpoint-bridge/model/result.ts";
 import { delivery, type Entry, fakeSession } from "../support/delivery-session.ts";
 

@@ -7,11 +7,10 @@ import {
 	deliveredIn,
 	deliveryBox,
 	GONE_GRACE_MS,
-	homeRoute,
-	homeText,
 	sessionPoster,
-	wakesHost,
 } from "../../../extensions/checkpoint-bridge/core/delivery/delivery.ts";
+import { homeText, wakesHost } from "../../../extensions/checkpoint-bridge/core/delivery/home.ts";
+import { homeRoute } from "../../../extensions/checkpoint-bridge/core/delivery/route-home.ts";
 import { makeEnvelope } from "../../../extensions/checkpoint-bridge/model/result.ts";
 import { sanitiseText, UNSAFE_CHARACTER } from "../../../extensions/checkpoint-bridge/model/sanitise.ts";
 import { delivery, fakeSession } from "../support/delivery-session.ts";

@@ -4,11 +4,12 @@
  * without starting a turn of its model. Fake timers; the host role on a private handle.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { createDeliveryBox, homeRoute, type MessageApi, sessionPoster } from "../../../extensions/checkpoint-bridge/core/delivery/delivery.ts";
+import { createDeliveryBox, type MessageApi, sessionPoster } from "../../../extensions/checkpoint-bridge/core/delivery/delivery.ts";
+import { endTakers, homeRoute } from "../../../extensions/checkpoint-bridge/core/delivery/route-home.ts";
 import { checkpointsReport } from "../../../extensions/checkpoint-bridge/core/host/audit.ts";
 import { RequestBook } from "../../../extensions/checkpoint-bridge/core/host/book.ts";
 import { readLateConfig } from "../../../extensions/checkpoint-bridge/core/shared/late-config.ts";
-import { lateChannel } from "../../../extensions/checkpoint-bridge/core/shared/protocol.ts";
+import { createHandle } from "../../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import { flush, HOST_SESSION, relay, relayRequest } from "../support/relay.ts";
 
 beforeEach(() => void vi.useFakeTimers());
@@ -34,7 +35,10 @@ describe("where a late answer goes, said truthfully and done so", () => {
 	it("per asker kind: an MCP client's and a gone pi -p run's go to this session without a turn; a connected asker's go back to it", async () => {
 		const session = hostSession();
 		const late = new RequestBook({ ...readLateConfig({}), expiryMs: 600_000 });
-		const { handle, role } = relay({}, { book: late, home: homeRoute(() => HOST_SESSION, session.box) });
+		// A transport registers to take a request's late end back (the route's takers), as the bridge does.
+		const shared = createHandle();
+		const takers = endTakers(shared.bus);
+		const { handle, role } = relay({}, { book: late, home: homeRoute(() => HOST_SESSION, session.box, takers) }, shared);
 		const soon = () => Date.now() + 1_000;
 		handle.bus.emit(
 			"request",
@@ -43,7 +47,7 @@ describe("where a late answer goes, said truthfully and done so", () => {
 		handle.bus.emit("request", relayRequest("pi-p", { asker: { label: "run", sessionId: "pid 7/run" }, origin: "local:1", deadline: soon() }));
 		handle.bus.emit("request", relayRequest("connected", { asker: { label: "far", sessionId: "host/1/far" }, origin: "nats:inbox", deadline: soon() }));
 		const frames: unknown[] = [];
-		handle.bus.on(lateChannel("connected"), (frame, taken) => {
+		takers.register("connected", (frame, taken) => {
 			frames.push(frame);
 			taken(true);
 		});

@@ -27,8 +27,8 @@ export type AskArgs = Partial<Omit<AskOptions, "handle" | "questions" | "asker">
 export function relay(
 	uiOptions: { respond?: (dialog: FakeDialog) => void; ignoreSignal?: boolean } = {},
 	roleOptions: Partial<Omit<HostRoleOptions, "ui" | "sessionId">> = {},
+	handle = createHandle(),
 ) {
-	const handle = createHandle();
 	const fake = fakeUI(uiOptions);
 	const role = claimHostRole(handle, { ui: fake.ui, surface: dialogSurface(fake.ui), sessionId: HOST_SESSION, ...roleOptions });
 	if (!role) throw new Error("a fresh handle must accept the claim");

@@ -13,11 +13,11 @@ import { nanoid } from "nanoid";
 import type { Answer } from "../../model/answer.ts";
 import type { QuestionInput } from "../../model/question.ts";
 import { makeEnvelope, type Status } from "../../model/result.ts";
-import { homeRoute } from "../delivery/delivery.ts";
+import { endTakers, homeRoute, type LateTaker } from "../delivery/route-home.ts";
 import { MAX_TIMEOUT_MS, NO_LIMIT } from "../shared/config.ts";
 import type { AskerIdentity } from "../shared/identity.ts";
 import { NoticeWindow } from "../shared/notice-window.ts";
-import { lateChannel, PROTOCOL_VERSION, type RelayLate, type RelayReply, type RelayResult, replyChannel } from "../shared/protocol.ts";
+import { PROTOCOL_VERSION, type RelayReply, type RelayResult, replyChannel } from "../shared/protocol.ts";
 import type { SharedHandle } from "../shared/shared-handle.ts";
 import { currentStore } from "../store/open.ts";
 import type { StoredEnd } from "../store/store.ts";
@@ -122,11 +122,13 @@ export interface BridgedRequest<Own> {
 	readonly sendLate?: (frame: LateFrame) => boolean | Promise<boolean>;
 }
 
-/** A request that ended `timeout` for an asker that takes late frames: listened for on `late:<hostId>`. */
+/** A request that ended `timeout` for an asker that takes late frames: registered with the route home's takers. */
 interface LateWait {
 	client: string;
 	hostId: string;
-	listener: (late: RelayLate, taken: (sent: boolean) => void) => void;
+	listener: LateTaker;
+	/** Closes its registration: its late end is no longer taken back. */
+	close?: () => void;
 }
 
 const bump = (counts: Map<string, number>, key: string, by: number) => {
@@ -221,7 +223,6 @@ export class Bridge<Own = undefined> {
 				if (reply.kind === "result") {
 					this.#discard(open);
 					// Lost with its host while the store keeps it, it has not ended: the next host of the directory takes it back.
-					if (open.gone && reply.status === "no-host" && currentStore()?.isOpen(open.id)) return;
 					if (open.gone) return this.#deliverHere(open, reply);
 					if (reply.status === "timeout") this.#awaitLate(open);
 					const frame: ResultFrame = { ...reply, type: "result", v: this.#version, id: asked.id };
@@ -331,7 +332,7 @@ export class Bridge<Own = undefined> {
 			},
 		};
 		this.#late.set(key, wait);
-		handle.bus.on(lateChannel(open.hostId), wait.listener);
+		wait.close = endTakers(handle.bus).register(open.hostId, wait.listener);
 		const ofClient = [...this.#late.entries()].filter(([, w]) => w.client === open.client);
 		// A Map iterates in insertion order: the first is the oldest.
 		if (ofClient.length > (lateCaps.perClient ?? Number.POSITIVE_INFINITY)) this.#deleteLate(...ofClient[0]!);
@@ -341,7 +342,7 @@ export class Bridge<Own = undefined> {
 	#deleteLate(key: string, wait: LateWait): void {
 		if (this.#late.get(key) !== wait) return;
 		this.#late.delete(key);
-		this.#options.handle.bus.off(lateChannel(wait.hostId), wait.listener);
+		wait.close?.();
 	}
 
 	/** A notice onto the bus as a local one is put; past the transport's window, dropped (a notice is a courtesy). */
@@ -358,7 +359,7 @@ export class Bridge<Own = undefined> {
 	#idInHost(id: string): string {
 		const { handle } = this.#options;
 		const { bus } = handle;
-		if (!ASKER_ID.test(id) || this.#clientsOf.has(id) || bus.listenerCount(replyChannel(id)) > 0 || bus.listenerCount(lateChannel(id)) > 0) return nanoid();
+		if (!ASKER_ID.test(id) || this.#clientsOf.has(id) || bus.listenerCount(replyChannel(id)) > 0 || endTakers(bus).has(id)) return nanoid();
 		const snapshot = handle.snapshot();
 		const named = (request: { requestId: string }) => request.requestId === id;
 		return snapshot && (snapshot.open.some(named) || snapshot.late?.some(named)) ? nanoid() : id;
@@ -402,7 +403,10 @@ export class Bridge<Own = undefined> {
 		return !this.#clientsOf.has(open.hostId);
 	}
 
-	/** The end of a `wait: false` request whose client is gone: a message to the host's session, naming the asker. */
+	/**
+	 * The end of a `wait: false` request whose client is gone (or did not record it), by the one route home: the host's
+	 * session, naming the asker; or, lost with its host while the store keeps it open, nowhere yet.
+	 */
 	#deliverHere(open: BridgedRequest<Own>, result: RelayResult): void {
 		const later = open.later!;
 		const envelope = makeEnvelope(result.status, [...result.answers], result.note, {
@@ -418,8 +422,13 @@ export class Bridge<Own = undefined> {
 			questions: later.questions,
 			queuedAt: later.createdAt,
 		};
-		// The one route home decides (core/delivery/delivery.ts): its client gone, the host's session, waking its model only for a sub-agent's.
-		homeRoute(() => this.#options.handle.host()?.sessionId).send({ ...delivery, envelope }, { asker: later.asker, origin: open.client }, { gone: true });
+		const openInStore = result.status === "no-host" && currentStore()?.isOpen(open.id) === true;
+		const { handle } = this.#options;
+		homeRoute(() => handle.host()?.sessionId, undefined, endTakers(handle.bus)).send(
+			{ ...delivery, envelope },
+			{ asker: later.asker, origin: open.client, id: open.hostId },
+			{ gone: true, openInStore },
+		);
 	}
 }
 

@@ -9,14 +9,14 @@
  * delivers twice. An asking session that is gone (a foreground child that finished) is given a
  * grace to come back (a `/reload` re-attaches at once); then the host's session gets the message,
  * naming the asker and the question. Where an end goes is decided in one place, the route home
- * (`homeRoute`, ADR-0025): the host side of every transport and surface sends ends through it.
+ * (home.ts, route-home.ts, ADR-0034): the box asks it too, for every end it is handed.
  */
 import type { Answer } from "../../model/answer.ts";
 import type { Envelope } from "../../model/result.ts";
 import { sanitiseText } from "../../model/sanitise.ts";
-import type { AskerIdentity } from "../shared/identity.ts";
 import { processSlot } from "../shared/process-slot.ts";
 import type { EntryLike } from "../shared/session-entry.ts";
+import { homeOf } from "./home.ts";
 import { unsentEnds } from "./unsent.ts";
 import { endWaits } from "./waits.ts";
 
@@ -61,7 +61,7 @@ export interface Delivery extends QueuedAsk {
 }
 
 /** What makes two deliveries the same one: a request's own end, and its late answer, are two. */
-const keyOf = (d: { requestId: string; late?: boolean }) => (d.late ? `${d.requestId}:late` : d.requestId);
+export const keyOf = (d: { requestId: string; late?: boolean }) => (d.late ? `${d.requestId}:late` : d.requestId);
 
 /** What the message's `details` hold (docs/tool.md pins it). @public */
 export interface AnswerMessageDetails {
@@ -233,6 +233,8 @@ export interface DeliveryBox {
 	ownerOf(requestId: string): string | undefined;
 	/** Whether a session of this id is attached now (it would take a message). */
 	attached(sessionId: string): boolean;
+	/** Whether a wait on `requestId` runs now (its end would go to the wait). Absent on a box made by an earlier release. */
+	waitedFor?(requestId: string): boolean;
 	/**
 	 * Waits for `ids` (queued requests of `sessionId`) to end, for at most `budgetMs`: their envelopes
 	 * reach the wait instead of a message. Ends early when every id ended or `signal` aborts.
@@ -338,15 +340,27 @@ export function createDeliveryBox(options: DeliveryBoxOptions): DeliveryBox & Ho
 			expected.set(ask.requestId, ask);
 		},
 		deliver(delivery, { gone = false } = {}) {
-			if (delivered.has(keyOf(delivery))) return;
-			if (gone) return post(delivery, true);
-			if (waits.has(delivery.requestId)) return handToWait(delivery);
-			post(delivery, false);
+			const { askerSessionId: session } = delivery;
+			// The route home decides (home.ts); an asker of this process is the only kind the box sees not gone.
+			const home = homeOf({
+				here: true,
+				gone,
+				delivered: delivered.has(keyOf(delivery)),
+				waited: waits.has(delivery.requestId),
+				attached: posters.has(session) || session === hostSessionId(),
+				takesBack: false,
+				openInStore: false,
+				wakes: delivery.wakesHost !== false,
+			});
+			if (home.to === "wait") handToWait(delivery);
+			// Its session first, held for a grace while it is away, then the host's; straight to the host's once it is known gone.
+			else if (home.to === "asker" || home.to === "host") post(delivery, home.to === "host" && gone);
 		},
 		open: (sessionId) => [...expected.values()].filter((ask) => ask.askerSessionId === sessionId && unsent.get(ask.requestId) === undefined),
 		wasDelivered: (requestId) => delivered.has(requestId),
 		ownerOf: (requestId) => expected.get(requestId)?.askerSessionId,
 		attached: (sessionId) => posters.has(sessionId),
+		waitedFor: (requestId) => waits.has(requestId),
 		waitFor(sessionId, ids, budgetMs, signal) {
 			const ended: Delivery[] = [];
 			const open = new Set(ids);
@@ -372,73 +386,4 @@ export function deliveryBox(hostSessionId: () => string | undefined, target: obj
 	// The box outlives the copy that made it: the host's session is found the way the latest caller finds it.
 	box[HOST_SESSION_OF]?.(hostSessionId);
 	return box;
-}
-
-/** Where an ended request goes, as the route home decides it (ADR-0025). */
-export type Home =
-	/** Its session, in this process: a wait on it takes it, else a message (after a grace for a session away, then the host's). */
-	| { to: "asker" }
-	/** Its process, over the transport that carried it, which puts it in its session; the host's session when it cannot. */
-	| { to: "asker-process" }
-	/** The host's session, its asker gone: recorded and shown; a turn of the host's model only when `wakes`. */
-	| { to: "host"; wakes: boolean };
-
-/** The asker of an end, and where it asked from (`origin`, protocol.ts: absent for this process). */
-export interface EndOf {
-	asker: Pick<AskerIdentity, "sessionId" | "kind">;
-	origin?: string;
-}
-
-/**
- * Whether an end forwarded to the host's session may start a turn of the host's model: only when that
- * model has a reason to act, its own question or one of its own sub-agents' (a foreground child in this
- * process, an asker that says it is a pi-subagents child); never an MCP client's, nor another session's.
- */
-export function wakesHost(end: EndOf, hostSessionId: string | undefined): boolean {
-	if (end.asker.sessionId === hostSessionId) return true;
-	if (end.asker.kind === "mcp") return false;
-	return end.asker.kind === "agent" || end.origin === undefined;
-}
-
-/** The one route home: where an end goes, and sending it there. */
-export interface HomeRoute {
-	/** Where an end of a request of `end`'s asker would go now; `reachable`: its transport can take it back to its process. */
-	where(end: EndOf, reachable: boolean): Home;
-	/**
-	 * Sends `delivery` home. `sendBack`: the asker's transport, when one takes ends back to its process; it calls
-	 * `taken(false)` when it could not, and the end goes to the host's session. `gone`: the asker is known to be gone.
-	 */
-	send(delivery: Delivery, end: EndOf, options?: { sendBack?: (taken: (sent: boolean) => void) => void; gone?: boolean }): void;
-}
-
-/** The route home over the process's box (deliveryBox), the host's session found by `hostSessionId`. */
-export function homeRoute(hostSessionId: () => string | undefined, box: DeliveryBox = deliveryBox(hostSessionId)): HomeRoute {
-	const quiet = (delivery: Delivery, end: EndOf): Delivery => (wakesHost(end, hostSessionId()) ? delivery : { ...delivery, wakesHost: false });
-	return {
-		where(end, reachable) {
-			if (end.origin === undefined && (end.asker.sessionId === hostSessionId() || box.attached(end.asker.sessionId))) return { to: "asker" };
-			if (end.origin !== undefined && reachable) return { to: "asker-process" };
-			return { to: "host", wakes: wakesHost(end, hostSessionId()) };
-		},
-		send(delivery, end, { sendBack, gone = false } = {}) {
-			const toSend = quiet(delivery, end);
-			if (end.origin === undefined && !gone) return box.deliver(toSend);
-			if (!sendBack || gone) return box.deliver(toSend, { gone: true });
-			let told = false;
-			sendBack((sent) => {
-				if (told) return;
-				told = true;
-				if (!sent) box.deliver(toSend, { gone: true });
-			});
-		},
-	};
-}
-
-/** Where an end goes, in words for the human (`/checkpoints`), of an asker labelled `label`. */
-export function homeText(home: Home, label: string): string {
-	if (home.to === "asker") return `goes to ${label} as a message`;
-	if (home.to === "asker-process") return `goes back to ${label}, whose process is still connected`;
-	return home.wakes
-		? "goes to this session (the asker is gone) and starts a turn of its model"
-		: "goes to this session (the asker is gone): recorded and shown here, without starting a turn of its model";
 }

@@ -2,7 +2,7 @@
  * The audit trail: every settled request is appended to the host session as a custom entry, so it
  * survives in the session file; `/checkpoints` reads it back with what is open now.
  */
-import { type Home, homeText } from "../delivery/delivery.ts";
+import { type Home, homeText } from "../delivery/home.ts";
 import type { Snapshot } from "../shared/observers.ts";
 import type { EntryLike } from "../shared/session-entry.ts";
 import type { StoredEnd } from "../store/store.ts";

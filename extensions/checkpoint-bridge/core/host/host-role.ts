@@ -10,7 +10,8 @@ import { endWire, makeEnvelope, type Status } from "../../model/result.ts";
 import { cutText } from "../../model/sanitise.ts";
 import type { HostUI, Surface } from "../answering/surface.ts";
 import { noticeOnce } from "../asking/tool-missing.ts";
-import { type Home, type HomeRoute, homeRoute } from "../delivery/delivery.ts";
+import type { Home } from "../delivery/home.ts";
+import { endTakers, type HomeRoute, homeRoute } from "../delivery/route-home.ts";
 import { checkedAsker } from "../shared/identity.ts";
 import { LATE_NOTE } from "../shared/late-config.ts";
 import { CancelNotices, NoticeWindow } from "../shared/notice-window.ts";
@@ -121,7 +122,7 @@ const settledRecord = (request: ObservedRequest, outcome: { status: Status; answ
 	waitedMs: settledAt - request.queuedAt,
 });
 
-/** The end of a late request goes home by the one route (core/delivery/delivery.ts): its session, its process (a late frame), or the host's session. */
+/** The end of a late request goes home by the one route (core/delivery/route-home.ts): its session, its process (a late frame), or the host's session. */
 function lateEndsHome(bus: SharedHandle["bus"], home: HomeRoute, sealBuilt: ReplySeal): DialogHostOptions["lateEnded"] {
 	return (request, outcome) => {
 		const { id, origin, asker } = request.request;
@@ -154,9 +155,9 @@ function lateEndsHome(bus: SharedHandle["bus"], home: HomeRoute, sealBuilt: Repl
 			...(note ? { note } : {}),
 			...reason,
 		};
-		// An asker of another process still connected takes it on its connection, if it takes late frames at all.
-		const reachable = origin !== undefined && bus.listenerCount(lateChannel(id)) > 0;
-		home.send(delivery, request.request, reachable ? { sendBack: (taken) => bus.emit(lateChannel(id), sealBuilt(message), taken) } : {});
+		// An asker of another process takes it back on its connection while its transport registered for it (the route's takers).
+		const sendBack = origin === undefined ? undefined : (taken: (sent: boolean) => void) => void bus.emit(lateChannel(id), sealBuilt(message), taken);
+		home.send(delivery, request.request, sendBack ? { sendBack } : {});
 	};
 }
 
@@ -285,7 +286,7 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 	let released = false;
 	/** Released and its footer cleared: what ends here now (a hand-over nobody took) is not drawn or written in this session any more. */
 	let gone = false;
-	const home = options.home ?? homeRoute(() => handle.host()?.sessionId);
+	const home = options.home ?? homeRoute(() => handle.host()?.sessionId, undefined, endTakers(handle.bus));
 	// An asker's cancel closes its form or drops its queued question: the human is told, not left wondering (the host's own model's are the human's doing).
 	const cancels = new CancelNotices(courtesy(ui, "info"));
 	/** Every request settles here, once (ADR-0025): observers hear it, the audit trail records it; the end becomes the wire's status and reason here. */
@@ -354,7 +355,7 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 		whereLate(requestId) {
 			const lateRecord = book.get(requestId);
 			if (lateRecord?.state.is !== "late") return undefined;
-			return home.where(lateRecord.request, lateRecord.request.origin !== undefined && bus.listenerCount(lateChannel(requestId)) > 0);
+			return home.where(lateRecord.request);
 		},
 		release(reason: string, note: string) {
 			if (released) return;
