@@ -98,18 +98,18 @@ describe("the host's replies", () => {
 		expect(result.answers[0]).toMatchObject({ answer: "linux, mac", values: ["linux", "mac"] });
 	});
 
-	it("share nothing with answers parked on the shared handle: a carried answer changed later changes no reply", async () => {
+	it("share nothing with answers a re-sent request carries: a carried answer changed later changes no reply", async () => {
 		const handle = createHandle();
 		const carried: Answer = { question: "First?", answer: "yes", kind: "confirm", source: "dialog" };
 		const req = request("req-3", [
 			{ question: "First?", kind: "confirm" },
 			{ question: "Second?", kind: "confirm" },
 		]);
-		handle.park([{ request: req, entries: [{ answer: carried }], queuedAt: Date.now() }], 1_000, () => {});
 		const replies: RelayReply[] = [];
 		handle.bus.on(replyChannel("req-3"), (reply) => replies.push(reply));
 		const fake = fakeUI();
 		claimHostRole(handle, { ui: fake.ui, surface: dialogSurface(fake.ui), sessionId: HOST_SESSION });
+		handle.bus.emit("request", { ...req, answers: [carried], resent: true });
 		await flush(vi);
 		carried.answer = "no";
 		fake.current()!.answer("Yes");

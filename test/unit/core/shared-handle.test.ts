@@ -1,10 +1,9 @@
 /**
- * The shared handle on its own (core/shared/shared-handle.ts): the host claim and its seal, and parking
- * requests of a host being replaced.
+ * The shared handle on its own (core/shared/shared-handle.ts): the host claim and its seal, and the
+ * claim of a 0.1.0 copy refused (ADR-0034: the handle keeps no parking lot).
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { PROTOCOL_VERSION, type RelayResult } from "../../../extensions/checkpoint-bridge/core/shared/protocol.ts";
-import type { ParkedRequest } from "../../../extensions/checkpoint-bridge/core/shared/request-record.ts";
 import { createHandle, HANDLE_KEY, sharedHandle } from "../../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 
 beforeEach(() => vi.useFakeTimers());
@@ -12,11 +11,6 @@ afterEach(() => vi.useRealTimers());
 
 const claim = (sessionId: string) => ({ sessionId, protocol: PROTOCOL_VERSION });
 const result = (id: string): RelayResult => ({ v: PROTOCOL_VERSION, id, kind: "result", status: "ok", answers: [] });
-const parked = (id: string): ParkedRequest => ({
-	request: { v: PROTOCOL_VERSION, id, asker: { label: id, sessionId: id }, questions: [{ question: `${id}?` }], deadline: 0, dialogTimeoutMs: 0, createdAt: 0 },
-	entries: [],
-	queuedAt: 0,
-});
 
 describe("the host claim", () => {
 	it("goes to the first claimant, with a seal; the role is free again only when its holder releases it", () => {
@@ -96,53 +90,19 @@ describe("the host claim", () => {
 	});
 });
 
-describe("parking requests of a host being replaced", () => {
-	it("hands every parked request to the next host, oldest first, and forgets its timer and listener", () => {
+describe("a copy of 0.1.0 in the same process (ADR-0034's cut-off)", () => {
+	it("its claim, made with a claim id, is refused: it never holds the role half claimed, and a copy of this release still claims it", () => {
 		const handle = createHandle();
-		const expired = vi.fn();
-		handle.park([parked("a"), parked("b")], 1_000, expired);
-		handle.park([parked("c")], 1_000, expired);
-		expect(handle.bus.listenerCount("cancel")).toBe(1);
-		expect(handle.takeParked().map((p) => p.request.id)).toEqual(["a", "b", "c"]);
-		expect(handle.takeParked()).toEqual([]);
-		expect(handle.bus.listenerCount("cancel")).toBe(0);
-		expect(vi.getTimerCount()).toBe(0);
-		vi.advanceTimersByTime(10_000);
-		expect(expired).not.toHaveBeenCalled();
+		const older = handle.claimHost({ claimId: "0.1.0-claim", sessionId: "older", protocol: PROTOCOL_VERSION } as Parameters<typeof handle.claimHost>[0]);
+		expect(older).toBeUndefined();
+		expect(handle.host()).toBeUndefined();
+		expect(handle.claimHost(claim("newer"))?.seal).toBeTypeOf("function");
+		expect(handle.host()?.sessionId).toBe("newer");
 	});
 
-	it("gives them to `expire` once the grace is over when no host took them, and only then", () => {
-		const handle = createHandle();
-		const expired = vi.fn();
-		handle.park([parked("a")], 1_000, expired);
-		vi.advanceTimersByTime(500);
-		// Parking more restarts the grace for everything parked.
-		handle.park([parked("b")], 1_000, expired);
-		vi.advanceTimersByTime(999);
-		expect(expired).not.toHaveBeenCalled();
-		vi.advanceTimersByTime(1);
-		expect(expired).toHaveBeenCalledTimes(1);
-		expect(expired.mock.calls[0]![0].map((p: ParkedRequest) => p.request.id)).toEqual(["a", "b"]);
-		expect(handle.takeParked()).toEqual([]);
-		expect(handle.bus.listenerCount("cancel")).toBe(0);
-	});
-
-	it("drops a parked request whose asker gives up, and nothing else", () => {
-		const handle = createHandle();
-		handle.park([parked("a"), parked("b")], 1_000, () => {});
-		handle.bus.emit("cancel", { v: PROTOCOL_VERSION, id: "a", reason: "cancelled" });
-		handle.bus.emit("cancel", { v: PROTOCOL_VERSION, id: "unknown", reason: "timeout" });
-		(handle.bus.emit as (event: string, payload: unknown) => boolean)("cancel", null);
-		expect(handle.takeParked().map((p) => p.request.id)).toEqual(["b"]);
-	});
-
-	it("parks nothing, and starts no timer, for a host that held nothing", () => {
-		const handle = createHandle();
-		const expired = vi.fn();
-		handle.park([], 1_000, expired);
-		expect(vi.getTimerCount()).toBe(0);
-		expect(handle.bus.listenerCount("cancel")).toBe(0);
-		vi.advanceTimersByTime(1_000);
-		expect(expired).not.toHaveBeenCalled();
+	it("the handle has no parking lot: a hand-over lives in the book alone", () => {
+		const handle = createHandle() as unknown as Record<string, unknown>;
+		expect(handle.park).toBeUndefined();
+		expect(handle.takeParked).toBeUndefined();
 	});
 });

@@ -346,10 +346,8 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 	book.keepLate(served);
 	// What a host of an earlier process wrote down comes back parked (late ones late), under the same ids: an asker that sends it again finds it.
 	restored.takeBack(served);
-	// Requests a replaced host parked go on here as the records they were, in their original order;
-	// then any an earlier release of the extension wrote down on the handle.
+	// Requests a replaced host parked go on here as the records they were, in their original order.
 	for (const parked of book.parked()) served.adopt(parked);
-	for (const parked of handle.takeParked()) served.serve(parked.request, parked);
 	return {
 		host: served,
 		whereLate(requestId) {

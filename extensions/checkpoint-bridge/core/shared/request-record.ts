@@ -78,11 +78,3 @@ export const givenAnswers = (record: { entries: readonly (AnswerEntry | null | u
 /** Each given answer with its place, in question order: what observers and the audit trail see. */
 export const placedAnswers = (record: Pick<RequestRecord, "entries">): Answer[] =>
 	record.entries.flatMap((entry) => (entry === undefined ? [] : [entry.place === undefined ? entry.answer : { ...entry.answer, place: entry.place }]));
-
-/** A request handed over on the shared handle by a release before the book (ADR-0031): its record, written down (what the next host needs of it). */
-export interface ParkedRequest {
-	request: RelayRequest;
-	/** Answers by question index, unanswered ones null. */
-	entries: (AnswerEntry | null)[];
-	queuedAt: number;
-}

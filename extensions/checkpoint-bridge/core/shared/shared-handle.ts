@@ -7,9 +7,7 @@
 import { EventEmitter } from "eventemitter3";
 import type { Snapshot } from "./observers.ts";
 import { processSlot } from "./process-slot.ts";
-import { type BusEvents, PROTOCOL_VERSION, type RelayCancel, type RelayLate, type RelayReply } from "./protocol.ts";
-import type { ParkedRequest } from "./request-record.ts";
-import { waitAtMost } from "./wait.ts";
+import { type BusEvents, PROTOCOL_VERSION, type RelayLate, type RelayReply } from "./protocol.ts";
 
 /** Registry key of the shared handle; `Symbol.for` makes it the same in every module copy. */
 export const HANDLE_KEY = Symbol.for("checkpoint-bridge.handle");
@@ -55,15 +53,6 @@ export interface SharedHandle {
 	isFromHost(reply: unknown, requestId: string): boolean;
 	/** What the host has open, oldest first; undefined without a host. */
 	snapshot(): Snapshot | undefined;
-	/**
-	 * Keeps requests of a host being replaced for `graceMs`; `expire` gets them if no new host takes them,
-	 * and how each one whose asker gave up meanwhile was given up (its `cancel`'s reason), by request id.
-	 * The hand-over of releases before the book (ADR-0031): this one parks in the book, and a new host
-	 * takes from here only what such a release wrote down.
-	 */
-	park(requests: ParkedRequest[], graceMs: number, expire: (requests: ParkedRequest[], cancels: ReadonlyMap<string, RelayCancel["reason"]>) => void): void;
-	/** Takes the parked requests, oldest first (the new host adopts them). */
-	takeParked(): ParkedRequest[];
 }
 
 /** What an observer uses of the shared handle (docs/observers.md): the bus, the snapshot and the host's public facts. @public */
@@ -133,8 +122,6 @@ const PINNED = ["emit", "on", "once", "off", "removeListener", "addListener", "r
 /** A fresh handle, not registered anywhere (tests make their own). */
 export function createHandle(): SharedHandle {
 	let current: { facts: Readonly<HostClaim>; token: object } | undefined;
-	/** What waits for the next host, and how its wait ends before the grace does. */
-	let parked: { requests: ParkedRequest[]; cancels: Map<string, RelayCancel["reason"]>; take: () => void } | undefined;
 	const bus = new EventEmitter<BusEvents>();
 	// Replies the host role sent carry this handle's seal (Seal), bound to the request id each was sealed
 	// for. A sealed reply is frozen right after, so its id and content cannot be rewritten, and a copy has no seal.
@@ -157,26 +144,15 @@ export function createHandle(): SharedHandle {
 		const method = (EventEmitter.prototype as unknown as Record<string, unknown>)[name];
 		Object.defineProperty(bus, name, { value: method, writable: false, configurable: false, enumerable: false });
 	}
-	const unpark = (): ParkedRequest[] => {
-		if (!parked) return [];
-		const { requests } = parked;
-		parked.take();
-		return requests;
-	};
-	// An asker that gives up while its request waits for the next host must not be shown to it.
-	const cancelParked = (cancel: RelayCancel) => {
-		if (!parked || typeof cancel?.id !== "string") return;
-		const before = parked.requests.length;
-		parked.requests = parked.requests.filter((p) => p.request.id !== cancel.id);
-		// How it was given up decides its one end once the grace is over: its budget ran out, or it was cancelled.
-		if (parked.requests.length < before) parked.cancels.set(cancel.id, cancel.reason === "timeout" ? "timeout" : "cancelled");
-	};
 	return Object.freeze({
 		protocol: PROTOCOL_VERSION,
 		bus,
 		host: () => current?.facts,
 		claimHost(claim: HostClaim) {
 			if (current) return undefined;
+			// A 0.1.0 copy claims with a claim id and expects a bare seal back, a parking lot on the handle, and a release by
+			// that id: none of which this handle has. Refused, it hosts nothing here and never holds the role half claimed.
+			if (typeof claim !== "object" || claim === null || "claimId" in claim) return undefined;
 			// The token never leaves this closure: only the capability below can release this claim.
 			const token = {};
 			const { sessionId, protocol, snapshot } = claim;
@@ -194,25 +170,6 @@ export function createHandle(): SharedHandle {
 		isFromHost: (reply: unknown, requestId: string) =>
 			typeof reply === "object" && reply !== null && typeof requestId === "string" && Seal.holds(reply, sealer, requestId),
 		snapshot: () => current?.facts.snapshot?.(),
-		park(requests: ParkedRequest[], graceMs: number, expire: (requests: ParkedRequest[], cancels: ReadonlyMap<string, RelayCancel["reason"]>) => void) {
-			if (requests.length === 0) return;
-			const cancels = parked?.cancels ?? new Map<string, RelayCancel["reason"]>();
-			const previous = unpark();
-			const all = [...previous, ...requests];
-			void waitAtMost<"taken" | "over">({ ms: graceMs, elapsed: () => "over" }, (settle) => {
-				const thisPark = { requests: all, cancels, take: () => settle("taken") };
-				parked = thisPark;
-				bus.on("cancel", cancelParked);
-				return (outcome) => {
-					if (parked === thisPark) {
-						parked = undefined;
-						bus.off("cancel", cancelParked);
-					}
-					if (outcome === "over") expire(thisPark.requests, cancels);
-				};
-			});
-		},
-		takeParked: () => unpark(),
 	});
 }
 
