@@ -1,7 +1,8 @@
 /**
  * A channel: a way the human is reached, and answers, away from the terminal (the page with its
  * one-tap links, the notify command and ntfy; mail). Each is one folder under surfaces/ and one line
- * of the list in channels.ts, which loads a channel's code only while it is configured.
+ * of the list in channels.ts, which loads a channel's code only while it is configured; one kept in
+ * another extension is registered there instead (docs/extending.md).
  */
 import type { ObserverHandle } from "../shared/shared-handle.ts";
 import type { HostUI } from "./surface.ts";
