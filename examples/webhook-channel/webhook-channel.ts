@@ -192,7 +192,8 @@ class Posting {
 				if (!response.ok) throw new Error(`HTTP ${response.status}`);
 				this.#failing = false;
 			} catch (error) {
-				if (!this.#failing)
+				// Cut by the release: the host that would hear it has gone.
+				if (!this.#failing && !this.#closed.signal.aborted)
 					this.notice(`cannot post to the webhook (${error instanceof Error ? error.message : String(error)}); requests go on in the terminal`, "warning");
 				this.#failing = true;
 			}
