@@ -10,10 +10,8 @@ import { ANSWER_MESSAGE_TYPE, type Delivery, type DeliveryBox } from "./core/del
 import { homeRoute } from "./core/delivery/route-home.ts";
 import type { SharedHandle } from "./core/shared/shared-handle.ts";
 import { waitAtMost } from "./core/shared/wait.ts";
-import type { LoadNats } from "./host-life.ts";
 import { type Envelope, makeEnvelope } from "./model/result.ts";
-import { askAlong, type Route, releaseLocalLateWaits } from "./route.ts";
-import { readNatsConfig } from "./transports/nats/config.ts";
+import { askAlong, type Route } from "./route.ts";
 
 /** The receipt's note: what the model may and may not do with it. */
 const receiptNote = (requestId: string) =>
@@ -46,19 +44,6 @@ export function withLate<T extends Pick<CallOptions, "asker" | "questions">>(box
 	};
 }
 
-/**
- * The session is gone: late ends it awaited go to the host's session, over the local endpoint (its
- * connections close) as over NATS (its inboxes go, and its connection no longer holds the process).
- */
-export function releaseLate(sessionId: string, loadNats: LoadNats): void {
-	releaseLocalLateWaits(sessionId);
-	if (readNatsConfig().kind === "ok")
-		void loadNats().then(
-			(nats) => nats.releaseLateWaits(sessionId),
-			() => {},
-		);
-}
-
 /** Longest a receipt waits for the host to take the request (NATS may take a round trip or two). @default 10000 */
 const RECEIPT_WAIT_MS = 10_000;
 
@@ -71,10 +56,10 @@ const RECEIPT_WAIT_MS = 10_000;
 export function askLater(
 	route: Route,
 	options: Omit<CallOptions, "signal" | "onProgress" | "id" | "later"> & { requestId?: string },
-	via: { handle: SharedHandle; loadNats: LoadNats; box: DeliveryBox },
+	via: { handle: SharedHandle; box: DeliveryBox },
 ): Envelope | Promise<Envelope> {
 	const { requestId = nanoid(), ...call } = options;
-	if (route.kind === "none" || route.kind === "misconfigured") return askAlong(route, call, via);
+	if (route.kind === "none" || route.kind === "misconfigured") return askAlong(route, call, via.handle);
 	const { asker } = call;
 	const ask = {
 		requestId,
@@ -96,7 +81,7 @@ export function askLater(
 		};
 		// Before the receipt, an end is the call's own result (returned as the tool's); after it, recorded now or left to the host.
 		const recordEnd = (envelope: Envelope) => !settled() || ((handed = true), recordHere(via.box, { ...ask, envelope }));
-		void askAlong(route, { ...call, id: requestId, later: true, onProgress: take, recordEnd }, via)
+		void askAlong(route, { ...call, id: requestId, later: true, onProgress: take, recordEnd }, via.handle)
 			.catch((error: unknown) =>
 				makeEnvelope("error", [], `checkpoint-bridge failed: ${error instanceof Error ? error.message : String(error)}`, { requestId, asker: asker.label }),
 			)

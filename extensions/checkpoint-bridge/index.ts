@@ -6,7 +6,7 @@
  * host-life.ts's, the way a call goes route.ts's, who asks core/shared/identity.ts's (sessionAsker).
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
-import { askLater, releaseLate, withLate } from "./ask-later.ts";
+import { askLater, withLate } from "./ask-later.ts";
 import { checkpointsCommand } from "./checkpoints-command.ts";
 import { reportToolMissing } from "./core/asking/tool-missing.ts";
 import { deliveryBox, sessionPoster } from "./core/delivery/delivery.ts";
@@ -18,7 +18,7 @@ import { isRelayedUI } from "./interop/dialog-relay.ts";
 import { toolEdge } from "./interop/screen-relay.ts";
 import { reachOtherExtensions } from "./other-extensions.ts";
 import { ownQuestions } from "./own-questions.ts";
-import { waysFrom } from "./route.ts";
+import { releaseLate, waysFrom } from "./route.ts";
 import { loadingPiVersion, reportUnsupportedPi } from "./supported-pi.ts";
 import { offerMcpRoute } from "./surfaces/web/http/mcp-route.ts";
 import { drawAnswerMessages } from "./tool/answer-message.ts";
@@ -31,20 +31,17 @@ export { TOOL_NAME };
 // One terminal bell, only where stdout is a terminal (in RPC mode stdout is the protocol).
 const bell = () => void (process.stdout.isTTY && process.stdout.write("\x07"));
 
-// The NATS transport, loaded on first use: a session without CHECKPOINT_BRIDGE_NATS never loads it (nor the client).
-const loadNats = () => import("./transports/nats/index.ts");
-
 export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void> {
 	// Read now, while pi's loader is on the stack; told at the first session start.
 	const piVersion = loadingPiVersion();
 	const handle = sharedHandle();
 	// The web page serves MCP at /mcp (ADR-0026): the server is loaded on the first request that passes the page's checks.
 	offerMcpRoute(() => import("./mcp.ts").then((mcp) => mcp.httpEndpoint(handle)));
-	const host = hostLife({ handle, bell, loadNats, onSettled: (record) => pi.appendEntry(AUDIT_ENTRY_TYPE, record) });
+	const host = hostLife({ handle, bell, onSettled: (record) => pi.appendEntry(AUDIT_ENTRY_TYPE, record) });
 	/** Queued requests of every session of the process and their deliveries as messages (core/delivery/delivery.ts). */
 	const box = deliveryBox(() => handle.host()?.sessionId);
 	const me = sessionAsker(() => pi.getSessionName());
-	const ways = waysFrom({ handle, loadNats });
+	const ways = waysFrom(handle);
 	/** Set from session_start to session_shutdown: detaches this session from the box, stops feeding the page other ask tools' forms. */
 	let detach: (() => void) | undefined;
 	let closeFormsOnPage: (() => void) | undefined;
@@ -92,7 +89,7 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 		closeFormsOnPage?.();
 		detach?.();
 		closeFormsOnPage = detach = undefined;
-		releaseLate(me.identity().sessionId, loadNats);
+		releaseLate(me.identity().sessionId);
 		return host.release(event.reason);
 	});
 
@@ -104,7 +101,7 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 		askLater: async (options) => {
 			// The host session's queued question is recorded too, under the id it is asked with: its delivery's record ends it.
 			const recorded = host.role ? own.record(options.asker, options.questions) : undefined;
-			const receipt = await askLater(ways.now(), withLate(box, recorded ? { ...options, requestId: recorded.requestId } : options), { handle, loadNats, box });
+			const receipt = await askLater(ways.now(), withLate(box, recorded ? { ...options, requestId: recorded.requestId } : options), { handle, box });
 			// Ended before the host took it: nothing will be delivered, nothing is left to reopen.
 			if (receipt.status !== "queued") recorded?.ended(receipt.status, false);
 			return receipt;

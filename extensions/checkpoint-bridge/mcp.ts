@@ -29,11 +29,6 @@ import { askAlong, chooseRoute } from "./route.ts";
 import type { McpFetch } from "./surfaces/web/http/mcp-route.ts";
 import { progressText } from "./tool/progress.ts";
 import { AskParamsSchema } from "./tool/schema.ts";
-import { findHostEndpoint } from "./transports/local/index.ts";
-import { readNatsConfig } from "./transports/nats/config.ts";
-
-/** The NATS transport, loaded only when CHECKPOINT_BRIDGE_NATS is set. */
-const loadNats = () => import("./transports/nats/index.ts");
 
 /** The package's version, told to the client. */
 const version = (): string => {
@@ -45,13 +40,13 @@ const version = (): string => {
 };
 
 /**
- * Sends one call the way it goes now: this process is never a host, so the endpoint of the pi host
- * of this user and working directory (advertised, or named by CHECKPOINT_BRIDGE_ENDPOINT), a NATS
- * room, or none. Read per call: a host that starts later serves the next one.
+ * Sends one call the way it goes now (transports.ts): this process is never a host, so the endpoint of
+ * the pi host of this user and working directory (advertised, or named by CHECKPOINT_BRIDGE_ENDPOINT),
+ * a NATS room, or none. Read per call: a host that starts later serves the next one.
  */
 function askNow(options: CallOptions, env: NodeJS.ProcessEnv, cwd: string): Promise<Envelope> {
-	const route = chooseRoute({ hostHere: false, endpoint: findHostEndpoint({ env, cwd }), nats: readNatsConfig(env) });
-	return askAlong(route, options, { handle: sharedHandle(), loadNats });
+	const handle = sharedHandle();
+	return askAlong(chooseRoute({ handle, env, cwd }), options, handle);
 }
 
 /** The command line's usage, told on stderr when it is wrong. */

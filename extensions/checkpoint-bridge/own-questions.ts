@@ -28,7 +28,7 @@ import type { EntryLike } from "./core/shared/session-entry.ts";
 import type { SharedHandle } from "./core/shared/shared-handle.ts";
 import type { QuestionInput } from "./model/question.ts";
 import type { Envelope } from "./model/result.ts";
-import { loadAsker } from "./route.ts";
+import { askHere } from "./route.ts";
 
 /** `customType` of the entry recording an own question before it is shown. @public */
 export const OWN_ASKED_ENTRY_TYPE = "checkpoint-bridge:own-asked";
@@ -203,9 +203,7 @@ export function ownQuestions(pi: MessageApi, handle: SharedHandle, box: Pick<Del
 			const { signal } = reopening;
 			const again: AskAgain = (own, budget) =>
 				// The asking side loads here: a session with nothing to ask again loads none of it.
-				loadAsker().then(({ askViaHost }) =>
-					askViaHost({ handle, id: own.requestId, asker: own.asker, questions: own.questions, ...budget, resent: true, signal }),
-				);
+				askHere({ id: own.requestId, asker: own.asker, questions: own.questions, ...budget, resent: true, signal }, handle);
 			void reopenOwn(pi, entries, sessionId, again, stillHere, liveHere);
 		},
 		close(): void {

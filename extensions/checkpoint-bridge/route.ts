@@ -1,141 +1,176 @@
 /**
- * Which way an asker's call goes, and sending it that way. The order: a host in this process, the
- * local endpoint of a host that spawned this process, a NATS room, else none (the call settles
- * `no-host`). Everything is read per call, so a host that comes or goes is found at the next call;
- * a host in this process is found without reading anything outside it.
+ * The transports (core/asking/transport.ts), one line each in TRANSPORTS, in the order a call tries
+ * them: a host in this process, the local endpoint of a host in another, a NATS room. Each line
+ * finds a host from what is read at the call (the shared handle, the environment, the endpoint's
+ * advertisement) without loading the transport's code, which loads at the first call or claim that
+ * goes its way. A new transport is a folder under transports/ exporting a `Transport`, and a line here.
+ *
+ * A call goes the way of the first transport that finds a host; with none, a wrong setting one of
+ * them names ends it with `error`, else it settles `no-host`. Everything is read per call, so a host
+ * that comes or goes is found at the next call; a host in this process is found first, without
+ * reading anything outside it. A host's claim serves along each transport it serves.
  */
 import { statSync } from "node:fs";
 import type { CallOptions } from "./core/asking/call.ts";
-import { readHostGrace } from "./core/shared/config.ts";
-import { PROTOCOL_VERSION, type RelayNotice } from "./core/shared/protocol.ts";
+import type { AskerPlace, Reach, ServingNotices, Transport, TransportEntry } from "./core/asking/transport.ts";
+import type { RelayNotice } from "./core/shared/protocol.ts";
 import type { SharedHandle } from "./core/shared/shared-handle.ts";
-import type { LoadNats } from "./host-life.ts";
 import { type Envelope, makeEnvelope } from "./model/result.ts";
-import type { EndpointAddress } from "./transports/local/address.ts";
+import { type HostHere, transport as inProcess } from "./transports/in-process/index.ts";
+import type { EndpointReach } from "./transports/local/address.ts";
 import { findHostEndpoint } from "./transports/local/advertisement.ts";
-import { type NatsConfig, type NatsConfigResult, readNatsConfig } from "./transports/nats/config.ts";
+import { type NatsReach, readNatsConfig } from "./transports/nats/config.ts";
 
-/** The way one call goes. */
-export type Route =
-	/** A session of this process holds the host role: over the process-global bus. */
-	| { kind: "host" }
-	/** A host in another process advertised its local endpoint (CHECKPOINT_BRIDGE_ENDPOINT, or for this working directory). */
-	| { kind: "endpoint"; endpoint: EndpointAddress }
-	/** A NATS room is configured (CHECKPOINT_BRIDGE_NATS). */
-	| { kind: "nats"; config: NatsConfig }
-	/** The NATS configuration is wrong: the call ends with `error`, naming it. */
-	| { kind: "misconfigured"; error: string }
-	/** No host anywhere this process can reach. */
-	| { kind: "none" };
+/** A host of this process holds the role on the shared handle: found without reading anything outside the process. */
+export const IN_PROCESS: TransportEntry<HostHere> = {
+	kind: "host",
+	find: ({ handle }) => (handle.host() === undefined ? undefined : { kind: "host" }),
+	reachable: () => true,
+	serves: () => false,
+	load: () => inProcess,
+};
 
-/** What the asker's process found, each read at the call. */
-export interface RouteFindings {
-	/** Whether a session of this process holds the host role. */
-	hostHere: boolean;
-	/** The endpoint advertised in the environment or for the working directory, if any. */
-	endpoint: EndpointAddress | undefined;
-	/** The NATS transport's configuration. */
-	nats: NatsConfigResult;
-}
-
-/** The route for a call: the first of host here, endpoint, NATS room that is there; a broken NATS configuration only when neither of the others is. */
-export function chooseRoute(found: RouteFindings): Route {
-	if (found.hostHere) return { kind: "host" };
-	if (found.endpoint) return { kind: "endpoint", endpoint: found.endpoint };
-	if (found.nats.kind === "error") return { kind: "misconfigured", error: found.nats.error };
-	if (found.nats.kind === "ok") return { kind: "nats", config: found.nats.config };
-	return { kind: "none" };
-}
-
-/**
- * Whether a call along `route` reaches a host, told synchronously (for a negotiation that must answer
- * at once): a host here, an advertised endpoint whose socket is there (the variable alone does not say
- * a host listens), or a configured NATS room (which cannot be probed without a round trip).
- */
-export function reachesHost(route: Route): boolean {
-	if (route.kind === "host" || route.kind === "nats") return true;
-	if (route.kind !== "endpoint") return false;
+const socketThere = (path: string) => {
 	try {
-		return statSync(route.endpoint.socketPath).isSocket();
+		return statSync(path).isSocket();
 	} catch {
 		return false;
 	}
+};
+
+const LOCAL: TransportEntry<EndpointReach> = {
+	kind: "endpoint",
+	find: ({ env, cwd }) => {
+		const endpoint = findHostEndpoint({ env, cwd });
+		return endpoint && { kind: "endpoint", endpoint };
+	},
+	// The variable alone does not say a host listens: its socket must be there.
+	reachable: ({ endpoint }) => socketThere(endpoint.socketPath),
+	serves: () => true,
+	load: () => import("./transports/local/index.ts").then((m) => m.transport),
+};
+
+const NATS: TransportEntry<NatsReach> = {
+	kind: "nats",
+	find: ({ env }) => {
+		const nats = readNatsConfig(env);
+		return nats.kind === "ok" ? { kind: "nats", config: nats.config } : nats.kind === "error" ? { error: nats.error } : undefined;
+	},
+	// A room cannot be probed without a round trip.
+	reachable: () => true,
+	serves: (env) => {
+		const nats = readNatsConfig(env);
+		return nats.kind === "error" ? { error: `not serving over NATS: ${nats.error}` } : nats.kind === "ok";
+	},
+	load: () => import("./transports/nats/index.ts").then((m) => m.transport),
+};
+
+export const TRANSPORTS: readonly TransportEntry[] = [IN_PROCESS, LOCAL, NATS];
+
+/** The list a route is chosen from, sent along and served: TRANSPORTS unless a test gives others. */
+type List = readonly TransportEntry[];
+
+/** Each transport's code once loaded (or loading): one import for every caller, as pi's loader can hand a second one a module half run. */
+const code = new Map<TransportEntry, Transport | Promise<Transport>>();
+
+/** The code of `entry`, loaded at the first call (at once when its line holds it). */
+function codeOf(entry: TransportEntry): Transport | Promise<Transport> {
+	let loaded = code.get(entry);
+	if (!loaded) {
+		const loading = entry.load();
+		loaded = loading instanceof Promise ? loading.then((ready) => (code.set(entry, ready), ready)) : loading;
+		code.set(entry, loaded);
+	}
+	return loaded;
 }
 
-let askerModule: Promise<typeof import("./core/asking/asker.ts")> | undefined;
+/** The transports whose code is loaded: those a call or a claim went through. */
+const loadedTransports = (): Transport[] => [...code.values()].filter((loaded): loaded is Transport => !(loaded instanceof Promise));
+
+const tell = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
 /**
- * The bus's asking side, loaded once at the first call: a session that never asks loads none of it.
- * One import for every caller: pi's loader can hand a second, concurrent import a module half run.
+ * At a claim: serves askers along each transport a host of this process serves, one after the other
+ * in the list's order, each telling `ui` where or why not. False as soon as `released` says the
+ * session ended meanwhile (its claim is void).
  */
-export const loadAsker = () => (askerModule ??= import("./core/asking/asker.ts"));
-
-type LocalClient = Pick<typeof import("./transports/local/index.ts"), "askRemote" | "noticeRemote" | "releaseLateWaits">;
-/** The local endpoint's client once loaded: the first call that goes to an endpoint loads it; finding one reads only its advertisement. */
-let localClient: LocalClient | undefined;
-let localImport: Promise<LocalClient> | undefined;
-const loadLocal = (): Promise<LocalClient> =>
-	(localImport ??= import("./transports/local/index.ts").then(
-		({ askRemote, noticeRemote, releaseLateWaits }) => (localClient = { askRemote, noticeRemote, releaseLateWaits }),
-	));
-
-/** The session is gone: its late waits on local endpoints end (nothing to do while the client was never loaded). */
-export function releaseLocalLateWaits(sessionId: string): void {
-	localClient?.releaseLateWaits(sessionId);
+export async function serveTransports(handle: SharedHandle, ui: ServingNotices, released: () => boolean, transports: List = TRANSPORTS): Promise<boolean> {
+	for (const entry of transports) {
+		const serves = entry.serves(process.env);
+		if (serves === false) continue;
+		if (serves !== true) ui.notify(`checkpoint-bridge: ${serves.error}`, "warning");
+		else
+			try {
+				await (await codeOf(entry)).serve?.(handle, ui);
+			} catch (error) {
+				ui.notify(`checkpoint-bridge: the ${entry.kind} transport cannot start: ${tell(error)}`, "warning");
+			}
+		if (released()) return false;
+	}
+	return true;
 }
 
-/** How this process's one NATS connection is named to the broker. */
-const BROKER_NAME = `checkpoint-bridge asker (pid ${process.pid})`;
-
-/** Sends the call along `route` and resolves with its envelope. Rejects only when the NATS transport cannot load. */
-export async function askAlong(route: Route, options: CallOptions, via: { handle: SharedHandle; loadNats: LoadNats }): Promise<Envelope> {
-	switch (route.kind) {
-		case "host":
-		case "none":
-			// With no host the bus call settles `no-host` itself, through the same call life as any other.
-			return (await loadAsker()).askViaHost({ handle: via.handle, ...options });
-		case "endpoint": {
-			const { askRemote } = await loadLocal();
-			// A host that goes away is waited for: the next one in this working directory gets the request again.
-			return askRemote(route.endpoint, { ...options, graceMs: readHostGrace().graceMs, find: (gone) => findHostEndpoint({ gone }) });
-		}
-		case "misconfigured":
-			return makeEnvelope("error", [], `checkpoint-bridge: ${route.error}`, { asker: options.asker.label, waitedMs: 0 });
-		case "nats": {
-			const { config } = route;
-			const { askOverNats, connectBroker, pooledBroker } = await via.loadNats();
-			// One connection per asker process, kept across calls.
-			const connect = () => pooledBroker(config, () => connectBroker(config, { name: BROKER_NAME }));
-			return askOverNats({ ...options, connect, config });
-		}
+/** At a quit: closes each transport a host of this process serves, those whose askers wait for the next host (`first`) or the others. */
+export async function closeTransports(note: string, first: boolean, transports: List = TRANSPORTS): Promise<void> {
+	for (const entry of transports) {
+		if (entry.serves(process.env) !== true) continue;
+		const transport = await codeOf(entry);
+		if (Boolean(transport.closesFirst) === first) await transport.close?.(note);
 	}
 }
 
-/**
- * Hands a notice of another extension (interop/dialog-relay.ts) to the host along `route`: on the
- * bus for a host in this process, in a notice frame to the endpoint of a host in another, on the
- * room's notice subject over NATS; with no host it is dropped, as pi's own no-op UI drops it.
- */
-export function noticeAlong(route: Route, notice: Omit<RelayNotice, "v">, via: { handle: SharedHandle; loadNats: LoadNats }): void {
-	if (route.kind === "host") via.handle.bus.emit("relay:notice", { v: PROTOCOL_VERSION, ...notice });
-	else if (route.kind === "endpoint") {
-		const { endpoint } = route;
-		void loadLocal()
-			.then(({ noticeRemote }) => noticeRemote(endpoint, notice))
-			.catch(() => {});
-	} else if (route.kind === "nats") {
-		const { config } = route;
-		void via
-			.loadNats()
-			.then(({ connectBroker, pooledBroker, noticeOverNats }) =>
-				noticeOverNats({
-					connect: () => pooledBroker(config, () => connectBroker(config, { name: BROKER_NAME })),
-					config,
-					notice,
-				}),
-			)
-			.catch(() => {});
+/** The way one call goes: a host found by a transport (its `kind`), a wrong setting, or no host anywhere this process can reach. */
+export type Route = Reach | { readonly kind: "misconfigured"; readonly error: string } | { readonly kind: "none" };
+
+/** The route for a call: the first transport in the list that finds a host; else the first wrong setting; else none. */
+export function chooseRoute(at: AskerPlace, transports: List = TRANSPORTS): Route {
+	let problem: string | undefined;
+	for (const entry of transports) {
+		const found = entry.find(at);
+		if (found === undefined) continue;
+		if (typeof found.kind === "string") return found as Reach;
+		problem ??= String(found.error);
 	}
+	return problem === undefined ? { kind: "none" } : { kind: "misconfigured", error: problem };
 }
+
+const entryOf = (route: Route, transports: List) => transports.find((entry) => entry.kind === route.kind);
+
+/** Whether a call along `route` reaches a host, told synchronously (for a negotiation that must answer at once). */
+export function reachesHost(route: Route, transports: List = TRANSPORTS): boolean {
+	return entryOf(route, transports)?.reachable(route) ?? false;
+}
+
+/** Sends the call along `route` and resolves with its envelope. Rejects only when the transport's code cannot load. */
+export async function askAlong(route: Route, options: CallOptions, handle: SharedHandle, transports: List = TRANSPORTS): Promise<Envelope> {
+	if (route.kind === "misconfigured")
+		return makeEnvelope("error", [], `checkpoint-bridge: ${String(route.error)}`, { asker: options.asker.label, waitedMs: 0 });
+	// With no host the bus call settles `no-host` itself, through the same call life as any other.
+	const entry = entryOf(route, transports) ?? IN_PROCESS;
+	return (await codeOf(entry)).ask(route, options, handle);
+}
+
+/**
+ * Hands a notice of another extension (interop/dialog-relay.ts) to the host along `route`: at once
+ * for a host in this process, once the transport's code is loaded for one in another; with no host
+ * it is dropped, as pi's own no-op UI drops it.
+ */
+export function noticeAlong(route: Route, notice: Omit<RelayNotice, "v">, handle: SharedHandle, transports: List = TRANSPORTS): void {
+	const entry = entryOf(route, transports);
+	if (!entry) return;
+	const send = (transport: Transport) => Promise.resolve(transport.notice(route, notice, handle)).catch(() => {});
+	const loaded = codeOf(entry);
+	if (loaded instanceof Promise) void loaded.then(send, () => {});
+	else void send(loaded);
+}
+
+/** The session is gone: the late ends it awaited go to the host's session, over every transport loaded (one never loaded awaits none). */
+export function releaseLate(sessionId: string): void {
+	for (const loaded of loadedTransports()) loaded.releaseLate?.(sessionId);
+}
+
+/** A call to the host of this process over the bus (a host asking its own questions again). */
+export const askHere = (options: CallOptions, handle: SharedHandle) => askAlong({ kind: IN_PROCESS.kind }, options, handle);
 
 /** The way calls go from this session, chosen per call: a host that comes or goes is found at the next one. */
 export interface Ways {
@@ -149,23 +184,13 @@ export interface Ways {
 	notice(notice: Omit<RelayNotice, "v">): void;
 }
 
-/** What is read outside this process to find a host there: the endpoint's advertisement, the NATS settings. */
-export interface OutsideReads {
-	endpoint(): EndpointAddress | undefined;
-	nats(): NatsConfigResult;
-}
-
-const OUTSIDE: OutsideReads = { endpoint: () => findHostEndpoint(), nats: () => readNatsConfig() };
-
-/** The ways of a session of this process, over `via`; `outside` only for tests. */
-export function waysFrom(via: { handle: SharedHandle; loadNats: LoadNats }, outside: OutsideReads = OUTSIDE): Ways {
-	// A host in this process is found on the handle: nothing outside is read for it.
-	const now = (): Route =>
-		via.handle.host() !== undefined ? { kind: "host" } : chooseRoute({ hostHere: false, endpoint: outside.endpoint(), nats: outside.nats() });
+/** The ways of a session of this process over `handle`, read in this process's environment and working directory. */
+export function waysFrom(handle: SharedHandle, transports: List = TRANSPORTS): Ways {
+	const now = () => chooseRoute({ handle, env: process.env, cwd: process.cwd() }, transports);
 	return {
 		now,
-		reachable: () => reachesHost(now()),
-		ask: (options) => askAlong(now(), options, via),
-		notice: (notice) => noticeAlong(now(), notice, via),
+		reachable: () => reachesHost(now(), transports),
+		ask: (options) => askAlong(now(), options, handle, transports),
+		notice: (notice) => noticeAlong(now(), notice, handle, transports),
 	};
 }

@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { claimHostRole } from "../../extensions/checkpoint-bridge/core/host/host-role.ts";
 import { createHandle } from "../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
-import { waysFrom } from "../../extensions/checkpoint-bridge/route.ts";
+import { TRANSPORTS, waysFrom } from "../../extensions/checkpoint-bridge/route.ts";
 import { dialogSurface } from "../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { fakeUI } from "./support/fake-ui.ts";
 
@@ -14,13 +14,14 @@ afterEach(() => {
 	for (const cleanup of cleanups.splice(0)) cleanup();
 });
 
-/** Readers of what is outside the process that count their reads. */
+/** The list with the transports that read outside the process (the endpoint's advertisement, the NATS settings) counting their reads, finding nothing. */
 function countedReads() {
 	const reads = { endpoint: 0, nats: 0 };
-	return { reads, outside: { endpoint: () => void reads.endpoint++, nats: () => (reads.nats++, { kind: "off" as const }) } };
+	const outside = TRANSPORTS.map((entry) =>
+		entry.kind === "endpoint" || entry.kind === "nats" ? { ...entry, find: () => void reads[entry.kind as keyof typeof reads]++ } : entry,
+	);
+	return { reads, outside };
 }
-
-const noNats = () => Promise.reject(new Error("the NATS transport must not load"));
 
 describe("finding a host in this process", () => {
 	it("reads nothing outside the process while a session of it holds the role, and asks that host", async () => {
@@ -30,7 +31,7 @@ describe("finding a host in this process", () => {
 		if (!role) throw new Error("a fresh handle must accept the claim");
 		cleanups.push(() => role.release("quit", "done"));
 		const { reads, outside } = countedReads();
-		const ways = waysFrom({ handle, loadNats: noNats }, outside);
+		const ways = waysFrom(handle, outside);
 		expect(ways.now()).toEqual({ kind: "host" });
 		expect(ways.reachable()).toBe(true);
 		const envelope = await ways.ask({
@@ -45,7 +46,7 @@ describe("finding a host in this process", () => {
 
 	it("reads the endpoint's advertisement and the NATS settings at every call while no session of it holds the role", () => {
 		const { reads, outside } = countedReads();
-		const ways = waysFrom({ handle: createHandle(), loadNats: noNats }, outside);
+		const ways = waysFrom(createHandle(), outside);
 		expect(ways.now()).toEqual({ kind: "none" });
 		expect(ways.now()).toEqual({ kind: "none" });
 		expect(reads).toEqual({ endpoint: 2, nats: 2 });

@@ -4,6 +4,7 @@
  * is the file `token` in the same private directory.
  */
 import path from "node:path";
+import type { Reach } from "../../core/asking/transport.ts";
 
 /** Set by the host in its own process.env while it holds the role; inherited by what it spawns. */
 export const ENDPOINT_ENV = "CHECKPOINT_BRIDGE_ENDPOINT";
@@ -17,6 +18,12 @@ export interface EndpointAddress {
 	socketPath: string;
 	/** Absolute path of the token file beside it. */
 	tokenPath: string;
+}
+
+/** A host in another process advertised its local endpoint (CHECKPOINT_BRIDGE_ENDPOINT, or for this working directory). */
+export interface EndpointReach extends Reach {
+	readonly kind: "endpoint";
+	readonly endpoint: EndpointAddress;
 }
 
 /** The address of the socket at `socketPath`: the token is always its sibling. */

@@ -2,6 +2,7 @@
  * Configuration of the NATS transport, read from the environment on both sides. Nothing here
  * loads the NATS client: a process without CHECKPOINT_BRIDGE_NATS never pays for it.
  */
+import type { Reach } from "../../core/asking/transport.ts";
 import { readHostGrace } from "../../core/shared/config.ts";
 import type { Checked } from "../../model/check.ts";
 
@@ -21,6 +22,12 @@ const DEFAULT_ROOM = "default";
 /** A room is one NATS subject token: letters, digits, `_` and `-`, at most 64. */
 const ROOM_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 const SCHEMES = new Set(["nats:", "tls:"]);
+
+/** A NATS room is configured: where the transport's code asks (transports.ts). */
+export interface NatsReach extends Reach {
+	readonly kind: "nats";
+	readonly config: NatsConfig;
+}
 
 /** The transport's settings, checked. */
 export interface NatsConfig {

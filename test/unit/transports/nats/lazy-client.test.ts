@@ -22,6 +22,6 @@ describe("the NATS client's loading", () => {
 			[...readFileSync(join(ROOT, name), "utf8").matchAll(/^import [^;]*from "(\.\/transports\/nats\/[^"]+)"/gm)].map((m) => m[1]),
 		);
 		expect(new Set(statics)).toEqual(new Set(["./transports/nats/config.ts"]));
-		expect(readFileSync(join(ROOT, "index.ts"), "utf8")).toMatch(/import\("\.\/transports\/nats\/index\.ts"\)/);
+		expect(readFileSync(join(ROOT, "route.ts"), "utf8")).toMatch(/import\("\.\/transports\/nats\/index\.ts"\)/);
 	});
 });

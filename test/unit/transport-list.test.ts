@@ -1,0 +1,160 @@
+/**
+ * The transport list (transports.ts, route.ts): a call goes the way of the first transport in the
+ * list that finds a host, through that transport's code, loaded once on first use; a host's claim
+ * serves along each transport it serves and its quit stops them. A transport added to the list is
+ * used without any other change.
+ */
+import { describe, expect, it, onTestFinished } from "vitest";
+import type { CallOptions } from "../../extensions/checkpoint-bridge/core/asking/call.ts";
+import type { Reach, Transport, TransportEntry } from "../../extensions/checkpoint-bridge/core/asking/transport.ts";
+import { claimHostRole } from "../../extensions/checkpoint-bridge/core/host/host-role.ts";
+import { createHandle } from "../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
+import { makeEnvelope } from "../../extensions/checkpoint-bridge/model/result.ts";
+import { closeTransports, IN_PROCESS, releaseLate, serveTransports, TRANSPORTS, waysFrom } from "../../extensions/checkpoint-bridge/route.ts";
+import { dialogSurface } from "../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
+import { fakeUI } from "./support/fake-ui.ts";
+
+interface PigeonReach extends Reach {
+	readonly kind: "pigeon";
+	readonly loft: string;
+}
+
+/** A transport of a test's own: finds a host while its setting is on, records what the list asks of its code. */
+function pigeon(name = "pigeon") {
+	const state = { loft: undefined as string | undefined, wrong: undefined as string | undefined, serves: false as boolean | { error: string } };
+	const calls: string[] = [];
+	let loads = 0;
+	const code: Transport<PigeonReach> = {
+		ask: async (reach, options: CallOptions) => (
+			calls.push(`ask ${reach.loft}`),
+			makeEnvelope("ok", [{ question: "q", answer: "by pigeon", kind: "text" as const }], undefined, { asker: options.asker.label })
+		),
+		notice: (reach, notice) => void calls.push(`notice ${reach.loft}: ${notice.message}`),
+		releaseLate: (sessionId) => void calls.push(`release late ${sessionId}`),
+		serve: async (_handle, ui) => (calls.push("serve"), ui.notify(`${name} serving`)),
+		close: async (note) => void calls.push(`stop ${note}`),
+	};
+	const entry: TransportEntry<PigeonReach> = {
+		kind: "pigeon",
+		find: () => (state.wrong ? { error: state.wrong } : state.loft ? { kind: "pigeon", loft: state.loft } : undefined),
+		reachable: (reach) => reach.loft !== "empty",
+		serves: () => state.serves,
+		load: async () => (loads++, code),
+	};
+	return { entry: entry as TransportEntry, code, state, calls, loads: () => loads };
+}
+
+const call = {
+	asker: { label: "planner", sessionId: "p" },
+	questions: [{ question: "Ship it?", kind: "confirm" as const }],
+	budgetMs: 5_000,
+	dialogTimeoutMs: 5_000,
+};
+
+describe("a transport added to the list", () => {
+	it("takes the call when it finds a host, through its code loaded once; before that, nothing of it loads", async () => {
+		const p = pigeon();
+		const ways = waysFrom(createHandle(), [IN_PROCESS, p.entry]);
+		expect(ways.now()).toEqual({ kind: "none" });
+		expect(ways.reachable()).toBe(false);
+		expect(p.loads()).toBe(0);
+		p.state.loft = "north";
+		expect(ways.now()).toEqual({ kind: "pigeon", loft: "north" });
+		expect(ways.reachable()).toBe(true);
+		const [a, b] = await Promise.all([ways.ask(call), ways.ask(call)]);
+		expect([a.status, b.status]).toEqual(["ok", "ok"]);
+		expect(a.answers).toEqual([{ question: "q", answer: "by pigeon", kind: "text" as const }]);
+		expect(p.calls).toEqual(["ask north", "ask north"]);
+		expect(p.loads()).toBe(1);
+		p.state.loft = "empty";
+		expect(ways.reachable()).toBe(false);
+	});
+
+	it("hands another extension's notice to its host, and tells it when an asking session is gone once its code is loaded", async () => {
+		const p = pigeon();
+		p.state.loft = "south";
+		const ways = waysFrom(createHandle(), [IN_PROCESS, p.entry]);
+		releaseLate("gone-before");
+		ways.notice({ asker: { label: "child", sessionId: "c" }, message: "Build started.", type: "info" });
+		await expect.poll(() => p.calls).toEqual(["notice south: Build started."]);
+		releaseLate("gone");
+		expect(p.calls).toEqual(["notice south: Build started.", "release late gone"]);
+	});
+
+	it("is asked only after the transports before it found no host: a host in this process goes first, reading nothing of the others", async () => {
+		const p = pigeon();
+		p.state.loft = "west";
+		let finds = 0;
+		const counted: TransportEntry = { ...p.entry, find: (at) => (finds++, p.entry.find(at)) };
+		const handle = createHandle();
+		const here = waysFrom(handle, [counted, IN_PROCESS]);
+		const first = waysFrom(handle, [IN_PROCESS, counted]);
+		const role = claimHostRole(handle, { ui: fakeUI().ui, surface: dialogSurface(fakeUI().ui), sessionId: "host" });
+		onTestFinished(() => role?.release("quit", "done"));
+		expect(first.now()).toEqual({ kind: "host" });
+		expect(finds).toBe(0);
+		expect(here.now()).toEqual({ kind: "pigeon", loft: "west" });
+		expect(finds).toBe(1);
+	});
+
+	it("a wrong setting is passed over when a later transport finds a host, and ends the call with error naming it when none does", async () => {
+		const wrong = pigeon();
+		wrong.state.wrong = "CHECKPOINT_BRIDGE_PIGEON: no such loft";
+		const right = pigeon();
+		const ways = waysFrom(createHandle(), [IN_PROCESS, wrong.entry, { ...right.entry, kind: "raven" }]);
+		expect(ways.now()).toEqual({ kind: "misconfigured", error: "CHECKPOINT_BRIDGE_PIGEON: no such loft" });
+		const envelope = await ways.ask(call);
+		expect(envelope).toMatchObject({ status: "error", note: expect.stringContaining("CHECKPOINT_BRIDGE_PIGEON: no such loft"), waitedMs: 0 });
+		right.state.loft = "east";
+		expect(ways.now()).toEqual({ kind: "pigeon", loft: "east" });
+		expect(wrong.loads()).toBe(0);
+	});
+});
+
+describe("the host's side of the list", () => {
+	const notices = () => {
+		const told: string[] = [];
+		return { told, ui: { notify: (message: string) => void told.push(message) } };
+	};
+
+	it("serves along each transport a host serves, in the list's order; a wrong setting and a transport that cannot load are named, the others still serve", async () => {
+		const a = pigeon("a");
+		const b = pigeon("b");
+		a.state.serves = { error: "not serving by pigeon: CHECKPOINT_BRIDGE_PIGEON is wrong" };
+		b.state.serves = true;
+		const broken: TransportEntry = { ...b.entry, kind: "broken", serves: () => true, load: () => Promise.reject(new Error("no such module")) };
+		const host = notices();
+		expect(await serveTransports(createHandle(), host.ui, () => false, [IN_PROCESS, a.entry, broken, b.entry])).toBe(true);
+		expect(host.told).toEqual([
+			"checkpoint-bridge: not serving by pigeon: CHECKPOINT_BRIDGE_PIGEON is wrong",
+			"checkpoint-bridge: the broken transport cannot start: no such module",
+			"b serving",
+		]);
+		expect([a.loads(), b.loads()]).toEqual([0, 1]);
+	});
+
+	it("stops serving once the session ended meanwhile: the claim is void", async () => {
+		const a = pigeon("a");
+		const b = pigeon("b");
+		a.state.serves = b.state.serves = true;
+		expect(await serveTransports(createHandle(), notices().ui, () => true, [a.entry, b.entry])).toBe(false);
+		expect([a.calls, b.calls]).toEqual([["serve"], []]);
+	});
+
+	it("at a quit, stops the transports whose askers wait for the next host first, the others after", async () => {
+		const first = pigeon();
+		const after = pigeon();
+		first.state.serves = after.state.serves = true;
+		const firstEntry: TransportEntry = { ...first.entry, load: async () => ({ ...first.code, closesFirst: true }) };
+		const list = [IN_PROCESS, after.entry, firstEntry];
+		await closeTransports("bye", true, list);
+		expect([first.calls, after.calls]).toEqual([["stop bye"], []]);
+		await closeTransports("bye", false, list);
+		expect([first.calls, after.calls]).toEqual([["stop bye"], ["stop bye"]]);
+	});
+
+	it("lists a host in this process, the local endpoint and a NATS room, in that order; only the first is served by nobody", () => {
+		expect(TRANSPORTS.map((t) => t.kind)).toEqual(["host", "endpoint", "nats"]);
+		expect(TRANSPORTS.map((t) => t.serves({}))).toEqual([false, true, false]);
+	});
+});
