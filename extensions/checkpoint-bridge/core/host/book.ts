@@ -1,6 +1,9 @@
 /**
  * The book: every request the host side of a process has taken in, from taken to gone, as its one
- * record (core/shared/request-record.ts) in one of its states: queued, showing, late, parked. Each
+ * record (core/shared/request-record.ts) in one of its states: queued, showing, late, parked. Every
+ * step between them is a method here, the one place that writes a record's state (ADR-0034):
+ * queued → showing (`show`, and what is on screen: `showQuestion`, `closeQuestion`) → late (`toLate`,
+ * back by `reopen`) or parked (`park`, back by `adopt`) → ended (`end`). Each
  * record has one timer, which follows its state: its deadline while open (the call's, or the
  * question deadline of what is on screen), its expiry while late, the hand-over's grace while parked.
  * Its keeper, the host that has it (or had it last), is told when that timer comes due and ends it
@@ -11,13 +14,16 @@ import { NO_LIMIT, shorterLimit } from "../shared/config.ts";
 import { DEFAULT_LATE_EXPIRY_MS, type LateConfig } from "../shared/late-config.ts";
 import { processSlot } from "../shared/process-slot.ts";
 import type { RelayCancel } from "../shared/protocol.ts";
-import { callDeadline, type LateState, type RequestRecord } from "../shared/request-record.ts";
+import { callDeadline, endedState, type LateState, type RecordState, type RequestRecord } from "../shared/request-record.ts";
 import { restoredRecord, type StoreOutcomeOf, storedEnd, storedRequest, writtenDown } from "../store/records.ts";
 import type { RequestStore } from "../store/store.ts";
 import { takeIn } from "./dialog/intake.ts";
 
 /** How long a record taken back from the store waits, parked, for the host that claimed the role to take it on (at once, in the same turn). */
 const TAKE_BACK_GRACE_MS = 1_000;
+
+/** The showing state of a record on screen. */
+type ShowingState = RecordState & { is: "showing" };
 
 /** A late record: its one record, in the late state. */
 export type LateRequest = RequestRecord & { state: LateState };
@@ -64,10 +70,8 @@ export class RequestBook {
 	/** Where an asker's cancel comes from while its request is parked and no host listens. */
 	readonly #cancels: CancelSource | undefined;
 	#hearing = false;
-	/** Where records of other processes are written down while they are in the book (ADR-0033); undefined: in memory only. */
-	#store: RequestStore | undefined;
-	/** What went wrong writing, once: the book goes on in memory. */
-	#storeFailed: ((problem: string) => void) | undefined;
+	/** Where records of other processes are written down while they are in the book (ADR-0033). */
+	readonly #disk = new WrittenDown();
 
 	constructor(late?: LateConfig, cancels?: CancelSource) {
 		this.#late = late;
@@ -81,12 +85,11 @@ export class RequestBook {
 
 	/** The store records of other processes are written to from now on (ADR-0033); `failed` hears once of a write that failed. */
 	useStore(store: RequestStore | undefined, failed?: (problem: string) => void): void {
-		this.#store = store;
-		this.#storeFailed = failed;
+		this.#disk.use(store, failed);
 	}
 
 	get store(): RequestStore | undefined {
-		return this.#store;
+		return this.#disk.store;
 	}
 
 	/**
@@ -96,21 +99,20 @@ export class RequestBook {
 	 * Rows that no longer read are discarded. The records taken back.
 	 */
 	takeBack(keeper: Keeper): RequestRecord[] {
-		const store = this.#store;
+		const store = this.#disk.store;
 		if (!store) return [];
 		const back: RequestRecord[] = [];
 		for (const restored of readBack(
 			store,
 			(id) => this.#entries.has(id),
-			(work) => this.#written(work),
+			(work) => this.#disk.written(work),
 		)) {
 			const { record, late } = restored;
 			this.add(record, keeper);
 			if (!late) this.park(record, TAKE_BACK_GRACE_MS);
 			else if (((record.wasLate = late), !this.toLate(record, keeper))) {
 				// Other askers' late questions fill the book now: it ends as one that expired.
-				record.state = { is: "ended", end: "expired" };
-				this.remove(record, { end: "expired", note: "It was late, and no room was left to keep it open.", late: true });
+				this.end(record, { end: "expired", note: "It was late, and no room was left to keep it open.", late: true });
 				continue;
 			}
 			back.push(record);
@@ -125,14 +127,14 @@ export class RequestBook {
 	 */
 	letGoWrittenDown(): RequestRecord[] {
 		const outlives = (r: RequestRecord) => writtenDown(r) && (r.request.later === true || r.state.is === "late" || r.wasLate !== undefined);
-		const gone = this.#store ? [...this.#entries.values()].map((entry) => entry.record).filter(outlives) : [];
+		const gone = this.#disk.store ? [...this.#entries.values()].map((entry) => entry.record).filter(outlives) : [];
 		for (const record of gone) this.remove(record, undefined, true);
 		return gone;
 	}
 
 	/** The record's answers changed: written down again, when it is, so a host that starts again does not ask them again. */
 	noted(record: RequestRecord): void {
-		if (this.#of(record)) this.#write(record);
+		if (this.#of(record)) this.#disk.write(record);
 	}
 
 	/** Whether a request whose call's budget ran out stays open, late. */
@@ -156,8 +158,23 @@ export class RequestBook {
 		const id = record.request.id;
 		if (this.#entries.has(id)) return false;
 		this.#entries.set(id, { record, keeper, timer: undefined, at: NO_LIMIT, bytes: 0 });
-		this.#write(record);
+		this.#disk.write(record);
 		return true;
+	}
+
+	/** Queued → showing: its surface opens it now, no question on screen yet. The showing state; undefined when it is not queued. */
+	show = (record: RequestRecord): ShowingState | undefined => toShowing(record);
+
+	/** Question `index` of a showing record is on screen (until `questionDeadline`, when given): whether it was first shown now; undefined when it is not showing. */
+	showQuestion = (record: RequestRecord, index: number, questionDeadline?: number): boolean | undefined => questionShown(record, index, questionDeadline);
+
+	/** No question of the showing record is on screen any more (its final answer given); `closed`: nothing of it is (its surface closed). */
+	closeQuestion = (record: RequestRecord, closed = false): void => questionClosed(record, closed);
+
+	/** The record ended as `outcome.end`: its state says so (in the book or not), and it leaves the book. */
+	end(record: RequestRecord, outcome: StoreOutcomeOf): void {
+		record.state = endedState(outcome.end);
+		this.remove(record, outcome);
 	}
 
 	/** Sets the record's one timer due at `at` (epoch ms; NO_LIMIT: none). */
@@ -195,7 +212,8 @@ export class RequestBook {
 		// Room is made from the asker's own: one asker's flood never pushes out another's question.
 		for (let own = ofAsker(); over(bytes) && own.length > 0; own = ofAsker()) this.#pushOut(own[0]!, "too-many");
 		if (over(bytes)) return undefined;
-		const before = record.wasLate;
+		// Shown again (or late now and kept late): as late as it was.
+		const before = record.wasLate ?? (record.state.is === "late" ? record.state : undefined);
 		// Shown again, each question gets the host's time: the asker cut its own to the call's budget, which has run out.
 		record.request = { ...record.request, dialogTimeoutMs: config.dialogTimeoutMs };
 		record.state = { is: "late", since: before?.since ?? now, expiresAt: before?.expiresAt ?? now + config.expiryMs };
@@ -206,7 +224,7 @@ export class RequestBook {
 		this.#lateOnes.add(entry);
 		this.#lateBytes += bytes;
 		this.#arm(entry, record.state.expiresAt);
-		this.#write(record);
+		this.#disk.write(record);
 		return record as LateRequest;
 	}
 
@@ -223,7 +241,7 @@ export class RequestBook {
 		record.wasLate = record.state as LateState;
 		record.state = { is: "queued" };
 		entry.keeper = keeper;
-		this.#write(record);
+		this.#disk.write(record);
 		return record;
 	}
 
@@ -270,27 +288,7 @@ export class RequestBook {
 		this.#clearLate(entry);
 		if (this.#parkedOnes.delete(entry)) this.#parkedChanged();
 		this.#entries.delete(record.request.id);
-		const store = this.#store;
-		if (keepWritten || !store || !writtenDown(record)) return;
-		const expiresAt = Date.now() + (this.#late?.expiryMs ?? DEFAULT_LATE_EXPIRY_MS);
-		this.#written(() => (outcome ? store.ended(storedEnd(record, outcome, expiresAt)) : store.discard(record.request.id)));
-	}
-
-	/** Writes the record down as it is now, when it is one the store keeps. */
-	#write(record: RequestRecord): void {
-		const store = this.#store;
-		if (store && writtenDown(record)) this.#written(() => store.put(storedRequest(record)));
-	}
-
-	/** A write that fails (a full disk, a file taken away) is told once; the book itself goes on in memory. */
-	#written(write: () => void): void {
-		try {
-			write();
-		} catch (error) {
-			const failed = this.#storeFailed;
-			this.#storeFailed = undefined;
-			failed?.(error instanceof Error ? error.message : String(error));
-		}
+		if (!keepWritten) this.#disk.gone(record, outcome, Date.now() + (this.#late?.expiryMs ?? DEFAULT_LATE_EXPIRY_MS));
 	}
 
 	/** An asker that gives up while its request is parked ends it by its keeper, at once: the book listens while anything is parked. */
@@ -345,6 +343,67 @@ export class RequestBook {
 		if (!this.#lateOnes.delete(entry)) return;
 		this.#lateBytes -= entry.bytes;
 		entry.bytes = 0;
+	}
+}
+
+/** The step queued → showing (RequestBook.show). */
+function toShowing(record: RequestRecord): ShowingState | undefined {
+	if (record.state.is !== "queued") return undefined;
+	const showing: ShowingState = { is: "showing" };
+	record.state = showing;
+	return showing;
+}
+
+/** What is on screen of a showing record: its question, its question deadline, when it was first shown (RequestBook.showQuestion). */
+function questionShown(record: RequestRecord, index: number, questionDeadline: number | undefined): boolean | undefined {
+	const { state } = record;
+	if (state.is !== "showing") return undefined;
+	const first = record.shownAt === undefined;
+	record.shownAt ??= Date.now();
+	state.question = index;
+	if (questionDeadline !== undefined) state.questionDeadline = questionDeadline;
+	return first;
+}
+
+/** Nothing, or no question, of a showing record on screen any more (RequestBook.closeQuestion). */
+function questionClosed(record: RequestRecord, closed: boolean): void {
+	const { state } = record;
+	if (state.is !== "showing") return;
+	state.question = undefined;
+	if (closed) state.questionDeadline = undefined;
+}
+
+/** The book's writes to the store (ADR-0033): records of other processes only; a failed write is told once, and the book goes on in memory. */
+class WrittenDown {
+	store: RequestStore | undefined;
+	#failed: ((problem: string) => void) | undefined;
+
+	use(store: RequestStore | undefined, failed?: (problem: string) => void): void {
+		this.store = store;
+		this.#failed = failed;
+	}
+
+	/** Writes the record down as it is now, when it is one the store keeps. */
+	write(record: RequestRecord): void {
+		const { store } = this;
+		if (store && writtenDown(record)) this.written(() => store.put(storedRequest(record)));
+	}
+
+	/** The record left the book: its row goes, and its end (when it ended) stays until `expiresAt`, for a later wait on its id. */
+	gone(record: RequestRecord, outcome: StoreOutcomeOf | undefined, expiresAt: number): void {
+		const { store } = this;
+		if (store && writtenDown(record)) this.written(() => (outcome ? store.ended(storedEnd(record, outcome, expiresAt)) : store.discard(record.request.id)));
+	}
+
+	/** A write that fails (a full disk, a file taken away) is told once. */
+	written(write: () => void): void {
+		try {
+			write();
+		} catch (error) {
+			const failed = this.#failed;
+			this.#failed = undefined;
+			failed?.(error instanceof Error ? error.message : String(error));
+		}
 	}
 }
 

@@ -16,7 +16,7 @@ import { LATE_NOTE } from "../shared/late-config.ts";
 import type { Snapshot } from "../shared/observers.ts";
 import type { OutsideAnswerReply } from "../shared/outside-answers.ts";
 import type { RelayCancel, RelayReply, RelayRequest } from "../shared/protocol.ts";
-import { callDeadline, endedState, hasEnded, type RequestEnd, type RequestRecord } from "../shared/request-record.ts";
+import { callDeadline, hasEnded, type RequestEnd, type RequestRecord } from "../shared/request-record.ts";
 import { type Keeper, type LateExpiry, type LateRequest, RequestBook } from "./book.ts";
 import { type HostEvents, Notifier, observed, progressFrame, resultFrame, type SettledOutcome, settledOutcome } from "./dialog/events.ts";
 import { type Prior, takeIn } from "./dialog/intake.ts";
@@ -82,7 +82,7 @@ export class DialogHost implements ShowingHost, Keeper {
 		this.#book = options.book ?? new RequestBook();
 		this.#late = new LateSide(this.notifier, this.#book, options.lateEnded);
 		this.#lateLeft = options.lateLeft;
-		this.#loop = new ShowLoop(options.surface, this, options.bell);
+		this.#loop = new ShowLoop(options.surface, this, options.bell, this.#book);
 		this.#queue = new DialogQueue(() => this.notifier.changed());
 	}
 
@@ -276,7 +276,6 @@ export class DialogHost implements ShowingHost, Keeper {
 		if (mine) this.#requests.remove(mine);
 		const wasLate = record.state.is === "late" ? record.state : record.wasLate;
 		if (wasLate && !this.#late.settles(end)) {
-			record.wasLate = wasLate;
 			const lateAgain = this.#late.keep(record, this);
 			if (wasQueued) mine?.dequeue?.abort(end);
 			if (lateAgain) return this.#late.wentLate(lateAgain, true);
@@ -288,10 +287,7 @@ export class DialogHost implements ShowingHost, Keeper {
 		if (end === "timeout") note = `The call's budget ran out before every question was answered.${late ? ` ${LATE_NOTE}` : ""}`;
 		// Handed over, it is parked, not ended: it lives on with the next host, or ends here when none takes it.
 		if (end === "handed-over") this.#book.park(record, this.#handOver.graceMs);
-		else if (!late) {
-			record.state = endedState(end);
-			this.#book.remove(record, { end, ...(note ? { note } : {}), late: wasLate !== undefined });
-		}
+		else if (!late) this.#book.end(record, { end, ...(note ? { note } : {}), late: wasLate !== undefined });
 		// Waiting its turn, it leaves the dialog queue (once out of every index and state, so that nothing started now sees it open).
 		if (wasQueued) mine?.dequeue?.abort(end);
 		if (end === "handed-over") return this.notifier.changed();

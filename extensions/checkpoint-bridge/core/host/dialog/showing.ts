@@ -9,7 +9,8 @@ import type { Question } from "../../../model/question.ts";
 import type { RequestEnd } from "../../../model/result.ts";
 import type { Surface } from "../../answering/surface.ts";
 import { NO_LIMIT } from "../../shared/config.ts";
-import { callDeadline, givenAnswers, type RecordState, type RequestRecord } from "../../shared/request-record.ts";
+import { callDeadline, givenAnswers, type RequestRecord } from "../../shared/request-record.ts";
+import type { RequestBook } from "../book.ts";
 import { type Show, type ShowOutcome, type ShowPrompt, showFor } from "../show.ts";
 import type { Notifier } from "./events.ts";
 import type { DialogRequest } from "./open-requests.ts";
@@ -90,13 +91,16 @@ export class ShowLoop {
 	/** Where the surface's answers are given. */
 	readonly #place: AnswerPlace | undefined;
 	readonly #bell: (() => void) | undefined;
+	/** Where the record's every step is taken (book.ts): this loop writes no state of its own. */
+	readonly #book: RequestBook;
 	/** The request whose task runs, for the status line: the one being shown. */
 	showing: DialogRequest | undefined;
 	/** The round of the relayed request shown last (ADR-0024): a newcomer's first request is due in the next one. */
 	round = 0;
 
-	constructor(surface: Surface, host: ShowingHost, bell: (() => void) | undefined) {
+	constructor(surface: Surface, host: ShowingHost, bell: (() => void) | undefined, book: RequestBook) {
 		this.host = host;
+		this.#book = book;
 		this.#show = showFor(surface);
 		this.#place = surface.place;
 		this.#bell = bell;
@@ -105,24 +109,22 @@ export class ShowLoop {
 	/** Shows the request, one way for every surface, and ends it as its showing ended. */
 	async run(entry: DialogRequest): Promise<void> {
 		const { record } = entry;
+		const showing = this.#book.show(record);
 		// Ended (or gone late) as its task started: nothing is left to show.
-		if (record.state.is !== "queued") return;
+		if (!showing) return;
 		this.showing = entry;
 		if (entry.round > this.round) this.round = entry.round;
 		// One controller per request: the queue class took its signal from p-queue as the task started, so aborting it now closes what is open and nothing else.
 		const open = entry.dequeue ?? new AbortController();
 		entry.dequeue = undefined;
 		entry.open = open;
-		const showing: RecordState & { is: "showing" } = { is: "showing" };
-		record.state = showing;
 		let outcome: ShowOutcome;
 		try {
 			outcome = await this.#show(new OpenPrompt(entry, this, open.signal, this.host.countDialog));
 		} catch (error) {
 			return this.host.end(entry.record, "failed", `The host dialog failed: ${errorText(error)}`);
 		} finally {
-			showing.question = undefined;
-			showing.questionDeadline = undefined;
+			this.#book.closeQuestion(record, true);
 			// What was shown has closed: nothing is left to abort when the request ends, and the slot is free.
 			entry.open = undefined;
 			this.showing = undefined;
@@ -134,13 +136,10 @@ export class ShowLoop {
 	/** Question `index` of a showing request is on screen: progress, the shown event, and the bell the first time a relayed request shows. */
 	shown(entry: DialogRequest, index: number, deadline?: number): void {
 		const { record } = entry;
-		const { state } = record;
-		if (state.is !== "showing" || !record.questions[index]) return;
-		const firstShown = record.shownAt === undefined;
-		record.shownAt ??= Date.now();
-		state.question = index;
+		if (!record.questions[index]) return;
+		const firstShown = this.#book.showQuestion(record, index, deadline);
+		if (firstShown === undefined) return;
 		if (deadline !== undefined) {
-			state.questionDeadline = deadline;
 			// What is open closes by its question deadline when that comes before the request's.
 			const call = callDeadline(record);
 			this.host.arm(entry, deadline !== NO_LIMIT && (call === NO_LIMIT || deadline < call) ? deadline : call);
@@ -155,9 +154,8 @@ export class ShowLoop {
 	/** The human answered question `index` (again, on a form): it counts from now on; a final one may complete the requests that joined it. */
 	answered(entry: DialogRequest, index: number, answer: Answer, final: boolean): boolean {
 		const { record } = entry;
-		const { state } = record;
-		if (state.is !== "showing" || !record.questions[index]) return false;
-		if (final) state.question = undefined;
+		if (record.state.is !== "showing" || !record.questions[index]) return false;
+		if (final) this.#book.closeQuestion(record);
 		if (!this.#takeChecked(entry, index, answer)) return false;
 		// A copy: the surface keeps no reference into what is sealed and sent.
 		record.entries[index] = { answer: copyAnswer(answer, "dialog"), place: this.#place };
