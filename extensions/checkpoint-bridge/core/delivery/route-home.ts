@@ -61,7 +61,7 @@ export function endTakers(bus: EventEmitter<BusEvents>): EndTakers {
 /** How the caller can carry an end back to its asker's process; `taken(false)` when it could not. */
 type SendBack = (taken: (sent: boolean) => void) => void;
 
-export interface SendOptions {
+interface SendOptions {
 	/** The asker's transport, when one takes ends back to its process. */
 	sendBack?: SendBack;
 	/** The asker is known to be gone. @default false */
