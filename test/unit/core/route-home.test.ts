@@ -290,3 +290,21 @@ describe("the bridge and the host role meet at the takers, not at a listener cou
 		role.release("quit", "done");
 	});
 });
+
+describe("where a late request's answer goes, as /checkpoints asks it", () => {
+	it("its late end, not its call's: a wait: false request whose timeout end was delivered still has its answer go to its session", async () => {
+		const box = createDeliveryBox({ hostSessionId: () => HOST_SESSION });
+		const asker = fakeSession();
+		box.attach("child-session", asker.poster());
+		const book = new RequestBook({ ...readLateConfig({}), expiryMs: 600_000 });
+		const { role, ask, handle } = relay({}, { book, home: homeRoute(() => HOST_SESSION, box) });
+		void ask([{ question: "Name?" }], { budgetMs: 1_000 });
+		await flush(vi);
+		const id = handle.snapshot()!.open.at(-1)!.requestId;
+		await vi.advanceTimersByTimeAsync(1_000);
+		box.deliver({ ...delivery(id, "child-session", "timeout"), queuedAt: 0 });
+		expect(asker.ids()).toEqual([id]);
+		expect(role.whereLate(id)).toEqual({ to: "asker" });
+		role.release("quit", "done");
+	});
+});

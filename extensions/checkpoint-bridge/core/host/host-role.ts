@@ -353,7 +353,8 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 		whereLate(requestId) {
 			const lateRecord = book.get(requestId);
 			if (lateRecord?.state.is !== "late") return undefined;
-			return home.where(lateRecord.request);
+			// Its late end: the call's own end may have been delivered already (a `wait: false` request's timeout).
+			return home.where(lateRecord.request, undefined, { late: true });
 		},
 		release(reason: string, note: string) {
 			if (released) return;
