@@ -4,11 +4,9 @@
  * `notify test` sends a test notification.
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
-import { answerLate, checkpointsReport, WRITTEN_DOWN_SHOWN, writtenDownReport } from "./core/host/audit.ts";
 import type { DialogHost } from "./core/host/dialog-host.ts";
 import type { SharedHandle } from "./core/shared/shared-handle.ts";
 import type { HostLife } from "./host-life.ts";
-import { notifyCommand, WEB_USAGE, webCommand, webPageLine } from "./surfaces/web/command.ts";
 
 /** Who waits in the dialog queue, as `/checkpoints pause` and `resume` say it. */
 function queuedLine(host: DialogHost): string {
@@ -47,6 +45,9 @@ export function checkpointsCommand(handle: SharedHandle, host: HostLife): Parame
 		description:
 			"checkpoint-bridge: questions open now (late ones too) and the recent history; `answer <n>` shows late question n again; `pause` / `resume` hold / show new dialogs; `web` / `web off` start / stop the answer page; `notify test` sends a test notification",
 		handler: async (args, ctx) => {
+			// Loaded when the command is typed: a session where it never is (each sub-agent child) loads none of it.
+			const { answerLate, checkpointsReport, WRITTEN_DOWN_SHOWN, writtenDownReport } = await import("./core/host/audit.ts");
+			const { notifyCommand, WEB_USAGE, webCommand, webPageLine } = await import("./surfaces/web/command.ts");
 			const words = (args ?? "").trim().split(/\s+/).filter(Boolean);
 			if (words[0] === "web") return webCommand(words.slice(1), ctx.ui, handle, host.role !== undefined);
 			if (words[0] === "notify") return notifyCommand(words.slice(1), ctx.ui);

@@ -4,8 +4,8 @@
  * the web page (when wanted); at session_shutdown it gives them back. On a replacement (/new,
  * /resume, /fork, /reload) the endpoint, the room and the page stay for the next host; at quit they stop.
  */
-import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import type { HostRole, SettledRecord } from "./core/host/host-role.ts";
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { HostRole } from "./core/host/host-role.ts";
 import type { SharedHandle } from "./core/shared/shared-handle.ts";
 import { closeTransports, serveTransports } from "./route.ts";
 
@@ -18,6 +18,7 @@ const loadHostSide = () => (hostSide ??= importHostSide());
 type HostSide = Awaited<ReturnType<typeof importHostSide>>;
 /** One after the other, once: pi's loader can hand a concurrent import of a shared module a module half run. */
 async function importHostSide() {
+	const { AUDIT_ENTRY_TYPE } = await import("./core/host/audit.ts");
 	const { terminalDraws } = await import("./core/answering/screens.ts");
 	const { requestBook } = await import("./core/host/book.ts");
 	const { claimHostRole } = await import("./core/host/host-role.ts");
@@ -28,7 +29,20 @@ async function importHostSide() {
 	// What the host loads of the terminal form: the form itself loads on the first TUI question.
 	const { lazyFormSurface } = await import("./surfaces/terminal-form/lazy.ts");
 	const { channelsOf } = await import("./channels.ts");
-	return { terminalDraws, requestBook, claimHostRole, readLateConfig, processStore, withChildScreens, dialogSurface, lazyFormSurface, channelsOf };
+	const { offerMcpRoute } = await import("./surfaces/web/http/mcp-route.ts");
+	return {
+		AUDIT_ENTRY_TYPE,
+		offerMcpRoute,
+		terminalDraws,
+		requestBook,
+		claimHostRole,
+		readLateConfig,
+		processStore,
+		withChildScreens,
+		dialogSurface,
+		lazyFormSurface,
+		channelsOf,
+	};
 }
 
 export interface HostLifeOptions {
@@ -36,8 +50,8 @@ export interface HostLifeOptions {
 	handle: SharedHandle;
 	/** Rings for attention when a relayed question is first shown. */
 	bell: () => void;
-	/** Called for every settled request (the audit trail). */
-	onSettled: (record: SettledRecord) => void;
+	/** Records every settled request in the session (the audit trail). */
+	appendEntry: ExtensionAPI["appendEntry"];
 }
 
 /** What a session knows of its host role. */
@@ -55,7 +69,7 @@ export interface HostLife {
 
 /** The host life of one session; holds nothing until `claim`. */
 export function hostLife(options: HostLifeOptions): HostLife {
-	const { handle, bell, onSettled } = options;
+	const { handle, bell, appendEntry } = options;
 	let role: HostRole | undefined;
 	/** The session whose terminal draws child screens, while this session holds the role in the TUI. */
 	let drawing: string | undefined;
@@ -74,24 +88,25 @@ export function hostLife(options: HostLifeOptions): HostLife {
 			const { ui, mode } = ctx;
 			const claimedAt = releases;
 			const released = () => releases !== claimedAt;
-			const { claimHostRole, requestBook, readLateConfig, processStore, withChildScreens, dialogSurface, lazyFormSurface, terminalDraws, channelsOf } =
-				await loadHostSide();
-			channels ??= channelsOf();
+			const side = await loadHostSide();
+			channels ??= side.channelsOf();
 			// Another start of this session may have claimed while the host's side loaded, or the session ended.
 			if (role || released()) return !released();
-			role = claimHostRole(handle, {
+			role = side.claimHostRole(handle, {
 				ui: ui,
 				// The terminal shows a request as one form, and a foreground child's own component (ADR-0016); RPC hosts keep pi's select/input dialogs.
-				surface: withChildScreens(mode === "tui" ? lazyFormSurface(ui) : dialogSurface(ui, "rpc"), mode === "tui" ? ui : undefined),
+				surface: side.withChildScreens(mode === "tui" ? side.lazyFormSurface(ui) : side.dialogSurface(ui, "rpc"), mode === "tui" ? ui : undefined),
 				sessionId,
 				bell,
-				onSettled,
-				book: requestBook(handle, readLateConfig()),
+				onSettled: (record) => appendEntry(side.AUDIT_ENTRY_TYPE, record),
+				book: side.requestBook(handle, side.readLateConfig()),
 				// Requests of other processes are written down for the next host in this directory (ADR-0033).
-				store: processStore(process.cwd()),
+				store: side.processStore(process.cwd()),
 			});
 			if (!role) return true;
-			if (mode === "tui") terminalDraws((drawing = sessionId), true);
+			// The page serves MCP at /mcp (ADR-0026): the server is loaded on the first request that passes the page's checks.
+			side.offerMcpRoute(() => import("./mcp.ts").then((mcp) => mcp.httpEndpoint(handle)));
+			if (mode === "tui") side.terminalDraws((drawing = sessionId), true);
 			// Other processes (the local endpoint) and other machines (a NATS room, when configured) reach it (transports.ts).
 			if (!(await serveTransports(handle, ui, released))) return false;
 			// The page (with its one-tap links, the notify command, ntfy) and mail, when configured (channels.ts).

@@ -6,21 +6,16 @@
  * host-life.ts's, the way a call goes route.ts's, who asks core/shared/identity.ts's (sessionAsker).
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
-import { askLater, withLate } from "./ask-later.ts";
 import { checkpointsCommand } from "./checkpoints-command.ts";
-import { reportToolMissing } from "./core/asking/tool-missing.ts";
 import { deliveryBox, sessionPoster } from "./core/delivery/delivery.ts";
-import { AUDIT_ENTRY_TYPE } from "./core/host/audit.ts";
 import { isLiveSession, sessionAsker, sessionReads } from "./core/shared/identity.ts";
 import { sharedHandle } from "./core/shared/shared-handle.ts";
 import { hostLife } from "./host-life.ts";
 import { isRelayedUI } from "./interop/dialog-relay.ts";
 import { toolEdge } from "./interop/screen-relay.ts";
 import { reachOtherExtensions } from "./other-extensions.ts";
-import { ownQuestions } from "./own-questions.ts";
 import { releaseLate, waysFrom } from "./route.ts";
 import { loadingPiVersion, reportUnsupportedPi } from "./supported-pi.ts";
-import { offerMcpRoute } from "./surfaces/web/http/mcp-route.ts";
 import { drawAnswerMessages } from "./tool/answer-message.ts";
 import { askTool } from "./tool/ask.ts";
 import { TOOL_NAME } from "./tool/description.ts";
@@ -31,13 +26,15 @@ export { TOOL_NAME };
 // One terminal bell, only where stdout is a terminal (in RPC mode stdout is the protocol).
 const bell = () => void (process.stdout.isTTY && process.stdout.write("\x07"));
 
+let later: Promise<typeof import("./ask-later.ts")> | undefined;
+/** A call's late end and `wait: false` (ask-later.ts), loaded at the first call, once for every caller. */
+const loadLater = () => (later ??= import("./ask-later.ts"));
+
 export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void> {
 	// Read now, while pi's loader is on the stack; told at the first session start.
 	const piVersion = loadingPiVersion();
 	const handle = sharedHandle();
-	// The web page serves MCP at /mcp (ADR-0026): the server is loaded on the first request that passes the page's checks.
-	offerMcpRoute(() => import("./mcp.ts").then((mcp) => mcp.httpEndpoint(handle)));
-	const host = hostLife({ handle, bell, onSettled: (record) => pi.appendEntry(AUDIT_ENTRY_TYPE, record) });
+	const host = hostLife({ handle, bell, appendEntry: (customType, data) => pi.appendEntry(customType, data) });
 	/** Queued requests of every session of the process and their deliveries as messages (core/delivery/delivery.ts). */
 	const box = deliveryBox(() => handle.host()?.sessionId);
 	const me = sessionAsker(() => pi.getSessionName());
@@ -47,8 +44,8 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 	let closeFormsOnPage: (() => void) | undefined;
 	/** Set from session_shutdown on: a call ended by the quit stays open in the session, for the next start. */
 	let closing = false;
-	/** The host session's own questions: recorded, reopened at its next start (own-questions.ts). */
-	const own = ownQuestions(pi, handle, box, () => !closing);
+	/** The host session's own questions: recorded, reopened at its next start (own-questions.ts, loaded at the claim). */
+	let own: ReturnType<typeof import("./own-questions.ts").ownQuestions> | undefined;
 
 	// A session with a UI claims the role at start; the next one claims it after /new, /resume, /fork, /reload.
 	pi.on("session_start", async (event, ctx) => {
@@ -63,14 +60,16 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 		// A relayed UI (a child's, ADR-0012) is the host's, reached from here: such a session is no host of its own.
 		const relayed = isRelayedUI(ctx.ui);
 		// A child whose agent file narrows `tools:` has no ask_user_via_host: the host tells the human why, and the fix.
-		if ((!ctx.hasUI || relayed) && !pi.getActiveTools().includes(TOOL_NAME)) reportToolMissing(handle, me.agent() ?? me.identity().label, TOOL_NAME);
+		if ((!ctx.hasUI || relayed) && !pi.getActiveTools().includes(TOOL_NAME))
+			(await import("./core/asking/tool-missing.ts")).reportToolMissing(handle, me.agent() ?? me.identity().label, TOOL_NAME);
 		// pi replaced the session while it claimed (a /resume typed at once): its ctx is stale, the next start takes over.
 		if (!relayed && !(await host.claim(ctx, sessionId))) return;
 		// Attached once the role is settled: a host's session takes what was kept for askers that are gone.
 		detach?.();
 		detach = box.attach(sessionId, sessionPoster(pi, entries));
-		// A continued or resumed host session asks its own questions a crash or a quit left open again (own-questions.ts).
-		if (host.role && (event.reason === "startup" || event.reason === "resume")) own.reopen(entries, sessionId);
+		if (host.role) own ??= (await import("./own-questions.ts")).ownQuestions(pi, handle, box, () => !closing);
+		// A continued or resumed host session asks its own questions a crash or a quit left open again.
+		if (host.role && (event.reason === "startup" || event.reason === "resume")) own?.reopen(entries, sessionId);
 		// Other ask tools' forms open in this terminal show on the web page too (interop/); elsewhere they ride the relay. A foreground
 		// child of a terminal host (mode "tui", ADR-0016) draws its forms there: they show too. No terminal (a sub-agent child): never loaded.
 		if (pi.events && ctx.mode === "tui" && !closeFormsOnPage) {
@@ -85,7 +84,7 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 
 	pi.on("session_shutdown", (event) => {
 		closing = true;
-		own.close();
+		own?.close();
 		closeFormsOnPage?.();
 		detach?.();
 		closeFormsOnPage = detach = undefined;
@@ -97,17 +96,18 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 	const tool = askTool({
 		asker: me.identity,
 		// A host of another process that keeps a timed-out question late sends its end back while this process runs.
-		ask: (options) => ways.ask(withLate(box, options)),
+		ask: async (options) => ways.ask((await loadLater()).withLate(box, options)),
 		askLater: async (options) => {
+			const { askLater, withLate } = await loadLater();
 			// The host session's queued question is recorded too, under the id it is asked with: its delivery's record ends it.
-			const recorded = host.role ? own.record(options.asker, options.questions) : undefined;
+			const recorded = host.role ? own?.record(options.asker, options.questions) : undefined;
 			const receipt = await askLater(ways.now(), withLate(box, recorded ? { ...options, requestId: recorded.requestId } : options), { handle, box });
 			// Ended before the host took it: nothing will be delivered, nothing is left to reopen.
 			if (receipt.status !== "queued") recorded?.ended(receipt.status, false);
 			return receipt;
 		},
 		// Only the host session's own questions are recorded: a crash or a quit leaves them open for the next start.
-		recordOwn: (asker, questions) => (host.role ? own.record(asker, questions) : undefined),
+		recordOwn: (asker, questions) => (host.role ? own?.record(asker, questions) : undefined),
 	});
 	pi.registerTool(tool);
 	pi.registerTool(waitTool(box));

@@ -9,7 +9,7 @@ import { Type } from "typebox";
 import type { DeliveryBox } from "../core/delivery/delivery.ts";
 import type { RequestStore } from "../core/store/store.ts";
 import { MAX_OPEN_PER_ASKER } from "../model/limits.ts";
-import { type WaitOutcome, type WaitWords, waitOutcome, waitRefused } from "../model/wait-outcome.ts";
+import type { WaitOutcome, WaitWords } from "../model/wait-outcome.ts";
 
 /** The tool's name. */
 const WAIT_TOOL_NAME = "wait_for_host_answers";
@@ -38,9 +38,11 @@ const WORDS: WaitWords = {
 
 const PARAMETERS = ["requestIds", "timeoutMs"];
 
-// Loaded once, at the first wait that needs them: a session that never waits for an earlier run's request loads no store.
+// Loaded once, at the first wait that needs them: a session that never waits loads no outcome, one that never waits for an earlier run's request no store.
 let storeOpen: Promise<typeof import("../core/store/open.ts")> | undefined;
 const loadStoreOpen = () => (storeOpen ??= import("../core/store/open.ts"));
+let outcomes: Promise<typeof import("../model/wait-outcome.ts")> | undefined;
+const loadOutcomes = () => (outcomes ??= import("../model/wait-outcome.ts"));
 let laterWaits: Promise<typeof import("../core/store/later-waits.ts")> | undefined;
 const loadLaterWaits = () => (laterWaits ??= import("../core/store/later-waits.ts"));
 
@@ -62,6 +64,8 @@ export async function waitForAnswers(
 	signal?: AbortSignal,
 	stored: () => RequestStore | undefined | Promise<RequestStore | undefined> = storeHere,
 ): Promise<WaitOutcome> {
+	// Loaded where an outcome is made, never before a wait starts: an end delivered meanwhile would miss it.
+	const waitRefused = async (why: string) => (await loadOutcomes()).waitRefused(why);
 	const params = (typeof raw === "object" && raw !== null ? raw : {}) as Record<string, unknown>;
 	const unknown = Object.keys(params).filter((key) => !PARAMETERS.includes(key));
 	if (unknown.length > 0)
@@ -90,12 +94,12 @@ export async function waitForAnswers(
 		);
 	const open = ids.filter((id) => !delivered.includes(id) && !earlier.includes(id));
 	const budget = Math.min(MAX_WAIT_MS, Math.max(MIN_WAIT_MS, Math.round((timeoutMs as number | undefined) ?? DEFAULT_WAIT_MS)));
-	if (open.length === 0 && earlier.length === 0) return waitOutcome([], [], delivered, WORDS);
+	if (open.length === 0 && earlier.length === 0) return (await loadOutcomes()).waitOutcome([], [], delivered, WORDS);
 	const [here, before] = await Promise.all([
 		open.length > 0 ? box.waitFor(sessionId, open, budget, signal) : { ended: [], open: [] },
 		store && waitInStore && earlier.length > 0 ? waitInStore(store, earlier, budget, signal) : { ended: [], open: [] },
 	]);
-	return waitOutcome([...here.ended.map((d) => d.envelope), ...before.ended], [...here.open, ...before.open], delivered, WORDS);
+	return (await loadOutcomes()).waitOutcome([...here.ended.map((d) => d.envelope), ...before.ended], [...here.open, ...before.open], delivered, WORDS);
 }
 
 /** The tool's definition over this process's delivery box, for the calling session. */
