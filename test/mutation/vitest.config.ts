@@ -32,6 +32,8 @@ const ISOLATED = [
 	"test/unit/core/copies.test.ts",
 	// Tells a channel configured by a page already running: a page an earlier file left in the process would count.
 	"test/unit/channels.test.ts",
+	// Reads which modules the extension's entry imports: one an earlier file loaded is already there.
+	"test/unit/surfaces/terminal-form/lazy.test.ts",
 	"test/unit/own-questions.test.ts",
 	// The process's delivery box is made first in each of these (support/host-messages.ts): the host's session is theirs.
 	"test/unit/transports/local/answer-acks.test.ts",
