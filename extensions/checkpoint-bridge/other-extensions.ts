@@ -4,10 +4,9 @@
  * any extension in a session without a UI of its own (ADR-0012).
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
-import { terminalHere } from "./core/answering/screens.ts";
 import { readConfig } from "./core/shared/config.ts";
 import type { AskerIdentity } from "./core/shared/identity.ts";
-import { relayDialogsOn } from "./interop/dialog-relay.ts";
+import { relayDialogsOn } from "./interop/marks.ts";
 import { offerExternalUI } from "./interop/pi-agent-ask.ts";
 import type { Ways } from "./route.ts";
 
@@ -25,9 +24,11 @@ export function reachOtherExtensions(pi: Pick<ExtensionAPI, "events">, marker: o
 		});
 	// The relay is loaded only when it is switched on.
 	if (!relayDialogsOn()) return;
-	return import("./interop/enable.ts").then((relay) =>
+	// One module after the other: pi's loader can hand a concurrent import of a shared module a module half run.
+	return import("./interop/enable.ts").then(async (relay) => {
+		const { terminalHere } = await import("./core/answering/screens.ts");
 		// The tool's definition marks this copy: pi keeps it as given in the session's runner.
-		relay.enableDialogRelay(marker, {
+		return relay.enableDialogRelay(marker, {
 			// Reachable when the session binds: a host in this process, the endpoint of the host that spawned it, or a NATS room.
 			reachable: ways.reachable,
 			asker,
@@ -37,6 +38,6 @@ export function reachOtherExtensions(pi: Pick<ExtensionAPI, "events">, marker: o
 			notify: (who, message, type) => ways.notice({ asker: who, message, type }),
 			// A child's own components reach the host's terminal only when that terminal is in this process (ADR-0016).
 			terminalHere: () => terminalHere() && ways.now().kind === "host",
-		}),
-	);
+		});
+	});
 }

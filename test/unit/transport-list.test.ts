@@ -4,6 +4,8 @@
  * serves along each transport it serves and its quit stops them. A transport added to the list is
  * used without any other change.
  */
+import { readFileSync } from "node:fs";
+import { dirname, relative, resolve } from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import type { CallOptions } from "../../extensions/checkpoint-bridge/core/asking/call.ts";
 import type { Reach, Transport, TransportEntry } from "../../extensions/checkpoint-bridge/core/asking/transport.ts";
@@ -156,5 +158,45 @@ describe("the host's side of the list", () => {
 	it("lists a host in this process, the local endpoint and a NATS room, in that order; only the first is served by nobody", () => {
 		expect(TRANSPORTS.map((t) => t.kind)).toEqual(["host", "endpoint", "nats"]);
 		expect(TRANSPORTS.map((t) => t.serves({}))).toEqual([false, true, false]);
+	});
+});
+
+/** Every file a module loads through static imports (type-only imports and `import()` left out). */
+function staticGraph(file: string, seen = new Set<string>()): Set<string> {
+	if (seen.has(file)) return seen;
+	seen.add(file);
+	for (const match of readFileSync(file, "utf8").matchAll(/^(?:import|export)\s+(?!type\b)[^;]*?from\s+["']([^"']+)["']/gms)) {
+		const target = match[1]!;
+		if (target.startsWith(".")) staticGraph(resolve(dirname(file), target), seen);
+	}
+	return seen;
+}
+
+describe("what every session loads with the extension", () => {
+	const ROOT = resolve(import.meta.dirname, "../../extensions/checkpoint-bridge");
+	const loaded = () => [...staticGraph(resolve(ROOT, "index.ts"))].map((f) => relative(ROOT, f));
+
+	it("of the transports, the list's lines and the in-process one: no transport's client or server, and no wait: false path", () => {
+		const transports = loaded().filter((f) => f.startsWith("transports/"));
+		expect(transports.sort()).toEqual([
+			"transports/in-process/index.ts",
+			"transports/local/address.ts",
+			"transports/local/advertisement.ts",
+			"transports/local/private-files.ts",
+			"transports/nats/config.ts",
+		]);
+		expect(loaded()).not.toContain("ask-later.ts");
+	});
+
+	it("none of what a command, a host or a wait loads at its first use: the audit, the MCP route, own questions, the wait's outcomes, the tool-missing notice", () => {
+		const late = [
+			"core/host/audit.ts",
+			"surfaces/web/http/mcp-route.ts",
+			"surfaces/web/command.ts",
+			"own-questions.ts",
+			"model/wait-outcome.ts",
+			"core/asking/tool-missing.ts",
+		];
+		expect(loaded().filter((f) => late.includes(f))).toEqual([]);
 	});
 });

@@ -13,18 +13,9 @@ import { DIALOG_LIMITS } from "../model/limits.ts";
 import type { QuestionInput, RelayedDialog } from "../model/question.ts";
 import type { Envelope } from "../model/result.ts";
 import { capLength, cutText } from "../model/sanitise.ts";
+import { RELAYED_UI } from "./marks.ts";
 
-/** The environment variable that turns the relay on ("1"). */
-const RELAY_DIALOGS_ENV = "CHECKPOINT_BRIDGE_RELAY_DIALOGS";
-
-/** Whether the relay of other extensions' dialogs is on in `env`. */
-export const relayDialogsOn = (env: NodeJS.ProcessEnv = process.env): boolean => env[RELAY_DIALOGS_ENV]?.trim() === "1";
-
-/** Marks a UI built here: pi spreads it into the session's context, symbol keys included, so `ctx.ui` still carries it. */
-const RELAYED_UI = Symbol.for("checkpoint-bridge.relayed-ui");
-
-/** Whether `ui` is a relayed UI (a session with one is not a host). */
-export const isRelayedUI = (ui: unknown): boolean => typeof ui === "object" && ui !== null && (ui as Record<symbol, unknown>)[RELAYED_UI] === true;
+export { isRelayedUI, relayDialogsOn } from "./marks.ts";
 
 /** What a relayed dialog's options say: pi's `{ signal?, timeout? }`. */
 interface DialogOptions {

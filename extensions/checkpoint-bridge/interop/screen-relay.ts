@@ -16,6 +16,9 @@ import type { AskerIdentity } from "../core/shared/identity.ts";
 import { DIALOG_LIMITS } from "../model/limits.ts";
 import type { Envelope } from "../model/result.ts";
 import { capLength, sanitiseText } from "../model/sanitise.ts";
+import { TOOL_EDGE } from "./marks.ts";
+
+export { toolEdge } from "./marks.ts";
 
 /** What a child's `custom()` needs from the extension copy that relays it. */
 export interface ScreenDeps {
@@ -148,8 +151,6 @@ export function relayedCustom(deps: ScreenDeps): RelayedCustom {
 
 /** Key of the hook a relayed UI in mode "rpc" has pi's runner call on every read of its mode (relay-install.ts). */
 export const MODE_READ = Symbol.for("checkpoint-bridge.mode-read");
-/** Key of the hook told when a tool of the child starts ("start") and ends ("end"). */
-const TOOL_EDGE = Symbol.for("checkpoint-bridge.tool-edge");
 
 /** Why a screen that refused without pi's terminal is not shown. */
 const NEEDS_TERMINAL = "it asks only in pi's terminal (it checked for mode \"tui\" and asked nothing), and only pi's dialogs reach this host";
@@ -186,14 +187,4 @@ export function watchUnshown<U extends object>(ui: U, tell: UnshownNotice): U {
 			readers.clear();
 		},
 	});
-}
-
-/** Tells a watched relayed UI (watchUnshown) that a tool of its session started or ended; any other UI is left alone. */
-export function toolEdge(ui: unknown, edge: "start" | "end"): void {
-	try {
-		const hook = typeof ui === "object" && ui !== null ? (ui as Record<symbol, unknown>)[TOOL_EDGE] : undefined;
-		if (typeof hook === "function") hook(edge);
-	} catch {
-		// The watch is a courtesy.
-	}
 }
