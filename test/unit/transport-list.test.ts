@@ -188,7 +188,7 @@ describe("what every session loads with the extension", () => {
 		expect(loaded()).not.toContain("ask-later.ts");
 	});
 
-	it("none of what a command, a host or a wait loads at its first use: the audit, the MCP route, own questions, the wait's outcomes, the tool-missing notice", () => {
+	it("none of what a command, a host, a wait or the relay loads at its first use: the audit, the MCP route, own questions, the wait's outcomes, the tool-missing notice, the relay", () => {
 		const late = [
 			"core/host/audit.ts",
 			"surfaces/web/http/mcp-route.ts",
@@ -196,6 +196,10 @@ describe("what every session loads with the extension", () => {
 			"own-questions.ts",
 			"model/wait-outcome.ts",
 			"core/asking/tool-missing.ts",
+			// The relay's code: a session reads only its marks (interop/marks.ts) unless it is switched on.
+			"interop/dialog-relay.ts",
+			"interop/screen-relay.ts",
+			"core/answering/screens.ts",
 		];
 		expect(loaded().filter((f) => late.includes(f))).toEqual([]);
 	});
