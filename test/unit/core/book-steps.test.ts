@@ -60,6 +60,17 @@ describe("each step of a record is the book's", () => {
 		expect(r.state).toEqual({ is: "showing", question: undefined, questionDeadline: undefined });
 	});
 
+	it("answered: each answer is the book's to write, withdrawn as well", () => {
+		const book = new RequestBook();
+		const r = record("r1");
+		const entries = r.entries;
+		book.answer(r, 1, { answer: { question: "Age?", answer: "7", kind: "text" }, place: "page" });
+		expect(r.entries).toBe(entries);
+		expect(r.entries[1]).toEqual({ answer: { question: "Age?", answer: "7", kind: "text" }, place: "page" });
+		book.answer(r, 1, undefined);
+		expect(r.entries[1]).toBeUndefined();
+	});
+
 	it("ended: its state says how, and it leaves the book; a record the book does not hold is marked ended all the same", () => {
 		const book = new RequestBook();
 		const r = record("r1");
@@ -99,11 +110,11 @@ function sources(dir: string): string[] {
 }
 
 describe("no other file writes a record's state", () => {
-	it("only core/host/book.ts assigns a record's state, its screen fields, when it was first shown or how late it was", () => {
+	it("only core/host/book.ts assigns a record's state, its screen fields, its answers, when it was first shown or how late it was", () => {
 		// An observer event's own copy of when it was shown (`seen.shownAt`) is no record's.
 		const root = join(import.meta.dirname, "../../../extensions/checkpoint-bridge");
 		const writes =
-			/\.state\s*=[^=]|\bstate\.(question|questionDeadline)\s*=[^=]|(?<!\bseen)\.(wasLate|shownAt)\s*(\?\?)?=[^=]|\bshowing\.(question|questionDeadline)\s*=[^=]/;
+			/\.state\s*=[^=]|\bstate\.(question|questionDeadline)\s*=[^=]|(?<!\bseen)\.(wasLate|shownAt)\s*(\?\?)?=[^=]|\bshowing\.(question|questionDeadline)\s*=[^=]|\.entries(\[[^\]]+\])?\s*=[^=]/;
 		const found = sources(root)
 			.filter((path) => !path.endsWith(join("core", "host", "book.ts")))
 			.flatMap((path) =>

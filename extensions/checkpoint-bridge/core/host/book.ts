@@ -14,7 +14,7 @@ import { NO_LIMIT, shorterLimit } from "../shared/config.ts";
 import { DEFAULT_LATE_EXPIRY_MS, type LateConfig } from "../shared/late-config.ts";
 import { processSlot } from "../shared/process-slot.ts";
 import type { RelayCancel } from "../shared/protocol.ts";
-import { callDeadline, endedState, type LateState, type RecordState, type RequestRecord } from "../shared/request-record.ts";
+import { type AnswerEntry, callDeadline, endedState, type LateState, type RecordState, type RequestRecord } from "../shared/request-record.ts";
 import { restoredRecord, type StoreOutcomeOf, storedEnd, storedRequest, writtenDown } from "../store/records.ts";
 import type { RequestStore } from "../store/store.ts";
 import { takeIn } from "./dialog/intake.ts";
@@ -167,6 +167,9 @@ export class RequestBook {
 
 	/** Question `index` of a showing record is on screen (until `questionDeadline`, when given): whether it was first shown now; undefined when it is not showing. */
 	showQuestion = (record: RequestRecord, index: number, questionDeadline?: number): boolean | undefined => questionShown(record, index, questionDeadline);
+
+	/** Question `index` has `entry` as its answer from now on (where it was given with it); none: the answer is withdrawn (a form's final answers). */
+	answer = (record: RequestRecord, index: number, entry: AnswerEntry | undefined): void => void (record.entries[index] = entry);
 
 	/** No question of the showing record is on screen any more (its final answer given); `closed`: nothing of it is (its surface closed). */
 	closeQuestion = (record: RequestRecord, closed = false): void => questionClosed(record, closed);

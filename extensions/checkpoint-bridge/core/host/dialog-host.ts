@@ -319,7 +319,7 @@ export class DialogHost implements ShowingHost, Keeper {
 	/** Ends a queued request whose every question has an answer already (its own or shared); true when it has ended. */
 	#completeFromShared(record: RequestRecord): boolean {
 		if (record.state.is !== "queued") return hasEnded(record);
-		const shared = completeFromShared(this.#requests.same, record);
+		const shared = completeFromShared(this.#requests.same, this.#book, record);
 		if (shared === undefined) return false;
 		this.#stats.sharedAnswers += shared;
 		this.end(record, "answered");
@@ -328,7 +328,7 @@ export class DialogHost implements ShowingHost, Keeper {
 
 	/** Takes the answer of an identical question another asker already got, when there is one; true when it did. */
 	share(record: RequestRecord, index: number): boolean {
-		if (!shareAnswer(this.#requests.same, record, index)) return false;
+		if (!shareAnswer(this.#requests.same, this.#book, record, index)) return false;
 		this.#stats.sharedAnswers++;
 		this.progress(record, "answered", index);
 		return true;

@@ -15,7 +15,7 @@ import type { Answer, AnswerPlace } from "../../model/answer.ts";
 import { questionKey } from "../../model/answer-check.ts";
 import type { Question } from "../../model/question.ts";
 import type { AskerIdentity } from "../shared/identity.ts";
-import type { RequestRecord } from "../shared/request-record.ts";
+import type { AnswerEntry, RequestRecord } from "../shared/request-record.ts";
 
 /** What the index needs of an open request. */
 export interface Asking {
@@ -138,23 +138,30 @@ export class SameQuestions<T extends Asking> {
 	}
 }
 
+/** Where an answer is written into a record: the book's step (book.ts). */
+interface Answering {
+	answer(record: RequestRecord, index: number, entry: AnswerEntry | undefined): void;
+}
+
 /**
  * Fills every question of a queued request that has no answer yet from identical questions of other
  * askers, when each has one: how many answers it took so, or undefined (nothing taken) when any is still open.
  */
-export function completeFromShared(same: SameQuestions<RequestRecord>, record: RequestRecord): number | undefined {
+export function completeFromShared(same: SameQuestions<RequestRecord>, book: Answering, record: RequestRecord): number | undefined {
 	// Asked of every request as it comes: a loop that allocates nothing finds most of them still open.
 	for (let i = 0; i < record.questions.length; i++) if (record.entries[i] === undefined && same.sharedAnswer(record, i) === undefined) return undefined;
 	const filled = record.questions.map((_, i) => record.entries[i]?.answer ?? same.sharedAnswer(record, i));
 	if (filled.some((a) => a === undefined)) return undefined;
-	record.entries = filled.map((answer, i) => record.entries[i] ?? { answer: answer!, place: same.sharedPlace(record, i) });
+	filled.forEach((answer, i) => {
+		if (record.entries[i] === undefined) book.answer(record, i, { answer: answer!, place: same.sharedPlace(record, i) });
+	});
 	return filled.filter((a) => a?.source === "shared").length;
 }
 
 /** Takes the answer of an identical question another asker already got into question `index`, when there is one; true when it did. */
-export function shareAnswer(same: SameQuestions<RequestRecord>, record: RequestRecord, index: number): boolean {
+export function shareAnswer(same: SameQuestions<RequestRecord>, book: Answering, record: RequestRecord, index: number): boolean {
 	const shared = same.sharedAnswer(record, index);
 	if (!shared) return false;
-	record.entries[index] = { answer: shared, place: same.sharedPlace(record, index) };
+	book.answer(record, index, { answer: shared, place: same.sharedPlace(record, index) });
 	return true;
 }

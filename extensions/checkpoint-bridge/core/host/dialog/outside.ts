@@ -22,7 +22,7 @@ interface OutsideTarget {
  * An answer from outside the terminal to a request of the book (queued, showing or late): applied
  * whole or not at all; the first answer wins.
  */
-export function answerFromOutside(book: Pick<RequestBook, "get">, target: OutsideTarget, raw: unknown): OutsideAnswerReply {
+export function answerFromOutside(book: Pick<RequestBook, "get" | "answer">, target: OutsideTarget, raw: unknown): OutsideAnswerReply {
 	const parsed = parseOutsideAnswer(raw);
 	if (!parsed.ok) return parsed.reply;
 	const { message } = parsed;
@@ -39,20 +39,21 @@ export function answerFromOutside(book: Pick<RequestBook, "get">, target: Outsid
 	}
 	const resolved = resolveOutsideAnswer(record.questions, message.answers, message.source);
 	if (!resolved.ok) return resolved.reply;
-	fillEntries(record, resolved.answers, message);
+	fillEntries(book, record, resolved.answers, message);
 	target.end(record, "answered-outside");
 	return { ok: true };
 }
 
 /** Takes an outside answer's answers for the questions that have none yet (the first answer wins), each with the place it names. */
 function fillEntries(
-	record: Pick<RequestRecord, "entries">,
+	book: Pick<RequestBook, "answer">,
+	record: RequestRecord,
 	answers: readonly (Answer | undefined)[],
 	message: { place?: AnswerPlace; source?: string },
 ): void {
 	const place = message.place ?? (message.source === "outside" ? "outside" : undefined);
 	answers.forEach((answer, i) => {
 		if (record.entries[i] !== undefined || answer === undefined) return;
-		record.entries[i] = { answer, ...(place !== undefined ? { place } : {}) };
+		book.answer(record, i, { answer, ...(place !== undefined ? { place } : {}) });
 	});
 }

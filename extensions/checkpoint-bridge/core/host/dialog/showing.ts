@@ -158,7 +158,7 @@ export class ShowLoop {
 		if (final) this.#book.closeQuestion(record);
 		if (!this.#takeChecked(entry, index, answer)) return false;
 		// A copy: the surface keeps no reference into what is sealed and sent.
-		record.entries[index] = { answer: copyAnswer(answer, "dialog"), place: this.#place };
+		this.#book.answer(record, index, { answer: copyAnswer(answer, "dialog"), place: this.#place });
 		this.host.progress(record, "answered", index);
 		// Other askers waiting on this very question may be complete now.
 		if (final) this.host.completeDependents(record);
@@ -191,12 +191,16 @@ export class ShowLoop {
 				if (answer && !this.#takeChecked(entry, i, answer)) return;
 				// Only the host marks an answer as shared (with whom): one the form marks so was given in the form.
 				// An answer the host did not have yet was given in the form; one it had keeps the place it was given in.
-				entries[i] = answer
-					? {
-							answer: copyAnswer(answer, answer.source === undefined || answer.source === "shared" ? "dialog" : answer.source),
-							place: entries[i] === undefined ? this.#place : entries[i].place,
-						}
-					: undefined;
+				this.#book.answer(
+					record,
+					i,
+					answer
+						? {
+								answer: copyAnswer(answer, answer.source === undefined || answer.source === "shared" ? "dialog" : answer.source),
+								place: entries[i] === undefined ? this.#place : entries[i].place,
+							}
+						: undefined,
+				);
 			}
 		}
 		if (outcome.end === "answered" && entries.every((entry) => entry !== undefined)) return this.host.end(record, "answered");
