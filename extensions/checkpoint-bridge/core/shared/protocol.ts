@@ -97,8 +97,9 @@ export type RelayReply = RelayProgress | RelayResult;
  * questions stayed open at the host, marked late (core/host/late.ts), and have now ended (answered, or
  * dismissed). The transport that carried the request takes it back to the asking process while
  * that process is still connected and said it takes them (`lateFrames`); that process delivers it
- * to the asking session (core/delivery/delivery.ts). Sent on `lateChannel(id)` with a `taken` callback:
- * false (or no listener) and the host's session gets it instead, naming the asker.
+ * to the asking session (core/delivery/delivery.ts). Sent on `lateChannel(id)` with a `taken` callback
+ * while the transport is registered to take it back (the route home's takers, core/delivery/route-home.ts):
+ * false, or no registration, and the host's session gets it instead, naming the asker.
  */
 export interface RelayLate {
 	v: number;
