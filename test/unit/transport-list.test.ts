@@ -1,7 +1,7 @@
 /**
  * The transport list (transports.ts, route.ts): a call goes the way of the first transport in the
  * list that finds a host, through that transport's code, loaded once on first use; a host's claim
- * serves along each transport it serves and its quit stops them. A transport added to the list is
+ * serves along each transport it serves and its quit closes them. A transport added to the list is
  * used without any other change.
  */
 import { readFileSync } from "node:fs";
@@ -135,7 +135,7 @@ describe("the host's side of the list", () => {
 		expect([a.loads(), b.loads()]).toEqual([0, 1]);
 	});
 
-	it("stops serving once the session ended meanwhile: the claim is void", async () => {
+	it("serves no further once the session ended meanwhile: the claim is void", async () => {
 		const a = pigeon("a");
 		const b = pigeon("b");
 		a.state.serves = b.state.serves = true;
@@ -143,7 +143,7 @@ describe("the host's side of the list", () => {
 		expect([a.calls, b.calls]).toEqual([["serve"], []]);
 	});
 
-	it("at a quit, stops the transports whose askers wait for the next host first, the others after", async () => {
+	it("at a quit, closes the transports whose askers wait for the next host first, the others after", async () => {
 		const first = pigeon();
 		const after = pigeon();
 		first.state.serves = after.state.serves = true;
