@@ -48,6 +48,8 @@ const ISOLATED = [
 export default defineConfig({
 	test: {
 		sequence: { sequencer: SmallestFirst },
+		// A mutant's run shares the machine with the checker and other runners: a test's own limit is not what is measured here.
+		testTimeout: 30_000,
 		// A fraction of each property's random runs (its kept counterexamples all run): every mutant the
 		// properties cover runs them again, and the full count would triple the run's time.
 		env: { PROPERTY_RUNS_SCALE: process.env.PROPERTY_RUNS_SCALE ?? "0.1" },
