@@ -33,7 +33,7 @@ const receipts = [];
 {
 	const { handle, role } = neverAnswering();
 	const box = createDeliveryBox({ hostSessionId: () => "host-session" });
-	const via = { handle, loadNats: async () => ({}), box };
+	const via = { handle, box };
 	for (let i = 0; i < RECEIPTS; i++) {
 		const t = performance.now();
 		const receipt = await askLater(
