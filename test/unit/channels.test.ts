@@ -3,12 +3,12 @@
  * one loaded is released even after its setting went; one that cannot load is named to the host.
  * And what a session loads with the extension: none of the host's side, no channel, no transport's client.
  */
-import { readFileSync } from "node:fs";
-import { dirname, relative, resolve } from "node:path";
+import { resolve } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { CHANNELS, channelsOf, registerChannel } from "../../extensions/checkpoint-bridge/channels.ts";
 import type { Channel, ChannelEntry } from "../../extensions/checkpoint-bridge/core/answering/channel.ts";
 import { createHandle } from "../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
+import { loadedWith } from "./support/static-graph.ts";
 
 const ROOT = resolve(import.meta.dirname, "../../extensions/checkpoint-bridge");
 
@@ -155,20 +155,9 @@ describe("a channel registered by another extension", () => {
 	});
 });
 
-/** Every file a module loads through static imports (type-only imports and `import()` left out). */
-function staticGraph(file: string, seen = new Set<string>()): Set<string> {
-	if (seen.has(file)) return seen;
-	seen.add(file);
-	for (const match of readFileSync(file, "utf8").matchAll(/^(?:import|export)\s+(?!type\b)[^;]*?from\s+["']([^"']+)["']/gms)) {
-		const target = match[1]!;
-		if (target.startsWith(".")) staticGraph(resolve(dirname(file), target), seen);
-	}
-	return seen;
-}
-
 describe("what every session loads with the extension", () => {
 	it("none of the host's side, no channel's code, no transport's client, no terminal's forms: they load at the claim, at the first call that needs them, at a TUI start", () => {
-		const loaded = [...staticGraph(resolve(ROOT, "index.ts"))].map((f) => relative(ROOT, f));
+		const loaded = loadedWith(ROOT, "index.ts");
 		expect(loaded).toContain("host-life.ts");
 		expect(loaded.filter((f) => /^core\/(host\/(dialog|host-role|book)|bridge\/)/.test(f))).toEqual([]);
 		expect(loaded.filter((f) => /^surfaces\/(mail|web)\/(?!enable\.ts|command\.ts|http\/)/.test(f))).toEqual([]);

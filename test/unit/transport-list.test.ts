@@ -4,8 +4,7 @@
  * serves along each transport it serves and its quit closes them. A transport added to the list is
  * used without any other change.
  */
-import { readFileSync } from "node:fs";
-import { dirname, relative, resolve } from "node:path";
+import { resolve } from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import type { CallOptions } from "../../extensions/checkpoint-bridge/core/asking/call.ts";
 import type { Reach, Transport, TransportEntry } from "../../extensions/checkpoint-bridge/core/asking/transport.ts";
@@ -15,6 +14,7 @@ import { makeEnvelope } from "../../extensions/checkpoint-bridge/model/result.ts
 import { closeTransports, IN_PROCESS, releaseLate, serveTransports, TRANSPORTS, waysFrom } from "../../extensions/checkpoint-bridge/route.ts";
 import { dialogSurface } from "../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { fakeUI } from "./support/fake-ui.ts";
+import { loadedWith } from "./support/static-graph.ts";
 
 interface PigeonReach extends Reach {
 	readonly kind: "pigeon";
@@ -161,20 +161,9 @@ describe("the host's side of the list", () => {
 	});
 });
 
-/** Every file a module loads through static imports (type-only imports and `import()` left out). */
-function staticGraph(file: string, seen = new Set<string>()): Set<string> {
-	if (seen.has(file)) return seen;
-	seen.add(file);
-	for (const match of readFileSync(file, "utf8").matchAll(/^(?:import|export)\s+(?!type\b)[^;]*?from\s+["']([^"']+)["']/gms)) {
-		const target = match[1]!;
-		if (target.startsWith(".")) staticGraph(resolve(dirname(file), target), seen);
-	}
-	return seen;
-}
-
 describe("what every session loads with the extension", () => {
 	const ROOT = resolve(import.meta.dirname, "../../extensions/checkpoint-bridge");
-	const loaded = () => [...staticGraph(resolve(ROOT, "index.ts"))].map((f) => relative(ROOT, f));
+	const loaded = () => loadedWith(ROOT, "index.ts");
 
 	it("of the transports, the list's lines and the in-process one: no transport's client or server, and no wait: false path", () => {
 		const transports = loaded().filter((f) => f.startsWith("transports/"));
