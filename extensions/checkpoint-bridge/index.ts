@@ -7,7 +7,7 @@
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { checkpointsCommand } from "./checkpoints-command.ts";
-import { deliveryBox, sessionPoster } from "./core/delivery/delivery.ts";
+import { sessionBox } from "./core/delivery/session-box.ts";
 import { isLiveSession, sessionAsker, sessionReads } from "./core/shared/identity.ts";
 import { sharedHandle } from "./core/shared/shared-handle.ts";
 import { hostLife } from "./host-life.ts";
@@ -34,12 +34,11 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 	const piVersion = loadingPiVersion();
 	const handle = sharedHandle();
 	const host = hostLife({ handle, bell, appendEntry: (customType, data) => pi.appendEntry(customType, data) });
-	/** Queued requests of every session of the process and their deliveries as messages (core/delivery/delivery.ts). */
-	const box = deliveryBox(() => handle.host()?.sessionId);
+	/** Queued requests of every session of the process and their deliveries as messages (core/delivery/), loaded at first use. */
+	const box = sessionBox(pi, () => handle.host()?.sessionId);
 	const me = sessionAsker(() => pi.getSessionName());
 	const ways = waysFrom(handle);
-	/** Set from session_start to session_shutdown: detaches this session from the box, stops feeding the page other ask tools' forms. */
-	let detach: (() => void) | undefined;
+	/** Set from session_start to session_shutdown: stops feeding the page other ask tools' forms. */
 	let closeFormsOnPage: (() => void) | undefined;
 	/** Set from session_shutdown on: a call ended by the quit stays open in the session, for the next start. */
 	let closing = false;
@@ -64,9 +63,8 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 		// pi replaced the session while it claimed (a /resume typed at once): its ctx is stale, the next start takes over.
 		if (!relayed && !(await host.claim(ctx, sessionId))) return;
 		// Attached once the role is settled: a host's session takes what was kept for askers that are gone.
-		detach?.();
-		detach = box.attach(sessionId, sessionPoster(pi, entries));
-		if (host.role) own ??= (await import("./own-questions.ts")).ownQuestions(pi, handle, box, () => !closing);
+		await box.start(sessionId, entries, host.role !== undefined);
+		if (host.role) own ??= (await import("./own-questions.ts")).ownQuestions(pi, handle, await box.box(), () => !closing);
 		// A continued or resumed host session asks its own questions a crash or a quit left open again.
 		if (host.role && (event.reason === "startup" || event.reason === "resume")) own?.reopen(entries, sessionId);
 		// Other ask tools' forms open in this terminal show on the web page too (interop/); elsewhere they ride the relay. A foreground
@@ -85,8 +83,8 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 		closing = true;
 		own?.close();
 		closeFormsOnPage?.();
-		detach?.();
-		closeFormsOnPage = detach = undefined;
+		box.close();
+		closeFormsOnPage = undefined;
 		releaseLate(me.identity().sessionId);
 		return host.release(event.reason);
 	});
@@ -95,12 +93,13 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 	const tool = askTool({
 		asker: me.identity,
 		// A host of another process that keeps a timed-out question late sends its end back while this process runs.
-		ask: async (options) => ways.ask((await loadLater()).withLate(box, options)),
+		ask: async (options) => ways.ask((await loadLater()).withLate(await box.box(), options)),
 		askLater: async (options) => {
 			const { askLater, withLate } = await loadLater();
 			// The host session's queued question is recorded too, under the id it is asked with: its delivery's record ends it.
 			const recorded = host.role ? own?.record(options.asker, options.questions) : undefined;
-			const receipt = await askLater(ways.now(), withLate(box, recorded ? { ...options, requestId: recorded.requestId } : options), { handle, box });
+			const queued = await box.box();
+			const receipt = await askLater(ways.now(), withLate(queued, recorded ? { ...options, requestId: recorded.requestId } : options), { handle, box: queued });
 			// Ended before the host took it: nothing will be delivered, nothing is left to reopen.
 			if (receipt.status !== "queued") recorded?.ended(receipt.status, false);
 			return receipt;
@@ -109,7 +108,7 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 		recordOwn: (asker, questions) => (host.role ? own?.record(asker, questions) : undefined),
 	});
 	pi.registerTool(tool);
-	pi.registerTool(waitTool(box));
+	pi.registerTool(waitTool(box.box));
 	drawAnswerMessages(pi);
 	// Other extensions' questions (pi-agent-ask's forms, relayed dialogs) reach the host along the same ways.
 	return reachOtherExtensions(pi, tool, ways, () => me.identity());

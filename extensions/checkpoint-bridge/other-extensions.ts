@@ -6,8 +6,8 @@
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { readConfig } from "./core/shared/config.ts";
 import type { AskerIdentity } from "./core/shared/identity.ts";
+import { offerExternalUI } from "./interop/external-ui.ts";
 import { relayDialogsOn } from "./interop/marks.ts";
-import { offerExternalUI } from "./interop/pi-agent-ask.ts";
 import type { Ways } from "./route.ts";
 
 /** Offers both; resolves once the dialog relay is in place (at once when it is off). `marker` is the tool's definition. */

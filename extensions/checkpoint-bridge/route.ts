@@ -15,7 +15,7 @@ import type { CallOptions } from "./core/asking/call.ts";
 import type { AskerPlace, Reach, ServingNotices, Transport, TransportEntry } from "./core/asking/transport.ts";
 import type { RelayNotice } from "./core/shared/protocol.ts";
 import type { SharedHandle } from "./core/shared/shared-handle.ts";
-import { type Envelope, makeEnvelope } from "./model/result.ts";
+import type { Envelope } from "./model/result.ts";
 import { type HostHere, transport as inProcess } from "./transports/in-process/index.ts";
 import type { EndpointReach } from "./transports/local/address.ts";
 import { findHostEndpoint } from "./transports/local/advertisement.ts";
@@ -66,6 +66,10 @@ const NATS: TransportEntry<NatsReach> = {
 };
 
 export const TRANSPORTS: readonly TransportEntry[] = [IN_PROCESS, LOCAL, NATS];
+
+let result: Promise<typeof import("./model/result.ts")> | undefined;
+/** The envelope's maker, loaded once at the first call that ends here: every call that goes a transport's way loads it with the call. */
+const loadResult = () => (result ??= import("./model/result.ts"));
 
 /** The list a route is chosen from, sent along and served: TRANSPORTS unless a test gives others. */
 type List = readonly TransportEntry[];
@@ -144,7 +148,7 @@ export function reachesHost(route: Route, transports: List = TRANSPORTS): boolea
 /** Sends the call along `route` and resolves with its envelope. Rejects only when the transport's code cannot load. */
 export async function askAlong(route: Route, options: CallOptions, handle: SharedHandle, transports: List = TRANSPORTS): Promise<Envelope> {
 	if (route.kind === "misconfigured")
-		return makeEnvelope("error", [], `checkpoint-bridge: ${String(route.error)}`, { asker: options.asker.label, waitedMs: 0 });
+		return (await loadResult()).makeEnvelope("error", [], `checkpoint-bridge: ${String(route.error)}`, { asker: options.asker.label, waitedMs: 0 });
 	// With no host the bus call settles `no-host` itself, through the same call life as any other.
 	const entry = entryOf(route, transports) ?? IN_PROCESS;
 	return (await codeOf(entry)).ask(route, options, handle);

@@ -189,7 +189,50 @@ describe("what every session loads with the extension", () => {
 			"interop/dialog-relay.ts",
 			"interop/screen-relay.ts",
 			"core/answering/screens.ts",
+			// A call's code, the box's code and another extension's form: at the first call, wait or claim, the first form.
+			"tool/ask-call.ts",
+			"model/validate.ts",
+			"model/result.ts",
+			"core/delivery/delivery.ts",
+			"core/delivery/waits.ts",
+			"core/shared/wait.ts",
+			"interop/pi-agent-ask.ts",
 		];
 		expect(loaded().filter((f) => late.includes(f))).toEqual([]);
+	});
+
+	it("at its start, only the tools' definitions, the list's lines, the box's names and the relay's marks, with what they stand on", () => {
+		expect(loaded().sort()).toEqual([
+			"checkpoints-command.ts",
+			"core/delivery/names.ts",
+			"core/delivery/session-box.ts",
+			"core/shared/config.ts",
+			"core/shared/identity.ts",
+			"core/shared/process-slot.ts",
+			"core/shared/protocol.ts",
+			"core/shared/shared-handle.ts",
+			"host-life.ts",
+			"index.ts",
+			"interop/external-ui.ts",
+			"interop/marks.ts",
+			"model/limits.ts",
+			"model/sanitise.ts",
+			"model/terminal-widths.ts",
+			"other-extensions.ts",
+			"route.ts",
+			"supported-pi.ts",
+			"tool/answer-message.ts",
+			"tool/arguments.ts",
+			"tool/ask.ts",
+			"tool/description.ts",
+			"tool/render.ts",
+			"tool/schema.ts",
+			"tool/wait.ts",
+			"transports/in-process/index.ts",
+			"transports/local/address.ts",
+			"transports/local/advertisement.ts",
+			"transports/local/private-files.ts",
+			"transports/nats/config.ts",
+		]);
 	});
 });

@@ -1,9 +1,8 @@
 /**
- * checkpoint-bridge as pi-agent-ask's external UI (its integration contract: `pi-agent-ask:external-ui`).
- * Outside TUI mode a foreground `ask_user` call emits the event once and waits for a connected provider;
- * this adapter connects, inside the listener (the contract accepts `connect` only then), when a host is
- * reachable, and turns the form into one request of the relay. The relay knows nothing of this file:
- * index.ts hands it the route to the host.
+ * A pi-agent-ask form as one request of the relay, and its answers as the form's response: what
+ * checkpoint-bridge does as pi-agent-ask's external UI once connected (interop/external-ui.ts
+ * connects, and loads this at the first form). The relay knows nothing of this file: index.ts hands
+ * it the route to the host.
  */
 import type { Answer } from "../model/answer.ts";
 import type { Checked } from "../model/check.ts";
@@ -12,13 +11,6 @@ import type { QuestionInput } from "../model/question.ts";
 import type { Envelope } from "../model/result.ts";
 import { capLength, cutText, squeezeSpace } from "../model/sanitise.ts";
 import { validateAskParams } from "../model/validate.ts";
-
-/** The negotiation event a foreground `ask_user` call emits outside TUI mode. */
-const EXTERNAL_UI_EVENT = "pi-agent-ask:external-ui";
-/** The id this provider gives itself. */
-export const PROVIDER_ID = "checkpoint-bridge";
-/** The contract version this adapter speaks. */
-const CONTRACT_VERSION = 1;
 
 /** One option of a pi-agent-ask question (its public types). */
 interface AskOption {
@@ -53,21 +45,6 @@ export interface ExternalAskRequest {
 export type RemoteAskResponse =
 	| { kind: "answer"; mode?: "submit" | "elaborate"; answers: Record<string, { values?: string[]; customText?: string; note?: string }> }
 	| { kind: "cancel" };
-
-/** What this adapter connects. */
-export interface ExternalAskProvider {
-	version: 1;
-	id: string;
-	open(request: ExternalAskRequest): Promise<RemoteAskResponse>;
-}
-
-/** The event's payload. */
-interface ExternalAskConnection {
-	version: number;
-	mode?: string;
-	toolCallId?: string;
-	connect(provider: ExternalAskProvider): boolean;
-}
 
 /** What index.ts gives the adapter: the one route to the host the tool uses too. */
 export interface HostRoute {
@@ -178,31 +155,10 @@ export function toResponse(envelope: Envelope, back: readonly Back[]): RemoteAsk
 	return { kind: "answer", mode: "submit", answers };
 }
 
-/** The provider: each `open` is one request of the relay, abandoned when the request's signal aborts. */
-function provider(route: HostRoute): ExternalAskProvider {
-	return {
-		version: CONTRACT_VERSION,
-		id: PROVIDER_ID,
-		async open(request) {
-			const mapped = toRelayQuestions(request);
-			if (!mapped.ok) throw new Error(`checkpoint-bridge cannot show this form: ${mapped.problem}`);
-			const envelope = await route.ask(mapped.questions, request.signal);
-			return toResponse(envelope, mapped.back);
-		},
-	};
-}
-
-/**
- * Listens for the negotiation on `events` (the session's `pi.events`) and connects, synchronously,
- * when the call is outside TUI mode and a host is reachable; otherwise leaves the call to its own
- * fallback. Returns the unsubscribe.
- */
-export function offerExternalUI(events: { on(channel: string, handler: (data: unknown) => void): () => void }, route: HostRoute): () => void {
-	return events.on(EXTERNAL_UI_EVENT, (data) => {
-		if (!isRecord(data) || data.version !== CONTRACT_VERSION || typeof data.connect !== "function") return;
-		const connection = data as unknown as ExternalAskConnection;
-		// The TUI shows its own form; the contract does not emit there, and a TUI session is the host anyway.
-		if (connection.mode === "tui" || !route.reachable()) return;
-		connection.connect(provider(route));
-	});
+/** One `open` of the provider (interop/external-ui.ts): the form as one request of the relay, abandoned when the request's signal aborts. */
+export async function openForm(route: HostRoute, request: ExternalAskRequest): Promise<RemoteAskResponse> {
+	const mapped = toRelayQuestions(request);
+	if (!mapped.ok) throw new Error(`checkpoint-bridge cannot show this form: ${mapped.problem}`);
+	const envelope = await route.ask(mapped.questions, request.signal);
+	return toResponse(envelope, mapped.back);
 }

@@ -6,7 +6,7 @@
  * starts (pi has it loaded by then); until it is, pi draws the message its own way.
  */
 import type { ExtensionAPI, MessageRenderer } from "@earendil-works/pi-coding-agent";
-import { ANSWER_MESSAGE_TYPE } from "../core/delivery/delivery.ts";
+import { ANSWER_MESSAGE_TYPE } from "../core/delivery/names.ts";
 import { isLiveSession } from "../core/shared/identity.ts";
 
 type Tui = typeof import("@earendil-works/pi-tui");

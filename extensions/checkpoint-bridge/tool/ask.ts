@@ -1,37 +1,19 @@
 /**
- * `ask_user_via_host` as pi registers it: the call's parameters checked, then the questions asked
- * (or queued with `wait: false`) the way the extension around it sends them; every outcome, an
- * environmental failure included, comes back as an envelope, never as an exception into pi.
+ * `ask_user_via_host` as pi registers it: what pi and the model read of it, its parameters' schema
+ * and its look. A call runs tool/ask-call.ts, loaded at the session's first call: a session that
+ * never asks loads none of it.
  */
 import type { ToolDefinition } from "@earendil-works/pi-coding-agent";
-import type { CallOptions } from "../core/asking/call.ts";
-import { callBudget, readConfig } from "../core/shared/config.ts";
-import type { AskerIdentity, SessionReads } from "../core/shared/identity.ts";
-import type { RelayProgress } from "../core/shared/protocol.ts";
-import type { QuestionInput } from "../model/question.ts";
-import { type Envelope, makeEnvelope } from "../model/result.ts";
-import { validateAskParams } from "../model/validate.ts";
-import { prepareArguments, rawArguments } from "./arguments.ts";
+import type { Envelope } from "../model/result.ts";
+import { prepareArguments } from "./arguments.ts";
+import type { AskToolParts } from "./ask-call.ts";
 import { DESCRIPTION, PROMPT_GUIDELINES, PROMPT_SNIPPET, TOOL_LABEL, TOOL_NAME } from "./description.ts";
-import { toToolResult } from "./envelope.ts";
-import { progressText } from "./progress.ts";
 import { renderCallView, renderResultView } from "./render.ts";
 import { AskParamsSchema } from "./schema.ts";
 
-/** A call queued with `wait: false`: no signal or progress, the receipt comes back at once. */
-type LaterOptions = Omit<CallOptions, "signal" | "onProgress" | "id" | "later">;
-
-/** What the tool's call needs from the extension around it (index.ts wires them; they sit above this layer). */
-export interface AskToolParts {
-	/** Who asks (core/shared/identity.ts's sessionAsker), read at the call from its context when there is one. */
-	asker(at?: SessionReads): AskerIdentity;
-	/** Sends a waiting call the way calls go now. */
-	ask(options: CallOptions): Promise<Envelope>;
-	/** Queues a `wait: false` call; its end arrives later as a message. */
-	askLater(options: LaterOptions): Envelope | Promise<Envelope>;
-	/** In the host session only: records its own question before it is shown, so a crash or a quit leaves it open for the next start. */
-	recordOwn(asker: AskerIdentity, questions: QuestionInput[]): { ended(status: Envelope["status"], aborted: boolean): void } | undefined;
-}
+let call: Promise<typeof import("./ask-call.ts")> | undefined;
+/** The call's code, loaded once for every caller: pi's loader can hand a second, concurrent import a module half run. */
+const loadCall = () => (call ??= import("./ask-call.ts"));
 
 /** The tool's definition; the object itself marks this extension's copy (interop/enable.ts). */
 export function askTool(parts: AskToolParts): ToolDefinition<typeof AskParamsSchema, Envelope> {
@@ -45,34 +27,9 @@ export function askTool(parts: AskToolParts): ToolDefinition<typeof AskParamsSch
 		prepareArguments,
 		renderCall: (args, theme) => renderCallView(args, parts.asker().label, theme),
 		renderResult: (result, options, theme) => renderResultView(result, options, theme),
-		async execute(_toolCallId, params, signal, onUpdate, ctx) {
+		async execute(...args) {
 			const startedAt = Date.now();
-			try {
-				const asker = parts.asker({ sessionId: ctx.sessionManager.getSessionId(), systemPrompt: () => ctx.getSystemPrompt?.() });
-				const checked = validateAskParams(rawArguments(params));
-				if (!checked.ok)
-					return toToolResult(makeEnvelope("error", [], `Invalid parameters: ${checked.problems.join("; ")}.`, { asker: asker.label, waitedMs: 0 }));
-				const config = readConfig();
-				const total = checked.questions.length;
-				const asked = { asker, questions: checked.questions, budgetMs: callBudget(checked.timeoutMs, config), dialogTimeoutMs: config.dialogTimeoutMs };
-				if (checked.wait === false) return toToolResult(await parts.askLater(asked));
-				const options = {
-					...asked,
-					...(signal ? { signal } : {}),
-					// Streams why the call waits, into the asker's transcript and pi-subagents' progress.
-					onProgress: (progress: RelayProgress) =>
-						onUpdate?.({ content: [{ type: "text", text: progressText(progress, total) }], details: undefined as unknown as Envelope }),
-				};
-				// A call aborted before it starts asks nothing, so there is nothing to reopen.
-				const own = signal?.aborted ? undefined : parts.recordOwn(asker, checked.questions);
-				const envelope = await parts.ask(options);
-				own?.ended(envelope.status, signal?.aborted === true);
-				return toToolResult(envelope, checked.questions);
-			} catch (error) {
-				// Environmental failures become a status, never an exception into pi.
-				const reason = error instanceof Error ? error.message : String(error);
-				return toToolResult(makeEnvelope("error", [], `checkpoint-bridge failed: ${reason}`, { waitedMs: Date.now() - startedAt }));
-			}
+			return (await loadCall()).runAsk(parts, startedAt, ...args);
 		},
 	};
 }

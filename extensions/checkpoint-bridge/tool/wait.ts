@@ -102,8 +102,8 @@ export async function waitForAnswers(
 	return (await loadOutcomes()).waitOutcome([...here.ended.map((d) => d.envelope), ...before.ended], [...here.open, ...before.open], delivered, WORDS);
 }
 
-/** The tool's definition over this process's delivery box, for the calling session. */
-export function waitTool(box: DeliveryBox): ToolDefinition<typeof WaitParamsSchema, WaitOutcome> {
+/** The tool's definition over this process's delivery box (`box` loads it at the first wait), for the calling session. */
+export function waitTool(box: () => Promise<DeliveryBox>): ToolDefinition<typeof WaitParamsSchema, WaitOutcome> {
 	return {
 		name: WAIT_TOOL_NAME,
 		label: "Wait for host answers",
@@ -111,7 +111,7 @@ export function waitTool(box: DeliveryBox): ToolDefinition<typeof WaitParamsSche
 			"Wait, within a budget, for the answers to questions you asked with ask_user_via_host and wait: false. Returns each that ended; the rest arrive later as messages. Use only when you have nothing else to do.",
 		parameters: WaitParamsSchema,
 		async execute(_toolCallId, params, signal, _onUpdate, ctx) {
-			const outcome = await waitForAnswers(box, ctx.sessionManager.getSessionId(), params, signal);
+			const outcome = await waitForAnswers(await box(), ctx.sessionManager.getSessionId(), params, signal);
 			return { content: [{ type: "text", text: JSON.stringify(outcome) }], details: outcome };
 		},
 	};

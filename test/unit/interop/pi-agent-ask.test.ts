@@ -5,13 +5,11 @@
  */
 import { createEventBus } from "@earendil-works/pi-coding-agent";
 import { describe, expect, it } from "vitest";
+import { type ExternalAskProvider, offerExternalUI, PROVIDER_ID } from "../../../extensions/checkpoint-bridge/interop/external-ui.ts";
 import {
 	type AskQuestion,
-	type ExternalAskProvider,
 	type ExternalAskRequest,
 	type HostRoute,
-	offerExternalUI,
-	PROVIDER_ID,
 	toRelayQuestions,
 	toResponse,
 } from "../../../extensions/checkpoint-bridge/interop/pi-agent-ask.ts";

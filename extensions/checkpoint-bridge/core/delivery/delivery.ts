@@ -17,11 +17,12 @@ import { sanitiseText } from "../../model/sanitise.ts";
 import { processSlot } from "../shared/process-slot.ts";
 import type { EntryLike } from "../shared/session-entry.ts";
 import { homeOf } from "./home.ts";
+import { ANSWER_MESSAGE_TYPE, DELIVERY_KEY } from "./names.ts";
 import { unsentEnds } from "./unsent.ts";
 import { endWaits } from "./waits.ts";
 
-/** `customType` of the message that carries an ended request to its session (docs/tool.md). */
-export const ANSWER_MESSAGE_TYPE = "checkpoint-bridge:answer";
+/** The message's custom type (names.ts), for those that read the box's messages. */
+export { ANSWER_MESSAGE_TYPE };
 /** `customType` of the entry that records a delivery in the session it went to. */
 export const DELIVERED_ENTRY_TYPE = "checkpoint-bridge:delivered";
 /** Version of the message's `details`, bumped on any incompatible change. @public */
@@ -376,9 +377,6 @@ export function createDeliveryBox(options: DeliveryBoxOptions): DeliveryBox & Ho
 		},
 	};
 }
-
-/** Registry key of the process's box; `Symbol.for` makes it the same in every module copy. */
-const DELIVERY_KEY = Symbol.for("checkpoint-bridge.deliveries");
 
 /** The process's box, created by the first copy that asks. Not writable, not replaceable. */
 export function deliveryBox(hostSessionId: () => string | undefined, target: object = globalThis): DeliveryBox {
