@@ -17,7 +17,7 @@ import { releaseLate, waysFrom } from "./route.ts";
 import { loadingPiVersion, reportUnsupportedPi } from "./supported-pi.ts";
 import { drawAnswerMessages } from "./tool/answer-message.ts";
 import { askTool } from "./tool/ask.ts";
-import { TOOL_NAME } from "./tool/description.ts";
+import { TOOL_NAME } from "./tool/schema.ts";
 import { waitTool } from "./tool/wait.ts";
 
 export { TOOL_NAME };

@@ -12,10 +12,10 @@ import type { RelayProgress } from "../core/shared/protocol.ts";
 import type { QuestionInput } from "../model/question.ts";
 import { type Envelope, makeEnvelope } from "../model/result.ts";
 import { validateAskParams } from "../model/validate.ts";
-import { rawArguments } from "./arguments.ts";
 import { toToolResult } from "./envelope.ts";
 import { progressText } from "./progress.ts";
 import type { AskParamsSchema } from "./schema.ts";
+import { rawArguments } from "./schema.ts";
 
 /** A call queued with `wait: false`: no signal or progress, the receipt comes back at once. */
 type LaterOptions = Omit<CallOptions, "signal" | "onProgress" | "id" | "later">;

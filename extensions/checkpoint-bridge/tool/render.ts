@@ -3,7 +3,7 @@
  * plain text, fitted to the width, then coloured, so no pi-tui import is needed at run time.
  */
 import type { Envelope, Status } from "../model/result.ts";
-import { rawArguments } from "./arguments.ts";
+import { rawArguments } from "./schema.ts";
 
 /** The slice of pi's Theme the renderers use. */
 export interface RenderTheme {
@@ -83,7 +83,7 @@ interface CallArgs {
 	timeoutMs?: unknown;
 }
 
-/** The call: who asks and the questions, one line each (as the model sent them, not what arguments.ts wrapped them in). */
+/** The call: who asks and the questions, one line each (as the model sent them, not what prepareArguments wrapped them in). */
 export function renderCallView(args: CallArgs, asker: string, theme: RenderTheme): LinesComponent {
 	const raw = rawArguments(args) as CallArgs | undefined;
 	const questions = Array.isArray(raw?.questions) ? raw.questions : [];

@@ -1,13 +1,41 @@
 /**
- * The tool's parameter schema as the model sees it: how many questions and options a call may have
- * (minItems, maxItems) from LIMITS, as the descriptions say them. A call the schema refuses still
- * reaches the tool (arguments.ts), whose own validator gives an envelope that names every problem at
- * once (validate.ts); text lengths stay in the descriptions, checked there after neutralising.
- * Every bound is taken from LIMITS and the budget's bounds, never typed twice.
+ * The tool as pi and the model read it: its name, description, snippet and guidelines, and its
+ * parameter schema: how many questions and options a call may have (minItems, maxItems) from
+ * LIMITS, as the descriptions say them. A call the schema refuses (no questions at all, more than
+ * LIMITS allows, a wrong type) would be refused by pi's schema check with its own text before the
+ * tool runs: prepareArguments carries it to execute instead, so it gets the envelope (status error,
+ * every problem named at once by the one validator, model/validate.ts) like any other. The schema
+ * states the bounds for the model; the validator enforces them, text lengths included after
+ * neutralising. Every bound is taken from LIMITS and the budget's bounds, never typed twice.
  */
 import { type Static, Type } from "typebox";
+import { Value } from "typebox/value";
 import { DEFAULT_CALL_TIMEOUT_MS, MAX_TIMEOUT_MS, MIN_TIMEOUT_MS, NO_LIMIT } from "../core/shared/config.ts";
 import { LIMITS } from "../model/limits.ts";
+
+/** The tool's name, as the model calls it. */
+export const TOOL_NAME = "ask_user_via_host";
+
+/** Its label in pi's UI. */
+export const TOOL_LABEL = "Ask user via host";
+
+/** The tool's description for the model. */
+export const DESCRIPTION = [
+	"Ask the human a question and wait for the answer. Works from any session, sub-agents included: the question is shown in the main session's UI.",
+	"Batch every related question into one call; ask only what changes the outcome.",
+	"Questions can offer options (with descriptions, a preview such as code or a diff, a recommended one, multiSelect, and an 'Other' free-text entry), be free text, or be a yes/no confirm.",
+	'Returns JSON {status, answers:[{question, answer, kind, values?, id?, note?}], note}; an answer\'s note is what the human added in their own words. Proceed only on status "ok"; on any other status do not guess: return a structured needs_input result listing the open questions.',
+].join(" ");
+
+/** The tool's line in the system prompt's tool list. */
+export const PROMPT_SNIPPET = `${TOOL_NAME}: ask the human (shown in the main session's UI), even from a sub-agent`;
+
+/** When and how to use the tool, for the system prompt. */
+export const PROMPT_GUIDELINES = [
+	`Use ${TOOL_NAME} when a decision belongs to the human and you cannot infer it; never guess instead.`,
+	`Batch related questions into a single ${TOOL_NAME} call, give options when the choices are known, and ask only what changes the outcome.`,
+	`If ${TOOL_NAME} returns any status other than "ok", stop and return a structured needs_input result with the open questions instead of guessing.`,
+];
 
 const OptionSchema = Type.Union([
 	Type.String(),
@@ -65,3 +93,17 @@ export const AskParamsSchema = Type.Object({
 });
 
 export type AskParams = Static<typeof AskParamsSchema>;
+
+/** Where prepareArguments keeps the raw arguments of a call the schema refuses. */
+const RAW_ARGUMENTS = "checkpointBridgeRawArguments";
+
+/** What stands in for a refused call's questions: the least the schema takes, never read (rawArguments unwraps the call). */
+const STAND_IN = [{ question: "" }];
+
+/** pi's prepareArguments: the arguments as they are when the schema takes them, else wrapped so it does. */
+export const prepareArguments = (args: unknown): AskParams =>
+	Value.Check(AskParamsSchema, args) ? (args as AskParams) : ({ questions: STAND_IN, [RAW_ARGUMENTS]: args } as unknown as AskParams);
+
+/** The arguments the model sent, unwrapped from what prepareArguments made of them. */
+export const rawArguments = (params: unknown): unknown =>
+	typeof params === "object" && params !== null && RAW_ARGUMENTS in params ? (params as Record<string, unknown>)[RAW_ARGUMENTS] : params;

@@ -6,8 +6,7 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_CALL_TIMEOUT_MS, MAX_TIMEOUT_MS, MIN_TIMEOUT_MS } from "../../../extensions/checkpoint-bridge/core/shared/config.ts";
 import { LIMITS } from "../../../extensions/checkpoint-bridge/model/limits.ts";
 import { validateAskParams } from "../../../extensions/checkpoint-bridge/model/validate.ts";
-import { prepareArguments, rawArguments } from "../../../extensions/checkpoint-bridge/tool/arguments.ts";
-import { AskParamsSchema } from "../../../extensions/checkpoint-bridge/tool/schema.ts";
+import { AskParamsSchema, prepareArguments, rawArguments } from "../../../extensions/checkpoint-bridge/tool/schema.ts";
 
 const SOURCE = readFileSync(join(import.meta.dirname, "../../../extensions/checkpoint-bridge/tool/schema.ts"), "utf8");
 
