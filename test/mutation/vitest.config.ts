@@ -34,6 +34,8 @@ const ISOLATED = [
 	"test/unit/core/copies.test.ts",
 	// Tells a channel configured by a page already running: a page an earlier file left in the process would count.
 	"test/unit/channels.test.ts",
+	// Starts where the process has no delivery box yet: one an earlier file made would be there.
+	"test/unit/core/session-box.test.ts",
 	// Reads which modules the extension's entry imports: one an earlier file loaded is already there.
 	"test/unit/surfaces/terminal-form/lazy.test.ts",
 	"test/unit/own-questions.test.ts",
