@@ -61,7 +61,8 @@ describe("attention and visibility", () => {
 		const ctx = child.ctx;
 		void host.call({ questions: [{ question: "Holding the queue?" }] });
 		const pending = child.tool().execute("c1", { questions: [{ question: "Mine?" }, { question: "Also?" }] }, undefined, onUpdate, ctx);
-		await flush(vi);
+		// The first call of a session loads the call's code (a module import, not a timer): wait for its dialog.
+		await vi.waitFor(() => expect(ui.current()).toBeDefined());
 		ui.current()!.answer("h");
 		await flush(vi);
 		ui.current()!.answer("one");
