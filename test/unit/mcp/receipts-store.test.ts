@@ -2,23 +2,13 @@
  * A wait over MCP on ids another process asked (mcp/receipts.ts over core/store/): found in the store
  * of the host's directory by the id alone, ended or still open, beside the client's own receipts.
  */
-import { afterEach, describe, expect, it } from "vitest";
-import { openStore } from "../../../extensions/checkpoint-bridge/core/store/open.ts";
-import type { RequestStore, StoredEnd } from "../../../extensions/checkpoint-bridge/core/store/store.ts";
+import { describe, expect, it } from "vitest";
+import type { StoredEnd } from "../../../extensions/checkpoint-bridge/core/store/store.ts";
 import { Receipts } from "../../../extensions/checkpoint-bridge/mcp/receipts.ts";
 import { makeEnvelope } from "../../../extensions/checkpoint-bridge/model/result.ts";
+import { memoryStores } from "../support/memory-store.ts";
 
-const stores: RequestStore[] = [];
-afterEach(() => {
-	for (const store of stores.splice(0)) store.close();
-});
-
-function memoryStore(): RequestStore {
-	const opened = openStore(":memory:");
-	if (!opened.ok) throw new Error(opened.warning);
-	stores.push(opened.store);
-	return opened.store;
-}
+const memoryStore = memoryStores();
 
 const end = (askerId: string, answer: string): StoredEnd => ({
 	askerId,

@@ -3,23 +3,12 @@
  * the store's seed, so a second OneTap or Board over the same store (a host started again) makes the
  * same ones and takes a URL the first made, once; without a store, or with another store, they differ.
  */
-import { afterEach, describe, expect, it } from "vitest";
-import { openStore } from "../../../../../extensions/checkpoint-bridge/core/store/open.ts";
-import type { RequestStore } from "../../../../../extensions/checkpoint-bridge/core/store/store.ts";
+import { describe, expect, it } from "vitest";
 import type { Question } from "../../../../../extensions/checkpoint-bridge/model/question.ts";
 import { OneTap } from "../../../../../extensions/checkpoint-bridge/surfaces/web/away/one-tap.ts";
+import { memoryStores } from "../../../support/memory-store.ts";
 
-const stores: RequestStore[] = [];
-afterEach(() => {
-	for (const store of stores.splice(0)) store.close();
-});
-
-function memoryStore(): RequestStore {
-	const opened = openStore(":memory:");
-	if (!opened.ok) throw new Error(opened.warning);
-	stores.push(opened.store);
-	return opened.store;
-}
+const memoryStore = memoryStores();
 
 const card = (requestId: string) => ({
 	requestId,
