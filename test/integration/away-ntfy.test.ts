@@ -6,11 +6,11 @@
  * secret file with `@` never bring the file into a publish. One host for the file: the loopback
  * warning at its claim and `/checkpoints notify test`, whose "It works" press arrives as a notice.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fakeNtfy, pressAction } from "../support/ntfy.ts";
+import { tempDir } from "../support/temp-dir.ts";
 import { until } from "../support/until.ts";
 import { awayAsk, writeAwayAsker } from "./harness/away-asker.ts";
 import { isNotify, type PiRpc, PiRpcFixture } from "./harness/pi-cli.ts";
@@ -19,7 +19,7 @@ describe("ntfy built in, pi --mode rpc host", () => {
 	const run = new PiRpcFixture();
 	let ntfy: Awaited<ReturnType<typeof fakeNtfy>>;
 	let pi: PiRpc;
-	const secret = join(mkdtempSync(join(tmpdir(), "cb-ntfy-secret-")), "secret.txt");
+	const secret = join(tempDir("cb-ntfy-secret-"), "secret.txt");
 	const content = "private-file-content-5f0c2a";
 	beforeAll(async () => {
 		writeFileSync(secret, `${content}\n`);

@@ -5,12 +5,12 @@
  * recipe of the docs, run with an asker, a question and an option that name a secret file with
  * `@`: nothing of the file may reach the service. They test no part of pi: run on the newest pi only.
  */
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { tempDir } from "../support/temp-dir.ts";
 import { until } from "../support/until.ts";
 import { raw, trackedPages } from "../unit/surfaces/web/support.ts";
 import { NOT_ON_OLDEST_PI, REPO_ROOT } from "./harness/pi-cli.ts";
@@ -121,7 +121,7 @@ describe("the apprise and Telegram recipes, run as the notify command", () => {
 	it.skipIf(!HAS_APPRISE || !HAS_JQ || NOT_ON_OLDEST_PI)(
 		"no recipe sends a file an asker names: every documented recipe, run with an @-question, asked and ended",
 		async () => {
-			const dir = mkdtempSync(join(tmpdir(), "cb-recipe-secret-"));
+			const dir = tempDir("cb-recipe-secret-");
 			const secret = join(dir, "secret.txt");
 			const content = "the-content-of-a-private-file-6b1f";
 			writeFileSync(secret, `${content}\n`);

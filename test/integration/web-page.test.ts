@@ -4,9 +4,8 @@
  * their own module copies, as pi-subagents makes them). Each test saves a screenshot under
  * .tmp/test-output/web-page/<run>/ and prints its path.
  */
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import http from "node:http";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { askViaHost } from "../../extensions/checkpoint-bridge/core/asking/asker.ts";
@@ -15,6 +14,7 @@ import { createHandle } from "../../extensions/checkpoint-bridge/core/shared/sha
 import { dialogSurface } from "../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { formSurface } from "../../extensions/checkpoint-bridge/surfaces/terminal-form/surface.ts";
 import { startWebPage } from "../../extensions/checkpoint-bridge/surfaces/web/server.ts";
+import { tempDir } from "../support/temp-dir.ts";
 import { fakeCustomUI } from "../unit/support/fake-custom-ui.ts";
 import { fakeUI } from "../unit/support/fake-ui.ts";
 import { decodePixels } from "../unit/support/qr-decode.ts";
@@ -320,7 +320,7 @@ describe.skipIf(!HAS_CHROMIUM)("web answer page in Chromium, SDK host", () => {
 	});
 
 	it("a request's own link (from the notify command) shows and answers that request only, and is dead once it settles", async () => {
-		const dir = mkdtempSync(join(tmpdir(), "cb-web-notify-"));
+		const dir = tempDir("cb-web-notify-");
 		setEnv("CHECKPOINT_BRIDGE_NOTIFY_COMMAND", `printf '%s' "$CHECKPOINT_BRIDGE_URL" > "${dir}/$CHECKPOINT_BRIDGE_ASKER"`);
 		const { ui } = await hostWithPage();
 		const first = await askingChild("planner", { questions: [{ question: "Which naming convention?", options: ["camelCase", "snake_case"] }] });

@@ -3,9 +3,7 @@
  * requests and the next one adopts them under the same ids, without a settled event. Cards, their
  * links and the notify command must carry over, not start again.
  */
-import { mkdtempSync, readdirSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readdirSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { askViaHost } from "../../../../extensions/checkpoint-bridge/core/asking/asker.ts";
 import { claimHostRole } from "../../../../extensions/checkpoint-bridge/core/host/host-role.ts";
@@ -14,6 +12,7 @@ import { createHandle } from "../../../../extensions/checkpoint-bridge/core/shar
 import { ANSWER_IN_TRACE } from "../../../../extensions/checkpoint-bridge/model/answer-places.ts";
 import { dialogSurface } from "../../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { Board, outcomeText } from "../../../../extensions/checkpoint-bridge/surfaces/web/live/board.ts";
+import { tempDir } from "../../../support/temp-dir.ts";
 import { fakeUI } from "../../support/fake-ui.ts";
 import { linkPathOf, pagePath, pageWithRelay, postAnswer, raw, readEvents } from "./support.ts";
 
@@ -25,7 +24,7 @@ afterEach(async () => {
 
 describe("web page board", () => {
 	it("keeps cards, links and their single notification while a new host adopts the requests", async () => {
-		const dir = mkdtempSync(join(tmpdir(), "cb-board-"));
+		const dir = tempDir("cb-board-");
 		const s = await pageWithRelay({ notifyCommand: () => `touch "${dir}/$CHECKPOINT_BRIDGE_ASKER-$$"` });
 		cleanup.push(() => s.page.close());
 		const runs = async (count: number) => {

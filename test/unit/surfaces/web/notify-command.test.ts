@@ -3,8 +3,7 @@
  * question in its environment (never in the command string); whatever it does (fail, hang, print
  * megabytes) the request is untouched, and a hung command is killed with what it started.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import {
@@ -15,6 +14,7 @@ import {
 	notifyDelay,
 	runNotifyCommand,
 } from "../../../../extensions/checkpoint-bridge/surfaces/web/away/notify-command.ts";
+import { tempDir } from "../../../support/temp-dir.ts";
 import { until } from "../../../support/until.ts";
 import { pagePath, pageWithRelay, postAnswer, trackedPages } from "./support.ts";
 
@@ -62,7 +62,7 @@ const HOSTILE = `$(touch pwned) \`touch pwned\` "; touch pwned; echo '`;
 
 describe("notify command", () => {
 	it("runs once per relayed request, with the request's own link, the asker and the first question in its environment", async () => {
-		const dir = mkdtempSync(join(tmpdir(), "cb-notify-"));
+		const dir = tempDir("cb-notify-");
 		// The asked runs only (the run at each request's end is away/notify-life.test.ts's), each file whole once it is there.
 		const command = `[ "$CHECKPOINT_BRIDGE_EVENT" = asked ] || exit 0; cd ${dir} && printf '%s\\n%s\\n%s\\n' "$CHECKPOINT_BRIDGE_URL" "$CHECKPOINT_BRIDGE_ASKER" "$CHECKPOINT_BRIDGE_QUESTION" > "tmp-$$" && mv "tmp-$$" "run-$$"`;
 		const s = await pages.setup({ notifyCommand: () => command });
@@ -94,7 +94,7 @@ describe("notify command", () => {
 	});
 
 	it("a command that fails, floods its output or hangs changes nothing; a failure is reported once", async () => {
-		const dir = mkdtempSync(join(tmpdir(), "cb-notify-"));
+		const dir = tempDir("cb-notify-");
 		const flood = `head -c 8000000 /dev/zero; head -c 8000000 /dev/zero >&2; touch ${dir}/flooded`;
 		for (const command of ["exit 3", flood, "sleep 30", "/no/such/program"]) {
 			const notices: string[] = [];
@@ -123,7 +123,7 @@ describe("notify command", () => {
 
 	it("a hung command is killed after the deadline with everything it started (10 s by default)", async () => {
 		expect(NOTIFY_TIMEOUT_MS).toBe(10_000);
-		const dir = mkdtempSync(join(tmpdir(), "cb-notify-"));
+		const dir = tempDir("cb-notify-");
 		const run = runNotifyCommand(
 			`(sleep 30; touch ${dir}/survived) & echo $! > ${dir}/child; wait`,
 			{ url: "u", asker: "a", question: "q" },
@@ -145,7 +145,7 @@ describe("notify command", () => {
 	});
 
 	it("a command that exits at once leaves nothing in its group past the deadline: a backgrounded child, nohup; setsid escapes", async () => {
-		const dir = mkdtempSync(join(tmpdir(), "cb-notify-"));
+		const dir = tempDir("cb-notify-");
 		const run = runNotifyCommand(treeCommand(dir), { url: "u", asker: "a", question: "q" }, { timeoutMs: 600 });
 		// The shell itself exits at once, successfully: the children are what is left.
 		expect(await run.done).toEqual({ ok: true });
@@ -158,7 +158,7 @@ describe("notify command", () => {
 	});
 
 	it("closing the page kills what a command left in its group even after the command exited", async () => {
-		const dir = mkdtempSync(join(tmpdir(), "cb-notify-"));
+		const dir = tempDir("cb-notify-");
 		const s = await pageWithRelay({ notifyCommand: () => treeCommand(dir), notifyTimeoutMs: 60_000 });
 		await s.ask([{ question: "Q?" }], { label: "planner" });
 		const [background, nohup, setsid] = await until(() => treePids(dir), "the three children to start");
@@ -171,7 +171,7 @@ describe("notify command", () => {
 	});
 
 	it("closing the page kills running commands", async () => {
-		const pidFile = join(mkdtempSync(join(tmpdir(), "cb-notify-")), "pid");
+		const pidFile = join(tempDir("cb-notify-"), "pid");
 		const s = await pageWithRelay({ notifyCommand: () => `echo $$ > ${pidFile}; exec sleep 30` });
 		await s.ask([{ question: "Q?" }], { label: "planner" });
 		const pid = await until(
@@ -261,7 +261,7 @@ describe("notify only after a request waited unanswered (CHECKPOINT_BRIDGE_NOTIF
 	});
 
 	it("on a real page: a request answered in the terminal within the delay pings nobody; one left waiting pings once", async () => {
-		const dir = mkdtempSync(join(tmpdir(), "cb-notify-"));
+		const dir = tempDir("cb-notify-");
 		const command = `[ "$CHECKPOINT_BRIDGE_EVENT" = asked ] || exit 0; printf '%s' "$CHECKPOINT_BRIDGE_QUESTION" > ${dir}/tmp-$$ && mv ${dir}/tmp-$$ ${dir}/run-$$`;
 		const s = await pages.setup({ notifyCommand: () => command, notifyAfterMs: () => 400 });
 		const quick = await s.ask([{ question: "Quick?", options: ["a", "b"] }], { label: "child" });

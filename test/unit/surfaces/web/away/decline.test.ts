@@ -5,12 +5,12 @@
  * needs: `/checkpoints web qr` and `/checkpoints notify test` on loopback, and the notify command's
  * `test` run.
  */
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { pressAction } from "../../../../support/ntfy.ts";
+import { tempDir } from "../../../../support/temp-dir.ts";
 import { until } from "../../../../support/until.ts";
 import { loadExtensionCopy, playedSessions } from "../../../support/fake-pi.ts";
 import { fakeUI } from "../../../support/fake-ui.ts";
@@ -156,7 +156,7 @@ describe("a phone's set-up, in the terminal", () => {
 	});
 
 	it("the notify command's test run: event test, one It works button; its press is said at the host", async () => {
-		const dir = mkdtempSync(join(tmpdir(), "cb-notify-test-"));
+		const dir = tempDir("cb-notify-test-");
 		const out = join(dir, "run");
 		const notices: string[] = [];
 		const s = await pages.setup({

@@ -3,14 +3,14 @@
  * asked (with its one-tap actions), as a reminder while it still waits, and once more when it ends
  * (answered elsewhere, withdrawn), saying how; a request never notified gets no end run.
  */
-import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { RequestBook } from "../../../../../extensions/checkpoint-bridge/core/host/book.ts";
 import { readLateConfig } from "../../../../../extensions/checkpoint-bridge/core/shared/late-config.ts";
 import type { AwayActions } from "../../../../../extensions/checkpoint-bridge/surfaces/web/away/one-tap.ts";
 import { startWebPage } from "../../../../../extensions/checkpoint-bridge/surfaces/web/server.ts";
+import { tempDir } from "../../../../support/temp-dir.ts";
 import { until } from "../../../../support/until.ts";
 import { relay } from "../../../support/relay.ts";
 import { raw, trackedPages } from "../support.ts";
@@ -29,7 +29,7 @@ interface Run {
 
 /** A command that writes what it was given, one file per run. */
 function recorder() {
-	const dir = mkdtempSync(join(tmpdir(), "cb-notify-life-"));
+	const dir = tempDir("cb-notify-life-");
 	const command = `cd ${dir} && printf '%s\\n%s\\n%s\\n%s\\n%s\\n%s' "$CHECKPOINT_BRIDGE_EVENT" "$CHECKPOINT_BRIDGE_REQUEST_ID" "$CHECKPOINT_BRIDGE_OUTCOME" "$CHECKPOINT_BRIDGE_URL" "$CHECKPOINT_BRIDGE_NTFY_ACTIONS" "$CHECKPOINT_BRIDGE_ACTIONS" > "tmp-$$" && mv "tmp-$$" "run-$(date +%s%N)-$$"`;
 	const runs = (): Run[] =>
 		readdirSync(dir)

@@ -3,19 +3,19 @@
  * when the requests written down before a restart are back): the notify command and ntfy take them
  * up as if just asked, under their ids, and their ends follow; the host's own request is not taken up.
  */
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { startWebPage } from "../../../../../extensions/checkpoint-bridge/surfaces/web/server.ts";
 import { fakeNtfy } from "../../../../support/ntfy.ts";
+import { tempDir } from "../../../../support/temp-dir.ts";
 import { until } from "../../../../support/until.ts";
 import { relay } from "../../../support/relay.ts";
 import { raw } from "../support.ts";
 
 describe("a page started after the claim", () => {
 	it("the notify command and ntfy take up the relayed requests already held, once each, and tell their end under the same id and sequence id", async () => {
-		const log = join(mkdtempSync(join(tmpdir(), "cb-page-after-")), "runs.log");
+		const log = join(tempDir("cb-page-after-"), "runs.log");
 		const command = `printf '%s\\t%s\\t%s\\n' "$CHECKPOINT_BRIDGE_EVENT" "$CHECKPOINT_BRIDGE_REQUEST_ID" "$CHECKPOINT_BRIDGE_ACTIONS" >> ${JSON.stringify(log)}`;
 		const runs = () => {
 			try {
