@@ -4,7 +4,13 @@ import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
 /** Real pi processes and sessions: generous per-test budget, files run in parallel forks. */
-const integration = { testTimeout: 180_000, hookTimeout: 120_000, pool: "forks", setupFiles: ["test/support/private-runtime-dir.ts"] };
+const integration = {
+	testTimeout: 180_000,
+	hookTimeout: 120_000,
+	pool: "forks",
+	setupFiles: ["test/support/private-runtime-dir.ts"],
+	globalSetup: ["test/integration/harness/run-scratch.ts"],
+};
 
 const INTEGRATION_DIR = "test/integration";
 /**

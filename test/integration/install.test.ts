@@ -1,18 +1,19 @@
 /**
  * The package as a user installs it, on the pi under test (docs/install.md): `npm pack`,
- * the tarball unpacked into a temp dir, its own dependencies installed there with
+ * the tarball unpacked into a temp dir (once per run, for both pi versions), its own dependencies installed there with
  * `npm install --omit=dev --omit=peer` (pi supplies its packages and typebox), then `pi install <dir>`
  * into a fresh agent dir and `pi -p`, or `pi -e <dir>` for one run. A scripted model calls the tool;
  * nobody holds the host role in a print run, so it answers `no-host`.
  */
 import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { promisify } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
+import { until } from "../support/until.ts";
 import type { ScriptConfig } from "./fixtures/scripted-model.ts";
 import { ASK_TOOL, baseArgs, createPiEnv, envelopesIn, NODE_BIN, PI_VERSION, type PiEnv, REPO_ROOT, runPi } from "./harness/pi-cli.ts";
 
@@ -90,18 +91,50 @@ function expectCleanNoHost(result: Awaited<ReturnType<typeof runPi>>): void {
 	expect(result.stdout.trim(), "stdout is the final text alone").toBe(`main done.\nTool ${ASK_TOOL} returned: ${JSON.stringify(envelopes[0])}`);
 }
 
+/**
+ * `npm pack`, the tarball unpacked and its dependencies installed: once per test run, by whichever
+ * pi version's file comes first (the package does not depend on the pi under test); the other waits
+ * for it. Read-only from then on: each file's consumers and projects live in a directory of its own.
+ */
+async function preparedPackage(): Promise<{ packed: Packed; unpacked: string }> {
+	const dir = join(inject("runScratch"), "install");
+	const unpacked = join(dir, "checkpoint-bridge");
+	const ready = join(dir, "packed.json");
+	const failed = join(dir, "failed.txt");
+	mkdirSync(dirname(dir), { recursive: true });
+	try {
+		mkdirSync(dir);
+	} catch {
+		const packed = await until(
+			() => (existsSync(failed) ? Promise.reject(new Error(`the other file's preparation failed: ${readFileSync(failed, "utf8")}`)) : existsSync(ready)),
+			"the package packed and installed by the other pi version's file",
+			PREPARE_MS,
+			250,
+		).then(() => JSON.parse(readFileSync(ready, "utf8")) as Packed);
+		return { packed, unpacked };
+	}
+	try {
+		const { stdout } = await run("npm", ["pack", "--json", "--pack-destination", dir], { cwd: REPO_ROOT, env: npmEnv() });
+		const packed = (JSON.parse(stdout) as Packed[])[0]!;
+		mkdirSync(unpacked);
+		await run("tar", ["-xzf", join(dir, packed.filename), "-C", unpacked, "--strip-components=1"]);
+		await run("npm", ["install", "--omit=dev", "--omit=peer", "--no-audit", "--no-fund"], { cwd: unpacked, env: npmEnv() });
+		writeFileSync(ready, JSON.stringify(packed));
+		return { packed, unpacked };
+	} catch (error) {
+		writeFileSync(failed, String(error));
+		throw error;
+	}
+}
+
 describe(`the packed package, installed as a user installs it, on pi ${PI_VERSION}`, () => {
 	const root = mkdtempSync(join(tmpdir(), "cb-install-"));
-	const unpacked = join(root, "checkpoint-bridge");
+	let unpacked: string;
 	let packed: Packed;
 	let piEnv: PiEnv | undefined;
 
 	beforeAll(async () => {
-		const { stdout } = await run("npm", ["pack", "--json", "--pack-destination", root], { cwd: REPO_ROOT, env: npmEnv() });
-		packed = (JSON.parse(stdout) as Packed[])[0]!;
-		mkdirSync(unpacked);
-		await run("tar", ["-xzf", join(root, packed.filename), "-C", unpacked, "--strip-components=1"]);
-		await run("npm", ["install", "--omit=dev", "--omit=peer", "--no-audit", "--no-fund"], { cwd: unpacked, env: npmEnv() });
+		({ packed, unpacked } = await preparedPackage());
 	}, PREPARE_MS);
 
 	afterEach(() => {
