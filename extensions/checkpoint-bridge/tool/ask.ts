@@ -4,6 +4,7 @@
  * never asks loads none of it.
  */
 import type { ToolDefinition } from "@earendil-works/pi-coding-agent";
+import { UNSTARTED_SESSION_ID } from "../core/shared/identity.ts";
 import type { Envelope } from "../model/result.ts";
 import type { AskToolParts } from "./ask-call.ts";
 import { renderCallView, renderResultView } from "./render.ts";
@@ -23,7 +24,10 @@ export function askTool(parts: AskToolParts): ToolDefinition<typeof AskParamsSch
 		promptGuidelines: PROMPT_GUIDELINES,
 		parameters: AskParamsSchema,
 		prepareArguments,
-		renderCall: (args, theme) => renderCallView(args, parts.asker().label, theme),
+		renderCall: (args, theme) => {
+			const asker = parts.asker();
+			return renderCallView(args, asker.sessionId === UNSTARTED_SESSION_ID ? undefined : asker.label, theme);
+		},
 		renderResult: (result, options, theme) => renderResultView(result, options, theme),
 		async execute(...args) {
 			const startedAt = Date.now();

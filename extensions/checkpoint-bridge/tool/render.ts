@@ -83,13 +83,20 @@ interface CallArgs {
 	timeoutMs?: unknown;
 }
 
-/** The call: who asks and the questions, one line each (as the model sent them, not what prepareArguments wrapped them in). */
-export function renderCallView(args: CallArgs, asker: string, theme: RenderTheme): LinesComponent {
+/**
+ * The call: who asks (when known: pi draws a resumed session's calls before its start) and the
+ * questions, one line each (as the model sent them, not what prepareArguments wrapped them in).
+ */
+export function renderCallView(args: CallArgs, asker: string | undefined, theme: RenderTheme): LinesComponent {
 	const raw = rawArguments(args) as CallArgs | undefined;
 	const questions = Array.isArray(raw?.questions) ? raw.questions : [];
 	return component(
 		() => [
-			{ text: `ask the human · from ${asker} · ${questions.length} question${questions.length === 1 ? "" : "s"}`, color: "toolTitle", bold: true },
+			{
+				text: `ask the human · ${asker === undefined ? "" : `from ${asker} · `}${questions.length} question${questions.length === 1 ? "" : "s"}`,
+				color: "toolTitle",
+				bold: true,
+			},
 			...questions.map((q, i) => {
 				const options = Array.isArray(q?.options) ? ` [${q.options.map(optionLabel).join(" | ")}]` : "";
 				return { text: `  ${i + 1}. ${oneLine(String(q?.question ?? ""))}${options}`, color: "muted" as const };

@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { sessionAsker } from "../../../extensions/checkpoint-bridge/core/shared/identity.ts";
 import { makeEnvelope } from "../../../extensions/checkpoint-bridge/model/result.ts";
+import { askTool } from "../../../extensions/checkpoint-bridge/tool/ask.ts";
+import type { AskToolParts } from "../../../extensions/checkpoint-bridge/tool/ask-call.ts";
 import { type RenderTheme, renderCallView, renderResultView } from "../../../extensions/checkpoint-bridge/tool/render.ts";
 
 const plain: RenderTheme = { fg: (_c, t) => t, bold: (t) => t };
@@ -10,6 +13,16 @@ describe("transcript rendering", () => {
 	it("shows who asks and each question with its options", () => {
 		const view = renderCallView({ questions: [{ question: "Which naming?", options: ["camel", "snake"] }, { question: "Name?" }] }, "planner", plain);
 		expect(view.render(80)).toEqual(["ask the human · from planner · 2 questions", "  1. Which naming? [camel | snake]", "  2. Name?"]);
+	});
+
+	it("names no asker for a call drawn before its session started (a resumed session's calls), and the session once it has", () => {
+		const me = sessionAsker(() => "reviewer");
+		const tool = askTool({ asker: me.identity } as unknown as AskToolParts);
+		const title = () =>
+			(tool.renderCall!({ questions: [{ question: "Ship?" }] } as never, plain as never, {} as never) as { render(width: number): string[] }).render(80)[0];
+		expect(title()).toBe("ask the human · 1 question");
+		me.started({ sessionId: "0198-resumed-session", systemPrompt: () => undefined, main: () => false });
+		expect(title()).toBe("ask the human · from reviewer · 1 question");
 	});
 
 	it("shows v2 option objects by their labels", () => {

@@ -163,6 +163,9 @@ export interface SessionAsker {
 	identity(at?: SessionReads): AskerIdentity;
 }
 
+/** The session id of an asker whose session pi has not started yet (a resumed session's calls drawn before its start). */
+export const UNSTARTED_SESSION_ID = "unknown";
+
 /** The asker of one session; `sessionName` is read at every use, as a session may be renamed. */
 export function sessionAsker(sessionName: () => string | undefined): SessionAsker {
 	let session: SessionReads | undefined;
@@ -183,7 +186,7 @@ export function sessionAsker(sessionName: () => string | undefined): SessionAske
 			// The task is read only when no name says more: a child's or the main session's label never needs it.
 			const agent = agentOf(reads);
 			const named = main || agent !== undefined || sessionName()?.trim();
-			const identity = askerIdentity(sessionName(), reads?.sessionId ?? "unknown", agent, {
+			const identity = askerIdentity(sessionName(), reads?.sessionId ?? UNSTARTED_SESSION_ID, agent, {
 				main,
 				cwd,
 				...(named ? {} : { task: taskOf(reads) }),
