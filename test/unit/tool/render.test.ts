@@ -19,7 +19,9 @@ describe("transcript rendering", () => {
 		const me = sessionAsker(() => "reviewer");
 		const tool = askTool({ asker: me.identity } as unknown as AskToolParts);
 		const title = () =>
-			(tool.renderCall!({ questions: [{ question: "Ship?" }] } as never, plain as never, {} as never) as { render(width: number): string[] }).render(80)[0];
+			(tool.renderCall!({ questions: [{ question: "Ship?" }] } as never, plain as never, {} as never) as { render(width: number): readonly string[] }).render(
+				80,
+			)[0];
 		expect(title()).toBe("ask the human · 1 question");
 		me.started({ sessionId: "0198-resumed-session", systemPrompt: () => undefined, main: () => false });
 		expect(title()).toBe("ask the human · from reviewer · 1 question");
