@@ -20,9 +20,15 @@ const BOOK = [
 	"extensions/checkpoint-bridge/core/host/dialog/late-side.ts",
 	"extensions/checkpoint-bridge/core/host/book.ts",
 ];
+/** The dialog host's parts: taking a request in, its open entry, the order of the dialogs, showing one, its events out, outside answers, the views. */
+const DIALOG = [
+	"extensions/checkpoint-bridge/core/host/dialog/*.ts",
+	// In the book group: late requests as the book keeps them.
+	"!extensions/checkpoint-bridge/core/host/dialog/late-side.ts",
+];
 /** The store: the records written down on disk, opening its database, and the answers kept for later waits. */
 const STORE = ["extensions/checkpoint-bridge/core/store/*.ts"];
-const GROUPS = { seal: SEAL, host: HOST, queue: QUEUE, answers: ANSWERS, tool: TOOL, route: ROUTE, book: BOOK, store: STORE };
+const GROUPS = { seal: SEAL, host: HOST, queue: QUEUE, answers: ANSWERS, tool: TOOL, route: ROUTE, book: BOOK, dialog: DIALOG, store: STORE };
 const group = process.env.MUTATION_GROUP ?? "seal";
 if (!(group in GROUPS)) throw new Error(`MUTATION_GROUP must be one of ${Object.keys(GROUPS).join(", ")}, not ${group}`);
 
@@ -36,7 +42,7 @@ export default {
 	typescriptChecker: { prioritizePerformanceOverAccuracy: true },
 	coverageAnalysis: "perTest",
 	// Where the promise of docs/guarantees.md lives, in groups so that each run fits a shared 2-core machine:
-	// MUTATION_GROUP=seal (default), host, queue, answers, tool, route, book or store.
+	// MUTATION_GROUP=seal (default), host, queue, answers, tool, route, book, dialog or store.
 	mutate: GROUPS[group],
 	// `// @ts-nocheck` only where mutants go: test/unit/package.test.ts reads observers.ts as written.
 	disableTypeChecks: "extensions/checkpoint-bridge/{core,model}/**/*.ts",
