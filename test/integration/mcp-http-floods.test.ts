@@ -92,7 +92,7 @@ describe("floods at /mcp, a real pi host", () => {
 		}
 	}, 90_000);
 
-	it(`8 client names × ${CALLS_PER_CLIENT} waiting calls: the page, its live stream and a request's link are served; every call past the quota is refused 429 naming its limit, none reset`, async () => {
+	it("8 client names × 12 waiting calls: the page, its live stream and a request's link are served; every call past the quota is refused 429 naming its limit, none reset", async () => {
 		const clients = await Promise.all(
 			Array.from({ length: 8 }, async (_, i) => {
 				if (i % 2 === 0) return legacyV2(`crowd-${i}`);
