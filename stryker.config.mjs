@@ -5,8 +5,8 @@ const model = (name) => `extensions/checkpoint-bridge/model/${name}.ts`;
 const SEAL = [core("shared/shared-handle"), core("asking/call"), core("asking/asker"), core("bridge/bridge")];
 /** Holding the host role (claim, release, hand-over) and asking the human once. */
 const HOST = [core("host/host-role"), core("host/same-questions")];
-/** The dialog queue: the dialog host whole, and the one way a request is shown (a surface adapted into a Show). */
-const QUEUE = [core("host/dialog-host"), core("host/show")];
+/** The dialog queue: the dialog host whole, the order of the dialogs (p-queue's queue class), and the one way a request is shown (a surface adapted into a Show). */
+const QUEUE = [core("host/dialog-host"), core("host/dialog/order"), core("host/show")];
 /** What comes back: the answer check for outside answers, the one answer check every reply goes through, the envelope, and the checks' one shape. */
 const ANSWERS = [core("shared/outside-answers"), model("answer-check"), model("result"), model("check")];
 /** Every call's validation, and the sanitising of asker text it starts with. */
@@ -20,11 +20,12 @@ const BOOK = [
 	"extensions/checkpoint-bridge/core/host/dialog/late-side.ts",
 	"extensions/checkpoint-bridge/core/host/book.ts",
 ];
-/** The dialog host's parts: taking a request in, its open entry, the order of the dialogs, showing one, its events out, outside answers, the views. */
+/** The dialog host's parts: taking a request in, its open entry, showing one, its events out, outside answers, the views. */
 const DIALOG = [
 	"extensions/checkpoint-bridge/core/host/dialog/*.ts",
-	// In the book group: late requests as the book keeps them.
+	// In the book group: late requests as the book keeps them; in the queue group: the order.
 	"!extensions/checkpoint-bridge/core/host/dialog/late-side.ts",
+	"!extensions/checkpoint-bridge/core/host/dialog/order.ts",
 ];
 /** The store: the records written down on disk, opening its database, and the answers kept for later waits. */
 const STORE = ["extensions/checkpoint-bridge/core/store/*.ts"];

@@ -12,12 +12,11 @@ type QueuedTask = { -readonly [K in keyof QueueAddOptions]: QueueAddOptions[K] }
  * closed (ADR-0024), and a running task costs no abort listener, race or wrapper promise.
  */
 export class DialogOrder implements Queue<RunFunction, QueueAddOptions> {
-	/** Sorted, the next first; the slots before `#head` are taken already. */
-	#tasks: (QueuedTask | undefined)[] = [];
-	#head = 0;
+	/** Sorted, the next first. A queue holds what waits for one human: shift and splice cost nothing worth a structure. */
+	readonly #tasks: QueuedTask[] = [];
 
 	get size(): number {
-		return this.#tasks.length - this.#head;
+		return this.#tasks.length;
 	}
 
 	enqueue(run: RunFunction, options?: Partial<QueueAddOptions>): void {
@@ -25,34 +24,20 @@ export class DialogOrder implements Queue<RunFunction, QueueAddOptions> {
 		const task = (options ?? {}) as QueuedTask;
 		task.run = run;
 		const priority = task.priority ?? 0;
-		const tasks = this.#tasks;
-		if (this.size === 0) {
-			tasks.length = 0;
-			this.#head = 0;
-		}
-		if (tasks.length === this.#head || (tasks.at(-1)!.priority ?? 0) >= priority) {
-			tasks.push(task);
-			return;
-		}
 		// After the last task of at least its priority.
-		let low = this.#head;
-		let high = tasks.length;
+		let low = 0;
+		let high = this.#tasks.length;
 		while (low < high) {
 			const middle = (low + high) >>> 1;
-			if ((tasks[middle]!.priority ?? 0) >= priority) low = middle + 1;
+			if ((this.#tasks[middle]!.priority ?? 0) >= priority) low = middle + 1;
 			else high = middle;
 		}
-		tasks.splice(low, 0, task);
+		this.#tasks.splice(low, 0, task);
 	}
 
 	dequeue(): RunFunction | undefined {
-		if (this.size === 0) return undefined;
-		const task = this.#tasks[this.#head]!;
-		this.#tasks[this.#head++] = undefined;
-		if (this.#head > 100 && this.#head > this.#tasks.length / 2) {
-			this.#tasks.splice(0, this.#head);
-			this.#head = 0;
-		}
+		const task = this.#tasks.shift();
+		if (!task) return undefined;
 		// Started, the task has no signal any more (p-queue stopped listening to it while it waited).
 		task.signal = undefined;
 		return task.run;
@@ -60,8 +45,7 @@ export class DialogOrder implements Queue<RunFunction, QueueAddOptions> {
 
 	remove(id: string): void {
 		const index = this.#indexOf(id);
-		if (index === this.#head) void this.dequeue();
-		else if (index !== -1) this.#tasks.splice(index, 1);
+		if (index !== -1) this.#tasks.splice(index, 1);
 	}
 
 	setPriority(id: string, priority: number): void {
@@ -73,14 +57,11 @@ export class DialogOrder implements Queue<RunFunction, QueueAddOptions> {
 	}
 
 	filter(options: Readonly<Partial<QueueAddOptions>>): RunFunction[] {
-		const runs: RunFunction[] = [];
-		for (let i = this.#head; i < this.#tasks.length; i++) if (this.#tasks[i]!.priority === options.priority) runs.push(this.#tasks[i]!.run);
-		return runs;
+		return this.#tasks.filter((task) => task.priority === options.priority).map((task) => task.run);
 	}
 
 	#indexOf(id: string): number {
-		for (let i = this.#head; i < this.#tasks.length; i++) if (this.#tasks[i]!.id === id) return i;
-		return -1;
+		return this.#tasks.findIndex((task) => task.id === id);
 	}
 }
 
