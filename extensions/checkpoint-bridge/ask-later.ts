@@ -47,6 +47,28 @@ export function withLate<T extends Pick<CallOptions, "asker" | "questions">>(box
 /** Longest a receipt waits for the host to take the request (NATS may take a round trip or two). @default 10000 */
 const RECEIPT_WAIT_MS = 10_000;
 
+/** A session's own question, recorded while it waits: its end is written when it ends (own-questions.ts). */
+interface RecordedOwn {
+	requestId: string;
+	ended(status: Envelope["status"], aborted: boolean): void;
+}
+
+/**
+ * A session's `wait: false` call along `route`: askLater, the host session's question recorded
+ * first by `own` under the id it is asked with, so that its delivery's record ends it.
+ */
+export async function askLaterFrom(
+	route: Route,
+	options: Omit<CallOptions, "signal" | "onProgress" | "id" | "later">,
+	via: { handle: SharedHandle; box: DeliveryBox; own?: (asker: CallOptions["asker"], questions: CallOptions["questions"]) => RecordedOwn | undefined },
+): Promise<Envelope> {
+	const recorded = via.own?.(options.asker, options.questions);
+	const receipt = await askLater(route, withLate(via.box, recorded ? { ...options, requestId: recorded.requestId } : options), via);
+	// Ended before the host took it: nothing will be delivered, nothing is left to reopen.
+	if (receipt.status !== "queued") recorded?.ended(receipt.status, false);
+	return receipt;
+}
+
 /**
  * Sends the call along `route` without waiting for the human: the receipt once the host has taken
  * the request (its first progress reply: an asker process may exit right after the receipt, so the

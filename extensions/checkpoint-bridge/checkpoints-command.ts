@@ -3,10 +3,10 @@
  * late question n again; `pause` / `resume` hold / show new dialogs; `web` / `web off` start / stop the answer page;
  * `notify test` sends a test notification.
  */
-import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import type { ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
 import type { DialogHost } from "./core/host/dialog-host.ts";
+import type { HostRole } from "./core/host/host-role.ts";
 import type { SharedHandle } from "./core/shared/shared-handle.ts";
-import type { HostLife } from "./host-life.ts";
 
 /** Who waits in the dialog queue, as `/checkpoints pause` and `resume` say it. */
 function queuedLine(host: DialogHost): string {
@@ -39,30 +39,22 @@ export function queueCommand(word: string | undefined, host: DialogHost | undefi
 	return { message: `checkpoint-bridge: resumed; ${line}`, type: "info" };
 }
 
-/** The command as pi registers it, for the session whose host life is `host`. */
-export function checkpointsCommand(handle: SharedHandle, host: HostLife): Parameters<ExtensionAPI["registerCommand"]>[1] {
-	return {
-		description:
-			"checkpoint-bridge: questions open now (late ones too) and the recent history; `answer <n>` shows late question n again; `pause` / `resume` hold / show new dialogs; `web` / `web off` start / stop the answer page; `notify test` sends a test notification",
-		handler: async (args, ctx) => {
-			// Loaded when the command is typed: a session where it never is (each sub-agent child) loads none of it.
-			const { answerLate, checkpointsReport, WRITTEN_DOWN_SHOWN, writtenDownReport } = await import("./core/host/audit.ts");
-			const { notifyCommand, WEB_USAGE, webCommand, webPageLine } = await import("./surfaces/web/command.ts");
-			const words = (args ?? "").trim().split(/\s+/).filter(Boolean);
-			if (words[0] === "web") return webCommand(words.slice(1), ctx.ui, handle, host.role !== undefined);
-			if (words[0] === "notify") return notifyCommand(words.slice(1), ctx.ui);
-			if (words[0] === "answer") return ctx.ui.notify(answerLate(host.role?.host, words[1]), "info");
-			const queue = queueCommand(words[0], host.role?.host);
-			if (queue && words.length > 0) return ctx.ui.notify(queue.message, queue.type);
-			if (words.length > 0) return ctx.ui.notify(WEB_USAGE, "warning");
-			// Each late line says where its answer goes now (the route home, core/delivery/delivery.ts).
-			const role = host.role;
-			const report = checkpointsReport(handle.snapshot(), ctx.sessionManager.getEntries(), role?.host.stats, role ? (id) => role.whereLate(id) : undefined);
-			// The ends of requests written down, across host restarts: the store's bounded history (its code loaded at the claim).
-			const written = role ? writtenDownReport((await import("./core/store/open.ts")).currentStore()?.history(WRITTEN_DOWN_SHOWN) ?? []) : "";
-			const page = await webPageLine();
-			// `/checkpoints` itself shows what a pause kept back, too.
-			ctx.ui.notify([...(queue ? [queue.message] : []), report, ...(written ? [written] : []), ...(page ? [page] : [])].join("\n"), "info");
-		},
-	};
+/** `/checkpoints <args>` typed in the session whose host role is `role` (none: not the host). */
+export async function runCheckpoints(args: string | undefined, ctx: ExtensionCommandContext, handle: SharedHandle, role: HostRole | undefined): Promise<void> {
+	const { answerLate, checkpointsReport, WRITTEN_DOWN_SHOWN, writtenDownReport } = await import("./core/host/audit.ts");
+	const { notifyCommand, WEB_USAGE, webCommand, webPageLine } = await import("./surfaces/web/command.ts");
+	const words = (args ?? "").trim().split(/\s+/).filter(Boolean);
+	if (words[0] === "web") return webCommand(words.slice(1), ctx.ui, handle, role !== undefined);
+	if (words[0] === "notify") return notifyCommand(words.slice(1), ctx.ui);
+	if (words[0] === "answer") return ctx.ui.notify(answerLate(role?.host, words[1]), "info");
+	const queue = queueCommand(words[0], role?.host);
+	if (queue && words.length > 0) return ctx.ui.notify(queue.message, queue.type);
+	if (words.length > 0) return ctx.ui.notify(WEB_USAGE, "warning");
+	// Each late line says where its answer goes now (the route home, core/delivery/delivery.ts).
+	const report = checkpointsReport(handle.snapshot(), ctx.sessionManager.getEntries(), role?.host.stats, role ? (id) => role.whereLate(id) : undefined);
+	// The ends of requests written down, across host restarts: the store's bounded history (its code loaded at the claim).
+	const written = role ? writtenDownReport((await import("./core/store/open.ts")).currentStore()?.history(WRITTEN_DOWN_SHOWN) ?? []) : "";
+	const page = await webPageLine();
+	// `/checkpoints` itself shows what a pause kept back, too.
+	ctx.ui.notify([...(queue ? [queue.message] : []), report, ...(written ? [written] : []), ...(page ? [page] : [])].join("\n"), "info");
 }

@@ -45,11 +45,12 @@ async function importHostSide() {
 	};
 }
 
+/** Rings for attention when a relayed question is first shown: one bell, only where stdout is a terminal (in RPC mode stdout is the protocol). */
+const bell = () => void (process.stdout.isTTY && process.stdout.write("\x07"));
+
 export interface HostLifeOptions {
 	/** The process's shared handle. */
 	handle: SharedHandle;
-	/** Rings for attention when a relayed question is first shown. */
-	bell: () => void;
 	/** Records every settled request in the session (the audit trail). */
 	appendEntry: ExtensionAPI["appendEntry"];
 }
@@ -69,7 +70,7 @@ export interface HostLife {
 
 /** The host life of one session; holds nothing until `claim`. */
 export function hostLife(options: HostLifeOptions): HostLife {
-	const { handle, bell, appendEntry } = options;
+	const { handle, appendEntry } = options;
 	let role: HostRole | undefined;
 	/** The session whose terminal draws child screens, while this session holds the role in the TUI. */
 	let drawing: string | undefined;

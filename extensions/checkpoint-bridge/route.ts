@@ -186,6 +186,8 @@ export interface Ways {
 	ask(options: CallOptions): Promise<Envelope>;
 	/** Sends another extension's notice the way calls go now (noticeAlong). */
 	notice(notice: Omit<RelayNotice, "v">): void;
+	/** The session is gone: the late ends it awaited go to the host's session (releaseLate). */
+	releaseLate(sessionId: string): void;
 }
 
 /** The ways of a session of this process over `handle`, read in this process's environment and working directory. */
@@ -196,5 +198,6 @@ export function waysFrom(handle: SharedHandle, transports: List = TRANSPORTS): W
 		reachable: () => reachesHost(now(), transports),
 		ask: (options) => askAlong(now(), options, handle, transports),
 		notice: (notice) => noticeAlong(now(), notice, handle, transports),
+		releaseLate,
 	};
 }

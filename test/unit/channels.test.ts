@@ -158,7 +158,8 @@ describe("a channel registered by another extension", () => {
 describe("what every session loads with the extension", () => {
 	it("none of the host's side, no channel's code, no transport's client, no terminal's forms: they load at the claim, at the first call that needs them, at a TUI start", () => {
 		const loaded = loadedWith(ROOT, "index.ts");
-		expect(loaded).toContain("host-life.ts");
+		expect(loaded).toContain("tool/ask.ts");
+		expect(loaded).not.toContain("host-life.ts");
 		expect(loaded.filter((f) => /^core\/(host\/(dialog|host-role|book)|bridge\/)/.test(f))).toEqual([]);
 		expect(loaded.filter((f) => /^surfaces\/(mail|web)\/(?!enable\.ts|command\.ts|http\/)/.test(f))).toEqual([]);
 		expect(loaded.filter((f) => /^transports\/(local\/(client|server|pool|connection)|nats\/(?!config\.ts))/.test(f))).toEqual([]);

@@ -165,16 +165,9 @@ describe("what every session loads with the extension", () => {
 	const ROOT = resolve(import.meta.dirname, "../../extensions/checkpoint-bridge");
 	const loaded = () => loadedWith(ROOT, "index.ts");
 
-	it("of the transports, the list's lines and the in-process one: no transport's client or server, and no wait: false path", () => {
-		const transports = loaded().filter((f) => f.startsWith("transports/"));
-		expect(transports.sort()).toEqual([
-			"transports/in-process/index.ts",
-			"transports/local/address.ts",
-			"transports/local/advertisement.ts",
-			"transports/local/private-files.ts",
-			"transports/nats/config.ts",
-		]);
-		expect(loaded()).not.toContain("ask-later.ts");
+	it("none of the transports, not even the list's lines: the way a call goes loads at the session's first call, claim or other ask tool's call", () => {
+		expect(loaded().filter((f) => f.startsWith("transports/"))).toEqual([]);
+		for (const late of ["route.ts", "host-life.ts", "checkpoints-command.ts", "ask-later.ts"]) expect(loaded()).not.toContain(late);
 	});
 
 	it("none of what a command, a host, a wait or the relay loads at its first use: the audit, the MCP route, own questions, the wait's outcomes, the tool-missing notice, the relay", () => {
@@ -201,9 +194,8 @@ describe("what every session loads with the extension", () => {
 		expect(loaded().filter((f) => late.includes(f))).toEqual([]);
 	});
 
-	it("at its start, only the tools' definitions, the list's lines, the box's names and the relay's marks, with what they stand on", () => {
+	it("at its start, only the tools' definitions, the box's names, the relay's marks and the other ask tools' offer, with what they stand on", () => {
 		expect(loaded().sort()).toEqual([
-			"checkpoints-command.ts",
 			"core/delivery/names.ts",
 			"core/delivery/session-box.ts",
 			"core/shared/config.ts",
@@ -211,7 +203,6 @@ describe("what every session loads with the extension", () => {
 			"core/shared/process-slot.ts",
 			"core/shared/protocol.ts",
 			"core/shared/shared-handle.ts",
-			"host-life.ts",
 			"index.ts",
 			"interop/external-ui.ts",
 			"interop/marks.ts",
@@ -219,18 +210,12 @@ describe("what every session loads with the extension", () => {
 			"model/sanitise.ts",
 			"model/terminal-widths.ts",
 			"other-extensions.ts",
-			"route.ts",
 			"supported-pi.ts",
 			"tool/answer-message.ts",
 			"tool/ask.ts",
 			"tool/render.ts",
 			"tool/schema.ts",
 			"tool/wait.ts",
-			"transports/in-process/index.ts",
-			"transports/local/address.ts",
-			"transports/local/advertisement.ts",
-			"transports/local/private-files.ts",
-			"transports/nats/config.ts",
 		]);
 	});
 });

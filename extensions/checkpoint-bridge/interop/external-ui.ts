@@ -8,6 +8,8 @@ import type { ExternalAskRequest, HostRoute, RemoteAskResponse } from "./pi-agen
 
 /** The negotiation event a foreground `ask_user` call emits outside TUI mode. */
 const EXTERNAL_UI_EVENT = "pi-agent-ask:external-ui";
+/** The tool whose foreground call emits the negotiation (pi-agent-ask's). */
+export const NEGOTIATING_TOOL = "ask_user";
 /** The id this provider gives itself. */
 export const PROVIDER_ID = "checkpoint-bridge";
 /** The contract version this adapter speaks. */

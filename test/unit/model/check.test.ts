@@ -58,12 +58,14 @@ describe("one spelling of error codes (ADR-0011)", () => {
 		expect(documented).toEqual(OBSERVER_CODES);
 		expect(parseOutsideAnswer({})).toMatchObject({ ok: false, reply: { code: "invalid_payload" } });
 		expect(resolveOutsideAnswer([{ question: "Go?", kind: "confirm" }], ["maybe"])).toMatchObject({ ok: false, reply: { code: "invalid_answer" } });
-		// pi's own names (events, the tools' names) are not codes of this package.
+		// pi's own names (events, the tools' names, pi-agent-ask's tool) are not codes of this package.
 		const PI_NAMES = [
 			"session_start",
 			"session_shutdown",
 			"tool_execution_start",
 			"tool_execution_end",
+			"tool_call",
+			"ask_user",
 			"ask_user_via_host",
 			"wait_for_host_answers",
 			"custom_message",
