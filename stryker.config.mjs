@@ -29,7 +29,43 @@ const DIALOG = [
 ];
 /** The store: the records written down on disk, opening its database, and the answers kept for later waits. */
 const STORE = ["extensions/checkpoint-bridge/core/store/*.ts"];
-const GROUPS = { seal: SEAL, host: HOST, queue: QUEUE, answers: ANSWERS, tool: TOOL, route: ROUTE, book: BOOK, dialog: DIALOG, store: STORE };
+/** The wire: the frames both transports read and write, the protocol's constants, the process slot, the observer events. */
+const WIRE = [core("bridge/frames"), core("shared/protocol"), core("shared/process-slot"), core("shared/observers")];
+/** What every part reads: the settings, who asks, the late settings, a notice's window, the one wait helper, the tool-missing notice. */
+const SHARED = [
+	core("shared/config"),
+	core("shared/identity"),
+	core("shared/late-config"),
+	core("shared/notice-window"),
+	core("shared/wait"),
+	core("asking/tool-missing"),
+];
+/** What the human is told beside the dialog: arrival notices, the audit trail, the status line, answers given elsewhere, the screens, a surface adapted. */
+const NOTICES = [
+	core("host/arrival-notices"),
+	core("host/audit"),
+	core("host/status-line"),
+	core("answering/elsewhere"),
+	core("answering/screens"),
+	core("answering/surface"),
+];
+/** The rest of the model: where an answer was given, the limits, terminal widths, time left, a wait's outcomes, questions and answers. */
+const MODEL = ["answer-places", "limits", "terminal-widths", "time-left", "wait-outcome", "question", "answer"].map(model);
+const GROUPS = {
+	seal: SEAL,
+	host: HOST,
+	queue: QUEUE,
+	answers: ANSWERS,
+	tool: TOOL,
+	route: ROUTE,
+	book: BOOK,
+	dialog: DIALOG,
+	store: STORE,
+	wire: WIRE,
+	shared: SHARED,
+	notices: NOTICES,
+	model: MODEL,
+};
 const group = process.env.MUTATION_GROUP ?? "seal";
 if (!(group in GROUPS)) throw new Error(`MUTATION_GROUP must be one of ${Object.keys(GROUPS).join(", ")}, not ${group}`);
 
@@ -43,7 +79,7 @@ export default {
 	typescriptChecker: { prioritizePerformanceOverAccuracy: true },
 	coverageAnalysis: "perTest",
 	// Where the promise of docs/guarantees.md lives, in groups so that each run fits a shared 2-core machine:
-	// MUTATION_GROUP=seal (default), host, queue, answers, tool, route, book, dialog or store.
+	// MUTATION_GROUP=seal (default), host, queue, answers, tool, route, book, dialog, store, wire, shared, notices or model.
 	mutate: GROUPS[group],
 	// `// @ts-nocheck` only where mutants go: test/unit/package.test.ts reads observers.ts as written.
 	disableTypeChecks: "extensions/checkpoint-bridge/{core,model}/**/*.ts",
