@@ -5,8 +5,10 @@ const model = (name) => `extensions/checkpoint-bridge/model/${name}.ts`;
 const SEAL = [core("shared/shared-handle"), core("asking/call"), core("asking/asker"), core("bridge/bridge")];
 /** Holding the host role (claim, release, hand-over) and asking the human once. */
 const HOST = [core("host/host-role"), core("host/same-questions")];
-/** The dialog queue: the dialog host whole, the order of the dialogs (p-queue's queue class), and the one way a request is shown (a surface adapted into a Show). */
-const QUEUE = [core("host/dialog-host"), core("host/dialog/order"), core("host/show")];
+/** The dialog queue: the dialog host whole, and the one way a request is shown (a surface adapted into a Show). */
+const QUEUE = [core("host/dialog-host"), core("host/show")];
+/** The order of the dialogs: p-queue's queue class, pause and resume. */
+const ORDER = [core("host/dialog/order")];
 /** What comes back: the answer check for outside answers, the one answer check every reply goes through, the envelope, and the checks' one shape. */
 const ANSWERS = [core("shared/outside-answers"), model("answer-check"), model("result"), model("check")];
 /** Every call's validation, and the sanitising of asker text it starts with. */
@@ -23,7 +25,7 @@ const BOOK = [
 /** The dialog host's parts: taking a request in, its open entry, showing one, its events out, outside answers, the views. */
 const DIALOG = [
 	"extensions/checkpoint-bridge/core/host/dialog/*.ts",
-	// In the book group: late requests as the book keeps them; in the queue group: the order.
+	// In the book group: late requests as the book keeps them; in its own group: the order.
 	"!extensions/checkpoint-bridge/core/host/dialog/late-side.ts",
 	"!extensions/checkpoint-bridge/core/host/dialog/order.ts",
 ];
@@ -55,6 +57,7 @@ const GROUPS = {
 	seal: SEAL,
 	host: HOST,
 	queue: QUEUE,
+	order: ORDER,
 	answers: ANSWERS,
 	tool: TOOL,
 	route: ROUTE,
@@ -79,7 +82,7 @@ export default {
 	typescriptChecker: { prioritizePerformanceOverAccuracy: true },
 	coverageAnalysis: "perTest",
 	// Where the promise of docs/guarantees.md lives, in groups so that each run fits a shared 2-core machine:
-	// MUTATION_GROUP=seal (default), host, queue, answers, tool, route, book, dialog, store, wire, shared, notices or model.
+	// MUTATION_GROUP=seal (default), host, queue, order, answers, tool, route, book, dialog, store, wire, shared, notices or model.
 	mutate: GROUPS[group],
 	// `// @ts-nocheck` only where mutants go: test/unit/package.test.ts reads observers.ts as written.
 	disableTypeChecks: "extensions/checkpoint-bridge/{core,model}/**/*.ts",
