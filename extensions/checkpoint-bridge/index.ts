@@ -36,7 +36,7 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 	/** Queued requests of every session of the process and their deliveries as messages (core/delivery/), loaded at first use. */
 	const box = sessionBox(pi, () => handle.host()?.sessionId);
 	const me = sessionAsker(() => pi.getSessionName());
-	/** The way calls go (route.ts), loaded at the first call, wait, claim or other ask tool's call: a child with none loads no transport. */
+	/** The way calls go (route.ts), loaded at the session's first call or other ask tool's call: a child with neither loads no transport. */
 	let ways: Ways | undefined;
 	const loadWays = async () => (ways ??= (await loadRoute()).waysFrom(handle));
 	/** Set from session_start to session_shutdown: stops feeding the page other ask tools' forms. */

@@ -10,7 +10,7 @@ import { NEGOTIATING_TOOL, offerExternalUI } from "./interop/external-ui.ts";
 import { relayDialogsOn } from "./interop/marks.ts";
 import type { Ways } from "./route.ts";
 
-/** A session's ways, loaded at its first call, wait, claim or other ask tool's call (index.ts, ADR-0039). */
+/** A session's ways, loaded at its first call or other ask tool's call (index.ts, ADR-0039). */
 export interface LazyWays {
 	/** The ways, loaded now if they were not. */
 	ways(): Promise<Ways>;
