@@ -52,10 +52,11 @@ const NOTICES = [
 	core("answering/surface"),
 ];
 /**
- * The rest of the model: where an answer was given, the limits, terminal widths, time left, a wait's outcomes, answers.
- * Not model/question.ts: the page runs its shownOrder from the source the server sends, where Stryker's instrumented copy cannot run.
+ * The rest of the model: where an answer was given, the limits, terminal widths, a wait's outcomes, answers. Not
+ * model/question.ts nor model/time-left.ts: the page runs their shownOrder and timeLeftText from the source the
+ * server sends (surfaces/web/server.ts), where Stryker's instrumented copy cannot run.
  */
-const MODEL = ["answer-places", "limits", "terminal-widths", "time-left", "wait-outcome", "answer"].map(model);
+const MODEL = ["answer-places", "limits", "terminal-widths", "wait-outcome", "answer"].map(model);
 const GROUPS = {
 	seal: SEAL,
 	host: HOST,
