@@ -30,7 +30,9 @@ describe("an outside answer refused, in the words its sender reads", () => {
 	});
 
 	it("a recommended flag that is not a boolean says what it may be", () => {
-		expect(resolveOutsideAnswer([db], [{ answer: "SQLite", recommended: "yes" }])).toEqual({
+		// As a sender's JSON may carry it, whatever the type says.
+		const value = JSON.parse('{ "answer": "SQLite", "recommended": "yes" }');
+		expect(resolveOutsideAnswer([db], [value])).toEqual({
 			ok: false,
 			reply: { ok: false, code: "invalid_answer", reason: "answers[0]: recommended must be true, false or left out" },
 		});
