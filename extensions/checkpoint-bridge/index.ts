@@ -14,8 +14,8 @@ import { isRelayedUI, toolEdge } from "./interop/marks.ts";
 import { reachOtherExtensions } from "./other-extensions.ts";
 import type { Ways } from "./route.ts";
 import { loadingPiVersion, reportUnsupportedPi } from "./supported-pi.ts";
-import { drawAnswerMessages } from "./tool/answer-message.ts";
 import { askTool } from "./tool/ask.ts";
+import { drawAnswerMessages } from "./tool/render.ts";
 import { TOOL_NAME } from "./tool/schema.ts";
 import { waitTool } from "./tool/wait.ts";
 

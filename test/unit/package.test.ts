@@ -45,6 +45,8 @@ function runtimeImports(): Set<string> {
 		/^\s*(?:import|export)\s+(?!type\b)(?:[^;]*?\bfrom\s*)?["']([^"']+)["']/gm,
 		/\bimport\s*\(\s*["']([^"']+)["']\s*\)/g,
 		/\brequire\s*\(\s*["']([^"']+)["']\s*\)/g,
+		// A package loaded through Node's own loader (core/shared/shared-handle.ts, ADR-0040).
+		/\bcreateRequire\([^)]*\)\s*\(\s*["']([^"']+)["']\s*\)/g,
 	];
 	for (const file of sources(EXTENSION_DIR)) {
 		const text = readFileSync(file, "utf8");

@@ -211,7 +211,6 @@ describe("what every session loads with the extension", () => {
 			"model/terminal-widths.ts",
 			"other-extensions.ts",
 			"supported-pi.ts",
-			"tool/answer-message.ts",
 			"tool/ask.ts",
 			"tool/render.ts",
 			"tool/schema.ts",

@@ -1,5 +1,5 @@
 /**
- * An answer message is drawn as plain text (tool/answer-message.ts): its JSON keeps every escape, so
+ * An answer message is drawn as plain text (tool/render.ts): its JSON keeps every escape, so
  * an asker's label in quotes reads `"asker":"\"Please ask me one…\" in proj (pid 7334)"`, where pi's
  * Markdown drew `""Please ask me one…" in proj (pid 7334)"`; no line is wider than the terminal.
  */
@@ -25,7 +25,7 @@ describe("an answer message in the TUI", () => {
 	it("before pi-tui is loaded, pi draws it its own way; then as plain text, every escape of its JSON kept, no line wider than the terminal", async () => {
 		// A copy of its own: a session with a UI started by a file before this one (in one process) has loaded the look.
 		vi.resetModules();
-		const { loadAnswerMessageLook, renderAnswerMessage } = await import("../../../extensions/checkpoint-bridge/tool/answer-message.ts");
+		const { loadAnswerMessageLook, renderAnswerMessage } = await import("../../../extensions/checkpoint-bridge/tool/render.ts");
 		expect(renderAnswerMessage(message, { expanded: false } as never, theme)).toBeUndefined();
 		await loadAnswerMessageLook();
 		const drawn = renderAnswerMessage(message, { expanded: false } as never, theme)!;

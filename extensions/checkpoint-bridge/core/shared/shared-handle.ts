@@ -4,10 +4,15 @@
  * have in common is `globalThis`: the handle lives there under a registry symbol, defined
  * read-only, and its bus's methods are pinned so other code cannot swap them.
  */
-import { EventEmitter } from "eventemitter3";
+import { createRequire } from "node:module";
+import type { EventEmitter } from "eventemitter3";
 import type { Snapshot } from "./observers.ts";
 import { processSlot } from "./process-slot.ts";
 import { type BusEvents, PROTOCOL_VERSION, type RelayLate, type RelayReply } from "./protocol.ts";
+
+// Through Node's own loader: pi's loader transforms and runs every file it loads again for each session it starts,
+// and eventemitter3 was a sixth of the extension's load (ADR-0040).
+const Emitter: typeof EventEmitter = createRequire(import.meta.url)("eventemitter3").EventEmitter;
 
 /** Registry key of the shared handle; `Symbol.for` makes it the same in every module copy. */
 export const HANDLE_KEY = Symbol.for("checkpoint-bridge.handle");
@@ -122,7 +127,7 @@ const PINNED = ["emit", "on", "once", "off", "removeListener", "addListener", "r
 /** A fresh handle, not registered anywhere (tests make their own). */
 export function createHandle(): SharedHandle {
 	let current: { facts: Readonly<HostClaim>; token: object } | undefined;
-	const bus = new EventEmitter<BusEvents>();
+	const bus = new Emitter<BusEvents>();
 	// Replies the host role sent carry this handle's seal (Seal), bound to the request id each was sealed
 	// for. A sealed reply is frozen right after, so its id and content cannot be rewritten, and a copy has no seal.
 	const sealer = {};
@@ -141,7 +146,7 @@ export function createHandle(): SharedHandle {
 		return deepFreeze(reply);
 	};
 	for (const name of PINNED) {
-		const method = (EventEmitter.prototype as unknown as Record<string, unknown>)[name];
+		const method = (Emitter.prototype as unknown as Record<string, unknown>)[name];
 		Object.defineProperty(bus, name, { value: method, writable: false, configurable: false, enumerable: false });
 	}
 	return Object.freeze({
