@@ -10,8 +10,8 @@ import type { Snapshot } from "./observers.ts";
 import { processSlot } from "./process-slot.ts";
 import { type BusEvents, PROTOCOL_VERSION, type RelayLate, type RelayReply } from "./protocol.ts";
 
-// Through Node's own loader: pi's loader transforms and runs every file it loads again for each session it starts,
-// and eventemitter3 was a sixth of the extension's load (ADR-0040).
+// Through Node's own loader, once per process: pi's loader runs every file it loads again for each session it
+// starts, where this package alone costs about 3 ms (ADR-0040).
 const Emitter: typeof EventEmitter = createRequire(import.meta.url)("eventemitter3").EventEmitter;
 
 /** Registry key of the shared handle; `Symbol.for` makes it the same in every module copy. */
