@@ -90,6 +90,27 @@ describe("the host claim", () => {
 	});
 });
 
+describe("what the handle refuses", () => {
+	it("a claim that is no object (null, a string) is refused without a throw, and the role stays free", () => {
+		const handle = createHandle();
+		for (const bad of [null, "host", 42]) expect(handle.claimHost(bad as never)).toBeUndefined();
+		expect(handle.host()).toBeUndefined();
+		expect(handle.claimHost(claim("real"))?.seal).toBeTypeOf("function");
+	});
+
+	it("a reply sealed in place by another handle's host is sealed again as a copy: only this host's seal counts here", () => {
+		const other = createHandle().claimHost(claim("other"))!;
+		const handle = createHandle();
+		const mine = handle.claimHost(claim("mine"))!;
+		const reply = other.sealBuilt!(result("r1"));
+		const sealed = mine.sealBuilt!(reply);
+		expect(sealed).not.toBe(reply);
+		expect(sealed).toEqual(reply);
+		expect(handle.isFromHost(sealed, "r1")).toBe(true);
+		expect(handle.isFromHost(reply, "r1")).toBe(false);
+	});
+});
+
 describe("a copy of 0.1.0 in the same process (ADR-0034's cut-off)", () => {
 	it("its claim, made with a claim id, is refused: it never holds the role half claimed, and a copy of this release still claims it", () => {
 		const handle = createHandle();
