@@ -86,6 +86,16 @@ describe("a request onto the bus", () => {
 		expect(bridge.openRequests()).toHaveLength(1);
 	});
 
+	it("keeps the asker's own id in the host only when it is shaped as askers' ids are: 16 to 128 of A-Z, a-z, 0-9, _ and -, nothing before or after", () => {
+		const host = hostOnBus();
+		const { bridge, asked } = bridgeOn(host.handle);
+		const shaped = "Ab0_-Ab0_-Ab0_-A";
+		const ids = [shaped, "x".repeat(128), "short-id", "x".repeat(129), `!${shaped}`, `${shaped}!`, `${shaped}\n`];
+		const inHost = ids.map((id, i) => bridge.take(asked(id, { client: `local:${i}` }), { tag: "" })!.hostId);
+		expect(inHost.slice(0, 2)).toEqual(ids.slice(0, 2));
+		for (const [i, id] of inHost.entries()) if (i >= 2) expect(id, ids[i]).not.toBe(ids[i]);
+	});
+
 	it("clamps the deadline and the dialog timeout as a local call's; from the budget left when the asker's clock is not ours; no budget stays none", () => {
 		const host = hostOnBus();
 		const { bridge, asked } = bridgeOn(host.handle);
