@@ -132,6 +132,18 @@ describe("a call settles exactly once", () => {
 		t.control().end("no-host");
 	});
 
+	it("marks a request sent again after its host restarted, and one asked with wait: false, as such; nothing else rides along", async () => {
+		const marked = transport();
+		void runCall(options({ resent: true, later: true }), marked.start);
+		expect(marked.control().request).toMatchObject({ resent: true, later: true });
+		marked.control().end("no-host");
+		const plain = transport();
+		void runCall(options({ resent: false }), plain.start);
+		expect(Object.keys(plain.control().request)).not.toContain("resent");
+		expect(Object.keys(plain.control().request)).not.toContain("later");
+		plain.control().end("no-host");
+	});
+
 	it("refuses a reply that answers what was not asked, in error, and tells the host to drop the request", async () => {
 		const t = transport();
 		const call = runCall(options(), t.start);
