@@ -39,14 +39,20 @@ function askingSession(sessionId: string) {
 	return { envelopes, detach };
 }
 
+/** A request of `label`'s session whose 3 s budget ran out: it is late at the host. */
+async function goneLate(label: string) {
+	const session = askingSession(`${label}-session`);
+	const { ask, handle } = relay({}, { book: lateBook() });
+	track(ask(Q, { label, budgetMs: 3_000 }));
+	await flush(vi);
+	await vi.advanceTimersByTimeAsync(3_000);
+	const [late] = handle.snapshot()!.late!;
+	return { session, handle, late };
+}
+
 describe("the end of a late request, home in its asker's session", () => {
 	it("answered late: status ok with the late answer's note, its request id, its asker and how long it waited, no reason", async () => {
-		const session = askingSession("late-a-session");
-		const { ask, handle } = relay({}, { book: lateBook() });
-		track(ask(Q, { label: "late-a", budgetMs: 3_000 }));
-		await flush(vi);
-		await vi.advanceTimersByTimeAsync(3_000);
-		const [late] = handle.snapshot()!.late!;
+		const { session, handle, late } = await goneLate("late-a");
 		await vi.advanceTimersByTimeAsync(2_000);
 		handle.bus.emit("answer", { requestId: late!.requestId, answers: ["SQLite"], source: "web" }, () => {});
 		expect(session.envelopes).toEqual([
@@ -63,12 +69,7 @@ describe("the end of a late request, home in its asker's session", () => {
 	});
 
 	it("cancelled from outside while late: dismissed, with no late answer's note", async () => {
-		const session = askingSession("late-b-session");
-		const { ask, handle } = relay({}, { book: lateBook() });
-		track(ask(Q, { label: "late-b", budgetMs: 3_000 }));
-		await flush(vi);
-		await vi.advanceTimersByTimeAsync(3_000);
-		const [late] = handle.snapshot()!.late!;
+		const { session, handle, late } = await goneLate("late-b");
 		handle.bus.emit("answer", { requestId: late!.requestId, cancel: true }, () => {});
 		expect(session.envelopes).toHaveLength(1);
 		expect(session.envelopes[0]).toMatchObject({ status: "timeout-or-cancelled", reason: "dismissed", requestId: late!.requestId, asker: "late-b" });

@@ -52,26 +52,26 @@ describe("the cancel notice", () => {
 
 describe("answers given on a surface away from the terminal", () => {
 	const told = (notices: { message: string }[]) => notices.filter((n) => n.message.includes(" answered ")).map((n) => n.message);
-
-	it("are told, where and when, once the request is answered", async () => {
+	/** Two questions asked on the page, the first answered there: the second is shown. */
+	const firstAnsweredOnPage = async () => {
 		const page = fakeUI();
 		const { ask, fake } = relay({}, { surface: dialogSurface(page.ui, "page"), onSettled: () => {} });
 		const call = ask([{ question: "Which store?", options: ["Postgres", "SQLite"] }, { question: "Name?" }], { label: "planner" });
 		await flush(vi);
 		page.current()!.answer("SQLite");
 		await flush(vi);
+		return { page, fake, call };
+	};
+
+	it("are told, where and when, once the request is answered", async () => {
+		const { page, fake, call } = await firstAnsweredOnPage();
 		page.current()!.answer("atlas");
 		expect((await call).status).toBe("ok");
 		expect(told(fake.notices)).toEqual(["checkpoint-bridge: [planner] answered on the page at 09:12: SQLite; atlas"]);
 	});
 
 	it("are not told for a request left unanswered", async () => {
-		const page = fakeUI();
-		const { ask, fake } = relay({}, { surface: dialogSurface(page.ui, "page"), onSettled: () => {} });
-		const call = ask([{ question: "Which store?", options: ["Postgres", "SQLite"] }, { question: "Name?" }], { label: "planner" });
-		await flush(vi);
-		page.current()!.answer("SQLite");
-		await flush(vi);
+		const { page, fake, call } = await firstAnsweredOnPage();
 		page.current()!.answer(undefined);
 		expect((await call).status).toBe("timeout-or-cancelled");
 		expect(told(fake.notices)).toEqual([]);
