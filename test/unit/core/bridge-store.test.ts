@@ -98,6 +98,21 @@ describe("the bridge with the store", () => {
 		]);
 	});
 
+	it("an end kept with its reason is sent with it", () => {
+		store.ended(end({ status: "timeout", answers: [], reason: "dialog-timeout" }));
+		const { bridge, sent, asked } = setUp();
+		bridge.take(asked(), undefined);
+		expect(sent).toEqual([{ type: "result", v: FRAME_VERSION.endpoint, id: ID, kind: "result", status: "timeout", answers: [], reason: "dialog-timeout" }]);
+	});
+
+	it("an end kept for another session's request of the same id is not this asker's: its request is asked anew", () => {
+		store.ended(end({ askerSession: "pid 9/other" }));
+		const { bridge, requests, sent, asked } = setUp();
+		expect(bridge.take(asked(), undefined)?.hostId).toBe("an-hmac-of-the-new-endpoint");
+		expect(requests.map((r) => r.askerId)).toEqual([ID]);
+		expect(sent).toEqual([]);
+	});
+
 	it("kept as cancelled or no-host (its own give-up, its host's going), it is asked again; a request not re-sent never looks", () => {
 		const { bridge, requests, sent, asked } = setUp();
 		store.ended(end({ status: "cancelled", answers: [] }));

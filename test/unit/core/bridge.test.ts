@@ -8,6 +8,7 @@ import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { type Asked, Bridge, type BridgeOptions } from "../../../extensions/checkpoint-bridge/core/bridge/bridge.ts";
 import { checkFrame, FRAME_VERSION, type ReplyFrame, type RequestFrame, type Transport } from "../../../extensions/checkpoint-bridge/core/bridge/frames.ts";
+import { deliveryBox } from "../../../extensions/checkpoint-bridge/core/delivery/delivery.ts";
 import { MAX_TIMEOUT_MS, NO_LIMIT } from "../../../extensions/checkpoint-bridge/core/shared/config.ts";
 import { NoticeWindow } from "../../../extensions/checkpoint-bridge/core/shared/notice-window.ts";
 import {
@@ -20,6 +21,7 @@ import {
 	replyChannel,
 } from "../../../extensions/checkpoint-bridge/core/shared/protocol.ts";
 import { createHandle, type HostCapability, type SharedHandle } from "../../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
+import { fakeSession } from "../support/delivery-session.ts";
 import { propertyRun } from "../support/property-policy.ts";
 
 const Q = [{ question: "Which naming convention?" }];
@@ -203,6 +205,15 @@ describe("one id: the asker's own is the request's id in the host when it names 
 			const held = bridge.take(asked(id), { tag: "" })!;
 			expect(held.hostId, id).not.toBe(id);
 		}
+	});
+
+	it("a wait: false request whose questions are not objects is put on the bus as sent, for the host to refuse, without a throw here", () => {
+		const host = hostOnBus();
+		const { bridge, asked } = bridgeOn(host.handle);
+		const questions = [null, "Which?"] as never;
+		const held = bridge.take(asked("odd-questions", { later: true, questions }), { tag: "" })!;
+		expect(held.later?.questions).toEqual(["undefined", "undefined"]);
+		expect(host.requests.map((r) => r.questions)).toEqual([questions]);
 	});
 
 	it("a request taken under its asker's id frees that id when it ends: the next asker of the same id gets it again", () => {
@@ -400,6 +411,122 @@ describe("late ends", () => {
 		const { taken } = lateEnd(() => Promise.reject(new Error("no ack")));
 		await vi.runAllTimersAsync();
 		expect(taken).toEqual([false]);
+	});
+});
+
+describe("late ends: which requests wait for one, and how many", () => {
+	const late = (id: string) => ({ v: PROTOCOL_VERSION, id, kind: "late" as const, status: "ok" as const, answers: [] });
+
+	/** A bridge whose requests record the late frames sent for them; `giveUp` times a request out, `end` sends its late end, sealed or not. */
+	function lateWorld(options: Partial<BridgeOptions> = {}) {
+		const host = hostOnBus();
+		const { bridge, asked } = bridgeOn(host.handle, options);
+		const frames: string[] = [];
+		const taken: [string, boolean][] = [];
+		const held = new Map<string, ReturnType<typeof bridge.take>>();
+		const giveUp = (id: string, client = "local:one", reason: "timeout" | "cancelled" = "timeout") => {
+			const open = bridge.take(asked(id, { client, sendLate: (frame) => frames.push(frame.id) > 0 }), { tag: "" })!;
+			held.set(id, open);
+			bridge.cancel(open, reason);
+		};
+		const end = (id: string, sealed = true) => {
+			const hostId = held.get(id)!.hostId;
+			host.handle.bus.emit(lateChannel(hostId), sealed ? host.seal(late(hostId)) : late(hostId), (sent: boolean) => void taken.push([id, sent]));
+		};
+		return { bridge, frames, taken, giveUp, end };
+	}
+
+	it("only the host's sealed late end goes on, once: one not sealed, or a second, is not sent to the asker", () => {
+		const { frames, taken, giveUp, end } = lateWorld();
+		giveUp("r");
+		end("r", false);
+		expect(frames).toEqual([]);
+		end("r");
+		end("r");
+		expect(frames).toEqual(["r"]);
+		expect(taken).toEqual([["r", true]]);
+	});
+
+	it("a request its asker cancelled (not timed out) has no late end to wait for", () => {
+		const { frames, giveUp, end } = lateWorld();
+		giveUp("r", "local:one", "cancelled");
+		end("r");
+		expect(frames).toEqual([]);
+	});
+
+	it("per client, past the bound the client's oldest stops waiting; other clients' are not counted", () => {
+		const { frames, giveUp, end } = lateWorld({ lateCaps: { perClient: 1 } });
+		giveUp("c1-first", "c1");
+		giveUp("c2-only", "c2");
+		giveUp("c1-second", "c1");
+		for (const id of ["c1-first", "c2-only", "c1-second"]) end(id);
+		expect(frames).toEqual(["c2-only", "c1-second"]);
+	});
+
+	it("for all clients together, past the bound the oldest stops waiting, and only it", () => {
+		const { frames, giveUp, end } = lateWorld({ lateCaps: { total: 2 } });
+		giveUp("a", "c1");
+		giveUp("b", "c2");
+		giveUp("c", "c3");
+		for (const id of ["a", "b", "c"]) end(id);
+		expect(frames).toEqual(["b", "c"]);
+	});
+
+	it("discarding one client's waits leaves the others'; discarding all leaves none", () => {
+		const { bridge, frames, giveUp, end } = lateWorld();
+		giveUp("a", "c1");
+		giveUp("b", "c2");
+		bridge.discardLate("c1");
+		end("a");
+		end("b");
+		expect(frames).toEqual(["b"]);
+		giveUp("c", "c1");
+		giveUp("d", "c2");
+		bridge.discardLate();
+		end("c");
+		end("d");
+		expect(frames).toEqual(["b"]);
+	});
+});
+
+describe("a request let go twice, or after its end", () => {
+	it("takes it off the host once: a release after its result, or a second release, sends no cancel", () => {
+		const host = hostOnBus();
+		const { bridge, asked } = bridgeOn(host.handle);
+		const ended = bridge.take(asked("ended"), { tag: "" })!;
+		host.reply(result(ended.hostId));
+		bridge.release(ended);
+		const twice = bridge.take(asked("twice"), { tag: "" })!;
+		bridge.release(twice);
+		bridge.release(twice);
+		expect(host.cancels).toEqual([{ v: PROTOCOL_VERSION, id: twice.hostId, reason: "cancelled" }]);
+	});
+});
+
+describe("the end of a wait: false request its asker did not record", () => {
+	it("goes to the host's session, naming the request, its asker, how long it waited and why it ended", async () => {
+		const host = hostOnBus();
+		const { bridge, sent, asked } = bridgeOn(host.handle);
+		const hostSession = fakeSession();
+		const detach = deliveryBox(() => "host-session").attach("host-session", hostSession.poster());
+		try {
+			const open = bridge.take(asked("unrecorded-later-1", { later: true, sendAcked: () => Promise.reject(new Error("connection closed")) }), { tag: "" })!;
+			host.reply({ ...result(open.hostId), status: "no-host", reason: "dismissed" });
+			await vi.runAllTimersAsync();
+			expect(sent.get("local:one")).toBeUndefined();
+			// The box is the process's: what earlier tests left for the host's session arrives too.
+			expect(hostSession.messages.map((m) => m.message.details).filter((d) => d.requestId === "unrecorded-later-1")).toMatchObject([
+				{
+					requestId: "unrecorded-later-1",
+					forwarded: true,
+					asker: ASKER.label,
+					questions: ["Which naming convention?"],
+					envelope: { status: "no-host", requestId: "unrecorded-later-1", asker: ASKER.label, waitedMs: Date.now() - 1_000, reason: "dismissed" },
+				},
+			]);
+		} finally {
+			detach();
+		}
 	});
 });
 
