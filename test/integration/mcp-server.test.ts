@@ -13,7 +13,7 @@ import { promisify } from "node:util";
 import { Client as ClientV2 } from "@modelcontextprotocol/client";
 import { StdioClientTransport as StdioV2 } from "@modelcontextprotocol/client/stdio";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { MCP_BIN, type McpSession, startMcpClient } from "./harness/mcp-client.ts";
 import { NATS_SERVER_MISSING, roomServedAt, startNatsServer } from "./harness/nats-server.ts";
 import { createPiEnv, type Frame, hostEndpoint, isNotify, NODE_BIN, NOT_ON_OLDEST_PI, onDevPiOnly, type PiEnv, PiRpc, REPO_ROOT } from "./harness/pi-cli.ts";
@@ -67,24 +67,27 @@ function listeningSockets(pid: number): string[] {
 }
 
 describe("the MCP server with a real pi host of the same user and directory", () => {
+	// One host for every test: each leaves it with no dialog open, and waits only for frames after its own mark.
 	let piEnv: PiEnv | undefined;
 	let pi: PiRpc | undefined;
 	const sessions: McpSession[] = [];
 
-	afterEach(async () => {
-		await Promise.all(sessions.splice(0).map((s) => s.close().catch(() => {})));
-		await pi?.close();
-		piEnv?.cleanup();
-		pi = undefined;
-		piEnv = undefined;
-	});
-
-	async function hostAndClient(name: string, options: { elicit?: Parameters<typeof startMcpClient>[0]["elicit"] } = {}) {
+	beforeAll(async () => {
 		piEnv = createPiEnv();
 		pi = PiRpc.start(piEnv, { args: ["--name", "rpc-host"] });
 		await hostEndpoint(piEnv);
+	});
+	afterEach(async () => {
+		await Promise.all(sessions.splice(0).map((s) => s.close().catch(() => {})));
+	});
+	afterAll(async () => {
+		await pi?.close();
+		piEnv?.cleanup();
+	});
+
+	async function hostAndClient(name: string, options: { elicit?: Parameters<typeof startMcpClient>[0]["elicit"] } = {}) {
 		const session = await client(name, options);
-		return { pi, session };
+		return { pi: pi!, session };
 	}
 
 	async function client(name: string, options: { elicit?: Parameters<typeof startMcpClient>[0]["elicit"] } = {}) {
@@ -138,16 +141,13 @@ describe("the MCP server with a real pi host of the same user and directory", ()
 	});
 
 	it("a server started elsewhere with --cwd <the host's directory> reaches that host", async () => {
-		piEnv = createPiEnv();
-		pi = PiRpc.start(piEnv, { args: ["--name", "rpc-host"] });
-		await hostEndpoint(piEnv);
-		const session = await startMcpClient({ cwd: piEnv.root, env: userEnv(piEnv), name: "cursor", args: ["--cwd", piEnv.cwd] });
+		const session = await startMcpClient({ cwd: piEnv!.root, env: userEnv(piEnv!), name: "cursor", args: ["--cwd", piEnv!.cwd] });
 		sessions.push(session);
-		const start = pi.mark();
+		const start = pi!.mark();
 		const call = session.client.callTool({ name: ASK, arguments: { questions: [{ question: "Which port?", options: ["80", "443"] }] } });
 		const { dialog, label } = await remoteDialog(start);
-		expect(label).toBe(inProject("cursor", piEnv.cwd));
-		pi.answer(dialog, "443");
+		expect(label).toBe(inProject("cursor", piEnv!.cwd));
+		pi!.answer(dialog, "443");
 		expect(envelopeOf(await call)).toMatchObject({ status: "ok", answers: [{ answer: "443" }] });
 	});
 
@@ -206,8 +206,11 @@ describe("the MCP server with a real pi host of the same user and directory", ()
 		const afterClose = pi.mark();
 		await session.close();
 		// The waiting call's dialog closed and is not shown again; the queued question is shown next.
-		expect((await remoteDialog(afterClose, "the queued question")).question).toBe("Later: rename?");
+		const queued = await remoteDialog(afterClose, "the queued question");
+		expect(queued.question).toBe("Later: rename?");
 		expect(pi.frames.slice(start).filter((f) => f.type === "extension_ui_request" && /Now: merge\?/.test(String(f.title)))).toHaveLength(1);
+		// Answered, so the host shared by the next tests has no dialog open.
+		pi.answer(queued.dialog, "Yes");
 	});
 
 	it("a server killed outright (SIGKILL) leaves nothing open at the host: its connection closes, and so does its dialog", async () => {
