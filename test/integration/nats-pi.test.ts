@@ -6,7 +6,7 @@
  */
 import { spawn } from "node:child_process";
 import os from "node:os";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { SILENCE_MS, TICK_MS } from "../../extensions/checkpoint-bridge/transports/nats/liveness.ts";
 import { until } from "../support/until.ts";
 import type { ScriptAsk, ScriptConfig } from "./fixtures/scripted-model.ts";
@@ -51,11 +51,11 @@ async function natsServer(options: Parameters<typeof startNatsServer>[0] = {}): 
 	return server;
 }
 
-/** The host: `pi --mode rpc` serving the room; resolves once its "serving room" notice arrived. */
-async function startHost(env: Record<string, string>, expect_: "serving" | "taken" = "serving"): Promise<{ pi: PiRpc; piEnv: PiEnv }> {
+/** The host: `pi --mode rpc` serving the room; resolves once its "serving room" notice arrived. Stopped after the test, or by `stoppers`. */
+async function startHost(env: Record<string, string>, expect_: "serving" | "taken" = "serving", stoppers = cleanups): Promise<{ pi: PiRpc; piEnv: PiEnv }> {
 	const piEnv = createPiEnv({ env });
 	const pi = PiRpc.start(piEnv);
-	cleanups.push(async () => {
+	stoppers.push(async () => {
 		pi.kill("SIGCONT");
 		await pi.close(5_000);
 		piEnv.cleanup();
@@ -170,14 +170,28 @@ function expectServiceAnswers(run: { envelopes: Envelope[] }): void {
 
 if (NATS_SERVER_MISSING) console.warn(`nats-pi.test.ts: skipped: ${NATS_SERVER_MISSING}`);
 describe.skipIf(NATS_SERVER_MISSING)("across machines: pi --mode rpc host, pi -p askers over a real nats-server", () => {
-	it("three remote askers at once: one dialog at a time, each answer to its own asker, titles naming asker, machine and pid", async () => {
-		const nats = await natsServer();
+	/**
+	 * One nats-server and host in the default room for the tests that leave both as they found them
+	 * (every dialog answered, no other host started): each waits only for frames after its own mark.
+	 */
+	let shared: { env: Record<string, string>; pi: PiRpc };
+	const sharedCleanups: (() => Promise<unknown> | unknown)[] = [];
+	beforeAll(async () => {
+		const nats = await startNatsServer();
+		sharedCleanups.push(() => nats.cleanup());
 		const env = { CHECKPOINT_BRIDGE_NATS: nats.url };
-		const { pi } = await startHost(env);
+		shared = { env, pi: (await startHost(env, "serving", sharedCleanups)).pi };
+	}, START_MS);
+	afterAll(async () => {
+		for (const cleanup of sharedCleanups.splice(0).reverse()) await cleanup();
+	});
+
+	it("three remote askers at once: one dialog at a time, each answer to its own asker, titles naming asker, machine and pid", async () => {
+		const { env, pi } = shared;
 		const regions = ["eu-west", "us-east", "ap-south"];
+		let from = pi.mark();
 		const askers = regions.map((region, i) => ({ region, asker: startAsker(ask(`Question ${i + 1}: which region?`, regions), env) }));
 		const seen: { dialog: Frame; title: ReturnType<typeof parseTitle> }[] = [];
-		let from = 0;
 		for (let i = 0; i < 3; i++) {
 			const dialog = await pi.waitForDialog({ from, timeoutMs: START_MS, failOn: () => false });
 			const title = parseTitle(dialog);
@@ -207,9 +221,8 @@ describe.skipIf(NATS_SERVER_MISSING)("across machines: pi --mode rpc host, pi -p
 	});
 
 	it("a pi-subagents child inside a remote pi asks over NATS: [subagent-checkpoint-planner (machine:pid)]", async () => {
-		const nats = await natsServer();
-		const env = { CHECKPOINT_BRIDGE_NATS: nats.url };
-		const { pi } = await startHost(env);
+		const { env, pi } = shared;
+		const from = pi.mark();
 		const asker = startAsker(
 			{
 				main: { subagent: { agent: "checkpoint-planner", task: "Plan the storage layer." } },
@@ -218,7 +231,7 @@ describe.skipIf(NATS_SERVER_MISSING)("across machines: pi --mode rpc host, pi -p
 			env,
 			{ subagents: true, agents: ["checkpoint-planner"] },
 		);
-		const dialog = await pi.waitForDialog({ timeoutMs: START_MS, failOn: () => false });
+		const dialog = await pi.waitForDialog({ from, timeoutMs: START_MS, failOn: () => false });
 		const title = parseTitle(dialog);
 		expect(title).toMatchObject({ label: "subagent-checkpoint-planner", machine: MACHINE, pid: asker.pid, question: "Which storage backend?" });
 		pi.answer(dialog, "postgres");
@@ -230,9 +243,8 @@ describe.skipIf(NATS_SERVER_MISSING)("across machines: pi --mode rpc host, pi -p
 	});
 
 	it("wait: false over NATS: queued at once, answered at the host, the answer delivered once to the asking session by the process that kept the request", async () => {
-		const nats = await natsServer();
-		const env = { CHECKPOINT_BRIDGE_NATS: nats.url };
-		const { pi } = await startHost(env);
+		const { env, pi } = shared;
+		const from = pi.mark();
 		// The asker's turn stays busy (bash) while the human answers: the answer follows that turn, in the same process.
 		const asker = startAsker(
 			{
@@ -241,7 +253,7 @@ describe.skipIf(NATS_SERVER_MISSING)("across machines: pi --mode rpc host, pi -p
 			env,
 			{ mode: "json" },
 		);
-		const dialog = await pi.waitForDialog({ timeoutMs: START_MS, failOn: () => false });
+		const dialog = await pi.waitForDialog({ from, timeoutMs: START_MS, failOn: () => false });
 		expect(parseTitle(dialog).pid).toBe(asker.pid);
 		pi.answer(dialog, "us-east");
 		const run = await asker.done;
@@ -302,11 +314,10 @@ describe.skipIf(NATS_SERVER_MISSING)("across machines: pi --mode rpc host, pi -p
 			});
 
 		it("asker SIGKILL mid-dialog: its question leaves the host's queue, the dialog dismissed, within 2 s (figure: ms from the kill)", async () => {
-			const nats = await natsServer();
-			const env = { CHECKPOINT_BRIDGE_NATS: nats.url };
-			const { pi } = await startHost(env);
+			const { env, pi } = shared;
+			const start = pi.mark();
 			const asker = startAsker(ask("Will the asker survive?"), env);
-			await pi.waitForDialog({ timeoutMs: START_MS, failOn: () => false });
+			await pi.waitForDialog({ from: start, timeoutMs: START_MS, failOn: () => false });
 			const from = pi.mark();
 			const killedAt = Date.now();
 			asker.kill("SIGKILL");
