@@ -7,7 +7,8 @@
  *    client as dialogs; single, multi and a typed Other come back as option values and customText;
  *    a dismiss is `cancel`; another local submitter's answer aborts the signal and the host's request
  *    leaves at once; a call whose budget runs out rejects (the tool reports the error).
- * 2. A pi-subagents child (no UI of its own): its form reaches the RPC client, its answer the child.
+ * 2. A pi-subagents child (no UI of its own) of the same process: its form reaches the RPC client, its
+ *    answer the child.
  * 3. No host (`--mode json`): the bridge does not connect, the stand-in's own fallback stands.
  * 4. The TUI in tmux as host: a child's form is the terminal form; a note comes back as `note`; another
  *    submitter's answer closes the form on screen at once.
@@ -17,7 +18,7 @@
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { checks, stack } from "../support/pi-agent-ask-questions.ts";
 import type { ScriptConfig } from "./fixtures/scripted-model.ts";
 import { cardGone, cardOf, fill, HAS_CHROMIUM, launchBrowser, openTab, POLL_MS, screenshot, submit } from "./harness/browser.ts";
@@ -33,6 +34,7 @@ import {
 	PI_CLI,
 	PI_VERSION,
 	type PiEnv,
+	type PiRpc,
 	PiRpcFixture,
 	parseJsonLines,
 	REPO_ROOT,
@@ -58,11 +60,18 @@ function standInResult(end: Frame): { isError: boolean; details: any; text: stri
 	return { isError: end.isError === true, details: end.result?.details, text: resultText(end.result) };
 }
 
-describe("pi-agent-ask's ask_user in the main session of pi --mode rpc", () => {
-	const run = new PiRpcFixture();
-	afterEach(() => run.stop());
+/** What the RPC run's main session asks of the child agent. */
+const FILL_IN = "Fill in the form with the form filler.";
 
-	it("the form reaches the RPC client; answers, Other, dismiss, another submitter's answer and a timeout come back as the contract says", async () => {
+/**
+ * One `pi --mode rpc` (pi-subagents and the stand-in loaded) serves both RPC tests, the main session's and
+ * the child's: each prompts and reads frames after its own mark, and neither leaves a question open.
+ */
+const rpc = new PiRpcFixture();
+let rpcUp: Promise<PiRpc> | undefined;
+afterAll(() => rpc.stop());
+function sharedRpc(): Promise<PiRpc> {
+	rpcUp ??= (async () => {
 		const script: ScriptConfig = {
 			prompts: {
 				single: call({ title: "Project setup", questions: [stack] }),
@@ -73,10 +82,23 @@ describe("pi-agent-ask's ask_user in the main session of pi --mode rpc", () => {
 					standIn: { localAnswerAfterMs: 1_500, localAnswer: { kind: "answer", answers: { stack: { values: ["go"] } } } },
 				}),
 				wait: call({ questions: [stack] }),
+				[FILL_IN]: childScript.main!,
 			},
+			childCalls: childScript.childCalls!,
 		};
-		run.createEnv({ script, env: { CHECKPOINT_BRIDGE_TIMEOUT_MS: String(BUDGET_MS) } });
-		const pi = run.startPi({ args: ["--extension", STANDIN_EXT] });
+		installFormFiller(rpc.createEnv({ script, env: { CHECKPOINT_BRIDGE_TIMEOUT_MS: String(BUDGET_MS) } }));
+		const pi = rpc.startPi({ subagents: true, args: ["--extension", STANDIN_EXT] });
+		// pi-subagents compiles on start: pi answers its first command once it is up.
+		await pi.command("get_state", {}, FIRST_DIALOG_MS);
+		return pi;
+	})();
+	return rpcUp;
+}
+
+describe("pi-agent-ask's ask_user in the main session of pi --mode rpc", () => {
+	it("the form reaches the RPC client; answers, Other, dismiss, another submitter's answer and a timeout come back as the contract says", async () => {
+		const pi = await sharedRpc();
+		const before = pi.mark();
 		const prompt = async (text: string) => {
 			const from = pi.mark();
 			await pi.prompt(text);
@@ -143,7 +165,7 @@ describe("pi-agent-ask's ask_user in the main session of pi --mode rpc", () => {
 		expect(timedOut.text).toMatch(/ask_user: the external UI failed: checkpoint-bridge: timeout: .*budget/);
 
 		// Every dialog of the run was the bridge's: one per question shown.
-		expect(pi.frames.filter(isDialog)).toHaveLength(9);
+		expect(pi.frames.slice(before).filter(isDialog)).toHaveLength(9);
 	});
 });
 
@@ -176,17 +198,10 @@ const childScript: ScriptConfig = {
 };
 
 describe("pi-agent-ask's ask_user in a pi-subagents child", () => {
-	const run = new PiRpcFixture();
-	afterEach(() => run.stop());
-
 	it("a child without UI connects the bridge: its form reaches the RPC client and the answer the child", async () => {
-		const piEnv = run.createEnv({ script: childScript });
-		installFormFiller(piEnv);
-		const pi = run.startPi({ subagents: true, args: ["--extension", STANDIN_EXT] });
-		// pi-subagents compiles on start: pi answers its first command once it is up.
-		await pi.command("get_state", {}, FIRST_DIALOG_MS);
+		const pi = await sharedRpc();
 		const from = pi.mark();
-		await pi.prompt("Fill in the form with the form filler.");
+		await pi.prompt(FILL_IN);
 		let dialog = await pi.waitForDialog({ from, timeoutMs: FIRST_DIALOG_MS });
 		expect(dialog.title).toMatch(/^\[subagent-form-filler\] Checks: Which checks run\?\nRelease$/);
 		dialog = await pi.answerThenNextDialog(dialog, "Unit tests");
