@@ -140,4 +140,16 @@ describe("answeredWhere", () => {
 			"through the link the notify command sent and by mail",
 		);
 	});
+
+	it("says each place in its own words, in the page's order, an answer that names neither place nor source as the terminal's", () => {
+		const places = ["outside", "rpc", "terminal", "mail", "notify-link", "link", "page"] as const;
+		expect(answeredWhere(places.map((place) => answer({ source: place === "mail" ? "outside" : "dialog", place })))).toBe(
+			"on the page and through the request's own link and through the link the notify command sent and by mail and in the terminal and in the RPC client's dialog and from outside the terminal",
+		);
+		expect(answeredWhere([answer({}), answer({ source: "web", place: "page" })])).toBe("on the page and in the terminal");
+		expect(answeredWhere([answer({ source: "carried" }), answer({ source: "dialog", place: "rpc" })])).toBe(
+			"in the RPC client's dialog and carried from before the restart",
+		);
+		expect(answeredWhere([answer({ source: "shared" })]), "a shared answer whose owner is not named").toBe("with another asker's answer");
+	});
 });
