@@ -53,18 +53,26 @@ describe("the cancel notice", () => {
 describe("answers given on a surface away from the terminal", () => {
 	const told = (notices: { message: string }[]) => notices.filter((n) => n.message.includes(" answered ")).map((n) => n.message);
 	/** Two questions asked on the page, the first answered there: the second is shown. */
-	const firstAnsweredOnPage = async () => {
+	const firstAnsweredOnPage = async (auditTrail = true) => {
 		const page = fakeUI();
-		const { ask, fake } = relay({}, { surface: dialogSurface(page.ui, "page"), onSettled: () => {} });
+		const { ask, fake, handle } = relay({}, { surface: dialogSurface(page.ui, "page"), ...(auditTrail ? { onSettled: () => {} } : {}) });
 		const call = ask([{ question: "Which store?", options: ["Postgres", "SQLite"] }, { question: "Name?" }], { label: "planner" });
 		await flush(vi);
 		page.current()!.answer("SQLite");
 		await flush(vi);
-		return { page, fake, call };
+		return { page, fake, call, handle };
 	};
 
 	it("are told, where and when, once the request is answered", async () => {
 		const { page, fake, call } = await firstAnsweredOnPage();
+		page.current()!.answer("atlas");
+		expect((await call).status).toBe("ok");
+		expect(told(fake.notices)).toEqual(["checkpoint-bridge: [planner] answered on the page at 09:12: SQLite; atlas"]);
+	});
+
+	it("are told on a host with neither an audit trail nor an observer too", async () => {
+		const { page, fake, call, handle } = await firstAnsweredOnPage(false);
+		expect(handle.bus.listenerCount(OBSERVER_EVENTS.settled)).toBe(0);
 		page.current()!.answer("atlas");
 		expect((await call).status).toBe("ok");
 		expect(told(fake.notices)).toEqual(["checkpoint-bridge: [planner] answered on the page at 09:12: SQLite; atlas"]);

@@ -226,9 +226,9 @@ function observerEvents(
 		reopened: (request, lateRecord) =>
 			bus.emit(OBSERVER_EVENTS.reopened, Object.assign(request, { lateSince: lateRecord.state.since, expiresAt: lateRecord.state.expiresAt })),
 		changed,
-		// Observer events are built only while somebody listens, or the audit trail records them (a relayed
-		// cancel's settled event is built anyway: its notice needs it).
-		wanted: (name) => ((name === "settled" || name === "late") && onSettled !== undefined) || bus.listenerCount(OBSERVER_EVENTS[name]) > 0,
+		// Observer events are built only while somebody listens; a settled one always, as the human's notices come from it, and a
+		// late one while the audit trail records it.
+		wanted: (name) => name === "settled" || (name === "late" && onSettled !== undefined) || bus.listenerCount(OBSERVER_EVENTS[name]) > 0,
 	};
 }
 
