@@ -5,7 +5,7 @@
  * Each instance runs its own tmux server (`-L <socket>`), so it never touches a user's sessions
  * and `dispose()` can stop everything it started with one `kill-server`.
  */
-import { execFile, spawnSync } from "node:child_process";
+import { type ChildProcessWithoutNullStreams, execFile, spawn, spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -46,9 +46,95 @@ export async function waitForSqueezed(session: TmuxSession, pattern: RegExp, tim
 	}
 }
 
+/**
+ * One tmux client in control mode (`tmux -C`), kept attached for the session's life: a screen read is a
+ * line written to it, not a tmux process started, which at ten reads a second costs a core's tenth.
+ * It asks for no pane output and sets no size, so the program sees the same terminal as without it.
+ */
+class ControlClient {
+	private readonly child: ChildProcessWithoutNullStreams;
+	/** Each command's reply, in the order sent; the first is the reply to the attach itself. */
+	private readonly pending: { resolve: (lines: string[]) => void; reject: (error: Error) => void }[] = [];
+	private block: { header: string; lines: string[] } | undefined;
+	private ended: Error | undefined;
+	readonly attached: Promise<unknown>;
+
+	constructor(socket: string, target: string) {
+		this.child = spawn("tmux", ["-L", socket, "-C", "attach-session", "-t", target], { stdio: ["pipe", "pipe", "pipe"] });
+		this.attached = new Promise((resolve, reject) => this.pending.push({ resolve, reject }));
+		let buffer = "";
+		this.child.stdout.on("data", (chunk: Buffer) => {
+			buffer += chunk.toString("utf8");
+			let index: number;
+			while ((index = buffer.indexOf("\n")) >= 0) {
+				this.onLine(buffer.slice(0, index));
+				buffer = buffer.slice(index + 1);
+			}
+		});
+		this.child.stderr.resume();
+		const end = (why: string) => {
+			this.ended ??= new Error(`tmux control client ${why}`);
+			for (const waiter of this.pending.splice(0)) waiter.reject(this.ended);
+		};
+		this.child.on("error", (error) => end(`failed: ${error.message}`));
+		this.child.on("exit", (code, signal) => end(`exited (code ${code}, signal ${signal})`));
+		// Only a reply still awaited keeps the process alive: a test that never disposes must not keep its worker running.
+		this.child.unref();
+		for (const stream of [this.child.stdin, this.child.stderr]) (stream as unknown as { unref(): void }).unref();
+	}
+
+	/** Holds the event loop open while a reply is awaited, and not longer. */
+	private awaiting(): void {
+		const stdout = this.child.stdout as unknown as { ref(): void; unref(): void };
+		if (this.pending.length > 0) stdout.ref();
+		else stdout.unref();
+	}
+
+	get alive(): boolean {
+		return this.ended === undefined;
+	}
+
+	/** A command's output lines; a block ends with the %end or %error line that repeats its %begin's numbers. */
+	private onLine(line: string): void {
+		if (this.block) {
+			const [kind, ...numbers] = line.split(" ");
+			if ((kind === "%end" || kind === "%error") && numbers.join(" ") === this.block.header) {
+				const { lines } = this.block;
+				this.block = undefined;
+				const waiter = this.pending.shift();
+				this.awaiting();
+				if (kind === "%end") waiter?.resolve(lines);
+				else waiter?.reject(new Error(lines.join("\n")));
+			} else this.block.lines.push(line);
+		} else if (line.startsWith("%begin ")) this.block = { header: line.slice("%begin ".length), lines: [] };
+	}
+
+	/** Runs a tmux command (its arguments need no quoting) and resolves with its output as `tmux` prints it. */
+	async command(line: string): Promise<string> {
+		await this.attached;
+		if (this.ended) throw this.ended;
+		const lines = await new Promise<string[]>((resolve, reject) => {
+			this.pending.push({ resolve, reject });
+			this.awaiting();
+			this.child.stdin.write(`${line}\n`);
+		});
+		return lines.map((text) => `${text}\n`).join("");
+	}
+
+	async close(): Promise<void> {
+		if (this.child.exitCode === null && this.child.signalCode === null) {
+			const exited = new Promise((resolve) => this.child.once("exit", resolve));
+			this.child.ref();
+			this.child.kill();
+			await exited;
+		}
+	}
+}
+
 export class TmuxSession {
 	private readonly socket = `cb-test-${randomUUID().slice(0, 8)}`;
 	private readonly target = "main";
+	private control: ControlClient | undefined;
 	/** The last screen read, for failure messages. */
 	lastScreen = "";
 
@@ -56,8 +142,29 @@ export class TmuxSession {
 		return run("tmux", ["-L", this.socket, ...args], { encoding: "utf8" });
 	}
 
+	/** A read-only command through the control client while it is attached, else through a tmux process of its own. */
+	private async read(...args: string[]): Promise<string> {
+		if (this.control?.alive) {
+			try {
+				return await this.control.command(args.join(" "));
+			} catch {
+				// The session ended meanwhile: the plain client says so in its own words.
+			}
+		}
+		const { stdout } = await this.tmux(...args);
+		return stdout;
+	}
+
 	async start({ command, cwd, width = 120, height = 40 }: TmuxStartOptions): Promise<void> {
 		await this.tmux("-f", "/dev/null", "new-session", "-d", "-s", this.target, "-x", String(width), "-y", String(height), "-c", cwd, command);
+		const control = new ControlClient(this.socket, this.target);
+		try {
+			await control.command("refresh-client -f no-output");
+			this.control = control;
+		} catch {
+			// A program that ended at once leaves no session to attach to: reads go through plain clients.
+			await control.close();
+		}
 	}
 
 	/** Resizes the terminal, as a user dragging the window would; the program gets SIGWINCH and redraws. */
@@ -67,20 +174,20 @@ export class TmuxSession {
 
 	/** The visible screen; `-J` joins lines the terminal wrapped, so long titles stay on one line. */
 	async screen(): Promise<string> {
-		const { stdout } = await this.tmux("capture-pane", "-p", "-J", "-t", this.target);
+		const stdout = await this.read("capture-pane", "-p", "-J", "-t", this.target);
 		this.lastScreen = stdout;
 		return stdout;
 	}
 
 	/** Everything the pane printed: the scrollback and the visible screen, wrapped lines joined. */
 	async history(): Promise<string> {
-		const { stdout } = await this.tmux("capture-pane", "-p", "-J", "-S", "-", "-t", this.target);
+		const stdout = await this.read("capture-pane", "-p", "-J", "-S", "-", "-t", this.target);
 		return stdout;
 	}
 
 	/** The visible screen row by row, as the terminal wrapped it (no `-J`): a line wider than the pane shows as two rows. */
 	async rows(): Promise<string[]> {
-		const { stdout } = await this.tmux("capture-pane", "-p", "-t", this.target);
+		const stdout = await this.read("capture-pane", "-p", "-t", this.target);
 		this.lastScreen = stdout;
 		return stdout.split("\n");
 	}
@@ -153,6 +260,7 @@ export class TmuxSession {
 			() => [] as number[],
 		);
 		const started = descendants(panes);
+		await this.control?.close();
 		await this.tmux("kill-server").catch(() => {});
 		if (!(await allExited(started, 5_000))) {
 			for (const pid of started) signal(pid, "SIGKILL");
