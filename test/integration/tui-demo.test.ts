@@ -13,7 +13,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { ScreenCaptures, TmuxSession, tmuxAvailable } from "./harness/tmux.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -208,33 +208,39 @@ async function quit(session: TmuxSession, runDir: string, how: "ctrl+d" | "ctrl+
 }
 
 if (!hasTmux) console.warn("tui-demo.test.ts: skipped: tmux is not installed");
-describe.skipIf(!hasTmux)(`npm run demo in the real TUI${hasTmux ? "" : " (skipped: tmux is not installed)"}`, () => {
-	let tmux: TmuxSession | undefined;
-	let runDir: string | undefined;
-
+// Each test has a terminal and a temp dir of its own, and the demo keeps its host, store and runners
+// under that dir: the demos run at once, overlapping their waits on pi and its children.
+describe.skipIf(!hasTmux).concurrent(`npm run demo in the real TUI${hasTmux ? "" : " (skipped: tmux is not installed)"}`, () => {
 	afterAll(() => {
 		if (captures.files.length) console.log(captures.report("tui-demo.test.ts"));
 	});
 
-	afterEach(async () => {
-		await tmux?.dispose();
-		// A background runner may still be writing its run files for a moment after pi exits.
-		if (runDir) fs.rmSync(runDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
-	});
+	/** Runs `body` in a fresh terminal with a fresh temp dir, both gone once it is done. */
+	async function inTerminal(body: (session: TmuxSession, runDir: string) => Promise<void>): Promise<void> {
+		const runDir = fs.mkdtempSync(path.join(os.tmpdir(), "cb-tui-demo-"));
+		const session = new TmuxSession();
+		try {
+			await body(session, runDir);
+		} finally {
+			await session.dispose();
+			// A background runner may still be writing its run files for a moment after pi exits.
+			fs.rmSync(runDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+		}
+	}
 
 	/** Runs `body` against a fresh demo; a failure message ends with the demo's stderr. */
 	async function withDemo(args: string[], body: (session: TmuxSession, runDir: string) => Promise<void>): Promise<void> {
-		runDir = fs.mkdtempSync(path.join(os.tmpdir(), "cb-tui-demo-"));
-		tmux = new TmuxSession();
-		const stderrFile = path.join(runDir, "stderr.log");
-		try {
-			await startDemo(tmux, runDir, args);
-			await body(tmux, runDir);
-		} catch (error) {
-			const stderr = fs.existsSync(stderrFile) ? fs.readFileSync(stderrFile, "utf8") : "";
-			if (error instanceof Error) error.message += `\n--- stderr of the demo:\n${stderr || "(empty)"}`;
-			throw error;
-		}
+		await inTerminal(async (session, runDir) => {
+			const stderrFile = path.join(runDir, "stderr.log");
+			try {
+				await startDemo(session, runDir, args);
+				await body(session, runDir);
+			} catch (error) {
+				const stderr = fs.existsSync(stderrFile) ? fs.readFileSync(stderrFile, "utf8") : "";
+				if (error instanceof Error) error.message += `\n--- stderr of the demo:\n${stderr || "(empty)"}`;
+				throw error;
+			}
+		});
 	}
 
 	const otherThan = (agent: BackgroundAgent) => (Object.keys(BACKGROUND) as BackgroundAgent[]).find((name) => name !== agent)!;
@@ -313,17 +319,17 @@ describe.skipIf(!hasTmux)(`npm run demo in the real TUI${hasTmux ? "" : " (skipp
 	});
 
 	it("without a terminal for stdin, refuses at once with its one line and exit code 1", async () => {
-		runDir = fs.mkdtempSync(path.join(os.tmpdir(), "cb-tui-demo-"));
-		tmux = new TmuxSession();
-		const stderrFile = path.join(runDir, "stderr.log");
-		await tmux.start({
-			command: `env TMPDIR=${JSON.stringify(runDir)} ${JSON.stringify(NODE_BIN)} demo/run.mjs </dev/null 2>${JSON.stringify(stderrFile)}; echo "${EXIT_MARKER}$?"; sleep 30`,
-			cwd: root,
+		await inTerminal(async (tmux, runDir) => {
+			const stderrFile = path.join(runDir, "stderr.log");
+			await tmux.start({
+				command: `env TMPDIR=${JSON.stringify(runDir)} ${JSON.stringify(NODE_BIN)} demo/run.mjs </dev/null 2>${JSON.stringify(stderrFile)}; echo "${EXIT_MARKER}$?"; sleep 30`,
+				cwd: root,
+			});
+			await tmux.waitFor(EXIT_MARKER, 10_000, "the launcher's exit");
+			expect(await tmux.screen()).toMatch(new RegExp(`^${EXIT_MARKER}1\\s*$`, "m"));
+			expect(fs.readFileSync(stderrFile, "utf8")).toMatch(NO_TERMINAL("stdin is"));
+			expect(fs.readdirSync(runDir), "nothing started").toEqual(["stderr.log"]);
 		});
-		await tmux.waitFor(EXIT_MARKER, 10_000, "the launcher's exit");
-		expect(await tmux.screen()).toMatch(new RegExp(`^${EXIT_MARKER}1\\s*$`, "m"));
-		expect(fs.readFileSync(stderrFile, "utf8")).toMatch(NO_TERMINAL("stdin is"));
-		expect(fs.readdirSync(runDir), "nothing started").toEqual(["stderr.log"]);
 	});
 });
 
