@@ -1,10 +1,10 @@
 /**
- * An answer given at the deadline (issue 30, finding 4; ADR-0019), on the real pi 1.6 host in RPC
+ * An answer given at the deadline (issue 30, finding 4; ADR-0019), on real pi 1.6 hosts in RPC
  * mode: an asker in this process asks over the host's local endpoint, or over a real nats-server,
  * and the human answers 1 to 8 ms before the call's deadline, many times. Whatever the host took
  * and recorded in its audit trail (`get_entries`) is what the asker gets, every time.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, type ExpectStatic, it } from "vitest";
 import type { Envelope } from "../../extensions/checkpoint-bridge/model/result.ts";
 import { askRemote } from "../../extensions/checkpoint-bridge/transports/local/client.ts";
 import { closePooledConnections } from "../../extensions/checkpoint-bridge/transports/local/pool.ts";
@@ -32,7 +32,7 @@ async function auditByQuestion(pi: PiRpc): Promise<Map<string, { status: string;
 }
 
 /** Runs the race `ROUNDS × EARLY_MS` times through `ask`; returns each trial's asker result and audit record. */
-async function race(pi: PiRpc, tag: string, ask: (question: string) => Promise<Envelope>) {
+async function race(expect: ExpectStatic, pi: PiRpc, tag: string, ask: (question: string) => Promise<Envelope>) {
 	const trials: { question: string; early: number; envelope: Envelope }[] = [];
 	for (let round = 0; round < ROUNDS; round++)
 		for (const early of EARLY_MS) {
@@ -60,28 +60,35 @@ async function race(pi: PiRpc, tag: string, ask: (question: string) => Promise<E
 }
 
 describe.skipIf(PI_VERSION !== "1.6")("an answer at the deadline: the asker's result and the host's audit agree every time (ADR-0019)", () => {
-	const run = new PiRpcFixture();
+	// A host shows one dialog at a time: each race gets a host of its own, so the two run at once.
+	const localRun = new PiRpcFixture();
+	const natsRun = new PiRpcFixture();
 	let nats: NatsServer | undefined;
-	let piEnv: PiEnv;
-	let pi: PiRpc;
+	let localEnv: PiEnv;
+	let localPi: PiRpc;
+	let natsPi: PiRpc;
 
 	beforeAll(async () => {
 		if (!NATS_SERVER_MISSING) nats = await startNatsServer();
-		piEnv = run.createEnv({ env: nats ? { CHECKPOINT_BRIDGE_NATS: nats.url } : {} });
-		pi = run.startPi();
-		await hostEndpoint(piEnv);
-		if (nats) await roomServedAt(nats.url);
+		// The local race's host is on the same nats-server too, in a room of its own.
+		localEnv = localRun.createEnv({ env: nats ? { CHECKPOINT_BRIDGE_NATS: nats.url, CHECKPOINT_BRIDGE_ROOM: "local-race" } : {} });
+		localPi = localRun.startPi();
+		if (nats) {
+			natsRun.createEnv({ env: { CHECKPOINT_BRIDGE_NATS: nats.url } });
+			natsPi = natsRun.startPi();
+		}
+		await Promise.all([hostEndpoint(localEnv), nats && hostEndpoint(natsRun.piEnv!).then(() => roomServedAt(nats!.url))]);
 	}, 120_000);
 
 	afterAll(async () => {
 		closePooledConnections();
-		await run.stop();
+		await Promise.all([localRun.stop(), natsRun.stop()]);
 		await nats?.kill();
 	});
 
-	it("over the local endpoint, 16 times", { timeout: 180_000 }, async () => {
-		const endpoint = await hostEndpoint(piEnv);
-		const outcomes = await race(pi, "local", (question) =>
+	it.concurrent("over the local endpoint, 16 times", { timeout: 180_000 }, async ({ expect }) => {
+		const endpoint = await hostEndpoint(localEnv);
+		const outcomes = await race(expect, localPi, "local", (question) =>
 			askRemote(endpoint, {
 				asker: { label: "racer", sessionId: "racer-session" },
 				questions: [{ question, kind: "confirm" }],
@@ -92,9 +99,9 @@ describe.skipIf(PI_VERSION !== "1.6")("an answer at the deadline: the asker's re
 		for (const outcome of outcomes) expect(outcome.asker, `answered ${outcome.early} ms before the deadline`).toEqual(outcome.audit);
 	});
 
-	it.skipIf(NATS_SERVER_MISSING)("over a real nats-server, 16 times", { timeout: 180_000 }, async () => {
+	it.skipIf(NATS_SERVER_MISSING).concurrent("over a real nats-server, 16 times", { timeout: 180_000 }, async ({ expect }) => {
 		const config = natsConfigOf({ CHECKPOINT_BRIDGE_NATS: nats!.url });
-		const outcomes = await race(pi, "nats", (question) =>
+		const outcomes = await race(expect, natsPi, "nats", (question) =>
 			askOverNats({
 				asker: { label: "racer", sessionId: "racer-nats" },
 				questions: [{ question, kind: "confirm" }],
