@@ -16,7 +16,7 @@ import { ImapFlow } from "imapflow";
 import type { ParsedMail } from "mailparser";
 import { simpleParser } from "mailparser";
 import nodemailer from "nodemailer";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { fakeNtfy } from "../support/ntfy.ts";
 import { until } from "../support/until.ts";
 import type { ScriptAsk } from "./fixtures/scripted-model.ts";
@@ -134,6 +134,26 @@ describe("same ids, same links: a pi --mode rpc host killed and started again in
 	});
 });
 
+/**
+ * postfix and dovecot for both mail tests below, started by the first: each test has a bridge and a
+ * human of its own, all made before any mail flows (a postfix daemon may keep the mailbox map it read at its start).
+ */
+let mailServers: Promise<{ servers: MailServers; users: Record<"rpc" | "bin", { bridge: MailUser; human: MailUser }> }> | undefined;
+const sharedMailServers = () =>
+	(mailServers ??= startMailServers().then((servers) => ({
+		servers,
+		users: {
+			rpc: { bridge: servers.addUser("bridge"), human: servers.addUser("human") },
+			bin: { bridge: servers.addUser("bin-bridge"), human: servers.addUser("bin-human") },
+		},
+	})));
+afterAll(async () => {
+	await mailServers?.then(
+		({ servers }) => servers.stop(),
+		() => {},
+	);
+});
+
 /** The human's mailbox, read over IMAP without marking anything seen. */
 class Mailbox {
 	readonly #client: ImapFlow;
@@ -171,9 +191,12 @@ class Mailbox {
 
 describe.skipIf(!HAS_MAIL_SERVERS)("same token across a restart: postfix and dovecot on loopback, a pi --mode rpc host killed", () => {
 	it("a reply sent while the host is down is applied when it comes back, once; the question is not mailed again; the end mail says it was answered by the reply; a second restart changes nothing", async () => {
-		const servers = await startMailServers();
-		const bridge = servers.addUser("bridge");
-		const human = servers.addUser("human");
+		const {
+			servers,
+			users: {
+				rpc: { bridge, human },
+			},
+		} = await sharedMailServers();
 		const env = createPiEnv({ script: { prompts: { "ask later": { ask: QUEUED } } } });
 		mkdirSync(join(env.root, "state"), { recursive: true, mode: 0o700 });
 		Object.assign(env.env, {
@@ -240,7 +263,6 @@ describe.skipIf(!HAS_MAIL_SERVERS)("same token across a restart: postfix and dov
 		} finally {
 			for (const host of hosts) await host.close();
 			await inbox.close();
-			await servers.stop();
 			env.cleanup();
 		}
 	}, 300_000);
@@ -248,9 +270,12 @@ describe.skipIf(!HAS_MAIL_SERVERS)("same token across a restart: postfix and dov
 
 describe.skipIf(!HAS_MAIL_SERVERS)("same ids, links and token across a restart of checkpoint-bridge-host (the bin): postfix and dovecot on loopback", () => {
 	it("the bin killed and started again notifies the request again under its id with the same link and buttons; a reply sent while it was down is applied once, the end told under the same id; a tap made before the kill is known, and ended", async () => {
-		const servers = await startMailServers();
-		const bridge = servers.addUser("bridge");
-		const human = servers.addUser("human");
+		const {
+			servers,
+			users: {
+				bin: { bridge, human },
+			},
+		} = await sharedMailServers();
 		const env = createPiEnv({ script: { prompts: { "ask later": { ask: QUEUED } } } });
 		const log = notifyLog(join(env.root, "notified.log"));
 		Object.assign(env.env, {
@@ -311,7 +336,6 @@ describe.skipIf(!HAS_MAIL_SERVERS)("same ids, links and token across a restart o
 		} finally {
 			await bin?.stop("SIGKILL");
 			await inbox.close();
-			await servers.stop();
 			env.cleanup();
 		}
 	}, 300_000);
