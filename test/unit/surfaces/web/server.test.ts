@@ -288,11 +288,22 @@ describe("web page: live stream", () => {
 	it("starts with the open requests, oldest first, then reports each new, changed and settled one", async () => {
 		const s = await setup();
 		const first = await s.ask([{ question: "One?" }, { question: "Two?" }], { label: "planner" });
-		const reading = readEvents(s.page, `${pagePath(s.page)}events`, (e) => e.filter((x) => x.event === "gone").length === 2);
-		await new Promise((resolve) => setTimeout(resolve, 50));
+		let received = "";
+		const reading = readEvents(
+			s.page,
+			`${pagePath(s.page)}events`,
+			(e) => e.filter((x) => x.event === "gone").length === 2,
+			(chunk) => void (received += chunk),
+		);
+		// Each step once the page has streamed the one before, however slow the machine.
+		const streamed = async (count: number, event: string) => {
+			while (received.split(`event: ${event}\n`).length - 1 < count) await new Promise((resolve) => setTimeout(resolve, 5));
+		};
+		await streamed(1, "state");
 		const second = await s.ask([{ question: "Three?", options: ["x", "y"] }], { label: "reviewer" });
+		await streamed(1, "added");
 		s.fake.current()!.answer("first answer");
-		await new Promise((resolve) => setTimeout(resolve, 20));
+		await streamed(1, "update");
 		s.fake.current()!.answer("second answer");
 		await first.call;
 		expect((await postAnswer(s.page, `${pagePath(s.page)}answer`, { requestId: second.requestId, answers: ["y"] })).status).toBe(200);
