@@ -18,6 +18,7 @@ import {
 	createPiEnv,
 	type Envelope,
 	envelopesIn,
+	hostAdvertised,
 	hostEndpoint,
 	isAnswerMessage,
 	isDialog,
@@ -99,7 +100,8 @@ describe("written down: a host killed and started again in the same directory", 
 
 		// A second restart: nothing is asked again, and the answer is still there for a later wait.
 		const third = startHost("host-third");
-		await hostEndpoint(env);
+		// The killed host's socket is still there: the window starts once this host is up.
+		await hostAdvertised(env, third);
 		await sleep(3_000);
 		expect(third.frames.filter(isDialog)).toEqual([]);
 		expect(third.frames.filter(isAnswerMessage)).toEqual([]);
@@ -144,7 +146,7 @@ describe("written down: a host killed and started again in the same directory", 
 		await killed(first);
 
 		const second = startHost("host-again");
-		await hostEndpoint(env);
+		await hostAdvertised(env, second);
 		const listedAt = second.mark();
 		await second.prompt("/checkpoints");
 		const report = await second.waitFor((f) => isNotify(f) && String(f.message).includes("late"), { from: listedAt, what: "the /checkpoints report" });
@@ -205,7 +207,8 @@ describe("written down: a host killed and started again in the same directory", 
 		await killed(second);
 
 		const third = startHost("host-third");
-		await hostEndpoint(env);
+		// The killed host's socket is still there: the window starts once this host is up.
+		await hostAdvertised(env, third);
 		await sleep(3_000);
 		expect(third.frames.filter(isDialog)).toEqual([]);
 	});

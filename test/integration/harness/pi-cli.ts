@@ -9,6 +9,8 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect } from "vitest";
 import { ANSWER_MESSAGE_TYPE } from "../../../extensions/checkpoint-bridge/core/delivery/delivery.ts";
+import { advertDir, advertPath } from "../../../extensions/checkpoint-bridge/transports/local/advertisement.ts";
+import { until } from "../../support/until.ts";
 import type { ScriptConfig } from "../fixtures/scripted-model.ts";
 import type { Envelope } from "./envelope.ts";
 
@@ -194,7 +196,8 @@ const ENDPOINT_DIR_PREFIX = "checkpoint-bridge-";
  * The socket path a host pi process running in `piEnv` serves to other processes, once it is ready:
  * the host makes its socket 0600 as the last step before it sets CHECKPOINT_BRIDGE_ENDPOINT in its
  * environment. A process the host spawns before then does not inherit the variable, so wait for this
- * before prompting a host whose model spawns askers.
+ * before prompting a host whose model spawns askers. After a SIGKILL it may name the killed host's
+ * socket: wait for the new host with hostAdvertised.
  */
 export async function hostEndpoint(piEnv: PiEnv, timeoutMs = 90_000): Promise<string> {
 	const tmp = piEnv.env.TMPDIR!;
@@ -211,6 +214,22 @@ export async function hostEndpoint(piEnv: PiEnv, timeoutMs = 90_000): Promise<st
 		if (Date.now() > deadline) throw new Error(`no checkpoint-bridge endpoint under ${tmp} within ${timeoutMs} ms`);
 		await new Promise((resolveLater) => setTimeout(resolveLater, 25));
 	}
+}
+
+/**
+ * Resolves once the working directory's advertisement names `host`'s pid: the host is up. After a
+ * SIGKILL use this, not hostEndpoint: the killed host's socket stays until the next host advertises.
+ */
+export async function hostAdvertised(piEnv: PiEnv, host: { readonly pid?: number }, timeoutMs = 90_000): Promise<void> {
+	const file = advertPath(advertDir(piEnv.env.TMPDIR!), piEnv.cwd);
+	const advertisedPid = () => {
+		try {
+			return (JSON.parse(readFileSync(file, "utf8")) as { pid: number }).pid;
+		} catch {
+			return undefined; // none yet, or a dead host's just removed
+		}
+	};
+	await until(() => host.pid !== undefined && advertisedPid() === host.pid, `the advertisement of host pid ${host.pid}`, timeoutMs, 25);
 }
 
 function spawnPi(piEnv: PiEnv, args: string[]): ChildProcessWithoutNullStreams {
