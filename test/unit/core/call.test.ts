@@ -5,6 +5,7 @@
 import { getEventListeners } from "node:events";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { type CallControl, type CallOptions, replyAnswersProblem, runCall, VERDICT_GRACE_MS } from "../../../extensions/checkpoint-bridge/core/asking/call.ts";
+import { LATE_NOTE } from "../../../extensions/checkpoint-bridge/core/shared/late-config.ts";
 import { PROTOCOL_VERSION, type RelayProgress } from "../../../extensions/checkpoint-bridge/core/shared/protocol.ts";
 import type { Status } from "../../../extensions/checkpoint-bridge/model/result.ts";
 import { validateAskParams } from "../../../extensions/checkpoint-bridge/model/validate.ts";
@@ -247,6 +248,27 @@ describe("at the deadline the host's clock decides (ADR-0019, issue 30 finding 4
 		expect(await call).toMatchObject({ status: "timeout", note: expect.stringContaining("The call's budget of 5000 ms ran out") });
 		expect(t.ends).toEqual([{ cancelHost: true, status: "timeout" }]);
 		expect(vi.getTimerCount()).toBe(0);
+	});
+
+	it("a budget run out says the question stays open, late, at the host; not when late answers are off, nor for another extension's dialog", async () => {
+		const noteOf = async (extra: Partial<CallOptions>, env: Record<string, string> = {}) => {
+			for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
+			try {
+				const call = runCall(options({ budgetMs: 1_000, ...extra }), transport().start);
+				await vi.advanceTimersByTimeAsync(1_000);
+				return (await call).note;
+			} finally {
+				vi.unstubAllEnvs();
+			}
+		};
+		const ranOut = "The call's budget of 1000 ms ran out before every question was answered.";
+		const notes = [
+			await noteOf({}),
+			await noteOf({}, { CHECKPOINT_BRIDGE_LATE_ANSWERS: "0" }),
+			await noteOf({ questions: [{ question: "Name?" }, { question: "Allow?", kind: "confirm", dialog: "confirm" }] }),
+		];
+		for (const note of notes) expect(note?.startsWith(ranOut)).toBe(true);
+		expect(notes.map((note) => note?.includes(LATE_NOTE))).toEqual([true, false, false]);
 	});
 
 	it("no host has said it holds the request: timeout at the deadline itself", async () => {
