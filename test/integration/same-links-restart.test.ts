@@ -22,7 +22,7 @@ import { until } from "../support/until.ts";
 import type { ScriptAsk } from "./fixtures/scripted-model.ts";
 import { type HeadlessBin, startHeadlessBin } from "./harness/headless-host.ts";
 import { HAS_MAIL_SERVERS, type MailServers, type MailUser, startMailServers } from "./harness/mail-servers.ts";
-import { baseArgs, createPiEnv, envelopesIn, hostEndpoint, isDialog, type PiEnv, PiRpc, runPi } from "./harness/pi-cli.ts";
+import { baseArgs, createPiEnv, envelopesIn, hostAdvertised, hostEndpoint, isDialog, type PiEnv, PiRpc, runPi } from "./harness/pi-cli.ts";
 
 const QUEUED = { questions: [{ question: "Which database?", options: ["Postgres", "SQLite"] }], wait: false } as unknown as ScriptAsk;
 const DIALOG_MS = 90_000;
@@ -256,6 +256,8 @@ describe.skipIf(!HAS_MAIL_SERVERS)("same token across a restart: postfix and dov
 
 			// A second restart: nothing is asked, read or mailed again.
 			const third = start("host-third");
+			// The killed host's socket stays until the next one advertises: the window starts once the third is up.
+			await hostAdvertised(env, third);
 			await sleep(6_000);
 			expect(third.frames.filter(isDialog)).toEqual([]);
 			expect(await inbox.arrived()).toEqual([]);
