@@ -301,9 +301,7 @@ export class DialogHost implements ShowingHost, Keeper {
 		}
 		// Gone late, it has not settled: it settles once, when it is answered, cancelled or expires (ADR-0025).
 		if (late) this.#late.wentLate(late, false);
-		// A relayed cancel's settled event is built whoever listens: the human's notice of it comes from there.
-		else if ((end === "cancelled" && this.isRelayed(record)) || this.notifier.wants("settled"))
-			this.notifier.settled(observed(record), settledOutcome(record, answers, end, note));
+		else if (this.notifier.wants("settled")) this.notifier.settled(observed(record), settledOutcome(record, answers, end, note));
 		this.notifier.changed();
 		// Nobody listens any more for a cancelled request.
 		if (end !== "cancelled") this.#reply(resultFrame(record.request.id, end, answers, note), mine?.channel);
