@@ -102,7 +102,7 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 	const tool = askTool({
 		asker: me.identity,
 		// A host of another process that keeps a timed-out question late sends its end back while this process runs.
-		ask: async (options) => (await loadWays()).ask((await loadLater()).withLate(await box.box(), options)),
+		ask: async (options) => (await loadWays()).ask(options, async (call) => (await loadLater()).withLate(await box.box(), call)),
 		// The host session's queued question is recorded too (own-questions.ts).
 		askLater: async (options) =>
 			(await loadLater()).askLaterFrom((await loadWays()).now(), options, { handle, box: await box.box(), own: host?.role && own?.record }),

@@ -26,6 +26,8 @@ export const IN_PROCESS: TransportEntry<HostHere> = {
 	kind: "host",
 	find: ({ handle }) => (handle.host() === undefined ? undefined : { kind: "host" }),
 	reachable: () => true,
+	// The host's book keeps a timed-out request's end for the asker's session itself (core/delivery/).
+	lateEnds: false,
 	serves: () => false,
 	load: () => inProcess,
 };
@@ -46,6 +48,7 @@ const LOCAL: TransportEntry<EndpointReach> = {
 	},
 	// The variable alone does not say a host listens: its socket must be there.
 	reachable: ({ endpoint }) => socketThere(endpoint.socketPath),
+	lateEnds: true,
 	serves: () => true,
 	load: () => import("./transports/local/index.ts").then((m) => m.transport),
 };
@@ -58,6 +61,7 @@ const NATS: TransportEntry<NatsReach> = {
 	},
 	// A room cannot be probed without a round trip.
 	reachable: () => true,
+	lateEnds: true,
 	serves: (env) => {
 		const nats = readNatsConfig(env);
 		return nats.kind === "error" ? { error: `not serving over NATS: ${nats.error}` } : nats.kind === "ok";
@@ -182,8 +186,11 @@ export interface Ways {
 	now(): Route;
 	/** Whether a call now reaches a host (reachesHost). */
 	reachable(): boolean;
-	/** Sends a call the way calls go now (askAlong). */
-	ask(options: CallOptions): Promise<Envelope>;
+	/**
+	 * Sends a call the way calls go now (askAlong). `late` adds where the call's late end goes, asked
+	 * for only when the way taken sends one (`lateEnds`): a call to a host of this process loads nothing for it.
+	 */
+	ask(options: CallOptions, late?: (options: CallOptions) => CallOptions | Promise<CallOptions>): Promise<Envelope>;
 	/** Sends another extension's notice the way calls go now (noticeAlong). */
 	notice(notice: Omit<RelayNotice, "v">): void;
 	/** The session is gone: the late ends it awaited go to the host's session (releaseLate). */
@@ -196,7 +203,10 @@ export function waysFrom(handle: SharedHandle, transports: List = TRANSPORTS): W
 	return {
 		now,
 		reachable: () => reachesHost(now(), transports),
-		ask: (options) => askAlong(now(), options, handle, transports),
+		ask: async (options, late) => {
+			const route = now();
+			return askAlong(route, late && entryOf(route, transports)?.lateEnds ? await late(options) : options, handle, transports);
+		},
 		notice: (notice) => noticeAlong(now(), notice, handle, transports),
 		releaseLate,
 	};

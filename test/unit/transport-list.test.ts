@@ -40,6 +40,7 @@ function pigeon(name = "pigeon") {
 		kind: "pigeon",
 		find: () => (state.wrong ? { error: state.wrong } : state.loft ? { kind: "pigeon", loft: state.loft } : undefined),
 		reachable: (reach) => reach.loft !== "empty",
+		lateEnds: true,
 		serves: () => state.serves,
 		load: async () => (loads++, code),
 	};
@@ -97,6 +98,29 @@ describe("a transport added to the list", () => {
 		expect(finds).toBe(0);
 		expect(here.now()).toEqual({ kind: "pigeon", loft: "west" });
 		expect(finds).toBe(1);
+	});
+
+	it("a call's late end is asked for only along a transport that sends one: a host in this process needs none", async () => {
+		const p = pigeon();
+		const handle = createHandle();
+		const ways = waysFrom(handle, [IN_PROCESS, p.entry]);
+		const lateFor: string[] = [];
+		const late = (options: CallOptions) => (lateFor.push(ways.now().kind), { ...options, onLate: () => true });
+		const seen: CallOptions[] = [];
+		p.code.ask = async (_reach, options) => (seen.push(options), makeEnvelope("ok", [], undefined, { asker: options.asker.label }));
+		p.state.loft = "north";
+		await ways.ask(call, late);
+		expect(lateFor).toEqual(["pigeon"]);
+		expect(seen[0]?.onLate).toBeTypeOf("function");
+		const once = waysFrom(handle, [IN_PROCESS, { ...p.entry, lateEnds: false }]);
+		await once.ask(call, late);
+		expect(lateFor).toEqual(["pigeon"]);
+		expect(seen[1]?.onLate).toBeUndefined();
+		const role = claimHostRole(handle, { ui: fakeUI().ui, surface: dialogSurface(fakeUI().ui), sessionId: "host" });
+		onTestFinished(() => role?.release("quit", "done"));
+		expect(ways.now()).toEqual({ kind: "host" });
+		await ways.ask({ ...call, budgetMs: 50, dialogTimeoutMs: 50 }, late);
+		expect(lateFor).toEqual(["pigeon"]);
 	});
 
 	it("a wrong setting is passed over when a later transport finds a host, and ends the call with error naming it when none does", async () => {

@@ -51,6 +51,8 @@ export interface TransportEntry<R extends Reach = Reach> {
 	find(at: AskerPlace): R | { readonly kind?: undefined; readonly error: string } | undefined;
 	/** Whether a call along `reach` gets to its host, told at once; true when that cannot be told without a round trip. */
 	reachable(reach: R): boolean;
+	/** Whether a call that timed out this way can still get its end later: only from a host of another process, which keeps the request. */
+	readonly lateEnds: boolean;
 	/** Whether a host of this process serves askers this way: true, false, or `{ error }` naming a wrong setting. */
 	serves(env: NodeJS.ProcessEnv): boolean | { readonly error: string };
 	/** Its code; called once, on first use. */
