@@ -213,7 +213,7 @@ export function createAskService(options: McpServerOptions): AskService {
 			const startedAt = Date.now();
 			try {
 				const call: CallOptions = { asker, questions, budgetMs, dialogTimeoutMs: readConfig(env).dialogTimeoutMs, signal, ...extra };
-				// The recommended option is marked however it was taken, as the pi tool's result marks it (tool/envelope.ts).
+				// The recommended option is marked however it was taken, as the pi tool's result marks it (tool/ask-call.ts).
 				const envelope = markRecommendations(await ask(call), questions);
 				if (envelope.status !== "no-host" || envelope.answers.length > 0) return envelope;
 				if (unit.era === "legacy" && canShowForm(clientOf(server, ctx).capabilities) && !signal.aborted)

@@ -9,10 +9,9 @@ import type { CallOptions } from "../core/asking/call.ts";
 import { callBudget, readConfig } from "../core/shared/config.ts";
 import type { AskerIdentity, SessionReads } from "../core/shared/identity.ts";
 import type { RelayProgress } from "../core/shared/protocol.ts";
-import type { QuestionInput } from "../model/question.ts";
-import { type Envelope, makeEnvelope } from "../model/result.ts";
+import type { Question, QuestionInput } from "../model/question.ts";
+import { type Envelope, makeEnvelope, markRecommendations } from "../model/result.ts";
 import { validateAskParams } from "../model/validate.ts";
-import { toToolResult } from "./envelope.ts";
 import { progressText } from "./progress.ts";
 import type { AskParamsSchema } from "./schema.ts";
 import { rawArguments } from "./schema.ts";
@@ -30,6 +29,16 @@ export interface AskToolParts {
 	askLater(options: LaterOptions): Envelope | Promise<Envelope>;
 	/** In the host session only: records its own question before it is shown, so a crash or a quit leaves it open for the next start. */
 	recordOwn(asker: AskerIdentity, questions: QuestionInput[]): { ended(status: Envelope["status"], aborted: boolean): void } | undefined;
+}
+
+/**
+ * The envelope as pi takes a tool result: JSON text for the model, and the same value as details for
+ * renderers. With `asked`, each answer that is exactly its question's recommended option says so
+ * (`recommended: true`), however the human took it.
+ */
+export function toToolResult(envelope: Envelope, asked?: readonly Question[]): { content: [{ type: "text"; text: string }]; details: Envelope } {
+	const shown = asked ? markRecommendations(envelope, asked) : envelope;
+	return { content: [{ type: "text", text: JSON.stringify(shown) }], details: shown };
 }
 
 type Execute = ToolDefinition<typeof AskParamsSchema, Envelope>["execute"];

@@ -1,7 +1,7 @@
-/** The result contract (model/result.ts, tool/envelope.ts): the note's advice, the fields, and the tool result pi gets. */
+/** The result contract (model/result.ts, tool/ask-call.ts): the note's advice, the fields, and the tool result pi gets. */
 import { describe, expect, it, vi } from "vitest";
 import { makeEnvelope, NEEDS_INPUT_ADVICE, STATUSES } from "../../../extensions/checkpoint-bridge/model/result.ts";
-import { toToolResult } from "../../../extensions/checkpoint-bridge/tool/envelope.ts";
+import { toToolResult } from "../../../extensions/checkpoint-bridge/tool/ask-call.ts";
 
 const answer = { question: "Name?", answer: "atlas", kind: "text" as const };
 
