@@ -227,7 +227,7 @@ describe("the dialog host's late side", () => {
 		book.add(record, keeper);
 		const late = side.keep(record, keeper)!;
 		expect(late).toBe(record);
-		expect(side.list()).toEqual([record]);
+		expect(book.late()).toEqual([record]);
 		expect(book.keeps(record, keeper)).toBe(true);
 		side.wentLate(late, false);
 		side.wentLate(late, true);

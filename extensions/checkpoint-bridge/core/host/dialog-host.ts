@@ -88,7 +88,7 @@ export class DialogHost implements ShowingHost, Keeper {
 
 	/** Late requests (their budget ran out, still open), oldest first. */
 	lateRequests(): LateRequest[] {
-		return this.#late.list();
+		return this.#book.late();
 	}
 
 	/** Shows a late request again, through the queue like any other (no budget of its own); false when it is not late. */
@@ -240,7 +240,7 @@ export class DialogHost implements ShowingHost, Keeper {
 
 	/** The host goes for good (quit): every late request settles `host-gone`, once, and leaves the book. */
 	endLateRequests(note: string): void {
-		for (const late of this.#late.list()) this.end(late, "host-gone", note);
+		for (const late of this.#book.late()) this.end(late, "host-gone", note);
 	}
 
 	/** The host session is going away for good: every open request ends now with `no-host`. */

@@ -28,11 +28,6 @@ export class LateSide {
 		this.#ended = ended;
 	}
 
-	/** Late requests (their budget ran out, still open), oldest first. */
-	list(): LateRequest[] {
-		return this.book.late();
-	}
-
 	/** Whether a request whose budget ran out stays open, marked late: not when answered, nor for other extensions' dialogs. */
 	goesLate(record: RequestRecord): boolean {
 		return this.book.lateOn && record.questions.some((_, i) => record.entries[i] === undefined) && !record.questions.some((q) => q.dialog);
