@@ -30,7 +30,8 @@ describe("the terminal form loads on the first TUI question", () => {
 		sessions.push(host);
 		await host.start();
 		const call = host.call({ questions: [{ question: "Ship it?", kind: "confirm" }, { question: "Name?" }] });
-		for (let i = 0; i < 50 && !custom.current(); i++) await new Promise((r) => setTimeout(r, 10));
+		// The first TUI question loads the form and pi-tui: on a busy machine that takes longer than a moment.
+		await expect.poll(() => custom.current(), { timeout: 10_000 }).toBeDefined();
 		// The form index.ts picks has the key guard: drawn, keys count only after KEY_GUARD_MS.
 		custom.current()!.screen();
 		custom.current()!.press("down", "enter");
