@@ -1,4 +1,4 @@
-import { statSync } from "node:fs";
+import { globSync, readFileSync, statSync } from "node:fs";
 import { defineConfig } from "vitest/config";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
 
@@ -53,6 +53,22 @@ const ISOLATED = [
 	"test/unit/transports/nats/room-server.test.ts",
 ];
 
+/**
+ * Groups whose files nearly every test reaches (every call is validated, all asker text sanitised): each
+ * surviving mutant would run the whole unit project again, and the tool group took hours on a busy machine.
+ * Their mutants face only the test files that import a file of the group; fewer tests can only kill fewer
+ * mutants, so the score is a lower bound of the whole project's.
+ */
+const DIRECT_TESTS_ONLY: Record<string, readonly string[]> = { tool: ["model/validate.ts", "model/sanitise.ts"] };
+const direct = DIRECT_TESTS_ONLY[process.env.MUTATION_GROUP ?? ""];
+const importing = direct
+	? globSync("test/unit/**/*.test.ts").filter((file) =>
+			direct.some((mutated) => readFileSync(file, "utf8").includes(`extensions/checkpoint-bridge/${mutated}"`)),
+		)
+	: undefined;
+const shared = importing?.filter((file) => !EXCLUDED.includes(file) && !ISOLATED.includes(file)) ?? ["test/unit/**/*.test.ts"];
+const isolated = importing ? ISOLATED.filter((file) => importing.includes(file)) : ISOLATED;
+
 export default defineConfig({
 	test: {
 		sequence: { sequencer: SmallestFirst },
@@ -67,9 +83,9 @@ export default defineConfig({
 				// file was most of a mutant's time. The files clean up what they share on globalThis
 				// (the whole suite passes so); Stryker's dry run checks that before any mutant runs.
 				extends: true,
-				test: { name: "shared", include: ["test/unit/**/*.test.ts"], exclude: [...EXCLUDED, ...ISOLATED], isolate: false },
+				test: { name: "shared", include: shared, exclude: [...EXCLUDED, ...ISOLATED], isolate: false },
 			},
-			{ extends: true, test: { name: "isolated", include: ISOLATED } },
+			{ extends: true, test: { name: "isolated", include: isolated } },
 		],
 	},
 });
