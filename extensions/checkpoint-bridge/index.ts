@@ -38,7 +38,8 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 	const me = sessionAsker(() => pi.getSessionName());
 	/** The way calls go (route.ts), loaded at the session's first call or other ask tool's call: a child with neither loads no transport. */
 	let ways: Ways | undefined;
-	const loadWays = async () => (ways ??= (await loadRoute()).waysFrom(handle));
+	// The session attaches to the process's box then too, whichever way its call goes: a late end of a host here finds it.
+	const loadWays = async () => (ways ??= (await Promise.all([loadRoute(), box.box()]))[0].waysFrom(handle));
 	/** Set from session_start to session_shutdown: stops feeding the page other ask tools' forms. */
 	let closeFormsOnPage: (() => void) | undefined;
 	/** Set from session_shutdown on: a call ended by the quit stays open in the session, for the next start. */
@@ -99,16 +100,10 @@ export default function checkpointBridge(pi: ExtensionAPI): void | Promise<void>
 		// Loaded when the command is typed: a session where it never is (each sub-agent child) loads none of it.
 		handler: async (args, ctx) => (await import("./checkpoints-command.ts")).runCheckpoints(args, ctx, handle, host?.role),
 	});
-	/** The box as loaded at the session's first call; later calls of a session attached at a start need nothing of it. */
-	let boxAtFirstCall: Promise<unknown> | undefined;
 	const tool = askTool({
 		asker: me.identity,
 		// A host of another process that keeps a timed-out question late sends its end back while this process runs.
-		ask: async (options) => {
-			// The session attaches to the process's box at its first call, whichever way it goes: a late end of a host here finds it.
-			await (boxAtFirstCall ??= box.box());
-			return (await loadWays()).ask(options, async (call) => (await loadLater()).withLate(await box.box(), call));
-		},
+		ask: async (options) => (await loadWays()).ask(options, async (call) => (await loadLater()).withLate(await box.box(), call)),
 		// The host session's queued question is recorded too (own-questions.ts).
 		askLater: async (options) =>
 			(await loadLater()).askLaterFrom((await loadWays()).now(), options, { handle, box: await box.box(), own: host?.role && own?.record }),
