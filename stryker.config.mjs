@@ -5,8 +5,8 @@ const model = (name) => `extensions/checkpoint-bridge/model/${name}.ts`;
 const SEAL = [core("shared/shared-handle"), core("asking/call"), core("asking/asker"), core("bridge/bridge")];
 /** Holding the host role (claim, release, hand-over) and asking the human once. */
 const HOST = [core("host/host-role"), core("host/same-questions")];
-/** The dialog queue: the dialog host whole, and the one way a request is shown (a surface adapted into a Show). */
-const QUEUE = [core("host/dialog-host"), core("host/show")];
+/** The dialog queue: the dialog host whole. */
+const QUEUE = [core("host/dialog-host")];
 /** The order of the dialogs: p-queue's queue class, pause and resume. */
 const ORDER = [core("host/dialog/order")];
 /** What comes back: the answer check for outside answers, the one answer check every reply goes through, the envelope, and the checks' one shape. */
@@ -22,7 +22,7 @@ const BOOK = [
 	"extensions/checkpoint-bridge/core/host/dialog/late-side.ts",
 	"extensions/checkpoint-bridge/core/host/book.ts",
 ];
-/** The dialog host's parts: taking a request in, its open entry, showing one, its events out, outside answers, the views. */
+/** The dialog host's parts: taking a request in and its open entry, showing one (a surface adapted into a Show, and the loop), its events out and views, outside answers. */
 const DIALOG = [
 	"extensions/checkpoint-bridge/core/host/dialog/*.ts",
 	// In the book group: late requests as the book keeps them; in its own group: the order.

@@ -6,7 +6,7 @@
 import { getEventListeners } from "node:events";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { RequestPrompt, Surface } from "../../../extensions/checkpoint-bridge/core/answering/surface.ts";
-import { showFor } from "../../../extensions/checkpoint-bridge/core/host/show.ts";
+import { showFor } from "../../../extensions/checkpoint-bridge/core/host/dialog/showing.ts";
 import { NO_LIMIT } from "../../../extensions/checkpoint-bridge/core/shared/config.ts";
 import type { Answer } from "../../../extensions/checkpoint-bridge/model/answer.ts";
 import { answerOf } from "../../../extensions/checkpoint-bridge/model/answer-check.ts";

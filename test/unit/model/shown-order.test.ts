@@ -8,7 +8,7 @@ import vm from "node:vm";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type Question, shownLabels, shownOrder } from "../../../extensions/checkpoint-bridge/model/question.ts";
-import { choiceEntries, multiSelectEntries } from "../../../extensions/checkpoint-bridge/surfaces/present.ts";
+import { choiceEntries, multiSelectEntries } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { FormModel } from "../../../extensions/checkpoint-bridge/surfaces/terminal-form/model.ts";
 import { pageScript } from "../../../extensions/checkpoint-bridge/surfaces/web/server.ts";
 import { propertyRun } from "../support/property-policy.ts";

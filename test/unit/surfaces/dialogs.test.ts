@@ -1,7 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Envelope } from "../../../extensions/checkpoint-bridge/model/result.ts";
-import { dialogSurface } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
-import { PREVIEW_IN_TITLE } from "../../../extensions/checkpoint-bridge/surfaces/present.ts";
+import { dialogSurface, PREVIEW_IN_TITLE } from "../../../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import type { FakeDialog } from "../support/fake-ui.ts";
 import { flush, relay } from "../support/relay.ts";
 

@@ -18,14 +18,24 @@ import type { OutsideAnswerReply } from "../shared/outside-answers.ts";
 import type { RelayCancel, RelayReply, RelayRequest } from "../shared/protocol.ts";
 import { callDeadline, hasEnded, type RequestEnd, type RequestRecord } from "../shared/request-record.ts";
 import { type Keeper, type LateExpiry, type LateRequest, RequestBook } from "./book.ts";
-import { type HostEvents, Notifier, observed, progressFrame, resultFrame, type SettledOutcome, settledOutcome } from "./dialog/events.ts";
-import { type Prior, takeIn } from "./dialog/intake.ts";
+import {
+	type HostEvents,
+	type HostStats,
+	Notifier,
+	observed,
+	progressFrame,
+	type QueueView,
+	queueView,
+	resultFrame,
+	type SettledOutcome,
+	settledOutcome,
+	snapshotView,
+} from "./dialog/events.ts";
+import { askerKey, type DialogRequest, dialogRequest, OpenRequests, type Prior, takeIn } from "./dialog/intake.ts";
 import { type LateOutcome, LateSide } from "./dialog/late-side.ts";
-import { askerKey, type DialogRequest, dialogRequest, OpenRequests } from "./dialog/open-requests.ts";
 import { DialogQueue } from "./dialog/order.ts";
 import { answerFromOutside } from "./dialog/outside.ts";
 import { type ShowingHost, ShowLoop } from "./dialog/showing.ts";
-import { type HostStats, type QueueView, queueView, snapshotView } from "./dialog/views.ts";
 import { completeFromShared, shareAnswer } from "./same-questions.ts";
 
 export type { HostEvents, HostStats, SettledOutcome };

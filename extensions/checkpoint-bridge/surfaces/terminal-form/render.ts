@@ -3,7 +3,7 @@
  * the width with pi-tui's own width handling, so nothing is drawn wider than the terminal.
  */
 import { truncateToWidth, visibleWidth, wrapTextWithAnsi } from "@earendil-works/pi-tui";
-import { OTHER_ENTRY } from "../present.ts";
+import { OTHER_ENTRY } from "../dialogs.ts";
 import { ACCEPT_KEY, type FormModel, type QuestionState, type Row, tabLabel } from "./model.ts";
 
 /** The slice of pi's Theme the form uses. */
