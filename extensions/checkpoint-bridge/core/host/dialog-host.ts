@@ -137,7 +137,7 @@ export class DialogHost implements ShowingHost, Keeper {
 		return { ...this.#stats };
 	}
 
-	/** The status line's view of what is open (views.ts): the request on screen and the first `limit` waiting. */
+	/** The status line's view of what is open (dialog/events.ts): the request on screen and the first `limit` waiting. */
 	queued(limit: number): QueueView {
 		return queueView(this.#requests.byId, this.#loop.showing, limit);
 	}

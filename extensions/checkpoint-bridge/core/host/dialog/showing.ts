@@ -362,7 +362,7 @@ export class ShowLoop {
 			}
 		}
 		if (outcome.end === "answered" && entries.every((entry) => entry !== undefined)) return this.host.end(record, "answered");
-		// The showing proposes the end (show.ts); submitted without every answer, the human left it unanswered.
+		// The Show proposes the end (showFor, above); submitted without every answer, the human left it unanswered.
 		if (outcome.end === "timeout") return this.host.end(record, "timeout");
 		const n = givenAnswers(record).length;
 		const total = questions.length;
