@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { AUDIT_ENTRY_TYPE, checkpointsReport } from "../../../extensions/checkpoint-bridge/core/host/audit.ts";
+import { until } from "../../support/until.ts";
 import { loadExtensionCopy, playSession } from "../support/fake-pi.ts";
 import { fakeUI } from "../support/fake-ui.ts";
-import { untilReal } from "../support/real-time.ts";
 
 beforeEach(() => vi.useFakeTimers());
 afterEach(() => vi.useRealTimers());
@@ -15,7 +15,7 @@ describe("audit trail", () => {
 		const child = playSession(copy, { sessionId: "child", name: "planner" });
 		await host.start();
 		const answered = child.call({ questions: [{ question: "Name?" }] });
-		await untilReal(() => ui.current() !== undefined, "the first call's dialog");
+		await until(() => ui.current() !== undefined, "the first call's dialog");
 		await vi.advanceTimersByTimeAsync(3_000);
 		ui.current()!.answer("atlas");
 		await answered;
@@ -45,7 +45,7 @@ describe("audit trail", () => {
 		const host = playSession(copy, { sessionId: "host", ui: ui.ui });
 		await host.start();
 		const first = host.call({ questions: [{ question: "Done already?" }] });
-		await untilReal(() => ui.current() !== undefined, "the first call's dialog");
+		await until(() => ui.current() !== undefined, "the first call's dialog");
 		ui.current()!.answer("yes");
 		await first;
 		void host.call({ questions: [{ question: "Still open?" }] });

@@ -6,9 +6,9 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { ANSWER_MESSAGE_TYPE } from "../../../extensions/checkpoint-bridge/core/delivery/names.ts";
 import { sharedHandle } from "../../../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
+import { until } from "../../support/until.ts";
 import { fakeUI } from "../support/fake-ui.ts";
 import { loadedSession } from "../support/loaded-session.ts";
-import { untilReal } from "../support/real-time.ts";
 
 const sessions: ReturnType<typeof loadedSession>[] = [];
 afterEach(async () => {
@@ -30,7 +30,7 @@ describe("a session that started before the process had a box", () => {
 		const late = sharedHandle().snapshot()?.late ?? [];
 		expect(late).toHaveLength(1);
 		sharedHandle().bus.emit("answer", { requestId: late[0]!.requestId, answers: ["SQLite"], source: "web" }, () => {});
-		await untilReal(() => child.entries.some((e) => e.customType === ANSWER_MESSAGE_TYPE), "the late end in the asking session");
+		await until(() => child.entries.some((e) => e.customType === ANSWER_MESSAGE_TYPE), "the late end in the asking session");
 		expect(child.entries.filter((e) => e.customType === ANSWER_MESSAGE_TYPE)).toHaveLength(1);
 		expect(host.entries.filter((e) => e.customType === ANSWER_MESSAGE_TYPE)).toEqual([]);
 	});
