@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
+import { OWN_PROCESS } from "./test/support/own-process.ts";
 
 /** Real pi processes and sessions: generous per-test budget, files run in parallel forks. */
 const integration = {
@@ -72,9 +73,19 @@ export default defineConfig({
 		maxWorkers: 2,
 		projects: [
 			{
+				// The unit files share one process per worker; a few need their own (test/support/own-process.ts).
 				test: {
 					name: "unit",
 					include: ["test/unit/**/*.test.ts"],
+					exclude: [...OWN_PROCESS],
+					isolate: false,
+					setupFiles: ["test/support/private-runtime-dir.ts"],
+				},
+			},
+			{
+				test: {
+					name: "unit-own-process",
+					include: [...OWN_PROCESS],
 					setupFiles: ["test/support/private-runtime-dir.ts"],
 				},
 			},

@@ -1,6 +1,7 @@
 import { globSync, readFileSync, statSync } from "node:fs";
 import { defineConfig } from "vitest/config";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
+import { OWN_PROCESS } from "../support/own-process.ts";
 
 /**
  * Smallest test files first: they test one module directly and fail fastest, and a run stops at the
@@ -27,31 +28,6 @@ const EXCLUDED = [
 	"test/unit/transports/local/flood.test.ts",
 	"test/unit/surfaces/web/fd-flood.test.ts",
 ];
-/**
- * Files that load copies of the extension's modules from other paths, or whose sessions start from
- * a fresh process's slots (the delivery box, the late book, which files before them leave in use):
- * each needs a process of its own.
- */
-const ISOLATED = [
-	"test/unit/core/copies.test.ts",
-	// Tells a channel configured by a page already running: a page an earlier file left in the process would count.
-	"test/unit/channels.test.ts",
-	// Starts where the process has no delivery box yet: one an earlier file made would be there.
-	"test/unit/core/session-box.test.ts",
-	// Passes alone; in one process after the files before it, its refused-answer case never ends (not yet explained).
-	"test/unit/transports/local/restart.test.ts",
-	// Reads which modules the extension's entry imports: one an earlier file loaded is already there.
-	"test/unit/surfaces/terminal-form/lazy.test.ts",
-	"test/unit/own-questions.test.ts",
-	// The process's delivery box is made first in each of these (support/host-messages.ts): the host's session is theirs.
-	"test/unit/transports/local/answer-acks.test.ts",
-	"test/unit/transports/local/ask-later-exit.test.ts",
-	"test/unit/transports/local/late-frames.test.ts",
-	"test/unit/transports/nats/answer-acks.test.ts",
-	"test/unit/transports/nats/asker.test.ts",
-	"test/unit/transports/nats/late-frames.test.ts",
-	"test/unit/transports/nats/room-server.test.ts",
-];
 
 /**
  * Groups whose files nearly every test reaches (every call is validated, all asker text sanitised): each
@@ -66,9 +42,9 @@ const importing = direct
 			direct.some((mutated) => readFileSync(file, "utf8").includes(`extensions/checkpoint-bridge/${mutated}"`)),
 		)
 	: undefined;
-// The shared project's exclude below still takes out EXCLUDED and ISOLATED.
+// The shared project's exclude below still takes out EXCLUDED and the files that need a process of their own.
 const shared = importing ?? ["test/unit/**/*.test.ts"];
-const isolated = importing ? ISOLATED.filter((file) => importing.includes(file)) : ISOLATED;
+const isolated = OWN_PROCESS.filter((file) => importing === undefined || importing.includes(file));
 
 export default defineConfig({
 	test: {
@@ -84,7 +60,7 @@ export default defineConfig({
 				// file was most of a mutant's time. The files clean up what they share on globalThis
 				// (the whole suite passes so); Stryker's dry run checks that before any mutant runs.
 				extends: true,
-				test: { name: "shared", include: shared, exclude: [...EXCLUDED, ...ISOLATED], isolate: false },
+				test: { name: "shared", include: shared, exclude: [...EXCLUDED, ...OWN_PROCESS], isolate: false },
 			},
 			{ extends: true, test: { name: "isolated", include: isolated } },
 		],
