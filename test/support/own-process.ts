@@ -1,5 +1,5 @@
 /**
- * Unit test files that need a process of their own; the others share one per worker (`isolate: false`),
+ * Unit test files that need a process of their own; the others share one per worker (`isolate: false`, ADR-0043),
  * as starting a process per file was most of a small file's time. They clean up what they share on
  * globalThis; these cannot, or measure the process they run in.
  */
