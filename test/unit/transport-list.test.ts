@@ -170,18 +170,23 @@ describe("the host's side of the list", () => {
 	it("at a quit, closes the transports whose askers wait for the next host first, the others after", async () => {
 		const first = pigeon();
 		const after = pigeon();
+		const unserved = pigeon();
 		first.state.serves = after.state.serves = true;
 		const firstEntry: TransportEntry = { ...first.entry, load: async () => ({ ...first.code, closesFirst: true }) };
-		const list = [IN_PROCESS, after.entry, firstEntry];
+		const list = [IN_PROCESS, after.entry, unserved.entry, firstEntry];
 		await closeTransports("bye", true, list);
 		expect([first.calls, after.calls]).toEqual([["stop bye"], []]);
 		await closeTransports("bye", false, list);
 		expect([first.calls, after.calls]).toEqual([["stop bye"], ["stop bye"]]);
+		// One the host does not serve is neither loaded nor closed.
+		expect([unserved.calls, unserved.loads()]).toEqual([[], 0]);
 	});
 
-	it("lists a host in this process, the local endpoint and a NATS room, in that order; only the first is served by nobody", () => {
+	it("lists a host in this process, the local endpoint and a NATS room, in that order; only the first is served by nobody and sends no late end", () => {
 		expect(TRANSPORTS.map((t) => t.kind)).toEqual(["host", "endpoint", "nats"]);
 		expect(TRANSPORTS.map((t) => t.serves({}))).toEqual([false, true, false]);
+		// The host's book keeps the end of a call to a host in this process; along the others it comes back to the asker.
+		expect(TRANSPORTS.map((t) => t.lateEnds)).toEqual([false, true, true]);
 	});
 });
 
