@@ -5,15 +5,13 @@ import { defineConfig } from "vitest/config";
 import { OWN_PROCESS } from "./test/support/own-process.ts";
 
 /**
- * Real pi processes and sessions: generous per-test budget, files run in parallel forks. The files of a
- * project share one process per worker (ADR-0043): each stops what it starts, and a fork per file cost
- * more than most files' own work.
+ * Real pi processes and sessions: generous per-test budget, files run in parallel forks, each in a
+ * process of its own (sharing one saved no time here, ADR-0043).
  */
 const integration = {
 	testTimeout: 180_000,
 	hookTimeout: 120_000,
 	pool: "forks",
-	isolate: false,
 	setupFiles: ["test/support/private-runtime-dir.ts"],
 	globalSetup: ["test/integration/harness/run-scratch.ts"],
 };
