@@ -18,26 +18,23 @@ const integration = {
 
 const INTEGRATION_DIR = "test/integration";
 /**
- * The integration files that run again on the oldest supported pi (ADR-0038): those that drive what
- * pi itself does and that changed between its releases (the terminal and pi-tui, RPC dialogs, the
- * sub-agent children and pi 0.85's background runner, a session's lifecycle, entries and messages,
- * print mode, install and version), and one end to end per away surface. The rest drive this
- * package's own servers and protocol through pi, which its version does not change: they run once,
- * on the dev pi. Each listed file goes through harness/pi-cli.ts, which picks the pi under test.
+ * The integration files that run again on the oldest supported pi (ADR-0038, ADR-0044): one end to
+ * end per surface and per part of pi that changed between its releases (the terminal form, a
+ * child's own screen, relayed dialogs, the tools line and pi-tui's widths; RPC dialogs; the
+ * sub-agent children and pi 0.85's background runner; a session's lifecycle, its entries and
+ * messages, print mode, the host built on pi's SDK, install and version; each away channel and pi's
+ * own MCP client). What those surfaces do with a request is pinned once, on the dev pi and in the
+ * unit files. Each listed file goes through harness/pi-cli.ts, which picks the pi under test.
  */
 const ON_EVERY_PI = [
-	// The terminal: pi-tui's widths, the form, the footer, a child's own screens and relayed dialogs.
+	// The terminal: the form, pi-tui's widths, the tools line, a child's own screen, relayed dialogs.
 	"questions-tui",
 	"format-characters-tui",
-	"pause-tui",
 	"tools-line-tui",
 	"child-screens-tui",
 	"dialog-relay-tui",
-	"permission-gate-tui",
-	// RPC dialogs as pi's client sees them.
+	// RPC dialogs as pi's client sees them, a child's mode under an RPC host, relayed dialogs with a background child.
 	"questions-rpc",
-	"rpc-edge",
-	"labels-rpc",
 	"child-screens-rpc",
 	"dialog-relay-rpc",
 	// pi-subagents' children, foreground and (pi 0.85 only) background.
@@ -47,13 +44,11 @@ const ON_EVERY_PI = [
 	// A session's lifecycle, its entries and messages; print mode; the host built on pi's SDK.
 	"faults-rpc",
 	"own-questions-restart",
-	"ask-later-rpc",
-	"audit",
 	"headless",
 	"headless-host",
 	"pi-version",
 	"install",
-	// One end to end per away surface (the example channel of docs/extending.md too), and pi's own MCP client.
+	// One end to end per away channel (the example channel of docs/extending.md too), and pi's own MCP client.
 	"web-page-rpc",
 	"away-one-tap",
 	"away-ntfy",

@@ -29,7 +29,9 @@ import {
 	isDialog,
 	isNotify,
 	NODE_BIN,
+	NOT_ON_OLDEST_PI,
 	offeredOptions,
+	onDevPiOnly,
 	PI_CLI,
 	PI_VERSION,
 	type PiEnv,
@@ -364,37 +366,42 @@ describe("askers in other processes reach the host's dialogs", () => {
 			expect(ui.dialogs).toHaveLength(1);
 		});
 
-		it("an asker holding a wrong token asks nothing: the host cannot prove itself with that token, so no-host at once, no dialog, and the host serves on", async () => {
-			const { ui, endpoint } = await sdkHost();
-			// The same socket (a hard link to it) in a private directory of this user, with another token beside it:
-			// what a process holding a stale or guessed token would see. The host cannot prove it holds that token.
-			const forged = mkdtempSync(join(tmpdir(), "cb-forged-"));
-			try {
-				linkSync(endpoint, join(forged, "socket"));
-				writeFileSync(join(forged, "token"), "A".repeat(43), { mode: 0o600 });
-				piEnv = createPiEnv({ script: SCRIPT, env: { CHECKPOINT_BRIDGE_ENDPOINT: join(forged, "socket") } });
-				const refused = await runPi(piEnv, [...baseArgs(), "-p", "Run the job."], 60_000);
-				expect(refused.code, refused.stderr.slice(-2_000)).toBe(0);
-				const [envelope, ...more] = envelopesIn(refused.stdout);
-				expect(more).toEqual([]);
-				expect(envelope?.status, refused.stdout.slice(0, 2_000)).toBe("no-host");
-				// At once: refused by the endpoint's trust check, not ended by the call's budget ("timeout").
-				expect(envelope?.note).toMatch(/is not trusted: it could not prove it holds the token/);
-				expect(ui.dialogs, "nothing reached the human").toEqual([]);
-			} finally {
-				rmSync(forged, { recursive: true, force: true });
-			}
+		it.skipIf(NOT_ON_OLDEST_PI)(
+			onDevPiOnly(
+				"an asker holding a wrong token asks nothing: the host cannot prove itself with that token, so no-host at once, no dialog, and the host serves on",
+			),
+			async () => {
+				const { ui, endpoint } = await sdkHost();
+				// The same socket (a hard link to it) in a private directory of this user, with another token beside it:
+				// what a process holding a stale or guessed token would see. The host cannot prove it holds that token.
+				const forged = mkdtempSync(join(tmpdir(), "cb-forged-"));
+				try {
+					linkSync(endpoint, join(forged, "socket"));
+					writeFileSync(join(forged, "token"), "A".repeat(43), { mode: 0o600 });
+					piEnv = createPiEnv({ script: SCRIPT, env: { CHECKPOINT_BRIDGE_ENDPOINT: join(forged, "socket") } });
+					const refused = await runPi(piEnv, [...baseArgs(), "-p", "Run the job."], 60_000);
+					expect(refused.code, refused.stderr.slice(-2_000)).toBe(0);
+					const [envelope, ...more] = envelopesIn(refused.stdout);
+					expect(more).toEqual([]);
+					expect(envelope?.status, refused.stdout.slice(0, 2_000)).toBe("no-host");
+					// At once: refused by the endpoint's trust check, not ended by the call's budget ("timeout").
+					expect(envelope?.note).toMatch(/is not trusted: it could not prove it holds the token/);
+					expect(ui.dialogs, "nothing reached the human").toEqual([]);
+				} finally {
+					rmSync(forged, { recursive: true, force: true });
+				}
 
-			// The refusal closed only that connection: the next asker with the real token is served.
-			ui.respond = (dialog) => dialog.answer("eu-west");
-			piEnv.env.CHECKPOINT_BRIDGE_ENDPOINT = endpoint;
-			const served = await runPi(piEnv, [...baseArgs(), "-p", "Run the job."], 60_000);
-			expect(served.code, served.stderr.slice(-2_000)).toBe(0);
-			expect(envelopesIn(served.stdout).map((e) => [e.status, answerPairs(e)])).toEqual([
-				["ok", [{ question: "Which region should the job run in?", answer: "eu-west" }]],
-			]);
-			expect(ui.dialogs).toHaveLength(1);
-		});
+				// The refusal closed only that connection: the next asker with the real token is served.
+				ui.respond = (dialog) => dialog.answer("eu-west");
+				piEnv.env.CHECKPOINT_BRIDGE_ENDPOINT = endpoint;
+				const served = await runPi(piEnv, [...baseArgs(), "-p", "Run the job."], 60_000);
+				expect(served.code, served.stderr.slice(-2_000)).toBe(0);
+				expect(envelopesIn(served.stdout).map((e) => [e.status, answerPairs(e)])).toEqual([
+					["ok", [{ question: "Which region should the job run in?", answer: "eu-west" }]],
+				]);
+				expect(ui.dialogs).toHaveLength(1);
+			},
+		);
 	});
 
 	/** A host whose model starts a `pi --mode json` asker with its bash tool (so it inherits the host's environment); resolves once the asker's dialog is open. */
@@ -419,67 +426,77 @@ describe("askers in other processes reach the host's dialogs", () => {
 		return { host, events, dialog, env: tree };
 	}
 
-	it("with CHECKPOINT_BRIDGE_HOST_GRACE_MS=0, the host process killed (SIGKILL) while a remote asker's dialog is open: the asker gets no-host in under 2 s", async () => {
-		const { host: pi, events, dialog } = await hostWithAskerWaiting({ CHECKPOINT_BRIDGE_HOST_GRACE_MS: "0" });
-		const title = parseRemoteTitle(dialog);
-		expect(title.question).toBe("Proceed with the rollback?");
-		expect(title.pid).not.toBe(pi.pid);
-		strays.add(title.pid);
+	it.skipIf(NOT_ON_OLDEST_PI)(
+		onDevPiOnly(
+			"with CHECKPOINT_BRIDGE_HOST_GRACE_MS=0, the host process killed (SIGKILL) while a remote asker's dialog is open: the asker gets no-host in under 2 s",
+		),
+		async () => {
+			const { host: pi, events, dialog } = await hostWithAskerWaiting({ CHECKPOINT_BRIDGE_HOST_GRACE_MS: "0" });
+			const title = parseRemoteTitle(dialog);
+			expect(title.question).toBe("Proceed with the rollback?");
+			expect(title.pid).not.toBe(pi.pid);
+			strays.add(title.pid);
 
-		const killedAt = Date.now();
-		pi.kill("SIGKILL");
-		await pi.exited;
-		const askerEvents = () => (existsSync(events) ? parseJsonLines(readFileSync(events, "utf8")) : []);
-		const seenAt = await until(
-			() => (askerEvents().some((e) => e.type === "tool_execution_end" && e.toolName === ASK_TOOL) ? Date.now() : undefined),
-			"the asker's tool result after the host died",
-		);
-		expect(seenAt - killedAt, "host loss noticed within two seconds").toBeLessThan(HOST_LOSS_MS);
-		const end = askerEvents().find((e) => e.type === "tool_execution_end" && e.toolName === ASK_TOOL)!;
-		const envelope = end.result?.details as Envelope;
-		expect(envelope.status).toBe("no-host");
-		expect(envelope.answers).toEqual([]);
-		expect(envelope.note).toBeTruthy();
-		expect(envelope.asker).toBe(title.label);
+			const killedAt = Date.now();
+			pi.kill("SIGKILL");
+			await pi.exited;
+			const askerEvents = () => (existsSync(events) ? parseJsonLines(readFileSync(events, "utf8")) : []);
+			const seenAt = await until(
+				() => (askerEvents().some((e) => e.type === "tool_execution_end" && e.toolName === ASK_TOOL) ? Date.now() : undefined),
+				"the asker's tool result after the host died",
+			);
+			expect(seenAt - killedAt, "host loss noticed within two seconds").toBeLessThan(HOST_LOSS_MS);
+			const end = askerEvents().find((e) => e.type === "tool_execution_end" && e.toolName === ASK_TOOL)!;
+			const envelope = end.result?.details as Envelope;
+			expect(envelope.status).toBe("no-host");
+			expect(envelope.answers).toEqual([]);
+			expect(envelope.note).toBeTruthy();
+			expect(envelope.asker).toBe(title.label);
 
-		// The asker finishes its run by itself (its pid may linger as a zombie: nobody is left to reap it).
-		await until(() => askerEvents().at(-1)?.type === "agent_settled", "the asker's run to settle", 30_000, 50);
-	});
-	it("the host process killed (SIGKILL) while a pi asker waits: a new host started in the same directory shows the question within 5 s, marked as asked before the restart, and the answer reaches the asker", async () => {
-		const { host, events, dialog, env } = await hostWithAskerWaiting();
-		const title = parseRemoteTitle(dialog);
-		strays.add(title.pid);
-		host.kill("SIGKILL");
-		await host.exited;
+			// The asker finishes its run by itself (its pid may linger as a zombie: nobody is left to reap it).
+			await until(() => askerEvents().at(-1)?.type === "agent_settled", "the asker's run to settle", 30_000, 50);
+		},
+	);
+	it.skipIf(NOT_ON_OLDEST_PI)(
+		onDevPiOnly(
+			"the host process killed (SIGKILL) while a pi asker waits: a new host started in the same directory shows the question within 5 s, marked as asked before the restart, and the answer reaches the asker",
+		),
+		async () => {
+			const { host, events, dialog, env } = await hostWithAskerWaiting();
+			const title = parseRemoteTitle(dialog);
+			strays.add(title.pid);
+			host.kill("SIGKILL");
+			await host.exited;
 
-		// The asker keeps its question; pi started again in the same directory (nothing passes it the old variable) shows it.
-		const startedAt = Date.now();
-		pi = PiRpc.start(env, { args: ["--name", "rpc-host-again"] });
-		const advert = advertPath(advertDir(env.env.TMPDIR!), env.cwd);
-		const advertisedAt = await until(
-			() => (existsSync(advert) && JSON.parse(readFileSync(advert, "utf8")).pid === pi!.pid ? Date.now() : undefined),
-			"the new host's advertisement",
-			90_000,
-		);
-		const again = await pi.waitForDialog({ timeoutMs: 30_000 });
-		const shownAt = Date.now();
-		console.info(
-			`cross-process.test.ts: the new host showed the question ${shownAt - advertisedAt} ms after it advertised its endpoint, ${shownAt - startedAt} ms after pi was started`,
-		);
-		expect(shownAt - advertisedAt, "shown within 5 s of the new host's start").toBeLessThan(5_000);
-		expect(again.title).toBe(`[${title.label} (pid ${title.pid}) · asked before the restart] Proceed with the rollback?`);
-		pi.answer(again, "no");
+			// The asker keeps its question; pi started again in the same directory (nothing passes it the old variable) shows it.
+			const startedAt = Date.now();
+			pi = PiRpc.start(env, { args: ["--name", "rpc-host-again"] });
+			const advert = advertPath(advertDir(env.env.TMPDIR!), env.cwd);
+			const advertisedAt = await until(
+				() => (existsSync(advert) && JSON.parse(readFileSync(advert, "utf8")).pid === pi!.pid ? Date.now() : undefined),
+				"the new host's advertisement",
+				90_000,
+			);
+			const again = await pi.waitForDialog({ timeoutMs: 30_000 });
+			const shownAt = Date.now();
+			console.info(
+				`cross-process.test.ts: the new host showed the question ${shownAt - advertisedAt} ms after it advertised its endpoint, ${shownAt - startedAt} ms after pi was started`,
+			);
+			expect(shownAt - advertisedAt, "shown within 5 s of the new host's start").toBeLessThan(5_000);
+			expect(again.title).toBe(`[${title.label} (pid ${title.pid}) · asked before the restart] Proceed with the rollback?`);
+			pi.answer(again, "no");
 
-		const askerEvents = () => (existsSync(events) ? parseJsonLines(readFileSync(events, "utf8")) : []);
-		const end = await until(
-			() => askerEvents().find((e) => e.type === "tool_execution_end" && e.toolName === ASK_TOOL),
-			"the asker's tool result after the restart",
-			30_000,
-		);
-		const envelope = end.result?.details as Envelope;
-		expect(envelope.status).toBe("ok");
-		expect(answerPairs(envelope)).toEqual([{ question: "Proceed with the rollback?", answer: "no" }]);
-		expect(pi.frames.filter(isDialog)).toHaveLength(1);
-		await until(() => askerEvents().at(-1)?.type === "agent_settled", "the asker's run to settle", 30_000, 50);
-	});
+			const askerEvents = () => (existsSync(events) ? parseJsonLines(readFileSync(events, "utf8")) : []);
+			const end = await until(
+				() => askerEvents().find((e) => e.type === "tool_execution_end" && e.toolName === ASK_TOOL),
+				"the asker's tool result after the restart",
+				30_000,
+			);
+			const envelope = end.result?.details as Envelope;
+			expect(envelope.status).toBe("ok");
+			expect(answerPairs(envelope)).toEqual([{ question: "Proceed with the rollback?", answer: "no" }]);
+			expect(pi.frames.filter(isDialog)).toHaveLength(1);
+			await until(() => askerEvents().at(-1)?.type === "agent_settled", "the asker's run to settle", 30_000, 50);
+		},
+	);
 });
