@@ -29,6 +29,12 @@ export interface TmuxStartOptions {
 /** The key help of a form that does not take keys yet: " … ↑↓ move · … · Esc dismiss". */
 export const FORM_NOT_TAKING_KEYS = /^ … .*Esc /m;
 
+/** What pi shows when an Enter comes before its startup is done: the text goes back to the editor. */
+const STARTUP_DROPPED = "Startup is still in progress";
+const STARTUP_DROPPED_LINE = new RegExp(STARTUP_DROPPED);
+/** How long to wait before pressing Enter again after a dropped one: the rest of pi's startup takes less. */
+const STARTUP_RETRY_MS = 1_000;
+
 /** What a pane's shell prints when the program under test exits: `echo "${EXIT_MARKER}$?"` after it. */
 export const EXIT_MARKER = "pi-exited-with-";
 
@@ -226,12 +232,18 @@ export class TmuxSession {
 	async prompt(text: string, started: string | RegExp, options: { attempts?: number; timeoutMs?: number; what?: string } = {}): Promise<string> {
 		const { attempts = 6, timeoutMs = 15_000, what = "the run's first question" } = options;
 		await this.type(text);
+		// pi says when it drops an Enter; its line stays in the transcript, so only its first showing tells.
+		let droppedSeen = (await this.screen()).includes(STARTUP_DROPPED);
 		for (let attempt = 1; ; attempt++) {
 			await this.keys("Enter");
 			try {
-				return await this.waitFor(started, timeoutMs, what);
+				return await this.waitFor(started, timeoutMs, what, droppedSeen ? undefined : STARTUP_DROPPED_LINE);
 			} catch (error) {
 				if (attempt >= attempts) throw error;
+				if (!droppedSeen && this.lastScreen.includes(STARTUP_DROPPED)) {
+					droppedSeen = true;
+					await new Promise((resolve) => setTimeout(resolve, STARTUP_RETRY_MS));
+				}
 			}
 		}
 	}
