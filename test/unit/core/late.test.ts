@@ -174,6 +174,32 @@ describe("late questions", () => {
 		expect(late.late().map((l) => l.request.id)).toEqual(["handed-1"]);
 	});
 
+	it("a request handed over whose budget ends the very millisecond it arrives goes late the same way, never queued without a deadline", () => {
+		const late = new RequestBook(config());
+		const ends: string[] = [];
+		const next = new DialogHost({
+			ui: fakeUI().ui,
+			surface: { ask: async () => undefined },
+			sessionId: "next-host",
+			reply: () => {},
+			book: late,
+			events: { settled: (_request, outcome) => void ends.push(outcome.end), late: () => void ends.push("late"), wanted: () => true },
+		});
+		const now = Date.now();
+		const request: RelayRequest = {
+			v: PROTOCOL_VERSION,
+			id: "handed-2",
+			asker: { label: "late-6", sessionId: "late-6-session" },
+			questions: Q,
+			deadline: now,
+			dialogTimeoutMs: 60_000,
+			createdAt: now - 3_000,
+		};
+		next.serve(request, { entries: [], queuedAt: now - 3_000 });
+		expect(ends).toEqual(["late"]);
+		expect(late.late().map((l) => l.request.id)).toEqual(["handed-2"]);
+	});
+
 	it("shown again, it has the host's dialog time, not the short budget its call ran out of", async () => {
 		const { ask, fake, handle, role } = relay({}, { book: new RequestBook(config({ dialogTimeoutMs: 60_000 })) });
 		track(ask(Q, { label: "late-short", budgetMs: 3_000 }));
@@ -272,6 +298,27 @@ describe("late questions", () => {
 		expect(envelopes[4]!.envelope?.note).not.toContain(LATE_NOTE);
 		expect(envelopes[3]!.envelope?.note).toContain(LATE_NOTE);
 		expect(fake.notices.filter((n) => /dropped to make room/.test(n.message))).toHaveLength(1);
+	});
+
+	it("a late request that leaves unanswered settles expired, its note saying why: made room for its asker's newer one, or its time ran out", async () => {
+		const { ask, handle } = relay({}, { book: new RequestBook(config({ maxPerAsker: 1, expiryMs: 60_000 })) });
+		const settled: { question: string; end?: string; note?: string }[] = [];
+		handle.bus.on(OBSERVER_EVENTS.settled, (event) =>
+			settled.push({ question: event.questions[0]!.question, end: event.outcome.end, note: event.outcome.note }),
+		);
+		for (const question of ["Older?", "Newer?"]) {
+			track(ask([{ question }], { label: "a", budgetMs: 3_000 }));
+			await flush(vi);
+			await vi.advanceTimersByTimeAsync(3_000);
+		}
+		expect(settled.filter((s) => s.end === "expired")).toEqual([
+			{ question: "Older?", end: "expired", note: "It was late and left to make room for newer late questions of its asker." },
+		]);
+		await vi.advanceTimersByTimeAsync(60_000);
+		expect(settled.filter((s) => s.end === "expired")).toEqual([
+			{ question: "Older?", end: "expired", note: "It was late and left to make room for newer late questions of its asker." },
+			{ question: "Newer?", end: "expired", note: "It was late and expired unanswered." },
+		]);
 	});
 
 	it("one asker's flood never evicts another asker's late question, and the human gets one notice per window, not one per eviction", async () => {

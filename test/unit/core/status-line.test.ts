@@ -55,6 +55,17 @@ describe("the status line's minutes", () => {
 		expect(drawn).toHaveLength(count);
 	});
 
+	it("say paused, then nothing, as the human pauses and resumes with nothing waiting; no timer runs", async () => {
+		const { drawn, role } = hostWithFooter();
+		role.host.pause();
+		expect(drawn.at(-1)).toBe("checkpoint-bridge: paused · 0 waiting");
+		await flush(vi);
+		role.host.resume();
+		await flush(vi);
+		expect(drawn).toEqual(["checkpoint-bridge: paused · 0 waiting", undefined]);
+		expect(vi.getTimerCount()).toBe(0);
+	});
+
 	it("stop once the role is released: nothing is drawn after the release, and no timer is left", async () => {
 		const { drawn, role, ask } = hostWithFooter();
 		void ask("planner", "Which name?");
