@@ -9,7 +9,7 @@ import type { Question } from "../../../extensions/checkpoint-bridge/model/quest
 import { validateAskParams } from "../../../extensions/checkpoint-bridge/model/validate.ts";
 
 interface Entry {
-	request: { asker: { label: string; sessionId: string } };
+	request: { asker: { label: string; sessionId: string }; origin?: string };
 	questions: Question[];
 	entries: ({ answer: Answer } | undefined)[];
 }
@@ -26,6 +26,8 @@ const entry = (label: string, raw: unknown[], sessionId = `${label}-session`): E
 	questions: questions(raw),
 	entries: raw.map(() => undefined),
 });
+/** `entry` asked from `origin` (another process, machine or client). */
+const from = (origin: string, e: Entry): Entry => ({ ...e, request: { ...e.request, origin } });
 const answered = (owner: Entry, index: number, answer: string, id?: string): Answer => {
 	const given: Answer = { question: owner.questions[index]!.question, answer, kind: "option", source: "dialog", ...(id ? { id } : {}) };
 	owner.entries[index] = { answer: given };
@@ -158,5 +160,38 @@ describe("same questions", () => {
 		same.add(joiner);
 		answered(owner, 0, "MIT", "owner-license");
 		expect(same.sharedAnswer(joiner, 0)).toStrictEqual({ question: "Which license?", answer: "MIT", kind: "option", source: "shared", sharedWith: ["owner"] });
+	});
+
+	it("never shares an answer carried from an earlier asking: the joiner asks the human itself", () => {
+		const same = new SameQuestions<Entry>();
+		const owner = entry("owner", [license]);
+		const joiner = entry("joiner", [license]);
+		same.add(owner);
+		same.add(joiner);
+		owner.entries[0] = { answer: { ...answered(owner, 0, "MIT"), source: "carried" } };
+		expect(same.sharedAnswer(joiner, 0)).toBeUndefined();
+		expect(same.withSharers(owner, 0, owner.entries[0].answer).sharedWith).toBeUndefined();
+	});
+
+	it("across origins: joins only when both ask to share with any, never a question of typed text; shares a picked option, not a typed Other nor a note", () => {
+		const same = new SameQuestions<Entry>();
+		const anyLicense = { ...license, share: "any" };
+		const owner = from("here", entry("owner", [anyLicense, { question: "Why?", share: "any" }]));
+		const joiner = from("there", entry("joiner", [anyLicense, { question: "Why?", share: "any" }]));
+		const notAny = from("elsewhere", entry("not-any", [license]));
+		same.add(owner);
+		same.add(joiner);
+		same.add(notAny);
+		expect(same.dependents(owner)).toEqual([joiner]);
+		answered(owner, 1, "Because.");
+		expect(same.sharedAnswer(joiner, 1)).toBeUndefined();
+		const picked = answered(owner, 0, "MIT");
+		expect(same.sharedAnswer(joiner, 0)).toMatchObject({ answer: "MIT", source: "shared", sharedWith: ["owner"] });
+		expect(same.withSharers(owner, 0, picked).sharedWith).toEqual(["joiner"]);
+		owner.entries[0] = { answer: { ...picked, kind: "other", answer: "WTFPL" } };
+		expect(same.sharedAnswer(joiner, 0)).toBeUndefined();
+		owner.entries[0] = { answer: { ...picked, note: "only for the library" } };
+		expect(same.sharedAnswer(joiner, 0)).toBeUndefined();
+		expect(same.withSharers(owner, 0, owner.entries[0].answer).sharedWith).toBeUndefined();
 	});
 });
