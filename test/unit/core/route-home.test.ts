@@ -133,6 +133,29 @@ describe("the route home: each destination, as what receives the end", () => {
 		expect(asker.ids()).toEqual(["r1", "r1"]);
 	});
 
+	it("an asker of this process neither attached nor known gone: held for the box's grace, then the host's session; one known gone goes at once", () => {
+		const { hostSession, route } = world();
+		expect(route.send(delivery("r2", "child-9"), { asker: { sessionId: "child-9" }, id: "r2" })).toMatchObject({ to: "host" });
+		expect(hostSession.ids()).toEqual([]);
+		vi.advanceTimersByTime(GONE_GRACE_MS);
+		expect(hostSession.ids()).toEqual(["r2"]);
+		route.send(delivery("r3", "child-9"), { asker: { sessionId: "child-9" }, id: "r3" }, { gone: true });
+		expect(hostSession.ids()).toEqual(["r2", "r3"]);
+	});
+
+	it("the asking side: a wait in this process takes a transport's end whose session is not here; a late end after its call's is taken too", async () => {
+		const box = createDeliveryBox({ hostSessionId: () => undefined });
+		const route = homeRoute(() => undefined, box);
+		const waited = box.waitFor("runner", ["r4"], 60_000);
+		expect(route.takeHere(delivery("r4", "runner"))).toBe(true);
+		await expect(waited).resolves.toMatchObject({ ended: [{ requestId: "r4" }], open: [] });
+		const asker = fakeSession();
+		box.attach("s5", asker.poster());
+		expect(route.takeHere(delivery("r5", "s5"))).toBe(true);
+		expect(route.takeHere({ ...delivery("r5", "s5"), late: true })).toBe(true);
+		expect(asker.ids()).toEqual(["r5", "r5"]);
+	});
+
 	it("the asking side: a transport's end is taken by its attached session or a wait, refused for one that is not here", () => {
 		const box = createDeliveryBox({ hostSessionId: () => undefined });
 		const route = homeRoute(() => undefined, box);
