@@ -8,7 +8,7 @@ import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { Bridge } from "../../../extensions/checkpoint-bridge/core/bridge/bridge.ts";
 import { createDeliveryBox, GONE_GRACE_MS } from "../../../extensions/checkpoint-bridge/core/delivery/delivery.ts";
-import { type EndFacts, type Home, homeOf } from "../../../extensions/checkpoint-bridge/core/delivery/home.ts";
+import { type EndFacts, type Home, homeOf, homeText } from "../../../extensions/checkpoint-bridge/core/delivery/home.ts";
 import { endTakers, homeRoute } from "../../../extensions/checkpoint-bridge/core/delivery/route-home.ts";
 import { RequestBook } from "../../../extensions/checkpoint-bridge/core/host/book.ts";
 import { readLateConfig } from "../../../extensions/checkpoint-bridge/core/shared/late-config.ts";
@@ -231,6 +231,19 @@ describe("where and send agree", () => {
 			}),
 			propertyRun(300),
 		);
+	});
+
+	it("says where each end goes in words for /checkpoints, naming the asker where it goes to it", () => {
+		const homes: [Home, string][] = [
+			[{ to: "wait" }, "goes to planner, which is waiting for it"],
+			[{ to: "asker" }, "goes to planner as a message"],
+			[{ to: "asker-process" }, "goes back to planner, whose process is still connected"],
+			[{ to: "store" }, "stays written down for the next host of this directory"],
+			[{ to: "nowhere" }, "was given to planner already"],
+			[{ to: "host", wakes: true }, "goes to this session (the asker is gone) and starts a turn of its model"],
+			[{ to: "host", wakes: false }, "goes to this session (the asker is gone): recorded and shown here, without starting a turn of its model"],
+		];
+		for (const [home, words] of homes) expect(homeText(home, "planner"), home.to).toBe(words);
 	});
 
 	it("the decision is total and in its order: nowhere, store, wait, asker, asker-process, host", () => {
