@@ -17,12 +17,14 @@ import type { ScriptConfig } from "./fixtures/scripted-model.ts";
 import {
 	ASK_TOOL,
 	answerPairs,
+	askToolEnd,
 	BACKGROUND_CHILDREN,
 	baseArgs,
 	childTranscripts,
 	createPiEnv,
 	type Envelope,
 	envelopesIn,
+	eventsIn,
 	type Frame,
 	hostEndpoint,
 	installExampleAgent,
@@ -36,7 +38,6 @@ import {
 	PI_VERSION,
 	type PiEnv,
 	PiRpc,
-	parseJsonLines,
 	resultText,
 	runPi,
 	toolResultsIn,
@@ -440,7 +441,7 @@ describe("askers in other processes reach the host's dialogs", () => {
 			const killedAt = Date.now();
 			pi.kill("SIGKILL");
 			await pi.exited;
-			const askerEvents = () => (existsSync(events) ? parseJsonLines(readFileSync(events, "utf8")) : []);
+			const askerEvents = () => eventsIn(events);
 			const seenAt = await until(
 				() => (askerEvents().some((e) => e.type === "tool_execution_end" && e.toolName === ASK_TOOL) ? Date.now() : undefined),
 				"the asker's tool result after the host died",
@@ -486,12 +487,8 @@ describe("askers in other processes reach the host's dialogs", () => {
 			expect(again.title).toBe(`[${title.label} (pid ${title.pid}) · asked before the restart] Proceed with the rollback?`);
 			pi.answer(again, "no");
 
-			const askerEvents = () => (existsSync(events) ? parseJsonLines(readFileSync(events, "utf8")) : []);
-			const end = await until(
-				() => askerEvents().find((e) => e.type === "tool_execution_end" && e.toolName === ASK_TOOL),
-				"the asker's tool result after the restart",
-				30_000,
-			);
+			const askerEvents = () => eventsIn(events);
+			const end = await askToolEnd(events, "the asker's tool result after the restart");
 			const envelope = end.result?.details as Envelope;
 			expect(envelope.status).toBe("ok");
 			expect(answerPairs(envelope)).toEqual([{ question: "Proceed with the rollback?", answer: "no" }]);

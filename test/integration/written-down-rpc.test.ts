@@ -1,11 +1,3 @@
-/**
- * Written down (core/store/, ADR-0033) on the real pi CLI: a host (`pi --mode rpc`) killed with
- * SIGKILL and started again in the same directory takes back the questions of other processes under
- * their ids. A `pi -p` run that asked with `wait: false` and ended gets its answer through a later
- * `pi -p` run's `wait_for_host_answers`; a waiting asker that re-sends finds its own record (one
- * dialog, one answer); a second restart changes nothing.
- */
-import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
@@ -14,10 +6,12 @@ import type { ScriptAsk } from "./fixtures/scripted-model.ts";
 import {
 	ASK_TOOL,
 	answerPairs,
+	askToolEnd,
 	baseArgs,
 	createPiEnv,
 	type Envelope,
 	envelopesIn,
+	eventsIn,
 	hostAdvertised,
 	hostEndpoint,
 	isAnswerMessage,
@@ -189,12 +183,8 @@ describe("written down: a host killed and started again in the same directory", 
 		// The asker finds the new host and sends its request again (its grace looks every few hundred ms): still one dialog.
 		await sleep(3_000);
 		second.answer(dialog, "no");
-		const askerEvents = () => (existsSync(events) ? parseJsonLines(readFileSync(events, "utf8")) : []);
-		const end = await until(
-			() => askerEvents().find((e) => e.type === "tool_execution_end" && e.toolName === ASK_TOOL),
-			"the asker's tool result after the restart",
-			30_000,
-		);
+		const askerEvents = () => eventsIn(events);
+		const end = await askToolEnd(events, "the asker's tool result after the restart");
 		const envelope = end.result?.details as Envelope;
 		expect(envelope.status).toBe("ok");
 		expect(answerPairs(envelope)).toEqual([{ question: "Proceed with the rollback?", answer: "no" }]);

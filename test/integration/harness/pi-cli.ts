@@ -526,6 +526,16 @@ export function runPi(piEnv: PiEnv, args: string[], timeoutMs = 90_000): Promise
 	});
 }
 
+/** The events a `pi --mode json` run has written to `file` so far; none before the file exists. */
+export function eventsIn(file: string): Frame[] {
+	return existsSync(file) ? parseJsonLines(readFileSync(file, "utf8")) : [];
+}
+
+/** The end of the ask tool's call in the events of `file`, once it is there (within 30 s). */
+export function askToolEnd(file: string, what: string): Promise<Frame> {
+	return until(() => eventsIn(file).find((e) => e.type === "tool_execution_end" && e.toolName === ASK_TOOL), what, 30_000);
+}
+
 /** Parses `--mode json` output (JSON lines, split on "\n" only). */
 export function parseJsonLines(text: string): Frame[] {
 	const frames: Frame[] = [];

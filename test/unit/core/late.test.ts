@@ -40,6 +40,32 @@ function askingSession(sessionId: string) {
 	return { messages, detach };
 }
 
+/** Request `id`, its call's budget ending at `deadline`, handed over to a next host: what its observers heard, and that host's book. */
+function handedOver(id: string, deadline: number): { ends: string[]; late: RequestBook } {
+	const late = new RequestBook(config());
+	const ends: string[] = [];
+	const next = new DialogHost({
+		ui: fakeUI().ui,
+		surface: { ask: async () => undefined },
+		sessionId: "next-host",
+		reply: () => {},
+		book: late,
+		events: { settled: (_request, outcome) => void ends.push(outcome.end), late: () => void ends.push("late"), wanted: () => true },
+	});
+	const now = Date.now();
+	const request: RelayRequest = {
+		v: PROTOCOL_VERSION,
+		id,
+		asker: { label: "late-6", sessionId: "late-6-session" },
+		questions: Q,
+		deadline,
+		dialogTimeoutMs: 60_000,
+		createdAt: now - 3_000,
+	};
+	next.serve(request, { entries: [], queuedAt: now - 3_000 });
+	return { ends, late };
+}
+
 describe("late questions", () => {
 	beforeEach(() => void vi.useFakeTimers());
 	afterEach(() => void vi.useRealTimers());
@@ -148,54 +174,14 @@ describe("late questions", () => {
 	});
 
 	it("a request handed over whose budget ran out during the hand-over goes late at the next host, and observers learn it went late", () => {
-		const late = new RequestBook(config());
-		const ends: string[] = [];
-		const next = new DialogHost({
-			ui: fakeUI().ui,
-			surface: { ask: async () => undefined },
-			sessionId: "next-host",
-			reply: () => {},
-			book: late,
-			events: { settled: (_request, outcome) => void ends.push(outcome.end), late: () => void ends.push("late"), wanted: () => true },
-		});
-		const now = Date.now();
-		const request: RelayRequest = {
-			v: PROTOCOL_VERSION,
-			id: "handed-1",
-			asker: { label: "late-6", sessionId: "late-6-session" },
-			questions: Q,
-			deadline: now - 1,
-			dialogTimeoutMs: 60_000,
-			createdAt: now - 3_000,
-		};
-		next.serve(request, { entries: [], queuedAt: now - 3_000 });
+		const { ends, late } = handedOver("handed-1", Date.now() - 1);
 		// Late, not settled: it settles once, later (ADR-0025).
 		expect(ends).toEqual(["late"]);
 		expect(late.late().map((l) => l.request.id)).toEqual(["handed-1"]);
 	});
 
 	it("a request handed over whose budget ends the very millisecond it arrives goes late the same way, never queued without a deadline", () => {
-		const late = new RequestBook(config());
-		const ends: string[] = [];
-		const next = new DialogHost({
-			ui: fakeUI().ui,
-			surface: { ask: async () => undefined },
-			sessionId: "next-host",
-			reply: () => {},
-			book: late,
-			events: { settled: (_request, outcome) => void ends.push(outcome.end), late: () => void ends.push("late"), wanted: () => true },
-		});
-		const now = Date.now();
-		const request: RelayRequest = {
-			v: PROTOCOL_VERSION,
-			id: "handed-2",
-			asker: { label: "late-6", sessionId: "late-6-session" },
-			questions: Q,
-			deadline: now,
-			dialogTimeoutMs: 60_000,
-			createdAt: now - 3_000,
-		};
-		next.serve(request, { entries: [], queuedAt: now - 3_000 });
+		const { ends, late } = handedOver("handed-2", Date.now());
 		expect(ends).toEqual(["late"]);
 		expect(late.late().map((l) => l.request.id)).toEqual(["handed-2"]);
 	});
