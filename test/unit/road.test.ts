@@ -1,7 +1,8 @@
 /**
  * The road of one waiting in-process call, measured: which of the extension's files run code between
  * the child's call and its envelope (V8's precise coverage, reset after a first call has loaded what
- * loads lazily). The figure is printed; the ceiling only ever comes down (docs/host.md).
+ * loads lazily). The figure is printed; the ceiling only ever comes down (docs/host.md). The one
+ * question asked is checked once on the whole road.
  */
 import { Session } from "node:inspector/promises";
 import { relative } from "node:path";
@@ -14,8 +15,8 @@ const ROOT = fileURLToPath(new URL("../../extensions/checkpoint-bridge/", import
 /** The files a waiting call with an RPC dialog runs code in today. */
 const CEILING = 34;
 
-/** The extension's files in which any function ran while `during` ran. */
-async function filesRun(during: () => Promise<unknown>): Promise<string[]> {
+/** What ran while `during` ran: the extension's files in which any function did, and how often each question was checked. */
+async function filesRun(during: () => Promise<unknown>): Promise<{ files: string[]; questionChecks: number }> {
 	const inspector = new Session();
 	inspector.connect();
 	try {
@@ -29,7 +30,9 @@ async function filesRun(during: () => Promise<unknown>): Promise<string[]> {
 		const files = result
 			.map((script) => ({ path: script.url.startsWith("file://") ? fileURLToPath(script.url) : script.url, script }))
 			.filter(({ path, script }) => path.startsWith(ROOT) && script.functions.some((fn) => fn.ranges.some((range) => range.count > 0)));
-		return [...new Set(files.map(({ path }) => relative(ROOT, path)))].sort();
+		const validate = files.find(({ path }) => relative(ROOT, path) === "model/validate.ts");
+		const questionChecks = validate?.script.functions.find((fn) => fn.functionName === "checkQuestion")?.ranges[0]?.count ?? 0;
+		return { files: [...new Set(files.map(({ path }) => relative(ROOT, path)))].sort(), questionChecks };
 	} finally {
 		inspector.disconnect();
 	}
@@ -50,7 +53,7 @@ describe("the road of a waiting in-process call", () => {
 		await child.start();
 		expect((await child.call({ questions: [{ question: "First?", options: ["a", "b"] }] })).status).toBe("ok");
 		let envelope: Awaited<ReturnType<typeof child.call>> | undefined;
-		const files = await filesRun(async () => {
+		const { files, questionChecks } = await filesRun(async () => {
 			envelope = await child.call({ questions: [{ question: "Go?", options: ["yes", "no"] }] });
 		});
 		expect(envelope).toMatchObject({ status: "ok", answers: [{ answer: "yes" }] });
@@ -58,5 +61,7 @@ describe("the road of a waiting in-process call", () => {
 		// Every file of the list is the extension's own, and the call's two ends are on it.
 		expect(files).toEqual(expect.arrayContaining(["tool/ask.ts", "core/host/book.ts", "surfaces/dialogs.ts"]));
 		expect(files.length).toBeLessThanOrEqual(CEILING);
+		// Validated once, where it enters: the asker's call and the host's intake know the checked questions again.
+		expect(questionChecks).toBe(1);
 	});
 });

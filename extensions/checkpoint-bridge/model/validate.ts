@@ -34,6 +34,34 @@ const UNKNOWN_NAME_CHARS = 40;
 
 const lineCount = (text: string) => text.split("\n").length;
 
+/**
+ * The questions this check has passed in this process, frozen, with whether relayed dialogs were
+ * taken. A request is validated once, where it enters the process: the asker's call and the host's
+ * intake in every copy of the extension (a child's too, hence the registry key) know the very array
+ * again and take it as it is. A copy whose rules change takes a new key.
+ */
+const CHECKED: WeakMap<readonly Question[], boolean> = ((globalThis as Record<symbol, unknown>)[Symbol.for("checkpoint-bridge.checked-questions.v1")] ??=
+	new WeakMap()) as WeakMap<readonly Question[], boolean>;
+
+/** Questions passed before, for a check that takes relayed dialogs or not: one passed without them passes either. */
+function checkedBefore(questions: unknown, dialogs: boolean): Question[] | undefined {
+	if (!Array.isArray(questions)) return undefined;
+	const tookDialogs = CHECKED.get(questions);
+	return tookDialogs === false || (tookDialogs === true && dialogs) ? (questions as Question[]) : undefined;
+}
+
+/** Freezes what passed, down to each option, so that nothing can change it after it is known again. */
+function keepChecked(questions: Question[], dialogs: boolean): void {
+	for (const question of questions) {
+		if (question.options) {
+			for (const option of question.options) Object.freeze(option);
+			Object.freeze(question.options);
+		}
+		Object.freeze(question);
+	}
+	CHECKED.set(Object.freeze(questions), dialogs);
+}
+
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** Sanitising options of the fields that keep line breaks, and of the rest: one object each, not one per field checked. */
@@ -216,6 +244,7 @@ export function validateAskParams(raw: unknown, options: ValidateOptions = {}): 
 	if (!isRecord(raw)) return { ok: false, problems: ['parameters: must be an object with a "questions" array'] };
 	const { questions, timeoutMs, wait } = raw;
 	let checked: Question[] = [];
+	const before = checkedBefore(questions, options.dialogs === true);
 	// Both sides check every request: no list of keys is built unless one is unknown.
 	let unknown = 0;
 	for (const key in raw) {
@@ -224,7 +253,8 @@ export function validateAskParams(raw: unknown, options: ValidateOptions = {}): 
 			problems.push(`parameters: ${JSON.stringify(cutText(key, UNKNOWN_NAME_CHARS))} is not a parameter (known: ${PARAMETERS.join(", ")})`);
 	}
 	if (unknown > NAMED_UNKNOWN) problems.push(`parameters: ${unknown - NAMED_UNKNOWN} more are not parameters either`);
-	if (!Array.isArray(questions)) problems.push("questions: must be an array");
+	if (before) checked = before;
+	else if (!Array.isArray(questions)) problems.push("questions: must be an array");
 	else if (questions.length < LIMITS.questions.min) problems.push("questions: at least one question is required");
 	else if (questions.length > LIMITS.questions.max) problems.push(`questions: has ${questions.length}, at most ${LIMITS.questions.max} in one call`);
 	else {
@@ -249,6 +279,7 @@ export function validateAskParams(raw: unknown, options: ValidateOptions = {}): 
 		problems.push("timeoutMs: must be a finite number of milliseconds");
 	if (wait !== undefined && typeof wait !== "boolean") problems.push("wait: must be true or false");
 	if (problems.length > 0) return { ok: false, problems };
+	if (!before) keepChecked(checked, options.dialogs === true);
 	const valid: ValidationResult & { ok: true } = { ok: true, questions: checked };
 	if (typeof timeoutMs === "number") valid.timeoutMs = timeoutMs;
 	if (typeof wait === "boolean") valid.wait = wait;
