@@ -64,7 +64,8 @@ const BACKGROUND_WORKFLOW = [
 ].join("\n");
 
 const installPaths = (installRoot) => ({
-	cli: path.join(installRoot, "node_modules", "@earendil-works", "pi-coding-agent", "dist", "cli.js"),
+	// The script the `pi` command runs (the package's bin): bundled, with Node's compile cache on.
+	cli: path.join(installRoot, "node_modules", "@earendil-works", "pi-coding-agent", "dist", "bundle", "cli.js"),
 	subagents: path.join(installRoot, "node_modules", "pi-subagents", "index.ts"),
 	piManifest: path.join(installRoot, "node_modules", "@earendil-works", "pi-coding-agent", "package.json"),
 	agentCoreManifest: path.join(installRoot, "node_modules", "@earendil-works", "pi-agent-core", "package.json"),
@@ -193,12 +194,12 @@ async function choosePi(wanted) {
 }
 
 /** pi's example `question` tool of the pi the demo runs on: a tool that draws a screen of its own. */
-const questionExample = (cli) => path.join(path.dirname(path.dirname(cli)), "examples", "extensions", "question.ts");
+const questionExample = (piManifest) => path.join(path.dirname(piManifest), "examples", "extensions", "question.ts");
 
 /** Write the demo agents into the isolated config dir, loading the bridge (and the scripted model) into each; the tour's child also loads pi's question tool. */
 function writeAgents(agentDir, model, tour) {
 	const extensions = tour
-		? [bridgeExtension, tourModelExtension, questionExample(tour.cli)]
+		? [bridgeExtension, tourModelExtension, questionExample(tour.piManifest)]
 		: model === SCRIPTED_MODEL
 			? [bridgeExtension, demoModelExtension]
 			: [bridgeExtension];

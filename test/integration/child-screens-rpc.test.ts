@@ -5,14 +5,14 @@
  * asks only in pi's terminal (pi's example question.ts) leaves the host one notice naming the child
  * and the extension. rpiv-ask-user-question, which takes its dialog path in mode "rpc", leaves none.
  */
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { installRelayAgent } from "./fixtures/relay-agent.ts";
 import { RPIV_DB_QUESTION, RPIV_EXT } from "./fixtures/rpiv.ts";
 import type { ScriptConfig } from "./fixtures/scripted-model.ts";
-import { childTranscripts, hostEndpoint, isDialog, isNotify, PI_CLI, PI_VERSION, PiRpcFixture, toolResultsIn } from "./harness/pi-cli.ts";
+import { childTranscripts, hostEndpoint, isDialog, isNotify, PI_PACKAGE, PI_VERSION, PiRpcFixture, toolResultsIn } from "./harness/pi-cli.ts";
 
-const QUESTION_EXT = join(dirname(dirname(PI_CLI)), "examples/extensions/question.ts");
+const QUESTION_EXT = join(PI_PACKAGE, "examples/extensions/question.ts");
 /** pi and pi-subagents load slowly on a busy machine. */
 const FIRST_DIALOG_MS = 90_000;
 

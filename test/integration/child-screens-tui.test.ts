@@ -5,18 +5,18 @@
  * child whose agent file loads it, answered with the keys a person would press. The screen of every
  * step is written under .tmp/child-screens-tui/pi-<version>/ (the path is printed).
  */
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { until } from "../support/until.ts";
 import { installRelayAgent } from "./fixtures/relay-agent.ts";
 import { RPIV_DB_QUESTION, RPIV_EXT } from "./fixtures/rpiv.ts";
 import { cardGone, cardOf, HAS_CHROMIUM, launchBrowser, openTab, screenshot } from "./harness/browser.ts";
-import { baseArgs, childTranscripts, createPiEnv, NODE_BIN, PI_CLI, PI_VERSION, type PiEnv, REPO_ROOT, toolResultsIn } from "./harness/pi-cli.ts";
+import { baseArgs, childTranscripts, createPiEnv, NODE_BIN, PI_CLI, PI_PACKAGE, PI_VERSION, type PiEnv, REPO_ROOT, toolResultsIn } from "./harness/pi-cli.ts";
 import { ScreenCaptures, squeezed, TmuxSession, tmuxAvailable } from "./harness/tmux.ts";
 
 const hasTmux = tmuxAvailable();
 /** pi's own example extensions, of the pi under test. */
-const EXAMPLES = join(dirname(dirname(PI_CLI)), "examples/extensions");
+const EXAMPLES = join(PI_PACKAGE, "examples/extensions");
 const QUESTION_EXT = join(EXAMPLES, "question.ts");
 const QUESTIONNAIRE_EXT = join(EXAMPLES, "questionnaire.ts");
 /** A child's screen that keeps every key for itself (fixtures/stubborn-screen.ts). */

@@ -16,17 +16,17 @@
  * The screen of every step is written under .tmp/permission-gate-tui/pi-<version>/ (the path is printed).
  */
 import { existsSync, mkdirSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { until } from "../support/until.ts";
 import { closedAfterAll, installRelayAgent, promptUntil, startTuiHost } from "./fixtures/relay-agent.ts";
 import { cardOf, fill, HAS_CHROMIUM, launchBrowser, openTab, screenshot, submit } from "./harness/browser.ts";
-import { createPiEnv, PI_CLI, PI_VERSION, REPO_ROOT } from "./harness/pi-cli.ts";
+import { createPiEnv, PI_PACKAGE, PI_VERSION, REPO_ROOT } from "./harness/pi-cli.ts";
 import { ScreenCaptures, tmuxAvailable, waitForSqueezed } from "./harness/tmux.ts";
 
 const hasTmux = tmuxAvailable();
 /** pi's own example, from the pi under test. */
-const PI_GATE = join(dirname(PI_CLI), "..", "examples", "extensions", "permission-gate.ts");
+const PI_GATE = join(PI_PACKAGE, "examples", "extensions", "permission-gate.ts");
 const ASKER = "subagent-janitor";
 const COMMAND = "rm -rf doomed && echo removed";
 /** When the stray Enter comes: past the form's 500 ms key guard, as in the report that found it. */

@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { PROBE_FILE_ENV } from "./fixtures/pi-version-probe.ts";
-import { baseArgs, createPiEnv, PI_CLI, PI_PACKAGE_VERSION, PI_VERSION, REPO_ROOT, runPi, SUBAGENTS_EXT } from "./harness/pi-cli.ts";
+import { baseArgs, createPiEnv, PI_PACKAGE, PI_PACKAGE_VERSION, PI_VERSION, REPO_ROOT, runPi, SUBAGENTS_EXT } from "./harness/pi-cli.ts";
 
 const PROBE_EXT = join(REPO_ROOT, "test/integration/fixtures/pi-version-probe.ts");
 
@@ -26,7 +26,7 @@ describe(`pi under test (${PI_VERSION})`, () => {
 		const subagents = JSON.parse(readFileSync(join(dirname(SUBAGENTS_EXT), "package.json"), "utf8")) as { version: string };
 		expect(subagents.version).toMatch(/^0\.67\./);
 		// Both come from the same install: pi-subagents resolves pi's packages from the pi that runs it.
-		expect(dirname(dirname(dirname(dirname(PI_CLI))))).toBe(dirname(dirname(SUBAGENTS_EXT)));
+		expect(dirname(dirname(PI_PACKAGE))).toBe(dirname(dirname(SUBAGENTS_EXT)));
 	});
 
 	it("checkpoint-bridge reads the version of this pi from the loader that runs its factory", async () => {

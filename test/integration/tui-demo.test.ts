@@ -20,7 +20,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", ".
 const hasTmux = tmuxAvailable();
 if (!hasTmux) console.warn("tui-demo.test.ts: skipped because tmux is not installed (CI installs it)");
 /** Without it the launcher installs it first (CI runs `npm run setup:compat` before the tests). */
-const compatInstalled = fs.existsSync(path.join(root, "test/compat/pi-0.85/node_modules/@earendil-works/pi-coding-agent/dist/cli.js"));
+const compatInstalled = fs.existsSync(path.join(root, "test/compat/pi-0.85/node_modules/@earendil-works/pi-coding-agent/dist/bundle/cli.js"));
 
 // The answers the "user" gives; the project name and the note are ones the demo never prints by itself.
 const CHOSEN_CONVENTION = "snake_case";

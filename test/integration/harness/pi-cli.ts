@@ -32,11 +32,25 @@ export type PiVersion = keyof typeof PI_INSTALLS;
 /** Env var naming the pi version under test (a key of PI_INSTALLS); unset means the dev dependency. */
 const PI_VERSION_ENV = "PI_VERSION_UNDER_TEST";
 
+/**
+ * The script the `pi` command runs (the package's `bin`): the bundled entry, with Node's compile
+ * cache on, as a user's pi starts; `dist/cli.js` loads the unbundled modules and starts a second later.
+ */
+function piBin(root: string): string {
+	const dir = join(root, "node_modules/@earendil-works/pi-coding-agent");
+	try {
+		const { bin } = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { bin?: string | Record<string, string> };
+		return join(dir, typeof bin === "string" ? bin : (bin?.pi ?? "dist/cli.js"));
+	} catch {
+		return join(dir, "dist/cli.js");
+	}
+}
+
 function piVersionUnderTest(): PiVersion {
 	const wanted = process.env[PI_VERSION_ENV] || "1.6";
 	if (!(wanted in PI_INSTALLS)) throw new Error(`${PI_VERSION_ENV}=${wanted}: known versions are ${Object.keys(PI_INSTALLS).join(", ")}`);
 	const version = wanted as PiVersion;
-	const cli = join(PI_INSTALLS[version], "node_modules/@earendil-works/pi-coding-agent/dist/cli.js");
+	const cli = piBin(PI_INSTALLS[version]);
 	if (!existsSync(cli)) throw new Error(`pi ${version} is not installed (${cli} is missing): run npm run setup:compat`);
 	return version;
 }
@@ -54,7 +68,9 @@ const PI_ROOT = PI_INSTALLS[PI_VERSION];
 export const PI_PACKAGE_VERSION = (
 	JSON.parse(readFileSync(join(PI_ROOT, "node_modules/@earendil-works/pi-coding-agent/package.json"), "utf8")) as { version: string }
 ).version;
-export const PI_CLI = join(PI_ROOT, "node_modules/@earendil-works/pi-coding-agent/dist/cli.js");
+/** The pi package under test: its examples, its docs. */
+export const PI_PACKAGE = join(PI_ROOT, "node_modules/@earendil-works/pi-coding-agent");
+export const PI_CLI = piBin(PI_ROOT);
 export const SUBAGENTS_EXT = join(PI_ROOT, "node_modules/pi-subagents/index.ts");
 /**
  * pi-subagents runs background children (`async: true`, workflow `runs.all`) in a detached runner that
