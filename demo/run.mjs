@@ -50,6 +50,8 @@ const tourExtension = path.join(demoDir, "tour.ts");
  * (keyed by source hash, so both pi versions share it safely).
  */
 const compileCache = path.join(root, "node_modules", ".cache", "checkpoint-bridge-demo", "jiti");
+/** pi's bin keeps V8's compiled code in $TMPDIR/node-compile-cache: linked here too, for the same reason. */
+const nodeCompileCache = path.join(root, "node_modules", ".cache", "checkpoint-bridge-demo", "node-compile-cache");
 const SCRIPTED_MODEL = "demo/scripted";
 const AGENTS = ["planner", "writer", "reviewer", "tester"];
 const TOUR_MODEL = "demo-tour/tour";
@@ -417,8 +419,9 @@ async function main() {
 			? `Starting pi ${pi.version}: the first start compiles pi-subagents and the extensions (20 s to 2 minutes on a busy machine; later starts reuse node_modules/.cache)...`
 			: `Starting pi ${pi.version}...`,
 	);
-	for (const dir of [dirs.agentDir, dirs.workDir, dirs.tmpDir, compileCache]) fs.mkdirSync(dir, { recursive: true });
+	for (const dir of [dirs.agentDir, dirs.workDir, dirs.tmpDir, compileCache, nodeCompileCache]) fs.mkdirSync(dir, { recursive: true });
 	fs.symlinkSync(compileCache, path.join(dirs.tmpDir, "jiti"));
+	fs.symlinkSync(nodeCompileCache, path.join(dirs.tmpDir, "node-compile-cache"));
 	writeAgents(dirs.agentDir, model, tour ? pi : undefined);
 	const env = runEnv(dirs, { model, pi, web, tour });
 	const args = piArgs(pi, model, tour, path.join(runDir, "sessions"), passThrough);

@@ -99,6 +99,11 @@ const EXAMPLE_AGENTS_DIR = join(REPO_ROOT, "examples/agents");
  * miss, so concurrent runs are safe.
  */
 const COMPILE_CACHE_DIR = join(REPO_ROOT, "node_modules/.cache/checkpoint-bridge-integration/jiti");
+/**
+ * pi's bin turns on Node's compile cache, in `$TMPDIR/node-compile-cache`: linked here too, so that a
+ * test's pi starts from V8's cached code as a user's second pi does, not from a cold cache every time.
+ */
+const NODE_COMPILE_CACHE_DIR = join(REPO_ROOT, "node_modules/.cache/checkpoint-bridge-integration/node-compile-cache");
 /** Token in the example agent files that stands for the path of checkpoint-bridge. */
 const EXTENSION_PLACEHOLDER = "CHECKPOINT_BRIDGE_PATH";
 export const ASK_TOOL = "ask_user_via_host";
@@ -143,8 +148,9 @@ export function createPiEnv(options: PiEnvOptions = {}): PiEnv {
 	const cwd = join(root, "work");
 	const subagentsTmp = join(root, "subagents-tmp");
 	const tmp = join(root, "tmp");
-	for (const dir of [join(agentDir, "agents"), cwd, subagentsTmp, tmp, COMPILE_CACHE_DIR]) mkdirSync(dir, { recursive: true });
+	for (const dir of [join(agentDir, "agents"), cwd, subagentsTmp, tmp, COMPILE_CACHE_DIR, NODE_COMPILE_CACHE_DIR]) mkdirSync(dir, { recursive: true });
 	symlinkSync(COMPILE_CACHE_DIR, join(tmp, "jiti"));
+	symlinkSync(NODE_COMPILE_CACHE_DIR, join(tmp, "node-compile-cache"));
 	const scriptFile = join(root, "script.json");
 	const writeScript = (script: ScriptConfig) => writeFileSync(scriptFile, JSON.stringify(script, null, 2));
 	writeScript(options.script ?? {});
