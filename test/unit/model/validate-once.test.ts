@@ -40,6 +40,13 @@ describe("a request is validated once, where it enters the process", () => {
 		expect(validateAskParams({ questions })).toEqual({ ok: false, problems: ["questions[0].dialog: only the relay of other extensions' dialogs sets it"] });
 	});
 
+	it("a copy of passed relayed dialogs, as another process's host gets them, passes that host's full check as it is", () => {
+		const questions = passed({ questions: [{ question: "Deploy to?", options: ["staging", "production"], dialog: "select" }] }, true);
+		expect(questions[0]).toMatchObject({ multiSelect: false, allowOther: false });
+		const copy = JSON.parse(JSON.stringify(questions)) as Question[];
+		expect(passed({ questions: copy }, true)).toEqual(questions);
+	});
+
 	it("the rest of the parameters is still checked when the questions passed before", () => {
 		const questions = passed({ questions: [{ question: "Go?" }] });
 		expect(validateAskParams({ questions, timeoutMs: "soon", wait: 1, extra: true })).toEqual({

@@ -283,6 +283,9 @@ describe("each refusal named, each limit exact", () => {
 		const named = problemsOf({ questions: [{ question: "A?" }], ...many });
 		expect(named).toHaveLength(9);
 		expect(named.at(-1)).toBe("parameters: 12 more are not parameters either");
+		// Exactly eight are all named, with no count of more after them.
+		const eight = Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`extra${i}`, i]));
+		expect(problemsOf({ questions: [{ question: "A?" }], ...eight })).toHaveLength(8);
 	});
 });
 
