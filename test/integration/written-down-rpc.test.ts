@@ -1,3 +1,10 @@
+/**
+ * Written down (core/store/, ADR-0033) on the real pi CLI: a host (`pi --mode rpc`) killed with
+ * SIGKILL and started again in the same directory takes back the questions of other processes under
+ * their ids. A `pi -p` run that asked with `wait: false` and ended gets its answer through a later
+ * `pi -p` run's `wait_for_host_answers`; a waiting asker that re-sends finds its own record (one
+ * dialog, one answer); a second restart changes nothing.
+ */
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
