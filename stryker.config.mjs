@@ -5,8 +5,8 @@ const model = (name) => `extensions/checkpoint-bridge/model/${name}.ts`;
 const SEAL = [core("shared/shared-handle"), core("asking/call"), core("asking/asker"), core("bridge/bridge")];
 /** Holding the host role (claim, release, hand-over) and asking the human once. */
 const HOST = [core("host/host-role"), core("host/same-questions")];
-/** The dialog queue: the dialog host whole. */
-const QUEUE = [core("host/dialog-host")];
+/** The dialog queue: the dialog host whole, and the keeper that ends its requests. */
+const QUEUE = [core("host/dialog-host"), core("host/dialog/keeper")];
 /** The order of the dialogs: p-queue's queue class, pause and resume. */
 const ORDER = [core("host/dialog/order")];
 /** What comes back: the answer check for outside answers, the one answer check every reply goes through, the envelope, and the checks' one shape. */

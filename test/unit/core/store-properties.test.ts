@@ -65,7 +65,7 @@ function hostLife(file: string, given: Map<string, number>) {
 		lateEnded: (record, outcome) => void count(record.request.id, outcome.end === "answered" || outcome.end === "answered-outside" ? "ok" : "other"),
 	});
 	// As a host that claims the role does: what was written down comes back, then it takes on what is parked.
-	book.takeBack(host);
+	book.takeBack(host.keeper);
 	for (const parked of book.parked()) host.adopt(parked);
 	return { store, book, host };
 }

@@ -177,7 +177,7 @@ function takenBack(book: RequestBook, home: HomeRoute, warn: (message: string) =
 	const awaited = new Map<string, RequestRecord>();
 	return {
 		takeBack(host: DialogHost): void {
-			for (const record of book.takeBack(host)) if (record.request.later && record.state.is === "parked") awaited.set(record.request.id, record);
+			for (const record of book.takeBack(host.keeper)) if (record.request.later && record.state.is === "parked") awaited.set(record.request.id, record);
 		},
 		ended(hostId: string, heard: boolean): void {
 			const record = awaited.get(hostId);
@@ -343,7 +343,7 @@ export function claimHostRole(handle: SharedHandle, options: HostRoleOptions): H
 	if (!surface) served.pause();
 	const closeListening = listen(bus, served, ui);
 	// The late requests of the process are this host's to end now: it hears of their expiry.
-	book.keepLate(served);
+	book.keepLate(served.keeper);
 	// What a host of an earlier process wrote down comes back parked (late ones late), under the same ids: an asker that sends it again finds it.
 	restored.takeBack(served);
 	// Requests a replaced host parked go on here as the records they were, in their original order.

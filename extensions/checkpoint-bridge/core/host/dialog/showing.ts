@@ -13,10 +13,10 @@ import type { Question } from "../../../model/question.ts";
 import type { RequestEnd } from "../../../model/result.ts";
 import type { Surface } from "../../answering/surface.ts";
 import { asMs, CLOCK_TOLERANCE_MS, msLeft, NO_LIMIT } from "../../shared/config.ts";
-import { callDeadline, givenAnswers, type RequestRecord } from "../../shared/request-record.ts";
+import { callDeadline, givenAnswers } from "../../shared/request-record.ts";
 import type { RequestBook } from "../book.ts";
-import type { Notifier } from "./events.ts";
 import type { DialogRequest } from "./intake.ts";
+import type { RequestKeeper } from "./keeper.ts";
 
 /** What the host gives the code that shows a request. */
 interface ShowPrompt {
@@ -173,24 +173,6 @@ export function showFor(surface: Surface): Show {
 	return askRequest ? wholeRequest(askRequest.bind(surface)) : oneAtATime(surface.ask.bind(surface));
 }
 
-/** What the loop needs of the dialog host. */
-export interface ShowingHost {
-	readonly notifier: Notifier;
-	/** The host's one end of a request. */
-	end(record: RequestRecord, end: RequestEnd, note?: string): void;
-	/** Sets the request's one timer due at `at`. */
-	arm(entry: DialogRequest, at: number): void;
-	progress(record: RequestRecord, stage: "shown" | "answered", question: number): void;
-	/** Takes the answer of an identical question another asker already got, when there is one; true when it did. */
-	share(record: RequestRecord, index: number): boolean;
-	/** Askers that joined this request's question may have everything they need now. */
-	completeDependents(record: RequestRecord): void;
-	/** Whether the request is another session's (it gets the bell). */
-	isRelayed(record: RequestRecord): boolean;
-	/** Counts a dialog the human saw. */
-	readonly countDialog: () => void;
-}
-
 /** The prompt of a request being shown: its methods on the prototype, reading the open request. */
 class OpenPrompt implements ShowPrompt {
 	readonly asker: string;
@@ -219,7 +201,7 @@ class OpenPrompt implements ShowPrompt {
 	}
 
 	share(index: number): boolean {
-		return this.loop.host.share(this.open.record, index);
+		return this.loop.keeper.share(this.open.record, index);
 	}
 
 	onShown(index: number, deadline?: number): void {
@@ -241,9 +223,12 @@ const errorText = (error: unknown) => {
 	}
 };
 
-/** Shows requests one at a time, one way for every surface, and ends each as its showing ended. */
+/**
+ * Shows requests one at a time, one way for every surface, and ends each as its showing ended, by the
+ * requests' keeper (keeper.ts): the dialog host hands a request on and hears nothing back.
+ */
 export class ShowLoop {
-	readonly host: ShowingHost;
+	readonly keeper: RequestKeeper;
 	/** Every request is shown through this, whichever kind the surface is. */
 	readonly #show: Show;
 	/** Where the surface's answers are given. */
@@ -256,8 +241,8 @@ export class ShowLoop {
 	/** The round of the relayed request shown last (ADR-0024): a newcomer's first request is due in the next one. */
 	round = 0;
 
-	constructor(surface: Surface, host: ShowingHost, bell: (() => void) | undefined, book: RequestBook) {
-		this.host = host;
+	constructor(surface: Surface, keeper: RequestKeeper, bell: (() => void) | undefined, book: RequestBook) {
+		this.keeper = keeper;
 		this.#book = book;
 		this.#show = showFor(surface);
 		this.#place = surface.place;
@@ -278,9 +263,9 @@ export class ShowLoop {
 		entry.open = open;
 		let outcome: ShowOutcome;
 		try {
-			outcome = await this.#show(new OpenPrompt(entry, this, open.signal, this.host.countDialog));
+			outcome = await this.#show(new OpenPrompt(entry, this, open.signal, this.keeper.countDialog));
 		} catch (error) {
-			return this.host.end(entry.record, "failed", `The host dialog failed: ${errorText(error)}`);
+			return this.keeper.end(entry.record, "failed", `The host dialog failed: ${errorText(error)}`);
 		} finally {
 			this.#book.closeQuestion(record, true);
 			// What was shown has closed: nothing is left to abort when the request ends, and the slot is free.
@@ -300,13 +285,13 @@ export class ShowLoop {
 		if (deadline !== undefined) {
 			// What is open closes by its question deadline when that comes before the request's.
 			const call = callDeadline(record);
-			this.host.arm(entry, deadline !== NO_LIMIT && (call === NO_LIMIT || deadline < call) ? deadline : call);
+			this.#book.arm(record, deadline !== NO_LIMIT && (call === NO_LIMIT || deadline < call) ? deadline : call);
 		}
-		this.host.progress(record, "shown", index);
+		this.keeper.progress(record, "shown", index);
 		// The status line names the request on screen apart from those waiting their turn.
-		this.host.notifier.changed();
-		this.host.notifier.shown(record, index);
-		if (firstShown && this.host.isRelayed(record)) this.#bell?.();
+		this.keeper.notifier.changed();
+		this.keeper.notifier.shown(record, index);
+		if (firstShown && this.keeper.isRelayed(record)) this.#bell?.();
 	}
 
 	/** The human answered question `index` (again, on a form): it counts from now on; a final one may complete the requests that joined it. */
@@ -317,9 +302,9 @@ export class ShowLoop {
 		if (!this.#takeChecked(entry, index, answer)) return false;
 		// A copy: the surface keeps no reference into what is sealed and sent.
 		this.#book.answer(record, index, { answer: copyAnswer(answer, "dialog"), place: this.#place });
-		this.host.progress(record, "answered", index);
+		this.keeper.progress(record, "answered", index);
 		// Other askers waiting on this very question may be complete now.
-		if (final) this.host.completeDependents(record);
+		if (final) this.keeper.completeDependents(record);
 		return true;
 	}
 
@@ -331,7 +316,7 @@ export class ShowLoop {
 	#takeChecked(entry: DialogRequest, index: number, answer: Answer): boolean {
 		const problem = answerProblem(entry.record.questions[index]!, answer);
 		if (problem === undefined) return true;
-		this.host.end(entry.record, "refused", `The host dialog's answer to question ${index + 1} ${problem}.`);
+		this.keeper.end(entry.record, "refused", `The host dialog's answer to question ${index + 1} ${problem}.`);
 		return false;
 	}
 
@@ -361,16 +346,16 @@ export class ShowLoop {
 				);
 			}
 		}
-		if (outcome.end === "answered" && entries.every((entry) => entry !== undefined)) return this.host.end(record, "answered");
+		if (outcome.end === "answered" && entries.every((entry) => entry !== undefined)) return this.keeper.end(record, "answered");
 		// The Show proposes the end (showFor, above); submitted without every answer, the human left it unanswered.
-		if (outcome.end === "timeout") return this.host.end(record, "timeout");
+		if (outcome.end === "timeout") return this.keeper.end(record, "timeout");
 		const n = givenAnswers(record).length;
 		const total = questions.length;
 		const what = outcome.question !== undefined ? `question ${outcome.question + 1} of ${total}` : `the form of ${total} question${total === 1 ? "" : "s"}`;
 		// Why it ended, and the note's words with it: the human said no, or nobody was there. (A host that goes or is
 		// replaced ends the request first: it is handed over, or ends host-gone.)
 		if (outcome.end === "dialog-timeout")
-			this.host.end(entry.record, "dialog-timeout", `Nobody answered ${what} within its own time limit (the user may not be there); ${n} answered.`);
-		else this.host.end(entry.record, "dismissed", `The user dismissed ${what}; ${n} answered.`);
+			this.keeper.end(entry.record, "dialog-timeout", `Nobody answered ${what} within its own time limit (the user may not be there); ${n} answered.`);
+		else this.keeper.end(entry.record, "dismissed", `The user dismissed ${what}; ${n} answered.`);
 	}
 }
