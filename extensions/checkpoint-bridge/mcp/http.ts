@@ -66,40 +66,66 @@ function carriesRequest(body: unknown): boolean {
 
 const isInitialize = (body: unknown) => typeof body === "object" && body !== null && (body as { method?: unknown }).method === "initialize";
 
-/** The HTTP face of `service`; `perClient`: requests one client may have open at once. */
-export function mcpOverHttp(service: AskService, limits: { sessions?: number; perClient?: number } = {}): McpHttp {
-	const maxSessions = limits.sessions ?? MAX_HTTP_SESSIONS;
-	const modern = createMcpHandler((unit) => service.factory(unit), { legacy: "reject", maxRequestBodySize: MAX_HTTP_BODY_BYTES, onerror: () => {} });
-	const sessions = new Map<string, Session>();
-	const shares = new Shares(limits.perClient);
+/** The 2025-era sessions, by id, with every client's share of open requests (its sessions' and its stateless calls'). */
+class LegacySessions {
+	readonly byId = new Map<string, Session>();
+	readonly shares: Shares;
+	readonly #service: AskService;
+	readonly #max: number;
+
+	constructor(service: AskService, max: number, perClient: number | undefined) {
+		this.#service = service;
+		this.#max = max;
+		this.shares = new Shares(perClient);
+	}
+
+	/** A request of a 2025 client: an initialize opens its session; anything else goes to the session it names. */
+	async serve(request: Request, authInfo: AuthInfo, body: unknown): Promise<Response> {
+		const id = request.headers.get("mcp-session-id");
+		if (id === null)
+			return request.method === "POST" ? this.#opened(request, authInfo, body) : rpcError(400, "Bad Request: no Mcp-Session-Id (initialize first)");
+		const session = this.byId.get(id);
+		if (!session) return rpcError(404, "Session not found: initialize again");
+		return this.#inSession(request, authInfo, session, body);
+	}
+
+	/** Takes a share of `client`'s open requests, ending one of its sessions' own streams when that makes room; undefined when at its share. */
+	take(client: string): (() => void) | undefined {
+		return this.shares.take(client) ?? (this.#streamGivenWay(client) ? this.shares.take(client) : undefined);
+	}
+
+	async close(): Promise<void> {
+		await Promise.all([...this.byId.values()].map((s) => s.transport.close().catch(() => {})));
+		this.byId.clear();
+	}
 
 	/** Makes room for a new session: closes the one idle longest with no call in flight; false when every session has one. */
-	async function madeRoom(): Promise<boolean> {
-		if (sessions.size < maxSessions) return true;
-		const idle = [...sessions].filter(([, s]) => s.calls === 0).sort(([, a], [, b]) => a.usedAt - b.usedAt)[0];
+	async #madeRoom(): Promise<boolean> {
+		if (this.byId.size < this.#max) return true;
+		const idle = [...this.byId].filter(([, s]) => s.calls === 0).sort(([, a], [, b]) => a.usedAt - b.usedAt)[0];
 		if (!idle) return false;
-		sessions.delete(idle[0]);
+		this.byId.delete(idle[0]);
 		await idle[1].transport.close().catch(() => {});
 		return true;
 	}
 
-	async function opened(request: Request, authInfo: AuthInfo, body: unknown): Promise<Response> {
+	async #opened(request: Request, authInfo: AuthInfo, body: unknown): Promise<Response> {
 		const name = clientNameIn(body);
 		// Only an initialize opens a session: anything else is refused by the transport and makes no room.
-		if (isInitialize(body) && !(await madeRoom()))
+		if (isInitialize(body) && !(await this.#madeRoom()))
 			return rpcError(
 				429,
-				`Too Many Requests: all ${maxSessions} MCP sessions have a call in flight, and none is closed for a new one; initialize again when one ends`,
+				`Too Many Requests: all ${this.#max} MCP sessions have a call in flight, and none is closed for a new one; initialize again when one ends`,
 				{ "retry-after": "5" },
 			);
 		const unit: McpRequestContext = { era: "legacy", authInfo, requestInfo: request };
 		const transport = new WebStandardStreamableHTTPServerTransport({
 			sessionIdGenerator: () => randomUUID(),
 			maxRequestBodySize: MAX_HTTP_BODY_BYTES,
-			onsessioninitialized: (id) => void sessions.set(id, session),
-			onsessionclosed: (id) => void sessions.delete(id),
+			onsessioninitialized: (id) => void this.byId.set(id, session),
+			onsessionclosed: (id) => void this.byId.delete(id),
 		});
-		const server = service.factory(unit);
+		const server = this.#service.factory(unit);
 		const session: Session = { transport, server, usedAt: Date.now(), client: `${name}\0${authInfo.clientId}`, name, calls: 0 };
 		await server.connect(transport);
 		const response = await transport.handleRequest(request, { authInfo });
@@ -108,11 +134,11 @@ export function mcpOverHttp(service: AskService, limits: { sessions?: number; pe
 		return response;
 	}
 
-	async function inSession(request: Request, authInfo: AuthInfo, session: Session, body: unknown): Promise<Response> {
+	async #inSession(request: Request, authInfo: AuthInfo, session: Session, body: unknown): Promise<Response> {
 		// What answers the server (a form's answer, a notification) holds nothing open: it is never refused.
 		if (request.method === "POST" && !carriesRequest(body)) return session.transport.handleRequest(request, { authInfo });
-		const release = shares.take(session.client) ?? (streamGivenWay(session.client) ? shares.take(session.client) : undefined);
-		if (!release) return shares.refusal(session.name);
+		const release = this.take(session.client);
+		if (!release) return this.shares.refusal(session.name);
 		session.usedAt = Date.now();
 		const call = request.method === "POST";
 		if (call) session.calls++;
@@ -136,26 +162,23 @@ export function mcpOverHttp(service: AskService, limits: { sessions?: number; pe
 	}
 
 	/** A client at its share: the oldest of its sessions' own streams ends to make room for a request; false when it has none open. */
-	function streamGivenWay(client: string): boolean {
-		const streaming = [...sessions.values()].find((s) => s.client === client && s.endStream);
+	#streamGivenWay(client: string): boolean {
+		const streaming = [...this.byId.values()].find((s) => s.client === client && s.endStream);
 		streaming?.endStream?.();
 		return streaming !== undefined;
 	}
+}
 
-	async function legacy(request: Request, authInfo: AuthInfo, body: unknown): Promise<Response> {
-		const id = request.headers.get("mcp-session-id");
-		if (id === null) return request.method === "POST" ? opened(request, authInfo, body) : rpcError(400, "Bad Request: no Mcp-Session-Id (initialize first)");
-		const session = sessions.get(id);
-		if (!session) return rpcError(404, "Session not found: initialize again");
-		return inSession(request, authInfo, session, body);
-	}
+/** The HTTP face of `service`; `perClient`: requests one client may have open at once. */
+export function mcpOverHttp(service: AskService, limits: { sessions?: number; perClient?: number } = {}): McpHttp {
+	const modern = createMcpHandler((unit) => service.factory(unit), { legacy: "reject", maxRequestBodySize: MAX_HTTP_BODY_BYTES, onerror: () => {} });
+	const sessions = new LegacySessions(service, limits.sessions ?? MAX_HTTP_SESSIONS, limits.perClient);
 
 	async function stateless(request: Request, authInfo: AuthInfo, body: unknown): Promise<Response> {
 		if (!carriesRequest(body)) return modern.fetch(request, { authInfo });
 		const name = clientNameIn(body);
-		const client = `${name}\0${authInfo.clientId}`;
-		const release = shares.take(client) ?? (streamGivenWay(client) ? shares.take(client) : undefined);
-		if (!release) return shares.refusal(name);
+		const release = sessions.take(`${name}\0${authInfo.clientId}`);
+		if (!release) return sessions.shares.refusal(name);
 		try {
 			return whenSent(await modern.fetch(request, { authInfo }), release);
 		} catch (error) {
@@ -174,15 +197,14 @@ export function mcpOverHttp(service: AskService, limits: { sessions?: number; pe
 			}
 			const body = parsed(bytes);
 			const request = withBody(given, bytes);
-			if (await isLegacyRequest(request, undefined, { maxRequestBodySize: MAX_HTTP_BODY_BYTES })) return legacy(request, authInfo, body);
+			if (await isLegacyRequest(request, undefined, { maxRequestBodySize: MAX_HTTP_BODY_BYTES })) return sessions.serve(request, authInfo, body);
 			return stateless(request, authInfo, body);
 		},
 		get sessionCount() {
-			return sessions.size;
+			return sessions.byId.size;
 		},
 		async close() {
-			await Promise.all([modern.close(), ...[...sessions.values()].map((s) => s.transport.close().catch(() => {}))]);
-			sessions.clear();
+			await Promise.all([modern.close(), sessions.close()]);
 		},
 	};
 }

@@ -180,25 +180,41 @@ function checkProgressToken(ctx: ServerContext): void {
 		);
 }
 
+/** Sends progress while a call waits, when the client gave a token: on every stage, and at least every `everyMs`. */
+function progressFor(ctx: ServerContext, everyMs: number) {
+	const token = ctx.mcpReq._meta?.progressToken;
+	if (token === undefined) return { close: () => {}, report: undefined };
+	let count = 0;
+	const startedAt = Date.now();
+	const notify = (message: string) => {
+		void ctx.mcpReq.notify({ method: "notifications/progress", params: { progressToken: token, progress: ++count, message } }).catch(() => {});
+	};
+	const timer = setInterval(() => notify(`checkpoint-bridge: waiting for the human (${Math.round((Date.now() - startedAt) / 1000)} s)`), everyMs);
+	return { close: () => clearInterval(timer), report: notify };
+}
+
+/** A call of the wait tool by the client session `owner`: its parameters checked, then the ends of its queued requests. */
+async function collect(receipts: Receipts, owner: string, args: unknown, signal: AbortSignal): Promise<CallToolResult> {
+	const refuse = (note: string): CallToolResult => toolResult(waitRefused(note), true);
+	if (!isRecord(args)) return refuse("Invalid parameters: parameters: must be an object.");
+	const problems = unknownParameters(args, ["requestIds", "timeoutMs"], COLLECT_TOOL);
+	const { requestIds, timeoutMs } = args;
+	if (requestIds !== undefined && (!Array.isArray(requestIds) || !requestIds.every((id) => typeof id === "string")))
+		problems.push("requestIds: must be an array of request ids (strings)");
+	if (timeoutMs !== undefined && (typeof timeoutMs !== "number" || !Number.isFinite(timeoutMs)))
+		problems.push("timeoutMs: must be a finite number of milliseconds");
+	if (problems.length > 0) return refuse(`Invalid parameters: ${problems.join("; ")}.`);
+	const wait = Math.min(MAX_COLLECT_WAIT_MS, Math.max(0, typeof timeoutMs === "number" ? timeoutMs : DEFAULT_COLLECT_WAIT_MS));
+	const result = await receipts.wait(owner, requestIds as string[] | undefined, wait, signal);
+	return toolResult({ ...result, ended: result.ended.map(forMcp) }, result.status === "error");
+}
+
 /** Builds the tools of one server process. */
 export function createAskService(options: McpServerOptions): AskService {
 	const { ask, progressText, progressEveryMs = PROGRESS_EVERY_MS, env = process.env } = options;
 	const receipts = new Receipts(options.stored);
 	// A sealed form exists on 2026-07-28 only, where every request names its client in its envelope.
 	const forms = new SealedForms((ctx) => String((ctx.mcpReq.envelope as Record<string, { name?: unknown }> | undefined)?.[CLIENT_INFO_META_KEY]?.name ?? ""));
-
-	/** Sends progress while a call waits, when the client gave a token: on every stage, and at least every progressEveryMs. */
-	function progressFor(ctx: ServerContext) {
-		const token = ctx.mcpReq._meta?.progressToken;
-		if (token === undefined) return { close: () => {}, report: undefined };
-		let count = 0;
-		const startedAt = Date.now();
-		const notify = (message: string) => {
-			void ctx.mcpReq.notify({ method: "notifications/progress", params: { progressToken: token, progress: ++count, message } }).catch(() => {});
-		};
-		const timer = setInterval(() => notify(`checkpoint-bridge: waiting for the human (${Math.round((Date.now() - startedAt) / 1000)} s)`), progressEveryMs);
-		return { close: () => clearInterval(timer), report: notify };
-	}
 
 	function factory(unit: McpRequestContext): Server {
 		const server = new Server(
@@ -239,7 +255,7 @@ export function createAskService(options: McpServerOptions): AskService {
 			}
 			if (isRecord(args) && args.wait === false) return queue(ctx, checked.questions, budgetMs);
 			const total = checked.questions.length;
-			const progress = progressFor(ctx);
+			const progress = progressFor(ctx, progressEveryMs);
 			try {
 				const onProgress = progress.report && ((stage: RelayProgress) => progress.report?.(progressText(stage, total)));
 				const envelope = await askOnce(ctx, checked.questions, budgetMs, ctx.mcpReq.signal, onProgress ? { onProgress } : {});
@@ -265,22 +281,6 @@ export function createAskService(options: McpServerOptions): AskService {
 			return toolResult({ status: QUEUED, answers: [], requestId, asker: asker.label, note });
 		}
 
-		async function callWait(args: unknown, ctx: ServerContext): Promise<CallToolResult> {
-			const owner = who(ctx).sessionId;
-			const refuse = (note: string): CallToolResult => toolResult(waitRefused(note), true);
-			if (!isRecord(args)) return refuse("Invalid parameters: parameters: must be an object.");
-			const problems = unknownParameters(args, ["requestIds", "timeoutMs"], COLLECT_TOOL);
-			const { requestIds, timeoutMs } = args;
-			if (requestIds !== undefined && (!Array.isArray(requestIds) || !requestIds.every((id) => typeof id === "string")))
-				problems.push("requestIds: must be an array of request ids (strings)");
-			if (timeoutMs !== undefined && (typeof timeoutMs !== "number" || !Number.isFinite(timeoutMs)))
-				problems.push("timeoutMs: must be a finite number of milliseconds");
-			if (problems.length > 0) return refuse(`Invalid parameters: ${problems.join("; ")}.`);
-			const wait = Math.min(MAX_COLLECT_WAIT_MS, Math.max(0, typeof timeoutMs === "number" ? timeoutMs : DEFAULT_COLLECT_WAIT_MS));
-			const result = await receipts.wait(owner, requestIds as string[] | undefined, wait, ctx.mcpReq.signal);
-			return toolResult({ ...result, ended: result.ended.map(forMcp) }, result.status === "error");
-		}
-
 		server.setRequestHandler("tools/list", () => ({
 			tools: [
 				{ name: ASK_TOOL, description: ASK_DESCRIPTION, inputSchema: options.askInputSchema, outputSchema: ASK_OUTPUT_SCHEMA },
@@ -291,7 +291,7 @@ export function createAskService(options: McpServerOptions): AskService {
 			const { name } = request.params;
 			const args: unknown = request.params.arguments ?? {};
 			checkProgressToken(ctx);
-			if (name === COLLECT_TOOL) return callWait(args, ctx);
+			if (name === COLLECT_TOOL) return collect(receipts, who(ctx).sessionId, args, ctx.mcpReq.signal);
 			if (name === ASK_TOOL) return callAsk(args, ctx);
 			throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool ${quoted(name)}: this server has ${ASK_TOOL} and ${COLLECT_TOOL}.`);
 		});

@@ -63,19 +63,15 @@ export class RequestBook {
 	/** Every record in the book, by request id, in the order taken. */
 	readonly #entries = new Map<string, Entry>();
 	/** The late ones, in the order they went late: the bounds push out the oldest. */
-	readonly #lateOnes = new Set<Entry>();
+	readonly #lateOnes = new LateOnes();
 	/** The parked ones, in the order parked: the next host shows them in that order. */
-	readonly #parkedOnes = new Set<Entry>();
-	#lateBytes = 0;
-	/** Where an asker's cancel comes from while its request is parked and no host listens. */
-	readonly #cancels: CancelSource | undefined;
-	#hearing = false;
+	readonly #parked: Parked;
 	/** Where records of other processes are written down while they are in the book (ADR-0033). */
 	readonly #disk = new WrittenDown();
 
 	constructor(late?: LateConfig, cancels?: CancelSource) {
 		this.#late = late;
-		this.#cancels = cancels;
+		this.#parked = new Parked((id) => this.#entries.get(id), cancels);
 	}
 
 	/** The late settings from now on (a new host reads them at its start); records late already keep their expiry. */
@@ -100,24 +96,17 @@ export class RequestBook {
 	 */
 	takeBack(keeper: Keeper): RequestRecord[] {
 		const store = this.#disk.store;
-		if (!store) return [];
-		const back: RequestRecord[] = [];
-		for (const restored of readBack(
-			store,
-			(id) => this.#entries.has(id),
-			(work) => this.#disk.written(work),
-		)) {
-			const { record, late } = restored;
-			this.add(record, keeper);
-			if (!late) this.park(record, TAKE_BACK_GRACE_MS);
-			else if (((record.wasLate = late), !this.toLate(record, keeper))) {
-				// Other askers' late questions fill the book now: it ends as one that expired.
-				this.end(record, { end: "expired", note: "It was late, and no room was left to keep it open.", late: true });
-				continue;
-			}
-			back.push(record);
-		}
-		return back;
+		return store
+			? takeBack(
+					this,
+					keeper,
+					readBack(
+						store,
+						(id) => this.#entries.has(id),
+						(work) => this.#disk.written(work),
+					),
+				)
+			: [];
 	}
 
 	/**
@@ -189,12 +178,12 @@ export class RequestBook {
 	/** Late records, oldest first. */
 	late(): LateRequest[] {
 		const late: LateRequest[] = [];
-		for (const entry of this.#lateOnes) late.push(entry.record as LateRequest);
+		for (const entry of this.#lateOnes.entries) late.push(entry.record as LateRequest);
 		return late;
 	}
 
 	get lateCount(): number {
-		return this.#lateOnes.size;
+		return this.#lateOnes.entries.size;
 	}
 
 	/**
@@ -208,9 +197,9 @@ export class RequestBook {
 		if (!config?.on || !entry) return undefined;
 		const bytes = Buffer.byteLength(JSON.stringify(record.questions));
 		const asker = record.request.asker.sessionId;
-		const ofAsker = () => [...this.#lateOnes].filter((e) => e !== entry && e.record.request.asker.sessionId === asker);
-		const over = (extra: number) => this.#lateOnes.size + 1 > config.maxTotal || (this.#lateBytes + extra > config.maxBytes && this.#lateOnes.size > 0);
-		this.#clearLate(entry);
+		const ofAsker = () => this.#lateOnes.ofAsker(asker, entry);
+		const over = (extra: number) => this.#lateOnes.over(extra, config);
+		this.#lateOnes.delete(entry);
 		for (let own = ofAsker(); own.length >= config.maxPerAsker; own = ofAsker()) this.#pushOut(own[0]!, "too-many");
 		// Room is made from the asker's own: one asker's flood never pushes out another's question.
 		for (let own = ofAsker(); over(bytes) && own.length > 0; own = ofAsker()) this.#pushOut(own[0]!, "too-many");
@@ -222,10 +211,8 @@ export class RequestBook {
 		record.state = { is: "late", since: before?.since ?? now, expiresAt: before?.expiresAt ?? now + config.expiryMs };
 		record.wasLate = undefined;
 		entry.keeper = keeper;
-		entry.bytes = bytes;
-		if (this.#parkedOnes.delete(entry)) this.#parkedChanged();
-		this.#lateOnes.add(entry);
-		this.#lateBytes += bytes;
+		this.#parked.delete(entry);
+		this.#lateOnes.add(entry, bytes);
 		this.#arm(entry, record.state.expiresAt);
 		this.#disk.write(record);
 		return record as LateRequest;
@@ -239,7 +226,7 @@ export class RequestBook {
 		const entry = this.#entries.get(requestId);
 		if (entry?.record.state.is !== "late") return undefined;
 		const { record } = entry;
-		this.#clearLate(entry);
+		this.#lateOnes.delete(entry);
 		this.#arm(entry, NO_LIMIT);
 		record.wasLate = record.state as LateState;
 		record.state = { is: "queued" };
@@ -250,7 +237,7 @@ export class RequestBook {
 
 	/** Every late record is kept by `keeper` from now on (the host that holds the role): it hears of their expiry. */
 	keepLate(keeper: Keeper): void {
-		for (const entry of this.#lateOnes) entry.keeper = keeper;
+		for (const entry of this.#lateOnes.entries) entry.keeper = keeper;
 	}
 
 	/** The record waits, parked, for the next host to take it on, until `graceMs` from now or its call's deadline, whichever comes first. */
@@ -258,22 +245,20 @@ export class RequestBook {
 		const entry = this.#of(record);
 		if (!entry) return;
 		record.state = { is: "parked" };
-		this.#parkedOnes.add(entry);
-		this.#parkedChanged();
+		this.#parked.add(entry);
 		// A call without a budget (NO_LIMIT) waits for the grace alone.
 		this.#arm(entry, shorterLimit(Date.now() + graceMs, callDeadline(record)));
 	}
 
 	/** Parked records, in the order parked. */
 	parked(): RequestRecord[] {
-		return [...this.#parkedOnes].map((entry) => entry.record);
+		return this.#parked.records();
 	}
 
 	/** A next host takes on a parked record: queued again, the same record, kept by `keeper`, its timer stopped; false when it is not parked. */
 	adopt(record: RequestRecord, keeper: Keeper): boolean {
 		const entry = this.#of(record);
-		if (!entry || !this.#parkedOnes.delete(entry)) return false;
-		this.#parkedChanged();
+		if (!entry || !this.#parked.delete(entry)) return false;
 		this.#arm(entry, NO_LIMIT);
 		record.state = { is: "queued" };
 		entry.keeper = keeper;
@@ -288,25 +273,11 @@ export class RequestBook {
 		const entry = this.#of(record);
 		if (!entry) return;
 		clearTimeout(entry.timer);
-		this.#clearLate(entry);
-		if (this.#parkedOnes.delete(entry)) this.#parkedChanged();
+		this.#lateOnes.delete(entry);
+		this.#parked.delete(entry);
 		this.#entries.delete(record.request.id);
 		if (!keepWritten) this.#disk.gone(record, outcome, Date.now() + (this.#late?.expiryMs ?? DEFAULT_LATE_EXPIRY_MS));
 	}
-
-	/** An asker that gives up while its request is parked ends it by its keeper, at once: the book listens while anything is parked. */
-	#parkedChanged(): void {
-		const hear = this.#parkedOnes.size > 0;
-		if (hear === this.#hearing || !this.#cancels) return;
-		this.#hearing = hear;
-		if (hear) this.#cancels.on("cancel", this.#cancelParked);
-		else this.#cancels.off("cancel", this.#cancelParked);
-	}
-
-	readonly #cancelParked = (cancel: RelayCancel): void => {
-		const entry = typeof cancel?.id === "string" ? this.#entries.get(cancel.id) : undefined;
-		if (entry && this.#parkedOnes.has(entry)) entry.keeper.cancel(cancel);
-	};
 
 	#of(record: RequestRecord): Entry | undefined {
 		const entry = this.#entries.get(record.request.id);
@@ -341,12 +312,80 @@ export class RequestBook {
 			if (this.#entries.get(entry.record.request.id) === entry && entry.record.state.is === "late") this.remove(entry.record);
 		}
 	}
+}
 
-	#clearLate(entry: Entry): void {
-		if (!this.#lateOnes.delete(entry)) return;
-		this.#lateBytes -= entry.bytes;
+/** The book's late records, in the order they went late, and the bytes of their questions: what the late bounds count. */
+class LateOnes {
+	readonly entries = new Set<Entry>();
+	#bytes = 0;
+
+	add(entry: Entry, bytes: number): void {
+		entry.bytes = bytes;
+		this.entries.add(entry);
+		this.#bytes += bytes;
+	}
+
+	delete(entry: Entry): void {
+		if (!this.entries.delete(entry)) return;
+		this.#bytes -= entry.bytes;
 		entry.bytes = 0;
 	}
+
+	/** The late ones of the asker session `asker`, oldest first, but `entry`. */
+	ofAsker(asker: string, entry: Entry): Entry[] {
+		return [...this.entries].filter((e) => e !== entry && e.record.request.asker.sessionId === asker);
+	}
+
+	/** Whether one more record, of `extra` bytes, would go past the bounds of `config`. */
+	over(extra: number, config: LateConfig): boolean {
+		return this.entries.size + 1 > config.maxTotal || (this.#bytes + extra > config.maxBytes && this.entries.size > 0);
+	}
+}
+
+/**
+ * The book's parked records, in the order parked. An asker that gives up while its request is parked
+ * ends it by its keeper, at once: the book listens for cancels while anything is parked.
+ */
+class Parked {
+	readonly #entries = new Set<Entry>();
+	readonly #entryOf: (id: string) => Entry | undefined;
+	/** Where an asker's cancel comes from while its request is parked and no host listens. */
+	readonly #cancels: CancelSource | undefined;
+	#hearing = false;
+
+	constructor(entryOf: (id: string) => Entry | undefined, cancels: CancelSource | undefined) {
+		this.#entryOf = entryOf;
+		this.#cancels = cancels;
+	}
+
+	add(entry: Entry): void {
+		this.#entries.add(entry);
+		this.#changed();
+	}
+
+	/** Whether the entry was parked (it is not any more). */
+	delete(entry: Entry): boolean {
+		if (!this.#entries.delete(entry)) return false;
+		this.#changed();
+		return true;
+	}
+
+	records(): RequestRecord[] {
+		return [...this.#entries].map((entry) => entry.record);
+	}
+
+	#changed(): void {
+		const hear = this.#entries.size > 0;
+		if (hear === this.#hearing || !this.#cancels) return;
+		this.#hearing = hear;
+		if (hear) this.#cancels.on("cancel", this.#cancelParked);
+		else this.#cancels.off("cancel", this.#cancelParked);
+	}
+
+	readonly #cancelParked = (cancel: RelayCancel): void => {
+		const entry = typeof cancel?.id === "string" ? this.#entryOf(cancel.id) : undefined;
+		if (entry && this.#entries.has(entry)) entry.keeper.cancel(cancel);
+	};
 }
 
 /** The step queued → showing (RequestBook.show). */
@@ -408,6 +447,22 @@ class WrittenDown {
 			failed?.(error instanceof Error ? error.message : String(error));
 		}
 	}
+}
+
+/** Puts the records read back into `book`, kept by `keeper` (RequestBook.takeBack): the records taken back. */
+function takeBack(book: RequestBook, keeper: Keeper, restored: { record: RequestRecord; late?: LateState }[]): RequestRecord[] {
+	const back: RequestRecord[] = [];
+	for (const { record, late } of restored) {
+		book.add(record, keeper);
+		if (!late) book.park(record, TAKE_BACK_GRACE_MS);
+		else if (((record.wasLate = late), !book.toLate(record, keeper))) {
+			// Other askers' late questions fill the book now: it ends as one that expired.
+			book.end(record, { end: "expired", note: "It was late, and no room was left to keep it open.", late: true });
+			continue;
+		}
+		back.push(record);
+	}
+	return back;
 }
 
 /** The rows of `store` the book does not hold (`holds`), read and checked; those that do not read, or that the host would refuse, are discarded (by `written`). */
