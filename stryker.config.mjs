@@ -1,4 +1,6 @@
 // Mutation testing of the relay: `npm run mutation` (see test/mutation/README.md).
+import { existsSync } from "node:fs";
+import { matchesGlob } from "node:path";
 const core = (name) => `extensions/checkpoint-bridge/core/${name}.ts`;
 const model = (name) => `extensions/checkpoint-bridge/model/${name}.ts`;
 /** Only the host answers: the shared handle and its seal, one call's life, the bus asker, the bridge from both transports to the bus: forwarding, the host checks, the caps, the seal check. */
@@ -25,9 +27,10 @@ const BOOK = [
 /** The dialog host's parts: taking a request in and its open entry, showing one (a surface adapted into a Show, and the loop), its events out and views, outside answers. */
 const DIALOG = [
 	"extensions/checkpoint-bridge/core/host/dialog/*.ts",
-	// In the book group: late requests as the book keeps them; in its own group: the order.
+	// In the book group: late requests as the book keeps them; in its own group: the order; with the dialog host: the keeper.
 	"!extensions/checkpoint-bridge/core/host/dialog/late-side.ts",
 	"!extensions/checkpoint-bridge/core/host/dialog/order.ts",
+	"!extensions/checkpoint-bridge/core/host/dialog/keeper.ts",
 ];
 /** The store: the records written down on disk, opening its database, and the answers kept for later waits. */
 const STORE = ["extensions/checkpoint-bridge/core/store/*.ts"];
@@ -75,6 +78,17 @@ const GROUPS = {
 };
 const group = process.env.MUTATION_GROUP ?? "seal";
 if (!(group in GROUPS)) throw new Error(`MUTATION_GROUP must be one of ${Object.keys(GROUPS).join(", ")}, not ${group}`);
+/** MUTATION_ONLY (run.mjs --only): the files of the group mutated this run, paths under extensions/checkpoint-bridge/. */
+const only = (process.env.MUTATION_ONLY ?? "")
+	.split(",")
+	.filter(Boolean)
+	.map((file) => `extensions/checkpoint-bridge/${file.replace(/^extensions\/checkpoint-bridge\//, "")}`);
+/** Whether `file` is one of the files the patterns name (Stryker's: a `!` pattern takes files out). */
+const inGroup = (file, patterns) =>
+	patterns.some((p) => !p.startsWith("!") && matchesGlob(file, p)) && !patterns.some((p) => p.startsWith("!") && matchesGlob(file, p.slice(1)));
+for (const file of only)
+	if (!existsSync(file) || !inGroup(file, GROUPS[group]))
+		throw new Error(`MUTATION_ONLY: ${file} is not a file of the ${group} group (${GROUPS[group].join(", ")})`);
 
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
@@ -87,7 +101,7 @@ export default {
 	coverageAnalysis: "perTest",
 	// Where the promise of docs/guarantees.md lives, in groups so that each run fits a shared 2-core machine:
 	// MUTATION_GROUP=seal (default), host, queue, order, answers, tool, route, book, dialog, store, wire, shared, notices or model.
-	mutate: GROUPS[group],
+	mutate: only.length > 0 ? only : GROUPS[group],
 	// `// @ts-nocheck` only where mutants go: test/unit/package.test.ts reads observers.ts as written.
 	disableTypeChecks: "extensions/checkpoint-bridge/{core/**/*,model/**/*,route}.ts",
 

@@ -80,19 +80,25 @@ export function summarize() {
 		const timing = readJson(`.tmp/mutation/${group}.timing.json`, undefined);
 		const log = existsSync(`.tmp/mutation/${group}.log`) ? readFileSync(`.tmp/mutation/${group}.log`, "utf8") : "";
 		const instrumented = Number(/Instrumented \d+ source file\(s\) with (\d+) mutant/.exec(log)?.[1] ?? Number.NaN);
-		const files = {};
-		for (const [path, file] of Object.entries(report.files)) files[path] = fileSummary(path, file, equivalents);
 		// The commit the run started on (run.mjs records it), else the one checked out now.
 		let commit = timing?.commit ?? "unknown";
 		if (!timing?.commit)
 			try {
 				commit = execSync("git rev-parse --short HEAD", { encoding: "utf8" }).trim();
 			} catch {}
-		const tested = Object.values(files).reduce((sum, f) => sum + f.mutants, 0);
+		const ranAt = timing?.at ?? new Date().toISOString();
+		const before = previous.groups[group];
+		// A run of some of the group's files (run.mjs --only): the others keep their figures and the commit each was taken on.
+		const kept = timing?.only && before ? before.files : {};
+		const files = {};
+		for (const [path, f] of Object.entries(kept)) files[path] = { commit: before.commit, ranAt: before.ranAt, ...f };
+		for (const [path, file] of Object.entries(report.files)) files[path] = { commit, ranAt, ...fileSummary(path, file, equivalents) };
+		const tested = Object.values(report.files).reduce((sum, f) => sum + f.mutants.length, 0);
 		groups[group] = {
 			commit,
-			ranAt: timing?.at ?? new Date().toISOString(),
+			ranAt,
 			seconds: timing?.seconds,
+			...(timing?.only ? { only: Object.keys(report.files) } : {}),
 			...(full ? {} : { partial: { tested, of: Number.isNaN(instrumented) ? undefined : instrumented } }),
 			files,
 		};
@@ -116,17 +122,21 @@ function markdown({ groups }) {
 	];
 	const notRun = GROUPS.filter((group) => !(group in groups));
 	if (notRun.length > 0) out.push(`Not run yet: ${notRun.map((group) => `\`${group}\``).join(", ")}.`, "");
-	for (const [group, { commit, ranAt, seconds, partial, files }] of Object.entries(groups)) {
-		out.push(`## Group \`${group}\``, "", `Run at ${ranAt} on commit ${commit}${seconds ? `, ${Math.round(seconds / 60)} min` : ""}.`, "");
+	for (const [group, { commit, ranAt, seconds, only, partial, files }] of Object.entries(groups)) {
+		const what = only ? `, of ${only.map((path) => `\`${path.replace("extensions/checkpoint-bridge/", "")}\``).join(", ")} only` : "";
+		out.push(`## Group \`${group}\``, "", `Last run at ${ranAt} on commit ${commit}${what}${seconds ? `, ${Math.round(seconds / 60)} min` : ""}.`, "");
 		if (partial)
 			out.push(
 				`**Partial run**: stopped after ${partial.tested}${partial.of ? ` of ${partial.of}` : ""} mutants (the figures below count only those); \`npm run mutation -- ${group}\` resumes it.`,
 				"",
 			);
-		out.push("| file | mutants | killed | timeout | survived | no coverage | score | without equivalents |", "|---|---:|---:|---:|---:|---:|---:|---:|");
+		out.push(
+			"| file | commit | mutants | killed | timeout | survived | no coverage | score | without equivalents |",
+			"|---|---|---:|---:|---:|---:|---:|---:|---:|",
+		);
 		for (const [path, f] of Object.entries(files))
 			out.push(
-				`| \`${path.replace("extensions/checkpoint-bridge/", "")}\` | ${f.mutants} | ${f.counts.Killed ?? 0} | ${f.counts.Timeout ?? 0} | ${f.counts.Survived ?? 0} | ${f.counts.NoCoverage ?? 0} | ${f.score} % | ${f.scoreWithoutEquivalents} % |`,
+				`| \`${path.replace("extensions/checkpoint-bridge/", "")}\` | ${f.commit ?? commit} | ${f.mutants} | ${f.counts.Killed ?? 0} | ${f.counts.Timeout ?? 0} | ${f.counts.Survived ?? 0} | ${f.counts.NoCoverage ?? 0} | ${f.score} % | ${f.scoreWithoutEquivalents} % |`,
 			);
 		out.push("");
 		for (const [path, f] of Object.entries(files)) {
