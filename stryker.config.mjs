@@ -1,6 +1,7 @@
 // Mutation testing of the relay: `npm run mutation` (see test/mutation/README.md).
 import { existsSync } from "node:fs";
 import { matchesGlob } from "node:path";
+
 const core = (name) => `extensions/checkpoint-bridge/core/${name}.ts`;
 const model = (name) => `extensions/checkpoint-bridge/model/${name}.ts`;
 /** Only the host answers: the shared handle and its seal, one call's life, the bus asker, the bridge from both transports to the bus: forwarding, the host checks, the caps, the seal check. */
