@@ -5,9 +5,9 @@
  * session. Identical questions asked at the same time by different sessions are shown once and the
  * answer goes to each. Each request is one request record from taken to gone (core/shared/request-record.ts,
  * ADR-0022, ADR-0030) in the process's book (book.ts, ADR-0031): queued, showing, late, parked, ended;
- * one timer that follows its state, and one end, `end`, whatever the state and the reason. Its parts
- * live in core/host/dialog/: taking a request in, the order, showing, outside answers, the late side,
- * events and views.
+ * one timer that follows its state, and one end, the keeper's, whatever the state and the reason. Its
+ * parts live in core/host/dialog/: taking a request in, the order, showing, the keeper, outside
+ * answers, the late side, events and views.
  */
 import type { HostUI, Surface } from "../answering/surface.ts";
 import type { Snapshot } from "../shared/observers.ts";
