@@ -6,6 +6,7 @@
 // with killedByHand names the test seen failing with that mutant applied by hand, and counts it as killed.
 import { execSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const HERE = new URL("./", import.meta.url);
@@ -67,18 +68,20 @@ function fileSummary(path, file, equivalents) {
 	};
 }
 
-export function summarize() {
-	const equivalents = readJson(fileURLToPath(new URL("equivalent.json", HERE)), []);
-	const summaryPath = fileURLToPath(new URL("summary.json", HERE));
+/** `reports`: where Stryker's reports are; `to`: the folder of summary.json, REPORT.md and equivalent.json. */
+export function summarize({ reports = ".tmp/mutation", to = fileURLToPath(HERE) } = {}) {
+	const equivalents = readJson(join(to, "equivalent.json"), []);
+	const summaryPath = join(to, "summary.json");
 	const previous = readJson(summaryPath, { groups: {} });
 	const groups = { ...previous.groups };
 	for (const group of GROUPS) {
 		// A run that was stopped leaves only its incremental file, holding the mutants it got to.
-		const full = readJson(`.tmp/mutation/${group}.json`, undefined);
-		const report = full ?? readJson(`.tmp/mutation/incremental-${group}.json`, undefined);
+		const full = readJson(join(reports, `${group}.json`), undefined);
+		const report = full ?? readJson(join(reports, `incremental-${group}.json`), undefined);
 		if (!report) continue;
-		const timing = readJson(`.tmp/mutation/${group}.timing.json`, undefined);
-		const log = existsSync(`.tmp/mutation/${group}.log`) ? readFileSync(`.tmp/mutation/${group}.log`, "utf8") : "";
+		const timing = readJson(join(reports, `${group}.timing.json`), undefined);
+		const logPath = join(reports, `${group}.log`);
+		const log = existsSync(logPath) ? readFileSync(logPath, "utf8") : "";
 		const instrumented = Number(/Instrumented \d+ source file\(s\) with (\d+) mutant/.exec(log)?.[1] ?? Number.NaN);
 		// The commit the run started on (run.mjs records it), else the one checked out now.
 		let commit = timing?.commit ?? "unknown";
@@ -105,7 +108,7 @@ export function summarize() {
 	}
 	const summary = { target: TARGET, groups };
 	writeFileSync(summaryPath, `${JSON.stringify(summary, null, "\t")}\n`);
-	writeFileSync(fileURLToPath(new URL("REPORT.md", HERE)), markdown(summary));
+	writeFileSync(join(to, "REPORT.md"), markdown(summary));
 	return summary;
 }
 
