@@ -46,13 +46,21 @@ export interface DialogHostOptions {
 	lateLeft?: (late: LateRequest, why: LateExpiry) => void;
 }
 
+/** Arrival receipts to the human, as notices: a courtesy, so a UI whose notify fails does not fail the request. */
+const receipts = (ui: HostUI) => (message: string) => {
+	try {
+		ui.notify(message, "info");
+	} catch {
+		// The dialogs themselves will show whether the UI works.
+	}
+};
+
 /**
  * Takes requests in and hands each on once: to the book, the dialog queue and the showing loop.
  * Every end is the keeper's (dialog/keeper.ts), which the book, the loop and outside answers end
  * requests by; nothing calls back into the host.
  */
 export class DialogHost {
-	readonly #ui: HostUI;
 	readonly #reply: (reply: RelayReply, channel?: `reply:${string}`) => void;
 	readonly #notifier: Notifier;
 	readonly #requests: OpenRequests;
@@ -63,11 +71,10 @@ export class DialogHost {
 	readonly #queue: DialogQueue;
 
 	constructor(options: DialogHostOptions) {
-		this.#ui = options.ui;
 		this.#reply = options.reply;
 		const notifier = new Notifier(options.events);
 		this.#notifier = notifier;
-		this.#requests = new OpenRequests((message) => this.#notify(message));
+		this.#requests = new OpenRequests(receipts(options.ui));
 		const book = options.book ?? new RequestBook();
 		this.#book = book;
 		const late = new LateSide(notifier, book, options.lateEnded);
@@ -184,7 +191,8 @@ export class DialogHost {
 		entry.dequeue = dequeue;
 		const own = !this.keeper.isRelayed(entry.record);
 		if (!own) entry.round = this.#requests.nextRound(entry.asker, this.#loop.round);
-		this.#queue.add(entry.record.request.id, () => this.#loop.run(entry), own ? undefined : entry.round, dequeue.signal);
+		// The loop's own method, bound: the queue hands the request straight to the loop when its turn comes.
+		this.#queue.add(entry.record.request.id, this.#loop.run.bind(this.#loop, entry), own ? undefined : entry.round, dequeue.signal);
 	}
 
 	/** The asker gave up (its budget or its abort): its request ends, by the keeper. */
@@ -216,14 +224,5 @@ export class DialogHost {
 		this.keeper.handingOver(graceMs, note);
 		// A late request shown again goes back to late (the book outlives this host), not to the next host's queue.
 		for (const open of this.#requests.showingFirst(this.#loop.showing)) this.keeper.end(open.record, "handed-over");
-	}
-
-	/** A receipt is a courtesy: a UI whose notify fails must not fail the request. */
-	#notify(message: string): void {
-		try {
-			this.#ui.notify(message, "info");
-		} catch {
-			// The dialogs themselves will show whether the UI works.
-		}
 	}
 }
