@@ -137,6 +137,99 @@ const bump = (counts: Map<string, number>, key: string, by: number) => {
 	else counts.delete(key);
 };
 
+/**
+ * Late frames (ask now, answer later) of one transport: the requests that ended `timeout` whose late
+ * end the asker takes, by client and id, oldest first. Bounded per client and in all, the oldest dropped.
+ */
+class LateWaits {
+	readonly #waits = new Map<string, LateWait>();
+	readonly #handle: SharedHandle;
+	readonly #version: number;
+	readonly #caps: { perClient?: number; total?: number };
+
+	constructor(handle: SharedHandle, version: number, caps: { perClient?: number; total?: number } = {}) {
+		this.#handle = handle;
+		this.#version = version;
+		this.#caps = caps;
+	}
+
+	/**
+	 * Listens for the late end of a request that ended `timeout` and sends it on through its
+	 * transport; the host is told whether the asker's process took it.
+	 */
+	await(open: BridgedRequest<unknown>): void {
+		const { sendLate } = open;
+		if (!sendLate) return;
+		const handle = this.#handle;
+		const key = keyOf(open.client, open.id);
+		const old = this.#waits.get(key);
+		if (old) this.#delete(key, old);
+		const wait: LateWait = {
+			client: open.client,
+			hostId: open.hostId,
+			listener: (late, taken) => {
+				// Only what the host role sealed for this request goes on.
+				if (!handle.isFromHost(late, open.hostId)) return;
+				this.#delete(key, wait);
+				const { v: _v, ...rest } = late;
+				let sent: boolean | Promise<boolean>;
+				// A transport that throws while sending (a frame it cannot write) must not take the answer with it: the host's session gets it.
+				try {
+					sent = sendLate({ ...rest, type: "late", v: this.#version, id: open.id });
+				} catch {
+					sent = false;
+				}
+				if (typeof sent === "boolean") taken(sent);
+				else void sent.then(taken, () => taken(false));
+			},
+		};
+		this.#waits.set(key, wait);
+		wait.close = endTakers(handle.bus).register(open.hostId, wait.listener);
+		const ofClient = [...this.#waits.entries()].filter(([, w]) => w.client === open.client);
+		// A Map iterates in insertion order: the first is the oldest.
+		if (ofClient.length > (this.#caps.perClient ?? Number.POSITIVE_INFINITY)) this.#delete(...ofClient[0]!);
+		if (this.#waits.size > (this.#caps.total ?? Number.POSITIVE_INFINITY)) this.#delete(...this.#waits.entries().next().value!);
+	}
+
+	/** Stops listening for late ends, of one client's requests or of all. */
+	discard(client?: string): void {
+		for (const [key, wait] of [...this.#waits]) if (client === undefined || wait.client === client) this.#delete(key, wait);
+	}
+
+	#delete(key: string, wait: LateWait): void {
+		if (this.#waits.get(key) !== wait) return;
+		this.#waits.delete(key);
+		wait.close?.();
+	}
+}
+
+/**
+ * The end of a `wait: false` request whose client is gone (or did not record it), by the one route home: the host's
+ * session, naming the asker; or, lost with its host while the store keeps it open, nowhere yet.
+ */
+function deliverHere(handle: SharedHandle, open: BridgedRequest<unknown>, result: RelayResult): void {
+	const later = open.later!;
+	const envelope = makeEnvelope(result.status, [...result.answers], result.note, {
+		requestId: open.id,
+		asker: later.asker.label,
+		waitedMs: Date.now() - later.createdAt,
+		...(result.reason ? { reason: result.reason } : {}),
+	});
+	const delivery = {
+		requestId: open.id,
+		askerSessionId: later.asker.sessionId,
+		asker: later.asker.label,
+		questions: later.questions,
+		queuedAt: later.createdAt,
+	};
+	const openInStore = result.status === "no-host" && currentStore()?.isOpen(open.id) === true;
+	homeRoute(() => handle.host()?.sessionId, undefined, endTakers(handle.bus)).send(
+		{ ...delivery, envelope },
+		{ asker: later.asker, origin: open.client, id: open.hostId },
+		{ gone: true, openInStore },
+	);
+}
+
 /** The host side of one transport: every request its askers have open, by client and id. */
 export class Bridge<Own = undefined> {
 	readonly #options: BridgeOptions;
@@ -147,14 +240,15 @@ export class Bridge<Own = undefined> {
 	readonly #bySession = new Map<string, number>();
 	/** How many clients have each request open (by its id in the host): cancelled on the host only when the last lets go. */
 	readonly #clientsOf = new Map<string, number>();
-	/** Late frames: requests that ended `timeout` and may still end late, by client and id, oldest first. */
-	readonly #late = new Map<string, LateWait>();
+	/** Late frames: requests that ended `timeout` and may still end late. */
+	readonly #late: LateWaits;
 	#bytes = 0;
 
 	constructor(options: BridgeOptions) {
 		this.#options = options;
 		this.#version = FRAME_VERSION[options.transport];
 		this.#notices = options.notices ?? new NoticeWindow();
+		this.#late = new LateWaits(options.handle, this.#version, options.lateCaps);
 	}
 
 	get(client: string, id: string): BridgedRequest<Own> | undefined {
@@ -223,14 +317,14 @@ export class Bridge<Own = undefined> {
 				if (reply.kind === "result") {
 					this.#discard(open);
 					// Lost with its host while the store keeps it, it has not ended: the next host of the directory takes it back.
-					if (open.gone) return this.#deliverHere(open, reply);
-					if (reply.status === "timeout") this.#awaitLate(open);
+					if (open.gone) return deliverHere(handle, open, reply);
+					if (reply.status === "timeout") this.#late.await(open);
 					const frame: ResultFrame = { ...reply, type: "result", v: this.#version, id: asked.id };
 					// Its end is the asker's to record: unrecorded there (the asker ended before it could, or its session is gone), it goes to the host's session.
 					if (open.later && asked.sendAcked)
 						return void asked.sendAcked({ ...frame, ack: true }).then(
-							(recorded) => recorded || this.#deliverHere(open, reply),
-							() => this.#deliverHere(open, reply),
+							(recorded) => recorded || deliverHere(handle, open, reply),
+							() => deliverHere(handle, open, reply),
 						);
 					asked.send(frame);
 				} else if (reply.kind === "progress") asked.send({ ...reply, type: "progress", v: this.#version, id: asked.id });
@@ -278,7 +372,7 @@ export class Bridge<Own = undefined> {
 	cancel(open: BridgedRequest<Own>, reason: "timeout" | "cancelled"): void {
 		this.#discard(open);
 		// Its budget ran out before the host's verdict came: the host keeps the question late, and its end may still come.
-		if (reason === "timeout") this.#awaitLate(open);
+		if (reason === "timeout") this.#late.await(open);
 		this.#options.handle.bus.emit("cancel", { v: PROTOCOL_VERSION, id: open.hostId, reason });
 	}
 
@@ -297,52 +391,7 @@ export class Bridge<Own = undefined> {
 
 	/** Stops listening for late ends, of one client's requests or of all: the host's session gets those ends. */
 	discardLate(client?: string): void {
-		for (const [key, wait] of [...this.#late]) if (client === undefined || wait.client === client) this.#deleteLate(key, wait);
-	}
-
-	/**
-	 * Late frames (ask now, answer later): listens for the late end of a request that ended `timeout`
-	 * and sends it on through its transport; the host is told whether the asker's process took it.
-	 * Bounded per client and in all, the oldest dropped.
-	 */
-	#awaitLate(open: BridgedRequest<Own>): void {
-		const { sendLate } = open;
-		if (!sendLate) return;
-		const { handle, lateCaps = {} } = this.#options;
-		const key = keyOf(open.client, open.id);
-		const old = this.#late.get(key);
-		if (old) this.#deleteLate(key, old);
-		const wait: LateWait = {
-			client: open.client,
-			hostId: open.hostId,
-			listener: (late, taken) => {
-				// Only what the host role sealed for this request goes on.
-				if (!handle.isFromHost(late, open.hostId)) return;
-				this.#deleteLate(key, wait);
-				const { v: _v, ...rest } = late;
-				let sent: boolean | Promise<boolean>;
-				// A transport that throws while sending (a frame it cannot write) must not take the answer with it: the host's session gets it.
-				try {
-					sent = sendLate({ ...rest, type: "late", v: this.#version, id: open.id });
-				} catch {
-					sent = false;
-				}
-				if (typeof sent === "boolean") taken(sent);
-				else void sent.then(taken, () => taken(false));
-			},
-		};
-		this.#late.set(key, wait);
-		wait.close = endTakers(handle.bus).register(open.hostId, wait.listener);
-		const ofClient = [...this.#late.entries()].filter(([, w]) => w.client === open.client);
-		// A Map iterates in insertion order: the first is the oldest.
-		if (ofClient.length > (lateCaps.perClient ?? Number.POSITIVE_INFINITY)) this.#deleteLate(...ofClient[0]!);
-		if (this.#late.size > (lateCaps.total ?? Number.POSITIVE_INFINITY)) this.#deleteLate(...this.#late.entries().next().value!);
-	}
-
-	#deleteLate(key: string, wait: LateWait): void {
-		if (this.#late.get(key) !== wait) return;
-		this.#late.delete(key);
-		wait.close?.();
+		this.#late.discard(client);
 	}
 
 	/** A notice onto the bus as a local one is put; past the transport's window, dropped (a notice is a courtesy). */
@@ -401,34 +450,6 @@ export class Bridge<Own = undefined> {
 		bump(this.#clientsOf, open.hostId, -1);
 		this.#bytes -= open.bytes;
 		return !this.#clientsOf.has(open.hostId);
-	}
-
-	/**
-	 * The end of a `wait: false` request whose client is gone (or did not record it), by the one route home: the host's
-	 * session, naming the asker; or, lost with its host while the store keeps it open, nowhere yet.
-	 */
-	#deliverHere(open: BridgedRequest<Own>, result: RelayResult): void {
-		const later = open.later!;
-		const envelope = makeEnvelope(result.status, [...result.answers], result.note, {
-			requestId: open.id,
-			asker: later.asker.label,
-			waitedMs: Date.now() - later.createdAt,
-			...(result.reason ? { reason: result.reason } : {}),
-		});
-		const delivery = {
-			requestId: open.id,
-			askerSessionId: later.asker.sessionId,
-			asker: later.asker.label,
-			questions: later.questions,
-			queuedAt: later.createdAt,
-		};
-		const openInStore = result.status === "no-host" && currentStore()?.isOpen(open.id) === true;
-		const { handle } = this.#options;
-		homeRoute(() => handle.host()?.sessionId, undefined, endTakers(handle.bus)).send(
-			{ ...delivery, envelope },
-			{ asker: later.asker, origin: open.client, id: open.hostId },
-			{ gone: true, openInStore },
-		);
 	}
 }
 

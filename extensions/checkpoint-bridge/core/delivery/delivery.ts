@@ -18,7 +18,7 @@ import { processSlot } from "../shared/process-slot.ts";
 import type { EntryLike } from "../shared/session-entry.ts";
 import { homeOf } from "./home.ts";
 import { ANSWER_MESSAGE_TYPE, DELIVERY_KEY } from "./names.ts";
-import { unsentEnds } from "./unsent.ts";
+import { type UnsentEnds, unsentEnds } from "./unsent.ts";
 import { endWaits } from "./waits.ts";
 
 /** The message's custom type (names.ts), for those that read the box's messages. */
@@ -258,12 +258,44 @@ interface HostSessionOf {
 	[HOST_SESSION_OF](hostSessionId: () => string | undefined): void;
 }
 
+/** The sessions' posters by session id; several when several copies of the extension serve one session, the first posting. */
+class Posters {
+	readonly #bySession = new Map<string, SessionPoster[]>();
+
+	of(sessionId: string | undefined): SessionPoster | undefined {
+		return sessionId === undefined ? undefined : this.#bySession.get(sessionId)?.[0];
+	}
+
+	has(sessionId: string): boolean {
+		return this.#bySession.has(sessionId);
+	}
+
+	/** Adds `poster` for `sessionId`; the returned function takes it away, once. */
+	add(sessionId: string, poster: SessionPoster): () => void {
+		this.#bySession.set(sessionId, [...(this.#bySession.get(sessionId) ?? []), poster]);
+		let attached = true;
+		return () => {
+			if (!attached) return;
+			attached = false;
+			const left = (this.#bySession.get(sessionId) ?? []).filter((p) => p !== poster);
+			if (left.length > 0) this.#bySession.set(sessionId, left);
+			else this.#bySession.delete(sessionId);
+		};
+	}
+}
+
+/** The ends of `ids` that came while `sessionId` was away and wait unsent: taken out for a wait on them. */
+function takeUnsent(unsent: UnsentEnds<Delivery>, sessionId: string, ids: readonly string[]): Delivery[] {
+	const taken: Delivery[] = [];
+	for (const id of ids) if (unsent.get(id)?.delivery.askerSessionId === sessionId) taken.push(unsent.take(id)!.delivery);
+	return taken;
+}
+
 /** A fresh box, not registered anywhere (tests make their own). */
 export function createDeliveryBox(options: DeliveryBoxOptions): DeliveryBox & HostSessionOf {
 	const { graceMs = GONE_GRACE_MS, maxUnsent = MAX_UNSENT_DELIVERIES } = options;
 	let { hostSessionId } = options;
-	/** Posters by session id; several when several copies of the extension serve one session. */
-	const posters = new Map<string, SessionPoster[]>();
+	const posters = new Posters();
 	/** Queued requests not yet delivered, by request id, in the order asked. */
 	const expected = new Map<string, QueuedAsk>();
 	const waits = endWaits<Delivery>();
@@ -276,14 +308,13 @@ export function createDeliveryBox(options: DeliveryBoxOptions): DeliveryBox & Ho
 		// A Set iterates in insertion order: the first is the oldest.
 		if (delivered.size > DELIVERED_REMEMBERED) delivered.delete(delivered.values().next().value!);
 	};
-	const posterOf = (sessionId: string | undefined) => (sessionId === undefined ? undefined : posters.get(sessionId)?.[0]);
 
 	/** Posts where it can now; true when it went (or was there already). */
 	const tryPost = (delivery: Delivery, toHost: boolean): boolean => {
 		const target = toHost ? hostSessionId() : delivery.askerSessionId;
 		// The host that asked itself: nothing to forward, its own session takes it.
 		const forwarded = toHost && target !== delivery.askerSessionId;
-		const poster = posterOf(target);
+		const poster = posters.of(target);
 		if (!poster) return false;
 		try {
 			poster.post(delivery, forwarded);
@@ -314,7 +345,7 @@ export function createDeliveryBox(options: DeliveryBoxOptions): DeliveryBox & Ho
 	const handToWait = (delivery: Delivery) => {
 		remember(delivery);
 		try {
-			posterOf(delivery.askerSessionId)?.record(delivery);
+			posters.of(delivery.askerSessionId)?.record(delivery);
 		} catch {
 			// The wait's result carries it; the record only guards a later re-delivery.
 		}
@@ -326,16 +357,9 @@ export function createDeliveryBox(options: DeliveryBoxOptions): DeliveryBox & Ho
 			hostSessionId = resolve;
 		},
 		attach(sessionId, poster) {
-			posters.set(sessionId, [...(posters.get(sessionId) ?? []), poster]);
+			const detach = posters.add(sessionId, poster);
 			release(sessionId);
-			let attached = true;
-			return () => {
-				if (!attached) return;
-				attached = false;
-				const left = (posters.get(sessionId) ?? []).filter((p) => p !== poster);
-				if (left.length > 0) posters.set(sessionId, left);
-				else posters.delete(sessionId);
-			};
+			return detach;
 		},
 		expect(ask) {
 			expected.set(ask.requestId, ask);
@@ -363,17 +387,10 @@ export function createDeliveryBox(options: DeliveryBoxOptions): DeliveryBox & Ho
 		attached: (sessionId) => posters.has(sessionId),
 		waitedFor: (requestId) => waits.has(requestId),
 		waitFor(sessionId, ids, budgetMs, signal) {
-			const ended: Delivery[] = [];
-			const open = new Set(ids);
-			// Ended already but unsent (its session was away): the wait takes it.
-			for (const id of ids) {
-				if (unsent.get(id)?.delivery.askerSessionId !== sessionId) continue;
-				const { delivery } = unsent.take(id)!;
-				remember(delivery);
-				ended.push(delivery);
-				open.delete(id);
-			}
-			return waits.wait(ended, open, budgetMs, signal);
+			const ended = takeUnsent(unsent, sessionId, ids);
+			for (const delivery of ended) remember(delivery);
+			const taken = new Set(ended.map((delivery) => delivery.requestId));
+			return waits.wait(ended, new Set(ids.filter((id) => !taken.has(id))), budgetMs, signal);
 		},
 	};
 }
