@@ -16,7 +16,7 @@ import { validateAskParams } from "../../extensions/checkpoint-bridge/model/vali
 import { FormModel } from "../../extensions/checkpoint-bridge/surfaces/terminal-form/model.ts";
 import { renderForm } from "../../extensions/checkpoint-bridge/surfaces/terminal-form/render.ts";
 import type { ScriptAsk } from "./fixtures/scripted-model.ts";
-import { baseArgs, createPiEnv, NODE_BIN, onDevPiOnly, PI_CLI, PI_VERSION, type PiEnv, REPO_ROOT } from "./harness/pi-cli.ts";
+import { baseArgs, createPiEnv, NODE_BIN, NOT_ON_OLDEST_PI, onDevPiOnly, PI_CLI, PI_VERSION, type PiEnv, REPO_ROOT } from "./harness/pi-cli.ts";
 import { terminalWidths } from "./harness/terminal-widths.ts";
 import { EXIT_MARKER, TmuxSession, tmuxAvailable } from "./harness/tmux.ts";
 
@@ -65,37 +65,42 @@ function ranges(codePoints: readonly number[]): string {
 const quote = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
 
 describe.skipIf(!hasTmux)(`characters of disputed width in a real terminal${hasTmux ? "" : " (skipped: tmux is not installed)"}`, () => {
-	it(onDevPiOnly("every Unicode scalar value, sanitised, is as wide to pi-tui (1.6 and 0.85) as tmux draws it (property over all 1,112,064)"), async () => {
-		if (PI_VERSION !== "1.6") return;
-		const widthOf = [visibleWidth];
-		if (existsSync(OLD_TUI)) widthOf.push(((await import(OLD_TUI)) as { visibleWidth: (text: string) => number }).visibleWidth);
-		const sanitised = new Map<string, number[]>();
-		for (let cp = 0; cp <= 0x10ffff; cp++) {
-			if (cp >= 0xd800 && cp <= 0xdfff) continue;
-			const text = sanitiseText(String.fromCodePoint(cp));
-			const list = sanitised.get(text);
-			if (list) list.push(cp);
-			else sanitised.set(text, [cp]);
-		}
-		const texts = [...sanitised.keys()].filter((text) => text !== "");
-		const drawnWidths = await terminalWidths(texts, 120_000);
-		const disputed: number[] = [];
-		texts.forEach((text, i) => {
-			if (widthOf.some((width) => width(text) !== drawnWidths[i])) disputed.push(...sanitised.get(text)!);
-		});
-		disputed.sort((a, b) => a - b);
-		expect(disputed, `code points pi-tui and tmux still disagree on: ${ranges(disputed)}`).toEqual([]);
-		// Hangul fillers, the issue's three: gone, not drawn.
-		for (const filler of ["\u3164", "\u115f", "\uffa0"]) expect(sanitiseText(`a${filler}b`)).toBe("ab");
-	}, 180_000);
+	it.skipIf(NOT_ON_OLDEST_PI)(
+		onDevPiOnly("every Unicode scalar value, sanitised, is as wide to pi-tui (1.6 and 0.85) as tmux draws it (property over all 1,112,064)"),
+		async () => {
+			const widthOf = [visibleWidth];
+			if (existsSync(OLD_TUI)) widthOf.push(((await import(OLD_TUI)) as { visibleWidth: (text: string) => number }).visibleWidth);
+			const sanitised = new Map<string, number[]>();
+			for (let cp = 0; cp <= 0x10ffff; cp++) {
+				if (cp >= 0xd800 && cp <= 0xdfff) continue;
+				const text = sanitiseText(String.fromCodePoint(cp));
+				const list = sanitised.get(text);
+				if (list) list.push(cp);
+				else sanitised.set(text, [cp]);
+			}
+			const texts = [...sanitised.keys()].filter((text) => text !== "");
+			const drawnWidths = await terminalWidths(texts, 120_000);
+			const disputed: number[] = [];
+			texts.forEach((text, i) => {
+				if (widthOf.some((width) => width(text) !== drawnWidths[i])) disputed.push(...sanitised.get(text)!);
+			});
+			disputed.sort((a, b) => a - b);
+			expect(disputed, `code points pi-tui and tmux still disagree on: ${ranges(disputed)}`).toEqual([]);
+			// Hangul fillers, the issue's three: gone, not drawn.
+			for (const filler of ["\u3164", "\u115f", "\uffa0"]) expect(sanitiseText(`a${filler}b`)).toBe("ab");
+		},
+		180_000,
+	);
 
-	it(onDevPiOnly("a description full of soft hyphens takes exactly the rows the form counted, none wider than the terminal"), async () => {
-		if (PI_VERSION !== "1.6") return;
-		const { counted, rows } = await drawn({ question: "Which tool?", options: [{ label: "A", description: HYPHENATED }, "B"] });
-		expect(rows).toHaveLength(counted);
-		expect(rows.some((row) => row.includes("configuration management systems"))).toBe(true);
-		expect(rows.every((row) => [...row].length <= WIDTH)).toBe(true);
-	});
+	it.skipIf(NOT_ON_OLDEST_PI)(
+		onDevPiOnly("a description full of soft hyphens takes exactly the rows the form counted, none wider than the terminal"),
+		async () => {
+			const { counted, rows } = await drawn({ question: "Which tool?", options: [{ label: "A", description: HYPHENATED }, "B"] });
+			expect(rows).toHaveLength(counted);
+			expect(rows.some((row) => row.includes("configuration management systems"))).toBe(true);
+			expect(rows.every((row) => [...row].length <= WIDTH)).toBe(true);
+		},
+	);
 });
 
 describe.skipIf(!hasTmux)(`Hangul fillers in the real pi TUI, pi ${PI_VERSION}, 40 columns${hasTmux ? "" : " (skipped: tmux is not installed)"}`, () => {

@@ -133,8 +133,7 @@ describe.skipIf(NATS_SERVER_MISSING)("checkpoint-bridge-host: a host with no scr
 		},
 	);
 
-	it(onDevPiOnly("a pi -p on another machine asks over NATS and gets the answer given on the page's one-tap link"), async () => {
-		if (NOT_ON_OLDEST_PI) return;
+	it.skipIf(NOT_ON_OLDEST_PI)(onDevPiOnly("a pi -p on another machine asks over NATS and gets the answer given on the page's one-tap link"), async () => {
 		const question = "Deploy the staging build?";
 		const remote = createPiEnv({
 			script: { main: { ask: { questions: [{ question, options: ["now", "tomorrow"] }] } } },
@@ -217,8 +216,7 @@ function hostDir(host: HeadlessBin): string {
 }
 
 describe("checkpoint-bridge-host with no surface", () => {
-	it(onDevPiOnly("exits 2 within 5 s, naming the variables, and advertises nothing"), async () => {
-		if (NOT_ON_OLDEST_PI) return;
+	it.skipIf(NOT_ON_OLDEST_PI)(onDevPiOnly("exits 2 within 5 s, naming the variables, and advertises nothing"), async () => {
 		const piEnv = createPiEnv({ env: { CHECKPOINT_BRIDGE_NOTIFY_COMMAND: "true" } });
 		try {
 			const started = Date.now();

@@ -15,7 +15,19 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
 import { until } from "../support/until.ts";
 import type { ScriptConfig } from "./fixtures/scripted-model.ts";
-import { ASK_TOOL, baseArgs, createPiEnv, envelopesIn, NODE_BIN, PI_VERSION, type PiEnv, REPO_ROOT, runPi } from "./harness/pi-cli.ts";
+import {
+	ASK_TOOL,
+	baseArgs,
+	createPiEnv,
+	envelopesIn,
+	NODE_BIN,
+	NOT_ON_OLDEST_PI,
+	onDevPiOnly,
+	PI_VERSION,
+	type PiEnv,
+	REPO_ROOT,
+	runPi,
+} from "./harness/pi-cli.ts";
 
 const run = promisify(execFile);
 /**
@@ -160,43 +172,48 @@ describe(`the packed package, installed as a user installs it, on pi ${PI_VERSIO
 		expect(installed).toEqual(expect.arrayContaining(Object.keys(manifest.dependencies)));
 	});
 
-	it("another package's `import type` from checkpoint-bridge/observers type-checks against the tarball's exports: every example of docs/observers.md and the bare name; a payload misused is an error", async () => {
-		expect(OBSERVER_EXAMPLES.length).toBeGreaterThanOrEqual(2);
-		const consumer = join(root, "consumer");
-		mkdirSync(join(consumer, "node_modules"), { recursive: true });
-		// What `npm install` makes of a "file:" dependency on a folder: a link to it.
-		symlinkSync(unpacked, join(consumer, "node_modules/checkpoint-bridge"), "dir");
-		const manifest = { name: "observer-consumer", private: true, type: "module", devDependencies: { "checkpoint-bridge": `file:${unpacked}` } };
-		writeFileSync(join(consumer, "package.json"), JSON.stringify(manifest));
-		const examples = OBSERVER_EXAMPLES.map((code, index) => {
-			writeFileSync(join(consumer, `example-${index}.ts`), code);
-			return `example-${index}.ts`;
-		});
-		// The package's bare name gives the same module.
-		writeFileSync(
-			join(consumer, "bare-name.ts"),
-			'import type { Snapshot } from "checkpoint-bridge";\nexport const takenAt = (snapshot: Snapshot): number => snapshot.takenAt;\n',
-		);
-		examples.push("bare-name.ts");
-		writeFileSync(join(consumer, "tsconfig.json"), JSON.stringify({ compilerOptions: CONSUMER_OPTIONS, files: examples }));
-		writeFileSync(
-			join(consumer, "misuse.ts"),
-			[
-				'import type { ObserverHandle, OutsideAnswer } from "checkpoint-bridge/observers";',
-				"declare const handle: ObserverHandle;",
-				'handle.bus.on("observe:settled", (event) => { const status: number = event.outcome.status; void status; });',
-				'export const payload: OutsideAnswer = { requestId: "r1", cancel: false };',
-			].join("\n"),
-		);
-		writeFileSync(join(consumer, "tsconfig.misuse.json"), JSON.stringify({ compilerOptions: CONSUMER_OPTIONS, files: ["misuse.ts"] }));
-		// Two separate compilations, one per project, run side by side.
-		const [checked, misuse] = await Promise.all([typeCheck(consumer, "tsconfig.json"), typeCheck(consumer, "tsconfig.misuse.json")]);
-		expect(checked.output).toBe("");
-		expect(checked.code).toBe(0);
-		expect(misuse.code).not.toBe(0);
-		expect(misuse.output).toMatch(/misuse\.ts\(3,\d+\): error TS2322/);
-		expect(misuse.output).toMatch(/misuse\.ts\(4,\d+\): error TS2322/);
-	});
+	it.skipIf(NOT_ON_OLDEST_PI)(
+		onDevPiOnly(
+			"another package's `import type` from checkpoint-bridge/observers type-checks against the tarball's exports: every example of docs/observers.md and the bare name; a payload misused is an error",
+		),
+		async () => {
+			expect(OBSERVER_EXAMPLES.length).toBeGreaterThanOrEqual(2);
+			const consumer = join(root, "consumer");
+			mkdirSync(join(consumer, "node_modules"), { recursive: true });
+			// What `npm install` makes of a "file:" dependency on a folder: a link to it.
+			symlinkSync(unpacked, join(consumer, "node_modules/checkpoint-bridge"), "dir");
+			const manifest = { name: "observer-consumer", private: true, type: "module", devDependencies: { "checkpoint-bridge": `file:${unpacked}` } };
+			writeFileSync(join(consumer, "package.json"), JSON.stringify(manifest));
+			const examples = OBSERVER_EXAMPLES.map((code, index) => {
+				writeFileSync(join(consumer, `example-${index}.ts`), code);
+				return `example-${index}.ts`;
+			});
+			// The package's bare name gives the same module.
+			writeFileSync(
+				join(consumer, "bare-name.ts"),
+				'import type { Snapshot } from "checkpoint-bridge";\nexport const takenAt = (snapshot: Snapshot): number => snapshot.takenAt;\n',
+			);
+			examples.push("bare-name.ts");
+			writeFileSync(join(consumer, "tsconfig.json"), JSON.stringify({ compilerOptions: CONSUMER_OPTIONS, files: examples }));
+			writeFileSync(
+				join(consumer, "misuse.ts"),
+				[
+					'import type { ObserverHandle, OutsideAnswer } from "checkpoint-bridge/observers";',
+					"declare const handle: ObserverHandle;",
+					'handle.bus.on("observe:settled", (event) => { const status: number = event.outcome.status; void status; });',
+					'export const payload: OutsideAnswer = { requestId: "r1", cancel: false };',
+				].join("\n"),
+			);
+			writeFileSync(join(consumer, "tsconfig.misuse.json"), JSON.stringify({ compilerOptions: CONSUMER_OPTIONS, files: ["misuse.ts"] }));
+			// Two separate compilations, one per project, run side by side.
+			const [checked, misuse] = await Promise.all([typeCheck(consumer, "tsconfig.json"), typeCheck(consumer, "tsconfig.misuse.json")]);
+			expect(checked.output).toBe("");
+			expect(checked.code).toBe(0);
+			expect(misuse.code).not.toBe(0);
+			expect(misuse.output).toMatch(/misuse\.ts\(3,\d+\): error TS2322/);
+			expect(misuse.output).toMatch(/misuse\.ts\(4,\d+\): error TS2322/);
+		},
+	);
 
 	it("pi install <dir> into a fresh agent dir, then pi -p: no warning or error, and the tool answers no-host", async () => {
 		piEnv = createPiEnv({ script: SCRIPT });
@@ -208,36 +225,39 @@ describe(`the packed package, installed as a user installs it, on pi ${PI_VERSIO
 		expectCleanNoHost(await printRun(piEnv, []));
 	});
 
-	it("the bin checkpoint-bridge-mcp runs from a project's node_modules (where Node strips no types itself) and answers over stdio", async () => {
-		// A project that installed the package: npm's layout, typebox (a peer, as npm installs peers by default) beside it.
-		const project = join(root, "project");
-		mkdirSync(join(project, "node_modules"), { recursive: true });
-		// typebox first: npm would prune a package it did not install itself.
-		await run("npm", ["install", ...NPM_INSTALL_OPTIONS, "--no-save", "typebox@^1"], { cwd: project, env: npmEnv() });
-		await run("cp", ["-r", unpacked, join(project, "node_modules/checkpoint-bridge")]);
-		const manifest = JSON.parse(readFileSync(join(unpacked, "package.json"), "utf8")) as { bin: Record<string, string> };
-		const bin = join(project, "node_modules/checkpoint-bridge", manifest.bin["checkpoint-bridge-mcp"]!);
-		const transport = new StdioClientTransport({
-			command: NODE_BIN,
-			args: [bin],
-			cwd: project,
-			env: { PATH: process.env.PATH ?? "", HOME: root, TMPDIR: root },
-			stderr: "pipe",
-		});
-		let stderr = "";
-		transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
-		const client = new Client({ name: "install-check", version: "1" });
-		try {
-			await client.connect(transport);
-			expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual([ASK_TOOL, "wait_for_host_answers"]);
-			const result = await client.callTool({ name: ASK_TOOL, arguments: { questions: [{ question: "Release today?", kind: "confirm" }] } });
-			// Who asks: the client's name and the project it asks from (docs/mcp-server.md).
-			expect(result.structuredContent).toMatchObject({ status: "no-host", asker: "install-check in project" });
-		} finally {
-			await client.close();
-		}
-		expect(stderr, "nothing on stderr").toBe("");
-	});
+	it.skipIf(NOT_ON_OLDEST_PI)(
+		onDevPiOnly("the bin checkpoint-bridge-mcp runs from a project's node_modules (where Node strips no types itself) and answers over stdio"),
+		async () => {
+			// A project that installed the package: npm's layout, typebox (a peer, as npm installs peers by default) beside it.
+			const project = join(root, "project");
+			mkdirSync(join(project, "node_modules"), { recursive: true });
+			// typebox first: npm would prune a package it did not install itself.
+			await run("npm", ["install", ...NPM_INSTALL_OPTIONS, "--no-save", "typebox@^1"], { cwd: project, env: npmEnv() });
+			await run("cp", ["-r", unpacked, join(project, "node_modules/checkpoint-bridge")]);
+			const manifest = JSON.parse(readFileSync(join(unpacked, "package.json"), "utf8")) as { bin: Record<string, string> };
+			const bin = join(project, "node_modules/checkpoint-bridge", manifest.bin["checkpoint-bridge-mcp"]!);
+			const transport = new StdioClientTransport({
+				command: NODE_BIN,
+				args: [bin],
+				cwd: project,
+				env: { PATH: process.env.PATH ?? "", HOME: root, TMPDIR: root },
+				stderr: "pipe",
+			});
+			let stderr = "";
+			transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+			const client = new Client({ name: "install-check", version: "1" });
+			try {
+				await client.connect(transport);
+				expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual([ASK_TOOL, "wait_for_host_answers"]);
+				const result = await client.callTool({ name: ASK_TOOL, arguments: { questions: [{ question: "Release today?", kind: "confirm" }] } });
+				// Who asks: the client's name and the project it asks from (docs/mcp-server.md).
+				expect(result.structuredContent).toMatchObject({ status: "no-host", asker: "install-check in project" });
+			} finally {
+				await client.close();
+			}
+			expect(stderr, "nothing on stderr").toBe("");
+		},
+	);
 
 	it("pi -e <dir> for one run: no warning or error, and the tool answers no-host", async () => {
 		piEnv = createPiEnv({ script: SCRIPT });
