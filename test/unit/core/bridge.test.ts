@@ -447,6 +447,16 @@ describe("late ends: which requests wait for one, and how many", () => {
 		expect(taken).toEqual([["r", true]]);
 	});
 
+	it("a request that ended with its host's verdict (not timed out) has no late end to wait for", () => {
+		const host = hostOnBus();
+		const { bridge, asked } = bridgeOn(host.handle);
+		const frames: string[] = [];
+		const open = bridge.take(asked("answered", { sendLate: (frame) => frames.push(frame.id) > 0 }), { tag: "" })!;
+		host.reply(result(open.hostId));
+		host.handle.bus.emit(lateChannel(open.hostId), host.seal(late(open.hostId)), () => {});
+		expect(frames).toEqual([]);
+	});
+
 	it("a request its asker cancelled (not timed out) has no late end to wait for", () => {
 		const { frames, giveUp, end } = lateWorld();
 		giveUp("r", "local:one", "cancelled");
@@ -504,6 +514,21 @@ describe("a request let go twice, or after its end", () => {
 });
 
 describe("the end of a wait: false request its asker did not record", () => {
+	it("goes to the host's session at once: its asker is known gone, so no grace is waited for it", async () => {
+		const host = hostOnBus();
+		const { bridge, asked } = bridgeOn(host.handle);
+		const hostSession = fakeSession();
+		const detach = deliveryBox(() => "host-session").attach("host-session", hostSession.poster());
+		try {
+			const open = bridge.take(asked("unrecorded-later-2", { later: true, sendAcked: () => Promise.resolve(false) }), { tag: "" })!;
+			host.reply(result(open.hostId));
+			await vi.advanceTimersByTimeAsync(1);
+			expect(hostSession.messages.map((m) => m.message.details.requestId)).toContain("unrecorded-later-2");
+		} finally {
+			detach();
+		}
+	});
+
 	it("goes to the host's session, naming the request, its asker, how long it waited and why it ended", async () => {
 		const host = hostOnBus();
 		const { bridge, sent, asked } = bridgeOn(host.handle);
