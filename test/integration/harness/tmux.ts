@@ -28,6 +28,8 @@ export interface TmuxStartOptions {
 
 /** The key help of a form that does not take keys yet: " … ↑↓ move · … · Esc dismiss". */
 export const FORM_NOT_TAKING_KEYS = /^ … .*Esc /m;
+/** The end of a form's key help, once it is drawn (a screen taken while pi draws may not have it yet). */
+const FORM_KEY_HELP = /Esc (dismiss|back)/;
 
 /** What pi shows when an Enter comes before its startup is done: the text goes back to the editor. */
 const STARTUP_DROPPED = "Startup is still in progress";
@@ -250,14 +252,16 @@ export class TmuxSession {
 
 	/**
 	 * Waits until the open form takes keys: a form ignores keys for KEY_GUARD_MS after it appears and
-	 * starts its key help with "…" meanwhile. Returns the screen.
+	 * starts its key help with "…" meanwhile. A screen without the key help (pi has not drawn that row
+	 * yet) does not count: a key sent then may fall within the guard. Returns the screen.
 	 */
 	async formTakesKeys(timeoutMs = 5_000): Promise<string> {
 		const deadline = Date.now() + timeoutMs;
 		for (;;) {
 			const screen = await this.screen();
-			if (!FORM_NOT_TAKING_KEYS.test(screen)) return screen;
-			if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for the form to take keys; screen:\n${screen}`);
+			if (FORM_KEY_HELP.test(screen) && !FORM_NOT_TAKING_KEYS.test(screen)) return screen;
+			if (Date.now() > deadline)
+				throw new Error(`timed out after ${timeoutMs} ms waiting for the form to take keys (its key help drawn, without "…"); screen:\n${screen}`);
 			await new Promise((resolve) => setTimeout(resolve, 50));
 		}
 	}
