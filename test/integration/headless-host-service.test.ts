@@ -13,7 +13,7 @@ import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { until } from "../support/until.ts";
 import { actionsRecorder, HOST_BIN } from "./harness/headless-host.ts";
-import { baseArgs, createPiEnv, envelopesIn, NODE_BIN, NOT_ON_OLDEST_PI, onDevPiOnly, type PiEnv, REPO_ROOT, runPi } from "./harness/pi-cli.ts";
+import { baseArgs, createPiEnv, envelopesIn, NODE_BIN, type PiEnv, REPO_ROOT, runPi } from "./harness/pi-cli.ts";
 
 const UNIT = join(REPO_ROOT, "examples/systemd/checkpoint-bridge-host.service");
 const CONTAINERFILE = join(REPO_ROOT, "examples/container/Containerfile");
@@ -109,77 +109,71 @@ describe("the host with no screen as a service, from examples/", () => {
 		for (const env of envs.splice(0)) env.cleanup();
 	});
 
-	it.skipIf(NOT_ON_OLDEST_PI)(
-		onDevPiOnly("the systemd user unit: its Environment=, EnvironmentFile= and ExecStart= run as written serve ~/project until KillSignal"),
-		async () => {
-			const piEnv = createPiEnv();
-			envs.push(piEnv);
-			const settings = unitSettings(readFileSync(UNIT, "utf8"));
-			const home = join(piEnv.root, "home");
-			const pct = (value: string) => value.replaceAll("%h", home);
-			const port = await freePort();
-			const notified = join(piEnv.root, "notified");
-			// The EnvironmentFile the unit names, written as a user would.
-			const envFile = pct(settings.get("EnvironmentFile")![0]!.replace(/^-/, ""));
-			mkdirSync(dirname(envFile), { recursive: true });
-			writeFileSync(envFile, `CHECKPOINT_BRIDGE_NOTIFY_COMMAND=${actionsRecorder(notified).command}\n`);
-			const env: NodeJS.ProcessEnv = { HOME: home, TMPDIR: piEnv.env.TMPDIR };
-			for (const line of settings.get("Environment")!) {
-				const [key, ...value] = pct(line).split("=");
-				env[key!] = value.join("=");
-			}
-			for (const line of readFileSync(envFile, "utf8").split("\n").filter(Boolean)) env[line.slice(0, line.indexOf("="))] = line.slice(line.indexOf("=") + 1);
-			env.PATH = `${installedBin(piEnv.root)}:${env.PATH}`;
-			// The unit names the machine's one address the phone reaches; here, loopback on a free port.
-			expect(env.CHECKPOINT_BRIDGE_WEB).toMatch(/^\d+\.\d+\.\d+\.\d+:8080$/);
-			env.CHECKPOINT_BRIDGE_WEB = `127.0.0.1:${port}`;
-			const argv = pct(settings.get("ExecStart")![0]!).split(/\s+/);
-			expect(argv.slice(0, 2)).toEqual(["/usr/bin/env", "checkpoint-bridge-host"]);
-			const project = argv[argv.indexOf("--cwd") + 1]!;
-			mkdirSync(project, { recursive: true });
-			const signal = settings.get("KillSignal")![0] as NodeJS.Signals;
-			await serveOneQuestion(piEnv, argv, env, project, signal, notified);
-			expect(readdirSync(join(home, ".local/state/checkpoint-bridge/audit"))).toHaveLength(1);
-		},
-	);
+	it("the systemd user unit: its Environment=, EnvironmentFile= and ExecStart= run as written serve ~/project until KillSignal", async () => {
+		const piEnv = createPiEnv();
+		envs.push(piEnv);
+		const settings = unitSettings(readFileSync(UNIT, "utf8"));
+		const home = join(piEnv.root, "home");
+		const pct = (value: string) => value.replaceAll("%h", home);
+		const port = await freePort();
+		const notified = join(piEnv.root, "notified");
+		// The EnvironmentFile the unit names, written as a user would.
+		const envFile = pct(settings.get("EnvironmentFile")![0]!.replace(/^-/, ""));
+		mkdirSync(dirname(envFile), { recursive: true });
+		writeFileSync(envFile, `CHECKPOINT_BRIDGE_NOTIFY_COMMAND=${actionsRecorder(notified).command}\n`);
+		const env: NodeJS.ProcessEnv = { HOME: home, TMPDIR: piEnv.env.TMPDIR };
+		for (const line of settings.get("Environment")!) {
+			const [key, ...value] = pct(line).split("=");
+			env[key!] = value.join("=");
+		}
+		for (const line of readFileSync(envFile, "utf8").split("\n").filter(Boolean)) env[line.slice(0, line.indexOf("="))] = line.slice(line.indexOf("=") + 1);
+		env.PATH = `${installedBin(piEnv.root)}:${env.PATH}`;
+		// The unit names the machine's one address the phone reaches; here, loopback on a free port.
+		expect(env.CHECKPOINT_BRIDGE_WEB).toMatch(/^\d+\.\d+\.\d+\.\d+:8080$/);
+		env.CHECKPOINT_BRIDGE_WEB = `127.0.0.1:${port}`;
+		const argv = pct(settings.get("ExecStart")![0]!).split(/\s+/);
+		expect(argv.slice(0, 2)).toEqual(["/usr/bin/env", "checkpoint-bridge-host"]);
+		const project = argv[argv.indexOf("--cwd") + 1]!;
+		mkdirSync(project, { recursive: true });
+		const signal = settings.get("KillSignal")![0] as NodeJS.Signals;
+		await serveOneQuestion(piEnv, argv, env, project, signal, notified);
+		expect(readdirSync(join(home, ".local/state/checkpoint-bridge/audit"))).toHaveLength(1);
+	});
 
-	it.skipIf(NOT_ON_OLDEST_PI)(
-		onDevPiOnly("the Containerfile: its ENV, WORKDIR and CMD run as written, the state volume keeps the audit trail, STOPSIGNAL ends it"),
-		async () => {
-			const piEnv = createPiEnv();
-			envs.push(piEnv);
-			const steps = containerInstructions(readFileSync(CONTAINERFILE, "utf8"));
-			const last = (op: string) => steps.filter((s) => s.op === op).at(-1)!.args;
-			// Volumes and the mounted project as directories of the test's own.
-			const mounts: Record<string, string> = { "/work": join(piEnv.root, "work-mount") };
-			for (const volume of JSON.parse(last("VOLUME")) as string[]) mounts[volume] = join(piEnv.root, `volume${volume.replaceAll("/", "-")}`);
-			for (const dir of Object.values(mounts)) mkdirSync(dir, { recursive: true });
-			const mapped = (value: string) => Object.entries(mounts).reduce((text, [from, to]) => text.replace(new RegExp(`^${from}(?=/|$)`), to), value);
-			const image = Object.fromEntries(steps.filter((s) => s.op === "ENV").flatMap((s) => Object.entries(envPairs(s.args))));
-			expect(image).toMatchObject({ XDG_STATE_HOME: "/state" });
-			expect(last("EXPOSE")).toBe("8080");
-			const port = await freePort();
-			const notified = join(piEnv.root, "notified");
-			const env: NodeJS.ProcessEnv = {
-				HOME: join(piEnv.root, "home"),
-				TMPDIR: piEnv.env.TMPDIR,
-				PATH: `${installedBin(piEnv.root)}:/usr/local/bin:/usr/bin:/bin`,
-				...Object.fromEntries(Object.entries(image).map(([k, v]) => [k, mapped(v)])),
-				// As `--env-file host.env` adds it.
-				CHECKPOINT_BRIDGE_NOTIFY_COMMAND: actionsRecorder(notified).command,
-			};
-			// The CMD's shell line, the mounted project and the published port (a free one here) put where the container has them.
-			const [shell, flag, line] = JSON.parse(last("CMD")) as string[];
-			expect([shell, flag]).toEqual(["sh", "-c"]);
-			expect(line).toContain("exec checkpoint-bridge-host --cwd /work");
-			const argv = [shell!, flag!, line!.replaceAll(":8080", `:${port}`).replaceAll(" /work", ` ${mounts["/work"]}`)];
-			expect(steps.some((s) => s.op === "RUN" && s.args.includes("bin/checkpoint-bridge-host.mjs /usr/local/bin/checkpoint-bridge-host"))).toBe(true);
-			const project = mapped(last("WORKDIR"));
-			await serveOneQuestion(piEnv, argv, env, project, last("STOPSIGNAL") as NodeJS.Signals, notified);
-			const audit = join(mounts["/state"]!, "checkpoint-bridge/audit");
-			expect(existsSync(audit) && readdirSync(audit)).toHaveLength(1);
-			const [file] = readdirSync(audit);
-			expect(JSON.parse(readFileSync(join(audit, file!), "utf8").trim())).toMatchObject({ status: "ok", answers: [{ answer: "later", place: "notify-link" }] });
-		},
-	);
+	it("the Containerfile: its ENV, WORKDIR and CMD run as written, the state volume keeps the audit trail, STOPSIGNAL ends it", async () => {
+		const piEnv = createPiEnv();
+		envs.push(piEnv);
+		const steps = containerInstructions(readFileSync(CONTAINERFILE, "utf8"));
+		const last = (op: string) => steps.filter((s) => s.op === op).at(-1)!.args;
+		// Volumes and the mounted project as directories of the test's own.
+		const mounts: Record<string, string> = { "/work": join(piEnv.root, "work-mount") };
+		for (const volume of JSON.parse(last("VOLUME")) as string[]) mounts[volume] = join(piEnv.root, `volume${volume.replaceAll("/", "-")}`);
+		for (const dir of Object.values(mounts)) mkdirSync(dir, { recursive: true });
+		const mapped = (value: string) => Object.entries(mounts).reduce((text, [from, to]) => text.replace(new RegExp(`^${from}(?=/|$)`), to), value);
+		const image = Object.fromEntries(steps.filter((s) => s.op === "ENV").flatMap((s) => Object.entries(envPairs(s.args))));
+		expect(image).toMatchObject({ XDG_STATE_HOME: "/state" });
+		expect(last("EXPOSE")).toBe("8080");
+		const port = await freePort();
+		const notified = join(piEnv.root, "notified");
+		const env: NodeJS.ProcessEnv = {
+			HOME: join(piEnv.root, "home"),
+			TMPDIR: piEnv.env.TMPDIR,
+			PATH: `${installedBin(piEnv.root)}:/usr/local/bin:/usr/bin:/bin`,
+			...Object.fromEntries(Object.entries(image).map(([k, v]) => [k, mapped(v)])),
+			// As `--env-file host.env` adds it.
+			CHECKPOINT_BRIDGE_NOTIFY_COMMAND: actionsRecorder(notified).command,
+		};
+		// The CMD's shell line, the mounted project and the published port (a free one here) put where the container has them.
+		const [shell, flag, line] = JSON.parse(last("CMD")) as string[];
+		expect([shell, flag]).toEqual(["sh", "-c"]);
+		expect(line).toContain("exec checkpoint-bridge-host --cwd /work");
+		const argv = [shell!, flag!, line!.replaceAll(":8080", `:${port}`).replaceAll(" /work", ` ${mounts["/work"]}`)];
+		expect(steps.some((s) => s.op === "RUN" && s.args.includes("bin/checkpoint-bridge-host.mjs /usr/local/bin/checkpoint-bridge-host"))).toBe(true);
+		const project = mapped(last("WORKDIR"));
+		await serveOneQuestion(piEnv, argv, env, project, last("STOPSIGNAL") as NodeJS.Signals, notified);
+		const audit = join(mounts["/state"]!, "checkpoint-bridge/audit");
+		expect(existsSync(audit) && readdirSync(audit)).toHaveLength(1);
+		const [file] = readdirSync(audit);
+		expect(JSON.parse(readFileSync(join(audit, file!), "utf8").trim())).toMatchObject({ status: "ok", answers: [{ answer: "later", place: "notify-link" }] });
+	});
 });
