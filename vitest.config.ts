@@ -65,10 +65,10 @@ for (const file of ON_EVERY_PI) {
 
 export default defineConfig({
 	test: {
-		// Three test files at a time whatever the core count (vitest's default on 2 cores is one):
-		// integration files wait on pi processes, browsers, servers and budgets, and with two the
-		// cores sat idle a fifth of the run (ADR-0048). VITEST_MAX_WORKERS overrides it.
-		maxWorkers: 3,
+		// Four test files at a time whatever the core count (vitest's default on 2 cores is one):
+		// integration files wait on pi processes, browsers, servers and budgets; with three the cores
+		// still sat idle a tenth of the run (ADR-0049). VITEST_MAX_WORKERS overrides it.
+		maxWorkers: 4,
 		projects: [
 			{
 				// The unit files share one process per worker; a few need their own (test/support/own-process.ts).

@@ -149,64 +149,72 @@ describe.skipIf(NATS_SERVER_MISSING)("checkpoint-bridge-host: a host with no scr
 		expect(answerPairs(envelopesIn(run.stdout)[0])).toEqual([{ question, answer: "now" }]);
 	});
 
-	it("a wait: false question survives a SIGKILL and restart of the bin; its one-tap answer reaches a later run's wait_for_host_answers", async () => {
-		const question = "Which region for the replica?";
-		piEnv.writeScript({ main: { ask: { questions: [{ question, options: ["eu-west", "us-east"] }], wait: false } as never } });
-		const asked = await runPi(piEnv, [...baseArgs(), "-p", "Ask about the replica, answer later."], 90_000);
-		expect(asked.code, asked.stderr.slice(-2_000)).toBe(0);
-		const requestId = /\\?"requestId\\?":\s*\\?"([\w-]+)\\?"/.exec(asked.stdout)?.[1];
-		expect(requestId, asked.stdout.slice(0, 1_000)).toBeDefined();
-		await recorder.forQuestion(question, 30_000);
-		// Killed: nothing of it gets to say goodbye; the request is in the store of the directory.
-		expect((await host.stop("SIGKILL")).signal).toBe("SIGKILL");
-		const again = actionsRecorder(join(piEnv.root, "notified-again"));
-		host = startHeadlessBin(piEnv.cwd, { ...piEnv.env, CHECKPOINT_BRIDGE_NATS: nats.url, CHECKPOINT_BRIDGE_NOTIFY_COMMAND: again.command });
-		await host.line(/the host of .*with no screen/, 30_000);
-		const actions = await again.forQuestion(question, 30_000);
-		expect((await fetch(actions.buttons.find((b) => b.label === "us-east")!.answer, { method: "POST" })).status).toBe(200);
-		await host.line(/ ok, answered through the link the notify command sent at /);
-		// A later run, knowing only the id, waits on it.
-		piEnv.writeScript({ main: { call: { tool: "wait_for_host_answers", arguments: { requestIds: [requestId], timeoutMs: 10_000 } } } });
-		const later = await runPi(piEnv, [...baseArgs(), "-p", "Wait for the replica's answer."], 90_000);
-		expect(later.code, later.stderr.slice(-2_000)).toBe(0);
-		expect(later.stdout).toContain(requestId);
-		expect(later.stdout).toMatch(/"answer":\s*"us-east"/);
-		recorder = again;
-	});
+	it.skipIf(NOT_ON_OLDEST_PI)(
+		onDevPiOnly("a wait: false question survives a SIGKILL and restart of the bin; its one-tap answer reaches a later run's wait_for_host_answers"),
+		async () => {
+			const question = "Which region for the replica?";
+			piEnv.writeScript({ main: { ask: { questions: [{ question, options: ["eu-west", "us-east"] }], wait: false } as never } });
+			const asked = await runPi(piEnv, [...baseArgs(), "-p", "Ask about the replica, answer later."], 90_000);
+			expect(asked.code, asked.stderr.slice(-2_000)).toBe(0);
+			const requestId = /\\?"requestId\\?":\s*\\?"([\w-]+)\\?"/.exec(asked.stdout)?.[1];
+			expect(requestId, asked.stdout.slice(0, 1_000)).toBeDefined();
+			await recorder.forQuestion(question, 30_000);
+			// Killed: nothing of it gets to say goodbye; the request is in the store of the directory.
+			expect((await host.stop("SIGKILL")).signal).toBe("SIGKILL");
+			const again = actionsRecorder(join(piEnv.root, "notified-again"));
+			host = startHeadlessBin(piEnv.cwd, { ...piEnv.env, CHECKPOINT_BRIDGE_NATS: nats.url, CHECKPOINT_BRIDGE_NOTIFY_COMMAND: again.command });
+			await host.line(/the host of .*with no screen/, 30_000);
+			const actions = await again.forQuestion(question, 30_000);
+			expect((await fetch(actions.buttons.find((b) => b.label === "us-east")!.answer, { method: "POST" })).status).toBe(200);
+			await host.line(/ ok, answered through the link the notify command sent at /);
+			// A later run, knowing only the id, waits on it.
+			piEnv.writeScript({ main: { call: { tool: "wait_for_host_answers", arguments: { requestIds: [requestId], timeoutMs: 10_000 } } } });
+			const later = await runPi(piEnv, [...baseArgs(), "-p", "Wait for the replica's answer."], 90_000);
+			expect(later.code, later.stderr.slice(-2_000)).toBe(0);
+			expect(later.stdout).toContain(requestId);
+			expect(later.stdout).toMatch(/"answer":\s*"us-east"/);
+			recorder = again;
+		},
+	);
 
-	it("SIGTERM: the asker waiting is told the host ended, the bin exits 0 and withdraws its advertisement; the next headless run gets no-host at once; a wait: false question stays written down for the next run", async () => {
-		piEnv.writeScript({ main: { ask: { questions: [{ question: "Keep the old logs?", options: ["keep", "delete"] }], wait: false } as never } });
-		expect((await runPi(piEnv, [...baseArgs(), "-p", "Ask about the logs."], 90_000)).code).toBe(0);
-		await recorder.forQuestion("Keep the old logs?", 30_000);
-		const question = "Merge the branch?";
-		piEnv.writeScript({ main: { ask: { questions: [{ question, options: ["yes", "no"] }] } } });
-		const running = runPi({ ...piEnv, env: { ...piEnv.env, CHECKPOINT_BRIDGE_HOST_GRACE_MS: "0" } }, [...baseArgs(), "-p", "Merge."], 90_000);
-		await recorder.forQuestion(question, 90_000);
-		const advert = advertPath(advertDir(piEnv.env.TMPDIR!), piEnv.cwd);
-		expect(existsSync(advert)).toBe(true);
-		const sent = Date.now();
-		const exit = await host.stop("SIGTERM");
-		expect(exit.code).toBe(0);
-		expect(exit.at - sent).toBeLessThan(5_000);
-		expect(host.stdout.at(-1)).toBe("checkpoint-bridge-host: stopped (SIGTERM)");
-		const run = await running;
-		const [envelope] = envelopesIn(run.stdout);
-		expect(envelope).toMatchObject({ status: "no-host" });
-		expect(envelope!.note).toMatch(/checkpoint-bridge-host was stopped by SIGTERM/);
-		expect(existsSync(advert)).toBe(false);
+	it.skipIf(NOT_ON_OLDEST_PI)(
+		onDevPiOnly(
+			"SIGTERM: the asker waiting is told the host ended, the bin exits 0 and withdraws its advertisement; the next headless run gets no-host at once; a wait: false question stays written down for the next run",
+		),
+		async () => {
+			piEnv.writeScript({ main: { ask: { questions: [{ question: "Keep the old logs?", options: ["keep", "delete"] }], wait: false } as never } });
+			expect((await runPi(piEnv, [...baseArgs(), "-p", "Ask about the logs."], 90_000)).code).toBe(0);
+			await recorder.forQuestion("Keep the old logs?", 30_000);
+			const question = "Merge the branch?";
+			piEnv.writeScript({ main: { ask: { questions: [{ question, options: ["yes", "no"] }] } } });
+			const running = runPi({ ...piEnv, env: { ...piEnv.env, CHECKPOINT_BRIDGE_HOST_GRACE_MS: "0" } }, [...baseArgs(), "-p", "Merge."], 90_000);
+			await recorder.forQuestion(question, 90_000);
+			const advert = advertPath(advertDir(piEnv.env.TMPDIR!), piEnv.cwd);
+			expect(existsSync(advert)).toBe(true);
+			const sent = Date.now();
+			const exit = await host.stop("SIGTERM");
+			expect(exit.code).toBe(0);
+			expect(exit.at - sent).toBeLessThan(5_000);
+			expect(host.stdout.at(-1)).toBe("checkpoint-bridge-host: stopped (SIGTERM)");
+			const run = await running;
+			const [envelope] = envelopesIn(run.stdout);
+			expect(envelope).toMatchObject({ status: "no-host" });
+			expect(envelope!.note).toMatch(/checkpoint-bridge-host was stopped by SIGTERM/);
+			expect(existsSync(advert)).toBe(false);
 
-		piEnv.writeScript(ASK);
-		const after = await runPi(piEnv, [...baseArgs(), "-p", "Pick the database."], 90_000);
-		const [none] = envelopesIn(after.stdout);
-		expect(none).toMatchObject({ status: "no-host", answers: [] });
-		expect(none!.waitedMs).toBeLessThan(2_000);
+			piEnv.writeScript(ASK);
+			const after = await runPi(piEnv, [...baseArgs(), "-p", "Pick the database."], 90_000);
+			const [none] = envelopesIn(after.stdout);
+			expect(none).toMatchObject({ status: "no-host", answers: [] });
+			expect(none!.waitedMs).toBeLessThan(2_000);
 
-		// Started again, the host takes the question asked with wait: false back and notifies it again.
-		const again = actionsRecorder(join(piEnv.root, "notified-after-stop"));
-		host = startHeadlessBin(piEnv.cwd, { ...piEnv.env, CHECKPOINT_BRIDGE_NOTIFY_COMMAND: again.command });
-		await host.line(/asked before the restart\] asks: "Keep the old logs\?"/, 30_000);
-		await again.forQuestion("Keep the old logs?", 30_000);
-	});
+			// Started again, the host takes the question asked with wait: false back and notifies it again.
+			const again = actionsRecorder(join(piEnv.root, "notified-after-stop"));
+			host = startHeadlessBin(piEnv.cwd, { ...piEnv.env, CHECKPOINT_BRIDGE_NOTIFY_COMMAND: again.command });
+			await host.line(/asked before the restart\] asks: "Keep the old logs\?"/, 30_000);
+			await again.forQuestion("Keep the old logs?", 30_000);
+		},
+	);
 });
 
 /** The directory the bin says it is the host of (its real path). */

@@ -6,7 +6,18 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { ScriptAsk, ScriptConfig } from "./fixtures/scripted-model.ts";
-import { ASK_TOOL, childAskResults, type Frame, isDialog, isNotify, onlyEnvelope, PiRpcFixture, resultText } from "./harness/pi-cli.ts";
+import {
+	ASK_TOOL,
+	childAskResults,
+	type Frame,
+	isDialog,
+	isNotify,
+	NOT_ON_OLDEST_PI,
+	onDevPiOnly,
+	onlyEnvelope,
+	PiRpcFixture,
+	resultText,
+} from "./harness/pi-cli.ts";
 
 /** pi-subagents compiles itself on a cold cache: allow for it before the first dialog. */
 const FIRST_DIALOG_MS = 90_000;
@@ -126,7 +137,7 @@ describe("v2 questions over RPC", () => {
 		).toEqual([]);
 	});
 
-	it("a multi-select answered with bare labels (toggle, untoggle) and a typed Other value", async () => {
+	it.skipIf(NOT_ON_OLDEST_PI)(onDevPiOnly("a multi-select answered with bare labels (toggle, untoggle) and a typed Other value"), async () => {
 		const script: ScriptConfig = {
 			prompts: {
 				platforms: {
@@ -185,7 +196,7 @@ describe("v2 questions over RPC", () => {
 		]);
 		await rpc.waitForSettled({ from: mark });
 	});
-	it("typing an offered option's label through Other picks that option once, as an outside answer would", async () => {
+	it.skipIf(NOT_ON_OLDEST_PI)(onDevPiOnly("typing an offered option's label through Other picks that option once, as an outside answer would"), async () => {
 		run.createEnv({
 			script: { prompts: { platforms: { ask: ask([{ question: "Build for which platforms?", options: ["linux", "macos"], multiSelect: true }]) } } },
 		});
@@ -205,46 +216,49 @@ describe("v2 questions over RPC", () => {
 		expect(envelope.answers).toEqual([{ question: "Build for which platforms?", answer: "linux", kind: "option", values: ["linux"], source: "dialog" }]);
 	});
 
-	it("an option's preview is folded into the select's title, a long one cut with a visible mark; the entries are unchanged", async () => {
-		const diff = `--- a/src/store.ts\n+++ b/src/store.ts\n${"+const cache = new Map();\n".repeat(20)}`;
-		run.createEnv({
-			script: {
-				prompts: {
-					store: {
-						ask: ask([
-							{
-								id: "store",
-								question: "Which store?",
-								options: [
-									{ label: "sql", description: "one table", preview: "CREATE TABLE t (id int);" },
-									{ label: "cache", preview: diff },
-								],
-							},
-						]),
+	it.skipIf(NOT_ON_OLDEST_PI)(
+		onDevPiOnly("an option's preview is folded into the select's title, a long one cut with a visible mark; the entries are unchanged"),
+		async () => {
+			const diff = `--- a/src/store.ts\n+++ b/src/store.ts\n${"+const cache = new Map();\n".repeat(20)}`;
+			run.createEnv({
+				script: {
+					prompts: {
+						store: {
+							ask: ask([
+								{
+									id: "store",
+									question: "Which store?",
+									options: [
+										{ label: "sql", description: "one table", preview: "CREATE TABLE t (id int);" },
+										{ label: "cache", preview: diff },
+									],
+								},
+							]),
+						},
 					},
 				},
-			},
-		});
-		const rpc = run.startPi({ args: ["--name", "host"] });
-		const start = rpc.mark();
-		await rpc.prompt("store");
-		const dialog = await rpc.waitForDialog({ from: start });
-		expect(dialog.method).toBe("select");
-		const cut = [...diff].slice(0, 300).join("");
-		expect(dialog.title).toBe(
-			[
-				"[host] Which store?",
-				"── preview: sql ──",
-				"CREATE TABLE t (id int);",
-				"── preview: cache ──",
-				`${cut}… [preview cut: ${diff.length - 300} more characters]`,
-			].join("\n"),
-		);
-		expect(dialog.options).toEqual(["sql — one table", "cache", OTHER]);
-		const mark = rpc.mark();
-		rpc.answer(dialog, "cache");
-		const envelope = onlyEnvelope(resultText((await rpc.waitForToolEnd(ASK_TOOL, { from: mark })).result));
-		expect(envelope).toMatchObject({ status: "ok", answers: [{ id: "store", answer: "cache", kind: "option", source: "dialog" }] });
-		await rpc.waitForSettled({ from: mark });
-	});
+			});
+			const rpc = run.startPi({ args: ["--name", "host"] });
+			const start = rpc.mark();
+			await rpc.prompt("store");
+			const dialog = await rpc.waitForDialog({ from: start });
+			expect(dialog.method).toBe("select");
+			const cut = [...diff].slice(0, 300).join("");
+			expect(dialog.title).toBe(
+				[
+					"[host] Which store?",
+					"── preview: sql ──",
+					"CREATE TABLE t (id int);",
+					"── preview: cache ──",
+					`${cut}… [preview cut: ${diff.length - 300} more characters]`,
+				].join("\n"),
+			);
+			expect(dialog.options).toEqual(["sql — one table", "cache", OTHER]);
+			const mark = rpc.mark();
+			rpc.answer(dialog, "cache");
+			const envelope = onlyEnvelope(resultText((await rpc.waitForToolEnd(ASK_TOOL, { from: mark })).result));
+			expect(envelope).toMatchObject({ status: "ok", answers: [{ id: "store", answer: "cache", kind: "option", source: "dialog" }] });
+			await rpc.waitForSettled({ from: mark });
+		},
+	);
 });

@@ -58,11 +58,13 @@ function piVersionUnderTest(): PiVersion {
 export const PI_VERSION: PiVersion = piVersionUnderTest();
 /**
  * A test of what lies under pi (the NATS server's outages and credentials, the MCP client's own
- * timeout and forms) proves nothing new on a second pi version: it runs on the dev pi only, and its
- * title says so on pi 0.85. `it.skipIf(NOT_ON_OLDEST_PI)(onDevPiOnly("…"), …)`.
+ * timeout and forms), or of a part of pi another test of its file already drives, proves nothing new
+ * on a second pi version (ADR-0044): it runs on the dev pi only, and its title says so on pi 0.85.
+ * `it.skipIf(NOT_ON_OLDEST_PI)(onDevPiOnly("…"), …)`.
  */
 export const NOT_ON_OLDEST_PI = PI_VERSION !== "1.6";
-export const onDevPiOnly = (title: string): string => (NOT_ON_OLDEST_PI ? `${title}: skipped on pi ${PI_VERSION}, it tests no part of pi` : title);
+export const onDevPiOnly = (title: string): string =>
+	NOT_ON_OLDEST_PI ? `${title}: skipped on pi ${PI_VERSION}, it drives no part of pi the file's other tests leave out` : title;
 const PI_ROOT = PI_INSTALLS[PI_VERSION];
 /** The installed version string of the pi under test (e.g. "0.85.1"). */
 export const PI_PACKAGE_VERSION = (

@@ -54,7 +54,13 @@ export interface BridgeOptions {
 	/** The transport's one window of notices, for all its askers together: a hundred connections bring no more than one. @default a NoticeWindow of the defaults */
 	notices?: NoticeWindow;
 	/** Late frames: how many requests that ended `timeout` are kept for their late end, per client and for all together; the oldest go first. @default no bound */
-	lateCaps?: { perClient?: number; total?: number };
+	lateCaps?: LateCaps;
+}
+
+/** How many requests that ended `timeout` are kept for their late end, per client and for all together. */
+interface LateCaps {
+	perClient?: number;
+	total?: number;
 }
 
 /** One request as its transport read it, in the host's terms. */
@@ -125,7 +131,6 @@ export interface BridgedRequest<Own> {
 /** A request that ended `timeout` for an asker that takes late frames: registered with the route home's takers. */
 interface LateWait {
 	client: string;
-	hostId: string;
 	listener: LateTaker;
 	/** Closes its registration: its late end is no longer taken back. */
 	close?: () => void;
@@ -145,9 +150,9 @@ class LateWaits {
 	readonly #waits = new Map<string, LateWait>();
 	readonly #handle: SharedHandle;
 	readonly #version: number;
-	readonly #caps: { perClient?: number; total?: number };
+	readonly #caps: LateCaps;
 
-	constructor(handle: SharedHandle, version: number, caps: { perClient?: number; total?: number } = {}) {
+	constructor(handle: SharedHandle, version: number, caps: LateCaps = {}) {
 		this.#handle = handle;
 		this.#version = version;
 		this.#caps = caps;
@@ -166,7 +171,6 @@ class LateWaits {
 		if (old) this.#delete(key, old);
 		const wait: LateWait = {
 			client: open.client,
-			hostId: open.hostId,
 			listener: (late, taken) => {
 				// Only what the host role sealed for this request goes on.
 				if (!handle.isFromHost(late, open.hostId)) return;
