@@ -13,7 +13,7 @@ const integration = {
 	hookTimeout: 120_000,
 	pool: "forks",
 	setupFiles: ["test/support/private-runtime-dir.ts"],
-	globalSetup: ["test/integration/harness/run-scratch.ts"],
+	globalSetup: ["test/integration/harness/run-scratch.ts", "test/integration/harness/shared-browser.ts"],
 };
 
 const INTEGRATION_DIR = "test/integration";

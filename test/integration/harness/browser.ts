@@ -1,15 +1,16 @@
 /**
  * A real headless Chromium (Debian's `chromium`, driven by puppeteer-core) for the web answer
- * page's tests: a fresh profile per launch, nothing fetched from the network, and a screenshot of
- * each test under the run's output directory.
+ * page's tests: a context of its own for each file or test that asks, in the project's one Chromium
+ * (shared-browser.ts), nothing fetched from the network, and a screenshot of each test under the
+ * run's output directory.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync } from "node:fs";
+import { get } from "node:http";
 import { join, resolve } from "node:path";
-import puppeteer, { type Browser, type ElementHandle, type Page } from "puppeteer-core";
-import { afterAll, beforeAll } from "vitest";
+import puppeteer, { type BrowserContext, type ElementHandle, type Page } from "puppeteer-core";
+import { afterAll, beforeAll, inject } from "vitest";
+import { CHROMIUM } from "./shared-browser.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
 /** Whether Chromium is installed (`apt-get install -y chromium`; .ci/run installs it). */
 export const HAS_CHROMIUM = existsSync(CHROMIUM);
 
@@ -20,29 +21,29 @@ const REPO_ROOT = resolve(import.meta.dirname, "../../..");
 /** Where this run's screenshots go: `.tmp/test-output/web-page/<run>/`. */
 const OUTPUT_DIR = join(REPO_ROOT, ".tmp/test-output/web-page", new Date().toISOString().replace(/[:.]/g, "-"));
 
-/** Chromium with no GPU, no sandbox (containers), no background traffic and a profile of its own. */
-export async function launchBrowser(): Promise<{ browser: Browser; close(): Promise<void> }> {
-	const profile = mkdtempSync(join(tmpdir(), "cb-chromium-"));
-	const browser = await puppeteer.launch({
-		executablePath: CHROMIUM,
-		headless: true,
-		args: [
-			"--headless",
-			"--no-sandbox",
-			"--disable-gpu",
-			"--disable-quic",
-			"--no-first-run",
-			"--disable-background-networking",
-			"--disable-component-update",
-			"--disable-sync",
-			`--user-data-dir=${profile}`,
-		],
+/** The DevTools endpoint of the project's one Chromium (shared-browser.ts), launched by the first to ask. */
+function sharedEndpoint(): Promise<string> {
+	return new Promise((resolve, reject) => {
+		get({ socketPath: inject("browserEndpoint"), path: "/" }, (response) => {
+			let body = "";
+			response.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")));
+			response.on("end", () => (response.statusCode === 200 ? resolve(body) : reject(new Error(body))));
+		}).on("error", reject);
 	});
+}
+
+/**
+ * A browser of the caller's own: a context (its own cookies, storage and windows) in the project's one
+ * Chromium. `close` closes the context and leaves Chromium to the other files.
+ */
+export async function launchBrowser(): Promise<{ browser: BrowserContext; close(): Promise<void> }> {
+	const connection = await puppeteer.connect({ browserWSEndpoint: await sharedEndpoint() });
+	const browser = await connection.createBrowserContext();
 	return {
 		browser,
 		async close() {
 			await browser.close().catch(() => {});
-			rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+			await connection.disconnect().catch(() => {});
 		},
 	};
 }
@@ -51,7 +52,7 @@ export async function launchBrowser(): Promise<{ browser: Browser; close(): Prom
  * One Chromium for the test file: launched before its tests, closed after them. Where Chromium is
  * missing nothing is launched and `file` says once that its tests are skipped (they skip on HAS_CHROMIUM).
  */
-export function browserForFile(file: string): { readonly browser: Browser } {
+export function browserForFile(file: string): { readonly browser: BrowserContext } {
 	let launched: Awaited<ReturnType<typeof launchBrowser>> | undefined;
 	if (!HAS_CHROMIUM) console.warn(`${file}: skipped: Chromium is not installed (${CHROMIUM})`);
 	beforeAll(async () => {
@@ -69,7 +70,7 @@ export function browserForFile(file: string): { readonly browser: Browser } {
 }
 
 /** A tab that records what the page did that it should not: dialogs (alert), page errors, requests off the host. */
-export async function openTab(browser: Browser, url: string, viewport = { width: 1024, height: 900 }) {
+export async function openTab(browser: BrowserContext, url: string, viewport = { width: 1024, height: 900 }) {
 	const page = await browser.newPage();
 	await page.setViewport(viewport);
 	const dialogs: string[] = [];
