@@ -9,13 +9,17 @@
  *   the asker's promise settling with the page's answer.
  * Prints one JSON document on stdout; `{ skipped }` when Chromium is missing.
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { askViaHost } from "../extensions/checkpoint-bridge/core/asking/asker.ts";
 import { claimHostRole } from "../extensions/checkpoint-bridge/core/host/host-role.ts";
 import { createHandle } from "../extensions/checkpoint-bridge/core/shared/shared-handle.ts";
 import { dialogSurface } from "../extensions/checkpoint-bridge/surfaces/dialogs.ts";
 import { startWebPage } from "../extensions/checkpoint-bridge/surfaces/web/server.ts";
-import { HAS_CHROMIUM, launchBrowser } from "../test/integration/harness/browser.ts";
+import { HAS_CHROMIUM } from "../test/integration/harness/browser.ts";
+import { launchChromium } from "../test/integration/harness/shared-browser.ts";
 import { summary } from "./stats.mjs";
 
 const WARMUP = 5;
@@ -33,7 +37,9 @@ const ui = { select: never, input: never, notify() {}, setStatus() {} };
 const role = claimHostRole(handle, { ui, surface: dialogSurface(ui), sessionId: "host-session" });
 const page = await startWebPage({ handle, address: { host: "127.0.0.1", port: 0, loopback: true }, notifyCommand: () => undefined });
 
-const { browser, close } = await launchBrowser();
+// A Chromium of the bench's own: the tests' shared one lives only while vitest runs.
+const profile = mkdtempSync(join(tmpdir(), "cb-bench-chromium-"));
+const browser = await launchChromium(profile);
 try {
 	const tab = await browser.newPage();
 	const seen = new Map();
@@ -84,7 +90,8 @@ try {
 		JSON.stringify({ chromium: await browser.version(), samples: SAMPLES, askToCardVisibleMs: summary(visibleMs), webSubmitToResultMs: summary(answeredMs) }),
 	);
 } finally {
-	await close();
+	await browser.close();
+	rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
 	await page.close();
 	role?.release("quit", "bench over");
 }

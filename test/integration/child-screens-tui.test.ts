@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { until } from "../support/until.ts";
 import { installRelayAgent } from "./fixtures/relay-agent.ts";
 import { RPIV_DB_QUESTION, RPIV_EXT } from "./fixtures/rpiv.ts";
-import { cardGone, cardOf, HAS_CHROMIUM, launchBrowser, openTab, screenshot } from "./harness/browser.ts";
+import { cardGone, cardOf, HAS_CHROMIUM, openBrowser, openTab, screenshot } from "./harness/browser.ts";
 import { baseArgs, childTranscripts, createPiEnv, NODE_BIN, PI_CLI, PI_PACKAGE, PI_VERSION, type PiEnv, REPO_ROOT, toolResultsIn } from "./harness/pi-cli.ts";
 import { ScreenCaptures, squeezed, TmuxSession, tmuxAvailable } from "./harness/tmux.ts";
 
@@ -86,7 +86,7 @@ describe.skipIf(!hasTmux)(
 		let piEnv: PiEnv | undefined;
 		/** The web page's address, as the host announced it at start. */
 		let pageUrl = "";
-		let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined;
+		let browser: Awaited<ReturnType<typeof openBrowser>> | undefined;
 		afterAll(async () => {
 			await session?.dispose();
 			await browser?.close();
@@ -283,7 +283,7 @@ describe.skipIf(!hasTmux)(
 		it("the page (Chromium) shows a read-only card naming who asks while the child's screen is open, gone once it closes; a child's rpiv form shows as the host's own does", async (test) => {
 			if (!HAS_CHROMIUM) test.skip("Chromium is not installed");
 			const { session: tmux, piEnv: env } = await host();
-			browser = await launchBrowser();
+			browser = await openBrowser();
 			const tab = await openTab(browser.browser, pageUrl);
 			await tmux.prompt("pick", "question.ts's own screen", SCREEN_SHOWS);
 			const card = await cardOf(tab.page, "subagent-picker");

@@ -20,7 +20,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { until } from "../support/until.ts";
 import { NOTICE, TARGETS } from "./fixtures/permission-gate.ts";
 import { closedAfterAll, installRelayAgent, startTuiHost } from "./fixtures/relay-agent.ts";
-import { fill, HAS_CHROMIUM, launchBrowser, openTab, POLL_MS, screenshot, submit } from "./harness/browser.ts";
+import { fill, HAS_CHROMIUM, openBrowser, openTab, POLL_MS, screenshot, submit } from "./harness/browser.ts";
 import { childTranscripts, createPiEnv, PI_VERSION, type PiEnv, REPO_ROOT, toolResultsIn } from "./harness/pi-cli.ts";
 import { ScreenCaptures, squeezed, tmuxAvailable } from "./harness/tmux.ts";
 
@@ -67,7 +67,7 @@ describe.skipIf(!hasTmux || !HAS_CHROMIUM)(
 				env: { CHECKPOINT_BRIDGE_RELAY_DIALOGS: "1", CHECKPOINT_BRIDGE_WEB: "127.0.0.1:0" },
 			}));
 			installRelayAgent(piEnv.agentDir, "gatekeeper", GATE_EXT);
-			const launching = HAS_CHROMIUM ? launchBrowser() : undefined;
+			const launching = HAS_CHROMIUM ? openBrowser() : undefined;
 			const host = await startTuiHost(piEnv, { width: 160, height: 50 });
 			const { session, url } = host;
 			held.tmux = session;

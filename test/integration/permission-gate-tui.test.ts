@@ -20,7 +20,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { until } from "../support/until.ts";
 import { closedAfterAll, installRelayAgent, promptUntil, startTuiHost } from "./fixtures/relay-agent.ts";
-import { cardOf, fill, HAS_CHROMIUM, launchBrowser, openTab, screenshot, submit } from "./harness/browser.ts";
+import { cardOf, fill, HAS_CHROMIUM, openBrowser, openTab, screenshot, submit } from "./harness/browser.ts";
 import { createPiEnv, PI_PACKAGE, PI_VERSION, REPO_ROOT } from "./harness/pi-cli.ts";
 import { ScreenCaptures, tmuxAvailable, waitForSqueezed } from "./harness/tmux.ts";
 
@@ -57,7 +57,7 @@ describe.skipIf(!hasTmux || !HAS_CHROMIUM)(
 			installRelayAgent(piEnv.agentDir, "janitor", PI_GATE);
 			const doomed = join(piEnv.cwd, "doomed");
 			mkdirSync(doomed);
-			const launching = launchBrowser();
+			const launching = openBrowser();
 			const { session, url } = await startTuiHost(piEnv, { width: 120, height: 50 });
 			held.tmux = session;
 			let screen: string;

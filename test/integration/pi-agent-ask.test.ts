@@ -21,7 +21,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { checks, stack } from "../support/pi-agent-ask-questions.ts";
 import type { ScriptConfig } from "./fixtures/scripted-model.ts";
-import { cardGone, cardOf, fill, HAS_CHROMIUM, launchBrowser, openTab, POLL_MS, screenshot, submit } from "./harness/browser.ts";
+import { cardGone, cardOf, fill, HAS_CHROMIUM, openBrowser, openTab, POLL_MS, screenshot, submit } from "./harness/browser.ts";
 import {
 	BRIDGE_EXT,
 	baseArgs,
@@ -350,7 +350,7 @@ describe.skipIf(!tmuxAvailable() || !HAS_CHROMIUM || PI_VERSION !== "1.6")(
 	() => {
 		let tmux: TmuxSession | undefined;
 		let piEnv: PiEnv | undefined;
-		let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined;
+		let browser: Awaited<ReturnType<typeof openBrowser>> | undefined;
 		afterEach(async () => {
 			await browser?.close();
 			await tmux?.dispose();
@@ -393,7 +393,7 @@ describe.skipIf(!tmuxAvailable() || !HAS_CHROMIUM || PI_VERSION !== "1.6")(
 			const session = tmux;
 			const deadEnd = new RegExp(EXIT_MARKER);
 			try {
-				const [, launched] = await Promise.all([session.start({ command, cwd: env.cwd, width: 120, height: 48 }), launchBrowser()]);
+				const [, launched] = await Promise.all([session.start({ command, cwd: env.cwd, width: 120, height: 48 }), openBrowser()]);
 				browser = launched;
 				let screen = await session.waitFor(/answer in a browser at/, 60_000, "the page's announcement", deadEnd);
 				// The link may wrap: read it from the screen without whitespace.

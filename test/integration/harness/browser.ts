@@ -36,7 +36,7 @@ function sharedEndpoint(): Promise<string> {
  * A browser of the caller's own: a context (its own cookies, storage and windows) in the project's one
  * Chromium. `close` closes the context and leaves Chromium to the other files.
  */
-export async function launchBrowser(): Promise<{ browser: BrowserContext; close(): Promise<void> }> {
+export async function openBrowser(): Promise<{ browser: BrowserContext; close(): Promise<void> }> {
 	const connection = await puppeteer.connect({ browserWSEndpoint: await sharedEndpoint() });
 	const browser = await connection.createBrowserContext();
 	return {
@@ -49,14 +49,14 @@ export async function launchBrowser(): Promise<{ browser: BrowserContext; close(
 }
 
 /**
- * One Chromium for the test file: launched before its tests, closed after them. Where Chromium is
- * missing nothing is launched and `file` says once that its tests are skipped (they skip on HAS_CHROMIUM).
+ * A browser context for the test file: opened before its tests, closed after them. Where Chromium is
+ * missing nothing is opened and `file` says once that its tests are skipped (they skip on HAS_CHROMIUM).
  */
 export function browserForFile(file: string): { readonly browser: BrowserContext } {
-	let launched: Awaited<ReturnType<typeof launchBrowser>> | undefined;
+	let launched: Awaited<ReturnType<typeof openBrowser>> | undefined;
 	if (!HAS_CHROMIUM) console.warn(`${file}: skipped: Chromium is not installed (${CHROMIUM})`);
 	beforeAll(async () => {
-		if (HAS_CHROMIUM) launched = await launchBrowser();
+		if (HAS_CHROMIUM) launched = await openBrowser();
 	});
 	afterAll(async () => {
 		await launched?.close();

@@ -1,8 +1,8 @@
 /**
  * Global setup of the integration projects: one Chromium for the files of a project, launched when
  * the first file asks for it (a run without a browser test launches none) and closed when the run
- * ends. A launch costs about two seconds of CPU and fourteen files or tests launched one each; each
- * file now opens a browser context of its own in it, as isolated as a profile (ADR-0049).
+ * ends. A launch costs about two seconds of CPU; each file or test opens a browser context of its
+ * own in it instead, as isolated as a profile (ADR-0049).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
@@ -21,7 +21,7 @@ declare module "vitest" {
 export const CHROMIUM = "/usr/bin/chromium";
 
 /** Chromium with no GPU, no sandbox (containers), no background traffic and a profile of its own. */
-async function launchChromium(profile: string): Promise<Browser> {
+export async function launchChromium(profile: string): Promise<Browser> {
 	return puppeteer.launch({
 		executablePath: CHROMIUM,
 		headless: true,
