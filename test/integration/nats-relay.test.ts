@@ -1,8 +1,8 @@
 /**
  * The NATS transport against a real nats-server, with the relay in this process (host role, room
  * server, askers each on their own connection) and a programmatic dialog UI: server auth, the
- * nats-server restarted mid-question, and a 3-server cluster losing the asker's server. The same
- * paths with real pi processes are in nats-pi.test.ts.
+ * nats-server restarted mid-question, and a 3-server cluster losing the asker's server. Real pi
+ * processes as host and askers, with the faults of either side: nats-pi.test.ts.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

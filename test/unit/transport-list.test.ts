@@ -240,6 +240,7 @@ describe("what every session loads with the extension", () => {
 			"model/terminal-widths.ts",
 			"other-extensions.ts",
 			"supported-pi.ts",
+			"tool/arguments.ts",
 			"tool/ask.ts",
 			"tool/render.ts",
 			"tool/schema.ts",

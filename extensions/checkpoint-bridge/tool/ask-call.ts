@@ -12,9 +12,9 @@ import type { RelayProgress } from "../core/shared/protocol.ts";
 import type { Question, QuestionInput } from "../model/question.ts";
 import { type Envelope, makeEnvelope, markRecommendations } from "../model/result.ts";
 import { validateAskParams } from "../model/validate.ts";
+import { rawArguments } from "./arguments.ts";
 import { progressText } from "./progress.ts";
 import type { AskParamsSchema } from "./schema.ts";
-import { rawArguments } from "./schema.ts";
 
 /** A call queued with `wait: false`: no signal or progress, the receipt comes back at once. */
 type LaterOptions = Omit<CallOptions, "signal" | "onProgress" | "id" | "later">;

@@ -6,9 +6,10 @@
 import type { ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { UNSTARTED_SESSION_ID } from "../core/shared/identity.ts";
 import type { Envelope } from "../model/result.ts";
+import { prepareArguments } from "./arguments.ts";
 import type { AskToolParts } from "./ask-call.ts";
 import { renderCallView, renderResultView } from "./render.ts";
-import { AskParamsSchema, DESCRIPTION, PROMPT_GUIDELINES, PROMPT_SNIPPET, prepareArguments, TOOL_LABEL, TOOL_NAME } from "./schema.ts";
+import { AskParamsSchema, DESCRIPTION, PROMPT_GUIDELINES, PROMPT_SNIPPET, TOOL_LABEL, TOOL_NAME } from "./schema.ts";
 
 let call: Promise<typeof import("./ask-call.ts")> | undefined;
 /** The call's code, loaded once for every caller: pi's loader can hand a second, concurrent import a module half run. */

@@ -12,7 +12,7 @@ import type { ExtensionAPI, MessageRenderer } from "@earendil-works/pi-coding-ag
 import { ANSWER_MESSAGE_TYPE } from "../core/delivery/names.ts";
 import { isLiveSession } from "../core/shared/identity.ts";
 import type { Envelope, Status } from "../model/result.ts";
-import { rawArguments } from "./schema.ts";
+import { rawArguments } from "./arguments.ts";
 
 /** The slice of pi's Theme the renderers use. */
 export interface RenderTheme {

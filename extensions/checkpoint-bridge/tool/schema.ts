@@ -3,13 +3,12 @@
  * parameter schema: how many questions and options a call may have (minItems, maxItems) from
  * LIMITS, as the descriptions say them. A call the schema refuses (no questions at all, more than
  * LIMITS allows, a wrong type) would be refused by pi's schema check with its own text before the
- * tool runs: prepareArguments carries it to execute instead, so it gets the envelope (status error,
- * every problem named at once by the one validator, model/validate.ts) like any other. The schema
+ * tool runs: prepareArguments (arguments.ts) carries it to execute instead, so it gets the envelope
+ * (status error, every problem named at once by the one validator, model/validate.ts) like any other. The schema
  * states the bounds for the model; the validator enforces them, text lengths included after
  * neutralising. Every bound is taken from LIMITS and the budget's bounds, never typed twice.
  */
 import { type Static, Type } from "typebox";
-import { Value } from "typebox/value";
 import { DEFAULT_CALL_TIMEOUT_MS, MAX_TIMEOUT_MS, MIN_TIMEOUT_MS, NO_LIMIT } from "../core/shared/config.ts";
 import { LIMITS } from "../model/limits.ts";
 
@@ -93,17 +92,3 @@ export const AskParamsSchema = Type.Object({
 });
 
 export type AskParams = Static<typeof AskParamsSchema>;
-
-/** Where prepareArguments keeps the raw arguments of a call the schema refuses. */
-const RAW_ARGUMENTS = "checkpointBridgeRawArguments";
-
-/** What stands in for a refused call's questions: the least the schema takes, never read (rawArguments unwraps the call). */
-const STAND_IN = [{ question: "" }];
-
-/** pi's prepareArguments: the arguments as they are when the schema takes them, else wrapped so it does. */
-export const prepareArguments = (args: unknown): AskParams =>
-	Value.Check(AskParamsSchema, args) ? (args as AskParams) : ({ questions: STAND_IN, [RAW_ARGUMENTS]: args } as unknown as AskParams);
-
-/** The arguments the model sent, unwrapped from what prepareArguments made of them. */
-export const rawArguments = (params: unknown): unknown =>
-	typeof params === "object" && params !== null && RAW_ARGUMENTS in params ? (params as Record<string, unknown>)[RAW_ARGUMENTS] : params;

@@ -6,7 +6,9 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_CALL_TIMEOUT_MS, MAX_TIMEOUT_MS, MIN_TIMEOUT_MS } from "../../../extensions/checkpoint-bridge/core/shared/config.ts";
 import { LIMITS } from "../../../extensions/checkpoint-bridge/model/limits.ts";
 import { validateAskParams } from "../../../extensions/checkpoint-bridge/model/validate.ts";
-import { AskParamsSchema, prepareArguments, rawArguments } from "../../../extensions/checkpoint-bridge/tool/schema.ts";
+import { prepareArguments, rawArguments } from "../../../extensions/checkpoint-bridge/tool/arguments.ts";
+import { AskParamsSchema } from "../../../extensions/checkpoint-bridge/tool/schema.ts";
+import { packagesLoadedWith } from "../support/static-graph.ts";
 
 const SOURCE = readFileSync(join(import.meta.dirname, "../../../extensions/checkpoint-bridge/tool/schema.ts"), "utf8");
 
@@ -68,5 +70,14 @@ describe("the tool schema's bounds", () => {
 		]);
 		const fine = { questions: [{ question: "Which?", options: ["a", "b"] }] };
 		expect(prepareArguments(fine)).toBe(fine);
+	});
+});
+
+describe("the schema's share of a start", () => {
+	it("the MCP server loads the schema without typebox's checker (typebox/value, some 300 modules more at each bin start); the pi tool loads it", () => {
+		const root = join(import.meta.dirname, "../../../extensions/checkpoint-bridge");
+		expect(packagesLoadedWith(root, "mcp.ts")).toContain("typebox");
+		expect(packagesLoadedWith(root, "mcp.ts").filter((name) => name.startsWith("typebox/"))).toEqual([]);
+		expect(packagesLoadedWith(root, "tool/ask.ts")).toContain("typebox/value");
 	});
 });
