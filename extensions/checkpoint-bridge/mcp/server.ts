@@ -30,7 +30,7 @@ import type { RelayProgress } from "../core/shared/protocol.ts";
 import type { RequestStore } from "../core/store/store.ts";
 import type { Question } from "../model/question.ts";
 import { type Envelope, makeEnvelope, markRecommendations, NEEDS_INPUT_ADVICE } from "../model/result.ts";
-import { validateAskParams } from "../model/validate.ts";
+import { validateAskParams, validateWaitParams } from "../model/validate.ts";
 import { waitRefused } from "../model/wait-outcome.ts";
 import { callDigest, elicitLegacy, SealedForms } from "./fallback.ts";
 import { quoted, Receipts } from "./receipts.ts";
@@ -51,8 +51,6 @@ import {
 const PROGRESS_EVERY_MS = 5_000;
 /** Longest progress token taken, in characters: it is echoed in every progress notification of the call. @default 256 */
 export const MAX_PROGRESS_TOKEN_LENGTH = 256;
-/** Most parameter names one refusal lists; the rest are counted. @default 8 */
-const NAMED_PARAMETERS = 8;
 
 /** What an MCP client's model is told instead of pi's needs_input advice: its chat is where to ask, once. */
 const MCP_ADVICE = "Do not guess the answer and do not call this tool again for these questions: ask the human in your chat instead.";
@@ -148,14 +146,6 @@ const refused = (problems: string[], asker: string): CallToolResult =>
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
-/** Each unknown parameter named, cut short, at most NAMED_PARAMETERS of them: a client's megabyte of name is not echoed. */
-function unknownParameters(args: Record<string, unknown>, known: readonly string[], tool: string): string[] {
-	const unknown = Object.keys(args).filter((key) => !known.includes(key));
-	const named = unknown.slice(0, NAMED_PARAMETERS).map((key) => `${quoted(key)}: is not a parameter of ${tool}`);
-	if (unknown.length > NAMED_PARAMETERS) named.push(`and ${unknown.length - NAMED_PARAMETERS} more unknown parameters`);
-	return named;
-}
-
 /** The client's name and capabilities: the request's own envelope on 2026-07-28, the handshake's on a 2025 connection. */
 function clientOf(server: Server, ctx: ServerContext): { name: string; capabilities: ClientCapabilities | undefined } {
 	const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
@@ -196,16 +186,11 @@ function progressFor(ctx: ServerContext, everyMs: number) {
 /** A call of the wait tool by the client session `owner`: its parameters checked, then the ends of its queued requests. */
 async function collect(receipts: Receipts, owner: string, args: unknown, signal: AbortSignal): Promise<CallToolResult> {
 	const refuse = (note: string): CallToolResult => toolResult(waitRefused(note), true);
-	if (!isRecord(args)) return refuse("Invalid parameters: parameters: must be an object.");
-	const problems = unknownParameters(args, ["requestIds", "timeoutMs"], COLLECT_TOOL);
-	const { requestIds, timeoutMs } = args;
-	if (requestIds !== undefined && (!Array.isArray(requestIds) || !requestIds.every((id) => typeof id === "string")))
-		problems.push("requestIds: must be an array of request ids (strings)");
-	if (timeoutMs !== undefined && (typeof timeoutMs !== "number" || !Number.isFinite(timeoutMs)))
-		problems.push("timeoutMs: must be a finite number of milliseconds");
-	if (problems.length > 0) return refuse(`Invalid parameters: ${problems.join("; ")}.`);
+	const checked = validateWaitParams(args);
+	if (!checked.ok) return refuse(`Invalid parameters: ${checked.problems.join("; ")}.`);
+	const { requestIds, timeoutMs } = checked;
 	const wait = Math.min(MAX_COLLECT_WAIT_MS, Math.max(0, typeof timeoutMs === "number" ? timeoutMs : DEFAULT_COLLECT_WAIT_MS));
-	const result = await receipts.wait(owner, requestIds as string[] | undefined, wait, signal);
+	const result = await receipts.wait(owner, requestIds, wait, signal);
 	return toolResult({ ...result, ended: result.ended.map(forMcp) }, result.status === "error");
 }
 

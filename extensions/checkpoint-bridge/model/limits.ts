@@ -62,3 +62,9 @@ export const DIALOG_LIMITS = {
 
 /** Requests one asker session may have open at the host at once: a runaway asker cannot flood the queue. @default 16 */
 export const MAX_OPEN_PER_ASKER = 16;
+/** A wait's budget (wait_for_host_answers in pi) when the call names none. @default 60_000 */
+export const DEFAULT_WAIT_MS = 60_000;
+/** The longest a wait may last; longer is clamped. @default 600_000 (10 min) */
+export const MAX_WAIT_MS = 600_000;
+/** The shortest a wait may last; shorter is clamped. @default 1_000 */
+export const MIN_WAIT_MS = 1_000;

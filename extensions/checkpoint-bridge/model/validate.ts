@@ -238,6 +238,45 @@ function checkDialog(raw: Record<string, unknown>, at: string, problems: string[
 	return dialog as RelayedDialog;
 }
 
+/**
+ * One problem per parameter of `raw` not among `known`: named, cut short, up to NAMED_UNKNOWN, the
+ * rest counted. Both sides check every request, so no list of keys is built unless one is unknown.
+ */
+function unknownParameters(raw: Record<string, unknown>, known: readonly string[], problems: string[]): void {
+	let unknown = 0;
+	for (const key in raw) {
+		if (!Object.hasOwn(raw, key) || known.includes(key)) continue;
+		if (++unknown <= NAMED_UNKNOWN)
+			problems.push(`parameters: ${JSON.stringify(cutText(key, UNKNOWN_NAME_CHARS))} is not a parameter (known: ${known.join(", ")})`);
+	}
+	if (unknown > NAMED_UNKNOWN) problems.push(`parameters: ${unknown - NAMED_UNKNOWN} more are not parameters either`);
+}
+
+/** The ids and the budget a wait names (each when it names it), or every problem found. */
+export type WaitValidation = Checked<{ requestIds?: string[]; timeoutMs?: number }, { problems: string[] }>;
+
+/** The wait's parameters (pi's wait_for_host_answers and the MCP server's); any other is refused by name. */
+const WAIT_PARAMETERS = ["requestIds", "timeoutMs"];
+
+/** Validates a wait's parameters, worded as the ask tool's; none at all is a wait for every open request. */
+export function validateWaitParams(raw: unknown): WaitValidation {
+	if (raw === undefined) return { ok: true };
+	if (!isRecord(raw)) return { ok: false, problems: ["parameters: must be an object"] };
+	const problems: string[] = [];
+	unknownParameters(raw, WAIT_PARAMETERS, problems);
+	const { requestIds, timeoutMs } = raw;
+	if (requestIds !== undefined && (!Array.isArray(requestIds) || !requestIds.every((id) => typeof id === "string")))
+		problems.push("requestIds: must be an array of request ids (strings)");
+	if (timeoutMs !== undefined && (typeof timeoutMs !== "number" || !Number.isFinite(timeoutMs)))
+		problems.push("timeoutMs: must be a finite number of milliseconds");
+	if (problems.length > 0) return { ok: false, problems };
+	return {
+		ok: true,
+		...(requestIds === undefined ? {} : { requestIds: requestIds as string[] }),
+		...(timeoutMs === undefined ? {} : { timeoutMs: timeoutMs as number }),
+	};
+}
+
 /** Validates the tool's parameters; on failure lists every problem, each naming where it is. */
 export function validateAskParams(raw: unknown, options: ValidateOptions = {}): ValidationResult {
 	const problems: string[] = [];
@@ -245,14 +284,7 @@ export function validateAskParams(raw: unknown, options: ValidateOptions = {}): 
 	const { questions, timeoutMs, wait } = raw;
 	let checked: Question[] = [];
 	const before = checkedBefore(questions, options.dialogs === true);
-	// Both sides check every request: no list of keys is built unless one is unknown.
-	let unknown = 0;
-	for (const key in raw) {
-		if (!Object.hasOwn(raw, key) || PARAMETERS.includes(key)) continue;
-		if (++unknown <= NAMED_UNKNOWN)
-			problems.push(`parameters: ${JSON.stringify(cutText(key, UNKNOWN_NAME_CHARS))} is not a parameter (known: ${PARAMETERS.join(", ")})`);
-	}
-	if (unknown > NAMED_UNKNOWN) problems.push(`parameters: ${unknown - NAMED_UNKNOWN} more are not parameters either`);
+	unknownParameters(raw, PARAMETERS, problems);
 	if (before) checked = before;
 	else if (!Array.isArray(questions)) problems.push("questions: must be an array");
 	else if (questions.length < LIMITS.questions.min) problems.push("questions: at least one question is required");

@@ -338,8 +338,8 @@ describe("wait: false and wait_for_host_answers: pi's contract", () => {
 			[{ requestIds: "nope" }, "requestIds: must be an array"],
 			[{ requestIds: Array.from({ length: MAX_OPEN_RECEIPTS + 1 }, (_, i) => `r${i}`) }, `a wait takes at most ${MAX_OPEN_RECEIPTS}`],
 			[{ timeoutMs: "long" }, "timeoutMs: must be a finite number"],
-			[{ wait: 5 }, '"wait": is not a parameter of wait_for_host_answers'],
-			[{ [long]: 1 }, `"${"x".repeat(40)}…": is not a parameter`],
+			[{ wait: 5 }, 'parameters: "wait" is not a parameter (known: requestIds, timeoutMs)'],
+			[{ [long]: 1 }, `parameters: "${"x".repeat(39)}…" is not a parameter`],
 		] as const) {
 			const result = structured(await w.client.callTool({ name: COLLECT, arguments: args as Record<string, unknown> }));
 			expect(result.status, JSON.stringify(args).slice(0, 80)).toBe("error");

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { answerProblem, questionKey } from "../../../extensions/checkpoint-bridge/model/answer-check.ts";
 import { LIMITS } from "../../../extensions/checkpoint-bridge/model/limits.ts";
-import { validateAskParams } from "../../../extensions/checkpoint-bridge/model/validate.ts";
+import { validateAskParams, validateWaitParams } from "../../../extensions/checkpoint-bridge/model/validate.ts";
 
 const problemsOf = (raw: unknown) => {
 	const result = validateAskParams(raw);
@@ -355,5 +355,32 @@ describe("the question count", () => {
 		expect(problemsOf({ questions: questions(LIMITS.questions.max + 1) })).toEqual([
 			`questions: has ${LIMITS.questions.max + 1}, at most ${LIMITS.questions.max} in one call`,
 		]);
+	});
+});
+
+describe("a wait's parameters (pi's wait_for_host_answers and the MCP server's)", () => {
+	it("takes the ids and the budget, each when given; none at all is a wait for every open request", () => {
+		expect(validateWaitParams(undefined)).toEqual({ ok: true });
+		expect(validateWaitParams({})).toEqual({ ok: true });
+		expect(validateWaitParams({ requestIds: ["a", "b"], timeoutMs: 2_000 })).toEqual({ ok: true, requestIds: ["a", "b"], timeoutMs: 2_000 });
+		expect(validateWaitParams({ timeoutMs: 0 })).toEqual({ ok: true, timeoutMs: 0 });
+	});
+
+	it("names every problem as the ask tool does: a non-object, unknown names (eight, the rest counted), ids that are not strings, a budget that is not a number", () => {
+		for (const raw of [null, "ids", 5, ["a"]]) expect(validateWaitParams(raw)).toEqual({ ok: false, problems: ["parameters: must be an object"] });
+		expect(validateWaitParams({ requestIds: ["a", 1], timeoutMs: Number.NaN })).toEqual({
+			ok: false,
+			problems: ["requestIds: must be an array of request ids (strings)", "timeoutMs: must be a finite number of milliseconds"],
+		});
+		expect(validateWaitParams({ requestIds: "a" })).toMatchObject({ ok: false, problems: ["requestIds: must be an array of request ids (strings)"] });
+		const unknown = Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`p${i}`, i]));
+		const refused = validateWaitParams({ ...unknown, requestIds: [] });
+		expect(refused).toEqual({
+			ok: false,
+			problems: [
+				...Array.from({ length: 8 }, (_, i) => `parameters: "p${i}" is not a parameter (known: requestIds, timeoutMs)`),
+				"parameters: 3 more are not parameters either",
+			],
+		});
 	});
 });

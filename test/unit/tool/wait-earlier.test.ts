@@ -8,7 +8,7 @@ import { createDeliveryBox, type DeliveryBox } from "../../../extensions/checkpo
 import { LOOK_EVERY_MS } from "../../../extensions/checkpoint-bridge/core/store/later-waits.ts";
 import { openStore } from "../../../extensions/checkpoint-bridge/core/store/open.ts";
 import type { RequestStore, StoredEnd } from "../../../extensions/checkpoint-bridge/core/store/store.ts";
-import { waitForAnswers } from "../../../extensions/checkpoint-bridge/tool/wait.ts";
+import { waitForAnswers } from "../../../extensions/checkpoint-bridge/tool/waiting.ts";
 
 const end = (askerId: string, over: Partial<StoredEnd> = {}): StoredEnd => ({
 	askerId,

@@ -1,9 +1,9 @@
 /** wait_for_host_answers: waiting on purpose within a budget, and its refusals. Fake timers. */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createDeliveryBox, type DeliveryBox, sessionPoster } from "../../../extensions/checkpoint-bridge/core/delivery/delivery.ts";
-import { MAX_OPEN_PER_ASKER } from "../../../extensions/checkpoint-bridge/model/limits.ts";
+import { DEFAULT_WAIT_MS, MAX_OPEN_PER_ASKER, MAX_WAIT_MS } from "../../../extensions/checkpoint-bridge/model/limits.ts";
 import { makeEnvelope } from "../../../extensions/checkpoint-bridge/model/result.ts";
-import { DEFAULT_WAIT_MS, MAX_WAIT_MS, waitForAnswers } from "../../../extensions/checkpoint-bridge/tool/wait.ts";
+import { waitForAnswers } from "../../../extensions/checkpoint-bridge/tool/waiting.ts";
 
 const ask = (requestId: string, askerSessionId = "s1") => ({ requestId, askerSessionId, asker: "planner", questions: ["Q?"], queuedAt: 0 });
 const end = (requestId: string, askerSessionId = "s1") => ({ ...ask(requestId, askerSessionId), envelope: makeEnvelope("ok", [], undefined, { requestId }) });
@@ -70,5 +70,14 @@ describe("wait_for_host_answers", () => {
 		await expect(waitForAnswers(box, "s1", { requestIds: many })).resolves.toMatchObject({ status: "error", note: expect.stringContaining("at most") });
 		await expect(waitForAnswers(box, "s1", { ids: ["r1"] })).resolves.toMatchObject({ status: "error", note: expect.stringContaining('"ids"') });
 		await expect(waitForAnswers(box, "s1", { requestIds: "r1" })).resolves.toMatchObject({ status: "error" });
+	});
+
+	it("words a refusal of its parameters as the ask tool and the MCP server's wait do: every problem in one note, a long name cut", async () => {
+		const outcome = await waitForAnswers(box, "s1", { ids: ["r1"], ["x".repeat(10_000)]: 1, requestIds: "r1", timeoutMs: "soon" });
+		expect(outcome.status).toBe("error");
+		expect(outcome.note).toContain(
+			`Invalid parameters: parameters: "ids" is not a parameter (known: requestIds, timeoutMs); parameters: "${"x".repeat(39)}…" is not a parameter (known: requestIds, timeoutMs); requestIds: must be an array of request ids (strings); timeoutMs: must be a finite number of milliseconds.`,
+		);
+		expect(outcome.note!.length).toBeLessThan(1_000);
 	});
 });
