@@ -97,7 +97,7 @@ export class RequestBook {
 	takeBack(keeper: Keeper): RequestRecord[] {
 		const store = this.#disk.store;
 		return store
-			? takeBack(
+			? putBack(
 					this,
 					keeper,
 					readBack(
@@ -450,7 +450,7 @@ class WrittenDown {
 }
 
 /** Puts the records read back into `book`, kept by `keeper` (RequestBook.takeBack): the records taken back. */
-function takeBack(book: RequestBook, keeper: Keeper, restored: { record: RequestRecord; late?: LateState }[]): RequestRecord[] {
+function putBack(book: RequestBook, keeper: Keeper, restored: { record: RequestRecord; late?: LateState }[]): RequestRecord[] {
 	const back: RequestRecord[] = [];
 	for (const { record, late } of restored) {
 		book.add(record, keeper);
