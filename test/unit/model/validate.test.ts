@@ -360,10 +360,10 @@ describe("the question count", () => {
 
 describe("a wait's parameters (pi's wait_for_host_answers and the MCP server's)", () => {
 	it("takes the ids and the budget, each when given; none at all is a wait for every open request", () => {
-		expect(validateWaitParams(undefined)).toEqual({ ok: true });
-		expect(validateWaitParams({})).toEqual({ ok: true });
-		expect(validateWaitParams({ requestIds: ["a", "b"], timeoutMs: 2_000 })).toEqual({ ok: true, requestIds: ["a", "b"], timeoutMs: 2_000 });
-		expect(validateWaitParams({ timeoutMs: 0 })).toEqual({ ok: true, timeoutMs: 0 });
+		expect(validateWaitParams(undefined)).toStrictEqual({ ok: true });
+		expect(validateWaitParams({})).toStrictEqual({ ok: true });
+		expect(validateWaitParams({ requestIds: ["a", "b"], timeoutMs: 2_000 })).toStrictEqual({ ok: true, requestIds: ["a", "b"], timeoutMs: 2_000 });
+		expect(validateWaitParams({ timeoutMs: 0 })).toStrictEqual({ ok: true, timeoutMs: 0 });
 	});
 
 	it("names every problem as the ask tool does: a non-object, unknown names (eight, the rest counted), ids that are not strings, a budget that is not a number", () => {
