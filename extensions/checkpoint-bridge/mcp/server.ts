@@ -189,7 +189,7 @@ async function collect(receipts: Receipts, owner: string, args: unknown, signal:
 	const checked = validateWaitParams(args);
 	if (!checked.ok) return refuse(`Invalid parameters: ${checked.problems.join("; ")}.`);
 	const { requestIds, timeoutMs } = checked;
-	const wait = Math.min(MAX_COLLECT_WAIT_MS, Math.max(0, typeof timeoutMs === "number" ? timeoutMs : DEFAULT_COLLECT_WAIT_MS));
+	const wait = Math.min(MAX_COLLECT_WAIT_MS, Math.max(0, timeoutMs ?? DEFAULT_COLLECT_WAIT_MS));
 	const result = await receipts.wait(owner, requestIds, wait, signal);
 	return toolResult({ ...result, ended: result.ended.map(forMcp) }, result.status === "error");
 }

@@ -57,9 +57,10 @@ function piVersionUnderTest(): PiVersion {
 
 export const PI_VERSION: PiVersion = piVersionUnderTest();
 /**
- * A test of what lies under pi (the NATS server's outages and credentials, the MCP client's own
- * timeout and forms), or of a part of pi another test of its file already drives, proves nothing new
- * on a second pi version (ADR-0044): it runs on the dev pi only, and its title says so on pi 0.85.
+ * In a file of ON_EVERY_PI (vitest.config.ts), a test of what lies under pi (the MCP conformance
+ * suite, a mail server refusing the login), or of a part of pi another test of its file already
+ * drives, proves nothing new on a second pi version (ADR-0044): it runs on the dev pi only, and its
+ * title says so on pi 0.85.
  * `it.skipIf(NOT_ON_OLDEST_PI)(onDevPiOnly("…"), …)`.
  */
 export const NOT_ON_OLDEST_PI = PI_VERSION !== "1.6";
