@@ -16,12 +16,6 @@ const integration = {
 	globalSetup: ["test/integration/harness/run-scratch.ts", "test/integration/harness/shared-browser.ts"],
 };
 
-/**
- * A unit test's budget: vitest's 5 s is tight for the CPU-bound ones (properties, loads, whole-tree
- * scans) when four files share two cores beside integration files (ADR-0049); 20 s still ends a hang.
- */
-const UNIT_TIMEOUT_MS = 20_000;
-
 const INTEGRATION_DIR = "test/integration";
 /**
  * The integration files that run again on the oldest supported pi (ADR-0038, ADR-0044): one end to
@@ -81,7 +75,6 @@ export default defineConfig({
 				test: {
 					name: "unit",
 					include: ["test/unit/**/*.test.ts"],
-					testTimeout: UNIT_TIMEOUT_MS,
 					exclude: [...OWN_PROCESS],
 					isolate: false,
 					setupFiles: ["test/support/private-runtime-dir.ts"],
@@ -91,7 +84,6 @@ export default defineConfig({
 				test: {
 					name: "unit-own-process",
 					include: [...OWN_PROCESS],
-					testTimeout: UNIT_TIMEOUT_MS,
 					setupFiles: ["test/support/private-runtime-dir.ts"],
 				},
 			},
